@@ -1,0 +1,39 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK          = 0
+	exitError       = 1  // a run failed
+	exitUsage       = 2  // bad flags, arguments or configuration
+	exitGatesFailed = 99 // reserved: a gate failed (k6's convention)
+)
+
+// usageError marks an error as the user's input: exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitCode prints err and maps it to the process' exit code, in one place.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "herdbench: %v\n", err)
+	var u usageError
+	if errors.As(err, &u) {
+		fmt.Fprintln(stderr, "Run 'herdbench --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}

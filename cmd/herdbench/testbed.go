@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+func newTestbedCmd(stdout, stderr io.Writer) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "testbed",
+		Short: "Run the bundled testbed: API replicas with Redis in front of Postgres",
+		Long: `The testbed is the service herdbench provokes: API replicas serving items
+cache-aside from Redis in front of Postgres, reached through toxiproxy, with
+stampede mitigations switchable at run time. The local provider runs it as
+plain processes on loopback; it needs redis-server and PostgreSQL, not Docker.`,
+		Args: cobra.NoArgs,
+		RunE: showHelp,
+	}
+	c.AddCommand(newTestbedUpCmd(stdout, stderr), newTestbedDownCmd(stdout), newTestbedStatusCmd(stdout), newTestbedServeCmd(stderr))
+	return c
+}
+
+// defaultStateDir is where the local testbed keeps its data, state and logs
+// unless --state-dir or HERDBENCH_STATE_DIR say otherwise. It is under the
+// temporary directory because postgres, which refuses to run as root, must be
+// able to enter it as another user.
+func defaultStateDir() string {
+	if d := os.Getenv("HERDBENCH_STATE_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("herdbench-%d", os.Getuid()))
+}
+
+func addStateDirFlag(fs *pflag.FlagSet, dir *string) {
+	fs.StringVar(dir, "state-dir", defaultStateDir(), "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
+}
+
+// addReplicaFlags binds the options every replica takes. `testbed up` passes
+// them on to `testbed serve`; local.ServeArgs renders the same names.
+func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
+	c := &o.Config
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the replica's random source (jitter, xfetch draws); `testbed up` gives replica i seed+i")
+	fs.Int32Var(&o.DBPoolSize, "db-pool", o.DBPoolSize, "Postgres connections per replica")
+	fs.IntVar(&o.RedisPoolSize, "redis-pool", o.RedisPoolSize, "Redis connections per replica")
+	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
+	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")
+	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(api.Strategies, ", ")+", or several joined with +")
+	fs.DurationVar((*time.Duration)(&c.TTL), "ttl", time.Duration(c.TTL), "lifetime of a cached item")
+	fs.DurationVar((*time.Duration)(&c.StaleTTL), "stale-ttl", time.Duration(c.StaleTTL), "lifetime of the stale copy the lock strategy serves")
+	fs.Float64Var(&c.TTLJitter, "ttl-jitter", c.TTLJitter, "fraction of the TTL added at random by ttl_jitter, 0 to 1")
+	fs.Float64Var(&c.XFetchBeta, "xfetch-beta", c.XFetchBeta, "xfetch's beta; larger recomputes earlier")
+	fs.DurationVar((*time.Duration)(&c.LockTTL), "lock-ttl", time.Duration(c.LockTTL), "expiry of the fleet lock, so a crashed holder's lock ends")
+	fs.DurationVar((*time.Duration)(&c.LockWait), "lock-wait", time.Duration(c.LockWait), "longest a lock waiter waits before loading itself")
+	fs.DurationVar((*time.Duration)(&c.LockPoll), "lock-poll", time.Duration(c.LockPoll), "how often a lock waiter re-reads the cache")
+	fs.DurationVar((*time.Duration)(&c.QueryCost), "query-cost", time.Duration(c.QueryCost), "time the item query holds its connection (pg_sleep)")
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/herdbench/herdbench/testbed/local"
+)
+
+type downOptions struct {
+	StateDir string
+	Timeout  time.Duration
+}
+
+func newTestbedDownCmd(stdout io.Writer) *cobra.Command {
+	var opts downOptions
+	c := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the testbed and remove its data",
+		Long: `Stop every process of the testbed and remove its data. Logs stay in the
+state directory until the next up. Running down when nothing runs is not an
+error.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return downRun(stdout, opts) },
+	}
+	addStateDirFlag(c.Flags(), &opts.StateDir)
+	c.Flags().DurationVar(&opts.Timeout, "timeout", 30*time.Second, "how long to wait for an orderly stop before killing")
+	return c
+}
+
+func downRun(stdout io.Writer, opts downOptions) error {
+	err := local.Down(opts.StateDir, opts.Timeout)
+	if errors.Is(err, local.ErrNotRunning) {
+		_, err = fmt.Fprintf(stdout, "no testbed running in %s\n", opts.StateDir)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "testbed stopped; logs kept in %s/logs\n", opts.StateDir)
+	return err
+}

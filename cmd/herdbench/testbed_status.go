@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"text/template"
+
+	"github.com/spf13/cobra"
+
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/local"
+)
+
+type statusOptions struct {
+	StateDir string
+	JSON     bool
+	Template string
+}
+
+func newTestbedStatusCmd(stdout io.Writer) *cobra.Command {
+	var opts statusOptions
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Show the running testbed: endpoints, pids, versions, log paths",
+		Long: `Show the running testbed. --json prints one object for scripts:
+provider, api (one base URL per replica), redis (URL), postgres (a DSN that
+reads pg_stat_statements), toxiproxy (API URL), proxies, state_dir, pids,
+versions and logs. --template formats the same object with a Go template,
+such as '{{index .API 0}}'. Exits 1 when no testbed runs.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return statusRun(stdout, opts) },
+	}
+	addStateDirFlag(c.Flags(), &opts.StateDir)
+	c.Flags().BoolVar(&opts.JSON, "json", false, "print the status as JSON")
+	c.Flags().StringVarP(&opts.Template, "template", "t", "", "format the status with a Go template, fields as in --json (.API, .Redis, .Postgres, .Toxiproxy, .PIDs, ...)")
+	c.MarkFlagsMutuallyExclusive("json", "template")
+	return c
+}
+
+func statusRun(stdout io.Writer, opts statusOptions) error {
+	var tmpl *template.Template
+	if opts.Template != "" {
+		var err error
+		if tmpl, err = template.New("status").Parse(opts.Template); err != nil {
+			return usageErrorf("--template: %v", err)
+		}
+	}
+	st, err := local.ReadStatus(opts.StateDir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case opts.JSON:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	case tmpl != nil:
+		if err := tmpl.Execute(stdout, st); err != nil {
+			return usageErrorf("--template: %v", err)
+		}
+		_, err := fmt.Fprintln(stdout)
+		return err
+	}
+	return printStatus(stdout, st)
+}
+
+// printStatus writes the status for people.
+func printStatus(w io.Writer, st testbed.Status) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "provider\t%s\n", st.Provider)
+	fmt.Fprintf(tw, "state dir\t%s\n", st.StateDir)
+	fmt.Fprintf(tw, "api\t%s\n", strings.Join(st.API, "  "))
+	fmt.Fprintf(tw, "redis\t%s\t%s\n", st.Redis, st.Versions["redis"])
+	fmt.Fprintf(tw, "postgres\t%s\t%s\n", st.Postgres, st.Versions["postgres"])
+	fmt.Fprintf(tw, "toxiproxy\t%s\t%s\n", st.Toxiproxy, st.Versions["toxiproxy"])
+	for _, name := range slices.Sorted(maps.Keys(st.Proxies)) {
+		fmt.Fprintf(tw, "  proxy %s\t%s\n", name, st.Proxies[name])
+	}
+	fmt.Fprintln(tw, "\nprocess\tpid\tlog")
+	for _, name := range slices.Sorted(maps.Keys(st.PIDs)) {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", name, st.PIDs[name], st.Logs[name])
+	}
+	if len(st.API) > 0 {
+		fmt.Fprintf(tw, "\ntry: curl -i %s/items/42\n", st.API[0])
+	}
+	return tw.Flush()
+}

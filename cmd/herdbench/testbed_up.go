@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/local"
+)
+
+type upOptions struct {
+	StateDir   string
+	Replicas   int
+	Items      int
+	Timeout    time.Duration
+	Foreground bool
+	JSON       bool
+	NotifyFD   int // set by a detaching up for its supervisor
+	Replica    api.Options
+	// Flags the user set, handed on to a detached supervisor.
+	passArgs []string
+}
+
+func newTestbedUpCmd(stdout, stderr io.Writer) *cobra.Command {
+	opts := upOptions{Replica: api.DefaultOptions}
+	c := &cobra.Command{
+		Use:   "up",
+		Short: "Start the local testbed and return when every part is healthy",
+		Long: `Start Redis, Postgres (with pg_stat_statements), an embedded toxiproxy and the
+API replicas on free loopback ports, and return when every part answers.
+The testbed keeps running in the background until 'herdbench testbed down';
+with --foreground it runs until Ctrl-C and then stops everything.
+
+If a part fails to start, up stops the rest, names the part and its log, and
+exits 1. If a testbed already runs in the state directory, up says so,
+prints it and changes nothing.`,
+		Example: `  herdbench testbed up
+  herdbench testbed up --replicas 5 --query-cost 20ms
+  herdbench testbed up --foreground`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			c.Flags().Visit(func(f *pflag.Flag) {
+				switch f.Name {
+				case "state-dir", "foreground", "notify-fd", "json":
+				default:
+					opts.passArgs = append(opts.passArgs, "--"+f.Name+"="+f.Value.String())
+				}
+			})
+			return upRun(c.Context(), stdout, stderr, opts)
+		},
+	}
+	fs := c.Flags()
+	addStateDirFlag(fs, &opts.StateDir)
+	fs.IntVar(&opts.Replicas, "replicas", local.DefaultReplicas, "API replicas, each its own process (1 to 64)")
+	fs.IntVar(&opts.Items, "items", local.DefaultItems, "items seeded into Postgres")
+	fs.DurationVar(&opts.Timeout, "timeout", local.DefaultReadyTimeout, "deadline for every part to become healthy")
+	fs.BoolVar(&opts.Foreground, "foreground", false, "stay in the foreground until Ctrl-C, then stop everything")
+	fs.BoolVar(&opts.JSON, "json", false, "print the status as JSON once up (as testbed status --json)")
+	fs.IntVar(&opts.NotifyFD, "notify-fd", 0, "")
+	_ = fs.MarkHidden("notify-fd")
+	addReplicaFlags(fs, &opts.Replica)
+	return c
+}
+
+func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
+	if err := opts.Replica.Config.Validate(); err != nil {
+		return flagErrors(err)
+	}
+	if opts.Replicas < 1 || opts.Replicas > 64 {
+		return usageErrorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas)
+	}
+	if opts.Items < 1 {
+		return usageErrorf("--items: %d out of range (accepted: 1 or more)", opts.Items)
+	}
+	if opts.Foreground || opts.NotifyFD > 0 {
+		return upForeground(ctx, stdout, stderr, opts)
+	}
+	return upDetached(ctx, stdout, stderr, opts)
+}
+
+// upForeground runs the supervisor in this process until ctx ends.
+func upForeground(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
+	tb, err := local.Start(ctx, local.Config{
+		StateDir:     opts.StateDir,
+		Replicas:     opts.Replicas,
+		Items:        opts.Items,
+		Replica:      opts.Replica,
+		ReadyTimeout: opts.Timeout,
+		Log:          slog.New(slog.NewTextHandler(stderr, nil)),
+	})
+	if opts.NotifyFD > 0 {
+		f := os.NewFile(uintptr(opts.NotifyFD), "notify")
+		var st testbed.Status
+		if tb != nil {
+			st = tb.Status()
+		}
+		_ = local.Notify(f, st, err)
+		_ = f.Close()
+	}
+	if err != nil {
+		return err
+	}
+	defer tb.Stop()
+	if err := printUp(stdout, tb.Status(), opts.JSON); err != nil {
+		return err
+	}
+	if opts.NotifyFD == 0 {
+		fmt.Fprintln(stderr, "testbed running in the foreground; Ctrl-C stops it")
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// upDetached starts the supervisor as a detached `testbed up --foreground`
+// and returns once it reports ready, or its error. Ctrl-C meanwhile stops
+// it, and with it everything it started.
+func upDetached(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
+	dir, err := filepath.Abs(opts.StateDir)
+	if err != nil {
+		return usageErrorf("--state-dir: %v", err)
+	}
+	if st, err := local.ReadStatus(dir); err == nil {
+		fmt.Fprintf(stderr, "a testbed is already running in %s; nothing changed (stop it with 'herdbench testbed down')\n", dir)
+		return printUp(stdout, st, opts.JSON)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		return err
+	}
+	logPath := filepath.Join(dir, "logs", "supervisor.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := append([]string{"testbed", "up", "--foreground", "--notify-fd=3", "--state-dir=" + dir}, opts.passArgs...)
+	sup := exec.Command(exe, args...)
+	sup.Stdout, sup.Stderr = logf, logf
+	sup.ExtraFiles = []*os.File{w} // fd 3
+	sup.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = sup.Start()
+	w.Close()
+	if err != nil {
+		return fmt.Errorf("start testbed supervisor: %w", err)
+	}
+
+	type result struct {
+		st  testbed.Status
+		err error
+	}
+	ready := make(chan result, 1)
+	go func() {
+		st, err := local.AwaitReady(r)
+		ready <- result{st, err}
+	}()
+	var res result
+	select {
+	case res = <-ready:
+	case <-ctx.Done():
+		_ = sup.Process.Signal(syscall.SIGTERM)
+		<-ready
+		_ = sup.Wait()
+		return fmt.Errorf("interrupted: the testbed was stopped before it was ready (log: %s)", logPath)
+	}
+	if res.err != nil {
+		_ = sup.Wait() // it tears down what it started, then exits
+		if errors.Is(res.err, local.ErrSupervisorDied) {
+			return fmt.Errorf("%w: %s (log: %s)", res.err, lastLogLine(logPath), logPath)
+		}
+		return res.err
+	}
+	_ = sup.Process.Release()
+	return printUp(stdout, res.st, opts.JSON)
+}
+
+func printUp(stdout io.Writer, st testbed.Status, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	return printStatus(stdout, st)
+}
+
+func lastLogLine(path string) string {
+	b, _ := os.ReadFile(path)
+	lines := splitLines(string(b))
+	if len(lines) == 0 {
+		return "(empty log)"
+	}
+	return lines[len(lines)-1]
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

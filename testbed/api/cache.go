@@ -1,0 +1,209 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis key layout. Triggers match ItemKeyPattern, which covers the fresh
+// copies only: stale copies and locks live under other prefixes.
+const (
+	ItemKeyPattern = "item:*"
+	itemPrefix     = "item:"
+	stalePrefix    = "stale:item:"
+	lockPrefix     = "lock:item:"
+)
+
+// ItemKey is the Redis key of item id's fresh copy.
+func ItemKey(id int64) string { return itemPrefix + strconv.FormatInt(id, 10) }
+
+// ItemQuery is the expensive query the item loader runs: a real read of the
+// row alongside pg_sleep($2), which holds the connection for the query cost
+// so the database is connection-bound rather than CPU-bound. Observers find it
+// in pg_stat_statements by this exact text.
+const ItemQuery = "SELECT i.id, i.name, i.payload FROM items i, pg_sleep($2) WHERE i.id = $1"
+
+// Item is what GET /items/{id} returns.
+type Item struct {
+	ID      int64  `json:"id"`
+	Name    string `json:"name"`
+	Payload string `json:"payload"`
+}
+
+// entry is a cached item with what xfetch needs: how long the load took and
+// when the entry expires.
+type entry struct {
+	Item     Item    `json:"item"`
+	DeltaMS  float64 `json:"delta_ms"`
+	ExpiryMS int64   `json:"expiry_ms"` // Unix milliseconds
+}
+
+var errNotFound = errors.New("item not found")
+
+// serve answers one item request under the strategy of v and says how.
+func (s *Server) serve(ctx context.Context, v view, id int64) (Item, string, error) {
+	e, ok := s.read(ctx, v, ItemKey(id))
+	if ok {
+		if v.st.loader == XFetch && s.xfetchDue(e, v.cfg.XFetchBeta) {
+			v.m.earlyLoads.Inc()
+			if it, err := s.loadAndSet(ctx, v, id); err == nil {
+				return it, OutcomeEarly, nil
+			}
+			// the cached value is still valid: serve it
+		}
+		return e.Item, OutcomeHit, nil
+	}
+	switch v.st.loader {
+	case Singleflight:
+		return s.loadCoalesced(ctx, v, id)
+	case Lock:
+		return s.loadLocked(ctx, v, id)
+	default:
+		it, err := s.loadAndSet(ctx, v, id)
+		return it, OutcomeMiss, err
+	}
+}
+
+// read gets a cached entry. A Redis error counts as a miss, so the request
+// falls through to Postgres as cache-aside code usually does.
+func (s *Server) read(ctx context.Context, v view, key string) (entry, bool) {
+	b, err := s.rdb.Get(ctx, key).Bytes()
+	var e entry
+	switch {
+	case errors.Is(err, redis.Nil):
+		v.m.cacheMisses.Inc()
+		return e, false
+	case err != nil:
+		v.m.cacheErrors.Inc()
+		return e, false
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		v.m.cacheErrors.Inc()
+		return e, false
+	}
+	v.m.cacheHits.Inc()
+	return e, true
+}
+
+// xfetchDue is XFetch's test (Vattani, Chierichetti, Lowenstein, VLDB 2015):
+// recompute when now - delta*beta*ln(rand()) >= expiry.
+func (s *Server) xfetchDue(e entry, beta float64) bool {
+	r := 1 - s.random() // (0, 1], so ln(r) is finite
+	now := float64(time.Now().UnixMilli())
+	return now-e.DeltaMS*beta*math.Log(r) >= float64(e.ExpiryMS)
+}
+
+// loadAndSet runs the item query and caches the result with its TTL (plus
+// jitter when enabled) and a stale copy under the longer stale TTL. The load
+// is detached from the client: a client that gives up does not cancel work
+// that other requests will use, as in most cache-aside services.
+func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.DBTimeout)
+	defer cancel()
+	start := time.Now()
+	var it Item
+	err := s.db.QueryRow(ctx, ItemQuery, id, time.Duration(v.cfg.QueryCost).Seconds()).Scan(&it.ID, &it.Name, &it.Payload)
+	took := time.Since(start)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		v.m.loads.Inc() // the query completed: pg_stat_statements counts it
+		return it, errNotFound
+	case err != nil:
+		v.m.loadErrors.Inc()
+		return it, fmt.Errorf("load item %d: %w", id, err)
+	}
+	v.m.loads.Inc()
+	v.m.loadDuration.Observe(took.Seconds())
+
+	ttl := time.Duration(v.cfg.TTL)
+	if v.st.jitter {
+		ttl += time.Duration(s.random() * v.cfg.TTLJitter * float64(ttl))
+	}
+	b, _ := json.Marshal(entry{
+		Item:     it,
+		DeltaMS:  float64(took) / float64(time.Millisecond),
+		ExpiryMS: time.Now().Add(ttl).UnixMilli(),
+	})
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, ItemKey(id), b, ttl)
+		p.Set(ctx, stalePrefix+strconv.FormatInt(id, 10), b, time.Duration(v.cfg.StaleTTL))
+		return nil
+	})
+	if err != nil {
+		v.m.cacheErrors.Inc() // the item is still served
+	}
+	return it, nil
+}
+
+// loadCoalesced shares one load among the concurrent requests of this
+// process (singleflight).
+func (s *Server) loadCoalesced(ctx context.Context, v view, id int64) (Item, string, error) {
+	led := false
+	res, err, _ := v.sf.Do(strconv.FormatInt(id, 10), func() (any, error) {
+		led = true // only the leader's own closure runs
+		return s.loadAndSet(ctx, v, id)
+	})
+	it, _ := res.(Item)
+	if led {
+		return it, OutcomeMiss, err
+	}
+	v.m.coalesced.Inc()
+	return it, OutcomeCoalesced, err
+}
+
+// loadLocked lets one request in the fleet load: the one that takes the Redis
+// lock (SET NX PX). The others serve the stale copy, or, when there is none,
+// re-read the cache every lock_poll until the value appears. A crashed
+// holder's lock expires after lock_ttl and the next waiter takes it; a waiter
+// that has waited lock_wait loads by itself rather than fail.
+func (s *Server) loadLocked(ctx context.Context, v view, id int64) (Item, string, error) {
+	lockKey := lockPrefix + strconv.FormatInt(id, 10)
+	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
+	deadline := time.Now().Add(time.Duration(v.cfg.LockWait))
+	waiting := false
+	for {
+		ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(v.cfg.LockTTL)).Result()
+		if err != nil { // no lock without Redis: behave as none
+			v.m.cacheErrors.Inc()
+			it, err := s.loadAndSet(ctx, v, id)
+			return it, OutcomeMiss, err
+		}
+		if ok {
+			it, err := s.loadAndSet(ctx, v, id)
+			if uerr := s.unlock.Run(context.WithoutCancel(ctx), s.rdb, []string{lockKey}, token).Err(); uerr != nil {
+				v.m.cacheErrors.Inc() // the lock expires by itself
+			}
+			return it, OutcomeMiss, err
+		}
+		if !waiting {
+			if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
+				v.m.staleServed.Inc()
+				return e.Item, OutcomeStale, nil
+			}
+			waiting = true
+			v.m.lockWaits.Inc()
+		}
+		if time.Now().After(deadline) {
+			it, err := s.loadAndSet(ctx, v, id)
+			return it, OutcomeMiss, err
+		}
+		t := time.NewTimer(time.Duration(v.cfg.LockPoll))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Item{}, "", fmt.Errorf("waiting for item %d: %w", id, ctx.Err())
+		case <-t.C:
+		}
+		if e, ok := s.read(ctx, v, ItemKey(id)); ok {
+			return e.Item, OutcomeWaited, nil
+		}
+	}
+}

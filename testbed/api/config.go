@@ -1,0 +1,150 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Mitigation names accepted in Config.Strategy. Strategies lists them in the
+// order they appear in help text and error messages.
+const (
+	None         = "none"         // plain cache-aside: every miss loads
+	Singleflight = "singleflight" // coalesce concurrent loads per process
+	Lock         = "lock"         // fleet-wide Redis lock, stale copy or wait for the rest
+	XFetch       = "xfetch"       // probabilistic early recomputation (Vattani et al. 2015)
+	TTLJitter    = "ttl_jitter"   // random fraction of the TTL added on every set
+)
+
+// Strategies is the one list of valid strategy names.
+var Strategies = []string{None, Singleflight, Lock, XFetch, TTLJitter}
+
+// loaders are the strategies that decide who loads on a miss; at most one of
+// them may be active. TTLJitter composes with any of them.
+var loaders = []string{Singleflight, Lock, XFetch}
+
+// Config is a replica's run-time configuration, switchable through
+// PUT /admin/config. Strategy is one name or several joined with "+", such as
+// "lock+ttl_jitter". Knobs of mitigations that are not enabled are kept but
+// have no effect.
+type Config struct {
+	Strategy   string   `json:"strategy"`
+	TTL        Duration `json:"ttl"`         // lifetime of a cached item
+	StaleTTL   Duration `json:"stale_ttl"`   // lifetime of the stale copy served by lock
+	TTLJitter  float64  `json:"ttl_jitter"`  // fraction of TTL added at random, [0, 1]
+	XFetchBeta float64  `json:"xfetch_beta"` // > 0; larger recomputes earlier
+	LockTTL    Duration `json:"lock_ttl"`    // a crashed holder's lock expires after this
+	LockWait   Duration `json:"lock_wait"`   // longest a waiter waits before loading itself
+	LockPoll   Duration `json:"lock_poll"`   // how often a waiter re-reads the cache
+	QueryCost  Duration `json:"query_cost"`  // pg_sleep held by the item query
+}
+
+// DefaultConfig is the configuration a replica starts with unless told
+// otherwise.
+var DefaultConfig = Config{
+	Strategy:   None,
+	TTL:        Duration(60 * time.Second),
+	StaleTTL:   Duration(10 * time.Minute),
+	TTLJitter:  0.2,
+	XFetchBeta: 1,
+	LockTTL:    Duration(2 * time.Second),
+	LockWait:   Duration(1 * time.Second),
+	LockPoll:   Duration(5 * time.Millisecond),
+	QueryCost:  Duration(50 * time.Millisecond),
+}
+
+// Validate returns every problem with c at once, each naming the field and
+// the accepted values.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
+	}
+	if _, err := parseStrategy(c.Strategy); err != nil {
+		errs = append(errs, err)
+	}
+	if c.TTL < Duration(time.Millisecond) {
+		bad("ttl", "%s is too short (accepted: 1ms or more)", c.TTL)
+	}
+	if c.StaleTTL <= c.TTL {
+		bad("stale_ttl", "%s must be longer than ttl %s", c.StaleTTL, c.TTL)
+	}
+	if c.TTLJitter < 0 || c.TTLJitter > 1 {
+		bad("ttl_jitter", "%g out of range (accepted: 0 to 1, a fraction of ttl)", c.TTLJitter)
+	}
+	if c.XFetchBeta <= 0 {
+		bad("xfetch_beta", "%g out of range (accepted: greater than 0; 1 is the paper's default)", c.XFetchBeta)
+	}
+	if c.LockTTL < Duration(time.Millisecond) {
+		bad("lock_ttl", "%s is too short (accepted: 1ms or more)", c.LockTTL)
+	}
+	if c.LockWait < 0 {
+		bad("lock_wait", "%s is negative (accepted: 0 or more)", c.LockWait)
+	}
+	if c.LockPoll < Duration(time.Millisecond) {
+		bad("lock_poll", "%s is too short (accepted: 1ms or more)", c.LockPoll)
+	}
+	if c.QueryCost < 0 || c.QueryCost > Duration(time.Minute) {
+		bad("query_cost", "%s out of range (accepted: 0 to 1m)", c.QueryCost)
+	}
+	return errors.Join(errs...)
+}
+
+// strategy is a parsed Config.Strategy.
+type strategy struct {
+	loader string // None, Singleflight, Lock or XFetch
+	jitter bool
+}
+
+func parseStrategy(s string) (strategy, error) {
+	accepted := fmt.Sprintf("accepted: %s, or several joined with +, such as lock+ttl_jitter", strings.Join(Strategies, ", "))
+	st := strategy{loader: None}
+	if s == "" {
+		return st, fmt.Errorf("strategy: empty (%s)", accepted)
+	}
+	parts := strings.Split(s, "+")
+	for _, p := range parts {
+		switch {
+		case p == None:
+			if len(parts) > 1 {
+				return st, fmt.Errorf("strategy: %q: none cannot be combined with other strategies", s)
+			}
+		case p == TTLJitter:
+			st.jitter = true
+		case slices.Contains(loaders, p):
+			if st.loader != None {
+				return st, fmt.Errorf("strategy: %q combines %s and %s; at most one of %s may be used", s, st.loader, p, strings.Join(loaders, ", "))
+			}
+			st.loader = p
+		default:
+			return st, fmt.Errorf("strategy: unknown %q (%s)", p, accepted)
+		}
+	}
+	return st, nil
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration
+// string such as "50ms".
+type Duration time.Duration
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string such as "500ms" or "60s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a duration string such as \"500ms\" or \"60s\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (want a duration such as \"500ms\" or \"60s\")", s)
+	}
+	*d = Duration(v)
+	return nil
+}

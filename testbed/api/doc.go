@@ -1,0 +1,17 @@
+// Package api is the testbed's service under test: an HTTP API that serves
+// items cache-aside, Redis in front of Postgres, with stampede mitigations
+// that can be switched while it runs.
+//
+// GET /items/{id} reads Redis; on a miss the item loader runs ItemQuery, an
+// expensive query held open with pg_sleep, and caches the row with its TTL.
+// The X-Cache response header says how the item was served (hit, miss, early,
+// stale, coalesced, waited). PUT /admin/config switches the mitigation
+// (Strategies) and its knobs; POST /admin/reset clears in-process state and
+// counters so every arm of an experiment starts equal. /metrics exports the
+// herdbench_api_* series and /healthz checks both dependencies.
+//
+// Guarantees the harness relies on: herdbench_api_loads_total counts exactly
+// the item queries that completed in Postgres, so it equals the delta of
+// pg_stat_statements calls for ItemQuery; randomness (TTL jitter, xfetch
+// draws) comes from a source seeded with Options.Seed and reseeded by reset.
+package api

@@ -1,0 +1,99 @@
+package api
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Outcomes of a GET /items/{id} request, the values of the X-Cache header
+// for served items and of the outcome label of herdbench_api_requests_total.
+const (
+	OutcomeHit       = "hit"       // fresh value from Redis
+	OutcomeMiss      = "miss"      // this request loaded the item from Postgres
+	OutcomeEarly     = "early"     // xfetch: this request recomputed before expiry
+	OutcomeStale     = "stale"     // lock: another replica holds the lock; stale copy served
+	OutcomeCoalesced = "coalesced" // singleflight: shared another request's load
+	OutcomeWaited    = "waited"    // lock: waited for the holder's value
+	OutcomeNotFound  = "not_found" // no such item
+	OutcomeInvalid   = "invalid"   // the id is not a positive integer
+	OutcomeError     = "error"     // the load failed
+)
+
+var outcomes = []string{OutcomeHit, OutcomeMiss, OutcomeEarly, OutcomeStale, OutcomeCoalesced,
+	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError}
+
+// metrics are one replica's herdbench_api_* series. A reset replaces the
+// whole set with a fresh registry, so every arm starts from zero.
+type metrics struct {
+	reg          *prometheus.Registry
+	requests     *prometheus.CounterVec
+	cacheHits    prometheus.Counter
+	cacheMisses  prometheus.Counter
+	cacheErrors  prometheus.Counter
+	loads        prometheus.Counter
+	loadErrors   prometheus.Counter
+	earlyLoads   prometheus.Counter
+	coalesced    prometheus.Counter
+	staleServed  prometheus.Counter
+	lockWaits    prometheus.Counter
+	loadDuration prometheus.Histogram
+}
+
+func newMetrics() *metrics {
+	reg := prometheus.NewRegistry()
+	m := &metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herdbench_api_requests_total",
+			Help: "Item requests served, by outcome (hit, miss, early, stale, coalesced, waited, not_found, invalid, error).",
+		}, []string{"outcome"}),
+		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_cache_hits_total",
+			Help: "Redis reads of an item key that found a value.",
+		}),
+		cacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_cache_misses_total",
+			Help: "Redis reads of an item key that found nothing.",
+		}),
+		cacheErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_cache_errors_total",
+			Help: "Redis commands that failed; a failed read falls through to Postgres.",
+		}),
+		loads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_loads_total",
+			Help: "Item queries that completed in Postgres; matches pg_stat_statements calls of the item query.",
+		}),
+		loadErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_load_errors_total",
+			Help: "Item queries that failed or timed out.",
+		}),
+		earlyLoads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_early_loads_total",
+			Help: "Loads started before expiry by xfetch.",
+		}),
+		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_coalesced_total",
+			Help: "Requests that shared another request's load (singleflight).",
+		}),
+		staleServed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_stale_served_total",
+			Help: "Requests answered with the stale copy while another replica loads.",
+		}),
+		lockWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_lock_waits_total",
+			Help: "Requests that waited for the fleet lock holder's value.",
+		}),
+		loadDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "herdbench_api_load_duration_seconds",
+			Help:    "Time the item query took in Postgres, including the wait for a pooled connection.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
+		}),
+	}
+	reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
+		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.loadDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, o := range outcomes {
+		m.requests.WithLabelValues(o) // export zeros so rates start at reset
+	}
+	return m
+}

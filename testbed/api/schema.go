@@ -1,0 +1,29 @@
+package api
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Seed creates the items table with n rows and lets role read it. It runs
+// as the database owner and is idempotent: a second call recreates the table.
+func Seed(ctx context.Context, conn *pgx.Conn, n int, role string) error {
+	if n < 1 {
+		return fmt.Errorf("seed: %d items; want at least 1", n)
+	}
+	stmts := []string{
+		`DROP TABLE IF EXISTS items`,
+		`CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, payload text NOT NULL)`,
+		fmt.Sprintf(`INSERT INTO items SELECT g, 'item ' || g, repeat(md5(g::text), 8) FROM generate_series(1, %d) AS g`, n),
+		`ANALYZE items`,
+		fmt.Sprintf(`GRANT SELECT ON items TO %s`, pgx.Identifier{role}.Sanitize()),
+	}
+	for _, q := range stmts {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("seed: %s: %w", q, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,301 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
+)
+
+// Options configure one replica at start. Config is its initial run-time
+// configuration and the base that PUT /admin/config applies changes to.
+type Options struct {
+	Name          string        // replica name, reported in X-Replica and /healthz
+	RedisAddr     string        // host:port
+	PostgresDSN   string        // the app role's DSN
+	DBPoolSize    int32         // Postgres connections (pgxpool MaxConns)
+	RedisPoolSize int           // Redis connections
+	DBTimeout     time.Duration // bound on one item query, pool wait included
+	RedisTimeout  time.Duration // dial, read and write timeout of Redis commands
+	Seed          uint64        // seeds jitter, xfetch draws and lock tokens
+	Config        Config
+}
+
+// DefaultOptions are a replica's defaults; the addresses have none.
+var DefaultOptions = Options{
+	Name:          "api",
+	DBPoolSize:    10,
+	RedisPoolSize: 20,
+	DBTimeout:     5 * time.Second,
+	RedisTimeout:  time.Second,
+	Seed:          1,
+	Config:        DefaultConfig,
+}
+
+// Server is one API replica.
+type Server struct {
+	opts   Options
+	rdb    *redis.Client
+	db     *pgxpool.Pool
+	unlock *redis.Script
+
+	mu  sync.Mutex // guards the fields below
+	cfg Config
+	st  strategy
+	m   *metrics
+	sf  *singleflight.Group
+	rng *rand.Rand
+}
+
+// unlockScript deletes the lock only if this replica still holds it.
+const unlockScript = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`
+
+// New validates opts and creates the replica's Redis client and Postgres pool.
+// Connections are opened lazily, so New succeeds while a dependency is down.
+func New(opts Options) (*Server, error) {
+	if err := opts.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid config: %w", err)
+	}
+	st, _ := parseStrategy(opts.Config.Strategy)
+	pcfg, err := pgxpool.ParseConfig(opts.PostgresDSN)
+	if err != nil {
+		return nil, fmt.Errorf("postgres dsn: %w", err)
+	}
+	pcfg.MaxConns = opts.DBPoolSize
+	pcfg.ConnConfig.ConnectTimeout = opts.DBTimeout
+	db, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres pool: %w", err)
+	}
+	s := &Server{
+		opts: opts,
+		rdb: redis.NewClient(&redis.Options{
+			Addr:            opts.RedisAddr,
+			PoolSize:        opts.RedisPoolSize,
+			DialTimeout:     opts.RedisTimeout,
+			ReadTimeout:     opts.RedisTimeout,
+			WriteTimeout:    opts.RedisTimeout,
+			DisableIdentity: true, // CLIENT SETINFO needs Redis 7.2
+		}),
+		db:     db,
+		unlock: redis.NewScript(unlockScript),
+		cfg:    opts.Config,
+		st:     st,
+	}
+	s.reset()
+	return s, nil
+}
+
+// Close releases the replica's connections.
+func (s *Server) Close() {
+	s.db.Close()
+	_ = s.rdb.Close()
+}
+
+// reset starts in-process state afresh: counters, the singleflight group and
+// the random source, reseeded with the replica's seed.
+func (s *Server) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m = newMetrics()
+	s.sf = new(singleflight.Group)
+	s.rng = rand.New(rand.NewPCG(s.opts.Seed, 0x6865726462656e63)) // "herdbenc"
+}
+
+// view is what one request uses, taken at its start, so a config switch or
+// reset never changes a request halfway.
+type view struct {
+	cfg Config
+	st  strategy
+	m   *metrics
+	sf  *singleflight.Group
+}
+
+func (s *Server) view() view {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return view{cfg: s.cfg, st: s.st, m: s.m, sf: s.sf}
+}
+
+// random returns a uniform float in [0, 1) from the seeded source.
+func (s *Server) random() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rng.Float64()
+}
+
+// Handler routes the replica's endpoints.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /items/{id}", s.getItem)
+	mux.HandleFunc("GET /admin/config", s.getConfig)
+	mux.HandleFunc("PUT /admin/config", s.putConfig)
+	mux.HandleFunc("POST /admin/reset", s.postReset)
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		reg := s.view().m.reg
+		promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}).ServeHTTP(w, r)
+	})
+	return mux
+}
+
+func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
+	v := s.view()
+	w.Header().Set("X-Replica", s.opts.Name)
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
+		return
+	}
+	it, outcome, err := s.serve(r.Context(), v, id)
+	switch {
+	case errors.Is(err, errNotFound):
+		outcome = OutcomeNotFound
+		writeError(w, http.StatusNotFound, fmt.Sprintf("item %d not found", id))
+	case err != nil:
+		outcome = OutcomeError
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	default:
+		w.Header().Set("X-Cache", outcome)
+		writeJSON(w, http.StatusOK, it)
+	}
+	v.m.requests.WithLabelValues(outcome).Inc()
+}
+
+func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	cfg := s.cfg
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+// putConfig replaces the run-time configuration. Fields the body leaves out
+// take the replica's start-up values, so the result never depends on earlier
+// PUTs.
+func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
+	cfg := s.opts.Config
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid config: "+describeJSONError(err))
+		return
+	}
+	if err := cfg.Validate(); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid config: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+		return
+	}
+	st, _ := parseStrategy(cfg.Strategy)
+	s.mu.Lock()
+	s.cfg, s.st = cfg, st
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+func (s *Server) postReset(w http.ResponseWriter, r *http.Request) {
+	s.reset()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Health is the body of /healthz.
+type Health struct {
+	Replica  string `json:"replica"`
+	Seed     uint64 `json:"seed"`
+	Redis    string `json:"redis"`    // "ok" or the error
+	Postgres string `json:"postgres"` // "ok" or the error
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	h := Health{Replica: s.opts.Name, Seed: s.opts.Seed, Redis: "ok", Postgres: "ok"}
+	code := http.StatusOK
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		h.Redis, code = err.Error(), http.StatusServiceUnavailable
+	}
+	if err := s.db.Ping(ctx); err != nil {
+		h.Postgres, code = err.Error(), http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, h)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// describeJSONError names the field a decoding error is about.
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: want %s, got %s", te.Field, te.Type, te.Value)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		return fmt.Sprintf("unknown field %s (accepted: %s)", f, strings.Join(configFields(), ", "))
+	}
+	return msg
+}
+
+// configFields lists Config's JSON field names.
+func configFields() []string {
+	b, _ := json.Marshal(DefaultConfig)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Run serves one replica on addr until ctx is done, then shuts down
+// gracefully.
+func Run(ctx context.Context, addr string, opts Options, log *slog.Logger) error {
+	s, err := New(opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("replica serving", "replica", opts.Name, "addr", ln.Addr().String(), "seed", opts.Seed,
+		"strategy", opts.Config.Strategy, "redis", opts.RedisAddr)
+	err = srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		<-done
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,142 @@
+package local
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is one child of the supervisor.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	log     string
+	stopSig syscall.Signal // graceful stop: SIGTERM, or SIGINT for postgres' fast shutdown
+	done    chan struct{}  // closed when the process has exited
+	err     error          // exit error, set before done closes
+}
+
+// startProcess starts argv in its own process group with output appended to
+// logPath. cred, when set, runs it as another user.
+func startProcess(name, dir, logPath string, stopSig syscall.Signal, cred *syscall.Credential, argv ...string) (*process, error) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	defer f.Close() // the child holds its own descriptor
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = childAttr(cred)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, stopSig: stopSig, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// exited reports whether the process has ended, and how.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		if p.err == nil {
+			return true, errors.New("exited")
+		}
+		return true, fmt.Errorf("exited: %w", p.err)
+	default:
+		return false, nil
+	}
+}
+
+// stop asks the process group to stop, and kills it after grace.
+func (p *process) stop(grace time.Duration) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.pid(), p.stopSig)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+	case <-t.C:
+		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+		<-p.done
+	}
+	// children that outlived their leader (postgres backends) go too
+	_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
+}
+
+// procStart is a process' start time in clock ticks since boot, from
+// /proc/PID/stat, which tells a pid from a later process that reused it. It
+// returns 0 where /proc is missing.
+func procStart(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// the command name (field 2) may hold spaces; fields after it are plain
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 20 { // field 22 overall is the 20th after the name
+		return 0
+	}
+	v, _ := strconv.ParseUint(fields[19], 10, 64)
+	return v
+}
+
+// alive reports whether pid runs and is still the process that started at
+// start (0 skips that check).
+func alive(pid int, start uint64) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	if s := procStart(pid); start != 0 && s != 0 && s != start {
+		return false
+	}
+	// a zombie is not running
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && b[i+2] == 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// tail returns the last n non-empty lines of a log file.
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,53 @@
+package local
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// startRedis runs redis-server on port with nothing persisted and waits until
+// it answers PING. It returns the server's version.
+func (tb *Testbed) startRedis(ctx context.Context, port int) (string, error) {
+	dir := filepath.Join(tb.cfg.StateDir, "redis")
+	if err := mkdirEmpty(dir, 0o755); err != nil {
+		return "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p, err := tb.spawn(ctx, "redis", syscall.SIGTERM, nil,
+		tb.bins.redis, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--logfile", "")
+	if err != nil {
+		return "", err
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1})
+	defer rdb.Close()
+	var version string
+	err = tb.waitReady(ctx, p, func(ctx context.Context) error {
+		info, err := rdb.Info(ctx, "server").Result()
+		if err != nil {
+			return err
+		}
+		version = infoField(info, "redis_version")
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	tb.status.Redis = "redis://" + addr
+	return version, nil
+}
+
+// infoField reads one field of a Redis INFO reply.
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}

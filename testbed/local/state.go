@@ -1,0 +1,173 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed"
+)
+
+// ErrNotRunning is returned by ReadStatus and Down when the state directory
+// has no running testbed.
+var ErrNotRunning = errors.New("no testbed is running")
+
+// state is what the state file records: the status, and enough about every
+// process to stop it from another process, even after the supervisor died.
+type state struct {
+	testbed.Status
+	Ready      bool   `json:"ready"`
+	Supervisor proc   `json:"supervisor"`
+	Processes  []proc `json:"processes"`
+}
+
+type proc struct {
+	Name  string `json:"name"`
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"` // /proc start time, tells a reused pid apart
+}
+
+func statePath(dir string) string { return filepath.Join(dir, "state.json") }
+
+// writeState records the testbed atomically.
+func (tb *Testbed) writeState(ready bool) error {
+	tb.mu.Lock()
+	st := state{Status: tb.status, Ready: ready,
+		Supervisor: proc{Name: "supervisor", PID: os.Getpid(), Start: procStart(os.Getpid())}}
+	for _, p := range tb.procs {
+		st.Processes = append(st.Processes, proc{Name: p.name, PID: p.pid(), Start: procStart(p.pid())})
+	}
+	tb.mu.Unlock()
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := statePath(tb.cfg.StateDir) + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return os.Rename(tmp, statePath(tb.cfg.StateDir))
+}
+
+func readState(dir string) (state, error) {
+	var st state
+	b, err := os.ReadFile(statePath(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, fmt.Errorf("%w in %s", ErrNotRunning, dir)
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("state file %s: %w", statePath(dir), err)
+	}
+	return st, nil
+}
+
+// ReadStatus returns the status of the testbed running in dir. A testbed
+// still starting, or one whose supervisor died, is an error saying so.
+func ReadStatus(dir string) (testbed.Status, error) {
+	st, err := readState(dir)
+	if err != nil {
+		return st.Status, err
+	}
+	if !alive(st.Supervisor.PID, st.Supervisor.Start) {
+		return st.Status, fmt.Errorf("%w in %s: its supervisor (pid %d) is gone; `herdbench testbed down` cleans up what it left",
+			ErrNotRunning, dir, st.Supervisor.PID)
+	}
+	if !st.Ready {
+		return st.Status, fmt.Errorf("the testbed in %s is still starting (supervisor pid %d)", dir, st.Supervisor.PID)
+	}
+	return st.Status, nil
+}
+
+// Down stops the testbed running in dir from another process: it asks the
+// supervisor to tear down and waits for it, then kills anything a dead
+// supervisor left behind and removes the data.
+func Down(dir string, timeout time.Duration) error {
+	st, err := readState(dir)
+	if err != nil {
+		return err
+	}
+	sup := st.Supervisor
+	if sup.PID != os.Getpid() && alive(sup.PID, sup.Start) {
+		_ = syscall.Kill(sup.PID, syscall.SIGTERM)
+		deadline := time.Now().Add(timeout)
+		t := time.NewTicker(20 * time.Millisecond)
+		for alive(sup.PID, sup.Start) && time.Now().Before(deadline) {
+			<-t.C
+		}
+		t.Stop()
+		if alive(sup.PID, sup.Start) {
+			_ = syscall.Kill(sup.PID, syscall.SIGKILL)
+		}
+	}
+	return cleanup(dir)
+}
+
+// cleanup kills what a dead supervisor recorded and removes the data.
+func cleanup(dir string) error {
+	st, err := readState(dir)
+	if errors.Is(err, ErrNotRunning) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range st.Processes {
+		if alive(p.PID, p.Start) {
+			_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+		}
+	}
+	removeData(dir)
+	return nil
+}
+
+// removeData deletes what a testbed stores, keeping the logs.
+func removeData(dir string) {
+	for _, name := range []string{"redis", "postgres", "state.json", "state.json.tmp"} {
+		_ = os.RemoveAll(filepath.Join(dir, name))
+	}
+}
+
+// lockStateDir takes the state directory's lock, held by the supervisor for
+// the testbed's life, so two supervisors never share a directory.
+func lockStateDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock state dir: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w in %s", ErrRunning, dir)
+		}
+		return nil, fmt.Errorf("lock state dir: %w", err)
+	}
+	return f, nil
+}
+
+func unlockStateDir(f *os.File) {
+	if f != nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+	}
+}
+
+// toxiproxyVersion is the embedded toxiproxy module's version.
+func toxiproxyVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/Shopify/toxiproxy/v2" {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
+}

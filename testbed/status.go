@@ -1,0 +1,27 @@
+// Package testbed describes the service under test the same way whichever
+// provider started it: Status is the contract that `herdbench testbed status
+// --json`, the stampede and CI scripts read. The service itself lives in
+// testbed/api and the providers that run it in testbed/local.
+package testbed
+
+// Names every provider creates in Postgres.
+const (
+	Database  = "herdbench"     // the database holding the items table
+	Superuser = "herdbench"     // owner; reads pg_stat_statements
+	AppRole   = "herdbench_app" // the replicas' role; its connections are the app's
+)
+
+// Status is a running testbed's endpoints and processes.
+type Status struct {
+	Provider   string            `json:"provider"`             // "local" or "docker"
+	API        []string          `json:"api"`                  // base URL of each replica
+	Redis      string            `json:"redis"`                // redis://host:port, direct (not proxied)
+	Postgres   string            `json:"postgres"`             // superuser DSN, direct; reads pg_stat_statements
+	Toxiproxy  string            `json:"toxiproxy"`            // toxiproxy API URL
+	Proxies    map[string]string `json:"proxies"`              // dependency -> proxied host:port the replicas use
+	StateDir   string            `json:"state_dir"`            // where data, state and logs live
+	PIDs       map[string]int    `json:"pids"`                 // process name -> pid
+	Versions   map[string]string `json:"versions"`             // component -> version
+	Logs       map[string]string `json:"logs"`                 // process name -> log file
+	Prometheus string            `json:"prometheus,omitempty"` // set once observability runs
+}
