@@ -160,6 +160,7 @@ func upDetached(ctx context.Context, stdout, stderr io.Writer, opts upOptions) e
 	sup.Stdout, sup.Stderr = logf, logf
 	sup.ExtraFiles = []*os.File{w} // fd 3
 	sup.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	sup.Dir = dir // like every process of the testbed: local.Processes finds it
 	err = sup.Start()
 	w.Close()
 	if err != nil {

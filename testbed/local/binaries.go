@@ -40,6 +40,13 @@ func (e *MissingBinaryError) Error() string {
 		e.Program, e.Searched, e.Debian, e.Homebrew)
 }
 
+// CheckBinaries reports whether the programs the local testbed runs are
+// installed, naming the packages that provide any that are missing.
+func CheckBinaries() error {
+	_, err := findBinaries()
+	return err
+}
+
 // findBinaries locates redis-server and a matching initdb and postgres,
 // reporting every missing program at once.
 func findBinaries() (binaries, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -139,4 +140,31 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// Processes returns the pids of processes whose working directory is inside
+// dir. Every child of a local testbed runs there (postgres in its data dir
+// below it), so after Stop or Down this must be empty. It reads /proc and
+// returns nil where there is none.
+func Processes(dir string) []int {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd")
+		if err != nil {
+			continue
+		}
+		if cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

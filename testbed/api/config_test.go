@@ -1,0 +1,82 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseStrategy(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    strategy
+		wantErr string
+	}{
+		{in: "none", want: strategy{loader: None}},
+		{in: "singleflight", want: strategy{loader: Singleflight}},
+		{in: "lock", want: strategy{loader: Lock}},
+		{in: "xfetch", want: strategy{loader: XFetch}},
+		{in: "ttl_jitter", want: strategy{loader: None, jitter: true}},
+		{in: "lock+ttl_jitter", want: strategy{loader: Lock, jitter: true}},
+		{in: "ttl_jitter+xfetch", want: strategy{loader: XFetch, jitter: true}},
+		{in: "", wantErr: "strategy: empty"},
+		{in: "bogus", wantErr: `unknown "bogus" (accepted: none, singleflight, lock, xfetch, ttl_jitter`},
+		{in: "lock+xfetch", wantErr: "combines lock and xfetch"},
+		{in: "none+ttl_jitter", wantErr: "none cannot be combined"},
+		{in: "lock+", wantErr: `unknown ""`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseStrategy(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseStrategy(%q) error = %v; want it to contain %q", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("parseStrategy(%q) = %+v, %v; want %+v, nil", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig.Validate(); err != nil {
+		t.Fatalf("DefaultConfig.Validate() = %v; want nil", err)
+	}
+	bad := DefaultConfig
+	bad.Strategy = "lock+nope"
+	bad.TTLJitter = 1.5
+	bad.XFetchBeta = 0
+	bad.StaleTTL = bad.TTL
+	bad.LockPoll = 0
+	bad.QueryCost = Duration(2 * time.Minute)
+	err := bad.Validate()
+	if err == nil {
+		t.Fatal("Validate() of a config with six problems = nil")
+	}
+	// every problem is reported at once, each naming its field
+	for _, field := range []string{"strategy:", "ttl_jitter:", "xfetch_beta:", "stale_ttl:", "lock_poll:", "query_cost:"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("Validate() = %q; want a problem naming %s", err, field)
+		}
+	}
+}
+
+func TestDurationJSON(t *testing.T) {
+	var c Config
+	if err := json.Unmarshal([]byte(`{"ttl":"1m30s"}`), &c); err != nil || c.TTL != Duration(90*time.Second) {
+		t.Fatalf(`Unmarshal({"ttl":"1m30s"}) = %v, %v; want 1m30s`, c.TTL, err)
+	}
+	for _, in := range []string{`{"ttl":"soon"}`, `{"ttl":60}`} {
+		if err := json.Unmarshal([]byte(in), &c); err == nil || !strings.Contains(err.Error(), "500ms") {
+			t.Errorf("Unmarshal(%s) error = %v; want one showing an example duration", in, err)
+		}
+	}
+	b, _ := json.Marshal(Config{TTL: Duration(50 * time.Millisecond)})
+	if !strings.Contains(string(b), `"ttl":"50ms"`) {
+		t.Errorf("Marshal = %s; want ttl as \"50ms\"", b)
+	}
+}

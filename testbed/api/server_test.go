@@ -1,0 +1,149 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// newUnconnected returns a replica whose dependencies are never dialed: the
+// admin API and input validation need neither.
+func newUnconnected(t *testing.T) *httptest.Server {
+	t.Helper()
+	opts := DefaultOptions
+	opts.RedisAddr = "127.0.0.1:1"
+	opts.PostgresDSN = "postgres://nobody@127.0.0.1:1/none?sslmode=disable"
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(s.Close)
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func do(t *testing.T, method, url, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestAdminConfigValidation(t *testing.T) {
+	srv := newUnconnected(t)
+	tests := []struct {
+		name, body string
+		wantCode   int
+		wantBody   []string
+	}{
+		{"unknown strategy", `{"strategy":"magic"}`, 400, []string{`unknown \"magic\"`, "none, singleflight, lock, xfetch, ttl_jitter"}},
+		{"two loaders", `{"strategy":"lock+singleflight"}`, 400, []string{"at most one of singleflight, lock, xfetch"}},
+		{"jitter out of range", `{"ttl_jitter":2}`, 400, []string{"ttl_jitter: 2 out of range (accepted: 0 to 1"}},
+		{"beta zero", `{"xfetch_beta":0}`, 400, []string{"xfetch_beta"}},
+		{"bad duration", `{"ttl":"forever"}`, 400, []string{`invalid duration \"forever\"`}},
+		{"wrong type", `{"ttl_jitter":"lots"}`, 400, []string{"ttl_jitter: want float64"}},
+		{"unknown field", `{"colour":"red"}`, 400, []string{`unknown field \"colour\"`, "accepted: lock_poll"}},
+		{"not json", `strategy=lock`, 400, []string{"invalid config"}},
+		{"two problems at once", `{"strategy":"magic","ttl_jitter":-1}`, 400, []string{"strategy:", "ttl_jitter:"}},
+		{"valid", `{"strategy":"lock+ttl_jitter","ttl":"5s"}`, 200, []string{`"strategy":"lock+ttl_jitter"`, `"ttl":"5s"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body := do(t, http.MethodPut, srv.URL+"/admin/config", tt.body)
+			if code != tt.wantCode {
+				t.Fatalf("PUT /admin/config %s = %d %s; want %d", tt.body, code, body, tt.wantCode)
+			}
+			for _, w := range tt.wantBody {
+				if !strings.Contains(body, w) {
+					t.Errorf("PUT /admin/config %s = %s; want it to contain %s", tt.body, body, w)
+				}
+			}
+		})
+	}
+}
+
+func TestAdminConfigPutStartsFromStartupValues(t *testing.T) {
+	srv := newUnconnected(t)
+	do(t, http.MethodPut, srv.URL+"/admin/config", `{"strategy":"xfetch","xfetch_beta":3}`)
+	do(t, http.MethodPut, srv.URL+"/admin/config", `{"strategy":"lock"}`)
+	code, body := do(t, http.MethodGet, srv.URL+"/admin/config", "")
+	var got Config
+	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil {
+		t.Fatalf("GET /admin/config = %d %s (%v)", code, body, err)
+	}
+	want := DefaultConfig
+	want.Strategy = Lock
+	if got != want {
+		t.Errorf("after PUT xfetch(beta 3) then PUT lock, config = %+v; want %+v (omitted fields take start-up values)", got, want)
+	}
+}
+
+func TestInvalidItemID(t *testing.T) {
+	srv := newUnconnected(t)
+	for _, id := range []string{"abc", "0", "-3", "1.5"} {
+		code, body := do(t, http.MethodGet, srv.URL+"/items/"+id, "")
+		if code != 400 || !strings.Contains(body, "positive integer") {
+			t.Errorf("GET /items/%s = %d %s; want 400 naming a positive integer", id, code, body)
+		}
+	}
+	_, metrics := do(t, http.MethodGet, srv.URL+"/metrics", "")
+	if !strings.Contains(metrics, `herdbench_api_requests_total{outcome="invalid"} 4`) {
+		t.Errorf("/metrics does not count 4 invalid requests:\n%s", grepLines(metrics, "requests_total"))
+	}
+	if code, _ := do(t, http.MethodPost, srv.URL+"/items/1", ""); code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /items/1 = %d; want 405", code)
+	}
+}
+
+func TestResetZeroesCounters(t *testing.T) {
+	srv := newUnconnected(t)
+	do(t, http.MethodGet, srv.URL+"/items/x", "")
+	if code, _ := do(t, http.MethodPost, srv.URL+"/admin/reset", ""); code != http.StatusNoContent {
+		t.Fatalf("POST /admin/reset = %d; want 204", code)
+	}
+	_, metrics := do(t, http.MethodGet, srv.URL+"/metrics", "")
+	if !strings.Contains(metrics, `herdbench_api_requests_total{outcome="invalid"} 0`) {
+		t.Errorf("after reset, /metrics still counts the invalid request:\n%s", grepLines(metrics, "requests_total"))
+	}
+}
+
+func TestMetricsLint(t *testing.T) {
+	problems, err := testutil.GatherAndLint(newMetrics().reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	mfs, _ := newMetrics().reg.Gather()
+	n := 0
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "herdbench_api_") {
+			n++
+		}
+	}
+	if n != 11 {
+		t.Errorf("gathered %d herdbench_api_* families; want 11", n)
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,203 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// herdSize is how many concurrent requests hit one expired key. The query
+// holds its connection for 200ms, so every request of the herd reads the
+// cache long before the first load could refill it.
+const herdSize = 30
+
+const herdQueryCost = `"query_cost":"200ms"`
+
+func TestHerdWithoutMitigationLoadsOncePerRequest(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	f.configure(`{"strategy":"none",` + herdQueryCost + `}`)
+	f.expire(11, true)
+	var out map[string]int
+	loads := f.loads(func() { out = f.herd(11, herdSize) })
+	if out[api.OutcomeMiss] != herdSize {
+		t.Errorf("outcomes = %v; want %d misses", out, herdSize)
+	}
+	// a request that read the cache after the first load refilled it would
+	// hit; with 200ms loads none should
+	if loads < herdSize*8/10 || loads > herdSize {
+		t.Errorf("none: %d loads for a herd of %d on one key; want about %d", loads, herdSize, herdSize)
+	}
+}
+
+func TestSingleflightLoadsAtMostOncePerReplica(t *testing.T) {
+	tb := sharedTestbed(t)
+	f := newFleet(t, tb)
+	f.configure(`{"strategy":"singleflight",` + herdQueryCost + `}`)
+	f.expire(12, true)
+	var out map[string]int
+	loads := f.loads(func() { out = f.herd(12, herdSize) })
+	replicas := len(tb.Status().API)
+	if loads < 1 || loads > replicas {
+		t.Errorf("singleflight: %d loads over %d replicas; want 1 to %d", loads, replicas, replicas)
+	}
+	if out[api.OutcomeMiss]+out[api.OutcomeCoalesced] != herdSize || out[api.OutcomeCoalesced] == 0 {
+		t.Errorf("outcomes = %v; want every request a miss or coalesced, some coalesced", out)
+	}
+	if got := f.metric("herdbench_api_coalesced_total"); int(got) != out[api.OutcomeCoalesced] {
+		t.Errorf("herdbench_api_coalesced_total = %v; clients saw %d coalesced", got, out[api.OutcomeCoalesced])
+	}
+}
+
+func TestLockLoadsOnceFleetWide(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	for _, tc := range []struct {
+		name   string
+		stale  bool   // a stale copy exists
+		others string // how the rest are served
+	}{
+		{"waiters re-read without a stale copy", false, api.OutcomeWaited},
+		{"stale copy served while one loads", true, api.OutcomeStale},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.t = t
+			f.configure(`{"strategy":"lock",` + herdQueryCost + `}`)
+			if tc.stale {
+				f.expire(13, true)
+				f.get(0, 13) // the load writes the stale copy too
+			}
+			f.configure(`{"strategy":"lock",` + herdQueryCost + `}`)
+			f.expire(13, !tc.stale)
+			var out map[string]int
+			loads := f.loads(func() { out = f.herd(13, herdSize) })
+			if loads != 1 {
+				t.Errorf("lock: %d loads fleet-wide; want exactly 1", loads)
+			}
+			if out[api.OutcomeMiss] != 1 || out[tc.others] != herdSize-1 {
+				t.Errorf("outcomes = %v; want 1 miss and %d %s, no errors", out, herdSize-1, tc.others)
+			}
+			if tc.others == api.OutcomeWaited {
+				if got := f.metric("herdbench_api_lock_waits_total"); int(got) != herdSize-1 {
+					t.Errorf("herdbench_api_lock_waits_total = %v; want %d", got, herdSize-1)
+				}
+			} else if got := f.metric("herdbench_api_stale_served_total"); int(got) != herdSize-1 {
+				t.Errorf("herdbench_api_stale_served_total = %v; want %d", got, herdSize-1)
+			}
+		})
+	}
+}
+
+func TestLockOfCrashedHolderExpires(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	f.configure(`{"strategy":"lock","lock_ttl":"300ms","lock_wait":"5s","query_cost":"10ms"}`)
+	f.expire(14, true)
+	// a holder that took the lock and died: nobody will release it
+	if err := f.rdb.Set(context.Background(), "lock:item:14", "crashed", 300*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]int
+	loads := f.loads(func() { out = f.herd(14, 5) })
+	if loads != 1 {
+		t.Errorf("after the crashed holder's lock expired: %d loads; want 1", loads)
+	}
+	if out[api.OutcomeMiss] != 1 || out[api.OutcomeWaited] != 4 {
+		t.Errorf("outcomes = %v; want 1 miss (took over the expired lock) and 4 waited", out)
+	}
+}
+
+// steadyReads reads one item from every replica for d, several clients at
+// once, and counts outcomes after the first request warmed the cache.
+func steadyReads(f *fleet, id int64, d time.Duration) map[string]int {
+	f.get(0, id) // warm
+	var mu sync.Mutex
+	counts := map[string]int{}
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Go(func() {
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for i := c; time.Now().Before(deadline); i++ {
+				o := f.get(i, id)
+				mu.Lock()
+				counts[o]++
+				mu.Unlock()
+				<-tick.C
+			}
+		})
+	}
+	wg.Wait()
+	return counts
+}
+
+func TestXFetchReloadsBeforeExpiry(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	// Three TTLs of steady reads. With beta=4 and loads of about 50ms, the
+	// chance that no read recomputes in the last 100ms before an expiry is
+	// about e^-12, so a miss after warmup means xfetch is broken.
+	const knobs = `"ttl":"1s","xfetch_beta":4,"query_cost":"50ms"`
+	f.configure(`{"strategy":"xfetch",` + knobs + `}`)
+	f.expire(15, true)
+	var out map[string]int
+	loads := f.loads(func() { out = steadyReads(f, 15, 3500*time.Millisecond) })
+	if out[api.OutcomeMiss] != 0 {
+		t.Errorf("xfetch: outcomes after warmup = %v; want no misses", out)
+	}
+	if out[api.OutcomeEarly] < 3 || loads != out[api.OutcomeEarly]+1 {
+		t.Errorf("xfetch: %d loads, outcomes %v; want at least one early reload per TTL (3), each a load, plus the warmup", loads, out)
+	}
+
+	// The control: the same reads without xfetch miss at every expiry, so
+	// the assertion above can fail.
+	f.configure(`{"strategy":"none",` + knobs + `}`)
+	f.expire(15, true)
+	out = steadyReads(f, 15, 2500*time.Millisecond)
+	if out[api.OutcomeMiss] < 2 {
+		t.Errorf("none: outcomes after warmup = %v; want misses at each expiry (2 or more)", out)
+	}
+}
+
+func TestTTLJitterSpreadsTTLs(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	const ttl, n = 100 * time.Second, 120
+	pttls := func(strategy string, first int64) (lo, hi time.Duration, upperHalf int) {
+		f.configure(fmt.Sprintf(`{"strategy":%q,"ttl":"100s","ttl_jitter":0.5,"query_cost":"0s"}`, strategy))
+		var wg sync.WaitGroup
+		for i := range int64(n) {
+			wg.Go(func() {
+				f.expire(first+i, true)
+				f.get(int(i), first+i)
+			})
+		}
+		wg.Wait()
+		lo = time.Hour
+		for i := range int64(n) {
+			d, err := f.rdb.PTTL(context.Background(), api.ItemKey(first+i)).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, hi = min(lo, d), max(hi, d)
+			if d > ttl+ttl/4 {
+				upperHalf++
+			}
+		}
+		return lo, hi, upperHalf
+	}
+
+	lo, hi, upper := pttls("ttl_jitter", 101)
+	// TTL plus up to half of it: [100s, 150s], less the seconds the test took
+	if lo < ttl-5*time.Second || hi > ttl+ttl/2 {
+		t.Errorf("ttl_jitter 0.5: TTLs span [%v, %v]; want within [%v, %v]", lo, hi, ttl, ttl+ttl/2)
+	}
+	if hi-lo < ttl/4 || upper < n/4 || upper > 3*n/4 {
+		t.Errorf("ttl_jitter 0.5: TTLs span [%v, %v] with %d of %d in the upper half; want spread over the band", lo, hi, upper, n)
+	}
+
+	lo, hi, _ = pttls("none", 301)
+	if hi > ttl || hi-lo > 5*time.Second {
+		t.Errorf("without ttl_jitter: TTLs span [%v, %v]; want all about %v", lo, hi, ttl)
+	}
+}

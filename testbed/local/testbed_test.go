@@ -1,0 +1,251 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// binary is the herdbench executable the replicas run, built by TestMain.
+var binary string
+
+// The testbed the mitigation tests share, started on first use.
+var (
+	sharedOnce sync.Once
+	shared     *Testbed
+	sharedErr  error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "herdbench-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "herdbench")
+	build := exec.Command("go", "build", "-o", binary, "github.com/herdbench/herdbench/cmd/herdbench")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build herdbench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if shared != nil {
+		shared.Stop()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireBinaries skips a test on a machine without redis-server and
+// PostgreSQL, and fails it in CI, where a skipped test would prove nothing.
+func requireBinaries(t *testing.T) {
+	t.Helper()
+	if err := CheckBinaries(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and the testbed cannot run: %v", err)
+		}
+		t.Skipf("testbed binaries missing: %v", err)
+	}
+}
+
+// stateDir is a state directory for one test. Postgres may run as another
+// user, so it must be world-searchable: t.TempDir's parent is not.
+func stateDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "herdbench-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// sharedTestbed returns the testbed the mitigation tests share: 3 replicas,
+// as `testbed up` starts by default.
+func sharedTestbed(t *testing.T) *Testbed {
+	t.Helper()
+	requireBinaries(t)
+	sharedOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "herdbench-shared-")
+		if err == nil {
+			err = os.Chmod(dir, 0o755)
+		}
+		if err != nil {
+			sharedErr = err
+			return
+		}
+		shared, sharedErr = Start(context.Background(), Config{StateDir: dir, Binary: binary, Items: 1000})
+	})
+	if sharedErr != nil {
+		t.Fatalf("start shared testbed: %v", sharedErr)
+	}
+	return shared
+}
+
+// fleet talks to a testbed's replicas and dependencies.
+type fleet struct {
+	t   *testing.T
+	st  testbed.Status
+	rdb *redis.Client
+}
+
+func newFleet(t *testing.T, tb *Testbed) *fleet {
+	st := tb.Status()
+	opt, err := redis.ParseURL(st.Redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.DisableIdentity = true
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	return &fleet{t: t, st: st, rdb: rdb}
+}
+
+// configure sets every replica's run-time config and resets its state.
+func (f *fleet) configure(body string) {
+	f.t.Helper()
+	for _, u := range f.st.API {
+		for _, req := range []struct{ method, path, body string }{
+			{http.MethodPut, "/admin/config", body},
+			{http.MethodPost, "/admin/reset", ""},
+		} {
+			r, _ := http.NewRequest(req.method, u+req.path, strings.NewReader(req.body))
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 300 {
+				f.t.Fatalf("%s %s%s %s = %s %s", req.method, u, req.path, req.body, resp.Status, b)
+			}
+		}
+	}
+}
+
+// get requests an item from replica i and returns its X-Cache outcome, or
+// "status NNN" when it was not served.
+func (f *fleet) get(i int, id int64) string {
+	resp, err := http.Get(fmt.Sprintf("%s/items/%d", f.st.API[i%len(f.st.API)], id))
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "status " + resp.Status
+	}
+	return resp.Header.Get("X-Cache")
+}
+
+// herd sends n concurrent requests for one item, released at one instant and
+// spread round-robin over the replicas, and counts their outcomes.
+func (f *fleet) herd(id int64, n int) map[string]int {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	counts := map[string]int{}
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			o := f.get(i, id)
+			mu.Lock()
+			counts[o]++
+			mu.Unlock()
+		})
+	}
+	close(start)
+	wg.Wait()
+	return counts
+}
+
+// metric sums a herdbench_api_* counter over the replicas' /metrics.
+func (f *fleet) metric(name string) float64 {
+	f.t.Helper()
+	var sum float64
+	for _, u := range f.st.API {
+		resp, err := http.Get(u + "/metrics")
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, err := p.TextToMetricFamilies(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			f.t.Fatalf("parse %s/metrics: %v", u, err)
+		}
+		mf, ok := mfs[name]
+		if !ok {
+			f.t.Fatalf("%s/metrics has no %s", u, name)
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// itemQueryCalls reads pg_stat_statements calls of the item query, the
+// source the loads metric must match.
+func (f *fleet) itemQueryCalls() int64 {
+	f.t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, f.st.Postgres)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var calls int64
+	err = conn.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements
+		WHERE query = $1 AND userid = (SELECT oid FROM pg_roles WHERE rolname = $2)`, api.ItemQuery, testbed.AppRole).Scan(&calls)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return calls
+}
+
+// loads runs fn and returns the item loads it caused, after checking that
+// the replicas' herdbench_api_loads_total agrees with pg_stat_statements.
+// The replicas must have been reset (configure) before.
+func (f *fleet) loads(fn func()) int {
+	f.t.Helper()
+	before := f.itemQueryCalls()
+	fn()
+	calls := f.itemQueryCalls() - before
+	metric := f.metric("herdbench_api_loads_total")
+	if float64(calls) != metric {
+		f.t.Errorf("herdbench_api_loads_total = %v; pg_stat_statements calls of the item query rose by %d", metric, calls)
+	}
+	return int(calls)
+}
+
+// expire removes an item's fresh copy, as an expiry would; stale too removes
+// the stale copy the lock strategy falls back on.
+func (f *fleet) expire(id int64, stale bool) {
+	f.t.Helper()
+	keys := []string{api.ItemKey(id)}
+	if stale {
+		keys = append(keys, "stale:"+api.ItemKey(id))
+	}
+	if err := f.rdb.Del(context.Background(), keys...).Err(); err != nil {
+		f.t.Fatal(err)
+	}
+}
