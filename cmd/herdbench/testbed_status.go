@@ -38,11 +38,13 @@ such as '{{index .API 0}}'. Exits 1 when no testbed runs.`,
 	addStateDirFlag(c.Flags(), &opts.StateDir)
 	c.Flags().BoolVar(&opts.JSON, "json", false, "print the status as JSON")
 	c.Flags().StringVarP(&opts.Template, "template", "t", "", "format the status with a Go template, fields as in --json (.API, .Redis, .Postgres, .Toxiproxy, .PIDs, ...)")
-	c.MarkFlagsMutuallyExclusive("json", "template")
 	return c
 }
 
 func statusRun(stdout io.Writer, opts statusOptions) error {
+	if opts.JSON && opts.Template != "" {
+		return usageErrorf("--json and --template: use one of them")
+	}
 	var tmpl *template.Template
 	if opts.Template != "" {
 		var err error

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/local"
+)
+
+// binary is herdbench built by TestMain: exit codes and detaching are
+// properties of the real process.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "herdbench-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "herdbench")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build herdbench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// herdbench runs the binary and returns its exit code and output.
+func herdbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run herdbench %v: %v", args, err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// requireBinaries skips without redis-server and PostgreSQL, and fails in
+// CI, where a skipped test would prove nothing.
+func requireBinaries(t *testing.T) {
+	t.Helper()
+	if err := local.CheckBinaries(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and the testbed cannot run: %v", err)
+		}
+		t.Skipf("testbed binaries missing: %v", err)
+	}
+}
+
+// stateDir is a world-searchable directory: postgres may run as another
+// user and must enter it.
+func stateDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "herdbench-cmd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		herdbench(t, "testbed", "down", "--state-dir", dir) // after a failed test
+		os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// running reports whether pid is a live process. An exited process that
+// init has not reaped yet (a zombie) holds nothing and does not count.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil // no /proc: ask the kernel
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+func TestExitCodes(t *testing.T) {
+	empty := t.TempDir()
+	tests := []struct {
+		args       []string
+		want       int
+		wantStderr string
+	}{
+		{[]string{"version"}, exitOK, ""},
+		{[]string{"bogus"}, exitUsage, `unknown command "bogus"`},
+		{[]string{"testbed", "bogus"}, exitUsage, `unknown command "bogus"`},
+		{[]string{"--no-such-flag"}, exitUsage, "unknown flag: --no-such-flag"},
+		{[]string{"testbed", "up", "--replicas", "0"}, exitUsage, "--replicas: 0 out of range (accepted: 1 to 64)"},
+		{[]string{"testbed", "up", "--replicas", "three"}, exitUsage, `invalid argument "three" for "--replicas"`},
+		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--strategy: unknown \"magic\" (accepted: none, singleflight, lock, xfetch, ttl_jitter"},
+		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--ttl-jitter: 7 out of range (accepted: 0 to 1"},
+		{[]string{"testbed", "serve"}, exitUsage, "--redis and --postgres are required"},
+		{[]string{"testbed", "status", "--state-dir", empty}, exitError, "no testbed is running"},
+		{[]string{"testbed", "status", "--json", "--template", "x", "--state-dir", empty}, exitUsage, "--json and --template: use one of them"},
+		{[]string{"testbed", "down", "--state-dir", empty}, exitOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, stderr := herdbench(t, tt.args...)
+			if code != tt.want || !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("herdbench %s = exit %d, stderr %q; want exit %d, stderr containing %q",
+					strings.Join(tt.args, " "), code, stderr, tt.want, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestUpStatusDown(t *testing.T) {
+	requireBinaries(t)
+	dir := stateDir(t)
+	code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "100", "--strategy", "singleflight")
+	if code != exitOK {
+		t.Fatalf("testbed up = exit %d\n%s%s", code, stdout, stderr)
+	}
+	// up returned, the testbed keeps running
+	code, stdout, _ = herdbench(t, "testbed", "status", "--json", "--state-dir", dir)
+	var st testbed.Status
+	if err := json.Unmarshal([]byte(stdout), &st); code != exitOK || err != nil {
+		t.Fatalf("testbed status --json = exit %d, %v:\n%s", code, err, stdout)
+	}
+	if st.Provider != "local" || len(st.API) != 2 || st.Redis == "" || st.Postgres == "" || st.Toxiproxy == "" || st.StateDir != dir || len(st.PIDs) < 6 {
+		t.Errorf("status --json = %+v; want provider, 2 api URLs, redis, postgres, toxiproxy, state_dir and pids", st)
+	}
+	code, api0, _ := herdbench(t, "testbed", "status", "--state-dir", dir, "--template", "{{index .API 0}}")
+	if code != exitOK || strings.TrimSpace(api0) != st.API[0] {
+		t.Errorf("status --template '{{index .API 0}}' = %q; want %q", api0, st.API[0])
+	}
+	resp, err := http.Get(st.API[1] + "/items/42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-Cache") != "miss" {
+		t.Errorf("GET /items/42 = %s, X-Cache %q; want 200, miss", resp.Status, resp.Header.Get("X-Cache"))
+	}
+	cfg, err := http.Get(st.API[1] + "/admin/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct{ Strategy string }
+	_ = json.NewDecoder(cfg.Body).Decode(&c)
+	cfg.Body.Close()
+	if c.Strategy != "singleflight" {
+		t.Errorf("replica strategy = %q; want singleflight, passed from up --strategy", c.Strategy)
+	}
+
+	// a second up says so and changes nothing
+	code, _, stderr = herdbench(t, "testbed", "up", "--state-dir", dir)
+	if code != exitOK || !strings.Contains(stderr, "already running") {
+		t.Errorf("second up = exit %d, stderr %q; want 0 and 'already running'", code, stderr)
+	}
+	_, again, _ := herdbench(t, "testbed", "status", "--json", "--state-dir", dir)
+	var st2 testbed.Status
+	_ = json.Unmarshal([]byte(again), &st2)
+	if st2.PIDs["supervisor"] != st.PIDs["supervisor"] || st2.PIDs["postgres"] != st.PIDs["postgres"] {
+		t.Errorf("pids after a second up = %v; want unchanged %v", st2.PIDs, st.PIDs)
+	}
+
+	code, stdout, stderr = herdbench(t, "testbed", "down", "--state-dir", dir)
+	if code != exitOK || !strings.Contains(stdout, "testbed stopped") {
+		t.Fatalf("testbed down = exit %d\n%s%s", code, stdout, stderr)
+	}
+	if pids := local.Processes(dir); len(pids) > 0 {
+		t.Errorf("processes left after down: %v", pids)
+	}
+	for name, pid := range st.PIDs {
+		if running(pid) {
+			t.Errorf("%s (pid %d) still running after down", name, pid)
+		}
+	}
+	if code, _, _ := herdbench(t, "testbed", "status", "--state-dir", dir); code != exitError {
+		t.Errorf("status after down = exit %d; want 1", code)
+	}
+}
+
+func TestFailedUpLeavesNothing(t *testing.T) {
+	requireBinaries(t)
+	dir := stateDir(t)
+	code, _, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--timeout", "1ms")
+	if code != exitError || !strings.Contains(stderr, "not ready") || !strings.Contains(stderr, "log: ") {
+		t.Errorf("up --timeout 1ms = exit %d, stderr %q; want 1, naming the part that was not ready and its log", code, stderr)
+	}
+	if pids := local.Processes(dir); len(pids) > 0 {
+		t.Errorf("processes left after a failed up: %v", pids)
+	}
+}
+
+func TestForegroundStopsEverythingOnCtrlC(t *testing.T) {
+	requireBinaries(t)
+	dir := stateDir(t)
+	var out bytes.Buffer
+	fg := exec.Command(binary, "testbed", "up", "--foreground", "--state-dir", dir, "--replicas", "1", "--items", "10")
+	fg.Stdout, fg.Stderr = &out, &out
+	if err := fg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- fg.Wait() }()
+
+	var st testbed.Status
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var err error
+		if st, err = local.ReadStatus(dir); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("foreground up exited before it was ready: %v\n%s", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testbed not ready within 30s: %v\n%s", err, out.String())
+		}
+	}
+	if err := fg.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("foreground up after Ctrl-C: %v; want exit 0\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("foreground up still running 30s after Ctrl-C\n%s", out.String())
+	}
+	if pids := local.Processes(dir); len(pids) > 0 {
+		t.Errorf("processes left after Ctrl-C: %v", pids)
+	}
+	for name, pid := range st.PIDs {
+		if name != "supervisor" && name != "toxiproxy" && running(pid) {
+			t.Errorf("%s (pid %d) still running after Ctrl-C", name, pid)
+		}
+	}
+}
