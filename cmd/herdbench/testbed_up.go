@@ -94,7 +94,12 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 
 // upForeground runs the supervisor in this process until ctx ends.
 func upForeground(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
+	var logFile string
+	if opts.NotifyFD > 0 { // detached: upDetached sends stderr here
+		logFile = filepath.Join(opts.StateDir, "logs", "supervisor.log")
+	}
 	tb, err := local.Start(ctx, local.Config{
+		LogFile:      logFile,
 		StateDir:     opts.StateDir,
 		Replicas:     opts.Replicas,
 		Items:        opts.Items,

@@ -36,6 +36,7 @@ type Config struct {
 	Ports        Ports         // fixed ports; zero picks a free one
 	ReadyTimeout time.Duration // deadline for every part to answer
 	Log          *slog.Logger  // progress and unexpected exits; nil discards
+	LogFile      string        // where Log writes, if a file: shown in the status
 }
 
 // Ports fixes listening ports; a zero port is picked free.
@@ -160,6 +161,9 @@ func Start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
 			Versions: map[string]string{"toxiproxy": toxiproxyVersion()},
 			Logs:     map[string]string{},
 		},
+	}
+	if cfg.LogFile != "" {
+		tb.status.Logs["supervisor"] = cfg.LogFile
 	}
 	defer func() {
 		if err != nil {
