@@ -108,6 +108,8 @@ func (s *Server) xfetchDue(e entry, beta float64) bool {
 func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.DBTimeout)
 	defer cancel()
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
 	start := time.Now()
 	var it Item
 	err := s.db.QueryRow(ctx, ItemQuery, id, time.Duration(v.cfg.QueryCost).Seconds()).Scan(&it.ID, &it.Name, &it.Payload)

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -39,7 +41,7 @@ type metrics struct {
 	loadDuration prometheus.Histogram
 }
 
-func newMetrics() *metrics {
+func newMetrics(inFlight *atomic.Int64) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		reg: reg,
@@ -89,7 +91,11 @@ func newMetrics() *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
 	}
-	reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
+	loadsInFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "herdbench_api_loads_in_flight",
+		Help: "Item queries running now; not cleared by a reset.",
+	}, func() float64 { return float64(inFlight.Load()) })
+	reg.MustRegister(loadsInFlight, m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
 		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range outcomes {

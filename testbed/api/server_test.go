@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -119,22 +120,23 @@ func TestResetZeroesCounters(t *testing.T) {
 }
 
 func TestMetricsLint(t *testing.T) {
-	problems, err := testutil.GatherAndLint(newMetrics().reg)
+	var n0 atomic.Int64
+	problems, err := testutil.GatherAndLint(newMetrics(&n0).reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range problems {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
-	mfs, _ := newMetrics().reg.Gather()
+	mfs, _ := newMetrics(&n0).reg.Gather()
 	n := 0
 	for _, mf := range mfs {
 		if strings.HasPrefix(mf.GetName(), "herdbench_api_") {
 			n++
 		}
 	}
-	if n != 11 {
-		t.Errorf("gathered %d herdbench_api_* families; want 11", n)
+	if n != 12 {
+		t.Errorf("gathered %d herdbench_api_* families; want 12", n)
 	}
 }
 
