@@ -54,6 +54,11 @@ func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
 	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
 	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")
 	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(api.Strategies, ", ")+", or several joined with +")
+	addKnobFlags(fs, c)
+}
+
+// addKnobFlags binds the mitigation knobs of a replica's run-time config.
+func addKnobFlags(fs *pflag.FlagSet, c *api.Config) {
 	fs.DurationVar((*time.Duration)(&c.TTL), "ttl", time.Duration(c.TTL), "lifetime of a cached item")
 	fs.DurationVar((*time.Duration)(&c.StaleTTL), "stale-ttl", time.Duration(c.StaleTTL), "lifetime of the stale copy the lock strategy serves")
 	fs.Float64Var(&c.TTLJitter, "ttl-jitter", c.TTLJitter, "fraction of the TTL added at random by ttl_jitter, 0 to 1")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
@@ -16,8 +17,35 @@ import (
 // proxyServer is the toxiproxy server embedded in the supervisor.
 type proxyServer struct {
 	srv    *toxiproxy.ApiServer
-	log    *os.File
+	log    *closableLog
 	served chan error // Listen's result
+}
+
+// closableLog is toxiproxy's log file. Its connections log their end after
+// the server stops, so writes after Close are dropped, not failed.
+type closableLog struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (l *closableLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return len(p), nil
+	}
+	return l.f.Write(p)
+}
+
+func (l *closableLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.f
+	l.f = nil
+	if f == nil {
+		return nil
+	}
+	return f.Close()
 }
 
 // startProxy runs toxiproxy's API on port and one proxy per dependency in
@@ -29,9 +57,10 @@ func (tb *Testbed) startProxy(ctx context.Context, port int, upstreams map[strin
 	if err != nil {
 		return nil, err
 	}
+	logw := &closableLog{f: f}
 	ps := &proxyServer{
-		srv:    toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.New(f).With().Timestamp().Logger()),
-		log:    f,
+		srv:    toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.New(logw).With().Timestamp().Logger()),
+		log:    logw,
 		served: make(chan error, 1),
 	}
 	tb.proxy = ps

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+type stampedeOptions struct {
+	Arms       []string
+	Plan       experiment.Plan
+	Knobs      api.Config
+	Replicas   int
+	StateDir   string
+	JSONFile   string
+	ResultsDir string
+	Progress   bool // a live line on stderr
+}
+
+// Defaults of the stampede: a clear difference between arms, and the four
+// default arms done in about 75 s on 2 cores.
+var stampedeDefaults = experiment.Plan{
+	Trigger: "expire",
+	HotKeys: 100,
+	Rate:    1000,
+	Keys:    10_000,
+	Zipf:    1.1,
+	Timeout: api.Duration(time.Second),
+	Warmup:  api.Duration(3 * time.Second),
+	Before:  api.Duration(3 * time.Second),
+	After:   api.Duration(8 * time.Second),
+}
+
+// stampedeQueryCost is the stampede's default query cost: a recompute
+// expensive enough that duplicate loads of a hot key pile up, as in a real
+// stampede. The testbed's own default is api.DefaultConfig's 50ms.
+const stampedeQueryCost = 200 * time.Millisecond
+
+func newStampedeCmd(stdout, stderr io.Writer) *cobra.Command {
+	reg := triggers.Default()
+	opts := stampedeOptions{
+		Arms:       []string{api.None, api.Singleflight, api.Lock, api.XFetch},
+		Plan:       stampedeDefaults,
+		Knobs:      stampedeKnobs(),
+		Replicas:   local.DefaultReplicas,
+		ResultsDir: "herdbench-results",
+	}
+	c := &cobra.Command{
+		Use:   "stampede",
+		Short: "Provoke a cache stampede once per arm and compare DB queries, p99 and drop rate",
+		Long: `Provoke a herd once per arm (mitigation) and report side by side what the
+database, the cache and the clients saw.
+
+Each arm starts from the same state (cache flushed, hot keys warmed, replicas
+reset), then runs steady open-model load (vegeta, constant rate, Zipf keys,
+round-robin over the replicas): warmup, before, the trigger at T, after.
+Postgres (pg_stat_statements, pg_stat_activity), Redis (INFO) and the clients
+(latency from each request's intended send time) are observed every 100 ms.
+
+If a testbed is running (herdbench testbed up) the stampede uses it and
+leaves it running; otherwise it starts the local testbed and stops it at the
+end, on Ctrl-C and on failure too. Results are always written under
+--results-dir, also when interrupted (the arms that finished).
+
+Triggers: ` + triggerHelp(reg),
+		Example: `  herdbench stampede
+  herdbench stampede --arms none,lock,lock+ttl_jitter --rate 500
+  herdbench stampede --trigger ttl --ttl 5s --arms none,xfetch,ttl_jitter`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return stampedeRun(c.Context(), stdout, stderr, reg, opts)
+		},
+	}
+	fs := c.Flags()
+	p := &opts.Plan
+	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+", or several joined with +)")
+	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
+	fs.IntVar(&p.Rate, "rate", p.Rate, fmt.Sprintf("requests per second, open model (at most %d)", experiment.MaxRate))
+	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")
+	fs.IntVar(&p.HotKeys, "hot-keys", p.HotKeys, "the hottest ids, warmed before each arm and hit by the trigger")
+	fs.Float64Var(&p.Zipf, "zipf", p.Zipf, "Zipf exponent of the key distribution (greater than 1)")
+	fs.DurationVar((*time.Duration)(&p.Timeout), "timeout", time.Duration(p.Timeout), "client timeout per request")
+	fs.DurationVar((*time.Duration)(&p.Warmup), "warmup", time.Duration(p.Warmup), "load before measuring")
+	fs.DurationVar((*time.Duration)(&p.Before), "before", time.Duration(p.Before), "measured load before T: the baseline")
+	fs.DurationVar((*time.Duration)(&p.After), "after", time.Duration(p.After), "measured load after T")
+	fs.Uint64Var(&p.Seed, "seed", 0, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
+	fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
+	fs.StringVar(&opts.JSONFile, "json", "", "also write the results JSON to `FILE`")
+	fs.StringVar(&opts.ResultsDir, "results-dir", opts.ResultsDir, "where every run's results.json is written, in a directory per run")
+	addKnobFlags(fs, &opts.Knobs)
+	addStateDirFlag(fs, &opts.StateDir)
+	opts.Progress = isTerminal(stderr) && os.Getenv("CI") == ""
+	return c
+}
+
+func stampedeKnobs() api.Config {
+	c := api.DefaultConfig
+	c.QueryCost = api.Duration(stampedeQueryCost)
+	return c
+}
+
+func triggerHelp(reg *triggers.Registry) string {
+	var b strings.Builder
+	for _, n := range reg.Names() {
+		t, _ := reg.Get(n)
+		fmt.Fprintf(&b, "\n  %-8s %s", n, t.Describe())
+	}
+	return b.String()
+}
+
+func stampedeRun(ctx context.Context, stdout, stderr io.Writer, reg *triggers.Registry, opts stampedeOptions) error {
+	plan := opts.Plan
+	if plan.Seed == 0 {
+		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype
+	}
+	plan.Arms = experiment.Arms(opts.Arms, opts.Knobs)
+	if err := plan.Validate(reg.Names()); err != nil {
+		return flagErrors(err)
+	}
+	if opts.Replicas < 1 || opts.Replicas > 64 {
+		return usageErrorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas)
+	}
+
+	// Use the running testbed, or start one for this run.
+	st, err := local.ReadStatus(opts.StateDir)
+	switch {
+	case err == nil:
+		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", st.StateDir)
+	case errors.Is(err, local.ErrNotRunning):
+		fmt.Fprintf(stderr, "starting the local testbed (%d replicas) ...\n", opts.Replicas)
+		replica := api.DefaultOptions
+		replica.Seed = plan.Seed
+		replica.Config = opts.Knobs
+		tb, err := local.Start(ctx, local.Config{StateDir: opts.StateDir, Replicas: opts.Replicas, Replica: replica})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			fmt.Fprintln(stderr, "stopping the local testbed")
+			tb.Stop()
+		}()
+		st = tb.Status()
+	default:
+		return err
+	}
+	target, err := targets.Testbed(ctx, st)
+	if err != nil {
+		return err
+	}
+	defer target.Close()
+
+	trig, _ := reg.Get(plan.Trigger)
+	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: environmentOf(st)}
+	reporters.Header(stdout, header, trig.Describe())
+
+	started := time.Now()
+	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
+		Target: target, Triggers: reg, Version: herdbenchVersion(),
+		Progress: progressPrinter(stderr, opts.Progress),
+	})
+	if opts.Progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if rep == nil {
+		return runErr
+	}
+	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
+	paths := []string{filepath.Join(dir, "results.json")}
+	if opts.JSONFile != "" {
+		paths = append(paths, opts.JSONFile)
+	}
+	for _, p := range paths {
+		if err := reporters.WriteJSONFile(p, rep); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	if err := reporters.Table(stdout, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "results   %s\n", strings.Join(paths, ", "))
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: partial results (%d of %d arms) in %s", len(rep.Arms), len(plan.Arms), paths[0])
+		}
+		return fmt.Errorf("%w (partial results in %s)", runErr, paths[0])
+	}
+	return nil
+}
+
+func environmentOf(st testbed.Status) experiment.Environment {
+	return experiment.Environment{Provider: st.Provider, Replicas: len(st.API),
+		Redis: st.Versions["redis"], Postgres: st.Versions["postgres"], CPUs: runtime.NumCPU()}
+}
+
+// progressPrinter returns a progress callback: a line rewritten in place on
+// a terminal; otherwise one line as each arm starts.
+func progressPrinter(w io.Writer, live bool) func(experiment.Progress) {
+	last := ""
+	return func(p experiment.Progress) {
+		if live {
+			fmt.Fprintf(w, "\r\033[Karm %d/%d %-14s %-7s %5.1fs  %s requests  db %.0f q/s",
+				p.Arm, p.Arms, p.Name, p.Phase, p.Elapsed.Seconds(), fmt.Sprint(p.Requests), p.DBQPS)
+			return
+		}
+		if key := fmt.Sprint(p.Arm); key != last {
+			last = key
+			fmt.Fprintf(w, "arm %d/%d %s\n", p.Arm, p.Arms, p.Name)
+		}
+	}
+}
+
+// isTerminal reports whether w is a character device, such as a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

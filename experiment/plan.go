@@ -1,0 +1,110 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// Safety caps: a plan above them is refused before anything is sent.
+const (
+	MaxRate        = 20_000           // requests per second
+	MaxArmDuration = 10 * time.Minute // warmup + before + after
+	MaxArms        = 16
+)
+
+// Plan is one experiment: the same load and trigger once per arm.
+type Plan struct {
+	Arms    []Arm        `json:"arms"`
+	Trigger string       `json:"trigger"`
+	HotKeys int          `json:"hot_keys"` // ids 1..HotKeys are warmed and triggered
+	Rate    int          `json:"rate"`     // requests per second, open model
+	Keys    int          `json:"keys"`     // ids 1..Keys
+	Zipf    float64      `json:"zipf"`     // exponent of the key distribution
+	Timeout api.Duration `json:"timeout"`  // client timeout
+	Warmup  api.Duration `json:"warmup"`   // load before measuring
+	Before  api.Duration `json:"before"`   // measured load before T: the baseline
+	After   api.Duration `json:"after"`    // measured load after T
+	Seed    uint64       `json:"seed"`
+}
+
+// Arm is one configuration of the service under the same experiment.
+type Arm struct {
+	Name   string     `json:"name"`
+	Config api.Config `json:"config"`
+}
+
+// Arms returns one arm per strategy name ("lock", "lock+ttl_jitter", ...),
+// each with base and that strategy.
+func Arms(names []string, base api.Config) []Arm {
+	arms := make([]Arm, len(names))
+	for i, n := range names {
+		c := base
+		c.Strategy = n
+		arms[i] = Arm{Name: n, Config: c}
+	}
+	return arms
+}
+
+// T is the trigger's offset from the start of the load.
+func (p Plan) T() time.Duration { return time.Duration(p.Warmup + p.Before) }
+
+// Duration is one arm's load time.
+func (p Plan) Duration() time.Duration { return time.Duration(p.Warmup + p.Before + p.After) }
+
+// Validate returns every problem at once, each naming the field (as in the
+// results JSON) and the accepted values. triggerNames are the valid triggers.
+func (p Plan) Validate(triggerNames []string) error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
+	}
+	if len(p.Arms) == 0 || len(p.Arms) > MaxArms {
+		bad("arms", "%d arms (accepted: 1 to %d)", len(p.Arms), MaxArms)
+	}
+	seen := map[string]bool{}
+	for _, a := range p.Arms {
+		if seen[a.Name] {
+			bad("arms", "%q twice", a.Name)
+		}
+		seen[a.Name] = true
+		if err := a.Config.Validate(); err != nil {
+			bad("arms", "%s: %v", a.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+	}
+	if !slices.Contains(triggerNames, p.Trigger) {
+		bad("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(triggerNames, ", "))
+	}
+	if p.Rate < 1 || p.Rate > MaxRate {
+		bad("rate", "%d out of range (accepted: 1 to %d requests/s)", p.Rate, MaxRate)
+	}
+	if p.Keys < 1 {
+		bad("keys", "%d out of range (accepted: 1 or more)", p.Keys)
+	}
+	if p.HotKeys < 1 || p.HotKeys > p.Keys {
+		bad("hot_keys", "%d out of range (accepted: 1 to keys, %d)", p.HotKeys, p.Keys)
+	}
+	if p.Zipf <= 1 {
+		bad("zipf", "%g out of range (accepted: greater than 1)", p.Zipf)
+	}
+	if p.Timeout <= 0 {
+		bad("timeout", "%s (accepted: more than 0)", p.Timeout)
+	}
+	if p.Warmup < 0 {
+		bad("warmup", "%s is negative", p.Warmup)
+	}
+	if p.Before < api.Duration(time.Second) {
+		bad("before", "%s too short (accepted: 1s or more: it is the baseline)", p.Before)
+	}
+	if p.After < api.Duration(time.Second) {
+		bad("after", "%s too short (accepted: 1s or more)", p.After)
+	}
+	if p.Duration() > MaxArmDuration {
+		bad("after", "warmup + before + after = %s exceeds the cap of %s per arm", p.Duration(), MaxArmDuration)
+	}
+	return errors.Join(errs...)
+}

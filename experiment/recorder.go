@@ -1,0 +1,113 @@
+package experiment
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/herdbench/herdbench/load"
+)
+
+// RowWidth is the timeline's resolution.
+const RowWidth = 100 * time.Millisecond
+
+// Latencies are recorded in microseconds, up to a minute.
+const maxLatencyUS = int64(time.Minute / time.Microsecond)
+
+func newHist(sigfigs int) *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, maxLatencyUS, sigfigs)
+}
+
+// recorder files each request by its intended send time: into a timeline
+// row, and into the baseline (before T) or the measured window (from T).
+type recorder struct {
+	t    time.Time // T
+	from time.Time // start of the timeline: T - before
+
+	mu       sync.Mutex
+	rows     map[int64]*clientRow
+	after    *hdrhistogram.Histogram
+	outcomes map[load.Outcome]int64  // from T
+	baseline *hdrhistogram.Histogram // [T - before, T)
+	sent     int64                   // every record, for progress
+}
+
+type clientRow struct {
+	requests, ok int64
+	hist         *hdrhistogram.Histogram
+}
+
+func newRecorder(t time.Time, before time.Duration) *recorder {
+	return &recorder{t: t, from: t.Add(-before), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
+		after: newHist(3), baseline: newHist(3)}
+}
+
+// rowIndex is the timeline row of an instant: floor((at - T) / RowWidth).
+func rowIndex(at, t time.Time) int64 {
+	return int64(math.Floor(float64(at.Sub(t)) / float64(RowWidth)))
+}
+
+func (r *recorder) add(rec load.Record) {
+	us := min(max(rec.Latency.Microseconds(), 1), maxLatencyUS)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent++
+	if rec.Intended.Before(r.from) {
+		return // warmup
+	}
+	i := rowIndex(rec.Intended, r.t)
+	row := r.rows[i]
+	if row == nil {
+		row = &clientRow{hist: newHist(2)}
+		r.rows[i] = row
+	}
+	row.requests++
+	if rec.Outcome == load.OK {
+		row.ok++
+	}
+	_ = row.hist.RecordValue(us)
+	if rec.Intended.Before(r.t) {
+		_ = r.baseline.RecordValue(us)
+		return
+	}
+	_ = r.after.RecordValue(us)
+	r.outcomes[rec.Outcome]++
+}
+
+func (r *recorder) requests() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sent
+}
+
+// http summarises the requests intended from T on.
+func (r *recorder) http() HTTP {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := HTTP{
+		OK: r.outcomes[load.OK],
+		Errors: Errors{
+			Timeout: r.outcomes[load.Timeout],
+			Conn:    r.outcomes[load.Conn],
+			E5xx:    r.outcomes[load.Error5xx],
+			Shed:    r.outcomes[load.Shed],
+			Other:   r.outcomes[load.Other],
+		},
+	}
+	for _, n := range r.outcomes {
+		h.Requests += n
+	}
+	if h.Requests > 0 {
+		h.DropRate = float64(h.Requests-h.OK) / float64(h.Requests)
+		h.P50MS = ms(r.after.ValueAtQuantile(50))
+		h.P90MS = ms(r.after.ValueAtQuantile(90))
+		h.P99MS = ms(r.after.ValueAtQuantile(99))
+		h.P999MS = ms(r.after.ValueAtQuantile(99.9))
+		h.MaxMS = ms(r.after.Max())
+	}
+	return h
+}
+
+func ms(us int64) float64 { return math.Round(float64(us)/10) / 100 }

@@ -1,0 +1,133 @@
+package experiment
+
+import (
+	"time"
+
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// Schema names the results format; it changes when a field changes meaning.
+const Schema = "herdbench.results/v1"
+
+// Report is an experiment's results: the contract gates, reports and other
+// tools read. Every figure traces to a source, named on its field.
+type Report struct {
+	Schema      string      `json:"schema"`
+	Version     string      `json:"version"`
+	Seed        uint64      `json:"seed"`
+	StartedAt   time.Time   `json:"started_at"`
+	Partial     bool        `json:"partial"`         // not every arm finished
+	Error       string      `json:"error,omitempty"` // why, when partial
+	Plan        Plan        `json:"plan"`
+	Environment Environment `json:"environment"`
+	Arms        []ArmResult `json:"arms"`
+}
+
+// Environment is where the experiment ran.
+type Environment struct {
+	Provider  string `json:"provider"`
+	Replicas  int    `json:"replicas"`
+	Redis     string `json:"redis"`
+	Postgres  string `json:"postgres"`
+	CPUs      int    `json:"cpus"`
+	Go        string `json:"go"`
+	OS        string `json:"os"`
+	Herdbench string `json:"herdbench"`
+}
+
+// ArmResult is one arm's figures. Windows: db.queries, cache.* and http.*
+// count from T to the end of the arm; db.queries_total and api.* from the
+// start of the load to the end; warm is the cache fill before the load.
+type ArmResult struct {
+	Name       string        `json:"name"`
+	Config     api.Config    `json:"config"`
+	T          time.Time     `json:"t"`
+	Warm       Warm          `json:"warm"`
+	Trigger    TriggerResult `json:"trigger"`
+	DB         DB            `json:"db"`
+	Cache      Cache         `json:"cache"`
+	HTTP       HTTP          `json:"http"`
+	API        APICounters   `json:"api"`
+	RecoveryMS *int64        `json:"recovery_ms"` // null: not back within the band by the end
+	Timeline   []Row         `json:"timeline"`
+}
+
+// Warm is the cache fill before the load: every key once, each one load.
+type Warm struct {
+	Keys    int   `json:"keys"`
+	Queries int64 `json:"queries"` // pg_stat_statements delta of the item query
+	TookMS  int64 `json:"took_ms"`
+}
+
+// TriggerResult says what the trigger did and when.
+type TriggerResult struct {
+	Name    string          `json:"name"`
+	FiredAt time.Time       `json:"fired_at"`
+	Detail  triggers.Detail `json:"detail"`
+}
+
+// DB figures come from pg_stat_statements calls of the item query by the
+// app's role, and pg_stat_activity backends of that role.
+type DB struct {
+	Queries         int64   `json:"queries"`          // T to end
+	QueriesTotal    int64   `json:"queries_total"`    // start of the load to end
+	PeakQPS         float64 `json:"peak_qps"`         // over 1 s sliding windows
+	BaselineQPS     float64 `json:"baseline_qps"`     // mean over the before window
+	PeakConnections int64   `json:"peak_connections"` // most backends of the app role at once
+	NewConnections  int64   `json:"new_connections"`  // backends started after T (still open when sampled)
+}
+
+// Cache figures are Redis INFO deltas from T to the end.
+type Cache struct {
+	Hits     int64    `json:"hits"`
+	Misses   int64    `json:"misses"`
+	HitRatio *float64 `json:"hit_ratio"` // null when there were no reads
+	Expired  int64    `json:"expired"`
+}
+
+// HTTP figures come from the client's results for requests intended at or
+// after T; latency counts from each request's intended send time.
+type HTTP struct {
+	Requests int64   `json:"requests"`
+	OK       int64   `json:"ok"`
+	Errors   Errors  `json:"errors"`
+	DropRate float64 `json:"drop_rate"` // (requests - ok) / requests
+	P50MS    float64 `json:"p50_ms"`
+	P90MS    float64 `json:"p90_ms"`
+	P99MS    float64 `json:"p99_ms"`
+	P999MS   float64 `json:"p999_ms"`
+	MaxMS    float64 `json:"max_ms"`
+}
+
+// Errors counts requests by failed outcome; with OK they add up to Requests.
+type Errors struct {
+	Timeout int64 `json:"timeout"`
+	Conn    int64 `json:"conn"`
+	E5xx    int64 `json:"5xx"`
+	Shed    int64 `json:"shed"`
+	Other   int64 `json:"other"`
+}
+
+// APICounters are the replicas' herdbench_api_* counters, summed, from the
+// start of the load (they are reset after the warm) to the end.
+type APICounters struct {
+	Loads       int64 `json:"loads"`
+	LoadErrors  int64 `json:"load_errors"`
+	EarlyLoads  int64 `json:"early_loads"`
+	Coalesced   int64 `json:"coalesced"`
+	StaleServed int64 `json:"stale_served"`
+	LockWaits   int64 `json:"lock_waits"`
+}
+
+// Row is 100 ms of the timeline; t_ms is its start relative to T.
+type Row struct {
+	TMS         int64   `json:"t_ms"`
+	DBQPS       float64 `json:"db_qps"`
+	Hits        int64   `json:"hits"`
+	Misses      int64   `json:"misses"`
+	Requests    int64   `json:"requests"` // intended in this row
+	OK          int64   `json:"ok"`
+	P99MS       float64 `json:"p99_ms"`
+	Connections int64   `json:"connections"`
+}

@@ -1,0 +1,349 @@
+// Package experiment runs a Plan against a target once per arm, from the
+// same starting state each time, and turns what the clients, Postgres and
+// Redis saw into a Report.
+//
+// Per arm: flush the cache and fill it the same way (every key once, the hot
+// ones with the arm's config), reset the replicas, snapshot, then load
+// (warmup, before), fire the trigger at T, load on (after), wait until no
+// load runs in the replicas, and snapshot again. Arms run one after another:
+// at once, each arm's load would hit the others.
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// Env is what Run works with.
+type Env struct {
+	Target   *targets.Target
+	Triggers *triggers.Registry
+	Version  string         // herdbench's, for the report
+	Progress func(Progress) // called a few times a second; may be nil
+	Interval time.Duration  // sampling interval; 0 means observe.DefaultInterval
+	// MaxWorkers caps the load generator's concurrency (0: unbounded).
+	MaxWorkers uint64
+}
+
+// Progress is where a run is, for a progress line.
+type Progress struct {
+	Arm, Arms int // 1-based
+	Name      string
+	Phase     string // warm, warmup, before, after, drain
+	Elapsed   time.Duration
+	DBQPS     float64
+	Requests  int64
+}
+
+// drainTimeout bounds the wait for the replicas' loads to finish.
+const drainTimeout = 15 * time.Second
+
+// Run runs every arm of p and returns the report. When ctx ends or an arm
+// fails, the report holds the arms that finished, is marked partial, and
+// the error says why.
+func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
+	if err := p.Validate(env.Triggers.Names()); err != nil {
+		return nil, err
+	}
+	trig, _ := env.Triggers.Get(p.Trigger)
+	st := env.Target.Status
+	rep := &Report{
+		Schema:    Schema,
+		Version:   env.Version,
+		Seed:      p.Seed,
+		StartedAt: time.Now().UTC(),
+		Plan:      p,
+		Arms:      []ArmResult{},
+		Environment: Environment{
+			Provider: st.Provider, Replicas: len(st.API),
+			Redis: st.Versions["redis"], Postgres: st.Versions["postgres"],
+			CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
+			Herdbench: env.Version,
+		},
+	}
+	// leave the replicas as they were found
+	if orig, err := env.Target.Config(ctx); err == nil {
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = env.Target.Configure(rctx, orig)
+		}()
+	}
+	for i, arm := range p.Arms {
+		res, err := runArm(ctx, p, i, arm, trig, env)
+		if err != nil {
+			rep.Partial = true
+			rep.Error = fmt.Sprintf("arm %s: %v", arm.Name, err)
+			return rep, fmt.Errorf("arm %s: %w", arm.Name, err)
+		}
+		rep.Arms = append(rep.Arms, *res)
+	}
+	return rep, nil
+}
+
+// hotIDs are the ids the Zipf distribution draws most: 1..n.
+func hotIDs(n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+	}
+	return ids
+}
+
+type fired struct {
+	at     time.Time
+	atT    observe.Sample // the snapshot just before firing
+	detail triggers.Detail
+	err    error
+}
+
+func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger, env Env) (*ArmResult, error) {
+	tg := env.Target
+	interval := env.Interval
+	if interval == 0 {
+		interval = observe.DefaultInterval
+	}
+	src := observe.Source{DB: tg.DB, Redis: tg.Redis, Query: api.ItemQuery, Role: testbed.AppRole}
+	armStart := time.Now()
+	progress := func(phase string, dbqps float64, reqs int64) {
+		if env.Progress != nil {
+			env.Progress(Progress{Arm: idx + 1, Arms: len(p.Arms), Name: arm.Name, Phase: phase,
+				Elapsed: time.Since(armStart), DBQPS: dbqps, Requests: reqs})
+		}
+	}
+	progress("warm", 0, 0)
+
+	// the same starting state for every arm: an empty cache filled the same
+	// way, replicas reset
+	w0, err := src.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := tg.Redis.FlushDB(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("flush cache: %w", err)
+	}
+	hot := hotIDs(p.HotKeys)
+	warmStart := time.Now()
+	if err := warmAll(ctx, tg, p, arm, trig, hot); err != nil {
+		return nil, err
+	}
+	warmTook := time.Since(warmStart)
+	if err := tg.Reset(ctx); err != nil {
+		return nil, err
+	}
+	s0, err := src.Read(ctx) // db.queries_total counts from here
+	if err != nil {
+		return nil, err
+	}
+
+	// load, with the trigger at T
+	loadStart := time.Now()
+	t := loadStart.Add(p.T())
+	src.Since = t
+	rec := newRecorder(t, time.Duration(p.Before))
+	sampler := observe.Start(ctx, src, interval)
+	firedc := make(chan fired, 1)
+	go func() {
+		timer := time.NewTimer(time.Until(t))
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			firedc <- fired{err: ctx.Err()}
+			return
+		case <-timer.C:
+		}
+		f := fired{}
+		if f.atT, f.err = src.Read(ctx); f.err == nil {
+			f.at = time.Now()
+			f.detail, f.err = trig.Fire(ctx, triggers.Env{Redis: tg.Redis, HotKeys: hot, T: t})
+		}
+		firedc <- f
+	}()
+	stopProgress := watch(ctx, sampler, rec, t, time.Duration(p.Warmup), loadStart, progress)
+	_, attackErr := load.Attack(ctx, load.Config{
+		Targets: tg.Status.API, Rate: p.Rate, Duration: p.Duration(),
+		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
+		MaxWorkers: env.MaxWorkers,
+	}, rec.add)
+	stopProgress()
+	f := <-firedc
+	if err := errors.Join(attackErr, ctx.Err()); err != nil {
+		sampler.Stop()
+		return nil, err
+	}
+	if f.err != nil {
+		sampler.Stop()
+		return nil, fmt.Errorf("trigger %s: %w", trig.Name(), f.err)
+	}
+
+	// let the replicas finish what they started, then take the last snapshot
+	progress("drain", 0, rec.requests())
+	if err := drain(ctx, tg); err != nil {
+		sampler.Stop()
+		return nil, err
+	}
+	end, err := src.Read(ctx)
+	samples, serr := sampler.Stop()
+	if err = errors.Join(err, serr); err != nil {
+		return nil, err
+	}
+	metrics, err := tg.Metrics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := summarize(p, arm, t, s0, f.atT, end, samples, rec)
+	res.Warm = Warm{Keys: p.Keys, Queries: s0.Calls - w0.Calls, TookMS: warmTook.Milliseconds()}
+	res.Trigger = TriggerResult{Name: trig.Name(), FiredAt: f.at.UTC(), Detail: f.detail}
+	res.API = APICounters{
+		Loads:       int64(metrics["herdbench_api_loads_total"]),
+		LoadErrors:  int64(metrics["herdbench_api_load_errors_total"]),
+		EarlyLoads:  int64(metrics["herdbench_api_early_loads_total"]),
+		Coalesced:   int64(metrics["herdbench_api_coalesced_total"]),
+		StaleServed: int64(metrics["herdbench_api_stale_served_total"]),
+		LockWaits:   int64(metrics["herdbench_api_lock_waits_total"]),
+	}
+	return res, nil
+}
+
+// warmAll fills the cache through the replicas: every key of the key space
+// once, so the arm measures the herd rather than first-time loads of a cold
+// tail. The tail is loaded at no query cost, to take a second rather than
+// minutes; the hot keys at the arm's cost, so what the replicas store about
+// them (xfetch's load time) is real, and with the trigger's warm config.
+func warmAll(ctx context.Context, tg *targets.Target, p Plan, arm Arm, trig triggers.Trigger, hot []int64) error {
+	tail := arm.Config
+	tail.QueryCost = 0
+	if err := tg.Configure(ctx, tail); err != nil {
+		return err
+	}
+	tailIDs := make([]int64, 0, p.Keys-p.HotKeys)
+	for id := int64(p.HotKeys + 1); id <= int64(p.Keys); id++ {
+		tailIDs = append(tailIDs, id)
+	}
+	if err := warm(ctx, tg, tailIDs); err != nil {
+		return err
+	}
+	hotCfg := arm.Config
+	if wc, ok := trig.(triggers.WarmConfigurer); ok {
+		hotCfg = wc.WarmConfig(arm.Config, p.T())
+	}
+	if err := tg.Configure(ctx, hotCfg); err != nil {
+		return err
+	}
+	if err := warm(ctx, tg, hot); err != nil {
+		return err
+	}
+	if hotCfg != arm.Config {
+		return tg.Configure(ctx, arm.Config)
+	}
+	return nil
+}
+
+// warm requests ids through the replicas, a few at a time: each is a miss,
+// so each is one load.
+func warm(ctx context.Context, tg *targets.Target, ids []int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan int64)
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for id := range work {
+				code, err := tg.Get(ctx, w, id)
+				if err == nil && code != 200 {
+					err = fmt.Errorf("status %d", code)
+				}
+				if err != nil {
+					select {
+					case errc <- fmt.Errorf("warm item %d: %w", id, err):
+					default:
+					}
+					cancel()
+				}
+			}
+		})
+	}
+	for _, id := range ids {
+		select {
+		case work <- id:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return ctx.Err()
+	}
+}
+
+// drain waits until no replica runs a load, so none of this arm's loads
+// lands in the next arm's figures.
+func drain(ctx context.Context, tg *targets.Target) error {
+	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		m, err := tg.Metrics(ctx)
+		if err == nil && m["herdbench_api_loads_in_flight"] == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("replicas still loading after %s (last: %v, %v)", drainTimeout, m["herdbench_api_loads_in_flight"], err)
+		case <-tick.C:
+		}
+	}
+}
+
+// watch reports progress every 250 ms until the returned stop is called.
+func watch(ctx context.Context, s *observe.Sampler, rec *recorder, t time.Time, warmup time.Duration,
+	loadStart time.Time, progress func(string, float64, int64)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		var prev observe.Sample
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			now := time.Now()
+			phase := "after"
+			switch {
+			case now.Before(loadStart.Add(warmup)):
+				phase = "warmup"
+			case now.Before(t):
+				phase = "before"
+			}
+			var qps float64
+			if cur, ok := s.Latest(); ok {
+				if !prev.At.IsZero() && cur.At.After(prev.At) {
+					qps = float64(cur.Calls-prev.Calls) / cur.At.Sub(prev.At).Seconds()
+				}
+				prev = cur
+			}
+			progress(phase, qps, rec.requests())
+		}
+	}()
+	return func() { cancel(); <-done }
+}

@@ -1,0 +1,155 @@
+package experiment
+
+import (
+	"math"
+	"time"
+
+	"github.com/herdbench/herdbench/observe"
+)
+
+// Recovery band: the arm has recovered at the first row after T from which,
+// for RecoveryHold, DB q/s and p99 stay within the band around their
+// baseline (the before window): at most 50% above it, or a floor for small
+// baselines, whichever is larger.
+const (
+	RecoveryHold     = time.Second
+	recoveryRatio    = 1.5
+	recoveryQPSFloor = 20 // q/s: one query in a 100 ms row is 10 q/s
+	recoveryP99Floor = 20 // ms
+)
+
+func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples []observe.Sample, rec *recorder) *ArmResult {
+	samples = append(samples, end)
+	res := &ArmResult{Name: arm.Name, Config: arm.Config, T: t.UTC(), HTTP: rec.http()}
+
+	before := time.Duration(p.Before)
+	res.DB = DB{
+		Queries:      end.Calls - sT.Calls,
+		QueriesTotal: end.Calls - s0.Calls,
+		PeakQPS:      round2(peakQPS(samples, time.Second)),
+	}
+	if sB, ok := nearest(samples, t.Add(-before)); ok && sT.At.After(sB.At) {
+		res.DB.BaselineQPS = round2(float64(sT.Calls-sB.Calls) / sT.At.Sub(sB.At).Seconds())
+	}
+	for _, s := range samples {
+		res.DB.PeakConnections = max(res.DB.PeakConnections, s.Connections)
+		res.DB.NewConnections = max(res.DB.NewConnections, s.NewConnections)
+	}
+
+	res.Cache = Cache{Hits: end.Hits - sT.Hits, Misses: end.Misses - sT.Misses, Expired: end.Expired - sT.Expired}
+	if reads := res.Cache.Hits + res.Cache.Misses; reads > 0 {
+		r := round4(float64(res.Cache.Hits) / float64(reads))
+		res.Cache.HitRatio = &r
+	}
+
+	res.Timeline = timeline(p, t, samples, rec)
+	baselineP99 := ms(rec.baseline.ValueAtQuantile(99))
+	res.RecoveryMS = recovery(res.Timeline, res.DB.BaselineQPS, baselineP99)
+	return res
+}
+
+// timeline builds one row per RowWidth from T - before to the end: server
+// figures from the samples that fall in the row (deltas to the sample
+// before), client figures from the requests intended in it.
+func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Row {
+	first := rowIndex(t.Add(-time.Duration(p.Before)), t)
+	last := rowIndex(t.Add(time.Duration(p.After)), t) - 1
+	rows := make([]Row, 0, last-first+1)
+	type acc struct {
+		calls, hits, misses int64
+		dt                  time.Duration
+		conns               int64
+		seen                bool
+	}
+	server := map[int64]*acc{}
+	for i := 1; i < len(samples); i++ {
+		cur, prev := samples[i], samples[i-1]
+		r := rowIndex(cur.At, t)
+		a := server[r]
+		if a == nil {
+			a = &acc{}
+			server[r] = a
+		}
+		a.calls += cur.Calls - prev.Calls
+		a.hits += cur.Hits - prev.Hits
+		a.misses += cur.Misses - prev.Misses
+		a.dt += cur.At.Sub(prev.At)
+		a.conns, a.seen = cur.Connections, true
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for i := first; i <= last; i++ {
+		row := Row{TMS: i * RowWidth.Milliseconds()}
+		if a := server[i]; a != nil && a.dt > 0 {
+			row.DBQPS = round2(float64(a.calls) / a.dt.Seconds())
+			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
+		}
+		if c := rec.rows[i]; c != nil {
+			row.Requests, row.OK = c.requests, c.ok
+			row.P99MS = ms(c.hist.ValueAtQuantile(99))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// recovery returns the t_ms of the first row from T on that starts
+// RecoveryHold of rows within the band, or nil.
+func recovery(rows []Row, baselineQPS, baselineP99 float64) *int64 {
+	qpsMax := max(baselineQPS*recoveryRatio, baselineQPS+recoveryQPSFloor)
+	p99Max := max(baselineP99*recoveryRatio, baselineP99+recoveryP99Floor)
+	hold := int(RecoveryHold / RowWidth)
+	within := func(r Row) bool {
+		return r.DBQPS <= qpsMax && (r.Requests == 0 || r.P99MS <= p99Max)
+	}
+	run := 0
+	for i, r := range rows {
+		if r.TMS < 0 {
+			continue
+		}
+		if !within(r) {
+			run = 0
+			continue
+		}
+		run++
+		if run == hold {
+			v := rows[i-hold+1].TMS
+			return &v
+		}
+	}
+	return nil
+}
+
+// peakQPS is the highest rate over any window of about w between samples.
+func peakQPS(samples []observe.Sample, w time.Duration) float64 {
+	var peak float64
+	j := 0
+	for i := range samples {
+		for j < i && samples[i].At.Sub(samples[j+1].At) >= w {
+			j++
+		}
+		if d := samples[i].At.Sub(samples[j].At); d >= w*9/10 {
+			peak = max(peak, float64(samples[i].Calls-samples[j].Calls)/d.Seconds())
+		}
+	}
+	return peak
+}
+
+// nearest returns the sample closest to at.
+func nearest(samples []observe.Sample, at time.Time) (observe.Sample, bool) {
+	var best observe.Sample
+	bestD := time.Duration(math.MaxInt64)
+	for _, s := range samples {
+		d := s.At.Sub(at)
+		if d < 0 {
+			d = -d
+		}
+		if d < bestD {
+			best, bestD = s, d
+		}
+	}
+	return best, bestD != time.Duration(math.MaxInt64)
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+func round4(v float64) float64 { return math.Round(v*10000) / 10000 }

@@ -1,0 +1,140 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Config is one steady attack.
+type Config struct {
+	Targets  []string      // replica base URLs, used round-robin
+	Rate     int           // requests per second, open model
+	Duration time.Duration // how long to attack
+	Keys     int           // item ids 1..Keys
+	Zipf     float64       // Zipf exponent s > 1: P(id) ∝ id^-s
+	Seed     uint64        // seeds the key draws
+	Timeout  time.Duration // client timeout per request
+	// MaxWorkers caps vegeta's concurrent requests; 0 leaves it unbounded,
+	// so the generator keeps its schedule while the server stalls.
+	MaxWorkers uint64
+}
+
+// Record is one request's end.
+type Record struct {
+	Seq      uint64
+	Intended time.Time     // start + Seq/Rate
+	Latency  time.Duration // from Intended to the end of the response
+	Outcome  Outcome
+	Code     int
+	Cache    string // the X-Cache header, if any
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Targets) == 0 {
+		errs = append(errs, errors.New("targets: none"))
+	}
+	if c.Rate < 1 {
+		errs = append(errs, fmt.Errorf("rate: %d (accepted: 1 or more requests/s)", c.Rate))
+	}
+	if c.Keys < 1 {
+		errs = append(errs, fmt.Errorf("keys: %d (accepted: 1 or more)", c.Keys))
+	}
+	if c.Zipf <= 1 {
+		errs = append(errs, fmt.Errorf("zipf: %g (accepted: greater than 1)", c.Zipf))
+	}
+	if c.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("duration: %s (accepted: more than 0)", c.Duration))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("timeout: %s (accepted: more than 0)", c.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Keys draws item ids from a seeded Zipf distribution. It is safe for
+// concurrent use.
+type Keys struct {
+	mu   sync.Mutex
+	zipf *rand.Zipf
+}
+
+// NewKeys returns ids in [1, n] with P(id) ∝ id^-s.
+func NewKeys(n int, s float64, seed uint64) *Keys {
+	r := rand.New(rand.NewPCG(seed, 0x6b657973)) // "keys"
+	return &Keys{zipf: rand.NewZipf(r, s, 1, uint64(n-1))}
+}
+
+// Next returns the next id.
+func (k *Keys) Next() int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return int64(k.zipf.Uint64()) + 1
+}
+
+// Attack runs c until its duration ends or ctx is done, and hands every
+// request's Record to record, from one goroutine, in completion order. It
+// returns the time the schedule started: Record.Intended is measured from it.
+func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, error) {
+	if err := c.Validate(); err != nil {
+		return time.Time{}, err
+	}
+	keys := NewKeys(c.Keys, c.Zipf, c.Seed)
+	var (
+		mu sync.Mutex
+		n  uint64
+	)
+	targeter := func(t *vegeta.Target) error {
+		mu.Lock()
+		i := n
+		n++
+		mu.Unlock()
+		t.Method = http.MethodGet
+		t.URL = c.Targets[i%uint64(len(c.Targets))] + "/items/" + strconv.FormatInt(keys.Next(), 10)
+		return nil
+	}
+	opts := []func(*vegeta.Attacker){vegeta.Timeout(c.Timeout), vegeta.KeepAlive(true)}
+	if c.MaxWorkers > 0 {
+		opts = append(opts, vegeta.Workers(min(c.MaxWorkers, vegeta.DefaultWorkers)), vegeta.MaxWorkers(c.MaxWorkers))
+	}
+	atk := vegeta.NewAttacker(opts...)
+	interval := time.Second / time.Duration(c.Rate)
+	pacer := vegeta.ConstantPacer{Freq: c.Rate, Per: time.Second}
+
+	// vegeta's own start is a few microseconds later: intended times are
+	// never after the real schedule.
+	start := time.Now()
+	results := atk.Attack(targeter, pacer, c.Duration, "herdbench")
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() { // vegeta's Attack takes no context
+		select {
+		case <-ctx.Done():
+			atk.Stop()
+		case <-stopped:
+		}
+	}()
+	for res := range results {
+		intended := start.Add(time.Duration(res.Seq) * interval)
+		lat := res.End().Sub(intended)
+		if lat < 0 {
+			lat = 0
+		}
+		rec := Record{Seq: res.Seq, Intended: intended, Latency: lat, Code: int(res.Code),
+			Outcome: Classify(int(res.Code), res.Error)}
+		if res.Headers != nil {
+			rec.Cache = res.Headers.Get("X-Cache")
+		}
+		record(rec)
+	}
+	return start, ctx.Err()
+}

@@ -1,0 +1,48 @@
+package load
+
+import "strings"
+
+// Outcome is how one request ended. Each request has exactly one.
+type Outcome uint8
+
+// The outcomes, in the order reports list them.
+const (
+	OK       Outcome = iota // 2xx
+	Timeout                 // no response within the client timeout
+	Conn                    // connection refused, reset or closed
+	Error5xx                // a 5xx other than 503
+	Shed                    // 429 or 503: the service refused the load
+	Other                   // any other status (3xx, 4xx)
+	numOutcomes
+)
+
+// Outcomes lists every outcome.
+var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other}
+
+var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other"}
+
+func (o Outcome) String() string { return outcomeNames[o] }
+
+// Classify maps a response status (0 when there was none) and the client's
+// error to an Outcome.
+func Classify(code int, err string) Outcome {
+	switch {
+	case code == 0 && isTimeout(err):
+		return Timeout
+	case code == 0:
+		return Conn
+	case code >= 200 && code < 300:
+		return OK
+	case code == 429 || code == 503:
+		return Shed
+	case code >= 500 && code < 600:
+		return Error5xx
+	default:
+		return Other
+	}
+}
+
+func isTimeout(err string) bool {
+	return strings.Contains(err, "Timeout") || strings.Contains(err, "timeout") ||
+		strings.Contains(err, "deadline exceeded")
+}

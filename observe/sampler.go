@@ -1,0 +1,134 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultInterval is the sampling resolution.
+const DefaultInterval = 100 * time.Millisecond
+
+// Sample is one reading of cumulative counters.
+type Sample struct {
+	At time.Time
+	// Postgres
+	Calls          int64 // pg_stat_statements calls of Source.Query by Source.Role
+	Connections    int64 // pg_stat_activity backends of Source.Role
+	NewConnections int64 // ... whose backend_start is at or after Source.Since
+	// Redis INFO
+	Hits, Misses, Expired, ConnectionsReceived, Clients int64
+}
+
+// Source says where and what to read.
+type Source struct {
+	DB    *pgxpool.Pool // a role that can read pg_stat_statements
+	Redis *redis.Client
+	Query string    // the statement whose calls count as DB queries
+	Role  string    // the app's role
+	Since time.Time // new connections count from here (T)
+}
+
+const sampleSQL = `SELECT
+	(SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
+		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $2 AND s.query = $1),
+	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2),
+	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND backend_start >= $3)`
+
+// Read takes one sample.
+func (s Source) Read(ctx context.Context) (Sample, error) {
+	smp := Sample{At: time.Now()}
+	err := s.DB.QueryRow(ctx, sampleSQL, s.Query, s.Role, s.Since).Scan(&smp.Calls, &smp.Connections, &smp.NewConnections)
+	if err != nil {
+		return smp, fmt.Errorf("sample postgres: %w", err)
+	}
+	info, err := s.Redis.Info(ctx, "stats", "clients").Result()
+	if err != nil {
+		return smp, fmt.Errorf("sample redis: %w", err)
+	}
+	fields := parseInfo(info)
+	smp.Hits = fields["keyspace_hits"]
+	smp.Misses = fields["keyspace_misses"]
+	smp.Expired = fields["expired_keys"]
+	smp.ConnectionsReceived = fields["total_connections_received"]
+	smp.Clients = fields["connected_clients"]
+	return smp, nil
+}
+
+// parseInfo reads the integer fields of a Redis INFO reply.
+func parseInfo(info string) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+// Sampler reads a Source every interval until stopped.
+type Sampler struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	samples []Sample
+	err     error
+}
+
+// Start samples src at once and then every interval.
+func Start(ctx context.Context, src Source, interval time.Duration) *Sampler {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Sampler{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			smp, err := src.Read(ctx)
+			s.mu.Lock()
+			if err == nil {
+				s.samples = append(s.samples, smp)
+			} else if ctx.Err() == nil && s.err == nil {
+				s.err = err
+			}
+			s.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Latest returns the most recent sample, if any.
+func (s *Sampler) Latest() (Sample, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.samples) == 0 {
+		return Sample{}, false
+	}
+	return s.samples[len(s.samples)-1], true
+}
+
+// Stop ends sampling and returns the samples in time order, with the first
+// error a read met, if any.
+func (s *Sampler) Stop() ([]Sample, error) {
+	s.cancel()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.samples, s.err
+}

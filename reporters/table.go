@@ -1,0 +1,125 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// Header writes what is about to run: the testbed, the load and the trigger.
+func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
+	e, p := rep.Environment, rep.Plan
+	var c api.Config // the knobs every arm shares
+	if len(p.Arms) > 0 {
+		c = p.Arms[0].Config
+	}
+	fmt.Fprintf(w, "testbed   %s, %d replicas, Redis %s, PostgreSQL %s, %d CPUs        seed %d\n",
+		e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, rep.Seed)
+	fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
+		thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
+	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm\n", p.Warmup, p.Before, p.After)
+	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
+}
+
+// Table writes the arms side by side, each compared with the first arm, and
+// says which arm did best.
+func Table(w io.Writer, rep *experiment.Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "arm\tdb queries\tvs "+firstName(rep)+"\tpeak db q/s\tp50\tp99\tdrop rate\trecovery")
+	var base int64 = -1
+	for _, a := range rep.Arms {
+		if base < 0 {
+			base = a.DB.Queries
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, thousands(a.DB.Queries), versus(a.DB.Queries, base),
+			thousands(int64(a.DB.PeakQPS+0.5)), msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
+			pct(a.HTTP.DropRate), recoveryString(a.RecoveryMS))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if s := verdict(rep); s != "" {
+		fmt.Fprintln(w, s)
+	}
+	return nil
+}
+
+func firstName(rep *experiment.Report) string {
+	if len(rep.Arms) > 0 {
+		return rep.Arms[0].Name
+	}
+	return "first"
+}
+
+// verdict names the arm with the fewest DB queries after T and the one with
+// the lowest p99.
+func verdict(rep *experiment.Report) string {
+	if len(rep.Arms) < 2 {
+		return ""
+	}
+	fewest, fastest := rep.Arms[0], rep.Arms[0]
+	for _, a := range rep.Arms[1:] {
+		if a.DB.Queries < fewest.DB.Queries {
+			fewest = a
+		}
+		if a.HTTP.P99MS < fastest.HTTP.P99MS {
+			fastest = a
+		}
+	}
+	return fmt.Sprintf("fewest db queries after T: %s (%s); lowest p99: %s (%s)",
+		fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS))
+}
+
+func versus(v, base int64) string {
+	switch {
+	case base == 0 && v == 0:
+		return "="
+	case base == 0:
+		return "n/a"
+	}
+	d := float64(v-base) / float64(base) * 100
+	if d > -0.5 && d < 0.5 {
+		return "="
+	}
+	return fmt.Sprintf("%+.0f%%", d)
+}
+
+func recoveryString(ms *int64) string {
+	if ms == nil {
+		return "not recovered"
+	}
+	return msString(float64(*ms))
+}
+
+func msString(ms float64) string {
+	if ms >= 1000 {
+		return (time.Duration(ms * float64(time.Millisecond))).Round(10 * time.Millisecond).String()
+	}
+	return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
+}
+
+func pct(r float64) string { return strconv.FormatFloat(r*100, 'f', 2, 64) + "%" }
+
+// thousands formats n with commas: 12,345.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

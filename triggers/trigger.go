@@ -1,0 +1,75 @@
+// Package triggers provides the events that provoke a herd, each a small
+// type behind one interface, fired at a known instant T. Default returns the
+// registry of every trigger; Names lists them for help text and errors.
+package triggers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// Env is what a trigger may touch.
+type Env struct {
+	Redis   *redis.Client
+	HotKeys []int64   // the ids warmed before the arm, hottest first
+	T       time.Time // the planned instant of the trigger
+}
+
+// Detail records what a trigger did, for the arm's results.
+type Detail map[string]any
+
+// Trigger provokes a herd at T.
+type Trigger interface {
+	Name() string
+	Describe() string // one line: what happens at T
+	Fire(ctx context.Context, env Env) (Detail, error)
+}
+
+// WarmConfigurer is implemented by triggers that need the cache warmed with
+// a different config, such as TTLs that all end at T. untilT is the time
+// from the warm to T.
+type WarmConfigurer interface {
+	WarmConfig(c api.Config, untilT time.Duration) api.Config
+}
+
+// Registry holds triggers by name.
+type Registry struct {
+	byName map[string]Trigger
+	names  []string
+}
+
+// NewRegistry returns a registry of ts; a duplicate name panics.
+func NewRegistry(ts ...Trigger) *Registry {
+	r := &Registry{byName: map[string]Trigger{}}
+	for _, t := range ts {
+		if _, dup := r.byName[t.Name()]; dup {
+			panic("triggers: duplicate name " + t.Name())
+		}
+		r.byName[t.Name()] = t
+		r.names = append(r.names, t.Name())
+	}
+	return r
+}
+
+// Default returns every trigger herdbench has.
+func Default() *Registry {
+	return NewRegistry(Expire{}, TTL{})
+}
+
+// Names lists the registered names in registration order.
+func (r *Registry) Names() []string { return slices.Clone(r.names) }
+
+// Get returns the trigger called name, or an error listing the valid names.
+func (r *Registry) Get(name string) (Trigger, error) {
+	if t, ok := r.byName[name]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown trigger %q (accepted: %s)", name, strings.Join(r.names, ", "))
+}

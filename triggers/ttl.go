@@ -1,0 +1,39 @@
+package triggers
+
+import (
+	"context"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// TTL warms the hot keys together with a TTL that ends at T, so they expire
+// by themselves at T, as keys filled by one deploy or one cron run do; the
+// reloads get the arm's TTL and expire again together every TTL after that,
+// unless something (ttl_jitter, xfetch) breaks the alignment.
+type TTL struct{}
+
+var (
+	_ Trigger        = TTL{}
+	_ WarmConfigurer = TTL{}
+)
+
+func (TTL) Name() string { return "ttl" }
+func (TTL) Describe() string {
+	return "hot keys warmed together expire by themselves at T, then every TTL"
+}
+
+// WarmConfig gives the warmed keys a TTL that ends at T.
+func (TTL) WarmConfig(c api.Config, untilT time.Duration) api.Config {
+	c.TTL = api.Duration(untilT)
+	if c.StaleTTL <= c.TTL {
+		c.StaleTTL = c.TTL * 10
+	}
+	return c
+}
+
+// Fire does nothing: the keys expire by themselves. It reads nothing from
+// Redis either, so the cache figures are the herd's alone.
+func (TTL) Fire(ctx context.Context, env Env) (Detail, error) {
+	return Detail{"keys": len(env.HotKeys)}, nil
+}
