@@ -21,10 +21,12 @@ func newHist(sigfigs int) *hdrhistogram.Histogram {
 }
 
 // recorder files each request by its intended send time: into a timeline
-// row, and into the baseline (before T) or the measured window (from T).
+// row, and into the baseline [T-before, T) or the measured window
+// [T, T+after).
 type recorder struct {
 	t    time.Time // T
 	from time.Time // start of the timeline: T - before
+	end  time.Time // end of the timeline: T + after
 
 	mu       sync.Mutex
 	rows     map[int64]*clientRow
@@ -39,8 +41,8 @@ type clientRow struct {
 	hist         *hdrhistogram.Histogram
 }
 
-func newRecorder(t time.Time, before time.Duration) *recorder {
-	return &recorder{t: t, from: t.Add(-before), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
+func newRecorder(t time.Time, before, after time.Duration) *recorder {
+	return &recorder{t: t, from: t.Add(-before), end: t.Add(after), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
 		after: newHist(3), baseline: newHist(3)}
 }
 
@@ -54,8 +56,8 @@ func (r *recorder) add(rec load.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent++
-	if rec.Intended.Before(r.from) {
-		return // warmup
+	if rec.Intended.Before(r.from) || !rec.Intended.Before(r.end) {
+		return // warmup, or the pacer's last tick at the very end
 	}
 	i := rowIndex(rec.Intended, r.t)
 	row := r.rows[i]

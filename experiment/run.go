@@ -151,7 +151,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	loadStart := time.Now()
 	t := loadStart.Add(p.T())
 	src.Since = t
-	rec := newRecorder(t, time.Duration(p.Before))
+	rec := newRecorder(t, time.Duration(p.Before), time.Duration(p.After))
 	sampler := observe.Start(ctx, src, interval)
 	firedc := make(chan fired, 1)
 	go func() {

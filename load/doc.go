@@ -3,7 +3,8 @@
 // seeded Zipf distribution.
 //
 // Guarantees: every request ends in exactly one Outcome, and its Latency is
-// counted from its intended send time (start + seq/rate), not from when the
+// counted from its intended send time (start + (seq+1)/rate, as vegeta's
+// constant pacer schedules it), not from when the
 // generator got around to sending it, so a stall of the server or of the
 // generator itself shows in the percentiles instead of being omitted.
 package load

@@ -30,7 +30,7 @@ type Config struct {
 // Record is one request's end.
 type Record struct {
 	Seq      uint64
-	Intended time.Time     // start + Seq/Rate
+	Intended time.Time     // start + (Seq+1)/Rate, when the pacer schedules it
 	Latency  time.Duration // from Intended to the end of the response
 	Outcome  Outcome
 	Code     int
@@ -111,7 +111,8 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 	pacer := vegeta.ConstantPacer{Freq: c.Rate, Per: time.Second}
 
 	// vegeta's own start is a few microseconds later: intended times are
-	// never after the real schedule.
+	// never after the real schedule. Its constant pacer sends hit k at
+	// (k+1) intervals from its start (lib/pacer.go), not at k.
 	start := time.Now()
 	results := atk.Attack(targeter, pacer, c.Duration, "herdbench")
 	stopped := make(chan struct{})
@@ -124,7 +125,7 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 		}
 	}()
 	for res := range results {
-		intended := start.Add(time.Duration(res.Seq) * interval)
+		intended := start.Add(time.Duration(res.Seq+1) * interval)
 		lat := res.End().Sub(intended)
 		if lat < 0 {
 			lat = 0

@@ -21,7 +21,12 @@ var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other}
 
 var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other"}
 
-func (o Outcome) String() string { return outcomeNames[o] }
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
 
 // Classify maps a response status (0 when there was none) and the client's
 // error to an Outcome.

@@ -82,7 +82,7 @@ end, on Ctrl-C and on failure too. Results are always written under
 Triggers: ` + triggerHelp(reg),
 		Example: `  herdbench stampede
   herdbench stampede --arms none,lock,lock+ttl_jitter --rate 500
-  herdbench stampede --trigger ttl --ttl 5s --arms none,xfetch,ttl_jitter`,
+  herdbench stampede --trigger ttl --ttl 4s --keys 100 --hot-keys 100 --arms none,xfetch,ttl_jitter,lock`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return stampedeRun(c.Context(), stdout, stderr, reg, opts)

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/testbed/local"
+)
+
+// shortStampede are flags for a stampede of a few seconds an arm.
+var shortStampede = []string{"--rate", "100", "--keys", "200", "--hot-keys", "10", "--warmup", "200ms",
+	"--before", "1s", "--after", "1s", "--query-cost", "50ms", "--seed", "42"}
+
+func readResults(t *testing.T, path string) experiment.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("results: %v", err)
+	}
+	var rep experiment.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("results %s: %v", path, err)
+	}
+	return rep
+}
+
+func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
+	requireBinaries(t)
+	dir, out := stateDir(t), t.TempDir()
+	jsonFile := filepath.Join(out, "r.json")
+	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--json", jsonFile,
+		"--arms", "none,lock", "--replicas", "2"}, shortStampede...)
+	code, stdout, stderr := herdbench(t, args...)
+	if code != exitOK {
+		t.Fatalf("stampede = exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"seed 42", "100 req/s", "expire", "arm ", "none ", "lock ", "db queries", "p99", "drop rate", "recovery", "results "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stampede output lacks %q:\n%s", want, stdout)
+		}
+	}
+	rep := readResults(t, jsonFile)
+	if rep.Schema != experiment.Schema || rep.Seed != 42 || len(rep.Arms) != 2 || rep.Partial || rep.Environment.Replicas != 2 {
+		t.Errorf("results: schema %q seed %d arms %d partial %v replicas %d; want %s, 42, 2, complete, 2",
+			rep.Schema, rep.Seed, len(rep.Arms), rep.Partial, rep.Environment.Replicas, experiment.Schema)
+	}
+	// the same results are kept under the results directory
+	kept, _ := filepath.Glob(filepath.Join(out, "*", "results.json"))
+	if len(kept) != 1 {
+		t.Errorf("results dir holds %v; want one run's results.json", kept)
+	}
+	if pids := local.Processes(dir); len(pids) > 0 {
+		t.Errorf("processes left after the stampede: %v", pids)
+	}
+	if _, err := local.ReadStatus(dir); err == nil {
+		t.Error("a testbed still runs after a stampede that started its own")
+	}
+}
+
+func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
+	requireBinaries(t)
+	dir, out := stateDir(t), t.TempDir()
+	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "1", "--items", "500"); code != exitOK {
+		t.Fatalf("testbed up = exit %d\n%s%s", code, stdout, stderr)
+	}
+	before, err := local.ReadStatus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--arms", "singleflight"}, shortStampede...)
+	code, stdout, stderr := herdbench(t, args...)
+	if code != exitOK || !strings.Contains(stderr, "using the testbed running in") {
+		t.Fatalf("stampede on a running testbed = exit %d\n%s%s", code, stdout, stderr)
+	}
+	after, err := local.ReadStatus(dir)
+	if err != nil || after.PIDs["supervisor"] != before.PIDs["supervisor"] || after.PIDs["api-1"] != before.PIDs["api-1"] {
+		t.Errorf("after the stampede: status %v, %v; want the same testbed still running (%v)", after.PIDs, err, before.PIDs)
+	}
+	// the replicas are left with the config they had
+	resp, err := httpGetJSON(after.API[0] + "/admin/config")
+	if err != nil || resp["strategy"] != "none" || resp["query_cost"] != "50ms" {
+		t.Errorf("replica config after the stampede = %v, %v; want the testbed's own (none, 50ms)", resp, err)
+	}
+}
+
+func TestStampedeCtrlCWritesPartialResultsAndStopsEverything(t *testing.T) {
+	requireBinaries(t)
+	dir, out := stateDir(t), t.TempDir()
+	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--arms", "none,lock,xfetch"}, shortStampede...)
+	cmd := exec.Command(binary, args...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// interrupt once the second arm has started
+	var seen strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "arm 2/3") {
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	go io.Copy(&seen, stderr)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError {
+			t.Errorf("stampede after Ctrl-C: %v; want exit %d\n%s%s", err, exitError, stdout.String(), seen.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("stampede still running 60s after Ctrl-C\n%s", seen.String())
+	}
+	kept, _ := filepath.Glob(filepath.Join(out, "*", "results.json"))
+	if len(kept) != 1 {
+		t.Fatalf("results after Ctrl-C: %v; want one results.json\n%s%s", kept, stdout.String(), seen.String())
+	}
+	rep := readResults(t, kept[0])
+	if !rep.Partial || len(rep.Arms) != 1 || rep.Arms[0].Name != "none" {
+		t.Errorf("results after Ctrl-C: partial %v, %d arms; want partial with the finished arm none", rep.Partial, len(rep.Arms))
+	}
+	if pids := local.Processes(dir); len(pids) > 0 {
+		t.Errorf("processes left after Ctrl-C: %v", pids)
+	}
+}
+
+func httpGetJSON(url string) (map[string]any, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	return m, json.NewDecoder(resp.Body).Decode(&m)
+}

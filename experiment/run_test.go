@@ -1,0 +1,227 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// binary is the herdbench executable the replicas run, built by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "herdbench-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "herdbench")
+	build := exec.Command("go", "build", "-o", binary, "github.com/herdbench/herdbench/cmd/herdbench")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build herdbench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// startTestbed starts a local testbed for one test; it skips on a machine
+// without Redis and Postgres, and fails in CI.
+func startTestbed(t testing.TB, replicas int) *targets.Target {
+	t.Helper()
+	if err := local.CheckBinaries(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and the testbed cannot run: %v", err)
+		}
+		t.Skipf("testbed binaries missing: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "herdbench-exp-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755) // postgres may run as another user
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tb, err := local.Start(ctx, local.Config{StateDir: dir, Binary: binary, Replicas: replicas, Items: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Stop(); os.RemoveAll(dir) })
+	tg, err := targets.Testbed(ctx, tb.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	return tg
+}
+
+// itemCalls reads pg_stat_statements itself, independently of the run.
+func itemCalls(t testing.TB, tg *targets.Target) int64 {
+	t.Helper()
+	s, err := observe.Source{DB: tg.DB, Redis: tg.Redis, Query: api.ItemQuery, Role: testbed.AppRole}.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Calls
+}
+
+func TestOneHotKeyAcrossArms(t *testing.T) {
+	tg := startTestbed(t, 3)
+	cfg := api.DefaultConfig
+	cfg.QueryCost = api.Duration(200 * time.Millisecond)
+	// one key, hammered through every replica: at 300 req/s and 200ms per
+	// load, none loads about 60 times after T
+	p := Plan{
+		Arms:    Arms([]string{api.None, api.Singleflight, api.Lock}, cfg),
+		Trigger: "expire", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300,
+		Timeout: api.Duration(2 * time.Second), Warmup: api.Duration(300 * time.Millisecond),
+		Before: api.Duration(time.Second), After: api.Duration(1500 * time.Millisecond), Seed: 7,
+	}
+	before := itemCalls(t, tg)
+	rep, err := Run(context.Background(), p, Env{Target: tg, Triggers: triggers.Default(), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	around := itemCalls(t, tg) - before
+
+	if rep.Schema != Schema || rep.Seed != 7 || rep.Partial || rep.Environment.Replicas != 3 ||
+		rep.Environment.Redis == "" || rep.Environment.Postgres == "" || rep.Environment.CPUs == 0 {
+		t.Errorf("report header = %+v, env %+v; want schema, seed 7, complete, 3 replicas, versions, CPUs", rep, rep.Environment)
+	}
+	if len(rep.Arms) != 3 {
+		t.Fatalf("got %d arms; want 3", len(rep.Arms))
+	}
+	var sum int64
+	byName := map[string]ArmResult{}
+	for _, a := range rep.Arms {
+		byName[a.Name] = a
+		sum += a.Warm.Queries + a.DB.QueriesTotal
+		// figures tied to their sources
+		if a.API.Loads != a.DB.QueriesTotal {
+			t.Errorf("%s: api.loads %d (replicas' /metrics) != db.queries_total %d (pg_stat_statements)", a.Name, a.API.Loads, a.DB.QueriesTotal)
+		}
+		if a.Warm.Queries != 1 {
+			t.Errorf("%s: warm.queries = %d; want 1 (one key, loaded once)", a.Name, a.Warm.Queries)
+		}
+		h := a.HTTP
+		if h.OK+h.Errors.Timeout+h.Errors.Conn+h.Errors.E5xx+h.Errors.Shed+h.Errors.Other != h.Requests {
+			t.Errorf("%s: outcomes %+v do not add up to %d requests", a.Name, h, h.Requests)
+		}
+		// requests intended from T: the rate over `after`, give or take the
+		// pacer's first and last tick
+		if want := int64(300 * 1.5); h.Requests < want-5 || h.Requests > want+5 {
+			t.Errorf("%s: http.requests = %d; want about %d", a.Name, h.Requests, want)
+		}
+		if h.P50MS <= 0 || h.P99MS < h.P50MS || h.P999MS < h.P99MS || h.MaxMS < h.P999MS {
+			t.Errorf("%s: percentiles %+v; want 0 < p50 <= p99 <= p99.9 <= max", a.Name, h)
+		}
+		if a.Cache.HitRatio == nil || a.Cache.Hits+a.Cache.Misses == 0 {
+			t.Errorf("%s: cache %+v; want Redis reads after T", a.Name, a.Cache)
+		}
+		if a.DB.PeakConnections == 0 || a.DB.PeakQPS <= 0 || a.Trigger.Name != "expire" || a.Trigger.Detail["keys_removed"] != int64(1) {
+			t.Errorf("%s: db %+v trigger %+v; want connections, a peak and the key removed at T", a.Name, a.DB, a.Trigger)
+		}
+		if n := len(a.Timeline); n != 25 || a.Timeline[0].TMS != -1000 || a.Timeline[n-1].TMS != 1400 {
+			t.Errorf("%s: timeline has %d rows from %d to %d ms; want 25 from -1000 to 1400", a.Name, n, a.Timeline[0].TMS, a.Timeline[n-1].TMS)
+		}
+		var rowReqs int64
+		for _, r := range a.Timeline {
+			if r.TMS >= 0 {
+				rowReqs += r.Requests
+			}
+		}
+		if rowReqs != h.Requests {
+			t.Errorf("%s: timeline rows from T hold %d requests; http.requests = %d", a.Name, rowReqs, h.Requests)
+		}
+	}
+	if sum != around {
+		t.Errorf("warm + db.queries_total over the arms = %d; pg_stat_statements rose by %d around the run", sum, around)
+	}
+
+	none, sf, lock := byName[api.None].DB.Queries, byName[api.Singleflight].DB.Queries, byName[api.Lock].DB.Queries
+	if lock != 1 {
+		t.Errorf("lock: %d loads after T; want exactly 1", lock)
+	}
+	if sf < 1 || sf > 3 {
+		t.Errorf("singleflight: %d loads after T over 3 replicas; want 1 to 3", sf)
+	}
+	if none < 10 || none < 3*sf {
+		t.Errorf("none: %d loads after T; want far more than singleflight's %d and lock's %d", none, sf, lock)
+	}
+	if byName[api.Lock].API.StaleServed == 0 || byName[api.Singleflight].API.Coalesced == 0 {
+		t.Errorf("lock stale served %d, singleflight coalesced %d; want both above 0",
+			byName[api.Lock].API.StaleServed, byName[api.Singleflight].API.Coalesced)
+	}
+}
+
+func TestCancelledRunIsPartial(t *testing.T) {
+	tg := startTestbed(t, 1)
+	cfg := api.DefaultConfig
+	p := Plan{
+		Arms:    Arms([]string{api.None, api.Lock}, cfg),
+		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100,
+		Timeout: api.Duration(time.Second), Before: api.Duration(time.Second), After: api.Duration(time.Second), Seed: 1,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := Env{Target: tg, Triggers: triggers.Default(), Progress: func(pr Progress) {
+		if pr.Arm == 2 && pr.Phase == "before" {
+			cancel() // in the second arm
+		}
+	}}
+	rep, err := Run(ctx, p, env)
+	if err == nil || rep == nil {
+		t.Fatalf("Run cancelled in arm 2 = %v, %v; want a partial report and an error", rep, err)
+	}
+	if !rep.Partial || len(rep.Arms) != 1 || rep.Arms[0].Name != api.None || rep.Error == "" {
+		t.Errorf("partial report: partial %v, %d arms, error %q; want partial, the finished arm none, and why", rep.Partial, len(rep.Arms), rep.Error)
+	}
+	// the replicas are left as they were found
+	if c, err := tg.Config(context.Background()); err != nil || c.Strategy != api.None {
+		t.Errorf("replica config after the run = %+v, %v; want the original (strategy none)", c, err)
+	}
+}
+
+func TestPlanValidate(t *testing.T) {
+	p := Plan{Arms: Arms([]string{"none", "none", "magic"}, api.DefaultConfig), Trigger: "meteor",
+		Rate: MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: api.Duration(time.Hour)}
+	err := p.Validate(triggers.Default().Names())
+	if err == nil {
+		t.Fatal("Validate of a plan with many problems = nil")
+	}
+	for _, want := range []string{`arms: "none" twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl)`,
+		"rate: 20001 out of range", "hot_keys: 20 out of range", "zipf: 1 out of range", "before:", "exceeds the cap"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %q; want it to mention %q", err, want)
+		}
+	}
+}
+
+// BenchmarkSample is the observer's cost per 100 ms sample: one Postgres
+// round trip (pg_stat_statements and pg_stat_activity) and one Redis INFO.
+func BenchmarkSample(b *testing.B) {
+	tg := startTestbed(b, 1)
+	src := observe.Source{DB: tg.DB, Redis: tg.Redis, Query: api.ItemQuery, Role: testbed.AppRole, Since: time.Now()}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := src.Read(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
