@@ -2,10 +2,7 @@ package experiment
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,53 +12,17 @@ import (
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// binary is the herdbench executable the replicas run, built by TestMain.
-var binary string
+func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "herdbench-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "herdbench")
-	build := exec.Command("go", "build", "-o", binary, "github.com/herdbench/herdbench/cmd/herdbench")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build herdbench: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// startTestbed starts a local testbed for one test; it skips on a machine
-// without Redis and Postgres, and fails in CI.
+// startTestbed starts a local testbed for one test and opens it as a target.
 func startTestbed(t testing.TB, replicas int) *targets.Target {
 	t.Helper()
-	if err := local.CheckBinaries(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and the testbed cannot run: %v", err)
-		}
-		t.Skipf("testbed binaries missing: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "herdbench-exp-")
-	if err == nil {
-		err = os.Chmod(dir, 0o755) // postgres may run as another user
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	tb, err := local.Start(ctx, local.Config{StateDir: dir, Binary: binary, Replicas: replicas, Items: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Stop(); os.RemoveAll(dir) })
-	tg, err := targets.Testbed(ctx, tb.Status())
+	tb := localtest.Start(t, local.Config{Replicas: replicas, Items: 1000})
+	tg, err := targets.Testbed(context.Background(), tb.Status())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +111,26 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	}
 	if sum != around {
 		t.Errorf("warm + db.queries_total over the arms = %d; pg_stat_statements rose by %d around the run", sum, around)
+	}
+
+	// Redis INFO against the clients: under none and singleflight every
+	// request reads the cache exactly once, so the keyspace reads after T
+	// match the requests intended after T, give or take those in flight at
+	// T and at the end
+	for _, name := range []string{api.None, api.Singleflight} {
+		a := byName[name]
+		reads, reqs := a.Cache.Hits+a.Cache.Misses, a.HTTP.Requests
+		if d := reads - reqs; d < -reqs/20-5 || d > reqs/20+5 {
+			t.Errorf("%s: Redis keyspace reads after T = %d; clients sent %d requests after T", name, reads, reqs)
+		}
+	}
+	// pg_stat_activity against the sampled peak: the pools stay open
+	var open int64
+	if err := tg.DB.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE usename = $1", testbed.AppRole).Scan(&open); err != nil {
+		t.Fatal(err)
+	}
+	if last := rep.Arms[len(rep.Arms)-1].DB.PeakConnections; open == 0 || open > last {
+		t.Errorf("app connections open after the run = %d; the last arm's sampled peak = %d; want 0 < open <= peak", open, last)
 	}
 
 	none, sf, lock := byName[api.None].DB.Queries, byName[api.Singleflight].DB.Queries, byName[api.Lock].DB.Queries

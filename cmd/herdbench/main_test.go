@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,33 +15,18 @@ import (
 
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
 )
 
-// binary is herdbench built by TestMain: exit codes and detaching are
+// The tests drive the built binary: exit codes and detaching are
 // properties of the real process.
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "herdbench-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "herdbench")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build herdbench: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 
 // herdbench runs the binary and returns its exit code and output.
 func herdbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(localtest.Binary(), args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -55,33 +39,12 @@ func herdbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// requireBinaries skips without redis-server and PostgreSQL, and fails in
-// CI, where a skipped test would prove nothing.
-func requireBinaries(t *testing.T) {
-	t.Helper()
-	if err := local.CheckBinaries(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and the testbed cannot run: %v", err)
-		}
-		t.Skipf("testbed binaries missing: %v", err)
-	}
-}
-
-// stateDir is a world-searchable directory: postgres may run as another
-// user and must enter it.
+// stateDir is a state directory whose testbed, if a test left one, is
+// brought down at the end.
 func stateDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "herdbench-cmd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		herdbench(t, "testbed", "down", "--state-dir", dir) // after a failed test
-		os.RemoveAll(dir)
-	})
+	dir := localtest.StateDir(t)
+	t.Cleanup(func() { herdbench(t, "testbed", "down", "--state-dir", dir) })
 	return dir
 }
 
@@ -128,7 +91,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestUpStatusDown(t *testing.T) {
-	requireBinaries(t)
+	localtest.Require(t)
 	dir := stateDir(t)
 	code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "100", "--strategy", "singleflight")
 	if code != exitOK {
@@ -196,7 +159,7 @@ func TestUpStatusDown(t *testing.T) {
 }
 
 func TestFailedUpLeavesNothing(t *testing.T) {
-	requireBinaries(t)
+	localtest.Require(t)
 	dir := stateDir(t)
 	code, _, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--timeout", "1ms")
 	if code != exitError || !strings.Contains(stderr, "not ready") || !strings.Contains(stderr, "log: ") {
@@ -208,10 +171,10 @@ func TestFailedUpLeavesNothing(t *testing.T) {
 }
 
 func TestForegroundStopsEverythingOnCtrlC(t *testing.T) {
-	requireBinaries(t)
+	localtest.Require(t)
 	dir := stateDir(t)
 	var out bytes.Buffer
-	fg := exec.Command(binary, "testbed", "up", "--foreground", "--state-dir", dir, "--replicas", "1", "--items", "10")
+	fg := exec.Command(localtest.Binary(), "testbed", "up", "--foreground", "--state-dir", dir, "--replicas", "1", "--items", "10")
 	fg.Stdout, fg.Stderr = &out, &out
 	if err := fg.Start(); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
 )
 
 // shortStampede are flags for a stampede of a few seconds an arm.
@@ -35,7 +36,7 @@ func readResults(t *testing.T, path string) experiment.Report {
 }
 
 func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
-	requireBinaries(t)
+	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	jsonFile := filepath.Join(out, "r.json")
 	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--json", jsonFile,
@@ -68,7 +69,7 @@ func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
 }
 
 func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
-	requireBinaries(t)
+	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "1", "--items", "500"); code != exitOK {
 		t.Fatalf("testbed up = exit %d\n%s%s", code, stdout, stderr)
@@ -94,10 +95,10 @@ func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
 }
 
 func TestStampedeCtrlCWritesPartialResultsAndStopsEverything(t *testing.T) {
-	requireBinaries(t)
+	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--arms", "none,lock,xfetch"}, shortStampede...)
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(localtest.Binary(), args...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	stderr, err := cmd.StderrPipe()

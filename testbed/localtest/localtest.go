@@ -1,0 +1,88 @@
+// Package localtest helps tests run the local testbed on real servers, as
+// net/http/httptest helps them run HTTP servers: Main builds the herdbench
+// binary the replicas run, Require skips a test on a machine without
+// redis-server and PostgreSQL but fails it when CI is set (a skipped test
+// proves nothing), and StateDir makes a state directory postgres can enter
+// when it runs as another user.
+package localtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/herdbench/herdbench/testbed/local"
+)
+
+var binary string
+
+// Main builds herdbench, runs the tests and removes the build. Use it as
+// func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }.
+func Main(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "herdbench-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	binary = filepath.Join(dir, "herdbench")
+	build := exec.Command("go", "build", "-o", binary, "github.com/herdbench/herdbench/cmd/herdbench")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build herdbench: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// Binary is the herdbench executable Main built.
+func Binary() string {
+	if binary == "" {
+		panic("localtest: Binary called without localtest.Main in TestMain")
+	}
+	return binary
+}
+
+// Require skips t when the testbed's binaries are missing, and fails it
+// when the environment variable CI is set.
+func Require(t testing.TB) {
+	t.Helper()
+	if err := local.CheckBinaries(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and the testbed cannot run: %v", err)
+		}
+		t.Skipf("testbed binaries missing: %v", err)
+	}
+}
+
+// StateDir returns a new state directory, removed when t ends. It is under
+// the temporary directory and world-searchable (t.TempDir's parent is not),
+// because postgres runs as another user when the tests run as root.
+func StateDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "herdbench-test-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// Start requires the binaries, starts a testbed with cfg in a new state
+// directory, and stops it when t ends.
+func Start(t testing.TB, cfg local.Config) *local.Testbed {
+	t.Helper()
+	Require(t)
+	cfg.StateDir = StateDir(t)
+	cfg.Binary = Binary()
+	tb, err := local.Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.Stop)
+	return tb
+}
