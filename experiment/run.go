@@ -139,7 +139,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		return nil, err
 	}
 	warmTook := time.Since(warmStart)
-	if err := tg.Reset(ctx); err != nil {
+	if err := tg.Reset(ctx, p.Seed); err != nil {
 		return nil, err
 	}
 	s0, err := src.Read(ctx) // db.queries_total counts from here
@@ -151,6 +151,12 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	loadStart := time.Now()
 	t := loadStart.Add(p.T())
 	src.Since = t
+	tenv := triggers.Env{Redis: tg.Redis, HotKeys: hot, T: t}
+	if pr, ok := trig.(triggers.Preparer); ok {
+		if err := pr.Prepare(ctx, tenv); err != nil {
+			return nil, fmt.Errorf("trigger %s: %w", trig.Name(), err)
+		}
+	}
 	rec := newRecorder(t, time.Duration(p.Before), time.Duration(p.After))
 	sampler := observe.Start(ctx, src, interval)
 	firedc := make(chan fired, 1)
@@ -166,7 +172,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		f := fired{}
 		if f.atT, f.err = src.Read(ctx); f.err == nil {
 			f.at = time.Now()
-			f.detail, f.err = trig.Fire(ctx, triggers.Env{Redis: tg.Redis, HotKeys: hot, T: t})
+			f.detail, f.err = trig.Fire(ctx, tenv)
 		}
 		firedc <- f
 	}()

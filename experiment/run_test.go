@@ -206,3 +206,35 @@ func BenchmarkSample(b *testing.B) {
 		}
 	}
 }
+
+func TestTTLTriggerExpiresAtT(t *testing.T) {
+	tg := startTestbed(t, 2)
+	cfg := api.DefaultConfig
+	cfg.QueryCost = api.Duration(200 * time.Millisecond)
+	p := Plan{
+		Arms:    Arms([]string{api.None, api.XFetch}, cfg),
+		Trigger: "ttl", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300,
+		Timeout: api.Duration(2 * time.Second), Warmup: api.Duration(300 * time.Millisecond),
+		Before: api.Duration(time.Second), After: api.Duration(1500 * time.Millisecond), Seed: 3,
+	}
+	rep, err := Run(context.Background(), p, Env{Target: tg, Triggers: triggers.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, xfetch := rep.Arms[0], rep.Arms[1]
+	// the warmed key lives until T, however long the warm took, then expires
+	// by itself: no load before T, a herd after
+	for _, r := range none.Timeline {
+		if r.TMS < 0 && r.DBQPS != 0 {
+			t.Errorf("none: %v q/s at %d ms, before T; want none: the key expires at T", r.DBQPS, r.TMS)
+		}
+	}
+	if none.DB.Queries < 10 || none.Cache.Expired < 1 {
+		t.Errorf("none: %d loads and %d expired keys after T; want a herd when the key expires", none.DB.Queries, none.Cache.Expired)
+	}
+	// xfetch refreshes the key before it expires: no herd
+	if xfetch.API.EarlyLoads < 1 || 3*xfetch.DB.Queries >= none.DB.Queries {
+		t.Errorf("xfetch: %d early loads, %d loads after T (none: %d); want early refreshes and far fewer loads",
+			xfetch.API.EarlyLoads, xfetch.DB.Queries, none.DB.Queries)
+	}
+}

@@ -55,12 +55,6 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Ro
 	first := rowIndex(t.Add(-time.Duration(p.Before)), t)
 	last := rowIndex(t.Add(time.Duration(p.After)), t) - 1
 	rows := make([]Row, 0, last-first+1)
-	type acc struct {
-		calls, hits, misses int64
-		dt                  time.Duration
-		conns               int64
-		seen                bool
-	}
 	server := map[int64]*acc{}
 	for i := 1; i < len(samples); i++ {
 		cur, prev := samples[i], samples[i-1]
@@ -74,14 +68,21 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Ro
 		a.hits += cur.Hits - prev.Hits
 		a.misses += cur.Misses - prev.Misses
 		a.dt += cur.At.Sub(prev.At)
-		a.conns, a.seen = cur.Connections, true
+		a.conns = cur.Connections
+	}
+	// A row no sample fell in (the sampler ran late) takes the rate of the
+	// next sample's interval, which spans it; the counts stay with that row.
+	for i := last; i >= first; i-- {
+		if next := server[i+1]; server[i] == nil && next != nil {
+			server[i] = &acc{conns: next.conns, rate: next.rateOf()}
+		}
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for i := first; i <= last; i++ {
 		row := Row{TMS: i * RowWidth.Milliseconds()}
-		if a := server[i]; a != nil && a.dt > 0 {
-			row.DBQPS = round2(float64(a.calls) / a.dt.Seconds())
+		if a := server[i]; a != nil {
+			row.DBQPS = round2(a.rateOf())
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
 		}
 		if c := rec.rows[i]; c != nil {
@@ -91,6 +92,21 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Ro
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// acc gathers the sample deltas that fall in one timeline row.
+type acc struct {
+	calls, hits, misses int64
+	dt                  time.Duration
+	conns               int64
+	rate                float64 // set for a row without its own sample
+}
+
+func (a *acc) rateOf() float64 {
+	if a.dt > 0 {
+		return float64(a.calls) / a.dt.Seconds()
+	}
+	return a.rate
 }
 
 // recovery returns the t_ms of the first row from T on that starts

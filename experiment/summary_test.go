@@ -3,11 +3,13 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // rowsFrom returns one Row per RowWidth with t_ms from fromMS to toMS
@@ -374,5 +376,29 @@ func TestRecorderEndsAtAfter(t *testing.T) {
 	}
 	if _, ok := r.rows[10]; ok {
 		t.Error("a timeline row exists at T+1s, after the window")
+	}
+}
+
+func TestTimelineFillsRowsWithoutASample(t *testing.T) {
+	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := Plan{Before: api.Duration(200 * time.Millisecond), After: api.Duration(300 * time.Millisecond)}
+	// samples at -200ms, -100ms, then none until +150ms: 30 calls over 250ms
+	samples := []observe.Sample{
+		{At: T.Add(-195 * time.Millisecond), Calls: 0},
+		{At: T.Add(-95 * time.Millisecond), Calls: 10},
+		{At: T.Add(155 * time.Millisecond), Calls: 40},
+		{At: T.Add(255 * time.Millisecond), Calls: 40},
+	}
+	rows := timeline(p, T, samples, newRecorder(T, 200*time.Millisecond, 300*time.Millisecond))
+	var got []float64
+	for _, r := range rows {
+		got = append(got, r.DBQPS)
+	}
+	// rows -200, -100, 0, 100, 200: the row at 0 has no sample and takes the
+	// 120 q/s of the interval that spans it; the row of the first sample takes
+	// the 100 q/s of the interval that starts there
+	want := []float64{100, 100, 120, 120, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("timeline db_qps = %v; want %v", got, want)
 	}
 }

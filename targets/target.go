@@ -74,9 +74,16 @@ func (t *Target) Configure(ctx context.Context, c api.Config) error {
 	return t.each(ctx, http.MethodPut, "/admin/config", body, nil)
 }
 
-// Reset clears every replica's in-process state and counters.
-func (t *Target) Reset(ctx context.Context) error {
-	return t.each(ctx, http.MethodPost, "/admin/reset", nil, nil)
+// Reset clears every replica's in-process state and counters, and seeds
+// replica i with seed+i.
+func (t *Target) Reset(ctx context.Context, seed uint64) error {
+	for i, u := range t.Status.API {
+		body, _ := json.Marshal(map[string]uint64{"seed": seed + uint64(i)})
+		if err := t.do(ctx, http.MethodPost, u+"/admin/reset", body, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Config reads the first replica's run-time config.

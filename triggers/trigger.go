@@ -39,6 +39,12 @@ type WarmConfigurer interface {
 	WarmConfig(c api.Config, untilT time.Duration) api.Config
 }
 
+// Preparer is implemented by triggers that act once T is known, before the
+// load starts, such as making keys expire exactly at T.
+type Preparer interface {
+	Prepare(ctx context.Context, env Env) error
+}
+
 // Registry holds triggers by name.
 type Registry struct {
 	byName map[string]Trigger

@@ -2,7 +2,11 @@ package triggers
 
 import (
 	"context"
+	"fmt"
+
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/testbed/api"
 )
@@ -16,6 +20,7 @@ type TTL struct{}
 var (
 	_ Trigger        = TTL{}
 	_ WarmConfigurer = TTL{}
+	_ Preparer       = TTL{}
 )
 
 func (TTL) Name() string { return "ttl" }
@@ -23,13 +28,30 @@ func (TTL) Describe() string {
 	return "hot keys warmed together expire by themselves at T, then every TTL"
 }
 
-// WarmConfig gives the warmed keys a TTL that ends at T.
+// WarmConfig gives the warmed keys a TTL that ends at T, as nearly as the
+// warm can know it: what the replicas store as the expiry (xfetch reads it)
+// is the warm instant plus this TTL, up to the warm's length before T.
 func (TTL) WarmConfig(c api.Config, untilT time.Duration) api.Config {
 	c.TTL = api.Duration(untilT)
 	if c.StaleTTL <= c.TTL {
 		c.StaleTTL = c.TTL * 10
 	}
 	return c
+}
+
+// Prepare makes the hot keys expire in Redis exactly at T: the warm took
+// time, and each key's TTL started when it was loaded.
+func (TTL) Prepare(ctx context.Context, env Env) error {
+	_, err := env.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range hotKeys(env) {
+			p.PExpireAt(ctx, k, env.T)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("align the hot keys' expiry at T: %w", err)
+	}
+	return nil
 }
 
 // Fire does nothing: the keys expire by themselves. It reads nothing from

@@ -24,14 +24,15 @@ import (
 )
 
 type stampedeOptions struct {
-	Arms       []string
-	Plan       experiment.Plan
-	Knobs      api.Config
-	Replicas   int
-	StateDir   string
-	JSONFile   string
-	ResultsDir string
-	Progress   bool // a live line on stderr
+	Arms        []string
+	Plan        experiment.Plan
+	Knobs       api.Config
+	Replicas    int
+	ReplicasSet bool // --replicas was given
+	StateDir    string
+	JSONFile    string
+	ResultsDir  string
+	Progress    bool // a live line on stderr
 }
 
 // Defaults of the stampede: a clear difference between arms, and the four
@@ -43,7 +44,7 @@ var stampedeDefaults = experiment.Plan{
 	Keys:    10_000,
 	Zipf:    1.1,
 	Timeout: api.Duration(time.Second),
-	Warmup:  api.Duration(3 * time.Second),
+	Warmup:  api.Duration(2 * time.Second),
 	Before:  api.Duration(3 * time.Second),
 	After:   api.Duration(8 * time.Second),
 }
@@ -85,6 +86,7 @@ Triggers: ` + triggerHelp(reg),
   herdbench stampede --trigger ttl --ttl 4s --keys 100 --hot-keys 100 --arms none,xfetch,ttl_jitter,lock`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			opts.ReplicasSet = c.Flags().Changed("replicas")
 			return stampedeRun(c.Context(), stdout, stderr, reg, opts)
 		},
 	}
@@ -130,6 +132,12 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, reg *triggers.Re
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype
 	}
+	// the knobs are every arm's: check them once, then each arm's strategy
+	knobs := opts.Knobs
+	knobs.Strategy = api.None
+	if err := knobs.Validate(); err != nil {
+		return flagErrors(err)
+	}
 	plan.Arms = experiment.Arms(opts.Arms, opts.Knobs)
 	if err := plan.Validate(reg.Names()); err != nil {
 		return flagErrors(err)
@@ -143,6 +151,10 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, reg *triggers.Re
 	switch {
 	case err == nil:
 		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", st.StateDir)
+		if opts.ReplicasSet && opts.Replicas != len(st.API) {
+			fmt.Fprintf(stderr, "warning: --replicas %d ignored: the running testbed has %d (testbed down, then up --replicas %d, to change it)\n",
+				opts.Replicas, len(st.API), opts.Replicas)
+		}
 	case errors.Is(err, local.ErrNotRunning):
 		fmt.Fprintf(stderr, "starting the local testbed (%d replicas) ...\n", opts.Replicas)
 		replica := api.DefaultOptions

@@ -51,6 +51,9 @@ var errNotFound = errors.New("item not found")
 // serve answers one item request under the strategy of v and says how.
 func (s *Server) serve(ctx context.Context, v view, id int64) (Item, string, error) {
 	e, ok := s.read(ctx, v, ItemKey(id))
+	if ctx.Err() != nil {
+		return Item{}, "", errCanceled
+	}
 	if ok {
 		if v.st.loader == XFetch && s.xfetchDue(e, v.cfg.XFetchBeta) {
 			v.m.earlyLoads.Inc()
@@ -72,8 +75,13 @@ func (s *Server) serve(ctx context.Context, v view, id int64) (Item, string, err
 	}
 }
 
+// errCanceled ends a request whose client went away: it must not fall
+// through to a load nobody will read.
+var errCanceled = errors.New("client went away")
+
 // read gets a cached entry. A Redis error counts as a miss, so the request
-// falls through to Postgres as cache-aside code usually does.
+// falls through to Postgres as cache-aside code usually does; a client that
+// went away is not a Redis error (see gone).
 func (s *Server) read(ctx context.Context, v view, key string) (entry, bool) {
 	b, err := s.rdb.Get(ctx, key).Bytes()
 	var e entry
@@ -82,7 +90,9 @@ func (s *Server) read(ctx context.Context, v view, key string) (entry, bool) {
 		v.m.cacheMisses.Inc()
 		return e, false
 	case err != nil:
-		v.m.cacheErrors.Inc()
+		if ctx.Err() == nil {
+			v.m.cacheErrors.Inc()
+		}
 		return e, false
 	}
 	if err := json.Unmarshal(b, &e); err != nil {
@@ -146,26 +156,36 @@ func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error)
 }
 
 // loadCoalesced shares one load among the concurrent requests of this
-// process (singleflight).
+// process (singleflight). The leader reads the cache again first: a request
+// that missed just before the previous flight filled it must not load again.
 func (s *Server) loadCoalesced(ctx context.Context, v view, id int64) (Item, string, error) {
-	led := false
+	led, loaded := false, false
 	res, err, _ := v.sf.Do(strconv.FormatInt(id, 10), func() (any, error) {
 		led = true // only the leader's own closure runs
+		if e, ok := s.read(ctx, v, ItemKey(id)); ok {
+			return e.Item, nil
+		}
+		loaded = true
 		return s.loadAndSet(ctx, v, id)
 	})
 	it, _ := res.(Item)
-	if led {
+	switch {
+	case led && loaded:
 		return it, OutcomeMiss, err
+	case led:
+		return it, OutcomeHit, err
 	}
 	v.m.coalesced.Inc()
 	return it, OutcomeCoalesced, err
 }
 
 // loadLocked lets one request in the fleet load: the one that takes the Redis
-// lock (SET NX PX). The others serve the stale copy, or, when there is none,
-// re-read the cache every lock_poll until the value appears. A crashed
-// holder's lock expires after lock_ttl and the next waiter takes it; a waiter
-// that has waited lock_wait loads by itself rather than fail.
+// lock (SET NX PX) and still finds the cache empty (a request that missed
+// just before the previous holder filled it must not load again). The others
+// serve the stale copy, or, when there is none, re-read the cache every
+// lock_poll until the value appears. A crashed holder's lock expires after
+// lock_ttl and the next waiter takes it; a waiter that has waited lock_wait
+// loads by itself rather than fail.
 func (s *Server) loadLocked(ctx context.Context, v view, id int64) (Item, string, error) {
 	lockKey := lockPrefix + strconv.FormatInt(id, 10)
 	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
@@ -173,17 +193,19 @@ func (s *Server) loadLocked(ctx context.Context, v view, id int64) (Item, string
 	waiting := false
 	for {
 		ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(v.cfg.LockTTL)).Result()
-		if err != nil { // no lock without Redis: behave as none
+		switch {
+		case ctx.Err() != nil:
+			return Item{}, "", errCanceled
+		case err != nil: // no lock without Redis: behave as none
 			v.m.cacheErrors.Inc()
 			it, err := s.loadAndSet(ctx, v, id)
 			return it, OutcomeMiss, err
-		}
-		if ok {
-			it, err := s.loadAndSet(ctx, v, id)
+		case ok:
+			it, outcome, err := s.loadHolding(ctx, v, id)
 			if uerr := s.unlock.Run(context.WithoutCancel(ctx), s.rdb, []string{lockKey}, token).Err(); uerr != nil {
 				v.m.cacheErrors.Inc() // the lock expires by itself
 			}
-			return it, OutcomeMiss, err
+			return it, outcome, err
 		}
 		if !waiting {
 			if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
@@ -201,11 +223,24 @@ func (s *Server) loadLocked(ctx context.Context, v view, id int64) (Item, string
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Item{}, "", fmt.Errorf("waiting for item %d: %w", id, ctx.Err())
+			return Item{}, "", errCanceled
 		case <-t.C:
 		}
 		if e, ok := s.read(ctx, v, ItemKey(id)); ok {
 			return e.Item, OutcomeWaited, nil
 		}
 	}
+}
+
+// loadHolding runs under the lock: it loads unless the cache was filled
+// since this request missed.
+func (s *Server) loadHolding(ctx context.Context, v view, id int64) (Item, string, error) {
+	if e, ok := s.read(ctx, v, ItemKey(id)); ok {
+		return e.Item, OutcomeHit, nil
+	}
+	if ctx.Err() != nil {
+		return Item{}, "", errCanceled
+	}
+	it, err := s.loadAndSet(ctx, v, id)
+	return it, OutcomeMiss, err
 }

@@ -50,10 +50,13 @@ var DefaultConfig = Config{
 	StaleTTL:   Duration(10 * time.Minute),
 	TTLJitter:  0.2,
 	XFetchBeta: 1,
-	LockTTL:    Duration(2 * time.Second),
-	LockWait:   Duration(1 * time.Second),
-	LockPoll:   Duration(5 * time.Millisecond),
-	QueryCost:  Duration(50 * time.Millisecond),
+	// lock_ttl outlasts the default DB timeout (5s), so a slow holder keeps
+	// its lock while it loads; lock_wait outlasts lock_ttl, so waiters are
+	// still there to take over a crashed holder's lock when it expires.
+	LockTTL:   Duration(6 * time.Second),
+	LockWait:  Duration(8 * time.Second),
+	LockPoll:  Duration(5 * time.Millisecond),
+	QueryCost: Duration(50 * time.Millisecond),
 }
 
 // Validate returns every problem with c at once, each naming the field and

@@ -19,10 +19,11 @@ const (
 	OutcomeNotFound  = "not_found" // no such item
 	OutcomeInvalid   = "invalid"   // the id is not a positive integer
 	OutcomeError     = "error"     // the load failed
+	OutcomeCanceled  = "canceled"  // the client went away before an answer
 )
 
 var outcomes = []string{OutcomeHit, OutcomeMiss, OutcomeEarly, OutcomeStale, OutcomeCoalesced,
-	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError}
+	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError, OutcomeCanceled}
 
 // metrics are one replica's herdbench_api_* series. A reset replaces the
 // whole set with a fresh registry, so every arm starts from zero.
@@ -47,7 +48,7 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herdbench_api_requests_total",
-			Help: "Item requests served, by outcome (hit, miss, early, stale, coalesced, waited, not_found, invalid, error).",
+			Help: "Item requests served, by outcome (hit, miss, early, stale, coalesced, waited, not_found, invalid, error, canceled).",
 		}, []string{"outcome"}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_cache_hits_total",

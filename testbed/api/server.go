@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -57,12 +58,13 @@ type Server struct {
 	// its final snapshot so no load of one arm lands in the next
 	inFlight atomic.Int64
 
-	mu  sync.Mutex // guards the fields below
-	cfg Config
-	st  strategy
-	m   *metrics
-	sf  *singleflight.Group
-	rng *rand.Rand
+	mu   sync.Mutex // guards the fields below
+	seed uint64
+	cfg  Config
+	st   strategy
+	m    *metrics
+	sf   *singleflight.Group
+	rng  *rand.Rand
 }
 
 // unlockScript deletes the lock only if this replica still holds it.
@@ -97,10 +99,11 @@ func New(opts Options) (*Server, error) {
 		}),
 		db:     db,
 		unlock: redis.NewScript(unlockScript),
+		seed:   opts.Seed,
 		cfg:    opts.Config,
 		st:     st,
 	}
-	s.reset()
+	s.reset(nil)
 	return s, nil
 }
 
@@ -111,13 +114,16 @@ func (s *Server) Close() {
 }
 
 // reset starts in-process state afresh: counters, the singleflight group and
-// the random source, reseeded with the replica's seed.
-func (s *Server) reset() {
+// the random source, reseeded with seed when given, else the current seed.
+func (s *Server) reset(seed *uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if seed != nil {
+		s.seed = *seed
+	}
 	s.m = newMetrics(&s.inFlight)
 	s.sf = new(singleflight.Group)
-	s.rng = rand.New(rand.NewPCG(s.opts.Seed, 0x6865726462656e63)) // "herdbenc"
+	s.rng = rand.New(rand.NewPCG(s.seed, 0x6865726462656e63)) // "herdbenc"
 }
 
 // view is what one request uses, taken at its start, so a config switch or
@@ -168,6 +174,9 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 	}
 	it, outcome, err := s.serve(r.Context(), v, id)
 	switch {
+	case errors.Is(err, errCanceled):
+		outcome = OutcomeCanceled
+		writeError(w, http.StatusServiceUnavailable, "client went away")
 	case errors.Is(err, errNotFound):
 		outcome = OutcomeNotFound
 		writeError(w, http.StatusNotFound, fmt.Sprintf("item %d not found", id))
@@ -211,8 +220,19 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, cfg)
 }
 
+// postReset takes an optional body {"seed": N} that reseeds the replica, so
+// an experiment on a testbed it did not start still replays from its seed.
 func (s *Server) postReset(w http.ResponseWriter, r *http.Request) {
-	s.reset()
+	var body struct {
+		Seed *uint64 `json:"seed"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+		writeError(w, http.StatusBadRequest, "invalid reset: "+describeJSONError(err)+` (accepted: no body, or {"seed": N})`)
+		return
+	}
+	s.reset(body.Seed)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -227,7 +247,9 @@ type Health struct {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	h := Health{Replica: s.opts.Name, Seed: s.opts.Seed, Redis: "ok", Postgres: "ok"}
+	s.mu.Lock()
+	h := Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok"}
+	s.mu.Unlock()
 	code := http.StatusOK
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		h.Redis, code = err.Error(), http.StatusServiceUnavailable

@@ -149,3 +149,16 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+func TestResetSeeds(t *testing.T) {
+	srv := newUnconnected(t)
+	if code, body := do(t, http.MethodPost, srv.URL+"/admin/reset", `{"seed": 9}`); code != http.StatusNoContent {
+		t.Fatalf(`POST /admin/reset {"seed": 9} = %d %s; want 204`, code, body)
+	}
+	if _, body := do(t, http.MethodGet, srv.URL+"/healthz", ""); !strings.Contains(body, `"seed":9`) {
+		t.Errorf("/healthz after a reset with seed 9 = %s; want seed 9", body)
+	}
+	if code, body := do(t, http.MethodPost, srv.URL+"/admin/reset", `{"sead": 9}`); code != 400 || !strings.Contains(body, `{\"seed\": N}`) {
+		t.Errorf(`POST /admin/reset {"sead": 9} = %d %s; want 400 naming the accepted body`, code, body)
+	}
+}

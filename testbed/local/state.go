@@ -91,6 +91,9 @@ func ReadStatus(dir string) (testbed.Status, error) {
 // supervisor left behind and removes the data.
 func Down(dir string, timeout time.Duration) error {
 	st, err := readState(dir)
+	if errors.Is(err, ErrNotRunning) && lockHeld(dir) {
+		return fmt.Errorf("a testbed is starting in %s and has not recorded itself yet: run down again once up returns", dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -107,6 +110,12 @@ func Down(dir string, timeout time.Duration) error {
 			_ = syscall.Kill(sup.PID, syscall.SIGKILL)
 		}
 	}
+	// clean up holding the lock, so a new supervisor cannot start meanwhile
+	lock, err := lockStateDir(dir)
+	if err != nil {
+		return err
+	}
+	defer unlockStateDir(lock)
 	return cleanup(dir)
 }
 
@@ -137,20 +146,45 @@ func removeData(dir string) {
 }
 
 // lockStateDir takes the state directory's lock, held by the supervisor for
-// the testbed's life, so two supervisors never share a directory.
+// the testbed's life, so two supervisors never share a directory. It tries
+// for lockWait, since Down and lockHeld hold it for a moment.
 func lockStateDir(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock state dir: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock state dir: %w", err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
 			return nil, fmt.Errorf("%w in %s", ErrRunning, dir)
 		}
-		return nil, fmt.Errorf("lock state dir: %w", err)
+		time.Sleep(20 * time.Millisecond) // polling a lock: no readiness to wait for
 	}
-	return f, nil
+}
+
+const lockWait = time.Second
+
+// lockHeld reports whether a supervisor holds dir's lock.
+func lockHeld(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "lock"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
 }
 
 func unlockStateDir(f *os.File) {
