@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // Safety caps: a plan above them is refused before anything is sent.
@@ -15,39 +17,67 @@ const (
 	MaxRate        = 20_000           // requests per second
 	MaxArmDuration = 10 * time.Minute // warmup + before + after
 	MaxArms        = 16
+	MaxClients     = 100_000
 )
 
 // Plan is one experiment: the same load and trigger once per arm.
 type Plan struct {
-	Arms    []Arm        `json:"arms"`
-	Trigger string       `json:"trigger"`
-	HotKeys int          `json:"hot_keys"` // ids 1..HotKeys are warmed and triggered
-	Rate    int          `json:"rate"`     // requests per second, open model
-	Keys    int          `json:"keys"`     // ids 1..Keys
-	Zipf    float64      `json:"zipf"`     // exponent of the key distribution
-	Timeout api.Duration `json:"timeout"`  // client timeout
-	Warmup  api.Duration `json:"warmup"`   // load before measuring
-	Before  api.Duration `json:"before"`   // measured load before T: the baseline
-	After   api.Duration `json:"after"`    // measured load after T
-	Seed    uint64       `json:"seed"`
+	Arms    []Arm  `json:"arms"`
+	Trigger string `json:"trigger"`
+	// TriggerOptions configure the triggers that take them (outage, slowdb).
+	TriggerOptions triggers.Options `json:"trigger_options"`
+	HotKeys        int              `json:"hot_keys"` // ids 1..HotKeys are warmed and triggered
+	Rate           int              `json:"rate"`     // requests per second, open model
+	Keys           int              `json:"keys"`     // ids 1..Keys
+	Zipf           float64          `json:"zipf"`     // exponent of the key distribution
+	Timeout        api.Duration     `json:"timeout"`  // client timeout
+	Warmup         api.Duration     `json:"warmup"`   // load before measuring
+	Before         api.Duration     `json:"before"`   // measured load before T: the baseline
+	After          api.Duration     `json:"after"`    // measured load after T
+	Seed           uint64           `json:"seed"`
+	Clients        int              `json:"clients"`      // virtual clients, each with its own retry state
+	Retry          retry.Policy     `json:"retry"`        // the clients' policy, unless an arm sets its own
+	Budget         retry.Budget     `json:"retry_budget"` // what bounds each client's retries
 }
 
-// Arm is one configuration of the service under the same experiment.
+// Arm is one configuration of the service, or of its clients, under the
+// same experiment.
 type Arm struct {
-	Name   string     `json:"name"`
-	Config api.Config `json:"config"`
+	Name   string        `json:"name"`
+	Config api.Config    `json:"config"`
+	Retry  *retry.Policy `json:"retry,omitempty"` // the clients' policy in this arm
 }
 
-// Arms returns one arm per strategy name ("lock", "lock+ttl_jitter", ...),
-// each with base and that strategy.
+// RetryArm is the prefix of arms that compare client retry policies:
+// "retry=full-jitter:100ms:2s:3" runs the base config with that policy.
+const RetryArm = "retry="
+
+// Arms returns one arm per name: a strategy ("lock", "lock+ttl_jitter")
+// applied to base, or RetryArm and a policy, which keeps base's strategy.
+// A policy that does not parse is reported by Plan.Validate.
 func Arms(names []string, base api.Config) []Arm {
 	arms := make([]Arm, len(names))
 	for i, n := range names {
 		c := base
-		c.Strategy = n
-		arms[i] = Arm{Name: n, Config: c}
+		a := Arm{Name: n, Config: c}
+		if spec, ok := strings.CutPrefix(n, RetryArm); ok {
+			if p, err := retry.Parse(spec); err == nil {
+				a.Retry = &p
+			}
+		} else {
+			a.Config.Strategy = n
+		}
+		arms[i] = a
 	}
 	return arms
+}
+
+// RetryOf is the policy arm a runs with.
+func (p Plan) RetryOf(a Arm) retry.Policy {
+	if a.Retry != nil {
+		return *a.Retry
+	}
+	return p.Retry
 }
 
 // T is the trigger's offset from the start of the load.
@@ -72,15 +102,26 @@ func (p Plan) Validate(triggerNames []string) error {
 			bad("arms", "%q twice", a.Name)
 		}
 		seen[a.Name] = true
+		if spec, ok := strings.CutPrefix(a.Name, RetryArm); ok {
+			if _, err := retry.Parse(spec); err != nil {
+				bad("arms", "%v", err)
+			}
+		}
 		if err := a.Config.Validate(); err != nil {
 			bad("arms", "%s: %v", a.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
+	}
+	if err := p.TriggerOptions.OrDefaults().Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if !slices.Contains(triggerNames, p.Trigger) {
 		bad("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(triggerNames, ", "))
 	}
 	if p.Rate < 1 || p.Rate > MaxRate {
 		bad("rate", "%d out of range (accepted: 1 to %d requests/s)", p.Rate, MaxRate)
+	}
+	if p.Clients < 0 || p.Clients > MaxClients {
+		bad("clients", "%d out of range (accepted: 0 to %d; 0 means 1)", p.Clients, MaxClients)
 	}
 	if p.Keys < 1 {
 		bad("keys", "%d out of range (accepted: 1 or more)", p.Keys)

@@ -32,13 +32,14 @@ type recorder struct {
 	rows     map[int64]*clientRow
 	after    *hdrhistogram.Histogram
 	outcomes map[load.Outcome]int64  // from T
+	attempts int64                   // from T
 	baseline *hdrhistogram.Histogram // [T - before, T)
 	sent     int64                   // every record, for progress
 }
 
 type clientRow struct {
-	requests, ok int64
-	hist         *hdrhistogram.Histogram
+	requests, ok, attempts int64
+	hist                   *hdrhistogram.Histogram
 }
 
 func newRecorder(t time.Time, before, after time.Duration) *recorder {
@@ -56,15 +57,17 @@ func (r *recorder) add(rec load.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent++
+	// attempts land in the row they were sent in: retry waves show where
+	// they happened, whichever request they belong to
+	for _, at := range rec.SentAt {
+		if !at.Before(r.from) && at.Before(r.end) {
+			r.row(rowIndex(at, r.t)).attempts++
+		}
+	}
 	if rec.Intended.Before(r.from) || !rec.Intended.Before(r.end) {
 		return // warmup, or the pacer's last tick at the very end
 	}
-	i := rowIndex(rec.Intended, r.t)
-	row := r.rows[i]
-	if row == nil {
-		row = &clientRow{hist: newHist(2)}
-		r.rows[i] = row
-	}
+	row := r.row(rowIndex(rec.Intended, r.t))
 	row.requests++
 	if rec.Outcome == load.OK {
 		row.ok++
@@ -76,6 +79,17 @@ func (r *recorder) add(rec load.Record) {
 	}
 	_ = r.after.RecordValue(us)
 	r.outcomes[rec.Outcome]++
+	r.attempts += int64(rec.Attempts)
+}
+
+// row returns timeline row i, made on first use.
+func (r *recorder) row(i int64) *clientRow {
+	row := r.rows[i]
+	if row == nil {
+		row = &clientRow{hist: newHist(2)}
+		r.rows[i] = row
+	}
+	return row
 }
 
 func (r *recorder) requests() int64 {
@@ -110,6 +124,21 @@ func (r *recorder) http() HTTP {
 		h.MaxMS = ms(r.after.Max())
 	}
 	return h
+}
+
+// retries summarises the attempts of the requests intended from T.
+func (r *recorder) retries() Retries {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var requests int64
+	for _, n := range r.outcomes {
+		requests += n
+	}
+	res := Retries{Attempts: r.attempts}
+	if requests > 0 {
+		res.Amplification = math.Round(float64(r.attempts)/float64(requests)*1000) / 1000
+	}
+	return res
 }
 
 func ms(us int64) float64 { return math.Round(float64(us)/10) / 100 }

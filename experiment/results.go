@@ -49,6 +49,7 @@ type ArmResult struct {
 	Cache      Cache         `json:"cache"`
 	HTTP       HTTP          `json:"http"`
 	API        APICounters   `json:"api"`
+	Retries    Retries       `json:"retries"`
 	RecoveryMS *int64        `json:"recovery_ms"` // null: not back within the band by the end
 	Timeline   []Row         `json:"timeline"`
 }
@@ -84,6 +85,8 @@ type Cache struct {
 	Misses   int64    `json:"misses"`
 	HitRatio *float64 `json:"hit_ratio"` // null when there were no reads
 	Expired  int64    `json:"expired"`
+	// ConnectionsReceived is total_connections_received: reconnects show here
+	ConnectionsReceived int64 `json:"connections_received"`
 }
 
 // HTTP figures come from the client's results for requests intended at or
@@ -109,6 +112,13 @@ type Errors struct {
 	Other   int64 `json:"other"`
 }
 
+// Retries come from the clients: every attempt of the requests intended
+// from T, retries included.
+type Retries struct {
+	Attempts      int64   `json:"attempts"`
+	Amplification float64 `json:"amplification"` // attempts / requests
+}
+
 // APICounters are the replicas' herdbench_api_* counters, summed, from the
 // start of the load (they are reset after the warm) to the end.
 type APICounters struct {
@@ -128,6 +138,7 @@ type Row struct {
 	Misses      int64   `json:"misses"`
 	Requests    int64   `json:"requests"` // intended in this row
 	OK          int64   `json:"ok"`
+	Attempts    int64   `json:"attempts"` // attempts sent in this row, retries included
 	P99MS       float64 `json:"p99_ms"`
 	Connections int64   `json:"connections"`
 }

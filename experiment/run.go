@@ -28,7 +28,6 @@ import (
 // Env is what Run works with.
 type Env struct {
 	Target   *targets.Target
-	Triggers *triggers.Registry
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
 	Interval time.Duration  // sampling interval; 0 means observe.DefaultInterval
@@ -53,10 +52,13 @@ const drainTimeout = 15 * time.Second
 // fails, the report holds the arms that finished, is marked partial, and
 // the error says why.
 func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
-	if err := p.Validate(env.Triggers.Names()); err != nil {
+	// the triggers are built from the plan, so the report shows what ran
+	p.TriggerOptions = p.TriggerOptions.OrDefaults()
+	reg := triggers.Default(p.TriggerOptions)
+	if err := p.Validate(reg.Names()); err != nil {
 		return nil, err
 	}
-	trig, _ := env.Triggers.Get(p.Trigger)
+	trig, _ := reg.Get(p.Trigger)
 	st := env.Target.Status
 	rep := &Report{
 		Schema:    Schema,
@@ -151,7 +153,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	loadStart := time.Now()
 	t := loadStart.Add(p.T())
 	src.Since = t
-	tenv := triggers.Env{Redis: tg.Redis, HotKeys: hot, T: t}
+	tenv := triggers.Env{Redis: tg.Redis, Toxiproxy: tg.Toxiproxy, HotKeys: hot, T: t}
 	if pr, ok := trig.(triggers.Preparer); ok {
 		if err := pr.Prepare(ctx, tenv); err != nil {
 			return nil, fmt.Errorf("trigger %s: %w", trig.Name(), err)
@@ -180,6 +182,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	_, attackErr := load.Attack(ctx, load.Config{
 		Targets: tg.Status.API, Rate: p.Rate, Duration: p.Duration(),
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
+		Clients: p.Clients, Retry: p.RetryOf(arm), Budget: p.Budget,
 		MaxWorkers: env.MaxWorkers,
 	}, rec.add)
 	stopProgress()

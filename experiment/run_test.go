@@ -53,7 +53,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		Before: api.Duration(time.Second), After: api.Duration(1500 * time.Millisecond), Seed: 7,
 	}
 	before := itemCalls(t, tg)
-	rep, err := Run(context.Background(), p, Env{Target: tg, Triggers: triggers.Default(), Version: "test"})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestCancelledRunIsPartial(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := Env{Target: tg, Triggers: triggers.Default(), Progress: func(pr Progress) {
+	env := Env{Target: tg, Progress: func(pr Progress) {
 		if pr.Arm == 2 && pr.Phase == "before" {
 			cancel() // in the second arm
 		}
@@ -180,11 +180,11 @@ func TestCancelledRunIsPartial(t *testing.T) {
 func TestPlanValidate(t *testing.T) {
 	p := Plan{Arms: Arms([]string{"none", "none", "magic"}, api.DefaultConfig), Trigger: "meteor",
 		Rate: MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: api.Duration(time.Hour)}
-	err := p.Validate(triggers.Default().Names())
+	err := p.Validate(triggers.Default(triggers.Options{}).Names())
 	if err == nil {
 		t.Fatal("Validate of a plan with many problems = nil")
 	}
-	for _, want := range []string{`arms: "none" twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl)`,
+	for _, want := range []string{`arms: "none" twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl, flush, conndrop, outage, slowdb)`,
 		"rate: 20001 out of range", "hot_keys: 20 out of range", "zipf: 1 out of range", "before:", "exceeds the cap"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)
@@ -211,30 +211,32 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 	tg := startTestbed(t, 2)
 	cfg := api.DefaultConfig
 	cfg.QueryCost = api.Duration(200 * time.Millisecond)
+	// 100 hot keys at 200ms a load: the warm spreads their loads over about
+	// a second, yet they must all expire at T
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.XFetch}, cfg),
-		Trigger: "ttl", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300,
+		Trigger: "ttl", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 300,
 		Timeout: api.Duration(2 * time.Second), Warmup: api.Duration(300 * time.Millisecond),
 		Before: api.Duration(time.Second), After: api.Duration(1500 * time.Millisecond), Seed: 3,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Triggers: triggers.Default()})
+	rep, err := Run(context.Background(), p, Env{Target: tg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	none, xfetch := rep.Arms[0], rep.Arms[1]
-	// the warmed key lives until T, however long the warm took, then expires
-	// by itself: no load before T, a herd after
+	t.Logf("none: %d loads after T; xfetch: %d loads after T, %d early", none.DB.Queries, xfetch.DB.Queries, xfetch.API.EarlyLoads)
+	// no load before T: no key expired early, however long the warm took
 	for _, r := range none.Timeline {
 		if r.TMS < 0 && r.DBQPS != 0 {
-			t.Errorf("none: %v q/s at %d ms, before T; want none: the key expires at T", r.DBQPS, r.TMS)
+			t.Errorf("none: %v q/s at %d ms, before T; want none: the keys expire at T", r.DBQPS, r.TMS)
 		}
 	}
-	if none.DB.Queries < 10 || none.Cache.Expired < 1 {
-		t.Errorf("none: %d loads and %d expired keys after T; want a herd when the key expires", none.DB.Queries, none.Cache.Expired)
+	if none.DB.Queries < 50 {
+		t.Errorf("none: %d loads after T; want a herd when the keys expire", none.DB.Queries)
 	}
-	// xfetch refreshes the key before it expires: no herd
-	if xfetch.API.EarlyLoads < 1 || 3*xfetch.DB.Queries >= none.DB.Queries {
-		t.Errorf("xfetch: %d early loads, %d loads after T (none: %d); want early refreshes and far fewer loads",
+	// xfetch refreshes the keys read often before they expire
+	if xfetch.API.EarlyLoads < 1 || xfetch.DB.Queries*5 > none.DB.Queries*4 {
+		t.Errorf("xfetch: %d early loads, %d loads after T (none: %d); want early refreshes and fewer loads",
 			xfetch.API.EarlyLoads, xfetch.DB.Queries, none.DB.Queries)
 	}
 }

@@ -20,7 +20,7 @@ const (
 
 func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples []observe.Sample, rec *recorder) *ArmResult {
 	samples = append(samples, end)
-	res := &ArmResult{Name: arm.Name, Config: arm.Config, T: t.UTC(), HTTP: rec.http()}
+	res := &ArmResult{Name: arm.Name, Config: arm.Config, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries()}
 
 	before := time.Duration(p.Before)
 	res.DB = DB{
@@ -36,7 +36,8 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 		res.DB.NewConnections = max(res.DB.NewConnections, s.NewConnections)
 	}
 
-	res.Cache = Cache{Hits: end.Hits - sT.Hits, Misses: end.Misses - sT.Misses, Expired: end.Expired - sT.Expired}
+	res.Cache = Cache{Hits: end.Hits - sT.Hits, Misses: end.Misses - sT.Misses, Expired: end.Expired - sT.Expired,
+		ConnectionsReceived: end.ConnectionsReceived - sT.ConnectionsReceived}
 	if reads := res.Cache.Hits + res.Cache.Misses; reads > 0 {
 		r := round4(float64(res.Cache.Hits) / float64(reads))
 		res.Cache.HitRatio = &r
@@ -86,7 +87,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Ro
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
 		}
 		if c := rec.rows[i]; c != nil {
-			row.Requests, row.OK = c.requests, c.ok
+			row.Requests, row.OK, row.Attempts = c.requests, c.ok, c.attempts
 			row.P99MS = ms(c.hist.ValueAtQuantile(99))
 		}
 		rows = append(rows, row)

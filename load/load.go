@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/herdbench/herdbench/retry"
 )
 
 // Config is one steady attack.
@@ -21,7 +24,10 @@ type Config struct {
 	Keys     int           // item ids 1..Keys
 	Zipf     float64       // Zipf exponent s > 1: P(id) ∝ id^-s
 	Seed     uint64        // seeds the key draws
-	Timeout  time.Duration // client timeout per request
+	Timeout  time.Duration // client timeout per attempt
+	Clients  int           // virtual clients sharing the load, each with its own retry state; 0 means 1
+	Retry    retry.Policy  // what a client does after a failed attempt
+	Budget   retry.Budget  // what bounds a client's retries
 	// MaxWorkers caps vegeta's concurrent requests; 0 leaves it unbounded,
 	// so the generator keeps its schedule while the server stalls.
 	MaxWorkers uint64
@@ -31,8 +37,10 @@ type Config struct {
 type Record struct {
 	Seq      uint64
 	Intended time.Time     // start + (Seq+1)/Rate, when the pacer schedules it
-	Latency  time.Duration // from Intended to the end of the response
-	Outcome  Outcome
+	Latency  time.Duration // from Intended to the end of the last attempt
+	Outcome  Outcome       // the last attempt's
+	Attempts int           // 1, plus retries
+	SentAt   []time.Time   // when each attempt left
 	Code     int
 	Cache    string // the X-Cache header, if any
 }
@@ -54,6 +62,9 @@ func (c Config) Validate() error {
 	}
 	if c.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("duration: %s (accepted: more than 0)", c.Duration))
+	}
+	if c.Clients < 0 {
+		errs = append(errs, fmt.Errorf("clients: %d (accepted: 0 or more)", c.Clients))
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("timeout: %s (accepted: more than 0)", c.Timeout))
@@ -99,10 +110,15 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 		n++
 		mu.Unlock()
 		t.Method = http.MethodGet
-		t.URL = c.Targets[i%uint64(len(c.Targets))] + "/items/" + strconv.FormatInt(keys.Next(), 10)
+		t.URL = c.Targets[i%uint64(len(c.Targets))] + "/items/" + strconv.FormatInt(keys.Next(), 10) +
+			"?" + requestParam + "=" + strconv.FormatUint(i, 10)
 		return nil
 	}
-	opts := []func(*vegeta.Attacker){vegeta.Timeout(c.Timeout), vegeta.KeepAlive(true)}
+	h := newHerd(c)
+	// each attempt has the timeout; the whole request, retries included,
+	// is bounded by vegeta's client timeout
+	total := time.Duration(c.Retry.Retries+1)*c.Timeout + time.Duration(c.Retry.Retries)*max(c.Retry.Base, c.Retry.Cap)
+	opts := []func(*vegeta.Attacker){vegeta.Client(&http.Client{Transport: h, Timeout: total})}
 	if c.MaxWorkers > 0 {
 		opts = append(opts, vegeta.Workers(min(c.MaxWorkers, vegeta.DefaultWorkers)), vegeta.MaxWorkers(c.MaxWorkers))
 	}
@@ -131,7 +147,13 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 			lat = 0
 		}
 		rec := Record{Seq: res.Seq, Intended: intended, Latency: lat, Code: int(res.Code),
-			Outcome: Classify(int(res.Code), res.Error)}
+			Outcome: Classify(int(res.Code), res.Error), Attempts: 1}
+		if u, err := url.Parse(res.URL); err == nil {
+			id, _ := strconv.ParseUint(u.Query().Get(requestParam), 10, 64)
+			if rec.SentAt = h.takeAttempts(id); len(rec.SentAt) > 0 {
+				rec.Attempts = len(rec.SentAt)
+			}
+		}
 		if res.Headers != nil {
 			rec.Cache = res.Headers.Get("X-Cache")
 		}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/herdbench/herdbench/retry"
 )
 
 func TestClassify(t *testing.T) {
@@ -330,5 +332,57 @@ func TestIntendedTimeFollowsThePacer(t *testing.T) {
 	}
 	if m := slices.Min(lats); m > 50*time.Millisecond {
 		t.Errorf("smallest latency from intended time = %v against an instant server at 10/s; want well under the 100ms interval", m)
+	}
+}
+
+// TestRetriesAmplifyAndBudgetsBound: at 100% failure, N retries make N+1
+// attempts per request, counted by the server itself; a 10% budget keeps
+// attempts near 1.1 per request.
+func TestRetriesAmplifyAndBudgetsBound(t *testing.T) {
+	for _, tc := range []struct {
+		policy, budget string
+		lo, hi         float64 // attempts per request
+	}{
+		{"none", "none", 1, 1},
+		{"fixed:5ms:3", "none", 4, 4},
+		{"immediate:3", "10%", 1.05, 1.15},
+		{"full-jitter:5ms:20ms:3", "tokens", 1, 4},
+	} {
+		t.Run(tc.policy+" budget "+tc.budget, func(t *testing.T) {
+			var served atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				served.Add(1)
+				w.WriteHeader(http.StatusInternalServerError)
+			}))
+			defer srv.Close()
+			p, err := retry.Parse(tc.policy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := retry.ParseBudget(tc.budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var requests, attempts int64
+			_, err = Attack(context.Background(), Config{Targets: []string{srv.URL}, Rate: 200, Duration: time.Second,
+				Keys: 10, Zipf: 1.1, Seed: 1, Timeout: time.Second, Clients: 4, Retry: p, Budget: b},
+				func(r Record) {
+					requests++
+					attempts += int64(r.Attempts)
+					if r.Outcome != Error5xx {
+						t.Errorf("outcome %v; want 5xx, the last attempt's", r.Outcome)
+					}
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if served.Load() != attempts {
+				t.Errorf("the server received %d requests; the clients recorded %d attempts", served.Load(), attempts)
+			}
+			if amp := float64(attempts) / float64(requests); amp < tc.lo || amp > tc.hi {
+				t.Errorf("%s, budget %s: %d attempts for %d requests = %.2f per request; want %g to %g",
+					tc.policy, tc.budget, attempts, requests, amp, tc.lo, tc.hi)
+			}
+		})
 	}
 }

@@ -23,6 +23,7 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, rep.Seed)
 	fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
 		thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
+	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s\n", max(p.Clients, 1), p.Retry, p.Budget)
 	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm\n", p.Warmup, p.Before, p.After)
 	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
 }
@@ -30,16 +31,29 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 // Table writes the arms side by side, each compared with the first arm, and
 // says which arm did best.
 func Table(w io.Writer, rep *experiment.Report) error {
+	// attempts per request only when some arm retried
+	retried := false
+	for _, a := range rep.Arms {
+		retried = retried || a.Retries.Amplification > 1
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(tw, "arm\tdb queries\tvs "+firstName(rep)+"\tpeak db q/s\tp50\tp99\tdrop rate\trecovery")
+	head := "arm\tdb queries\tvs " + firstName(rep) + "\tpeak db q/s\tp50\tp99\tdrop rate\trecovery"
+	if retried {
+		head += "\tattempts/req"
+	}
+	fmt.Fprintln(tw, head)
 	var base int64 = -1
 	for _, a := range rep.Arms {
 		if base < 0 {
 			base = a.DB.Queries
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, thousands(a.DB.Queries), versus(a.DB.Queries, base),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", a.Name, thousands(a.DB.Queries), versus(a.DB.Queries, base),
 			thousands(int64(a.DB.PeakQPS+0.5)), msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
 			pct(a.HTTP.DropRate), recoveryString(a.RecoveryMS))
+		if retried {
+			fmt.Fprintf(tw, "\t%.2f", a.Retries.Amplification)
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

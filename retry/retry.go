@@ -207,6 +207,13 @@ func (b Budget) String() string {
 // MarshalText writes the short form.
 func (b Budget) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
 
+// UnmarshalText reads the short form, so results read back.
+func (b *Budget) UnmarshalText(text []byte) error {
+	v, err := ParseBudget(string(text))
+	*b = v
+	return err
+}
+
 // ParseBudget reads "none", "10%", "tokens" or "tokens:N".
 func ParseBudget(s string) (Budget, error) {
 	switch {

@@ -154,3 +154,23 @@ func TestBudgets(t *testing.T) {
 		t.Error("tokens budget: after 10 refunds, want exactly one timeout retry (10 tokens) and no more")
 	}
 }
+
+func TestTextRoundTrip(t *testing.T) {
+	for _, in := range []string{"none", "10%", "12.5%", "tokens:500"} {
+		b, err := ParseBudget(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _ := b.MarshalText()
+		var back Budget
+		if err := back.UnmarshalText(text); err != nil || back != b {
+			t.Errorf("budget %q -> %q -> %+v, %v; want %+v", in, text, back, err, b)
+		}
+	}
+	p, _ := Parse("decorrelated:10ms:1s:4")
+	text, _ := p.MarshalText()
+	var back Policy
+	if err := back.UnmarshalText(text); err != nil || back != p {
+		t.Errorf("policy -> %q -> %+v, %v; want %+v", text, back, err, p)
+	}
+}

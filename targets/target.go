@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -28,7 +29,10 @@ type Target struct {
 	Status testbed.Status
 	Redis  *redis.Client // direct, for triggers and observers
 	DB     *pgxpool.Pool // superuser, for observers
-	http   *http.Client
+	// Toxiproxy controls the proxies between the replicas and their
+	// dependencies; nil when the target has none.
+	Toxiproxy *toxiclient.Client
+	http      *http.Client
 }
 
 // Testbed opens a target on a running testbed.
@@ -51,6 +55,9 @@ func Testbed(ctx context.Context, st testbed.Status) (*Target, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	t := &Target{Status: st, Redis: redis.NewClient(ropt), DB: db, http: &http.Client{Timeout: 10 * time.Second}}
+	if st.Toxiproxy != "" {
+		t.Toxiproxy = toxiclient.NewClient(st.Toxiproxy)
+	}
 	if err := db.Ping(ctx); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("postgres %s: %w", st.Postgres, err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/testbed/api"
@@ -17,9 +18,10 @@ import (
 
 // Env is what a trigger may touch.
 type Env struct {
-	Redis   *redis.Client
-	HotKeys []int64   // the ids warmed before the arm, hottest first
-	T       time.Time // the planned instant of the trigger
+	Redis     *redis.Client
+	Toxiproxy *toxiclient.Client // the proxies between the replicas and their dependencies
+	HotKeys   []int64            // the ids warmed before the arm, hottest first
+	T         time.Time          // the planned instant of the trigger
 }
 
 // Detail records what a trigger did, for the arm's results.
@@ -64,9 +66,13 @@ func NewRegistry(ts ...Trigger) *Registry {
 	return r
 }
 
-// Default returns every trigger herdbench has.
-func Default() *Registry {
-	return NewRegistry(Expire{}, TTL{})
+// Default returns every trigger herdbench has, configured with o (zero
+// options take DefaultOptions).
+func Default(o Options) *Registry {
+	o = o.OrDefaults()
+	return NewRegistry(Expire{}, TTL{}, Flush{}, Conndrop{},
+		Outage{For: time.Duration(o.Outage), Dependency: o.Dependency},
+		SlowDB{Latency: time.Duration(o.SlowDBLatency), For: time.Duration(o.SlowDBFor)})
 }
 
 // Names lists the registered names in registration order.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -27,6 +28,8 @@ type stampedeOptions struct {
 	Arms        []string
 	Plan        experiment.Plan
 	Knobs       api.Config
+	Retry       string // --retry, parsed into Plan.Retry
+	Budget      string // --retry-budget, parsed into Plan.Budget
 	Replicas    int
 	ReplicasSet bool // --replicas was given
 	StateDir    string
@@ -38,15 +41,17 @@ type stampedeOptions struct {
 // Defaults of the stampede: a clear difference between arms, and the four
 // default arms done in about 75 s on 2 cores.
 var stampedeDefaults = experiment.Plan{
-	Trigger: "expire",
-	HotKeys: 100,
-	Rate:    1000,
-	Keys:    10_000,
-	Zipf:    1.1,
-	Timeout: api.Duration(time.Second),
-	Warmup:  api.Duration(2 * time.Second),
-	Before:  api.Duration(3 * time.Second),
-	After:   api.Duration(8 * time.Second),
+	Trigger:        "expire",
+	TriggerOptions: triggers.DefaultOptions,
+	Clients:        100,
+	HotKeys:        100,
+	Rate:           1000,
+	Keys:           10_000,
+	Zipf:           1.1,
+	Timeout:        api.Duration(time.Second),
+	Warmup:         api.Duration(2 * time.Second),
+	Before:         api.Duration(3 * time.Second),
+	After:          api.Duration(8 * time.Second),
 }
 
 // stampedeQueryCost is the stampede's default query cost: a recompute
@@ -55,8 +60,10 @@ var stampedeDefaults = experiment.Plan{
 const stampedeQueryCost = 200 * time.Millisecond
 
 func newStampedeCmd(stdout, stderr io.Writer) *cobra.Command {
-	reg := triggers.Default()
+	reg := triggers.Default(triggers.DefaultOptions) // names and help; RunE builds the configured one
 	opts := stampedeOptions{
+		Retry:      "none",
+		Budget:     "none",
 		Arms:       []string{api.None, api.Singleflight, api.Lock, api.XFetch},
 		Plan:       stampedeDefaults,
 		Knobs:      stampedeKnobs(),
@@ -87,13 +94,21 @@ Triggers: ` + triggerHelp(reg),
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.ReplicasSet = c.Flags().Changed("replicas")
-			return stampedeRun(c.Context(), stdout, stderr, reg, opts)
+			return stampedeRun(c.Context(), stdout, stderr, opts)
 		},
 	}
 	fs := c.Flags()
 	p := &opts.Plan
 	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+", or several joined with +)")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
+	to := &p.TriggerOptions
+	fs.DurationVar((*time.Duration)(&to.Outage), "outage", time.Duration(to.Outage), "outage: how long the dependency is unreachable")
+	fs.StringVar(&to.Dependency, "dependency", to.Dependency, "outage: the dependency that goes away: "+strings.Join(triggers.Dependencies, ", "))
+	fs.DurationVar((*time.Duration)(&to.SlowDBLatency), "slowdb-latency", time.Duration(to.SlowDBLatency), "slowdb: latency added to every Postgres reply")
+	fs.DurationVar((*time.Duration)(&to.SlowDBFor), "slowdb-for", time.Duration(to.SlowDBFor), "slowdb: how long")
+	fs.IntVar(&p.Clients, "clients", p.Clients, "virtual clients sharing the load, each with its own retry state")
+	fs.StringVar(&opts.Retry, "retry", opts.Retry, "the clients' retry policy: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
+	fs.StringVar(&opts.Budget, "retry-budget", opts.Budget, "bounds each client's retries: none, a ratio such as 10%, tokens (the AWS SDKs' quota of 500) or tokens:N")
 	fs.IntVar(&p.Rate, "rate", p.Rate, fmt.Sprintf("requests per second, open model (at most %d)", experiment.MaxRate))
 	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")
 	fs.IntVar(&p.HotKeys, "hot-keys", p.HotKeys, "the hottest ids, warmed before each arm and hit by the trigger")
@@ -127,8 +142,16 @@ func triggerHelp(reg *triggers.Registry) string {
 	return b.String()
 }
 
-func stampedeRun(ctx context.Context, stdout, stderr io.Writer, reg *triggers.Registry, opts stampedeOptions) error {
+func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions) error {
 	plan := opts.Plan
+	var err error
+	if plan.Retry, err = retry.Parse(opts.Retry); err != nil {
+		return usageErrorf("--retry: %v", err)
+	}
+	if plan.Budget, err = retry.ParseBudget(opts.Budget); err != nil {
+		return usageErrorf("--retry-budget: %v", err)
+	}
+	reg := triggers.Default(plan.TriggerOptions)
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype
 	}
@@ -184,7 +207,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, reg *triggers.Re
 
 	started := time.Now()
 	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
-		Target: target, Triggers: reg, Version: herdbenchVersion(),
+		Target: target, Version: herdbenchVersion(),
 		Progress: progressPrinter(stderr, opts.Progress),
 	})
 	if opts.Progress {

@@ -1,0 +1,128 @@
+package experiment
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// faultPlan is a short plan over 100 keys whose items expire every 20ms, so
+// nearly every request reaches Postgres: a fault there fails it.
+func faultPlan(trigger string, arms ...string) Plan {
+	cfg := api.DefaultConfig
+	cfg.TTL = api.Duration(20 * time.Millisecond)
+	cfg.QueryCost = api.Duration(5 * time.Millisecond)
+	return Plan{
+		Arms: Arms(arms, cfg), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
+		Timeout: api.Duration(time.Second), Warmup: api.Duration(300 * time.Millisecond),
+		Before: api.Duration(time.Second), After: api.Duration(2500 * time.Millisecond), Seed: 5,
+		TriggerOptions: triggers.Options{Outage: api.Duration(time.Second), SlowDBLatency: api.Duration(300 * time.Millisecond),
+			SlowDBFor: api.Duration(time.Second)},
+	}
+}
+
+// excessRows counts the rows from T whose attempts exceed the request rate
+// by a fifth: how widely retries spread.
+func excessRows(a ArmResult, perRow int64) (rows int, peak int64) {
+	for _, r := range a.Timeline {
+		if r.TMS >= 0 && r.Attempts > perRow*6/5 {
+			rows++
+		}
+		peak = max(peak, r.Attempts)
+	}
+	return rows, peak
+}
+
+func TestFaultTriggers(t *testing.T) {
+	tg := startTestbed(t, 2)
+	run := func(t *testing.T, p Plan) *Report {
+		t.Helper()
+		rep, err := Run(context.Background(), p, Env{Target: tg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+
+	t.Run("outage: fixed retries come in waves, full jitter spreads them", func(t *testing.T) {
+		rep := run(t, faultPlan("outage", "retry=none", "retry=fixed:200ms:4", "retry=full-jitter:200ms:2s:4"))
+		none, fixed, jitter := rep.Arms[0], rep.Arms[1], rep.Arms[2]
+		if none.HTTP.DropRate < 0.2 || none.Retries.Amplification != 1 {
+			t.Errorf("no retries: drop rate %.2f, amplification %.2f; want the 1s outage to fail about 40%% of requests after T, one attempt each",
+				none.HTTP.DropRate, none.Retries.Amplification)
+		}
+		// while everything fails, N retries make N+1 attempts of every request:
+		// from 800ms into the outage, the waves of all four retries overlap
+		var inOutage, reqs int64
+		for _, r := range fixed.Timeline {
+			if r.TMS >= 800 && r.TMS < 1000 {
+				inOutage += r.Attempts
+				reqs += r.Requests
+			}
+		}
+		if amp := float64(inOutage) / float64(reqs); amp < 4.3 || amp > 5.3 {
+			t.Errorf("fixed:200ms:4: %.2f attempts per request late in the outage; want about 5 (N+1)", amp)
+		}
+		fixedRows, fixedPeak := excessRows(fixed, 20)
+		jitterRows, jitterPeak := excessRows(jitter, 20)
+		t.Logf("late-outage amplification %.2f; fixed: %d rows above the rate, peak %d; full jitter: %d rows, peak %d",
+			float64(inOutage)/float64(reqs), fixedRows, fixedPeak, jitterRows, jitterPeak)
+		if fixedRows*3 > jitterRows*2 {
+			t.Errorf("fixed retries over %d rows (peak %d attempts); full jitter over %d rows (peak %d); want fixed concentrated, jitter spread over half as many rows again",
+				fixedRows, fixedPeak, jitterRows, jitterPeak)
+		}
+		if fixed.HTTP.DropRate >= none.HTTP.DropRate || fixed.Retries.Amplification <= 1 {
+			t.Errorf("fixed retries: drop rate %.2f (none: %.2f), amplification %.2f; want fewer drops for more attempts",
+				fixed.HTTP.DropRate, none.HTTP.DropRate, fixed.Retries.Amplification)
+		}
+	})
+
+	t.Run("outage: a 10% retry budget holds amplification near 1.1", func(t *testing.T) {
+		p := faultPlan("outage", "retry=immediate:3")
+		p.Budget, _ = retry.ParseBudget("10%")
+		a := run(t, p).Arms[0]
+		if a.Retries.Amplification > 1.15 || a.Retries.Amplification <= 1 {
+			t.Errorf("immediate:3 under a 10%% budget: amplification %.3f; want above 1 and near 1.1", a.Retries.Amplification)
+		}
+	})
+
+	t.Run("conndrop: every replica reconnects", func(t *testing.T) {
+		a := run(t, faultPlan("conndrop", "none")).Arms[0]
+		if a.DB.NewConnections < 2 || a.Cache.ConnectionsReceived < 2 {
+			t.Errorf("conndrop: %d new Postgres backends, %d Redis connections after T; want both replicas to reconnect to both",
+				a.DB.NewConnections, a.Cache.ConnectionsReceived)
+		}
+	})
+
+	t.Run("flush: the whole cache reloads", func(t *testing.T) {
+		p := faultPlan("flush", "none")
+		for i := range p.Arms {
+			p.Arms[i].Config.TTL = api.Duration(time.Minute)
+		}
+		a := run(t, p).Arms[0]
+		if n, _ := a.Trigger.Detail["keys_flushed"].(int64); n < 100 || a.DB.Queries < 50 || a.DB.BaselineQPS > 5 {
+			t.Errorf("flush: %v keys flushed, %d loads after T, baseline %v q/s; want the cache emptied and reloaded from a quiet baseline",
+				a.Trigger.Detail["keys_flushed"], a.DB.Queries, a.DB.BaselineQPS)
+		}
+	})
+
+	t.Run("slowdb: replies slow down for a while", func(t *testing.T) {
+		a := run(t, faultPlan("slowdb", "none")).Arms[0]
+		var slow, after float64
+		for _, r := range a.Timeline {
+			switch {
+			case r.TMS >= 200 && r.TMS < 800:
+				slow = max(slow, r.P99MS)
+			case r.TMS >= 1800:
+				after = max(after, r.P99MS)
+			}
+		}
+		if slow < 300 || after >= 300 {
+			t.Errorf("slowdb 300ms for 1s: p99 %.0fms during it, %.0fms after; want at least 300ms during, back after", slow, after)
+		}
+	})
+}
