@@ -67,6 +67,11 @@ func TestExitCodes(t *testing.T) {
 		wantStderr string
 	}{
 		{[]string{"version"}, exitOK, ""},
+		{[]string{"triggers", "extra"}, exitUsage, `unknown command "extra"`},
+		{[]string{"stampede", "--retry", "linear:1s"}, exitUsage, "--retry: retry policy \"linear:1s\": unknown kind \"linear\" (accepted: none, immediate:N"},
+		{[]string{"stampede", "--retry-budget", "lots"}, exitUsage, "--retry-budget: retry budget \"lots\": unknown form (accepted: a ratio such as 10%"},
+		{[]string{"stampede", "--arms", "none,retry=exp:1s"}, exitUsage, "--arms: retry policy \"exp:1s\": exp takes 4 parts"},
+		{[]string{"stampede", "--trigger", "outage", "--dependency", "dns"}, exitUsage, "--dependency: unknown \"dns\" (accepted: postgres, redis)"},
 		{[]string{"bogus"}, exitUsage, `unknown command "bogus"`},
 		{[]string{"testbed", "bogus"}, exitUsage, `unknown command "bogus"`},
 		{[]string{"--no-such-flag"}, exitUsage, "unknown flag: --no-such-flag"},
@@ -87,6 +92,15 @@ func TestExitCodes(t *testing.T) {
 					strings.Join(tt.args, " "), code, stderr, tt.want, tt.wantStderr)
 			}
 		})
+	}
+}
+
+func TestTriggersListsEveryTrigger(t *testing.T) {
+	code, stdout, _ := herdbench(t, "triggers")
+	for _, name := range []string{"expire", "ttl", "flush", "conndrop", "outage", "slowdb"} {
+		if code != exitOK || !strings.Contains(stdout, name+" ") {
+			t.Errorf("herdbench triggers = exit %d:\n%s\nwant a line for %s", code, stdout, name)
+		}
 	}
 }
 
