@@ -40,18 +40,19 @@ type Environment struct {
 // count from T to the end of the arm; db.queries_total and api.* from the
 // start of the load to the end; warm is the cache fill before the load.
 type ArmResult struct {
-	Name       string        `json:"name"`
-	Config     api.Config    `json:"config"`
-	T          time.Time     `json:"t"`
-	Warm       Warm          `json:"warm"`
-	Trigger    TriggerResult `json:"trigger"`
-	DB         DB            `json:"db"`
-	Cache      Cache         `json:"cache"`
-	HTTP       HTTP          `json:"http"`
-	API        APICounters   `json:"api"`
-	Retries    Retries       `json:"retries"`
-	RecoveryMS *int64        `json:"recovery_ms"` // null: not back within the band by the end
-	Timeline   []Row         `json:"timeline"`
+	Name       string                `json:"name"`
+	Config     api.Config            `json:"config"`
+	T          time.Time             `json:"t"`
+	Warm       Warm                  `json:"warm"`
+	Trigger    TriggerResult         `json:"trigger"`
+	DB         DB                    `json:"db"`
+	Cache      Cache                 `json:"cache"`
+	HTTP       HTTP                  `json:"http"`
+	API        APICounters           `json:"api"`
+	Retries    Retries               `json:"retries"`
+	Burst      *triggers.BurstResult `json:"burst,omitempty"` // the burst trigger's release spread
+	RecoveryMS *int64                `json:"recovery_ms"`     // null: not back within the band by the end
+	Timeline   []Row                 `json:"timeline"`
 }
 
 // Warm is the cache fill before the load: every key once, each one load.

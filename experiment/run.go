@@ -153,7 +153,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	loadStart := time.Now()
 	t := loadStart.Add(p.T())
 	src.Since = t
-	tenv := triggers.Env{Redis: tg.Redis, Toxiproxy: tg.Toxiproxy, HotKeys: hot, T: t}
+	tenv := triggers.Env{Redis: tg.Redis, Toxiproxy: tg.Toxiproxy, HotKeys: hot, API: tg.Status.API, T: t}
 	if pr, ok := trig.(triggers.Preparer); ok {
 		if err := pr.Prepare(ctx, tenv); err != nil {
 			return nil, fmt.Errorf("trigger %s: %w", trig.Name(), err)
@@ -213,6 +213,10 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	}
 	res := summarize(p, arm, t, s0, f.atT, end, samples, rec)
 	res.Warm = Warm{Keys: p.Keys, Queries: s0.Calls - w0.Calls, TookMS: warmTook.Milliseconds()}
+	if b, ok := f.detail["burst"].(triggers.BurstResult); ok {
+		res.Burst = &b
+		delete(f.detail, "burst")
+	}
 	res.Trigger = TriggerResult{Name: trig.Name(), FiredAt: f.at.UTC(), Detail: f.detail}
 	res.API = APICounters{
 		Loads:       int64(metrics["herdbench_api_loads_total"]),

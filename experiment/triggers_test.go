@@ -125,4 +125,16 @@ func TestFaultTriggers(t *testing.T) {
 			t.Errorf("slowdb 300ms for 1s: p99 %.0fms during it, %.0fms after; want at least 300ms during, back after", slow, after)
 		}
 	})
+
+	t.Run("burst: every released client answers, its spread measured", func(t *testing.T) {
+		p := faultPlan("burst", "none")
+		p.TriggerOptions.Burst = 300
+		a := run(t, p).Arms[0]
+		if a.Burst == nil || a.Burst.Clients != 300 || a.Burst.OK != 300 {
+			t.Fatalf("burst of 300: %+v; want 300 clients released, 300 answered", a.Burst)
+		}
+		if a.Burst.SpreadP50US <= 0 || a.Burst.SpreadP99US < a.Burst.SpreadP50US || a.Burst.SpreadP99US > int64(time.Second/time.Microsecond) {
+			t.Errorf("burst spread p50 %dus, p99 %dus; want 0 < p50 <= p99 < 1s", a.Burst.SpreadP50US, a.Burst.SpreadP99US)
+		}
+	})
 }

@@ -22,11 +22,12 @@ type Options struct {
 	Dependency    string       `json:"dependency"`     // outage: which one, one of Dependencies
 	SlowDBLatency api.Duration `json:"slowdb_latency"` // slowdb: latency added to every Postgres reply
 	SlowDBFor     api.Duration `json:"slowdb_for"`     // slowdb: how long
+	Burst         int          `json:"burst"`          // burst: clients released at T
 }
 
 // DefaultOptions are the triggers' defaults.
 var DefaultOptions = Options{Outage: api.Duration(2 * time.Second), Dependency: "postgres",
-	SlowDBLatency: api.Duration(300 * time.Millisecond), SlowDBFor: api.Duration(3 * time.Second)}
+	SlowDBLatency: api.Duration(300 * time.Millisecond), SlowDBFor: api.Duration(3 * time.Second), Burst: 1000}
 
 // OrDefaults fills the options left zero from DefaultOptions.
 func (o Options) OrDefaults() Options {
@@ -42,6 +43,9 @@ func (o Options) OrDefaults() Options {
 	}
 	if o.SlowDBFor == 0 {
 		o.SlowDBFor = d.SlowDBFor
+	}
+	if o.Burst == 0 {
+		o.Burst = d.Burst
 	}
 	return o
 }
@@ -62,8 +66,14 @@ func (o Options) Validate() error {
 	if o.SlowDBFor <= 0 || o.SlowDBFor > api.Duration(time.Minute) {
 		errs = append(errs, fmt.Errorf("slowdb_for: %s out of range (accepted: more than 0, at most 1m)", o.SlowDBFor))
 	}
+	if o.Burst < 1 || o.Burst > MaxBurst {
+		errs = append(errs, fmt.Errorf("burst: %d out of range (accepted: 1 to %d clients)", o.Burst, MaxBurst))
+	}
 	return errors.Join(errs...)
 }
+
+// MaxBurst caps the clients a burst opens connections for.
+const MaxBurst = 10_000
 
 // Flush empties the cache at T, as a Redis restart without persistence
 // does: a cold-start stampede over every key.

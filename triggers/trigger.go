@@ -21,6 +21,7 @@ type Env struct {
 	Redis     *redis.Client
 	Toxiproxy *toxiclient.Client // the proxies between the replicas and their dependencies
 	HotKeys   []int64            // the ids warmed before the arm, hottest first
+	API       []string           // the replicas' base URLs
 	T         time.Time          // the planned instant of the trigger
 }
 
@@ -72,7 +73,8 @@ func Default(o Options) *Registry {
 	o = o.OrDefaults()
 	return NewRegistry(Expire{}, TTL{}, Flush{}, Conndrop{},
 		Outage{For: time.Duration(o.Outage), Dependency: o.Dependency},
-		SlowDB{Latency: time.Duration(o.SlowDBLatency), For: time.Duration(o.SlowDBFor)})
+		SlowDB{Latency: time.Duration(o.SlowDBLatency), For: time.Duration(o.SlowDBFor)},
+		&Burst{Clients: o.Burst})
 }
 
 // Names lists the registered names in registration order.
