@@ -52,7 +52,10 @@ type ArmResult struct {
 	Retries    Retries               `json:"retries"`
 	Burst      *triggers.BurstResult `json:"burst,omitempty"` // the burst trigger's release spread
 	RecoveryMS *int64                `json:"recovery_ms"`     // null: not back within the band by the end
-	Timeline   []Row                 `json:"timeline"`
+	// MissedSamples are 100 ms samples that failed (Postgres or Redis down on
+	// purpose): their rows take the rate of the interval spanning them
+	MissedSamples int   `json:"missed_samples"`
+	Timeline      []Row `json:"timeline"`
 }
 
 // Warm is the cache fill before the load: every key once, each one load.

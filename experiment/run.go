@@ -153,7 +153,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	loadStart := time.Now()
 	t := loadStart.Add(p.T())
 	src.Since = t
-	tenv := triggers.Env{Redis: tg.Redis, Toxiproxy: tg.Toxiproxy, HotKeys: hot, API: tg.Status.API, T: t}
+	tenv := triggers.Env{Redis: tg.Redis, Toxiproxy: tg.Toxiproxy, Restarter: tg, HotKeys: hot, API: tg.Status.API, T: t}
 	if pr, ok := trig.(triggers.Preparer); ok {
 		if err := pr.Prepare(ctx, tenv); err != nil {
 			return nil, fmt.Errorf("trigger %s: %w", trig.Name(), err)
@@ -203,7 +203,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		return nil, err
 	}
 	end, err := src.Read(ctx)
-	samples, serr := sampler.Stop()
+	samples, missed, serr := sampler.Stop()
 	if err = errors.Join(err, serr); err != nil {
 		return nil, err
 	}
@@ -212,6 +212,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		return nil, err
 	}
 	res := summarize(p, arm, t, s0, f.atT, end, samples, rec)
+	res.MissedSamples = missed
 	res.Warm = Warm{Keys: p.Keys, Queries: s0.Calls - w0.Calls, TookMS: warmTook.Milliseconds()}
 	if b, ok := f.detail["burst"].(triggers.BurstResult); ok {
 		res.Burst = &b

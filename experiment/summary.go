@@ -23,21 +23,26 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 	res := &ArmResult{Name: arm.Name, Config: arm.Config, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries()}
 
 	before := time.Duration(p.Before)
+	calls := func(s observe.Sample) int64 { return s.Calls }
 	res.DB = DB{
-		Queries:      end.Calls - sT.Calls,
-		QueriesTotal: end.Calls - s0.Calls,
+		Queries:      span(sT, end, samples, calls),
+		QueriesTotal: span(s0, end, samples, calls),
 		PeakQPS:      round2(peakQPS(samples, time.Second)),
 	}
 	if sB, ok := nearest(samples, t.Add(-before)); ok && sT.At.After(sB.At) {
-		res.DB.BaselineQPS = round2(float64(sT.Calls-sB.Calls) / sT.At.Sub(sB.At).Seconds())
+		res.DB.BaselineQPS = round2(float64(span(sB, sT, samples, calls)) / sT.At.Sub(sB.At).Seconds())
 	}
 	for _, s := range samples {
 		res.DB.PeakConnections = max(res.DB.PeakConnections, s.Connections)
 		res.DB.NewConnections = max(res.DB.NewConnections, s.NewConnections)
 	}
 
-	res.Cache = Cache{Hits: end.Hits - sT.Hits, Misses: end.Misses - sT.Misses, Expired: end.Expired - sT.Expired,
-		ConnectionsReceived: end.ConnectionsReceived - sT.ConnectionsReceived}
+	res.Cache = Cache{
+		Hits:                span(sT, end, samples, func(s observe.Sample) int64 { return s.Hits }),
+		Misses:              span(sT, end, samples, func(s observe.Sample) int64 { return s.Misses }),
+		Expired:             span(sT, end, samples, func(s observe.Sample) int64 { return s.Expired }),
+		ConnectionsReceived: span(sT, end, samples, func(s observe.Sample) int64 { return s.ConnectionsReceived }),
+	}
 	if reads := res.Cache.Hits + res.Cache.Misses; reads > 0 {
 		r := round4(float64(res.Cache.Hits) / float64(reads))
 		res.Cache.HitRatio = &r
@@ -65,9 +70,9 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Ro
 			a = &acc{}
 			server[r] = a
 		}
-		a.calls += cur.Calls - prev.Calls
-		a.hits += cur.Hits - prev.Hits
-		a.misses += cur.Misses - prev.Misses
+		a.calls += delta(prev.Calls, cur.Calls)
+		a.hits += delta(prev.Hits, cur.Hits)
+		a.misses += delta(prev.Misses, cur.Misses)
 		a.dt += cur.At.Sub(prev.At)
 		a.conns = cur.Connections
 	}
@@ -137,6 +142,30 @@ func recovery(rows []Row, baselineQPS, baselineP99 float64) *int64 {
 	return nil
 }
 
+// delta is how much a cumulative counter grew from prev to cur. A counter
+// that went down was reset (Redis restarted; its INFO stats start at zero),
+// so it grew by cur since, as Prometheus' rate() reads a reset.
+func delta(prev, cur int64) int64 {
+	if cur < prev {
+		return cur
+	}
+	return cur - prev
+}
+
+// span is how much field grew from one snapshot to another, summed along
+// the samples taken between them, so a reset on the way counts right.
+func span(from, to observe.Sample, samples []observe.Sample, field func(observe.Sample) int64) int64 {
+	var sum int64
+	prev := from
+	for _, s := range samples {
+		if s.At.After(from.At) && s.At.Before(to.At) {
+			sum += delta(field(prev), field(s))
+			prev = s
+		}
+	}
+	return sum + delta(field(prev), field(to))
+}
+
 // peakQPS is the highest rate over any window of about w between samples.
 func peakQPS(samples []observe.Sample, w time.Duration) float64 {
 	var peak float64
@@ -146,7 +175,8 @@ func peakQPS(samples []observe.Sample, w time.Duration) float64 {
 			j++
 		}
 		if d := samples[i].At.Sub(samples[j].At); d >= w*9/10 {
-			peak = max(peak, float64(samples[i].Calls-samples[j].Calls)/d.Seconds())
+			n := span(samples[j], samples[i], samples[j+1:i], func(s observe.Sample) int64 { return s.Calls })
+			peak = max(peak, float64(n)/d.Seconds())
 		}
 	}
 	return peak

@@ -402,3 +402,19 @@ func TestTimelineFillsRowsWithoutASample(t *testing.T) {
 		t.Errorf("timeline db_qps = %v; want %v", got, want)
 	}
 }
+
+func TestSpanCountsAcrossAReset(t *testing.T) {
+	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return T.Add(time.Duration(ms) * time.Millisecond) }
+	from := observe.Sample{At: at(0), ConnectionsReceived: 100}
+	// +5, then Redis restarts (counters from 0) and counts 3, then +4
+	samples := []observe.Sample{{At: at(100), ConnectionsReceived: 105}, {At: at(200), ConnectionsReceived: 3}}
+	to := observe.Sample{At: at(300), ConnectionsReceived: 7}
+	got := span(from, to, samples, func(s observe.Sample) int64 { return s.ConnectionsReceived })
+	if got != 12 {
+		t.Errorf("span over 100 -> 105 -> (reset) 3 -> 7 = %d; want 12", got)
+	}
+	if d := delta(10, 4); d != 4 {
+		t.Errorf("delta(10, 4) = %d; want 4: the counter was reset and counted 4 since", d)
+	}
+}

@@ -137,4 +137,29 @@ func TestFaultTriggers(t *testing.T) {
 			t.Errorf("burst spread p50 %dus, p99 %dus; want 0 < p50 <= p99 < 1s", a.Burst.SpreadP50US, a.Burst.SpreadP99US)
 		}
 	})
+
+	for _, part := range []string{"redis", "postgres"} {
+		t.Run("restart "+part+": the arm completes and recovers", func(t *testing.T) {
+			p := faultPlan("restart", "none")
+			p.TriggerOptions.Restart = part
+			for i := range p.Arms { // items stay cached: a Redis restart empties the cache
+				p.Arms[i].Config.TTL = api.Duration(time.Minute)
+			}
+			a := run(t, p).Arms[0]
+			if got, _ := a.Trigger.Detail["restarted"].([]string); len(got) != 1 || got[0] != part {
+				t.Errorf("restart %s: detail %v; want %s restarted", part, a.Trigger.Detail, part)
+			}
+			switch part {
+			case "redis": // an empty cache: the warm-up stampede
+				if a.DB.Queries < 50 || a.Cache.ConnectionsReceived < 2 {
+					t.Errorf("restart redis: %d loads, %d Redis connections after T; want the cache reloaded by reconnected replicas",
+						a.DB.Queries, a.Cache.ConnectionsReceived)
+				}
+			case "postgres": // the cache answers while Postgres is away
+				if a.RecoveryMS == nil || a.HTTP.DropRate > 0.05 {
+					t.Errorf("restart postgres: recovery %v, drop rate %.3f; want recovered, the cache answering meanwhile", a.RecoveryMS, a.HTTP.DropRate)
+				}
+			}
+		})
+	}
 }

@@ -83,7 +83,8 @@ type Sampler struct {
 
 	mu      sync.Mutex
 	samples []Sample
-	err     error
+	missed  int   // reads that failed, such as while Postgres restarts
+	err     error // the first of them
 }
 
 // Start samples src at once and then every interval.
@@ -97,10 +98,14 @@ func Start(ctx context.Context, src Source, interval time.Duration) *Sampler {
 		for {
 			smp, err := src.Read(ctx)
 			s.mu.Lock()
-			if err == nil {
+			switch {
+			case err == nil:
 				s.samples = append(s.samples, smp)
-			} else if ctx.Err() == nil && s.err == nil {
-				s.err = err
+			case ctx.Err() == nil:
+				s.missed++
+				if s.err == nil {
+					s.err = err
+				}
 			}
 			s.mu.Unlock()
 			select {
@@ -123,12 +128,16 @@ func (s *Sampler) Latest() (Sample, bool) {
 	return s.samples[len(s.samples)-1], true
 }
 
-// Stop ends sampling and returns the samples in time order, with the first
-// error a read met, if any.
-func (s *Sampler) Stop() ([]Sample, error) {
+// Stop ends sampling and returns the samples in time order and how many
+// reads failed. A failed read leaves a gap (a dependency may be down on
+// purpose); only a sampler that never read anything returns an error.
+func (s *Sampler) Stop() (samples []Sample, missed int, err error) {
 	s.cancel()
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.samples, s.err
+	if len(s.samples) == 0 && s.err != nil {
+		return nil, s.missed, fmt.Errorf("no sample taken: %w", s.err)
+	}
+	return s.samples, s.missed, nil
 }

@@ -93,6 +93,22 @@ func (t *Target) Reset(ctx context.Context, seed uint64) error {
 	return nil
 }
 
+// Restart asks the testbed's supervisor to restart part ("api", "redis",
+// "postgres"), all at once or rolling, and returns the processes restarted.
+func (t *Target) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
+	if t.Status.Control == "" {
+		return nil, errors.New("restart: the testbed has no control API (its supervisor predates it: testbed down, then up)")
+	}
+	body, _ := json.Marshal(map[string]any{"part": part, "rolling": rolling})
+	var res struct {
+		Restarted []string `json:"restarted"`
+	}
+	if err := t.do(ctx, http.MethodPost, t.Status.Control+"/restart", body, &res); err != nil {
+		return nil, err
+	}
+	return res.Restarted, nil
+}
+
 // Config reads the first replica's run-time config.
 func (t *Target) Config(ctx context.Context) (api.Config, error) {
 	var c api.Config

@@ -18,6 +18,7 @@ type Status struct {
 	Redis      string            `json:"redis"`                // redis://host:port, direct (not proxied)
 	Postgres   string            `json:"postgres"`             // superuser DSN, direct; reads pg_stat_statements
 	Toxiproxy  string            `json:"toxiproxy"`            // toxiproxy API URL
+	Control    string            `json:"control,omitempty"`    // the supervisor's control API: POST /restart
 	Proxies    map[string]string `json:"proxies"`              // dependency -> proxied host:port the replicas use
 	StateDir   string            `json:"state_dir"`            // where data, state and logs live
 	PIDs       map[string]int    `json:"pids"`                 // process name -> pid

@@ -23,11 +23,13 @@ type Options struct {
 	SlowDBLatency api.Duration `json:"slowdb_latency"` // slowdb: latency added to every Postgres reply
 	SlowDBFor     api.Duration `json:"slowdb_for"`     // slowdb: how long
 	Burst         int          `json:"burst"`          // burst: clients released at T
+	Restart       string       `json:"restart"`        // restart: api, redis or postgres
+	Rolling       bool         `json:"rolling"`        // restart: the API replicas one after another
 }
 
 // DefaultOptions are the triggers' defaults.
 var DefaultOptions = Options{Outage: api.Duration(2 * time.Second), Dependency: "postgres",
-	SlowDBLatency: api.Duration(300 * time.Millisecond), SlowDBFor: api.Duration(3 * time.Second), Burst: 1000}
+	SlowDBLatency: api.Duration(300 * time.Millisecond), SlowDBFor: api.Duration(3 * time.Second), Burst: 1000, Restart: "api"}
 
 // OrDefaults fills the options left zero from DefaultOptions.
 func (o Options) OrDefaults() Options {
@@ -47,6 +49,9 @@ func (o Options) OrDefaults() Options {
 	if o.Burst == 0 {
 		o.Burst = d.Burst
 	}
+	if o.Restart == "" {
+		o.Restart = d.Restart
+	}
 	return o
 }
 
@@ -65,6 +70,9 @@ func (o Options) Validate() error {
 	}
 	if o.SlowDBFor <= 0 || o.SlowDBFor > api.Duration(time.Minute) {
 		errs = append(errs, fmt.Errorf("slowdb_for: %s out of range (accepted: more than 0, at most 1m)", o.SlowDBFor))
+	}
+	if !slices.Contains(RestartParts, o.Restart) {
+		errs = append(errs, fmt.Errorf("restart: unknown %q (accepted: %s)", o.Restart, strings.Join(RestartParts, ", ")))
 	}
 	if o.Burst < 1 || o.Burst > MaxBurst {
 		errs = append(errs, fmt.Errorf("burst: %d out of range (accepted: 1 to %d clients)", o.Burst, MaxBurst))
@@ -212,4 +220,40 @@ func wait(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// RestartParts are the parts the restart trigger can restart.
+var RestartParts = []string{"api", "redis", "postgres"}
+
+// Restart restarts a part of the testbed at T: the API replicas (cold
+// in-process state, reconnects), Redis (an empty cache without persistence:
+// a warm-up stampede) or Postgres (every connection lost, errors until it is
+// back: a failover). Fire returns once the part serves again.
+type Restart struct {
+	Part    string
+	Rolling bool
+}
+
+var _ Trigger = Restart{}
+
+func (Restart) Name() string { return "restart" }
+func (r Restart) Describe() string {
+	how := "all at once"
+	if r.Rolling {
+		how = "rolling"
+	}
+	return fmt.Sprintf("%s restarted at T (%s): cold state, reconnects, a warm-up stampede", r.Part, how)
+}
+
+// Fire restarts the part through the target's Restarter.
+func (r Restart) Fire(ctx context.Context, env Env) (Detail, error) {
+	if env.Restarter == nil {
+		return nil, fmt.Errorf("restart: the target cannot restart its processes")
+	}
+	start := time.Now()
+	done, err := env.Restarter.Restart(ctx, r.Part, r.Rolling)
+	if err != nil {
+		return nil, fmt.Errorf("restart %s: %w", r.Part, err)
+	}
+	return Detail{"part": r.Part, "rolling": r.Rolling, "restarted": done, "took_ms": time.Since(start).Milliseconds()}, nil
 }

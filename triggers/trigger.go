@@ -22,7 +22,13 @@ type Env struct {
 	Toxiproxy *toxiclient.Client // the proxies between the replicas and their dependencies
 	HotKeys   []int64            // the ids warmed before the arm, hottest first
 	API       []string           // the replicas' base URLs
+	Restarter Restarter          // restarts the target's processes; nil when it cannot
 	T         time.Time          // the planned instant of the trigger
+}
+
+// Restarter restarts a part of the target in place.
+type Restarter interface {
+	Restart(ctx context.Context, part string, rolling bool) ([]string, error)
 }
 
 // Detail records what a trigger did, for the arm's results.
@@ -74,7 +80,8 @@ func Default(o Options) *Registry {
 	return NewRegistry(Expire{}, TTL{}, Flush{}, Conndrop{},
 		Outage{For: time.Duration(o.Outage), Dependency: o.Dependency},
 		SlowDB{Latency: time.Duration(o.SlowDBLatency), For: time.Duration(o.SlowDBFor)},
-		&Burst{Clients: o.Burst})
+		&Burst{Clients: o.Burst},
+		Restart{Part: o.Restart, Rolling: o.Rolling})
 }
 
 // Names lists the registered names in registration order.

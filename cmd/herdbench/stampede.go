@@ -107,6 +107,8 @@ Triggers: ` + triggerHelp(reg),
 	fs.DurationVar((*time.Duration)(&to.SlowDBLatency), "slowdb-latency", time.Duration(to.SlowDBLatency), "slowdb: latency added to every Postgres reply")
 	fs.DurationVar((*time.Duration)(&to.SlowDBFor), "slowdb-for", time.Duration(to.SlowDBFor), "slowdb: how long")
 	fs.IntVar(&to.Burst, "burst", to.Burst, "burst: clients released at T, each with its connection open")
+	fs.StringVar(&to.Restart, "restart", to.Restart, "restart: the part restarted at T: "+strings.Join(triggers.RestartParts, ", "))
+	fs.BoolVar(&to.Rolling, "rolling", to.Rolling, "restart: restart the API replicas one after another")
 	fs.IntVar(&p.Clients, "clients", p.Clients, "virtual clients sharing the load, each with its own retry state")
 	fs.StringVar(&opts.Retry, "retry", opts.Retry, "the clients' retry policy: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
 	fs.StringVar(&opts.Budget, "retry-budget", opts.Budget, "bounds each client's retries: none, a ratio such as 10%, tokens (the AWS SDKs' quota of 500) or tokens:N")

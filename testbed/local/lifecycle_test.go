@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -225,4 +226,70 @@ func startSleeper(t *testing.T, dir string) *exec.Cmd {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	return cmd
+}
+
+func TestRestartReplacesPartsAndStopLeavesNothing(t *testing.T) {
+	requireBinaries(t)
+	dir := stateDir(t)
+	ctx := context.Background()
+	tb, err := Start(ctx, Config{StateDir: dir, Binary: binary, Replicas: 2, Items: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.Stop)
+	before := tb.Status().PIDs
+
+	for _, tc := range []struct {
+		part    string
+		rolling bool
+		want    []string
+	}{
+		{"postgres", false, []string{"postgres"}},
+		{"redis", false, []string{"redis"}},
+		{"api", true, []string{"api-1", "api-2"}},
+	} {
+		got, err := tb.Restart(ctx, tc.part, tc.rolling)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Fatalf("Restart(%s) = %v, %v; want %v", tc.part, got, err, tc.want)
+		}
+	}
+	if _, err := tb.Restart(ctx, "kafka", false); err == nil || !strings.Contains(err.Error(), "accepted: api, redis, postgres") {
+		t.Errorf("Restart(kafka) = %v; want an error listing the parts", err)
+	}
+
+	st, err := ReadStatus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, old := range before {
+		if name == "supervisor" || name == "toxiproxy" {
+			continue
+		}
+		if st.PIDs[name] == old || alive(old, 0) {
+			t.Errorf("%s: pid %d before, %d after the restart (old alive: %v); want a new process and the old one gone", name, old, st.PIDs[name], alive(old, 0))
+		}
+	}
+	// everything serves again: the items are still in Postgres, Redis is empty
+	for _, u := range st.API {
+		resp, err := http.Get(u + "/items/7")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s/items/7 after the restarts = %s; want 200", u, resp.Status)
+		}
+	}
+	// the control API restarts too
+	resp, err := http.Post(st.Control+"/restart", "application/json", strings.NewReader(`{"part":"redis"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("POST %s/restart = %s; want 200", st.Control, resp.Status)
+	}
+
+	tb.Stop()
+	assertGone(t, dir, nil)
 }

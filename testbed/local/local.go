@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -56,6 +58,10 @@ type Testbed struct {
 	procs    []*process // in start order
 	proxy    *proxyServer
 	stopping bool
+
+	restartMu   sync.Mutex // one restart at a time
+	control     *http.Server
+	controlDone sync.WaitGroup
 }
 
 // ErrRunning is returned by Start when the state directory already has a
@@ -194,6 +200,9 @@ func Start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
 	if err := tb.startReplicas(ctx, ports.API); err != nil {
 		return nil, err
 	}
+	if err := tb.startControl(); err != nil {
+		return nil, err
+	}
 	if err := tb.writeState(true); err != nil {
 		return nil, err
 	}
@@ -201,8 +210,16 @@ func Start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
 	return tb, nil
 }
 
-// Status describes the running testbed.
-func (tb *Testbed) Status() testbed.Status { return tb.status }
+// Status describes the running testbed: a copy, which later restarts do
+// not change.
+func (tb *Testbed) Status() testbed.Status {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	st := tb.status
+	st.API = slices.Clone(st.API)
+	st.PIDs, st.Versions, st.Logs, st.Proxies = maps.Clone(st.PIDs), maps.Clone(st.Versions), maps.Clone(st.Logs), maps.Clone(st.Proxies)
+	return st
+}
 
 // Stop tears everything down in reverse order of start, removes the data and
 // the state file, and releases the state directory. Logs stay until the next
@@ -214,6 +231,11 @@ func (tb *Testbed) Stop() {
 		return
 	}
 	tb.stopping = true
+	tb.mu.Unlock()
+	tb.stopControl()
+	tb.restartMu.Lock() // a restart under way finishes first
+	defer tb.restartMu.Unlock()
+	tb.mu.Lock()
 	procs := tb.procs
 	tb.mu.Unlock()
 
@@ -262,16 +284,18 @@ func (tb *Testbed) spawn(ctx context.Context, name string, stopSig syscall.Signa
 	if err := tb.writeState(false); err != nil {
 		return nil, err
 	}
+	tb.watch(p)
+	return p, nil
+}
+
+// watch logs p's exit unless herdbench stopped it.
+func (tb *Testbed) watch(p *process) {
 	go func() {
 		<-p.done
-		tb.mu.Lock()
-		stopping := tb.stopping
-		tb.mu.Unlock()
-		if !stopping {
-			tb.cfg.Log.Error("process exited unexpectedly", "name", name, "pid", p.pid(), "err", p.err, "log", logPath)
+		if !p.stopped.Load() {
+			tb.cfg.Log.Error("process exited unexpectedly", "name", p.name, "pid", p.pid(), "err", p.err, "log", p.log)
 		}
 	}()
-	return p, nil
 }
 
 // stopPolling ends poll early with its error.
@@ -335,26 +359,32 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 		}
 		all = append(all, started{p, "http://" + addr})
 	}
-	client := &http.Client{Timeout: time.Second}
 	for _, s := range all {
-		err := tb.waitReady(ctx, s.p, func(ctx context.Context) error {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/healthz", nil)
-			resp, err := client.Do(req)
-			if err != nil {
-				return err
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("/healthz: %s", resp.Status)
-			}
-			return nil
-		})
+		s.p.ready = healthy(s.url)
+		err := tb.waitReady(ctx, s.p, s.p.ready)
 		if err != nil {
 			return &PartError{Part: s.p.name, Log: s.p.log, Err: err}
 		}
 		tb.status.API = append(tb.status.API, s.url)
 	}
 	return nil
+}
+
+// healthy checks a replica's /healthz.
+func healthy(url string) func(context.Context) error {
+	client := &http.Client{Timeout: time.Second}
+	return func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/healthz: %s", resp.Status)
+		}
+		return nil
+	}
 }
 
 // ServeArgs are the arguments of `herdbench testbed serve` that run one

@@ -71,14 +71,15 @@ func (tb *Testbed) startPostgres(ctx context.Context, port int) (string, error) 
 	admin := postgresDSN(testbed.Superuser, addr)
 	admin = strings.Replace(admin, "/"+testbed.Database+"?", "/postgres?", 1)
 	var version string
-	err = tb.waitReady(ctx, p, func(ctx context.Context) error {
+	p.ready = func(ctx context.Context) error {
 		conn, err := pgx.Connect(ctx, admin)
 		if err != nil {
 			return err
 		}
 		defer conn.Close(ctx)
 		return conn.QueryRow(ctx, "SHOW server_version").Scan(&version)
-	})
+	}
+	err = tb.waitReady(ctx, p, p.ready)
 	if err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@ package local
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -19,8 +21,15 @@ type process struct {
 	cmd     *exec.Cmd
 	log     string
 	stopSig syscall.Signal // graceful stop: SIGTERM, or SIGINT for postgres' fast shutdown
-	done    chan struct{}  // closed when the process has exited
-	err     error          // exit error, set before done closes
+	argv    []string
+	cred    *syscall.Credential
+	// ready answers nil once the process serves; set after its first start,
+	// used again by a restart
+	ready func(context.Context) error
+	// stopped marks a stop herdbench asked for, which is not worth a warning
+	stopped atomic.Bool
+	done    chan struct{} // closed when the process has exited
+	err     error         // exit error, set before done closes
 }
 
 // startProcess starts argv in its own process group with output appended to
@@ -38,7 +47,7 @@ func startProcess(name, dir, logPath string, stopSig syscall.Signal, cred *sysca
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	p := &process{name: name, cmd: cmd, log: logPath, stopSig: stopSig, done: make(chan struct{})}
+	p := &process{name: name, cmd: cmd, log: logPath, stopSig: stopSig, argv: argv, cred: cred, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -63,6 +72,7 @@ func (p *process) exited() (bool, error) {
 
 // stop asks the process group to stop, and kills it after grace.
 func (p *process) stop(grace time.Duration) {
+	p.stopped.Store(true)
 	select {
 	case <-p.done:
 		return

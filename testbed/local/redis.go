@@ -24,19 +24,21 @@ func (tb *Testbed) startRedis(ctx context.Context, port int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// ContextTimeoutEnabled: each probe is bounded by poll's context, not by
-	// go-redis' 3s read timeout, so a port held by something else fails fast.
-	rdb := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1, ContextTimeoutEnabled: true})
-	defer rdb.Close()
 	var version string
-	err = tb.waitReady(ctx, p, func(ctx context.Context) error {
+	p.ready = func(ctx context.Context) error {
+		// ContextTimeoutEnabled: each probe is bounded by poll's context, not
+		// by go-redis' 3s read timeout, so a port held by something else
+		// fails fast.
+		rdb := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1, ContextTimeoutEnabled: true})
+		defer rdb.Close()
 		info, err := rdb.Info(ctx, "server").Result()
 		if err != nil {
 			return err
 		}
 		version = infoField(info, "redis_version")
 		return nil
-	})
+	}
+	err = tb.waitReady(ctx, p, p.ready)
 	if err != nil {
 		return "", err
 	}

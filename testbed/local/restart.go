@@ -1,0 +1,146 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Parts a restart can name.
+var Parts = []string{"api", "redis", "postgres"}
+
+// Restart stops and starts part again in place, with the same arguments,
+// ports and data (Postgres keeps its data; Redis keeps nothing, as without
+// persistence), and returns when it serves again. The API replicas restart
+// all at once, or one after another when rolling, each serving again before
+// the next stops. It returns the names of the processes restarted.
+func (tb *Testbed) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
+	tb.restartMu.Lock()
+	defer tb.restartMu.Unlock()
+	var batch []*process
+	tb.mu.Lock()
+	if tb.stopping {
+		tb.mu.Unlock()
+		return nil, errors.New("the testbed is stopping")
+	}
+	for _, p := range tb.procs {
+		if p.name == part || (part == "api" && strings.HasPrefix(p.name, "api-")) {
+			batch = append(batch, p)
+		}
+	}
+	tb.mu.Unlock()
+	if !slices.Contains(Parts, part) || len(batch) == 0 {
+		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(Parts, ", "))
+	}
+	if !rolling {
+		return names(batch), tb.restart(ctx, batch)
+	}
+	for _, p := range batch {
+		if err := tb.restart(ctx, []*process{p}); err != nil {
+			return nil, err
+		}
+	}
+	return names(batch), nil
+}
+
+// restart stops every process of batch, then starts each again and waits
+// until it serves.
+func (tb *Testbed) restart(ctx context.Context, batch []*process) error {
+	stopAll(batch)
+	for _, old := range batch {
+		p, err := startProcess(old.name, tb.cfg.StateDir, old.log, old.stopSig, old.cred, old.argv...)
+		if err != nil {
+			return &PartError{Part: old.name, Log: old.log, Err: err}
+		}
+		p.ready = old.ready
+		tb.mu.Lock()
+		tb.procs[slices.Index(tb.procs, old)] = p
+		tb.status.PIDs[p.name] = p.pid()
+		tb.mu.Unlock()
+		tb.watch(p)
+	}
+	if err := tb.writeState(true); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, tb.cfg.ReadyTimeout)
+	defer cancel()
+	for _, old := range batch {
+		tb.mu.Lock()
+		p := tb.procs[slices.IndexFunc(tb.procs, func(q *process) bool { return q.name == old.name })]
+		tb.mu.Unlock()
+		if err := tb.waitReady(ctx, p, p.ready); err != nil {
+			return &PartError{Part: p.name, Log: p.log, Err: err}
+		}
+	}
+	return nil
+}
+
+func names(ps []*process) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.name
+	}
+	return out
+}
+
+// RestartRequest is the body of the control API's POST /restart.
+type RestartRequest struct {
+	Part    string `json:"part"`
+	Rolling bool   `json:"rolling"`
+}
+
+// RestartResponse answers it.
+type RestartResponse struct {
+	Restarted []string `json:"restarted"`
+	TookMS    int64    `json:"took_ms"`
+}
+
+// startControl serves the supervisor's control API on a free loopback
+// port, so processes that did not start the testbed can restart its parts.
+func (tb *Testbed) startControl() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("control api: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /restart", func(w http.ResponseWriter, r *http.Request) {
+		var req RestartRequest
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			http.Error(w, `restart: want {"part": "api|redis|postgres", "rolling": false}: `+err.Error(), http.StatusBadRequest)
+			return
+		}
+		start := time.Now()
+		restarted, err := tb.Restart(r.Context(), req.Part, req.Rolling)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(RestartResponse{Restarted: restarted, TookMS: time.Since(start).Milliseconds()})
+	})
+	tb.control = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	tb.controlDone.Add(1)
+	go func() {
+		defer tb.controlDone.Done()
+		_ = tb.control.Serve(ln)
+	}()
+	tb.status.Control = "http://" + ln.Addr().String()
+	return nil
+}
+
+func (tb *Testbed) stopControl() {
+	if tb.control != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tb.control.Shutdown(ctx)
+		tb.controlDone.Wait()
+	}
+}
