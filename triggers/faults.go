@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -256,4 +257,28 @@ func (r Restart) Fire(ctx context.Context, env Env) (Detail, error) {
 		return nil, fmt.Errorf("restart %s: %w", r.Part, err)
 	}
 	return Detail{"part": r.Part, "rolling": r.Rolling, "restarted": done, "took_ms": time.Since(start).Milliseconds()}, nil
+}
+
+// Notify broadcasts an invalidation of the hot keys at T on the replicas'
+// pub/sub channel: every replica wakes and reloads them at once.
+type Notify struct{}
+
+var _ Trigger = Notify{}
+
+func (Notify) Name() string { return "notify" }
+func (Notify) Describe() string {
+	return "a broadcast invalidation of the hot keys at T: every replica reloads them at once"
+}
+
+// Fire publishes the hot ids on api.InvalidateChannel.
+func (Notify) Fire(ctx context.Context, env Env) (Detail, error) {
+	ids := make([]string, len(env.HotKeys))
+	for i, id := range env.HotKeys {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	n, err := env.Redis.Publish(ctx, api.InvalidateChannel, strings.Join(ids, ",")).Result()
+	if err != nil {
+		return nil, fmt.Errorf("notify: publish: %w", err)
+	}
+	return Detail{"keys": len(ids), "receivers": n}, nil
 }

@@ -78,10 +78,10 @@ func NewRegistry(ts ...Trigger) *Registry {
 func Default(o Options) *Registry {
 	o = o.OrDefaults()
 	return NewRegistry(Expire{}, TTL{}, Flush{}, Conndrop{},
+		Restart{Part: o.Restart, Rolling: o.Rolling},
 		Outage{For: time.Duration(o.Outage), Dependency: o.Dependency},
 		SlowDB{Latency: time.Duration(o.SlowDBLatency), For: time.Duration(o.SlowDBFor)},
-		&Burst{Clients: o.Burst},
-		Restart{Part: o.Restart, Rolling: o.Rolling})
+		&Burst{Clients: o.Burst}, Notify{})
 }
 
 // Names lists the registered names in registration order.

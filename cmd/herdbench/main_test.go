@@ -97,7 +97,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestTriggersListsEveryTrigger(t *testing.T) {
 	code, stdout, _ := herdbench(t, "triggers")
-	for _, name := range []string{"expire", "ttl", "flush", "conndrop", "outage", "slowdb", "burst", "restart"} {
+	for _, name := range []string{"expire", "ttl", "flush", "conndrop", "outage", "slowdb", "burst", "restart", "notify"} {
 		if code != exitOK || !strings.Contains(stdout, name+" ") {
 			t.Errorf("herdbench triggers = exit %d:\n%s\nwant a line for %s", code, stdout, name)
 		}

@@ -28,18 +28,19 @@ var outcomes = []string{OutcomeHit, OutcomeMiss, OutcomeEarly, OutcomeStale, Out
 // metrics are one replica's herdbench_api_* series. A reset replaces the
 // whole set with a fresh registry, so every arm starts from zero.
 type metrics struct {
-	reg          *prometheus.Registry
-	requests     *prometheus.CounterVec
-	cacheHits    prometheus.Counter
-	cacheMisses  prometheus.Counter
-	cacheErrors  prometheus.Counter
-	loads        prometheus.Counter
-	loadErrors   prometheus.Counter
-	earlyLoads   prometheus.Counter
-	coalesced    prometheus.Counter
-	staleServed  prometheus.Counter
-	lockWaits    prometheus.Counter
-	loadDuration prometheus.Histogram
+	reg           *prometheus.Registry
+	requests      *prometheus.CounterVec
+	cacheHits     prometheus.Counter
+	cacheMisses   prometheus.Counter
+	cacheErrors   prometheus.Counter
+	loads         prometheus.Counter
+	loadErrors    prometheus.Counter
+	earlyLoads    prometheus.Counter
+	coalesced     prometheus.Counter
+	staleServed   prometheus.Counter
+	lockWaits     prometheus.Counter
+	notifications prometheus.Counter
+	loadDuration  prometheus.Histogram
 }
 
 func newMetrics(inFlight *atomic.Int64) *metrics {
@@ -86,6 +87,10 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 			Name: "herdbench_api_lock_waits_total",
 			Help: "Requests that waited for the fleet lock holder's value.",
 		}),
+		notifications: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_notifications_total",
+			Help: "Broadcast invalidations received; each reloads the items it names.",
+		}),
 		loadDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "herdbench_api_load_duration_seconds",
 			Help:    "Time the item query took in Postgres, including the wait for a pooled connection.",
@@ -97,7 +102,7 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		Help: "Item queries running now; not cleared by a reset.",
 	}, func() float64 { return float64(inFlight.Load()) })
 	reg.MustRegister(loadsInFlight, m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
-		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.loadDuration,
+		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range outcomes {
 		m.requests.WithLabelValues(o) // export zeros so rates start at reset

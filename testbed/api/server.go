@@ -81,7 +81,12 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres dsn: %w", err)
 	}
+	// The pool stays full, as HikariCP's default (minimumIdle = maximum)
+	// keeps it, and repairs itself within a second: a dropped connection
+	// is replaced at once, so a connection drop is a reconnect storm.
 	pcfg.MaxConns = opts.DBPoolSize
+	pcfg.MinConns = opts.DBPoolSize
+	pcfg.HealthCheckPeriod = time.Second
 	pcfg.ConnConfig.ConnectTimeout = opts.DBTimeout
 	db, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
@@ -309,6 +314,7 @@ func Run(ctx context.Context, addr string, opts Options, log *slog.Logger) error
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go s.listen(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -135,8 +135,8 @@ func TestMetricsLint(t *testing.T) {
 			n++
 		}
 	}
-	if n != 12 {
-		t.Errorf("gathered %d herdbench_api_* families; want 12", n)
+	if n != 13 {
+		t.Errorf("gathered %d herdbench_api_* families; want 13", n)
 	}
 }
 

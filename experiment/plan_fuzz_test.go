@@ -1,0 +1,40 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// FuzzArms: any --arms list either fails validation with a message, or
+// yields arms that each run a valid config and, for retry arms, a policy.
+func FuzzArms(f *testing.F) {
+	for _, s := range []string{"none,singleflight,lock,xfetch", "lock+ttl_jitter", "retry=full-jitter:100ms:2s:3,retry=none",
+		"retry=exp:1s", "none,none", "+", "retry=", "xfetch+lock", ",,"} {
+		f.Add(s, "expire", "postgres")
+	}
+	names := triggers.Default(triggers.Options{}).Names()
+	f.Fuzz(func(t *testing.T, arms, trigger, dependency string) {
+		p := Plan{Arms: Arms(strings.Split(arms, ","), api.DefaultConfig), Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
+			Rate: 10, Timeout: api.Duration(time.Second), Before: api.Duration(time.Second), After: api.Duration(time.Second),
+			TriggerOptions: triggers.Options{Dependency: dependency}}
+		err := p.Validate(names)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error message")
+			}
+			return
+		}
+		for _, a := range p.Arms {
+			if cerr := a.Config.Validate(); cerr != nil {
+				t.Fatalf("arm %q passed validation with an invalid config: %v", a.Name, cerr)
+			}
+			if strings.HasPrefix(a.Name, RetryArm) && a.Retry == nil {
+				t.Fatalf("retry arm %q passed validation without a policy", a.Name)
+			}
+		}
+	})
+}

@@ -1,0 +1,72 @@
+package api
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// InvalidateChannel is the Redis pub/sub channel of broadcast
+// invalidations: a message is item ids separated by commas. Every replica
+// subscribes; on a message each reloads those items at once, as services
+// that refresh on a change event do.
+const InvalidateChannel = "herdbench:invalidate"
+
+// listen subscribes to InvalidateChannel until ctx ends; go-redis
+// resubscribes after a lost connection.
+func (s *Server) listen(ctx context.Context) {
+	ps := s.rdb.Subscribe(ctx, InvalidateChannel)
+	defer ps.Close()
+	ch := ps.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg, ok := <-ch:
+			if !ok {
+				return
+			}
+			s.invalidate(parseIDs(msg.Payload))
+		}
+	}
+}
+
+func parseIDs(payload string) []int64 {
+	var ids []int64
+	for _, f := range strings.Split(payload, ",") {
+		if id, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64); err == nil && id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// invalidate reloads every id at once under the replica's strategy:
+// singleflight shares a load already running in this replica, lock lets one
+// replica in the fleet reload each id and the others skip it.
+func (s *Server) invalidate(ids []int64) {
+	v := s.view()
+	v.m.notifications.Inc()
+	for _, id := range ids {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), s.opts.DBTimeout+time.Second)
+			defer cancel()
+			switch v.st.loader {
+			case Singleflight:
+				_, _, _ = v.sf.Do(strconv.FormatInt(id, 10), func() (any, error) { return s.loadAndSet(ctx, v, id) })
+			case Lock:
+				lockKey := lockPrefix + strconv.FormatInt(id, 10)
+				token := "notify:" + s.opts.Name
+				ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(v.cfg.LockTTL)).Result()
+				if err != nil || !ok {
+					return // another replica reloads it
+				}
+				_, _ = s.loadAndSet(ctx, v, id)
+				_ = s.unlock.Run(ctx, s.rdb, []string{lockKey}, token).Err()
+			default:
+				_, _ = s.loadAndSet(ctx, v, id)
+			}
+		}()
+	}
+}
