@@ -128,12 +128,12 @@ func TestFaultTriggers(t *testing.T) {
 		}
 	})
 
-	t.Run("burst: every released client answers, its spread measured", func(t *testing.T) {
+	t.Run("burst: 1,000 released clients all answer, its spread measured", func(t *testing.T) {
 		p := faultPlan("burst", "none")
-		p.TriggerOptions.Burst = 300
+		p.TriggerOptions.Burst = 1000
 		a := run(t, p).Arms[0]
-		if a.Burst == nil || a.Burst.Clients != 300 || a.Burst.OK != 300 {
-			t.Fatalf("burst of 300: %+v; want 300 clients released, 300 answered", a.Burst)
+		if a.Burst == nil || a.Burst.Clients != 1000 || a.Burst.OK != 1000 {
+			t.Fatalf("burst of 1,000: %+v; want 1,000 clients released, 1,000 answered", a.Burst)
 		}
 		if a.Burst.SpreadP50US <= 0 || a.Burst.SpreadP99US < a.Burst.SpreadP50US || a.Burst.SpreadP99US > int64(time.Second/time.Microsecond) {
 			t.Errorf("burst spread p50 %dus, p99 %dus; want 0 < p50 <= p99 < 1s", a.Burst.SpreadP50US, a.Burst.SpreadP99US)
