@@ -111,8 +111,16 @@ func (p Plan) Validate(triggerNames []string) error {
 			bad("arms", "%s: %v", a.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 	}
-	if err := p.TriggerOptions.OrDefaults().Validate(); err != nil {
+	to := p.TriggerOptions.OrDefaults()
+	if err := to.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	// a fault that outlasts the arm never shows its end
+	switch {
+	case p.Trigger == "outage" && to.Outage >= p.After:
+		bad("outage", "%s is not shorter than after, %s (accepted: shorter than after, so the arm sees the dependency return)", to.Outage, p.After)
+	case p.Trigger == "slowdb" && to.SlowDBFor >= p.After:
+		bad("slowdb_for", "%s is not shorter than after, %s (accepted: shorter than after, so the arm sees the database recover)", to.SlowDBFor, p.After)
 	}
 	if !slices.Contains(triggerNames, p.Trigger) {
 		bad("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(triggerNames, ", "))

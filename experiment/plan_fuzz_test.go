@@ -38,3 +38,17 @@ func FuzzArms(f *testing.F) {
 		}
 	})
 }
+
+func TestFaultMustEndWithinTheArm(t *testing.T) {
+	p := Plan{Arms: Arms([]string{"none"}, api.DefaultConfig), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10,
+		Timeout: api.Duration(time.Second), Before: api.Duration(time.Second), After: api.Duration(2 * time.Second),
+		TriggerOptions: triggers.Options{Outage: api.Duration(3 * time.Second)}}
+	err := p.Validate(triggers.Default(triggers.Options{}).Names())
+	if err == nil || !strings.Contains(err.Error(), "outage: 3s is not shorter than after, 2s (accepted: shorter than after") {
+		t.Errorf("Validate of a 3s outage in a 2s after = %v; want an error naming outage and the accepted values", err)
+	}
+	p.Trigger, p.TriggerOptions = "slowdb", triggers.Options{SlowDBFor: api.Duration(2 * time.Second)}
+	if err := p.Validate(triggers.Default(triggers.Options{}).Names()); err == nil || !strings.Contains(err.Error(), "slowdb_for: 2s is not shorter than after") {
+		t.Errorf("Validate of a 2s slowdb in a 2s after = %v; want an error naming slowdb_for", err)
+	}
+}

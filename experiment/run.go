@@ -45,6 +45,21 @@ type Progress struct {
 	Requests  int64
 }
 
+// apiScrapeLead is how long before T the replicas' counters are read.
+const apiScrapeLead = 100 * time.Millisecond
+
+// sleepUntil waits until at, or returns false when ctx ends first.
+func sleepUntil(ctx context.Context, at time.Time) bool {
+	timer := time.NewTimer(time.Until(at))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
 // drainTimeout bounds the wait for the replicas' loads to finish.
 const drainTimeout = 15 * time.Second
 
@@ -105,7 +120,8 @@ func hotIDs(n int) []int64 {
 
 type fired struct {
 	at     time.Time
-	atT    observe.Sample // the snapshot just before firing
+	atT    observe.Sample     // the snapshot just before firing
+	apiT   map[string]float64 // the replicas' counters just before firing
 	detail triggers.Detail
 	err    error
 }
@@ -132,6 +148,11 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	if err != nil {
 		return nil, err
 	}
+	if tg.Toxiproxy != nil { // a run killed mid-fault leaves its toxics and closed proxies
+		if err := tg.Toxiproxy.ResetState(); err != nil {
+			return nil, fmt.Errorf("reset toxiproxy %s: %w", tg.Status.Toxiproxy, err)
+		}
+	}
 	if err := tg.Redis.FlushDB(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("flush cache: %w", err)
 	}
@@ -149,13 +170,23 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		return nil, err
 	}
 
+	tenv := triggers.Env{Redis: tg.Redis, Toxiproxy: tg.Toxiproxy, Restarter: tg, HotKeys: hot, API: tg.Status.API}
+	if pr, ok := trig.(triggers.Preparer); ok {
+		if err := pr.Prepare(ctx, tenv); err != nil {
+			return nil, fmt.Errorf("trigger %s: %w", trig.Name(), err)
+		}
+	}
+	if r, ok := trig.(triggers.Releaser); ok {
+		defer r.Release() // when Fire never ran
+	}
+
 	// load, with the trigger at T
 	loadStart := time.Now()
 	t := loadStart.Add(p.T())
 	src.Since = t
-	tenv := triggers.Env{Redis: tg.Redis, Toxiproxy: tg.Toxiproxy, Restarter: tg, HotKeys: hot, API: tg.Status.API, T: t}
-	if pr, ok := trig.(triggers.Preparer); ok {
-		if err := pr.Prepare(ctx, tenv); err != nil {
+	tenv.T = t
+	if al, ok := trig.(triggers.Aligner); ok {
+		if err := al.Align(ctx, tenv); err != nil {
 			return nil, fmt.Errorf("trigger %s: %w", trig.Name(), err)
 		}
 	}
@@ -163,15 +194,18 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	sampler := observe.Start(ctx, src, interval)
 	firedc := make(chan fired, 1)
 	go func() {
-		timer := time.NewTimer(time.Until(t))
-		defer timer.Stop()
-		select {
-		case <-ctx.Done():
+		f := fired{}
+		// the replicas' counters, read just before T so T stays exact: a
+		// restart of the replicas starts them again
+		if !sleepUntil(ctx, t.Add(-apiScrapeLead)) {
 			firedc <- fired{err: ctx.Err()}
 			return
-		case <-timer.C:
 		}
-		f := fired{}
+		f.apiT, _ = tg.Metrics(ctx)
+		if !sleepUntil(ctx, t) {
+			firedc <- fired{err: ctx.Err()}
+			return
+		}
 		if f.atT, f.err = src.Read(ctx); f.err == nil {
 			f.at = time.Now()
 			f.detail, f.err = trig.Fire(ctx, tenv)
@@ -219,13 +253,19 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		delete(f.detail, "burst")
 	}
 	res.Trigger = TriggerResult{Name: trig.Name(), FiredAt: f.at.UTC(), Detail: f.detail}
+	// counted since the reset before the load: up to T, then from T on,
+	// read as a reset if the replicas restarted
+	counter := func(name string) int64 {
+		atT := int64(f.apiT[name])
+		return atT + delta(atT, int64(metrics[name]))
+	}
 	res.API = APICounters{
-		Loads:       int64(metrics["herdbench_api_loads_total"]),
-		LoadErrors:  int64(metrics["herdbench_api_load_errors_total"]),
-		EarlyLoads:  int64(metrics["herdbench_api_early_loads_total"]),
-		Coalesced:   int64(metrics["herdbench_api_coalesced_total"]),
-		StaleServed: int64(metrics["herdbench_api_stale_served_total"]),
-		LockWaits:   int64(metrics["herdbench_api_lock_waits_total"]),
+		Loads:       counter("herdbench_api_loads_total"),
+		LoadErrors:  counter("herdbench_api_load_errors_total"),
+		EarlyLoads:  counter("herdbench_api_early_loads_total"),
+		Coalesced:   counter("herdbench_api_coalesced_total"),
+		StaleServed: counter("herdbench_api_stale_served_total"),
+		LockWaits:   counter("herdbench_api_lock_waits_total"),
 	}
 	return res, nil
 }

@@ -21,7 +21,7 @@ const requestParam = "hb"
 // client i % len(clients), which keeps its own backoff state and budget, as
 // separate processes would.
 type herd struct {
-	base    http.RoundTripper
+	base    *http.Transport
 	timeout time.Duration // per attempt
 	clients []*client
 
@@ -62,8 +62,10 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 	id, _ := strconv.ParseUint(req.URL.Query().Get(requestParam), 10, 64)
 	c := h.clients[id%uint64(len(h.clients))]
 	c.mu.Lock()
-	c.budget.Request()
+	c.budget.Request(time.Now())
 	c.mu.Unlock()
+	var prev time.Duration // this request's last wait
+	lastCost := 0          // what this request's last retry cost its budget
 	for n := 0; ; n++ {
 		h.mu.Lock()
 		h.attempts[id] = append(h.attempts[id], time.Now())
@@ -78,13 +80,18 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		outcome := Classify(code, msg)
 		c.mu.Lock()
-		retryable := outcome != OK && outcome != Other && n < c.backoff.Retries() && c.budget.Allow(outcome == Timeout)
+		retryable := outcome != OK && outcome != Other && n < c.backoff.Retries()
+		if retryable {
+			cost, ok := c.budget.Allow(time.Now(), outcome == Timeout)
+			retryable, lastCost = ok, cost
+		}
 		if outcome == OK {
-			c.budget.Succeeded(n == 0)
+			c.budget.Succeeded(lastCost)
 		}
 		var delay time.Duration
 		if retryable {
-			delay = c.backoff.Delay(n)
+			delay = c.backoff.Delay(n, prev)
+			prev = delay
 		}
 		c.mu.Unlock()
 		if !retryable {

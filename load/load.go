@@ -159,5 +159,6 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 		}
 		record(rec)
 	}
+	h.base.CloseIdleConnections() // each arm starts with its own connections
 	return start, ctx.Err()
 }

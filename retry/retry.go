@@ -7,7 +7,8 @@
 //	exp:          min(cap, base * 2^n)
 //	full-jitter:  random(0, min(cap, base * 2^n))
 //	equal-jitter: t/2 + random(0, t/2), t = min(cap, base * 2^n)
-//	decorrelated: min(cap, random(base, 3 * previous)), previous starting at base
+//	decorrelated: min(cap, random(base, 3 * previous)), previous starting at
+//	              base for each request
 //
 // Randomness comes from the caller's seeded source.
 package retry
@@ -120,16 +121,15 @@ func Parse(s string) (Policy, error) {
 	return p, nil
 }
 
-// Backoff is one client's retry schedule; it keeps decorrelated jitter's
-// previous sleep. It is not safe for concurrent use.
+// Backoff is one client's retry schedule, drawing from the client's random
+// source. It is not safe for concurrent use.
 type Backoff struct {
-	p    Policy
-	rng  *rand.Rand
-	prev time.Duration
+	p   Policy
+	rng *rand.Rand
 }
 
 // NewBackoff returns a schedule for p drawing from rng.
-func NewBackoff(p Policy, rng *rand.Rand) *Backoff { return &Backoff{p: p, rng: rng, prev: p.Base} }
+func NewBackoff(p Policy, rng *rand.Rand) *Backoff { return &Backoff{p: p, rng: rng} }
 
 // Retries is how many retries the policy allows after the first attempt.
 func (b *Backoff) Retries() int {
@@ -139,8 +139,10 @@ func (b *Backoff) Retries() int {
 	return b.p.Retries
 }
 
-// Delay is the wait before retry n (0 for the first retry).
-func (b *Backoff) Delay(n int) time.Duration {
+// Delay is the wait before retry n (0 for the first retry) of a request
+// whose previous wait was prev (decorrelated jitter grows from it; it
+// starts at base for every request).
+func (b *Backoff) Delay(n int, prev time.Duration) time.Duration {
 	p := b.p
 	expo := func() time.Duration {
 		d := p.Base
@@ -163,8 +165,10 @@ func (b *Backoff) Delay(n int) time.Duration {
 		t := expo()
 		return t/2 + b.between(0, t/2)
 	case Decorrelated:
-		b.prev = min(p.Cap, b.between(p.Base, 3*b.prev))
-		return b.prev
+		if n == 0 || prev < p.Base {
+			prev = p.Base
+		}
+		return min(p.Cap, b.between(p.Base, 3*prev))
 	}
 	return 0 // none, immediate
 }
@@ -237,46 +241,80 @@ func ParseBudget(s string) (Budget, error) {
 	return Budget{}, fmt.Errorf("retry budget %q: unknown form (%s)", s, budgetAccepted)
 }
 
+// RatioWindow is how far back a ratio budget counts: requests and retries
+// older than this no longer earn or spend it, so a quiet warmup does not
+// save up retries for the first failure.
+const RatioWindow = 10 * time.Second
+
 // Spender is one client's running account against a Budget. It is not safe
 // for concurrent use.
 type Spender struct {
-	b                 Budget
-	requests, retries int
-	tokens            int
+	b      Budget
+	tokens int
+	// ratio: requests and retries per second over the last RatioWindow
+	secs [10]struct {
+		sec           int64
+		requests, ret int
+	}
 }
 
 // NewSpender starts an account with a full bucket.
 func NewSpender(b Budget) *Spender { return &Spender{b: b, tokens: b.Tokens} }
 
-// Request records a new request.
-func (s *Spender) Request() { s.requests++ }
+func (s *Spender) slot(now time.Time) *struct {
+	sec           int64
+	requests, ret int
+} {
+	sec := now.Unix()
+	sl := &s.secs[sec%int64(len(s.secs))]
+	if sl.sec != sec {
+		sl.sec, sl.requests, sl.ret = sec, 0, 0
+	}
+	return sl
+}
 
-// Allow reports whether a retry may go, after an error that was a timeout
-// or not, and charges it if so.
-func (s *Spender) Allow(timeout bool) bool {
+// Request records a new request at now.
+func (s *Spender) Request(now time.Time) { s.slot(now).requests++ }
+
+// Allow reports whether a retry may go at now, after an error that was a
+// timeout or not, and charges it if so. cost is what a success of this
+// retry gives back (tokens budgets).
+func (s *Spender) Allow(now time.Time, timeout bool) (cost int, ok bool) {
 	switch s.b.Kind {
 	case "ratio":
-		if float64(s.retries+1) > s.b.Ratio*float64(s.requests) {
-			return false
+		var requests, retries int
+		for _, sl := range s.secs {
+			if sl.sec > now.Unix()-int64(len(s.secs)) {
+				requests, retries = requests+sl.requests, retries+sl.ret
+			}
+		}
+		if float64(retries+1) > s.b.Ratio*float64(requests) {
+			return 0, false
 		}
 	case "tokens":
-		cost := RetryCost
+		cost = RetryCost
 		if timeout {
 			cost = TimeoutCost
 		}
 		if s.tokens < cost {
-			return false
+			return 0, false
 		}
 		s.tokens -= cost
 	}
-	s.retries++
-	return true
+	s.slot(now).ret++
+	return cost, true
 }
 
-// Succeeded records a request that succeeded; a first-attempt success
-// refunds the bucket.
-func (s *Spender) Succeeded(firstAttempt bool) {
-	if s.b.Kind == "tokens" && firstAttempt {
-		s.tokens = min(s.b.Tokens, s.tokens+SuccessRefund)
+// Succeeded records a request that succeeded. For tokens budgets, as the
+// AWS SDKs' quota: a success at the first attempt gives SuccessRefund back,
+// a success after a retry gives that retry's cost back.
+func (s *Spender) Succeeded(retryCost int) {
+	if s.b.Kind != "tokens" {
+		return
 	}
+	refund := SuccessRefund
+	if retryCost > 0 {
+		refund = retryCost
+	}
+	s.tokens = min(s.b.Tokens, s.tokens+refund)
 }

@@ -73,11 +73,11 @@ func TestBackoffFormulas(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	exp := NewBackoff(Policy{Kind: Exp, Base: base, Cap: cp, Retries: 6}, rng)
 	for n, want := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
-		if got := exp.Delay(n); got != want*time.Millisecond {
+		if got := exp.Delay(n, 0); got != want*time.Millisecond {
 			t.Errorf("exp Delay(%d) = %v; want %v", n, got, want*time.Millisecond)
 		}
 	}
-	if got := NewBackoff(Policy{Kind: Fixed, Base: base, Retries: 2}, rng).Delay(5); got != base {
+	if got := NewBackoff(Policy{Kind: Fixed, Base: base, Retries: 2}, rng).Delay(5, 0); got != base {
 		t.Errorf("fixed Delay(5) = %v; want %v", got, base)
 	}
 	for n := range 6 {
@@ -86,8 +86,8 @@ func TestBackoffFormulas(t *testing.T) {
 		equal := NewBackoff(Policy{Kind: EqualJitter, Base: base, Cap: cp}, rng)
 		var fullSum time.Duration
 		for range 1000 {
-			f := full.Delay(n)
-			e := equal.Delay(n)
+			f := full.Delay(n, 0)
+			e := equal.Delay(n, 0)
 			fullSum += f
 			if f < 0 || f >= ceiling {
 				t.Fatalf("full-jitter Delay(%d) = %v; want in [0, %v)", n, f, ceiling)
@@ -102,13 +102,19 @@ func TestBackoffFormulas(t *testing.T) {
 		}
 	}
 	dec := NewBackoff(Policy{Kind: Decorrelated, Base: base, Cap: cp}, rng)
-	prev := base
+	prev := time.Duration(0)
 	for n := range 50 {
-		d := dec.Delay(n)
-		if d < base || d > min(cp, 3*prev) {
-			t.Fatalf("decorrelated Delay(%d) = %v after %v; want in [%v, %v]", n, d, prev, base, min(cp, 3*prev))
+		d := dec.Delay(n, prev)
+		if lim := min(cp, 3*max(prev, base)); d < base || d > lim {
+			t.Fatalf("decorrelated Delay(%d, %v) = %v; want in [%v, %v]", n, prev, d, base, lim)
 		}
 		prev = d
+	}
+	// every request starts again from base: its first retry is under 3*base
+	for range 100 {
+		if d := dec.Delay(0, cp); d >= 3*base {
+			t.Fatalf("decorrelated first retry after a request that reached the cap = %v; want under %v", d, 3*base)
+		}
 	}
 }
 
@@ -122,36 +128,59 @@ func TestBudgets(t *testing.T) {
 		}
 	}
 
-	// a 10% ratio: after 100 failing requests, about 10 retries went
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	allow := func(s *Spender, at time.Time, timeout bool) bool { _, ok := s.Allow(at, timeout); return ok }
+
+	// a 10% ratio: after 100 failing requests, 10 retries went
 	b, _ := ParseBudget("10%")
 	s := NewSpender(b)
 	allowed := 0
 	for range 100 {
-		s.Request()
-		if s.Allow(false) {
+		s.Request(t0)
+		if allow(s, t0, false) {
 			allowed++
 		}
 	}
 	if allowed != 10 {
 		t.Errorf("10%% budget: %d retries allowed over 100 failing requests; want 10", allowed)
 	}
+	// requests older than the window earn nothing: 100 quiet requests, then
+	// 20 failing ones 11s later allow 2 retries, not 12
+	s = NewSpender(b)
+	for range 100 {
+		s.Request(t0)
+	}
+	later, allowed := t0.Add(11*time.Second), 0
+	for range 20 {
+		s.Request(later)
+		if allow(s, later, false) {
+			allowed++
+		}
+	}
+	if allowed != 2 {
+		t.Errorf("10%% budget: %d retries for 20 failing requests after a quiet minute; want 2: old requests must not bank retries", allowed)
+	}
 
-	// the AWS quota: 500 tokens, 5 a retry, 10 after a timeout, 1 back on a
-	// first-attempt success
+	// the AWS quota: 500 tokens, 5 a retry, 10 after a timeout; a first-
+	// attempt success gives 1 back, a successful retry its cost
 	b, _ = ParseBudget("tokens")
 	s = NewSpender(b)
 	n := 0
-	for s.Allow(false) {
+	for allow(s, t0, false) {
 		n++
 	}
 	if n != 100 {
 		t.Errorf("tokens budget: %d retries from a full bucket; want 100 (500/5)", n)
 	}
 	for range 10 {
-		s.Succeeded(true)
+		s.Succeeded(0)
 	}
-	if !s.Allow(true) || s.Allow(false) {
-		t.Error("tokens budget: after 10 refunds, want exactly one timeout retry (10 tokens) and no more")
+	if !allow(s, t0, true) || allow(s, t0, false) {
+		t.Error("tokens budget: after 10 first-attempt successes, want exactly one timeout retry (10 tokens) and no more")
+	}
+	s.Succeeded(TimeoutCost) // that retry succeeded: its 10 come back
+	if !allow(s, t0, false) || !allow(s, t0, false) || allow(s, t0, false) {
+		t.Error("tokens budget: after a successful timeout retry, want its 10 tokens back: two retries of 5")
 	}
 }
 

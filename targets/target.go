@@ -100,13 +100,24 @@ func (t *Target) Restart(ctx context.Context, part string, rolling bool) ([]stri
 		return nil, errors.New("restart: the testbed has no control API (its supervisor predates it: testbed down, then up)")
 	}
 	body, _ := json.Marshal(map[string]any{"part": part, "rolling": rolling})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Status.Control+"/restart", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	// a rolling restart takes as long as it takes: ctx bounds it
+	resp, err := (&http.Client{}).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("restart %s: %w", part, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("restart %s: %s: %s", part, resp.Status, strings.TrimSpace(string(b)))
+	}
 	var res struct {
 		Restarted []string `json:"restarted"`
 	}
-	if err := t.do(ctx, http.MethodPost, t.Status.Control+"/restart", body, &res); err != nil {
-		return nil, err
-	}
-	return res.Restarted, nil
+	return res.Restarted, json.Unmarshal(b, &res)
 }
 
 // Config reads the first replica's run-time config.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,6 +34,7 @@ type BurstResult struct {
 var (
 	_ Trigger  = (*Burst)(nil)
 	_ Preparer = (*Burst)(nil)
+	_ Releaser = (*Burst)(nil)
 )
 
 func (*Burst) Name() string { return "burst" }
@@ -85,7 +87,8 @@ func (b *Burst) Fire(ctx context.Context, env Env) (Detail, error) {
 	release := make(chan struct{})
 	var released time.Time
 	var parked, done sync.WaitGroup
-	left := make([]time.Duration, len(b.clients))
+	var mu sync.Mutex
+	var left []time.Duration // of the requests that left
 	ok := make([]bool, len(b.clients))
 	for i, c := range b.clients {
 		parked.Add(1)
@@ -95,14 +98,16 @@ func (b *Burst) Fire(ctx context.Context, env Env) (Detail, error) {
 				id = env.HotKeys[i%len(env.HotKeys)]
 			}
 			url := env.API[i%len(env.API)] + "/items/" + strconv.FormatInt(id, 10)
-			var wrote time.Time
-			trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote = time.Now() }}
+			var wrote atomic.Int64 // the transport may call back from its own goroutine
+			trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(time.Now().UnixNano()) }}
 			parked.Done()
 			<-release
 			err := get(httptrace.WithClientTrace(ctx, trace), c, url)
 			ok[i] = err == nil
-			if !wrote.IsZero() {
-				left[i] = wrote.Sub(released)
+			if w := wrote.Load(); w != 0 {
+				mu.Lock()
+				left = append(left, time.Unix(0, w).Sub(released))
+				mu.Unlock()
 			}
 		})
 	}
@@ -116,11 +121,16 @@ func (b *Burst) Fire(ctx context.Context, env Env) (Detail, error) {
 			res.OK++
 		}
 	}
-	slices.Sort(left)
-	res.SpreadP50US = left[len(left)/2].Microseconds()
-	res.SpreadP99US = left[min(len(left)-1, len(left)*99/100)].Microseconds()
+	if len(left) > 0 {
+		slices.Sort(left)
+		res.SpreadP50US = left[len(left)/2].Microseconds()
+		res.SpreadP99US = left[min(len(left)-1, len(left)*99/100)].Microseconds()
+	}
 	return Detail{"burst": res}, nil
 }
+
+// Release closes the connections Prepare opened, when Fire never ran.
+func (b *Burst) Release() { b.closeAll() }
 
 func (b *Burst) closeAll() {
 	for _, c := range b.clients {

@@ -99,7 +99,7 @@ func (Flush) Describe() string {
 func (Flush) Fire(ctx context.Context, env Env) (Detail, error) {
 	n, err := env.Redis.DBSize(ctx).Result()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("flush: count keys: %w", err)
 	}
 	if err := env.Redis.FlushDB(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("flush: %w", err)
@@ -204,7 +204,7 @@ func (s SlowDB) Fire(ctx context.Context, env Env) (Detail, error) {
 
 func proxy(env Env, name string) (*toxiclient.Proxy, error) {
 	if env.Toxiproxy == nil {
-		return nil, fmt.Errorf("the target has no toxiproxy: %s needs one", name)
+		return nil, fmt.Errorf("the target has no toxiproxy, which this trigger needs to break %s", name)
 	}
 	p, err := env.Toxiproxy.Proxy(name)
 	if err != nil {

@@ -48,10 +48,23 @@ type WarmConfigurer interface {
 	WarmConfig(c api.Config, untilT time.Duration) api.Config
 }
 
-// Preparer is implemented by triggers that act once T is known, before the
-// load starts, such as making keys expire exactly at T.
+// Preparer is implemented by triggers that set something up before the
+// load starts and before T is fixed (env.T is zero), such as opening
+// connections; what takes long here does not eat into the timeline.
 type Preparer interface {
 	Prepare(ctx context.Context, env Env) error
+}
+
+// Aligner is implemented by triggers that act once T is fixed, before the
+// load starts, such as making keys expire exactly at T.
+type Aligner interface {
+	Align(ctx context.Context, env Env) error
+}
+
+// Releaser is implemented by triggers that hold resources from Prepare
+// until Fire; Release frees them when Fire never ran.
+type Releaser interface {
+	Release()
 }
 
 // Registry holds triggers by name.

@@ -20,7 +20,7 @@ type TTL struct{}
 var (
 	_ Trigger        = TTL{}
 	_ WarmConfigurer = TTL{}
-	_ Preparer       = TTL{}
+	_ Aligner        = TTL{}
 )
 
 func (TTL) Name() string { return "ttl" }
@@ -39,9 +39,9 @@ func (TTL) WarmConfig(c api.Config, untilT time.Duration) api.Config {
 	return c
 }
 
-// Prepare makes the hot keys expire in Redis exactly at T: the warm took
+// Align makes the hot keys expire in Redis exactly at T: the warm took
 // time, and each key's TTL started when it was loaded.
-func (TTL) Prepare(ctx context.Context, env Env) error {
+func (TTL) Align(ctx context.Context, env Env) error {
 	_, err := env.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range hotKeys(env) {
 			p.PExpireAt(ctx, k, env.T)

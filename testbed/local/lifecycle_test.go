@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -238,6 +239,20 @@ func TestRestartReplacesPartsAndStopLeavesNothing(t *testing.T) {
 	}
 	t.Cleanup(tb.Stop)
 	before := tb.Status().PIDs
+	// what an experiment set on the replicas survives their restart
+	for i, u := range tb.Status().API {
+		for _, req := range []struct{ path, method, body string }{
+			{"/admin/config", http.MethodPut, `{"strategy":"lock"}`},
+			{"/admin/reset", http.MethodPost, fmt.Sprintf(`{"seed":%d}`, 77+i)},
+		} {
+			r, _ := http.NewRequest(req.method, u+req.path, strings.NewReader(req.body))
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+	}
 
 	for _, tc := range []struct {
 		part    string
@@ -278,6 +293,21 @@ func TestRestartReplacesPartsAndStopLeavesNothing(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
 			t.Errorf("GET %s/items/7 after the restarts = %s; want 200", u, resp.Status)
+		}
+	}
+	for i, u := range st.API {
+		var cfg struct{ Strategy string }
+		var h struct{ Seed uint64 }
+		for path, v := range map[string]any{"/admin/config": &cfg, "/healthz": &h} {
+			resp, err := http.Get(u + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = json.NewDecoder(resp.Body).Decode(v)
+			resp.Body.Close()
+		}
+		if cfg.Strategy != "lock" || h.Seed != uint64(77+i) {
+			t.Errorf("%s after its restart: strategy %q, seed %d; want lock and %d, as set before", u, cfg.Strategy, h.Seed, 77+i)
 		}
 	}
 	// the control API restarts too

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -60,6 +61,8 @@ type Testbed struct {
 	stopping bool
 
 	restartMu   sync.Mutex // one restart at a time
+	life        context.Context
+	endLife     context.CancelFunc // called by Stop
 	control     *http.Server
 	controlDone sync.WaitGroup
 }
@@ -156,10 +159,13 @@ func Start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
 		unlockStateDir(lock)
 		return nil, err
 	}
+	life, endLife := context.WithCancel(context.Background())
 	tb := &Testbed{
-		cfg:  cfg,
-		bins: bins,
-		lock: lock,
+		life:    life,
+		endLife: endLife,
+		cfg:     cfg,
+		bins:    bins,
+		lock:    lock,
 		status: testbed.Status{
 			Provider: "local",
 			StateDir: cfg.StateDir,
@@ -232,6 +238,7 @@ func (tb *Testbed) Stop() {
 	}
 	tb.stopping = true
 	tb.mu.Unlock()
+	tb.endLife()
 	tb.stopControl()
 	tb.restartMu.Lock() // a restart under way finishes first
 	defer tb.restartMu.Unlock()
@@ -345,6 +352,7 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 		url string
 	}
 	var all []started
+	var specs []api.Options
 	for i, port := range ports {
 		name := "api-" + strconv.Itoa(i+1)
 		opts := tb.cfg.Replica
@@ -353,14 +361,16 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 		opts.RedisAddr = tb.status.Proxies["redis"]
 		opts.PostgresDSN = postgresDSN(testbed.AppRole, tb.status.Proxies["postgres"])
 		addr := "127.0.0.1:" + strconv.Itoa(port)
+		specs = append(specs, opts)
 		p, err := tb.spawn(ctx, name, syscall.SIGTERM, nil, append([]string{tb.cfg.Binary}, ServeArgs(addr, opts)...)...)
 		if err != nil {
 			return &PartError{Part: name, Err: err}
 		}
 		all = append(all, started{p, "http://" + addr})
 	}
-	for _, s := range all {
+	for i, s := range all {
 		s.p.ready = healthy(s.url)
+		s.p.replica = &replicaSpec{url: s.url, addr: strings.TrimPrefix(s.url, "http://"), opts: specs[i]}
 		err := tb.waitReady(ctx, s.p, s.p.ready)
 		if err != nil {
 			return &PartError{Part: s.p.name, Log: s.p.log, Err: err}

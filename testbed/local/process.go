@@ -26,6 +26,9 @@ type process struct {
 	// ready answers nil once the process serves; set after its first start,
 	// used again by a restart
 	ready func(context.Context) error
+	// replica is set for API replicas: what a restart needs to start one
+	// again with the config and seed it had
+	replica *replicaSpec
 	// stopped marks a stop herdbench asked for, which is not worth a warning
 	stopped atomic.Bool
 	done    chan struct{} // closed when the process has exited

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Parts a restart can name.
@@ -23,6 +25,10 @@ var Parts = []string{"api", "redis", "postgres"}
 func (tb *Testbed) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
 	tb.restartMu.Lock()
 	defer tb.restartMu.Unlock()
+	// Stop ends a restart under way rather than wait for it
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(tb.life, cancel)()
 	var batch []*process
 	tb.mu.Lock()
 	if tb.stopping {
@@ -49,24 +55,65 @@ func (tb *Testbed) Restart(ctx context.Context, part string, rolling bool) ([]st
 	return names(batch), nil
 }
 
+// replicaSpec is how a replica was started.
+type replicaSpec struct {
+	url, addr string
+	opts      api.Options
+}
+
+// live returns the replica's options with the run-time config and seed it
+// has now, so a restart does not undo what an experiment set.
+func (r *replicaSpec) live(ctx context.Context) api.Options {
+	o := r.opts
+	client := &http.Client{Timeout: 2 * time.Second}
+	// /healthz answers 503 while a dependency is away, with the seed in
+	// its body all the same
+	getJSON := func(path string, v any) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+path, nil)
+		if resp, err := client.Do(req); err == nil {
+			defer resp.Body.Close()
+			_ = json.NewDecoder(resp.Body).Decode(v)
+		}
+	}
+	var cfg api.Config
+	getJSON("/admin/config", &cfg)
+	if cfg.Validate() == nil {
+		o.Config = cfg
+	}
+	var h api.Health
+	getJSON("/healthz", &h)
+	if h.Replica != "" {
+		o.Seed = h.Seed
+	}
+	return o
+}
+
 // restart stops every process of batch, then starts each again and waits
-// until it serves.
+// until it serves. Replicas start with the config and seed they had.
 func (tb *Testbed) restart(ctx context.Context, batch []*process) error {
+	argvs := make([][]string, len(batch))
+	for i, old := range batch {
+		argvs[i] = old.argv
+		if old.replica != nil {
+			argvs[i] = append([]string{tb.cfg.Binary}, ServeArgs(old.replica.addr, old.replica.live(ctx))...)
+		}
+	}
 	stopAll(batch)
-	for _, old := range batch {
-		p, err := startProcess(old.name, tb.cfg.StateDir, old.log, old.stopSig, old.cred, old.argv...)
+	for i, old := range batch {
+		p, err := startProcess(old.name, tb.cfg.StateDir, old.log, old.stopSig, old.cred, argvs[i]...)
 		if err != nil {
 			return &PartError{Part: old.name, Log: old.log, Err: err}
 		}
-		p.ready = old.ready
+		p.ready, p.replica = old.ready, old.replica
 		tb.mu.Lock()
 		tb.procs[slices.Index(tb.procs, old)] = p
 		tb.status.PIDs[p.name] = p.pid()
 		tb.mu.Unlock()
 		tb.watch(p)
-	}
-	if err := tb.writeState(true); err != nil {
-		return err
+		// recorded at once, so down finds it even if the rest fails
+		if err := tb.writeState(true); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, tb.cfg.ReadyTimeout)
 	defer cancel()
