@@ -33,6 +33,8 @@ type recorder struct {
 	after    *hdrhistogram.Histogram
 	outcomes map[load.Outcome]int64  // from T
 	attempts int64                   // from T
+	stale    int64                   // from T: ok, but answered with a stale copy
+	local    int64                   // from T: ok, answered from a replica's in-process tier
 	baseline *hdrhistogram.Histogram // [T - before, T)
 	sent     int64                   // every record, for progress
 }
@@ -80,6 +82,14 @@ func (r *recorder) add(rec load.Record) {
 	_ = r.after.RecordValue(us)
 	r.outcomes[rec.Outcome]++
 	r.attempts += int64(rec.Attempts)
+	if rec.Outcome == load.OK {
+		switch rec.Cache {
+		case "stale":
+			r.stale++
+		case "local":
+			r.local++
+		}
+	}
 }
 
 // row returns timeline row i, made on first use.
@@ -103,7 +113,9 @@ func (r *recorder) http() HTTP {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := HTTP{
-		OK: r.outcomes[load.OK],
+		OK:    r.outcomes[load.OK],
+		Stale: r.stale,
+		Local: r.local,
 		Errors: Errors{
 			Timeout: r.outcomes[load.Timeout],
 			Conn:    r.outcomes[load.Conn],

@@ -98,6 +98,8 @@ type Cache struct {
 type HTTP struct {
 	Requests int64   `json:"requests"`
 	OK       int64   `json:"ok"`
+	Stale    int64   `json:"stale"` // ok, but answered with a stale copy (X-Cache: stale)
+	Local    int64   `json:"local"` // ok, answered from a replica's in-process tier: up to local_ttl old
 	Errors   Errors  `json:"errors"`
 	DropRate float64 `json:"drop_rate"` // (requests - ok) / requests
 	P50MS    float64 `json:"p50_ms"`

@@ -184,3 +184,31 @@ func TestFaultTriggers(t *testing.T) {
 		}
 	})
 }
+
+func TestMitigationsCutAnExpireStampede(t *testing.T) {
+	tg := startTestbed(t, 2)
+	cfg := api.DefaultConfig
+	cfg.QueryCost = api.Duration(200 * time.Millisecond)
+	p := Plan{
+		Arms:    Arms([]string{api.None, api.SWR, api.Lease, api.Local}, cfg),
+		Trigger: "expire", HotKeys: 20, Keys: 100, Zipf: 1.1, Rate: 300,
+		Timeout: api.Duration(2 * time.Second), Warmup: api.Duration(300 * time.Millisecond),
+		Before: api.Duration(time.Second), After: api.Duration(1500 * time.Millisecond), Seed: 9,
+	}
+	rep, err := Run(context.Background(), p, Env{Target: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := rep.Arms[0]
+	for _, a := range rep.Arms[1:] {
+		t.Logf("%s: %d loads after T (none: %d), %d stale and %d local answers", a.Name, a.DB.Queries, none.DB.Queries, a.HTTP.Stale, a.HTTP.Local)
+		if a.DB.Queries*3 > none.DB.Queries {
+			t.Errorf("%s: %d loads after T; want at most a third of none's %d", a.Name, a.DB.Queries, none.DB.Queries)
+		}
+	}
+	// fewer queries must not hide older answers: they are counted
+	if swr, local := rep.Arms[1], rep.Arms[3]; swr.HTTP.Stale == 0 || none.HTTP.Stale != 0 || local.HTTP.Local == 0 || none.HTTP.Local != 0 {
+		t.Errorf("stale answers: swr %d, none %d; local answers: local %d, none %d; want swr's and local's counted, none's zero",
+			swr.HTTP.Stale, none.HTTP.Stale, local.HTTP.Local, none.HTTP.Local)
+	}
+}

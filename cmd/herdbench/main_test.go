@@ -77,7 +77,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--no-such-flag"}, exitUsage, "unknown flag: --no-such-flag"},
 		{[]string{"testbed", "up", "--replicas", "0"}, exitUsage, "--replicas: 0 out of range (accepted: 1 to 64)"},
 		{[]string{"testbed", "up", "--replicas", "three"}, exitUsage, `invalid argument "three" for "--replicas"`},
-		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--strategy: unknown \"magic\" (accepted: none, singleflight, lock, xfetch, ttl_jitter"},
+		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--strategy: unknown \"magic\" (accepted: none, singleflight, lock, xfetch, swr, lease, early, ttl_jitter, local"},
 		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--ttl-jitter: 7 out of range (accepted: 0 to 1"},
 		{[]string{"testbed", "serve"}, exitUsage, "--redis and --postgres are required"},
 		{[]string{"testbed", "status", "--state-dir", empty}, exitError, "no testbed is running"},

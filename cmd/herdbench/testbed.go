@@ -67,4 +67,9 @@ func addKnobFlags(fs *pflag.FlagSet, c *api.Config) {
 	fs.DurationVar((*time.Duration)(&c.LockWait), "lock-wait", time.Duration(c.LockWait), "longest a lock waiter waits before loading itself")
 	fs.DurationVar((*time.Duration)(&c.LockPoll), "lock-poll", time.Duration(c.LockPoll), "how often a lock waiter re-reads the cache")
 	fs.DurationVar((*time.Duration)(&c.QueryCost), "query-cost", time.Duration(c.QueryCost), "time the item query holds its connection (pg_sleep)")
+	fs.Float64Var(&c.EarlyProbability, "early-probability", c.EarlyProbability, "early: chance of a background refresh on each hit, 0 to 1")
+	fs.DurationVar((*time.Duration)(&c.LeaseInterval), "lease-interval", time.Duration(c.LeaseInterval), "lease: at most one token per key per interval")
+	fs.DurationVar((*time.Duration)(&c.LeaseWait), "lease-wait", time.Duration(c.LeaseWait), "lease: longest a request waits for the token holder's value")
+	fs.DurationVar((*time.Duration)(&c.LocalTTL), "local-ttl", time.Duration(c.LocalTTL), "local: lifetime of a replica's in-process copy")
+	fs.Float64Var(&c.LocalJitter, "local-jitter", c.LocalJitter, "local: fraction of local-ttl added at random, 0 to 1")
 }

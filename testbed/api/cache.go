@@ -20,6 +20,7 @@ const (
 	itemPrefix     = "item:"
 	stalePrefix    = "stale:item:"
 	lockPrefix     = "lock:item:"
+	leasePrefix    = "lease:item:"
 )
 
 // ItemKey is the Redis key of item id's fresh copy.
@@ -50,6 +51,39 @@ var errNotFound = errors.New("item not found")
 
 // serve answers one item request under the strategy of v and says how.
 func (s *Server) serve(ctx context.Context, v view, id int64) (Item, string, error) {
+	if !v.st.local {
+		return s.serveShared(ctx, v, id)
+	}
+	if it, ok := s.localGet(id); ok {
+		v.m.localHits.Inc()
+		return it, OutcomeLocal, nil
+	}
+	// a local miss fills the tier once per key, as loading caches such as
+	// Caffeine's do: the replica's other requests for it wait and share it
+	type filled struct {
+		it      Item
+		outcome string
+	}
+	led := false
+	res, err, _ := v.sf.Do("local:"+strconv.FormatInt(id, 10), func() (any, error) {
+		led = true
+		it, outcome, err := s.serveShared(ctx, v, id)
+		if err == nil {
+			s.localPut(v, id, it)
+		}
+		return filled{it, outcome}, err
+	})
+	f, _ := res.(filled)
+	if !led && err == nil {
+		v.m.coalesced.Inc()
+		return f.it, OutcomeCoalesced, nil
+	}
+	return f.it, f.outcome, err
+}
+
+// serveShared answers from Redis and Postgres, the tiers every replica
+// shares.
+func (s *Server) serveShared(ctx context.Context, v view, id int64) (Item, string, error) {
 	e, ok := s.read(ctx, v, ItemKey(id))
 	if ctx.Err() != nil {
 		return Item{}, "", errCanceled
@@ -62,6 +96,10 @@ func (s *Server) serve(ctx context.Context, v view, id int64) (Item, string, err
 			}
 			// the cached value is still valid: serve it
 		}
+		if v.st.loader == Early && s.random() < v.cfg.EarlyProbability {
+			v.m.earlyLoads.Inc()
+			go func() { _, _ = s.loadAndSet(context.Background(), v, id) }()
+		}
 		return e.Item, OutcomeHit, nil
 	}
 	switch v.st.loader {
@@ -69,6 +107,10 @@ func (s *Server) serve(ctx context.Context, v view, id int64) (Item, string, err
 		return s.loadCoalesced(ctx, v, id)
 	case Lock:
 		return s.loadLocked(ctx, v, id)
+	case SWR:
+		return s.loadSWR(ctx, v, id)
+	case Lease:
+		return s.loadLeased(ctx, v, id)
 	default:
 		it, err := s.loadAndSet(ctx, v, id)
 		return it, OutcomeMiss, err
@@ -116,6 +158,26 @@ func (s *Server) xfetchDue(e entry, beta float64) bool {
 // is detached from the client: a client that gives up does not cancel work
 // that other requests will use, as in most cache-aside services.
 func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error) {
+	it, b, ttl, err := s.load(ctx, v, id)
+	if err != nil {
+		return it, err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
+	defer cancel()
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, ItemKey(id), b, ttl)
+		p.Set(ctx, stalePrefix+strconv.FormatInt(id, 10), b, time.Duration(v.cfg.StaleTTL))
+		return nil
+	})
+	if err != nil {
+		v.m.cacheErrors.Inc() // the item is still served
+	}
+	return it, nil
+}
+
+// load runs the item query and returns the item, the entry to cache and
+// its TTL, jitter included.
+func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.DBTimeout)
 	defer cancel()
 	s.inFlight.Add(1)
@@ -127,10 +189,10 @@ func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		v.m.loads.Inc() // the query completed: pg_stat_statements counts it
-		return it, errNotFound
+		return it, nil, 0, errNotFound
 	case err != nil:
 		v.m.loadErrors.Inc()
-		return it, fmt.Errorf("load item %d: %w", id, err)
+		return it, nil, 0, fmt.Errorf("load item %d: %w", id, err)
 	}
 	v.m.loads.Inc()
 	v.m.loadDuration.Observe(took.Seconds())
@@ -144,15 +206,7 @@ func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error)
 		DeltaMS:  float64(took) / float64(time.Millisecond),
 		ExpiryMS: time.Now().Add(ttl).UnixMilli(),
 	})
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, ItemKey(id), b, ttl)
-		p.Set(ctx, stalePrefix+strconv.FormatInt(id, 10), b, time.Duration(v.cfg.StaleTTL))
-		return nil
-	})
-	if err != nil {
-		v.m.cacheErrors.Inc() // the item is still served
-	}
-	return it, nil
+	return it, b, ttl, nil
 }
 
 // loadCoalesced shares one load among the concurrent requests of this
@@ -243,4 +297,106 @@ func (s *Server) loadHolding(ctx context.Context, v view, id int64) (Item, strin
 	}
 	it, err := s.loadAndSet(ctx, v, id)
 	return it, OutcomeMiss, err
+}
+
+// loadSWR serves the stale copy while one background refresh runs in the
+// fleet (stale-while-revalidate): a request that finds the fresh copy gone
+// but the stale one there never waits for Postgres.
+func (s *Server) loadSWR(ctx context.Context, v view, id int64) (Item, string, error) {
+	e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10))
+	if !ok {
+		it, err := s.loadAndSet(ctx, v, id)
+		return it, OutcomeMiss, err
+	}
+	v.m.staleServed.Inc()
+	lockKey := lockPrefix + strconv.FormatInt(id, 10)
+	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
+	if won, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(v.cfg.LockTTL)).Result(); err == nil && won {
+		go func() {
+			_, _ = s.loadAndSet(context.Background(), v, id)
+			_ = s.unlock.Run(context.Background(), s.rdb, []string{lockKey}, token).Err()
+		}()
+	}
+	return e.Item, OutcomeStale, nil
+}
+
+// setWithLease stores an entry only while the lease token is still the
+// key's: a set without the valid token is refused (memcache leases).
+const setWithLease = `if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
+redis.call("SET", KEYS[3], ARGV[2], "PX", ARGV[4])
+return 1`
+
+// loadLeased gives the first miss of a key a lease token (at most one per
+// key per lease_interval, as memcache leases); it loads and sets with the
+// token. The others wait for its value, re-reading every lock_poll for up
+// to lease_wait; then they load themselves, and their set is refused.
+func (s *Server) loadLeased(ctx context.Context, v view, id int64) (Item, string, error) {
+	leaseKey := leasePrefix + strconv.FormatInt(id, 10)
+	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
+	won, err := s.rdb.SetNX(ctx, leaseKey, token, time.Duration(v.cfg.LeaseInterval)).Result()
+	switch {
+	case ctx.Err() != nil:
+		return Item{}, "", errCanceled
+	case err != nil: // no lease without Redis: behave as none
+		v.m.cacheErrors.Inc()
+		it, err := s.loadAndSet(ctx, v, id)
+		return it, OutcomeMiss, err
+	case won:
+		if e, ok := s.read(ctx, v, ItemKey(id)); ok { // filled since this request missed
+			return e.Item, OutcomeHit, nil
+		}
+		it, b, ttl, err := s.load(ctx, v, id)
+		if err != nil {
+			return it, OutcomeMiss, err
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
+		defer cancel()
+		keys := []string{leaseKey, ItemKey(id), stalePrefix + strconv.FormatInt(id, 10)}
+		if err := s.leaseSet.Run(sctx, s.rdb, keys, token, b, ttl.Milliseconds(), time.Duration(v.cfg.StaleTTL).Milliseconds()).Err(); err != nil {
+			v.m.cacheErrors.Inc()
+		}
+		return it, OutcomeMiss, nil
+	}
+	v.m.lockWaits.Inc()
+	deadline := time.Now().Add(time.Duration(v.cfg.LeaseWait))
+	for time.Now().Before(deadline) {
+		t := time.NewTimer(time.Duration(v.cfg.LockPoll))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Item{}, "", errCanceled
+		case <-t.C:
+		}
+		if e, ok := s.read(ctx, v, ItemKey(id)); ok {
+			return e.Item, OutcomeWaited, nil
+		}
+	}
+	it, _, _, err := s.load(ctx, v, id) // no token: the set would be refused
+	return it, OutcomeMiss, err
+}
+
+// localEntry is an item in the replica's in-process tier.
+type localEntry struct {
+	item    Item
+	expires time.Time
+}
+
+func (s *Server) localGet(id int64) (Item, bool) {
+	s.localMu.Lock()
+	defer s.localMu.Unlock()
+	e, ok := s.local[id]
+	if !ok || time.Now().After(e.expires) {
+		return Item{}, false
+	}
+	return e.item, true
+}
+
+// localPut keeps it for local_ttl plus up to local_jitter of it.
+func (s *Server) localPut(v view, id int64, it Item) {
+	ttl := time.Duration(v.cfg.LocalTTL)
+	ttl += time.Duration(s.random() * v.cfg.LocalJitter * float64(ttl))
+	s.localMu.Lock()
+	defer s.localMu.Unlock()
+	s.local[id] = localEntry{item: it, expires: time.Now().Add(ttl)}
 }

@@ -17,14 +17,19 @@ const (
 	Lock         = "lock"         // fleet-wide Redis lock, stale copy or wait for the rest
 	XFetch       = "xfetch"       // probabilistic early recomputation (Vattani et al. 2015)
 	TTLJitter    = "ttl_jitter"   // random fraction of the TTL added on every set
+	SWR          = "swr"          // stale-while-revalidate: stale copy served while one background refresh runs
+	Lease        = "lease"        // memcache leases: one token per key per interval; sets need it
+	Early        = "early"        // a fixed probability of background refresh on each hit
+	Local        = "local"        // an in-process tier in front of Redis, with its own TTL and jitter
 )
 
 // Strategies is the one list of valid strategy names.
-var Strategies = []string{None, Singleflight, Lock, XFetch, TTLJitter}
+var Strategies = []string{None, Singleflight, Lock, XFetch, SWR, Lease, Early, TTLJitter, Local}
 
-// loaders are the strategies that decide who loads on a miss; at most one of
-// them may be active. TTLJitter composes with any of them.
-var loaders = []string{Singleflight, Lock, XFetch}
+// loaders are the strategies that decide who loads on a miss or when to
+// refresh; at most one of them may be active. TTLJitter and Local compose
+// with any of them.
+var loaders = []string{Singleflight, Lock, XFetch, SWR, Lease, Early}
 
 // Config is a replica's run-time configuration, switchable through
 // PUT /admin/config. Strategy is one name or several joined with "+", such as
@@ -40,6 +45,12 @@ type Config struct {
 	LockWait   Duration `json:"lock_wait"`   // longest a waiter waits before loading itself
 	LockPoll   Duration `json:"lock_poll"`   // how often a waiter re-reads the cache
 	QueryCost  Duration `json:"query_cost"`  // pg_sleep held by the item query
+
+	EarlyProbability float64  `json:"early_probability"` // early: chance of a background refresh per hit, [0, 1]
+	LeaseInterval    Duration `json:"lease_interval"`    // lease: at most one token per key per interval
+	LeaseWait        Duration `json:"lease_wait"`        // lease: longest a request waits for the holder's value
+	LocalTTL         Duration `json:"local_ttl"`         // local: lifetime of an in-process copy
+	LocalJitter      float64  `json:"local_jitter"`      // local: fraction of local_ttl added at random, [0, 1]
 }
 
 // DefaultConfig is the configuration a replica starts with unless told
@@ -57,6 +68,12 @@ var DefaultConfig = Config{
 	LockWait:  Duration(8 * time.Second),
 	LockPoll:  Duration(5 * time.Millisecond),
 	QueryCost: Duration(50 * time.Millisecond),
+
+	EarlyProbability: 0.01,
+	LeaseInterval:    Duration(2 * time.Second),
+	LeaseWait:        Duration(time.Second),
+	LocalTTL:         Duration(5 * time.Second),
+	LocalJitter:      0.2,
 }
 
 // Validate returns every problem with c at once, each naming the field and
@@ -90,6 +107,21 @@ func (c Config) Validate() error {
 	if c.LockPoll < Duration(time.Millisecond) {
 		bad("lock_poll", "%s is too short (accepted: 1ms or more)", c.LockPoll)
 	}
+	if c.EarlyProbability < 0 || c.EarlyProbability > 1 {
+		bad("early_probability", "%g out of range (accepted: 0 to 1)", c.EarlyProbability)
+	}
+	if c.LeaseInterval < Duration(time.Millisecond) {
+		bad("lease_interval", "%s is too short (accepted: 1ms or more)", c.LeaseInterval)
+	}
+	if c.LeaseWait < 0 {
+		bad("lease_wait", "%s is negative (accepted: 0 or more)", c.LeaseWait)
+	}
+	if c.LocalTTL < Duration(time.Millisecond) {
+		bad("local_ttl", "%s is too short (accepted: 1ms or more)", c.LocalTTL)
+	}
+	if c.LocalJitter < 0 || c.LocalJitter > 1 {
+		bad("local_jitter", "%g out of range (accepted: 0 to 1, a fraction of local_ttl)", c.LocalJitter)
+	}
 	if c.QueryCost < 0 || c.QueryCost > Duration(time.Minute) {
 		bad("query_cost", "%s out of range (accepted: 0 to 1m)", c.QueryCost)
 	}
@@ -98,8 +130,9 @@ func (c Config) Validate() error {
 
 // strategy is a parsed Config.Strategy.
 type strategy struct {
-	loader string // None, Singleflight, Lock or XFetch
+	loader string // None or one of loaders
 	jitter bool
+	local  bool
 }
 
 func parseStrategy(s string) (strategy, error) {
@@ -117,6 +150,8 @@ func parseStrategy(s string) (strategy, error) {
 			}
 		case p == TTLJitter:
 			st.jitter = true
+		case p == Local:
+			st.local = true
 		case slices.Contains(loaders, p):
 			if st.loader != None {
 				return st, fmt.Errorf("strategy: %q combines %s and %s; at most one of %s may be used", s, st.loader, p, strings.Join(loaders, ", "))

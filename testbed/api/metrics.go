@@ -15,6 +15,7 @@ const (
 	OutcomeEarly     = "early"     // xfetch: this request recomputed before expiry
 	OutcomeStale     = "stale"     // lock: another replica holds the lock; stale copy served
 	OutcomeCoalesced = "coalesced" // singleflight: shared another request's load
+	OutcomeLocal     = "local"     // local: from the replica's in-process tier
 	OutcomeWaited    = "waited"    // lock: waited for the holder's value
 	OutcomeNotFound  = "not_found" // no such item
 	OutcomeInvalid   = "invalid"   // the id is not a positive integer
@@ -22,7 +23,7 @@ const (
 	OutcomeCanceled  = "canceled"  // the client went away before an answer
 )
 
-var outcomes = []string{OutcomeHit, OutcomeMiss, OutcomeEarly, OutcomeStale, OutcomeCoalesced,
+var outcomes = []string{OutcomeHit, OutcomeLocal, OutcomeMiss, OutcomeEarly, OutcomeStale, OutcomeCoalesced,
 	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError, OutcomeCanceled}
 
 // metrics are one replica's herdbench_api_* series. A reset replaces the
@@ -40,6 +41,7 @@ type metrics struct {
 	staleServed   prometheus.Counter
 	lockWaits     prometheus.Counter
 	notifications prometheus.Counter
+	localHits     prometheus.Counter
 	loadDuration  prometheus.Histogram
 }
 
@@ -49,7 +51,7 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herdbench_api_requests_total",
-			Help: "Item requests served, by outcome (hit, miss, early, stale, coalesced, waited, not_found, invalid, error, canceled).",
+			Help: "Item requests served, by outcome (hit, local, miss, early, stale, coalesced, waited, not_found, invalid, error, canceled).",
 		}, []string{"outcome"}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_cache_hits_total",
@@ -73,7 +75,7 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		}),
 		earlyLoads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_early_loads_total",
-			Help: "Loads started before expiry by xfetch.",
+			Help: "Loads started before expiry by xfetch or early.",
 		}),
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_coalesced_total",
@@ -81,15 +83,19 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		}),
 		staleServed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_stale_served_total",
-			Help: "Requests answered with the stale copy while another replica loads.",
+			Help: "Requests answered with the stale copy while another request loads (lock, swr).",
 		}),
 		lockWaits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_lock_waits_total",
-			Help: "Requests that waited for the fleet lock holder's value.",
+			Help: "Requests that waited for the fleet lock or lease holder's value.",
 		}),
 		notifications: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_notifications_total",
 			Help: "Broadcast invalidations received; each reloads the items it names.",
+		}),
+		localHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_local_hits_total",
+			Help: "Requests answered from the replica's in-process tier (local), without Redis.",
 		}),
 		loadDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "herdbench_api_load_duration_seconds",
@@ -102,7 +108,7 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		Help: "Item queries running now; not cleared by a reset.",
 	}, func() float64 { return float64(inFlight.Load()) })
 	reg.MustRegister(loadsInFlight, m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
-		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.loadDuration,
+		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.localHits, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range outcomes {
 		m.requests.WithLabelValues(o) // export zeros so rates start at reset

@@ -50,10 +50,14 @@ var DefaultOptions = Options{
 
 // Server is one API replica.
 type Server struct {
-	opts   Options
-	rdb    *redis.Client
-	db     *pgxpool.Pool
-	unlock *redis.Script
+	opts     Options
+	rdb      *redis.Client
+	db       *pgxpool.Pool
+	unlock   *redis.Script
+	leaseSet *redis.Script
+
+	localMu sync.Mutex // guards local
+	local   map[int64]localEntry
 	// loads running now, across resets: an experiment waits for zero before
 	// its final snapshot so no load of one arm lands in the next
 	inFlight atomic.Int64
@@ -102,11 +106,12 @@ func New(opts Options) (*Server, error) {
 			WriteTimeout:    opts.RedisTimeout,
 			DisableIdentity: true, // CLIENT SETINFO needs Redis 7.2
 		}),
-		db:     db,
-		unlock: redis.NewScript(unlockScript),
-		seed:   opts.Seed,
-		cfg:    opts.Config,
-		st:     st,
+		db:       db,
+		unlock:   redis.NewScript(unlockScript),
+		leaseSet: redis.NewScript(setWithLease),
+		seed:     opts.Seed,
+		cfg:      opts.Config,
+		st:       st,
 	}
 	s.reset(nil)
 	return s, nil
@@ -128,6 +133,9 @@ func (s *Server) reset(seed *uint64) {
 	}
 	s.m = newMetrics(&s.inFlight)
 	s.sf = new(singleflight.Group)
+	s.localMu.Lock()
+	s.local = map[int64]localEntry{}
+	s.localMu.Unlock()
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x6865726462656e63)) // "herdbenc"
 }
 

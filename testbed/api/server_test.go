@@ -48,13 +48,13 @@ func TestAdminConfigValidation(t *testing.T) {
 		wantCode   int
 		wantBody   []string
 	}{
-		{"unknown strategy", `{"strategy":"magic"}`, 400, []string{`unknown \"magic\"`, "none, singleflight, lock, xfetch, ttl_jitter"}},
+		{"unknown strategy", `{"strategy":"magic"}`, 400, []string{`unknown \"magic\"`, "none, singleflight, lock, xfetch, swr, lease, early, ttl_jitter, local"}},
 		{"two loaders", `{"strategy":"lock+singleflight"}`, 400, []string{"at most one of singleflight, lock, xfetch"}},
 		{"jitter out of range", `{"ttl_jitter":2}`, 400, []string{"ttl_jitter: 2 out of range (accepted: 0 to 1"}},
 		{"beta zero", `{"xfetch_beta":0}`, 400, []string{"xfetch_beta"}},
 		{"bad duration", `{"ttl":"forever"}`, 400, []string{`invalid duration \"forever\"`}},
 		{"wrong type", `{"ttl_jitter":"lots"}`, 400, []string{"ttl_jitter: want float64"}},
-		{"unknown field", `{"colour":"red"}`, 400, []string{`unknown field \"colour\"`, "accepted: lock_poll"}},
+		{"unknown field", `{"colour":"red"}`, 400, []string{`unknown field \"colour\"`, "accepted: early_probability, lease_interval"}},
 		{"not json", `strategy=lock`, 400, []string{"invalid config"}},
 		{"two problems at once", `{"strategy":"magic","ttl_jitter":-1}`, 400, []string{"strategy:", "ttl_jitter:"}},
 		{"valid", `{"strategy":"lock+ttl_jitter","ttl":"5s"}`, 200, []string{`"strategy":"lock+ttl_jitter"`, `"ttl":"5s"`}},
@@ -135,8 +135,8 @@ func TestMetricsLint(t *testing.T) {
 			n++
 		}
 	}
-	if n != 13 {
-		t.Errorf("gathered %d herdbench_api_* families; want 13", n)
+	if n != 14 {
+		t.Errorf("gathered %d herdbench_api_* families; want 14", n)
 	}
 }
 

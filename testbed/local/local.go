@@ -420,6 +420,11 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--lock-wait", c.LockWait.String(),
 		"--lock-poll", c.LockPoll.String(),
 		"--query-cost", c.QueryCost.String(),
+		"--early-probability", strconv.FormatFloat(c.EarlyProbability, 'g', -1, 64),
+		"--lease-interval", c.LeaseInterval.String(),
+		"--lease-wait", c.LeaseWait.String(),
+		"--local-ttl", c.LocalTTL.String(),
+		"--local-jitter", strconv.FormatFloat(c.LocalJitter, 'g', -1, 64),
 	}
 }
 

@@ -201,3 +201,68 @@ func TestTTLJitterSpreadsTTLs(t *testing.T) {
 		t.Errorf("without ttl_jitter: TTLs span [%v, %v]; want all about %v", lo, hi, ttl)
 	}
 }
+
+func TestSWRServesStaleWhileOneRefreshRuns(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	f.configure(`{"strategy":"swr",` + herdQueryCost + `}`)
+	f.expire(21, true)
+	f.get(0, 21) // loads: writes the fresh and the stale copy
+	f.configure(`{"strategy":"swr",` + herdQueryCost + `}`)
+	f.expire(21, false) // the fresh copy goes, the stale one stays
+	var out map[string]int
+	loads := f.loads(func() { out = f.herd(21, herdSize) })
+	if out[api.OutcomeMiss] != 0 || out[api.OutcomeStale]+out[api.OutcomeHit] != herdSize {
+		t.Errorf("swr: outcomes %v; want no client-visible miss: stale (or hit once refreshed)", out)
+	}
+	if loads != 1 {
+		t.Errorf("swr: %d loads; want exactly one background refresh fleet-wide", loads)
+	}
+}
+
+func TestLeaseLoadsOncePerKey(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	f.configure(`{"strategy":"lease",` + herdQueryCost + `}`)
+	f.expire(22, true)
+	var out map[string]int
+	loads := f.loads(func() { out = f.herd(22, herdSize) })
+	if loads != 1 || out[api.OutcomeMiss] != 1 || out[api.OutcomeWaited] != herdSize-1 {
+		t.Errorf("lease: %d loads, outcomes %v; want one load by the token holder and %d waited", loads, out, herdSize-1)
+	}
+}
+
+func TestLocalTierSparesRedis(t *testing.T) {
+	tb := sharedTestbed(t)
+	f := newFleet(t, tb)
+	f.configure(`{"strategy":"local","local_ttl":"10s","query_cost":"1ms"}`)
+	f.expire(23, true)
+	const n = 90
+	for i := range n {
+		f.get(i, 23)
+	}
+	local := int(f.metric("herdbench_api_local_hits_total"))
+	reads := int(f.metric("herdbench_api_cache_hits_total") + f.metric("herdbench_api_cache_misses_total"))
+	// each replica reads Redis once, then answers from its own copy
+	if replicas := len(tb.Status().API); local != n-replicas || reads != replicas {
+		t.Errorf("local: %d local hits, %d Redis reads for %d requests over %d replicas; want %d and %d: Redis reads drop by the local hit ratio",
+			local, reads, n, replicas, n-replicas, replicas)
+	}
+}
+
+func TestEarlyRefreshesWithItsProbability(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	f.configure(`{"strategy":"early","early_probability":0.5,"query_cost":"1ms"}`)
+	f.expire(24, true)
+	f.get(0, 24)                                                                   // warm
+	f.configure(`{"strategy":"early","early_probability":0.5,"query_cost":"1ms"}`) // counters from here
+	const n = 200
+	loads := f.loads(func() {
+		for i := range n {
+			f.get(i, 24)
+		}
+	})
+	early := int(f.metric("herdbench_api_early_loads_total"))
+	// binomial(200, 0.5): 100 +- 7; every early refresh is one load
+	if early < 60 || early > 140 || loads != early {
+		t.Errorf("early 0.5: %d early refreshes and %d loads over %d hits; want about 100, each a load", early, loads, n)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/common/expfmt"
@@ -197,7 +198,7 @@ func (f *fleet) metric(name string) float64 {
 			f.t.Fatalf("%s/metrics has no %s", u, name)
 		}
 		for _, m := range mf.GetMetric() {
-			sum += m.GetCounter().GetValue()
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
 	return sum
@@ -229,12 +230,26 @@ func (f *fleet) loads(fn func()) int {
 	f.t.Helper()
 	before := f.itemQueryCalls()
 	fn()
+	f.drain()
 	calls := f.itemQueryCalls() - before
 	metric := f.metric("herdbench_api_loads_total")
 	if float64(calls) != metric {
 		f.t.Errorf("herdbench_api_loads_total = %v; pg_stat_statements calls of the item query rose by %d", metric, calls)
 	}
 	return int(calls)
+}
+
+// drain waits until no replica runs a load: some strategies load in the
+// background after answering.
+func (f *fleet) drain() {
+	f.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.metric("herdbench_api_loads_in_flight") != 0 {
+		if time.Now().After(deadline) {
+			f.t.Fatal("replicas still loading after 10s")
+		}
+		time.Sleep(10 * time.Millisecond) // polling a gauge with a deadline
+	}
 }
 
 // expire removes an item's fresh copy, as an expiry would; stale too removes
