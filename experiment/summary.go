@@ -23,7 +23,7 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 	res := &ArmResult{Name: arm.Name, Config: arm.Config, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries()}
 
 	before := time.Duration(p.Before)
-	calls := func(s observe.Sample) int64 { return s.Calls }
+	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted}
 	res.DB = DB{
 		Queries:      span(sT, end, samples, calls),
 		QueriesTotal: span(s0, end, samples, calls),
@@ -37,11 +37,12 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 		res.DB.NewConnections = max(res.DB.NewConnections, s.NewConnections)
 	}
 
+	redisCounter := func(f func(observe.Sample) int64) counter { return counter{f, observe.RedisRestarted} }
 	res.Cache = Cache{
-		Hits:                span(sT, end, samples, func(s observe.Sample) int64 { return s.Hits }),
-		Misses:              span(sT, end, samples, func(s observe.Sample) int64 { return s.Misses }),
-		Expired:             span(sT, end, samples, func(s observe.Sample) int64 { return s.Expired }),
-		ConnectionsReceived: span(sT, end, samples, func(s observe.Sample) int64 { return s.ConnectionsReceived }),
+		Hits:                span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Hits })),
+		Misses:              span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Misses })),
+		Expired:             span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Expired })),
+		ConnectionsReceived: span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.ConnectionsReceived })),
 	}
 	if reads := res.Cache.Hits + res.Cache.Misses; reads > 0 {
 		r := round4(float64(res.Cache.Hits) / float64(reads))
@@ -70,9 +71,9 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Ro
 			a = &acc{}
 			server[r] = a
 		}
-		a.calls += delta(prev.Calls, cur.Calls)
-		a.hits += delta(prev.Hits, cur.Hits)
-		a.misses += delta(prev.Misses, cur.Misses)
+		a.calls += step(prev.Calls, cur.Calls, observe.PostgresRestarted(prev, cur))
+		a.hits += step(prev.Hits, cur.Hits, observe.RedisRestarted(prev, cur))
+		a.misses += step(prev.Misses, cur.Misses, observe.RedisRestarted(prev, cur))
 		a.dt += cur.At.Sub(prev.At)
 		a.conns = cur.Connections
 	}
@@ -142,28 +143,44 @@ func recovery(rows []Row, baselineQPS, baselineP99 float64) *int64 {
 	return nil
 }
 
-// delta is how much a cumulative counter grew from prev to cur. A counter
-// that went down was reset (Redis restarted; its INFO stats start at zero),
-// so it grew by cur since, as Prometheus' rate() reads a reset.
-func delta(prev, cur int64) int64 {
-	if cur < prev {
+// delta is how much a cumulative counter grew from prev to cur, for
+// counters whose reset is known only from a decrease (the replicas'
+// /metrics): a counter that went down was reset and counts from zero, as
+// Prometheus' rate() reads it.
+func delta(prev, cur int64) int64 { return step(prev, cur, cur < prev) }
+
+// step is how much a counter grew from prev to cur. When its server
+// restarted in between, the counter started again at zero, so it grew by
+// cur; a decrease without a restart is not growth.
+func step(prev, cur int64, restarted bool) int64 {
+	switch {
+	case restarted:
 		return cur
+	case cur < prev:
+		return 0
 	}
 	return cur - prev
 }
 
-// span is how much field grew from one snapshot to another, summed along
-// the samples taken between them, so a reset on the way counts right.
-func span(from, to observe.Sample, samples []observe.Sample, field func(observe.Sample) int64) int64 {
+// counter is a cumulative field of a sample and how its server's restart
+// shows.
+type counter struct {
+	field     func(observe.Sample) int64
+	restarted func(prev, cur observe.Sample) bool
+}
+
+// span is how much c grew from one snapshot to another, summed along the
+// samples taken between them, so a restart on the way counts right.
+func span(from, to observe.Sample, samples []observe.Sample, c counter) int64 {
 	var sum int64
 	prev := from
 	for _, s := range samples {
 		if s.At.After(from.At) && s.At.Before(to.At) {
-			sum += delta(field(prev), field(s))
+			sum += step(c.field(prev), c.field(s), c.restarted(prev, s))
 			prev = s
 		}
 	}
-	return sum + delta(field(prev), field(to))
+	return sum + step(c.field(prev), c.field(to), c.restarted(prev, to))
 }
 
 // peakQPS is the highest rate over any window of about w between samples.
@@ -175,7 +192,7 @@ func peakQPS(samples []observe.Sample, w time.Duration) float64 {
 			j++
 		}
 		if d := samples[i].At.Sub(samples[j].At); d >= w*9/10 {
-			n := span(samples[j], samples[i], samples[j+1:i], func(s observe.Sample) int64 { return s.Calls })
+			n := span(samples[j], samples[i], samples[j+1:i], counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted})
 			peak = max(peak, float64(n)/d.Seconds())
 		}
 	}

@@ -406,15 +406,20 @@ func TestTimelineFillsRowsWithoutASample(t *testing.T) {
 func TestSpanCountsAcrossAReset(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return T.Add(time.Duration(ms) * time.Millisecond) }
-	from := observe.Sample{At: at(0), ConnectionsReceived: 100}
-	// +5, then Redis restarts (counters from 0) and counts 3, then +4
-	samples := []observe.Sample{{At: at(100), ConnectionsReceived: 105}, {At: at(200), ConnectionsReceived: 3}}
-	to := observe.Sample{At: at(300), ConnectionsReceived: 7}
-	got := span(from, to, samples, func(s observe.Sample) int64 { return s.ConnectionsReceived })
-	if got != 12 {
-		t.Errorf("span over 100 -> 105 -> (reset) 3 -> 7 = %d; want 12", got)
+	conns := counter{func(s observe.Sample) int64 { return s.ConnectionsReceived }, observe.RedisRestarted}
+	from := observe.Sample{At: at(0), ConnectionsReceived: 100, RedisRunID: "a"}
+	// +5, then Redis restarts (a new run_id, counters from 0) and counts 3, then +4
+	samples := []observe.Sample{{At: at(100), ConnectionsReceived: 105, RedisRunID: "a"}, {At: at(200), ConnectionsReceived: 3, RedisRunID: "b"}}
+	to := observe.Sample{At: at(300), ConnectionsReceived: 7, RedisRunID: "b"}
+	if got := span(from, to, samples, conns); got != 12 {
+		t.Errorf("span over 100 -> 105 -> (restart) 3 -> 7 = %d; want 12", got)
+	}
+	// a decrease without a restart is no growth, never the whole counter
+	samples[1].RedisRunID, to.RedisRunID = "a", "a"
+	if got := span(from, to, samples, conns); got != 9 {
+		t.Errorf("span over 100 -> 105 -> 3 (same server) -> 7 = %d; want 9 (5 + 0 + 4)", got)
 	}
 	if d := delta(10, 4); d != 4 {
-		t.Errorf("delta(10, 4) = %d; want 4: the counter was reset and counted 4 since", d)
+		t.Errorf("delta(10, 4) = %d; want 4: a /metrics counter that went down was reset", d)
 	}
 }

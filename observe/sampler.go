@@ -24,7 +24,18 @@ type Sample struct {
 	NewConnections int64 // ... whose backend_start is at or after Source.Since
 	// Redis INFO
 	Hits, Misses, Expired, ConnectionsReceived, Clients int64
+
+	// Which server instances the counters came from: a counter that went
+	// down was reset only if its server restarted in between.
+	PostgresStart time.Time // pg_postmaster_start_time()
+	RedisRunID    string    // INFO server run_id
 }
+
+// RedisRestarted reports whether Redis restarted between two samples.
+func RedisRestarted(prev, cur Sample) bool { return prev.RedisRunID != cur.RedisRunID }
+
+// PostgresRestarted reports whether Postgres restarted between two samples.
+func PostgresRestarted(prev, cur Sample) bool { return !prev.PostgresStart.Equal(cur.PostgresStart) }
 
 // Source says where and what to read.
 type Source struct {
@@ -39,25 +50,35 @@ const sampleSQL = `SELECT
 	(SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
 		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $2 AND s.query = $1),
 	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2),
-	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND backend_start >= $3)`
+	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND backend_start >= $3),
+	pg_postmaster_start_time()`
 
 // Read takes one sample.
 func (s Source) Read(ctx context.Context) (Sample, error) {
 	smp := Sample{At: time.Now()}
-	err := s.DB.QueryRow(ctx, sampleSQL, s.Query, s.Role, s.Since).Scan(&smp.Calls, &smp.Connections, &smp.NewConnections)
+	err := s.DB.QueryRow(ctx, sampleSQL, s.Query, s.Role, s.Since).Scan(&smp.Calls, &smp.Connections, &smp.NewConnections, &smp.PostgresStart)
 	if err != nil {
 		return smp, fmt.Errorf("sample postgres: %w", err)
 	}
-	info, err := s.Redis.Info(ctx, "stats", "clients").Result()
+	info, err := s.Redis.Info(ctx, "server", "stats", "clients").Result()
 	if err != nil {
 		return smp, fmt.Errorf("sample redis: %w", err)
 	}
 	fields := parseInfo(info)
+	for _, f := range []string{"keyspace_hits", "keyspace_misses", "expired_keys", "total_connections_received", "connected_clients"} {
+		if _, ok := fields[f]; !ok { // never read a missing field as zero
+			return smp, fmt.Errorf("sample redis: INFO without %s", f)
+		}
+	}
 	smp.Hits = fields["keyspace_hits"]
 	smp.Misses = fields["keyspace_misses"]
 	smp.Expired = fields["expired_keys"]
 	smp.ConnectionsReceived = fields["total_connections_received"]
 	smp.Clients = fields["connected_clients"]
+	smp.RedisRunID = infoString(info, "run_id")
+	if smp.RedisRunID == "" {
+		return smp, fmt.Errorf("sample redis: INFO without run_id")
+	}
 	return smp, nil
 }
 
@@ -74,6 +95,16 @@ func parseInfo(info string) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// infoString reads a text field of a Redis INFO reply.
+func infoString(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Sampler reads a Source every interval until stopped.

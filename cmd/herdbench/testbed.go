@@ -72,4 +72,9 @@ func addKnobFlags(fs *pflag.FlagSet, c *api.Config) {
 	fs.DurationVar((*time.Duration)(&c.LeaseWait), "lease-wait", time.Duration(c.LeaseWait), "lease: longest a request waits for the token holder's value")
 	fs.DurationVar((*time.Duration)(&c.LocalTTL), "local-ttl", time.Duration(c.LocalTTL), "local: lifetime of a replica's in-process copy")
 	fs.Float64Var(&c.LocalJitter, "local-jitter", c.LocalJitter, "local: fraction of local-ttl added at random, 0 to 1")
+	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "ratelimit: DB loads per second per replica")
+	fs.IntVar(&c.RateBurst, "rate-burst", c.RateBurst, "ratelimit: loads the bucket holds")
+	fs.DurationVar((*time.Duration)(&c.RampUp), "ramp-up", time.Duration(c.RampUp), "ratelimit: admit a share of requests growing to all over this, from a replica's start (0: off)")
+	fs.Uint32Var(&c.BreakerFailures, "breaker-failures", c.BreakerFailures, "breaker: consecutive failed loads that open it")
+	fs.DurationVar((*time.Duration)(&c.BreakerOpen), "breaker-open", time.Duration(c.BreakerOpen), "breaker: how long it stays open before one trial load")
 }

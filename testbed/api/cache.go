@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
+	"github.com/sony/gobreaker/v2"
 )
 
 // Redis key layout. Triggers match ItemKeyPattern, which covers the fresh
@@ -51,6 +52,13 @@ var errNotFound = errors.New("item not found")
 
 // serve answers one item request under the strategy of v and says how.
 func (s *Server) serve(ctx context.Context, v view, id int64) (Item, string, error) {
+	// ramp-up after a start: admit a share of requests growing to all
+	if ramp := time.Duration(v.cfg.RampUp); v.st.ratelimit && ramp > 0 {
+		if up := time.Since(s.started); up < ramp && s.random() >= float64(up)/float64(ramp) {
+			v.m.shed.Inc()
+			return Item{}, "", fmt.Errorf("%w: ramping up after start (%s of %s)", errShed, up.Round(time.Millisecond), ramp)
+		}
+	}
 	if !v.st.local {
 		return s.serveShared(ctx, v, id)
 	}
@@ -113,9 +121,21 @@ func (s *Server) serveShared(ctx context.Context, v view, id int64) (Item, strin
 		return s.loadLeased(ctx, v, id)
 	default:
 		it, err := s.loadAndSet(ctx, v, id)
+		if errors.Is(err, errBreakerOpen) { // serve the stale copy while open, or fail fast
+			if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
+				v.m.staleServed.Inc()
+				return e.Item, OutcomeStale, nil
+			}
+		}
 		return it, OutcomeMiss, err
 	}
 }
+
+// errShed ends a request that a protection refused: 503 at once.
+var errShed = errors.New("shed")
+
+// errBreakerOpen is errShed by an open breaker.
+var errBreakerOpen = fmt.Errorf("%w: the breaker around the database is open", errShed)
 
 // errCanceled ends a request whose client went away: it must not fall
 // through to a load nobody will read.
@@ -178,16 +198,37 @@ func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error)
 // load runs the item query and returns the item, the entry to cache and
 // its TTL, jitter included.
 func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time.Duration, error) {
+	if v.st.ratelimit && !v.limiter.Allow() {
+		v.m.shed.Inc()
+		return Item{}, nil, 0, fmt.Errorf("%w: over %g loads/s", errShed, v.cfg.RateLimit)
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.DBTimeout)
 	defer cancel()
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	start := time.Now()
+	query := func() (Item, error) {
+		var it Item
+		err := s.db.QueryRow(ctx, ItemQuery, id, time.Duration(v.cfg.QueryCost).Seconds()).Scan(&it.ID, &it.Name, &it.Payload)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = errNotFound
+		}
+		return it, err
+	}
 	var it Item
-	err := s.db.QueryRow(ctx, ItemQuery, id, time.Duration(v.cfg.QueryCost).Seconds()).Scan(&it.ID, &it.Name, &it.Payload)
+	var err error
+	if v.st.breaker {
+		it, err = v.breaker.Execute(query)
+		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+			v.m.shed.Inc()
+			return Item{}, nil, 0, errBreakerOpen
+		}
+	} else {
+		it, err = query()
+	}
 	took := time.Since(start)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, errNotFound):
 		v.m.loads.Inc() // the query completed: pg_stat_statements counts it
 		return it, nil, 0, errNotFound
 	case err != nil:

@@ -21,14 +21,16 @@ const (
 	Lease        = "lease"        // memcache leases: one token per key per interval; sets need it
 	Early        = "early"        // a fixed probability of background refresh on each hit
 	Local        = "local"        // an in-process tier in front of Redis, with its own TTL and jitter
+	RateLimit    = "ratelimit"    // a token bucket on DB loads, and a ramp-up after a start
+	Breaker      = "breaker"      // a circuit breaker around the DB: stale copy or fail fast while open
 )
 
 // Strategies is the one list of valid strategy names.
-var Strategies = []string{None, Singleflight, Lock, XFetch, SWR, Lease, Early, TTLJitter, Local}
+var Strategies = []string{None, Singleflight, Lock, XFetch, SWR, Lease, Early, TTLJitter, Local, RateLimit, Breaker}
 
 // loaders are the strategies that decide who loads on a miss or when to
-// refresh; at most one of them may be active. TTLJitter and Local compose
-// with any of them.
+// refresh; at most one of them may be active. TTLJitter, Local, RateLimit
+// and Breaker compose with any of them.
 var loaders = []string{Singleflight, Lock, XFetch, SWR, Lease, Early}
 
 // Config is a replica's run-time configuration, switchable through
@@ -51,6 +53,11 @@ type Config struct {
 	LeaseWait        Duration `json:"lease_wait"`        // lease: longest a request waits for the holder's value
 	LocalTTL         Duration `json:"local_ttl"`         // local: lifetime of an in-process copy
 	LocalJitter      float64  `json:"local_jitter"`      // local: fraction of local_ttl added at random, [0, 1]
+	RateLimit        float64  `json:"rate_limit"`        // ratelimit: DB loads per second per replica
+	RateBurst        int      `json:"rate_burst"`        // ratelimit: loads the bucket holds
+	RampUp           Duration `json:"ramp_up"`           // ratelimit: admit a share of requests growing to all over this, from the replica's start; 0 is off
+	BreakerFailures  uint32   `json:"breaker_failures"`  // breaker: consecutive failed loads that open it
+	BreakerOpen      Duration `json:"breaker_open"`      // breaker: how long it stays open before one trial load
 }
 
 // DefaultConfig is the configuration a replica starts with unless told
@@ -74,6 +81,10 @@ var DefaultConfig = Config{
 	LeaseWait:        Duration(time.Second),
 	LocalTTL:         Duration(5 * time.Second),
 	LocalJitter:      0.2,
+	RateLimit:        50,
+	RateBurst:        10,
+	BreakerFailures:  5,
+	BreakerOpen:      Duration(2 * time.Second),
 }
 
 // Validate returns every problem with c at once, each naming the field and
@@ -122,6 +133,21 @@ func (c Config) Validate() error {
 	if c.LocalJitter < 0 || c.LocalJitter > 1 {
 		bad("local_jitter", "%g out of range (accepted: 0 to 1, a fraction of local_ttl)", c.LocalJitter)
 	}
+	if c.RateLimit <= 0 {
+		bad("rate_limit", "%g out of range (accepted: more than 0 loads/s)", c.RateLimit)
+	}
+	if c.RateBurst < 1 {
+		bad("rate_burst", "%d out of range (accepted: 1 or more)", c.RateBurst)
+	}
+	if c.RampUp < 0 {
+		bad("ramp_up", "%s is negative (accepted: 0, off, or more)", c.RampUp)
+	}
+	if c.BreakerFailures < 1 {
+		bad("breaker_failures", "%d out of range (accepted: 1 or more)", c.BreakerFailures)
+	}
+	if c.BreakerOpen < Duration(time.Millisecond) {
+		bad("breaker_open", "%s is too short (accepted: 1ms or more)", c.BreakerOpen)
+	}
 	if c.QueryCost < 0 || c.QueryCost > Duration(time.Minute) {
 		bad("query_cost", "%s out of range (accepted: 0 to 1m)", c.QueryCost)
 	}
@@ -130,9 +156,11 @@ func (c Config) Validate() error {
 
 // strategy is a parsed Config.Strategy.
 type strategy struct {
-	loader string // None or one of loaders
-	jitter bool
-	local  bool
+	loader    string // None or one of loaders
+	jitter    bool
+	local     bool
+	ratelimit bool
+	breaker   bool
 }
 
 func parseStrategy(s string) (strategy, error) {
@@ -152,6 +180,10 @@ func parseStrategy(s string) (strategy, error) {
 			st.jitter = true
 		case p == Local:
 			st.local = true
+		case p == RateLimit:
+			st.ratelimit = true
+		case p == Breaker:
+			st.breaker = true
 		case slices.Contains(loaders, p):
 			if st.loader != None {
 				return st, fmt.Errorf("strategy: %q combines %s and %s; at most one of %s may be used", s, st.loader, p, strings.Join(loaders, ", "))

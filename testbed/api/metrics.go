@@ -20,11 +20,12 @@ const (
 	OutcomeNotFound  = "not_found" // no such item
 	OutcomeInvalid   = "invalid"   // the id is not a positive integer
 	OutcomeError     = "error"     // the load failed
+	OutcomeShed      = "shed"      // ratelimit or breaker refused the load: 503 at once
 	OutcomeCanceled  = "canceled"  // the client went away before an answer
 )
 
 var outcomes = []string{OutcomeHit, OutcomeLocal, OutcomeMiss, OutcomeEarly, OutcomeStale, OutcomeCoalesced,
-	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError, OutcomeCanceled}
+	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError, OutcomeShed, OutcomeCanceled}
 
 // metrics are one replica's herdbench_api_* series. A reset replaces the
 // whole set with a fresh registry, so every arm starts from zero.
@@ -42,6 +43,8 @@ type metrics struct {
 	lockWaits     prometheus.Counter
 	notifications prometheus.Counter
 	localHits     prometheus.Counter
+	shed          prometheus.Counter
+	breakerOpens  prometheus.Counter
 	loadDuration  prometheus.Histogram
 }
 
@@ -51,7 +54,7 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herdbench_api_requests_total",
-			Help: "Item requests served, by outcome (hit, local, miss, early, stale, coalesced, waited, not_found, invalid, error, canceled).",
+			Help: "Item requests served, by outcome (hit, local, miss, early, stale, coalesced, waited, not_found, invalid, error, shed, canceled).",
 		}, []string{"outcome"}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_cache_hits_total",
@@ -97,6 +100,14 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 			Name: "herdbench_api_local_hits_total",
 			Help: "Requests answered from the replica's in-process tier (local), without Redis.",
 		}),
+		shed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_shed_total",
+			Help: "Loads refused by ratelimit (bucket empty, or the ramp-up) or by an open breaker.",
+		}),
+		breakerOpens: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herdbench_api_breaker_opens_total",
+			Help: "Times the breaker around the DB opened.",
+		}),
 		loadDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "herdbench_api_load_duration_seconds",
 			Help:    "Time the item query took in Postgres, including the wait for a pooled connection.",
@@ -108,7 +119,7 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		Help: "Item queries running now; not cleared by a reset.",
 	}, func() float64 { return float64(inFlight.Load()) })
 	reg.MustRegister(loadsInFlight, m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
-		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.localHits, m.loadDuration,
+		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.localHits, m.shed, m.breakerOpens, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range outcomes {
 		m.requests.WithLabelValues(o) // export zeros so rates start at reset

@@ -17,6 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sony/gobreaker/v2"
+	"golang.org/x/time/rate"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
@@ -62,13 +65,17 @@ type Server struct {
 	// its final snapshot so no load of one arm lands in the next
 	inFlight atomic.Int64
 
-	mu   sync.Mutex // guards the fields below
-	seed uint64
-	cfg  Config
-	st   strategy
-	m    *metrics
-	sf   *singleflight.Group
-	rng  *rand.Rand
+	started time.Time // for ratelimit's ramp-up
+
+	mu      sync.Mutex // guards the fields below
+	seed    uint64
+	cfg     Config
+	limiter *rate.Limiter
+	breaker *gobreaker.CircuitBreaker[Item]
+	st      strategy
+	m       *metrics
+	sf      *singleflight.Group
+	rng     *rand.Rand
 }
 
 // unlockScript deletes the lock only if this replica still holds it.
@@ -133,25 +140,48 @@ func (s *Server) reset(seed *uint64) {
 	}
 	s.m = newMetrics(&s.inFlight)
 	s.sf = new(singleflight.Group)
+	s.protect()
 	s.localMu.Lock()
 	s.local = map[int64]localEntry{}
 	s.localMu.Unlock()
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x6865726462656e63)) // "herdbenc"
 }
 
+// protect makes the limiter and the breaker afresh for the current config;
+// s.mu is held.
+func (s *Server) protect() {
+	s.limiter = rate.NewLimiter(rate.Limit(s.cfg.RateLimit), s.cfg.RateBurst)
+	m := s.m
+	s.breaker = gobreaker.NewCircuitBreaker[Item](gobreaker.Settings{
+		Name:    s.opts.Name,
+		Timeout: time.Duration(s.cfg.BreakerOpen),
+		ReadyToTrip: func(c gobreaker.Counts) bool {
+			return c.ConsecutiveFailures >= s.cfg.BreakerFailures
+		},
+		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, errNotFound) },
+		OnStateChange: func(_ string, _, to gobreaker.State) {
+			if to == gobreaker.StateOpen {
+				m.breakerOpens.Inc()
+			}
+		},
+	})
+}
+
 // view is what one request uses, taken at its start, so a config switch or
 // reset never changes a request halfway.
 type view struct {
-	cfg Config
-	st  strategy
-	m   *metrics
-	sf  *singleflight.Group
+	cfg     Config
+	st      strategy
+	m       *metrics
+	sf      *singleflight.Group
+	limiter *rate.Limiter
+	breaker *gobreaker.CircuitBreaker[Item]
 }
 
 func (s *Server) view() view {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return view{cfg: s.cfg, st: s.st, m: s.m, sf: s.sf}
+	return view{cfg: s.cfg, st: s.st, m: s.m, sf: s.sf, limiter: s.limiter, breaker: s.breaker}
 }
 
 // random returns a uniform float in [0, 1) from the seeded source.
@@ -187,6 +217,9 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 	}
 	it, outcome, err := s.serve(r.Context(), v, id)
 	switch {
+	case errors.Is(err, errShed):
+		outcome = OutcomeShed
+		writeError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, errCanceled):
 		outcome = OutcomeCanceled
 		writeError(w, http.StatusServiceUnavailable, "client went away")
@@ -229,6 +262,7 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	st, _ := parseStrategy(cfg.Strategy)
 	s.mu.Lock()
 	s.cfg, s.st = cfg, st
+	s.protect()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, cfg)
 }

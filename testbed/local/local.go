@@ -425,6 +425,11 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--lease-wait", c.LeaseWait.String(),
 		"--local-ttl", c.LocalTTL.String(),
 		"--local-jitter", strconv.FormatFloat(c.LocalJitter, 'g', -1, 64),
+		"--rate-limit", strconv.FormatFloat(c.RateLimit, 'g', -1, 64),
+		"--rate-burst", strconv.Itoa(c.RateBurst),
+		"--ramp-up", c.RampUp.String(),
+		"--breaker-failures", strconv.FormatUint(uint64(c.BreakerFailures), 10),
+		"--breaker-open", c.BreakerOpen.String(),
 	}
 }
 

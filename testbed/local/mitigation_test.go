@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -264,5 +265,78 @@ func TestEarlyRefreshesWithItsProbability(t *testing.T) {
 	// binomial(200, 0.5): 100 +- 7; every early refresh is one load
 	if early < 60 || early > 140 || loads != early {
 		t.Errorf("early 0.5: %d early refreshes and %d loads over %d hits; want about 100, each a load", early, loads, n)
+	}
+}
+
+func TestRateLimitBoundsLoads(t *testing.T) {
+	tb := sharedTestbed(t)
+	f := newFleet(t, tb)
+	f.configure(`{"strategy":"ratelimit","rate_limit":10,"rate_burst":2,"query_cost":"1ms"}`)
+	const n = 90
+	for i := range n {
+		f.expire(int64(400+i), true)
+	}
+	shed := 0
+	start := time.Now()
+	loads := f.loads(func() {
+		for i := range n {
+			if f.get(i, int64(400+i)) == "status 503 Service Unavailable" {
+				shed++
+			}
+		}
+	})
+	took := time.Since(start)
+	// per replica: the burst, then 10 a second
+	bound := len(tb.Status().API) * (2 + int(10*took.Seconds()+1))
+	if loads > bound || loads+shed != n {
+		t.Errorf("ratelimit 10/s burst 2: %d loads and %d shed of %d misses in %v; want at most %d loads and every other request shed", loads, shed, n, took, bound)
+	}
+	if got := int(f.metric("herdbench_api_shed_total")); got != shed {
+		t.Errorf("herdbench_api_shed_total = %d; clients saw %d shed", got, shed)
+	}
+}
+
+func TestBreakerOpensUnderAnOutageAndClosesAfter(t *testing.T) {
+	tb := sharedTestbed(t)
+	f := newFleet(t, tb)
+	f.configure(`{"strategy":"breaker","breaker_failures":3,"breaker_open":"300ms","query_cost":"1ms"}`)
+	pg, err := toxiclient.NewClient(tb.Status().Toxiproxy).Proxy("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Disable(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Enable() })
+	outcomes := map[string]int{}
+	for i := range 30 { // uncached ids without stale copies: every one a load
+		id := int64(500 + i)
+		f.expire(id, true)
+		outcomes[f.get(i, id)]++
+	}
+	if opens := f.metric("herdbench_api_breaker_opens_total"); opens < 1 || outcomes["status 503 Service Unavailable"] == 0 {
+		t.Fatalf("breaker under an outage: %v opens, outcomes %v; want it open and failing fast (503)", opens, outcomes)
+	}
+	if err := pg.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	// after breaker_open a trial load goes through and closes it
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		ok := 0
+		for r := range len(tb.Status().API) {
+			id := int64(600 + 3*i + r) // a fresh miss on each replica
+			f.expire(id, true)
+			if f.get(r, id) == api.OutcomeMiss {
+				ok++
+			}
+		}
+		if ok == len(tb.Status().API) {
+			break // every replica's breaker is closed again
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("breaker still refusing loads 10s after the outage ended")
+		}
+		time.Sleep(50 * time.Millisecond) // polling with a deadline
 	}
 }
