@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,19 +39,27 @@ type Plan struct {
 	Clients        int              `json:"clients"`      // virtual clients, each with its own retry state
 	Retry          retry.Policy     `json:"retry"`        // the clients' policy, unless an arm sets its own
 	Budget         retry.Budget     `json:"retry_budget"` // what bounds each client's retries
+	// Throttle is adaptive throttling's K for every client (0: off),
+	// unless an arm sets its own
+	Throttle float64 `json:"throttle"`
 }
 
 // Arm is one configuration of the service, or of its clients, under the
 // same experiment.
 type Arm struct {
-	Name   string        `json:"name"`
-	Config api.Config    `json:"config"`
-	Retry  *retry.Policy `json:"retry,omitempty"` // the clients' policy in this arm
+	Name     string        `json:"name"`
+	Config   api.Config    `json:"config"`
+	Retry    *retry.Policy `json:"retry,omitempty"`    // the clients' policy in this arm
+	Throttle *float64      `json:"throttle,omitempty"` // the clients' adaptive throttling K in this arm
 }
 
 // RetryArm is the prefix of arms that compare client retry policies:
 // "retry=full-jitter:100ms:2s:3" runs the base config with that policy.
 const RetryArm = "retry="
+
+// ThrottleArm is the prefix of arms that compare client-side adaptive
+// throttling: "throttle=2" runs the base config with K = 2.
+const ThrottleArm = "throttle="
 
 // Arms returns one arm per name: a strategy ("lock", "lock+ttl_jitter")
 // applied to base, or RetryArm and a policy, which keeps base's strategy.
@@ -64,12 +73,24 @@ func Arms(names []string, base api.Config) []Arm {
 			if p, err := retry.Parse(spec); err == nil {
 				a.Retry = &p
 			}
+		} else if spec, ok := strings.CutPrefix(n, ThrottleArm); ok {
+			if k, err := strconv.ParseFloat(spec, 64); err == nil {
+				a.Throttle = &k
+			}
 		} else {
 			a.Config.Strategy = n
 		}
 		arms[i] = a
 	}
 	return arms
+}
+
+// ThrottleOf is the adaptive throttling K arm a runs with.
+func (p Plan) ThrottleOf(a Arm) float64 {
+	if a.Throttle != nil {
+		return *a.Throttle
+	}
+	return p.Throttle
 }
 
 // RetryOf is the policy arm a runs with.
@@ -107,6 +128,11 @@ func (p Plan) Validate(triggerNames []string) error {
 				bad("arms", "%v", err)
 			}
 		}
+		if spec, ok := strings.CutPrefix(a.Name, ThrottleArm); ok {
+			if k, err := strconv.ParseFloat(spec, 64); err != nil || k <= 0 || k > 100 {
+				bad("arms", "%q: K %q is not a number above 0 and at most 100, such as 2", a.Name, spec)
+			}
+		}
 		if err := a.Config.Validate(); err != nil {
 			bad("arms", "%s: %v", a.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
@@ -127,6 +153,9 @@ func (p Plan) Validate(triggerNames []string) error {
 	}
 	if p.Rate < 1 || p.Rate > MaxRate {
 		bad("rate", "%d out of range (accepted: 1 to %d requests/s)", p.Rate, MaxRate)
+	}
+	if p.Throttle < 0 || p.Throttle > 100 {
+		bad("throttle", "%g out of range (accepted: 0, off, or K above 0 and at most 100; the SRE book uses 2)", p.Throttle)
 	}
 	if p.Clients < 0 || p.Clients > MaxClients {
 		bad("clients", "%d out of range (accepted: 0 to %d; 0 means 1)", p.Clients, MaxClients)

@@ -13,7 +13,7 @@ import (
 // yields arms that each run a valid config and, for retry arms, a policy.
 func FuzzArms(f *testing.F) {
 	for _, s := range []string{"none,singleflight,lock,xfetch", "lock+ttl_jitter", "retry=full-jitter:100ms:2s:3,retry=none",
-		"retry=exp:1s", "none,none", "+", "retry=", "xfetch+lock", ",,"} {
+		"retry=exp:1s", "none,none", "+", "retry=", "xfetch+lock", ",,", "throttle=2,throttle=x", "throttle=-1", "ratelimit+lock"} {
 		f.Add(s, "expire", "postgres")
 	}
 	names := triggers.Default(triggers.Options{}).Names()
@@ -34,6 +34,9 @@ func FuzzArms(f *testing.F) {
 			}
 			if strings.HasPrefix(a.Name, RetryArm) && a.Retry == nil {
 				t.Fatalf("retry arm %q passed validation without a policy", a.Name)
+			}
+			if strings.HasPrefix(a.Name, ThrottleArm) && (a.Throttle == nil || *a.Throttle <= 0) {
+				t.Fatalf("throttle arm %q passed validation without a K above 0", a.Name)
 			}
 		}
 	})

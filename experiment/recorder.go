@@ -122,6 +122,8 @@ func (r *recorder) http() HTTP {
 			E5xx:    r.outcomes[load.Error5xx],
 			Shed:    r.outcomes[load.Shed],
 			Other:   r.outcomes[load.Other],
+
+			Throttled: r.outcomes[load.Throttled],
 		},
 	}
 	for _, n := range r.outcomes {

@@ -116,6 +116,9 @@ type Errors struct {
 	E5xx    int64 `json:"5xx"`
 	Shed    int64 `json:"shed"`
 	Other   int64 `json:"other"`
+	// Throttled were refused by the client itself (adaptive throttling),
+	// never sent
+	Throttled int64 `json:"throttled"`
 }
 
 // Retries come from the clients: every attempt of the requests intended

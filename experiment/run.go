@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -216,7 +217,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	_, attackErr := load.Attack(ctx, load.Config{
 		Targets: tg.Status.API, Rate: p.Rate, Duration: p.Duration(),
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
-		Clients: p.Clients, Retry: p.RetryOf(arm), Budget: p.Budget,
+		Clients: p.Clients, Retry: p.RetryOf(arm), Budget: p.Budget, Throttle: p.ThrottleOf(arm),
 		MaxWorkers: env.MaxWorkers,
 	}, rec.add)
 	stopProgress()
@@ -276,7 +277,11 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 // minutes; the hot keys at the arm's cost, so what the replicas store about
 // them (xfetch's load time) is real, and with the trigger's warm config.
 func warmAll(ctx context.Context, tg *targets.Target, p Plan, arm Arm, trig triggers.Trigger, hot []int64) error {
-	tail := arm.Config
+	// the fill is setup: what protects the database (ratelimit, breaker)
+	// applies from the load on
+	base := arm.Config
+	base.Strategy = unprotected(base.Strategy)
+	tail := base
 	tail.QueryCost = 0
 	if err := tg.Configure(ctx, tail); err != nil {
 		return err
@@ -288,9 +293,9 @@ func warmAll(ctx context.Context, tg *targets.Target, p Plan, arm Arm, trig trig
 	if err := warm(ctx, tg, tailIDs); err != nil {
 		return err
 	}
-	hotCfg := arm.Config
+	hotCfg := base
 	if wc, ok := trig.(triggers.WarmConfigurer); ok {
-		hotCfg = wc.WarmConfig(arm.Config, p.T())
+		hotCfg = wc.WarmConfig(base, p.T())
 	}
 	if err := tg.Configure(ctx, hotCfg); err != nil {
 		return err
@@ -298,10 +303,21 @@ func warmAll(ctx context.Context, tg *targets.Target, p Plan, arm Arm, trig trig
 	if err := warm(ctx, tg, hot); err != nil {
 		return err
 	}
-	if hotCfg != arm.Config {
-		return tg.Configure(ctx, arm.Config)
+	return tg.Configure(ctx, arm.Config)
+}
+
+// unprotected is strategy without the mitigations that refuse loads.
+func unprotected(strategy string) string {
+	var keep []string
+	for _, part := range strings.Split(strategy, "+") {
+		if part != api.RateLimit && part != api.Breaker {
+			keep = append(keep, part)
+		}
 	}
-	return nil
+	if len(keep) == 0 {
+		return api.None
+	}
+	return strings.Join(keep, "+")
 }
 
 // warm requests ids through the replicas, a few at a time: each is a miss,

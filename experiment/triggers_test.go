@@ -212,3 +212,35 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 			swr.HTTP.Stale, none.HTTP.Stale, local.HTTP.Local, none.HTTP.Local)
 	}
 }
+
+func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
+	tg := startTestbed(t, 2)
+	cfg := api.DefaultConfig
+	// the backend: every request a load (1ms TTL), at most about 2 x 20/s
+	cfg.Strategy = "ratelimit"
+	cfg.TTL, cfg.RateLimit, cfg.RateBurst = api.Duration(time.Millisecond), 20, 5
+	cfg.QueryCost = api.Duration(time.Millisecond)
+	p := Plan{
+		Arms:    Arms([]string{"retry=none", "throttle=2"}, cfg),
+		Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
+		Timeout: api.Duration(time.Second), Warmup: api.Duration(3 * time.Second),
+		Before: api.Duration(time.Second), After: api.Duration(2 * time.Second), Seed: 11,
+	}
+	rep, err := Run(context.Background(), p, Env{Target: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratio := func(a ArmResult) float64 { return float64(a.HTTP.Errors.Shed) / float64(max(a.HTTP.OK, 1)) }
+	plain, throttled := rep.Arms[0], rep.Arms[1]
+	t.Logf("without throttling: %d accepted, %d rejected by the backend; K=2: %d accepted, %d rejected, %d refused by the clients",
+		plain.HTTP.OK, plain.HTTP.Errors.Shed, throttled.HTTP.OK, throttled.HTTP.Errors.Shed, throttled.HTTP.Errors.Throttled)
+	if ratio(plain) < 2.5 {
+		t.Errorf("without throttling the backend rejects %.2f per accepted request; want an overload (2.5 or more)", ratio(plain))
+	}
+	// K=2: the clients send about 2 per accepted one, so the backend
+	// rejects about one per request it accepts
+	if r := ratio(throttled); r < 0.5 || r > 1.6 || throttled.HTTP.Errors.Throttled == 0 {
+		t.Errorf("adaptive throttling K=2: the backend rejects %.2f per accepted request, clients refused %d; want about 1 and some refused",
+			r, throttled.HTTP.Errors.Throttled)
+	}
+}

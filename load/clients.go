@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -18,8 +19,10 @@ import (
 const requestParam = "hb"
 
 // herd is the virtual clients behind one transport: request id i belongs to
-// client i % len(clients), which keeps its own backoff state and budget, as
-// separate processes would.
+// client mix(i) % len(clients), which keeps its own backoff state and
+// budget, as separate processes would. The hash keeps which client sends a
+// request independent of when it is sent: with i % K, a server that admits
+// every n-th request would admit the same few clients every time.
 type herd struct {
 	base    *http.Transport
 	timeout time.Duration // per attempt
@@ -30,10 +33,59 @@ type herd struct {
 }
 
 type client struct {
-	mu      sync.Mutex
-	backoff *retry.Backoff
-	budget  *retry.Spender
+	mu       sync.Mutex
+	backoff  *retry.Backoff
+	budget   *retry.Spender
+	throttle *throttle // nil: off
+	rng      *rand.Rand
 }
+
+// errThrottled ends an attempt the client refused itself.
+var errThrottled = errors.New("herdbench: throttled by the client (adaptive throttling)")
+
+// ThrottleWindow is how far back adaptive throttling counts.
+const ThrottleWindow = 10 * time.Second
+
+// throttle is adaptive throttling from the Google SRE book ("Handling
+// Overload"): a client rejects an attempt itself with probability
+// max(0, (requests - K*accepts) / (requests + 1)), counted over the last
+// ThrottleWindow, so a backend that refuses most work sees about K
+// attempts per one it accepts.
+type throttle struct {
+	k    float64
+	secs [10]struct {
+		sec               int64
+		requests, accepts int
+	}
+}
+
+func (t *throttle) slot(now time.Time) *struct {
+	sec               int64
+	requests, accepts int
+} {
+	sec := now.Unix()
+	sl := &t.secs[sec%int64(len(t.secs))]
+	if sl.sec != sec {
+		sl.sec, sl.requests, sl.accepts = sec, 0, 0
+	}
+	return sl
+}
+
+// reject counts an attempt at now and says whether to refuse it locally.
+func (t *throttle) reject(now time.Time, draw float64) bool {
+	var requests, accepts int
+	for _, sl := range t.secs {
+		if sl.sec > now.Unix()-int64(len(t.secs)) {
+			requests, accepts = requests+sl.requests, accepts+sl.accepts
+		}
+	}
+	t.slot(now).requests++
+	p := max(0, (float64(requests)-t.k*float64(accepts))/float64(requests+1))
+	return draw < p
+}
+
+// accepted records an attempt the backend did not refuse.
+func (t *throttle) accepted(now time.Time) { t.slot(now).accepts++ }
 
 func newHerd(c Config) *herd {
 	n := max(c.Clients, 1)
@@ -49,7 +101,10 @@ func newHerd(c Config) *herd {
 	}
 	for i := range h.clients {
 		rng := rand.New(rand.NewPCG(c.Seed, uint64(i)))
-		h.clients[i] = &client{backoff: retry.NewBackoff(c.Retry, rng), budget: retry.NewSpender(c.Budget)}
+		h.clients[i] = &client{backoff: retry.NewBackoff(c.Retry, rng), budget: retry.NewSpender(c.Budget), rng: rng}
+		if c.Throttle > 0 {
+			h.clients[i].throttle = &throttle{k: c.Throttle}
+		}
 	}
 	return h
 }
@@ -60,7 +115,7 @@ func newHerd(c Config) *herd {
 // attempt's response is returned.
 func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 	id, _ := strconv.ParseUint(req.URL.Query().Get(requestParam), 10, 64)
-	c := h.clients[id%uint64(len(h.clients))]
+	c := h.clients[mix(id)%uint64(len(h.clients))]
 	c.mu.Lock()
 	c.budget.Request(time.Now())
 	c.mu.Unlock()
@@ -71,7 +126,16 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 		h.attempts[id] = append(h.attempts[id], time.Now())
 		h.mu.Unlock()
 		actx, cancel := context.WithTimeout(req.Context(), h.timeout)
-		resp, err := h.base.RoundTrip(req.Clone(actx))
+		var resp *http.Response
+		var err error
+		c.mu.Lock()
+		refused := c.throttle != nil && c.throttle.reject(time.Now(), c.rng.Float64())
+		c.mu.Unlock()
+		if refused {
+			err = errThrottled
+		} else {
+			resp, err = h.base.RoundTrip(req.Clone(actx))
+		}
 		code, msg := 0, ""
 		if err != nil {
 			msg = err.Error()
@@ -80,7 +144,10 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		outcome := Classify(code, msg)
 		c.mu.Lock()
-		retryable := outcome != OK && outcome != Other && n < c.backoff.Retries()
+		if c.throttle != nil && !refused && outcome != Shed && outcome != Conn && outcome != Timeout {
+			c.throttle.accepted(time.Now())
+		}
+		retryable := outcome != OK && outcome != Other && outcome != Throttled && n < c.backoff.Retries()
 		if retryable {
 			cost, ok := c.budget.Allow(time.Now(), outcome == Timeout)
 			retryable, lastCost = ok, cost
@@ -115,6 +182,14 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// mix is splitmix64's finalizer: a fixed, well-spread hash of a request id.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
 }
 
 // takeAttempts returns and forgets when request id's attempts left.

@@ -28,6 +28,7 @@ type Config struct {
 	Clients  int           // virtual clients sharing the load, each with its own retry state; 0 means 1
 	Retry    retry.Policy  // what a client does after a failed attempt
 	Budget   retry.Budget  // what bounds a client's retries
+	Throttle float64       // adaptive throttling's K (the SRE book uses 2); 0 is off
 	// MaxWorkers caps vegeta's concurrent requests; 0 leaves it unbounded,
 	// so the generator keeps its schedule while the server stalls.
 	MaxWorkers uint64
@@ -62,6 +63,9 @@ func (c Config) Validate() error {
 	}
 	if c.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("duration: %s (accepted: more than 0)", c.Duration))
+	}
+	if c.Throttle < 0 {
+		errs = append(errs, fmt.Errorf("throttle: %g (accepted: 0, off, or K above 0 such as 2)", c.Throttle))
 	}
 	if c.Clients < 0 {
 		errs = append(errs, fmt.Errorf("clients: %d (accepted: 0 or more)", c.Clients))

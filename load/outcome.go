@@ -7,19 +7,20 @@ type Outcome uint8
 
 // The outcomes, in the order reports list them.
 const (
-	OK       Outcome = iota // 2xx
-	Timeout                 // no response within the client timeout
-	Conn                    // connection refused, reset or closed
-	Error5xx                // a 5xx other than 503
-	Shed                    // 429 or 503: the service refused the load
-	Other                   // any other status (3xx, 4xx)
+	OK        Outcome = iota // 2xx
+	Timeout                  // no response within the client timeout
+	Conn                     // connection refused, reset or closed
+	Error5xx                 // a 5xx other than 503
+	Shed                     // 429 or 503: the service refused the load
+	Other                    // any other status (3xx, 4xx)
+	Throttled                // refused by the client itself (adaptive throttling): never sent
 	numOutcomes
 )
 
 // Outcomes lists every outcome.
-var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other}
+var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other, Throttled}
 
-var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other"}
+var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other", "throttled"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
@@ -32,6 +33,8 @@ func (o Outcome) String() string {
 // error to an Outcome.
 func Classify(code int, err string) Outcome {
 	switch {
+	case code == 0 && strings.Contains(err, errThrottled.Error()):
+		return Throttled
 	case code == 0 && isTimeout(err):
 		return Timeout
 	case code == 0:

@@ -23,7 +23,7 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, rep.Seed)
 	fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
 		thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
-	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s\n", max(p.Clients, 1), p.Retry, p.Budget)
+	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s, adaptive throttling K %g\n", max(p.Clients, 1), p.Retry, p.Budget, p.Throttle)
 	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm\n", p.Warmup, p.Before, p.After)
 	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
 }

@@ -70,6 +70,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"triggers", "extra"}, exitUsage, `unknown command "extra"`},
 		{[]string{"stampede", "--retry", "linear:1s"}, exitUsage, "--retry: retry policy \"linear:1s\": unknown kind \"linear\" (accepted: none, immediate:N"},
 		{[]string{"stampede", "--retry-budget", "lots"}, exitUsage, "--retry-budget: retry budget \"lots\": unknown form (accepted: a ratio such as 10%"},
+		{[]string{"stampede", "--arms", "none,throttle=two"}, exitUsage, `--arms: "throttle=two": K "two" is not a number above 0`},
 		{[]string{"stampede", "--arms", "none,retry=exp:1s"}, exitUsage, "--arms: retry policy \"exp:1s\": exp takes 4 parts"},
 		{[]string{"stampede", "--trigger", "outage", "--dependency", "dns"}, exitUsage, "--dependency: unknown \"dns\" (accepted: postgres, redis)"},
 		{[]string{"bogus"}, exitUsage, `unknown command "bogus"`},

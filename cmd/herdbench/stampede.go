@@ -111,6 +111,7 @@ Triggers: ` + triggerHelp(reg),
 	fs.BoolVar(&to.Rolling, "rolling", to.Rolling, "restart: restart the API replicas one after another")
 	fs.IntVar(&p.Clients, "clients", p.Clients, "virtual clients sharing the load, each with its own retry state")
 	fs.StringVar(&opts.Retry, "retry", opts.Retry, "the clients' retry policy: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
+	fs.Float64Var(&p.Throttle, "throttle", p.Throttle, "adaptive throttling's K for every client (0: off; the SRE book uses 2); arms can set their own: --arms throttle=2,...")
 	fs.StringVar(&opts.Budget, "retry-budget", opts.Budget, "bounds each client's retries: none, a ratio such as 10%, tokens (the AWS SDKs' quota of 500) or tokens:N")
 	fs.IntVar(&p.Rate, "rate", p.Rate, fmt.Sprintf("requests per second, open model (at most %d)", experiment.MaxRate))
 	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")
