@@ -36,56 +36,12 @@ type client struct {
 	mu       sync.Mutex
 	backoff  *retry.Backoff
 	budget   *retry.Spender
-	throttle *throttle // nil: off
+	throttle *retry.Throttle // nil: off
 	rng      *rand.Rand
 }
 
 // errThrottled ends an attempt the client refused itself.
 var errThrottled = errors.New("herdbench: throttled by the client (adaptive throttling)")
-
-// ThrottleWindow is how far back adaptive throttling counts.
-const ThrottleWindow = 10 * time.Second
-
-// throttle is adaptive throttling from the Google SRE book ("Handling
-// Overload"): a client rejects an attempt itself with probability
-// max(0, (requests - K*accepts) / (requests + 1)), counted over the last
-// ThrottleWindow, so a backend that refuses most work sees about K
-// attempts per one it accepts.
-type throttle struct {
-	k    float64
-	secs [10]struct {
-		sec               int64
-		requests, accepts int
-	}
-}
-
-func (t *throttle) slot(now time.Time) *struct {
-	sec               int64
-	requests, accepts int
-} {
-	sec := now.Unix()
-	sl := &t.secs[sec%int64(len(t.secs))]
-	if sl.sec != sec {
-		sl.sec, sl.requests, sl.accepts = sec, 0, 0
-	}
-	return sl
-}
-
-// reject counts an attempt at now and says whether to refuse it locally.
-func (t *throttle) reject(now time.Time, draw float64) bool {
-	var requests, accepts int
-	for _, sl := range t.secs {
-		if sl.sec > now.Unix()-int64(len(t.secs)) {
-			requests, accepts = requests+sl.requests, accepts+sl.accepts
-		}
-	}
-	t.slot(now).requests++
-	p := max(0, (float64(requests)-t.k*float64(accepts))/float64(requests+1))
-	return draw < p
-}
-
-// accepted records an attempt the backend did not refuse.
-func (t *throttle) accepted(now time.Time) { t.slot(now).accepts++ }
 
 func newHerd(c Config) *herd {
 	n := max(c.Clients, 1)
@@ -103,7 +59,7 @@ func newHerd(c Config) *herd {
 		rng := rand.New(rand.NewPCG(c.Seed, uint64(i)))
 		h.clients[i] = &client{backoff: retry.NewBackoff(c.Retry, rng), budget: retry.NewSpender(c.Budget), rng: rng}
 		if c.Throttle > 0 {
-			h.clients[i].throttle = &throttle{k: c.Throttle}
+			h.clients[i].throttle = retry.NewThrottle(c.Throttle)
 		}
 	}
 	return h
@@ -129,7 +85,7 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 		var resp *http.Response
 		var err error
 		c.mu.Lock()
-		refused := c.throttle != nil && c.throttle.reject(time.Now(), c.rng.Float64())
+		refused := c.throttle != nil && c.throttle.Reject(time.Now(), c.rng.Float64())
 		c.mu.Unlock()
 		if refused {
 			err = errThrottled
@@ -145,7 +101,7 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 		outcome := Classify(code, msg)
 		c.mu.Lock()
 		if c.throttle != nil && !refused && outcome != Shed && outcome != Conn && outcome != Timeout {
-			c.throttle.accepted(time.Now())
+			c.throttle.Accepted(time.Now())
 		}
 		retryable := outcome != OK && outcome != Other && outcome != Throttled && n < c.backoff.Retries()
 		if retryable {

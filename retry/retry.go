@@ -1,5 +1,7 @@
-// Package retry provides the retry policies clients actually ship and the
-// budgets that bound them, parsed from the short forms herdbench's flags use.
+// Package retry provides what bounds a client's load on a struggling
+// service: the retry policies clients actually ship, the budgets that bound
+// them, parsed from the short forms herdbench's flags use, and adaptive
+// throttling.
 //
 // Backoffs follow Brooker, "Exponential Backoff And Jitter" (AWS
 // Architecture Blog, 2015), attempt n counting from 0 for the first retry:
@@ -244,37 +246,21 @@ func ParseBudget(s string) (Budget, error) {
 // RatioWindow is how far back a ratio budget counts: requests and retries
 // older than this no longer earn or spend it, so a quiet warmup does not
 // save up retries for the first failure.
-const RatioWindow = 10 * time.Second
+const RatioWindow = windowLen
 
 // Spender is one client's running account against a Budget. It is not safe
 // for concurrent use.
 type Spender struct {
 	b      Budget
 	tokens int
-	// ratio: requests and retries per second over the last RatioWindow
-	secs [10]struct {
-		sec           int64
-		requests, ret int
-	}
+	recent window // ratio: requests (a) and retries (b) over the last RatioWindow
 }
 
 // NewSpender starts an account with a full bucket.
 func NewSpender(b Budget) *Spender { return &Spender{b: b, tokens: b.Tokens} }
 
-func (s *Spender) slot(now time.Time) *struct {
-	sec           int64
-	requests, ret int
-} {
-	sec := now.Unix()
-	sl := &s.secs[sec%int64(len(s.secs))]
-	if sl.sec != sec {
-		sl.sec, sl.requests, sl.ret = sec, 0, 0
-	}
-	return sl
-}
-
 // Request records a new request at now.
-func (s *Spender) Request(now time.Time) { s.slot(now).requests++ }
+func (s *Spender) Request(now time.Time) { s.recent.add(now, 1, 0) }
 
 // Allow reports whether a retry may go at now, after an error that was a
 // timeout or not, and charges it if so. cost is what a success of this
@@ -282,12 +268,7 @@ func (s *Spender) Request(now time.Time) { s.slot(now).requests++ }
 func (s *Spender) Allow(now time.Time, timeout bool) (cost int, ok bool) {
 	switch s.b.Kind {
 	case "ratio":
-		var requests, retries int
-		for _, sl := range s.secs {
-			if sl.sec > now.Unix()-int64(len(s.secs)) {
-				requests, retries = requests+sl.requests, retries+sl.ret
-			}
-		}
+		requests, retries := s.recent.sum(now)
 		if float64(retries+1) > s.b.Ratio*float64(requests) {
 			return 0, false
 		}
@@ -301,7 +282,7 @@ func (s *Spender) Allow(now time.Time, timeout bool) (cost int, ok bool) {
 		}
 		s.tokens -= cost
 	}
-	s.slot(now).ret++
+	s.recent.add(now, 0, 1)
 	return cost, true
 }
 
@@ -318,3 +299,60 @@ func (s *Spender) Succeeded(retryCost int) {
 	}
 	s.tokens = min(s.b.Tokens, s.tokens+refund)
 }
+
+// window counts two things per second over the last ten seconds.
+type window struct {
+	secs [10]struct {
+		sec  int64
+		a, b int
+	}
+}
+
+const windowLen = 10 * time.Second
+
+func (w *window) add(now time.Time, a, b int) {
+	sec := now.Unix()
+	sl := &w.secs[sec%int64(len(w.secs))]
+	if sl.sec != sec {
+		sl.sec, sl.a, sl.b = sec, 0, 0
+	}
+	sl.a += a
+	sl.b += b
+}
+
+func (w *window) sum(now time.Time) (a, b int) {
+	for _, sl := range w.secs {
+		if sl.sec > now.Unix()-int64(len(w.secs)) {
+			a, b = a+sl.a, b+sl.b
+		}
+	}
+	return a, b
+}
+
+// ThrottleWindow is how far back adaptive throttling counts.
+const ThrottleWindow = windowLen
+
+// Throttle is adaptive throttling from the Google SRE book ("Handling
+// Overload"): a client refuses an attempt itself with probability
+// max(0, (requests - K*accepts) / (requests + 1)), counted over the last
+// ThrottleWindow, so a backend that refuses most work sees about K attempts
+// per one it accepts. It is not safe for concurrent use.
+type Throttle struct {
+	k      float64
+	recent window // requests (a) and accepts (b)
+}
+
+// NewThrottle returns adaptive throttling with multiplier k (the book uses 2).
+func NewThrottle(k float64) *Throttle { return &Throttle{k: k} }
+
+// Reject counts an attempt at now and says whether to refuse it, given a
+// uniform draw in [0, 1).
+func (t *Throttle) Reject(now time.Time, draw float64) bool {
+	requests, accepts := t.recent.sum(now)
+	t.recent.add(now, 1, 0)
+	p := max(0, (float64(requests)-t.k*float64(accepts))/float64(requests+1))
+	return draw < p
+}
+
+// Accepted records an attempt the backend did not refuse.
+func (t *Throttle) Accepted(now time.Time) { t.recent.add(now, 0, 1) }

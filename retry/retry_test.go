@@ -203,3 +203,33 @@ func TestTextRoundTrip(t *testing.T) {
 		t.Errorf("policy -> %q -> %+v, %v; want %+v", text, back, err, p)
 	}
 }
+
+func TestThrottleRejectsByTheSREFormula(t *testing.T) {
+	th := NewThrottle(2)
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	refused := 0
+	// 1,000 requests over 5 s, the backend accepting one in five: in the
+	// long run p = (R - 2A)/(R + 1), about (1000 - 400)/1001
+	for i := range 1000 {
+		at := t0.Add(time.Duration(i) * 5 * time.Millisecond)
+		if th.Reject(at, rng.Float64()) {
+			refused++
+		}
+		if i%5 == 0 {
+			th.Accepted(at)
+		}
+	}
+	if refused < 520 || refused > 660 {
+		t.Errorf("refused %d of 1000 with 200 accepts; want about 590", refused)
+	}
+	// nothing refused while the backend accepts everything
+	th = NewThrottle(2)
+	for i := range 100 {
+		at := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		if th.Reject(at, 0) {
+			t.Fatalf("request %d refused though every request was accepted", i)
+		}
+		th.Accepted(at)
+	}
+}
