@@ -31,9 +31,6 @@ type Env struct {
 	Target   *targets.Target
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
-	Interval time.Duration  // sampling interval; 0 means observe.DefaultInterval
-	// MaxWorkers caps the load generator's concurrency (0: unbounded).
-	MaxWorkers uint64
 }
 
 // Progress is where a run is, for a progress line.
@@ -129,10 +126,7 @@ type fired struct {
 
 func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger, env Env) (*ArmResult, error) {
 	tg := env.Target
-	interval := env.Interval
-	if interval == 0 {
-		interval = observe.DefaultInterval
-	}
+	interval := observe.DefaultInterval
 	src := observe.Source{DB: tg.DB, Redis: tg.Redis, Query: api.ItemQuery, Role: testbed.AppRole}
 	armStart := time.Now()
 	progress := func(phase string, dbqps float64, reqs int64) {
@@ -218,7 +212,6 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		Targets: tg.Status.API, Rate: p.Rate, Duration: p.Duration(),
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: p.Clients, Retry: p.RetryOf(arm), Budget: p.Budget, Throttle: p.ThrottleOf(arm),
-		MaxWorkers: env.MaxWorkers,
 	}, rec.add)
 	stopProgress()
 	f := <-firedc

@@ -133,6 +133,18 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		t.Errorf("app connections open after the run = %d; the last arm's sampled peak = %d; want 0 < open <= peak", open, last)
 	}
 
+	// the timeline's db_qps rows add up to the loads pg_stat_statements
+	// counted after T (the herd is over well before the window ends)
+	var fromRows float64
+	for _, r := range byName[api.None].Timeline {
+		if r.TMS >= 0 {
+			fromRows += r.DBQPS * RowWidth.Seconds()
+		}
+	}
+	if q := float64(byName[api.None].DB.Queries); fromRows < 0.8*q || fromRows > 1.05*q+2 {
+		t.Errorf("none: the timeline's db_qps after T add up to %.1f queries; db.queries (pg_stat_statements) = %v", fromRows, q)
+	}
+
 	none, sf, lock := byName[api.None].DB.Queries, byName[api.Singleflight].DB.Queries, byName[api.Lock].DB.Queries
 	if lock != 1 {
 		t.Errorf("lock: %d loads after T; want exactly 1", lock)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -53,6 +54,9 @@ func statusRun(stdout io.Writer, opts statusOptions) error {
 		}
 	}
 	st, err := local.ReadStatus(opts.StateDir)
+	if errors.Is(err, local.ErrNotRunning) && !strings.Contains(err.Error(), "testbed down") {
+		return fmt.Errorf("%w: start one with 'herdbench testbed up --state-dir %s'", err, opts.StateDir)
+	}
 	if err != nil {
 		return err
 	}
