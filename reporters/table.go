@@ -23,7 +23,12 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, rep.Seed)
 	fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
 		thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
-	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s, adaptive throttling K %g\n", max(p.Clients, 1), p.Retry, p.Budget, p.Throttle)
+	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s, adaptive throttling K %g, hedge %s, breaker %s",
+		max(p.Clients, 1), p.Retry, p.Budget, p.Throttle, p.Hedge, p.Breaker)
+	if p.Critical > 0 {
+		fmt.Fprintf(w, ", %g%% critical", p.Critical*100)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm\n", p.Warmup, p.Before, p.After)
 	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
 }
@@ -31,15 +36,20 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 // Table writes the arms side by side, each compared with the first arm, and
 // says which arm did best.
 func Table(w io.Writer, rep *experiment.Report) error {
-	// attempts per request only when some arm retried
-	retried := false
+	// attempts per request only when some arm retried or hedged; the
+	// critical requests' drop rate only when the plan marks some
+	retried, critical := false, false
 	for _, a := range rep.Arms {
 		retried = retried || a.Retries.Amplification > 1
+		critical = critical || a.HTTP.Critical != nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	head := "arm\tdb queries\tvs " + firstName(rep) + "\tpeak db q/s\tp50\tp99\tdrop rate\trecovery"
 	if retried {
 		head += "\tattempts/req"
+	}
+	if critical {
+		head += "\tcritical drop"
 	}
 	fmt.Fprintln(tw, head)
 	var base int64 = -1
@@ -52,6 +62,9 @@ func Table(w io.Writer, rep *experiment.Report) error {
 			pct(a.HTTP.DropRate), recoveryString(a.RecoveryMS))
 		if retried {
 			fmt.Fprintf(tw, "\t%.2f", a.Retries.Amplification)
+		}
+		if c := a.HTTP.Critical; critical && c != nil {
+			fmt.Fprintf(tw, "\t%s", pct(c.DropRate))
 		}
 		fmt.Fprintln(tw)
 	}

@@ -30,6 +30,10 @@ const (
 // Strategies is the one list of valid strategy names.
 var Strategies = []string{None, Singleflight, Lock, XFetch, SWR, Lease, Early, TTLJitter, Local, RateLimit, Breaker, Shed, ShedPriority}
 
+// Protections are the strategies that refuse loads to protect the
+// database.
+var Protections = []string{RateLimit, Breaker, Shed, ShedPriority}
+
 // loaders are the strategies that decide who loads on a miss or when to
 // refresh; at most one of them may be active. TTLJitter, Local, RateLimit,
 // Breaker and one of Shed or ShedPriority compose with any of them.
