@@ -265,7 +265,10 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	res := summarize(p, arm, t, s0, f.atT, end, samples, rec)
 	res.Clients = cl
 	if stopped != nil {
-		res.Aborted = &stopped.Abort
+		// the arm ended early: it did not recover, and the rows after the
+		// stop are load that never ran
+		res.Aborted, res.RecoveryMS = &stopped.Abort, nil
+		res.Timeline = slices.DeleteFunc(res.Timeline, func(r Row) bool { return r.TMS > stopped.AtMS })
 	}
 	res.MissedSamples = missed
 	res.Warm = Warm{Keys: p.Keys, Queries: s0.Calls - w0.Calls, TookMS: warmTook.Milliseconds()}

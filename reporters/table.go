@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -59,7 +60,7 @@ func Table(w io.Writer, rep *experiment.Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", a.Name, thousands(a.DB.Queries), versus(a.DB.Queries, base),
 			thousands(int64(a.DB.PeakQPS+0.5)), msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
-			pct(a.HTTP.DropRate), recoveryString(a.RecoveryMS))
+			pct(a.HTTP.DropRate), recoveryString(a))
 		if retried {
 			fmt.Fprintf(tw, "\t%.2f", a.Retries.Amplification)
 		}
@@ -74,7 +75,60 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	for _, a := range rep.Arms {
+		if ab := a.Aborted; ab != nil {
+			fmt.Fprintf(w, "aborted   %s at %s: %s\n", a.Name, offset(ab.AtMS), ab.Reason)
+		}
+	}
+	return Gates(w, rep)
+}
+
+// Gates writes each gate on each arm with the value it measured and
+// whether it passed, then the count of failures.
+func Gates(w io.Writer, rep *experiment.Report) error {
+	if len(rep.Gates) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "gate\tarm\tmeasured\tresult")
+	failed := 0
+	for _, g := range rep.Gates {
+		res := "pass"
+		if !g.Pass {
+			res, failed = "FAIL", failed+1
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", g.Gate, g.Arm, Measured(g), res)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		fmt.Fprintf(w, "gates     %d of %d failed\n", failed, len(rep.Gates))
+	} else {
+		fmt.Fprintf(w, "gates     all %d passed\n", len(rep.Gates))
+	}
 	return nil
+}
+
+// Measured is a gate result's measured value as its path reads: a ratio
+// as a percentage, null as "no value".
+func Measured(g gates.Result) string {
+	switch {
+	case g.Measured == nil:
+		return "no value"
+	case gates.IsRatio(g.Path):
+		return strconv.FormatFloat(*g.Measured*100, 'f', 2, 64) + "%"
+	}
+	return strconv.FormatFloat(*g.Measured, 'f', -1, 64)
+}
+
+// offset is a time relative to T: +1.5s, -200ms.
+func offset(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d >= 0 {
+		return "T+" + d.String()
+	}
+	return "T" + d.String()
 }
 
 func firstName(rep *experiment.Report) string {
@@ -117,11 +171,14 @@ func versus(v, base int64) string {
 	return fmt.Sprintf("%+.0f%%", d)
 }
 
-func recoveryString(ms *int64) string {
-	if ms == nil {
+func recoveryString(a experiment.ArmResult) string {
+	switch {
+	case a.Aborted != nil:
+		return "aborted"
+	case a.RecoveryMS == nil:
 		return "not recovered"
 	}
-	return msString(float64(*ms))
+	return msString(float64(*a.RecoveryMS))
 }
 
 func msString(ms float64) string {
