@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 
@@ -22,7 +23,8 @@ func GatePaths() []string {
 }
 
 // fill sets every nil pointer in v, recursively, so that every field of a
-// results struct shows in its JSON.
+// results struct shows in its JSON, and every nil slice and map to an empty
+// one, so they show as what they are rather than null.
 func fill(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -30,6 +32,14 @@ func fill(v reflect.Value) {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
 		fill(v.Elem())
+	case reflect.Slice: // empty, not null: arrays are no gate's business
+		if v.IsNil() {
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+		}
+	case reflect.Map:
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
@@ -53,11 +63,24 @@ func CheckGates(gs []gates.Gate, arms []ArmResult) []gates.Result {
 }
 
 // Passed says whether the run passes: every gate held and no arm aborted.
-func (r *Report) Passed() bool {
-	for _, a := range r.Arms {
-		if a.Aborted != nil {
-			return false
+func (r *Report) Passed() bool { return len(r.Failures()) == 0 }
+
+// Failures says why the run does not pass, one line per reason.
+func (r *Report) Failures() []string {
+	var out []string
+	failed := 0
+	for _, g := range r.Gates {
+		if !g.Pass {
+			failed++
 		}
 	}
-	return gates.Passed(r.Gates)
+	if failed > 0 {
+		out = append(out, fmt.Sprintf("%d of %d gates failed", failed, len(r.Gates)))
+	}
+	for _, a := range r.Arms {
+		if a.Aborted != nil {
+			out = append(out, fmt.Sprintf("arm %s was stopped at %+dms: %s", a.Name, a.Aborted.AtMS, a.Aborted.Gate))
+		}
+	}
+	return out
 }

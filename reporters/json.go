@@ -32,3 +32,19 @@ func WriteJSONFile(path string, rep *experiment.Report) error {
 	}
 	return f.Close()
 }
+
+// ReadJSONFile reads a results file that JSON or WriteJSONFile wrote.
+func ReadJSONFile(path string) (*experiment.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	var rep experiment.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("results %s: not a results file: %w", path, err)
+	}
+	if rep.Schema != experiment.Schema {
+		return nil, fmt.Errorf("results %s: schema %q (accepted: %s, as herdbench stampede writes it)", path, rep.Schema, experiment.Schema)
+	}
+	return &rep, nil
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Exit codes, documented in the README.
@@ -25,18 +26,25 @@ func usageErrorf(format string, args ...any) error {
 }
 
 // gatesFailed ends a run whose results are written and whose gates did
-// not all pass: exit code 99. The report has already said which.
-type gatesFailed struct{}
+// not all pass, or whose arm a stop condition ended: exit code 99. The
+// report has said which; why sums it up.
+type gatesFailed struct{ why []string }
 
-func (gatesFailed) Error() string { return "gates failed" }
+func (g gatesFailed) Error() string {
+	if len(g.why) == 0 {
+		return "gates failed"
+	}
+	return strings.Join(g.why, "; ")
+}
 
 // exitCode prints err and maps it to the process' exit code, in one place.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	if errors.As(err, new(gatesFailed)) {
-		fmt.Fprintln(stderr, "herdbench: gates failed (see the report above)")
+	var g gatesFailed
+	if errors.As(err, &g) {
+		fmt.Fprintf(stderr, "herdbench: %v (exit %d)\n", g, exitGatesFailed)
 		return exitGatesFailed
 	}
 	fmt.Fprintf(stderr, "herdbench: %v\n", err)

@@ -28,7 +28,7 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newStampedeCmd(stdout, stderr), newTriggersCmd(stdout), newTestbedCmd(stdout, stderr), newVersionCmd(stdout))
+	root.AddCommand(newStampedeCmd(stdout, stderr), newRunCmd(stdout, stderr), newReportCmd(stdout), newTriggersCmd(stdout), newTestbedCmd(stdout, stderr), newVersionCmd(stdout))
 	markUsageErrors(root)
 	return root
 }

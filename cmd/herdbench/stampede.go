@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -29,18 +31,24 @@ type stampedeOptions struct {
 	Arms        []string
 	Plan        experiment.Plan
 	Knobs       api.Config
-	Retry       string // --retry, parsed into Plan.Retry
-	Budget      string // --retry-budget, parsed into Plan.Budget
+	Retry       string   // --retry, parsed into Plan.Retry
+	Budget      string   // --retry-budget, parsed into Plan.Budget
 	Hedge       string   // --hedge, parsed into Plan.Hedge
 	Breaker     string   // --client-breaker, parsed into Plan.Breaker
 	Gates       []string // --gate, parsed into Plan.Gates
 	Abort       []string // --abort-on, parsed into Plan.Abort
+	Outputs     []string // -o, parsed by parseOutputs
 	Replicas    int
 	ReplicasSet bool // --replicas was given
 	StateDir    string
 	JSONFile    string
 	ResultsDir  string
 	Progress    bool // a live line on stderr
+
+	// A scenario file's arms, when it has some and --arms was not given;
+	// its settings' places for errors.
+	Scenario     *scenario.File
+	ScenarioPath string
 }
 
 // Defaults of the stampede: a clear difference between arms, and the four
@@ -64,9 +72,9 @@ var stampedeDefaults = experiment.Plan{
 // stampede. The testbed's own default is api.DefaultConfig's 50ms.
 const stampedeQueryCost = 200 * time.Millisecond
 
-func newStampedeCmd(stdout, stderr io.Writer) *cobra.Command {
-	reg := triggers.Default(triggers.DefaultOptions) // names and help; RunE builds the configured one
-	opts := stampedeOptions{
+// newStampedeOptions are the stampede's defaults.
+func newStampedeOptions(stderr io.Writer) stampedeOptions {
+	return stampedeOptions{
 		Retry:      "none",
 		Budget:     "none",
 		Hedge:      "none",
@@ -75,8 +83,14 @@ func newStampedeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Plan:       stampedeDefaults,
 		Knobs:      stampedeKnobs(),
 		Replicas:   local.DefaultReplicas,
+		StateDir:   defaultStateDir(),
 		ResultsDir: "herdbench-results",
+		Progress:   isTerminal(stderr) && os.Getenv("CI") == "",
 	}
+}
+
+func newStampedeCmd(stdout, stderr io.Writer) *cobra.Command {
+	opts := newStampedeOptions(stderr)
 	c := &cobra.Command{
 		Use:   "stampede",
 		Short: "Provoke a cache stampede once per arm and compare DB queries, p99 and drop rate",
@@ -94,17 +108,28 @@ leaves it running; otherwise it starts the local testbed and stops it at the
 end, on Ctrl-C and on failure too. Results are always written under
 --results-dir, also when interrupted (the arms that finished).
 
-Triggers: ` + triggerHelp(reg),
+Gates (--gate) are checked on every arm once it has run; stop conditions
+(--abort-on) while it runs. A failed gate, or an arm stopped early, exits 99.
+
+Triggers: ` + triggerHelp(triggers.Default(triggers.DefaultOptions)),
 		Example: `  herdbench stampede
   herdbench stampede --arms none,lock,lock+ttl_jitter --rate 500
-  herdbench stampede --trigger ttl --ttl 4s --keys 100 --hot-keys 100 --arms none,xfetch,ttl_jitter,lock`,
+  herdbench stampede --trigger ttl --ttl 4s --keys 100 --hot-keys 100 --arms none,xfetch,ttl_jitter,lock
+  herdbench stampede --gate 'lock:db.queries <= 120' -o markdown=summary.md -o junit=gates.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.ReplicasSet = c.Flags().Changed("replicas")
 			return stampedeRun(c.Context(), stdout, stderr, opts)
 		},
 	}
-	fs := c.Flags()
+	bindStampedeFlags(c.Flags(), &opts)
+	return c
+}
+
+// bindStampedeFlags binds every flag of the stampede to opts. The run
+// command binds the same flags, and a scenario file sets them by name.
+func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
+	reg := triggers.Default(triggers.DefaultOptions) // names; the run builds the configured one
 	p := &opts.Plan
 	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+
 		", or several joined with +) or a client policy ("+strings.Join(experiment.ClientArms, ", ")+")")
@@ -123,9 +148,9 @@ Triggers: ` + triggerHelp(reg),
 	fs.StringVar(&opts.Budget, "retry-budget", opts.Budget, "bounds each client's retries: none, a ratio such as 10%, tokens (the AWS SDKs' quota of 500) or tokens:N")
 	fs.StringVar(&opts.Hedge, "hedge", opts.Hedge, "hedge an attempt to the next replica after DELAY, while the client's error rate is under RATE (default 10%): none, DELAY or DELAY:RATE; arms: --arms hedge=50ms,...")
 	fs.StringVar(&opts.Breaker, "client-breaker", opts.Breaker, "each client's own circuit breaker: none, or FAILURES:OPEN such as 5:2s; arms: --arms client-breaker=5:2s,...")
-	fs.StringArrayVar(&opts.Gates, "gate", nil, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%' (repeatable); a failed gate exits 99")
-	fs.StringArrayVar(&opts.Abort, "abort-on", nil, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(experiment.LivePaths, ", ")+")")
 	fs.Float64Var(&p.Critical, "critical", p.Critical, "share of requests sent with X-Priority: critical, 0 to 1 (shed_priority admits them first)")
+	fs.StringArrayVar(&opts.Gates, "gate", opts.Gates, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%' (repeatable); a failed gate exits 99")
+	fs.StringArrayVar(&opts.Abort, "abort-on", opts.Abort, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(experiment.LivePaths, ", ")+")")
 	fs.IntVar(&p.Rate, "rate", p.Rate, fmt.Sprintf("requests per second, open model (at most %d)", experiment.MaxRate))
 	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")
 	fs.IntVar(&p.HotKeys, "hot-keys", p.HotKeys, "the hottest ids, warmed before each arm and hit by the trigger")
@@ -134,14 +159,14 @@ Triggers: ` + triggerHelp(reg),
 	fs.DurationVar((*time.Duration)(&p.Warmup), "warmup", time.Duration(p.Warmup), "load before measuring")
 	fs.DurationVar((*time.Duration)(&p.Before), "before", time.Duration(p.Before), "measured load before T: the baseline")
 	fs.DurationVar((*time.Duration)(&p.After), "after", time.Duration(p.After), "measured load after T")
-	fs.Uint64Var(&p.Seed, "seed", 0, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
+	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
 	fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
-	fs.StringVar(&opts.JSONFile, "json", "", "also write the results JSON to `FILE`")
+	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
+		" (repeatable; default: table)")
+	fs.StringVar(&opts.JSONFile, "json", opts.JSONFile, "also write the results JSON to `FILE` (as -o json=FILE)")
 	fs.StringVar(&opts.ResultsDir, "results-dir", opts.ResultsDir, "where every run's results.json is written, in a directory per run")
 	addKnobFlags(fs, &opts.Knobs)
-	addStateDirFlag(fs, &opts.StateDir)
-	opts.Progress = isTerminal(stderr) && os.Getenv("CI") == ""
-	return c
+	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 }
 
 func stampedeKnobs() api.Config {
@@ -159,26 +184,30 @@ func triggerHelp(reg *triggers.Registry) string {
 	return b.String()
 }
 
-func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions) error {
+// buildPlan turns opts into a plan and checks it: every problem at once,
+// each naming its flag (or its place in the scenario file) and the
+// accepted values.
+func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan := opts.Plan
+	var bad []error
 	var err error
 	if plan.Retry, err = retry.Parse(opts.Retry); err != nil {
-		return usageErrorf("--retry: %v", err)
+		bad = append(bad, fmt.Errorf("--retry: %w", err))
 	}
 	if plan.Budget, err = retry.ParseBudget(opts.Budget); err != nil {
-		return usageErrorf("--retry-budget: %v", err)
+		bad = append(bad, fmt.Errorf("--retry-budget: %w", err))
 	}
 	if plan.Hedge, err = retry.ParseHedge(opts.Hedge); err != nil {
-		return usageErrorf("--hedge: %v", err)
+		bad = append(bad, fmt.Errorf("--hedge: %w", err))
 	}
 	if plan.Breaker, err = retry.ParseBreaker(opts.Breaker); err != nil {
-		return usageErrorf("--client-breaker: %v", err)
+		bad = append(bad, fmt.Errorf("--client-breaker: %w", err))
 	}
-	var bad []error
 	for _, s := range opts.Gates {
 		g, err := gates.Parse(s)
 		if err != nil {
 			bad = append(bad, fmt.Errorf("--gate: %w", err))
+			continue
 		}
 		plan.Gates = append(plan.Gates, g)
 	}
@@ -186,29 +215,50 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		g, err := gates.Parse(s)
 		if err != nil {
 			bad = append(bad, fmt.Errorf("--abort-on: %w", err))
+			continue
 		}
 		plan.Abort = append(plan.Abort, g)
 	}
-	if len(bad) > 0 {
-		return usageError{errors.Join(bad...)}
+	outs, err := parseOutputs(opts.Outputs, opts.JSONFile)
+	if err != nil {
+		bad = append(bad, err)
+	}
+	if opts.Replicas < 1 || opts.Replicas > 64 {
+		bad = append(bad, fmt.Errorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas))
+	}
+	// the knobs are every arm's: check them once, then each arm's strategy
+	base := opts.Knobs
+	base.Strategy = api.None
+	if err := base.Validate(); err != nil {
+		bad = append(bad, flagErrors(err).(usageError).err)
+		base = stampedeKnobs() // reported once, not again with every arm
+	}
+	if opts.Scenario != nil && len(opts.Scenario.Arms) > 0 {
+		var errs []error
+		plan.Arms, errs = scenarioArms(opts.ScenarioPath, opts.Scenario, base)
+		bad = append(bad, errs...)
+	} else {
+		plan.Arms = experiment.Arms(opts.Arms, base)
 	}
 	reg := triggers.Default(plan.TriggerOptions)
+	if err := plan.Validate(reg.Names()); err != nil {
+		bad = append(bad, flagErrors(err).(usageError).err)
+	}
+	if len(bad) > 0 {
+		return plan, nil, usageError{errors.Join(bad...)}
+	}
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype
 	}
-	// the knobs are every arm's: check them once, then each arm's strategy
-	knobs := opts.Knobs
-	knobs.Strategy = api.None
-	if err := knobs.Validate(); err != nil {
-		return flagErrors(err)
+	return plan, outs, nil
+}
+
+func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions) error {
+	plan, outs, err := buildPlan(opts)
+	if err != nil {
+		return err
 	}
-	plan.Arms = experiment.Arms(opts.Arms, opts.Knobs)
-	if err := plan.Validate(reg.Names()); err != nil {
-		return flagErrors(err)
-	}
-	if opts.Replicas < 1 || opts.Replicas > 64 {
-		return usageErrorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas)
-	}
+	reg := triggers.Default(plan.TriggerOptions)
 
 	// Use the running testbed, or start one for this run.
 	st, err := local.ReadStatus(opts.StateDir)
@@ -244,7 +294,12 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 
 	trig, _ := reg.Get(plan.Trigger)
 	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: environmentOf(st)}
-	reporters.Header(stdout, header, trig.Describe())
+	// the header belongs with the table; other reports on stdout stay clean
+	hw := stderr
+	if tableOnStdout(outs) {
+		hw = stdout
+	}
+	reporters.Header(hw, header, trig.Describe())
 
 	started := time.Now()
 	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
@@ -258,27 +313,22 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return runErr
 	}
 	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
-	paths := []string{filepath.Join(dir, "results.json")}
-	if opts.JSONFile != "" {
-		paths = append(paths, opts.JSONFile)
+	saved := filepath.Join(dir, "results.json")
+	if err := reporters.WriteJSONFile(saved, rep); err != nil {
+		return errors.Join(runErr, err)
 	}
-	for _, p := range paths {
-		if err := reporters.WriteJSONFile(p, rep); err != nil {
-			return errors.Join(runErr, err)
-		}
+	if err := writeOutputs(stdout, outs, []*experiment.Report{rep}); err != nil {
+		return errors.Join(runErr, err)
 	}
-	if err := reporters.Table(stdout, rep); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "results   %s\n", strings.Join(paths, ", "))
+	fmt.Fprintf(hw, "results   %s\n", strings.Join(append([]string{saved}, outputFiles(outs)...), ", "))
 	if runErr == nil && !rep.Passed() {
-		return gatesFailed{}
+		return gatesFailed{rep.Failures()}
 	}
 	if runErr != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: partial results (%d of %d arms) in %s", len(rep.Arms), len(plan.Arms), paths[0])
+			return fmt.Errorf("interrupted: partial results (%d of %d arms) in %s", len(rep.Arms), len(plan.Arms), saved)
 		}
-		return fmt.Errorf("%w (partial results in %s)", runErr, paths[0])
+		return fmt.Errorf("%w (partial results in %s)", runErr, saved)
 	}
 	return nil
 }

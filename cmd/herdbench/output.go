@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/reporters"
+)
+
+// output is one -o: a format, to stdout or a file.
+type output struct {
+	format string
+	path   string // "": stdout
+}
+
+// parseOutputs reads -o FORMAT or -o FORMAT=FILE (and --json FILE, the same
+// as -o json=FILE); none means the table on stdout.
+func parseOutputs(specs []string, jsonFile string) ([]output, error) {
+	var outs []output
+	var errs []error
+	for _, s := range specs {
+		format, path, hasPath := strings.Cut(s, "=")
+		if !slices.Contains(reporters.FormatNames(), format) {
+			errs = append(errs, fmt.Errorf("--output: %s: unknown format %q (accepted: %s, each as FORMAT or FORMAT=FILE)", s, format, strings.Join(reporters.FormatNames(), ", ")))
+			continue
+		}
+		if hasPath && path == "" {
+			errs = append(errs, fmt.Errorf("--output: %s: no file after '=' (accepted: FORMAT for stdout, or FORMAT=FILE)", s))
+			continue
+		}
+		outs = append(outs, output{format: format, path: path})
+	}
+	if jsonFile != "" {
+		outs = append(outs, output{format: "json", path: jsonFile})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if !slices.ContainsFunc(outs, func(o output) bool { return o.path == "" }) {
+		outs = append([]output{{format: "table"}}, outs...) // the terminal always gets the table
+	}
+	return outs, nil
+}
+
+// tableOnStdout says whether the table is what stdout shows.
+func tableOnStdout(outs []output) bool {
+	return slices.Contains(outs, output{format: "table"})
+}
+
+// outputFiles lists the files outs write.
+func outputFiles(outs []output) []string {
+	var files []string
+	for _, o := range outs {
+		if o.path != "" {
+			files = append(files, o.path)
+		}
+	}
+	return files
+}
+
+// writeOutputs renders reps once per output.
+func writeOutputs(stdout io.Writer, outs []output, reps []*experiment.Report) error {
+	for _, o := range outs {
+		if o.path == "" {
+			if err := reporters.Render(stdout, o.format, reps); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := writeFile(o.path, func(w io.Writer) error { return reporters.Render(w, o.format, reps) }); err != nil {
+			return fmt.Errorf("-o %s=%s: %w", o.format, o.path, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/herdbench/herdbench/baseline"
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/reporters"
+)
+
+type reportOptions struct {
+	Files    []string
+	Baseline string
+	Outputs  []string
+	Gates    []string
+	Limits   []string // --max-regression
+}
+
+func newReportCmd(stdout io.Writer) *cobra.Command {
+	var opts reportOptions
+	c := &cobra.Command{
+		Use:   "report RESULTS.json... | report --baseline OLD.json NEW.json",
+		Short: "Render saved results again, check gates on them, or compare a run with a baseline",
+		Long: `Render results files that herdbench stampede or run wrote, in any report
+format (-o, as the stampede takes it; html shows several runs in one file),
+and check gates on them again (--gate): a failed gate exits 99.
+
+With --baseline, compare one run with a baseline run of the same
+experiment, arm by arm (arms match by name): each figure in both and its
+change, and --max-regression limits on how much a figure may get worse,
+such as db.queries=10% (at most 10% more than the baseline) or
+http.p99_ms=50 (at most 50 ms more). A limit exceeded exits 99.`,
+		Example: `  herdbench report herdbench-results/20261122-061143/results.json -o html=report.html
+  herdbench report before.json after.json -o html=compare.html
+  herdbench report results.json --gate 'lock:db.queries <= 120' -o junit=gates.xml
+  herdbench report --baseline main.json pr.json --max-regression db.queries=10% -o markdown=comment.md`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Files = args
+			return reportRun(stdout, opts)
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&opts.Baseline, "baseline", "", "compare the one results file given with this baseline `FILE`")
+	fs.StringArrayVarP(&opts.Outputs, "output", "o", nil, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
+		" (with --baseline: table, markdown, json); repeatable; default: table")
+	fs.StringArrayVar(&opts.Gates, "gate", nil, "check this gate on every results file instead of the ones it was run with: [ARM:]PATH OP VALUE (repeatable)")
+	fs.StringArrayVar(&opts.Limits, "max-regression", nil, "with --baseline: PATH=MAX, at most MAX% more than the baseline (db.queries=10%) or MAX more (http.p99_ms=50); repeatable")
+	return c
+}
+
+// comparisonFormats are the formats a comparison renders in.
+var comparisonFormats = map[string]func(io.Writer, baseline.Comparison) error{
+	"table":    reporters.Comparison,
+	"markdown": reporters.ComparisonMarkdown,
+	"json":     reporters.ComparisonJSON,
+}
+
+func reportRun(stdout io.Writer, opts reportOptions) error {
+	if opts.Baseline != "" {
+		return compareRun(stdout, opts)
+	}
+	if len(opts.Limits) > 0 {
+		return usageErrorf("--max-regression: needs --baseline (accepted: report --baseline OLD.json NEW.json --max-regression PATH=MAX)")
+	}
+	outs, err := parseOutputs(opts.Outputs, "")
+	if err != nil {
+		return usageError{err}
+	}
+	var gs []gates.Gate
+	var bad []error
+	for _, s := range opts.Gates {
+		g, err := gates.Parse(s)
+		if err != nil {
+			bad = append(bad, fmt.Errorf("--gate: %w", err))
+			continue
+		}
+		gs = append(gs, g)
+	}
+	var reps []*experiment.Report
+	for _, path := range opts.Files {
+		rep, err := reporters.ReadJSONFile(path)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		if len(opts.Gates) > 0 {
+			names := make([]string, len(rep.Arms))
+			for i, a := range rep.Arms {
+				names[i] = a.Name
+			}
+			if err := gates.Validate(gs, names, experiment.GatePaths()); err != nil {
+				bad = append(bad, fmt.Errorf("--gate on %s: %w", path, err))
+				continue
+			}
+			rep.Plan.Gates, rep.Gates = gs, experiment.CheckGates(gs, rep.Arms)
+		}
+		reps = append(reps, rep)
+	}
+	if len(bad) > 0 {
+		return usageError{errors.Join(bad...)}
+	}
+	if len(reps) > 1 {
+		for _, o := range outs {
+			if o.format != "html" {
+				return usageErrorf("-o %s: shows one run, and %d results files were given (accepted: html for several runs, or one file)", o.format, len(reps))
+			}
+		}
+	}
+	if err := writeOutputs(stdout, outs, reps); err != nil {
+		return err
+	}
+	var why []string
+	for _, rep := range reps {
+		why = append(why, rep.Failures()...)
+	}
+	if len(why) > 0 {
+		return gatesFailed{why}
+	}
+	return nil
+}
+
+// compareRun compares the one results file given with --baseline.
+func compareRun(stdout io.Writer, opts reportOptions) error {
+	var bad []error
+	if len(opts.Files) != 1 {
+		bad = append(bad, fmt.Errorf("--baseline: compares one run, got %d results files (accepted: report --baseline OLD.json NEW.json)", len(opts.Files)))
+	}
+	if len(opts.Gates) > 0 {
+		bad = append(bad, errors.New("--gate: not with --baseline (accepted: --max-regression PATH=MAX)"))
+	}
+	var limits []baseline.Limit
+	for _, s := range opts.Limits {
+		l, err := baseline.ParseLimit(s)
+		if err != nil {
+			bad = append(bad, fmt.Errorf("--max-regression: %w", err))
+			continue
+		}
+		limits = append(limits, l)
+	}
+	if err := baseline.Validate(limits, experiment.GatePaths()); err != nil {
+		bad = append(bad, fmt.Errorf("--max-regression: %w", err))
+	}
+	type out struct{ format, path string }
+	var outs []out
+	for _, s := range opts.Outputs {
+		format, path, _ := strings.Cut(s, "=")
+		if _, ok := comparisonFormats[format]; !ok {
+			names := make([]string, 0, len(comparisonFormats))
+			for n := range comparisonFormats {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			bad = append(bad, fmt.Errorf("--output: %s: a comparison renders as %s (accepted: FORMAT or FORMAT=FILE)", s, strings.Join(names, ", ")))
+			continue
+		}
+		outs = append(outs, out{format, path})
+	}
+	if len(outs) == 0 {
+		outs = []out{{format: "table"}}
+	}
+	var base, run *experiment.Report
+	if len(bad) == 0 {
+		var err error
+		if base, err = reporters.ReadJSONFile(opts.Baseline); err != nil {
+			bad = append(bad, err)
+		}
+		if run, err = reporters.ReadJSONFile(opts.Files[0]); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if len(bad) > 0 {
+		return usageError{errors.Join(bad...)}
+	}
+	c := baseline.Compare(figures(base), figures(run), limits)
+	c.Baseline, c.Run = opts.Baseline, opts.Files[0]
+	for _, o := range outs {
+		if o.path == "" {
+			if err := comparisonFormats[o.format](stdout, c); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := writeFile(o.path, func(w io.Writer) error { return comparisonFormats[o.format](w, c) }); err != nil {
+			return fmt.Errorf("-o %s=%s: %w", o.format, o.path, err)
+		}
+	}
+	if !c.Passed() {
+		failed := 0
+		for _, ch := range c.Checks {
+			if !ch.Pass {
+				failed++
+			}
+		}
+		return gatesFailed{[]string{fmt.Sprintf("%d of %d regression checks failed", failed, len(c.Checks))}}
+	}
+	return nil
+}
+
+// figures are a report's arms as gates read them.
+func figures(rep *experiment.Report) []gates.Arm {
+	arms := make([]gates.Arm, 0, len(rep.Arms))
+	for _, a := range rep.Arms {
+		nums, _ := gates.Numbers(a)
+		arms = append(arms, gates.Arm{Name: a.Name, Figures: nums})
+	}
+	return arms
+}
+
+// writeFile creates path and its directory and writes it with render.
+func writeFile(path string, render func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = render(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

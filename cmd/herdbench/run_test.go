@@ -1,0 +1,159 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
+)
+
+// Everything the stampede's flags can say, a scenario file can say.
+func TestEveryStampedeFlagHasAScenarioKey(t *testing.T) {
+	tags := map[string]bool{}
+	var walk func(reflect.Type)
+	walk = func(rt reflect.Type) {
+		for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice {
+			rt = rt.Elem()
+		}
+		if rt.Kind() != reflect.Struct {
+			return
+		}
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			if tag := f.Tag.Get("flag"); tag != "" {
+				tags[tag] = true
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeOf(scenario.File{}))
+	opts := newStampedeOptions(os.Stderr)
+	fs := pflag.NewFlagSet("stampede", pflag.ContinueOnError)
+	bindStampedeFlags(fs, &opts)
+	// arms have their own section; --json is -o json=FILE
+	special := []string{"arms", "json"}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if !tags[f.Name] && !slices.Contains(special, f.Name) {
+			t.Errorf("--%s has no scenario key", f.Name)
+		}
+		delete(tags, f.Name)
+	})
+	for tag := range tags {
+		t.Errorf("scenario key tagged flag:%q names no stampede flag", tag)
+	}
+}
+
+// An invalid scenario reports all of its problems in one message, each at
+// its file:line, and exits 2 before anything runs.
+func TestRunReportsEveryProblemOfAScenario(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	bad := `load:
+  rate: 0
+  keys: many
+  bogus: 1
+  timeout: 2x
+trigger: {name: outage, outage: 5s}
+knobs: {ttl_jitter: 3}
+arms:
+  - none
+  - name: quick
+    strategy: lock
+    knobs: {lock_ttl: soon}
+  - lokc
+timeline: {after: 2s}
+gates: ["lock:db.queries < 1", "db.querys < 2"]
+outputs: [pdf]
+`
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := herdbench(t, "run", path, "--state-dir", t.TempDir())
+	if code != exitUsage || stdout != "" {
+		t.Fatalf("run bad.yaml = exit %d, stdout %q; want exit 2 and nothing run", code, stdout)
+	}
+	for _, want := range []string{
+		path + ":2: load.rate: 0 out of range (accepted: 1 to 20000 requests/s)",
+		path + ":3: load.keys: the string `many` where a whole number is expected",
+		path + `:4: load.bogus: unknown key "bogus" (accepted: client_breaker,`,
+		path + `:5: load.timeout: "2x" is not a duration such as 500ms`,
+		path + ":6: trigger.outage: 5s is not shorter than after, 2s",
+		path + ":7: knobs.ttl_jitter: 3 out of range (accepted: 0 to 1",
+		path + `:12: arms[1].knobs.lock_ttl: "soon" is not a duration`,
+		path + `:13: arms[2] (lokc): strategy: unknown "lokc" (accepted: none, singleflight,`,
+		path + `:15: gates[0]: gate "lock:db.queries < 1": unknown arm "lock" (accepted: none, quick, lokc)`,
+		path + `:15: gates[1]: gate "db.querys < 2": unknown path "db.querys" (accepted: aborted.at_ms,`,
+		path + `:16: outputs[0]: pdf: unknown format "pdf" (accepted:`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("run bad.yaml stderr lacks\n  %s\nin\n%s", want, stderr)
+		}
+	}
+	if strings.Count(stderr, path+":") != 11 {
+		t.Errorf("run bad.yaml reported %d problems; want 11 in one message:\n%s", strings.Count(stderr, path+":"), stderr)
+	}
+}
+
+// Every example runs, its gates checked, on one testbed; flags given on the
+// command line override the file (a short timeline here).
+func TestExamplesRun(t *testing.T) {
+	localtest.Require(t)
+	examples, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("examples: %v, %v", examples, err)
+	}
+	dir := stateDir(t)
+	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "10000"); code != exitOK {
+		t.Fatalf("testbed up = exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, ex := range examples {
+		t.Run(filepath.Base(ex), func(t *testing.T) {
+			f, err := scenario.Read(ex)
+			if err != nil {
+				t.Fatalf("example does not parse: %v", err)
+			}
+			out := t.TempDir()
+			jsonFile := filepath.Join(out, "r.json")
+			code, stdout, stderr := herdbench(t, "run", ex, "--state-dir", dir, "--results-dir", out, "-o", "json="+jsonFile,
+				"--warmup", "300ms", "--before", "1s", "--after", "2500ms", "--seed", "5")
+			// a shortened run may miss a gate tuned for the full one (99),
+			// but it runs every arm to the end and checks every gate
+			if code != exitOK && code != exitGatesFailed {
+				t.Fatalf("run %s = exit %d\n%s%s", ex, code, stdout, stderr)
+			}
+			rep := readResults(t, jsonFile)
+			if len(rep.Arms) != len(f.Arms) || rep.Partial {
+				t.Errorf("results: %d arms, partial %v; want the file's %d, complete", len(rep.Arms), rep.Partial, len(f.Arms))
+			}
+			gateArms := 0
+			for _, g := range rep.Plan.Gates {
+				if g.Arm != "" {
+					gateArms++
+				} else {
+					gateArms += len(rep.Arms)
+				}
+			}
+			if len(rep.Gates) != gateArms || len(rep.Plan.Gates) != len(f.Gates) {
+				t.Errorf("results: %d gate results of %d gates; want every gate of the file checked on its arms (%d)", len(rep.Gates), len(rep.Plan.Gates), gateArms)
+			}
+			// the flags won over the file; the file's other values held
+			if time.Duration(rep.Plan.After) != 2500*time.Millisecond || rep.Seed != 5 {
+				t.Errorf("plan after %s, seed %d; want the command line's 2.5s and 5", rep.Plan.After, rep.Seed)
+			}
+			if f.Load.Rate != nil && rep.Plan.Rate != *f.Load.Rate {
+				t.Errorf("plan rate %d; want the file's %d", rep.Plan.Rate, *f.Load.Rate)
+			}
+		})
+	}
+	if _, err := local.ReadStatus(dir); err != nil {
+		t.Errorf("the testbed the examples ran on is gone: %v", err)
+	}
+}

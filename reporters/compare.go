@@ -1,0 +1,109 @@
+package reporters
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/herdbench/herdbench/baseline"
+	"github.com/herdbench/herdbench/gates"
+)
+
+// Comparison writes a run against its baseline: each figure of each arm in
+// both, its change, then every regression limit with pass or FAIL.
+func Comparison(w io.Writer, c baseline.Comparison) error {
+	fmt.Fprintf(w, "baseline  %s\nrun       %s\n", c.Baseline, c.Run)
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "arm\tfigure\tbaseline\trun\tchange")
+	for _, d := range c.Deltas {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Arm, d.Path, cmpFigure(d.Path, d.Old), cmpFigure(d.Path, d.New), cmpChange(d))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	cmpNotes(w, c, "")
+	if len(c.Checks) == 0 {
+		return nil
+	}
+	tw = tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "max regression\tarm\tbaseline\trun\tallowed\tresult")
+	failed := 0
+	for _, ch := range c.Checks {
+		res := "pass"
+		if !ch.Pass {
+			res, failed = "FAIL", failed+1
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Limit, ch.Arm, cmpFigure(ch.Path, ch.Old), cmpFigure(ch.Path, ch.New), cmpFigure(ch.Path, ch.Allowed), res)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "regressions %d of %d checks failed\n", failed, len(c.Checks))
+	return nil
+}
+
+// ComparisonMarkdown writes the comparison for a pull-request comment.
+func ComparisonMarkdown(w io.Writer, c baseline.Comparison) error {
+	fmt.Fprintf(w, "### herdbench: run against its baseline\n\nbaseline `%s`, run `%s`\n\n", c.Baseline, c.Run)
+	fmt.Fprintln(w, "| arm | figure | baseline | run | change |\n|---|---|---:|---:|---:|")
+	for _, d := range c.Deltas {
+		fmt.Fprintf(w, "| `%s` | `%s` | %s | %s | %s |\n", cmpCell(d.Arm), d.Path, cmpFigure(d.Path, d.Old), cmpFigure(d.Path, d.New), cmpChange(d))
+	}
+	cmpNotes(w, c, "\n")
+	if len(c.Checks) > 0 {
+		fmt.Fprintln(w, "\n| max regression | arm | baseline | run | allowed | result |\n|---|---|---:|---:|---:|---|")
+		for _, ch := range c.Checks {
+			res := "✅ pass"
+			if !ch.Pass {
+				res = "❌ **FAIL**"
+			}
+			fmt.Fprintf(w, "| `%s` | `%s` | %s | %s | %s | %s |\n", ch.Limit, cmpCell(ch.Arm), cmpFigure(ch.Path, ch.Old), cmpFigure(ch.Path, ch.New), cmpFigure(ch.Path, ch.Allowed), res)
+		}
+	}
+	return nil
+}
+
+// ComparisonJSON writes the comparison as indented JSON.
+func ComparisonJSON(w io.Writer, c baseline.Comparison) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c)
+}
+
+func cmpNotes(w io.Writer, c baseline.Comparison, lead string) {
+	if len(c.Missing) > 0 {
+		fmt.Fprintf(w, "%snot in the run: %s\n", lead, strings.Join(c.Missing, ", "))
+	}
+	if len(c.Added) > 0 {
+		fmt.Fprintf(w, "%snot in the baseline: %s\n", lead, strings.Join(c.Added, ", "))
+	}
+}
+
+// cmpFigure formats a value as its path reads: ratios as percentages.
+func cmpFigure(path string, v *float64) string {
+	switch {
+	case v == nil:
+		return "no value"
+	case gates.IsRatio(path):
+		return strconv.FormatFloat(*v*100, 'f', 2, 64) + "%"
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+func cmpChange(d baseline.Delta) string {
+	switch {
+	case d.Change == nil:
+		return "n/a"
+	case d.Percent == nil:
+		return cmpFigure(d.Path, d.Change)
+	case gates.IsRatio(d.Path):
+		return fmt.Sprintf("%+.2f pts", *d.Change*100)
+	}
+	return fmt.Sprintf("%+.1f%%", *d.Percent*100)
+}
+
+// cmpCell escapes the characters of a name that markdown tables read.
+func cmpCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

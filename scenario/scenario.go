@@ -1,0 +1,410 @@
+// Package scenario reads scenario files: YAML that says everything the
+// stampede's flags can say (target, load, trigger and its options, the
+// replicas' knobs, arms with their own knobs and client policies, the
+// timeline, gates, stop conditions and outputs), so an experiment can be
+// kept, reviewed and rerun.
+//
+// Decoding is strict and reports every problem at once, each with its
+// file:line and the accepted values: unknown keys, values of the wrong
+// type, malformed durations. Every field maps to the flag that says the
+// same thing (its `flag` tag); Settings lists what a file sets, in flag
+// terms, so the command line applies a file with the same parsers as its
+// flags, and flags given too override the file.
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// File is a scenario file. Every field is optional: what a file leaves out
+// keeps its flag's default.
+type File struct {
+	Target     string   `yaml:"target,omitempty" jsonschema:"enum=testbed,description=What is attacked: testbed\\, the local testbed (started if none runs)"`
+	Testbed    Testbed  `yaml:"testbed,omitempty" jsonschema:"description=The local testbed the stampede starts when none runs"`
+	Load       Load     `yaml:"load,omitempty" jsonschema:"description=The steady open-model load and its clients"`
+	Trigger    Trigger  `yaml:"trigger,omitempty" jsonschema:"description=What provokes the herd at T\\, and its options"`
+	Knobs      Knobs    `yaml:"knobs,omitempty" jsonschema:"description=Every arm's replica config; an arm's own knobs override them"`
+	Arms       []Arm    `yaml:"arms,omitempty" jsonschema:"description=The configurations compared\\, one after another"`
+	Timeline   Timeline `yaml:"timeline,omitempty" jsonschema:"description=Each arm's load: warmup\\, then before (the baseline)\\, T\\, after"`
+	Seed       *uint64  `yaml:"seed,omitempty" flag:"seed" jsonschema:"description=Seeds the key draws and every random source (0: pick one and print it)"`
+	Gates      []string `yaml:"gates,omitempty" flag:"gate" jsonschema:"description=Pass/fail rules on every arm's results: [ARM:]PATH OP VALUE"`
+	AbortOn    []string `yaml:"abort_on,omitempty" flag:"abort-on" jsonschema:"description=Stop an arm while it runs when a live condition holds: PATH OP VALUE"`
+	Outputs    []string `yaml:"outputs,omitempty" flag:"output" jsonschema:"description=Reports: FORMAT to stdout or FORMAT=FILE; formats table\\, json\\, markdown\\, html\\, junit"`
+	ResultsDir *string  `yaml:"results_dir,omitempty" flag:"results-dir" jsonschema:"description=Where every run's results.json is written"`
+
+	lines lines        // where each path is, once parsed
+	bad   map[int]bool // lines whose value did not decode: Settings skips them
+}
+
+// Testbed is the local testbed a run starts when none is running.
+type Testbed struct {
+	Replicas *int    `yaml:"replicas,omitempty" flag:"replicas" jsonschema:"minimum=1,maximum=64"`
+	StateDir *string `yaml:"state_dir,omitempty" flag:"state-dir"`
+}
+
+// Load is the steady open-model load and what its clients do.
+type Load struct {
+	Rate          *int      `yaml:"rate,omitempty" flag:"rate" jsonschema:"description=Requests per second\\, open model,minimum=1"`
+	Keys          *int      `yaml:"keys,omitempty" flag:"keys" jsonschema:"description=Key space: item ids 1..keys,minimum=1"`
+	HotKeys       *int      `yaml:"hot_keys,omitempty" flag:"hot-keys" jsonschema:"description=The hottest ids\\, warmed before each arm and hit by the trigger,minimum=1"`
+	Zipf          *float64  `yaml:"zipf,omitempty" flag:"zipf" jsonschema:"description=Zipf exponent of the key distribution\\, greater than 1"`
+	Timeout       *Duration `yaml:"timeout,omitempty" flag:"timeout" jsonschema:"description=Client timeout per attempt"`
+	Clients       *int      `yaml:"clients,omitempty" flag:"clients" jsonschema:"description=Virtual clients\\, each with its own retry state,minimum=0"`
+	Retry         *string   `yaml:"retry,omitempty" flag:"retry" jsonschema:"description=Retry policy: none\\, immediate:N\\, fixed:D:N\\, exp|full-jitter|equal-jitter|decorrelated:BASE:CAP:N"`
+	RetryBudget   *string   `yaml:"retry_budget,omitempty" flag:"retry-budget" jsonschema:"description=none\\, a ratio such as 10%\\, tokens or tokens:N"`
+	Throttle      *float64  `yaml:"throttle,omitempty" flag:"throttle" jsonschema:"description=Adaptive throttling's K (0: off)"`
+	Hedge         *string   `yaml:"hedge,omitempty" flag:"hedge" jsonschema:"description=none\\, DELAY or DELAY:RATE such as 50ms:10%"`
+	ClientBreaker *string   `yaml:"client_breaker,omitempty" flag:"client-breaker" jsonschema:"description=none\\, or FAILURES:OPEN such as 5:2s"`
+	Critical      *float64  `yaml:"critical,omitempty" flag:"critical" jsonschema:"description=Share of requests marked X-Priority: critical,minimum=0,maximum=1"`
+}
+
+// Trigger is what provokes the herd at T, and its options.
+type Trigger struct {
+	Name          *string   `yaml:"name,omitempty" flag:"trigger" jsonschema:"enum=expire,enum=ttl,enum=flush,enum=conndrop,enum=restart,enum=outage,enum=slowdb,enum=burst,enum=notify"`
+	Outage        *Duration `yaml:"outage,omitempty" flag:"outage" jsonschema:"description=outage: how long the dependency is unreachable"`
+	Dependency    *string   `yaml:"dependency,omitempty" flag:"dependency" jsonschema:"enum=postgres,enum=redis"`
+	SlowDBLatency *Duration `yaml:"slowdb_latency,omitempty" flag:"slowdb-latency"`
+	SlowDBFor     *Duration `yaml:"slowdb_for,omitempty" flag:"slowdb-for"`
+	Burst         *int      `yaml:"burst,omitempty" flag:"burst" jsonschema:"description=burst: clients released at T"`
+	Restart       *string   `yaml:"restart,omitempty" flag:"restart" jsonschema:"enum=api,enum=redis,enum=postgres"`
+	Rolling       *bool     `yaml:"rolling,omitempty" flag:"rolling"`
+}
+
+// Timeline is one arm's load: warmup, before (the baseline), T, after.
+type Timeline struct {
+	Warmup *Duration `yaml:"warmup,omitempty" flag:"warmup"`
+	Before *Duration `yaml:"before,omitempty" flag:"before"`
+	After  *Duration `yaml:"after,omitempty" flag:"after"`
+}
+
+// Knobs are the replicas' run-time config (docs/testbed.md), every field
+// but the strategy, which arms set.
+type Knobs struct {
+	TTL              *Duration `yaml:"ttl,omitempty" flag:"ttl"`
+	StaleTTL         *Duration `yaml:"stale_ttl,omitempty" flag:"stale-ttl"`
+	TTLJitter        *float64  `yaml:"ttl_jitter,omitempty" flag:"ttl-jitter"`
+	XFetchBeta       *float64  `yaml:"xfetch_beta,omitempty" flag:"xfetch-beta"`
+	LockTTL          *Duration `yaml:"lock_ttl,omitempty" flag:"lock-ttl"`
+	LockWait         *Duration `yaml:"lock_wait,omitempty" flag:"lock-wait"`
+	LockPoll         *Duration `yaml:"lock_poll,omitempty" flag:"lock-poll"`
+	QueryCost        *Duration `yaml:"query_cost,omitempty" flag:"query-cost"`
+	EarlyProbability *float64  `yaml:"early_probability,omitempty" flag:"early-probability"`
+	LeaseInterval    *Duration `yaml:"lease_interval,omitempty" flag:"lease-interval"`
+	LeaseWait        *Duration `yaml:"lease_wait,omitempty" flag:"lease-wait"`
+	LocalTTL         *Duration `yaml:"local_ttl,omitempty" flag:"local-ttl"`
+	LocalJitter      *float64  `yaml:"local_jitter,omitempty" flag:"local-jitter"`
+	RateLimit        *float64  `yaml:"rate_limit,omitempty" flag:"rate-limit"`
+	RateBurst        *int      `yaml:"rate_burst,omitempty" flag:"rate-burst"`
+	RampUp           *Duration `yaml:"ramp_up,omitempty" flag:"ramp-up"`
+	BreakerFailures  *uint32   `yaml:"breaker_failures,omitempty" flag:"breaker-failures"`
+	BreakerOpen      *Duration `yaml:"breaker_open,omitempty" flag:"breaker-open"`
+	ShedMinLimit     *int      `yaml:"shed_min_limit,omitempty" flag:"shed-min-limit"`
+	ShedMaxLimit     *int      `yaml:"shed_max_limit,omitempty" flag:"shed-max-limit"`
+	ShedInitialLimit *int      `yaml:"shed_initial_limit,omitempty" flag:"shed-initial-limit"`
+	ShedWait         *Duration `yaml:"shed_wait,omitempty" flag:"shed-wait"`
+}
+
+// Arm is one arm: a name as --arms takes it (a strategy such as
+// "lock+ttl_jitter", or a client arm such as "retry=exp:100ms:1s:3"), or a
+// mapping that names the arm and sets its strategy, knobs and client
+// policies itself.
+type Arm struct {
+	Name          string   `yaml:"name" jsonschema:"description=The arm's name in reports; without strategy\\, read as --arms reads it"`
+	Strategy      *string  `yaml:"strategy,omitempty" jsonschema:"description=The replicas' strategy\\, such as lock or lock+ttl_jitter"`
+	Knobs         Knobs    `yaml:"knobs,omitempty" jsonschema:"description=This arm's own knobs\\, over the file's"`
+	Retry         *string  `yaml:"retry,omitempty" flag:"retry"`
+	Throttle      *float64 `yaml:"throttle,omitempty" flag:"throttle"`
+	Hedge         *string  `yaml:"hedge,omitempty" flag:"hedge"`
+	ClientBreaker *string  `yaml:"client_breaker,omitempty" flag:"client-breaker"`
+	Line          int      `yaml:"-"` // where the arm starts in its file
+}
+
+// Duration is a Go duration string such as "500ms" or "2s", checked where
+// it is applied.
+type Duration string
+
+// Setting is one value a file sets, in flag terms.
+type Setting struct {
+	Flag   string   // the flag that says the same
+	Values []string // one for a scalar; a list field gives each element
+	Path   string   // where in the file: load.rate, gates
+	Line   int
+	Lines  []int // of a list, each element's line
+}
+
+// Where is Path with its file and line, for errors: "s.yaml:7: load.rate".
+func (s Setting) Where(file string) string { return fmt.Sprintf("%s:%d: %s", file, s.Line, s.Path) }
+
+// WhereValue is where the element of a list that holds value is, or Where
+// when none does: "s.yaml:9: gates[1]".
+func (s Setting) WhereValue(file, value string) string {
+	for i, v := range s.Values {
+		if v == value && i < len(s.Lines) {
+			return fmt.Sprintf("%s:%d: %s[%d]", file, s.Lines[i], s.Path, i)
+		}
+	}
+	return s.Where(file)
+}
+
+// Read reads a scenario file. The returned error lists every problem the
+// file has; the file is returned too, with the values that did decode.
+func Read(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	return Parse(b, path)
+}
+
+// Parse decodes a scenario from b; name is the file's name in errors.
+func Parse(b []byte, name string) (*File, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	f := &File{}
+	if len(root.Content) == 0 {
+		return f, nil // an empty file sets nothing
+	}
+	doc := root.Content[0]
+	var problems []string
+	problems = append(problems, unknownKeys(doc, reflect.TypeOf(File{}), "")...)
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(f); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		problems = append(problems, te.Errors...)
+	}
+	f.index(doc)
+	for i, p := range problems {
+		problems[i] = f.explain(p)
+	}
+	slices.SortStableFunc(problems, func(a, b string) int { return lineOf(a) - lineOf(b) })
+	if len(problems) == 0 {
+		return f, nil
+	}
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = fmt.Errorf("%s:%s", name, strings.TrimPrefix(p, "line "))
+	}
+	return f, errors.Join(errs...)
+}
+
+// kinds names what a Go type accepts, for type errors.
+var kinds = map[string]string{
+	"int": "a whole number", "uint64": "a whole number, 0 or more", "uint32": "a whole number, 0 or more",
+	"float64": "a number", "bool": "true or false", "string": "a string", "[]string": "a list of strings",
+	"[]scenario.Arm": "a list of arms", "scenario.Arm": "an arm: a name, or a mapping with a name",
+}
+
+// explain rewrites a decoder's type error ("line 5: cannot unmarshal !!seq
+// into int") to name the key and what it accepts.
+func (f *File) explain(p string) string {
+	line := lineOf(p)
+	_, rest, ok := strings.Cut(p, "cannot unmarshal ")
+	if !ok {
+		return p
+	}
+	if f.bad == nil {
+		f.bad = map[int]bool{}
+	}
+	f.bad[line] = true
+	got, into, _ := strings.Cut(rest, " into ")
+	into = strings.TrimPrefix(into, "*")
+	want, ok := kinds[into]
+	if !ok {
+		want = "a " + strings.TrimPrefix(into, "scenario.")
+		if strings.HasPrefix(into, "scenario.") {
+			want = "a mapping"
+		}
+	}
+	got = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
+		"!!float", "the number", "!!bool", "the value").Replace(got)
+	where := ""
+	var at []string
+	for path, l := range f.lines {
+		if l == line && path != "" {
+			at = append(at, path)
+		}
+	}
+	// a key and its value's elements share a line: the key is the shortest
+	slices.SortFunc(at, func(a, b string) int { return len(a) - len(b) })
+	if len(at) > 0 && !slices.ContainsFunc(at, func(p string) bool { return !strings.HasPrefix(p, at[0]) }) {
+		where = at[0] + ": "
+	}
+	return fmt.Sprintf("line %d: %s%s where %s is expected (accepted: %s)", line, where, got, want, want)
+}
+
+// lineOf reads the line of a "line N: ..." problem.
+func lineOf(p string) int {
+	var n int
+	_, _ = fmt.Sscanf(p, "line %d:", &n)
+	return n
+}
+
+// unknownKeys walks a mapping node along type t and reports every key t
+// has no field for, with the accepted keys.
+func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		if t.Kind() == reflect.Slice {
+			if n.Kind != yaml.SequenceNode {
+				return nil // a type error, reported by the decoder
+			}
+			var out []string
+			for i, c := range n.Content {
+				out = append(out, unknownKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+			}
+			return out
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields := yamlFields(t)
+	var out []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fields[k.Value]
+		if !ok {
+			names := make([]string, 0, len(fields))
+			for name := range fields {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			out = append(out, fmt.Sprintf("line %d: %s: unknown key %q (accepted: %s)", k.Line, join(path, k.Value), k.Value, strings.Join(names, ", ")))
+			continue
+		}
+		out = append(out, unknownKeys(v, ft, join(path, k.Value))...)
+	}
+	return out
+}
+
+// yamlFields maps a struct's YAML keys to their types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		m[name] = f.Type
+	}
+	return m
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// lines maps the paths of a parsed file (load.rate, arms[1].knobs.ttl) to
+// their lines.
+type lines map[string]int
+
+// index records where each key of doc is, for Settings.
+func (f *File) index(doc *yaml.Node) {
+	ls := lines{}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		ls[path] = n.Line
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], join(path, n.Content[i].Value))
+				ls[join(path, n.Content[i].Value)] = n.Content[i].Line
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	walk(doc, "")
+	f.lines = ls
+	for i := range f.Arms {
+		f.Arms[i].Line = ls[fmt.Sprintf("arms[%d]", i)]
+	}
+}
+
+// Settings lists what the file sets outside its arms, in flag terms,
+// in the order of the file's fields.
+func (f *File) Settings() []Setting {
+	return settings(reflect.ValueOf(*f), "", f.lines, f.bad)
+}
+
+// Settings lists the knobs and client policies an arm sets, in flag terms.
+func (a Arm) Settings(f *File, i int) []Setting {
+	return settings(reflect.ValueOf(a), fmt.Sprintf("arms[%d]", i), f.lines, f.bad)
+}
+
+func settings(v reflect.Value, path string, ls lines, bad map[int]bool) []Setting {
+	var out []Setting
+	t := v.Type()
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		if name == "-" || !sf.IsExported() {
+			continue
+		}
+		p := join(path, name)
+		fv := v.Field(i)
+		flag := sf.Tag.Get("flag")
+		switch {
+		case sf.Type.Kind() == reflect.Struct:
+			out = append(out, settings(fv, p, ls, bad)...)
+		case flag == "":
+		case sf.Type.Kind() == reflect.Slice:
+			if fv.Len() > 0 && !bad[ls[p]] {
+				vals := make([]string, fv.Len())
+				at := make([]int, fv.Len())
+				for j := range vals {
+					vals[j] = fmt.Sprint(fv.Index(j).Interface())
+					at[j] = ls[fmt.Sprintf("%s[%d]", p, j)]
+				}
+				out = append(out, Setting{Flag: flag, Values: vals, Path: p, Line: ls[p], Lines: at})
+			}
+		case !fv.IsNil() && !bad[ls[p]]:
+			out = append(out, Setting{Flag: flag, Values: []string{fmt.Sprint(fv.Elem().Interface())}, Path: p, Line: ls[p]})
+		}
+	}
+	return out
+}
+
+// UnmarshalYAML reads an arm from a name or a mapping; the mapping's keys
+// are checked by unknownKeys.
+func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		a.Name = n.Value
+		return nil
+	}
+	type plain Arm
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	if p.Name == "" {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: an arm needs a name (accepted: a name such as lock, or a mapping with name and optionally strategy, knobs, retry, throttle, hedge, client_breaker)", n.Line)}}
+	}
+	*a = Arm(p)
+	return nil
+}
+
+// Line is where path (such as "load.rate") is in the file, 0 if absent.
+func (f *File) Line(path string) int { return f.lines[path] }

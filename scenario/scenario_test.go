@@ -1,0 +1,196 @@
+package scenario
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+var update = flag.Bool("update", false, "rewrite the committed JSON Schema from the Go types")
+
+const good = `# the default stampede, shorter
+load:
+  rate: 500
+  hot_keys: 50
+  timeout: 2s
+  retry: exp:100ms:1s:3
+trigger:
+  name: outage
+  outage: 1s
+knobs:
+  query_cost: 20ms
+arms:
+  - none
+  - name: short-lock
+    strategy: lock
+    knobs: {lock_ttl: 1s}
+    retry: none
+timeline: {warmup: 1s, before: 2s, after: 3s}
+gates:
+  - "db.queries < 100"
+  - "short-lock:http.drop_rate < 1%"
+`
+
+func TestParseAndSettings(t *testing.T) {
+	f, err := Parse([]byte(good), "s.yaml")
+	if err != nil {
+		t.Fatalf("Parse = %v; want nil", err)
+	}
+	got := map[string]Setting{}
+	for _, s := range f.Settings() {
+		got[s.Flag] = s
+	}
+	want := []Setting{
+		{Flag: "rate", Values: []string{"500"}, Path: "load.rate", Line: 3},
+		{Flag: "hot-keys", Values: []string{"50"}, Path: "load.hot_keys", Line: 4},
+		{Flag: "timeout", Values: []string{"2s"}, Path: "load.timeout", Line: 5},
+		{Flag: "retry", Values: []string{"exp:100ms:1s:3"}, Path: "load.retry", Line: 6},
+		{Flag: "trigger", Values: []string{"outage"}, Path: "trigger.name", Line: 8},
+		{Flag: "outage", Values: []string{"1s"}, Path: "trigger.outage", Line: 9},
+		{Flag: "query-cost", Values: []string{"20ms"}, Path: "knobs.query_cost", Line: 11},
+		{Flag: "warmup", Values: []string{"1s"}, Path: "timeline.warmup", Line: 18},
+		{Flag: "gate", Values: []string{"db.queries < 100", "short-lock:http.drop_rate < 1%"}, Path: "gates", Line: 19, Lines: []int{20, 21}},
+	}
+	for _, w := range want {
+		if g := got[w.Flag]; !reflect.DeepEqual(g, w) {
+			t.Errorf("setting %s = %+v; want %+v", w.Flag, g, w)
+		}
+	}
+	if len(got) != len(want)+2 { // before and after too
+		t.Errorf("%d settings; want %d: %+v", len(got), len(want)+2, got)
+	}
+	if len(f.Arms) != 2 || f.Arms[0].Name != "none" || f.Arms[1].Name != "short-lock" || *f.Arms[1].Strategy != "lock" {
+		t.Fatalf("arms = %+v; want none and short-lock (lock)", f.Arms)
+	}
+	arm := f.Arms[1].Settings(f, 1)
+	wantArm := []Setting{
+		{Flag: "lock-ttl", Values: []string{"1s"}, Path: "arms[1].knobs.lock_ttl", Line: 16},
+		{Flag: "retry", Values: []string{"none"}, Path: "arms[1].retry", Line: 17},
+	}
+	if !reflect.DeepEqual(arm, wantArm) || f.Arms[1].Line != 14 {
+		t.Errorf("arm settings = %+v at line %d; want %+v at line 14", arm, f.Arms[1].Line, wantArm)
+	}
+}
+
+// An invalid file reports every problem at once, each with its line, the
+// key and what is accepted.
+func TestParseReportsEveryProblem(t *testing.T) {
+	bad := `load:
+  rate: fast
+  bogus: 1
+  keys: [1, 2]
+trigger: {name: expire, colour: red}
+arms:
+  - none
+  - {strategy: lock}
+  - name: x
+    knobs: {lock_tll: 1s}
+`
+	_, err := Parse([]byte(bad), "bad.yaml")
+	if err == nil {
+		t.Fatal("Parse of a file with six problems = nil")
+	}
+	for _, want := range []string{
+		`bad.yaml:2: load.rate: the string ` + "`fast`" + ` where a whole number is expected (accepted: a whole number)`,
+		`bad.yaml:3: load.bogus: unknown key "bogus" (accepted: client_breaker, clients,`,
+		`bad.yaml:4: load.keys: a list where a whole number is expected`,
+		`bad.yaml:5: trigger.colour: unknown key "colour" (accepted: burst, dependency, name, outage, restart, rolling, slowdb_for, slowdb_latency)`,
+		`bad.yaml:8: an arm needs a name`,
+		`bad.yaml:10: arms[2].knobs.lock_tll: unknown key "lock_tll" (accepted: breaker_failures,`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse error:\n%v\nwant it to contain\n%s", err, want)
+		}
+	}
+	if n := strings.Count(err.Error(), "\n") + 1; n != 6 {
+		t.Errorf("Parse reported %d problems; want 6:\n%v", n, err)
+	}
+}
+
+func TestParseRejectsWhatIsNotYAML(t *testing.T) {
+	if _, err := Parse([]byte("load: [unclosed"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "x.yaml:") {
+		t.Errorf("Parse of broken YAML = %v; want an error naming the file and line", err)
+	}
+	f, err := Parse(nil, "empty.yaml")
+	if err != nil || len(f.Settings()) != 0 {
+		t.Errorf("Parse of an empty file = %+v, %v; want nothing set", f, err)
+	}
+}
+
+// Knobs mirrors api.Config: a knob the replicas gain must be settable in a
+// scenario too.
+func TestKnobsCoverTheReplicaConfig(t *testing.T) {
+	want := map[string]bool{}
+	ct := reflect.TypeOf(api.Config{})
+	for i := range ct.NumField() {
+		name, _, _ := strings.Cut(ct.Field(i).Tag.Get("json"), ",")
+		if name != "strategy" {
+			want[name] = true
+		}
+	}
+	got := map[string]bool{}
+	for name := range yamlFields(reflect.TypeOf(Knobs{})) {
+		got[name] = true
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("scenario knobs = %v; want the replica config's fields but strategy: %v", got, want)
+	}
+}
+
+// The committed schema is the one the Go types generate.
+func TestSchemaMatchesTheTypes(t *testing.T) {
+	b, err := Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const path = "../docs/scenario.schema.json"
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./scenario -update to write it)", err)
+	}
+	if !bytes.Equal(b, committed) {
+		t.Errorf("%s differs from the schema the Go types generate; run go test ./scenario -update", path)
+	}
+	for _, want := range []string{`"additionalProperties": false`, `"oneOf"`, `"hot_keys"`, `"shed_wait"`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("schema has no %s", want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(good))
+	f.Add([]byte("arms: [none, {name: a, strategy: lock}]"))
+	f.Add([]byte("load: {rate: -1, keys: x}"))
+	f.Add([]byte("- just\n- a list"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		file, err := Parse(b, "f.yaml")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.yaml") {
+				t.Fatalf("Parse error %q does not name the file", err)
+			}
+		}
+		if file == nil {
+			return
+		}
+		// whatever decoded lists as settings with a flag and a line
+		for _, s := range file.Settings() {
+			if s.Flag == "" || len(s.Values) == 0 || s.Path == "" {
+				t.Fatalf("setting %+v lacks its flag, values or path", s)
+			}
+		}
+		for i, a := range file.Arms {
+			_ = a.Settings(file, i)
+		}
+	})
+}
