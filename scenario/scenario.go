@@ -13,15 +13,14 @@
 package scenario
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"reflect"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/herdbench/herdbench/strictyaml"
 )
 
 // File is a scenario file. Every field is optional: what a file leaves out
@@ -40,8 +39,7 @@ type File struct {
 	Outputs    []string `yaml:"outputs,omitempty" flag:"output" jsonschema:"description=Reports: FORMAT to stdout or FORMAT=FILE; formats table\\, json\\, markdown\\, html\\, junit"`
 	ResultsDir *string  `yaml:"results_dir,omitempty" flag:"results-dir" jsonschema:"description=Where every run's results.json is written"`
 
-	lines lines        // where each path is, once parsed
-	bad   map[int]bool // lines whose value did not decode: Settings skips them
+	doc *strictyaml.Doc // where each key is, once parsed
 }
 
 // Testbed is the local testbed a run starts when none is running.
@@ -166,195 +164,30 @@ func Read(path string) (*File, error) {
 
 // Parse decodes a scenario from b; name is the file's name in errors.
 func Parse(b []byte, name string) (*File, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
 	f := &File{}
-	if len(root.Content) == 0 {
-		return f, nil // an empty file sets nothing
+	doc, err := strictyaml.Decode(b, name, f)
+	if doc == nil {
+		return nil, err
 	}
-	doc := root.Content[0]
-	var problems []string
-	problems = append(problems, unknownKeys(doc, reflect.TypeOf(File{}), "")...)
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(f); err != nil {
-		var te *yaml.TypeError
-		if !errors.As(err, &te) {
-			return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		problems = append(problems, te.Errors...)
-	}
-	f.index(doc)
-	for i, p := range problems {
-		problems[i] = f.explain(p)
-	}
-	slices.SortStableFunc(problems, func(a, b string) int { return lineOf(a) - lineOf(b) })
-	if len(problems) == 0 {
-		return f, nil
-	}
-	errs := make([]error, len(problems))
-	for i, p := range problems {
-		errs[i] = fmt.Errorf("%s:%s", name, strings.TrimPrefix(p, "line "))
-	}
-	return f, errors.Join(errs...)
-}
-
-// kinds names what a Go type accepts, for type errors.
-var kinds = map[string]string{
-	"int": "a whole number", "uint64": "a whole number, 0 or more", "uint32": "a whole number, 0 or more",
-	"float64": "a number", "bool": "true or false", "string": "a string", "[]string": "a list of strings",
-	"[]scenario.Arm": "a list of arms", "scenario.Arm": "an arm: a name, or a mapping with a name",
-}
-
-// explain rewrites a decoder's type error ("line 5: cannot unmarshal !!seq
-// into int") to name the key and what it accepts.
-func (f *File) explain(p string) string {
-	line := lineOf(p)
-	_, rest, ok := strings.Cut(p, "cannot unmarshal ")
-	if !ok {
-		return p
-	}
-	if f.bad == nil {
-		f.bad = map[int]bool{}
-	}
-	f.bad[line] = true
-	got, into, _ := strings.Cut(rest, " into ")
-	into = strings.TrimPrefix(into, "*")
-	want, ok := kinds[into]
-	if !ok {
-		want = "a " + strings.TrimPrefix(into, "scenario.")
-		if strings.HasPrefix(into, "scenario.") {
-			want = "a mapping"
-		}
-	}
-	got = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
-		"!!float", "the number", "!!bool", "the value").Replace(got)
-	where := ""
-	var at []string
-	for path, l := range f.lines {
-		if l == line && path != "" {
-			at = append(at, path)
-		}
-	}
-	// a key and its value's elements share a line: the key is the shortest
-	slices.SortFunc(at, func(a, b string) int { return len(a) - len(b) })
-	if len(at) > 0 && !slices.ContainsFunc(at, func(p string) bool { return !strings.HasPrefix(p, at[0]) }) {
-		where = at[0] + ": "
-	}
-	return fmt.Sprintf("line %d: %s%s where %s is expected (accepted: %s)", line, where, got, want, want)
-}
-
-// lineOf reads the line of a "line N: ..." problem.
-func lineOf(p string) int {
-	var n int
-	_, _ = fmt.Sscanf(p, "line %d:", &n)
-	return n
-}
-
-// unknownKeys walks a mapping node along type t and reports every key t
-// has no field for, with the accepted keys.
-func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-		if t.Kind() == reflect.Slice {
-			if n.Kind != yaml.SequenceNode {
-				return nil // a type error, reported by the decoder
-			}
-			var out []string
-			for i, c := range n.Content {
-				out = append(out, unknownKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
-			}
-			return out
-		}
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	fields := yamlFields(t)
-	var out []string
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		ft, ok := fields[k.Value]
-		if !ok {
-			names := make([]string, 0, len(fields))
-			for name := range fields {
-				names = append(names, name)
-			}
-			slices.Sort(names)
-			out = append(out, fmt.Sprintf("line %d: %s: unknown key %q (accepted: %s)", k.Line, join(path, k.Value), k.Value, strings.Join(names, ", ")))
-			continue
-		}
-		out = append(out, unknownKeys(v, ft, join(path, k.Value))...)
-	}
-	return out
-}
-
-// yamlFields maps a struct's YAML keys to their types.
-func yamlFields(t reflect.Type) map[string]reflect.Type {
-	m := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		m[name] = f.Type
-	}
-	return m
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// lines maps the paths of a parsed file (load.rate, arms[1].knobs.ttl) to
-// their lines.
-type lines map[string]int
-
-// index records where each key of doc is, for Settings.
-func (f *File) index(doc *yaml.Node) {
-	ls := lines{}
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		ls[path] = n.Line
-		switch n.Kind {
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				walk(n.Content[i+1], join(path, n.Content[i].Value))
-				ls[join(path, n.Content[i].Value)] = n.Content[i].Line
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", path, i))
-			}
-		}
-	}
-	walk(doc, "")
-	f.lines = ls
+	f.doc = doc
 	for i := range f.Arms {
-		f.Arms[i].Line = ls[fmt.Sprintf("arms[%d]", i)]
+		f.Arms[i].Line = doc.Line(fmt.Sprintf("arms[%d]", i))
 	}
+	return f, err
 }
 
 // Settings lists what the file sets outside its arms, in flag terms,
 // in the order of the file's fields.
 func (f *File) Settings() []Setting {
-	return settings(reflect.ValueOf(*f), "", f.lines, f.bad)
+	return settings(reflect.ValueOf(*f), "", f.doc)
 }
 
 // Settings lists the knobs and client policies an arm sets, in flag terms.
 func (a Arm) Settings(f *File, i int) []Setting {
-	return settings(reflect.ValueOf(a), fmt.Sprintf("arms[%d]", i), f.lines, f.bad)
+	return settings(reflect.ValueOf(a), fmt.Sprintf("arms[%d]", i), f.doc)
 }
 
-func settings(v reflect.Value, path string, ls lines, bad map[int]bool) []Setting {
+func settings(v reflect.Value, path string, doc *strictyaml.Doc) []Setting {
 	var out []Setting
 	t := v.Type()
 	for i := range t.NumField() {
@@ -363,25 +196,25 @@ func settings(v reflect.Value, path string, ls lines, bad map[int]bool) []Settin
 		if name == "-" || !sf.IsExported() {
 			continue
 		}
-		p := join(path, name)
+		p := strictyaml.Join(path, name)
 		fv := v.Field(i)
 		flag := sf.Tag.Get("flag")
 		switch {
 		case sf.Type.Kind() == reflect.Struct:
-			out = append(out, settings(fv, p, ls, bad)...)
+			out = append(out, settings(fv, p, doc)...)
 		case flag == "":
 		case sf.Type.Kind() == reflect.Slice:
-			if fv.Len() > 0 && !bad[ls[p]] {
+			if fv.Len() > 0 && !doc.Bad(p) {
 				vals := make([]string, fv.Len())
 				at := make([]int, fv.Len())
 				for j := range vals {
 					vals[j] = fmt.Sprint(fv.Index(j).Interface())
-					at[j] = ls[fmt.Sprintf("%s[%d]", p, j)]
+					at[j] = doc.Line(fmt.Sprintf("%s[%d]", p, j))
 				}
-				out = append(out, Setting{Flag: flag, Values: vals, Path: p, Line: ls[p], Lines: at})
+				out = append(out, Setting{Flag: flag, Values: vals, Path: p, Line: doc.Line(p), Lines: at})
 			}
-		case !fv.IsNil() && !bad[ls[p]]:
-			out = append(out, Setting{Flag: flag, Values: []string{fmt.Sprint(fv.Elem().Interface())}, Path: p, Line: ls[p]})
+		case !fv.IsNil() && !doc.Bad(p):
+			out = append(out, Setting{Flag: flag, Values: []string{fmt.Sprint(fv.Elem().Interface())}, Path: p, Line: doc.Line(p)})
 		}
 	}
 	return out
@@ -400,11 +233,11 @@ func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	if p.Name == "" {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: an arm needs a name (accepted: a name such as lock, or a mapping with name and optionally strategy, knobs, retry, throttle, hedge, client_breaker)", n.Line)}}
+		return strictyaml.Problem(n, "an arm needs a name (accepted: a name such as lock, or a mapping with name and optionally strategy, knobs, retry, throttle, hedge, client_breaker)")
 	}
 	*a = Arm(p)
 	return nil
 }
 
 // Line is where path (such as "load.rate") is in the file, 0 if absent.
-func (f *File) Line(path string) int { return f.lines[path] }
+func (f *File) Line(path string) int { return f.doc.Line(path) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/strictyaml"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -134,7 +135,7 @@ func TestKnobsCoverTheReplicaConfig(t *testing.T) {
 		}
 	}
 	got := map[string]bool{}
-	for name := range yamlFields(reflect.TypeOf(Knobs{})) {
+	for name := range strictyaml.Fields(reflect.TypeOf(Knobs{})) {
 		got[name] = true
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -1,0 +1,219 @@
+// Package strictyaml decodes the YAML files herdbench reads (scenarios,
+// targets) into Go types strictly, and reports every problem at once, each
+// as "file:line: key.path: what is wrong (accepted: ...)": keys the type
+// has no field for (with the keys it accepts) and values of the wrong type
+// (with what the field accepts). Doc remembers where each key is, so later
+// checks of the values can point at them too.
+//
+// Keys are the fields' `yaml` tags. Paths name keys from the top, with
+// list elements indexed: load.rate, arms[1].knobs.ttl.
+package strictyaml
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Doc is where a decoded file's keys are.
+type Doc struct {
+	Name  string         // the file's name in errors
+	lines map[string]int // path -> line of its key (or element)
+	bad   map[int]bool   // lines whose value did not decode
+	leaf  map[string]bool
+}
+
+// Line is where path is in the file, 0 when it is not.
+func (d *Doc) Line(path string) int { return d.lines[path] }
+
+// Bad says whether the value at path failed to decode (it holds a zero
+// value, not the file's).
+func (d *Doc) Bad(path string) bool { return d.bad[d.lines[path]] }
+
+// At is "file:line: path", for an error about the value at path.
+func (d *Doc) At(path string) string { return fmt.Sprintf("%s:%d: %s", d.Name, d.lines[path], path) }
+
+// Decode decodes b into v, a pointer to a struct. The error lists every
+// problem; v holds what did decode, so later checks can go on. An empty
+// file decodes to v as it was.
+func Decode(b []byte, name string, v any) (*Doc, error) {
+	d := &Doc{Name: name, lines: map[string]int{}, bad: map[int]bool{}, leaf: map[string]bool{}}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(root.Content) == 0 {
+		return d, nil
+	}
+	doc := root.Content[0]
+	d.index(doc, "")
+	problems := unknownKeys(doc, reflect.TypeOf(v), "")
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		for _, p := range te.Errors {
+			problems = append(problems, d.explain(p))
+		}
+	}
+	slices.SortStableFunc(problems, func(a, b string) int { return lineOf(a) - lineOf(b) })
+	if len(problems) == 0 {
+		return d, nil
+	}
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = fmt.Errorf("%s:%s", name, strings.TrimPrefix(p, "line "))
+	}
+	return d, errors.Join(errs...)
+}
+
+// Problem is a problem with the value at a path, as the decoder words
+// them, for unmarshalers: "line N: ...".
+func Problem(n *yaml.Node, format string, args ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: ", n.Line) + fmt.Sprintf(format, args...)}}
+}
+
+// index records where each key and element of n is.
+func (d *Doc) index(n *yaml.Node, path string) {
+	if _, ok := d.lines[path]; !ok {
+		d.lines[path] = n.Line
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		d.leaf[path] = true
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := Join(path, n.Content[i].Value)
+			d.lines[p] = n.Content[i].Line
+			d.index(n.Content[i+1], p)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			d.index(c, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+}
+
+// kinds names what a Go type accepts, for type errors.
+var kinds = map[string]string{
+	"int": "a whole number", "int64": "a whole number", "uint64": "a whole number, 0 or more", "uint32": "a whole number, 0 or more",
+	"float64": "a number", "bool": "true or false", "string": "a string", "[]string": "a list of strings",
+	"map[string]string": "a mapping of names to strings",
+}
+
+// explain rewrites a decoder's type error ("line 5: cannot unmarshal !!seq
+// into int") to name the key and what it accepts, and marks the line bad.
+func (d *Doc) explain(p string) string {
+	line := lineOf(p)
+	_, rest, ok := strings.Cut(p, "cannot unmarshal ")
+	if !ok {
+		return p
+	}
+	d.bad[line] = true
+	got, into, _ := strings.Cut(rest, " into ")
+	into = strings.TrimPrefix(into, "*")
+	want, ok := kinds[into]
+	switch {
+	case ok:
+	case strings.HasPrefix(into, "[]"):
+		want = "a list"
+	default:
+		want = "a mapping"
+	}
+	got = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
+		"!!float", "the number", "!!bool", "the value").Replace(got)
+	// a key and its value's elements share a line: a list or mapping that
+	// does not decode is the shortest of them, a scalar one a leaf
+	scalar := !strings.HasPrefix(got, "a list") && !strings.HasPrefix(got, "a mapping")
+	var at []string
+	for path, l := range d.lines {
+		if l == line && path != "" && (!scalar || d.leaf[path]) {
+			at = append(at, path)
+		}
+	}
+	slices.SortFunc(at, func(a, b string) int { return len(a) - len(b) })
+	where := ""
+	if len(at) > 0 && !slices.ContainsFunc(at, func(p string) bool { return !strings.HasPrefix(p, at[0]) }) {
+		where = at[0] + ": "
+	}
+	return fmt.Sprintf("line %d: %s%s where %s is expected (accepted: %s)", line, where, got, want, want)
+}
+
+// lineOf reads the line of a "line N: ..." problem.
+func lineOf(p string) int {
+	var n int
+	_, _ = fmt.Sscanf(p, "line %d:", &n)
+	return n
+}
+
+// unknownKeys walks n along type t and reports every key t has no field
+// for, with the accepted keys. Maps accept any key.
+func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
+		var out []string
+		for i, c := range n.Content {
+			out = append(out, unknownKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+		var out []string
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			out = append(out, unknownKeys(n.Content[i+1], t.Elem(), Join(path, n.Content[i].Value))...)
+		}
+		return out
+	case t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode:
+		return nil // a type error, which the decoder reports
+	}
+	fields := Fields(t)
+	var out []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fields[k.Value]
+		if !ok {
+			names := make([]string, 0, len(fields))
+			for name := range fields {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			out = append(out, fmt.Sprintf("line %d: %s: unknown key %q (accepted: %s)", k.Line, Join(path, k.Value), k.Value, strings.Join(names, ", ")))
+			continue
+		}
+		out = append(out, unknownKeys(v, ft, Join(path, k.Value))...)
+	}
+	return out
+}
+
+// Fields maps a struct's YAML keys to their types.
+func Fields(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		m[name] = f.Type
+	}
+	return m
+}
+
+// Join appends a key to a path.
+func Join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

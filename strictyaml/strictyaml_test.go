@@ -1,0 +1,62 @@
+package strictyaml
+
+import (
+	"strings"
+	"testing"
+)
+
+type inner struct {
+	N int `yaml:"n"`
+}
+
+type doc struct {
+	Name    string            `yaml:"name"`
+	Inner   inner             `yaml:"inner"`
+	List    []inner           `yaml:"list"`
+	Headers map[string]string `yaml:"headers"`
+	ByName  map[string]inner  `yaml:"by_name"`
+}
+
+func TestDecode(t *testing.T) {
+	in := `name: x
+inner: {n: 1, m: 2}
+list:
+  - n: 3
+  - n: three
+headers: {A: b}
+by_name:
+  one: {n: 1, o: 2}
+extra: 1
+`
+	var v doc
+	d, err := Decode([]byte(in), "f.yaml", &v)
+	if err == nil {
+		t.Fatal("Decode = nil; want four problems")
+	}
+	want := []string{
+		`f.yaml:2: inner.m: unknown key "m" (accepted: n)`,
+		"f.yaml:5: list[1].n: the string `three` where a whole number is expected (accepted: a whole number)",
+		`f.yaml:8: by_name.one.o: unknown key "o" (accepted: n)`,
+		`f.yaml:9: extra: unknown key "extra" (accepted: by_name, headers, inner, list, name)`,
+	}
+	if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Decode error:\n%s\nwant, in file order:\n%s", err, strings.Join(want, "\n"))
+	}
+	// what decoded is kept, and where each key is
+	if v.Name != "x" || v.Headers["A"] != "b" || v.List[0].N != 3 {
+		t.Errorf("decoded %+v; want the values that were right", v)
+	}
+	if d.Line("list[1].n") != 5 || d.Line("by_name.one") != 8 || !d.Bad("list[1].n") || d.Bad("name") {
+		t.Errorf("lines: list[1].n %d, by_name.one %d, bad %v/%v; want 5, 8, true/false", d.Line("list[1].n"), d.Line("by_name.one"), d.Bad("list[1].n"), d.Bad("name"))
+	}
+	if d.At("inner.n") != "f.yaml:2: inner.n" {
+		t.Errorf("At = %q", d.At("inner.n"))
+	}
+}
+
+func TestDecodeRejectsBrokenYAML(t *testing.T) {
+	var v doc
+	if _, err := Decode([]byte("name: [x"), "b.yaml", &v); err == nil || !strings.HasPrefix(err.Error(), "b.yaml: ") {
+		t.Errorf("Decode of broken YAML = %v; want an error naming the file", err)
+	}
+}
