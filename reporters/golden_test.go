@@ -88,3 +88,7 @@ func TestGoldenJSON(t *testing.T) {
 		t.Errorf("JSON(decode(%s)) differs from the file: a field does not round-trip", fixture)
 	}
 }
+
+func TestGoldenMarkdown(t *testing.T) {
+	golden(t, "report.md", render(t, Markdown))
+}

@@ -55,6 +55,25 @@ func summarize(rep *experiment.Report) summary {
 	return s
 }
 
+// best is the arm with the fewest DB queries after T and the one with the
+// lowest p99; ok is false with fewer than two arms, where there is nothing
+// to compare.
+func best(rep *experiment.Report) (fewest, fastest experiment.ArmResult, ok bool) {
+	if len(rep.Arms) < 2 {
+		return fewest, fastest, false
+	}
+	fewest, fastest = rep.Arms[0], rep.Arms[0]
+	for _, a := range rep.Arms[1:] {
+		if a.DB.Queries < fewest.DB.Queries {
+			fewest = a
+		}
+		if a.HTTP.P99MS < fastest.HTTP.P99MS {
+			fastest = a
+		}
+	}
+	return fewest, fastest, true
+}
+
 // Expected is what a gate result had to satisfy, as its gate reads: the
 // operator and the value, a ratio as a percentage ("< 1%", "<= 150").
 func Expected(g gates.Result) string {

@@ -115,17 +115,9 @@ func firstName(rep *experiment.Report) string {
 // verdict names the arm with the fewest DB queries after T and the one with
 // the lowest p99.
 func verdict(rep *experiment.Report) string {
-	if len(rep.Arms) < 2 {
+	fewest, fastest, ok := best(rep)
+	if !ok {
 		return ""
-	}
-	fewest, fastest := rep.Arms[0], rep.Arms[0]
-	for _, a := range rep.Arms[1:] {
-		if a.DB.Queries < fewest.DB.Queries {
-			fewest = a
-		}
-		if a.HTTP.P99MS < fastest.HTTP.P99MS {
-			fastest = a
-		}
 	}
 	return fmt.Sprintf("fewest db queries after T: %s (%s); lowest p99: %s (%s)",
 		fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS))
