@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/herdbench/herdbench/experiment"
@@ -54,10 +56,26 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (run go test ./reporters -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		gotPath := filepath.Join(t.TempDir(), name)
-		os.WriteFile(gotPath, got, 0o644)
-		t.Errorf("output differs from %s; got written to %s (diff them; go test ./reporters -update accepts it)", path, gotPath)
+		t.Errorf("output differs from %s (go test ./reporters -update accepts it): %s", path, firstDiff(got, want))
 	}
+}
+
+// firstDiff says where got and want first differ, line by line.
+func firstDiff(got, want []byte) string {
+	g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+	for i := range max(len(g), len(w)) {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl || i >= len(g) || i >= len(w) {
+			return fmt.Sprintf("line %d = %q; want %q (%d lines; want %d)", i+1, gl, wl, len(g), len(w))
+		}
+	}
+	return "same lines"
 }
 
 // render runs f on the fixture and returns its output, failing the test on
@@ -91,4 +109,8 @@ func TestGoldenJSON(t *testing.T) {
 
 func TestGoldenMarkdown(t *testing.T) {
 	golden(t, "report.md", render(t, Markdown))
+}
+
+func TestGoldenJUnit(t *testing.T) {
+	golden(t, "junit.xml", render(t, JUnit))
 }
