@@ -114,3 +114,9 @@ func TestGoldenMarkdown(t *testing.T) {
 func TestGoldenJUnit(t *testing.T) {
 	golden(t, "junit.xml", render(t, JUnit))
 }
+
+func TestGoldenHTML(t *testing.T) {
+	golden(t, "report.html", render(t, func(w io.Writer, rep *experiment.Report) error {
+		return HTML(w, []*experiment.Report{rep})
+	}))
+}
