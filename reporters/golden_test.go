@@ -120,3 +120,18 @@ func TestGoldenHTML(t *testing.T) {
 		return HTML(w, []*experiment.Report{rep})
 	}))
 }
+
+// Every format renders results with nothing in them (no arms, no gates, no
+// environment) without an error.
+func TestEmptyReport(t *testing.T) {
+	rep := &experiment.Report{}
+	for name, f := range map[string]func(io.Writer, *experiment.Report) error{
+		"table": Table, "json": JSON, "markdown": Markdown, "junit": JUnit,
+		"html": func(w io.Writer, r *experiment.Report) error { return HTML(w, []*experiment.Report{r}) },
+	} {
+		var b bytes.Buffer
+		if err := f(&b, rep); err != nil || b.Len() == 0 {
+			t.Errorf("%s(empty report) = %d bytes, %v; want output and no error", name, b.Len(), err)
+		}
+	}
+}

@@ -89,7 +89,6 @@ type htmlReport struct {
 	PlanKV    []kv
 	Knobs     knobTable
 	PlanJSON  string
-	ArmsCount int
 }
 
 type htmlTable struct {
@@ -161,7 +160,7 @@ func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
 	r := htmlReport{
 		ID: id, Trigger: rep.Plan.Trigger, Seed: rep.Seed,
 		Env: environmentLine(rep.Environment), Load: loadLine(rep.Plan),
-		Partial: rep.Partial, Error: rep.Error, Failed: failedGates(rep), ArmsCount: len(rep.Arms),
+		Partial: rep.Partial, Error: rep.Error, Failed: failedGates(rep),
 	}
 	if !rep.StartedAt.IsZero() {
 		r.StartedAt = rep.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
@@ -340,13 +339,13 @@ func stepPath(rows []experiment.Row, value func(experiment.Row) (float64, bool),
 	return b.String()
 }
 
-// niceScale is the top of a y axis from 0 that holds max, and its tick
+// niceScale is the top of a y axis from 0 that holds highest, and its tick
 // step: 1, 2, 2.5 or 5 times a power of ten, at most 6 steps.
-func niceScale(max float64) (top, step float64) {
-	if !(max > 0) || math.IsInf(max, 0) {
+func niceScale(highest float64) (top, step float64) {
+	if !(highest > 0) || math.IsInf(highest, 0) {
 		return 1, 0.2
 	}
-	raw := max / 5
+	raw := highest / 5
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	for _, m := range []float64{1, 2, 2.5, 5, 10} {
 		step = m * mag
@@ -354,7 +353,7 @@ func niceScale(max float64) (top, step float64) {
 			break
 		}
 	}
-	top = math.Ceil(max/step-1e-9) * step
+	top = math.Ceil(highest/step-1e-9) * step
 	return top, step
 }
 
