@@ -1,4 +1,17 @@
-// Package reporters renders an experiment's Report: the terminal table and
-// the results JSON file. They only format; every figure comes from the
-// Report as measured.
+// Package reporters renders an experiment's Report: the terminal table, the
+// results JSON file, Markdown for pull requests and CI step summaries, one
+// self-contained HTML page for one or more reports, and JUnit XML with one
+// testcase per gate. They only format: every figure comes from the Report
+// as measured (docs/reports.md says which field each one is).
+//
+// Every renderer is a function of its input alone: no clock, no map order,
+// fixed number formats, so the same results render to the same bytes
+// (testdata/golden holds the output for testdata/results.json; go test
+// ./reporters -update rewrites it). Text from the results (arm names such
+// as retry=exp:50ms:500ms:2, gate expressions such as db.queries <= 150) is
+// escaped for each format.
+//
+//	rep := ... // an *experiment.Report, as run or decoded from results.json
+//	if err := reporters.Markdown(os.Stdout, rep); err != nil { ... }
+//	if err := reporters.HTML(f, []*experiment.Report{rep}); err != nil { ... }
 package reporters

@@ -22,8 +22,11 @@ func one(f func(io.Writer, *experiment.Report) error) format {
 
 // formats are the report formats by name.
 var formats = map[string]format{
-	"table": one(Table),
-	"json":  one(JSON),
+	"table":    one(Table),
+	"json":     one(JSON),
+	"markdown": one(Markdown),
+	"junit":    one(JUnit),
+	"html":     {render: HTML, many: true},
 }
 
 // FormatNames lists the report formats, sorted: the one list help text and

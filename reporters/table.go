@@ -37,37 +37,11 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 // Table writes the arms side by side, each compared with the first arm, and
 // says which arm did best.
 func Table(w io.Writer, rep *experiment.Report) error {
-	// attempts per request only when some arm retried or hedged; the
-	// critical requests' drop rate only when the plan marks some
-	retried, critical := false, false
-	for _, a := range rep.Arms {
-		retried = retried || a.Retries.Amplification > 1
-		critical = critical || a.HTTP.Critical != nil
-	}
+	s := summarize(rep)
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	head := "arm\tdb queries\tvs " + firstName(rep) + "\tpeak db q/s\tp50\tp99\tdrop rate\trecovery"
-	if retried {
-		head += "\tattempts/req"
-	}
-	if critical {
-		head += "\tcritical drop"
-	}
-	fmt.Fprintln(tw, head)
-	var base int64 = -1
-	for _, a := range rep.Arms {
-		if base < 0 {
-			base = a.DB.Queries
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", a.Name, thousands(a.DB.Queries), versus(a.DB.Queries, base),
-			thousands(int64(a.DB.PeakQPS+0.5)), msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
-			pct(a.HTTP.DropRate), recoveryString(a))
-		if retried {
-			fmt.Fprintf(tw, "\t%.2f", a.Retries.Amplification)
-		}
-		if c := a.HTTP.Critical; critical && c != nil {
-			fmt.Fprintf(tw, "\t%s", pct(c.DropRate))
-		}
-		fmt.Fprintln(tw)
+	fmt.Fprintln(tw, strings.Join(s.head, "\t"))
+	for _, row := range s.rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -141,17 +115,9 @@ func firstName(rep *experiment.Report) string {
 // verdict names the arm with the fewest DB queries after T and the one with
 // the lowest p99.
 func verdict(rep *experiment.Report) string {
-	if len(rep.Arms) < 2 {
+	fewest, fastest, ok := best(rep)
+	if !ok {
 		return ""
-	}
-	fewest, fastest := rep.Arms[0], rep.Arms[0]
-	for _, a := range rep.Arms[1:] {
-		if a.DB.Queries < fewest.DB.Queries {
-			fewest = a
-		}
-		if a.HTTP.P99MS < fastest.HTTP.P99MS {
-			fastest = a
-		}
 	}
 	return fmt.Sprintf("fewest db queries after T: %s (%s); lowest p99: %s (%s)",
 		fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS))

@@ -1,0 +1,512 @@
+package reporters
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/herdbench/herdbench/experiment"
+)
+
+//go:embed html.tmpl
+var htmlTemplate string
+
+// HTML writes one self-contained page for the reports, one section per
+// report (one per trigger): DB q/s, p99 and drop rate over time for every
+// arm on shared axes with T marked, a legend, the arms side by side, the
+// gates, the arms a stop condition ended, and the plan and environment.
+//
+// The page renders offline: its CSS is inline, its charts are inline SVG,
+// and it loads nothing (no script, font, image or stylesheet). Every
+// series is a <path class="series" data-report="rN" data-chart="db_qps|
+// p99_ms|drop_rate" data-arm="NAME"> so tests and readers can find each
+// arm's line. All text from the reports is escaped by html/template. The
+// output depends only on reps: no render time, stable order, fixed number
+// formats.
+func HTML(w io.Writer, reps []*experiment.Report) error {
+	if len(reps) == 0 {
+		return errors.New("html report: no results (accepted: one or more reports)")
+	}
+	page := htmlPage{}
+	var triggers []string
+	for i, rep := range reps {
+		if rep == nil {
+			return fmt.Errorf("html report: report %d of %d is nil", i+1, len(reps))
+		}
+		r, err := newHTMLReport(fmt.Sprintf("r%d", i+1), rep)
+		if err != nil {
+			return fmt.Errorf("html report: %s: %w", rep.Plan.Trigger, err)
+		}
+		page.Reports = append(page.Reports, r)
+		triggers = append(triggers, rep.Plan.Trigger)
+	}
+	page.Title = "herdbench: " + strings.Join(triggers, ", ")
+	t, err := template.New("report").Parse(htmlTemplate)
+	if err != nil {
+		return fmt.Errorf("html report: template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, page); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// The values below are the template's data: every figure is formatted here,
+// so the template only places strings.
+
+type htmlPage struct {
+	Title   string
+	Reports []htmlReport
+}
+
+type htmlReport struct {
+	ID        string
+	Trigger   string
+	Seed      uint64
+	StartedAt string
+	Env       string
+	Load      string
+	Partial   bool
+	Error     string
+	Legend    []legendItem
+	Charts    []chart
+	Summary   htmlTable
+	Verdict   *verdictLine
+	Aborted   []abortItem
+	Gates     []gateRow
+	Failed    int
+	EnvKV     []kv
+	PlanKV    []kv
+	Knobs     knobTable
+	PlanJSON  string
+}
+
+type htmlTable struct {
+	Head []string
+	Rows [][]string
+}
+
+type verdictLine struct{ Fewest, FewestQueries, Fastest, FastestP99 string }
+
+type abortItem struct{ Arm, At, Gate, Reason string }
+
+type gateRow struct {
+	Gate, Arm, Measured, Expected string
+	Pass                          bool
+}
+
+type kv struct{ Key, Value string }
+
+// knobTable is every arm's configuration side by side: one row per knob,
+// one column per arm, the cells that differ from the first arm marked.
+type knobTable struct {
+	Arms []string
+	Rows []knobRow
+}
+
+type knobRow struct {
+	Key   string
+	Cells []knobCell
+}
+
+type knobCell struct {
+	Value   string
+	Differs bool
+}
+
+type legendItem struct {
+	Arm, Color, Dash, Note string
+}
+
+// chart is one inline SVG: every arm's series over the same x range.
+type chart struct {
+	Key, Title, Source string
+	Width, Height      int
+	Left, Right        string // plot area, in SVG units
+	Top, Bottom        string
+	XTicks, YTicks     []tick
+	TX                 string // x of T
+	Series             []series
+	Aborts             []abortMark
+}
+
+type tick struct{ Pos, Label string }
+
+type series struct{ Arm, Color, Dash, D string }
+
+type abortMark struct{ Arm, Color, X, Title string }
+
+// palette is Okabe and Ito's colour-blind-safe set (yellow left out, too
+// pale on white); past it, arms reuse the colours with dashes.
+var palette = [...]string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#444444"}
+
+var dashes = [...]string{"", "6 3", "2 3"}
+
+func armStyle(i int) (color, dash string) {
+	return palette[i%len(palette)], dashes[(i/len(palette))%len(dashes)]
+}
+
+func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
+	r := htmlReport{
+		ID: id, Trigger: rep.Plan.Trigger, Seed: rep.Seed,
+		Env: environmentLine(rep.Environment), Load: loadLine(rep.Plan),
+		Partial: rep.Partial, Error: rep.Error, Failed: failedGates(rep),
+	}
+	if !rep.StartedAt.IsZero() {
+		r.StartedAt = rep.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	for i, a := range rep.Arms {
+		color, dash := armStyle(i)
+		item := legendItem{Arm: a.Name, Color: color, Dash: dash}
+		switch {
+		case a.Aborted != nil:
+			item.Note = "stopped at " + offset(a.Aborted.AtMS)
+		case len(a.Timeline) == 0:
+			item.Note = "no timeline"
+		}
+		r.Legend = append(r.Legend, item)
+	}
+	r.Charts = charts(rep)
+	s := summarize(rep)
+	r.Summary = htmlTable{Head: s.head, Rows: s.rows}
+	if fewest, fastest, ok := best(rep); ok {
+		r.Verdict = &verdictLine{fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS)}
+	}
+	for _, a := range aborted(rep) {
+		r.Aborted = append(r.Aborted, abortItem{a.Name, offset(a.Aborted.AtMS), a.Aborted.Gate, a.Aborted.Reason})
+	}
+	for _, g := range rep.Gates {
+		r.Gates = append(r.Gates, gateRow{g.Gate, g.Arm, Measured(g), Expected(g), g.Pass})
+	}
+	var err error
+	if r.EnvKV, err = flatten(rep.Environment); err != nil {
+		return r, err
+	}
+	if r.PlanKV, err = planKV(rep.Plan); err != nil {
+		return r, err
+	}
+	if r.Knobs, err = knobs(rep.Arms); err != nil {
+		return r, err
+	}
+	js, err := json.MarshalIndent(rep.Plan, "", "  ")
+	if err != nil {
+		return r, err
+	}
+	r.PlanJSON = string(js)
+	return r, nil
+}
+
+// Chart geometry, in SVG units; the SVG scales to the page's width.
+const (
+	chartWidth  = 760
+	chartHeight = 240
+	plotLeft    = 64
+	plotRight   = chartWidth - 16
+	plotTop     = 12
+	plotBottom  = chartHeight - 28
+	rowMS       = 100 // a timeline row's length
+)
+
+// chartSpec says what one chart plots: value reads a row, and ok is false
+// for a row with nothing to show (no requests), which breaks the line.
+type chartSpec struct {
+	key, title, source string
+	value              func(experiment.Row) (v float64, ok bool)
+	label              func(float64) string
+}
+
+// charts draws the timelines of every arm of rep: each row a step 100 ms
+// wide at its value, all arms on one x range (from the earliest row to the
+// end of the latest, in ms from T) and one y scale per chart.
+func charts(rep *experiment.Report) []chart {
+	specs := []chartSpec{
+		{"db_qps", "DB queries per second", "db_qps of each 100 ms row: pg_stat_statements calls of the item query",
+			func(r experiment.Row) (float64, bool) { return r.DBQPS, true }, number},
+		{"p99_ms", "p99 latency (ms)", "p99_ms of each row: requests intended in the row, from their intended send time",
+			func(r experiment.Row) (float64, bool) { return r.P99MS, r.Requests > 0 }, number},
+		{"drop_rate", "Drop rate (%)", "(requests - ok) / requests of each row; rows without requests are gaps",
+			func(r experiment.Row) (float64, bool) {
+				if r.Requests == 0 {
+					return 0, false
+				}
+				return float64(r.Requests-r.OK) / float64(r.Requests) * 100, true
+			}, func(v float64) string { return number(v) + "%" }},
+	}
+	xmin, xmax := int64(0), int64(0)
+	first := true
+	for _, a := range rep.Arms {
+		for _, row := range a.Timeline {
+			if first || row.TMS < xmin {
+				xmin = row.TMS
+			}
+			if first || row.TMS+rowMS > xmax {
+				xmax = row.TMS + rowMS
+			}
+			first = false
+		}
+	}
+	// T is always on the chart
+	xmin, xmax = min(xmin, 0), max(xmax, rowMS)
+	x := func(ms int64) float64 {
+		return plotLeft + float64(ms-xmin)/float64(xmax-xmin)*(plotRight-plotLeft)
+	}
+	var out []chart
+	for _, sp := range specs {
+		ymax := 0.0
+		for _, a := range rep.Arms {
+			for _, row := range a.Timeline {
+				if v, ok := sp.value(row); ok && v > ymax {
+					ymax = v
+				}
+			}
+		}
+		top, step := niceScale(ymax)
+		y := func(v float64) float64 { return plotBottom - v/top*(plotBottom-plotTop) }
+		c := chart{
+			Key: sp.key, Title: sp.title, Source: sp.source, Width: chartWidth, Height: chartHeight,
+			Left: coord(plotLeft), Right: coord(plotRight), Top: coord(plotTop), Bottom: coord(plotBottom),
+			TX: coord(x(0)),
+		}
+		for v := 0.0; v <= top+step/2; v += step {
+			c.YTicks = append(c.YTicks, tick{coord(y(v)), sp.label(v)})
+		}
+		xstep := niceXStep(xmax - xmin)
+		for ms := (xmin / xstep) * xstep; ms <= xmax; ms += xstep {
+			if ms >= xmin {
+				c.XTicks = append(c.XTicks, tick{coord(x(ms)), tLabel(ms)})
+			}
+		}
+		for i, a := range rep.Arms {
+			color, dash := armStyle(i)
+			if d := stepPath(a.Timeline, sp.value, x, y); d != "" {
+				c.Series = append(c.Series, series{a.Name, color, dash, d})
+			}
+			if ab := a.Aborted; ab != nil && ab.AtMS >= xmin && ab.AtMS <= xmax {
+				c.Aborts = append(c.Aborts, abortMark{a.Name, color, coord(x(ab.AtMS)),
+					a.Name + " stopped at " + offset(ab.AtMS) + ": " + ab.Reason})
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// stepPath is the SVG path of one arm's rows: a horizontal step per row,
+// vertical joins between adjacent rows (rows at the same value merge into
+// one step), a new subpath after a gap.
+func stepPath(rows []experiment.Row, value func(experiment.Row) (float64, bool), x func(int64) float64, y func(float64) float64) string {
+	var b strings.Builder
+	var end int64 // the end of the step being drawn, in ms
+	var level string
+	open := false
+	flush := func() {
+		if open {
+			b.WriteString(" H" + coord(x(end)))
+		}
+	}
+	for _, r := range rows {
+		v, ok := value(r)
+		if !ok {
+			flush()
+			open = false
+			continue
+		}
+		yv := coord(y(v))
+		switch {
+		case open && r.TMS == end && yv == level:
+		case open && r.TMS == end:
+			b.WriteString(" H" + coord(x(end)) + " V" + yv)
+		default:
+			flush()
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString("M" + coord(x(r.TMS)) + " " + yv)
+		}
+		end, level, open = r.TMS+rowMS, yv, true
+	}
+	flush()
+	return b.String()
+}
+
+// niceScale is the top of a y axis from 0 that holds highest, and its tick
+// step: 1, 2, 2.5 or 5 times a power of ten, at most 6 steps.
+func niceScale(highest float64) (top, step float64) {
+	if !(highest > 0) || math.IsInf(highest, 0) {
+		return 1, 0.2
+	}
+	raw := highest / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		step = m * mag
+		if step >= raw {
+			break
+		}
+	}
+	top = math.Ceil(highest/step-1e-9) * step
+	return top, step
+}
+
+// niceXStep is the x ticks' step for a span in ms: at most about 12 ticks.
+func niceXStep(span int64) int64 {
+	for _, s := range []int64{100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000, 60000} {
+		if span/s <= 12 {
+			return s
+		}
+	}
+	return 60000 * (span/60000/12 + 1)
+}
+
+// tLabel is a time relative to T on the x axis: -2s, T, +1.5s.
+func tLabel(ms int64) string {
+	if ms == 0 {
+		return "T"
+	}
+	s := strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + "s"
+	if ms > 0 {
+		return "+" + s
+	}
+	return s
+}
+
+// coord formats an SVG coordinate with one decimal.
+func coord(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// number formats an axis value without float noise: 0.30000000000000004
+// reads 0.3.
+func number(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
+}
+
+// planKV is the plan as key/values in its JSON order, dotted paths for
+// nested fields; arms are shown apart (knobs), and gates and stop
+// conditions as their expressions.
+func planKV(p experiment.Plan) ([]kv, error) {
+	all, err := flatten(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []kv
+	for _, e := range all {
+		if strings.HasPrefix(e.Key, "arms") || strings.HasPrefix(e.Key, "gates") || strings.HasPrefix(e.Key, "abort_on") {
+			continue
+		}
+		out = append(out, e)
+	}
+	exprs := func(key string, n int, expr func(int) string) {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = expr(i)
+		}
+		v := strings.Join(s, "; ")
+		if v == "" {
+			v = "none"
+		}
+		out = append(out, kv{key, v})
+	}
+	exprs("gates", len(p.Gates), func(i int) string { return p.Gates[i].Expr })
+	exprs("abort_on", len(p.Abort), func(i int) string { return p.Abort[i].Expr })
+	return out, nil
+}
+
+// knobs lays the arms' configurations side by side, as each arm ran: the
+// replicas' config and what its clients did.
+func knobs(arms []experiment.ArmResult) (knobTable, error) {
+	var t knobTable
+	var keys []string
+	values := make([]map[string]string, len(arms))
+	for i, a := range arms {
+		t.Arms = append(t.Arms, a.Name)
+		kvs, err := flatten(struct {
+			Config  any `json:"config"`
+			Clients any `json:"clients"`
+		}{a.Config, a.Clients})
+		if err != nil {
+			return t, err
+		}
+		values[i] = map[string]string{}
+		for _, e := range kvs {
+			if !slices.Contains(keys, e.Key) {
+				keys = append(keys, e.Key)
+			}
+			values[i][e.Key] = e.Value
+		}
+	}
+	for _, k := range keys {
+		row := knobRow{Key: k}
+		for i := range arms {
+			v, ok := values[i][k]
+			if !ok {
+				v = "-"
+			}
+			row.Cells = append(row.Cells, knobCell{v, i > 0 && v != values[0][k]})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+// flatten is v's JSON as key/values in its field order: dotted paths for
+// objects, [i] for arrays, null as "null".
+func flatten(v any) ([]kv, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out []kv
+	var walk func(key string) error
+	walk = func(key string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			n := 0
+			for ; dec.More(); n++ {
+				sub := fmt.Sprintf("%s[%d]", key, n)
+				if t == '{' {
+					k, err := dec.Token()
+					if err != nil {
+						return err
+					}
+					sub = k.(string)
+					if key != "" {
+						sub = key + "." + sub
+					}
+				}
+				if err := walk(sub); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil { // the closing delimiter
+				return err
+			}
+			if n == 0 && key != "" {
+				out = append(out, kv{key, map[json.Delim]string{'{': "{}", '[': "[]"}[t]})
+			}
+		case nil:
+			out = append(out, kv{key, "null"})
+		case string:
+			out = append(out, kv{key, t})
+		case json.Number:
+			out = append(out, kv{key, t.String()})
+		case bool:
+			out = append(out, kv{key, strconv.FormatBool(t)})
+		}
+		return nil
+	}
+	return out, walk("")
+}

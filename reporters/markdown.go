@@ -1,0 +1,134 @@
+package reporters
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/herdbench/herdbench/experiment"
+)
+
+// Markdown writes the report for a pull-request comment or a CI step summary
+// (GitHub-flavoured Markdown): a one-line header (trigger, seed,
+// environment), the load, the arms side by side as the terminal table shows
+// them, the arms a stop condition ended early, and every gate with what it
+// measured, what it expected and whether it passed. Arm names and
+// expressions are code spans; other text is escaped, so no name can break
+// the table or the markup. The output depends only on rep.
+func Markdown(w io.Writer, rep *experiment.Report) error {
+	b := bufio.NewWriter(w)
+	p, e := rep.Plan, rep.Environment
+	fmt.Fprintf(b, "### herdbench: %s trigger, seed %d, %s\n\n", code(p.Trigger), rep.Seed, mdText(environmentLine(e)))
+	fmt.Fprintf(b, "%s\n\n", mdText(loadLine(p)))
+	if rep.Partial {
+		fmt.Fprintf(b, "> [!WARNING]\n> Partial results: not every arm finished: %s\n\n", mdText(rep.Error))
+	}
+
+	s := summarize(rep)
+	head := make([]string, len(s.head))
+	align := make([]string, len(s.head))
+	for i, h := range s.head {
+		head[i], align[i] = mdText(h), "---:"
+	}
+	align[0] = ":---"
+	mdRow(b, head)
+	mdRow(b, align)
+	for _, row := range s.rows {
+		cells := make([]string, len(row))
+		cells[0] = codeCell(row[0])
+		for i, c := range row[1:] {
+			cells[i+1] = mdText(c)
+		}
+		mdRow(b, cells)
+	}
+	b.WriteString("\n")
+	if fewest, fastest, ok := best(rep); ok {
+		fmt.Fprintf(b, "Fewest DB queries after T: %s (%s); lowest p99: %s (%s).\n\n",
+			code(fewest.Name), thousands(fewest.DB.Queries), code(fastest.Name), mdText(msString(fastest.HTTP.P99MS)))
+	}
+
+	if ab := aborted(rep); len(ab) > 0 {
+		b.WriteString("**Stopped early by a stop condition:**\n\n")
+		for _, a := range ab {
+			fmt.Fprintf(b, "- %s at %s by %s: %s\n", code(a.Name), mdText(offset(a.Aborted.AtMS)),
+				code(a.Aborted.Gate), mdText(a.Aborted.Reason))
+		}
+		b.WriteString("\n")
+	}
+
+	if len(rep.Gates) > 0 {
+		b.WriteString("**Gates:**\n\n")
+		mdRow(b, []string{"gate", "arm", "measured", "expected", "result"})
+		mdRow(b, []string{":---", ":---", "---:", ":---", ":---"})
+		for _, g := range rep.Gates {
+			res := "✅ pass"
+			if !g.Pass {
+				res = "❌ **FAIL**"
+			}
+			mdRow(b, []string{codeCell(g.Gate), codeCell(g.Arm), mdText(Measured(g)), codeCell(Expected(g)), res})
+		}
+		b.WriteString("\n")
+		if n := failedGates(rep); n > 0 {
+			fmt.Fprintf(b, "**%d of %d gates failed.**\n", n, len(rep.Gates))
+		} else {
+			fmt.Fprintf(b, "All %d gates passed.\n", len(rep.Gates))
+		}
+	}
+	return b.Flush()
+}
+
+// environmentLine is where the experiment ran, in one line.
+func environmentLine(e experiment.Environment) string {
+	return fmt.Sprintf("%s, %d replicas, Redis %s, PostgreSQL %s, %d CPUs, %s %s, herdbench %s",
+		e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, e.Go, e.OS, e.Herdbench)
+}
+
+// loadLine is the plan's load and timeline, in one line.
+func loadLine(p experiment.Plan) string {
+	s := fmt.Sprintf("%s req/s over %s keys (Zipf %g, %d hot), %d clients, client timeout %s",
+		thousands(int64(p.Rate)), thousands(int64(p.Keys)), p.Zipf, p.HotKeys, max(p.Clients, 1), p.Timeout)
+	if p.Critical > 0 {
+		s += fmt.Sprintf(", %g%% critical", p.Critical*100)
+	}
+	return s + fmt.Sprintf("; warmup %s, before %s, T, after %s per arm", p.Warmup, p.Before, p.After)
+}
+
+func mdRow(w io.Writer, cells []string) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+}
+
+// mdEscaper backslash-escapes the punctuation that could start markup
+// (emphasis, links, HTML, tables, entities); CommonMark renders an escaped
+// punctuation character as itself.
+var mdEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
+	`<`, `\<`, `>`, `\>`, `|`, `\|`, `~`, `\~`, `&`, `\&`, `#`, `\#`,
+	"\r", " ", "\n", " ",
+)
+
+// mdText is s as literal Markdown text.
+func mdText(s string) string { return mdEscaper.Replace(s) }
+
+// code is s as an inline code span, fenced with more backticks than any run
+// of them inside s.
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.Trim(s, " ") == "" {
+		s = " " + s + " " // CommonMark strips one space each side
+	}
+	return fence + s + fence
+}
+
+// codeCell is a code span inside a table cell, where a pipe ends the cell
+// even inside code unless escaped (GitHub renders \| in a cell as |).
+func codeCell(s string) string {
+	return strings.ReplaceAll(code(s), "|", `\|`)
+}

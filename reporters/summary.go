@@ -1,0 +1,108 @@
+package reporters
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
+)
+
+// summary is the arms side by side, as every format shows them: one row per
+// arm, each compared with the first arm. Cells are plain text; each format
+// escapes them its own way.
+type summary struct {
+	head []string
+	rows [][]string
+}
+
+// summarize builds the summary of rep. Attempts per request appear only when
+// some arm retried or hedged, and the critical requests' drop rate only when
+// some arm counted critical requests ("-" for an arm that counted none).
+func summarize(rep *experiment.Report) summary {
+	retried, critical := false, false
+	for _, a := range rep.Arms {
+		retried = retried || a.Retries.Amplification > 1
+		critical = critical || a.HTTP.Critical != nil
+	}
+	s := summary{head: []string{"arm", "db queries", "vs " + firstName(rep), "peak db q/s", "p50", "p99", "drop rate", "recovery"}}
+	if retried {
+		s.head = append(s.head, "attempts/req")
+	}
+	if critical {
+		s.head = append(s.head, "critical drop")
+	}
+	var base int64 = -1
+	for _, a := range rep.Arms {
+		if base < 0 {
+			base = a.DB.Queries
+		}
+		row := []string{a.Name, thousands(a.DB.Queries), versus(a.DB.Queries, base),
+			thousands(int64(a.DB.PeakQPS + 0.5)), msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
+			pct(a.HTTP.DropRate), recoveryString(a)}
+		if retried {
+			row = append(row, strconv.FormatFloat(a.Retries.Amplification, 'f', 2, 64))
+		}
+		if critical {
+			c := "-"
+			if a.HTTP.Critical != nil {
+				c = pct(a.HTTP.Critical.DropRate)
+			}
+			row = append(row, c)
+		}
+		s.rows = append(s.rows, row)
+	}
+	return s
+}
+
+// best is the arm with the fewest DB queries after T and the one with the
+// lowest p99; ok is false with fewer than two arms, where there is nothing
+// to compare.
+func best(rep *experiment.Report) (fewest, fastest experiment.ArmResult, ok bool) {
+	if len(rep.Arms) < 2 {
+		return fewest, fastest, false
+	}
+	fewest, fastest = rep.Arms[0], rep.Arms[0]
+	for _, a := range rep.Arms[1:] {
+		if a.DB.Queries < fewest.DB.Queries {
+			fewest = a
+		}
+		if a.HTTP.P99MS < fastest.HTTP.P99MS {
+			fastest = a
+		}
+	}
+	return fewest, fastest, true
+}
+
+// Expected is what a gate result had to satisfy, as its gate reads: the
+// operator and the value, a ratio as a percentage ("< 1%", "<= 150").
+func Expected(g gates.Result) string {
+	if gates.IsRatio(g.Path) {
+		// rounded so that 0.01 reads 1%, not 1.0000000000000002%
+		v := math.Round(g.Value*100*1e9) / 1e9
+		return g.Op + " " + strconv.FormatFloat(v, 'f', -1, 64) + "%"
+	}
+	return g.Op + " " + strconv.FormatFloat(g.Value, 'f', -1, 64)
+}
+
+// failedGates counts the gate results that failed.
+func failedGates(rep *experiment.Report) int {
+	n := 0
+	for _, g := range rep.Gates {
+		if !g.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+// aborted lists the arms a stop condition ended early, in the report's order.
+func aborted(rep *experiment.Report) []experiment.ArmResult {
+	var out []experiment.ArmResult
+	for _, a := range rep.Arms {
+		if a.Aborted != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}

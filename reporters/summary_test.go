@@ -1,0 +1,98 @@
+package reporters
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
+)
+
+func TestSummarizeColumns(t *testing.T) {
+	base := []string{"arm", "db queries", "vs none", "peak db q/s", "p50", "p99", "drop rate", "recovery"}
+	tests := []struct {
+		name  string
+		edit  func(rep *experiment.Report)
+		head  []string
+		cells map[string]string // arm -> its last cell
+	}{
+		{
+			name:  "fixture: retries and critical",
+			edit:  func(*experiment.Report) {},
+			head:  append(slices.Clone(base), "attempts/req", "critical drop"),
+			cells: map[string]string{"none": "0.00%", "hedge=50ms": "17.14%"},
+		},
+		{
+			name: "no arm retried, none marked critical",
+			edit: func(rep *experiment.Report) {
+				for i := range rep.Arms {
+					rep.Arms[i].Retries.Amplification = 1
+					rep.Arms[i].HTTP.Critical = nil
+				}
+			},
+			head:  base,
+			cells: map[string]string{"none": "not recovered", "hedge=50ms": "aborted"},
+		},
+		{
+			name: "one arm without critical requests",
+			edit: func(rep *experiment.Report) {
+				for i := range rep.Arms {
+					rep.Arms[i].Retries.Amplification = 1
+				}
+				rep.Arms[1].HTTP.Critical = nil
+			},
+			head:  append(slices.Clone(base), "critical drop"),
+			cells: map[string]string{"lock": "-", "hedge=50ms": "17.14%"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := loadReport(t, fixture)
+			tt.edit(rep)
+			s := summarize(rep)
+			if !slices.Equal(s.head, tt.head) {
+				t.Errorf("head = %q; want %q", s.head, tt.head)
+			}
+			for _, row := range s.rows {
+				if len(row) != len(s.head) {
+					t.Errorf("row %q has %d cells; want %d", row[0], len(row), len(s.head))
+				}
+				if want, ok := tt.cells[row[0]]; ok && row[len(row)-1] != want {
+					t.Errorf("arm %s: last cell = %q; want %q", row[0], row[len(row)-1], want)
+				}
+			}
+		})
+	}
+}
+
+func TestExpected(t *testing.T) {
+	tests := []struct {
+		g    gates.Result
+		want string
+	}{
+		{gates.Result{Path: "db.queries", Op: "<=", Value: 150}, "<= 150"},
+		{gates.Result{Path: "http.drop_rate", Op: "<", Value: 0.01}, "< 1%"},
+		{gates.Result{Path: "cache.hit_ratio", Op: ">=", Value: 0.995}, ">= 99.5%"},
+		{gates.Result{Path: "http.p99_ms", Op: "!=", Value: 2.5}, "!= 2.5"},
+	}
+	for _, tt := range tests {
+		if got := Expected(tt.g); got != tt.want {
+			t.Errorf("Expected(%s %s %g) = %q; want %q", tt.g.Path, tt.g.Op, tt.g.Value, got, tt.want)
+		}
+	}
+}
+
+// The table keeps its columns when an arm lacks one: no row is short.
+func TestTableRowsKeepTheirColumns(t *testing.T) {
+	rep := loadReport(t, fixture)
+	rep.Arms[1].HTTP.Critical = nil
+	var b strings.Builder
+	if err := Table(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Split(b.String(), "\n")[2] // header, none, lock
+	if f := strings.Fields(line); f[0] != "lock" || f[len(f)-1] != "-" {
+		t.Errorf("lock's row = %q; want it to end with - for its missing critical drop", line)
+	}
+}
