@@ -18,7 +18,7 @@ type output struct {
 }
 
 // parseOutputs reads -o FORMAT or -o FORMAT=FILE (and --json FILE, the same
-// as -o json=FILE); none means the table on stdout.
+// as -o json=FILE).
 func parseOutputs(specs []string, jsonFile string) ([]output, error) {
 	var outs []output
 	var errs []error
@@ -40,10 +40,16 @@ func parseOutputs(specs []string, jsonFile string) ([]output, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if !slices.ContainsFunc(outs, func(o output) bool { return o.path == "" }) {
-		outs = append([]output{{format: "table"}}, outs...) // the terminal always gets the table
-	}
 	return outs, nil
+}
+
+// withTable adds the table on stdout when no output goes there: the
+// terminal always gets a report.
+func withTable(outs []output) []output {
+	if slices.ContainsFunc(outs, func(o output) bool { return o.path == "" }) {
+		return outs
+	}
+	return append([]output{{format: "table"}}, outs...)
 }
 
 // tableOnStdout says whether the table is what stdout shows.

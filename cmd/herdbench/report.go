@@ -109,6 +109,9 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 	if len(bad) > 0 {
 		return usageError{errors.Join(bad...)}
 	}
+	if len(reps) == 1 || len(outs) == 0 {
+		outs = withTable(outs)
+	}
 	if len(reps) > 1 {
 		for _, o := range outs {
 			if o.format != "html" {

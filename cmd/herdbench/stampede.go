@@ -250,7 +250,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype
 	}
-	return plan, outs, nil
+	return plan, withTable(outs), nil
 }
 
 func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions) error {
