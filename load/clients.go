@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -16,10 +17,6 @@ import (
 
 	"github.com/herdbench/herdbench/retry"
 )
-
-// requestParam carries a request's id in its URL, so the transport finds
-// its virtual client and the attack loop its attempts. Servers ignore it.
-const requestParam = "hb"
 
 // herd is the virtual clients behind one transport: request id i belongs to
 // client mix(i) % len(clients), which keeps its own backoff state and
@@ -104,8 +101,20 @@ func failed(o Outcome) bool { return o == Timeout || o == Conn || o == Error5xx 
 // gets the timeout, failed attempts (no response, 5xx, 429) are retried
 // after the policy's delay while retries and budget last, and the last
 // attempt's response is returned.
-func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
-	id, _ := strconv.ParseUint(req.URL.Query().Get(requestParam), 10, 64)
+func (h *herd) RoundTrip(in *http.Request) (*http.Response, error) {
+	id, _ := strconv.ParseUint(in.Header.Get(idHeader), 10, 64)
+	req := in.Clone(in.Context())
+	req.Header.Del(idHeader) // the service never sees it
+	resp, err := h.roundTrip(req, id)
+	if err != nil {
+		return nil, fmt.Errorf("%w (herdbench request %d)", err, id)
+	}
+	resp.Header.Set(idHeader, strconv.FormatUint(id, 10))
+	return resp, nil
+}
+
+// roundTrip is RoundTrip for request id.
+func (h *herd) roundTrip(req *http.Request, id uint64) (*http.Response, error) {
 	c := h.clients[mix(id)%uint64(len(h.clients))]
 	c.mu.Lock()
 	c.budget.Request(time.Now())

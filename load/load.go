@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,11 +19,15 @@ import (
 
 // Config is one steady attack.
 type Config struct {
-	Targets  []string      // replica base URLs, used round-robin
+	Targets  []string      // base URLs, used round-robin
 	Rate     int           // requests per second, open model
 	Duration time.Duration // how long to attack
-	Keys     int           // item ids 1..Keys
-	Zipf     float64       // Zipf exponent s > 1: P(id) ∝ id^-s
+	Request  Request       // how a key becomes a request; zero: GET /items/{key}
+	Source   KeySource     // where keys come from; nil: Zipf over ids 1..Keys
+	Keys     int           // item ids 1..Keys, without Source
+	Zipf     float64       // Zipf exponent s > 1: P(id) ∝ id^-s, without Source
+	Header   http.Header   // sent with every request (a target's headers, an arm's)
+	Query    url.Values    // added to every request's query (an arm's)
 	Seed     uint64        // seeds the key draws
 	Timeout  time.Duration // client timeout per attempt
 	Clients  int           // virtual clients sharing the load, each with its own retry state; 0 means 1
@@ -62,10 +67,10 @@ func (c Config) Validate() error {
 	if c.Rate < 1 {
 		errs = append(errs, fmt.Errorf("rate: %d (accepted: 1 or more requests/s)", c.Rate))
 	}
-	if c.Keys < 1 {
+	if c.Source == nil && c.Keys < 1 {
 		errs = append(errs, fmt.Errorf("keys: %d (accepted: 1 or more)", c.Keys))
 	}
-	if c.Zipf <= 1 {
+	if c.Source == nil && c.Zipf <= 1 {
 		errs = append(errs, fmt.Errorf("zipf: %g (accepted: greater than 1)", c.Zipf))
 	}
 	if c.Duration <= 0 {
@@ -88,32 +93,12 @@ func (c Config) Validate() error {
 
 // criticalHeader marks a request that must be served (the testbed's
 // shed_priority admits it first).
-var criticalHeader = http.Header{"X-Priority": []string{"critical"}}
+const criticalHeader = "X-Priority"
 
 // isCritical says whether request i is one of the share marked critical: a
 // fixed hash of i, so the same requests are critical in every arm.
 func isCritical(i uint64, share float64) bool {
 	return share > 0 && float64(mix(i)%10_000) < share*10_000
-}
-
-// Keys draws item ids from a seeded Zipf distribution. It is safe for
-// concurrent use.
-type Keys struct {
-	mu   sync.Mutex
-	zipf *rand.Zipf
-}
-
-// NewKeys returns ids in [1, n] with P(id) ∝ id^-s.
-func NewKeys(n int, s float64, seed uint64) *Keys {
-	r := rand.New(rand.NewPCG(seed, 0x6b657973)) // "keys"
-	return &Keys{zipf: rand.NewZipf(r, s, 1, uint64(n-1))}
-}
-
-// Next returns the next id.
-func (k *Keys) Next() int64 {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return int64(k.zipf.Uint64()) + 1
 }
 
 // Attack runs c until its duration ends or ctx is done, and hands every
@@ -123,7 +108,11 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 	if err := c.Validate(); err != nil {
 		return time.Time{}, err
 	}
-	keys := NewKeys(c.Keys, c.Zipf, c.Seed)
+	keys := c.Source
+	if keys == nil {
+		keys = NewKeys(c.Keys, c.Zipf, c.Seed)
+	}
+	req := c.Request.orDefault()
 	var (
 		mu sync.Mutex
 		n  uint64
@@ -133,12 +122,13 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 		i := n
 		n++
 		mu.Unlock()
-		t.Method = http.MethodGet
-		t.URL = c.Targets[i%uint64(len(c.Targets))] + "/items/" + strconv.FormatInt(keys.Next(), 10) +
-			"?" + requestParam + "=" + strconv.FormatUint(i, 10)
-		t.Header = nil
+		key := keys.Key()
+		t.Method = req.Method
+		t.URL = req.url(c.Targets[i%uint64(len(c.Targets))], key, c.Query)
+		t.Header = req.header(key, c.Header)
+		t.Header.Set(idHeader, strconv.FormatUint(i, 10))
 		if isCritical(i, c.Critical) {
-			t.Header = criticalHeader
+			t.Header.Set(criticalHeader, "critical")
 		}
 		return nil
 	}
@@ -176,8 +166,7 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 		}
 		rec := Record{Seq: res.Seq, Intended: intended, Latency: lat, Code: int(res.Code),
 			Outcome: Classify(int(res.Code), res.Error)}
-		if u, err := url.Parse(res.URL); err == nil {
-			id, _ := strconv.ParseUint(u.Query().Get(requestParam), 10, 64)
+		if id, ok := requestID(res); ok {
 			s := h.takeAttempts(id)
 			rec.SentAt, rec.Attempts, rec.Hedges = s.at, len(s.at), s.hedges
 			rec.Critical = isCritical(id, c.Critical)
@@ -189,4 +178,75 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 	}
 	h.base.CloseIdleConnections() // each arm starts with its own connections
 	return start, ctx.Err()
+}
+
+// Request is how a key becomes a request: {key} in Path, in a Query value
+// or in a Headers value is replaced by the key.
+type Request struct {
+	Method  string            // GET when empty
+	Path    string            // /items/{key} when empty
+	Query   map[string]string // added to the query
+	Headers map[string]string
+}
+
+func (r Request) orDefault() Request {
+	if r.Method == "" {
+		r.Method = http.MethodGet
+	}
+	if r.Path == "" && len(r.Query) == 0 && len(r.Headers) == 0 {
+		r.Path = "/items/{key}"
+	}
+	return r
+}
+
+// url is the request's URL for key on base, with extra query values.
+func (r Request) url(base, key string, extra url.Values) string {
+	u := strings.TrimSuffix(base, "/") + strings.ReplaceAll(r.Path, "{key}", url.PathEscape(key))
+	q := url.Values{}
+	for k, v := range r.Query {
+		q.Set(k, strings.ReplaceAll(v, "{key}", key))
+	}
+	for k, vs := range extra {
+		q[k] = append(q[k], vs...)
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// header is the request's headers for key: base's, then the template's.
+func (r Request) header(key string, base http.Header) http.Header {
+	h := base.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	for k, v := range r.Headers {
+		h.Set(k, strings.ReplaceAll(v, "{key}", key))
+	}
+	return h
+}
+
+// idHeader carries a request's sequence number from the targeter to the
+// herd's transport, which takes it off before sending, and back in the
+// response (or the error), so the attack loop finds the request's attempts.
+// The service never sees it.
+const idHeader = "X-Herdbench-Request"
+
+// idInError finds the sequence number the transport puts in its errors.
+var idInError = regexp.MustCompile(`\(herdbench request (\d+)\)`)
+
+// requestID is the sequence number of the request a result is about.
+func requestID(res *vegeta.Result) (uint64, bool) {
+	s := ""
+	if res.Headers != nil {
+		s = res.Headers.Get(idHeader)
+	}
+	if s == "" {
+		if m := idInError.FindStringSubmatch(res.Error); m != nil {
+			s = m[1]
+		}
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	return id, err == nil
 }

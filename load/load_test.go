@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -523,4 +524,47 @@ func sum(m map[Outcome]int) (n int) {
 		n += v
 	}
 	return n
+}
+
+// A target file's request template: the key in the path, a query value
+// and a header; the target's and the arm's headers and query values on
+// every request; and the herd's own request id never reaching the service.
+func TestRequestTemplate(t *testing.T) {
+	var mu sync.Mutex
+	var seen []*http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Clone(context.Background()))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	keys := []string{"a/b", "c d", "e"}
+	c := Config{Targets: []string{srv.URL + "/"}, Rate: 100, Duration: 300 * time.Millisecond, Timeout: time.Second, Seed: 1,
+		Source:  NewListKeys(keys, 1),
+		Request: Request{Method: http.MethodPost, Path: "/v1/things/{key}", Query: map[string]string{"id": "{key}"}, Headers: map[string]string{"X-Key": "k-{key}"}},
+		Header:  http.Header{"Authorization": []string{"Bearer s3cret"}},
+		Query:   url.Values{"arm": []string{"lock"}},
+	}
+	var recs collect
+	if _, err := Attack(context.Background(), c, recs.add); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 || len(seen) != len(recs.recs) {
+		t.Fatalf("the server saw %d requests, the client recorded %d", len(seen), len(recs.recs))
+	}
+	for _, r := range recs.recs {
+		if r.Attempts != 1 || r.Outcome != OK {
+			t.Errorf("record %d: %d attempts, %v; want 1, ok (the request's id found its attempts)", r.Seq, r.Attempts, r.Outcome)
+		}
+	}
+	for _, r := range seen {
+		key := r.URL.Query().Get("id")
+		if !slices.Contains(keys, key) || r.Method != http.MethodPost || r.URL.Path != "/v1/things/"+key ||
+			r.Header.Get("X-Key") != "k-"+key || r.Header.Get("Authorization") != "Bearer s3cret" || r.URL.Query().Get("arm") != "lock" {
+			t.Fatalf("request %s %s %v; want POST /v1/things/KEY?id=KEY&arm=lock with X-Key k-KEY and the Authorization header", r.Method, r.URL, r.Header)
+		}
+		if r.Header.Get(idHeader) != "" {
+			t.Fatalf("the service saw %s: %q; want it taken off", idHeader, r.Header.Get(idHeader))
+		}
+	}
 }
