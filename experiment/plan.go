@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,6 +67,52 @@ type Arm struct {
 	Throttle *float64       `json:"throttle,omitempty"`       // the clients' adaptive throttling K in this arm
 	Hedge    *retry.Hedge   `json:"hedge,omitempty"`          // the clients' hedging in this arm
 	Breaker  *retry.Breaker `json:"client_breaker,omitempty"` // the clients' circuit breaker in this arm
+	// Select is how the arm is chosen on a service herdbench does not
+	// control; Config is then unused
+	Select *Select `json:"select,omitempty"`
+}
+
+// Select chooses an arm on a service herdbench does not control: headers
+// and query values sent with every request, commands run before and after
+// the arm (a feature-flag CLI call, say).
+type Select struct {
+	Headers map[string]string `json:"-"` // may hold secrets: results name them only
+	Query   map[string]string `json:"query,omitempty"`
+	Before  []string          `json:"before,omitempty"`
+	After   []string          `json:"after,omitempty"`
+}
+
+// MarshalJSON writes the header names, never their values.
+func (s Select) MarshalJSON() ([]byte, error) {
+	type plain Select
+	names := make([]string, 0, len(s.Headers))
+	for k := range s.Headers {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return json.Marshal(struct {
+		Headers []string `json:"headers,omitempty"`
+		plain
+	}{names, plain(s)})
+}
+
+// apply is base with the arm's headers, and the arm's query values.
+func (s *Select) apply(base http.Header) (http.Header, url.Values) {
+	h := base.Clone()
+	if s == nil {
+		return h, nil
+	}
+	if h == nil {
+		h = http.Header{}
+	}
+	for k, v := range s.Headers {
+		h.Set(k, v)
+	}
+	q := url.Values{}
+	for k, v := range s.Query {
+		q.Set(k, v)
+	}
+	return h, q
 }
 
 // Prefixes of arms that compare client policies on the base config:
@@ -191,6 +240,9 @@ func (p Plan) Validate(triggerNames []string) error {
 		probe := Arm{Name: a.Name}
 		if _, err := clientArm(&probe); err != nil {
 			bad("arms", "%v", err)
+		}
+		if a.Select != nil {
+			continue // a service's arm: no replica config to check
 		}
 		if err := a.Config.Validate(); err != nil {
 			msg := strings.ReplaceAll(err.Error(), "\n", "; ")

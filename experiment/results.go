@@ -30,7 +30,8 @@ type Report struct {
 
 // Environment is where the experiment ran.
 type Environment struct {
-	Provider  string `json:"provider"`
+	Provider  string `json:"provider"` // local or docker (the testbed), file or url
+	Target    string `json:"target"`   // testbed, the target file, or the URL
 	Replicas  int    `json:"replicas"`
 	Redis     string `json:"redis"`
 	Postgres  string `json:"postgres"`
@@ -45,15 +46,16 @@ type Environment struct {
 // start of the load to the end; warm is the cache fill before the load.
 type ArmResult struct {
 	Name       string                `json:"name"`
-	Config     api.Config            `json:"config"`  // the replicas' config: strategy and every knob
-	Clients    Clients               `json:"clients"` // what every client did: retries, throttling, hedging, breaker
+	Config     api.Config            `json:"config,omitzero"`  // the replicas' config: strategy and every knob (the testbed)
+	Select     *Select               `json:"select,omitempty"` // how the arm was chosen on a service herdbench does not control
+	Clients    Clients               `json:"clients"`          // what every client did: retries, throttling, hedging, breaker
 	T          time.Time             `json:"t"`
 	Warm       Warm                  `json:"warm"`
 	Trigger    TriggerResult         `json:"trigger"`
-	DB         DB                    `json:"db"`
-	Cache      Cache                 `json:"cache"`
+	DB         *DB                   `json:"db"`    // null: the target declares no Postgres
+	Cache      *Cache                `json:"cache"` // null: the target declares no Redis
 	HTTP       HTTP                  `json:"http"`
-	API        APICounters           `json:"api"`
+	API        *APICounters          `json:"api"` // null: not the testbed, whose replicas count
 	Retries    Retries               `json:"retries"`
 	Burst      *triggers.BurstResult `json:"burst,omitempty"` // the burst trigger's release spread
 	RecoveryMS *int64                `json:"recovery_ms"`     // null: not back within the band by the end

@@ -13,6 +13,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -24,7 +27,6 @@ import (
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -75,6 +77,9 @@ func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
 		return nil, err
 	}
 	trig, _ := reg.Get(p.Trigger)
+	if err := triggers.Supported(trig, env.Target.Caps()); err != nil {
+		return nil, fmt.Errorf("target %s: %w", env.Target.Name, err)
+	}
 	st := env.Target.Status
 	rep := &Report{
 		Schema:    Schema,
@@ -84,14 +89,18 @@ func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
 		Plan:      p,
 		Arms:      []ArmResult{},
 		Environment: Environment{
-			Provider: st.Provider, Replicas: len(st.API),
+			Provider: st.Provider, Replicas: len(st.API), Target: env.Target.Name,
 			Redis: st.Versions["redis"], Postgres: st.Versions["postgres"],
 			CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
 			Herdbench: env.Version,
 		},
 	}
+	if !env.Target.Testbed() {
+		rep.Environment.Provider, rep.Environment.Replicas = env.Target.Kind, len(env.Target.Endpoints)
+	}
 	// leave the replicas as they were found
-	if orig, err := env.Target.Config(ctx); err == nil {
+	if !env.Target.Testbed() {
+	} else if orig, err := env.Target.Config(ctx); err == nil {
 		defer func() {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
@@ -112,15 +121,6 @@ func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
 	return rep, nil
 }
 
-// hotIDs are the ids the Zipf distribution draws most: 1..n.
-func hotIDs(n int) []int64 {
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = int64(i + 1)
-	}
-	return ids
-}
-
 type fired struct {
 	at     time.Time
 	atT    observe.Sample     // the snapshot just before firing
@@ -129,10 +129,10 @@ type fired struct {
 	err    error
 }
 
-func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger, env Env) (*ArmResult, error) {
+func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger, env Env) (_ *ArmResult, retErr error) {
 	tg := env.Target
 	interval := observe.DefaultInterval
-	src := observe.Source{DB: tg.DB, Redis: tg.Redis, Query: api.ItemQuery, Role: testbed.AppRole}
+	src := observe.Source{DB: tg.DB, Redis: tg.Redis, Statements: tg.Statements, Role: tg.Role}
 	armStart := time.Now()
 	progress := func(phase string, dbqps float64, reqs int64) {
 		if env.Progress != nil {
@@ -142,35 +142,62 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	}
 	progress("warm", 0, 0)
 
+	// on a service herdbench does not control, the arm is selected by its
+	// hooks, headers and query values
+	if sel := arm.Select; sel != nil {
+		if err := hooks(ctx, "before", sel.Before); err != nil {
+			return nil, err
+		}
+		defer func() {
+			hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hookTimeout)
+			defer cancel()
+			if err := hooks(hctx, "after", sel.After); err != nil && retErr == nil {
+				retErr = err
+			}
+		}()
+	}
+
 	// the same starting state for every arm: an empty cache filled the same
 	// way, replicas reset
 	w0, err := src.Read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if tg.Toxiproxy != nil { // a run killed mid-fault leaves its toxics and closed proxies
-		if err := tg.Toxiproxy.ResetState(); err != nil {
-			return nil, fmt.Errorf("reset toxiproxy %s: %w", tg.Status.Toxiproxy, err)
-		}
+	if err := tg.Rollback(); err != nil { // a run killed mid-fault leaves its toxics and closed proxies
+		return nil, fmt.Errorf("undo the faults a run left: %w", err)
 	}
-	if err := tg.Redis.FlushDB(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("flush cache: %w", err)
-	}
-	hot := hotIDs(p.HotKeys)
+	hot := tg.Hot(p.HotKeys)
 	warmStart := time.Now()
-	if err := warmAll(ctx, tg, p, arm, trig, hot); err != nil {
+	if tg.Testbed() {
+		if err := tg.Redis.FlushDB(ctx).Err(); err != nil {
+			return nil, fmt.Errorf("flush cache: %w", err)
+		}
+		if err := warmAll(ctx, tg, p, arm, trig, hot); err != nil {
+			return nil, err
+		}
+	} else if err := warmRequests(ctx, tg, arm, hot); err != nil {
 		return nil, err
 	}
 	warmTook := time.Since(warmStart)
-	if err := tg.Reset(ctx, p.Seed); err != nil {
-		return nil, err
+	if tg.Testbed() {
+		if err := tg.Reset(ctx, p.Seed); err != nil {
+			return nil, err
+		}
 	}
 	s0, err := src.Read(ctx) // db.queries_total counts from here
 	if err != nil {
 		return nil, err
 	}
 
-	tenv := triggers.Env{Redis: tg.Redis, Toxiproxy: tg.Toxiproxy, Restarter: tg, HotKeys: hot, API: tg.Status.API}
+	tenv := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Testbed(), Channel: tg.Channel,
+		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
+		HotKeys: hot, API: tg.Endpoints, Request: armRequester(tg, arm)}
+	if tg.RedisKey != "" {
+		tenv.RedisKey = tg.KeyOf
+	}
+	if tg.Testbed() {
+		tenv.Restarter = tg
+	}
 	if pr, ok := trig.(triggers.Preparer); ok {
 		if err := pr.Prepare(ctx, tenv); err != nil {
 			return nil, fmt.Errorf("trigger %s: %w", trig.Name(), err)
@@ -207,7 +234,9 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 			firedc <- fired{err: ctx.Err()}
 			return
 		}
-		f.apiT, _ = tg.Metrics(ctx)
+		if tg.Testbed() {
+			f.apiT, _ = tg.Metrics(ctx)
+		}
 		if !sleepUntil(ctx, t) {
 			firedc <- fired{err: ctx.Err()}
 			return
@@ -219,8 +248,10 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		firedc <- f
 	}()
 	stopWatch := watch(ctx, sampler, rec, t, time.Duration(p.Warmup), loadStart, progress, p.Abort, abortArm)
+	header, query := arm.Select.apply(tg.Header)
 	_, attackErr := load.Attack(armCtx, load.Config{
-		Targets: tg.Status.API, Rate: p.Rate, Duration: p.Duration(),
+		Targets: tg.Endpoints, Rate: p.Rate, Duration: p.Duration(),
+		Request: tg.Request, Source: tg.Source(p.Seed), Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,
 		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical,
@@ -246,21 +277,16 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 
 	// let the replicas finish what they started, then take the last snapshot
 	progress("drain", 0, rec.requests())
-	if err := drain(ctx, tg); err != nil {
-		sampler.Stop()
-		return nil, err
+	if tg.Testbed() {
+		if err := drain(ctx, tg); err != nil {
+			sampler.Stop()
+			return nil, err
+		}
 	}
 	end, err := src.Read(ctx)
 	samples, missed, serr := sampler.Stop()
 	if err = errors.Join(err, serr); err != nil {
 		return nil, err
-	}
-	metrics, err := tg.Metrics(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if f.at.IsZero() { // aborted before T: the figures from T count from the end
-		f.atT = end
 	}
 	res := summarize(p, arm, t, s0, f.atT, end, samples, rec)
 	res.Clients = cl
@@ -276,24 +302,37 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		res.Burst = &b
 		delete(f.detail, "burst")
 	}
+	if tg.Testbed() {
+		metrics, err := tg.Metrics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// counted since the reset before the load: up to T, then from T on,
+		// read as a reset if the replicas restarted
+		counter := func(name string) int64 {
+			atT := int64(f.apiT[name])
+			return atT + delta(atT, int64(metrics[name]))
+		}
+		res.API = &APICounters{
+			Loads:       counter("herdbench_api_loads_total"),
+			LoadErrors:  counter("herdbench_api_load_errors_total"),
+			EarlyLoads:  counter("herdbench_api_early_loads_total"),
+			Coalesced:   counter("herdbench_api_coalesced_total"),
+			StaleServed: counter("herdbench_api_stale_served_total"),
+			LockWaits:   counter("herdbench_api_lock_waits_total"),
+		}
+	}
+	// what the target does not let herdbench observe has no figures
+	if tg.DB == nil {
+		res.DB, res.Warm.Queries = nil, 0
+	}
+	if tg.Redis == nil {
+		res.Cache = nil
+	}
 	res.Trigger = TriggerResult{Name: trig.Name(), Detail: f.detail}
 	if !f.at.IsZero() {
 		at := f.at.UTC()
 		res.Trigger.FiredAt = &at
-	}
-	// counted since the reset before the load: up to T, then from T on,
-	// read as a reset if the replicas restarted
-	counter := func(name string) int64 {
-		atT := int64(f.apiT[name])
-		return atT + delta(atT, int64(metrics[name]))
-	}
-	res.API = APICounters{
-		Loads:       counter("herdbench_api_loads_total"),
-		LoadErrors:  counter("herdbench_api_load_errors_total"),
-		EarlyLoads:  counter("herdbench_api_early_loads_total"),
-		Coalesced:   counter("herdbench_api_coalesced_total"),
-		StaleServed: counter("herdbench_api_stale_served_total"),
-		LockWaits:   counter("herdbench_api_lock_waits_total"),
 	}
 	return res, nil
 }
@@ -303,7 +342,15 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 // tail. The tail is loaded at no query cost, to take a second rather than
 // minutes; the hot keys at the arm's cost, so what the replicas store about
 // them (xfetch's load time) is real, and with the trigger's warm config.
-func warmAll(ctx context.Context, tg *targets.Target, p Plan, arm Arm, trig triggers.Trigger, hot []int64) error {
+func warmAll(ctx context.Context, tg *targets.Target, p Plan, arm Arm, trig triggers.Trigger, hotKeys []string) error {
+	hot := make([]int64, 0, len(hotKeys))
+	for _, k := range hotKeys {
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return fmt.Errorf("warm: the testbed's key %q is not an item id", k)
+		}
+		hot = append(hot, id)
+	}
 	// the fill is setup: what protects the database (ratelimit, breaker,
 	// shed) applies from the load on
 	base := arm.Config
@@ -463,4 +510,92 @@ func watch(ctx context.Context, s *observe.Sampler, rec *recorder, t time.Time, 
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+// warmRequests fills the cache of a service herdbench does not control the
+// only way it can: one request for each hot key, with the arm's headers
+// and query values, a few at a time.
+func warmRequests(ctx context.Context, tg *targets.Target, arm Arm, hot []string) error {
+	build := armRequester(tg, arm)
+	client := &http.Client{Timeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	work := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range work {
+				base := tg.Endpoints[i%len(tg.Endpoints)]
+				req, err := build(ctx, base, hot[i])
+				if err == nil {
+					var resp *http.Response
+					if resp, err = client.Do(req); err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if resp.StatusCode >= 300 {
+							err = fmt.Errorf("status %s", resp.Status)
+						}
+					}
+				}
+				if err != nil {
+					select {
+					case errc <- fmt.Errorf("warm key %s on %s: %w", hot[i], base, err):
+					default:
+					}
+				}
+			}
+		})
+	}
+	for i := range hot {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return ctx.Err()
+	}
+}
+
+// armRequester builds the target's request for a key with the arm's
+// headers and query values.
+func armRequester(tg *targets.Target, arm Arm) triggers.Requester {
+	return func(ctx context.Context, base, key string) (*http.Request, error) {
+		req, err := tg.NewRequest(ctx, base, key)
+		if err != nil || arm.Select == nil {
+			return req, err
+		}
+		for k, v := range arm.Select.Headers {
+			req.Header.Set(k, v)
+		}
+		if len(arm.Select.Query) > 0 {
+			q := req.URL.Query()
+			for k, v := range arm.Select.Query {
+				q.Set(k, v)
+			}
+			req.URL.RawQuery = q.Encode()
+		}
+		return req, nil
+	}
+}
+
+// hookTimeout bounds each hook command.
+const hookTimeout = time.Minute
+
+// hooks runs an arm's commands in order with sh -c; the first that fails
+// ends the arm, with its output.
+func hooks(ctx context.Context, when string, cmds []string) error {
+	for _, c := range cmds {
+		hctx, cancel := context.WithTimeout(ctx, hookTimeout)
+		out, err := exec.CommandContext(hctx, "sh", "-c", c).CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s hook %q: %v: %s", when, c, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
 }

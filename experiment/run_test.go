@@ -33,7 +33,7 @@ func startTestbed(t testing.TB, replicas int) *targets.Target {
 // itemCalls reads pg_stat_statements itself, independently of the run.
 func itemCalls(t testing.TB, tg *targets.Target) int64 {
 	t.Helper()
-	s, err := observe.Source{DB: tg.DB, Redis: tg.Redis, Query: api.ItemQuery, Role: testbed.AppRole}.Read(context.Background())
+	s, err := observe.Source{DB: tg.DB, Redis: tg.Redis, Statements: observe.Statements{Text: api.ItemQuery}, Role: testbed.AppRole}.Read(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestPlanValidate(t *testing.T) {
 // round trip (pg_stat_statements and pg_stat_activity) and one Redis INFO.
 func BenchmarkSample(b *testing.B) {
 	tg := startTestbed(b, 1)
-	src := observe.Source{DB: tg.DB, Redis: tg.Redis, Query: api.ItemQuery, Role: testbed.AppRole, Since: time.Now()}
+	src := observe.Source{DB: tg.DB, Redis: tg.Redis, Statements: observe.Statements{Text: api.ItemQuery}, Role: testbed.AppRole, Since: time.Now()}
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Recovery band: the arm has recovered at the first row after T from which,
@@ -20,11 +21,14 @@ const (
 
 func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples []observe.Sample, rec *recorder) *ArmResult {
 	samples = append(samples, end)
-	res := &ArmResult{Name: arm.Name, Config: arm.Config, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries()}
+	res := &ArmResult{Name: arm.Name, Config: arm.Config, Select: arm.Select, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries()}
+	if arm.Select != nil {
+		res.Config = api.Config{}
+	}
 
 	before := time.Duration(p.Before)
 	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted}
-	res.DB = DB{
+	res.DB = &DB{
 		Queries:      span(sT, end, samples, calls),
 		QueriesTotal: span(s0, end, samples, calls),
 		PeakQPS:      round2(peakQPS(samples, time.Second)),
@@ -38,7 +42,7 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 	}
 
 	redisCounter := func(f func(observe.Sample) int64) counter { return counter{f, observe.RedisRestarted} }
-	res.Cache = Cache{
+	res.Cache = &Cache{
 		Hits:                span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Hits })),
 		Misses:              span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Misses })),
 		Expired:             span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Expired })),

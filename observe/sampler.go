@@ -37,18 +37,30 @@ func RedisRestarted(prev, cur Sample) bool { return prev.RedisRunID != cur.Redis
 // PostgresRestarted reports whether Postgres restarted between two samples.
 func PostgresRestarted(prev, cur Sample) bool { return !prev.PostgresStart.Equal(cur.PostgresStart) }
 
-// Source says where and what to read.
+// Source says where and what to read. Either dependency may be absent (a
+// target that declares none): its fields stay zero and the results say
+// they were not observed.
 type Source struct {
-	DB    *pgxpool.Pool // a role that can read pg_stat_statements
-	Redis *redis.Client
-	Query string    // the statement whose calls count as DB queries
-	Role  string    // the app's role
-	Since time.Time // new connections count from here (T)
+	DB         *pgxpool.Pool // a role that can read pg_stat_statements; nil: not observed
+	Redis      *redis.Client // nil: not observed
+	Statements Statements    // which statements' calls count as DB queries
+	Role       string        // the app's role: its statements and connections
+	Since      time.Time     // new connections count from here (T)
+}
+
+// Statements selects pg_stat_statements rows: by exact text, by queryid,
+// or by a Postgres regular expression on the text. A row any of them
+// selects counts.
+type Statements struct {
+	Text     string
+	QueryIDs []int64
+	Pattern  string
 }
 
 const sampleSQL = `SELECT
 	(SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
-		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $2 AND s.query = $1),
+		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $2
+		AND (s.query = $1 OR s.queryid = ANY($4::bigint[]) OR ($5 <> '' AND s.query ~ $5))),
 	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2),
 	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND backend_start >= $3),
 	pg_postmaster_start_time()`
@@ -56,9 +68,19 @@ const sampleSQL = `SELECT
 // Read takes one sample.
 func (s Source) Read(ctx context.Context) (Sample, error) {
 	smp := Sample{At: time.Now()}
-	err := s.DB.QueryRow(ctx, sampleSQL, s.Query, s.Role, s.Since).Scan(&smp.Calls, &smp.Connections, &smp.NewConnections, &smp.PostgresStart)
-	if err != nil {
-		return smp, fmt.Errorf("sample postgres: %w", err)
+	if s.DB != nil {
+		st := s.Statements
+		ids := st.QueryIDs
+		if ids == nil {
+			ids = []int64{}
+		}
+		err := s.DB.QueryRow(ctx, sampleSQL, st.Text, s.Role, s.Since, ids, st.Pattern).Scan(&smp.Calls, &smp.Connections, &smp.NewConnections, &smp.PostgresStart)
+		if err != nil {
+			return smp, fmt.Errorf("sample postgres: %w", err)
+		}
+	}
+	if s.Redis == nil {
+		return smp, nil
 	}
 	info, err := s.Redis.Info(ctx, "server", "stats", "clients").Result()
 	if err != nil {

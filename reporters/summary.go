@@ -34,11 +34,15 @@ func summarize(rep *experiment.Report) summary {
 	}
 	var base int64 = -1
 	for _, a := range rep.Arms {
-		if base < 0 {
-			base = a.DB.Queries
+		// a target without Postgres has no DB figures: "-"
+		queries, vs, peak := "-", "-", "-"
+		if a.DB != nil {
+			if base < 0 {
+				base = a.DB.Queries
+			}
+			queries, vs, peak = thousands(a.DB.Queries), versus(a.DB.Queries, base), thousands(int64(a.DB.PeakQPS+0.5))
 		}
-		row := []string{a.Name, thousands(a.DB.Queries), versus(a.DB.Queries, base),
-			thousands(int64(a.DB.PeakQPS + 0.5)), msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
+		row := []string{a.Name, queries, vs, peak, msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
 			pct(a.HTTP.DropRate), recoveryString(a)}
 		if retried {
 			row = append(row, strconv.FormatFloat(a.Retries.Amplification, 'f', 2, 64))
@@ -59,12 +63,12 @@ func summarize(rep *experiment.Report) summary {
 // lowest p99; ok is false with fewer than two arms, where there is nothing
 // to compare.
 func best(rep *experiment.Report) (fewest, fastest experiment.ArmResult, ok bool) {
-	if len(rep.Arms) < 2 {
+	if len(rep.Arms) < 2 || rep.Arms[0].DB == nil { // without DB figures there is no fewest
 		return fewest, fastest, false
 	}
 	fewest, fastest = rep.Arms[0], rep.Arms[0]
 	for _, a := range rep.Arms[1:] {
-		if a.DB.Queries < fewest.DB.Queries {
+		if a.DB != nil && a.DB.Queries < fewest.DB.Queries {
 			fewest = a
 		}
 		if a.HTTP.P99MS < fastest.HTTP.P99MS {

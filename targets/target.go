@@ -1,6 +1,13 @@
-// Package targets provides what an experiment attacks and observes: the
-// replicas' endpoints and their control API, and handles to the Redis and
-// Postgres behind them. Testbed opens one from a testbed's status.
+// Package targets provides what an experiment attacks and observes: its
+// endpoints and how a key becomes a request, handles to the Redis and
+// Postgres behind it, and what herdbench may touch of them. Testbed opens
+// the bundled testbed, which herdbench controls; ReadFile and FromFile
+// describe a service it did not start, from a target file (strictly
+// decoded, secrets from the environment); FromURL a bare base URL.
+//
+// Guarantees: nothing is contacted before Connect, so a dry run and the
+// safety checks (CheckHosts) send nothing; a file target's Postgres is
+// opened read-only; triggers get only what the target declares.
 package targets
 
 import (
@@ -11,6 +18,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,25 +31,73 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// Kinds of target.
+const (
+	KindTestbed = "testbed" // the bundled testbed, which herdbench controls
+	KindFile    = "file"    // a service described by a target file
+	KindURL     = "url"     // a bare base URL: HTTP only
 )
 
 // Target is a service under test with the handles an experiment needs.
+// What a target does not declare is nil or empty, and what needs it says
+// so (Caps).
 type Target struct {
-	Status testbed.Status
-	Redis  *redis.Client // direct, for triggers and observers
-	DB     *pgxpool.Pool // superuser, for observers
-	// Toxiproxy controls the proxies between the replicas and their
+	Kind   string
+	Name   string         // the testbed, the target file, or the URL
+	Status testbed.Status // the testbed's, for KindTestbed
+
+	Endpoints []string     // base URLs the load goes to, round-robin
+	Request   load.Request // how a key becomes a request
+	Header    http.Header  // sent with every request; may hold secrets, never written
+	Space     *KeySpace    // where keys come from; nil: the plan's Zipf over item ids
+
+	Redis    *redis.Client // direct, for triggers and observers; nil: none
+	RedisKey string        // the Redis key of a request's key: item:{key}
+	Pattern  string        // the only Redis keys triggers may touch
+	Channel  string        // broadcast invalidations
+
+	DB         *pgxpool.Pool // for observers, read-only but for conndrop; nil: none
+	Statements observe.Statements
+	Role       string
+
+	// Toxiproxy controls the proxies between the service and its
 	// dependencies; nil when the target has none.
 	Toxiproxy *toxiclient.Client
-	http      *http.Client
+	Proxies   map[string]string // dependency -> proxy name
+
+	Prometheus *PrometheusSpec
+	Arms       []ArmSpec // how arms are selected on a service herdbench does not control
+	Limits     Limits
+	Abort      []string          // stop conditions the target file adds
+	Hosts      map[string]string // every host the target touches -> where it is declared
+	Allow      []string          // hosts besides loopback that may be touched
+
+	http    *http.Client
+	file    *File
+	pgDSN   string
+	redisPW string
 }
 
 // Testbed opens a target on a running testbed.
 func Testbed(ctx context.Context, st testbed.Status) (*Target, error) {
 	if len(st.API) == 0 {
 		return nil, errors.New("testbed status lists no API replica")
+	}
+	t := &Target{Kind: KindTestbed, Name: "testbed", Status: st, Endpoints: st.API,
+		Request: load.Request{Path: "/items/{key}"}, RedisKey: api.ItemKeyPattern[:len(api.ItemKeyPattern)-1] + "{key}",
+		Pattern: api.ItemKeyPattern, Channel: api.InvalidateChannel,
+		Statements: observe.Statements{Text: api.ItemQuery}, Role: testbed.AppRole,
+		Proxies: map[string]string{"postgres": "postgres", "redis": "redis"},
+		Hosts:   map[string]string{}, http: &http.Client{Timeout: 10 * time.Second}}
+	for _, u := range st.API {
+		t.Hosts[hostOf(u)] = "testbed api"
 	}
 	ropt, err := redis.ParseURL(st.Redis)
 	if err != nil {
@@ -54,7 +113,7 @@ func Testbed(ctx context.Context, st testbed.Status) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	t := &Target{Status: st, Redis: redis.NewClient(ropt), DB: db, http: &http.Client{Timeout: 10 * time.Second}}
+	t.Redis, t.DB = redis.NewClient(ropt), db
 	if st.Toxiproxy != "" {
 		t.Toxiproxy = toxiclient.NewClient(st.Toxiproxy)
 	}
@@ -69,10 +128,291 @@ func Testbed(ctx context.Context, st testbed.Status) (*Target, error) {
 	return t, nil
 }
 
+// FromFile describes the target a target file declares, without
+// connecting to anything: what a dry run shows, and what the safety
+// checks read.
+func FromFile(f *File) *Target {
+	t := &Target{Kind: KindFile, Name: f.doc.Name, Endpoints: f.Endpoints, Space: &f.Keys,
+		Request: load.Request{Method: f.Request.Method, Path: f.Request.Path, Query: f.Request.Query, Headers: f.Request.Headers},
+		Header:  http.Header{}, Prometheus: f.Prometheus, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort,
+		Hosts: f.Hosts(), Allow: f.Allow, http: &http.Client{Timeout: 10 * time.Second}, file: f}
+	for k, v := range f.Headers {
+		t.Header.Set(k, v)
+	}
+	if r := f.Redis; r != nil {
+		t.RedisKey, t.Pattern, t.Channel, t.redisPW = r.Key, r.Pattern, r.Channel, r.Password
+	}
+	if p := f.Postgres; p != nil {
+		t.Statements = observe.Statements{QueryIDs: p.QueryIDs, Pattern: p.Statements}
+		t.Role, t.pgDSN = p.Role, p.DSN
+	}
+	if tp := f.Toxiproxy; tp != nil {
+		t.Proxies = tp.Proxies
+	}
+	return t
+}
+
+// FromURL describes a bare base URL as a target: HTTP only. A {key} in the
+// URL places the key; without one every request asks for the URL itself.
+func FromURL(raw string) (*Target, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("target %q is not a URL (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", raw)
+	}
+	base := u.Scheme + "://" + u.Host
+	path := strings.TrimPrefix(raw, base)
+	if path == "" {
+		path = "/"
+	}
+	return &Target{Kind: KindURL, Name: raw, Endpoints: []string{base}, Request: load.Request{Path: path},
+		Hosts: map[string]string{u.Hostname(): "--target"}, http: &http.Client{Timeout: 10 * time.Second}}, nil
+}
+
+// Connect opens the handles a file target declares and checks each
+// answers. Call it after the safety checks: it is the first contact.
+func (t *Target) Connect(ctx context.Context) error {
+	f := t.file
+	if f == nil {
+		return nil
+	}
+	if r := f.Redis; r != nil {
+		t.Redis = redis.NewClient(&redis.Options{Addr: r.Address, DB: r.DB, Password: t.redisPW, DisableIdentity: true,
+			DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
+		if err := t.Redis.Ping(ctx).Err(); err != nil {
+			t.Close()
+			return fmt.Errorf("%s: redis %s: %w", f.doc.At("redis.address"), r.Address, err)
+		}
+	}
+	if f.Postgres != nil {
+		pcfg, err := pgxpool.ParseConfig(t.pgDSN)
+		if err != nil {
+			t.Close()
+			return fmt.Errorf("%s: %v", f.doc.At("postgres.dsn"), redactDSN(err))
+		}
+		pcfg.MaxConns = 2
+		// herdbench only reads what the statistics views say
+		pcfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+		pcfg.ConnConfig.RuntimeParams["application_name"] = "herdbench"
+		db, err := pgxpool.NewWithConfig(ctx, pcfg)
+		if err == nil {
+			err = db.Ping(ctx)
+		}
+		if err != nil {
+			if db != nil {
+				db.Close()
+			}
+			t.Close()
+			return fmt.Errorf("%s: %v", f.doc.At("postgres.dsn"), redactDSN(err))
+		}
+		t.DB = db
+	}
+	if tp := f.Toxiproxy; tp != nil {
+		t.Toxiproxy = toxiclient.NewClient(tp.URL)
+		for dep, name := range tp.Proxies {
+			if _, err := t.Toxiproxy.Proxy(name); err != nil {
+				t.Close()
+				return fmt.Errorf("%s: toxiproxy proxy %q: %w", f.doc.At("toxiproxy.proxies."+dep), name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// redactDSN keeps a connection error from carrying the DSN's password.
+func redactDSN(err error) string {
+	return regexp.MustCompile(`(password=)\S+|(://[^:/@]+:)[^@]+@`).ReplaceAllString(err.Error(), "${1}${2}<redacted>@")
+}
+
+// Testbed says whether herdbench controls the target: it may flush its
+// cache, reconfigure and reset its replicas and read their counters.
+func (t *Target) Testbed() bool { return t.Kind == KindTestbed }
+
+// Caps is what the target lets triggers do.
+func (t *Target) Caps() triggers.Caps {
+	c := triggers.Caps{Endpoints: len(t.Endpoints) > 0, Restart: t.Testbed()}
+	if t.Kind == KindFile {
+		f := t.file
+		c.Redis = f.Redis != nil
+		c.RedisKeys = c.Redis && f.Redis.Key != "" && f.Redis.Pattern != ""
+		c.Channel = c.Redis && f.Redis.Channel != ""
+		c.Role = f.Postgres != nil && f.Postgres.Role != ""
+	} else if t.Testbed() {
+		c.Redis, c.RedisKeys, c.Channel, c.Role = true, true, true, true
+	}
+	for dep := range t.Proxies {
+		c.Proxies = append(c.Proxies, dep)
+	}
+	slices.Sort(c.Proxies)
+	return c
+}
+
+// KeyOf is the Redis key of a request's key.
+func (t *Target) KeyOf(key string) string { return strings.ReplaceAll(t.RedisKey, "{key}", key) }
+
+// CheckHosts refuses a target that touches a host that is not loopback and
+// not allowed, by the target file or by allow (--allow-host), naming it.
+func (t *Target) CheckHosts(allow []string) error {
+	var errs []error
+	hosts := make([]string, 0, len(t.Hosts))
+	for h := range t.Hosts {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	for _, h := range hosts {
+		if Loopback(h) || slices.Contains(t.Allow, h) || slices.Contains(allow, h) {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: host %s is not loopback and not allowed (accepted: loopback; or list it under allow: in the target file, or --allow-host %s)",
+			t.where(t.Hosts[h]), h, h))
+	}
+	return errors.Join(errs...)
+}
+
+// NonLoopback lists the hosts the target touches that are not this machine.
+func (t *Target) NonLoopback() []string {
+	var out []string
+	for h := range t.Hosts {
+		if !Loopback(h) {
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// where is "file:line: path" for a path of a file target.
+func (t *Target) where(path string) string {
+	if t.file != nil && t.file.doc.Line(path) > 0 {
+		return t.file.doc.At(path)
+	}
+	return path
+}
+
+// Hot is the n hottest keys of the target's key space: the lowest of a
+// range, the first of a list or file. Without a key space they are the
+// item ids 1..n.
+func (t *Target) Hot(n int) []string {
+	s := t.Space
+	switch {
+	case s == nil:
+		return numbered(1, n)
+	case s.Hot > 0:
+		n = s.Hot
+	}
+	switch {
+	case len(s.List) > 0:
+		return slices.Clone(s.List[:min(n, len(s.List))])
+	case s.Range != nil:
+		return numbered(s.Range.From, int(min(int64(n), s.Range.To-s.Range.From+1)))
+	case s.Zipf != nil:
+		return numbered(s.Zipf.From, int(min(int64(n), s.Zipf.To-s.Zipf.From+1)))
+	}
+	return nil
+}
+
+func numbered(from int64, n int) []string {
+	out := make([]string, max(n, 0))
+	for i := range out {
+		out[i] = strconv.FormatInt(from+int64(i), 10)
+	}
+	return out
+}
+
+// Source is where the load draws keys from, seeded; nil for the plan's
+// Zipf over item ids.
+func (t *Target) Source(seed uint64) load.KeySource {
+	s := t.Space
+	switch {
+	case s == nil:
+		return nil
+	case len(s.List) > 0:
+		return load.NewListKeys(s.List, seed)
+	case s.Range != nil:
+		return load.NewRangeKeys(s.Range.From, s.Range.To, seed)
+	case s.Zipf != nil:
+		return load.NewZipfKeys(s.Zipf.From, s.Zipf.To, s.Zipf.S, seed)
+	}
+	return nil
+}
+
+// NewRequest builds the service's request for key on base, with the
+// target's headers, as the load sends it.
+func (t *Target) NewRequest(ctx context.Context, base, key string) (*http.Request, error) {
+	r := t.Request
+	if r.Method == "" {
+		r.Method = http.MethodGet
+	}
+	u := strings.TrimSuffix(base, "/") + strings.ReplaceAll(r.Path, "{key}", url.PathEscape(key))
+	q := url.Values{}
+	for k, v := range r.Query {
+		q.Set(k, strings.ReplaceAll(v, "{key}", key))
+	}
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range t.Header {
+		req.Header[k] = vs
+	}
+	for k, v := range r.Headers {
+		req.Header.Set(k, strings.ReplaceAll(v, "{key}", key))
+	}
+	return req, nil
+}
+
+// Rollback undoes what a killed run may have left: on the testbed, every
+// toxic and closed proxy; elsewhere the toxics herdbench names and the
+// declared proxies it may have closed. Redis pauses end by themselves.
+func (t *Target) Rollback() error {
+	if t.Toxiproxy == nil {
+		return nil
+	}
+	if t.Testbed() {
+		return t.Toxiproxy.ResetState()
+	}
+	var errs []error
+	for _, name := range t.Proxies {
+		p, err := t.Toxiproxy.Proxy(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		toxics, err := p.Toxics()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, tx := range toxics {
+			if strings.HasPrefix(tx.Name, "herdbench-") {
+				errs = append(errs, p.RemoveToxic(tx.Name))
+			}
+		}
+		if !p.Enabled {
+			errs = append(errs, p.Enable())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
 // Close releases the handles.
 func (t *Target) Close() {
-	t.DB.Close()
-	_ = t.Redis.Close()
+	if t.DB != nil {
+		t.DB.Close()
+	}
+	if t.Redis != nil {
+		_ = t.Redis.Close()
+	}
 }
 
 // Configure sets every replica's run-time config.

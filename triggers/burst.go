@@ -2,12 +2,14 @@ package triggers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +23,7 @@ import (
 type Burst struct {
 	Clients int
 	clients []*http.Client // one open connection each, from Prepare
+	bases   []string       // the endpoint each client's connection is to
 }
 
 // BurstResult is how far apart the released requests left.
@@ -35,47 +38,95 @@ var (
 	_ Trigger  = (*Burst)(nil)
 	_ Preparer = (*Burst)(nil)
 	_ Releaser = (*Burst)(nil)
+	_ Requirer = (*Burst)(nil)
 )
+
+// Requires endpoints, which every target has.
+func (*Burst) Requires(c Caps) error {
+	if !c.Endpoints {
+		return errors.New("endpoints")
+	}
+	return nil
+}
 
 func (*Burst) Name() string { return "burst" }
 func (b *Burst) Describe() string {
 	return fmt.Sprintf("%d clients, connections open, released at T by a barrier: synchronized arrivals", b.Clients)
 }
 
-// Prepare opens one connection per client, spread over the replicas.
+// Prepare opens one TCP connection per client, spread over the endpoints,
+// without sending anything: the service sees no request before T.
 func (b *Burst) Prepare(ctx context.Context, env Env) error {
 	if len(env.API) == 0 {
 		return fmt.Errorf("burst: the target lists no endpoint")
 	}
 	b.closeAll()
 	b.clients = make([]*http.Client, b.Clients)
-	for i := range b.clients {
-		b.clients[i] = &http.Client{Timeout: 10 * time.Second,
-			Transport: &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
-	}
+	b.bases = make([]string, b.Clients)
+	conns := make([]net.Conn, b.Clients)
 	var wg sync.WaitGroup
 	errc := make(chan error, 1)
 	sem := make(chan struct{}, 64)
-	for i, c := range b.clients {
+	for i := range b.clients {
+		b.bases[i] = env.API[i%len(env.API)]
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := get(ctx, c, env.API[i%len(env.API)]+"/healthz"); err != nil {
+			c, err := dialBase(ctx, b.bases[i])
+			if err != nil {
 				select {
 				case errc <- fmt.Errorf("burst: open connection %d: %w", i, err):
 				default:
 				}
+				return
 			}
+			conns[i] = c
 		})
 	}
 	wg.Wait()
+	for i := range b.clients {
+		var once atomic.Pointer[net.Conn]
+		if conns[i] != nil {
+			once.Store(&conns[i])
+		}
+		dialer := &net.Dialer{Timeout: 10 * time.Second}
+		b.clients[i] = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if c := once.Swap(nil); c != nil { // the connection Prepare opened, first
+					return *c, nil
+				}
+				return dialer.DialContext(ctx, network, addr)
+			}}}
+	}
 	select {
 	case err := <-errc:
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
 		b.closeAll()
 		return err
 	default:
 		return nil
 	}
+}
+
+// dialBase opens a TCP connection to a base URL's host.
+func dialBase(ctx context.Context, base string) (net.Conn, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	return (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", host)
 }
 
 // Fire releases every client at once and waits for their answers.
@@ -93,16 +144,22 @@ func (b *Burst) Fire(ctx context.Context, env Env) (Detail, error) {
 	for i, c := range b.clients {
 		parked.Add(1)
 		done.Go(func() {
-			id := int64(1)
+			key := "1"
 			if len(env.HotKeys) > 0 {
-				id = env.HotKeys[i%len(env.HotKeys)]
+				key = env.HotKeys[i%len(env.HotKeys)]
 			}
-			url := env.API[i%len(env.API)] + "/items/" + strconv.FormatInt(id, 10)
 			var wrote atomic.Int64 // the transport may call back from its own goroutine
 			trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(time.Now().UnixNano()) }}
+			build := env.Request
+			if build == nil {
+				build = ItemRequest
+			}
+			req, err := build(httptrace.WithClientTrace(ctx, trace), b.bases[i], key)
 			parked.Done()
 			<-release
-			err := get(httptrace.WithClientTrace(ctx, trace), c, url)
+			if err == nil {
+				err = do(c, req)
+			}
 			ok[i] = err == nil
 			if w := wrote.Load(); w != 0 {
 				mu.Lock()
@@ -136,15 +193,12 @@ func (b *Burst) closeAll() {
 	for _, c := range b.clients {
 		c.CloseIdleConnections()
 	}
-	b.clients = nil
+	b.clients, b.bases = nil, nil
 }
 
-// get sends a GET and reads the answer; a status other than 200 is an error.
-func get(ctx context.Context, c *http.Client, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
+// do sends req and reads the answer; a status other than 200 is an error.
+func do(c *http.Client, req *http.Request) error {
+	url := req.URL.String()
 	resp, err := c.Do(req)
 	if err != nil {
 		return err

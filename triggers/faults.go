@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -85,44 +84,114 @@ func (o Options) Validate() error {
 const MaxBurst = 10_000
 
 // Flush empties the cache at T, as a Redis restart without persistence
-// does: a cold-start stampede over every key.
+// does: a cold-start stampede over every key. On a Redis herdbench did not
+// start, it removes only the keys the target's pattern lets it touch.
 type Flush struct{}
 
-var _ Trigger = Flush{}
+var (
+	_ Trigger  = Flush{}
+	_ Requirer = Flush{}
+)
 
 func (Flush) Name() string { return "flush" }
 func (Flush) Describe() string {
-	return "FLUSHDB at T: a cold cache, as after a Redis restart without persistence"
+	return "FLUSHDB at T (on a target's Redis: every key of its pattern): a cold cache, as after a Redis restart without persistence"
 }
 
-// Fire flushes the database the replicas use.
+// Requires a Redis, and a pattern unless herdbench owns it.
+func (Flush) Requires(c Caps) error {
+	if !c.Redis {
+		return errors.New("a Redis (redis.address in the target file)")
+	}
+	return nil
+}
+
+// Fire flushes the database the service uses: all of it on the testbed,
+// the keys matching the pattern elsewhere.
 func (Flush) Fire(ctx context.Context, env Env) (Detail, error) {
-	n, err := env.Redis.DBSize(ctx).Result()
-	if err != nil {
-		return nil, fmt.Errorf("flush: count keys: %w", err)
+	if env.Owned {
+		n, err := env.Redis.DBSize(ctx).Result()
+		if err != nil {
+			return nil, fmt.Errorf("flush: count keys: %w", err)
+		}
+		if err := env.Redis.FlushDB(ctx).Err(); err != nil {
+			return nil, fmt.Errorf("flush: %w", err)
+		}
+		return Detail{"keys_flushed": n}, nil
 	}
-	if err := env.Redis.FlushDB(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("flush: %w", err)
+	if env.Pattern == "" {
+		return nil, errors.New("flush: the target declares no pattern of keys it may touch")
 	}
-	return Detail{"keys_flushed": n}, nil
+	var n int64
+	iter := env.Redis.Scan(ctx, 0, env.Pattern, 1000).Iterator()
+	var batch []string
+	unlink := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		m, err := env.Redis.Unlink(ctx, batch...).Result()
+		n += m
+		batch = batch[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		if k := iter.Val(); MatchPattern(env.Pattern, k) { // SCAN's match, checked again
+			batch = append(batch, k)
+		}
+		if len(batch) == 1000 {
+			if err := unlink(); err != nil {
+				return nil, fmt.Errorf("flush: unlink: %w", err)
+			}
+		}
+	}
+	if err := errors.Join(iter.Err(), unlink()); err != nil {
+		return nil, fmt.Errorf("flush %s: %w", env.Pattern, err)
+	}
+	return Detail{"keys_flushed": n, "pattern": env.Pattern}, nil
 }
 
-// Conndrop resets every connection of the replicas to Redis and Postgres at
-// T, as a network blip or a proxy restart does: a reconnect storm. It closes
-// the toxiproxy proxies the replicas go through and opens them again; the
-// harness's own connections do not pass through them.
+// Conndrop resets every connection of the service to Redis and Postgres at
+// T, as a network blip or a proxy restart does: a reconnect storm. Behind
+// toxiproxy it closes the proxies and opens them again (the harness's own
+// connections do not pass through them); on a target without toxiproxy it
+// ends the Postgres connections of the target's role.
 type Conndrop struct{}
 
-var _ Trigger = Conndrop{}
+var (
+	_ Trigger  = Conndrop{}
+	_ Requirer = Conndrop{}
+)
 
 func (Conndrop) Name() string { return "conndrop" }
 func (Conndrop) Describe() string {
-	return "every replica connection to Redis and Postgres reset at T: a reconnect storm"
+	return "every service connection to Redis and Postgres reset at T: a reconnect storm"
 }
 
-// Fire disables and re-enables each proxy, which closes its connections.
+// Requires toxiproxy in front of a dependency, or a Postgres role.
+func (Conndrop) Requires(c Caps) error {
+	if len(c.Proxies) == 0 && !c.Role {
+		return errors.New("toxiproxy in front of the service's dependencies (toxiproxy in the target file), or a Postgres role whose connections may be reset (postgres.role)")
+	}
+	return nil
+}
+
+// Fire disables and re-enables each proxy, which closes its connections,
+// or terminates the role's backends.
 func (Conndrop) Fire(ctx context.Context, env Env) (Detail, error) {
+	if len(env.Proxies) == 0 {
+		var n int64
+		err := env.DB.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE usename = $1 AND pid <> pg_backend_pid()`, env.Role).Scan(&n)
+		if err != nil {
+			return nil, fmt.Errorf("conndrop: terminate the connections of %s: %w", env.Role, err)
+		}
+		return Detail{"role": env.Role, "connections_reset": n}, nil
+	}
+	var reset []string
 	for _, dep := range Dependencies {
+		if _, ok := env.Proxies[dep]; !ok {
+			continue
+		}
 		p, err := proxy(env, dep)
 		if err != nil {
 			return nil, err
@@ -133,28 +202,47 @@ func (Conndrop) Fire(ctx context.Context, env Env) (Detail, error) {
 		if err := p.Enable(); err != nil {
 			return nil, fmt.Errorf("conndrop: reopen %s proxy: %w", dep, err)
 		}
+		reset = append(reset, dep)
 	}
-	return Detail{"proxies_reset": Dependencies}, nil
+	return Detail{"proxies_reset": reset}, nil
 }
 
 // Outage makes a dependency unreachable from T for a while, then brings it
 // back: clients that failed retry, and when it returns their retries arrive
-// together.
+// together. Behind toxiproxy its proxy closes; a Redis without one is
+// paused (CLIENT PAUSE, which Redis ends by itself when the time is up).
 type Outage struct {
 	For        time.Duration
 	Dependency string
 }
 
-var _ Trigger = Outage{}
+var (
+	_ Trigger  = Outage{}
+	_ Requirer = Outage{}
+)
 
 func (Outage) Name() string { return "outage" }
 func (o Outage) Describe() string {
 	return fmt.Sprintf("%s unreachable from T for %s, then back: a retry storm when it returns", o.Dependency, o.For)
 }
 
-// Fire closes the dependency's proxy for o.For. It reopens it when the
-// time is up or ctx ends, whichever comes first.
+// Requires toxiproxy in front of the dependency, or for Redis, the Redis.
+func (o Outage) Requires(c Caps) error {
+	if slices.Contains(c.Proxies, o.Dependency) || (o.Dependency == "redis" && c.Redis) {
+		return nil
+	}
+	if o.Dependency == "redis" {
+		return errors.New("a Redis (redis.address) or toxiproxy in front of it (toxiproxy.proxies.redis)")
+	}
+	return fmt.Errorf("toxiproxy in front of %s (toxiproxy.proxies.%s in the target file)", o.Dependency, o.Dependency)
+}
+
+// Fire closes the dependency's proxy, or pauses Redis, for o.For. It
+// undoes the fault when the time is up or ctx ends, whichever comes first.
 func (o Outage) Fire(ctx context.Context, env Env) (Detail, error) {
+	if _, ok := env.Proxies[o.Dependency]; !ok {
+		return o.pause(ctx, env)
+	}
 	p, err := proxy(env, o.Dependency)
 	if err != nil {
 		return nil, err
@@ -171,6 +259,23 @@ func (o Outage) Fire(ctx context.Context, env Env) (Detail, error) {
 	return Detail{"dependency": o.Dependency, "for_ms": o.For.Milliseconds(), "down_ms": time.Since(down).Milliseconds()}, nil
 }
 
+// pause makes Redis stop answering every client for o.For.
+func (o Outage) pause(ctx context.Context, env Env) (Detail, error) {
+	if err := env.Redis.Do(ctx, "CLIENT", "PAUSE", o.For.Milliseconds(), "ALL").Err(); err != nil {
+		return nil, fmt.Errorf("outage: pause redis: %w", err)
+	}
+	down := time.Now()
+	wait(ctx, o.For)
+	if ctx.Err() != nil { // stopped early: do not wait for Redis to end the pause
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := env.Redis.Do(uctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+			return nil, fmt.Errorf("outage: unpause redis: %w", err)
+		}
+	}
+	return Detail{"dependency": "redis", "paused": true, "for_ms": o.For.Milliseconds(), "down_ms": time.Since(down).Milliseconds()}, nil
+}
+
 // SlowDB adds latency to every Postgres reply from T for a while: requests
 // take longer, clients time out and retry, and the retries add load to a
 // database that is already slow.
@@ -178,14 +283,27 @@ type SlowDB struct {
 	Latency, For time.Duration
 }
 
-var _ Trigger = SlowDB{}
+var (
+	_ Trigger  = SlowDB{}
+	_ Requirer = SlowDB{}
+)
 
 func (SlowDB) Name() string { return "slowdb" }
 func (s SlowDB) Describe() string {
 	return fmt.Sprintf("Postgres replies %s slower from T for %s: timeouts, retries, more load", s.Latency, s.For)
 }
 
-const slowToxic = "herdbench-slowdb"
+// Requires toxiproxy in front of Postgres.
+func (SlowDB) Requires(c Caps) error {
+	if !slices.Contains(c.Proxies, "postgres") {
+		return errors.New("toxiproxy in front of postgres (toxiproxy.proxies.postgres in the target file)")
+	}
+	return nil
+}
+
+// SlowToxic names the latency toxic slowdb adds, so it can be found and
+// removed after a killed run.
+const SlowToxic = "herdbench-slowdb"
 
 // Fire adds a latency toxic to the Postgres proxy for s.For, and removes it
 // when the time is up or ctx ends.
@@ -194,20 +312,21 @@ func (s SlowDB) Fire(ctx context.Context, env Env) (Detail, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.AddToxic(slowToxic, "latency", "downstream", 1, toxiclient.Attributes{"latency": s.Latency.Milliseconds()}); err != nil {
+	if _, err := p.AddToxic(SlowToxic, "latency", "downstream", 1, toxiclient.Attributes{"latency": s.Latency.Milliseconds()}); err != nil {
 		return nil, fmt.Errorf("slowdb: add latency: %w", err)
 	}
 	slow := time.Now()
 	wait(ctx, s.For)
-	if err := p.RemoveToxic(slowToxic); err != nil {
+	if err := p.RemoveToxic(SlowToxic); err != nil {
 		return nil, fmt.Errorf("slowdb: remove latency: %w", err)
 	}
 	return Detail{"latency_ms": s.Latency.Milliseconds(), "for_ms": s.For.Milliseconds(), "slow_ms": time.Since(slow).Milliseconds()}, nil
 }
 
-func proxy(env Env, name string) (*toxiclient.Proxy, error) {
-	if env.Toxiproxy == nil {
-		return nil, fmt.Errorf("the target has no toxiproxy, which this trigger needs to break %s", name)
+func proxy(env Env, dep string) (*toxiclient.Proxy, error) {
+	name, ok := env.Proxies[dep]
+	if env.Toxiproxy == nil || !ok {
+		return nil, fmt.Errorf("the target has no toxiproxy in front of %s", dep)
 	}
 	p, err := env.Toxiproxy.Proxy(name)
 	if err != nil {
@@ -238,7 +357,18 @@ type Restart struct {
 	Rolling bool
 }
 
-var _ Trigger = Restart{}
+var (
+	_ Trigger  = Restart{}
+	_ Requirer = Restart{}
+)
+
+// Requires a target whose processes herdbench can restart.
+func (Restart) Requires(c Caps) error {
+	if !c.Restart {
+		return errors.New("processes herdbench can restart (the testbed)")
+	}
+	return nil
+}
 
 func (Restart) Name() string { return "restart" }
 func (r Restart) Describe() string {
@@ -266,22 +396,29 @@ func (r Restart) Fire(ctx context.Context, env Env) (Detail, error) {
 // pub/sub channel: every replica wakes and reloads them at once.
 type Notify struct{}
 
-var _ Trigger = Notify{}
+var (
+	_ Trigger  = Notify{}
+	_ Requirer = Notify{}
+)
+
+// Requires a Redis and its invalidation channel.
+func (Notify) Requires(c Caps) error {
+	if !c.Redis || !c.Channel {
+		return errors.New("a Redis and the channel the service listens on for invalidations (redis.address and redis.invalidate_channel in the target file)")
+	}
+	return nil
+}
 
 func (Notify) Name() string { return "notify" }
 func (Notify) Describe() string {
 	return "a broadcast invalidation of the hot keys at T: every replica reloads them at once"
 }
 
-// Fire publishes the hot ids on api.InvalidateChannel.
+// Fire publishes the hot keys on the target's channel.
 func (Notify) Fire(ctx context.Context, env Env) (Detail, error) {
-	ids := make([]string, len(env.HotKeys))
-	for i, id := range env.HotKeys {
-		ids[i] = strconv.FormatInt(id, 10)
-	}
-	n, err := env.Redis.Publish(ctx, api.InvalidateChannel, strings.Join(ids, ",")).Result()
+	n, err := env.Redis.Publish(ctx, env.Channel, strings.Join(env.HotKeys, ",")).Result()
 	if err != nil {
 		return nil, fmt.Errorf("notify: publish: %w", err)
 	}
-	return Detail{"keys": len(ids), "receivers": n}, nil
+	return Detail{"keys": len(env.HotKeys), "receivers": n}, nil
 }

@@ -6,24 +6,74 @@ package triggers
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
-// Env is what a trigger may touch.
+// Env is what a trigger may touch. What a target does not declare is
+// zero, and the triggers that need it say so (Caps, Requires).
 type Env struct {
-	Redis     *redis.Client
-	Toxiproxy *toxiclient.Client // the proxies between the replicas and their dependencies
-	HotKeys   []int64            // the ids warmed before the arm, hottest first
-	API       []string           // the replicas' base URLs
-	Restarter Restarter          // restarts the target's processes; nil when it cannot
-	T         time.Time          // the planned instant of the trigger
+	Redis    *redis.Client
+	RedisKey func(key string) string // the Redis key of a request's key; nil when the target declares none
+	Pattern  string                  // the only Redis keys a trigger may touch (a Redis glob)
+	Owned    bool                    // herdbench started the dependencies: flush may empty the whole database
+	Channel  string                  // where broadcast invalidations go
+
+	Toxiproxy *toxiclient.Client // the proxies between the service and its dependencies
+	Proxies   map[string]string  // dependency (postgres, redis) -> proxy name
+
+	DB   *pgxpool.Pool // the target's Postgres, to reset Role's connections (conndrop without toxiproxy)
+	Role string
+
+	HotKeys   []string  // the keys warmed before the arm, hottest first
+	API       []string  // the service's base URLs
+	Request   Requester // builds the service's request for a key
+	Restarter Restarter // restarts the target's processes; nil when it cannot
+	T         time.Time // the planned instant of the trigger
+}
+
+// Requester builds the service's request for a key, as the load sends it.
+type Requester func(ctx context.Context, base, key string) (*http.Request, error)
+
+// ItemRequest is the testbed's request for a key: GET base/items/key. It
+// is what an Env without a Requester sends.
+func ItemRequest(ctx context.Context, base, key string) (*http.Request, error) {
+	return http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/items/"+key, nil)
+}
+
+// Caps is what a target lets triggers do, known before connecting to it.
+type Caps struct {
+	Redis     bool     // a Redis to read and touch
+	RedisKeys bool     // and the Redis key of a request's key, with the pattern of keys that may be touched
+	Channel   bool     // a channel for broadcast invalidations
+	Proxies   []string // dependencies behind toxiproxy
+	Role      bool     // a Postgres role whose connections may be reset
+	Restart   bool     // processes that can be restarted
+	Endpoints bool
+}
+
+// Requirer is implemented by triggers that need something of the target.
+type Requirer interface {
+	Requires(Caps) error
+}
+
+// Supported says whether trigger t can run on a target with caps, and
+// names what is missing when it cannot.
+func Supported(t Trigger, caps Caps) error {
+	if r, ok := t.(Requirer); ok {
+		if err := r.Requires(caps); err != nil {
+			return fmt.Errorf("trigger %s needs %w", t.Name(), err)
+		}
+	}
+	return nil
 }
 
 // Restarter restarts a part of the target in place.

@@ -3,7 +3,6 @@ package triggers
 import (
 	"context"
 	"fmt"
-
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +20,7 @@ var (
 	_ Trigger        = TTL{}
 	_ WarmConfigurer = TTL{}
 	_ Aligner        = TTL{}
+	_ Requirer       = TTL{}
 )
 
 func (TTL) Name() string { return "ttl" }
@@ -39,11 +39,14 @@ func (TTL) WarmConfig(c api.Config, untilT time.Duration) api.Config {
 	return c
 }
 
+// Requires a Redis and its keys.
+func (TTL) Requires(c Caps) error { return needKeys(c) }
+
 // Align makes the hot keys expire in Redis exactly at T: the warm took
 // time, and each key's TTL started when it was loaded.
 func (TTL) Align(ctx context.Context, env Env) error {
 	_, err := env.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, k := range hotKeys(env) {
+		for _, k := range HotRedisKeys(env) {
 			p.PExpireAt(ctx, k, env.T)
 		}
 		return nil
@@ -57,5 +60,5 @@ func (TTL) Align(ctx context.Context, env Env) error {
 // Fire does nothing: the keys expire by themselves. It reads nothing from
 // Redis either, so the cache figures are the herd's alone.
 func (TTL) Fire(ctx context.Context, env Env) (Detail, error) {
-	return Detail{"keys": len(env.HotKeys)}, nil
+	return Detail{"keys": len(HotRedisKeys(env))}, nil
 }

@@ -1,0 +1,74 @@
+package triggers
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMatchPattern(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, key string
+		want         bool
+	}{
+		{"item:*", "item:42", true},
+		{"item:*", "stale:item:42", false},
+		{"item:1*", "item:12", true},
+		{"item:1*", "item:21", false},
+		{"item:?", "item:7", true},
+		{"item:?", "item:77", false},
+		{"item:[12]", "item:2", true},
+		{"item:[^12]", "item:2", false},
+		{"item:[a-c]", "item:b", true},
+		{`item:\*`, "item:*", true},
+		{`item:\*`, "item:x", false},
+		{"a.b", "axb", false}, // dots are literal
+		{"", "item:1", false},
+	} {
+		if got := MatchPattern(tt.pattern, tt.key); got != tt.want {
+			t.Errorf("MatchPattern(%q, %q) = %v; want %v", tt.pattern, tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestHotRedisKeysKeepToThePattern(t *testing.T) {
+	env := Env{HotKeys: []string{"1", "2", "10", "11", "3"}, RedisKey: func(k string) string { return "item:" + k }, Pattern: "item:1*"}
+	if got := strings.Join(HotRedisKeys(env), ","); got != "item:1,item:10,item:11" {
+		t.Errorf("HotRedisKeys = %s; want only the keys matching item:1*, hottest first", got)
+	}
+}
+
+// Each trigger says what it needs of a target that cannot give it.
+func TestSupported(t *testing.T) {
+	bare := Caps{Endpoints: true}
+	withRedis := Caps{Endpoints: true, Redis: true, RedisKeys: true}
+	withRole := Caps{Endpoints: true, Role: true}
+	for _, tt := range []struct {
+		trig    Trigger
+		caps    Caps
+		wantErr string // "" supported
+	}{
+		{&Burst{}, bare, ""},
+		{Expire{}, bare, "trigger expire needs a Redis (redis.address"},
+		{Expire{}, Caps{Redis: true}, "redis.key and redis.pattern"},
+		{Expire{}, withRedis, ""},
+		{TTL{}, withRedis, ""},
+		{Flush{}, bare, "trigger flush needs a Redis"},
+		{Conndrop{}, bare, "trigger conndrop needs toxiproxy in front of the service's dependencies"},
+		{Conndrop{}, withRole, ""},
+		{Outage{Dependency: "postgres", For: time.Second}, withRole, "toxiproxy.proxies.postgres"},
+		{Outage{Dependency: "redis", For: time.Second}, withRedis, ""},
+		{SlowDB{}, withRedis, "toxiproxy in front of postgres"},
+		{SlowDB{}, Caps{Proxies: []string{"postgres"}}, ""},
+		{Restart{Part: "api"}, withRedis, "processes herdbench can restart"},
+		{Notify{}, withRedis, "redis.invalidate_channel"},
+	} {
+		err := Supported(tt.trig, tt.caps)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("Supported(%s, %+v) = %v; want nil", tt.trig.Name(), tt.caps, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("Supported(%s, %+v) = %v; want an error with %q", tt.trig.Name(), tt.caps, err, tt.wantErr)
+		}
+	}
+}
