@@ -31,6 +31,7 @@ type Env struct {
 	Target   *targets.Target
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
+	Observer Observer       // sees every request and T as they happen; may be nil
 }
 
 // Progress is where a run is, for a progress line.
@@ -186,6 +187,10 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		}
 	}
 	rec := newRecorder(t, time.Duration(p.Before), time.Duration(p.After))
+	if env.Observer != nil {
+		env.Observer.Arm(arm.Name, true)
+		defer env.Observer.Arm(arm.Name, false)
+	}
 	sampler := observe.Start(ctx, src, interval)
 	firedc := make(chan fired, 1)
 	go func() {
@@ -203,6 +208,9 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		}
 		if f.atT, f.err = src.Read(ctx); f.err == nil {
 			f.at = time.Now()
+			if env.Observer != nil {
+				env.Observer.Trigger(arm.Name, f.at)
+			}
 			f.detail, f.err = trig.Fire(ctx, tenv)
 		}
 		firedc <- f
@@ -212,7 +220,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		Targets: tg.Status.API, Rate: p.Rate, Duration: p.Duration(),
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: p.Clients, Retry: p.RetryOf(arm), Budget: p.Budget, Throttle: p.ThrottleOf(arm),
-	}, rec.add)
+	}, observed(rec, env.Observer, arm.Name))
 	stopProgress()
 	f := <-firedc
 	if err := errors.Join(attackErr, ctx.Err()); err != nil {

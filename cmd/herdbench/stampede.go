@@ -36,6 +36,7 @@ type stampedeOptions struct {
 	JSONFile    string
 	ResultsDir  string
 	Progress    bool // a live line on stderr
+	MetricsAddr string
 }
 
 // Defaults of the stampede: a clear difference between arms, and the four
@@ -125,6 +126,7 @@ Triggers: ` + triggerHelp(reg),
 	fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
 	fs.StringVar(&opts.JSONFile, "json", "", "also write the results JSON to `FILE`")
 	fs.StringVar(&opts.ResultsDir, "results-dir", opts.ResultsDir, "where every run's results.json is written, in a directory per run")
+	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
 	addKnobFlags(fs, &opts.Knobs)
 	addStateDirFlag(fs, &opts.StateDir)
 	opts.Progress = isTerminal(stderr) && os.Getenv("CI") == ""
@@ -172,6 +174,11 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	if opts.Replicas < 1 || opts.Replicas > 64 {
 		return usageErrorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas)
 	}
+	if opts.MetricsAddr != "" {
+		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
+			return usageErrorf("--metrics-addr: %v", err)
+		}
+	}
 
 	// Use the running testbed, or start one for this run.
 	st, err := local.ReadStatus(opts.StateDir)
@@ -204,6 +211,11 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	defer target.Close()
+	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, st)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	trig, _ := reg.Get(plan.Trigger)
 	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: environmentOf(st)}
@@ -212,7 +224,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	started := time.Now()
 	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
 		Target: target, Version: herdbenchVersion(),
-		Progress: progressPrinter(stderr, opts.Progress),
+		Progress: progressPrinter(stderr, opts.Progress), Observer: observer,
 	})
 	if opts.Progress {
 		fmt.Fprint(stderr, "\r\033[K")
