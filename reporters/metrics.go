@@ -18,7 +18,7 @@ import (
 
 // LatencyBuckets are the bounds of herdbench_request_duration_seconds:
 // fine around the default 1 s client timeout, where a herd's p99 sits.
-var LatencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 10, 30}
+var LatencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .15, .2, .25, .3, .4, .5, .6, .75, 1, 1.5, 2, 3, 5, 10, 30}
 
 // Metrics are the harness' own live Prometheus metrics: what the clients
 // see while a stampede runs, labelled by arm and phase only (never a URL or

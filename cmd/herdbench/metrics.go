@@ -36,3 +36,16 @@ func liveMetrics(stderr io.Writer, addr string, st testbed.Status) (experiment.O
 	}
 	return srv, func() { _ = srv.Close() }, nil
 }
+
+// printObservability adds the observability endpoints to a status table.
+func printObservability(w io.Writer, st testbed.Status) {
+	if st.Prometheus != "" {
+		fmt.Fprintf(w, "prometheus\t%s\t%s\n", st.Prometheus, st.Versions["prometheus"])
+	}
+	if st.Harness != "" {
+		fmt.Fprintf(w, "  scrapes stampedes at\t%s\n", st.Harness)
+	}
+	if st.Grafana != "" {
+		fmt.Fprintf(w, "grafana\t%s\n", st.Grafana)
+	}
+}

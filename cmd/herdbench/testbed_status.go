@@ -31,7 +31,8 @@ func newTestbedStatusCmd(stdout io.Writer) *cobra.Command {
 		Long: `Show the running testbed. --json prints one object for scripts:
 provider, api (one base URL per replica), redis (URL), postgres (a DSN that
 reads pg_stat_statements), toxiproxy (API URL), proxies, state_dir, pids,
-versions and logs. --template formats the same object with a Go template,
+versions and logs; with observability, prometheus (its URL), harness (where
+it scrapes a stampede's live metrics) and, under docker, grafana. --template formats the same object with a Go template,
 such as '{{index .API 0}}'. Exits 1 when no testbed runs.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return statusRun(stdout, opts) },
@@ -87,6 +88,7 @@ func printStatus(w io.Writer, st testbed.Status) error {
 	for _, name := range slices.Sorted(maps.Keys(st.Proxies)) {
 		fmt.Fprintf(tw, "  proxy %s\t%s\n", name, st.Proxies[name])
 	}
+	printObservability(tw, st)
 	fmt.Fprintln(tw, "\nprocess\tpid\tlog")
 	for _, name := range slices.Sorted(maps.Keys(st.PIDs)) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", name, st.PIDs[name], st.Logs[name])

@@ -33,6 +33,8 @@ type upOptions struct {
 	Replica    api.Options
 	// Flags the user set, handed on to a detached supervisor.
 	passArgs []string
+
+	Observability bool // Prometheus and exporters too
 }
 
 func newTestbedUpCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -70,6 +72,7 @@ prints it and changes nothing.`,
 	fs.DurationVar(&opts.Timeout, "timeout", local.DefaultReadyTimeout, "deadline for every part to become healthy")
 	fs.BoolVar(&opts.Foreground, "foreground", false, "stay in the foreground until Ctrl-C, then stop everything")
 	fs.BoolVar(&opts.JSON, "json", false, "print the status as JSON once up (as testbed status --json)")
+	fs.BoolVar(&opts.Observability, "observability", false, "also run Prometheus and the Redis and Postgres exporters (local: Debian's prometheus, prometheus-redis-exporter, prometheus-postgres-exporter); status names it under prometheus")
 	fs.IntVar(&opts.NotifyFD, "notify-fd", 0, "")
 	_ = fs.MarkHidden("notify-fd")
 	addReplicaFlags(fs, &opts.Replica)
@@ -106,6 +109,8 @@ func upForeground(ctx context.Context, stdout, stderr io.Writer, opts upOptions)
 		Replica:      opts.Replica,
 		ReadyTimeout: opts.Timeout,
 		Log:          slog.New(slog.NewTextHandler(stderr, nil)),
+
+		Observability: opts.Observability,
 	})
 	if opts.NotifyFD > 0 {
 		f := os.NewFile(uintptr(opts.NotifyFD), "notify")
