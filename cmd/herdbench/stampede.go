@@ -181,7 +181,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	}
 
 	// Use the running testbed, or start one for this run.
-	st, err := local.ReadStatus(opts.StateDir)
+	st, err := runningTestbed(ctx, opts.StateDir)
 	switch {
 	case err == nil:
 		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", st.StateDir)

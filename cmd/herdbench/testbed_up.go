@@ -34,7 +34,10 @@ type upOptions struct {
 	// Flags the user set, handed on to a detached supervisor.
 	passArgs []string
 
-	Observability bool // Prometheus and exporters too
+	Observability bool     // Prometheus and exporters too
+	Provider      string   // --provider: auto, local or docker
+	ComposeFile   string   // the docker provider's compose file
+	setFlags      []string // every flag the user set
 }
 
 func newTestbedUpCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -56,8 +59,9 @@ prints it and changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) {
+				opts.setFlags = append(opts.setFlags, f.Name)
 				switch f.Name {
-				case "state-dir", "foreground", "notify-fd", "json":
+				case "state-dir", "foreground", "notify-fd", "json", "provider", "compose-file":
 				default:
 					opts.passArgs = append(opts.passArgs, "--"+f.Name+"="+f.Value.String())
 				}
@@ -73,6 +77,8 @@ prints it and changes nothing.`,
 	fs.BoolVar(&opts.Foreground, "foreground", false, "stay in the foreground until Ctrl-C, then stop everything")
 	fs.BoolVar(&opts.JSON, "json", false, "print the status as JSON once up (as testbed status --json)")
 	fs.BoolVar(&opts.Observability, "observability", false, "also run Prometheus and the Redis and Postgres exporters (local: Debian's prometheus, prometheus-redis-exporter, prometheus-postgres-exporter); status names it under prometheus")
+	addProviderFlag(fs, &opts.Provider, "auto: local when redis-server and PostgreSQL are installed, else docker")
+	fs.StringVar(&opts.ComposeFile, "compose-file", "docker-compose.yml", "the docker provider's compose file, in the herdbench repository")
 	fs.IntVar(&opts.NotifyFD, "notify-fd", 0, "")
 	_ = fs.MarkHidden("notify-fd")
 	addReplicaFlags(fs, &opts.Replica)
@@ -88,6 +94,18 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 	}
 	if opts.Items < 1 {
 		return usageErrorf("--items: %d out of range (accepted: 1 or more)", opts.Items)
+	}
+	if err := checkProvider(opts.Provider); err != nil {
+		return err
+	}
+	if opts.NotifyFD == 0 { // a detached supervisor is local by then
+		provider, err := chooseProvider(ctx, stderr, opts.Provider, opts.Observability, realChecks)
+		if err != nil {
+			return err
+		}
+		if provider == providerDocker {
+			return upDocker(ctx, stdout, stderr, opts)
+		}
 	}
 	if opts.Foreground || opts.NotifyFD > 0 {
 		return upForeground(ctx, stdout, stderr, opts)
@@ -143,7 +161,7 @@ func upDetached(ctx context.Context, stdout, stderr io.Writer, opts upOptions) e
 	if err != nil {
 		return usageErrorf("--state-dir: %v", err)
 	}
-	if st, err := local.ReadStatus(dir); err == nil {
+	if st, err := runningTestbed(ctx, dir); err == nil {
 		fmt.Fprintf(stderr, "a testbed is already running in %s; nothing changed (stop it with 'herdbench testbed down')\n", dir)
 		return printUp(stdout, st, opts.JSON)
 	}
