@@ -44,7 +44,7 @@ func newTestbedUpCmd(stdout, stderr io.Writer) *cobra.Command {
 	opts := upOptions{Replica: api.DefaultOptions}
 	c := &cobra.Command{
 		Use:   "up",
-		Short: "Start the local testbed and return when every part is healthy",
+		Short: "Start the testbed and return when every part is healthy",
 		Long: `Start Redis, Postgres (with pg_stat_statements), an embedded toxiproxy and the
 API replicas on free loopback ports, and return when every part answers.
 The testbed keeps running in the background until 'herdbench testbed down';
@@ -52,10 +52,18 @@ with --foreground it runs until Ctrl-C and then stops everything.
 
 If a part fails to start, up stops the rest, names the part and its log, and
 exits 1. If a testbed already runs in the state directory, up says so,
-prints it and changes nothing.`,
+prints it and changes nothing.
+
+--provider docker runs docker-compose.yml instead (from the repository's
+root, or --compose-file), and returns when every service is healthy; auto,
+the default, picks local when its programs are installed, else docker.
+--observability also runs Prometheus scraping the replicas, the exporters
+and the harness (and under docker Grafana with the bundled dashboards).`,
 		Example: `  herdbench testbed up
   herdbench testbed up --replicas 5 --query-cost 20ms
-  herdbench testbed up --foreground`,
+  herdbench testbed up --foreground
+  herdbench testbed up --observability
+  herdbench testbed up --provider docker --observability`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) {
