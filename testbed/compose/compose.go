@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -418,6 +419,7 @@ func (st state) status(ctx context.Context, dir string, cs map[string]container)
 	s.Redis = "redis://" + addr("redis", 6379)
 	s.Postgres = fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", testbed.Superuser, addr("postgres", 5432), testbed.Database)
 	s.Toxiproxy = "http://" + addr("toxiproxy", 8474)
+	maps.Copy(s.Versions, versions(ctx, s.Redis, s.Postgres))
 	if slices.Contains(st.Profiles, Profile) {
 		targets, err := scrape.Committed()
 		if err != nil {
@@ -482,7 +484,8 @@ func Down(ctx context.Context, dir string) error {
 // testbed recorded in dir with `docker compose restart`, all its services
 // at once or one after another when rolling, and returns when they are
 // healthy again. Redis keeps nothing across a restart; Postgres keeps its
-// data, as under the local provider.
+// data; a replica comes back with the run-time config and seed it had: all
+// as under the local provider.
 func Restart(ctx context.Context, dir, part string, rolling bool) ([]string, error) {
 	st, err := readState(dir)
 	if err != nil {
@@ -505,6 +508,12 @@ func Restart(ctx context.Context, dir, part string, rolling bool) ([]string, err
 		}
 	}
 	for _, step := range steps {
+		var replicas []replicaState
+		for _, s := range step {
+			if i := replicaIndex(s) - 1; strings.HasPrefix(s, "api-") && i >= 0 && i < len(st.Status.API) {
+				replicas = append(replicas, saveReplicas(ctx, st.Status.API[i:i+1])...)
+			}
+		}
 		if _, err := st.run(ctx, nil, append([]string{"restart"}, step...)...); err != nil {
 			return nil, err
 		}
@@ -513,6 +522,11 @@ func Restart(ctx context.Context, dir, part string, rolling bool) ([]string, err
 		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("restart %s: %w", strings.Join(step, ", "), err)
+		}
+		for _, r := range replicas {
+			if err := r.restore(ctx); err != nil {
+				return nil, fmt.Errorf("restart: restore %s's config: %w", r.url, err)
+			}
 		}
 	}
 	return batch, nil

@@ -300,6 +300,11 @@ func TestInitScriptSeedsAsTheLocalProvider(t *testing.T) {
 
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 10})
 	ctx := context.Background()
+	// the status' versions are read the same way from a compose testbed
+	want := tb.Status().Versions
+	if got := versions(ctx, tb.Status().Redis, tb.Status().Postgres); got["redis"] != want["redis"] || got["postgres"] != want["postgres"] {
+		t.Errorf("versions() = %v; want redis %s, postgres %s as the local provider read them", got, want["redis"], want["postgres"])
+	}
 	admin, err := pgx.Connect(ctx, tb.Status().Postgres)
 	if err != nil {
 		t.Fatal(err)

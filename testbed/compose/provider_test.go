@@ -4,12 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // fakeDocker is a `docker` (and `docker-compose`) on PATH that records its
@@ -36,6 +44,12 @@ done
 if [[ -e $FAKE_DIR/fail-$sub ]]; then echo "fake $sub failed" >&2; exit 1; fi
 case $sub in
   version) echo "2.29.7";;
+  restart)
+    after=0
+    for a in "${args[@]}"; do
+      if [[ $after == 1 ]]; then touch "$FAKE_DIR/restarted-$a"; fi
+      if [[ $a == restart ]]; then after=1; fi
+    done;;
   config) cat "$FAKE_DIR/services";;
   ps)
     n=$(( $(cat "$FAKE_DIR/ps-count" 2>/dev/null || echo 0) + 1 ))
@@ -361,5 +375,73 @@ func TestPSReadsAnArray(t *testing.T) {
 	cs, err := st.ps(context.Background())
 	if err != nil || len(cs) != len(core) || cs["redis"].State != "exited" || cs["api-2"].Publishers[0].PublishedPort != 18082 {
 		t.Errorf("ps of a JSON array = %+v, %v; want every service, redis exited", cs, err)
+	}
+}
+
+// A restarted container forgets what PUT /admin/config set; Restart puts
+// each replica's config and seed back, as the local supervisor starts a
+// replica again with them.
+func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
+	type seen struct {
+		mu       sync.Mutex
+		config   api.Config
+		seed     uint64
+		restarts int
+	}
+	var replicas []*seen
+	var urls []string
+	cs := healthy(core, nil)
+	for i := range 3 {
+		r := &seen{config: api.DefaultConfig, seed: uint64(100 + i)}
+		r.config.Strategy = api.Lock
+		replicas = append(replicas, r)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			// the fake docker marks a restart: the new process starts with
+			// the defaults and the seed of its command line
+			if err := os.Remove(filepath.Join(os.Getenv("FAKE_DIR"), fmt.Sprintf("restarted-api-%d", i+1))); err == nil {
+				r.config, r.seed, r.restarts = api.DefaultConfig, uint64(i+1), r.restarts+1
+			}
+			switch req.Method + " " + req.URL.Path {
+			case "GET /admin/config":
+				_ = json.NewEncoder(w).Encode(r.config)
+			case "GET /healthz":
+				_ = json.NewEncoder(w).Encode(api.Health{Replica: fmt.Sprintf("api-%d", i+1), Seed: r.seed})
+			case "PUT /admin/config":
+				_ = json.NewDecoder(req.Body).Decode(&r.config)
+			case "POST /admin/reset":
+				var b struct{ Seed uint64 }
+				_ = json.NewDecoder(req.Body).Decode(&b)
+				r.seed = b.Seed
+			}
+		}))
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL)
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+		p, _ := strconv.Atoi(port)
+		cs[i].Publishers = []publisher{{URL: "127.0.0.1", TargetPort: 8080, PublishedPort: p}}
+	}
+	f := newFakeDocker(t, core)
+	f.ps(t, "ps.json", cs)
+	dir := t.TempDir()
+	if _, err := Up(context.Background(), Config{StateDir: dir, File: f.file}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restart(context.Background(), dir, "api", true); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range replicas {
+		// what the replica answers now: a restart not yet seen shows here
+		var c api.Config
+		if err := getJSON(context.Background(), urls[i]+"/admin/config", &c); err != nil || c.Strategy != api.Lock {
+			t.Errorf("api-%d answers strategy %q, %v after the restart; want lock", i+1, c.Strategy, err)
+		}
+		r.mu.Lock()
+		if r.restarts != 1 || r.config.Strategy != api.Lock || r.seed != uint64(100+i) {
+			t.Errorf("api-%d after %d restarts: strategy %q, seed %d; want one restart, then lock and %d put back",
+				i+1, r.restarts, r.config.Strategy, r.seed, 100+i)
+		}
+		r.mu.Unlock()
 	}
 }
