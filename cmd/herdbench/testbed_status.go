@@ -95,7 +95,9 @@ func printStatus(w io.Writer, st testbed.Status) error {
 		fmt.Fprintf(tw, "  proxy %s\t%s\n", name, st.Proxies[name])
 	}
 	printObservability(tw, st)
-	fmt.Fprintln(tw, "\nprocess\tpid\tlog")
+	if len(st.PIDs) > 0 { // none under docker: its containers have their own
+		fmt.Fprintln(tw, "\nprocess\tpid\tlog")
+	}
 	for _, name := range slices.Sorted(maps.Keys(st.PIDs)) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", name, st.PIDs[name], st.Logs[name])
 	}
