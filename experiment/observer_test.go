@@ -81,7 +81,7 @@ func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 		t.Errorf("Arm calls = %v; want %v", obs.arms, want)
 	}
 	for _, a := range rep.Arms {
-		if at := obs.triggers[a.Name]; !at.Equal(a.Trigger.FiredAt) {
+		if at := obs.triggers[a.Name]; a.Trigger.FiredAt == nil || !at.Equal(*a.Trigger.FiredAt) {
 			t.Errorf("%s: Trigger at %v; want the results' fired_at %v", a.Name, at, a.Trigger.FiredAt)
 		}
 		T := a.T // the planned T, which files requests; the trigger fires just after it

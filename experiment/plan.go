@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
@@ -41,43 +42,91 @@ type Plan struct {
 	Budget         retry.Budget     `json:"retry_budget"` // what bounds each client's retries
 	// Throttle is adaptive throttling's K for every client (0: off),
 	// unless an arm sets its own
-	Throttle float64 `json:"throttle"`
+	Throttle float64       `json:"throttle"`
+	Hedge    retry.Hedge   `json:"hedge"`          // every client's hedging, unless an arm sets its own
+	Breaker  retry.Breaker `json:"client_breaker"` // every client's circuit breaker, unless an arm sets its own
+	// Critical is the share of requests sent with X-Priority: critical,
+	// which shed_priority admits first
+	Critical float64 `json:"critical"`
+	// Gates are checked on every arm's results once it has run; Abort
+	// conditions on the live figures while it runs (LivePaths), and the
+	// first that holds stops the arm
+	Gates []gates.Gate `json:"gates"`
+	Abort []gates.Gate `json:"abort_on"`
 }
 
 // Arm is one configuration of the service, or of its clients, under the
-// same experiment.
+// same experiment. The client fields are set only when the arm sets them.
 type Arm struct {
-	Name     string        `json:"name"`
-	Config   api.Config    `json:"config"`
-	Retry    *retry.Policy `json:"retry,omitempty"`    // the clients' policy in this arm
-	Throttle *float64      `json:"throttle,omitempty"` // the clients' adaptive throttling K in this arm
+	Name     string         `json:"name"`
+	Config   api.Config     `json:"config"`
+	Retry    *retry.Policy  `json:"retry,omitempty"`          // the clients' policy in this arm
+	Throttle *float64       `json:"throttle,omitempty"`       // the clients' adaptive throttling K in this arm
+	Hedge    *retry.Hedge   `json:"hedge,omitempty"`          // the clients' hedging in this arm
+	Breaker  *retry.Breaker `json:"client_breaker,omitempty"` // the clients' circuit breaker in this arm
 }
 
-// RetryArm is the prefix of arms that compare client retry policies:
-// "retry=full-jitter:100ms:2s:3" runs the base config with that policy.
-const RetryArm = "retry="
+// Prefixes of arms that compare client policies on the base config:
+// "retry=full-jitter:100ms:2s:3", "throttle=2", "hedge=50ms",
+// "client-breaker=5:2s".
+const (
+	RetryArm    = "retry="
+	ThrottleArm = "throttle="
+	HedgeArm    = "hedge="
+	BreakerArm  = "client-breaker="
+)
 
-// ThrottleArm is the prefix of arms that compare client-side adaptive
-// throttling: "throttle=2" runs the base config with K = 2.
-const ThrottleArm = "throttle="
+// ClientArms lists the client arm prefixes with an example of each, for
+// help text and errors.
+var ClientArms = []string{RetryArm + "full-jitter:100ms:2s:3", ThrottleArm + "2", HedgeArm + "50ms", BreakerArm + "5:2s"}
+
+// clientArm sets arm a from its name when the name is a client arm, and
+// says whether it is; err says why its spec does not parse.
+func clientArm(a *Arm) (ok bool, err error) {
+	n := a.Name
+	if spec, ok := strings.CutPrefix(n, RetryArm); ok {
+		p, err := retry.Parse(spec)
+		if err == nil {
+			a.Retry = &p
+		}
+		return true, err
+	}
+	if spec, ok := strings.CutPrefix(n, ThrottleArm); ok {
+		k, err := strconv.ParseFloat(spec, 64)
+		if err != nil || k <= 0 || k > 100 {
+			return true, fmt.Errorf("%q: K %q is not a number above 0 and at most 100, such as 2", n, spec)
+		}
+		a.Throttle = &k
+		return true, nil
+	}
+	if spec, ok := strings.CutPrefix(n, HedgeArm); ok {
+		h, err := retry.ParseHedge(spec)
+		if err == nil && h.Delay == 0 {
+			err = fmt.Errorf("%q: a hedge arm needs a delay, such as hedge=50ms", n)
+		}
+		if err == nil {
+			a.Hedge = &h
+		}
+		return true, err
+	}
+	if spec, ok := strings.CutPrefix(n, BreakerArm); ok {
+		b, err := retry.ParseBreaker(spec)
+		if err == nil {
+			a.Breaker = &b
+		}
+		return true, err
+	}
+	return false, nil
+}
 
 // Arms returns one arm per name: a strategy ("lock", "lock+ttl_jitter")
-// applied to base, or RetryArm and a policy, which keeps base's strategy.
-// A policy that does not parse is reported by Plan.Validate.
+// applied to base, or a client arm (see ClientArms), which keeps base's
+// strategy. A client arm that does not parse is reported by Plan.Validate.
 func Arms(names []string, base api.Config) []Arm {
 	arms := make([]Arm, len(names))
 	for i, n := range names {
-		c := base
-		a := Arm{Name: n, Config: c}
-		if spec, ok := strings.CutPrefix(n, RetryArm); ok {
-			if p, err := retry.Parse(spec); err == nil {
-				a.Retry = &p
-			}
-		} else if spec, ok := strings.CutPrefix(n, ThrottleArm); ok {
-			if k, err := strconv.ParseFloat(spec, 64); err == nil {
-				a.Throttle = &k
-			}
-		} else {
+		a := Arm{Name: n, Config: base}
+		if ok, _ := clientArm(&a); !ok {
 			a.Config.Strategy = n
 		}
 		arms[i] = a
@@ -85,20 +134,36 @@ func Arms(names []string, base api.Config) []Arm {
 	return arms
 }
 
-// ThrottleOf is the adaptive throttling K arm a runs with.
-func (p Plan) ThrottleOf(a Arm) float64 {
-	if a.Throttle != nil {
-		return *a.Throttle
-	}
-	return p.Throttle
+// Clients is what every virtual client does in one arm: the plan's client
+// policies with the arm's own in their place. Results carry it, so every
+// figure is tied to the policies that produced it.
+type Clients struct {
+	Count    int           `json:"count"`
+	Retry    retry.Policy  `json:"retry"`
+	Budget   retry.Budget  `json:"retry_budget"`
+	Throttle float64       `json:"throttle"`
+	Hedge    retry.Hedge   `json:"hedge"`
+	Breaker  retry.Breaker `json:"client_breaker"`
+	Critical float64       `json:"critical"`
 }
 
-// RetryOf is the policy arm a runs with.
-func (p Plan) RetryOf(a Arm) retry.Policy {
+// ClientsOf is what the clients of arm a run with.
+func (p Plan) ClientsOf(a Arm) Clients {
+	c := Clients{Count: max(p.Clients, 1), Retry: p.Retry, Budget: p.Budget, Throttle: p.Throttle, Hedge: p.Hedge,
+		Breaker: p.Breaker, Critical: p.Critical}
 	if a.Retry != nil {
-		return *a.Retry
+		c.Retry = *a.Retry
 	}
-	return p.Retry
+	if a.Throttle != nil {
+		c.Throttle = *a.Throttle
+	}
+	if a.Hedge != nil {
+		c.Hedge = *a.Hedge
+	}
+	if a.Breaker != nil {
+		c.Breaker = *a.Breaker
+	}
+	return c
 }
 
 // T is the trigger's offset from the start of the load.
@@ -123,18 +188,16 @@ func (p Plan) Validate(triggerNames []string) error {
 			bad("arms", "%q twice", a.Name)
 		}
 		seen[a.Name] = true
-		if spec, ok := strings.CutPrefix(a.Name, RetryArm); ok {
-			if _, err := retry.Parse(spec); err != nil {
-				bad("arms", "%v", err)
-			}
-		}
-		if spec, ok := strings.CutPrefix(a.Name, ThrottleArm); ok {
-			if k, err := strconv.ParseFloat(spec, 64); err != nil || k <= 0 || k > 100 {
-				bad("arms", "%q: K %q is not a number above 0 and at most 100, such as 2", a.Name, spec)
-			}
+		probe := Arm{Name: a.Name}
+		if _, err := clientArm(&probe); err != nil {
+			bad("arms", "%v", err)
 		}
 		if err := a.Config.Validate(); err != nil {
-			bad("arms", "%s: %v", a.Name, strings.ReplaceAll(err.Error(), "\n", "; "))
+			msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+			if strings.Contains(msg, "strategy: unknown") {
+				msg += "; or a client policy: " + strings.Join(ClientArms, ", ")
+			}
+			bad("arms", "%s: %v", a.Name, msg)
 		}
 	}
 	to := p.TriggerOptions.OrDefaults()
@@ -148,6 +211,20 @@ func (p Plan) Validate(triggerNames []string) error {
 	case p.Trigger == "slowdb" && to.SlowDBFor >= p.After:
 		bad("slowdb_for", "%s is not shorter than after, %s (accepted: shorter than after, so the arm sees the database recover)", to.SlowDBFor, p.After)
 	}
+	names := make([]string, len(p.Arms))
+	for i, a := range p.Arms {
+		names[i] = a.Name
+	}
+	if err := gates.Validate(p.Gates, names, GatePaths()); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			bad("gates", "%s", line)
+		}
+	}
+	if err := gates.Validate(p.Abort, names, LivePaths); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			bad("abort_on", "%s", line)
+		}
+	}
 	if !slices.Contains(triggerNames, p.Trigger) {
 		bad("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(triggerNames, ", "))
 	}
@@ -156,6 +233,9 @@ func (p Plan) Validate(triggerNames []string) error {
 	}
 	if p.Throttle < 0 || p.Throttle > 100 {
 		bad("throttle", "%g out of range (accepted: 0, off, or K above 0 and at most 100; the SRE book uses 2)", p.Throttle)
+	}
+	if p.Critical < 0 || p.Critical > 1 {
+		bad("critical", "%g out of range (accepted: 0 to 1, the share of requests marked critical)", p.Critical)
 	}
 	if p.Clients < 0 || p.Clients > MaxClients {
 		bad("clients", "%d out of range (accepted: 0 to %d; 0 means 1)", p.Clients, MaxClients)

@@ -13,7 +13,8 @@ import (
 // yields arms that each run a valid config and, for retry arms, a policy.
 func FuzzArms(f *testing.F) {
 	for _, s := range []string{"none,singleflight,lock,xfetch", "lock+ttl_jitter", "retry=full-jitter:100ms:2s:3,retry=none",
-		"retry=exp:1s", "none,none", "+", "retry=", "xfetch+lock", ",,", "throttle=2,throttle=x", "throttle=-1", "ratelimit+lock"} {
+		"retry=exp:1s", "none,none", "+", "retry=", "xfetch+lock", ",,", "throttle=2,throttle=x", "throttle=-1", "ratelimit+lock",
+		"hedge=50ms,hedge=0s,hedge=none", "client-breaker=5:2s,client-breaker=x", "shed+shed_priority", "lock+shed_priority"} {
 		f.Add(s, "expire", "postgres")
 	}
 	names := triggers.Default(triggers.Options{}).Names()
@@ -37,6 +38,12 @@ func FuzzArms(f *testing.F) {
 			}
 			if strings.HasPrefix(a.Name, ThrottleArm) && (a.Throttle == nil || *a.Throttle <= 0) {
 				t.Fatalf("throttle arm %q passed validation without a K above 0", a.Name)
+			}
+			if strings.HasPrefix(a.Name, HedgeArm) && (a.Hedge == nil || a.Hedge.Delay <= 0) {
+				t.Fatalf("hedge arm %q passed validation without a delay", a.Name)
+			}
+			if strings.HasPrefix(a.Name, BreakerArm) && (a.Breaker == nil || a.Breaker.Failures == 0) {
+				t.Fatalf("client breaker arm %q passed validation without a breaker", a.Name)
 			}
 		}
 	})

@@ -33,10 +33,19 @@ type recorder struct {
 	after    *hdrhistogram.Histogram
 	outcomes map[load.Outcome]int64  // from T
 	attempts int64                   // from T
+	hedges   int64                   // from T
+	critical *classAcc               // from T: requests marked critical; nil when none are
 	stale    int64                   // from T: ok, but answered with a stale copy
 	local    int64                   // from T: ok, answered from a replica's in-process tier
 	baseline *hdrhistogram.Histogram // [T - before, T)
 	sent     int64                   // every record, for progress
+	live     [liveSlots]liveBucket   // the last LiveWindow of completed requests, for stop conditions
+}
+
+// classAcc counts a subset of the requests.
+type classAcc struct {
+	requests, ok, shed int64
+	hist               *hdrhistogram.Histogram
 }
 
 type clientRow struct {
@@ -44,9 +53,15 @@ type clientRow struct {
 	hist                   *hdrhistogram.Histogram
 }
 
-func newRecorder(t time.Time, before, after time.Duration) *recorder {
-	return &recorder{t: t, from: t.Add(-before), end: t.Add(after), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
+// newRecorder files requests around T; with critical, the requests marked
+// critical are also counted apart.
+func newRecorder(t time.Time, before, after time.Duration, critical bool) *recorder {
+	r := &recorder{t: t, from: t.Add(-before), end: t.Add(after), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
 		after: newHist(3), baseline: newHist(3)}
+	if critical {
+		r.critical = &classAcc{hist: newHist(3)}
+	}
+	return r
 }
 
 // rowIndex is the timeline row of an instant: floor((at - T) / RowWidth).
@@ -59,6 +74,7 @@ func (r *recorder) add(rec load.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent++
+	r.addLive(rec, us)
 	// attempts land in the row they were sent in: retry waves show where
 	// they happened, whichever request they belong to
 	for _, at := range rec.SentAt {
@@ -82,6 +98,17 @@ func (r *recorder) add(rec load.Record) {
 	_ = r.after.RecordValue(us)
 	r.outcomes[rec.Outcome]++
 	r.attempts += int64(rec.Attempts)
+	r.hedges += int64(rec.Hedges)
+	if c := r.critical; c != nil && rec.Critical {
+		c.requests++
+		switch rec.Outcome {
+		case load.OK:
+			c.ok++
+		case load.Shed:
+			c.shed++
+		}
+		_ = c.hist.RecordValue(us)
+	}
 	if rec.Outcome == load.OK {
 		switch rec.Cache {
 		case "stale":
@@ -123,8 +150,16 @@ func (r *recorder) http() HTTP {
 			Shed:    r.outcomes[load.Shed],
 			Other:   r.outcomes[load.Other],
 
-			Throttled: r.outcomes[load.Throttled],
+			Throttled:     r.outcomes[load.Throttled],
+			ClientBreaker: r.outcomes[load.BreakerOpen],
 		},
+	}
+	if c := r.critical; c != nil {
+		h.Critical = &Class{Requests: c.requests, OK: c.ok, Shed: c.shed}
+		if c.requests > 0 {
+			h.Critical.DropRate = float64(c.requests-c.ok) / float64(c.requests)
+			h.Critical.P99MS = ms(c.hist.ValueAtQuantile(99))
+		}
 	}
 	for _, n := range r.outcomes {
 		h.Requests += n
@@ -148,7 +183,7 @@ func (r *recorder) retries() Retries {
 	for _, n := range r.outcomes {
 		requests += n
 	}
-	res := Retries{Attempts: r.attempts}
+	res := Retries{Attempts: r.attempts, Hedges: r.hedges}
 	if requests > 0 {
 		res.Amplification = math.Round(float64(r.attempts)/float64(requests)*1000) / 1000
 	}

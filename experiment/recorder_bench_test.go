@@ -38,7 +38,7 @@ func benchRecords(t time.Time, n int) []load.Record {
 func BenchmarkRecorderAdd(b *testing.B) {
 	t := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	recs := benchRecords(t, 4096)
-	r := newRecorder(t, 10*time.Second, 10*time.Second)
+	r := newRecorder(t, 10*time.Second, 10*time.Second, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -54,7 +54,7 @@ func BenchmarkRecorderAdd(b *testing.B) {
 func BenchmarkRecorderAddParallel(b *testing.B) {
 	t := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	recs := benchRecords(t, 4096)
-	r := newRecorder(t, 10*time.Second, 10*time.Second)
+	r := newRecorder(t, 10*time.Second, 10*time.Second, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {

@@ -3,6 +3,7 @@ package experiment
 import (
 	"time"
 
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -22,6 +23,9 @@ type Report struct {
 	Plan        Plan        `json:"plan"`
 	Environment Environment `json:"environment"`
 	Arms        []ArmResult `json:"arms"`
+	// Gates are the plan's gates checked on every finished arm, each with
+	// the value it measured
+	Gates []gates.Result `json:"gates"`
 }
 
 // Environment is where the experiment ran.
@@ -41,7 +45,8 @@ type Environment struct {
 // start of the load to the end; warm is the cache fill before the load.
 type ArmResult struct {
 	Name       string                `json:"name"`
-	Config     api.Config            `json:"config"`
+	Config     api.Config            `json:"config"`  // the replicas' config: strategy and every knob
+	Clients    Clients               `json:"clients"` // what every client did: retries, throttling, hedging, breaker
 	T          time.Time             `json:"t"`
 	Warm       Warm                  `json:"warm"`
 	Trigger    TriggerResult         `json:"trigger"`
@@ -52,10 +57,18 @@ type ArmResult struct {
 	Retries    Retries               `json:"retries"`
 	Burst      *triggers.BurstResult `json:"burst,omitempty"` // the burst trigger's release spread
 	RecoveryMS *int64                `json:"recovery_ms"`     // null: not back within the band by the end
+	Aborted    *Abort                `json:"aborted"`         // null: the arm ran to its end
 	// MissedSamples are 100 ms samples that failed (Postgres or Redis down on
 	// purpose): their rows take the rate of the interval spanning them
 	MissedSamples int   `json:"missed_samples"`
 	Timeline      []Row `json:"timeline"`
+}
+
+// Abort says when and why an arm was stopped early by a stop condition.
+type Abort struct {
+	AtMS   int64  `json:"at_ms"`  // relative to T; negative before it
+	Gate   string `json:"gate"`   // the condition that held, as written
+	Reason string `json:"reason"` // the condition with the value it measured
 }
 
 // Warm is the cache fill before the load: every key once, each one load.
@@ -68,7 +81,7 @@ type Warm struct {
 // TriggerResult says what the trigger did and when.
 type TriggerResult struct {
 	Name    string          `json:"name"`
-	FiredAt time.Time       `json:"fired_at"`
+	FiredAt *time.Time      `json:"fired_at"` // null: the arm was stopped before T
 	Detail  triggers.Detail `json:"detail"`
 }
 
@@ -107,6 +120,18 @@ type HTTP struct {
 	P99MS    float64 `json:"p99_ms"`
 	P999MS   float64 `json:"p999_ms"`
 	MaxMS    float64 `json:"max_ms"`
+	// Critical are the requests marked critical, counted apart (null when
+	// the plan marks none); they are also counted above
+	Critical *Class `json:"critical"`
+}
+
+// Class is a subset of the requests, counted on its own.
+type Class struct {
+	Requests int64   `json:"requests"`
+	OK       int64   `json:"ok"`
+	Shed     int64   `json:"shed"`
+	DropRate float64 `json:"drop_rate"` // (requests - ok) / requests
+	P99MS    float64 `json:"p99_ms"`
 }
 
 // Errors counts requests by failed outcome; with OK they add up to Requests.
@@ -119,12 +144,16 @@ type Errors struct {
 	// Throttled were refused by the client itself (adaptive throttling),
 	// never sent
 	Throttled int64 `json:"throttled"`
+	// ClientBreaker were refused by the client's own open circuit breaker,
+	// never sent
+	ClientBreaker int64 `json:"client_breaker"`
 }
 
 // Retries come from the clients: every attempt of the requests intended
 // from T, retries included.
 type Retries struct {
-	Attempts      int64   `json:"attempts"`
+	Attempts      int64   `json:"attempts"`      // sent: a request the client refused itself sent none
+	Hedges        int64   `json:"hedges"`        // of attempts, hedged copies
 	Amplification float64 `json:"amplification"` // attempts / requests
 }
 

@@ -14,10 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
@@ -101,10 +104,12 @@ func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
 		if err != nil {
 			rep.Partial = true
 			rep.Error = fmt.Sprintf("arm %s: %v", arm.Name, err)
+			rep.Gates = CheckGates(p.Gates, rep.Arms)
 			return rep, fmt.Errorf("arm %s: %w", arm.Name, err)
 		}
 		rep.Arms = append(rep.Arms, *res)
 	}
+	rep.Gates = CheckGates(p.Gates, rep.Arms)
 	return rep, nil
 }
 
@@ -186,14 +191,20 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 			return nil, fmt.Errorf("trigger %s: %w", trig.Name(), err)
 		}
 	}
-	rec := newRecorder(t, time.Duration(p.Before), time.Duration(p.After))
+	cl := p.ClientsOf(arm)
+	rec := newRecorder(t, time.Duration(p.Before), time.Duration(p.After), cl.Critical > 0)
 	if env.Observer != nil {
 		env.Observer.Arm(arm.Name, true)
 		defer env.Observer.Arm(arm.Name, false)
 	}
 	sampler := observe.Start(ctx, src, interval)
+	// a stop condition that holds ends the load and the trigger, which
+	// undoes its fault, through armCtx; the arm then ends as usual
+	armCtx, abortArm := context.WithCancelCause(ctx)
+	defer abortArm(nil)
 	firedc := make(chan fired, 1)
 	go func() {
+		ctx := armCtx
 		f := fired{}
 		// the replicas' counters, read just before T so T stays exact: a
 		// restart of the replicas starts them again
@@ -215,14 +226,23 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		}
 		firedc <- f
 	}()
-	stopProgress := watch(ctx, sampler, rec, t, time.Duration(p.Warmup), loadStart, progress)
-	_, attackErr := load.Attack(ctx, load.Config{
+	stopWatch := watch(ctx, sampler, rec, t, time.Duration(p.Warmup), loadStart, progress, p.Abort, abortArm)
+	_, attackErr := load.Attack(armCtx, load.Config{
 		Targets: tg.Status.API, Rate: p.Rate, Duration: p.Duration(),
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
-		Clients: p.Clients, Retry: p.RetryOf(arm), Budget: p.Budget, Throttle: p.ThrottleOf(arm),
+		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,
+		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical,
 	}, observed(rec, env.Observer, arm.Name))
-	stopProgress()
+	stopWatch()
 	f := <-firedc
+	var stopped *aborted
+	if errors.As(context.Cause(armCtx), &stopped) && ctx.Err() == nil {
+		// the load and the trigger ended on purpose
+		attackErr = nil
+		if errors.Is(f.err, context.Canceled) {
+			f.err = nil // never fired
+		}
+	}
 	if err := errors.Join(attackErr, ctx.Err()); err != nil {
 		sampler.Stop()
 		return nil, err
@@ -247,14 +267,28 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	if err != nil {
 		return nil, err
 	}
+	if f.at.IsZero() { // aborted before T: the figures from T count from the end
+		f.atT = end
+	}
 	res := summarize(p, arm, t, s0, f.atT, end, samples, rec)
+	res.Clients = cl
+	if stopped != nil {
+		// the arm ended early: it did not recover, and the rows after the
+		// stop are load that never ran
+		res.Aborted, res.RecoveryMS = &stopped.Abort, nil
+		res.Timeline = slices.DeleteFunc(res.Timeline, func(r Row) bool { return r.TMS > stopped.AtMS })
+	}
 	res.MissedSamples = missed
 	res.Warm = Warm{Keys: p.Keys, Queries: s0.Calls - w0.Calls, TookMS: warmTook.Milliseconds()}
 	if b, ok := f.detail["burst"].(triggers.BurstResult); ok {
 		res.Burst = &b
 		delete(f.detail, "burst")
 	}
-	res.Trigger = TriggerResult{Name: trig.Name(), FiredAt: f.at.UTC(), Detail: f.detail}
+	res.Trigger = TriggerResult{Name: trig.Name(), Detail: f.detail}
+	if !f.at.IsZero() {
+		at := f.at.UTC()
+		res.Trigger.FiredAt = &at
+	}
 	// counted since the reset before the load: up to T, then from T on,
 	// read as a reset if the replicas restarted
 	counter := func(name string) int64 {
@@ -278,8 +312,8 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 // minutes; the hot keys at the arm's cost, so what the replicas store about
 // them (xfetch's load time) is real, and with the trigger's warm config.
 func warmAll(ctx context.Context, tg *targets.Target, p Plan, arm Arm, trig triggers.Trigger, hot []int64) error {
-	// the fill is setup: what protects the database (ratelimit, breaker)
-	// applies from the load on
+	// the fill is setup: what protects the database (ratelimit, breaker,
+	// shed) applies from the load on
 	base := arm.Config
 	base.Strategy = unprotected(base.Strategy)
 	tail := base
@@ -311,7 +345,7 @@ func warmAll(ctx context.Context, tg *targets.Target, p Plan, arm Arm, trig trig
 func unprotected(strategy string) string {
 	var keep []string
 	for _, part := range strings.Split(strategy, "+") {
-		if part != api.RateLimit && part != api.Breaker {
+		if !slices.Contains(api.Protections, part) {
 			keep = append(keep, part)
 		}
 	}
@@ -382,16 +416,24 @@ func drain(ctx context.Context, tg *targets.Target) error {
 	}
 }
 
-// watch reports progress every 250 ms until the returned stop is called.
+// aborted is the cause an arm's context ends with when a stop condition
+// held.
+type aborted struct{ Abort }
+
+func (a *aborted) Error() string { return "aborted: " + a.Reason }
+
+// watch reports progress and checks the stop conditions every RowWidth
+// until the returned stop is called. When a condition holds on the live
+// figures it ends the arm through abort, once.
 func watch(ctx context.Context, s *observe.Sampler, rec *recorder, t time.Time, warmup time.Duration,
-	loadStart time.Time, progress func(string, float64, int64)) (stop func()) {
+	loadStart time.Time, progress func(string, float64, int64), conds []gates.Gate, abort context.CancelCauseFunc) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(250 * time.Millisecond)
+		tick := time.NewTicker(RowWidth)
 		defer tick.Stop()
-		var prev observe.Sample
+		var recent []observe.Sample // the last LiveWindow of samples, and one before
 		for {
 			select {
 			case <-ctx.Done():
@@ -406,14 +448,26 @@ func watch(ctx context.Context, s *observe.Sampler, rec *recorder, t time.Time, 
 			case now.Before(t):
 				phase = "before"
 			}
-			var qps float64
-			if cur, ok := s.Latest(); ok {
-				if !prev.At.IsZero() && cur.At.After(prev.At) {
-					qps = float64(cur.Calls-prev.Calls) / cur.At.Sub(prev.At).Seconds()
+			if cur, ok := s.Latest(); ok && (len(recent) == 0 || cur.At.After(recent[len(recent)-1].At)) {
+				recent = append(recent, cur)
+				for len(recent) > 2 && cur.At.Sub(recent[1].At) > LiveWindow {
+					recent = recent[1:]
 				}
-				prev = cur
 			}
+			qps, haveQPS := dbRate(recent)
 			progress(phase, qps, rec.requests())
+			if len(conds) == 0 {
+				continue
+			}
+			figures := rec.liveFigures(now)
+			if haveQPS {
+				figures["db.qps"] = &qps
+			}
+			if c, v, ok := checkAbort(conds, figures); ok {
+				abort(&aborted{Abort{AtMS: now.Sub(t).Milliseconds(), Gate: c.Expr,
+					Reason: fmt.Sprintf("%s held: %s was %s over the last %s", c.Expr, c.Path, strconv.FormatFloat(v, 'g', 4, 64), LiveWindow)}})
+				return
+			}
 		}
 	}()
 	return func() { cancel(); <-done }

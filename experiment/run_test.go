@@ -79,7 +79,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 			t.Errorf("%s: warm.queries = %d; want 1 (one key, loaded once)", a.Name, a.Warm.Queries)
 		}
 		h := a.HTTP
-		if h.OK+h.Errors.Timeout+h.Errors.Conn+h.Errors.E5xx+h.Errors.Shed+h.Errors.Other+h.Errors.Throttled != h.Requests {
+		if h.OK+h.Errors.Timeout+h.Errors.Conn+h.Errors.E5xx+h.Errors.Shed+h.Errors.Other+h.Errors.Throttled+h.Errors.ClientBreaker != h.Requests {
 			t.Errorf("%s: outcomes %+v do not add up to %d requests", a.Name, h, h.Requests)
 		}
 		// requests intended from T: the rate over `after`, give or take the

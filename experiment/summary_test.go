@@ -254,7 +254,7 @@ func TestPeakQPS(t *testing.T) {
 
 func TestRecorderWindows(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	r := newRecorder(T, time.Second, time.Hour)
+	r := newRecorder(T, time.Second, time.Hour, false)
 	add := func(off, lat time.Duration, o load.Outcome) {
 		r.add(load.Record{Intended: T.Add(off), Latency: lat, Outcome: o})
 	}
@@ -366,9 +366,42 @@ func TestRecorderWindows(t *testing.T) {
 	})
 }
 
+func TestRecorderCountsCriticalAndRefusedApart(t *testing.T) {
+	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	r := newRecorder(T, time.Second, time.Hour, true)
+	recs := []load.Record{
+		{Outcome: load.OK, Attempts: 2, Hedges: 1, Critical: true},
+		{Outcome: load.Shed, Attempts: 1, Critical: true},
+		{Outcome: load.Shed, Attempts: 1},
+		{Outcome: load.BreakerOpen},                                                         // refused by the client: nothing sent
+		{Outcome: load.Throttled},                                                           // refused by the client: nothing sent
+		{Outcome: load.OK, Attempts: 1, Critical: true, Intended: T.Add(-time.Millisecond)}, // before T
+	}
+	for _, rec := range recs {
+		if rec.Intended.IsZero() {
+			rec.Intended = T
+		}
+		rec.Latency = time.Millisecond
+		r.add(rec)
+	}
+	h, rt := r.http(), r.retries()
+	if want := (Errors{Shed: 2, Throttled: 1, ClientBreaker: 1}); h.Errors != want || h.Requests != 5 || h.OK != 1 {
+		t.Errorf("http() = %d requests, %d ok, %+v; want 5, 1, %+v", h.Requests, h.OK, h.Errors, want)
+	}
+	if want := (Class{Requests: 2, OK: 1, Shed: 1, DropRate: 0.5, P99MS: 1}); h.Critical == nil || *h.Critical != want {
+		t.Errorf("http().Critical = %+v; want %+v", h.Critical, want)
+	}
+	if want := (Retries{Attempts: 4, Hedges: 1, Amplification: 0.8}); rt != want {
+		t.Errorf("retries() = %+v; want %+v (attempts sent, hedges included)", rt, want)
+	}
+	if h := newRecorder(T, time.Second, time.Hour, false).http(); h.Critical != nil {
+		t.Errorf("http().Critical = %+v for a plan marking none; want nil", h.Critical)
+	}
+}
+
 func TestRecorderEndsAtAfter(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	r := newRecorder(T, time.Second, time.Second)
+	r := newRecorder(T, time.Second, time.Second, false)
 	r.add(load.Record{Intended: T.Add(999 * time.Millisecond), Latency: time.Millisecond, Outcome: load.OK})
 	r.add(load.Record{Intended: T.Add(time.Second), Latency: time.Millisecond, Outcome: load.OK}) // the pacer's last tick
 	if h := r.http(); h.Requests != 1 {
@@ -389,7 +422,7 @@ func TestTimelineFillsRowsWithoutASample(t *testing.T) {
 		{At: T.Add(155 * time.Millisecond), Calls: 40},
 		{At: T.Add(255 * time.Millisecond), Calls: 40},
 	}
-	rows := timeline(p, T, samples, newRecorder(T, 200*time.Millisecond, 300*time.Millisecond))
+	rows := timeline(p, T, samples, newRecorder(T, 200*time.Millisecond, 300*time.Millisecond, false))
 	var got []float64
 	for _, r := range rows {
 		got = append(got, r.DBQPS)

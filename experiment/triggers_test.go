@@ -2,9 +2,11 @@ package experiment
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
@@ -87,6 +89,68 @@ func TestFaultTriggers(t *testing.T) {
 		a := run(t, p).Arms[0]
 		if a.Retries.Amplification > 1.15 || a.Retries.Amplification <= 1 {
 			t.Errorf("immediate:3 under a 10%% budget: amplification %.3f; want above 1 and near 1.1", a.Retries.Amplification)
+		}
+	})
+
+	t.Run("outage: a stop condition ends the arm and its fault; gates check every arm", func(t *testing.T) {
+		p := faultPlan("outage", "none", "breaker")
+		p.TriggerOptions.Outage = api.Duration(2 * time.Second)
+		for _, s := range []string{"http.drop_rate > 30%", "http.requests < 0"} {
+			g, err := gates.Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Abort = append(p.Abort, g)
+		}
+		for _, s := range []string{"db.queries_total >= 1", "none:http.drop_rate < 1%"} {
+			g, err := gates.Parse(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Gates = append(p.Gates, g)
+		}
+		rep := run(t, p)
+		none, breaker := rep.Arms[0], rep.Arms[1]
+		if none.Aborted == nil {
+			t.Fatalf("none under a 2s Postgres outage: not aborted (drop rate %.2f); want the stop condition to hold", none.HTTP.DropRate)
+		}
+		ab := *none.Aborted
+		t.Logf("none aborted at %d ms: %s; trigger %v", ab.AtMS, ab.Reason, none.Trigger.Detail)
+		if ab.AtMS < 0 || ab.AtMS > 1500 || ab.Gate != "http.drop_rate > 30%" || !strings.Contains(ab.Reason, "http.drop_rate was 0.") {
+			t.Errorf("aborted = %+v; want the drop rate condition, soon after T, with the value it measured", ab)
+		}
+		// the outage was undone when the arm stopped, not when it was due
+		if down, ok := none.Trigger.Detail["down_ms"].(int64); !ok || down >= 2000 || down < ab.AtMS-200 {
+			t.Errorf("outage detail %v; want the proxy back up when the arm stopped at %d ms, before its 2000 ms", none.Trigger.Detail, ab.AtMS)
+		}
+		// no request was sent after the abort
+		for _, r := range none.Timeline {
+			if r.TMS > ab.AtMS+2*RowWidth.Milliseconds() && r.Requests > 0 {
+				t.Errorf("timeline row %d ms: %d requests after the abort at %d ms; want none", r.TMS, r.Requests, ab.AtMS)
+				break
+			}
+		}
+		if breaker.Aborted != nil || breaker.Trigger.FiredAt == nil {
+			t.Errorf("breaker: aborted %+v; want it to run to its end (stale copies keep it under the condition)", breaker.Aborted)
+		}
+		want := []struct {
+			gate, arm string
+			pass      bool
+		}{{"db.queries_total >= 1", "none", true}, {"db.queries_total >= 1", "breaker", true}, {"none:http.drop_rate < 1%", "none", false}}
+		if len(rep.Gates) != len(want) {
+			t.Fatalf("gates = %+v; want %d results", rep.Gates, len(want))
+		}
+		for i, w := range want {
+			g := rep.Gates[i]
+			if g.Gate != w.gate || g.Arm != w.arm || g.Pass != w.pass || g.Measured == nil {
+				t.Errorf("gate result %d = %+v; want %s on %s, pass %v, with its measured value", i, g, w.gate, w.arm, w.pass)
+			}
+		}
+		if m := rep.Gates[2].Measured; m == nil || *m != none.HTTP.DropRate {
+			t.Errorf("gate measured %v; want none's http.drop_rate %v, its source", m, none.HTTP.DropRate)
+		}
+		if rep.Passed() {
+			t.Error("Passed() = true with an aborted arm and a failed gate")
 		}
 	})
 

@@ -7,9 +7,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sony/gobreaker/v2"
 
 	"github.com/herdbench/herdbench/retry"
 )
@@ -26,22 +29,36 @@ const requestParam = "hb"
 type herd struct {
 	base    *http.Transport
 	timeout time.Duration // per attempt
+	targets []string      // replica base URLs: a hedge goes to the next one
+	hedge   time.Duration // 0: off
 	clients []*client
 
 	mu       sync.Mutex
-	attempts map[uint64][]time.Time // request id -> when each attempt left, until the result is read
+	attempts map[uint64]*sent // request id -> its attempts, until the result is read
+}
+
+// sent is what left for one request: when each attempt was sent, hedges
+// included, and how many of them were hedges.
+type sent struct {
+	at     []time.Time
+	hedges int
 }
 
 type client struct {
 	mu       sync.Mutex
 	backoff  *retry.Backoff
 	budget   *retry.Spender
-	throttle *retry.Throttle // nil: off
+	throttle *retry.Throttle                       // nil: off
+	hedger   *retry.Hedger                         // nil: off
+	breaker  *gobreaker.TwoStepCircuitBreaker[any] // nil: off
 	rng      *rand.Rand
 }
 
-// errThrottled ends an attempt the client refused itself.
-var errThrottled = errors.New("herdbench: throttled by the client (adaptive throttling)")
+// Errors of attempts the client refused itself, never sent.
+var (
+	errThrottled   = errors.New("herdbench: throttled by the client (adaptive throttling)")
+	errBreakerOpen = errors.New("herdbench: refused by the client's open circuit breaker")
+)
 
 func newHerd(c Config) *herd {
 	n := max(c.Clients, 1)
@@ -52,18 +69,36 @@ func newHerd(c Config) *herd {
 			IdleConnTimeout:     90 * time.Second,
 		},
 		timeout:  c.Timeout,
+		targets:  c.Targets,
+		hedge:    c.Hedge.Delay,
 		clients:  make([]*client, n),
-		attempts: map[uint64][]time.Time{},
+		attempts: map[uint64]*sent{},
 	}
 	for i := range h.clients {
 		rng := rand.New(rand.NewPCG(c.Seed, uint64(i)))
-		h.clients[i] = &client{backoff: retry.NewBackoff(c.Retry, rng), budget: retry.NewSpender(c.Budget), rng: rng}
+		cl := &client{backoff: retry.NewBackoff(c.Retry, rng), budget: retry.NewSpender(c.Budget), rng: rng}
 		if c.Throttle > 0 {
-			h.clients[i].throttle = retry.NewThrottle(c.Throttle)
+			cl.throttle = retry.NewThrottle(c.Throttle)
 		}
+		if c.Hedge.Delay > 0 {
+			cl.hedger = retry.NewHedger(c.Hedge)
+		}
+		if b := c.Breaker; b.Failures > 0 {
+			cl.breaker = gobreaker.NewTwoStepCircuitBreaker[any](gobreaker.Settings{
+				Name:        "client-" + strconv.Itoa(i),
+				MaxRequests: 1,
+				Timeout:     b.Open,
+				ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= b.Failures },
+			})
+		}
+		h.clients[i] = cl
 	}
 	return h
 }
+
+// failed says whether an attempt's outcome is a failure of the service, as
+// breakers and the hedging gate count them.
+func failed(o Outcome) bool { return o == Timeout || o == Conn || o == Error5xx || o == Shed }
 
 // RoundTrip sends one request with its client's retry policy: each attempt
 // gets the timeout, failed attempts (no response, 5xx, 429) are retried
@@ -78,19 +113,25 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 	var prev time.Duration // this request's last wait
 	lastCost := 0          // what this request's last retry cost its budget
 	for n := 0; ; n++ {
-		h.mu.Lock()
-		h.attempts[id] = append(h.attempts[id], time.Now())
-		h.mu.Unlock()
 		actx, cancel := context.WithTimeout(req.Context(), h.timeout)
 		var resp *http.Response
 		var err error
+		now := time.Now()
 		c.mu.Lock()
-		refused := c.throttle != nil && c.throttle.Reject(time.Now(), c.rng.Float64())
+		refused := c.throttle != nil && c.throttle.Reject(now, c.rng.Float64())
+		var breakerDone func(bool)
+		if !refused && c.breaker != nil {
+			if breakerDone, err = c.breaker.Allow(); err != nil {
+				refused, err = true, errBreakerOpen
+			}
+		}
+		hedge := !refused && c.hedger != nil && c.hedger.Allow(now)
 		c.mu.Unlock()
-		if refused {
+		switch {
+		case refused && err == nil:
 			err = errThrottled
-		} else {
-			resp, err = h.base.RoundTrip(req.Clone(actx))
+		case !refused:
+			resp, err = h.send(actx, req, id, hedge)
 		}
 		code, msg := 0, ""
 		if err != nil {
@@ -103,7 +144,13 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 		if c.throttle != nil && !refused && outcome != Shed && outcome != Conn && outcome != Timeout {
 			c.throttle.Accepted(time.Now())
 		}
-		retryable := outcome != OK && outcome != Other && outcome != Throttled && n < c.backoff.Retries()
+		if breakerDone != nil {
+			breakerDone(!failed(outcome))
+		}
+		if c.hedger != nil && !refused {
+			c.hedger.Done(time.Now(), failed(outcome))
+		}
+		retryable := outcome != OK && outcome != Other && outcome != Throttled && outcome != BreakerOpen && n < c.backoff.Retries()
 		if retryable {
 			cost, ok := c.budget.Allow(time.Now(), outcome == Timeout)
 			retryable, lastCost = ok, cost
@@ -148,13 +195,108 @@ func mix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// takeAttempts returns and forgets when request id's attempts left.
-func (h *herd) takeAttempts(id uint64) []time.Time {
+// sentAt records an attempt of request id leaving now.
+func (h *herd) sentAt(id uint64, hedge bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	at := h.attempts[id]
+	a := h.attempts[id]
+	if a == nil {
+		a = &sent{}
+		h.attempts[id] = a
+	}
+	a.at = append(a.at, time.Now())
+	if hedge {
+		a.hedges++
+	}
+}
+
+// takeAttempts returns and forgets what left for request id.
+func (h *herd) takeAttempts(id uint64) sent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a := h.attempts[id]
 	delete(h.attempts, id)
-	return at
+	if a == nil {
+		return sent{}
+	}
+	return *a
+}
+
+// send makes one attempt of req. With hedge, an attempt that has not
+// answered after the hedge delay is copied to the next replica, and the
+// first good answer wins; the other is canceled and its body discarded.
+// When both fail, the one that ended last is returned.
+func (h *herd) send(ctx context.Context, req *http.Request, id uint64, hedge bool) (*http.Response, error) {
+	if !hedge {
+		h.sentAt(id, false)
+		return h.base.RoundTrip(req.Clone(ctx))
+	}
+	type answer struct {
+		resp   *http.Response
+		err    error
+		cancel context.CancelFunc
+	}
+	answers := make(chan answer, 2)
+	start := func(r *http.Request, isHedge bool) {
+		actx, cancel := context.WithCancel(ctx)
+		h.sentAt(id, isHedge)
+		go func() {
+			resp, err := h.base.RoundTrip(r.Clone(actx))
+			answers <- answer{resp, err, cancel}
+		}()
+	}
+	good := func(a answer) bool { return a.err == nil && !failed(Classify(a.resp.StatusCode, "")) }
+	// discard ends an answer nobody reads
+	discard := func(a answer) {
+		if a.resp != nil {
+			_, _ = io.Copy(io.Discard, a.resp.Body)
+			a.resp.Body.Close()
+		}
+		a.cancel()
+	}
+	win := func(a answer) (*http.Response, error) {
+		if a.err != nil {
+			a.cancel()
+			return nil, a.err
+		}
+		a.resp.Body = &cancelOnClose{ReadCloser: a.resp.Body, cancel: a.cancel}
+		return a.resp, nil
+	}
+
+	start(req, false)
+	timer := time.NewTimer(h.hedge)
+	select {
+	case a := <-answers:
+		timer.Stop()
+		return win(a)
+	case <-timer.C:
+	}
+	start(h.toNextReplica(req), true)
+	first := <-answers
+	if good(first) {
+		go func() { second := <-answers; second.cancel(); discard(second) }()
+		return win(first)
+	}
+	second := <-answers
+	if good(second) {
+		discard(first)
+		return win(second)
+	}
+	discard(first)
+	return win(second)
+}
+
+// toNextReplica is req sent to the replica after its own.
+func (h *herd) toNextReplica(req *http.Request) *http.Request {
+	r := req.Clone(req.Context())
+	for i, t := range h.targets {
+		if u, err := url.Parse(t); err == nil && u.Host == req.URL.Host {
+			next, _ := url.Parse(h.targets[(i+1)%len(h.targets)])
+			r.URL.Scheme, r.URL.Host, r.Host = next.Scheme, next.Host, ""
+			break
+		}
+	}
+	return r
 }
 
 // cancelOnClose ends an attempt's context when its body is closed.

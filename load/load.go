@@ -29,6 +29,11 @@ type Config struct {
 	Retry    retry.Policy  // what a client does after a failed attempt
 	Budget   retry.Budget  // what bounds a client's retries
 	Throttle float64       // adaptive throttling's K (the SRE book uses 2); 0 is off
+	Hedge    retry.Hedge   // hedge slow attempts to another replica; zero is off
+	Breaker  retry.Breaker // each client's own circuit breaker; zero is off
+	// Critical is the share of requests marked critical (the X-Priority
+	// header), chosen by a fixed hash of the request's sequence number
+	Critical float64
 	// MaxWorkers caps vegeta's concurrent requests; 0 leaves it unbounded,
 	// so the generator keeps its schedule while the server stalls.
 	MaxWorkers uint64
@@ -40,10 +45,12 @@ type Record struct {
 	Intended time.Time     // start + (Seq+1)/Rate, when the pacer schedules it
 	Latency  time.Duration // from Intended to the end of the last attempt
 	Outcome  Outcome       // the last attempt's
-	Attempts int           // 1, plus retries
+	Attempts int           // attempts sent, retries and hedges included; 0 when the client refused every one
+	Hedges   int           // of Attempts, the hedged copies
 	SentAt   []time.Time   // when each attempt left
 	Code     int
 	Cache    string // the X-Cache header, if any
+	Critical bool   // sent with X-Priority: critical
 }
 
 // Validate reports every problem with c at once.
@@ -64,6 +71,9 @@ func (c Config) Validate() error {
 	if c.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("duration: %s (accepted: more than 0)", c.Duration))
 	}
+	if c.Critical < 0 || c.Critical > 1 {
+		errs = append(errs, fmt.Errorf("critical: %g (accepted: 0 to 1, a share of requests)", c.Critical))
+	}
 	if c.Throttle < 0 {
 		errs = append(errs, fmt.Errorf("throttle: %g (accepted: 0, off, or K above 0 such as 2)", c.Throttle))
 	}
@@ -74,6 +84,16 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("timeout: %s (accepted: more than 0)", c.Timeout))
 	}
 	return errors.Join(errs...)
+}
+
+// criticalHeader marks a request that must be served (the testbed's
+// shed_priority admits it first).
+var criticalHeader = http.Header{"X-Priority": []string{"critical"}}
+
+// isCritical says whether request i is one of the share marked critical: a
+// fixed hash of i, so the same requests are critical in every arm.
+func isCritical(i uint64, share float64) bool {
+	return share > 0 && float64(mix(i)%10_000) < share*10_000
 }
 
 // Keys draws item ids from a seeded Zipf distribution. It is safe for
@@ -116,6 +136,10 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 		t.Method = http.MethodGet
 		t.URL = c.Targets[i%uint64(len(c.Targets))] + "/items/" + strconv.FormatInt(keys.Next(), 10) +
 			"?" + requestParam + "=" + strconv.FormatUint(i, 10)
+		t.Header = nil
+		if isCritical(i, c.Critical) {
+			t.Header = criticalHeader
+		}
 		return nil
 	}
 	h := newHerd(c)
@@ -151,12 +175,12 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 			lat = 0
 		}
 		rec := Record{Seq: res.Seq, Intended: intended, Latency: lat, Code: int(res.Code),
-			Outcome: Classify(int(res.Code), res.Error), Attempts: 1}
+			Outcome: Classify(int(res.Code), res.Error)}
 		if u, err := url.Parse(res.URL); err == nil {
 			id, _ := strconv.ParseUint(u.Query().Get(requestParam), 10, 64)
-			if rec.SentAt = h.takeAttempts(id); len(rec.SentAt) > 0 {
-				rec.Attempts = len(rec.SentAt)
-			}
+			s := h.takeAttempts(id)
+			rec.SentAt, rec.Attempts, rec.Hedges = s.at, len(s.at), s.hedges
+			rec.Critical = isCritical(id, c.Critical)
 		}
 		if res.Headers != nil {
 			rec.Cache = res.Headers.Get("X-Cache")

@@ -7,20 +7,21 @@ type Outcome uint8
 
 // The outcomes, in the order reports list them.
 const (
-	OK        Outcome = iota // 2xx
-	Timeout                  // no response within the client timeout
-	Conn                     // connection refused, reset or closed
-	Error5xx                 // a 5xx other than 503
-	Shed                     // 429 or 503: the service refused the load
-	Other                    // any other status (3xx, 4xx)
-	Throttled                // refused by the client itself (adaptive throttling): never sent
-	numOutcomes
+	OK          Outcome = iota // 2xx
+	Timeout                    // no response within the client timeout
+	Conn                       // connection refused, reset or closed
+	Error5xx                   // a 5xx other than 503
+	Shed                       // 429 or 503: the service refused the load
+	Other                      // any other status (3xx, 4xx)
+	Throttled                  // refused by the client itself (adaptive throttling): never sent
+	BreakerOpen                // refused by the client's own open circuit breaker: never sent
+	NumOutcomes                // how many outcomes there are
 )
 
 // Outcomes lists every outcome.
-var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other, Throttled}
+var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other, Throttled, BreakerOpen}
 
-var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other", "throttled"}
+var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other", "throttled", "client_breaker"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
@@ -35,6 +36,8 @@ func Classify(code int, err string) Outcome {
 	switch {
 	case code == 0 && strings.Contains(err, errThrottled.Error()):
 		return Throttled
+	case code == 0 && strings.Contains(err, errBreakerOpen.Error()):
+		return BreakerOpen
 	case code == 0 && isTimeout(err):
 		return Timeout
 	case code == 0:

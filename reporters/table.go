@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -23,7 +24,12 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, rep.Seed)
 	fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
 		thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
-	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s, adaptive throttling K %g\n", max(p.Clients, 1), p.Retry, p.Budget, p.Throttle)
+	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s, adaptive throttling K %g, hedge %s, breaker %s",
+		max(p.Clients, 1), p.Retry, p.Budget, p.Throttle, p.Hedge, p.Breaker)
+	if p.Critical > 0 {
+		fmt.Fprintf(w, ", %g%% critical", p.Critical*100)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm\n", p.Warmup, p.Before, p.After)
 	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
 }
@@ -31,15 +37,20 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 // Table writes the arms side by side, each compared with the first arm, and
 // says which arm did best.
 func Table(w io.Writer, rep *experiment.Report) error {
-	// attempts per request only when some arm retried
-	retried := false
+	// attempts per request only when some arm retried or hedged; the
+	// critical requests' drop rate only when the plan marks some
+	retried, critical := false, false
 	for _, a := range rep.Arms {
 		retried = retried || a.Retries.Amplification > 1
+		critical = critical || a.HTTP.Critical != nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	head := "arm\tdb queries\tvs " + firstName(rep) + "\tpeak db q/s\tp50\tp99\tdrop rate\trecovery"
 	if retried {
 		head += "\tattempts/req"
+	}
+	if critical {
+		head += "\tcritical drop"
 	}
 	fmt.Fprintln(tw, head)
 	var base int64 = -1
@@ -49,9 +60,12 @@ func Table(w io.Writer, rep *experiment.Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", a.Name, thousands(a.DB.Queries), versus(a.DB.Queries, base),
 			thousands(int64(a.DB.PeakQPS+0.5)), msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
-			pct(a.HTTP.DropRate), recoveryString(a.RecoveryMS))
+			pct(a.HTTP.DropRate), recoveryString(a))
 		if retried {
 			fmt.Fprintf(tw, "\t%.2f", a.Retries.Amplification)
+		}
+		if c := a.HTTP.Critical; critical && c != nil {
+			fmt.Fprintf(tw, "\t%s", pct(c.DropRate))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -61,7 +75,60 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	for _, a := range rep.Arms {
+		if ab := a.Aborted; ab != nil {
+			fmt.Fprintf(w, "aborted   %s at %s: %s\n", a.Name, offset(ab.AtMS), ab.Reason)
+		}
+	}
+	return Gates(w, rep)
+}
+
+// Gates writes each gate on each arm with the value it measured and
+// whether it passed, then the count of failures.
+func Gates(w io.Writer, rep *experiment.Report) error {
+	if len(rep.Gates) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "gate\tarm\tmeasured\tresult")
+	failed := 0
+	for _, g := range rep.Gates {
+		res := "pass"
+		if !g.Pass {
+			res, failed = "FAIL", failed+1
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", g.Gate, g.Arm, Measured(g), res)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if failed > 0 {
+		fmt.Fprintf(w, "gates     %d of %d failed\n", failed, len(rep.Gates))
+	} else {
+		fmt.Fprintf(w, "gates     all %d passed\n", len(rep.Gates))
+	}
 	return nil
+}
+
+// Measured is a gate result's measured value as its path reads: a ratio
+// as a percentage, null as "no value".
+func Measured(g gates.Result) string {
+	switch {
+	case g.Measured == nil:
+		return "no value"
+	case gates.IsRatio(g.Path):
+		return strconv.FormatFloat(*g.Measured*100, 'f', 2, 64) + "%"
+	}
+	return strconv.FormatFloat(*g.Measured, 'f', -1, 64)
+}
+
+// offset is a time relative to T: +1.5s, -200ms.
+func offset(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	if d >= 0 {
+		return "T+" + d.String()
+	}
+	return "T" + d.String()
 }
 
 func firstName(rep *experiment.Report) string {
@@ -104,11 +171,14 @@ func versus(v, base int64) string {
 	return fmt.Sprintf("%+.0f%%", d)
 }
 
-func recoveryString(ms *int64) string {
-	if ms == nil {
+func recoveryString(a experiment.ArmResult) string {
+	switch {
+	case a.Aborted != nil:
+		return "aborted"
+	case a.RecoveryMS == nil:
 		return "not recovered"
 	}
-	return msString(float64(*ms))
+	return msString(float64(*a.RecoveryMS))
 }
 
 func msString(ms float64) string {

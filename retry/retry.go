@@ -1,7 +1,7 @@
-// Package retry provides what bounds a client's load on a struggling
-// service: the retry policies clients actually ship, the budgets that bound
-// them, parsed from the short forms herdbench's flags use, and adaptive
-// throttling.
+// Package retry provides the policies herd clients ship against a
+// struggling service, parsed from the short forms herdbench's flags use:
+// retry policies and the budgets that bound them, adaptive throttling, a
+// client-side circuit breaker, and hedging gated on the client's error rate.
 //
 // Backoffs follow Brooker, "Exponential Backoff And Jitter" (AWS
 // Architecture Blog, 2015), attempt n counting from 0 for the first retry:

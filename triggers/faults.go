@@ -162,11 +162,13 @@ func (o Outage) Fire(ctx context.Context, env Env) (Detail, error) {
 	if err := p.Disable(); err != nil {
 		return nil, fmt.Errorf("outage: close %s proxy: %w", o.Dependency, err)
 	}
+	down := time.Now()
 	wait(ctx, o.For)
 	if err := p.Enable(); err != nil {
 		return nil, fmt.Errorf("outage: reopen %s proxy: %w", o.Dependency, err)
 	}
-	return Detail{"dependency": o.Dependency, "for_ms": o.For.Milliseconds()}, nil
+	// down_ms is shorter than for_ms when the arm was stopped early
+	return Detail{"dependency": o.Dependency, "for_ms": o.For.Milliseconds(), "down_ms": time.Since(down).Milliseconds()}, nil
 }
 
 // SlowDB adds latency to every Postgres reply from T for a while: requests
@@ -195,11 +197,12 @@ func (s SlowDB) Fire(ctx context.Context, env Env) (Detail, error) {
 	if _, err := p.AddToxic(slowToxic, "latency", "downstream", 1, toxiclient.Attributes{"latency": s.Latency.Milliseconds()}); err != nil {
 		return nil, fmt.Errorf("slowdb: add latency: %w", err)
 	}
+	slow := time.Now()
 	wait(ctx, s.For)
 	if err := p.RemoveToxic(slowToxic); err != nil {
 		return nil, fmt.Errorf("slowdb: remove latency: %w", err)
 	}
-	return Detail{"latency_ms": s.Latency.Milliseconds(), "for_ms": s.For.Milliseconds()}, nil
+	return Detail{"latency_ms": s.Latency.Milliseconds(), "for_ms": s.For.Milliseconds(), "slow_ms": time.Since(slow).Milliseconds()}, nil
 }
 
 func proxy(env Env, name string) (*toxiclient.Proxy, error) {

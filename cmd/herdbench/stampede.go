@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
@@ -30,6 +31,10 @@ type stampedeOptions struct {
 	Knobs       api.Config
 	Retry       string // --retry, parsed into Plan.Retry
 	Budget      string // --retry-budget, parsed into Plan.Budget
+	Hedge       string   // --hedge, parsed into Plan.Hedge
+	Breaker     string   // --client-breaker, parsed into Plan.Breaker
+	Gates       []string // --gate, parsed into Plan.Gates
+	Abort       []string // --abort-on, parsed into Plan.Abort
 	Replicas    int
 	ReplicasSet bool // --replicas was given
 	StateDir    string
@@ -65,6 +70,8 @@ func newStampedeCmd(stdout, stderr io.Writer) *cobra.Command {
 	opts := stampedeOptions{
 		Retry:      "none",
 		Budget:     "none",
+		Hedge:      "none",
+		Breaker:    "none",
 		Arms:       []string{api.None, api.Singleflight, api.Lock, api.XFetch},
 		Plan:       stampedeDefaults,
 		Knobs:      stampedeKnobs(),
@@ -100,7 +107,8 @@ Triggers: ` + triggerHelp(reg),
 	}
 	fs := c.Flags()
 	p := &opts.Plan
-	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+", or several joined with +)")
+	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+
+		", or several joined with +) or a client policy ("+strings.Join(experiment.ClientArms, ", ")+")")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
 	to := &p.TriggerOptions
 	fs.DurationVar((*time.Duration)(&to.Outage), "outage", time.Duration(to.Outage), "outage: how long the dependency is unreachable")
@@ -114,6 +122,11 @@ Triggers: ` + triggerHelp(reg),
 	fs.StringVar(&opts.Retry, "retry", opts.Retry, "the clients' retry policy: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
 	fs.Float64Var(&p.Throttle, "throttle", p.Throttle, "adaptive throttling's K for every client (0: off; the SRE book uses 2); arms can set their own: --arms throttle=2,...")
 	fs.StringVar(&opts.Budget, "retry-budget", opts.Budget, "bounds each client's retries: none, a ratio such as 10%, tokens (the AWS SDKs' quota of 500) or tokens:N")
+	fs.StringVar(&opts.Hedge, "hedge", opts.Hedge, "hedge an attempt to the next replica after DELAY, while the client's error rate is under RATE (default 10%): none, DELAY or DELAY:RATE; arms: --arms hedge=50ms,...")
+	fs.StringVar(&opts.Breaker, "client-breaker", opts.Breaker, "each client's own circuit breaker: none, or FAILURES:OPEN such as 5:2s; arms: --arms client-breaker=5:2s,...")
+	fs.StringArrayVar(&opts.Gates, "gate", nil, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%' (repeatable); a failed gate exits 99")
+	fs.StringArrayVar(&opts.Abort, "abort-on", nil, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(experiment.LivePaths, ", ")+")")
+	fs.Float64Var(&p.Critical, "critical", p.Critical, "share of requests sent with X-Priority: critical, 0 to 1 (shed_priority admits them first)")
 	fs.IntVar(&p.Rate, "rate", p.Rate, fmt.Sprintf("requests per second, open model (at most %d)", experiment.MaxRate))
 	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")
 	fs.IntVar(&p.HotKeys, "hot-keys", p.HotKeys, "the hottest ids, warmed before each arm and hit by the trigger")
@@ -156,6 +169,30 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	}
 	if plan.Budget, err = retry.ParseBudget(opts.Budget); err != nil {
 		return usageErrorf("--retry-budget: %v", err)
+	}
+	if plan.Hedge, err = retry.ParseHedge(opts.Hedge); err != nil {
+		return usageErrorf("--hedge: %v", err)
+	}
+	if plan.Breaker, err = retry.ParseBreaker(opts.Breaker); err != nil {
+		return usageErrorf("--client-breaker: %v", err)
+	}
+	var bad []error
+	for _, s := range opts.Gates {
+		g, err := gates.Parse(s)
+		if err != nil {
+			bad = append(bad, fmt.Errorf("--gate: %w", err))
+		}
+		plan.Gates = append(plan.Gates, g)
+	}
+	for _, s := range opts.Abort {
+		g, err := gates.Parse(s)
+		if err != nil {
+			bad = append(bad, fmt.Errorf("--abort-on: %w", err))
+		}
+		plan.Abort = append(plan.Abort, g)
+	}
+	if len(bad) > 0 {
+		return usageError{errors.Join(bad...)}
 	}
 	reg := triggers.Default(plan.TriggerOptions)
 	if plan.Seed == 0 {
@@ -246,6 +283,9 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	fmt.Fprintf(stdout, "results   %s\n", strings.Join(paths, ", "))
+	if runErr == nil && !rep.Passed() {
+		return gatesFailed{}
+	}
 	if runErr != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: partial results (%d of %d arms) in %s", len(rep.Arms), len(plan.Arms), paths[0])

@@ -78,4 +78,8 @@ func addKnobFlags(fs *pflag.FlagSet, c *api.Config) {
 	fs.DurationVar((*time.Duration)(&c.RampUp), "ramp-up", time.Duration(c.RampUp), "ratelimit: admit a share of requests growing to all over this, from a replica's start (0: off)")
 	fs.Uint32Var(&c.BreakerFailures, "breaker-failures", c.BreakerFailures, "breaker: consecutive failed loads that open it")
 	fs.DurationVar((*time.Duration)(&c.BreakerOpen), "breaker-open", time.Duration(c.BreakerOpen), "breaker: how long it stays open before one trial load")
+	fs.IntVar(&c.ShedMinLimit, "shed-min-limit", c.ShedMinLimit, "shed: the adaptive limit's floor, concurrent DB loads per replica")
+	fs.IntVar(&c.ShedMaxLimit, "shed-max-limit", c.ShedMaxLimit, "shed: the adaptive limit's ceiling")
+	fs.IntVar(&c.ShedInitialLimit, "shed-initial-limit", c.ShedInitialLimit, "shed: the limit it starts from")
+	fs.DurationVar((*time.Duration)(&c.ShedWait), "shed-wait", time.Duration(c.ShedWait), "shed_priority: longest an admitted load queues for a permit")
 }

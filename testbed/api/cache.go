@@ -204,6 +204,16 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.DBTimeout)
 	defer cancel()
+	if v.shed != nil {
+		permit, err := v.shed.acquire(ctx)
+		if err != nil {
+			v.m.shed.Inc()
+			return Item{}, nil, 0, err
+		}
+		// every completed load, failed ones too, tells the limit how long
+		// loads take now
+		defer permit.Record()
+	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	start := time.Now()

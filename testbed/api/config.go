@@ -12,25 +12,31 @@ import (
 // Mitigation names accepted in Config.Strategy. Strategies lists them in the
 // order they appear in help text and error messages.
 const (
-	None         = "none"         // plain cache-aside: every miss loads
-	Singleflight = "singleflight" // coalesce concurrent loads per process
-	Lock         = "lock"         // fleet-wide Redis lock, stale copy or wait for the rest
-	XFetch       = "xfetch"       // probabilistic early recomputation (Vattani et al. 2015)
-	TTLJitter    = "ttl_jitter"   // random fraction of the TTL added on every set
-	SWR          = "swr"          // stale-while-revalidate: stale copy served while one background refresh runs
-	Lease        = "lease"        // memcache leases: one token per key per interval; sets need it
-	Early        = "early"        // a fixed probability of background refresh on each hit
-	Local        = "local"        // an in-process tier in front of Redis, with its own TTL and jitter
-	RateLimit    = "ratelimit"    // a token bucket on DB loads, and a ramp-up after a start
-	Breaker      = "breaker"      // a circuit breaker around the DB: stale copy or fail fast while open
+	None         = "none"          // plain cache-aside: every miss loads
+	Singleflight = "singleflight"  // coalesce concurrent loads per process
+	Lock         = "lock"          // fleet-wide Redis lock, stale copy or wait for the rest
+	XFetch       = "xfetch"        // probabilistic early recomputation (Vattani et al. 2015)
+	TTLJitter    = "ttl_jitter"    // random fraction of the TTL added on every set
+	SWR          = "swr"           // stale-while-revalidate: stale copy served while one background refresh runs
+	Lease        = "lease"         // memcache leases: one token per key per interval; sets need it
+	Early        = "early"         // a fixed probability of background refresh on each hit
+	Local        = "local"         // an in-process tier in front of Redis, with its own TTL and jitter
+	RateLimit    = "ratelimit"     // a token bucket on DB loads, and a ramp-up after a start
+	Breaker      = "breaker"       // a circuit breaker around the DB: stale copy or fail fast while open
+	Shed         = "shed"          // an adaptive concurrency limit on DB loads: 503 at once above it
+	ShedPriority = "shed_priority" // shed, but requests marked critical are admitted first and may queue
 )
 
 // Strategies is the one list of valid strategy names.
-var Strategies = []string{None, Singleflight, Lock, XFetch, SWR, Lease, Early, TTLJitter, Local, RateLimit, Breaker}
+var Strategies = []string{None, Singleflight, Lock, XFetch, SWR, Lease, Early, TTLJitter, Local, RateLimit, Breaker, Shed, ShedPriority}
+
+// Protections are the strategies that refuse loads to protect the
+// database.
+var Protections = []string{RateLimit, Breaker, Shed, ShedPriority}
 
 // loaders are the strategies that decide who loads on a miss or when to
-// refresh; at most one of them may be active. TTLJitter, Local, RateLimit
-// and Breaker compose with any of them.
+// refresh; at most one of them may be active. TTLJitter, Local, RateLimit,
+// Breaker and one of Shed or ShedPriority compose with any of them.
 var loaders = []string{Singleflight, Lock, XFetch, SWR, Lease, Early}
 
 // Config is a replica's run-time configuration, switchable through
@@ -48,16 +54,20 @@ type Config struct {
 	LockPoll   Duration `json:"lock_poll"`   // how often a waiter re-reads the cache
 	QueryCost  Duration `json:"query_cost"`  // pg_sleep held by the item query
 
-	EarlyProbability float64  `json:"early_probability"` // early: chance of a background refresh per hit, [0, 1]
-	LeaseInterval    Duration `json:"lease_interval"`    // lease: at most one token per key per interval
-	LeaseWait        Duration `json:"lease_wait"`        // lease: longest a request waits for the holder's value
-	LocalTTL         Duration `json:"local_ttl"`         // local: lifetime of an in-process copy
-	LocalJitter      float64  `json:"local_jitter"`      // local: fraction of local_ttl added at random, [0, 1]
-	RateLimit        float64  `json:"rate_limit"`        // ratelimit: DB loads per second per replica
-	RateBurst        int      `json:"rate_burst"`        // ratelimit: loads the bucket holds
-	RampUp           Duration `json:"ramp_up"`           // ratelimit: admit a share of requests growing to all over this, from the replica's start; 0 is off
-	BreakerFailures  uint32   `json:"breaker_failures"`  // breaker: consecutive failed loads that open it
-	BreakerOpen      Duration `json:"breaker_open"`      // breaker: how long it stays open before one trial load
+	EarlyProbability float64  `json:"early_probability"`  // early: chance of a background refresh per hit, [0, 1]
+	LeaseInterval    Duration `json:"lease_interval"`     // lease: at most one token per key per interval
+	LeaseWait        Duration `json:"lease_wait"`         // lease: longest a request waits for the holder's value
+	LocalTTL         Duration `json:"local_ttl"`          // local: lifetime of an in-process copy
+	LocalJitter      float64  `json:"local_jitter"`       // local: fraction of local_ttl added at random, [0, 1]
+	RateLimit        float64  `json:"rate_limit"`         // ratelimit: DB loads per second per replica
+	RateBurst        int      `json:"rate_burst"`         // ratelimit: loads the bucket holds
+	RampUp           Duration `json:"ramp_up"`            // ratelimit: admit a share of requests growing to all over this, from the replica's start; 0 is off
+	BreakerFailures  uint32   `json:"breaker_failures"`   // breaker: consecutive failed loads that open it
+	BreakerOpen      Duration `json:"breaker_open"`       // breaker: how long it stays open before one trial load
+	ShedMinLimit     int      `json:"shed_min_limit"`     // shed: the adaptive limit's floor, concurrent loads per replica
+	ShedMaxLimit     int      `json:"shed_max_limit"`     // shed: the adaptive limit's ceiling
+	ShedInitialLimit int      `json:"shed_initial_limit"` // shed: the limit after a reset or a config change
+	ShedWait         Duration `json:"shed_wait"`          // shed_priority: longest an admitted request queues for a permit
 }
 
 // DefaultConfig is the configuration a replica starts with unless told
@@ -85,6 +95,12 @@ var DefaultConfig = Config{
 	RateBurst:        10,
 	BreakerFailures:  5,
 	BreakerOpen:      Duration(2 * time.Second),
+	// the ceiling is the default DB pool: past it, loads would queue for a
+	// connection, which is what shedding answers at once instead
+	ShedMinLimit:     1,
+	ShedMaxLimit:     10,
+	ShedInitialLimit: 5,
+	ShedWait:         Duration(500 * time.Millisecond),
 }
 
 // Validate returns every problem with c at once, each naming the field and
@@ -148,11 +164,26 @@ func (c Config) Validate() error {
 	if c.BreakerOpen < Duration(time.Millisecond) {
 		bad("breaker_open", "%s is too short (accepted: 1ms or more)", c.BreakerOpen)
 	}
+	if c.ShedMinLimit < 1 || c.ShedMinLimit > MaxShedLimit {
+		bad("shed_min_limit", "%d out of range (accepted: 1 to %d)", c.ShedMinLimit, MaxShedLimit)
+	}
+	if c.ShedMaxLimit < c.ShedMinLimit || c.ShedMaxLimit > MaxShedLimit {
+		bad("shed_max_limit", "%d out of range (accepted: shed_min_limit, %d, to %d)", c.ShedMaxLimit, c.ShedMinLimit, MaxShedLimit)
+	}
+	if c.ShedInitialLimit < c.ShedMinLimit || c.ShedInitialLimit > c.ShedMaxLimit {
+		bad("shed_initial_limit", "%d out of range (accepted: shed_min_limit to shed_max_limit, %d to %d)", c.ShedInitialLimit, c.ShedMinLimit, c.ShedMaxLimit)
+	}
+	if c.ShedWait < 0 || c.ShedWait > Duration(time.Minute) {
+		bad("shed_wait", "%s out of range (accepted: 0 to 1m)", c.ShedWait)
+	}
 	if c.QueryCost < 0 || c.QueryCost > Duration(time.Minute) {
 		bad("query_cost", "%s out of range (accepted: 0 to 1m)", c.QueryCost)
 	}
 	return errors.Join(errs...)
 }
+
+// MaxShedLimit bounds the shed limits: concurrent loads of one replica.
+const MaxShedLimit = 10_000
 
 // strategy is a parsed Config.Strategy.
 type strategy struct {
@@ -161,6 +192,7 @@ type strategy struct {
 	local     bool
 	ratelimit bool
 	breaker   bool
+	shed      string // "", Shed or ShedPriority
 }
 
 func parseStrategy(s string) (strategy, error) {
@@ -184,6 +216,11 @@ func parseStrategy(s string) (strategy, error) {
 			st.ratelimit = true
 		case p == Breaker:
 			st.breaker = true
+		case p == Shed || p == ShedPriority:
+			if st.shed != "" {
+				return st, fmt.Errorf("strategy: %q combines %s and %s; use one of them", s, st.shed, p)
+			}
+			st.shed = p
 		case slices.Contains(loaders, p):
 			if st.loader != None {
 				return st, fmt.Errorf("strategy: %q combines %s and %s; at most one of %s may be used", s, st.loader, p, strings.Join(loaders, ", "))

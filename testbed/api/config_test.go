@@ -27,6 +27,9 @@ func TestParseStrategy(t *testing.T) {
 		{in: "lock+xfetch", wantErr: "combines lock and xfetch"},
 		{in: "none+ttl_jitter", wantErr: "none cannot be combined"},
 		{in: "lock+", wantErr: `unknown ""`},
+		{in: "shed", want: strategy{loader: None, shed: Shed}},
+		{in: "lock+shed_priority", want: strategy{loader: Lock, shed: ShedPriority}},
+		{in: "shed+shed_priority", wantErr: "combines shed and shed_priority"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -55,12 +58,15 @@ func TestConfigValidate(t *testing.T) {
 	bad.StaleTTL = bad.TTL
 	bad.LockPoll = 0
 	bad.QueryCost = Duration(2 * time.Minute)
+	bad.ShedMaxLimit = 0
+	bad.ShedInitialLimit = 20
 	err := bad.Validate()
 	if err == nil {
-		t.Fatal("Validate() of a config with six problems = nil")
+		t.Fatal("Validate() of a config with eight problems = nil")
 	}
 	// every problem is reported at once, each naming its field
-	for _, field := range []string{"strategy:", "ttl_jitter:", "xfetch_beta:", "stale_ttl:", "lock_poll:", "query_cost:"} {
+	for _, field := range []string{"strategy:", "ttl_jitter:", "xfetch_beta:", "stale_ttl:", "lock_poll:", "query_cost:",
+		"shed_max_limit:", "shed_initial_limit:"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("Validate() = %q; want a problem naming %s", err, field)
 		}

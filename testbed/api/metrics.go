@@ -20,7 +20,7 @@ const (
 	OutcomeNotFound  = "not_found" // no such item
 	OutcomeInvalid   = "invalid"   // the id is not a positive integer
 	OutcomeError     = "error"     // the load failed
-	OutcomeShed      = "shed"      // ratelimit or breaker refused the load: 503 at once
+	OutcomeShed      = "shed"      // ratelimit, breaker or shed refused the load: 503 (shed_priority: after queueing up to shed_wait)
 	OutcomeCanceled  = "canceled"  // the client went away before an answer
 )
 
@@ -48,7 +48,7 @@ type metrics struct {
 	loadDuration  prometheus.Histogram
 }
 
-func newMetrics(inFlight *atomic.Int64) *metrics {
+func newMetrics(inFlight *atomic.Int64, shedLimit func() float64) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		reg: reg,
@@ -102,7 +102,7 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		}),
 		shed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_shed_total",
-			Help: "Loads refused by ratelimit (bucket empty, or the ramp-up) or by an open breaker.",
+			Help: "Loads refused by ratelimit (bucket empty, or the ramp-up), an open breaker, or shed's concurrency limit.",
 		}),
 		breakerOpens: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herdbench_api_breaker_opens_total",
@@ -118,7 +118,11 @@ func newMetrics(inFlight *atomic.Int64) *metrics {
 		Name: "herdbench_api_loads_in_flight",
 		Help: "Item queries running now; not cleared by a reset.",
 	}, func() float64 { return float64(inFlight.Load()) })
-	reg.MustRegister(loadsInFlight, m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
+	limit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "herdbench_api_shed_limit",
+		Help: "shed's adaptive limit on concurrent DB loads now; 0 when shed is off.",
+	}, shedLimit)
+	reg.MustRegister(loadsInFlight, limit, m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
 		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.localHits, m.shed, m.breakerOpens, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range outcomes {

@@ -72,6 +72,7 @@ type Server struct {
 	cfg     Config
 	limiter *rate.Limiter
 	breaker *gobreaker.CircuitBreaker[Item]
+	shed    *shedder
 	st      strategy
 	m       *metrics
 	sf      *singleflight.Group
@@ -138,7 +139,7 @@ func (s *Server) reset(seed *uint64) {
 	if seed != nil {
 		s.seed = *seed
 	}
-	s.m = newMetrics(&s.inFlight)
+	s.m = newMetrics(&s.inFlight, func() float64 { return float64(s.view().shed.limit()) })
 	s.sf = new(singleflight.Group)
 	s.protect()
 	s.localMu.Lock()
@@ -147,10 +148,11 @@ func (s *Server) reset(seed *uint64) {
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x6865726462656e63)) // "herdbenc"
 }
 
-// protect makes the limiter and the breaker afresh for the current config;
+// protect makes the limiters and the breaker afresh for the current config;
 // s.mu is held.
 func (s *Server) protect() {
 	s.limiter = rate.NewLimiter(rate.Limit(s.cfg.RateLimit), s.cfg.RateBurst)
+	s.shed = newShedder(s.cfg, s.st.shed)
 	m := s.m
 	s.breaker = gobreaker.NewCircuitBreaker[Item](gobreaker.Settings{
 		Name:    s.opts.Name,
@@ -176,12 +178,13 @@ type view struct {
 	sf      *singleflight.Group
 	limiter *rate.Limiter
 	breaker *gobreaker.CircuitBreaker[Item]
+	shed    *shedder
 }
 
 func (s *Server) view() view {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return view{cfg: s.cfg, st: s.st, m: s.m, sf: s.sf, limiter: s.limiter, breaker: s.breaker}
+	return view{cfg: s.cfg, st: s.st, m: s.m, sf: s.sf, limiter: s.limiter, breaker: s.breaker, shed: s.shed}
 }
 
 // random returns a uniform float in [0, 1) from the seeded source.
@@ -215,7 +218,11 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
 		return
 	}
-	it, outcome, err := s.serve(r.Context(), v, id)
+	ctx := r.Context()
+	if r.Header.Get(PriorityHeader) == PriorityCritical {
+		ctx = withCritical(ctx)
+	}
+	it, outcome, err := s.serve(ctx, v, id)
 	switch {
 	case errors.Is(err, errShed):
 		outcome = OutcomeShed

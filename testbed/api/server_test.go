@@ -121,22 +121,23 @@ func TestResetZeroesCounters(t *testing.T) {
 
 func TestMetricsLint(t *testing.T) {
 	var n0 atomic.Int64
-	problems, err := testutil.GatherAndLint(newMetrics(&n0).reg)
+	zero := func() float64 { return 0 }
+	problems, err := testutil.GatherAndLint(newMetrics(&n0, zero).reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range problems {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
-	mfs, _ := newMetrics(&n0).reg.Gather()
+	mfs, _ := newMetrics(&n0, zero).reg.Gather()
 	n := 0
 	for _, mf := range mfs {
 		if strings.HasPrefix(mf.GetName(), "herdbench_api_") {
 			n++
 		}
 	}
-	if n != 16 {
-		t.Errorf("gathered %d herdbench_api_* families; want 16", n)
+	if n != 17 {
+		t.Errorf("gathered %d herdbench_api_* families; want 17", n)
 	}
 }
 

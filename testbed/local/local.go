@@ -446,6 +446,10 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--ramp-up", c.RampUp.String(),
 		"--breaker-failures", strconv.FormatUint(uint64(c.BreakerFailures), 10),
 		"--breaker-open", c.BreakerOpen.String(),
+		"--shed-min-limit", strconv.Itoa(c.ShedMinLimit),
+		"--shed-max-limit", strconv.Itoa(c.ShedMaxLimit),
+		"--shed-initial-limit", strconv.Itoa(c.ShedInitialLimit),
+		"--shed-wait", c.ShedWait.String(),
 	}
 }
 

@@ -1,0 +1,126 @@
+package experiment
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
+)
+
+// LiveWindow is how far back the live figures that stop conditions read
+// look: the requests that completed, and the DB queries run, in the last
+// second.
+const LiveWindow = time.Second
+
+// LivePaths are the figures a stop condition (--abort-on) may name. They
+// mean what the results' fields of the same name mean, over LiveWindow
+// instead of the arm; db.qps is the item queries per second over it.
+var LivePaths = []string{
+	"db.qps",
+	"http.requests", "http.ok", "http.drop_rate", "http.p50_ms", "http.p90_ms", "http.p99_ms", "http.max_ms",
+	"http.errors.timeout", "http.errors.conn", "http.errors.5xx", "http.errors.shed", "http.errors.other",
+	"http.errors.throttled", "http.errors.client_breaker",
+	"retries.attempts", "retries.amplification",
+}
+
+// liveBucket is RowWidth of completed requests.
+type liveBucket struct {
+	at       int64 // completion row index from the recorder's T; the slot holds this row only
+	outcomes [load.NumOutcomes]int64
+	attempts int64
+	hist     *hdrhistogram.Histogram
+}
+
+// liveSlots covers LiveWindow plus the row being filled.
+const liveSlots = int(LiveWindow/RowWidth) + 1
+
+// addLive files a record by when it completed; r.mu is held.
+func (r *recorder) addLive(rec load.Record, us int64) {
+	i := rowIndex(rec.Intended.Add(rec.Latency), r.t)
+	b := &r.live[int(((i%int64(liveSlots))+int64(liveSlots))%int64(liveSlots))]
+	if b.hist == nil || b.at != i {
+		if b.hist == nil {
+			b.hist = newHist(2)
+		}
+		b.hist.Reset()
+		*b = liveBucket{at: i, hist: b.hist}
+	}
+	b.outcomes[rec.Outcome]++
+	b.attempts += int64(rec.Attempts)
+	_ = b.hist.RecordValue(us)
+}
+
+// liveFigures are the requests completed in the LiveWindow before now, as
+// gate figures.
+func (r *recorder) liveFigures(now time.Time) map[string]*float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := rowIndex(now, r.t)
+	first := last - int64(LiveWindow/RowWidth) + 1
+	hist := newHist(2)
+	var outcomes [load.NumOutcomes]int64
+	var attempts, requests int64
+	for _, b := range r.live {
+		if b.hist == nil || b.at < first || b.at > last {
+			continue
+		}
+		for o, n := range b.outcomes {
+			outcomes[o] += n
+			requests += n
+		}
+		attempts += b.attempts
+		hist.Merge(b.hist)
+	}
+	f := map[string]*float64{}
+	set := func(path string, v float64) { f[path] = &v }
+	set("http.requests", float64(requests))
+	set("http.ok", float64(outcomes[load.OK]))
+	for _, o := range load.Outcomes {
+		if o != load.OK {
+			set("http.errors."+o.String(), float64(outcomes[o]))
+		}
+	}
+	set("retries.attempts", float64(attempts))
+	if requests > 0 {
+		set("http.drop_rate", float64(requests-outcomes[load.OK])/float64(requests))
+		set("http.p50_ms", ms(hist.ValueAtQuantile(50)))
+		set("http.p90_ms", ms(hist.ValueAtQuantile(90)))
+		set("http.p99_ms", ms(hist.ValueAtQuantile(99)))
+		set("http.max_ms", ms(hist.Max()))
+		set("retries.amplification", float64(attempts)/float64(requests))
+	}
+	return f
+}
+
+// checkAbort returns the first condition of conds that holds on the live
+// figures, with the value it measured, or false. A figure without a value
+// (no request completed in the window) holds no condition.
+func checkAbort(conds []gates.Gate, figures map[string]*float64) (gates.Gate, float64, bool) {
+	for _, c := range conds {
+		if v := figures[c.Path]; v != nil && c.Holds(*v) {
+			return c, *v, true
+		}
+	}
+	return gates.Gate{}, 0, false
+}
+
+// dbRate is the item queries per second from the oldest of recent samples
+// within LiveWindow of the newest to the newest.
+func dbRate(recent []observe.Sample) (float64, bool) {
+	if len(recent) < 2 {
+		return 0, false
+	}
+	newest := recent[len(recent)-1]
+	oldest := newest
+	for i := len(recent) - 2; i >= 0 && newest.At.Sub(recent[i].At) <= LiveWindow; i-- {
+		oldest = recent[i]
+	}
+	dt := newest.At.Sub(oldest.At).Seconds()
+	if dt <= 0 {
+		return 0, false
+	}
+	return float64(span(oldest, newest, nil, counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted})) / dt, true
+}

@@ -1,0 +1,219 @@
+// Package gates provides the pass/fail rules a CI job puts on an
+// experiment's results, and the stop conditions of a running arm.
+//
+// A gate is "[ARM:]PATH OP VALUE":
+//
+//	db.queries <= 150            every arm
+//	lock:db.queries < 120        the arm named lock only
+//	http.drop_rate < 1%          a ratio, written as a percentage
+//	retry=exp:100ms:1s:3:retries.amplification <= 2
+//
+// PATH is a dotted path to a number in an arm's results JSON
+// (db.queries, http.p99_ms, http.errors.shed, recovery_ms, ...); OP is one
+// of < <= > >= == !=; VALUE is a number, or a percentage for ratios. ARM may
+// itself hold colons (client arms do): PATH is what follows the last one.
+//
+// A figure without a value (recovery_ms of an arm that never recovered is
+// null) fails every gate on it.
+package gates
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Ops lists the accepted operators, longest first so parsing finds "<="
+// before "<".
+var Ops = []string{"<=", ">=", "==", "!=", "<", ">"}
+
+// Gate is one parsed rule.
+type Gate struct {
+	Expr    string  `json:"expr"`          // as written
+	Arm     string  `json:"arm,omitempty"` // empty: every arm
+	Path    string  `json:"path"`
+	Op      string  `json:"op"`
+	Value   float64 `json:"value"`
+	Percent bool    `json:"percent,omitempty"` // VALUE was written as a percentage
+}
+
+const grammar = "[ARM:]PATH OP VALUE, such as lock:db.queries <= 120 or http.drop_rate < 1%"
+
+// Parse reads one gate. Its errors name the part that is wrong and the
+// accepted form.
+func Parse(s string) (Gate, error) {
+	expr := strings.TrimSpace(s)
+	bad := func(format string, args ...any) (Gate, error) {
+		return Gate{}, fmt.Errorf("gate %q: %s (accepted: %s; OP one of %s)", s, fmt.Sprintf(format, args...), grammar, strings.Join(Ops, " "))
+	}
+	at, op := -1, ""
+	for i := range len(expr) {
+		for _, o := range Ops {
+			if strings.HasPrefix(expr[i:], o) {
+				at, op = i, o
+				break
+			}
+		}
+		if at >= 0 {
+			break
+		}
+	}
+	if at < 0 {
+		return bad("no operator")
+	}
+	left, right := strings.TrimSpace(expr[:at]), strings.TrimSpace(expr[at+len(op):])
+	g := Gate{Expr: expr, Op: op, Path: left}
+	if i := strings.LastIndex(left, ":"); i >= 0 {
+		g.Arm, g.Path = strings.TrimSpace(left[:i]), strings.TrimSpace(left[i+1:])
+		if g.Arm == "" {
+			return bad("empty ARM before ':'")
+		}
+	}
+	if g.Path == "" {
+		return bad("no PATH before %s", op)
+	}
+	if strings.ContainsAny(g.Path, " \t<>=!") {
+		return bad("PATH %q is not a dotted path such as db.queries", g.Path)
+	}
+	num := right
+	if p, ok := strings.CutSuffix(right, "%"); ok {
+		num, g.Percent = strings.TrimSpace(p), true
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return bad("VALUE %q is not a number, or a percentage such as 1%%", right)
+	}
+	if g.Percent {
+		v /= 100
+	}
+	g.Value = v
+	return g, nil
+}
+
+// Holds says whether a measured value passes the gate.
+func (g Gate) Holds(measured float64) bool {
+	switch g.Op {
+	case "<":
+		return measured < g.Value
+	case "<=":
+		return measured <= g.Value
+	case ">":
+		return measured > g.Value
+	case ">=":
+		return measured >= g.Value
+	case "==":
+		return measured == g.Value
+	case "!=":
+		return measured != g.Value
+	}
+	return false
+}
+
+// Numbers flattens the JSON of v into the dotted paths of its numbers.
+// Arrays are skipped (the timeline is not a gate's business); a null leaf
+// maps to nil. With every pointer of v set, the keys are every path a gate
+// may name.
+func Numbers(v any) (map[string]*float64, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var tree map[string]any
+	if err := json.Unmarshal(b, &tree); err != nil {
+		return nil, err
+	}
+	out := map[string]*float64{}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			switch x := v.(type) {
+			case float64:
+				out[p] = &x
+			case nil:
+				out[p] = nil
+			case map[string]any:
+				walk(p, x)
+			}
+		}
+	}
+	walk("", tree)
+	return out, nil
+}
+
+// Validate checks gates against the arms and paths they may name, and
+// returns every problem at once, each listing the accepted values.
+func Validate(gs []Gate, arms, paths []string) error {
+	var errs []error
+	for _, g := range gs {
+		if g.Arm != "" && !slices.Contains(arms, g.Arm) {
+			errs = append(errs, fmt.Errorf("gate %q: unknown arm %q (accepted: %s)", g.Expr, g.Arm, strings.Join(arms, ", ")))
+		}
+		if !slices.Contains(paths, g.Path) {
+			errs = append(errs, fmt.Errorf("gate %q: unknown path %q (accepted: %s)", g.Expr, g.Path, strings.Join(paths, ", ")))
+		} else if g.Percent && !IsRatio(g.Path) {
+			errs = append(errs, fmt.Errorf("gate %q: a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate or _ratio)", g.Expr, g.Path))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// IsRatio says whether path holds a ratio from 0 to 1, which a gate may
+// compare with a percentage.
+func IsRatio(path string) bool {
+	return strings.HasSuffix(path, "_rate") || strings.HasSuffix(path, "_ratio")
+}
+
+// Result is one gate checked on one arm.
+type Result struct {
+	Gate     string   `json:"gate"` // the expression as written
+	Arm      string   `json:"arm"`
+	Path     string   `json:"path"`
+	Op       string   `json:"op"`
+	Value    float64  `json:"value"`
+	Measured *float64 `json:"measured"` // null: the figure has no value, which fails
+	Pass     bool     `json:"pass"`
+}
+
+// Arm is one arm's name and figures, as Numbers returns them.
+type Arm struct {
+	Name    string
+	Figures map[string]*float64
+}
+
+// Check evaluates every gate on every arm it names, in order: gates first,
+// then arms.
+func Check(gs []Gate, arms []Arm) []Result {
+	var out []Result
+	for _, g := range gs {
+		for _, a := range arms {
+			if g.Arm != "" && g.Arm != a.Name {
+				continue
+			}
+			r := Result{Gate: g.Expr, Arm: a.Name, Path: g.Path, Op: g.Op, Value: g.Value}
+			if v := a.Figures[g.Path]; v != nil {
+				m := *v
+				r.Measured, r.Pass = &m, g.Holds(m)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Passed says whether every result passed.
+func Passed(rs []Result) bool {
+	for _, r := range rs {
+		if !r.Pass {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,190 @@
+package gates
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Gate
+		wantErr string
+	}{
+		{in: "db.queries <= 150", want: Gate{Expr: "db.queries <= 150", Path: "db.queries", Op: "<=", Value: 150}},
+		{in: "lock:db.queries<120", want: Gate{Expr: "lock:db.queries<120", Arm: "lock", Path: "db.queries", Op: "<", Value: 120}},
+		{in: " http.drop_rate < 1% ", want: Gate{Expr: "http.drop_rate < 1%", Path: "http.drop_rate", Op: "<", Value: 0.01, Percent: true}},
+		{in: "retry=exp:100ms:1s:3:retries.amplification >= 1.5",
+			want: Gate{Expr: "retry=exp:100ms:1s:3:retries.amplification >= 1.5", Arm: "retry=exp:100ms:1s:3", Path: "retries.amplification", Op: ">=", Value: 1.5}},
+		{in: "client-breaker=5:2s:http.errors.client_breaker != 0",
+			want: Gate{Expr: "client-breaker=5:2s:http.errors.client_breaker != 0", Arm: "client-breaker=5:2s", Path: "http.errors.client_breaker", Op: "!=", Value: 0}},
+		{in: "recovery_ms == -1.5e3", want: Gate{Expr: "recovery_ms == -1.5e3", Path: "recovery_ms", Op: "==", Value: -1500}},
+		{in: "db.queries", wantErr: "no operator"},
+		{in: "< 3", wantErr: "no PATH"},
+		{in: ":db.queries < 3", wantErr: "empty ARM"},
+		{in: "db.queries < lots", wantErr: `VALUE "lots" is not a number`},
+		{in: "db.queries < NaN", wantErr: `VALUE "NaN"`},
+		{in: "db.queries < 1 < 2", wantErr: `VALUE "1 < 2"`},
+		{in: "db queries < 1", wantErr: `PATH "db queries"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := Parse(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "accepted: [ARM:]PATH OP VALUE") {
+					t.Fatalf("Parse(%q) error = %v; want it to contain %q and the grammar", tt.in, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("Parse(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHolds(t *testing.T) {
+	for _, tt := range []struct {
+		op       string
+		measured float64
+		want     bool
+	}{
+		{"<", 9, true}, {"<", 10, false}, {"<=", 10, true}, {"<=", 11, false},
+		{">", 11, true}, {">", 10, false}, {">=", 10, true}, {">=", 9, false},
+		{"==", 10, true}, {"==", 9, false}, {"!=", 9, true}, {"!=", 10, false},
+	} {
+		g := Gate{Op: tt.op, Value: 10}
+		if got := g.Holds(tt.measured); got != tt.want {
+			t.Errorf("(x %s 10).Holds(%g) = %v; want %v", tt.op, tt.measured, got, tt.want)
+		}
+	}
+}
+
+type figures struct {
+	DB struct {
+		Queries int64 `json:"queries"`
+	} `json:"db"`
+	HTTP struct {
+		DropRate float64 `json:"drop_rate"`
+	} `json:"http"`
+	RecoveryMS *int64 `json:"recovery_ms"`
+	Timeline   []int  `json:"timeline"`
+	Name       string `json:"name"`
+}
+
+func TestCheck(t *testing.T) {
+	var lock, none figures
+	lock.DB.Queries, lock.HTTP.DropRate = 100, 0
+	rec := int64(1500)
+	lock.RecoveryMS = &rec
+	none.DB.Queries, none.HTTP.DropRate = 350, 0.02
+	none.Timeline = []int{1, 2}
+	arm := func(name string, f figures) Arm {
+		n, err := Numbers(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Arm{Name: name, Figures: n}
+	}
+	arms := []Arm{arm("none", none), arm("lock", lock)}
+	if _, ok := arms[0].Figures["timeline"]; ok {
+		t.Error("Numbers kept an array; want arrays skipped")
+	}
+	if v, ok := arms[0].Figures["recovery_ms"]; !ok || v != nil {
+		t.Errorf("Numbers: recovery_ms = %v, %v; want a null leaf", v, ok)
+	}
+	var gs []Gate
+	for _, s := range []string{"db.queries <= 150", "lock:recovery_ms < 2000", "http.drop_rate < 1%", "recovery_ms < 1e9"} {
+		g, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	got := Check(gs, arms)
+	want := []struct {
+		gate, arm string
+		measured  float64 // -1: null
+		pass      bool
+	}{
+		{"db.queries <= 150", "none", 350, false},
+		{"db.queries <= 150", "lock", 100, true},
+		{"lock:recovery_ms < 2000", "lock", 1500, true},
+		{"http.drop_rate < 1%", "none", 0.02, false},
+		{"http.drop_rate < 1%", "lock", 0, true},
+		{"recovery_ms < 1e9", "none", -1, false}, // never recovered: no value fails
+		{"recovery_ms < 1e9", "lock", 1500, true},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Check = %d results; want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		m := -1.0
+		if g.Measured != nil {
+			m = *g.Measured
+		}
+		if g.Gate != w.gate || g.Arm != w.arm || m != w.measured || g.Pass != w.pass {
+			t.Errorf("result %d = %s on %s: measured %g, pass %v; want %s on %s: %g, %v", i, g.Gate, g.Arm, m, g.Pass, w.gate, w.arm, w.measured, w.pass)
+		}
+	}
+	if Passed(got) {
+		t.Error("Passed = true with failed results")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	var gs []Gate
+	for _, s := range []string{"nope:db.queries < 1", "db.querys < 1", "db.queries < 5%", "http.drop_rate < 5%"} {
+		g, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	err := Validate(gs, []string{"none", "lock"}, []string{"db.queries", "http.drop_rate"})
+	if err == nil {
+		t.Fatal("Validate = nil; want three problems")
+	}
+	for _, want := range []string{`unknown arm "nope" (accepted: none, lock)`, `unknown path "db.querys" (accepted: db.queries, http.drop_rate)`,
+		"a percentage compares ratios only, and db.queries is not one"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v; want it to say %q", err, want)
+		}
+	}
+	if strings.Count(err.Error(), "\n") != 2 {
+		t.Errorf("Validate = %q; want exactly three problems, one per line", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"db.queries <= 150", "lock:db.queries<120", "http.drop_rate < 1%", "a:b:c == 1", "<=>", "x !== 1", "x < 1e400", "x<-0%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		g, err := Parse(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "accepted:") {
+				t.Fatalf("Parse(%q) error %q names no accepted form", s, err)
+			}
+			return
+		}
+		if g.Path == "" || !contains(Ops, g.Op) || strings.ContainsAny(g.Path, "<>=! :") {
+			t.Fatalf("Parse(%q) = %+v; want a path without spaces, colons or operators, and a known op", s, g)
+		}
+		// what parsed once parses the same from its own expression
+		again, err := Parse(g.Expr)
+		if err != nil || again != g {
+			t.Fatalf("Parse(%q) = %+v; Parse of its Expr = %+v, %v", s, g, again, err)
+		}
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
