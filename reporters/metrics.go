@@ -31,8 +31,15 @@ type Metrics struct {
 	trigger  *prometheus.GaugeVec     // arm
 	running  *prometheus.GaugeVec     // arm
 
-	mu   sync.Mutex
-	seen map[[2]string]bool // arm and phase whose outcomes are exported
+	mu     sync.Mutex
+	series map[[2]string]*phaseSeries // by arm and phase
+}
+
+// phaseSeries are one arm and phase's children, looked up once.
+type phaseSeries struct {
+	requests map[load.Outcome]prometheus.Counter
+	latency  prometheus.Observer
+	attempts prometheus.Counter
 }
 
 var _ experiment.Observer = (*Metrics)(nil)
@@ -61,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "herdbench_arm_running",
 			Help: "1 while the arm's load runs (through its drain), 0 once it ended: joins the testbed's figures, which know no arm, to the arm that caused them.",
 		}, []string{"arm"}),
-		seen: map[[2]string]bool{},
+		series: map[[2]string]*phaseSeries{},
 	}
 	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running)
 	return m
@@ -78,19 +85,27 @@ func (m *Metrics) Arm(name string, running bool) {
 
 // Request counts one finished request.
 func (m *Metrics) Request(arm, phase string, r load.Record) {
+	k := [2]string{arm, phase}
 	m.mu.Lock()
-	if k := [2]string{arm, phase}; !m.seen[k] {
+	s := m.series[k]
+	if s == nil {
 		// every outcome from the first request on, so a rate of drops
 		// reads 0 rather than nothing
-		m.seen[k] = true
+		s = &phaseSeries{requests: map[load.Outcome]prometheus.Counter{},
+			latency: m.latency.WithLabelValues(arm, phase), attempts: m.attempts.WithLabelValues(arm, phase)}
 		for _, o := range load.Outcomes {
-			m.requests.WithLabelValues(arm, phase, o.String())
+			s.requests[o] = m.requests.WithLabelValues(arm, phase, o.String())
 		}
+		m.series[k] = s
 	}
 	m.mu.Unlock()
-	m.requests.WithLabelValues(arm, phase, r.Outcome.String()).Inc()
-	m.latency.WithLabelValues(arm, phase).Observe(r.Latency.Seconds())
-	m.attempts.WithLabelValues(arm, phase).Add(float64(r.Attempts))
+	c, ok := s.requests[r.Outcome]
+	if !ok { // an outcome load does not list
+		c = m.requests.WithLabelValues(arm, phase, r.Outcome.String())
+	}
+	c.Inc()
+	s.latency.Observe(r.Latency.Seconds())
+	s.attempts.Add(float64(r.Attempts))
 }
 
 // Trigger records T for the arm.
