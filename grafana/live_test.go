@@ -152,8 +152,8 @@ func TestDashboardsShowALiveStampede(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "results.json")
 	var stampedeOut bytes.Buffer
 	stampede := exec.Command(localtest.Binary(), "stampede", "--state-dir", dir, "--arms", "none,lock",
-		"--warmup", "1s", "--before", "1s", "--after", "3s", "--rate", "200", "--keys", "200", "--hot-keys", "20",
-		"--clients", "20", "--seed", "5", "--results-dir", t.TempDir(), "--json", results)
+		"--warmup", "1s", "--before", "1s", "--after", "3s", "--rate", "100", "--keys", "200", "--hot-keys", "20",
+		"--clients", "10", "--seed", "5", "--results-dir", t.TempDir(), "--json", results)
 	stampede.Stdout, stampede.Stderr = &stampedeOut, &stampedeOut
 	if err := stampede.Start(); err != nil {
 		t.Fatal(err)
