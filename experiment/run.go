@@ -36,6 +36,7 @@ type Env struct {
 	Target   *targets.Target
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
+	Observer Observer       // sees every request and T as they happen; may be nil
 }
 
 // Progress is where a run is, for a progress line.
@@ -219,6 +220,10 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	}
 	cl := p.ClientsOf(arm)
 	rec := newRecorder(t, time.Duration(p.Before), time.Duration(p.After), cl.Critical > 0)
+	if env.Observer != nil {
+		env.Observer.Arm(arm.Name, true)
+		defer env.Observer.Arm(arm.Name, false)
+	}
 	sampler := observe.Start(ctx, src, interval)
 	// a stop condition that holds ends the load and the trigger, which
 	// undoes its fault, through armCtx; the arm then ends as usual
@@ -243,6 +248,9 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		}
 		if f.atT, f.err = src.Read(ctx); f.err == nil {
 			f.at = time.Now()
+			if env.Observer != nil {
+				env.Observer.Trigger(arm.Name, f.at)
+			}
 			f.detail, f.err = trig.Fire(ctx, tenv)
 		}
 		firedc <- f
@@ -255,7 +263,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,
 		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical,
-	}, rec.add)
+	}, observed(rec, env.Observer, arm.Name))
 	stopWatch()
 	f := <-firedc
 	var stopped *aborted

@@ -14,4 +14,9 @@
 //	rep := ... // an *experiment.Report, as run or decoded from results.json
 //	if err := reporters.Markdown(os.Stdout, rep); err != nil { ... }
 //	if err := reporters.HTML(f, []*experiment.Report{rep}); err != nil { ... }
+//
+// Metrics are the harness' own live Prometheus metrics, which a stampede
+// serves on loopback (--metrics-addr) while it runs: requests by outcome,
+// latency from the intended send time, attempts, and the trigger instant,
+// labelled by arm and phase only.
 package reporters

@@ -26,18 +26,19 @@ import (
 // File is a scenario file. Every field is optional: what a file leaves out
 // keeps its flag's default.
 type File struct {
-	Target     string   `yaml:"target,omitempty" jsonschema:"enum=testbed,description=What is attacked: testbed\\, the local testbed (started if none runs)"`
-	Testbed    Testbed  `yaml:"testbed,omitempty" jsonschema:"description=The local testbed the stampede starts when none runs"`
-	Load       Load     `yaml:"load,omitempty" jsonschema:"description=The steady open-model load and its clients"`
-	Trigger    Trigger  `yaml:"trigger,omitempty" jsonschema:"description=What provokes the herd at T\\, and its options"`
-	Knobs      Knobs    `yaml:"knobs,omitempty" jsonschema:"description=Every arm's replica config; an arm's own knobs override them"`
-	Arms       []Arm    `yaml:"arms,omitempty" jsonschema:"description=The configurations compared\\, one after another"`
-	Timeline   Timeline `yaml:"timeline,omitempty" jsonschema:"description=Each arm's load: warmup\\, then before (the baseline)\\, T\\, after"`
-	Seed       *uint64  `yaml:"seed,omitempty" flag:"seed" jsonschema:"description=Seeds the key draws and every random source (0: pick one and print it)"`
-	Gates      []string `yaml:"gates,omitempty" flag:"gate" jsonschema:"description=Pass/fail rules on every arm's results: [ARM:]PATH OP VALUE"`
-	AbortOn    []string `yaml:"abort_on,omitempty" flag:"abort-on" jsonschema:"description=Stop an arm while it runs when a live condition holds: PATH OP VALUE"`
-	Outputs    []string `yaml:"outputs,omitempty" flag:"output" jsonschema:"description=Reports: FORMAT to stdout or FORMAT=FILE; formats table\\, json\\, markdown\\, html\\, junit"`
-	ResultsDir *string  `yaml:"results_dir,omitempty" flag:"results-dir" jsonschema:"description=Where every run's results.json is written"`
+	Target      string   `yaml:"target,omitempty" jsonschema:"enum=testbed,description=What is attacked: testbed\\, the local testbed (started if none runs)"`
+	Testbed     Testbed  `yaml:"testbed,omitempty" jsonschema:"description=The local testbed the stampede starts when none runs"`
+	Load        Load     `yaml:"load,omitempty" jsonschema:"description=The steady open-model load and its clients"`
+	Trigger     Trigger  `yaml:"trigger,omitempty" jsonschema:"description=What provokes the herd at T\\, and its options"`
+	Knobs       Knobs    `yaml:"knobs,omitempty" jsonschema:"description=Every arm's replica config; an arm's own knobs override them"`
+	Arms        []Arm    `yaml:"arms,omitempty" jsonschema:"description=The configurations compared\\, one after another"`
+	Timeline    Timeline `yaml:"timeline,omitempty" jsonschema:"description=Each arm's load: warmup\\, then before (the baseline)\\, T\\, after"`
+	Seed        *uint64  `yaml:"seed,omitempty" flag:"seed" jsonschema:"description=Seeds the key draws and every random source (0: pick one and print it)"`
+	Gates       []string `yaml:"gates,omitempty" flag:"gate" jsonschema:"description=Pass/fail rules on every arm's results: [ARM:]PATH OP VALUE"`
+	AbortOn     []string `yaml:"abort_on,omitempty" flag:"abort-on" jsonschema:"description=Stop an arm while it runs when a live condition holds: PATH OP VALUE"`
+	Outputs     []string `yaml:"outputs,omitempty" flag:"output" jsonschema:"description=Reports: FORMAT to stdout or FORMAT=FILE; formats table\\, json\\, markdown\\, html\\, junit"`
+	ResultsDir  *string  `yaml:"results_dir,omitempty" flag:"results-dir" jsonschema:"description=Where every run's results.json is written"`
+	MetricsAddr *string  `yaml:"metrics_addr,omitempty" flag:"metrics-addr" jsonschema:"description=Serve live Prometheus metrics at HOST:PORT on loopback while the run goes"`
 
 	doc *strictyaml.Doc // where each key is, once parsed
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -435,7 +436,11 @@ func (t *Target) Reset(ctx context.Context, seed uint64) error {
 
 // Restart asks the testbed's supervisor to restart part ("api", "redis",
 // "postgres"), all at once or rolling, and returns the processes restarted.
+// A docker compose testbed restarts its services through compose.
 func (t *Target) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
+	if t.Status.Provider == compose.Provider {
+		return compose.Restart(ctx, t.Status.StateDir, part, rolling)
+	}
 	if t.Status.Control == "" {
 		return nil, errors.New("restart: the testbed has no control API (its supervisor predates it: testbed down, then up)")
 	}

@@ -24,5 +24,7 @@ type Status struct {
 	PIDs       map[string]int    `json:"pids"`                 // process name -> pid
 	Versions   map[string]string `json:"versions"`             // component -> version
 	Logs       map[string]string `json:"logs"`                 // process name -> log file
-	Prometheus string            `json:"prometheus,omitempty"` // set once observability runs
+	Prometheus string            `json:"prometheus,omitempty"` // Prometheus' URL, when observability runs
+	Harness    string            `json:"harness,omitempty"`    // host:port where that Prometheus scrapes a stampede's live metrics
+	Grafana    string            `json:"grafana,omitempty"`    // Grafana's URL, when the provider runs one
 }

@@ -44,6 +44,7 @@ type stampedeOptions struct {
 	JSONFile    string
 	ResultsDir  string
 	Progress    bool // a live line on stderr
+	MetricsAddr string
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -165,6 +166,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 		" (repeatable; default: table)")
 	fs.StringVar(&opts.JSONFile, "json", opts.JSONFile, "also write the results JSON to `FILE` (as -o json=FILE)")
 	fs.StringVar(&opts.ResultsDir, "results-dir", opts.ResultsDir, "where every run's results.json is written, in a directory per run")
+	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
 	addKnobFlags(fs, &opts.Knobs)
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 }
@@ -259,9 +261,14 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	reg := triggers.Default(plan.TriggerOptions)
+	if opts.MetricsAddr != "" {
+		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
+			return usageErrorf("--metrics-addr: %v", err)
+		}
+	}
 
 	// Use the running testbed, or start one for this run.
-	st, err := local.ReadStatus(opts.StateDir)
+	st, err := runningTestbed(ctx, opts.StateDir)
 	switch {
 	case err == nil:
 		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", st.StateDir)
@@ -291,6 +298,11 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	defer target.Close()
+	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, st)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 
 	trig, _ := reg.Get(plan.Trigger)
 	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: environmentOf(st)}
@@ -304,7 +316,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	started := time.Now()
 	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
 		Target: target, Version: herdbenchVersion(),
-		Progress: progressPrinter(stderr, opts.Progress),
+		Progress: progressPrinter(stderr, opts.Progress), Observer: observer,
 	})
 	if opts.Progress {
 		fmt.Fprint(stderr, "\r\033[K")

@@ -21,7 +21,8 @@ func newTestbedCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `The testbed is the service herdbench provokes: API replicas serving items
 cache-aside from Redis in front of Postgres, reached through toxiproxy, with
 stampede mitigations switchable at run time. The local provider runs it as
-plain processes on loopback; it needs redis-server and PostgreSQL, not Docker.`,
+plain processes on loopback; it needs redis-server and PostgreSQL, not Docker.
+The docker provider runs the same with docker compose (docker-compose.yml).`,
 		Args: cobra.NoArgs,
 		RunE: showHelp,
 	}

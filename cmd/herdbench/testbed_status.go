@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ type statusOptions struct {
 	StateDir string
 	JSON     bool
 	Template string
+	Provider string
 }
 
 func newTestbedStatusCmd(stdout io.Writer) *cobra.Command {
@@ -31,20 +33,25 @@ func newTestbedStatusCmd(stdout io.Writer) *cobra.Command {
 		Long: `Show the running testbed. --json prints one object for scripts:
 provider, api (one base URL per replica), redis (URL), postgres (a DSN that
 reads pg_stat_statements), toxiproxy (API URL), proxies, state_dir, pids,
-versions and logs. --template formats the same object with a Go template,
+versions and logs; with observability, prometheus (its URL), harness (where
+it scrapes a stampede's live metrics) and, under docker, grafana. --template formats the same object with a Go template,
 such as '{{index .API 0}}'. Exits 1 when no testbed runs.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return statusRun(stdout, opts) },
+		RunE: func(c *cobra.Command, _ []string) error { return statusRun(c.Context(), stdout, opts) },
 	}
 	addStateDirFlag(c.Flags(), &opts.StateDir)
 	c.Flags().BoolVar(&opts.JSON, "json", false, "print the status as JSON")
+	addProviderFlag(c.Flags(), &opts.Provider, "auto: the one the state directory records")
 	c.Flags().StringVarP(&opts.Template, "template", "t", "", "format the status with a Go template, fields as in --json (.API, .Redis, .Postgres, .Toxiproxy, .PIDs, ...)")
 	return c
 }
 
-func statusRun(stdout io.Writer, opts statusOptions) error {
+func statusRun(ctx context.Context, stdout io.Writer, opts statusOptions) error {
 	if opts.JSON && opts.Template != "" {
 		return usageErrorf("--json and --template: use one of them")
+	}
+	if err := checkProvider(opts.Provider); err != nil {
+		return err
 	}
 	var tmpl *template.Template
 	if opts.Template != "" {
@@ -53,7 +60,7 @@ func statusRun(stdout io.Writer, opts statusOptions) error {
 			return usageErrorf("--template: %v", err)
 		}
 	}
-	st, err := local.ReadStatus(opts.StateDir)
+	st, err := statusOf(ctx, opts.Provider, opts.StateDir)
 	if errors.Is(err, local.ErrNotRunning) && !strings.Contains(err.Error(), "testbed down") {
 		return fmt.Errorf("%w: start one with 'herdbench testbed up --state-dir %s'", err, opts.StateDir)
 	}
@@ -87,7 +94,10 @@ func printStatus(w io.Writer, st testbed.Status) error {
 	for _, name := range slices.Sorted(maps.Keys(st.Proxies)) {
 		fmt.Fprintf(tw, "  proxy %s\t%s\n", name, st.Proxies[name])
 	}
-	fmt.Fprintln(tw, "\nprocess\tpid\tlog")
+	printObservability(tw, st)
+	if len(st.PIDs) > 0 { // none under docker: its containers have their own
+		fmt.Fprintln(tw, "\nprocess\tpid\tlog")
+	}
 	for _, name := range slices.Sorted(maps.Keys(st.PIDs)) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", name, st.PIDs[name], st.Logs[name])
 	}

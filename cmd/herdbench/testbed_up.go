@@ -33,13 +33,18 @@ type upOptions struct {
 	Replica    api.Options
 	// Flags the user set, handed on to a detached supervisor.
 	passArgs []string
+
+	Observability bool     // Prometheus and exporters too
+	Provider      string   // --provider: auto, local or docker
+	ComposeFile   string   // the docker provider's compose file
+	setFlags      []string // every flag the user set
 }
 
 func newTestbedUpCmd(stdout, stderr io.Writer) *cobra.Command {
 	opts := upOptions{Replica: api.DefaultOptions}
 	c := &cobra.Command{
 		Use:   "up",
-		Short: "Start the local testbed and return when every part is healthy",
+		Short: "Start the testbed and return when every part is healthy",
 		Long: `Start Redis, Postgres (with pg_stat_statements), an embedded toxiproxy and the
 API replicas on free loopback ports, and return when every part answers.
 The testbed keeps running in the background until 'herdbench testbed down';
@@ -47,15 +52,24 @@ with --foreground it runs until Ctrl-C and then stops everything.
 
 If a part fails to start, up stops the rest, names the part and its log, and
 exits 1. If a testbed already runs in the state directory, up says so,
-prints it and changes nothing.`,
+prints it and changes nothing.
+
+--provider docker runs docker-compose.yml instead (from the repository's
+root, or --compose-file), and returns when every service is healthy; auto,
+the default, picks local when its programs are installed, else docker.
+--observability also runs Prometheus scraping the replicas, the exporters
+and the harness (and under docker Grafana with the bundled dashboards).`,
 		Example: `  herdbench testbed up
   herdbench testbed up --replicas 5 --query-cost 20ms
-  herdbench testbed up --foreground`,
+  herdbench testbed up --foreground
+  herdbench testbed up --observability
+  herdbench testbed up --provider docker --observability`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) {
+				opts.setFlags = append(opts.setFlags, f.Name)
 				switch f.Name {
-				case "state-dir", "foreground", "notify-fd", "json":
+				case "state-dir", "foreground", "notify-fd", "json", "provider", "compose-file":
 				default:
 					opts.passArgs = append(opts.passArgs, "--"+f.Name+"="+f.Value.String())
 				}
@@ -70,6 +84,9 @@ prints it and changes nothing.`,
 	fs.DurationVar(&opts.Timeout, "timeout", local.DefaultReadyTimeout, "deadline for every part to become healthy")
 	fs.BoolVar(&opts.Foreground, "foreground", false, "stay in the foreground until Ctrl-C, then stop everything")
 	fs.BoolVar(&opts.JSON, "json", false, "print the status as JSON once up (as testbed status --json)")
+	fs.BoolVar(&opts.Observability, "observability", false, "also run Prometheus and the Redis and Postgres exporters (local: Debian's prometheus, prometheus-redis-exporter, prometheus-postgres-exporter); status names it under prometheus")
+	addProviderFlag(fs, &opts.Provider, "auto: local when redis-server and PostgreSQL are installed, else docker")
+	fs.StringVar(&opts.ComposeFile, "compose-file", "docker-compose.yml", "the docker provider's compose file, in the herdbench repository")
 	fs.IntVar(&opts.NotifyFD, "notify-fd", 0, "")
 	_ = fs.MarkHidden("notify-fd")
 	addReplicaFlags(fs, &opts.Replica)
@@ -85,6 +102,18 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 	}
 	if opts.Items < 1 {
 		return usageErrorf("--items: %d out of range (accepted: 1 or more)", opts.Items)
+	}
+	if err := checkProvider(opts.Provider); err != nil {
+		return err
+	}
+	if opts.NotifyFD == 0 { // a detached supervisor is local by then
+		provider, err := chooseProvider(ctx, stderr, opts.Provider, opts.Observability, realChecks)
+		if err != nil {
+			return err
+		}
+		if provider == providerDocker {
+			return upDocker(ctx, stdout, stderr, opts)
+		}
 	}
 	if opts.Foreground || opts.NotifyFD > 0 {
 		return upForeground(ctx, stdout, stderr, opts)
@@ -106,6 +135,8 @@ func upForeground(ctx context.Context, stdout, stderr io.Writer, opts upOptions)
 		Replica:      opts.Replica,
 		ReadyTimeout: opts.Timeout,
 		Log:          slog.New(slog.NewTextHandler(stderr, nil)),
+
+		Observability: opts.Observability,
 	})
 	if opts.NotifyFD > 0 {
 		f := os.NewFile(uintptr(opts.NotifyFD), "notify")
@@ -138,7 +169,7 @@ func upDetached(ctx context.Context, stdout, stderr io.Writer, opts upOptions) e
 	if err != nil {
 		return usageErrorf("--state-dir: %v", err)
 	}
-	if st, err := local.ReadStatus(dir); err == nil {
+	if st, err := runningTestbed(ctx, dir); err == nil {
 		fmt.Fprintf(stderr, "a testbed is already running in %s; nothing changed (stop it with 'herdbench testbed down')\n", dir)
 		return printUp(stdout, st, opts.JSON)
 	}

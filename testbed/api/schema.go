@@ -13,17 +13,22 @@ func Seed(ctx context.Context, conn *pgx.Conn, n int, role string) error {
 	if n < 1 {
 		return fmt.Errorf("seed: %d items; want at least 1", n)
 	}
-	stmts := []string{
+	for _, q := range SeedStatements(n, role) {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("seed: %s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// SeedStatements are the statements Seed runs, for providers that seed the
+// database by script (docker compose's init script holds them).
+func SeedStatements(n int, role string) []string {
+	return []string{
 		`DROP TABLE IF EXISTS items`,
 		`CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, payload text NOT NULL)`,
 		fmt.Sprintf(`INSERT INTO items SELECT g, 'item ' || g, repeat(md5(g::text), 8) FROM generate_series(1, %d) AS g`, n),
 		`ANALYZE items`,
 		fmt.Sprintf(`GRANT SELECT ON items TO %s`, pgx.Identifier{role}.Sanitize()),
 	}
-	for _, q := range stmts {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			return fmt.Errorf("seed: %s: %w", q, err)
-		}
-	}
-	return nil
 }

@@ -16,6 +16,7 @@ type binaries struct {
 	redis    string // redis-server
 	initdb   string
 	postgres string
+	obs      obsBinaries // with Config.Observability
 }
 
 // pgSearchGlobs are where PostgreSQL's server binaries live when they are not

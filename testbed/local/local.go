@@ -40,12 +40,18 @@ type Config struct {
 	ReadyTimeout time.Duration // deadline for every part to answer
 	Log          *slog.Logger  // progress and unexpected exits; nil discards
 	LogFile      string        // where Log writes, if a file: shown in the status
+	// Observability also starts Prometheus and its Redis and Postgres
+	// exporters (see observability.go); Status then names Prometheus.
+	Observability bool
 }
 
 // Ports fixes listening ports; a zero port is picked free.
 type Ports struct {
 	Redis, Postgres, Toxiproxy int
 	API                        []int // one per replica, in order
+	// with Observability: Prometheus, its exporters, and where it expects
+	// the harness' live metrics
+	Prometheus, RedisExporter, PostgresExporter, Harness int
 }
 
 // Testbed is a running local testbed, owned by the process that started it.
@@ -141,6 +147,11 @@ func Start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
 		return nil, err
 	}
 	bins, err := findBinaries()
+	if cfg.Observability {
+		var obsErr error
+		bins.obs, obsErr = findObservability()
+		err = errors.Join(err, obsErr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +219,11 @@ func Start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
 	}
 	if err := tb.startControl(); err != nil {
 		return nil, err
+	}
+	if cfg.Observability {
+		if err := tb.startObservability(ctx, ports); err != nil {
+			return nil, err
+		}
 	}
 	if err := tb.writeState(true); err != nil {
 		return nil, err
@@ -451,7 +467,11 @@ func (c Config) pickPorts() (Ports, error) {
 	if len(p.API) == 0 {
 		p.API = make([]int, c.Replicas)
 	}
-	for _, port := range append([]*int{&p.Redis, &p.Postgres, &p.Toxiproxy}, ptrs(p.API)...) {
+	all := append([]*int{&p.Redis, &p.Postgres, &p.Toxiproxy}, ptrs(p.API)...)
+	if c.Observability {
+		all = append(all, &p.Prometheus, &p.RedisExporter, &p.PostgresExporter, &p.Harness)
+	}
+	for _, port := range all {
 		if *port != 0 {
 			continue
 		}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/testbed"
+)
+
+// liveMetrics serves the harness' live metrics while a stampede runs: at
+// addr (--metrics-addr) when given, else where the testbed's Prometheus
+// scrapes the harness, if it runs one. It returns nil when neither applies.
+// A busy default address is a warning, not a failure: the user did not ask.
+func liveMetrics(stderr io.Writer, addr string, st testbed.Status) (experiment.Observer, func(), error) {
+	explicit := addr != ""
+	if !explicit {
+		addr = st.Harness
+	}
+	if addr == "" {
+		return nil, func() {}, nil
+	}
+	srv, err := reporters.ServeMetrics(addr)
+	switch {
+	case err != nil && explicit:
+		return nil, nil, fmt.Errorf("--metrics-addr: %w", err)
+	case err != nil:
+		fmt.Fprintf(stderr, "warning: live metrics not served: %v (pass --metrics-addr to choose another address)\n", err)
+		return nil, func() {}, nil
+	}
+	if st.Prometheus != "" && srv.Addr() == st.Harness {
+		fmt.Fprintf(stderr, "live metrics at http://%s/metrics, scraped by %s\n", srv.Addr(), st.Prometheus)
+	} else {
+		fmt.Fprintf(stderr, "live metrics at http://%s/metrics\n", srv.Addr())
+	}
+	return srv, func() { _ = srv.Close() }, nil
+}
+
+// printObservability adds the observability endpoints to a status table.
+func printObservability(w io.Writer, st testbed.Status) {
+	if st.Prometheus != "" {
+		fmt.Fprintf(w, "prometheus\t%s\t%s\n", st.Prometheus, st.Versions["prometheus"])
+	}
+	if st.Harness != "" {
+		fmt.Fprintf(w, "  scrapes stampedes at\t%s\n", st.Harness)
+	}
+	if st.Grafana != "" {
+		fmt.Fprintf(w, "grafana\t%s\n", st.Grafana)
+	}
+}

@@ -1,0 +1,57 @@
+package experiment
+
+import (
+	"time"
+
+	"github.com/herdbench/herdbench/load"
+)
+
+// Observer watches a run as it happens, such as the harness' live
+// Prometheus metrics (reporters.Metrics). Run calls it from the load's
+// goroutines: its methods must be quick and safe for concurrent use. It
+// sees every request the load makes, warmup included, as the results'
+// recorder does; it changes nothing.
+type Observer interface {
+	// Arm is called with running true when an arm's load starts, and with
+	// false when the arm ends (after its drain).
+	Arm(name string, running bool)
+	// Request is called once per request as it ends, with the phase its
+	// intended send time falls in: PhaseWarmup, PhaseBefore or PhaseAfter.
+	Request(arm, phase string, r load.Record)
+	// Trigger is called at T, just before the trigger fires.
+	Trigger(arm string, at time.Time)
+}
+
+// The phases of an arm's load, by intended send time.
+const (
+	PhaseWarmup = "warmup" // before the baseline: not measured
+	PhaseBefore = "before" // [T-before, T): the baseline
+	PhaseAfter  = "after"  // from T on: what the results measure
+)
+
+// Phases lists the phases Observer.Request names.
+var Phases = []string{PhaseWarmup, PhaseBefore, PhaseAfter}
+
+// phaseOf is the phase of a request intended at at, for an arm whose
+// baseline starts at from and whose trigger fires at t.
+func phaseOf(at, from, t time.Time) string {
+	switch {
+	case at.Before(from):
+		return PhaseWarmup
+	case at.Before(t):
+		return PhaseBefore
+	default:
+		return PhaseAfter
+	}
+}
+
+// observed returns the load's record callback: rec's, then obs' when set.
+func observed(rec *recorder, obs Observer, arm string) func(load.Record) {
+	if obs == nil {
+		return rec.add
+	}
+	return func(r load.Record) {
+		rec.add(r)
+		obs.Request(arm, phaseOf(r.Intended, rec.from, rec.t), r)
+	}
+}

@@ -1,0 +1,365 @@
+package grafana
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
+
+// herdbench runs the built binary and fails t unless it exits 0.
+func herdbench(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(localtest.Binary(), args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("herdbench %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// requireObservability skips t without prometheus and the exporters, and
+// fails it when CI is set.
+func requireObservability(t *testing.T) {
+	t.Helper()
+	localtest.Require(t)
+	if err := local.CheckObservabilityBinaries(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and observability cannot run: %v", err)
+		}
+		t.Skipf("observability binaries missing: %v", err)
+	}
+}
+
+// sampleNames returns the names of the samples in a Prometheus text
+// exposition, as queries name them (histograms' _bucket, _sum, _count).
+func sampleNames(r io.Reader) map[string]bool {
+	names := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if i := strings.IndexAny(line, "{ "); i > 0 {
+			names[line[:i]] = true
+		}
+	}
+	return names
+}
+
+func scrapeNames(url string) (map[string]bool, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return sampleNames(resp.Body), nil
+}
+
+// promAPI calls Prometheus' HTTP API and decodes its data.
+func promAPI(base, path string, params url.Values, data any) error {
+	resp, err := http.Get(base + path + "?" + params.Encode())
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fmt.Errorf("%s: %s: %w", path, resp.Status, err)
+	}
+	if body.Status != "success" {
+		return fmt.Errorf("%s: %s", path, body.Error)
+	}
+	return json.Unmarshal(body.Data, data)
+}
+
+// series is one series of a query result, instant or range.
+type series struct {
+	Metric map[string]string `json:"metric"`
+	Value  []any             `json:"value"`
+	Values [][]any           `json:"values"`
+}
+
+// finite returns the series' values that are numbers.
+func (s series) finite() []float64 {
+	var out []float64
+	for _, v := range append(s.Values, s.Value) {
+		if len(v) != 2 {
+			continue
+		}
+		str, _ := v[1].(string)
+		if f, err := strconv.ParseFloat(str, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Every panel, annotation and variable of every dashboard returns data from
+// a Prometheus scraping a live local testbed and a stampede, and names
+// only metrics the scraped targets really export.
+func TestDashboardsShowALiveStampede(t *testing.T) {
+	requireObservability(t)
+	dir := localtest.StateDir(t)
+	t.Cleanup(func() { _ = exec.Command(localtest.Binary(), "testbed", "down", "--state-dir", dir).Run() })
+	var st testbed.Status
+	if err := json.Unmarshal([]byte(herdbench(t, "testbed", "up", "--observability", "--json", "--state-dir", dir,
+		"--replicas", "2", "--items", "200")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Prometheus == "" || st.Harness == "" {
+		t.Fatalf("testbed up --observability: status prometheus %q, harness %q; want both", st.Prometheus, st.Harness)
+	}
+	// status --json names it too, from another process
+	var again testbed.Status
+	if err := json.Unmarshal([]byte(herdbench(t, "testbed", "status", "--json", "--state-dir", dir)), &again); err != nil ||
+		again.Prometheus != st.Prometheus || again.Harness != st.Harness {
+		t.Errorf("status --json = prometheus %q, harness %q, %v; want %q, %q", again.Prometheus, again.Harness, err, st.Prometheus, st.Harness)
+	}
+
+	// a short stampede of two arms, which serves its live metrics where
+	// this Prometheus scrapes them
+	start := time.Now()
+	results := filepath.Join(t.TempDir(), "results.json")
+	var stampedeOut bytes.Buffer
+	stampede := exec.Command(localtest.Binary(), "stampede", "--state-dir", dir, "--arms", "none,lock",
+		"--warmup", "1s", "--before", "1s", "--after", "3s", "--rate", "100", "--keys", "200", "--hot-keys", "20",
+		"--clients", "10", "--seed", "5", "--results-dir", t.TempDir(), "--json", results)
+	stampede.Stdout, stampede.Stderr = &stampedeOut, &stampedeOut
+	if err := stampede.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- stampede.Wait() }()
+
+	// the harness' real output, read while it runs: once it has fired T, every
+	// family it exports is there
+	known := map[string]bool{}
+	harnessURL := "http://" + st.Harness + "/metrics"
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var harnessDone bool
+	for !harnessDone {
+		select {
+		case err := <-exited:
+			t.Fatalf("stampede ended before its metrics showed T: %v\n%s", err, stampedeOut.String())
+		case <-tick.C:
+		}
+		names, err := scrapeNames(harnessURL)
+		if err == nil && names["herdbench_trigger_timestamp_seconds"] && names["herdbench_arm_running"] {
+			for n := range names {
+				known[n] = true
+			}
+			harnessDone = true
+		}
+	}
+	// the replicas', the exporters' and Prometheus' own real output, as
+	// Prometheus scrapes them
+	var targets struct {
+		ActiveTargets []struct {
+			ScrapeURL string            `json:"scrapeUrl"`
+			Labels    map[string]string `json:"labels"`
+			Health    string            `json:"health"`
+		} `json:"activeTargets"`
+	}
+	if err := promAPI(st.Prometheus, "/api/v1/targets", nil, &targets); err != nil {
+		t.Fatal(err)
+	}
+	jobs := map[string]bool{}
+	for _, tg := range targets.ActiveTargets {
+		jobs[tg.Labels["job"]] = true
+		if tg.Labels["job"] == "herdbench" {
+			continue // read above
+		}
+		names, err := scrapeNames(tg.ScrapeURL)
+		if err != nil {
+			t.Fatalf("scrape %s (job %s): %v", tg.ScrapeURL, tg.Labels["job"], err)
+		}
+		for n := range names {
+			known[n] = true
+		}
+	}
+	for _, job := range []string{"herdbench-api", "herdbench", "redis", "postgres", "prometheus"} {
+		if !jobs[job] {
+			t.Errorf("Prometheus scrapes no job %s (targets %+v)", job, targets.ActiveTargets)
+		}
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("stampede: %v\n%s", err, stampedeOut.String())
+	}
+	var rep struct {
+		Arms []struct {
+			Name    string `json:"name"`
+			Trigger struct {
+				FiredAt time.Time `json:"fired_at"`
+			} `json:"trigger"`
+		} `json:"arms"`
+	}
+	b, err := os.ReadFile(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Arms) != 2 {
+		t.Fatalf("results: %v, %d arms; want 2", err, len(rep.Arms))
+	}
+	firedAt := map[string]float64{}
+	for _, a := range rep.Arms {
+		firedAt[a.Name] = float64(a.Trigger.FiredAt.UnixNano()) / 1e6
+	}
+
+	// every query of every dashboard, until each has data or the deadline
+	// (Prometheus ingests the last scrapes a moment after the stampede)
+	end := time.Now().Add(2 * time.Second)
+	rng := end.Sub(start).Round(time.Second) + time.Second
+	vars := grafanaVars(rng)
+	type check struct {
+		q       query
+		expr    string
+		problem string
+		result  []series
+	}
+	var checks []*check
+	for _, d := range loadDashboards(t) {
+		for _, q := range d.queries() {
+			e, err := expand(q.expr, vars)
+			if err != nil {
+				t.Fatalf("%s: %v", q.where, err)
+			}
+			names, err := metricNames(e)
+			if err != nil {
+				t.Fatalf("%s: %v", q.where, err)
+			}
+			for _, n := range names {
+				if !known[n] {
+					t.Errorf("%s: metric %s is exported by none of the replicas, the harness, the exporters or Prometheus", q.where, n)
+				}
+			}
+			checks = append(checks, &check{q: q, expr: e})
+		}
+		for name, v := range d.variableQueries() {
+			if !known[v[0]] {
+				t.Errorf("%s: variable $%s: metric %s is exported by no scraped target", d.file, name, v[0])
+			}
+			var values []string
+			if err := promAPI(st.Prometheus, "/api/v1/label/"+v[1]+"/values", url.Values{"match[]": {v[0]},
+				"start": {ts(start)}, "end": {ts(end)}}, &values); err != nil || len(values) != 2 {
+				t.Errorf("%s: variable $%s = %v, %v; want the two arms", d.file, name, values, err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		pending := 0
+		for _, c := range checks {
+			if c.problem == "" && c.result != nil {
+				continue
+			}
+			var res struct {
+				Result []series `json:"result"`
+			}
+			var err error
+			if c.q.instant {
+				err = promAPI(st.Prometheus, "/api/v1/query", url.Values{"query": {c.expr}, "time": {ts(end)}}, &res)
+			} else {
+				err = promAPI(st.Prometheus, "/api/v1/query_range", url.Values{"query": {c.expr},
+					"start": {ts(start)}, "end": {ts(end)}, "step": {"1"}}, &res)
+			}
+			c.problem = ""
+			switch {
+			case err != nil:
+				c.problem = err.Error()
+			case len(res.Result) == 0:
+				c.problem = "no series"
+			default:
+				var n int
+				for _, s := range res.Result {
+					n += len(s.finite())
+				}
+				if n == 0 {
+					c.problem = fmt.Sprintf("%d series, no finite value", len(res.Result))
+				}
+			}
+			if c.problem != "" {
+				pending++
+				continue
+			}
+			c.result = res.Result
+		}
+		if pending == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			for _, c := range checks {
+				if c.problem != "" {
+					t.Errorf("%s: %s returned %s", c.q.where, c.expr, c.problem)
+				}
+			}
+			t.FailNow()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+
+	// the trigger annotation marks each arm at the results' fired_at
+	for _, c := range checks {
+		if !strings.Contains(c.q.where, "annotation") {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, s := range c.result {
+			arm := s.Metric["arm"]
+			for _, v := range s.finite() {
+				if math.Abs(v-firedAt[arm]) > 1 {
+					t.Errorf("%s: arm %s marked at %.0f ms; want the results' fired_at %.0f ms", c.q.where, arm, v, firedAt[arm])
+				}
+			}
+			seen[arm] = true
+		}
+		if !seen["none"] || !seen["lock"] {
+			t.Errorf("%s: marked arms %v; want none and lock", c.q.where, seen)
+		}
+	}
+
+	// Prometheus and the exporters belong to the supervisor: down stops them
+	herdbench(t, "testbed", "down", "--state-dir", dir)
+	if pids := local.Processes(dir); len(pids) > 0 {
+		t.Errorf("processes left in %s after down: %v", dir, pids)
+	}
+	for _, name := range []string{"prometheus", "redis-exporter", "postgres-exporter"} {
+		if pid := st.PIDs[name]; pid == 0 || syscall.Kill(pid, 0) == nil {
+			t.Errorf("%s: pid %d in the status, still running after down (or never recorded)", name, pid)
+		}
+	}
+}
+
+func ts(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64) }

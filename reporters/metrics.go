@@ -1,0 +1,183 @@
+package reporters
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/load"
+)
+
+// LatencyBuckets are the bounds of herdbench_request_duration_seconds:
+// fine around the default 1 s client timeout, where a herd's p99 sits.
+var LatencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .15, .2, .25, .3, .4, .5, .6, .75, 1, 1.5, 2, 3, 5, 10, 30}
+
+// Metrics are the harness' own live Prometheus metrics: what the clients
+// see while a stampede runs, labelled by arm and phase only (never a URL or
+// a key). Latency is measured from each request's intended send time, as
+// in the results. Metrics implements experiment.Observer.
+type Metrics struct {
+	requests *prometheus.CounterVec   // arm, phase, outcome
+	latency  *prometheus.HistogramVec // arm, phase
+	attempts *prometheus.CounterVec   // arm, phase
+	trigger  *prometheus.GaugeVec     // arm
+	running  *prometheus.GaugeVec     // arm
+
+	mu     sync.Mutex
+	series map[[2]string]*phaseSeries // by arm and phase
+}
+
+// phaseSeries are one arm and phase's children, looked up once.
+type phaseSeries struct {
+	requests map[load.Outcome]prometheus.Counter
+	latency  prometheus.Observer
+	attempts prometheus.Counter
+}
+
+var _ experiment.Observer = (*Metrics)(nil)
+
+// NewMetrics registers the harness' metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herdbench_requests_total",
+			Help: "Requests the harness' clients finished, by arm, phase (warmup, before, after: where the intended send time falls) and outcome (ok, timeout, conn, 5xx, shed, other, throttled).",
+		}, []string{"arm", "phase", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herdbench_request_duration_seconds",
+			Help:    "Request latency from the intended send time to the end of the last attempt (an open model: a stalled generator is counted), by arm and phase.",
+			Buckets: LatencyBuckets,
+		}, []string{"arm", "phase"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herdbench_attempts_total",
+			Help: "Attempts the clients sent, the first and every retry, by arm and phase of their request; attempts / requests is the retry amplification.",
+		}, []string{"arm", "phase"}),
+		trigger: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herdbench_trigger_timestamp_seconds",
+			Help: "Unix time at which the arm's trigger fired (T), for dashboards to mark.",
+		}, []string{"arm"}),
+		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "herdbench_arm_running",
+			Help: "1 while the arm's load runs (through its drain), 0 once it ended: joins the testbed's figures, which know no arm, to the arm that caused them.",
+		}, []string{"arm"}),
+		series: map[[2]string]*phaseSeries{},
+	}
+	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running)
+	return m
+}
+
+// Arm marks an arm as running or ended.
+func (m *Metrics) Arm(name string, running bool) {
+	v := 0.0
+	if running {
+		v = 1
+	}
+	m.running.WithLabelValues(name).Set(v)
+}
+
+// Request counts one finished request.
+func (m *Metrics) Request(arm, phase string, r load.Record) {
+	k := [2]string{arm, phase}
+	m.mu.Lock()
+	s := m.series[k]
+	if s == nil {
+		// every outcome from the first request on, so a rate of drops
+		// reads 0 rather than nothing
+		s = &phaseSeries{requests: map[load.Outcome]prometheus.Counter{},
+			latency: m.latency.WithLabelValues(arm, phase), attempts: m.attempts.WithLabelValues(arm, phase)}
+		for _, o := range load.Outcomes {
+			s.requests[o] = m.requests.WithLabelValues(arm, phase, o.String())
+		}
+		m.series[k] = s
+	}
+	m.mu.Unlock()
+	c, ok := s.requests[r.Outcome]
+	if !ok { // an outcome load does not list
+		c = m.requests.WithLabelValues(arm, phase, r.Outcome.String())
+	}
+	c.Inc()
+	s.latency.Observe(r.Latency.Seconds())
+	s.attempts.Add(float64(r.Attempts))
+}
+
+// Trigger records T for the arm.
+func (m *Metrics) Trigger(arm string, at time.Time) {
+	m.trigger.WithLabelValues(arm).Set(float64(at.UnixNano()) / 1e9)
+}
+
+// MetricsServer serves the harness' metrics on a loopback address while a
+// stampede runs.
+type MetricsServer struct {
+	*Metrics
+	addr string
+	srv  *http.Server
+	done chan struct{}
+}
+
+// ServeMetrics serves a new registry's Metrics at http://addr/metrics.
+// addr must be a loopback address (see CheckLoopback); port 0 picks a free
+// one, which Addr tells.
+func ServeMetrics(addr string) (*MetricsServer, error) {
+	if err := CheckLoopback(addr); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve metrics: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s := &MetricsServer{
+		Metrics: NewMetrics(reg),
+		addr:    ln.Addr().String(),
+		srv:     &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},
+		done:    make(chan struct{}),
+	}
+	go func() {
+		defer close(s.done)
+		_ = s.srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// Addr is the host:port the metrics are served on.
+func (s *MetricsServer) Addr() string { return s.addr }
+
+// Close stops serving.
+func (s *MetricsServer) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	<-s.done
+	return err
+}
+
+// CheckLoopback accepts host:port where host is a loopback address
+// (127.0.0.0/8, ::1) or localhost and port a number: the harness exposes
+// its figures to this machine only.
+func CheckLoopback(addr string) error {
+	accepted := "accepted: 127.0.0.1:PORT, [::1]:PORT or localhost:PORT; port 0 picks a free one"
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%v (%s)", err, accepted)
+	}
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || (port != "0" && p == 0) {
+		return fmt.Errorf("%q: port %q is not a number from 0 to 65535 (%s)", addr, port, accepted)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%q is not a loopback address (%s)", addr, accepted)
+	}
+	return nil
+}

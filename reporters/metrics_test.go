@@ -1,0 +1,166 @@
+package reporters
+
+import (
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/herdbench/herdbench/load"
+)
+
+func TestMetricsLint(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := NewMetrics(reg)
+	m.Arm("none", true)
+	m.Request("none", "after", load.Record{Outcome: load.OK, Latency: 3 * time.Millisecond, Attempts: 1})
+	m.Trigger("none", time.Now())
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mfs) != 5 {
+		t.Errorf("gathered %d metric families; want 5 (requests, latency, attempts, trigger, arm running)", len(mfs))
+	}
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "herdbench_") || mf.GetHelp() == "" {
+			t.Errorf("metric %s: want the herdbench_ prefix and help text (help %q)", mf.GetName(), mf.GetHelp())
+		}
+		for _, mt := range mf.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				switch l.GetName() {
+				case "arm", "phase", "outcome":
+				default:
+					t.Errorf("metric %s has label %q; want only arm, phase and outcome", mf.GetName(), l.GetName())
+				}
+			}
+		}
+	}
+}
+
+func TestMetricsCountWhatTheClientsSaw(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	m.Arm("none", true)
+	m.Request("none", "before", load.Record{Outcome: load.OK, Latency: 2 * time.Millisecond, Attempts: 1})
+	m.Request("none", "after", load.Record{Outcome: load.Timeout, Latency: 1500 * time.Millisecond, Attempts: 3})
+	m.Request("none", "after", load.Record{Outcome: load.OK, Latency: 40 * time.Millisecond, Attempts: 1})
+	at := time.Unix(1_700_000_000, 250_000_000)
+	m.Trigger("none", at)
+	m.Arm("none", false)
+	m.Arm("lock", true)
+
+	tests := []struct {
+		name string
+		c    prometheus.Collector
+		want float64
+	}{
+		{"requests ok after", m.requests.WithLabelValues("none", "after", "ok"), 1},
+		{"requests timeout after", m.requests.WithLabelValues("none", "after", "timeout"), 1},
+		{"requests shed after (exported as 0)", m.requests.WithLabelValues("none", "after", "shed"), 0},
+		{"requests ok before", m.requests.WithLabelValues("none", "before", "ok"), 1},
+		{"attempts after", m.attempts.WithLabelValues("none", "after"), 4},
+		{"trigger", m.trigger.WithLabelValues("none"), 1_700_000_000.25},
+		{"none running", m.running.WithLabelValues("none"), 0},
+		{"lock running", m.running.WithLabelValues("lock"), 1},
+	}
+	for _, tt := range tests {
+		if got := testutil.ToFloat64(tt.c); math.Abs(got-tt.want) > 1e-6 {
+			t.Errorf("%s = %v; want %v", tt.name, got, tt.want)
+		}
+	}
+	// every outcome is exported from the first request of an arm and phase
+	if n := testutil.CollectAndCount(m.requests, "herdbench_requests_total"); n != 2*len(load.Outcomes) {
+		t.Errorf("herdbench_requests_total series = %d; want %d (every outcome for none/before and none/after)", n, 2*len(load.Outcomes))
+	}
+	// the latency histogram files 1.5 s under le=1.5 and 40 ms under le=0.05
+	want := `
+# HELP herdbench_request_duration_seconds Request latency from the intended send time to the end of the last attempt (an open model: a stalled generator is counted), by arm and phase.
+# TYPE herdbench_request_duration_seconds histogram
+`
+	got, err := testutil.CollectAndFormat(m.latency, expfmt.TypeTextPlain, "herdbench_request_duration_seconds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`herdbench_request_duration_seconds_bucket{arm="none",phase="after",le="0.025"} 0`,
+		`herdbench_request_duration_seconds_bucket{arm="none",phase="after",le="0.05"} 1`,
+		`herdbench_request_duration_seconds_bucket{arm="none",phase="after",le="1"} 1`,
+		`herdbench_request_duration_seconds_bucket{arm="none",phase="after",le="1.5"} 2`,
+		`herdbench_request_duration_seconds_count{arm="none",phase="after"} 2`,
+	} {
+		if !strings.Contains(string(got), line+"\n") {
+			t.Errorf("latency histogram lacks %q:\n%s", line, got)
+		}
+	}
+	if !strings.HasPrefix(string(got), strings.TrimPrefix(want, "\n")) {
+		t.Errorf("latency histogram header:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	tests := []struct {
+		addr    string
+		wantErr string
+	}{
+		{"127.0.0.1:9465", ""},
+		{"127.0.0.2:0", ""},
+		{"[::1]:9465", ""},
+		{"localhost:9465", ""},
+		{"0.0.0.0:9465", "not a loopback address"},
+		{"10.0.0.1:9465", "not a loopback address"},
+		{":9465", "not a loopback address"},
+		{"example.com:9465", "not a loopback address"},
+		{"127.0.0.1", "missing port"},
+		{"127.0.0.1:http", `port "http" is not a number`},
+		{"127.0.0.1:70000", `port "70000" is not a number`},
+	}
+	for _, tt := range tests {
+		err := CheckLoopback(tt.addr)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("CheckLoopback(%q) = %v; want nil", tt.addr, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "accepted: 127.0.0.1:PORT")):
+			t.Errorf("CheckLoopback(%q) = %v; want an error containing %q and the accepted forms", tt.addr, err, tt.wantErr)
+		}
+	}
+}
+
+func TestServeMetrics(t *testing.T) {
+	s, err := ServeMetrics("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Request("lock", "after", load.Record{Outcome: load.Shed, Latency: time.Millisecond, Attempts: 1})
+	resp, err := http.Get("http://" + s.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `herdbench_requests_total{arm="lock",outcome="shed",phase="after"} 1`; resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+		t.Errorf("GET /metrics = %s:\n%s\nwant a line %q", resp.Status, body, want)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close() = %v", err)
+	}
+	if _, err := http.Get("http://" + s.Addr() + "/metrics"); err == nil {
+		t.Errorf("GET /metrics after Close succeeded; want the server gone")
+	}
+	if _, err := ServeMetrics("0.0.0.0:0"); err == nil {
+		t.Errorf("ServeMetrics(0.0.0.0:0) = nil error; want a refusal to serve beyond loopback")
+	}
+}

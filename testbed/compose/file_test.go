@@ -1,0 +1,339 @@
+package compose
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/jackc/pgx/v5"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/scrape"
+)
+
+func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
+
+// root is the repository's root, where docker-compose.yml lives.
+const root = "../.."
+
+// load reads docker-compose.yml with compose-go as docker compose does,
+// with the given profiles.
+func load(t *testing.T, profiles ...string) *types.Project {
+	t.Helper()
+	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, DefaultFile)},
+		cli.WithWorkingDirectory(root), cli.WithProfiles(profiles), cli.WithOsEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := opts.LoadProject(context.Background())
+	if err != nil {
+		t.Fatalf("compose-go loads docker-compose.yml with profiles %v: %v", profiles, err)
+	}
+	return p
+}
+
+var observability = []string{"redis-exporter", "postgres-exporter", "prometheus", "grafana"}
+
+func TestComposeFileLoadsWithAndWithoutObservability(t *testing.T) {
+	p := load(t)
+	if got := p.ServiceNames(); !slices.Equal(got, slices.Sorted(slices.Values(core))) {
+		t.Errorf("services without a profile = %v; want the core %v", got, core)
+	}
+	var disabled []string
+	for name := range p.DisabledServices {
+		disabled = append(disabled, name)
+	}
+	slices.Sort(disabled)
+	if want := slices.Sorted(slices.Values(observability)); !slices.Equal(disabled, want) {
+		t.Errorf("services behind a profile = %v; want %v", disabled, want)
+	}
+	p = load(t, Profile)
+	if got, want := p.ServiceNames(), slices.Sorted(slices.Values(append(slices.Clone(core), observability...))); !slices.Equal(got, want) {
+		t.Errorf("services with profile %s = %v; want %v", Profile, got, want)
+	}
+	for _, name := range observability {
+		if s := p.Services[name]; !slices.Equal(s.Profiles, []string{Profile}) {
+			t.Errorf("%s: profiles %v; want [%s]", name, s.Profiles, Profile)
+		}
+	}
+}
+
+func TestEveryServiceIsHealthcheckedAndWaitedFor(t *testing.T) {
+	p := load(t, Profile)
+	for name, s := range p.Services {
+		if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) < 2 || s.HealthCheck.Test[0] == "NONE" {
+			t.Errorf("%s: healthcheck %+v; want a test command", name, s.HealthCheck)
+		}
+		for dep, d := range s.DependsOn {
+			if d.Condition != types.ServiceConditionHealthy {
+				t.Errorf("%s depends on %s with condition %q; want %s", name, dep, d.Condition, types.ServiceConditionHealthy)
+			}
+		}
+	}
+	for _, r := range []string{"api-1", "api-2", "api-3"} {
+		for _, dep := range []string{"redis", "postgres", "toxiproxy"} {
+			if _, ok := p.Services[r].DependsOn[dep]; !ok {
+				t.Errorf("%s does not wait for %s", r, dep)
+			}
+		}
+	}
+	if _, ok := p.Services["grafana"].DependsOn["prometheus"]; !ok {
+		t.Errorf("grafana does not wait for prometheus")
+	}
+}
+
+func TestPortsBindLoopbackOnly(t *testing.T) {
+	p := load(t, Profile)
+	published := map[string]string{} // service -> host:port
+	for name, s := range p.Services {
+		for _, port := range s.Ports {
+			if port.HostIP != "127.0.0.1" {
+				t.Errorf("%s publishes %s:%s->%d; want host_ip 127.0.0.1", name, port.HostIP, port.Published, port.Target)
+			}
+			published[name] = net.JoinHostPort(port.HostIP, port.Published)
+		}
+		if s.NetworkMode == "host" && len(s.Ports) > 0 {
+			t.Errorf("%s uses the host's network and publishes ports", name)
+		}
+	}
+	// the services on the host's network listen on loopback themselves
+	prom := p.Services["prometheus"]
+	if prom.NetworkMode != "host" || !slices.Contains(prom.Command, "--web.listen-address=127.0.0.1:19090") {
+		t.Errorf("prometheus: network_mode %q, command %q; want host, listening on 127.0.0.1:19090", prom.NetworkMode, prom.Command)
+	}
+	g := p.Services["grafana"]
+	if g.NetworkMode != "host" || env(g, "GF_SERVER_HTTP_ADDR") != "127.0.0.1" || "127.0.0.1:"+env(g, "GF_SERVER_HTTP_PORT") != GrafanaAddr {
+		t.Errorf("grafana: network_mode %q, listening on %s:%s; want host and %s", g.NetworkMode,
+			env(g, "GF_SERVER_HTTP_ADDR"), env(g, "GF_SERVER_HTTP_PORT"), GrafanaAddr)
+	}
+	// the scrape config scrapes what compose publishes
+	targets, err := scrape.Committed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, addr := range targets.API {
+		if got := published[fmt.Sprintf("api-%d", i+1)]; got != addr {
+			t.Errorf("api-%d published on %s; the scrape config scrapes %s", i+1, got, addr)
+		}
+	}
+	if published["redis-exporter"] != targets.Redis || published["postgres-exporter"] != targets.Postgres || "127.0.0.1:19090" != targets.Prometheus {
+		t.Errorf("exporters published on %s and %s, prometheus on 127.0.0.1:19090; the scrape config scrapes %s, %s, %s",
+			published["redis-exporter"], published["postgres-exporter"], targets.Redis, targets.Postgres, targets.Prometheus)
+	}
+	// the provider's test fixtures publish what the file does
+	for name, pp := range ports {
+		if got := published[name]; got != fmt.Sprintf("127.0.0.1:%d", pp[1]) {
+			t.Errorf("%s published on %s; the provider's tests assume 127.0.0.1:%d", name, got, pp[1])
+		}
+	}
+}
+
+func env(s types.ServiceConfig, key string) string {
+	if v := s.Environment[key]; v != nil {
+		return *v
+	}
+	return ""
+}
+
+func TestReplicasAreBuiltFromTheDockerfile(t *testing.T) {
+	p := load(t)
+	abs, _ := filepath.Abs(root)
+	for _, r := range []string{"api-1", "api-2", "api-3"} {
+		b := p.Services[r].Build
+		if b == nil || b.Context != abs || b.Dockerfile != "Dockerfile" {
+			t.Errorf("%s: build %+v; want context %s, Dockerfile", r, b, abs)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(b.Context, b.Dockerfile)); err != nil {
+			t.Errorf("%s: %v", r, err)
+		}
+	}
+	df, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := string(df)
+	froms := regexp.MustCompile(`(?m)^FROM `).FindAllStringIndex(d, -1)
+	user := regexp.MustCompile(`(?m)^USER (\S+)`).FindAllStringSubmatch(d, -1)
+	for _, want := range []string{"CGO_ENABLED=0 go build", "./cmd/herdbench", "COPY --from=build"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	if len(froms) < 2 {
+		t.Errorf("Dockerfile has %d stages; want a build stage and a run stage", len(froms))
+	}
+	if len(user) == 0 || user[len(user)-1][1] == "root" || user[len(user)-1][1] == "0" {
+		t.Errorf("Dockerfile USER = %v; want the last stage to run as a non-root user", user)
+	}
+	if strings.Contains(readFile(t, filepath.Join(root, ".dockerignore")), "go.sum") {
+		t.Errorf(".dockerignore leaves out go.sum, which the build needs")
+	}
+}
+
+// The replicas run `testbed serve` with flags the local provider also
+// passes, through toxiproxy's proxies.
+func TestReplicasServeThroughToxiproxy(t *testing.T) {
+	p := load(t)
+	known := map[string]bool{"--listen": true}
+	for _, a := range local.ServeArgs("x", api.DefaultOptions) {
+		if strings.HasPrefix(a, "--") {
+			known[a] = true
+		}
+	}
+	var proxies []struct{ Name, Listen, Upstream string }
+	if err := json.Unmarshal([]byte(readFile(t, "toxiproxy.json")), &proxies); err != nil {
+		t.Fatal(err)
+	}
+	listen := map[string]string{}
+	for _, px := range proxies {
+		_, port, _ := net.SplitHostPort(px.Listen)
+		listen[px.Name] = "toxiproxy:" + port
+		if want := map[string]string{"redis": "redis:6379", "postgres": "postgres:5432"}[px.Name]; px.Upstream != want {
+			t.Errorf("toxiproxy proxy %s upstream %s; want %s", px.Name, px.Upstream, want)
+		}
+	}
+	if len(proxies) != 2 || listen["redis"] != Proxies["redis"] || listen["postgres"] != Proxies["postgres"] {
+		t.Errorf("toxiproxy.json proxies %+v; want redis and postgres at %v (the status' proxies)", proxies, Proxies)
+	}
+	for i, r := range []string{"api-1", "api-2", "api-3"} {
+		cmd := p.Services[r].Command
+		if len(cmd) < 2 || cmd[0] != "testbed" || cmd[1] != "serve" {
+			t.Errorf("%s: command %q; want testbed serve", r, cmd)
+			continue
+		}
+		flags := map[string]string{}
+		for j := 2; j < len(cmd); j += 2 {
+			if !known[cmd[j]] || j+1 >= len(cmd) {
+				t.Errorf("%s: %q is not a flag of testbed serve with a value", r, cmd[j])
+				continue
+			}
+			flags[cmd[j]] = cmd[j+1]
+		}
+		want := map[string]string{"--name": r, "--seed": fmt.Sprint(api.DefaultOptions.Seed + uint64(i)), "--redis": Proxies["redis"],
+			"--postgres": fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", testbed.AppRole, Proxies["postgres"], testbed.Database)}
+		for f, v := range want {
+			if flags[f] != v {
+				t.Errorf("%s: %s %q; want %q", r, f, flags[f], v)
+			}
+		}
+	}
+}
+
+// Every file the compose file mounts is in the repository, and Grafana
+// finds its dashboards where the provider looks.
+func TestMountsExist(t *testing.T) {
+	p := load(t, Profile)
+	targets := map[string]string{}
+	for name, s := range p.Services {
+		for _, v := range s.Volumes {
+			if v.Type != types.VolumeTypeBind {
+				continue
+			}
+			targets[filepath.Base(v.Source)] = v.Target
+			if _, err := os.Stat(v.Source); err != nil {
+				t.Errorf("%s mounts %s: %v", name, v.Source, err)
+			}
+		}
+	}
+	var prov struct {
+		Providers []struct {
+			Options struct{ Path string } `yaml:"options"`
+		} `yaml:"providers"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join(root, "grafana/provisioning/dashboards/herdbench.yml"))), &prov); err != nil {
+		t.Fatal(err)
+	}
+	if len(prov.Providers) != 1 || targets["dashboards"] != prov.Providers[0].Options.Path {
+		t.Errorf("grafana/dashboards is mounted at %q; the dashboard provider reads %+v", targets["dashboards"], prov.Providers)
+	}
+	g := p.Services["grafana"]
+	if home := env(g, "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"); !strings.HasPrefix(home, targets["dashboards"]+"/") ||
+		!fileExists(filepath.Join(root, "grafana/dashboards", filepath.Base(home))) {
+		t.Errorf("grafana's home dashboard %q is not one of grafana/dashboards", home)
+	}
+	if env(g, "GF_AUTH_ANONYMOUS_ENABLED") != "true" || env(g, "GF_AUTH_ANONYMOUS_ORG_ROLE") != "Viewer" || env(g, "GF_AUTH_DISABLE_LOGIN_FORM") != "true" {
+		t.Errorf("grafana: want anonymous read-only access (anonymous Viewer, no login form)")
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The init script seeds what the local provider seeds, and runs on a real
+// Postgres.
+func TestInitScriptSeedsAsTheLocalProvider(t *testing.T) {
+	sql := readFile(t, "initdb/10-herdbench.sql")
+	at := 0
+	for _, stmt := range append([]string{"CREATE EXTENSION IF NOT EXISTS pg_stat_statements", "CREATE ROLE " + testbed.AppRole + " LOGIN"},
+		api.SeedStatements(local.DefaultItems, testbed.AppRole)...) {
+		i := strings.Index(sql[at:], stmt+";")
+		if i < 0 {
+			t.Fatalf("initdb/10-herdbench.sql lacks, after offset %d, the statement %q", at, stmt)
+		}
+		at += i + len(stmt)
+	}
+
+	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 10})
+	ctx := context.Background()
+	// the status' versions are read the same way from a compose testbed
+	want := tb.Status().Versions
+	if got := versions(ctx, tb.Status().Redis, tb.Status().Postgres); got["redis"] != want["redis"] || got["postgres"] != want["postgres"] {
+		t.Errorf("versions() = %v; want redis %s, postgres %s as the local provider read them", got, want["redis"], want["postgres"])
+	}
+	admin, err := pgx.Connect(ctx, tb.Status().Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE compose_init"); err != nil {
+		t.Fatal(err)
+	}
+	dsn := strings.Replace(tb.Status().Postgres, "/"+testbed.Database+"?", "/compose_init?", 1)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// as the postgres image runs it: the whole file, once
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("running initdb/10-herdbench.sql: %v", err)
+	}
+	app, err := pgx.Connect(ctx, strings.Replace(dsn, testbed.Superuser+"@", testbed.AppRole+"@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close(ctx)
+	var n int
+	if err := app.QueryRow(ctx, "SELECT count(*) FROM items").Scan(&n); err != nil || n != local.DefaultItems {
+		t.Errorf("items the app role reads after the init script = %d, %v; want %d", n, err, local.DefaultItems)
+	}
+	var ext int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'").Scan(&ext); err != nil || ext != 1 {
+		t.Errorf("pg_stat_statements after the init script: %d, %v; want created", ext, err)
+	}
+}

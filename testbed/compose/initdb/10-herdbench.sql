@@ -1,0 +1,21 @@
+-- Seeds the docker compose testbed's Postgres as the local provider does
+-- (testbed/local/postgres.go): pg_stat_statements, the app role, and
+-- api.SeedStatements for 10,000 items. The postgres image runs it once, as
+-- the herdbench superuser in the herdbench database. A test checks it
+-- against api.SeedStatements and runs it on a real Postgres.
+
+CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+
+DO $$
+BEGIN
+  CREATE ROLE herdbench_app LOGIN;
+EXCEPTION WHEN duplicate_object THEN
+  NULL;
+END
+$$;
+
+DROP TABLE IF EXISTS items;
+CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, payload text NOT NULL);
+INSERT INTO items SELECT g, 'item ' || g, repeat(md5(g::text), 8) FROM generate_series(1, 10000) AS g;
+ANALYZE items;
+GRANT SELECT ON items TO "herdbench_app";

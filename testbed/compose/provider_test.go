@@ -1,0 +1,447 @@
+package compose
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// fakeDocker is a `docker` (and `docker-compose`) on PATH that records its
+// arguments, one call a line, and answers compose as a project would: ps
+// answers ps-N.json on its Nth call, else ps.json.
+type fakeDocker struct {
+	dir  string // where the script reads its answers and writes calls
+	file string // a compose file to name
+}
+
+const fakeScript = `#!/bin/bash
+name=$(basename "$0")
+echo "$name $*" >> "$FAKE_DIR/calls"
+args=("$@")
+if [[ $name == docker ]]; then
+  [[ $1 == compose ]] || { echo "fake docker: only compose" >&2; exit 3; }
+  if [[ -e $FAKE_DIR/no-plugin ]]; then echo "docker: 'compose' is not a docker command." >&2; exit 1; fi
+  args=("${@:2}")
+fi
+sub=""
+for a in "${args[@]}"; do
+  case $a in version|config|up|ps|down|restart|logs) sub=$a; break;; esac
+done
+if [[ -e $FAKE_DIR/fail-$sub ]]; then echo "fake $sub failed" >&2; exit 1; fi
+case $sub in
+  version) echo "2.29.7";;
+  restart)
+    after=0
+    for a in "${args[@]}"; do
+      if [[ $after == 1 ]]; then touch "$FAKE_DIR/restarted-$a"; fi
+      if [[ $a == restart ]]; then after=1; fi
+    done;;
+  config) cat "$FAKE_DIR/services";;
+  ps)
+    n=$(( $(cat "$FAKE_DIR/ps-count" 2>/dev/null || echo 0) + 1 ))
+    echo $n > "$FAKE_DIR/ps-count"
+    if [[ -e $FAKE_DIR/ps-$n.json ]]; then cat "$FAKE_DIR/ps-$n.json"; else cat "$FAKE_DIR/ps.json"; fi;;
+esac
+`
+
+// newFakeDocker puts a fake docker (and, when standalone, a fake
+// docker-compose instead of the plugin) first on PATH, answering for
+// services.
+func newFakeDocker(t *testing.T, services []string, names ...string) *fakeDocker {
+	t.Helper()
+	f := &fakeDocker{dir: t.TempDir()}
+	bin := filepath.Join(f.dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 {
+		names = []string{"docker"}
+	}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(bin, n), []byte(fakeScript), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+"/usr/bin:/bin")
+	t.Setenv("FAKE_DIR", f.dir)
+	f.write(t, "services", strings.Join(services, "\n")+"\n")
+	f.ps(t, "ps.json", healthy(services, nil))
+	f.file = filepath.Join(t.TempDir(), "docker-compose.yml")
+	f.write(t, f.file, "services: {}\n")
+	saved := pollInterval
+	pollInterval = 10 * time.Millisecond
+	t.Cleanup(func() { pollInterval = saved })
+	return f
+}
+
+func (f *fakeDocker) write(t *testing.T, name, content string) {
+	t.Helper()
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(f.dir, name)
+	}
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ps makes ps answer cs, one JSON object a line (compose 2.21 on).
+func (f *fakeDocker) ps(t *testing.T, name string, cs []container) {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range cs {
+		line, _ := json.Marshal(c)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	f.write(t, name, b.String())
+}
+
+// calls are the recorded command lines, the fake's directory shown as DIR
+// and the compose file as FILE.
+func (f *fakeDocker) calls(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.dir, "calls"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l != "" {
+			out = append(out, strings.ReplaceAll(l, f.file, "FILE"))
+		}
+	}
+	return out
+}
+
+func (f *fakeDocker) reset(t *testing.T) {
+	t.Helper()
+	_ = os.Remove(filepath.Join(f.dir, "calls"))
+	_ = os.Remove(filepath.Join(f.dir, "ps-count"))
+}
+
+// ports are the published ports of docker-compose.yml's services.
+var ports = map[string][2]int{
+	"api-1": {8080, 18081}, "api-2": {8080, 18082}, "api-3": {8080, 18083},
+	"redis": {6379, 16379}, "postgres": {5432, 15432}, "toxiproxy": {8474, 18474},
+	"redis-exporter": {9121, 19121}, "postgres-exporter": {9187, 19187},
+}
+
+// healthy describes services as running and healthy, but for those in
+// other, which have that state and health.
+func healthy(services []string, other map[string][2]string) []container {
+	var cs []container
+	for _, s := range services {
+		c := container{Service: s, State: "running", Health: "healthy"}
+		if o, ok := other[s]; ok {
+			c.State, c.Health = o[0], o[1]
+		}
+		if p, ok := ports[s]; ok {
+			c.Publishers = []publisher{{URL: "127.0.0.1", TargetPort: p[0], PublishedPort: p[1]}}
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+var core = []string{"api-1", "api-2", "api-3", "redis", "postgres", "toxiproxy"}
+
+func TestFindCommand(t *testing.T) {
+	t.Run("plugin", func(t *testing.T) {
+		f := newFakeDocker(t, core)
+		cmd, err := FindCommand(context.Background())
+		if err != nil || len(cmd) != 2 || filepath.Base(cmd[0]) != "docker" || cmd[1] != "compose" {
+			t.Errorf("FindCommand() = %q, %v; want [docker compose]", cmd, err)
+		}
+		if got, want := f.calls(t), []string{"docker compose version"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %q; want %q", got, want)
+		}
+	})
+	t.Run("standalone", func(t *testing.T) {
+		f := newFakeDocker(t, core, "docker", "docker-compose")
+		f.write(t, "no-plugin", "")
+		cmd, err := FindCommand(context.Background())
+		if err != nil || len(cmd) != 1 || filepath.Base(cmd[0]) != "docker-compose" {
+			t.Errorf("FindCommand() without the plugin = %q, %v; want [docker-compose]", cmd, err)
+		}
+		if got, want := f.calls(t), []string{"docker compose version", "docker-compose version"}; !slices.Equal(got, want) {
+			t.Errorf("calls = %q; want %q", got, want)
+		}
+	})
+	t.Run("neither", func(t *testing.T) {
+		f := newFakeDocker(t, core)
+		f.write(t, "no-plugin", "")
+		_, err := FindCommand(context.Background())
+		var nc *NoComposeError
+		if !errors.As(err, &nc) || !strings.Contains(err.Error(), "'compose' is not a docker command") ||
+			!strings.Contains(err.Error(), "docker-compose: not on PATH") || !strings.Contains(err.Error(), "docker-compose-plugin") {
+			t.Errorf("FindCommand() with neither = %v; want a NoComposeError saying what was tried and what to install", err)
+		}
+	})
+}
+
+func TestUpWaitsForHealthAndDescribesTheTestbed(t *testing.T) {
+	f := newFakeDocker(t, core)
+	// the first two looks find api-2 starting, then postgres not yet created
+	f.ps(t, "ps-1.json", healthy(core, map[string][2]string{"api-2": {"running", "starting"}}))
+	f.ps(t, "ps-2.json", healthy(core[:4], nil))
+	dir := t.TempDir()
+	st, err := Up(context.Background(), Config{StateDir: dir, File: f.file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "docker compose -f FILE -p herdbench "
+	want := []string{
+		"docker compose version",
+		base + "config --services",
+		base + "up -d --build --remove-orphans",
+		base + "ps -a --format json",
+		base + "ps -a --format json",
+		base + "ps -a --format json",
+		base + "version --short",
+	}
+	if got := f.calls(t); !slices.Equal(got, want) {
+		t.Errorf("calls =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if st.Provider != "docker" || !slices.Equal(st.API, []string{"http://127.0.0.1:18081", "http://127.0.0.1:18082", "http://127.0.0.1:18083"}) ||
+		st.Redis != "redis://127.0.0.1:16379" || st.Postgres != "postgres://herdbench@127.0.0.1:15432/herdbench?sslmode=disable" ||
+		st.Toxiproxy != "http://127.0.0.1:18474" || st.Proxies["redis"] != "toxiproxy:6379" || st.StateDir != dir ||
+		st.Versions["compose"] != "2.29.7" || st.Prometheus != "" || st.Grafana != "" {
+		t.Errorf("status = %+v; want the published loopback ports of every part, no observability", st)
+	}
+	// another process reads the same status
+	got, err := ReadStatus(context.Background(), dir)
+	if err != nil || !slices.Equal(got.API, st.API) || got.Redis != st.Redis {
+		t.Errorf("ReadStatus = %+v, %v; want %+v", got, err, st)
+	}
+	// a second up says so and starts nothing
+	f.reset(t)
+	_ = os.Remove(filepath.Join(f.dir, "ps-1.json"))
+	_ = os.Remove(filepath.Join(f.dir, "ps-2.json"))
+	if _, err := Up(context.Background(), Config{StateDir: dir, File: f.file}); !errors.Is(err, ErrRunning) {
+		t.Errorf("second Up = %v; want ErrRunning", err)
+	}
+	for _, c := range f.calls(t) {
+		if strings.Contains(c, " up ") || strings.Contains(c, " down") {
+			t.Errorf("second Up ran %q; want nothing started or stopped", c)
+		}
+	}
+}
+
+func TestUpWithObservabilityUsesTheProfile(t *testing.T) {
+	all := append(slices.Clone(core), "redis-exporter", "postgres-exporter", "prometheus", "grafana")
+	f := newFakeDocker(t, all)
+	st, err := Up(context.Background(), Config{StateDir: t.TempDir(), File: f.file, Observability: true, Project: "hb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := f.calls(t)
+	if want := "docker compose -f FILE -p hb --profile observability up -d --build --remove-orphans"; !slices.Contains(calls, want) {
+		t.Errorf("calls = %q; want %q", calls, want)
+	}
+	if st.Prometheus != "http://127.0.0.1:19090" || st.Harness != "127.0.0.1:19465" || st.Grafana != "http://127.0.0.1:13000" {
+		t.Errorf("status prometheus %q, harness %q, grafana %q; want the compose file's", st.Prometheus, st.Harness, st.Grafana)
+	}
+}
+
+func TestUpTearsDownWhatFailed(t *testing.T) {
+	f := newFakeDocker(t, core)
+	f.ps(t, "ps.json", healthy(core, map[string][2]string{"postgres": {"running", "unhealthy"}}))
+	dir := t.TempDir()
+	_, err := Up(context.Background(), Config{StateDir: dir, File: f.file})
+	if err == nil || !strings.Contains(err.Error(), "service postgres is running (unhealthy)") ||
+		!strings.Contains(err.Error(), "docker compose -f "+f.file+" -p herdbench logs postgres") {
+		t.Errorf("Up with postgres unhealthy = %v; want an error naming postgres and how to read its logs", err)
+	}
+	calls := f.calls(t)
+	if last := calls[len(calls)-1]; last != "docker compose -f FILE -p herdbench down -v --remove-orphans" {
+		t.Errorf("last call = %q; want down -v --remove-orphans", last)
+	}
+	if Recorded(dir) {
+		t.Errorf("a failed Up left its state file")
+	}
+
+	// a failing up itself: its output is in the error
+	f.reset(t)
+	f.write(t, "fail-up", "")
+	if _, err := Up(context.Background(), Config{StateDir: dir, File: f.file}); err == nil || !strings.Contains(err.Error(), "fake up failed") {
+		t.Errorf("Up when compose up fails = %v; want compose's output in the error", err)
+	}
+
+	// a health wait that runs out names who was not ready
+	f.reset(t)
+	_ = os.Remove(filepath.Join(f.dir, "fail-up"))
+	f.ps(t, "ps.json", healthy(core, map[string][2]string{"api-3": {"running", "starting"}}))
+	_, err = Up(context.Background(), Config{StateDir: dir, File: f.file, ReadyTimeout: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "not healthy") || !strings.Contains(err.Error(), "api-3 running (starting)") {
+		t.Errorf("Up with api-3 never healthy = %v; want a timeout naming api-3", err)
+	}
+}
+
+func TestUpNeedsTheComposeFile(t *testing.T) {
+	newFakeDocker(t, core)
+	_, err := Up(context.Background(), Config{StateDir: t.TempDir(), File: filepath.Join(t.TempDir(), "nope.yml")})
+	if err == nil || !strings.Contains(err.Error(), "compose file") || !strings.Contains(err.Error(), "repository's root") {
+		t.Errorf("Up without a compose file = %v; want an error saying where to run it", err)
+	}
+}
+
+func TestRestartStatusDown(t *testing.T) {
+	f := newFakeDocker(t, core)
+	dir := t.TempDir()
+	if _, err := Up(context.Background(), Config{StateDir: dir, File: f.file}); err != nil {
+		t.Fatal(err)
+	}
+	base := "docker compose -f FILE -p herdbench "
+	tests := []struct {
+		part    string
+		rolling bool
+		want    []string // restart calls
+	}{
+		{"api", false, []string{base + "restart api-1 api-2 api-3"}},
+		{"api", true, []string{base + "restart api-1", base + "restart api-2", base + "restart api-3"}},
+		{"redis", false, []string{base + "restart redis"}},
+		{"postgres", true, []string{base + "restart postgres"}},
+	}
+	for _, tt := range tests {
+		f.reset(t)
+		// each restarted service comes back starting, then healthy
+		f.ps(t, "ps-1.json", healthy(core, map[string][2]string{"redis": {"restarting", ""}, "api-1": {"running", "starting"}}))
+		got, err := Restart(context.Background(), dir, tt.part, tt.rolling)
+		if err != nil {
+			t.Fatalf("Restart(%s, rolling %v) = %v", tt.part, tt.rolling, err)
+		}
+		var restarts []string
+		psAfter := 0
+		for _, c := range f.calls(t) {
+			if strings.Contains(c, " restart ") {
+				restarts = append(restarts, c)
+			} else if strings.Contains(c, " ps ") && len(restarts) > 0 {
+				psAfter++
+			}
+		}
+		if !slices.Equal(restarts, tt.want) || psAfter < len(tt.want) {
+			t.Errorf("Restart(%s, rolling %v) ran %q with %d health checks after; want %q, each followed by one", tt.part, tt.rolling, restarts, psAfter, tt.want)
+		}
+		wantNames := []string{tt.part}
+		if tt.part == "api" {
+			wantNames = []string{"api-1", "api-2", "api-3"}
+		}
+		if !slices.Equal(got, wantNames) {
+			t.Errorf("Restart(%s) restarted %q; want %q", tt.part, got, wantNames)
+		}
+	}
+	if _, err := Restart(context.Background(), dir, "dns", false); err == nil || !strings.Contains(err.Error(), "accepted: api, redis, postgres") {
+		t.Errorf("Restart(dns) = %v; want the accepted parts", err)
+	}
+	// a service gone makes status say so
+	_ = os.Remove(filepath.Join(f.dir, "ps-1.json"))
+	f.ps(t, "ps.json", healthy(core, map[string][2]string{"toxiproxy": {"exited", ""}}))
+	f.reset(t)
+	if _, err := ReadStatus(context.Background(), dir); err == nil || !strings.Contains(err.Error(), "toxiproxy exited") {
+		t.Errorf("ReadStatus with toxiproxy exited = %v; want it named", err)
+	}
+	f.reset(t)
+	if err := Down(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.calls(t), []string{base + "down -v --remove-orphans"}; !slices.Equal(got, want) {
+		t.Errorf("Down calls = %q; want %q", got, want)
+	}
+	if _, err := ReadStatus(context.Background(), dir); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("ReadStatus after Down = %v; want ErrNotRunning", err)
+	}
+}
+
+// Compose before 2.21 prints ps as one JSON array.
+func TestPSReadsAnArray(t *testing.T) {
+	f := newFakeDocker(t, core)
+	b, _ := json.Marshal(healthy(core, map[string][2]string{"redis": {"exited", ""}}))
+	f.write(t, "ps.json", string(b))
+	st := state{Command: []string{"docker", "compose"}, File: f.file, Project: "herdbench"}
+	cs, err := st.ps(context.Background())
+	if err != nil || len(cs) != len(core) || cs["redis"].State != "exited" || cs["api-2"].Publishers[0].PublishedPort != 18082 {
+		t.Errorf("ps of a JSON array = %+v, %v; want every service, redis exited", cs, err)
+	}
+}
+
+// A restarted container forgets what PUT /admin/config set; Restart puts
+// each replica's config and seed back, as the local supervisor starts a
+// replica again with them.
+func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
+	type seen struct {
+		mu       sync.Mutex
+		config   api.Config
+		seed     uint64
+		restarts int
+	}
+	var replicas []*seen
+	var urls []string
+	cs := healthy(core, nil)
+	for i := range 3 {
+		r := &seen{config: api.DefaultConfig, seed: uint64(100 + i)}
+		r.config.Strategy = api.Lock
+		replicas = append(replicas, r)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			// the fake docker marks a restart: the new process starts with
+			// the defaults and the seed of its command line
+			if err := os.Remove(filepath.Join(os.Getenv("FAKE_DIR"), fmt.Sprintf("restarted-api-%d", i+1))); err == nil {
+				r.config, r.seed, r.restarts = api.DefaultConfig, uint64(i+1), r.restarts+1
+			}
+			switch req.Method + " " + req.URL.Path {
+			case "GET /admin/config":
+				_ = json.NewEncoder(w).Encode(r.config)
+			case "GET /healthz":
+				_ = json.NewEncoder(w).Encode(api.Health{Replica: fmt.Sprintf("api-%d", i+1), Seed: r.seed})
+			case "PUT /admin/config":
+				_ = json.NewDecoder(req.Body).Decode(&r.config)
+			case "POST /admin/reset":
+				var b struct{ Seed uint64 }
+				_ = json.NewDecoder(req.Body).Decode(&b)
+				r.seed = b.Seed
+			}
+		}))
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL)
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+		p, _ := strconv.Atoi(port)
+		cs[i].Publishers = []publisher{{URL: "127.0.0.1", TargetPort: 8080, PublishedPort: p}}
+	}
+	f := newFakeDocker(t, core)
+	f.ps(t, "ps.json", cs)
+	dir := t.TempDir()
+	if _, err := Up(context.Background(), Config{StateDir: dir, File: f.file}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restart(context.Background(), dir, "api", true); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range replicas {
+		// what the replica answers now: a restart not yet seen shows here
+		var c api.Config
+		if err := getJSON(context.Background(), urls[i]+"/admin/config", &c); err != nil || c.Strategy != api.Lock {
+			t.Errorf("api-%d answers strategy %q, %v after the restart; want lock", i+1, c.Strategy, err)
+		}
+		r.mu.Lock()
+		if r.restarts != 1 || r.config.Strategy != api.Lock || r.seed != uint64(100+i) {
+			t.Errorf("api-%d after %d restarts: strategy %q, seed %d; want one restart, then lock and %d put back",
+				i+1, r.restarts, r.config.Strategy, r.seed, 100+i)
+		}
+		r.mu.Unlock()
+	}
+}
