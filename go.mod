@@ -24,6 +24,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.59.0
 	golang.org/x/sync v0.24.0
+	golang.org/x/term v0.46.0
 	golang.org/x/time v0.15.0
 )
 

@@ -26,7 +26,8 @@ import (
 // File is a scenario file. Every field is optional: what a file leaves out
 // keeps its flag's default.
 type File struct {
-	Target      string   `yaml:"target,omitempty" jsonschema:"enum=testbed,description=What is attacked: testbed\\, the local testbed (started if none runs)"`
+	Target      *string  `yaml:"target,omitempty" flag:"target" jsonschema:"description=What is attacked: testbed (the default)\\, a target file (docs/targets.md) or a base URL"`
+	AllowHosts  []string `yaml:"allow_hosts,omitempty" flag:"allow-host" jsonschema:"description=Hosts besides loopback the target may touch"`
 	Testbed     Testbed  `yaml:"testbed,omitempty" jsonschema:"description=The local testbed the stampede starts when none runs"`
 	Load        Load     `yaml:"load,omitempty" jsonschema:"description=The steady open-model load and its clients"`
 	Trigger     Trigger  `yaml:"trigger,omitempty" jsonschema:"description=What provokes the herd at T\\, and its options"`

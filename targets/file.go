@@ -456,3 +456,19 @@ func Loopback(host string) bool {
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
 }
+
+// Size is how many keys the key space holds.
+func (k KeySpace) Size() int64 {
+	switch {
+	case len(k.List) > 0:
+		return int64(len(k.List))
+	case k.Range != nil:
+		return k.Range.To - k.Range.From + 1
+	case k.Zipf != nil:
+		return k.Zipf.To - k.Zipf.From + 1
+	}
+	return 0
+}
+
+// Line is where path is in the target file, 0 when it is not.
+func (f *File) Line(path string) int { return f.doc.Line(path) }

@@ -91,15 +91,7 @@ func Testbed(ctx context.Context, st testbed.Status) (*Target, error) {
 	if len(st.API) == 0 {
 		return nil, errors.New("testbed status lists no API replica")
 	}
-	t := &Target{Kind: KindTestbed, Name: "testbed", Status: st, Endpoints: st.API,
-		Request: load.Request{Path: "/items/{key}"}, RedisKey: api.ItemKeyPattern[:len(api.ItemKeyPattern)-1] + "{key}",
-		Pattern: api.ItemKeyPattern, Channel: api.InvalidateChannel,
-		Statements: observe.Statements{Text: api.ItemQuery}, Role: testbed.AppRole,
-		Proxies: map[string]string{"postgres": "postgres", "redis": "redis"},
-		Hosts:   map[string]string{}, http: &http.Client{Timeout: 10 * time.Second}}
-	for _, u := range st.API {
-		t.Hosts[hostOf(u)] = "testbed api"
-	}
+	t := FromTestbed(st)
 	ropt, err := redis.ParseURL(st.Redis)
 	if err != nil {
 		return nil, fmt.Errorf("redis url %q: %w", st.Redis, err)
@@ -127,6 +119,20 @@ func Testbed(ctx context.Context, st testbed.Status) (*Target, error) {
 		return nil, fmt.Errorf("redis %s: %w", st.Redis, err)
 	}
 	return t, nil
+}
+
+// FromTestbed describes a testbed as a target, without connecting to it.
+func FromTestbed(st testbed.Status) *Target {
+	t := &Target{Kind: KindTestbed, Name: "testbed", Status: st, Endpoints: st.API,
+		Request: load.Request{Path: "/items/{key}"}, RedisKey: "item:{key}",
+		Pattern: api.ItemKeyPattern, Channel: api.InvalidateChannel,
+		Statements: observe.Statements{Text: api.ItemQuery}, Role: testbed.AppRole,
+		Proxies: map[string]string{"postgres": "postgres", "redis": "redis"},
+		Hosts:   map[string]string{}, http: &http.Client{Timeout: 10 * time.Second}}
+	for _, u := range st.API {
+		t.Hosts[hostOf(u)] = "testbed api"
+	}
+	return t
 }
 
 // FromFile describes the target a target file declares, without
@@ -223,6 +229,10 @@ func (t *Target) Connect(ctx context.Context) error {
 func redactDSN(err error) string {
 	return regexp.MustCompile(`(password=)\S+|(://[^:/@]+:)[^@]+@`).ReplaceAllString(err.Error(), "${1}${2}<redacted>@")
 }
+
+// File is the target file a file target was described from, nil for
+// other kinds.
+func (t *Target) File() *File { return t.file }
 
 // Testbed says whether herdbench controls the target: it may flush its
 // cache, reconfigure and reset its replicas and read their counters.

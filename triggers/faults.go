@@ -259,7 +259,10 @@ func (o Outage) Fire(ctx context.Context, env Env) (Detail, error) {
 	return Detail{"dependency": o.Dependency, "for_ms": o.For.Milliseconds(), "down_ms": time.Since(down).Milliseconds()}, nil
 }
 
-// pause makes Redis stop answering every client for o.For.
+// pause makes Redis stop answering every client for o.For. Redis (7.0)
+// runs a CLIENT UNPAUSE only once the pause is over, so an arm stopped
+// early still waits out the pause before Fire returns: keep Redis outages
+// short, or put toxiproxy in front of Redis, whose proxy reopens at once.
 func (o Outage) pause(ctx context.Context, env Env) (Detail, error) {
 	if err := env.Redis.Do(ctx, "CLIENT", "PAUSE", o.For.Milliseconds(), "ALL").Err(); err != nil {
 		return nil, fmt.Errorf("outage: pause redis: %w", err)

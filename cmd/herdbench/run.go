@@ -72,9 +72,6 @@ func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer) (sta
 		}
 		fromFile[s.Flag] = s
 	}
-	if f.Target != "" && f.Target != "testbed" {
-		bad = append(bad, fmt.Errorf("%s:%d: target: %q is not a target herdbench knows (accepted: testbed)", path, f.Line("target"), f.Target))
-	}
 	opts.Scenario, opts.ScenarioPath = f, path
 	// the command line last: a flag given there replaces the file's value
 	cmdline.Visit(func(fl *pflag.Flag) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
@@ -45,6 +46,15 @@ type stampedeOptions struct {
 	ResultsDir  string
 	Progress    bool // a live line on stderr
 	MetricsAddr string
+	Target      string   // --target: testbed, a target file or a base URL
+	AllowHosts  []string // --allow-host
+	DryRun      bool
+	Yes         bool
+	ArmsSet     bool      // --arms was given
+	In          io.Reader // where a confirmation is read, when InTTY
+	InTTY       bool
+
+	service *targets.Target // the --target that is not the testbed, once described
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -85,6 +95,9 @@ func newStampedeOptions(stderr io.Writer) stampedeOptions {
 		Knobs:      stampedeKnobs(),
 		Replicas:   local.DefaultReplicas,
 		StateDir:   defaultStateDir(),
+		Target:     "testbed",
+		In:         os.Stdin,
+		InTTY:      isTerminal(os.Stdin),
 		ResultsDir: "herdbench-results",
 		Progress:   isTerminal(stderr) && os.Getenv("CI") == "",
 	}
@@ -120,6 +133,7 @@ Triggers: ` + triggerHelp(triggers.Default(triggers.DefaultOptions)),
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.ReplicasSet = c.Flags().Changed("replicas")
+			opts.ArmsSet = c.Flags().Changed("arms")
 			return stampedeRun(c.Context(), stdout, stderr, opts)
 		},
 	}
@@ -169,6 +183,10 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
 	addKnobFlags(fs, &opts.Knobs)
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
+	fs.StringVar(&opts.Target, "target", opts.Target, "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
+	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
+	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
+	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 }
 
 func stampedeKnobs() api.Config {
@@ -235,16 +253,27 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		bad = append(bad, flagErrors(err).(usageError).err)
 		base = stampedeKnobs() // reported once, not again with every arm
 	}
-	if opts.Scenario != nil && len(opts.Scenario.Arms) > 0 {
+	switch svc := opts.service; {
+	case svc != nil:
+		bad = append(bad, servicePlan(&plan, svc, opts)...)
+	case opts.Scenario != nil && len(opts.Scenario.Arms) > 0:
 		var errs []error
 		plan.Arms, errs = scenarioArms(opts.ScenarioPath, opts.Scenario, base)
 		bad = append(bad, errs...)
-	} else {
+	default:
 		plan.Arms = experiment.Arms(opts.Arms, base)
 	}
 	reg := triggers.Default(plan.TriggerOptions)
 	if err := plan.Validate(reg.Names()); err != nil {
 		bad = append(bad, flagErrors(err).(usageError).err)
+	}
+	if svc := opts.service; svc != nil {
+		trig, _ := reg.Get(plan.Trigger)
+		if trig != nil {
+			if err := triggers.Supported(trig, svc.Caps()); err != nil {
+				bad = append(bad, fmt.Errorf("--trigger: %s: %w (the target declares what a trigger may touch)", svc.Name, err))
+			}
+		}
 	}
 	if len(bad) > 0 {
 		return plan, nil, usageError{errors.Join(bad...)}
@@ -256,15 +285,25 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 }
 
 func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions) error {
+	svc, err := describeTarget(opts.Target)
+	if err != nil {
+		return err
+	}
+	opts.service = svc
 	plan, outs, err := buildPlan(opts)
 	if err != nil {
 		return err
 	}
-	reg := triggers.Default(plan.TriggerOptions)
 	if opts.MetricsAddr != "" {
 		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
 			return usageErrorf("--metrics-addr: %v", err)
 		}
+	}
+	if svc != nil {
+		return runService(ctx, stdout, stderr, opts, svc, plan, outs)
+	}
+	if opts.DryRun {
+		return dryRunTestbed(ctx, stdout, opts, plan)
 	}
 
 	// Use the running testbed, or start one for this run.
@@ -298,14 +337,50 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	defer target.Close()
-	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, st)
+	return runAndReport(ctx, stdout, stderr, opts, target, plan, outs, &st)
+}
+
+// dryRunTestbed previews a run on the testbed: the running one, or the one
+// the run would start. Nothing starts and nothing is sent.
+func dryRunTestbed(ctx context.Context, stdout io.Writer, opts stampedeOptions, plan experiment.Plan) error {
+	st, err := runningTestbed(ctx, opts.StateDir)
+	if err != nil {
+		st = testbed.Status{Provider: "local"}
+		for i := range opts.Replicas {
+			st.API = append(st.API, fmt.Sprintf("http://127.0.0.1:PORT%d", i+1))
+		}
+	}
+	tg := targets.FromTestbed(st)
+	if err != nil {
+		tg.Name = fmt.Sprintf("the local testbed the run would start in %s (%d replicas)", opts.StateDir, opts.Replicas)
+	}
+	return reporters.DryRun(stdout, experiment.Describe(plan, tg))
+}
+
+// runAndReport runs the plan on an open target, writes the results and the
+// reports, and maps what happened to an error: gates failed (99), the run
+// failed or was interrupted (1, with partial results). st is the testbed's
+// status, nil for other targets.
+func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, target *targets.Target, plan experiment.Plan,
+	outs []output, st *testbed.Status) error {
+	var env experiment.Environment
+	if st != nil {
+		env = environmentOf(*st)
+	} else {
+		env = experiment.Environment{Provider: target.Kind, Target: target.Name, Replicas: len(target.Endpoints), CPUs: runtime.NumCPU()}
+	}
+	var status testbed.Status
+	if st != nil {
+		status = *st
+	}
+	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, status)
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
 
-	trig, _ := reg.Get(plan.Trigger)
-	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: environmentOf(st)}
+	trig, _ := triggers.Default(plan.TriggerOptions).Get(plan.Trigger)
+	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: env}
 	// the header belongs with the table; other reports on stdout stay clean
 	hw := stderr
 	if tableOnStdout(outs) {
@@ -367,12 +442,9 @@ func progressPrinter(w io.Writer, live bool) func(experiment.Progress) {
 	}
 }
 
-// isTerminal reports whether w is a character device, such as a terminal.
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w is a terminal (not /dev/null, which is a
+// character device too).
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

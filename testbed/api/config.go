@@ -30,6 +30,11 @@ const (
 // Strategies is the one list of valid strategy names.
 var Strategies = []string{None, Singleflight, Lock, XFetch, SWR, Lease, Early, TTLJitter, Local, RateLimit, Breaker, Shed, ShedPriority}
 
+// StrategyHeader chooses the strategy of one request, over the replica's
+// own: a service whose mitigation a header selects, as a feature flag
+// carried by the request would. The other knobs stay the replica's.
+const StrategyHeader = "X-Herdbench-Strategy"
+
 // Protections are the strategies that refuse loads to protect the
 // database.
 var Protections = []string{RateLimit, Breaker, Shed, ShedPriority}

@@ -218,6 +218,18 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
 		return
 	}
+	if h := r.Header.Get(StrategyHeader); h != "" {
+		st, err := parseStrategy(h)
+		if err == nil && st.shed != "" && v.shed == nil {
+			err = fmt.Errorf("%s: %q needs the replica configured with shed (accepted: a strategy without shed, or PUT /admin/config)", StrategyHeader, h)
+		}
+		if err != nil {
+			v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		v.cfg.Strategy, v.st = h, st
+	}
 	ctx := r.Context()
 	if r.Header.Get(PriorityHeader) == PriorityCritical {
 		ctx = withCritical(ctx)

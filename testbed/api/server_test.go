@@ -163,3 +163,25 @@ func TestResetSeeds(t *testing.T) {
 		t.Errorf(`POST /admin/reset {"sead": 9} = %d %s; want 400 naming the accepted body`, code, body)
 	}
 }
+
+func TestStrategyHeaderIsChecked(t *testing.T) {
+	srv := newUnconnected(t)
+	for _, tt := range []struct {
+		header, want string
+	}{
+		{"bogus", `unknown \"bogus\"`},
+		{"shed", `\"shed\" needs the replica configured with shed`},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items/1", nil)
+		req.Header.Set(StrategyHeader, tt.header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), tt.want) {
+			t.Errorf("GET /items/1 with %s: %s = %d %s; want 400 saying %s", StrategyHeader, tt.header, resp.StatusCode, b, tt.want)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package experiment
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// Preview is what a plan would do to a target, worked out without
+// contacting it: what a dry run prints.
+type Preview struct {
+	Target   string
+	Kind     string
+	Hosts    []HostLoad    // where the load goes
+	Request  string        // how a key becomes a request
+	Keys     string        // the key space and the hot keys
+	Arms     []ArmPreview  // how each arm is selected
+	Trigger  string        // the trigger and exactly what it touches
+	PerArm   time.Duration // one arm's load
+	Warm     string        // what each arm does before its load
+	Requests int64         // requests the whole run sends, about
+	Abort    []string
+	Gates    []string
+	Touches  []string // every host and what herdbench does there
+}
+
+// HostLoad is the share of the load one endpoint gets.
+type HostLoad struct {
+	Endpoint string
+	Rate     float64 // requests/s
+}
+
+// ArmPreview is one arm and how it is selected.
+type ArmPreview struct {
+	Name      string
+	Selection string
+}
+
+// Describe works out the preview of p on tg; nothing is contacted.
+func Describe(p Plan, tg *targets.Target) Preview {
+	p.TriggerOptions = p.TriggerOptions.OrDefaults()
+	trig, _ := triggers.Default(p.TriggerOptions).Get(p.Trigger)
+	hot := tg.Hot(p.HotKeys)
+	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration()}
+	for _, e := range tg.Endpoints {
+		pv.Hosts = append(pv.Hosts, HostLoad{Endpoint: e, Rate: float64(p.Rate) / float64(len(tg.Endpoints))})
+	}
+	method := tg.Request.Method
+	if method == "" {
+		method = "GET"
+	}
+	req := method + " " + tg.Request.Path
+	if len(tg.Request.Query) > 0 {
+		req += "?" + keys(tg.Request.Query)
+	}
+	names := make([]string, 0, len(tg.Header)+len(tg.Request.Headers))
+	for k := range tg.Header {
+		names = append(names, k)
+	}
+	for k := range tg.Request.Headers {
+		names = append(names, k)
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		req += ", headers " + strings.Join(names, ", ") + " (values not shown)"
+	}
+	pv.Request = req
+	switch s := tg.Space; {
+	case s == nil:
+		pv.Keys = fmt.Sprintf("Zipf(%g) over item ids 1..%d", p.Zipf, p.Keys)
+	case len(s.List) > 0:
+		pv.Keys = fmt.Sprintf("uniform over a list of %d keys", len(s.List))
+	case s.Range != nil:
+		pv.Keys = fmt.Sprintf("uniform over %d..%d", s.Range.From, s.Range.To)
+	case s.Zipf != nil:
+		pv.Keys = fmt.Sprintf("Zipf(%g) over %d..%d", s.Zipf.S, s.Zipf.From, s.Zipf.To)
+	}
+	pv.Keys += fmt.Sprintf("; %d hot keys: %s", len(hot), shortList(hot))
+	for _, a := range p.Arms {
+		pv.Arms = append(pv.Arms, ArmPreview{Name: a.Name, Selection: selection(a)})
+	}
+	env := triggers.Env{Pattern: tg.Pattern, Owned: tg.Testbed(), Channel: tg.Channel, Proxies: tg.Proxies, Role: tg.Role,
+		HotKeys: hot, API: tg.Endpoints}
+	if tg.RedisKey != "" {
+		env.RedisKey = tg.KeyOf
+	}
+	pv.Trigger = p.Trigger + " at T"
+	if pl, ok := trig.(triggers.Planner); ok {
+		pv.Trigger += ": " + pl.Plan(env)
+	}
+	if tg.Testbed() {
+		pv.Warm = fmt.Sprintf("flush the testbed's Redis, load every key once through the replicas (%d)", p.Keys)
+	} else {
+		pv.Warm = fmt.Sprintf("one request for each hot key (%d), with the arm's selection", len(hot))
+	}
+	perArm := int64(float64(p.Rate) * p.Duration().Seconds())
+	if !tg.Testbed() {
+		perArm += int64(len(hot))
+	}
+	pv.Requests = perArm * int64(len(p.Arms))
+	for _, g := range p.Abort {
+		pv.Abort = append(pv.Abort, g.Expr)
+	}
+	for _, g := range p.Gates {
+		pv.Gates = append(pv.Gates, g.Expr)
+	}
+	for h, where := range tg.Hosts {
+		pv.Touches = append(pv.Touches, fmt.Sprintf("%s (%s)", h, where))
+	}
+	slices.Sort(pv.Touches)
+	return pv
+}
+
+// selection says how an arm is chosen.
+func selection(a Arm) string {
+	var parts []string
+	if s := a.Select; s != nil {
+		if len(s.Headers) > 0 {
+			parts = append(parts, "headers "+keys(s.Headers)+" (values not shown)")
+		}
+		if len(s.Query) > 0 {
+			var q []string
+			for k, v := range s.Query {
+				q = append(q, k+"="+v)
+			}
+			sort.Strings(q)
+			parts = append(parts, "query "+strings.Join(q, "&"))
+		}
+		for _, c := range s.Before {
+			parts = append(parts, "before: "+c)
+		}
+		for _, c := range s.After {
+			parts = append(parts, "after: "+c)
+		}
+	} else if a.Config.Strategy != "" {
+		parts = append(parts, "the replicas' strategy "+a.Config.Strategy)
+	}
+	if a.Retry != nil || a.Throttle != nil || a.Hedge != nil || a.Breaker != nil {
+		parts = append(parts, "its clients' own policy")
+	}
+	if len(parts) == 0 {
+		return "as the service is"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func keys(m map[string]string) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
+}
+
+func shortList(items []string) string {
+	if len(items) <= 5 {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:5], ", ") + fmt.Sprintf(", ... (%d)", len(items))
+}

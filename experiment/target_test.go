@@ -1,0 +1,166 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// asService addresses a running testbed through a target file, as if
+// herdbench had not started it: its endpoints, its Redis and Postgres (the
+// DSN from the environment) and the rest of the file.
+func asService(t *testing.T, tb *targets.Target, rest string) *targets.Target {
+	t.Helper()
+	var eps []string
+	for _, e := range tb.Status.API {
+		eps = append(eps, fmt.Sprintf("%q", e))
+	}
+	addr := strings.TrimPrefix(tb.Status.Redis, "redis://")
+	y := fmt.Sprintf(`name: the testbed, from outside
+endpoints: [%s]
+request: {path: "/items/{key}"}
+headers: {Authorization: "Bearer ${HB_TEST_TOKEN}"}
+redis: {address: %q, key: "item:{key}", pattern: "item:*"}
+postgres: {dsn: "${HB_TEST_PG}", role: herdbench_app, statements: "pg_sleep"}
+`, strings.Join(eps, ", "), addr) + rest
+	path := filepath.Join(t.TempDir(), "target.yaml")
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"HB_TEST_TOKEN": "tok-7f3a9", "HB_TEST_PG": tb.Status.Postgres}
+	f, err := targets.ParseFile([]byte(y), path, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := targets.FromFile(f)
+	if err := svc.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	return svc
+}
+
+// servicePlan is a short plan whose arms are a target file's.
+func servicePlan(trigger string, arms ...Arm) Plan {
+	return Plan{Arms: arms, Trigger: trigger, HotKeys: 20, Keys: 1000, Zipf: 1.1, Rate: 300, Clients: 20,
+		Timeout: api.Duration(time.Second), Warmup: api.Duration(300 * time.Millisecond),
+		Before: api.Duration(time.Second), After: api.Duration(2 * time.Second), Seed: 3}
+}
+
+func TestRunOnAServiceFromATargetFile(t *testing.T) {
+	tb := startTestbed(t, 2)
+	// the service's own config: a load is expensive enough to herd
+	cfg := api.DefaultConfig
+	cfg.QueryCost = api.Duration(200 * time.Millisecond)
+	if err := tb.Configure(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("arms selected by a header; secrets never written", func(t *testing.T) {
+		svc := asService(t, tb, `keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
+arms:
+  - {name: none, headers: {X-Herdbench-Strategy: none}}
+  - {name: lock, headers: {X-Herdbench-Strategy: lock}}
+`)
+		arms := []Arm{
+			{Name: "none", Select: &Select{Headers: map[string]string{api.StrategyHeader: "none"}}},
+			{Name: "lock", Select: &Select{Headers: map[string]string{api.StrategyHeader: "lock"}}},
+		}
+		rep, err := Run(context.Background(), servicePlan("expire", arms...), Env{Target: svc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		none, lock := rep.Arms[0], rep.Arms[1]
+		if none.DB == nil || lock.DB == nil || none.Cache == nil || none.API != nil {
+			t.Fatalf("observed: db %v, cache %v, api %v; want Postgres and Redis observed, no replica counters", none.DB, none.Cache, none.API)
+		}
+		t.Logf("db queries after T: none %d, lock %d", none.DB.Queries, lock.DB.Queries)
+		if lock.DB.Queries*2 > none.DB.Queries || none.DB.Queries < 20 {
+			t.Errorf("db queries after T: none %d, lock %d; want the lock arm, chosen by its header, to load far less", none.DB.Queries, lock.DB.Queries)
+		}
+		b, _ := json.Marshal(rep)
+		if strings.Contains(string(b), "tok-7f3a9") || !strings.Contains(string(b), `"headers":["X-Herdbench-Strategy"]`) {
+			t.Errorf("results hold the secret, or not the arm's header name:\n%.600s", b)
+		}
+	})
+
+	t.Run("triggers touch only the keys the pattern allows", func(t *testing.T) {
+		// the load asks for keys 2-4; the pattern lets the trigger touch item:1* only
+		svc := asService(t, tb, `keys: {list: ["2", "3", "4"], hot: 3}
+`)
+		svc.Pattern = "item:1*"
+		ctx := context.Background()
+		rdb := svc.Redis
+		for _, k := range []string{"item:1", "item:10", "other:1"} {
+			if err := rdb.Set(ctx, k, "x", time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		matching, err := rdb.Keys(ctx, "item:1*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(ctx, servicePlan("flush", Arm{Name: "baseline", Select: &Select{}}), Env{Target: svc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exists := func(k string) bool { return rdb.Exists(ctx, k).Val() == 1 }
+		if exists("item:1") || exists("item:10") {
+			t.Error("item:1 or item:10 survived a flush of item:1*")
+		}
+		for _, k := range []string{"other:1", "item:2", "item:3", "item:4"} {
+			if !exists(k) {
+				t.Errorf("%s is gone: the flush touched a key outside item:1*", k)
+			}
+		}
+		if n := rep.Arms[0].Trigger.Detail["keys_flushed"]; fmt.Sprint(n) != fmt.Sprint(len(matching)) {
+			t.Errorf("flush detail %v; want the %d keys matching item:1* flushed", rep.Arms[0].Trigger.Detail, len(matching))
+		}
+	})
+
+	t.Run("a stop condition ends the fault and rolls it back", func(t *testing.T) {
+		svc := asService(t, tb, fmt.Sprintf(`keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
+toxiproxy: {url: %q, proxies: {postgres: postgres}}
+`, tb.Status.Toxiproxy))
+		p := servicePlan("outage", Arm{Name: "baseline", Select: &Select{}})
+		p.TriggerOptions = triggers.Options{Dependency: "postgres", Outage: api.Duration(4 * time.Second)}
+		p.After = api.Duration(5 * time.Second)
+		g, err := gates.Parse("http.drop_rate > 30%")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Abort = []gates.Gate{g}
+		// every request a load, so the outage fails them
+		cfg := api.DefaultConfig
+		cfg.TTL, cfg.QueryCost = api.Duration(time.Millisecond), api.Duration(time.Millisecond)
+		if err := tb.Configure(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Run(context.Background(), p, Env{Target: svc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := rep.Arms[0]
+		d := a.Trigger.Detail
+		if a.Aborted == nil {
+			t.Fatalf("not aborted; trigger %v, drop rate %.2f; want the outage to push the drop rate over the stop condition", d, a.HTTP.DropRate)
+		}
+		if down, ok := d["down_ms"].(int64); !ok || down >= 4000 {
+			t.Errorf("trigger %v, stopped at %d ms; want the proxy back when the arm stopped, before its 4 s", d, a.Aborted.AtMS)
+		}
+		px, err := svc.Toxiproxy.Proxy("postgres")
+		if err != nil || !px.Enabled {
+			t.Errorf("postgres proxy after the stop: %+v, %v; want it enabled again", px, err)
+		}
+	})
+}

@@ -1,0 +1,38 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/herdbench/herdbench/experiment"
+)
+
+// DryRun writes what a run would do, which it has not done: where the
+// load goes and how much, each arm and how it is selected, what the
+// trigger touches, and every host the run touches.
+func DryRun(w io.Writer, p experiment.Preview) error {
+	fmt.Fprintf(w, "dry run: nothing was sent\n")
+	fmt.Fprintf(w, "target    %s (%s)\n", p.Target, p.Kind)
+	for _, h := range p.Hosts {
+		fmt.Fprintf(w, "load      %s req/s to %s\n", trimFloat(h.Rate), h.Endpoint)
+	}
+	fmt.Fprintf(w, "request   %s\n", p.Request)
+	fmt.Fprintf(w, "keys      %s\n", p.Keys)
+	fmt.Fprintf(w, "per arm   %s of load; before it: %s\n", p.PerArm, p.Warm)
+	for _, a := range p.Arms {
+		fmt.Fprintf(w, "arm       %s: %s\n", a.Name, a.Selection)
+	}
+	fmt.Fprintf(w, "trigger   %s\n", p.Trigger)
+	if len(p.Abort) > 0 {
+		fmt.Fprintf(w, "stop on   %s\n", strings.Join(p.Abort, "; "))
+	}
+	if len(p.Gates) > 0 {
+		fmt.Fprintf(w, "gates     %s\n", strings.Join(p.Gates, "; "))
+	}
+	fmt.Fprintf(w, "total     %s requests, about, over %d arms\n", thousands(p.Requests), len(p.Arms))
+	fmt.Fprintf(w, "touches   %s\n", strings.Join(p.Touches, ", "))
+	return nil
+}
+
+func trimFloat(v float64) string { return strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0") }

@@ -1,0 +1,168 @@
+package targets
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const stagingYAML = `name: staging
+endpoints: [http://10.0.0.5:8080, "http://api.staging.internal:8080"]
+allow: [10.0.0.5]
+request:
+  path: /items/{key}
+  headers: {X-Item: "{key}"}
+keys:
+  zipf: {from: 1, to: 100000, s: 1.1}
+  hot: 100
+headers:
+  Authorization: Bearer ${HB_TOKEN}
+redis:
+  address: 10.0.0.7:6379
+  key: "item:{key}"
+  pattern: "item:*"
+postgres:
+  dsn: ${HB_PG_DSN}
+  role: app
+  statements: "FROM items"
+arms:
+  - name: none
+  - name: lock
+    headers: {X-Cache-Mode: lock}
+    before: ["./flags set lock on"]
+    after: ["./flags set lock off"]
+limits: {max_rate: 200, max_duration: 1m}
+abort: ["http.drop_rate > 50%"]
+`
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func TestParseFile(t *testing.T) {
+	f, err := ParseFile([]byte(stagingYAML), "staging.yaml", env(map[string]string{"HB_TOKEN": "s3cret", "HB_PG_DSN": "postgres://app@10.0.0.8/db"}))
+	if err != nil {
+		t.Fatalf("ParseFile = %v; want nil", err)
+	}
+	tg := FromFile(f)
+	if got := tg.Header.Get("Authorization"); got != "Bearer s3cret" {
+		t.Errorf("Authorization = %q; want the secret read from the environment", got)
+	}
+	if tg.KeyOf("42") != "item:42" || tg.Pattern != "item:*" || tg.Role != "app" || tg.Statements.Pattern != "FROM items" {
+		t.Errorf("target = key %q, pattern %q, role %q, statements %+v", tg.KeyOf("42"), tg.Pattern, tg.Role, tg.Statements)
+	}
+	if hot := tg.Hot(5); len(hot) != 100 || hot[0] != "1" || hot[99] != "100" {
+		t.Errorf("Hot = %d keys from %v; want keys.hot's 100, from 1", len(hot), hot[:min(3, len(hot))])
+	}
+	c := tg.Caps()
+	if !c.Redis || !c.RedisKeys || !c.Role || c.Restart || len(c.Proxies) != 0 || c.Channel {
+		t.Errorf("Caps = %+v; want redis, its keys and a role, nothing else", c)
+	}
+	// loopback and the allowed host pass; the other is named, with its place
+	err = tg.CheckHosts(nil)
+	if err == nil || !strings.Contains(err.Error(), "staging.yaml:2: endpoints[1]: host api.staging.internal is not loopback and not allowed") ||
+		!strings.Contains(err.Error(), "--allow-host api.staging.internal") || strings.Contains(err.Error(), "10.0.0.5") {
+		t.Errorf("CheckHosts = %v; want only api.staging.internal refused, at its line, with how to allow it", err)
+	}
+	if err := tg.CheckHosts([]string{"api.staging.internal", "10.0.0.7", "10.0.0.8"}); err != nil {
+		t.Errorf("CheckHosts with every host allowed = %v; want nil", err)
+	}
+}
+
+func TestParseFileReportsEveryProblem(t *testing.T) {
+	bad := `endpoints: [ftp://x, "http://127.0.0.1:1"]
+request: {method: FETCH, path: items}
+keys: {range: {from: 5, to: 1}, list: [a]}
+headers: {Authorization: "Bearer ${NOPE}"}
+redis: {address: nohost, key: "item:"}
+postgres: {dsn: "postgres://app:hunter2@127.0.0.1/db", role: ""}
+arms: [{name: a}, {name: a}]
+limits: {max_duration: soon}
+colour: red
+`
+	_, err := ParseFile([]byte(bad), "bad.yaml", env(nil))
+	if err == nil {
+		t.Fatal("ParseFile of a file full of problems = nil")
+	}
+	for _, want := range []string{
+		`bad.yaml:9: colour: unknown key "colour" (accepted: abort, allow, arms, endpoints,`,
+		`bad.yaml:1: endpoints[0]: "ftp://x" is not a base URL`,
+		`bad.yaml:2: request.method: "FETCH" (accepted: GET, HEAD, POST, PUT, DELETE)`,
+		`bad.yaml:2: request.path: "items" does not start with /`,
+		`request: {key} appears nowhere`,
+		`bad.yaml:3: keys: 2 sources of keys (accepted: exactly one of list, file, range, zipf)`,
+		`bad.yaml:4: headers.Authorization: environment variable NOPE is not set`,
+		`bad.yaml:5: redis.address: "nohost" is not host:port`,
+		`bad.yaml:5: redis.key: "item:" has no {key}`,
+		`bad.yaml:6: postgres.dsn: holds a password (accepted: ${VAR}`,
+		`bad.yaml:6: postgres.role: empty`,
+		`postgres: no statements to count`,
+		`bad.yaml:7: arms[1].name: "a" twice`,
+		`bad.yaml:8: limits.max_duration: "soon"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseFile error lacks\n  %s\nin\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("ParseFile error shows the DSN's password:\n%v", err)
+	}
+}
+
+func TestKeysFromAFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "keys.txt"), []byte("# hottest first\nalpha\nbeta\n\ngamma\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "t.yaml")
+	y := "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/k/{key}\"}\nkeys: {file: keys.txt, hot: 2}\n"
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := FromFile(f)
+	if hot := strings.Join(tg.Hot(10), ","); hot != "alpha,beta" || f.Keys.Size() != 3 {
+		t.Errorf("keys from the file: hot %s, size %d; want alpha,beta of 3 (the file next to the target file)", hot, f.Keys.Size())
+	}
+}
+
+func TestFromURL(t *testing.T) {
+	tg, err := FromURL("http://127.0.0.1:8080/items/{key}?v=1")
+	if err != nil || tg.Endpoints[0] != "http://127.0.0.1:8080" || tg.Request.Path != "/items/{key}?v=1" || tg.CheckHosts(nil) != nil {
+		t.Errorf("FromURL = %+v, %v; want the base and the path, loopback allowed", tg, err)
+	}
+	if _, err := FromURL("ftp://x"); err == nil || !strings.Contains(err.Error(), "accepted: testbed, a target file, or a base URL") {
+		t.Errorf("FromURL(ftp) = %v; want the accepted forms", err)
+	}
+	if c := tg.Caps(); c.Redis || !c.Endpoints {
+		t.Errorf("a URL's caps = %+v; want endpoints only", c)
+	}
+}
+
+func FuzzParseFile(f *testing.F) {
+	f.Add([]byte(stagingYAML))
+	f.Add([]byte("endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/{key}\"}\nkeys: {list: [a]}\n"))
+	f.Add([]byte("keys: {zipf: {from: 1, to: 0, s: 0}}"))
+	f.Add([]byte("headers: {A: ${X}${Y}}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		file, err := ParseFile(b, "f.yaml", env(map[string]string{"X": "x"}))
+		if err != nil && !strings.HasPrefix(err.Error(), "f.yaml") {
+			t.Fatalf("ParseFile error %q does not name the file", err)
+		}
+		if file == nil || err != nil {
+			return
+		}
+		// a file that checks out describes a target without panicking
+		tg := FromFile(file)
+		_ = tg.Caps()
+		_ = tg.Hot(10)
+		_ = tg.CheckHosts(nil)
+		if len(tg.Endpoints) == 0 {
+			t.Fatal("a valid target file without endpoints")
+		}
+	})
+}
