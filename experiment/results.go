@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -64,6 +65,9 @@ type ArmResult struct {
 	// purpose): their rows take the rate of the interval spanning them
 	MissedSamples int   `json:"missed_samples"`
 	Timeline      []Row `json:"timeline"`
+	// Prometheus are the target's own series (prometheus: in its target
+	// file) over the timeline, each summed over its labels, t_ms from T
+	Prometheus map[string][]targets.Point `json:"prometheus,omitempty"`
 }
 
 // Abort says when and why an arm was stopped early by a stop condition.

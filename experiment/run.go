@@ -330,6 +330,14 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 			LockWaits:   counter("herdbench_api_lock_waits_total"),
 		}
 	}
+	// the service's own metrics over the timeline, as its Prometheus has them
+	if tg.Prometheus != nil {
+		series, err := tg.Series(ctx, t.Add(-time.Duration(p.Before)), t.Add(time.Duration(p.After)), t)
+		if err != nil {
+			return nil, err
+		}
+		res.Prometheus = series
+	}
 	// what the target does not let herdbench observe has no figures
 	if tg.DB == nil {
 		res.DB, res.Warm.Queries = nil, 0

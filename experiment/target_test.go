@@ -12,6 +12,8 @@ import (
 
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -163,4 +165,41 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 			t.Errorf("postgres proxy after the stop: %+v, %v; want it enabled again", px, err)
 		}
 	})
+}
+
+// A target file's prometheus: series come into each arm's results, over
+// its timeline, from the Prometheus that scrapes the service.
+func TestServiceSeriesFromPrometheus(t *testing.T) {
+	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Observability: true})
+	tg, err := targets.Testbed(context.Background(), tb.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	svc := asService(t, tg, fmt.Sprintf(`keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
+prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests: "sum(rate(herdbench_api_requests_total[5s]))"}}
+`, tb.Status().Prometheus))
+	p := servicePlan("expire", Arm{Name: "baseline", Select: &Select{}})
+	p.Warmup, p.After = api.Duration(time.Second), api.Duration(4*time.Second)
+	rep, err := Run(context.Background(), p, Env{Target: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := rep.Arms[0].Prometheus
+	loads, reqs := series["loads"], series["requests"]
+	t.Logf("loads %v; requests/s %v", loads, reqs)
+	if len(loads) < 3 || len(reqs) < 3 {
+		t.Fatalf("series %v; want a point a second over the timeline, for both", series)
+	}
+	for i := 1; i < len(loads); i++ {
+		if loads[i].TMS-loads[i-1].TMS != 1000 || loads[i].Value < loads[i-1].Value {
+			t.Fatalf("loads %v; want a counter, a point a second", loads)
+		}
+	}
+	if last := reqs[len(reqs)-1]; last.Value < 100 {
+		t.Errorf("requests/s at %d ms = %g; want about the load's 300", last.TMS, last.Value)
+	}
+	if first, last := loads[0], loads[len(loads)-1]; first.TMS < -int64(time.Duration(p.Before)/time.Millisecond) || last.TMS > 4000 {
+		t.Errorf("loads from %d to %d ms; want within the timeline, -1000 to 4000", first.TMS, last.TMS)
+	}
 }

@@ -1,0 +1,102 @@
+package targets
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Point is one value of a series, t_ms relative to T.
+type Point struct {
+	TMS   int64   `json:"t_ms"`
+	Value float64 `json:"value"`
+}
+
+// SeriesStep is the resolution herdbench reads a service's own metrics at.
+const SeriesStep = time.Second
+
+// Series reads the target's own Prometheus series over [from, to] through
+// Prometheus' HTTP API (query_range), each summed over its labels, at
+// SeriesStep, with times relative to T. A target without prometheus: has
+// none. Prometheus may not have scraped the last seconds yet: series end
+// where its data ends.
+func (t *Target) Series(ctx context.Context, from, to, T time.Time) (map[string][]Point, error) {
+	p := t.Prometheus
+	if p == nil {
+		return nil, nil
+	}
+	// Prometheus keeps milliseconds: on T's millisecond, the points fall
+	// on whole seconds from it
+	T = T.Round(time.Millisecond)
+	from, to = T.Add(from.Sub(T).Round(SeriesStep)), T.Add(to.Sub(T).Round(SeriesStep))
+	names := make([]string, 0, len(p.Series))
+	for n := range p.Series {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := map[string][]Point{}
+	for _, name := range names {
+		points, err := t.queryRange(ctx, p.Series[name], from, to, T)
+		if err != nil {
+			return nil, fmt.Errorf("prometheus series %s (%s): %w", name, p.Series[name], err)
+		}
+		out[name] = points
+	}
+	return out, nil
+}
+
+// queryRange runs one range query and sums its series point by point.
+func (t *Target) queryRange(ctx context.Context, query string, from, to, T time.Time) ([]Point, error) {
+	q := url.Values{"query": {query}, "start": {unix(from)}, "end": {unix(to)}, "step": {strconv.FormatFloat(SeriesStep.Seconds(), 'f', -1, 64)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(t.Prometheus.URL, "/")+"/api/v1/query_range?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("%s: %w", resp.Status, err)
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("%s: %s", resp.Status, body.Error)
+	}
+	sums := map[int64]float64{}
+	for _, s := range body.Data.Result {
+		for _, pair := range s.Values {
+			ts, ok1 := pair[0].(float64)
+			vs, ok2 := pair[1].(string)
+			v, err := strconv.ParseFloat(vs, 64)
+			if !ok1 || !ok2 || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			sums[int64(math.Round(ts*1000))-T.UnixMilli()] += v
+		}
+	}
+	points := make([]Point, 0, len(sums))
+	for tms, v := range sums {
+		points = append(points, Point{TMS: tms, Value: v})
+	}
+	slices.SortFunc(points, func(a, b Point) int { return int(a.TMS - b.TMS) })
+	return points, nil
+}
+
+func unix(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64) }
