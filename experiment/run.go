@@ -2,11 +2,16 @@
 // same starting state each time, and turns what the clients, Postgres and
 // Redis saw into a Report.
 //
-// Per arm: flush the cache and fill it the same way (every key once, the hot
-// ones with the arm's config), reset the replicas, snapshot, then load
-// (warmup, before), fire the trigger at T, load on (after), wait until no
-// load runs in the replicas, and snapshot again. Arms run one after another:
-// at once, each arm's load would hit the others.
+// Per arm on the testbed: flush the cache and fill it the same way (every
+// key once, the hot ones with the arm's config), reset the replicas,
+// snapshot, then load (warmup, before), fire the trigger at T, load on
+// (after), wait until no load runs in the replicas, and snapshot again. On
+// a service herdbench does not control, the arm's hooks run, the hot keys
+// are warmed with one request each, and nothing is flushed or reset. Arms
+// run one after another: at once, each arm's load would hit the others.
+//
+// While an arm runs, stop conditions are checked every 100 ms on the last
+// second; after all arms, gates on every arm's results.
 package experiment
 
 import (
@@ -99,14 +104,15 @@ func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
 	if !env.Target.Testbed() {
 		rep.Environment.Provider, rep.Environment.Replicas = env.Target.Kind, len(env.Target.Endpoints)
 	}
-	// leave the replicas as they were found
-	if !env.Target.Testbed() {
-	} else if orig, err := env.Target.Config(ctx); err == nil {
-		defer func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_ = env.Target.Configure(rctx, orig)
-		}()
+	// leave the testbed's replicas as they were found
+	if env.Target.Testbed() {
+		if orig, err := env.Target.Config(ctx); err == nil {
+			defer func() {
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				_ = env.Target.Configure(rctx, orig)
+			}()
+		}
 	}
 	for i, arm := range p.Arms {
 		res, err := runArm(ctx, p, i, arm, trig, env)
