@@ -40,6 +40,7 @@ type recorder struct {
 	baseline *hdrhistogram.Histogram // [T - before, T)
 	sent     int64                   // every record, for progress
 	live     [liveSlots]liveBucket   // the last LiveWindow of completed requests, for stop conditions
+	liveOn   bool                    // the plan has stop conditions: keep live
 }
 
 // classAcc counts a subset of the requests.
@@ -74,7 +75,9 @@ func (r *recorder) add(rec load.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent++
-	r.addLive(rec, us)
+	if r.liveOn {
+		r.addLive(rec, us)
+	}
 	// attempts land in the row they were sent in: retry waves show where
 	// they happened, whichever request they belong to
 	for _, at := range rec.SentAt {

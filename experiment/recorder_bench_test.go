@@ -50,6 +50,24 @@ func BenchmarkRecorderAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkRecorderAddLive is the same with stop conditions in the plan,
+// which keep the last second of completed requests too.
+func BenchmarkRecorderAddLive(b *testing.B) {
+	t := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	recs := benchRecords(t, 4096)
+	r := newRecorder(t, 10*time.Second, 10*time.Second, false)
+	r.liveOn = true
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r.add(recs[i%len(recs)])
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	if f := r.liveFigures(t.Add(20 * time.Second)); f["http.requests"] == nil {
+		b.Fatal("no live figures")
+	}
+}
+
 // BenchmarkRecorderAddParallel measures contention on the recorder's mutex.
 func BenchmarkRecorderAddParallel(b *testing.B) {
 	t := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)

@@ -226,6 +226,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	}
 	cl := p.ClientsOf(arm)
 	rec := newRecorder(t, time.Duration(p.Before), time.Duration(p.After), cl.Critical > 0)
+	rec.liveOn = len(p.Abort) > 0 // only stop conditions read the live window
 	if env.Observer != nil {
 		env.Observer.Arm(arm.Name, true)
 		defer env.Observer.Arm(arm.Name, false)
