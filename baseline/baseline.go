@@ -101,16 +101,33 @@ type Comparison struct {
 	Added    []string `json:"added"`   // in the run only
 	Deltas   []Delta  `json:"deltas"`
 	Checks   []Check  `json:"checks"`
+	Partial  bool     `json:"partial"` // the run did not finish every arm
 }
 
-// Passed says whether every check passed.
-func (c Comparison) Passed() bool {
+// Passed says whether the run holds up against its baseline: every check
+// passed, and no arm of the baseline is missing from it (an arm that
+// crashed must not pass as one that was not compared).
+func (c Comparison) Passed() bool { return len(c.Failures()) == 0 }
+
+// Failures says why the comparison fails, one line per reason.
+func (c Comparison) Failures() []string {
+	var out []string
+	failed := 0
 	for _, ch := range c.Checks {
 		if !ch.Pass {
-			return false
+			failed++
 		}
 	}
-	return true
+	if failed > 0 {
+		out = append(out, fmt.Sprintf("%d of %d regression checks failed", failed, len(c.Checks)))
+	}
+	if len(c.Missing) > 0 {
+		out = append(out, fmt.Sprintf("arms of the baseline missing from the run: %s", strings.Join(c.Missing, ", ")))
+	}
+	if c.Partial {
+		out = append(out, "the run is partial: not every arm finished")
+	}
+	return out
 }
 
 // Compare compares run with base: the figures of Paths and of every limit,

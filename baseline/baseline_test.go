@@ -76,8 +76,14 @@ func TestCompare(t *testing.T) {
 			t.Errorf("check %s on %s: pass %v (old %v, new %v, allowed %v); want %v", ch.Limit, ch.Arm, ch.Pass, ch.Old, ch.New, ch.Allowed, w)
 		}
 	}
-	if c.Passed() {
-		t.Error("Passed() = true with failed checks")
+	if got := strings.Join(c.Failures(), "; "); got != "3 of 6 regression checks failed; arms of the baseline missing from the run: xfetch" {
+		t.Errorf("Failures() = %q; want the failed checks and the missing arm", got)
+	}
+	// missing arms fail a comparison whose checks all pass
+	ok := Compare(base, run[:2], nil)
+	ok.Partial = true
+	if ok.Passed() || len(ok.Failures()) != 2 {
+		t.Errorf("Failures() = %v; want the missing arm and the partial run", ok.Failures())
 	}
 	for _, d := range c.Deltas {
 		if d.Arm == "none" && d.Path == "db.queries" && (d.Change == nil || *d.Change != 40 || d.Percent == nil || *d.Percent < 0.133 || *d.Percent > 0.134) {

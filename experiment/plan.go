@@ -13,6 +13,7 @@ import (
 
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -95,6 +96,27 @@ func (s Select) MarshalJSON() ([]byte, error) {
 		Headers []string `json:"headers,omitempty"`
 		plain
 	}{names, plain(s)})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote: the header names, with no
+// values (results never had them), so a saved run renders again as it was.
+func (s *Select) UnmarshalJSON(b []byte) error {
+	type plain Select
+	var v struct {
+		Headers []string `json:"headers"`
+		plain
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Select(v.plain)
+	if len(v.Headers) > 0 {
+		s.Headers = map[string]string{}
+		for _, h := range v.Headers {
+			s.Headers[h] = ""
+		}
+	}
+	return nil
 }
 
 // apply is base with the arm's headers, and the arm's query values.
@@ -214,6 +236,32 @@ func (p Plan) ClientsOf(a Arm) Clients {
 		c.Breaker = *a.Breaker
 	}
 	return c
+}
+
+// Load is what the plan would send at most, for a target's caps: the rate,
+// one arm's length, the burst trigger's clients, and the most attempts a
+// request may make in any arm (retries + 1, or 1 + a ratio budget's share,
+// doubled by hedging).
+func (p Plan) Load() targets.Load {
+	l := targets.Load{Rate: p.Rate, PerArm: p.Duration(), Attempts: 1}
+	if p.Trigger == "burst" {
+		l.Burst = p.TriggerOptions.OrDefaults().Burst
+	}
+	for _, a := range p.Arms {
+		c := p.ClientsOf(a)
+		att := 1 + float64(c.Retry.Retries)
+		if c.Retry.Kind == "" || c.Retry.Kind == retry.None {
+			att = 1
+		}
+		if c.Budget.Kind == "ratio" {
+			att = min(att, 1+c.Budget.Ratio)
+		}
+		if c.Hedge.Delay > 0 {
+			att *= 2
+		}
+		l.Attempts = max(l.Attempts, att)
+	}
+	return l
 }
 
 // T is the trigger's offset from the start of the load.

@@ -24,6 +24,7 @@ type Preview struct {
 	PerArm   time.Duration // one arm's load
 	Warm     string        // what each arm does before its load
 	Requests int64         // requests the whole run sends, about
+	Worst    int64         // the most it may send: every retry and hedge taken, the burst
 	Abort    []string
 	Gates    []string
 	Touches  []string // every host and what herdbench does there
@@ -103,6 +104,8 @@ func Describe(p Plan, tg *targets.Target) Preview {
 		perArm += int64(len(hot))
 	}
 	pv.Requests = perArm * int64(len(p.Arms))
+	l := p.Load()
+	pv.Worst = int64(float64(perArm)*l.Attempts+float64(l.Burst)) * int64(len(p.Arms))
 	for _, g := range p.Abort {
 		pv.Abort = append(pv.Abort, g.Expr)
 	}

@@ -61,6 +61,9 @@ type ArmResult struct {
 	Burst      *triggers.BurstResult `json:"burst,omitempty"` // the burst trigger's release spread
 	RecoveryMS *int64                `json:"recovery_ms"`     // null: not back within the band by the end
 	Aborted    *Abort                `json:"aborted"`         // null: the arm ran to its end
+	// Warnings are what could not be read after the arm was measured (the
+	// target's Prometheus, the replicas' counters): the figures above stand
+	Warnings []string `json:"warnings,omitempty"`
 	// MissedSamples are 100 ms samples that failed (Postgres or Redis down on
 	// purpose): their rows take the rate of the interval spanning them
 	MissedSamples int   `json:"missed_samples"`

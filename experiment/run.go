@@ -75,7 +75,7 @@ const drainTimeout = 15 * time.Second
 // Run runs every arm of p and returns the report. When ctx ends or an arm
 // fails, the report holds the arms that finished, is marked partial, and
 // the error says why.
-func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
+func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	// the triggers are built from the plan, so the report shows what ran
 	p.TriggerOptions = p.TriggerOptions.OrDefaults()
 	reg := triggers.Default(p.TriggerOptions)
@@ -85,6 +85,9 @@ func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
 	trig, _ := reg.Get(p.Trigger)
 	if err := triggers.Supported(trig, env.Target.Caps()); err != nil {
 		return nil, fmt.Errorf("target %s: %w", env.Target.Name, err)
+	}
+	if err := env.Target.CheckLimits(p.Load()); err != nil {
+		return nil, err
 	}
 	st := env.Target.Status
 	rep := &Report{
@@ -104,6 +107,13 @@ func Run(ctx context.Context, p Plan, env Env) (*Report, error) {
 	if !env.Target.Testbed() {
 		rep.Environment.Provider, rep.Environment.Replicas = env.Target.Kind, len(env.Target.Endpoints)
 	}
+	// a fault whose undo failed, or an arm that failed mid-fault, must not
+	// outlive the run: undo what a trigger may have left, on every path
+	defer func() {
+		if err := env.Target.Rollback(); err != nil {
+			retErr = errors.Join(retErr, fmt.Errorf("undo the faults the run may have left: %w", err))
+		}
+	}()
 	// leave the testbed's replicas as they were found
 	if env.Target.Testbed() {
 		if orig, err := env.Target.Config(ctx); err == nil {
@@ -262,7 +272,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 		}
 		firedc <- f
 	}()
-	stopWatch := watch(ctx, sampler, rec, t, time.Duration(p.Warmup), loadStart, progress, p.Abort, abortArm)
+	stopWatch := watch(ctx, sampler, rec, t, time.Duration(p.Warmup), loadStart, progress, p.Abort, abortArm, tg.DB != nil)
 	header, query := arm.Select.apply(tg.Header)
 	_, attackErr := load.Attack(armCtx, load.Config{
 		Targets: tg.Endpoints, Rate: p.Rate, Duration: p.Duration(),
@@ -319,8 +329,9 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	}
 	if tg.Testbed() {
 		metrics, err := tg.Metrics(ctx)
-		if err != nil {
-			return nil, err
+		if err != nil { // the replicas' own counters are lost; the rest stands
+			res.Warnings = append(res.Warnings, fmt.Sprintf("replica counters: %v", err))
+			metrics = nil
 		}
 		// counted since the reset before the load: up to T, then from T on,
 		// read as a reset if the replicas restarted
@@ -328,7 +339,7 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 			atT := int64(f.apiT[name])
 			return atT + delta(atT, int64(metrics[name]))
 		}
-		res.API = &APICounters{
+		api := &APICounters{
 			Loads:       counter("herdbench_api_loads_total"),
 			LoadErrors:  counter("herdbench_api_load_errors_total"),
 			EarlyLoads:  counter("herdbench_api_early_loads_total"),
@@ -336,12 +347,16 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 			StaleServed: counter("herdbench_api_stale_served_total"),
 			LockWaits:   counter("herdbench_api_lock_waits_total"),
 		}
+		if metrics != nil {
+			res.API = api
+		}
 	}
-	// the service's own metrics over the timeline, as its Prometheus has them
+	// the service's own metrics over the timeline, as its Prometheus has
+	// them; the arm is measured either way
 	if tg.Prometheus != nil {
 		series, err := tg.Series(ctx, t.Add(-time.Duration(p.Before)), t.Add(time.Duration(p.After)), t)
 		if err != nil {
-			return nil, err
+			res.Warnings = append(res.Warnings, err.Error())
 		}
 		res.Prometheus = series
 	}
@@ -420,21 +435,32 @@ func unprotected(strategy string) string {
 // warm requests ids through the replicas, a few at a time: each is a miss,
 // so each is one load.
 func warm(ctx context.Context, tg *targets.Target, ids []int64) error {
+	return each(ctx, len(ids), 16, func(ctx context.Context, w, i int) error {
+		code, err := tg.Get(ctx, w, ids[i])
+		if err == nil && code != 200 {
+			err = fmt.Errorf("status %d", code)
+		}
+		if err != nil {
+			return fmt.Errorf("warm item %d: %w", ids[i], err)
+		}
+		return nil
+	})
+}
+
+// each runs fn for 0..n-1 on workers goroutines (fn learns which worker it
+// runs on), and returns the first error, after which the rest is skipped.
+func each(ctx context.Context, n, workers int, fn func(ctx context.Context, worker, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	work := make(chan int64)
+	work := make(chan int)
 	errc := make(chan error, 1)
 	var wg sync.WaitGroup
-	for w := range 16 {
+	for w := range workers {
 		wg.Go(func() {
-			for id := range work {
-				code, err := tg.Get(ctx, w, id)
-				if err == nil && code != 200 {
-					err = fmt.Errorf("status %d", code)
-				}
-				if err != nil {
+			for i := range work {
+				if err := fn(ctx, w, i); err != nil {
 					select {
-					case errc <- fmt.Errorf("warm item %d: %w", id, err):
+					case errc <- err:
 					default:
 					}
 					cancel()
@@ -442,9 +468,9 @@ func warm(ctx context.Context, tg *targets.Target, ids []int64) error {
 			}
 		})
 	}
-	for _, id := range ids {
+	for i := range n {
 		select {
-		case work <- id:
+		case work <- i:
 		case <-ctx.Done():
 		}
 	}
@@ -488,7 +514,7 @@ func (a *aborted) Error() string { return "aborted: " + a.Reason }
 // until the returned stop is called. When a condition holds on the live
 // figures it ends the arm through abort, once.
 func watch(ctx context.Context, s *observe.Sampler, rec *recorder, t time.Time, warmup time.Duration,
-	loadStart time.Time, progress func(string, float64, int64), conds []gates.Gate, abort context.CancelCauseFunc) (stop func()) {
+	loadStart time.Time, progress func(string, float64, int64), conds []gates.Gate, abort context.CancelCauseFunc, observesDB bool) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -522,7 +548,7 @@ func watch(ctx context.Context, s *observe.Sampler, rec *recorder, t time.Time, 
 				continue
 			}
 			figures := rec.liveFigures(now)
-			if haveQPS {
+			if haveQPS && observesDB {
 				figures["db.qps"] = &qps
 			}
 			if c, v, ok := checkAbort(conds, figures); ok {
@@ -540,48 +566,25 @@ func watch(ctx context.Context, s *observe.Sampler, rec *recorder, t time.Time, 
 // and query values, a few at a time.
 func warmRequests(ctx context.Context, tg *targets.Target, arm Arm, hot []string) error {
 	build := armRequester(tg, arm)
-	client := &http.Client{Timeout: 10 * time.Second}
-	var wg sync.WaitGroup
-	errc := make(chan error, 1)
-	work := make(chan int)
-	for range 8 {
-		wg.Go(func() {
-			for i := range work {
-				base := tg.Endpoints[i%len(tg.Endpoints)]
-				req, err := build(ctx, base, hot[i])
-				if err == nil {
-					var resp *http.Response
-					if resp, err = client.Do(req); err == nil {
-						_, _ = io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-						if resp.StatusCode >= 300 {
-							err = fmt.Errorf("status %s", resp.Status)
-						}
-					}
-				}
-				if err != nil {
-					select {
-					case errc <- fmt.Errorf("warm key %s on %s: %w", hot[i], base, err):
-					default:
-					}
+	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: load.NoRedirects}
+	return each(ctx, len(hot), 8, func(ctx context.Context, _, i int) error {
+		base := tg.Endpoints[i%len(tg.Endpoints)]
+		req, err := build(ctx, base, hot[i])
+		if err == nil {
+			var resp *http.Response
+			if resp, err = client.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode >= 300 {
+					err = fmt.Errorf("status %s", resp.Status)
 				}
 			}
-		})
-	}
-	for i := range hot {
-		select {
-		case work <- i:
-		case <-ctx.Done():
 		}
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-		return ctx.Err()
-	}
+		if err != nil {
+			return fmt.Errorf("warm key %s on %s: %w", hot[i], base, err)
+		}
+		return nil
+	})
 }
 
 // armRequester builds the target's request for a key with the arm's

@@ -1,9 +1,11 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -454,5 +456,26 @@ func TestSpanCountsAcrossAReset(t *testing.T) {
 	}
 	if d := delta(10, 4); d != 4 {
 		t.Errorf("delta(10, 4) = %d; want 4: a /metrics counter that went down was reset", d)
+	}
+}
+
+// A saved run's arm selection reads back as it was written: header names,
+// never values.
+func TestSelectJSONRoundTrip(t *testing.T) {
+	in := Select{Headers: map[string]string{"X-Mode": "s3cret", "A": "b"}, Query: map[string]string{"q": "1"}, Before: []string{"x"}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "s3cret") || !strings.Contains(string(b), `"headers":["A","X-Mode"]`) {
+		t.Fatalf("Marshal = %s; want header names only", b)
+	}
+	var out Select
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := json.Marshal(out)
+	if string(again) != string(b) {
+		t.Errorf("Marshal(Unmarshal(%s)) = %s; want the same", b, again)
 	}
 }

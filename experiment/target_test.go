@@ -12,9 +12,9 @@ import (
 
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 

@@ -124,8 +124,8 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 		mu.Unlock()
 		key := keys.Key()
 		t.Method = req.Method
-		t.URL = req.url(c.Targets[i%uint64(len(c.Targets))], key, c.Query)
-		t.Header = req.header(key, c.Header)
+		t.URL = req.URL(c.Targets[i%uint64(len(c.Targets))], key, c.Query)
+		t.Header = req.Header(key, c.Header)
 		t.Header.Set(idHeader, strconv.FormatUint(i, 10))
 		if isCritical(i, c.Critical) {
 			t.Header.Set(criticalHeader, "critical")
@@ -136,7 +136,7 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 	// each attempt has the timeout; the whole request, retries included,
 	// is bounded by vegeta's client timeout
 	total := time.Duration(c.Retry.Retries+1)*c.Timeout + time.Duration(c.Retry.Retries)*max(c.Retry.Base, c.Retry.Cap)
-	opts := []func(*vegeta.Attacker){vegeta.Client(&http.Client{Transport: h, Timeout: total})}
+	opts := []func(*vegeta.Attacker){vegeta.Client(&http.Client{Transport: h, Timeout: total, CheckRedirect: NoRedirects})}
 	if c.MaxWorkers > 0 {
 		opts = append(opts, vegeta.Workers(min(c.MaxWorkers, vegeta.DefaultWorkers)), vegeta.MaxWorkers(c.MaxWorkers))
 	}
@@ -189,6 +189,12 @@ type Request struct {
 	Headers map[string]string
 }
 
+// NoRedirects makes a client return a redirect as the response: the load
+// goes where the plan says, and a redirect to a host nobody allowed (a
+// login page elsewhere) never receives the requests or their headers. A
+// 3xx counts as the outcome "other".
+func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
 func (r Request) orDefault() Request {
 	if r.Method == "" {
 		r.Method = http.MethodGet
@@ -199,8 +205,12 @@ func (r Request) orDefault() Request {
 	return r
 }
 
-// url is the request's URL for key on base, with extra query values.
-func (r Request) url(base, key string, extra url.Values) string {
+// MethodOrGet is the request's method, GET when the template sets none.
+func (r Request) MethodOrGet() string { return r.orDefault().Method }
+
+// URL is the request's URL for key on base, with extra query values.
+func (r Request) URL(base, key string, extra url.Values) string {
+	r = r.orDefault()
 	u := strings.TrimSuffix(base, "/") + strings.ReplaceAll(r.Path, "{key}", url.PathEscape(key))
 	q := url.Values{}
 	for k, v := range r.Query {
@@ -215,8 +225,8 @@ func (r Request) url(base, key string, extra url.Values) string {
 	return u
 }
 
-// header is the request's headers for key: base's, then the template's.
-func (r Request) header(key string, base http.Header) http.Header {
+// Header is the request's headers for key: base's, then the template's.
+func (r Request) Header(key string, base http.Header) http.Header {
 	h := base.Clone()
 	if h == nil {
 		h = http.Header{}

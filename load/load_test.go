@@ -568,3 +568,27 @@ func TestRequestTemplate(t *testing.T) {
 		}
 	}
 }
+
+// A redirect is the answer, not a hop: the load never reaches a host the
+// plan did not name, nor sends it the plan's headers.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	srv := httptest.NewServer(http.RedirectHandler(other.URL+"/login", http.StatusFound))
+	defer srv.Close()
+	var recs collect
+	_, err := Attack(context.Background(), Config{Targets: []string{srv.URL}, Rate: 100, Duration: 200 * time.Millisecond,
+		Keys: 10, Zipf: 1.1, Seed: 1, Timeout: time.Second, Header: http.Header{"Authorization": []string{"Bearer s3cret"}}}, recs.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elsewhere.Load() != 0 {
+		t.Errorf("the redirect's target received %d requests; want none", elsewhere.Load())
+	}
+	for _, r := range recs.recs {
+		if r.Outcome != Other || r.Code != http.StatusFound {
+			t.Fatalf("request %d: %v, %d; want the redirect as the answer (other, 302)", r.Seq, r.Outcome, r.Code)
+		}
+	}
+}

@@ -30,7 +30,8 @@ func DryRun(w io.Writer, p experiment.Preview) error {
 	if len(p.Gates) > 0 {
 		fmt.Fprintf(w, "gates     %s\n", strings.Join(p.Gates, "; "))
 	}
-	fmt.Fprintf(w, "total     %s requests, about, over %d arms\n", thousands(p.Requests), len(p.Arms))
+	fmt.Fprintf(w, "total     %s requests, about, over %d arms; at most %s with every retry, hedge and burst\n",
+		thousands(p.Requests), len(p.Arms), thousands(p.Worst))
 	fmt.Fprintf(w, "touches   %s\n", strings.Join(p.Touches, ", "))
 	return nil
 }

@@ -20,10 +20,16 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 	if len(p.Arms) > 0 {
 		c = p.Arms[0].Config
 	}
-	fmt.Fprintf(w, "testbed   %s, %d replicas, Redis %s, PostgreSQL %s, %d CPUs        seed %d\n",
-		e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, rep.Seed)
-	fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
-		thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
+	if e.Provider == "file" || e.Provider == "url" { // a service herdbench does not control
+		fmt.Fprintf(w, "target    %s (%s), %d endpoints        seed %d\n", e.Target, e.Provider, e.Replicas, rep.Seed)
+		fmt.Fprintf(w, "load      %s req/s open model over %s keys, client timeout %s\n",
+			thousands(int64(p.Rate)), thousands(int64(p.Keys)), p.Timeout)
+	} else {
+		fmt.Fprintf(w, "testbed   %s, %d replicas, Redis %s, PostgreSQL %s, %d CPUs        seed %d\n",
+			e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, rep.Seed)
+		fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
+			thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
+	}
 	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s, adaptive throttling K %g, hedge %s, breaker %s",
 		max(p.Clients, 1), p.Retry, p.Budget, p.Throttle, p.Hedge, p.Breaker)
 	if p.Critical > 0 {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/herdbench/herdbench/strictyaml"
 )
 
@@ -79,6 +81,9 @@ type RedisSpec struct {
 	Key      string `yaml:"key"`      // the Redis key of a request's key, such as item:{key}
 	Pattern  string `yaml:"pattern"`  // the only keys a trigger may touch, such as item:*
 	Channel  string `yaml:"invalidate_channel"`
+	// AllowPause lets an outage of this Redis pause it whole (CLIENT PAUSE
+	// ALL): every client of it waits, not only the service's
+	AllowPause bool `yaml:"allow_pause"`
 }
 
 // PostgresSpec is the target's Postgres, for observing the statements that
@@ -227,6 +232,9 @@ func (f *File) check(env func(string) (string, bool)) []error {
 		if r.Key != "" && r.Pattern == "" {
 			bad("redis.pattern", "none (accepted: the only keys triggers may touch, such as item:*; required with redis.key)")
 		}
+		if r.Password != "" && !onlyEnvRef(r.Password) {
+			bad("redis.password", "a literal password (accepted: ${VAR}, read from the environment)")
+		}
 		pw, err := f.expand("redis.password", r.Password, env)
 		if err != nil {
 			errs = append(errs, err)
@@ -242,8 +250,13 @@ func (f *File) check(env func(string) (string, bool)) []error {
 			errs = append(errs, err)
 		}
 		p.DSN = dsn
-		if p.DSN == "" && err == nil {
+		switch {
+		case p.DSN == "" && err == nil:
 			bad("postgres.dsn", "empty (accepted: a DSN, such as ${STAGING_PG_DSN})")
+		case err == nil:
+			if _, perr := pgconn.ParseConfig(p.DSN); perr != nil {
+				bad("postgres.dsn", "does not parse (accepted: a libpq DSN, URL or key=value, such as postgres://role@host:5432/db)")
+			}
 		}
 		if p.Role == "" {
 			bad("postgres.role", "empty (accepted: the service's role, whose statements count and whose connections conndrop may reset)")
@@ -305,17 +318,28 @@ func (f *File) check(env func(string) (string, bool)) []error {
 }
 
 // literalPassword says whether a DSN as written carries a password of its
-// own rather than from the environment.
+// own rather than from the environment: the whole DSN a ${VAR}, or its
+// password one.
 func literalPassword(dsn string) bool {
-	if envRef.MatchString(dsn) {
+	if onlyEnvRef(dsn) {
 		return false
 	}
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		pw, ok := u.User.Password()
+		return ok && !onlyEnvRef(pw)
+	}
+	for _, kv := range strings.Fields(dsn) {
+		if pw, ok := strings.CutPrefix(kv, "password="); ok && !onlyEnvRef(pw) {
 			return true
 		}
 	}
-	return strings.Contains(dsn, "password=")
+	return false
+}
+
+// onlyEnvRef says whether v is one ${VAR} and nothing else.
+func onlyEnvRef(v string) bool {
+	loc := envRef.FindStringIndex(v)
+	return loc != nil && loc[0] == 0 && loc[1] == len(v)
 }
 
 func (f *File) at(path string) string {
@@ -324,6 +348,9 @@ func (f *File) at(path string) string {
 	}
 	return f.doc.At(path)
 }
+
+// MaxKeys bounds a key space.
+const MaxKeys = 1 << 31
 
 // checkKeys checks the key space: exactly one source, and a hot count
 // within it.
@@ -348,13 +375,15 @@ func (f *File) checkKeys() []error {
 		}
 		k.List, size = keys, int64(len(keys))
 	case k.Range != nil:
-		if k.Range.To < k.Range.From {
-			errs = append(errs, fmt.Errorf("%s: to %d is below from %d (accepted: from <= to)", f.at("keys.range"), k.Range.To, k.Range.From))
+		if k.Range.From < 0 || k.Range.To < k.Range.From || k.Range.To-k.Range.From >= MaxKeys {
+			errs = append(errs, fmt.Errorf("%s: from %d to %d (accepted: 0 <= from <= to, at most %d keys)", f.at("keys.range"), k.Range.From, k.Range.To, MaxKeys))
+			return errs
 		}
 		size = k.Range.To - k.Range.From + 1
 	case k.Zipf != nil:
-		if k.Zipf.To <= k.Zipf.From {
-			errs = append(errs, fmt.Errorf("%s: to %d is not above from %d (accepted: from < to)", f.at("keys.zipf"), k.Zipf.To, k.Zipf.From))
+		if k.Zipf.From < 0 || k.Zipf.To <= k.Zipf.From || k.Zipf.To-k.Zipf.From >= MaxKeys {
+			errs = append(errs, fmt.Errorf("%s: from %d to %d (accepted: 0 <= from < to, at most %d keys)", f.at("keys.zipf"), k.Zipf.From, k.Zipf.To, MaxKeys))
+			return errs
 		}
 		if k.Zipf.S <= 1 {
 			errs = append(errs, fmt.Errorf("%s: s %g (accepted: greater than 1)", f.at("keys.zipf.s"), k.Zipf.S))
@@ -415,7 +444,7 @@ func (f *File) Hosts() map[string]string {
 		}
 	}
 	if f.Postgres != nil {
-		if h := pgHost(f.Postgres.DSN); h != "" {
+		for _, h := range pgHosts(f.Postgres.DSN) {
 			hosts[h] = "postgres.dsn"
 		}
 	}
@@ -428,17 +457,29 @@ func (f *File) Hosts() map[string]string {
 	return hosts
 }
 
-// pgHost is the host of a DSN in URL or key=value form.
-func pgHost(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
-		return u.Hostname()
+// pgHosts are every host a DSN reaches, as pgx reads it: its hosts and
+// fallbacks, with the environment's PGHOST and service files. A Unix
+// socket is this machine: localhost. A DSN that does not parse names a
+// host that is never allowed, so CheckHosts refuses it.
+func pgHosts(dsn string) []string {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return []string{"(postgres.dsn does not parse)"}
 	}
-	for _, kv := range strings.Fields(dsn) {
-		if v, ok := strings.CutPrefix(kv, "host="); ok {
-			return v
+	var hosts []string
+	add := func(h string) {
+		if strings.HasPrefix(h, "/") {
+			h = "localhost"
+		}
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
 		}
 	}
-	return ""
+	add(cfg.Host)
+	for _, fb := range cfg.Fallbacks {
+		add(fb.Host)
+	}
+	return hosts
 }
 
 // Duration is limits.max_duration, 0 when the file sets none.

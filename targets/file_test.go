@@ -110,6 +110,57 @@ colour: red
 	}
 }
 
+// The Postgres hosts a DSN reaches are every host pgx would try: its own,
+// its fallbacks, PGHOST from the environment, and a host given as a query
+// parameter or with spaces around '='.
+func TestPostgresHostsAreTheOnesPgxUses(t *testing.T) {
+	t.Setenv("PGHOST", "db.env")
+	for _, tt := range []struct {
+		dsn  string
+		want string // the host CheckHosts must refuse
+	}{
+		{"postgres://app@127.0.0.1/db?host=db.prod", "db.prod"},
+		{"host = db.prod dbname=app", "db.prod"},
+		{"dbname=app", "db.env"},
+		{"postgres://app@127.0.0.1,db.standby:5432/db", "db.standby"},
+		{"postgres://app@%zz", "(postgres.dsn does not parse)"},
+	} {
+		y := "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/{key}\"}\nkeys: {list: [a]}\npostgres: {dsn: \"${DSN}\", role: app, statements: x}\n"
+		f, _ := ParseFile([]byte(y), "t.yaml", env(map[string]string{"DSN": tt.dsn}))
+		if f == nil {
+			t.Fatalf("ParseFile with dsn %q = nil", tt.dsn)
+		}
+		err := FromFile(f).CheckHosts(nil)
+		if err == nil || !strings.Contains(err.Error(), "host "+tt.want+" is not loopback") {
+			t.Errorf("dsn %q: CheckHosts = %v; want %s refused", tt.dsn, err, tt.want)
+		}
+	}
+	// a Unix socket is this machine
+	y := "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/{key}\"}\nkeys: {list: [a]}\npostgres: {dsn: \"${DSN}\", role: app, statements: x}\n"
+	f, err := ParseFile([]byte(y), "t.yaml", env(map[string]string{"DSN": "host=/var/run/postgresql dbname=app"}))
+	if err != nil || FromFile(f).CheckHosts(nil) != nil {
+		t.Errorf("a Unix socket DSN: %v, %v; want it allowed as this machine", err, FromFile(f).CheckHosts(nil))
+	}
+}
+
+func TestLiteralPasswordsAreRefused(t *testing.T) {
+	for _, tt := range []struct {
+		dsn     string
+		literal bool
+	}{
+		{"${DSN}", false},
+		{"postgres://app:${PW}@h/db", false},
+		{"postgres://app:pw@h/${DB}", true},
+		{"host=h password=${PW}", false},
+		{"host=h password=pw dbname=${DB}", true},
+		{"postgres://app@h/db", false},
+	} {
+		if got := literalPassword(tt.dsn); got != tt.literal {
+			t.Errorf("literalPassword(%q) = %v; want %v", tt.dsn, got, tt.literal)
+		}
+	}
+}
+
 func TestKeysFromAFile(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "keys.txt"), []byte("# hottest first\nalpha\nbeta\n\ngamma\n"), 0o644); err != nil {
@@ -138,6 +189,10 @@ func TestFromURL(t *testing.T) {
 	if _, err := FromURL("ftp://x"); err == nil || !strings.Contains(err.Error(), "accepted: testbed, a target file, or a base URL") {
 		t.Errorf("FromURL(ftp) = %v; want the accepted forms", err)
 	}
+	if _, err := FromURL("http://user:pw@127.0.0.1:8080/x?api_key=s3cret"); err == nil || strings.Contains(err.Error(), "pw") ||
+		strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "credentials in the URL") {
+		t.Errorf("FromURL with credentials = %v; want them refused, and not repeated", err)
+	}
 	if c := tg.Caps(); c.Redis || !c.Endpoints {
 		t.Errorf("a URL's caps = %+v; want endpoints only", c)
 	}
@@ -156,11 +211,15 @@ func FuzzParseFile(f *testing.F) {
 		if file == nil || err != nil {
 			return
 		}
-		// a file that checks out describes a target without panicking
+		// a file that checks out describes a target without panicking,
+		// and draws keys
 		tg := FromFile(file)
 		_ = tg.Caps()
 		_ = tg.Hot(10)
 		_ = tg.CheckHosts(nil)
+		if src := tg.Source(1); src != nil {
+			_ = src.Key()
+		}
 		if len(tg.Endpoints) == 0 {
 			t.Fatal("a valid target file without endpoints")
 		}

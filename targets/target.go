@@ -128,7 +128,7 @@ func FromTestbed(st testbed.Status) *Target {
 		Pattern: api.ItemKeyPattern, Channel: api.InvalidateChannel,
 		Statements: observe.Statements{Text: api.ItemQuery}, Role: testbed.AppRole,
 		Proxies: map[string]string{"postgres": "postgres", "redis": "redis"},
-		Hosts:   map[string]string{}, http: &http.Client{Timeout: 10 * time.Second}}
+		Hosts:   map[string]string{}, http: &http.Client{Timeout: 10 * time.Second, CheckRedirect: load.NoRedirects}}
 	for _, u := range st.API {
 		t.Hosts[hostOf(u)] = "testbed api"
 	}
@@ -142,7 +142,7 @@ func FromFile(f *File) *Target {
 	t := &Target{Kind: KindFile, Name: f.doc.Name, Endpoints: f.Endpoints, Space: &f.Keys,
 		Request: load.Request{Method: f.Request.Method, Path: f.Request.Path, Query: f.Request.Query, Headers: f.Request.Headers},
 		Header:  http.Header{}, Prometheus: f.Prometheus, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort,
-		Hosts: f.Hosts(), Allow: f.Allow, http: &http.Client{Timeout: 10 * time.Second}, file: f}
+		Hosts: f.Hosts(), Allow: f.Allow, http: &http.Client{Timeout: 10 * time.Second, CheckRedirect: load.NoRedirects}, file: f}
 	for k, v := range f.Headers {
 		t.Header.Set(k, v)
 	}
@@ -161,18 +161,37 @@ func FromFile(f *File) *Target {
 
 // FromURL describes a bare base URL as a target: HTTP only. A {key} in the
 // URL places the key; without one every request asks for the URL itself.
+// Credentials do not belong in it: a target file sends them as headers,
+// from the environment.
 func FromURL(raw string) (*Target, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("target %q is not a URL (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", raw)
+		return nil, fmt.Errorf("target %q is not a URL (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", redactURL(raw))
 	}
-	base := u.Scheme + "://" + u.Host
-	path := strings.TrimPrefix(raw, base)
+	if u.User != nil {
+		return nil, fmt.Errorf("target %s: credentials in the URL (accepted: a URL without them; a target file sends them as headers, from the environment)", redactURL(raw))
+	}
+	path := u.Path
 	if path == "" {
 		path = "/"
 	}
-	return &Target{Kind: KindURL, Name: raw, Endpoints: []string{base}, Request: load.Request{Path: path},
-		Hosts: map[string]string{u.Hostname(): "--target"}, http: &http.Client{Timeout: 10 * time.Second}}, nil
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	name := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+	return &Target{Kind: KindURL, Name: strings.ReplaceAll(name, "%7Bkey%7D", "{key}"), Endpoints: []string{u.Scheme + "://" + u.Host},
+		Request: load.Request{Path: path}, Hosts: map[string]string{u.Hostname(): "--target"},
+		http: &http.Client{Timeout: 10 * time.Second, CheckRedirect: load.NoRedirects}}, nil
+}
+
+// redactURL keeps credentials and query values out of messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	u.RawQuery = ""
+	return u.Redacted()
 }
 
 // Connect opens the handles a file target declares and checks each
@@ -230,6 +249,49 @@ func redactDSN(err error) string {
 	return regexp.MustCompile(`(password=)\S+|(://[^:/@]+:)[^@]+@`).ReplaceAllString(err.Error(), "${1}${2}<redacted>@")
 }
 
+// Load is what a plan would send to a target, for its caps.
+type Load struct {
+	Rate     int           // requests/s
+	PerArm   time.Duration // one arm's warmup + before + after
+	Burst    int           // requests the burst trigger releases at once; 0 without it
+	Attempts float64       // the most attempts one request may make: retries + 1, doubled by hedging
+}
+
+// CheckLimits refuses a plan over the target's caps (limits: in its file),
+// naming the cap, where it is set, and what would fit. The rate cap bounds
+// the worst case: every request with every retry and hedge it may make.
+func (t *Target) CheckLimits(l Load) error {
+	var errs []error
+	where := t.Name
+	if t.file != nil {
+		where = t.file.doc.At("limits")
+	}
+	if max := t.Limits.MaxRate; max > 0 {
+		worst := float64(l.Rate) * max64(l.Attempts, 1)
+		switch {
+		case l.Rate > max:
+			errs = append(errs, fmt.Errorf("--rate: %d requests/s is over the target's cap of %d (limits.max_rate, %s; accepted: 1 to %d)", l.Rate, max, where, max))
+		case worst > float64(max):
+			errs = append(errs, fmt.Errorf("--rate: %d requests/s with up to %g attempts each can send %.0f/s, over the target's cap of %d (limits.max_rate, %s; accepted: rate x attempts <= %d: a lower --rate, fewer retries or a retry budget)",
+				l.Rate, l.Attempts, worst, max, where, max))
+		}
+		if l.Burst > max {
+			errs = append(errs, fmt.Errorf("--burst: %d requests at once is over the target's cap of %d requests/s (limits.max_rate, %s; accepted: 1 to %d)", l.Burst, max, where, max))
+		}
+	}
+	if max := t.Limits.Duration(); max > 0 && l.PerArm > max {
+		errs = append(errs, fmt.Errorf("--after: warmup + before + after = %s exceeds the target's cap of %s per arm (limits.max_duration, %s)", l.PerArm, max, where))
+	}
+	return errors.Join(errs...)
+}
+
+func max64(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
 // File is the target file a file target was described from, nil for
 // other kinds.
 func (t *Target) File() *File { return t.file }
@@ -247,8 +309,9 @@ func (t *Target) Caps() triggers.Caps {
 		c.RedisKeys = c.Redis && f.Redis.Key != "" && f.Redis.Pattern != ""
 		c.Channel = c.Redis && f.Redis.Channel != ""
 		c.Role = f.Postgres != nil && f.Postgres.Role != ""
+		c.Pause = c.Redis && f.Redis.AllowPause
 	} else if t.Testbed() {
-		c.Redis, c.RedisKeys, c.Channel, c.Role = true, true, true, true
+		c.Redis, c.RedisKeys, c.Channel, c.Role, c.Pause = true, true, true, true, true
 	}
 	for dep := range t.Proxies {
 		c.Proxies = append(c.Proxies, dep)
@@ -349,28 +412,11 @@ func (t *Target) Source(seed uint64) load.KeySource {
 // NewRequest builds the service's request for key on base, with the
 // target's headers, as the load sends it.
 func (t *Target) NewRequest(ctx context.Context, base, key string) (*http.Request, error) {
-	r := t.Request
-	if r.Method == "" {
-		r.Method = http.MethodGet
-	}
-	u := strings.TrimSuffix(base, "/") + strings.ReplaceAll(r.Path, "{key}", url.PathEscape(key))
-	q := url.Values{}
-	for k, v := range r.Query {
-		q.Set(k, strings.ReplaceAll(v, "{key}", key))
-	}
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, u, nil)
+	req, err := http.NewRequestWithContext(ctx, t.Request.MethodOrGet(), t.Request.URL(base, key, nil), nil)
 	if err != nil {
 		return nil, err
 	}
-	for k, vs := range t.Header {
-		req.Header[k] = vs
-	}
-	for k, v := range r.Headers {
-		req.Header.Set(k, strings.ReplaceAll(v, "{key}", key))
-	}
+	req.Header = t.Request.Header(key, t.Header)
 	return req, nil
 }
 

@@ -22,8 +22,9 @@ import (
 // spread of those departures says how synchronized the herd really was.
 type Burst struct {
 	Clients int
-	clients []*http.Client // one open connection each, from Prepare
-	bases   []string       // the endpoint each client's connection is to
+	clients []*http.Client              // one open connection each, from Prepare
+	bases   []string                    // the endpoint each client's connection is to
+	dialed  []*atomic.Pointer[net.Conn] // each client's connection until its transport takes it
 }
 
 // BurstResult is how far apart the released requests left.
@@ -84,13 +85,15 @@ func (b *Burst) Prepare(ctx context.Context, env Env) error {
 		})
 	}
 	wg.Wait()
+	b.dialed = make([]*atomic.Pointer[net.Conn], len(b.clients))
 	for i := range b.clients {
-		var once atomic.Pointer[net.Conn]
+		once := new(atomic.Pointer[net.Conn])
 		if conns[i] != nil {
 			once.Store(&conns[i])
 		}
+		b.dialed[i] = once
 		dialer := &net.Dialer{Timeout: 10 * time.Second}
-		b.clients[i] = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1,
+		b.clients[i] = &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirects, Transport: &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1,
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				if c := once.Swap(nil); c != nil { // the connection Prepare opened, first
 					return *c, nil
@@ -100,17 +103,15 @@ func (b *Burst) Prepare(ctx context.Context, env Env) error {
 	}
 	select {
 	case err := <-errc:
-		for _, c := range conns {
-			if c != nil {
-				c.Close()
-			}
-		}
 		b.closeAll()
 		return err
 	default:
 		return nil
 	}
 }
+
+// noRedirects keeps a burst on the endpoints it was planned for.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // dialBase opens a TCP connection to a base URL's host.
 func dialBase(ctx context.Context, base string) (net.Conn, error) {
@@ -189,11 +190,18 @@ func (b *Burst) Fire(ctx context.Context, env Env) (Detail, error) {
 // Release closes the connections Prepare opened, when Fire never ran.
 func (b *Burst) Release() { b.closeAll() }
 
+// closeAll closes every connection Prepare opened: the transports' idle
+// ones, and those no transport took (Fire never ran).
 func (b *Burst) closeAll() {
 	for _, c := range b.clients {
 		c.CloseIdleConnections()
 	}
-	b.clients, b.bases = nil, nil
+	for _, d := range b.dialed {
+		if c := d.Swap(nil); c != nil {
+			(*c).Close()
+		}
+	}
+	b.clients, b.bases, b.dialed = nil, nil, nil
 }
 
 // do sends req and reads the answer; a status other than 200 is an error.

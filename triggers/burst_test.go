@@ -58,6 +58,40 @@ func TestBurstReleasesEveryClient(t *testing.T) {
 	}
 }
 
+// A burst that never fires closes the connections it opened.
+func TestBurstReleaseClosesItsConnections(t *testing.T) {
+	var open atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	b := &Burst{Clients: 50}
+	if err := b.Prepare(context.Background(), Env{API: []string{srv.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for open.Load() < 50 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // polling the server's count, with a deadline
+	}
+	if open.Load() != 50 {
+		t.Fatalf("after Prepare: %d connections open; want 50", open.Load())
+	}
+	b.Release()
+	for open.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // polling the server's count, with a deadline
+	}
+	if n := open.Load(); n != 0 {
+		t.Errorf("after Release: %d connections still open; want none", n)
+	}
+}
+
 // BenchmarkBurstSpread tracks how synchronized a released burst of 1,000
 // clients really is on this machine: the spread of their departures.
 func BenchmarkBurstSpread(b *testing.B) {

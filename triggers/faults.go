@@ -226,13 +226,14 @@ func (o Outage) Describe() string {
 	return fmt.Sprintf("%s unreachable from T for %s, then back: a retry storm when it returns", o.Dependency, o.For)
 }
 
-// Requires toxiproxy in front of the dependency, or for Redis, the Redis.
+// Requires toxiproxy in front of the dependency, or for Redis, one that
+// may be paused whole.
 func (o Outage) Requires(c Caps) error {
-	if slices.Contains(c.Proxies, o.Dependency) || (o.Dependency == "redis" && c.Redis) {
+	if slices.Contains(c.Proxies, o.Dependency) || (o.Dependency == "redis" && c.Pause) {
 		return nil
 	}
 	if o.Dependency == "redis" {
-		return errors.New("a Redis (redis.address) or toxiproxy in front of it (toxiproxy.proxies.redis)")
+		return errors.New("toxiproxy in front of redis (toxiproxy.proxies.redis), or a Redis that may be paused whole, every client of it waiting (redis.allow_pause: true)")
 	}
 	return fmt.Errorf("toxiproxy in front of %s (toxiproxy.proxies.%s in the target file)", o.Dependency, o.Dependency)
 }

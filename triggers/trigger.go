@@ -56,6 +56,7 @@ type Caps struct {
 	Channel   bool     // a channel for broadcast invalidations
 	Proxies   []string // dependencies behind toxiproxy
 	Role      bool     // a Postgres role whose connections may be reset
+	Pause     bool     // a Redis that may be paused whole (CLIENT PAUSE ALL)
 	Restart   bool     // processes that can be restarted
 	Endpoints bool
 }

@@ -185,7 +185,7 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 		return usageError{errors.Join(bad...)}
 	}
 	c := baseline.Compare(figures(base), figures(run), limits)
-	c.Baseline, c.Run = opts.Baseline, opts.Files[0]
+	c.Baseline, c.Run, c.Partial = opts.Baseline, opts.Files[0], run.Partial
 	for _, o := range outs {
 		if o.path == "" {
 			if err := comparisonFormats[o.format](stdout, c); err != nil {
@@ -198,13 +198,7 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 		}
 	}
 	if !c.Passed() {
-		failed := 0
-		for _, ch := range c.Checks {
-			if !ch.Pass {
-				failed++
-			}
-		}
-		return gatesFailed{[]string{fmt.Sprintf("%d of %d regression checks failed", failed, len(c.Checks))}}
+		return gatesFailed{c.Failures()}
 	}
 	return nil
 }

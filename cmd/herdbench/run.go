@@ -87,6 +87,17 @@ func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer) (sta
 		}
 	})
 	opts.ReplicasSet = cmdline.Changed("replicas") || fromFile["replicas"].Flag != ""
+	opts.ArmsSet = cmdline.Changed("arms")
+	// a service's arms are its target file's: check the plan against it
+	if svc, err := describeTarget(opts.Target); err != nil {
+		var u usageError
+		if errors.As(err, &u) {
+			err = u.err
+		}
+		bad = append(bad, inFile(err, path, f, fromFile))
+	} else {
+		opts.service = svc
+	}
 	if _, _, err := buildPlan(opts); err != nil {
 		var u usageError
 		if errors.As(err, &u) {

@@ -46,19 +46,26 @@ func describeTarget(spec string) (*targets.Target, error) {
 func servicePlan(plan *experiment.Plan, svc *targets.Target, opts stampedeOptions) []error {
 	var bad []error
 	names := opts.Arms
-	if !opts.ArmsSet {
+	switch sc := opts.Scenario; {
+	case opts.ArmsSet:
+	case sc != nil && len(sc.Arms) > 0:
+		// a scenario's arms name the target file's; their knobs and
+		// strategies are the testbed's, which a service does not take
 		names = nil
-		for _, a := range svc.Arms {
+		for i, a := range sc.Arms {
+			if a.Strategy != nil || len(a.Settings(sc, i)) > 0 {
+				bad = append(bad, fmt.Errorf("%s:%d: arms[%d] (%s): a strategy, knobs or client policies of its own, for %s, which herdbench does not control (accepted: the name of one of its arms, %s, baseline, or a client arm such as %s)",
+					opts.ScenarioPath, a.Line, i, a.Name, svc.Name, strings.Join(svcArmNames(svc), ", "), experiment.ClientArms[0]))
+			}
 			names = append(names, a.Name)
 		}
+	default:
+		names = svcArmNames(svc)
 		if len(names) == 0 {
 			names = []string{"baseline"} // the service as it is
 		}
 	}
-	declared := make([]string, len(svc.Arms))
-	for i, a := range svc.Arms {
-		declared[i] = a.Name
-	}
+	declared := svcArmNames(svc)
 	for _, n := range names {
 		arm := experiment.Arm{Name: n, Select: &experiment.Select{}}
 		switch spec, found := findArm(svc, n); {
@@ -88,14 +95,45 @@ func servicePlan(plan *experiment.Plan, svc *targets.Target, opts stampedeOption
 		}
 		plan.Abort = append(plan.Abort, g)
 	}
-	if max := svc.Limits.MaxRate; max > 0 && plan.Rate > max {
-		bad = append(bad, fmt.Errorf("--rate: %d exceeds the target's cap of %d requests/s (limits.max_rate in %s; accepted: 1 to %d)", plan.Rate, max, svc.Name, max))
+	if err := svc.CheckLimits(plan.Load()); err != nil {
+		bad = append(bad, err)
 	}
-	if max := svc.Limits.Duration(); max > 0 && plan.Duration() > max {
-		bad = append(bad, fmt.Errorf("--after: warmup + before + after = %s exceeds the target's cap of %s per arm (limits.max_duration in %s)", plan.Duration(), max, svc.Name))
+	// a figure the target does not let herdbench observe is null: a gate
+	// or a stop condition on it could never mean anything
+	unobserved := func(path string) string {
+		c := svc.Caps()
+		switch {
+		case strings.HasPrefix(path, "db.") && (svc.File() == nil || svc.File().Postgres == nil):
+			return "postgres"
+		case strings.HasPrefix(path, "cache.") && !c.Redis:
+			return "redis"
+		case strings.HasPrefix(path, "api."):
+			return "the testbed's replicas"
+		}
+		return ""
+	}
+	for _, set := range []struct {
+		flag string
+		gs   []gates.Gate
+	}{{"--gate", plan.Gates}, {"--abort-on", plan.Abort}} {
+		flag := set.flag
+		for _, g := range set.gs {
+			if what := unobserved(g.Path); what != "" {
+				bad = append(bad, fmt.Errorf("%s: %q: %s names %s, which %s does not let herdbench observe (accepted: a path of what it declares; %s would need %s in the target file)",
+					flag, g.Expr, g.Path, what, svc.Name, g.Path, what))
+			}
+		}
 	}
 	plan.Target = svc.Name
 	return bad
+}
+
+func svcArmNames(svc *targets.Target) []string {
+	names := make([]string, len(svc.Arms))
+	for i, a := range svc.Arms {
+		names[i] = a.Name
+	}
+	return names
 }
 
 func findArm(svc *targets.Target, name string) (targets.ArmSpec, bool) {

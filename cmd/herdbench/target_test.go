@@ -86,11 +86,17 @@ limits: {max_rate: 400}
 		{"allowed, dry run", []string{"--target", remote, "--rate", "300", "--allow-host", "10.255.255.1", "--dry-run"}, nil, exitOK,
 			[]string{"load      150 req/s to http://10.255.255.1:8080", "touches   10.255.255.1 (endpoints[1])"}, ""},
 		{"over the target's cap", []string{"--target", local, "--rate", "1000", "--dry-run"}, nil, exitUsage, nil,
-			"--rate: 1000 exceeds the target's cap of 400 requests/s (limits.max_rate in " + local},
+			"--rate: 1000 requests/s is over the target's cap of 400 (limits.max_rate, " + local + ":6: limits; accepted: 1 to 400)"},
+		{"retries over the target's cap", []string{"--target", local, "--rate", "200", "--retry", "immediate:3", "--dry-run"}, nil, exitUsage, nil,
+			"--rate: 200 requests/s with up to 4 attempts each can send 800/s, over the target's cap of 400"},
+		{"a burst over the target's cap", []string{"--target", local, "--rate", "100", "--trigger", "burst", "--burst", "1000", "--dry-run"}, nil, exitUsage, nil,
+			"--burst: 1000 requests at once is over the target's cap of 400 requests/s"},
 		{"a trigger the target cannot run", []string{"--target", local, "--trigger", "slowdb", "--dry-run"}, nil, exitUsage, nil,
 			"trigger slowdb needs toxiproxy in front of postgres (toxiproxy.proxies.postgres in the target file)"},
 		{"an arm the file does not declare", []string{"--target", local, "--arms", "none,swr", "--dry-run"}, nil, exitUsage, nil,
 			`--arms: "swr" is not an arm of ` + local + ` (accepted: none, lock, baseline, or a client policy:`},
+		{"a gate on what the target does not show", []string{"--target", local, "--gate", "db.queries < 10", "--dry-run"}, nil, exitUsage, nil,
+			`--gate: "db.queries < 10": db.queries names postgres, which ` + local + ` does not let herdbench observe`},
 		{"a secret missing", []string{"--target", local, "--dry-run"}, []string{"HB_STAGING_TOKEN"}, exitUsage, nil,
 			"local.yaml:4: headers.Authorization: environment variable HB_STAGING_TOKEN is not set"},
 		{"a bare URL", []string{"--target", st.API[0] + "/items/{key}", "--trigger", "expire", "--dry-run"}, nil, exitUsage, nil,
@@ -112,6 +118,21 @@ limits: {max_rate: 400}
 			}
 		})
 	}
+	// a scenario file picks the target file's arms by name; --arms over it
+	scen := write("s.yaml", "target: "+local+"\narms: [lock]\nload: {rate: 100}\n")
+	for _, tt := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"run", scen, "--dry-run"}, "arm       lock: headers X-Herdbench-Strategy", "arm       none"},
+		{[]string{"run", scen, "--dry-run", "--arms", "none"}, "arm       none: as the service is", "arm       lock"},
+	} {
+		code, stdout, stderr := herdbench(t, tt.args...)
+		if code != exitOK || !strings.Contains(stdout, tt.want) || strings.Contains(stdout, tt.not) {
+			t.Errorf("herdbench %s = exit %d\n%s%s\nwant %q and not %q", strings.Join(tt.args, " "), code, stdout, stderr, tt.want, tt.not)
+		}
+	}
+
 	// nothing above sent a request: the replicas count none
 	if after := itemRequests(t, st.API); after != before {
 		t.Errorf("the replicas served %v item requests during dry runs and refusals; want none", after-before)
@@ -182,7 +203,7 @@ func TestStagingExample(t *testing.T) {
 	}
 	// over its cap, it is refused
 	code, _, stderr = herdbenchEnv(t, env, "stampede", "--target", "../../examples/staging.yaml", "--dry-run", "--rate", "1000", "--state-dir", t.TempDir())
-	if code != exitUsage || !strings.Contains(stderr, "exceeds the target's cap of 300") {
+	if code != exitUsage || !strings.Contains(stderr, "is over the target's cap of 300") {
 		t.Errorf("examples/staging.yaml at 1000 req/s = exit %d, %s; want exit 2 naming the cap", code, stderr)
 	}
 }
