@@ -112,9 +112,20 @@ arms:
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := Run(ctx, servicePlan("flush", Arm{Name: "baseline", Select: &Select{}}), Env{Target: svc})
+		// the arm's hooks run around it, in order
+		log := filepath.Join(t.TempDir(), "hooks.log")
+		sel := &Select{Before: []string{"echo before >> " + log}, After: []string{"echo after >> " + log}}
+		rep, err := Run(ctx, servicePlan("flush", Arm{Name: "baseline", Select: sel}), Env{Target: svc})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(log); err != nil || string(b) != "before\nafter\n" {
+			t.Errorf("hooks wrote %q, %v; want before, then after", b, err)
+		}
+		// a before hook that fails ends the run before any load, and says why
+		_, err = Run(ctx, servicePlan("flush", Arm{Name: "broken", Select: &Select{Before: []string{"echo no flag service >&2; exit 3"}}}), Env{Target: svc})
+		if err == nil || !strings.Contains(err.Error(), `before hook "echo no flag service >&2; exit 3": exit status 3: no flag service`) {
+			t.Errorf("Run with a failing before hook = %v; want the hook, its status and its output", err)
 		}
 		exists := func(k string) bool { return rdb.Exists(ctx, k).Val() == 1 }
 		if exists("item:1") || exists("item:10") {
