@@ -68,13 +68,7 @@ func (r *Report) Passed() bool { return len(r.Failures()) == 0 }
 // Failures says why the run does not pass, one line per reason.
 func (r *Report) Failures() []string {
 	var out []string
-	failed := 0
-	for _, g := range r.Gates {
-		if !g.Pass {
-			failed++
-		}
-	}
-	if failed > 0 {
+	if failed := gates.Failed(r.Gates); failed > 0 {
 		out = append(out, fmt.Sprintf("%d of %d gates failed", failed, len(r.Gates)))
 	}
 	for _, a := range r.Arms {

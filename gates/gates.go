@@ -208,12 +208,13 @@ func Check(gs []Gate, arms []Arm) []Result {
 	return out
 }
 
-// Passed says whether every result passed.
-func Passed(rs []Result) bool {
+// Failed counts the results that did not pass.
+func Failed(rs []Result) int {
+	n := 0
 	for _, r := range rs {
 		if !r.Pass {
-			return false
+			n++
 		}
 	}
-	return true
+	return n
 }

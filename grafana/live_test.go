@@ -29,13 +29,11 @@ func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 // herdbench runs the built binary and fails t unless it exits 0.
 func herdbench(t *testing.T, args ...string) string {
 	t.Helper()
-	var out, errb bytes.Buffer
-	cmd := exec.Command(localtest.Binary(), args...)
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("herdbench %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errb.String())
+	code, stdout, stderr := localtest.Run(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("herdbench %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
 	}
-	return out.String()
+	return stdout
 }
 
 // requireObservability skips t without prometheus and the exporters, and

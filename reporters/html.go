@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
 )
 
 //go:embed html.tmpl
@@ -160,7 +161,7 @@ func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
 	r := htmlReport{
 		ID: id, Trigger: rep.Plan.Trigger, Seed: rep.Seed,
 		Env: environmentLine(rep.Environment), Load: loadLine(rep.Plan),
-		Partial: rep.Partial, Error: rep.Error, Failed: failedGates(rep),
+		Partial: rep.Partial, Error: rep.Error, Failed: gates.Failed(rep.Gates),
 	}
 	if !rep.StartedAt.IsZero() {
 		r.StartedAt = rep.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")

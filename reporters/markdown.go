@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
 )
 
 // Markdown writes the report for a pull-request comment or a CI step summary
@@ -69,7 +70,7 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 			mdRow(b, []string{codeCell(g.Gate), codeCell(g.Arm), mdText(Measured(g)), codeCell(Expected(g)), res})
 		}
 		b.WriteString("\n")
-		if n := failedGates(rep); n > 0 {
+		if n := gates.Failed(rep.Gates); n > 0 {
 			fmt.Fprintf(b, "**%d of %d gates failed.**\n", n, len(rep.Gates))
 		} else {
 			fmt.Fprintf(b, "All %d gates passed.\n", len(rep.Gates))

@@ -89,17 +89,6 @@ func Expected(g gates.Result) string {
 	return g.Op + " " + strconv.FormatFloat(g.Value, 'f', -1, 64)
 }
 
-// failedGates counts the gate results that failed.
-func failedGates(rep *experiment.Report) int {
-	n := 0
-	for _, g := range rep.Gates {
-		if !g.Pass {
-			n++
-		}
-	}
-	return n
-}
-
 // aborted lists the arms a stop condition ended early, in the report's order.
 func aborted(rep *experiment.Report) []experiment.ArmResult {
 	var out []experiment.ArmResult

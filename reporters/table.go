@@ -71,18 +71,17 @@ func Gates(w io.Writer, rep *experiment.Report) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(tw, "gate\tarm\tmeasured\tresult")
-	failed := 0
 	for _, g := range rep.Gates {
 		res := "pass"
 		if !g.Pass {
-			res, failed = "FAIL", failed+1
+			res = "FAIL"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", g.Gate, g.Arm, Measured(g), res)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if failed > 0 {
+	if failed := gates.Failed(rep.Gates); failed > 0 {
 		fmt.Fprintf(w, "gates     %d of %d failed\n", failed, len(rep.Gates))
 	} else {
 		fmt.Fprintf(w, "gates     all %d passed\n", len(rep.Gates))

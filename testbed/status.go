@@ -4,6 +4,14 @@
 // testbed/api and the providers that run it in testbed/local.
 package testbed
 
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
 // Names every provider creates in Postgres.
 const (
 	Database  = "herdbench"     // the database holding the items table
@@ -27,4 +35,35 @@ type Status struct {
 	Prometheus string            `json:"prometheus,omitempty"` // Prometheus' URL, when observability runs
 	Harness    string            `json:"harness,omitempty"`    // host:port where that Prometheus scrapes a stampede's live metrics
 	Grafana    string            `json:"grafana,omitempty"`    // Grafana's URL, when the provider runs one
+}
+
+// WriteStateFile writes a provider's state file as JSON, atomically (a
+// temporary file, then a rename), so `status` and `down` in another shell
+// never read half of it.
+func WriteStateFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadStateFile reads a provider's state file into v; a missing file
+// reads as notRunning, with the directory it was looked for in.
+func ReadStateFile(path string, v any, notRunning error) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w in %s", notRunning, filepath.Dir(path))
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("state file %s: %w", path, err)
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -25,18 +24,13 @@ func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 // herdbench runs the binary and returns its exit code and output.
 func herdbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	cmd := exec.Command(localtest.Binary(), args...)
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("run herdbench %v: %v", args, err)
-	}
-	return code, out.String(), errb.String()
+	return localtest.Run(t, nil, args...)
+}
+
+// herdbenchEnv runs the binary in env.
+func herdbenchEnv(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return localtest.Run(t, env, args...)
 }
 
 // stateDir is a state directory whose testbed, if a test left one, is

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,20 +165,11 @@ func environ(unset []string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slicesContains(unset, name) {
+		if !slices.Contains(unset, name) {
 			out = append(out, kv)
 		}
 	}
 	return out
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // examples/staging.yaml describes a service far away: it checks out, and a

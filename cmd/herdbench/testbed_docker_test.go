@@ -7,13 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/localtest"
 )
 
 func TestChooseProvider(t *testing.T) {
@@ -93,23 +91,6 @@ func withFakeDocker(t *testing.T) (env []string, calls string) {
 		t.Fatal(err)
 	}
 	return append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"), "FAKE_DIR="+dir), filepath.Join(dir, "calls")
-}
-
-func herdbenchEnv(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	cmd := exec.Command(localtest.Binary(), args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("run herdbench %v: %v", args, err)
-	}
-	return code, out.String(), errb.String()
 }
 
 func TestDockerProviderUpStatusDown(t *testing.T) {

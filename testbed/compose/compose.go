@@ -139,30 +139,10 @@ func Recorded(dir string) bool {
 
 func readState(dir string) (state, error) {
 	var st state
-	b, err := os.ReadFile(statePath(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return st, fmt.Errorf("%w in %s", ErrNotRunning, dir)
-	}
-	if err != nil {
-		return st, err
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("state file %s: %w", statePath(dir), err)
-	}
-	return st, nil
+	return st, testbed.ReadStateFile(statePath(dir), &st, ErrNotRunning)
 }
 
-func (st state) write(dir string) error {
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := statePath(dir) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	return os.Rename(tmp, statePath(dir))
-}
+func (st state) write(dir string) error { return testbed.WriteStateFile(statePath(dir), st) }
 
 // args is the command line of compose subcommand sub for this project.
 func (st state) args(sub ...string) []string {

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -43,30 +42,12 @@ func (tb *Testbed) writeState(ready bool) error {
 		st.Processes = append(st.Processes, proc{Name: p.name, PID: p.pid(), Start: procStart(p.pid())})
 	}
 	tb.mu.Unlock()
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := statePath(tb.cfg.StateDir) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write state: %w", err)
-	}
-	return os.Rename(tmp, statePath(tb.cfg.StateDir))
+	return testbed.WriteStateFile(statePath(tb.cfg.StateDir), st)
 }
 
 func readState(dir string) (state, error) {
 	var st state
-	b, err := os.ReadFile(statePath(dir))
-	if errors.Is(err, os.ErrNotExist) {
-		return st, fmt.Errorf("%w in %s", ErrNotRunning, dir)
-	}
-	if err != nil {
-		return st, err
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("state file %s: %w", statePath(dir), err)
-	}
-	return st, nil
+	return st, testbed.ReadStateFile(statePath(dir), &st, ErrNotRunning)
 }
 
 // ReadStatus returns the status of the testbed running in dir. A testbed

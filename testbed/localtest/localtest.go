@@ -7,6 +7,8 @@
 package localtest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,4 +87,25 @@ func Start(t testing.TB, cfg local.Config) *local.Testbed {
 	}
 	t.Cleanup(tb.Stop)
 	return tb
+}
+
+// Run runs the herdbench binary Main built with args, in env (nil: this
+// process' environment), and returns its exit code and output. It fails
+// t only when the binary cannot run at all: exit codes are the caller's to
+// check.
+func Run(t testing.TB, env []string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(Binary(), args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run herdbench %v: %v", args, err)
+	}
+	return code, out.String(), errb.String()
 }
