@@ -181,6 +181,7 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 // A target file's prometheus: series come into each arm's results, over
 // its timeline, from the Prometheus that scrapes the service.
 func TestServiceSeriesFromPrometheus(t *testing.T) {
+	localtest.RequireObservability(t)
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Observability: true})
 	tg, err := targets.Testbed(context.Background(), tb.Status())
 	if err != nil {

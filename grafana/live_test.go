@@ -36,19 +36,6 @@ func herdbench(t *testing.T, args ...string) string {
 	return stdout
 }
 
-// requireObservability skips t without prometheus and the exporters, and
-// fails it when CI is set.
-func requireObservability(t *testing.T) {
-	t.Helper()
-	localtest.Require(t)
-	if err := local.CheckObservabilityBinaries(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and observability cannot run: %v", err)
-		}
-		t.Skipf("observability binaries missing: %v", err)
-	}
-}
-
 // sampleNames returns the names of the samples in a Prometheus text
 // exposition, as queries name them (histograms' _bucket, _sum, _count).
 func sampleNames(r io.Reader) map[string]bool {
@@ -126,7 +113,7 @@ func (s series) finite() []float64 {
 // a Prometheus scraping a live local testbed and a stampede, and names
 // only metrics the scraped targets really export.
 func TestDashboardsShowALiveStampede(t *testing.T) {
-	requireObservability(t)
+	localtest.RequireObservability(t)
 	dir := localtest.StateDir(t)
 	t.Cleanup(func() { _ = exec.Command(localtest.Binary(), "testbed", "down", "--state-dir", dir).Run() })
 	var st testbed.Status

@@ -58,6 +58,20 @@ func Require(t testing.TB) {
 	}
 }
 
+// RequireObservability is Require for tests that also run Prometheus and
+// its exporters (testbed up --observability): it skips t on a machine
+// without them and fails it when CI is set.
+func RequireObservability(t testing.TB) {
+	t.Helper()
+	Require(t)
+	if err := local.CheckObservabilityBinaries(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and observability cannot run: %v", err)
+		}
+		t.Skipf("observability binaries missing: %v", err)
+	}
+}
+
 // StateDir returns a new state directory, removed when t ends. It is under
 // the temporary directory and world-searchable (t.TempDir's parent is not),
 // because postgres runs as another user when the tests run as root.
