@@ -114,13 +114,16 @@ func dbRate(recent []observe.Sample) (float64, bool) {
 		return 0, false
 	}
 	newest := recent[len(recent)-1]
-	oldest := newest
-	for i := len(recent) - 2; i >= 0 && newest.At.Sub(recent[i].At) <= LiveWindow; i-- {
-		oldest = recent[i]
+	first := len(recent) - 1
+	for first > 0 && newest.At.Sub(recent[first-1].At) <= LiveWindow {
+		first--
 	}
+	oldest := recent[first]
 	dt := newest.At.Sub(oldest.At).Seconds()
 	if dt <= 0 {
 		return 0, false
 	}
-	return float64(span(oldest, newest, nil, counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted})) / dt, true
+	// summed along the samples between, so a restart on the way counts right
+	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted}
+	return float64(span(oldest, newest, recent[first+1:len(recent)-1], calls)) / dt, true
 }

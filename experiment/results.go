@@ -80,7 +80,8 @@ type Abort struct {
 	Reason string `json:"reason"` // the condition with the value it measured
 }
 
-// Warm is the cache fill before the load: every key once, each one load.
+// Warm is the cache fill before the load: on the testbed every key once,
+// each one load; on a service, one request for each hot key.
 type Warm struct {
 	Keys    int   `json:"keys"`
 	Queries int64 `json:"queries"` // pg_stat_statements delta of the item query

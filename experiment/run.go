@@ -323,6 +323,9 @@ func runArm(ctx context.Context, p Plan, idx int, arm Arm, trig triggers.Trigger
 	}
 	res.MissedSamples = missed
 	res.Warm = Warm{Keys: p.Keys, Queries: s0.Calls - w0.Calls, TookMS: warmTook.Milliseconds()}
+	if !tg.Testbed() { // a service is warmed with its hot keys only
+		res.Warm.Keys = len(hot)
+	}
 	if b, ok := f.detail["burst"].(triggers.BurstResult); ok {
 		res.Burst = &b
 		delete(f.detail, "burst")

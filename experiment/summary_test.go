@@ -479,3 +479,28 @@ func TestSelectJSONRoundTrip(t *testing.T) {
 		t.Errorf("Marshal(Unmarshal(%s)) = %s; want the same", b, again)
 	}
 }
+
+// db.qps, which stop conditions read live, is the item queries' delta over
+// the last second of samples, across a Postgres restart too.
+func TestDBRate(t *testing.T) {
+	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	start := T
+	var samples []observe.Sample
+	for i := range 21 { // 2 s at 100 ms, 10 queries a sample
+		samples = append(samples, observe.Sample{At: T.Add(time.Duration(i) * 100 * time.Millisecond), Calls: int64(10 * i), PostgresStart: start})
+	}
+	if qps, ok := dbRate(samples); !ok || qps != 100 {
+		t.Errorf("dbRate = %g, %v; want 100 q/s over the last second", qps, ok)
+	}
+	// Postgres restarted 500 ms ago: its counter began again at zero
+	restarted := start.Add(time.Hour)
+	for i := 16; i < 21; i++ {
+		samples[i].PostgresStart, samples[i].Calls = restarted, int64(10*(i-15))
+	}
+	if qps, ok := dbRate(samples); !ok || qps != 100 {
+		t.Errorf("dbRate across a restart = %g, %v; want 100 q/s", qps, ok)
+	}
+	if _, ok := dbRate(samples[:1]); ok {
+		t.Error("dbRate of one sample = ok; want no rate")
+	}
+}

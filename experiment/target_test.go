@@ -90,6 +90,10 @@ arms:
 		if lock.DB.Queries*2 > none.DB.Queries || none.DB.Queries < 20 {
 			t.Errorf("db queries after T: none %d, lock %d; want the lock arm, chosen by its header, to load far less", none.DB.Queries, lock.DB.Queries)
 		}
+		// the warm asked for each hot key once, and no load ran but for it
+		if w := none.Warm; w.Keys != 20 || w.Queries > 20 {
+			t.Errorf("warm = %+v; want the 20 hot keys, at most one load each", w)
+		}
 		b, _ := json.Marshal(rep)
 		if strings.Contains(string(b), "tok-7f3a9") || !strings.Contains(string(b), `"headers":["X-Herdbench-Strategy"]`) {
 			t.Errorf("results hold the secret, or not the arm's header name:\n%.600s", b)
@@ -141,6 +145,23 @@ arms:
 		}
 	})
 
+	t.Run("conndrop without toxiproxy ends the role's connections, and they come back", func(t *testing.T) {
+		svc := asService(t, tb, `keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
+`)
+		rep, err := Run(context.Background(), servicePlan("conndrop", Arm{Name: "baseline", Select: &Select{}}), Env{Target: svc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := rep.Arms[0]
+		reset, _ := a.Trigger.Detail["connections_reset"].(int64)
+		t.Logf("conndrop: %v; %d new backends of the role after T", a.Trigger.Detail, a.DB.NewConnections)
+		// each replica's pool of 10 stays full, so all of it was reset, and
+		// pg_stat_activity sees it reconnect
+		if reset < 2*10 || a.DB.NewConnections < reset {
+			t.Errorf("connections reset %d, new backends after T %d; want the 2 replicas' pools (20) reset, and as many back", reset, a.DB.NewConnections)
+		}
+	})
+
 	t.Run("a stop condition ends the fault and rolls it back", func(t *testing.T) {
 		svc := asService(t, tb, fmt.Sprintf(`keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
 toxiproxy: {url: %q, proxies: {postgres: postgres}}
@@ -157,6 +178,10 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 		cfg := api.DefaultConfig
 		cfg.TTL, cfg.QueryCost = api.Duration(time.Millisecond), api.Duration(time.Millisecond)
 		if err := tb.Configure(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		// what earlier subtests cached lives on with their TTL
+		if err := tb.Redis.FlushDB(context.Background()).Err(); err != nil {
 			t.Fatal(err)
 		}
 		rep, err := Run(context.Background(), p, Env{Target: svc})
