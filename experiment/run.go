@@ -584,7 +584,7 @@ func warmRequests(ctx context.Context, tg *targets.Target, arm Arm, hot []string
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("warm key %s on %s: %w", hot[i], base, err)
+			return fmt.Errorf("warm key %s on %s: %w (the hot keys are the first keys.hot of the target's key space: are they keys the service serves?)", hot[i], base, err)
 		}
 		return nil
 	})

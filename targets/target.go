@@ -307,11 +307,12 @@ func (t *Target) Caps() triggers.Caps {
 		f := t.file
 		c.Redis = f.Redis != nil
 		c.RedisKeys = c.Redis && f.Redis.Key != "" && f.Redis.Pattern != ""
+		c.Pattern = c.Redis && f.Redis.Pattern != ""
 		c.Channel = c.Redis && f.Redis.Channel != ""
 		c.Role = f.Postgres != nil && f.Postgres.Role != ""
 		c.Pause = c.Redis && f.Redis.AllowPause
 	} else if t.Testbed() {
-		c.Redis, c.RedisKeys, c.Channel, c.Role, c.Pause = true, true, true, true, true
+		c.Redis, c.RedisKeys, c.Pattern, c.Channel, c.Role, c.Pause = true, true, true, true, true, true
 	}
 	for dep := range t.Proxies {
 		c.Proxies = append(c.Proxies, dep)

@@ -100,8 +100,11 @@ func (Flush) Describe() string {
 
 // Requires a Redis, and a pattern unless herdbench owns it.
 func (Flush) Requires(c Caps) error {
-	if !c.Redis {
+	switch {
+	case !c.Redis:
 		return errors.New("a Redis (redis.address in the target file)")
+	case !c.Pattern:
+		return errors.New("the pattern of the only keys it may remove (redis.pattern in the target file)")
 	}
 	return nil
 }

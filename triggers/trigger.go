@@ -53,6 +53,7 @@ func ItemRequest(ctx context.Context, base, key string) (*http.Request, error) {
 type Caps struct {
 	Redis     bool     // a Redis to read and touch
 	RedisKeys bool     // and the Redis key of a request's key, with the pattern of keys that may be touched
+	Pattern   bool     // the pattern of keys that may be touched, or a Redis herdbench owns
 	Channel   bool     // a channel for broadcast invalidations
 	Proxies   []string // dependencies behind toxiproxy
 	Role      bool     // a Postgres role whose connections may be reset

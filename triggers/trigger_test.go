@@ -41,7 +41,7 @@ func TestHotRedisKeysKeepToThePattern(t *testing.T) {
 // Each trigger says what it needs of a target that cannot give it.
 func TestSupported(t *testing.T) {
 	bare := Caps{Endpoints: true}
-	withRedis := Caps{Endpoints: true, Redis: true, RedisKeys: true}
+	withRedis := Caps{Endpoints: true, Redis: true, RedisKeys: true, Pattern: true}
 	withRole := Caps{Endpoints: true, Role: true}
 	for _, tt := range []struct {
 		trig    Trigger
@@ -54,6 +54,8 @@ func TestSupported(t *testing.T) {
 		{Expire{}, withRedis, ""},
 		{TTL{}, withRedis, ""},
 		{Flush{}, bare, "trigger flush needs a Redis"},
+		{Flush{}, Caps{Redis: true}, "redis.pattern in the target file"},
+		{Flush{}, withRedis, ""},
 		{Conndrop{}, bare, "trigger conndrop needs toxiproxy in front of the service's dependencies"},
 		{Conndrop{}, withRole, ""},
 		{Outage{Dependency: "postgres", For: time.Second}, withRole, "toxiproxy.proxies.postgres"},

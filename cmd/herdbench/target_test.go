@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -139,13 +140,23 @@ limits: {max_rate: 400}
 		t.Errorf("the replicas served %v item requests during dry runs and refusals; want none", after-before)
 	}
 
-	// and a real run goes to the service, arm by arm
+	// and a real run goes to the service, arm by arm, sending what its dry
+	// run said it would, as the replicas count it
 	out := t.TempDir()
 	jsonFile := filepath.Join(out, "r.json")
-	code, stdout, stderr := herdbench(t, "stampede", "--target", local, "--results-dir", out, "-o", "table", "-o", "json="+jsonFile,
-		"--rate", "100", "--warmup", "200ms", "--before", "1s", "--after", "1s", "--seed", "4")
+	run := []string{"stampede", "--target", local, "--rate", "100", "--warmup", "200ms", "--before", "1s", "--after", "1s", "--seed", "4"}
+	code, stdout, stderr := herdbench(t, append(run, "--dry-run")...)
+	var planned int
+	if _, err := fmt.Sscanf(stdout[strings.Index(stdout, "total     "):], "total     %d requests", &planned); code != exitOK || err != nil {
+		t.Fatalf("dry run = exit %d, total %v\n%s%s", code, err, stdout, stderr)
+	}
+	served0 := itemRequests(t, st.API)
+	code, stdout, stderr = herdbench(t, append(run, "--results-dir", out, "-o", "table", "-o", "json="+jsonFile)...)
 	if code != exitOK {
 		t.Fatalf("stampede on the target file = exit %d\n%s%s", code, stdout, stderr)
+	}
+	if served := itemRequests(t, st.API) - served0; math.Abs(served-float64(planned)) > float64(planned)/50 {
+		t.Errorf("the replicas served %v requests; the dry run said about %d", served, planned)
 	}
 	rep := readResults(t, jsonFile)
 	if rep.Plan.Target != local || len(rep.Arms) != 2 || rep.Arms[1].Name != "lock" || rep.Arms[1].Select == nil || rep.Arms[0].API != nil {
