@@ -28,7 +28,6 @@ const (
 
 // Plan is one experiment: the same load and trigger once per arm.
 type Plan struct {
-	Target  string `json:"target"` // what was attacked: testbed, a target file, a URL
 	Arms    []Arm  `json:"arms"`
 	Trigger string `json:"trigger"`
 	// TriggerOptions configure the triggers that take them (outage, slowdb).

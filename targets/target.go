@@ -80,10 +80,8 @@ type Target struct {
 	Hosts      map[string]string // every host the target touches -> where it is declared
 	Allow      []string          // hosts besides loopback that may be touched
 
-	http    *http.Client
-	file    *File
-	pgDSN   string
-	redisPW string
+	http *http.Client
+	file *File
 }
 
 // Testbed opens a target on a running testbed.
@@ -147,11 +145,11 @@ func FromFile(f *File) *Target {
 		t.Header.Set(k, v)
 	}
 	if r := f.Redis; r != nil {
-		t.RedisKey, t.Pattern, t.Channel, t.redisPW = r.Key, r.Pattern, r.Channel, r.Password
+		t.RedisKey, t.Pattern, t.Channel = r.Key, r.Pattern, r.Channel
 	}
 	if p := f.Postgres; p != nil {
 		t.Statements = observe.Statements{QueryIDs: p.QueryIDs, Pattern: p.Statements}
-		t.Role, t.pgDSN = p.Role, p.DSN
+		t.Role = p.Role
 	}
 	if tp := f.Toxiproxy; tp != nil {
 		t.Proxies = tp.Proxies
@@ -202,7 +200,7 @@ func (t *Target) Connect(ctx context.Context) error {
 		return nil
 	}
 	if r := f.Redis; r != nil {
-		t.Redis = redis.NewClient(&redis.Options{Addr: r.Address, DB: r.DB, Password: t.redisPW, DisableIdentity: true,
+		t.Redis = redis.NewClient(&redis.Options{Addr: r.Address, DB: r.DB, Password: r.Password, DisableIdentity: true,
 			DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
 		if err := t.Redis.Ping(ctx).Err(); err != nil {
 			t.Close()
@@ -210,7 +208,7 @@ func (t *Target) Connect(ctx context.Context) error {
 		}
 	}
 	if f.Postgres != nil {
-		pcfg, err := pgxpool.ParseConfig(t.pgDSN)
+		pcfg, err := pgxpool.ParseConfig(f.Postgres.DSN)
 		if err != nil {
 			t.Close()
 			return fmt.Errorf("%s: %v", f.doc.At("postgres.dsn"), redactDSN(err))

@@ -124,7 +124,6 @@ func servicePlan(plan *experiment.Plan, svc *targets.Target, opts stampedeOption
 			}
 		}
 	}
-	plan.Target = svc.Name
 	return bad
 }
 

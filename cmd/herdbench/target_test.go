@@ -159,8 +159,8 @@ limits: {max_rate: 400}
 		t.Errorf("the replicas served %v requests; the dry run said about %d", served, planned)
 	}
 	rep := readResults(t, jsonFile)
-	if rep.Plan.Target != local || len(rep.Arms) != 2 || rep.Arms[1].Name != "lock" || rep.Arms[1].Select == nil || rep.Arms[0].API != nil {
-		t.Errorf("results: target %q, arms %d; want the file's two arms, selected on the service, without replica counters", rep.Plan.Target, len(rep.Arms))
+	if rep.Environment.Target != local || len(rep.Arms) != 2 || rep.Arms[1].Name != "lock" || rep.Arms[1].Select == nil || rep.Arms[0].API != nil {
+		t.Errorf("results: target %q, arms %d; want the file's two arms, selected on the service, without replica counters", rep.Environment.Target, len(rep.Arms))
 	}
 	if served := itemRequests(t, st.API) - before; served < 200 {
 		t.Errorf("the replicas served %v requests; want the run's", served)

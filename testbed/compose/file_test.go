@@ -129,7 +129,7 @@ func TestPortsBindLoopbackOnly(t *testing.T) {
 			t.Errorf("api-%d published on %s; the scrape config scrapes %s", i+1, got, addr)
 		}
 	}
-	if published["redis-exporter"] != targets.Redis || published["postgres-exporter"] != targets.Postgres || "127.0.0.1:19090" != targets.Prometheus {
+	if published["redis-exporter"] != targets.Redis || published["postgres-exporter"] != targets.Postgres || targets.Prometheus != "127.0.0.1:19090" {
 		t.Errorf("exporters published on %s and %s, prometheus on 127.0.0.1:19090; the scrape config scrapes %s, %s, %s",
 			published["redis-exporter"], published["postgres-exporter"], targets.Redis, targets.Postgres, targets.Prometheus)
 	}
