@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -19,7 +18,7 @@ func Comparison(w io.Writer, c baseline.Comparison) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 	fmt.Fprintln(tw, "arm\tfigure\tbaseline\trun\tchange")
 	for _, d := range c.Deltas {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Arm, d.Path, cmpFigure(d.Path, d.Old), cmpFigure(d.Path, d.New), cmpChange(d))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Arm, d.Path, figure(d.Path, d.Old), figure(d.Path, d.New), cmpChange(d))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -36,7 +35,7 @@ func Comparison(w io.Writer, c baseline.Comparison) error {
 		if !ch.Pass {
 			res, failed = "FAIL", failed+1
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Limit, ch.Arm, cmpFigure(ch.Path, ch.Old), cmpFigure(ch.Path, ch.New), cmpFigure(ch.Path, ch.Allowed), res)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Limit, ch.Arm, figure(ch.Path, ch.Old), figure(ch.Path, ch.New), figure(ch.Path, ch.Allowed), res)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -47,10 +46,10 @@ func Comparison(w io.Writer, c baseline.Comparison) error {
 
 // ComparisonMarkdown writes the comparison for a pull-request comment.
 func ComparisonMarkdown(w io.Writer, c baseline.Comparison) error {
-	fmt.Fprintf(w, "### herdbench: run against its baseline\n\nbaseline `%s`, run `%s`\n\n", c.Baseline, c.Run)
+	fmt.Fprintf(w, "### herdbench: run against its baseline\n\nbaseline %s, run %s\n\n", code(c.Baseline), code(c.Run))
 	fmt.Fprintln(w, "| arm | figure | baseline | run | change |\n|---|---|---:|---:|---:|")
 	for _, d := range c.Deltas {
-		fmt.Fprintf(w, "| `%s` | `%s` | %s | %s | %s |\n", cmpCell(d.Arm), d.Path, cmpFigure(d.Path, d.Old), cmpFigure(d.Path, d.New), cmpChange(d))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", codeCell(d.Arm), codeCell(d.Path), figure(d.Path, d.Old), figure(d.Path, d.New), cmpChange(d))
 	}
 	cmpNotes(w, c, "\n")
 	if len(c.Checks) > 0 {
@@ -60,7 +59,7 @@ func ComparisonMarkdown(w io.Writer, c baseline.Comparison) error {
 			if !ch.Pass {
 				res = "❌ **FAIL**"
 			}
-			fmt.Fprintf(w, "| `%s` | `%s` | %s | %s | %s | %s |\n", ch.Limit, cmpCell(ch.Arm), cmpFigure(ch.Path, ch.Old), cmpFigure(ch.Path, ch.New), cmpFigure(ch.Path, ch.Allowed), res)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", codeCell(ch.Limit), codeCell(ch.Arm), figure(ch.Path, ch.Old), figure(ch.Path, ch.New), figure(ch.Path, ch.Allowed), res)
 		}
 	}
 	return nil
@@ -82,28 +81,14 @@ func cmpNotes(w io.Writer, c baseline.Comparison, lead string) {
 	}
 }
 
-// cmpFigure formats a value as its path reads: ratios as percentages.
-func cmpFigure(path string, v *float64) string {
-	switch {
-	case v == nil:
-		return "no value"
-	case gates.IsRatio(path):
-		return strconv.FormatFloat(*v*100, 'f', 2, 64) + "%"
-	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
-}
-
 func cmpChange(d baseline.Delta) string {
 	switch {
 	case d.Change == nil:
 		return "n/a"
 	case d.Percent == nil:
-		return cmpFigure(d.Path, d.Change)
+		return figure(d.Path, d.Change)
 	case gates.IsRatio(d.Path):
 		return fmt.Sprintf("%+.2f pts", *d.Change*100)
 	}
 	return fmt.Sprintf("%+.1f%%", *d.Percent*100)
 }
-
-// cmpCell escapes the characters of a name that markdown tables read.
-func cmpCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

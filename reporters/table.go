@@ -91,14 +91,18 @@ func Gates(w io.Writer, rep *experiment.Report) error {
 
 // Measured is a gate result's measured value as its path reads: a ratio
 // as a percentage, null as "no value".
-func Measured(g gates.Result) string {
+func Measured(g gates.Result) string { return figure(g.Path, g.Measured) }
+
+// figure formats a value as its path reads: a ratio as a percentage, null
+// as "no value".
+func figure(path string, v *float64) string {
 	switch {
-	case g.Measured == nil:
+	case v == nil:
 		return "no value"
-	case gates.IsRatio(g.Path):
-		return strconv.FormatFloat(*g.Measured*100, 'f', 2, 64) + "%"
+	case gates.IsRatio(path):
+		return strconv.FormatFloat(*v*100, 'f', 2, 64) + "%"
 	}
-	return strconv.FormatFloat(*g.Measured, 'f', -1, 64)
+	return strconv.FormatFloat(*v, 'f', -1, 64)
 }
 
 // offset is a time relative to T: +1.5s, -200ms.

@@ -18,14 +18,14 @@ type output struct {
 }
 
 // parseOutputs reads -o FORMAT or -o FORMAT=FILE (and --json FILE, the same
-// as -o json=FILE).
-func parseOutputs(specs []string, jsonFile string) ([]output, error) {
+// as -o json=FILE), FORMAT one of formats.
+func parseOutputs(specs []string, jsonFile string, formats []string) ([]output, error) {
 	var outs []output
 	var errs []error
 	for _, s := range specs {
 		format, path, hasPath := strings.Cut(s, "=")
-		if !slices.Contains(reporters.FormatNames(), format) {
-			errs = append(errs, fmt.Errorf("--output: %s: unknown format %q (accepted: %s, each as FORMAT or FORMAT=FILE)", s, format, strings.Join(reporters.FormatNames(), ", ")))
+		if !slices.Contains(formats, format) {
+			errs = append(errs, fmt.Errorf("--output: %s: unknown format %q (accepted: %s, each as FORMAT or FORMAT=FILE)", s, format, strings.Join(formats, ", ")))
 			continue
 		}
 		if hasPath && path == "" {

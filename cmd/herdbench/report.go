@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,7 +73,7 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 	if len(opts.Limits) > 0 {
 		return usageErrorf("--max-regression: needs --baseline (accepted: report --baseline OLD.json NEW.json --max-regression PATH=MAX)")
 	}
-	outs, err := parseOutputs(opts.Outputs, "")
+	outs, err := parseOutputs(opts.Outputs, "", reporters.FormatNames())
 	if err != nil {
 		return usageError{err}
 	}
@@ -153,27 +154,15 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 	if err := baseline.Validate(limits, experiment.GatePaths()); err != nil {
 		bad = append(bad, fmt.Errorf("--max-regression: %w", err))
 	}
-	type out struct{ format, path string }
-	var outs []out
-	for _, s := range opts.Outputs {
-		format, path, _ := strings.Cut(s, "=")
-		if _, ok := comparisonFormats[format]; !ok {
-			names := make([]string, 0, len(comparisonFormats))
-			for n := range comparisonFormats {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			bad = append(bad, fmt.Errorf("--output: %s: a comparison renders as %s (accepted: FORMAT or FORMAT=FILE)", s, strings.Join(names, ", ")))
-			continue
-		}
-		outs = append(outs, out{format, path})
+	outs, err := parseOutputs(opts.Outputs, "", slices.Sorted(maps.Keys(comparisonFormats)))
+	if err != nil {
+		bad = append(bad, err)
 	}
 	if len(outs) == 0 {
-		outs = []out{{format: "table"}}
+		outs = []output{{format: "table"}}
 	}
 	var base, run *experiment.Report
 	if len(bad) == 0 {
-		var err error
 		if base, err = reporters.ReadJSONFile(opts.Baseline); err != nil {
 			bad = append(bad, err)
 		}

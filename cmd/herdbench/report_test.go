@@ -65,6 +65,8 @@ func TestReportExitCodes(t *testing.T) {
 			"| `db.queries=10%` | `lock` | 97 | 145 | 106.7 | ❌ **FAIL** |", "1 of 4 regression checks failed"},
 		{"baseline: an unknown path", []string{"report", "--baseline", clean, clean, "--max-regression", "db.qs=1%"}, exitUsage, "",
 			`unknown path "db.qs"`},
+		{"baseline: a format a comparison lacks", []string{"report", "--baseline", clean, clean, "-o", "html"}, exitUsage, "",
+			`--output: html: unknown format "html" (accepted: json, markdown, table,`},
 		{"baseline: two runs", []string{"report", "--baseline", clean, clean, clean}, exitUsage, "", "compares one run, got 2"},
 		{"limits need a baseline", []string{"report", clean, "--max-regression", "db.queries=1%"}, exitUsage, "", "--max-regression: needs --baseline"},
 	}

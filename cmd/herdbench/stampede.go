@@ -239,7 +239,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		}
 		plan.Abort = append(plan.Abort, g)
 	}
-	outs, err := parseOutputs(opts.Outputs, opts.JSONFile)
+	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, reporters.FormatNames())
 	if err != nil {
 		bad = append(bad, err)
 	}
