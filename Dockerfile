@@ -2,19 +2,25 @@
 # replicas from it (`herdbench testbed serve`), as the local provider runs
 # them from the same binary.
 
+# The base images are build arguments with the official images as defaults
+# (docker-compose.yml passes HERDBENCH_GO_IMAGE and HERDBENCH_RUN_IMAGE):
+# behind a registry mirror, name the mirror's.
+ARG GO_IMAGE=golang:1.26
+ARG RUN_IMAGE=alpine:3.20
+
 # build: a static binary, no cgo
-FROM golang:1.26 AS build
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w" -o /out/herdbench ./cmd/herdbench
 
-# run: a small base for its shell and wget, which the healthcheck uses
-FROM alpine:3.20
-RUN adduser -D -H -u 10001 herdbench
+# run: a small base for its shell and wget, which the healthcheck uses; the
+# user is numeric, so any base with wget will do
+FROM ${RUN_IMAGE}
 COPY --from=build /out/herdbench /usr/local/bin/herdbench
-USER herdbench
+USER 10001:10001
 EXPOSE 8080
 ENTRYPOINT ["herdbench"]
 CMD ["testbed", "serve", "--listen", "0.0.0.0:8080"]

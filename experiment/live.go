@@ -38,7 +38,7 @@ type liveBucket struct {
 const liveSlots = int(LiveWindow/RowWidth) + 1
 
 // addLive files a record by when it completed; r.mu is held.
-func (r *recorder) addLive(rec load.Record, us int64) {
+func (r *Recorder) addLive(rec load.Record, us int64) {
 	i := rowIndex(rec.Intended.Add(rec.Latency), r.t)
 	b := &r.live[int(((i%int64(liveSlots))+int64(liveSlots))%int64(liveSlots))]
 	if b.hist == nil || b.at != i {
@@ -55,7 +55,7 @@ func (r *recorder) addLive(rec load.Record, us int64) {
 
 // liveFigures are the requests completed in the LiveWindow before now, as
 // gate figures.
-func (r *recorder) liveFigures(now time.Time) map[string]*float64 {
+func (r *Recorder) liveFigures(now time.Time) map[string]*float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	last := rowIndex(now, r.t)

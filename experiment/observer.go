@@ -46,12 +46,12 @@ func phaseOf(at, from, t time.Time) string {
 }
 
 // observed returns the load's record callback: rec's, then obs' when set.
-func observed(rec *recorder, obs Observer, arm string) func(load.Record) {
+func observed(rec *Recorder, obs Observer, arm string) func(load.Record) {
 	if obs == nil {
-		return rec.add
+		return rec.Add
 	}
 	return func(r load.Record) {
-		rec.add(r)
+		rec.Add(r)
 		obs.Request(arm, phaseOf(r.Intended, rec.from, rec.t), r)
 	}
 }

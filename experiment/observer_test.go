@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/testbed/api"
 )
@@ -69,8 +70,8 @@ func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.Singleflight}, api.DefaultConfig),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100,
-		Timeout: api.Duration(time.Second), Warmup: api.Duration(200 * time.Millisecond),
-		Before: api.Duration(time.Second), After: api.Duration(time.Second), Seed: 3,
+		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(200 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,
 	}
 	obs := &observation{triggers: map[string]time.Time{}, records: map[string][]load.Record{}}
 	rep, err := Run(context.Background(), p, Env{Target: tg, Observer: obs})

@@ -2,48 +2,40 @@ package experiment
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// Safety caps: a plan above them is refused before anything is sent.
-const (
-	MaxRate        = 20_000           // requests per second
-	MaxArmDuration = 10 * time.Minute // warmup + before + after
-	MaxArms        = 16
-	MaxClients     = 100_000
-)
-
 // Plan is one experiment: the same load and trigger once per arm.
 type Plan struct {
 	Arms    []Arm  `json:"arms"`
 	Trigger string `json:"trigger"`
-	// TriggerOptions configure the triggers that take them (outage, slowdb).
-	TriggerOptions triggers.Options `json:"trigger_options"`
-	HotKeys        int              `json:"hot_keys"` // ids 1..HotKeys are warmed and triggered
-	Rate           int              `json:"rate"`     // requests per second, open model
-	Keys           int              `json:"keys"`     // ids 1..Keys
-	Zipf           float64          `json:"zipf"`     // exponent of the key distribution
-	Timeout        api.Duration     `json:"timeout"`  // client timeout
-	Warmup         api.Duration     `json:"warmup"`   // load before measuring
-	Before         api.Duration     `json:"before"`   // measured load before T: the baseline
-	After          api.Duration     `json:"after"`    // measured load after T
-	Seed           uint64           `json:"seed"`
-	Clients        int              `json:"clients"`      // virtual clients, each with its own retry state
-	Retry          retry.Policy     `json:"retry"`        // the clients' policy, unless an arm sets its own
-	Budget         retry.Budget     `json:"retry_budget"` // what bounds each client's retries
+	// Triggers are every trigger with its options (outage, slowdb, ...);
+	// nil takes their defaults
+	Triggers *triggers.Registry `json:"trigger_options"`
+	HotKeys  int                `json:"hot_keys"` // ids 1..HotKeys are warmed and triggered
+	Rate     int                `json:"rate"`     // requests per second, open model
+	Keys     int                `json:"keys"`     // ids 1..Keys
+	Zipf     float64            `json:"zipf"`     // exponent of the key distribution
+	Timeout  herd.Duration      `json:"timeout"`  // client timeout
+	Warmup   herd.Duration      `json:"warmup"`   // load before measuring
+	Before   herd.Duration      `json:"before"`   // measured load before T: the baseline
+	After    herd.Duration      `json:"after"`    // measured load after T
+	Seed     uint64             `json:"seed"`
+	Clients  int                `json:"clients"`      // virtual clients, each with its own retry state
+	Retry    retry.Policy       `json:"retry"`        // the clients' policy, unless an arm sets its own
+	Budget   retry.Budget       `json:"retry_budget"` // what bounds each client's retries
 	// Throttle is adaptive throttling's K for every client (0: off),
 	// unless an arm sets its own
 	Throttle float64       `json:"throttle"`
@@ -163,17 +155,16 @@ func clientArm(a *Arm) (ok bool, err error) {
 		return true, err
 	}
 	if spec, ok := strings.CutPrefix(n, ThrottleArm); ok {
-		k, err := strconv.ParseFloat(spec, 64)
-		if err != nil || k <= 0 || k > 100 {
-			return true, fmt.Errorf("%q: K %q is not a number above 0 and at most 100, such as 2", n, spec)
+		k, err := retry.ParseThrottle(spec)
+		if err == nil {
+			a.Throttle = &k
 		}
-		a.Throttle = &k
-		return true, nil
+		return true, err
 	}
 	if spec, ok := strings.CutPrefix(n, HedgeArm); ok {
 		h, err := retry.ParseHedge(spec)
 		if err == nil && h.Delay == 0 {
-			err = fmt.Errorf("%q: a hedge arm needs a delay, such as hedge=50ms", n)
+			err = fmt.Errorf("a hedge arm needs a delay, such as hedge=50ms")
 		}
 		if err == nil {
 			a.Hedge = &h
@@ -237,14 +228,22 @@ func (p Plan) ClientsOf(a Arm) Clients {
 	return c
 }
 
+// TriggerSet is the plan's triggers, their defaults when it names none.
+func (p Plan) TriggerSet() *triggers.Registry {
+	if p.Triggers == nil {
+		return triggers.Default()
+	}
+	return p.Triggers
+}
+
 // Load is what the plan would send at most, for a target's caps: the rate,
-// one arm's length, the burst trigger's clients, and the most attempts a
-// request may make in any arm (retries + 1, or 1 + a ratio budget's share,
-// doubled by hedging).
+// one arm's length, what the trigger sends itself, and the most attempts
+// a request may make in any arm (retries + 1, or 1 + a ratio budget's
+// share, doubled by hedging).
 func (p Plan) Load() targets.Load {
 	l := targets.Load{Rate: p.Rate, PerArm: p.Duration(), Attempts: 1}
-	if p.Trigger == "burst" {
-		l.Burst = p.TriggerOptions.OrDefaults().Burst
+	if s, ok := p.trigger().(triggers.Sender); ok {
+		l.Burst = s.Sends()
 	}
 	for _, a := range p.Arms {
 		c := p.ClientsOf(a)
@@ -263,106 +262,14 @@ func (p Plan) Load() targets.Load {
 	return l
 }
 
+// trigger is the plan's trigger, nil when it names none the set has.
+func (p Plan) trigger() triggers.Trigger {
+	t, _ := p.TriggerSet().Get(p.Trigger)
+	return t
+}
+
 // T is the trigger's offset from the start of the load.
 func (p Plan) T() time.Duration { return time.Duration(p.Warmup + p.Before) }
 
 // Duration is one arm's load time.
 func (p Plan) Duration() time.Duration { return time.Duration(p.Warmup + p.Before + p.After) }
-
-// Validate returns every problem at once, each naming the field (as in the
-// results JSON) and the accepted values. triggerNames are the valid triggers.
-func (p Plan) Validate(triggerNames []string) error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
-	}
-	if len(p.Arms) == 0 || len(p.Arms) > MaxArms {
-		bad("arms", "%d arms (accepted: 1 to %d)", len(p.Arms), MaxArms)
-	}
-	seen := map[string]bool{}
-	for _, a := range p.Arms {
-		if seen[a.Name] {
-			bad("arms", "%q twice", a.Name)
-		}
-		seen[a.Name] = true
-		probe := Arm{Name: a.Name}
-		if _, err := clientArm(&probe); err != nil {
-			bad("arms", "%v", err)
-		}
-		if a.Select != nil {
-			continue // a service's arm: no replica config to check
-		}
-		if err := a.Config.Validate(); err != nil {
-			msg := strings.ReplaceAll(err.Error(), "\n", "; ")
-			if strings.Contains(msg, "strategy: unknown") {
-				msg += "; or a client policy: " + strings.Join(ClientArms, ", ")
-			}
-			bad("arms", "%s: %v", a.Name, msg)
-		}
-	}
-	to := p.TriggerOptions.OrDefaults()
-	if err := to.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	// a fault that outlasts the arm never shows its end
-	switch {
-	case p.Trigger == "outage" && to.Outage >= p.After:
-		bad("outage", "%s is not shorter than after, %s (accepted: shorter than after, so the arm sees the dependency return)", to.Outage, p.After)
-	case p.Trigger == "slowdb" && to.SlowDBFor >= p.After:
-		bad("slowdb_for", "%s is not shorter than after, %s (accepted: shorter than after, so the arm sees the database recover)", to.SlowDBFor, p.After)
-	}
-	names := make([]string, len(p.Arms))
-	for i, a := range p.Arms {
-		names[i] = a.Name
-	}
-	if err := gates.Validate(p.Gates, names, GatePaths()); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			bad("gates", "%s", line)
-		}
-	}
-	if err := gates.Validate(p.Abort, names, LivePaths); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			bad("abort_on", "%s", line)
-		}
-	}
-	if !slices.Contains(triggerNames, p.Trigger) {
-		bad("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(triggerNames, ", "))
-	}
-	if p.Rate < 1 || p.Rate > MaxRate {
-		bad("rate", "%d out of range (accepted: 1 to %d requests/s)", p.Rate, MaxRate)
-	}
-	if p.Throttle < 0 || p.Throttle > 100 {
-		bad("throttle", "%g out of range (accepted: 0, off, or K above 0 and at most 100; the SRE book uses 2)", p.Throttle)
-	}
-	if p.Critical < 0 || p.Critical > 1 {
-		bad("critical", "%g out of range (accepted: 0 to 1, the share of requests marked critical)", p.Critical)
-	}
-	if p.Clients < 0 || p.Clients > MaxClients {
-		bad("clients", "%d out of range (accepted: 0 to %d; 0 means 1)", p.Clients, MaxClients)
-	}
-	if p.Keys < 1 {
-		bad("keys", "%d out of range (accepted: 1 or more)", p.Keys)
-	}
-	if p.HotKeys < 1 || p.HotKeys > p.Keys {
-		bad("hot_keys", "%d out of range (accepted: 1 to keys, %d)", p.HotKeys, p.Keys)
-	}
-	if p.Zipf <= 1 {
-		bad("zipf", "%g out of range (accepted: greater than 1)", p.Zipf)
-	}
-	if p.Timeout <= 0 {
-		bad("timeout", "%s (accepted: more than 0)", p.Timeout)
-	}
-	if p.Warmup < 0 {
-		bad("warmup", "%s is negative", p.Warmup)
-	}
-	if p.Before < api.Duration(time.Second) {
-		bad("before", "%s too short (accepted: 1s or more: it is the baseline)", p.Before)
-	}
-	if p.After < api.Duration(time.Second) {
-		bad("after", "%s too short (accepted: 1s or more)", p.After)
-	}
-	if p.Duration() > MaxArmDuration {
-		bad("after", "warmup + before + after = %s exceeds the cap of %s per arm", p.Duration(), MaxArmDuration)
-	}
-	return errors.Join(errs...)
-}

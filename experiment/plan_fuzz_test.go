@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -17,12 +18,11 @@ func FuzzArms(f *testing.F) {
 		"hedge=50ms,hedge=0s,hedge=none", "client-breaker=5:2s,client-breaker=x", "shed+shed_priority", "lock+shed_priority"} {
 		f.Add(s, "expire", "postgres")
 	}
-	names := triggers.Default(triggers.Options{}).Names()
 	f.Fuzz(func(t *testing.T, arms, trigger, dependency string) {
 		p := Plan{Arms: Arms(strings.Split(arms, ","), api.DefaultConfig), Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
-			Rate: 10, Timeout: api.Duration(time.Second), Before: api.Duration(time.Second), After: api.Duration(time.Second),
-			TriggerOptions: triggers.Options{Dependency: dependency}}
-		err := p.Validate(names)
+			Rate: 10, Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second),
+			Triggers: triggerOptions("dependency", dependency)}
+		err := p.Validate()
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("an empty error message")
@@ -36,8 +36,8 @@ func FuzzArms(f *testing.F) {
 			if strings.HasPrefix(a.Name, RetryArm) && a.Retry == nil {
 				t.Fatalf("retry arm %q passed validation without a policy", a.Name)
 			}
-			if strings.HasPrefix(a.Name, ThrottleArm) && (a.Throttle == nil || *a.Throttle <= 0) {
-				t.Fatalf("throttle arm %q passed validation without a K above 0", a.Name)
+			if strings.HasPrefix(a.Name, ThrottleArm) && (a.Throttle == nil || *a.Throttle < 0) {
+				t.Fatalf("throttle arm %q passed validation without a K of 0 or more", a.Name)
 			}
 			if strings.HasPrefix(a.Name, HedgeArm) && (a.Hedge == nil || a.Hedge.Delay <= 0) {
 				t.Fatalf("hedge arm %q passed validation without a delay", a.Name)
@@ -51,14 +51,26 @@ func FuzzArms(f *testing.F) {
 
 func TestFaultMustEndWithinTheArm(t *testing.T) {
 	p := Plan{Arms: Arms([]string{"none"}, api.DefaultConfig), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10,
-		Timeout: api.Duration(time.Second), Before: api.Duration(time.Second), After: api.Duration(2 * time.Second),
-		TriggerOptions: triggers.Options{Outage: api.Duration(3 * time.Second)}}
-	err := p.Validate(triggers.Default(triggers.Options{}).Names())
+		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second),
+		Triggers: triggerOptions("outage", "3s")}
+	err := p.Validate()
 	if err == nil || !strings.Contains(err.Error(), "outage: 3s is not shorter than after, 2s (accepted: shorter than after") {
 		t.Errorf("Validate of a 3s outage in a 2s after = %v; want an error naming outage and the accepted values", err)
 	}
-	p.Trigger, p.TriggerOptions = "slowdb", triggers.Options{SlowDBFor: api.Duration(2 * time.Second)}
-	if err := p.Validate(triggers.Default(triggers.Options{}).Names()); err == nil || !strings.Contains(err.Error(), "slowdb_for: 2s is not shorter than after") {
+	p.Trigger, p.Triggers = "slowdb", triggerOptions("slowdb_for", "2s")
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "slowdb_for: 2s is not shorter than after") {
 		t.Errorf("Validate of a 2s slowdb in a 2s after = %v; want an error naming slowdb_for", err)
 	}
+}
+
+// triggerOptions is every trigger with its defaults but for the options
+// given, key then value, as a flag would set them.
+func triggerOptions(kv ...string) *triggers.Registry {
+	reg := triggers.Default()
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := reg.Set(kv[i], kv[i+1]); err != nil {
+			panic(err)
+		}
+	}
+	return reg
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/triggers"
 )
 
 // Preview is what a plan would do to a target, worked out without
@@ -44,8 +43,8 @@ type ArmPreview struct {
 
 // Describe works out the preview of p on tg; nothing is contacted.
 func Describe(p Plan, tg *targets.Target) Preview {
-	p.TriggerOptions = p.TriggerOptions.OrDefaults()
-	trig, _ := triggers.Default(p.TriggerOptions).Get(p.Trigger)
+	trig := p.trigger()
+	sub := SubjectOf(tg)
 	hot := tg.Hot(p.HotKeys)
 	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration()}
 	for _, e := range tg.Endpoints {
@@ -85,24 +84,14 @@ func Describe(p Plan, tg *targets.Target) Preview {
 	for _, a := range p.Arms {
 		pv.Arms = append(pv.Arms, ArmPreview{Name: a.Name, Selection: selection(a)})
 	}
-	env := triggers.Env{Pattern: tg.Pattern, Owned: tg.Testbed(), Channel: tg.Channel, Proxies: tg.Proxies, Role: tg.Role,
-		HotKeys: hot, API: tg.Endpoints}
-	if tg.RedisKey != "" {
-		env.RedisKey = tg.KeyOf
-	}
+	env := (&armRun{tg: tg, hot: hot}).triggerEnv()
+	env.Request = nil // nothing is built, let alone sent
 	pv.Trigger = p.Trigger + " at T"
-	if pl, ok := trig.(triggers.Planner); ok {
-		pv.Trigger += ": " + pl.Plan(env)
+	if trig != nil {
+		pv.Trigger += ": " + trig.Plan(env)
 	}
-	if tg.Testbed() {
-		pv.Warm = fmt.Sprintf("flush the testbed's Redis, load every key once through the replicas (%d)", p.Keys)
-	} else {
-		pv.Warm = fmt.Sprintf("one request for each hot key (%d), with the arm's selection", len(hot))
-	}
-	perArm := int64(float64(p.Rate) * p.Duration().Seconds())
-	if !tg.Testbed() {
-		perArm += int64(len(hot))
-	}
+	pv.Warm = sub.FillPlan(p, hot)
+	perArm := int64(float64(p.Rate)*p.Duration().Seconds()) + sub.FillRequests(p, hot)
 	pv.Requests = perArm * int64(len(p.Arms))
 	l := p.Load()
 	pv.Worst = int64(float64(perArm)*l.Attempts+float64(l.Burst)) * int64(len(p.Arms))

@@ -20,10 +20,10 @@ func newHist(sigfigs int) *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, maxLatencyUS, sigfigs)
 }
 
-// recorder files each request by its intended send time: into a timeline
+// Recorder files each request by its intended send time: into a timeline
 // row, and into the baseline [T-before, T) or the measured window
 // [T, T+after).
-type recorder struct {
+type Recorder struct {
 	t    time.Time // T
 	from time.Time // start of the timeline: T - before
 	end  time.Time // end of the timeline: T + after
@@ -41,6 +41,14 @@ type recorder struct {
 	sent     int64                   // every record, for progress
 	live     [liveSlots]liveBucket   // the last LiveWindow of completed requests, for stop conditions
 	liveOn   bool                    // the plan has stop conditions: keep live
+	gen      genAcc                  // the generator's own figures, from T - before to the end
+}
+
+// genAcc is how the generator kept its schedule: requests intended, those
+// it sent, and how late they left.
+type genAcc struct {
+	intended, sent int64
+	lag            *hdrhistogram.Histogram
 }
 
 // classAcc counts a subset of the requests.
@@ -50,15 +58,15 @@ type classAcc struct {
 }
 
 type clientRow struct {
-	requests, ok, attempts int64
-	hist                   *hdrhistogram.Histogram
+	requests, ok, attempts, unsent int64
+	hist                           *hdrhistogram.Histogram
 }
 
 // newRecorder files requests around T; with critical, the requests marked
 // critical are also counted apart.
-func newRecorder(t time.Time, before, after time.Duration, critical bool) *recorder {
-	r := &recorder{t: t, from: t.Add(-before), end: t.Add(after), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
-		after: newHist(3), baseline: newHist(3)}
+func NewRecorder(t time.Time, before, after time.Duration, critical bool) *Recorder {
+	r := &Recorder{t: t, from: t.Add(-before), end: t.Add(after), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
+		after: newHist(3), baseline: newHist(3), gen: genAcc{lag: newHist(3)}}
 	if critical {
 		r.critical = &classAcc{hist: newHist(3)}
 	}
@@ -70,12 +78,12 @@ func rowIndex(at, t time.Time) int64 {
 	return int64(math.Floor(float64(at.Sub(t)) / float64(RowWidth)))
 }
 
-func (r *recorder) add(rec load.Record) {
+func (r *Recorder) Add(rec load.Record) {
 	us := min(max(rec.Latency.Microseconds(), 1), maxLatencyUS)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent++
-	if r.liveOn {
+	if r.liveOn && rec.Outcome != load.Unsent {
 		r.addLive(rec, us)
 	}
 	// attempts land in the row they were sent in: retry waves show where
@@ -90,6 +98,17 @@ func (r *recorder) add(rec load.Record) {
 	}
 	row := r.row(rowIndex(rec.Intended, r.t))
 	row.requests++
+	r.gen.intended++
+	if rec.Outcome == load.Unsent {
+		// owed and never sent: a request, dropped, with no latency
+		row.unsent++
+		if !rec.Intended.Before(r.t) {
+			r.outcomes[load.Unsent]++
+		}
+		return
+	}
+	r.gen.sent++
+	_ = r.gen.lag.RecordValue(max(rec.Left.Sub(rec.Intended).Microseconds(), 0))
 	if rec.Outcome == load.OK {
 		row.ok++
 	}
@@ -123,7 +142,7 @@ func (r *recorder) add(rec load.Record) {
 }
 
 // row returns timeline row i, made on first use.
-func (r *recorder) row(i int64) *clientRow {
+func (r *Recorder) row(i int64) *clientRow {
 	row := r.rows[i]
 	if row == nil {
 		row = &clientRow{hist: newHist(2)}
@@ -132,14 +151,14 @@ func (r *recorder) row(i int64) *clientRow {
 	return row
 }
 
-func (r *recorder) requests() int64 {
+func (r *Recorder) requests() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sent
 }
 
 // http summarises the requests intended from T on.
-func (r *recorder) http() HTTP {
+func (r *Recorder) http() HTTP {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := HTTP{
@@ -155,6 +174,7 @@ func (r *recorder) http() HTTP {
 
 			Throttled:     r.outcomes[load.Throttled],
 			ClientBreaker: r.outcomes[load.BreakerOpen],
+			Unsent:        r.outcomes[load.Unsent],
 		},
 	}
 	if c := r.critical; c != nil {
@@ -178,13 +198,46 @@ func (r *recorder) http() HTTP {
 	return h
 }
 
-// retries summarises the attempts of the requests intended from T.
-func (r *recorder) retries() Retries {
+// Saturation: the generator, not the service, was the bottleneck when one
+// request in ten left later than SaturatedLag, or fewer than SaturatedSent
+// of the intended requests left at all. The rule reads the 90th percentile,
+// not the 99th: a generator that keeps up but is descheduled for a few tens
+// of milliseconds on a shared machine shows in lag_p99_ms (and a gate on it
+// can fail the run), while one that cannot keep up falls behind on most
+// requests.
+const (
+	SaturatedLag  = 10 * time.Millisecond
+	SaturatedSent = 0.99
+)
+
+// generator summarises how the generator kept its schedule from T - before
+// to the end; window is that span.
+func (r *Recorder) generator(window time.Duration) LoadFigures {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var requests int64
-	for _, n := range r.outcomes {
-		requests += n
+	g := LoadFigures{Intended: r.gen.intended, Sent: r.gen.sent}
+	if window > 0 {
+		g.AchievedRate = round2(float64(g.Sent) / window.Seconds())
+	}
+	if g.Sent > 0 {
+		g.LagP50MS = ms(r.gen.lag.ValueAtQuantile(50))
+		g.LagP90MS = ms(r.gen.lag.ValueAtQuantile(90))
+		g.LagP99MS = ms(r.gen.lag.ValueAtQuantile(99))
+	}
+	g.Saturated = g.LagP90MS > float64(SaturatedLag.Milliseconds()) ||
+		(g.Intended > 0 && float64(g.Sent) < SaturatedSent*float64(g.Intended))
+	return g
+}
+
+// retries summarises the attempts of the requests intended from T.
+func (r *Recorder) retries() Retries {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var requests int64 // sent: an unsent request met no retry policy
+	for o, n := range r.outcomes {
+		if o != load.Unsent {
+			requests += n
+		}
 	}
 	res := Retries{Attempts: r.attempts, Hedges: r.hedges}
 	if requests > 0 {

@@ -38,11 +38,11 @@ func benchRecords(t time.Time, n int) []load.Record {
 func BenchmarkRecorderAdd(b *testing.B) {
 	t := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	recs := benchRecords(t, 4096)
-	r := newRecorder(t, 10*time.Second, 10*time.Second, false)
+	r := NewRecorder(t, 10*time.Second, 10*time.Second, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		r.add(recs[i%len(recs)])
+		r.Add(recs[i%len(recs)])
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 	if got := r.requests(); got != int64(b.N) {
@@ -55,12 +55,12 @@ func BenchmarkRecorderAdd(b *testing.B) {
 func BenchmarkRecorderAddLive(b *testing.B) {
 	t := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	recs := benchRecords(t, 4096)
-	r := newRecorder(t, 10*time.Second, 10*time.Second, false)
+	r := NewRecorder(t, 10*time.Second, 10*time.Second, false)
 	r.liveOn = true
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		r.add(recs[i%len(recs)])
+		r.Add(recs[i%len(recs)])
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 	if f := r.liveFigures(t.Add(20 * time.Second)); f["http.requests"] == nil {
@@ -72,13 +72,13 @@ func BenchmarkRecorderAddLive(b *testing.B) {
 func BenchmarkRecorderAddParallel(b *testing.B) {
 	t := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	recs := benchRecords(t, 4096)
-	r := newRecorder(t, 10*time.Second, 10*time.Second, false)
+	r := NewRecorder(t, 10*time.Second, 10*time.Second, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := rand.IntN(len(recs))
 		for pb.Next() {
-			r.add(recs[i%len(recs)])
+			r.Add(recs[i%len(recs)])
 			i++
 		}
 	})

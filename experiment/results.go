@@ -20,6 +20,7 @@ type Report struct {
 	Seed        uint64      `json:"seed"`
 	StartedAt   time.Time   `json:"started_at"`
 	Partial     bool        `json:"partial"`         // not every arm finished
+	Saturated   bool        `json:"saturated"`       // in some arm the generator, not the service, was the bottleneck (arms[].load)
 	Error       string      `json:"error,omitempty"` // why, when partial
 	Plan        Plan        `json:"plan"`
 	Environment Environment `json:"environment"`
@@ -52,11 +53,14 @@ type ArmResult struct {
 	Clients    Clients               `json:"clients"`          // what every client did: retries, throttling, hedging, breaker
 	T          time.Time             `json:"t"`
 	Warm       Warm                  `json:"warm"`
+	Timing     Timing                `json:"timing"` // the arm's overhead beside its load windows
 	Trigger    TriggerResult         `json:"trigger"`
 	DB         *DB                   `json:"db"`    // null: the target declares no Postgres
 	Cache      *Cache                `json:"cache"` // null: the target declares no Redis
 	HTTP       HTTP                  `json:"http"`
-	API        *APICounters          `json:"api"` // null: not the testbed, whose replicas count
+	Load       LoadFigures           `json:"load"`              // whether the generator kept its schedule
+	Workers    *Workers              `json:"workers,omitempty"` // the workers that sent the load (--workers)
+	API        *APICounters          `json:"api"`               // null: not the testbed, whose replicas count
 	Retries    Retries               `json:"retries"`
 	Burst      *triggers.BurstResult `json:"burst,omitempty"` // the burst trigger's release spread
 	RecoveryMS *int64                `json:"recovery_ms"`     // null: not back within the band by the end
@@ -80,19 +84,26 @@ type Abort struct {
 	Reason string `json:"reason"` // the condition with the value it measured
 }
 
+// Timing is what an arm takes besides its load windows (warmup, before,
+// after), so the next regression in a run's length shows.
+type Timing struct {
+	FillMS  int64 `json:"fill_ms"`  // bringing the service to the arm's start: the fill, resets, snapshots
+	DrainMS int64 `json:"drain_ms"` // from the load's end until nothing of the arm runs and the last snapshot is read
+}
+
 // Warm is the cache fill before the load: on the testbed every key once,
 // each one load; on a service, one request for each hot key.
 type Warm struct {
 	Keys    int   `json:"keys"`
-	Queries int64 `json:"queries"` // pg_stat_statements delta of the item query
+	Queries int64 `json:"queries"` // pg_stat_statements delta of the item query and, on the testbed, of the bulk fill's (api.FillQuery)
 	TookMS  int64 `json:"took_ms"`
 }
 
 // TriggerResult says what the trigger did and when.
 type TriggerResult struct {
-	Name    string          `json:"name"`
-	FiredAt *time.Time      `json:"fired_at"` // null: the arm was stopped before T
-	Detail  triggers.Detail `json:"detail"`
+	Name    string     `json:"name"`
+	FiredAt *time.Time `json:"fired_at"` // null: the arm was stopped before T
+	Detail  any        `json:"detail"`   // the trigger's own: triggers.ExpireDetail, ...
 }
 
 // DB figures come from pg_stat_statements calls of the item query by the
@@ -157,6 +168,23 @@ type Errors struct {
 	// ClientBreaker were refused by the client's own open circuit breaker,
 	// never sent
 	ClientBreaker int64 `json:"client_breaker"`
+	// Unsent were owed by the schedule and never sent: the generator was
+	// behind when the load ended (load.saturated says so)
+	Unsent int64 `json:"unsent"`
+}
+
+// LoadFigures say whether the generator kept its schedule, from T - before
+// to the end, from the clients' own records: when they are saturated, the
+// generator, not the service, was the bottleneck, and the figures after T
+// count the requests it never sent as dropped.
+type LoadFigures struct {
+	Intended     int64   `json:"intended"`      // what the open model owed the service
+	Sent         int64   `json:"sent"`          // of them, what left
+	AchievedRate float64 `json:"achieved_rate"` // sent per second
+	LagP50MS     float64 `json:"lag_p50_ms"`    // how late requests left against their intended send time
+	LagP90MS     float64 `json:"lag_p90_ms"`
+	LagP99MS     float64 `json:"lag_p99_ms"`
+	Saturated    bool    `json:"saturated"` // lag p90 over SaturatedLag, or under SaturatedSent of intended sent
 }
 
 // Retries come from the clients: every attempt of the requests intended
@@ -169,14 +197,7 @@ type Retries struct {
 
 // APICounters are the replicas' herdbench_api_* counters, summed, from the
 // start of the load (they are reset after the warm) to the end.
-type APICounters struct {
-	Loads       int64 `json:"loads"`
-	LoadErrors  int64 `json:"load_errors"`
-	EarlyLoads  int64 `json:"early_loads"`
-	Coalesced   int64 `json:"coalesced"`
-	StaleServed int64 `json:"stale_served"`
-	LockWaits   int64 `json:"lock_waits"`
-}
+type APICounters = api.Counters
 
 // Row is 100 ms of the timeline; t_ms is its start relative to T.
 type Row struct {
@@ -187,6 +208,7 @@ type Row struct {
 	Requests    int64   `json:"requests"` // intended in this row
 	OK          int64   `json:"ok"`
 	Attempts    int64   `json:"attempts"` // attempts sent in this row, retries included
+	Unsent      int64   `json:"unsent"`   // intended in this row, never sent
 	P99MS       float64 `json:"p99_ms"`
 	Connections int64   `json:"connections"`
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 func startTestbed(t testing.TB, replicas int) *targets.Target {
 	t.Helper()
 	tb := localtest.Start(t, local.Config{Replicas: replicas, Items: 1000})
-	tg, err := targets.Testbed(context.Background(), tb.Status())
+	tg, err := targets.Testbed(context.Background(), tb.Status(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,14 +44,14 @@ func itemCalls(t testing.TB, tg *targets.Target) int64 {
 func TestOneHotKeyAcrossArms(t *testing.T) {
 	tg := startTestbed(t, 3)
 	cfg := api.DefaultConfig
-	cfg.QueryCost = api.Duration(200 * time.Millisecond)
+	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	// one key, hammered through every replica: at 300 req/s and 200ms per
 	// load, none loads about 60 times after T
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.Singleflight, api.Lock}, cfg),
 		Trigger: "expire", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300,
-		Timeout: api.Duration(2 * time.Second), Warmup: api.Duration(300 * time.Millisecond),
-		Before: api.Duration(time.Second), After: api.Duration(1500 * time.Millisecond), Seed: 7,
+		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 7,
 	}
 	before := itemCalls(t, tg)
 	rep, err := Run(context.Background(), p, Env{Target: tg, Version: "test"})
@@ -72,14 +73,23 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		byName[a.Name] = a
 		sum += a.Warm.Queries + a.DB.QueriesTotal
 		// figures tied to their sources
-		if a.API.Loads != a.DB.QueriesTotal {
-			t.Errorf("%s: api.loads %d (replicas' /metrics) != db.queries_total %d (pg_stat_statements)", a.Name, a.API.Loads, a.DB.QueriesTotal)
+		// every load the replicas completed is a statement Postgres counted;
+		// a load that timed out (db-timeout) as its statement ended is counted by
+		// Postgres and as a load error by the replica
+		if q, api := a.DB.QueriesTotal, a.API; q < api.Loads || q > api.Loads+api.LoadErrors {
+			t.Errorf("%s: db.queries_total %d (pg_stat_statements); want api.loads %d (replicas' /metrics), plus at most api.load_errors %d",
+				a.Name, q, api.Loads, api.LoadErrors)
+		}
+		// the arm's overhead holds its fill: timing.fill_ms is the fill
+		// (warm.took_ms) and the resets and snapshots around it
+		if a.Timing.FillMS < a.Warm.TookMS {
+			t.Errorf("%s: timing.fill_ms %d < warm.took_ms %d; want the fill within the arm's setup", a.Name, a.Timing.FillMS, a.Warm.TookMS)
 		}
 		if a.Warm.Queries != 1 {
 			t.Errorf("%s: warm.queries = %d; want 1 (one key, loaded once)", a.Name, a.Warm.Queries)
 		}
 		h := a.HTTP
-		if h.OK+h.Errors.Timeout+h.Errors.Conn+h.Errors.E5xx+h.Errors.Shed+h.Errors.Other+h.Errors.Throttled+h.Errors.ClientBreaker != h.Requests {
+		if h.OK+h.Errors.Timeout+h.Errors.Conn+h.Errors.E5xx+h.Errors.Shed+h.Errors.Other+h.Errors.Throttled+h.Errors.ClientBreaker+h.Errors.Unsent != h.Requests {
 			t.Errorf("%s: outcomes %+v do not add up to %d requests", a.Name, h, h.Requests)
 		}
 		// requests intended from T: the rate over `after`, give or take the
@@ -93,7 +103,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		if a.Cache.HitRatio == nil || a.Cache.Hits+a.Cache.Misses == 0 {
 			t.Errorf("%s: cache %+v; want Redis reads after T", a.Name, a.Cache)
 		}
-		if a.DB.PeakConnections == 0 || a.DB.PeakQPS <= 0 || a.Trigger.Name != "expire" || a.Trigger.Detail["keys_removed"] != int64(1) {
+		if a.DB.PeakConnections == 0 || a.DB.PeakQPS <= 0 || a.Trigger.Name != "expire" || a.Trigger.Detail.(triggers.ExpireDetail).KeysRemoved != 1 {
 			t.Errorf("%s: db %+v trigger %+v; want connections, a peak and the key removed at T", a.Name, a.DB, a.Trigger)
 		}
 		if n := len(a.Timeline); n != 25 || a.Timeline[0].TMS != -1000 || a.Timeline[n-1].TMS != 1400 {
@@ -167,7 +177,7 @@ func TestCancelledRunIsPartial(t *testing.T) {
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.Lock}, cfg),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100,
-		Timeout: api.Duration(time.Second), Before: api.Duration(time.Second), After: api.Duration(time.Second), Seed: 1,
+		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -184,19 +194,19 @@ func TestCancelledRunIsPartial(t *testing.T) {
 		t.Errorf("partial report: partial %v, %d arms, error %q; want partial, the finished arm none, and why", rep.Partial, len(rep.Arms), rep.Error)
 	}
 	// the replicas are left as they were found
-	if c, err := tg.Config(context.Background()); err != nil || c.Strategy != api.None {
+	if c, err := tg.Admin.Config(context.Background()); err != nil || c.Strategy != api.None {
 		t.Errorf("replica config after the run = %+v, %v; want the original (strategy none)", c, err)
 	}
 }
 
 func TestPlanValidate(t *testing.T) {
 	p := Plan{Arms: Arms([]string{"none", "none", "magic"}, api.DefaultConfig), Trigger: "meteor",
-		Rate: MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: api.Duration(time.Hour)}
-	err := p.Validate(triggers.Default(triggers.Options{}).Names())
+		Rate: MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: herd.Duration(time.Hour)}
+	err := p.Validate()
 	if err == nil {
 		t.Fatal("Validate of a plan with many problems = nil")
 	}
-	for _, want := range []string{`arms: "none" twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl, flush, conndrop, restart, outage, slowdb, burst, notify)`,
+	for _, want := range []string{`arms: none: twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl, flush, conndrop, outage, slowdb, burst, restart, notify)`,
 		"rate: 20001 out of range", "hot_keys: 20 out of range", "zipf: 1 out of range", "before:", "exceeds the cap"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)
@@ -222,14 +232,14 @@ func BenchmarkSample(b *testing.B) {
 func TestTTLTriggerExpiresAtT(t *testing.T) {
 	tg := startTestbed(t, 2)
 	cfg := api.DefaultConfig
-	cfg.QueryCost = api.Duration(200 * time.Millisecond)
+	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	// 100 hot keys at 200ms a load: the warm spreads their loads over about
 	// a second, yet they must all expire at T
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.XFetch}, cfg),
 		Trigger: "ttl", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 300,
-		Timeout: api.Duration(2 * time.Second), Warmup: api.Duration(300 * time.Millisecond),
-		Before: api.Duration(time.Second), After: api.Duration(1500 * time.Millisecond), Seed: 3,
+		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
 	}
 	rep, err := Run(context.Background(), p, Env{Target: tg})
 	if err != nil {
@@ -250,5 +260,45 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 	if xfetch.API.EarlyLoads < 1 || xfetch.DB.Queries*5 > none.DB.Queries*4 {
 		t.Errorf("xfetch: %d early loads, %d loads after T (none: %d); want early refreshes and fewer loads",
 			xfetch.API.EarlyLoads, xfetch.DB.Queries, none.DB.Queries)
+	}
+}
+
+// statementCalls reads pg_stat_statements itself: the calls of one
+// statement text by the app's role.
+func statementCalls(t testing.TB, tg *targets.Target, text string) int64 {
+	t.Helper()
+	var n int64
+	err := tg.DB.QueryRow(context.Background(), `SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
+		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $1 AND s.query = $2`, testbed.AppRole, text).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The fill caches the tail in bulk, in its own statement: the herd's
+// figures count item queries only, and warm.queries what the whole fill
+// cost the database, the hot keys' item queries and the bulk reads.
+func TestFillIsItsOwnStatement(t *testing.T) {
+	tg := startTestbed(t, 3)
+	p := Plan{Arms: Arms([]string{api.None}, api.DefaultConfig), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100,
+		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 2}
+	items, fills := statementCalls(t, tg, api.ItemQuery), statementCalls(t, tg, api.FillQuery)
+	rep, err := Run(context.Background(), p, Env{Target: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rep.Arms[0]
+	items, fills = statementCalls(t, tg, api.ItemQuery)-items, statementCalls(t, tg, api.FillQuery)-fills
+	// 990 tail keys over 3 replicas: one batch each
+	if fills != 3 || a.Warm.Queries != 10+fills || a.Warm.Keys != 1000 {
+		t.Errorf("warm = %+v, fill statements %d; want 1000 keys for 10 item queries and 3 bulk reads", a.Warm, fills)
+	}
+	if items != 10+a.DB.QueriesTotal || a.API.Loads != a.DB.QueriesTotal {
+		t.Errorf("item queries around the run %d; warm's hot keys 10 + db.queries_total %d (api.loads %d)", items, a.DB.QueriesTotal, a.API.Loads)
+	}
+	// the tail was cached: the steady load over 1000 keys mostly hits
+	if r := a.Cache.HitRatio; r == nil || *r < 0.9 {
+		t.Errorf("cache.hit_ratio after the fill = %v; want the tail cached", r)
 	}
 }

@@ -19,9 +19,10 @@ const (
 	recoveryP99Floor = 20 // ms
 )
 
-func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples []observe.Sample, rec *recorder) *ArmResult {
+func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples []observe.Sample, rec *Recorder) *ArmResult {
 	samples = append(samples, end)
-	res := &ArmResult{Name: arm.Name, Config: arm.Config, Select: arm.Select, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries()}
+	res := &ArmResult{Name: arm.Name, Config: arm.Config, Select: arm.Select, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries(),
+		Load: rec.generator(time.Duration(p.Before + p.After))}
 	if arm.Select != nil {
 		res.Config = api.Config{}
 	}
@@ -62,7 +63,7 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 // timeline builds one row per RowWidth from T - before to the end: server
 // figures from the samples that fall in the row (deltas to the sample
 // before), client figures from the requests intended in it.
-func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Row {
+func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Row {
 	first := rowIndex(t.Add(-time.Duration(p.Before)), t)
 	last := rowIndex(t.Add(time.Duration(p.After)), t) - 1
 	rows := make([]Row, 0, last-first+1)
@@ -97,7 +98,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *recorder) []Ro
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
 		}
 		if c := rec.rows[i]; c != nil {
-			row.Requests, row.OK, row.Attempts = c.requests, c.ok, c.attempts
+			row.Requests, row.OK, row.Attempts, row.Unsent = c.requests, c.ok, c.attempts, c.unsent
 			row.P99MS = ms(c.hist.ValueAtQuantile(99))
 		}
 		rows = append(rows, row)
@@ -146,12 +147,6 @@ func recovery(rows []Row, baselineQPS, baselineP99 float64) *int64 {
 	}
 	return nil
 }
-
-// delta is how much a cumulative counter grew from prev to cur, for
-// counters whose reset is known only from a decrease (the replicas'
-// /metrics): a counter that went down was reset and counts from zero, as
-// Prometheus' rate() reads it.
-func delta(prev, cur int64) int64 { return step(prev, cur, cur < prev) }
 
 // step is how much a counter grew from prev to cur. When its server
 // restarted in between, the counter started again at zero, so it grew by

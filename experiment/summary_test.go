@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // rowsFrom returns one Row per RowWidth with t_ms from fromMS to toMS
@@ -256,9 +256,9 @@ func TestPeakQPS(t *testing.T) {
 
 func TestRecorderWindows(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	r := newRecorder(T, time.Second, time.Hour, false)
+	r := NewRecorder(T, time.Second, time.Hour, false)
 	add := func(off, lat time.Duration, o load.Outcome) {
-		r.add(load.Record{Intended: T.Add(off), Latency: lat, Outcome: o})
+		r.Add(load.Record{Intended: T.Add(off), Latency: lat, Outcome: o})
 	}
 
 	// warmup, before T - 1s: ignored but for the progress count
@@ -370,7 +370,7 @@ func TestRecorderWindows(t *testing.T) {
 
 func TestRecorderCountsCriticalAndRefusedApart(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	r := newRecorder(T, time.Second, time.Hour, true)
+	r := NewRecorder(T, time.Second, time.Hour, true)
 	recs := []load.Record{
 		{Outcome: load.OK, Attempts: 2, Hedges: 1, Critical: true},
 		{Outcome: load.Shed, Attempts: 1, Critical: true},
@@ -384,7 +384,7 @@ func TestRecorderCountsCriticalAndRefusedApart(t *testing.T) {
 			rec.Intended = T
 		}
 		rec.Latency = time.Millisecond
-		r.add(rec)
+		r.Add(rec)
 	}
 	h, rt := r.http(), r.retries()
 	if want := (Errors{Shed: 2, Throttled: 1, ClientBreaker: 1}); h.Errors != want || h.Requests != 5 || h.OK != 1 {
@@ -396,16 +396,16 @@ func TestRecorderCountsCriticalAndRefusedApart(t *testing.T) {
 	if want := (Retries{Attempts: 4, Hedges: 1, Amplification: 0.8}); rt != want {
 		t.Errorf("retries() = %+v; want %+v (attempts sent, hedges included)", rt, want)
 	}
-	if h := newRecorder(T, time.Second, time.Hour, false).http(); h.Critical != nil {
+	if h := NewRecorder(T, time.Second, time.Hour, false).http(); h.Critical != nil {
 		t.Errorf("http().Critical = %+v for a plan marking none; want nil", h.Critical)
 	}
 }
 
 func TestRecorderEndsAtAfter(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	r := newRecorder(T, time.Second, time.Second, false)
-	r.add(load.Record{Intended: T.Add(999 * time.Millisecond), Latency: time.Millisecond, Outcome: load.OK})
-	r.add(load.Record{Intended: T.Add(time.Second), Latency: time.Millisecond, Outcome: load.OK}) // the pacer's last tick
+	r := NewRecorder(T, time.Second, time.Second, false)
+	r.Add(load.Record{Intended: T.Add(999 * time.Millisecond), Latency: time.Millisecond, Outcome: load.OK})
+	r.Add(load.Record{Intended: T.Add(time.Second), Latency: time.Millisecond, Outcome: load.OK}) // the pacer's last tick
 	if h := r.http(); h.Requests != 1 {
 		t.Errorf("http().Requests = %d with records at T+999ms and T+1s, after 1s; want 1: the window is [T, T+after)", h.Requests)
 	}
@@ -416,7 +416,7 @@ func TestRecorderEndsAtAfter(t *testing.T) {
 
 func TestTimelineFillsRowsWithoutASample(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	p := Plan{Before: api.Duration(200 * time.Millisecond), After: api.Duration(300 * time.Millisecond)}
+	p := Plan{Before: herd.Duration(200 * time.Millisecond), After: herd.Duration(300 * time.Millisecond)}
 	// samples at -200ms, -100ms, then none until +150ms: 30 calls over 250ms
 	samples := []observe.Sample{
 		{At: T.Add(-195 * time.Millisecond), Calls: 0},
@@ -424,7 +424,7 @@ func TestTimelineFillsRowsWithoutASample(t *testing.T) {
 		{At: T.Add(155 * time.Millisecond), Calls: 40},
 		{At: T.Add(255 * time.Millisecond), Calls: 40},
 	}
-	rows := timeline(p, T, samples, newRecorder(T, 200*time.Millisecond, 300*time.Millisecond, false))
+	rows := timeline(p, T, samples, NewRecorder(T, 200*time.Millisecond, 300*time.Millisecond, false))
 	var got []float64
 	for _, r := range rows {
 		got = append(got, r.DBQPS)
@@ -453,9 +453,6 @@ func TestSpanCountsAcrossAReset(t *testing.T) {
 	samples[1].RedisRunID, to.RedisRunID = "a", "a"
 	if got := span(from, to, samples, conns); got != 9 {
 		t.Errorf("span over 100 -> 105 -> 3 (same server) -> 7 = %d; want 9 (5 + 0 + 4)", got)
-	}
-	if d := delta(10, 4); d != 4 {
-		t.Errorf("delta(10, 4) = %d; want 4: a /metrics counter that went down was reset", d)
 	}
 }
 
@@ -502,5 +499,59 @@ func TestDBRate(t *testing.T) {
 	}
 	if _, ok := dbRate(samples[:1]); ok {
 		t.Error("dbRate of one sample = ok; want no rate")
+	}
+}
+
+// The generator's figures come from the clients' own records: what the
+// schedule owed from T - before, what left, and how late; unsent requests
+// count as requests and drops, with no latency.
+func TestRecorderGeneratorFigures(t *testing.T) {
+	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name          string
+		sent, unsent  int
+		lag           time.Duration
+		wantSaturated bool
+	}{
+		{"on time", 400, 0, 200 * time.Microsecond, false},
+		{"late", 400, 0, 20 * time.Millisecond, true},
+		{"behind", 390, 10, time.Millisecond, true},
+		{"a little behind", 397, 3, time.Millisecond, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRecorder(T, time.Second, time.Second, false)
+			// a warmup record is not the window's
+			r.Add(load.Record{Intended: T.Add(-2 * time.Second), Left: T, Outcome: load.OK})
+			for i := range tt.sent + tt.unsent {
+				at := T.Add(-time.Second + time.Duration(i)*5*time.Millisecond)
+				rec := load.Record{Intended: at, Left: at.Add(tt.lag), Latency: tt.lag + time.Millisecond, Outcome: load.OK, Attempts: 1}
+				if i >= tt.sent {
+					rec = load.Record{Intended: at, Outcome: load.Unsent}
+				}
+				r.Add(rec)
+			}
+			g := r.generator(2 * time.Second)
+			want := LoadFigures{Intended: int64(tt.sent + tt.unsent), Sent: int64(tt.sent), AchievedRate: float64(tt.sent) / 2,
+				LagP50MS: ms(tt.lag.Microseconds()), LagP90MS: ms(tt.lag.Microseconds()), LagP99MS: ms(tt.lag.Microseconds()), Saturated: tt.wantSaturated}
+			if math.Abs(g.LagP99MS-want.LagP99MS) <= 0.01*want.LagP99MS+0.001 { // within the histogram's precision
+				g.LagP50MS, g.LagP90MS, g.LagP99MS = want.LagP50MS, want.LagP90MS, want.LagP99MS
+			}
+			if g != want {
+				t.Errorf("generator() = %+v; want %+v", g, want)
+			}
+			h := r.http()
+			after := int64(0)
+			for i := range tt.sent + tt.unsent {
+				if i*5 >= 1000 {
+					after++
+				}
+			}
+			if h.Requests != after || h.Errors.Unsent != int64(max(0, tt.unsent)) || h.OK+h.Errors.Unsent != h.Requests {
+				t.Errorf("http() = requests %d, ok %d, unsent %d; want %d requests from T, the unsent among them as dropped", h.Requests, h.OK, h.Errors.Unsent, after)
+			}
+			if r := r.retries(); tt.unsent > 0 && r.Amplification != 1 {
+				t.Errorf("retries().Amplification = %g; want 1: an unsent request met no retry policy", r.Amplification)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -55,16 +56,16 @@ postgres: {dsn: "${HB_TEST_PG}", role: herdbench_app, statements: "pg_sleep"}
 // servicePlan is a short plan whose arms are a target file's.
 func servicePlan(trigger string, arms ...Arm) Plan {
 	return Plan{Arms: arms, Trigger: trigger, HotKeys: 20, Keys: 1000, Zipf: 1.1, Rate: 300, Clients: 20,
-		Timeout: api.Duration(time.Second), Warmup: api.Duration(300 * time.Millisecond),
-		Before: api.Duration(time.Second), After: api.Duration(2 * time.Second), Seed: 3}
+		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 3}
 }
 
 func TestRunOnAServiceFromATargetFile(t *testing.T) {
 	tb := startTestbed(t, 2)
 	// the service's own config: a load is expensive enough to herd
 	cfg := api.DefaultConfig
-	cfg.QueryCost = api.Duration(200 * time.Millisecond)
-	if err := tb.Configure(context.Background(), cfg); err != nil {
+	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
+	if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 
@@ -140,7 +141,7 @@ arms:
 				t.Errorf("%s is gone: the flush touched a key outside item:1*", k)
 			}
 		}
-		if n := rep.Arms[0].Trigger.Detail["keys_flushed"]; fmt.Sprint(n) != fmt.Sprint(len(matching)) {
+		if n := rep.Arms[0].Trigger.Detail.(triggers.FlushDetail).KeysFlushed; n != int64(len(matching)) {
 			t.Errorf("flush detail %v; want the %d keys matching item:1* flushed", rep.Arms[0].Trigger.Detail, len(matching))
 		}
 	})
@@ -153,7 +154,10 @@ arms:
 			t.Fatal(err)
 		}
 		a := rep.Arms[0]
-		reset, _ := a.Trigger.Detail["connections_reset"].(int64)
+		var reset int64
+		if d := a.Trigger.Detail.(triggers.ConndropDetail); d.ConnectionsReset != nil {
+			reset = *d.ConnectionsReset
+		}
 		t.Logf("conndrop: %v; %d new backends of the role after T", a.Trigger.Detail, a.DB.NewConnections)
 		// each replica's pool of 10 stays full, so all of it was reset, and
 		// pg_stat_activity sees it reconnect
@@ -167,8 +171,8 @@ arms:
 toxiproxy: {url: %q, proxies: {postgres: postgres}}
 `, tb.Status.Toxiproxy))
 		p := servicePlan("outage", Arm{Name: "baseline", Select: &Select{}})
-		p.TriggerOptions = triggers.Options{Dependency: "postgres", Outage: api.Duration(4 * time.Second)}
-		p.After = api.Duration(5 * time.Second)
+		p.Triggers = triggerOptions("dependency", "postgres", "outage", "4s")
+		p.After = herd.Duration(5 * time.Second)
 		g, err := gates.Parse("http.drop_rate > 30%")
 		if err != nil {
 			t.Fatal(err)
@@ -176,8 +180,8 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 		p.Abort = []gates.Gate{g}
 		// every request a load, so the outage fails them
 		cfg := api.DefaultConfig
-		cfg.TTL, cfg.QueryCost = api.Duration(time.Millisecond), api.Duration(time.Millisecond)
-		if err := tb.Configure(context.Background(), cfg); err != nil {
+		cfg.TTL, cfg.QueryCost = herd.Duration(time.Millisecond), herd.Duration(time.Millisecond)
+		if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
 		// what earlier subtests cached lives on with their TTL
@@ -193,7 +197,7 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 		if a.Aborted == nil {
 			t.Fatalf("not aborted; trigger %v, drop rate %.2f; want the outage to push the drop rate over the stop condition", d, a.HTTP.DropRate)
 		}
-		if down, ok := d["down_ms"].(int64); !ok || down >= 4000 {
+		if down := d.(triggers.OutageDetail).DownMS; down >= 4000 {
 			t.Errorf("trigger %v, stopped at %d ms; want the proxy back when the arm stopped, before its 4 s", d, a.Aborted.AtMS)
 		}
 		px, err := svc.Toxiproxy.Proxy("postgres")
@@ -208,7 +212,7 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 func TestServiceSeriesFromPrometheus(t *testing.T) {
 	localtest.RequireObservability(t)
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Observability: true})
-	tg, err := targets.Testbed(context.Background(), tb.Status())
+	tg, err := targets.Testbed(context.Background(), tb.Status(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +221,7 @@ func TestServiceSeriesFromPrometheus(t *testing.T) {
 prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests: "sum(rate(herdbench_api_requests_total[5s]))"}}
 `, tb.Status().Prometheus))
 	p := servicePlan("expire", Arm{Name: "baseline", Select: &Select{}})
-	p.Warmup, p.After = api.Duration(time.Second), api.Duration(4*time.Second)
+	p.Warmup, p.After = herd.Duration(time.Second), herd.Duration(4*time.Second)
 	rep, err := Run(context.Background(), p, Env{Target: svc})
 	if err != nil {
 		t.Fatal(err)

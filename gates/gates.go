@@ -19,12 +19,13 @@ package gates
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/herdbench/herdbench/herd"
 )
 
 // Ops lists the accepted operators, longest first so parsing finds "<="
@@ -43,12 +44,21 @@ type Gate struct {
 
 const grammar = "[ARM:]PATH OP VALUE, such as lock:db.queries <= 120 or http.drop_rate < 1%"
 
-// Parse reads one gate. Its errors name the part that is wrong and the
-// accepted form.
+// Parse reads one gate. Its errors name the gate, the part that is wrong
+// and the accepted form.
 func Parse(s string) (Gate, error) {
+	g, err := parse(s)
+	if err != nil {
+		return Gate{}, fmt.Errorf("gate %q: %w", s, err)
+	}
+	return g, nil
+}
+
+// parse reads one gate; its errors name the part that is wrong.
+func parse(s string) (Gate, error) {
 	expr := strings.TrimSpace(s)
 	bad := func(format string, args ...any) (Gate, error) {
-		return Gate{}, fmt.Errorf("gate %q: %s (accepted: %s; OP one of %s)", s, fmt.Sprintf(format, args...), grammar, strings.Join(Ops, " "))
+		return Gate{}, fmt.Errorf("%s (accepted: %s; OP one of %s)", fmt.Sprintf(format, args...), grammar, strings.Join(Ops, " "))
 	}
 	at, op := -1, ""
 	for i := range len(expr) {
@@ -150,19 +160,38 @@ func Numbers(v any) (map[string]*float64, error) {
 
 // Validate checks gates against the arms and paths they may name, and
 // returns every problem at once, each listing the accepted values.
-func Validate(gs []Gate, arms, paths []string) error {
-	var errs []error
+func Validate(gs []Gate, arms, paths []string, field string) herd.FieldErrors {
+	var errs herd.FieldErrors
+	bad := func(g Gate, format string, args ...any) {
+		errs = append(errs, &herd.FieldError{Field: field, Elem: g.Expr, Msg: fmt.Sprintf(format, args...)})
+	}
 	for _, g := range gs {
 		if g.Arm != "" && !slices.Contains(arms, g.Arm) {
-			errs = append(errs, fmt.Errorf("gate %q: unknown arm %q (accepted: %s)", g.Expr, g.Arm, strings.Join(arms, ", ")))
+			bad(g, "unknown arm %q (accepted: %s)", g.Arm, strings.Join(arms, ", "))
 		}
 		if !slices.Contains(paths, g.Path) {
-			errs = append(errs, fmt.Errorf("gate %q: unknown path %q (accepted: %s)", g.Expr, g.Path, strings.Join(paths, ", ")))
+			bad(g, "unknown path %q (accepted: %s)", g.Path, strings.Join(paths, ", "))
 		} else if g.Percent && !IsRatio(g.Path) {
-			errs = append(errs, fmt.Errorf("gate %q: a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate or _ratio)", g.Expr, g.Path))
+			bad(g, "a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate or _ratio)", g.Path)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// ParseAll reads every gate of exprs, each problem a FieldError of field
+// with the gate as written.
+func ParseAll(exprs []string, field string) ([]Gate, herd.FieldErrors) {
+	var gs []Gate
+	var errs herd.FieldErrors
+	for _, s := range exprs {
+		g, err := parse(s)
+		if err != nil {
+			errs = append(errs, &herd.FieldError{Field: field, Elem: s, Msg: err.Error(), Err: err})
+			continue
+		}
+		gs = append(gs, g)
+	}
+	return gs, errs
 }
 
 // IsRatio says whether path holds a ratio from 0 to 1, which a gate may

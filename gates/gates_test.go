@@ -143,10 +143,16 @@ func TestValidate(t *testing.T) {
 		}
 		gs = append(gs, g)
 	}
-	err := Validate(gs, []string{"none", "lock"}, []string{"db.queries", "http.drop_rate"})
-	if err == nil {
-		t.Fatal("Validate = nil; want three problems")
+	errs := Validate(gs, []string{"none", "lock"}, []string{"db.queries", "http.drop_rate"}, "gates")
+	if len(errs) != 3 {
+		t.Fatalf("Validate = %v; want three problems", errs)
 	}
+	for i, e := range errs {
+		if e.Field != "gates" || e.Elem != gs[i].Expr {
+			t.Errorf("problem %d = field %q, elem %q; want gates, %q: each names its gate as written", i, e.Field, e.Elem, gs[i].Expr)
+		}
+	}
+	err := errs.Err()
 	for _, want := range []string{`unknown arm "nope" (accepted: none, lock)`, `unknown path "db.querys" (accepted: db.queries, http.drop_rate)`,
 		"a percentage compares ratios only, and db.queries is not one"} {
 		if !strings.Contains(err.Error(), want) {
@@ -155,6 +161,14 @@ func TestValidate(t *testing.T) {
 	}
 	if strings.Count(err.Error(), "\n") != 2 {
 		t.Errorf("Validate = %q; want exactly three problems, one per line", err)
+	}
+}
+
+func TestParseAll(t *testing.T) {
+	gs, errs := ParseAll([]string{"db.queries < 5", "db.queries <", "lock:http.p99_ms <= 200"}, "abort_on")
+	if len(gs) != 2 || len(errs) != 1 || errs[0].Field != "abort_on" || errs[0].Elem != "db.queries <" ||
+		!strings.Contains(errs[0].Error(), `abort_on: "db.queries <": VALUE "" is not a number`) {
+		t.Errorf("ParseAll = %v, %v; want two gates and one problem naming the field and the gate", gs, errs)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -113,6 +114,7 @@ func (s series) finite() []float64 {
 // a Prometheus scraping a live local testbed and a stampede, and names
 // only metrics the scraped targets really export.
 func TestDashboardsShowALiveStampede(t *testing.T) {
+	localtest.Exclusive(t)
 	localtest.RequireObservability(t)
 	dir := localtest.StateDir(t)
 	t.Cleanup(func() { _ = exec.Command(localtest.Binary(), "testbed", "down", "--state-dir", dir).Run() })
@@ -131,14 +133,67 @@ func TestDashboardsShowALiveStampede(t *testing.T) {
 		t.Errorf("status --json = prometheus %q, harness %q, %v; want %q, %q", again.Prometheus, again.Harness, err, st.Prometheus, st.Harness)
 	}
 
-	// a short stampede of two arms, which serves its live metrics where
-	// this Prometheus scrapes them
+	liveStampede(t, st, dir, nil)
+
+	// Prometheus and the exporters belong to the supervisor: down stops them
+	herdbench(t, "testbed", "down", "--state-dir", dir)
+	if pids := local.Processes(dir); len(pids) > 0 {
+		t.Errorf("processes left in %s after down: %v", dir, pids)
+	}
+	for _, name := range []string{"prometheus", "redis-exporter", "postgres-exporter"} {
+		if pid := st.PIDs[name]; pid == 0 || syscall.Kill(pid, 0) == nil {
+			t.Errorf("%s: pid %d in the status, still running after down (or never recorded)", name, pid)
+		}
+	}
+}
+
+// The same on the docker testbed, on a real engine: Prometheus and the
+// exporters as containers (stand-in images where the engine cannot pull),
+// scraping the replicas' published ports and the harness on loopback.
+// Grafana itself is not run here (no image of it can be had); its
+// provisioning is checked statically.
+func TestDashboardsShowALiveStampedeOnDocker(t *testing.T) {
+	composetest.Require(t)
+	localtest.Exclusive(t)
+	dir := localtest.StateDir(t)
+	env := composetest.Env()
+	t.Cleanup(func() { _, _, _ = localtest.Run(t, env, "testbed", "down", "--state-dir", dir) })
+	code, stdout, stderr := localtest.Run(t, env, "testbed", "up", "--provider", "docker", "--observability", "--grafana=false", "--json",
+		"--state-dir", dir, "--compose-file", composetest.File())
+	if code != 0 {
+		t.Fatalf("testbed up --provider docker --observability --grafana=false: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var st testbed.Status
+	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Provider != "docker" || st.Prometheus == "" || st.Harness == "" {
+		t.Fatalf("testbed up --provider docker --observability: provider %q, prometheus %q, harness %q; want docker, both", st.Provider, st.Prometheus, st.Harness)
+	}
+	liveStampede(t, st, dir, env)
+
+	// down removes every container, Prometheus' and the exporters' too
+	if code, stdout, stderr := localtest.Run(t, env, "testbed", "down", "--state-dir", dir); code != 0 {
+		t.Fatalf("testbed down: exit %d\n%s%s", code, stdout, stderr)
+	}
+	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label=com.docker.compose.project=herdbench").CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("containers of the project after down: %q, %v; want none", out, err)
+	}
+}
+
+// liveStampede runs a short stampede of two arms on the testbed in dir,
+// which serves its live metrics where its Prometheus scrapes them, and
+// checks that every scraped job is up and every dashboard query returns
+// data. env is the stampede's environment (nil: this process').
+func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	start := time.Now()
 	results := filepath.Join(t.TempDir(), "results.json")
 	var stampedeOut bytes.Buffer
 	stampede := exec.Command(localtest.Binary(), "stampede", "--state-dir", dir, "--arms", "none,lock",
 		"--warmup", "1s", "--before", "1s", "--after", "3s", "--rate", "100", "--keys", "200", "--hot-keys", "20",
 		"--clients", "10", "--seed", "5", "--results-dir", t.TempDir(), "--json", results)
+	stampede.Env = env
 	stampede.Stdout, stampede.Stderr = &stampedeOut, &stampedeOut
 	if err := stampede.Start(); err != nil {
 		t.Fatal(err)
@@ -196,6 +251,30 @@ func TestDashboardsShowALiveStampede(t *testing.T) {
 	for _, job := range []string{"herdbench-api", "herdbench", "redis", "postgres", "prometheus"} {
 		if !jobs[job] {
 			t.Errorf("Prometheus scrapes no job %s (targets %+v)", job, targets.ActiveTargets)
+		}
+	}
+	// every target up by Prometheus' own word, the harness included while
+	// the stampede runs
+	upCtx, upCancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer upCancel()
+	for {
+		var res struct {
+			Result []series `json:"result"`
+		}
+		down := map[string]bool{}
+		err := promAPI(st.Prometheus, "/api/v1/query", url.Values{"query": {"up"}}, &res)
+		for _, s := range res.Result {
+			if v := s.finite(); len(v) != 1 || v[0] != 1 {
+				down[s.Metric["job"]+" "+s.Metric["instance"]] = true
+			}
+		}
+		if err == nil && len(res.Result) >= len(targets.ActiveTargets) && len(down) == 0 {
+			break
+		}
+		select {
+		case <-upCtx.Done():
+			t.Fatalf("up: %v, %d series, down %v; want every target's up == 1", err, len(res.Result), down)
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 	if err := <-exited; err != nil {
@@ -332,17 +411,6 @@ func TestDashboardsShowALiveStampede(t *testing.T) {
 		}
 		if !seen["none"] || !seen["lock"] {
 			t.Errorf("%s: marked arms %v; want none and lock", c.q.where, seen)
-		}
-	}
-
-	// Prometheus and the exporters belong to the supervisor: down stops them
-	herdbench(t, "testbed", "down", "--state-dir", dir)
-	if pids := local.Processes(dir); len(pids) > 0 {
-		t.Errorf("processes left in %s after down: %v", dir, pids)
-	}
-	for _, name := range []string{"prometheus", "redis-exporter", "postgres-exporter"} {
-		if pid := st.PIDs[name]; pid == 0 || syscall.Kill(pid, 0) == nil {
-			t.Errorf("%s: pid %d in the status, still running after down (or never recorded)", name, pid)
 		}
 	}
 }

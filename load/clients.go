@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -31,14 +30,15 @@ type herd struct {
 	clients []*client
 
 	mu       sync.Mutex
-	attempts map[uint64]*sent // request id -> its attempts, until the result is read
+	attempts map[uint64]sent // vegeta's Seq -> the request's attempts, until its result is read
 }
 
 // sent is what left for one request: when each attempt was sent, hedges
-// included, and how many of them were hedges.
+// included, how many of them were hedges, and whether it was marked critical.
 type sent struct {
-	at     []time.Time
-	hedges int
+	at       []time.Time
+	hedges   int
+	critical bool
 }
 
 type client struct {
@@ -69,7 +69,7 @@ func newHerd(c Config) *herd {
 		targets:  c.Targets,
 		hedge:    c.Hedge.Delay,
 		clients:  make([]*client, n),
-		attempts: map[uint64]*sent{},
+		attempts: map[uint64]sent{},
 	}
 	for i := range h.clients {
 		rng := rand.New(rand.NewPCG(c.Seed, uint64(i)))
@@ -100,17 +100,28 @@ func failed(o Outcome) bool { return o == Timeout || o == Conn || o == Error5xx 
 // RoundTrip sends one request with its client's retry policy: each attempt
 // gets the timeout, failed attempts (no response, 5xx, 429) are retried
 // after the policy's delay while retries and budget last, and the last
-// attempt's response is returned.
-func (h *herd) RoundTrip(in *http.Request) (*http.Response, error) {
-	id, _ := strconv.ParseUint(in.Header.Get(idHeader), 10, 64)
-	req := in.Clone(in.Context())
-	req.Header.Del(idHeader) // the service never sees it
-	resp, err := h.roundTrip(req, id)
-	if err != nil {
-		return nil, fmt.Errorf("%w (herdbench request %d)", err, id)
+// attempt's response is returned. The request's attempts are filed under
+// vegeta's sequence number (seqHeader) for the attack loop.
+func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
+	id, _ := strconv.ParseUint(req.Header.Get(seqHeader), 10, 64)
+	return h.roundTrip(req, id)
+}
+
+// admit asks the client's adaptive throttle and circuit breaker whether an
+// attempt may leave (err says why not), and its hedging gate whether to
+// hedge it; done reports the attempt's outcome to the breaker.
+func (c *client) admit(now time.Time) (done func(bool), hedge bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.throttle != nil && c.throttle.Reject(now, c.rng.Float64()) {
+		return nil, false, errThrottled
 	}
-	resp.Header.Set(idHeader, strconv.FormatUint(id, 10))
-	return resp, nil
+	if c.breaker != nil {
+		if done, err = c.breaker.Allow(); err != nil {
+			return nil, false, errBreakerOpen
+		}
+	}
+	return done, c.hedger != nil && c.hedger.Allow(now), nil
 }
 
 // roundTrip is RoundTrip for request id.
@@ -121,25 +132,20 @@ func (h *herd) roundTrip(req *http.Request, id uint64) (*http.Response, error) {
 	c.mu.Unlock()
 	var prev time.Duration // this request's last wait
 	lastCost := 0          // what this request's last retry cost its budget
+	// a request that retries nothing has one attempt, which the client's
+	// own timeout bounds (load.go): no timer of its own
+	single := c.backoff.Retries() == 0
 	for n := 0; ; n++ {
-		actx, cancel := context.WithTimeout(req.Context(), h.timeout)
-		var resp *http.Response
-		var err error
-		now := time.Now()
-		c.mu.Lock()
-		refused := c.throttle != nil && c.throttle.Reject(now, c.rng.Float64())
-		var breakerDone func(bool)
-		if !refused && c.breaker != nil {
-			if breakerDone, err = c.breaker.Allow(); err != nil {
-				refused, err = true, errBreakerOpen
-			}
+		actx, cancel := req.Context(), context.CancelFunc(func() {})
+		if !single {
+			actx, cancel = context.WithTimeout(actx, h.timeout)
 		}
-		hedge := !refused && c.hedger != nil && c.hedger.Allow(now)
-		c.mu.Unlock()
-		switch {
-		case refused && err == nil:
-			err = errThrottled
-		case !refused:
+		var resp *http.Response
+		breakerDone, hedge, err := c.admit(time.Now())
+		refused := err != nil
+		if refused {
+			h.refusedAt(req, id) // a request refused at once is still critical or not
+		} else {
 			resp, err = h.send(actx, req, id, hedge)
 		}
 		code, msg := 0, ""
@@ -178,7 +184,7 @@ func (h *herd) roundTrip(req *http.Request, id uint64) (*http.Response, error) {
 				cancel()
 				return nil, err
 			}
-			resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+			resp.Body = cancelOnClose(resp.Body, cancel, !single)
 			return resp, nil
 		}
 		if resp != nil {
@@ -205,30 +211,39 @@ func mix(x uint64) uint64 {
 }
 
 // sentAt records an attempt of request id leaving now.
-func (h *herd) sentAt(id uint64, hedge bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	a := h.attempts[id]
-	if a == nil {
-		a = &sent{}
-		h.attempts[id] = a
-	}
-	a.at = append(a.at, time.Now())
-	if hedge {
-		a.hedges++
-	}
+func (h *herd) sentAt(req *http.Request, id uint64, hedge bool) {
+	now := time.Now()
+	h.file(req, id, func(a *sent) {
+		a.at = append(a.at, now)
+		if hedge {
+			a.hedges++
+		}
+	})
 }
 
-// takeAttempts returns and forgets what left for request id.
-func (h *herd) takeAttempts(id uint64) sent {
+// refusedAt records that the client refused an attempt of request id.
+func (h *herd) refusedAt(req *http.Request, id uint64) { h.file(req, id, func(*sent) {}) }
+
+// file updates what left for request id.
+func (h *herd) file(req *http.Request, id uint64, update func(*sent)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	a := h.attempts[id]
-	delete(h.attempts, id)
-	if a == nil {
-		return sent{}
+	a, ok := h.attempts[id]
+	if !ok {
+		a.critical = req.Header.Get(criticalHeader) != ""
 	}
-	return *a
+	update(&a)
+	h.attempts[id] = a
+}
+
+// takeAttempts returns and forgets what left for request id, and whether
+// anything did.
+func (h *herd) takeAttempts(id uint64) (sent, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a, ok := h.attempts[id]
+	delete(h.attempts, id)
+	return a, ok
 }
 
 // send makes one attempt of req. With hedge, an attempt that has not
@@ -237,8 +252,11 @@ func (h *herd) takeAttempts(id uint64) sent {
 // When both fail, the one that ended last is returned.
 func (h *herd) send(ctx context.Context, req *http.Request, id uint64, hedge bool) (*http.Response, error) {
 	if !hedge {
-		h.sentAt(id, false)
-		return h.base.RoundTrip(req.Clone(ctx))
+		h.sentAt(req, id, false)
+		if ctx == req.Context() {
+			return h.base.RoundTrip(req)
+		}
+		return h.base.RoundTrip(req.WithContext(ctx))
 	}
 	type answer struct {
 		resp   *http.Response
@@ -248,9 +266,9 @@ func (h *herd) send(ctx context.Context, req *http.Request, id uint64, hedge boo
 	answers := make(chan answer, 2)
 	start := func(r *http.Request, isHedge bool) {
 		actx, cancel := context.WithCancel(ctx)
-		h.sentAt(id, isHedge)
+		h.sentAt(r, id, isHedge)
 		go func() {
-			resp, err := h.base.RoundTrip(r.Clone(actx))
+			resp, err := h.base.RoundTrip(r.WithContext(actx))
 			answers <- answer{resp, err, cancel}
 		}()
 	}
@@ -268,7 +286,7 @@ func (h *herd) send(ctx context.Context, req *http.Request, id uint64, hedge boo
 			a.cancel()
 			return nil, a.err
 		}
-		a.resp.Body = &cancelOnClose{ReadCloser: a.resp.Body, cancel: a.cancel}
+		a.resp.Body = cancelOnClose(a.resp.Body, a.cancel, true)
 		return a.resp, nil
 	}
 
@@ -308,13 +326,21 @@ func (h *herd) toNextReplica(req *http.Request) *http.Request {
 	return r
 }
 
-// cancelOnClose ends an attempt's context when its body is closed.
-type cancelOnClose struct {
+// cancelOnClose is body, ending an attempt's context when it is closed;
+// without an attempt context of its own (needed false), body itself.
+func cancelOnClose(body io.ReadCloser, cancel context.CancelFunc, needed bool) io.ReadCloser {
+	if !needed {
+		return body
+	}
+	return &cancelingBody{ReadCloser: body, cancel: cancel}
+}
+
+type cancelingBody struct {
 	io.ReadCloser
 	cancel context.CancelFunc
 }
 
-func (c *cancelOnClose) Close() error {
+func (c *cancelingBody) Close() error {
 	err := c.ReadCloser.Close()
 	c.cancel()
 	return err

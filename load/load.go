@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -23,7 +21,7 @@ type Config struct {
 	Rate     int           // requests per second, open model
 	Duration time.Duration // how long to attack
 	Request  Request       // how a key becomes a request; zero: GET /items/{key}
-	Source   KeySource     // where keys come from; nil: Zipf over ids 1..Keys
+	Source   KeySource     `json:"-"` // where keys come from; nil: Zipf over ids 1..Keys
 	Keys     int           // item ids 1..Keys, without Source
 	Zipf     float64       // Zipf exponent s > 1: P(id) ∝ id^-s, without Source
 	Header   http.Header   // sent with every request (a target's headers, an arm's)
@@ -42,13 +40,26 @@ type Config struct {
 	// MaxWorkers caps vegeta's concurrent requests; 0 leaves it unbounded,
 	// so the generator keeps its schedule while the server stalls.
 	MaxWorkers uint64
+	// Start is when the schedule begins: Attack waits for it once it is
+	// ready, so a caller's instants (T) fall on the schedule. Zero: as soon
+	// as it is ready. A Start already past makes every request late by as
+	// much, and the records say so.
+	Start time.Time
+	// Stripe, of Stripes, is this generator's share of a schedule split
+	// over several (workers): it sends the schedule's requests k with
+	// k mod Stripes = Stripe, at the instants the whole schedule has them,
+	// as k6's execution segments do, so the stripes' union is the single
+	// schedule. Record.Seq is k. Zero Stripes: the whole schedule.
+	Stripe, Stripes int
 }
 
-// Record is one request's end.
+// Record is one request's end. Every request the schedule owed the
+// service has one, also those the generator never sent (Outcome Unsent).
 type Record struct {
 	Seq      uint64
 	Intended time.Time     // start + (Seq+1)/Rate, when the pacer schedules it
-	Latency  time.Duration // from Intended to the end of the last attempt
+	Left     time.Time     // when it left the generator: its first attempt, or the client's own refusal; zero when Unsent
+	Latency  time.Duration // from Intended to the end of the last attempt; 0 when Unsent
 	Outcome  Outcome       // the last attempt's
 	Attempts int           // attempts sent, retries and hedges included; 0 when the client refused every one
 	Hedges   int           // of Attempts, the hedged copies
@@ -85,6 +96,9 @@ func (c Config) Validate() error {
 	if c.Clients < 0 {
 		errs = append(errs, fmt.Errorf("clients: %d (accepted: 0 or more)", c.Clients))
 	}
+	if c.Stripes < 0 || (c.Stripes > 0 && (c.Stripe < 0 || c.Stripe >= c.Stripes)) {
+		errs = append(errs, fmt.Errorf("stripe: %d of %d (accepted: 0 to stripes - 1)", c.Stripe, c.Stripes))
+	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("timeout: %s (accepted: more than 0)", c.Timeout))
 	}
@@ -101,6 +115,51 @@ func isCritical(i uint64, share float64) bool {
 	return share > 0 && float64(mix(i)%10_000) < share*10_000
 }
 
+// newTargeter makes each hit's request: the next key, the endpoints in
+// turn. vegeta copies the target's header into each request, so requests
+// whose headers do not depend on the key share one prepared header.
+func newTargeter(c Config) vegeta.Targeter {
+	keys := c.Source
+	if keys == nil {
+		keys = NewKeys(c.Keys, c.Zipf, c.Seed)
+	}
+	req := c.Request.orDefault()
+	urls := make([]func(key string) string, len(c.Targets))
+	for i, base := range c.Targets {
+		urls[i] = req.urlFunc(base, c.Query)
+	}
+	plain, critical := c.Header.Clone(), c.Header.Clone()
+	if critical == nil {
+		plain, critical = http.Header{}, http.Header{}
+	}
+	critical.Set(criticalHeader, "critical")
+	var n atomic.Uint64
+	return func(t *vegeta.Target) error {
+		i := c.global(n.Add(1) - 1)
+		key := keys.Key()
+		t.Method = req.Method
+		t.URL = urls[i%uint64(len(urls))](key)
+		crit := isCritical(i, c.Critical)
+		switch {
+		case len(req.Headers) > 0:
+			t.Header = req.Header(key, c.Header)
+			if crit {
+				t.Header.Set(criticalHeader, "critical")
+			}
+		case crit:
+			t.Header = critical
+		default:
+			t.Header = plain
+		}
+		return nil
+	}
+}
+
+// global is the schedule's number of this stripe's j-th request.
+func (c Config) global(j uint64) uint64 {
+	return j*uint64(max(c.Stripes, 1)) + uint64(c.Stripe)
+}
+
 // Attack runs c until its duration ends or ctx is done, and hands every
 // request's Record to record, from one goroutine, in completion order. It
 // returns the time the schedule started: Record.Intended is measured from it.
@@ -108,76 +167,112 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 	if err := c.Validate(); err != nil {
 		return time.Time{}, err
 	}
-	keys := c.Source
-	if keys == nil {
-		keys = NewKeys(c.Keys, c.Zipf, c.Seed)
-	}
-	req := c.Request.orDefault()
-	var (
-		mu sync.Mutex
-		n  uint64
-	)
-	targeter := func(t *vegeta.Target) error {
-		mu.Lock()
-		i := n
-		n++
-		mu.Unlock()
-		key := keys.Key()
-		t.Method = req.Method
-		t.URL = req.URL(c.Targets[i%uint64(len(c.Targets))], key, c.Query)
-		t.Header = req.Header(key, c.Header)
-		t.Header.Set(idHeader, strconv.FormatUint(i, 10))
-		if isCritical(i, c.Critical) {
-			t.Header.Set(criticalHeader, "critical")
-		}
-		return nil
-	}
+	targeter := newTargeter(c)
 	h := newHerd(c)
 	// each attempt has the timeout; the whole request, retries included,
 	// is bounded by vegeta's client timeout
 	total := time.Duration(c.Retry.Retries+1)*c.Timeout + time.Duration(c.Retry.Retries)*max(c.Retry.Base, c.Retry.Cap)
-	opts := []func(*vegeta.Attacker){vegeta.Client(&http.Client{Transport: h, Timeout: total, CheckRedirect: NoRedirects})}
+	opts := []func(*vegeta.Attacker){vegeta.Client(NewClient(total, h))}
 	if c.MaxWorkers > 0 {
 		opts = append(opts, vegeta.Workers(min(c.MaxWorkers, vegeta.DefaultWorkers)), vegeta.MaxWorkers(c.MaxWorkers))
 	}
 	atk := vegeta.NewAttacker(opts...)
 	interval := time.Second / time.Duration(c.Rate)
-	pacer := vegeta.ConstantPacer{Freq: c.Rate, Per: time.Second}
 
 	// vegeta's own start is a few microseconds later: intended times are
 	// never after the real schedule. Its constant pacer sends hit k at
 	// (k+1) intervals from its start (lib/pacer.go), not at k.
-	start := time.Now()
-	results := atk.Attack(targeter, pacer, c.Duration, "herdbench")
+	start := c.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	if !SleepUntil(ctx, start) {
+		return start, ctx.Err()
+	}
+	wake, err := newWaker()
+	if err != nil {
+		return start, err
+	}
+	defer wake.Close()
+	// a stripe's pacer sends every Stripes-th hit: its own hit j is the
+	// schedule's j*Stripes + Stripe, due Stripes-1-Stripe intervals before
+	// the pacer's (j+1)-th tick from start
+	stripes := time.Duration(max(c.Stripes, 1))
+	early := (stripes - 1 - time.Duration(c.Stripe)) * interval
+	pacer := &anchored{ConstantPacer: vegeta.ConstantPacer{Freq: c.Rate, Per: stripes * time.Second},
+		start: start.Add(-early), du: c.Duration + early, wake: wake}
+	// vegeta stops at the first hit it finds late past its duration: given
+	// the window plus LateGrace, a generator a moment behind at the end
+	// still sends the window's last requests (late, and counted late),
+	// while the pacer ends the schedule at the window's last request.
+	results := atk.Attack(targeter, pacer, c.Duration+LateGrace, "herdbench")
+	var stoppedAt atomic.Int64 // when ctx ended the load early, from start
 	stopped := make(chan struct{})
 	defer close(stopped)
 	go func() { // vegeta's Attack takes no context
 		select {
 		case <-ctx.Done():
+			stoppedAt.Store(int64(time.Since(start)))
 			atk.Stop()
 		case <-stopped:
 		}
 	}()
+	var sent uint64
 	for res := range results {
-		intended := start.Add(time.Duration(res.Seq+1) * interval)
-		lat := res.End().Sub(intended)
-		if lat < 0 {
-			lat = 0
-		}
-		rec := Record{Seq: res.Seq, Intended: intended, Latency: lat, Code: int(res.Code),
-			Outcome: Classify(int(res.Code), res.Error)}
-		if id, ok := requestID(res); ok {
-			s := h.takeAttempts(id)
-			rec.SentAt, rec.Attempts, rec.Hedges = s.at, len(s.at), s.hedges
-			rec.Critical = isCritical(id, c.Critical)
-		}
-		if res.Headers != nil {
-			rec.Cache = res.Headers.Get("X-Cache")
-		}
+		sent++
+		k := c.global(res.Seq)
+		rec := h.record(res, start.Add(time.Duration(k+1)*interval))
+		rec.Seq = k
 		record(rec)
 	}
 	h.base.CloseIdleConnections() // each arm starts with its own connections
+	// what the schedule owed and the generator never sent: it fell behind,
+	// and the load ended before it caught up
+	end := c.Duration
+	if at := time.Duration(stoppedAt.Load()); at > 0 && at < end {
+		end = at
+	}
+	for j := sent; c.global(j) < uint64(end/interval); j++ {
+		k := c.global(j)
+		record(Record{Seq: k, Intended: start.Add(time.Duration(k+1) * interval), Outcome: Unsent})
+	}
 	return start, ctx.Err()
+}
+
+// LateGrace is how long after the window the generator may still send
+// the window's requests it is behind on: a request still unsent then is
+// recorded Unsent. A moment without a core at the window's end makes late
+// requests, not unsent ones; a generator that cannot keep up is seconds
+// behind, and what it owes past the grace is never sent.
+const LateGrace = 500 * time.Millisecond
+
+// SleepUntil waits until at, or returns false when ctx ends first.
+func SleepUntil(ctx context.Context, at time.Time) bool {
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// record is the Record of one of vegeta's results, intended at intended.
+func (h *herd) record(res *vegeta.Result, intended time.Time) Record {
+	lat := max(res.End().Sub(intended), 0)
+	rec := Record{Seq: res.Seq, Intended: intended, Left: res.Timestamp, Latency: lat, Code: int(res.Code),
+		Outcome: Classify(int(res.Code), res.Error)}
+	if s, ok := h.takeAttempts(res.Seq); ok {
+		rec.SentAt, rec.Attempts, rec.Hedges, rec.Critical = s.at, len(s.at), s.hedges, s.critical
+		if len(s.at) > 0 {
+			rec.Left = s.at[0]
+		}
+	}
+	if res.Headers != nil {
+		rec.Cache = res.Headers.Get("X-Cache")
+	}
+	return rec
 }
 
 // Request is how a key becomes a request: {key} in Path, in a Query value
@@ -195,6 +290,13 @@ type Request struct {
 // 3xx counts as the outcome "other".
 func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// NewClient is an HTTP client for the service under test: it never follows
+// a redirect (NoRedirects), gives up after timeout, and sends through rt
+// (nil: the default transport).
+func NewClient(timeout time.Duration, rt http.RoundTripper) *http.Client {
+	return &http.Client{Transport: rt, Timeout: timeout, CheckRedirect: NoRedirects}
+}
+
 func (r Request) orDefault() Request {
 	if r.Method == "" {
 		r.Method = http.MethodGet
@@ -203,6 +305,17 @@ func (r Request) orDefault() Request {
 		r.Path = "/items/{key}"
 	}
 	return r
+}
+
+// New builds the request for key on base, with header under the
+// request's own headers and query added, as the load sends it.
+func (r Request) New(ctx context.Context, base, key string, header http.Header, query url.Values) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, r.MethodOrGet(), r.URL(base, key, query), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = r.Header(key, header)
+	return req, nil
 }
 
 // MethodOrGet is the request's method, GET when the template sets none.
@@ -225,6 +338,40 @@ func (r Request) URL(base, key string, extra url.Values) string {
 	return u
 }
 
+// urlFunc is URL for base and extra as a function of the key, with the
+// parts that do not depend on the key put together once.
+func (r Request) urlFunc(base string, extra url.Values) func(key string) string {
+	r = r.orDefault()
+	slow := func(key string) string { return r.URL(base, key, extra) }
+	for _, v := range r.Query {
+		if strings.Contains(v, "{key}") {
+			return slow
+		}
+	}
+	before, after, templated := strings.Cut(r.Path, "{key}")
+	if strings.Contains(after, "{key}") {
+		return slow
+	}
+	q := url.Values{}
+	for k, v := range r.Query {
+		q.Set(k, v)
+	}
+	for k, vs := range extra {
+		q[k] = append(q[k], vs...)
+	}
+	tail := ""
+	if len(q) > 0 {
+		tail = "?" + q.Encode()
+	}
+	prefix := strings.TrimSuffix(base, "/") + before
+	if !templated {
+		whole := prefix + tail
+		return func(string) string { return whole }
+	}
+	after += tail
+	return func(key string) string { return prefix + url.PathEscape(key) + after }
+}
+
 // Header is the request's headers for key: base's, then the template's.
 func (r Request) Header(key string, base http.Header) http.Header {
 	h := base.Clone()
@@ -237,26 +384,7 @@ func (r Request) Header(key string, base http.Header) http.Header {
 	return h
 }
 
-// idHeader carries a request's sequence number from the targeter to the
-// herd's transport, which takes it off before sending, and back in the
-// response (or the error), so the attack loop finds the request's attempts.
-// The service never sees it.
-const idHeader = "X-Herdbench-Request"
-
-// idInError finds the sequence number the transport puts in its errors.
-var idInError = regexp.MustCompile(`\(herdbench request (\d+)\)`)
-
-// requestID is the sequence number of the request a result is about.
-func requestID(res *vegeta.Result) (uint64, bool) {
-	s := ""
-	if res.Headers != nil {
-		s = res.Headers.Get(idHeader)
-	}
-	if s == "" {
-		if m := idInError.FindStringSubmatch(res.Error); m != nil {
-			s = m[1]
-		}
-	}
-	id, err := strconv.ParseUint(s, 10, 64)
-	return id, err == nil
-}
+// seqHeader is the header vegeta numbers each request with: its
+// Result.Seq. The herd's transport files a request's attempts under it, and
+// the attack loop finds them by the result's Seq.
+const seqHeader = "X-Vegeta-Seq"

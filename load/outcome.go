@@ -15,13 +15,14 @@ const (
 	Other                      // any other status (3xx, 4xx)
 	Throttled                  // refused by the client itself (adaptive throttling): never sent
 	BreakerOpen                // refused by the client's own open circuit breaker: never sent
+	Unsent                     // never sent: the generator was still behind its schedule LateGrace after the load ended
 	NumOutcomes                // how many outcomes there are
 )
 
 // Outcomes lists every outcome.
-var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other, Throttled, BreakerOpen}
+var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other, Throttled, BreakerOpen, Unsent}
 
-var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other", "throttled", "client_breaker"}
+var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other", "throttled", "client_breaker", "unsent"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {

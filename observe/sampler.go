@@ -19,7 +19,8 @@ const DefaultInterval = 100 * time.Millisecond
 type Sample struct {
 	At time.Time
 	// Postgres
-	Calls          int64 // pg_stat_statements calls of Source.Query by Source.Role
+	Calls          int64 // pg_stat_statements calls of Source.Statements by Source.Role
+	FillCalls      int64 // ... of Statements.Fill: a cache fill's own statement
 	Connections    int64 // pg_stat_activity backends of Source.Role
 	NewConnections int64 // ... whose backend_start is at or after Source.Since
 	// Redis INFO
@@ -55,6 +56,9 @@ type Statements struct {
 	Text     string
 	QueryIDs []int64
 	Pattern  string
+	// Fill is the text of the statement a cache fill runs in bulk (the
+	// testbed's), counted apart in Sample.FillCalls; "" when there is none
+	Fill string
 }
 
 const sampleSQL = `SELECT
@@ -63,7 +67,9 @@ const sampleSQL = `SELECT
 		AND (s.query = $1 OR s.queryid = ANY($4::bigint[]) OR ($5 <> '' AND s.query ~ $5))),
 	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2),
 	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND backend_start >= $3),
-	pg_postmaster_start_time()`
+	pg_postmaster_start_time(),
+	(SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
+		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $2 AND $6 <> '' AND s.query = $6)`
 
 // Read takes one sample.
 func (s Source) Read(ctx context.Context) (Sample, error) {
@@ -74,7 +80,8 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 		if ids == nil {
 			ids = []int64{}
 		}
-		err := s.DB.QueryRow(ctx, sampleSQL, st.Text, s.Role, s.Since, ids, st.Pattern).Scan(&smp.Calls, &smp.Connections, &smp.NewConnections, &smp.PostgresStart)
+		err := s.DB.QueryRow(ctx, sampleSQL, st.Text, s.Role, s.Since, ids, st.Pattern, st.Fill).Scan(&smp.Calls, &smp.Connections,
+			&smp.NewConnections, &smp.PostgresStart, &smp.FillCalls)
 		if err != nil {
 			return smp, fmt.Errorf("sample postgres: %w", err)
 		}

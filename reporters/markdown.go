@@ -49,6 +49,10 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 			code(fewest.Name), thousands(fewest.DB.Queries), code(fastest.Name), mdText(msString(fastest.HTTP.P99MS)))
 	}
 
+	if s := saturation(rep); s != "" {
+		fmt.Fprintf(b, "**Warning:** %s.\n\n", mdText(s))
+	}
+
 	if ab := aborted(rep); len(ab) > 0 {
 		b.WriteString("**Stopped early by a stop condition:**\n\n")
 		for _, a := range ab {

@@ -1,8 +1,10 @@
 package reporters
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
@@ -98,4 +100,63 @@ func aborted(rep *experiment.Report) []experiment.ArmResult {
 		}
 	}
 	return out
+}
+
+// saturation says, when the generator was the bottleneck in some arm,
+// which arms, how far from its schedule it fell at worst, and what to do;
+// "" when it kept up everywhere.
+func saturation(rep *experiment.Report) string {
+	var names []string
+	sent, lag := 1.0, 0.0
+	for _, a := range rep.Arms {
+		l := a.Load
+		if !l.Saturated {
+			continue
+		}
+		names = append(names, a.Name)
+		if l.Intended > 0 {
+			sent = min(sent, float64(l.Sent)/float64(l.Intended))
+		}
+		lag = max(lag, l.LagP90MS)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("the load generator, not the service, was the bottleneck in %s: lag p90 %s", strings.Join(names, ", "), msString(lag))
+	if sent < 1 {
+		msg += fmt.Sprintf(", and it sent only %s of the intended requests (the unsent count as dropped)", pct(sent))
+	}
+	return msg + fmt.Sprintf(" (saturated past %s of lag at p90 or under %s sent). Lower --rate, give herdbench more cores, or split the load over workers",
+		experiment.SaturatedLag, pct(experiment.SaturatedSent))
+}
+
+// workersLine says how the workers of a distributed run kept the herd
+// together: their number and each arm's start skew. Empty without workers.
+func workersLine(rep *experiment.Report) string {
+	var parts []string
+	n := 0
+	for _, a := range rep.Arms {
+		if ws := a.Workers; ws != nil {
+			n = ws.Count
+			parts = append(parts, fmt.Sprintf("%s %s", a.Name, msString(ws.StartSkewMaxMS)))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d, each sending every %s request; start skew max %s", n, ordinal(n), strings.Join(parts, ", "))
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
 }

@@ -55,6 +55,12 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if s := workersLine(rep); s != "" {
+		fmt.Fprintln(w, "workers   "+s)
+	}
+	if s := saturation(rep); s != "" {
+		fmt.Fprintln(w, "warning   "+s)
+	}
 	for _, a := range rep.Arms {
 		if ab := a.Aborted; ab != nil {
 			fmt.Fprintf(w, "aborted   %s at %s: %s\n", a.Name, offset(ab.AtMS), ab.Reason)

@@ -342,6 +342,30 @@ type Throttle struct {
 	recent window // requests (a) and accepts (b)
 }
 
+// MaxThrottle bounds K: past it a client refuses almost nothing.
+const MaxThrottle = 100
+
+const throttleAccepted = "accepted: 0, off, or K above 0 and at most 100; the SRE book uses 2"
+
+// CheckThrottle says whether k is a K adaptive throttling takes: 0 (off)
+// or above 0 and at most MaxThrottle. It is the one rule for --throttle,
+// throttle= arms and scenario files.
+func CheckThrottle(k float64) error {
+	if k < 0 || k > MaxThrottle || k != k {
+		return fmt.Errorf("%g out of range (%s)", k, throttleAccepted)
+	}
+	return nil
+}
+
+// ParseThrottle reads K, such as "2".
+func ParseThrottle(s string) (float64, error) {
+	k, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0, fmt.Errorf("K %q is not a number (%s)", s, throttleAccepted)
+	}
+	return k, CheckThrottle(k)
+}
+
 // NewThrottle returns adaptive throttling with multiplier k (the book uses 2).
 func NewThrottle(k float64) *Throttle { return &Throttle{k: k} }
 

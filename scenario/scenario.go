@@ -16,11 +16,14 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/strictyaml"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // File is a scenario file. Every field is optional: what a file leaves out
@@ -66,16 +69,13 @@ type Load struct {
 	Critical      *float64  `yaml:"critical,omitempty" flag:"critical" jsonschema:"description=Share of requests marked X-Priority: critical,minimum=0,maximum=1"`
 }
 
-// Trigger is what provokes the herd at T, and its options.
+// Trigger is what provokes the herd at T, and the triggers' options. The
+// options' keys are the registry's (herdbench triggers; the flag of the
+// same name with underscores), so a trigger that is added is a key here
+// too.
 type Trigger struct {
-	Name          *string   `yaml:"name,omitempty" flag:"trigger" jsonschema:"enum=expire,enum=ttl,enum=flush,enum=conndrop,enum=restart,enum=outage,enum=slowdb,enum=burst,enum=notify"`
-	Outage        *Duration `yaml:"outage,omitempty" flag:"outage" jsonschema:"description=outage: how long the dependency is unreachable"`
-	Dependency    *string   `yaml:"dependency,omitempty" flag:"dependency" jsonschema:"enum=postgres,enum=redis"`
-	SlowDBLatency *Duration `yaml:"slowdb_latency,omitempty" flag:"slowdb-latency"`
-	SlowDBFor     *Duration `yaml:"slowdb_for,omitempty" flag:"slowdb-for"`
-	Burst         *int      `yaml:"burst,omitempty" flag:"burst" jsonschema:"description=burst: clients released at T"`
-	Restart       *string   `yaml:"restart,omitempty" flag:"restart" jsonschema:"enum=api,enum=redis,enum=postgres"`
-	Rolling       *bool     `yaml:"rolling,omitempty" flag:"rolling"`
+	Name    *string           `yaml:"name,omitempty" flag:"trigger"`
+	Options map[string]string `yaml:",inline"`
 }
 
 // Timeline is one arm's load: warmup, before (the baseline), T, after.
@@ -154,18 +154,22 @@ func (s Setting) WhereValue(file, value string) string {
 	return s.Where(file)
 }
 
-// Read reads a scenario file. The returned error lists every problem the
-// file has; the file is returned too, with the values that did decode.
-func Read(path string) (*File, error) {
+// Read reads a scenario file whose trigger options are reg's (nil:
+// triggers.Default()). The returned error lists every problem the file
+// has; the file is returned too, with the values that did decode.
+func Read(path string, reg *triggers.Registry) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
-	return Parse(b, path)
+	return Parse(b, path, reg)
 }
 
 // Parse decodes a scenario from b; name is the file's name in errors.
-func Parse(b []byte, name string) (*File, error) {
+func Parse(b []byte, name string, reg *triggers.Registry) (*File, error) {
+	if reg == nil {
+		reg = triggers.Default()
+	}
 	f := &File{}
 	doc, err := strictyaml.Decode(b, name, f)
 	if doc == nil {
@@ -175,7 +179,21 @@ func Parse(b []byte, name string) (*File, error) {
 	for i := range f.Arms {
 		f.Arms[i].Line = doc.Line(fmt.Sprintf("arms[%d]", i))
 	}
-	return f, err
+	problems := herd.Fields(err)
+	accepted := []string{"name"}
+	for _, o := range reg.Options() {
+		accepted = append(accepted, o.Key)
+	}
+	slices.Sort(accepted)
+	for k := range f.Trigger.Options {
+		if !slices.Contains(accepted, k) {
+			path := "trigger." + k
+			problems = append(problems, &herd.FieldError{File: name, Line: doc.Line(path), Field: path,
+				Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k, strings.Join(accepted, ", "))})
+			delete(f.Trigger.Options, k)
+		}
+	}
+	return f, problems.ByLine().Err()
 }
 
 // Settings lists what the file sets outside its arms, in flag terms,
@@ -202,6 +220,8 @@ func settings(v reflect.Value, path string, doc *strictyaml.Doc) []Setting {
 		fv := v.Field(i)
 		flag := sf.Tag.Get("flag")
 		switch {
+		case sf.Type.Kind() == reflect.Map && strings.HasSuffix(sf.Tag.Get("yaml"), ",inline"):
+			out = append(out, inlineSettings(fv.Interface().(map[string]string), path, doc)...)
 		case sf.Type.Kind() == reflect.Struct:
 			out = append(out, settings(fv, p, doc)...)
 		case flag == "":
@@ -219,6 +239,20 @@ func settings(v reflect.Value, path string, doc *strictyaml.Doc) []Setting {
 			out = append(out, Setting{Flag: flag, Values: []string{fmt.Sprint(fv.Elem().Interface())}, Path: p, Line: doc.Line(p)})
 		}
 	}
+	return out
+}
+
+// inlineSettings lists the keys of an inline map, in file order: each the
+// flag of the same name with dashes.
+func inlineSettings(m map[string]string, path string, doc *strictyaml.Doc) []Setting {
+	var out []Setting
+	for k, v := range m {
+		p := strictyaml.Join(path, k)
+		if !doc.Bad(p) {
+			out = append(out, Setting{Flag: strings.ReplaceAll(k, "_", "-"), Values: []string{v}, Path: p, Line: doc.Line(p)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Setting) int { return a.Line - b.Line })
 	return out
 }
 

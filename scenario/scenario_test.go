@@ -38,7 +38,7 @@ gates:
 `
 
 func TestParseAndSettings(t *testing.T) {
-	f, err := Parse([]byte(good), "s.yaml")
+	f, err := Parse([]byte(good), "s.yaml", nil)
 	if err != nil {
 		t.Fatalf("Parse = %v; want nil", err)
 	}
@@ -92,7 +92,7 @@ arms:
   - name: x
     knobs: {lock_tll: 1s}
 `
-	_, err := Parse([]byte(bad), "bad.yaml")
+	_, err := Parse([]byte(bad), "bad.yaml", nil)
 	if err == nil {
 		t.Fatal("Parse of a file with six problems = nil")
 	}
@@ -114,10 +114,10 @@ arms:
 }
 
 func TestParseRejectsWhatIsNotYAML(t *testing.T) {
-	if _, err := Parse([]byte("load: [unclosed"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "x.yaml:") {
+	if _, err := Parse([]byte("load: [unclosed"), "x.yaml", nil); err == nil || !strings.Contains(err.Error(), "x.yaml:") {
 		t.Errorf("Parse of broken YAML = %v; want an error naming the file and line", err)
 	}
-	f, err := Parse(nil, "empty.yaml")
+	f, err := Parse(nil, "empty.yaml", nil)
 	if err != nil || len(f.Settings()) != 0 {
 		t.Errorf("Parse of an empty file = %+v, %v; want nothing set", f, err)
 	}
@@ -145,7 +145,7 @@ func TestKnobsCoverTheReplicaConfig(t *testing.T) {
 
 // The committed schema is the one the Go types generate.
 func TestSchemaMatchesTheTypes(t *testing.T) {
-	b, err := Schema()
+	b, err := Schema(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("load: {rate: -1, keys: x}"))
 	f.Add([]byte("- just\n- a list"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		file, err := Parse(b, "f.yaml")
+		file, err := Parse(b, "f.yaml", nil)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.yaml") {
 				t.Fatalf("Parse error %q does not name the file", err)

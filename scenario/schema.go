@@ -4,23 +4,30 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/herdbench/herdbench/triggers"
 	"github.com/invopop/jsonschema"
 )
 
 // SchemaID names the format's JSON Schema.
 const SchemaID = "https://github.com/herdbench/herdbench/docs/scenario.schema.json"
 
-// Schema is the JSON Schema of scenario files, generated from File: what
-// editors use to complete and check a scenario as it is written.
-func Schema() ([]byte, error) {
+// Schema is the JSON Schema of scenario files, generated from File and,
+// for the trigger's keys, from reg (nil: triggers.Default()): what editors
+// use to complete and check a scenario as it is written.
+func Schema(reg *triggers.Registry) ([]byte, error) {
+	if reg == nil {
+		reg = triggers.Default()
+	}
 	r := &jsonschema.Reflector{
 		FieldNameTag:   "yaml",
 		DoNotReference: true,
 		ExpandedStruct: true,
 		Mapper: func(t reflect.Type) *jsonschema.Schema {
-			if t == reflect.TypeOf(Duration("")) {
-				return &jsonschema.Schema{Type: "string", Pattern: `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`,
-					Description: "a Go duration such as 500ms, 2s or 1m30s"}
+			switch t {
+			case reflect.TypeOf(Duration("")):
+				return durationSchema()
+			case reflect.TypeOf(Trigger{}):
+				return triggerSchema(reg)
 			}
 			return nil
 		},
@@ -45,4 +52,40 @@ func (Arm) JSONSchemaExtend(s *jsonschema.Schema) {
 		{Type: "string", Description: "an arm as --arms takes it: a strategy such as lock+ttl_jitter, or a client arm such as retry=exp:100ms:1s:3"},
 		&object,
 	}}
+}
+
+func durationSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Pattern: `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`,
+		Description: "a Go duration such as 500ms, 2s or 1m30s"}
+}
+
+// triggerSchema is the trigger section: a name the registry has, and its
+// triggers' options, each typed and described as its flag is.
+func triggerSchema(reg *triggers.Registry) *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	names := make([]any, 0, len(reg.Names()))
+	for _, n := range reg.Names() {
+		names = append(names, n)
+	}
+	props.Set("name", &jsonschema.Schema{Type: "string", Enum: names, Description: "What provokes the herd at T (herdbench triggers)"})
+	for _, o := range reg.Options() {
+		var s *jsonschema.Schema
+		switch o.Type() {
+		case "duration":
+			s = durationSchema()
+		case "int":
+			s = &jsonschema.Schema{Type: "integer"}
+		case "bool":
+			s = &jsonschema.Schema{Type: "boolean"}
+		default:
+			s = &jsonschema.Schema{Type: "string"}
+			for _, v := range o.Enum {
+				s.Enum = append(s.Enum, v)
+			}
+		}
+		s.Description = o.Trigger + ": " + o.Help
+		props.Set(o.Key, s)
+	}
+	return &jsonschema.Schema{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema,
+		Description: "What provokes the herd at T, and its options"}
 }

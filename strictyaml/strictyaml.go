@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/herdbench/herdbench/herd"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -39,13 +40,14 @@ func (d *Doc) Bad(path string) bool { return d.bad[d.lines[path]] }
 func (d *Doc) At(path string) string { return fmt.Sprintf("%s:%d: %s", d.Name, d.lines[path], path) }
 
 // Decode decodes b into v, a pointer to a struct. The error lists every
-// problem; v holds what did decode, so later checks can go on. An empty
+// problem, each a herd.FieldError with the file, line and key path, in
+// file order; v holds what did decode, so later checks can go on. An empty
 // file decodes to v as it was.
 func Decode(b []byte, name string, v any) (*Doc, error) {
 	d := &Doc{Name: name, lines: map[string]int{}, bad: map[int]bool{}, leaf: map[string]bool{}}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, yamlError(name, err)
 	}
 	if len(root.Content) == 0 {
 		return d, nil
@@ -56,25 +58,20 @@ func Decode(b []byte, name string, v any) (*Doc, error) {
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, yamlError(name, err)
 		}
 		for _, p := range te.Errors {
 			problems = append(problems, d.explain(p))
 		}
 	}
-	slices.SortStableFunc(problems, func(a, b string) int { return lineOf(a) - lineOf(b) })
-	if len(problems) == 0 {
-		return d, nil
+	for _, p := range problems {
+		p.File = name
 	}
-	errs := make([]error, len(problems))
-	for i, p := range problems {
-		errs[i] = fmt.Errorf("%s:%s", name, strings.TrimPrefix(p, "line "))
-	}
-	return d, errors.Join(errs...)
+	return d, problems.ByLine().Err()
 }
 
-// Problem is a problem with the value at a path, as the decoder words
-// them, for unmarshalers: "line N: ...".
+// Problem makes a problem with the value at n for an unmarshaler, worded
+// as the decoder words its own, so Decode reports it with its line.
 func Problem(n *yaml.Node, format string, args ...any) error {
 	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: ", n.Line) + fmt.Sprintf(format, args...)}}
 }
@@ -107,13 +104,18 @@ var kinds = map[string]string{
 	"map[string]string": "a mapping of names to strings",
 }
 
-// explain rewrites a decoder's type error ("line 5: cannot unmarshal !!seq
-// into int") to name the key and what it accepts, and marks the line bad.
-func (d *Doc) explain(p string) string {
-	line := lineOf(p)
+// explain turns one of the decoder's problems ("line 5: cannot unmarshal
+// !!seq into int", the only form yaml.v3 gives them in) into a FieldError
+// naming the key and what it accepts, and marks the line bad.
+func (d *Doc) explain(p string) *herd.FieldError {
+	line := yamlLine(p)
+	msg := p
+	if _, rest, ok := strings.Cut(p, ": "); ok && strings.HasPrefix(p, "line ") {
+		msg = rest
+	}
 	_, rest, ok := strings.Cut(p, "cannot unmarshal ")
 	if !ok {
-		return p
+		return &herd.FieldError{Line: line, Msg: msg}
 	}
 	d.bad[line] = true
 	got, into, _ := strings.Cut(rest, " into ")
@@ -138,35 +140,47 @@ func (d *Doc) explain(p string) string {
 		}
 	}
 	slices.SortFunc(at, func(a, b string) int { return len(a) - len(b) })
-	where := ""
+	field := ""
 	if len(at) > 0 && !slices.ContainsFunc(at, func(p string) bool { return !strings.HasPrefix(p, at[0]) }) {
-		where = at[0] + ": "
+		field = at[0]
 	}
-	return fmt.Sprintf("line %d: %s%s where %s is expected (accepted: %s)", line, where, got, want, want)
+	return &herd.FieldError{Line: line, Field: field, Msg: fmt.Sprintf("%s where %s is expected (accepted: %s)", got, want, want)}
 }
 
-// lineOf reads the line of a "line N: ..." problem.
-func lineOf(p string) int {
+// yamlError is a YAML syntax error of file name, with its line.
+func yamlError(name string, err error) *herd.FieldError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := yamlLine(msg)
+	if _, rest, ok := strings.Cut(msg, ": "); ok && line > 0 {
+		msg = rest
+	}
+	return &herd.FieldError{File: name, Line: line, Msg: msg, Err: err}
+}
+
+// yamlLine reads the line yaml.v3 puts in its messages ("line N: ...",
+// "yaml: line N: ..."), 0 when there is none.
+func yamlLine(msg string) int {
 	var n int
-	_, _ = fmt.Sscanf(p, "line %d:", &n)
+	_, _ = fmt.Sscanf(strings.TrimPrefix(msg, "yaml: "), "line %d:", &n)
 	return n
 }
 
 // unknownKeys walks n along type t and reports every key t has no field
-// for, with the accepted keys. Maps accept any key.
-func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
+// for, with the accepted keys. Maps accept any key, and so does a struct
+// with an inline map: its owner checks the keys that land there.
+func unknownKeys(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch {
 	case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
-		var out []string
+		var out herd.FieldErrors
 		for i, c := range n.Content {
 			out = append(out, unknownKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
 		}
 		return out
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
-		var out []string
+		var out herd.FieldErrors
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			out = append(out, unknownKeys(n.Content[i+1], t.Elem(), Join(path, n.Content[i].Value))...)
 		}
@@ -175,31 +189,38 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) []string {
 		return nil // a type error, which the decoder reports
 	}
 	fields := Fields(t)
-	var out []string
+	_, open := fields[",inline"]
+	var out herd.FieldErrors
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		ft, ok := fields[k.Value]
-		if !ok {
+		switch {
+		case ok:
+			out = append(out, unknownKeys(v, ft, Join(path, k.Value))...)
+		case !open:
 			names := make([]string, 0, len(fields))
 			for name := range fields {
 				names = append(names, name)
 			}
 			slices.Sort(names)
-			out = append(out, fmt.Sprintf("line %d: %s: unknown key %q (accepted: %s)", k.Line, Join(path, k.Value), k.Value, strings.Join(names, ", ")))
-			continue
+			out = append(out, &herd.FieldError{Line: k.Line, Field: Join(path, k.Value), Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k.Value, strings.Join(names, ", "))})
 		}
-		out = append(out, unknownKeys(v, ft, Join(path, k.Value))...)
 	}
 	return out
 }
 
-// Fields maps a struct's YAML keys to their types.
+// Fields maps a struct's YAML keys to their types. An inline map field,
+// which takes every other key, is under ",inline".
 func Fields(t reflect.Type) map[string]reflect.Type {
 	m := map[string]reflect.Type{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
 		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if opts == "inline" && f.Type.Kind() == reflect.Map {
+			m[",inline"] = f.Type
 			continue
 		}
 		if name == "" {

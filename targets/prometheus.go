@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herdbench/herdbench/load"
 )
 
 // Point is one value of a series, t_ms relative to T.
@@ -59,7 +61,7 @@ func (t *Target) queryRange(ctx context.Context, query string, from, to, T time.
 	if err != nil {
 		return nil, err
 	}
-	resp, err := t.http.Do(req)
+	resp, err := load.NewClient(10*time.Second, nil).Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,9 @@
 package targets
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -27,15 +24,13 @@ import (
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -80,16 +75,26 @@ type Target struct {
 	Hosts      map[string]string // every host the target touches -> where it is declared
 	Allow      []string          // hosts besides loopback that may be touched
 
-	http *http.Client
+	// What herdbench controls of the testbed, and nothing of another target.
+	// Owned: it started Redis and the proxies, so a trigger may flush all of
+	// Redis and every fault may be undone. Admin: the replicas' admin API.
+	// Restarter: how its parts restart; nil when they cannot.
+	Owned     bool
+	Admin     api.Fleet
+	Restarter triggers.Restarter
+
 	file *File
 }
 
-// Testbed opens a target on a running testbed.
-func Testbed(ctx context.Context, st testbed.Status) (*Target, error) {
+// Testbed opens a target on a running testbed, whose parts restart
+// through restart (the provider's: the local supervisor's control API, or
+// docker compose); nil when they cannot.
+func Testbed(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*Target, error) {
 	if len(st.API) == 0 {
 		return nil, errors.New("testbed status lists no API replica")
 	}
 	t := FromTestbed(st)
+	t.Restarter = restart
 	ropt, err := redis.ParseURL(st.Redis)
 	if err != nil {
 		return nil, fmt.Errorf("redis url %q: %w", st.Redis, err)
@@ -124,9 +129,9 @@ func FromTestbed(st testbed.Status) *Target {
 	t := &Target{Kind: KindTestbed, Name: "testbed", Status: st, Endpoints: st.API,
 		Request: load.Request{Path: "/items/{key}"}, RedisKey: "item:{key}",
 		Pattern: api.ItemKeyPattern, Channel: api.InvalidateChannel,
-		Statements: observe.Statements{Text: api.ItemQuery}, Role: testbed.AppRole,
-		Proxies: map[string]string{"postgres": "postgres", "redis": "redis"},
-		Hosts:   map[string]string{}, http: &http.Client{Timeout: 10 * time.Second, CheckRedirect: load.NoRedirects}}
+		Statements: observe.Statements{Text: api.ItemQuery, Fill: api.FillQuery}, Role: testbed.AppRole,
+		Proxies: map[string]string{herd.Postgres: herd.Postgres, herd.Redis: herd.Redis},
+		Hosts:   map[string]string{}, Owned: true, Admin: api.NewFleet(st.API)}
 	for _, u := range st.API {
 		t.Hosts[hostOf(u)] = "testbed api"
 	}
@@ -140,7 +145,7 @@ func FromFile(f *File) *Target {
 	t := &Target{Kind: KindFile, Name: f.doc.Name, Endpoints: f.Endpoints, Space: &f.Keys,
 		Request: load.Request{Method: f.Request.Method, Path: f.Request.Path, Query: f.Request.Query, Headers: f.Request.Headers},
 		Header:  http.Header{}, Prometheus: f.Prometheus, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort,
-		Hosts: f.Hosts(), Allow: f.Allow, http: &http.Client{Timeout: 10 * time.Second, CheckRedirect: load.NoRedirects}, file: f}
+		Hosts: f.Hosts(), Allow: f.Allow, file: f}
 	for k, v := range f.Headers {
 		t.Header.Set(k, v)
 	}
@@ -178,8 +183,7 @@ func FromURL(raw string) (*Target, error) {
 	}
 	name := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 	return &Target{Kind: KindURL, Name: strings.ReplaceAll(name, "%7Bkey%7D", "{key}"), Endpoints: []string{u.Scheme + "://" + u.Host},
-		Request: load.Request{Path: path}, Hosts: map[string]string{u.Hostname(): "--target"},
-		http: &http.Client{Timeout: 10 * time.Second, CheckRedirect: load.NoRedirects}}, nil
+		Request: load.Request{Path: path}, Hosts: map[string]string{u.Hostname(): "--target"}}, nil
 }
 
 // redactURL keeps credentials and query values out of messages.
@@ -247,60 +251,22 @@ func redactDSN(err error) string {
 	return regexp.MustCompile(`(password=)\S+|(://[^:/@]+:)[^@]+@`).ReplaceAllString(err.Error(), "${1}${2}<redacted>@")
 }
 
-// Load is what a plan would send to a target, for its caps.
-type Load struct {
-	Rate     int           // requests/s
-	PerArm   time.Duration // one arm's warmup + before + after
-	Burst    int           // requests the burst trigger releases at once; 0 without it
-	Attempts float64       // the most attempts one request may make: retries + 1, doubled by hedging
-}
-
-// CheckLimits refuses a plan over the target's caps (limits: in its file),
-// naming the cap, where it is set, and what would fit. The rate cap bounds
-// the worst case: every request with every retry and hedge it may make.
-func (t *Target) CheckLimits(l Load) error {
-	var errs []error
-	where := t.Name
-	if t.file != nil {
-		where = t.file.doc.At("limits")
+// Line is where path (such as "abort[0]") is in the target's file, 0 when
+// the target has no file or the file has no such path.
+func (t *Target) Line(path string) int {
+	if t.file == nil {
+		return 0
 	}
-	if max := t.Limits.MaxRate; max > 0 {
-		worst := float64(l.Rate) * max64(l.Attempts, 1)
-		switch {
-		case l.Rate > max:
-			errs = append(errs, fmt.Errorf("--rate: %d requests/s is over the target's cap of %d (limits.max_rate, %s; accepted: 1 to %d)", l.Rate, max, where, max))
-		case worst > float64(max):
-			errs = append(errs, fmt.Errorf("--rate: %d requests/s with up to %g attempts each can send %.0f/s, over the target's cap of %d (limits.max_rate, %s; accepted: rate x attempts <= %d: a lower --rate, fewer retries or a retry budget)",
-				l.Rate, l.Attempts, worst, max, where, max))
-		}
-		if l.Burst > max {
-			errs = append(errs, fmt.Errorf("--burst: %d requests at once is over the target's cap of %d requests/s (limits.max_rate, %s; accepted: 1 to %d)", l.Burst, max, where, max))
-		}
-	}
-	if max := t.Limits.Duration(); max > 0 && l.PerArm > max {
-		errs = append(errs, fmt.Errorf("--after: warmup + before + after = %s exceeds the target's cap of %s per arm (limits.max_duration, %s)", l.PerArm, max, where))
-	}
-	return errors.Join(errs...)
-}
-
-func max64(a, b float64) float64 {
-	if a > b {
-		return a
-	}
-	return b
+	return t.file.Line(path)
 }
 
 // File is the target file a file target was described from, nil for
 // other kinds.
 func (t *Target) File() *File { return t.file }
 
-// Testbed says whether herdbench controls the target: it may flush its
-// cache, reconfigure and reset its replicas and read their counters.
-func (t *Target) Testbed() bool { return t.Kind == KindTestbed }
-
 // Caps is what the target lets triggers do.
 func (t *Target) Caps() triggers.Caps {
-	c := triggers.Caps{Endpoints: len(t.Endpoints) > 0, Restart: t.Testbed()}
+	c := triggers.Caps{Endpoints: len(t.Endpoints) > 0, Restart: t.Restarter != nil}
 	if t.Kind == KindFile {
 		f := t.file
 		c.Redis = f.Redis != nil
@@ -309,7 +275,7 @@ func (t *Target) Caps() triggers.Caps {
 		c.Channel = c.Redis && f.Redis.Channel != ""
 		c.Role = f.Postgres != nil && f.Postgres.Role != ""
 		c.Pause = c.Redis && f.Redis.AllowPause
-	} else if t.Testbed() {
+	} else if t.Owned {
 		c.Redis, c.RedisKeys, c.Pattern, c.Channel, c.Role, c.Pause = true, true, true, true, true, true
 	}
 	for dep := range t.Proxies {
@@ -321,45 +287,6 @@ func (t *Target) Caps() triggers.Caps {
 
 // KeyOf is the Redis key of a request's key.
 func (t *Target) KeyOf(key string) string { return strings.ReplaceAll(t.RedisKey, "{key}", key) }
-
-// CheckHosts refuses a target that touches a host that is not loopback and
-// not allowed, by the target file or by allow (--allow-host), naming it.
-func (t *Target) CheckHosts(allow []string) error {
-	var errs []error
-	hosts := make([]string, 0, len(t.Hosts))
-	for h := range t.Hosts {
-		hosts = append(hosts, h)
-	}
-	slices.Sort(hosts)
-	for _, h := range hosts {
-		if Loopback(h) || slices.Contains(t.Allow, h) || slices.Contains(allow, h) {
-			continue
-		}
-		errs = append(errs, fmt.Errorf("%s: host %s is not loopback and not allowed (accepted: loopback; or list it under allow: in the target file, or --allow-host %s)",
-			t.where(t.Hosts[h]), h, h))
-	}
-	return errors.Join(errs...)
-}
-
-// NonLoopback lists the hosts the target touches that are not this machine.
-func (t *Target) NonLoopback() []string {
-	var out []string
-	for h := range t.Hosts {
-		if !Loopback(h) {
-			out = append(out, h)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// where is "file:line: path" for a path of a file target.
-func (t *Target) where(path string) string {
-	if t.file != nil && t.file.doc.Line(path) > 0 {
-		return t.file.doc.At(path)
-	}
-	return path
-}
 
 // Hot is the n hottest keys of the target's key space: the lowest of a
 // range, the first of a list or file. Without a key space they are the
@@ -393,8 +320,10 @@ func numbered(from int64, n int) []string {
 
 // Source is where the load draws keys from, seeded; nil for the plan's
 // Zipf over item ids.
-func (t *Target) Source(seed uint64) load.KeySource {
-	s := t.Space
+func (t *Target) Source(seed uint64) load.KeySource { return t.Space.Source(seed) }
+
+// Source is where the load draws keys from, seeded; nil for a nil space.
+func (s *KeySpace) Source(seed uint64) load.KeySource {
 	switch {
 	case s == nil:
 		return nil
@@ -411,12 +340,7 @@ func (t *Target) Source(seed uint64) load.KeySource {
 // NewRequest builds the service's request for key on base, with the
 // target's headers, as the load sends it.
 func (t *Target) NewRequest(ctx context.Context, base, key string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, t.Request.MethodOrGet(), t.Request.URL(base, key, nil), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header = t.Request.Header(key, t.Header)
-	return req, nil
+	return t.Request.New(ctx, base, key, t.Header, nil)
 }
 
 // Rollback undoes what a killed run may have left: on the testbed, every
@@ -426,7 +350,7 @@ func (t *Target) Rollback() error {
 	if t.Toxiproxy == nil {
 		return nil
 	}
-	if t.Testbed() {
+	if t.Owned {
 		return t.Toxiproxy.ResetState()
 	}
 	var errs []error
@@ -469,135 +393,4 @@ func (t *Target) Close() {
 	if t.Redis != nil {
 		_ = t.Redis.Close()
 	}
-}
-
-// Configure sets every replica's run-time config.
-func (t *Target) Configure(ctx context.Context, c api.Config) error {
-	body, _ := json.Marshal(c)
-	return t.each(ctx, http.MethodPut, "/admin/config", body, nil)
-}
-
-// Reset clears every replica's in-process state and counters, and seeds
-// replica i with seed+i.
-func (t *Target) Reset(ctx context.Context, seed uint64) error {
-	for i, u := range t.Status.API {
-		body, _ := json.Marshal(map[string]uint64{"seed": seed + uint64(i)})
-		if err := t.do(ctx, http.MethodPost, u+"/admin/reset", body, nil); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Restart asks the testbed's supervisor to restart part ("api", "redis",
-// "postgres"), all at once or rolling, and returns the processes restarted.
-// A docker compose testbed restarts its services through compose.
-func (t *Target) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
-	if t.Status.Provider == compose.Provider {
-		return compose.Restart(ctx, t.Status.StateDir, part, rolling)
-	}
-	if t.Status.Control == "" {
-		return nil, errors.New("restart: the testbed has no control API (its supervisor predates it: testbed down, then up)")
-	}
-	body, _ := json.Marshal(map[string]any{"part": part, "rolling": rolling})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Status.Control+"/restart", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	// a rolling restart takes as long as it takes: ctx bounds it
-	resp, err := (&http.Client{}).Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("restart %s: %w", part, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("restart %s: %s: %s", part, resp.Status, strings.TrimSpace(string(b)))
-	}
-	var res struct {
-		Restarted []string `json:"restarted"`
-	}
-	return res.Restarted, json.Unmarshal(b, &res)
-}
-
-// Config reads the first replica's run-time config.
-func (t *Target) Config(ctx context.Context) (api.Config, error) {
-	var c api.Config
-	err := t.do(ctx, http.MethodGet, t.Status.API[0]+"/admin/config", nil, &c)
-	return c, err
-}
-
-// Get requests one item from replica i and returns the status code.
-func (t *Target) Get(ctx context.Context, i int, id int64) (int, error) {
-	url := fmt.Sprintf("%s/items/%d", t.Status.API[i%len(t.Status.API)], id)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := t.http.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
-// Metrics sums every herdbench_api_* counter and gauge over the replicas.
-func (t *Target) Metrics(ctx context.Context) (map[string]float64, error) {
-	sum := map[string]float64{}
-	for _, u := range t.Status.API {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u+"/metrics", nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := t.http.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("scrape %s: %w", u, err)
-		}
-		p := expfmt.NewTextParser(model.UTF8Validation)
-		mfs, err := p.TextToMetricFamilies(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("scrape %s: %w", u, err)
-		}
-		for name, mf := range mfs {
-			if !strings.HasPrefix(name, "herdbench_api_") {
-				continue
-			}
-			for _, m := range mf.GetMetric() {
-				sum[name] += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum, nil
-}
-
-func (t *Target) each(ctx context.Context, method, path string, body []byte, out any) error {
-	for _, u := range t.Status.API {
-		if err := t.do(ctx, method, u+path, body, out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (t *Target) do(ctx context.Context, method, url string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	resp, err := t.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %s: %s", method, url, resp.Status, strings.TrimSpace(string(b)))
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
 }

@@ -1,46 +1,126 @@
 package triggers
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/herdbench/herdbench/herd"
 )
 
 // Burst releases N clients at one instant, their connections already open,
 // as cron jobs at :00 or a crowd at a door that opens: synchronized
-// arrivals on top of the steady load. Each client measures when its request
-// actually left (its headers were written) after the release, and the
-// spread of those departures says how synchronized the herd really was.
+// arrivals on top of the steady load. Every request is serialized before T
+// and, at the release, written on its open connection by one writer loop
+// per core, so the herd that reaches the service is as tight as this
+// machine can make it; each request's departure is when its bytes were
+// handed to the kernel, and the spread of those departures says how
+// synchronized the herd really was.
 type Burst struct {
-	Clients int
-	clients []*http.Client              // one open connection each, from Prepare
-	bases   []string                    // the endpoint each client's connection is to
-	dialed  []*atomic.Pointer[net.Conn] // each client's connection until its transport takes it
+	Clients int `json:"burst" help:"clients released at T, each with its connection open"`
 }
 
-// BurstResult is how far apart the released requests left.
+// MaxBurst caps the clients a burst opens connections for.
+const MaxBurst = 10_000
+
+// NewBurst is a burst with its default: 1,000 clients.
+func NewBurst() *Burst { return &Burst{Clients: 1000} }
+
+// BurstResult is how far apart the released requests left: the results'
+// burst.
 type BurstResult struct {
 	Clients     int   `json:"clients"`
 	OK          int   `json:"ok"`
 	SpreadP50US int64 `json:"spread_p50_us"`
 	SpreadP99US int64 `json:"spread_p99_us"`
+	// Departures are when each written request left after the release,
+	// from which the spread is computed: bursts released by several
+	// workers merge exactly (MergeBursts)
+	Departures []time.Duration `json:"-"`
 }
+
+// NewBurstResult sums up a burst of clients, ok of them answered 200,
+// from each written request's departure after its release.
+func NewBurstResult(clients, ok int, departures []time.Duration) *BurstResult {
+	res := &BurstResult{Clients: clients, OK: ok, Departures: slices.Sorted(slices.Values(departures))}
+	if left := res.Departures; len(left) > 0 {
+		res.SpreadP50US = left[len(left)/2].Microseconds()
+		res.SpreadP99US = left[min(len(left)-1, len(left)*99/100)].Microseconds()
+	}
+	return res
+}
+
+// MergeBursts is one burst of the parts several workers released, each at
+// T on its own clock: clients and answers add up, the spread is over every
+// departure, each from its own release.
+func MergeBursts(parts []*BurstResult) *BurstResult {
+	var clients, ok int
+	var left []time.Duration
+	for _, p := range parts {
+		clients, ok = clients+p.Clients, ok+p.OK
+		left = append(left, p.Departures...)
+	}
+	return NewBurstResult(clients, ok, left)
+}
+
+// BurstDetail is burst's trigger detail: empty, its figures are the
+// results' burst.
+type BurstDetail struct{}
 
 var (
 	_ Trigger  = (*Burst)(nil)
 	_ Preparer = (*Burst)(nil)
-	_ Releaser = (*Burst)(nil)
 	_ Requirer = (*Burst)(nil)
+	_ Sender   = (*Burst)(nil)
 )
+
+func (*Burst) Name() string { return "burst" }
+func (b *Burst) Describe() string {
+	return fmt.Sprintf("%d clients, connections open, released at T by a barrier: synchronized arrivals", b.Clients)
+}
+
+// Validate checks the number of clients, and that this process may open a
+// connection for each.
+func (b *Burst) Validate() herd.FieldErrors {
+	var errs herd.FieldErrors
+	if b.Clients < 1 || b.Clients > MaxBurst {
+		errs.Add("burst", "%d out of range (accepted: 1 to %d clients)", b.Clients, MaxBurst)
+	} else if limit, ok := openFiles(); ok && uint64(b.Clients)+fileHeadroom > limit {
+		errs.Add("burst", "%d clients need as many connections, and this process may open %d files (accepted: up to %d here; raise the hard limit, ulimit -Hn, to burst more: herdbench raises its soft limit to it)",
+			b.Clients, limit, max(int(limit)-fileHeadroom, 0))
+	}
+	return errs
+}
+
+// fileHeadroom is what the rest of a run keeps open besides the burst's
+// connections: the steady load's, the observers', the logs.
+const fileHeadroom = 512
+
+// openFiles is the process' limit on open files (Go raises the soft limit
+// to the hard one at start), and whether it is known.
+func openFiles() (uint64, bool) {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return 0, false
+	}
+	return l.Cur, true
+}
+
+// Sends is the requests released at T.
+func (b *Burst) Sends() int { return b.Clients }
 
 // Requires endpoints, which every target has.
 func (*Burst) Requires(c Caps) error {
@@ -50,70 +130,91 @@ func (*Burst) Requires(c Caps) error {
 	return nil
 }
 
-func (*Burst) Name() string { return "burst" }
-func (b *Burst) Describe() string {
-	return fmt.Sprintf("%d clients, connections open, released at T by a barrier: synchronized arrivals", b.Clients)
+func (b *Burst) Plan(env Env) string {
+	keys := env.HotKeys
+	if len(keys) == 0 {
+		keys = []string{"1"}
+	}
+	return fmt.Sprintf("open %d TCP connections to the endpoints before T (no request), then send %d requests at T for the hot keys %s",
+		b.Clients, b.Clients, list(keys))
 }
 
-// Prepare opens one TCP connection per client, spread over the endpoints,
-// without sending anything: the service sees no request before T.
-func (b *Burst) Prepare(ctx context.Context, env Env) error {
-	if len(env.API) == 0 {
-		return fmt.Errorf("burst: the target lists no endpoint")
+// Fire opens the connections and releases them at once; a run prepares
+// them before the load instead, so the opening takes no time at T.
+func (b *Burst) Fire(ctx context.Context, env Env) (Fired, error) {
+	a, err := b.Prepare(ctx, env)
+	if err != nil {
+		return Fired{}, err
 	}
-	b.closeAll()
-	b.clients = make([]*http.Client, b.Clients)
-	b.bases = make([]string, b.Clients)
-	conns := make([]net.Conn, b.Clients)
+	defer a.Close()
+	return a.Fire(ctx, env)
+}
+
+// Prepare opens one connection per client, spread over the endpoints, and
+// serializes its request, without sending anything: the service sees no
+// request before T.
+func (b *Burst) Prepare(ctx context.Context, env Env) (Armed, error) {
+	if len(env.API) == 0 {
+		return nil, errors.New("burst: the target lists no endpoint")
+	}
+	build := env.Request
+	if build == nil {
+		build = ItemRequest
+	}
+	r := &release{clients: make([]burstClient, b.Clients)}
 	var wg sync.WaitGroup
-	errc := make(chan error, 1)
+	var failed atomic.Pointer[error]
 	sem := make(chan struct{}, 64)
-	for i := range b.clients {
-		b.bases[i] = env.API[i%len(env.API)]
+	for i := range r.clients {
+		key := "1"
+		if len(env.HotKeys) > 0 {
+			key = env.HotKeys[i%len(env.HotKeys)]
+		}
+		base := env.API[i%len(env.API)]
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c, err := dialBase(ctx, b.bases[i])
-			if err != nil {
-				select {
-				case errc <- fmt.Errorf("burst: open connection %d: %w", i, err):
-				default:
-				}
-				return
+			if err := r.clients[i].open(ctx, base, key, build); err != nil {
+				err = fmt.Errorf("burst: client %d: %w", i, err)
+				failed.CompareAndSwap(nil, &err)
 			}
-			conns[i] = c
 		})
 	}
 	wg.Wait()
-	b.dialed = make([]*atomic.Pointer[net.Conn], len(b.clients))
-	for i := range b.clients {
-		once := new(atomic.Pointer[net.Conn])
-		if conns[i] != nil {
-			once.Store(&conns[i])
-		}
-		b.dialed[i] = once
-		dialer := &net.Dialer{Timeout: 10 * time.Second}
-		b.clients[i] = &http.Client{Timeout: 10 * time.Second, CheckRedirect: noRedirects, Transport: &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1,
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				if c := once.Swap(nil); c != nil { // the connection Prepare opened, first
-					return *c, nil
-				}
-				return dialer.DialContext(ctx, network, addr)
-			}}}
+	if err := failed.Load(); err != nil {
+		r.Close()
+		return nil, *err
 	}
-	select {
-	case err := <-errc:
-		b.closeAll()
-		return err
-	default:
-		return nil
-	}
+	return r, nil
 }
 
-// noRedirects keeps a burst on the endpoints it was planned for.
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+// burstClient is one client of a burst: its open connection and its
+// request, serialized.
+type burstClient struct {
+	conn net.Conn
+	req  []byte
+	sent bool          // its request was written
+	left time.Duration // after the release, when it was
+	ok   bool          // the service answered 200
+}
 
-// dialBase opens a TCP connection to a base URL's host.
+// open dials base and serializes the request for key.
+func (c *burstClient) open(ctx context.Context, base, key string, build Requester) error {
+	req, err := build(ctx, base, key)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := req.Write(&buf); err != nil {
+		return fmt.Errorf("serialize the request: %w", err)
+	}
+	c.req = buf.Bytes()
+	c.conn, err = dialBase(ctx, base)
+	return err
+}
+
+// dialBase opens a connection to a base URL's host: TCP, and TLS, its
+// handshake done, for https.
 func dialBase(ctx context.Context, base string) (net.Conn, error) {
 	u, err := url.Parse(base)
 	if err != nil {
@@ -127,94 +228,105 @@ func dialBase(ctx context.Context, base string) (net.Conn, error) {
 		}
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
-	return (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", host)
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	if u.Scheme != "https" {
+		return d.DialContext(ctx, "tcp", host)
+	}
+	td := &tls.Dialer{NetDialer: d, Config: &tls.Config{ServerName: u.Hostname()}}
+	return td.DialContext(ctx, "tcp", host)
 }
 
-// Fire releases every client at once and waits for their answers.
-func (b *Burst) Fire(ctx context.Context, env Env) (Detail, error) {
-	defer b.closeAll()
-	if len(b.clients) == 0 {
-		return nil, fmt.Errorf("burst: no connections open (Prepare did not run)")
-	}
-	release := make(chan struct{})
+// release is a burst whose connections are open, waiting for T.
+type release struct {
+	clients []burstClient
+}
+
+// burstTimeout bounds the wait for the released requests' answers.
+const burstTimeout = 10 * time.Second
+
+// Fire releases every client at once: one writer per core writes its
+// share of the serialized requests, back to back, then the answers are
+// read. It returns when every client has its answer or gave up.
+func (r *release) Fire(ctx context.Context, env Env) (Fired, error) {
+	defer r.Close()
+	writers := min(runtime.GOMAXPROCS(0), len(r.clients))
+	share := (len(r.clients) + writers - 1) / writers
+	gate := make(chan struct{})
+	var parked, wrote sync.WaitGroup
 	var released time.Time
-	var parked, done sync.WaitGroup
-	var mu sync.Mutex
-	var left []time.Duration // of the requests that left
-	ok := make([]bool, len(b.clients))
-	for i, c := range b.clients {
+	for w := range writers {
+		mine := r.clients[min(w*share, len(r.clients)):min((w+1)*share, len(r.clients))]
 		parked.Add(1)
-		done.Go(func() {
-			key := "1"
-			if len(env.HotKeys) > 0 {
-				key = env.HotKeys[i%len(env.HotKeys)]
-			}
-			var wrote atomic.Int64 // the transport may call back from its own goroutine
-			trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(time.Now().UnixNano()) }}
-			build := env.Request
-			if build == nil {
-				build = ItemRequest
-			}
-			req, err := build(httptrace.WithClientTrace(ctx, trace), b.bases[i], key)
+		wrote.Go(func() {
 			parked.Done()
-			<-release
-			if err == nil {
-				err = do(c, req)
-			}
-			ok[i] = err == nil
-			if w := wrote.Load(); w != 0 {
-				mu.Lock()
-				left = append(left, time.Unix(0, w).Sub(released))
-				mu.Unlock()
+			<-gate
+			for i := range mine {
+				c := &mine[i]
+				_, err := c.conn.Write(c.req)
+				c.left, c.sent = time.Since(released), err == nil
 			}
 		})
 	}
 	parked.Wait()
 	released = time.Now()
-	close(release)
-	done.Wait()
-	res := BurstResult{Clients: len(b.clients)}
-	for _, v := range ok {
-		if v {
-			res.OK++
-		}
-	}
-	if len(left) > 0 {
-		slices.Sort(left)
-		res.SpreadP50US = left[len(left)/2].Microseconds()
-		res.SpreadP99US = left[min(len(left)-1, len(left)*99/100)].Microseconds()
-	}
-	return Detail{"burst": res}, nil
+	close(gate)
+	wrote.Wait()
+	r.answers(ctx)
+	return Fired{Detail: BurstDetail{}, Burst: r.result()}, nil
 }
 
-// Release closes the connections Prepare opened, when Fire never ran.
-func (b *Burst) Release() { b.closeAll() }
-
-// closeAll closes every connection Prepare opened: the transports' idle
-// ones, and those no transport took (Fire never ran).
-func (b *Burst) closeAll() {
-	for _, c := range b.clients {
-		c.CloseIdleConnections()
-	}
-	for _, d := range b.dialed {
-		if c := d.Swap(nil); c != nil {
-			(*c).Close()
+// answers reads every client's answer, all at once, within burstTimeout or
+// until ctx ends.
+func (r *release) answers(ctx context.Context) {
+	deadline := time.Now().Add(burstTimeout)
+	stop := context.AfterFunc(ctx, func() {
+		for _, c := range r.clients {
+			_ = c.conn.SetReadDeadline(time.Unix(1, 0))
 		}
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	for i := range r.clients {
+		c := &r.clients[i]
+		if !c.sent {
+			continue
+		}
+		wg.Go(func() {
+			_ = c.conn.SetReadDeadline(deadline)
+			resp, err := http.ReadResponse(bufio.NewReader(c.conn), nil)
+			if err != nil {
+				return
+			}
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			c.ok = err == nil && resp.StatusCode == http.StatusOK
+		})
 	}
-	b.clients, b.bases, b.dialed = nil, nil, nil
+	wg.Wait()
 }
 
-// do sends req and reads the answer; a status other than 200 is an error.
-func do(c *http.Client, req *http.Request) error {
-	url := req.URL.String()
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
+// result is the release's spread: how long after the release each request
+// that was written left.
+func (r *release) result() *BurstResult {
+	var ok int
+	var left []time.Duration
+	for _, c := range r.clients {
+		if c.ok {
+			ok++
+		}
+		if c.sent {
+			left = append(left, c.left)
+		}
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
+	return NewBurstResult(len(r.clients), ok, left)
+}
+
+// Close closes every connection Prepare opened.
+func (r *release) Close() {
+	for _, c := range r.clients {
+		if c.conn != nil {
+			c.conn.Close()
+		}
 	}
-	return nil
+	r.clients = nil
 }

@@ -1,22 +1,42 @@
-// Package triggers provides the events that provoke a herd, each a small
-// type behind one interface, fired at a known instant T. Default returns the
-// registry of every trigger; Names lists them for help text and errors.
+// Package triggers provides the events that provoke a herd, each fired at
+// a known instant T. Every trigger is one small type in its own file: its
+// options are its tagged fields (their defaults set by its constructor),
+// and beside them its checks, what it needs of a target, the plan a dry
+// run prints and Fire. Default returns the registry of every trigger; the
+// command line's flags, the scenario file's trigger keys and the JSON
+// Schema's trigger enum are generated from a registry, so adding a trigger
+// is one file and one line in Default.
+//
+// Guarantees: Plan contacts nothing; a trigger touches only what Env gives
+// it, which is what the target declares; a fault a trigger makes is undone
+// when its time is up or its context ends, whichever comes first.
 package triggers
 
 import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/herdbench/herdbench/testbed/api"
 )
+
+// Trigger provokes a herd at T.
+type Trigger interface {
+	Name() string
+	Describe() string    // one line: what happens at T
+	Plan(env Env) string // exactly what it would touch, for a dry run; contacts nothing
+	Fire(ctx context.Context, env Env) (Fired, error)
+}
+
+// Fired is what a trigger did at T.
+type Fired struct {
+	Detail any          // the trigger's own typed detail: the results' trigger.detail
+	Burst  *BurstResult // requests the trigger released at T, and how far apart they left
+}
 
 // Env is what a trigger may touch. What a target does not declare is
 // zero, and the triggers that need it say so (Caps, Requires).
@@ -49,6 +69,12 @@ func ItemRequest(ctx context.Context, base, key string) (*http.Request, error) {
 	return http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/items/"+key, nil)
 }
 
+// Restarter restarts a part of the target in place and returns the
+// processes it restarted.
+type Restarter interface {
+	Restart(ctx context.Context, part string, rolling bool) ([]string, error)
+}
+
 // Caps is what a target lets triggers do, known before connecting to it.
 type Caps struct {
 	Redis     bool     // a Redis to read and touch
@@ -62,9 +88,46 @@ type Caps struct {
 	Endpoints bool
 }
 
-// Requirer is implemented by triggers that need something of the target.
-type Requirer interface {
-	Requires(Caps) error
+// The optional capabilities of a trigger, each a small interface checked
+// where it is used.
+type (
+	// Requirer is implemented by triggers that need something of the
+	// target; the error names it and where a target file declares it.
+	Requirer interface {
+		Requires(Caps) error
+	}
+	// Preparer is implemented by triggers that set something up before the
+	// load starts and before T is fixed (env.T is zero), such as opening
+	// connections: what takes long here does not eat into the timeline.
+	// What it returns fires at T in the trigger's place.
+	Preparer interface {
+		Prepare(ctx context.Context, env Env) (Armed, error)
+	}
+	// Aligner is implemented by triggers that make keys end at T: the warm
+	// gives the hot keys WarmTTL, and Align, once T is fixed and before the
+	// load starts, sets their expiry exactly.
+	Aligner interface {
+		WarmTTL(untilT time.Duration) time.Duration
+		Align(ctx context.Context, env Env) error
+	}
+	// Lasting is implemented by faults that last a while; option is the
+	// option that says how long, so a plan can refuse one that outlasts
+	// its arm.
+	Lasting interface {
+		Lasts() (option string, d time.Duration)
+	}
+	// Sender is implemented by triggers that send requests of their own at
+	// T, for a target's rate cap and the dry run's worst case.
+	Sender interface {
+		Sends() int
+	}
+)
+
+// Armed is a prepared trigger: Fire fires it at T, Close frees what
+// Prepare held when Fire never ran.
+type Armed interface {
+	Fire(ctx context.Context, env Env) (Fired, error)
+	Close()
 }
 
 // Supported says whether trigger t can run on a target with caps, and
@@ -78,84 +141,20 @@ func Supported(t Trigger, caps Caps) error {
 	return nil
 }
 
-// Restarter restarts a part of the target in place.
-type Restarter interface {
-	Restart(ctx context.Context, part string, rolling bool) ([]string, error)
-}
-
-// Detail records what a trigger did, for the arm's results.
-type Detail map[string]any
-
-// Trigger provokes a herd at T.
-type Trigger interface {
-	Name() string
-	Describe() string // one line: what happens at T
-	Fire(ctx context.Context, env Env) (Detail, error)
-}
-
-// WarmConfigurer is implemented by triggers that need the cache warmed with
-// a different config, such as TTLs that all end at T. untilT is the time
-// from the warm to T.
-type WarmConfigurer interface {
-	WarmConfig(c api.Config, untilT time.Duration) api.Config
-}
-
-// Preparer is implemented by triggers that set something up before the
-// load starts and before T is fixed (env.T is zero), such as opening
-// connections; what takes long here does not eat into the timeline.
-type Preparer interface {
-	Prepare(ctx context.Context, env Env) error
-}
-
-// Aligner is implemented by triggers that act once T is fixed, before the
-// load starts, such as making keys expire exactly at T.
-type Aligner interface {
-	Align(ctx context.Context, env Env) error
-}
-
-// Releaser is implemented by triggers that hold resources from Prepare
-// until Fire; Release frees them when Fire never ran.
-type Releaser interface {
-	Release()
-}
-
-// Registry holds triggers by name.
-type Registry struct {
-	byName map[string]Trigger
-	names  []string
-}
-
-// NewRegistry returns a registry of ts; a duplicate name panics.
-func NewRegistry(ts ...Trigger) *Registry {
-	r := &Registry{byName: map[string]Trigger{}}
-	for _, t := range ts {
-		if _, dup := r.byName[t.Name()]; dup {
-			panic("triggers: duplicate name " + t.Name())
-		}
-		r.byName[t.Name()] = t
-		r.names = append(r.names, t.Name())
+// wait returns after d or when ctx ends.
+func wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
-	return r
 }
 
-// Default returns every trigger herdbench has, configured with o (zero
-// options take DefaultOptions).
-func Default(o Options) *Registry {
-	o = o.OrDefaults()
-	return NewRegistry(Expire{}, TTL{}, Flush{}, Conndrop{},
-		Restart{Part: o.Restart, Rolling: o.Rolling},
-		Outage{For: time.Duration(o.Outage), Dependency: o.Dependency},
-		SlowDB{Latency: time.Duration(o.SlowDBLatency), For: time.Duration(o.SlowDBFor)},
-		&Burst{Clients: o.Burst}, Notify{})
-}
-
-// Names lists the registered names in registration order.
-func (r *Registry) Names() []string { return slices.Clone(r.names) }
-
-// Get returns the trigger called name, or an error listing the valid names.
-func (r *Registry) Get(name string) (Trigger, error) {
-	if t, ok := r.byName[name]; ok {
-		return t, nil
+// list names up to ten items, then how many more.
+func list(items []string) string {
+	if len(items) <= 10 {
+		return strings.Join(items, ", ")
 	}
-	return nil, fmt.Errorf("unknown trigger %q (accepted: %s)", name, strings.Join(r.names, ", "))
+	return strings.Join(items[:10], ", ") + fmt.Sprintf(", ... and %d more", len(items)-10)
 }

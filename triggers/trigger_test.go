@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdbench/herdbench/herd"
 )
 
 func TestMatchPattern(t *testing.T) {
@@ -49,22 +51,22 @@ func TestSupported(t *testing.T) {
 		wantErr string // "" supported
 	}{
 		{&Burst{}, bare, ""},
-		{Expire{}, bare, "trigger expire needs a Redis (redis.address"},
-		{Expire{}, Caps{Redis: true}, "redis.key and redis.pattern"},
-		{Expire{}, withRedis, ""},
-		{TTL{}, withRedis, ""},
-		{Flush{}, bare, "trigger flush needs a Redis"},
-		{Flush{}, Caps{Redis: true}, "redis.pattern in the target file"},
-		{Flush{}, withRedis, ""},
-		{Conndrop{}, bare, "trigger conndrop needs toxiproxy in front of the service's dependencies"},
-		{Conndrop{}, withRole, ""},
-		{Outage{Dependency: "postgres", For: time.Second}, withRole, "toxiproxy.proxies.postgres"},
-		{Outage{Dependency: "redis", For: time.Second}, withRedis, "redis.allow_pause: true"},
-		{Outage{Dependency: "redis", For: time.Second}, Caps{Redis: true, Pause: true}, ""},
-		{SlowDB{}, withRedis, "toxiproxy in front of postgres"},
-		{SlowDB{}, Caps{Proxies: []string{"postgres"}}, ""},
-		{Restart{Part: "api"}, withRedis, "processes herdbench can restart"},
-		{Notify{}, withRedis, "redis.invalidate_channel"},
+		{&Expire{}, bare, "trigger expire needs a Redis (redis.address"},
+		{&Expire{}, Caps{Redis: true}, "redis.key and redis.pattern"},
+		{&Expire{}, withRedis, ""},
+		{&TTL{}, withRedis, ""},
+		{&Flush{}, bare, "trigger flush needs a Redis"},
+		{&Flush{}, Caps{Redis: true}, "redis.pattern in the target file"},
+		{&Flush{}, withRedis, ""},
+		{&Conndrop{}, bare, "trigger conndrop needs toxiproxy in front of the service's dependencies"},
+		{&Conndrop{}, withRole, ""},
+		{&Outage{Dependency: "postgres", For: herd.Duration(time.Second)}, withRole, "toxiproxy.proxies.postgres"},
+		{&Outage{Dependency: "redis", For: herd.Duration(time.Second)}, withRedis, "redis.allow_pause: true"},
+		{&Outage{Dependency: "redis", For: herd.Duration(time.Second)}, Caps{Redis: true, Pause: true}, ""},
+		{&SlowDB{}, withRedis, "toxiproxy in front of postgres"},
+		{&SlowDB{}, Caps{Proxies: []string{"postgres"}}, ""},
+		{&Restart{Part: "api"}, withRedis, "processes herdbench can restart"},
+		{&Notify{}, withRedis, "redis.invalidate_channel"},
 	} {
 		err := Supported(tt.trig, tt.caps)
 		switch {

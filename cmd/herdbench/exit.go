@@ -47,11 +47,12 @@ func exitCode(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herdbench: %v (exit %d)\n", g, exitGatesFailed)
 		return exitGatesFailed
 	}
-	fmt.Fprintf(stderr, "herdbench: %v\n", err)
 	var u usageError
 	if errors.As(err, &u) {
+		fmt.Fprintf(stderr, "herdbench: %v\n", inFlagTerms(u.err))
 		fmt.Fprintln(stderr, "Run 'herdbench --help' for usage.")
 		return exitUsage
 	}
+	fmt.Fprintf(stderr, "herdbench: %v\n", err)
 	return exitError
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 )
 
@@ -21,15 +21,15 @@ type output struct {
 // as -o json=FILE), FORMAT one of formats.
 func parseOutputs(specs []string, jsonFile string, formats []string) ([]output, error) {
 	var outs []output
-	var errs []error
+	var errs herd.FieldErrors
 	for _, s := range specs {
 		format, path, hasPath := strings.Cut(s, "=")
 		if !slices.Contains(formats, format) {
-			errs = append(errs, fmt.Errorf("--output: %s: unknown format %q (accepted: %s, each as FORMAT or FORMAT=FILE)", s, format, strings.Join(formats, ", ")))
+			errs = append(errs, &herd.FieldError{Field: "output", Elem: s, Msg: fmt.Sprintf("unknown format %q (accepted: %s, each as FORMAT or FORMAT=FILE)", format, strings.Join(formats, ", "))})
 			continue
 		}
 		if hasPath && path == "" {
-			errs = append(errs, fmt.Errorf("--output: %s: no file after '=' (accepted: FORMAT for stdout, or FORMAT=FILE)", s))
+			errs = append(errs, &herd.FieldError{Field: "output", Elem: s, Msg: "no file after '=' (accepted: FORMAT for stdout, or FORMAT=FILE)"})
 			continue
 		}
 		outs = append(outs, output{format: format, path: path})
@@ -38,7 +38,7 @@ func parseOutputs(specs []string, jsonFile string, formats []string) ([]output, 
 		outs = append(outs, output{format: "json", path: jsonFile})
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, errs
 	}
 	return outs, nil
 }

@@ -77,15 +77,10 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	var gs []gates.Gate
+	gs, problems := gates.ParseAll(opts.Gates, "gate")
 	var bad []error
-	for _, s := range opts.Gates {
-		g, err := gates.Parse(s)
-		if err != nil {
-			bad = append(bad, fmt.Errorf("--gate: %w", err))
-			continue
-		}
-		gs = append(gs, g)
+	if len(problems) > 0 {
+		bad = append(bad, problems)
 	}
 	var reps []*experiment.Report
 	for _, path := range opts.Files {
@@ -99,8 +94,8 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 			for i, a := range rep.Arms {
 				names[i] = a.Name
 			}
-			if err := gates.Validate(gs, names, experiment.GatePaths()); err != nil {
-				bad = append(bad, fmt.Errorf("--gate on %s: %w", path, err))
+			if errs := gates.Validate(gs, names, experiment.GatePaths(), "gate"); len(errs) > 0 {
+				bad = append(bad, fmt.Errorf("--gate on %s: %w", path, errs))
 				continue
 			}
 			rep.Plan.Gates, rep.Gates = gs, experiment.CheckGates(gs, rep.Arms)

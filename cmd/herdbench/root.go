@@ -1,14 +1,20 @@
 package main
 
 import (
-	"errors"
 	"io"
-	"strings"
 
+	"github.com/herdbench/herdbench/triggers"
 	"github.com/spf13/cobra"
 )
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	return newRootCmdWith(stdout, stderr, triggers.Default)
+}
+
+// newRootCmdWith is the root command with the triggers newTriggers returns:
+// their names and options are the stampede's flags, the scenario file's
+// trigger keys and what herdbench triggers lists.
+func newRootCmdWith(stdout, stderr io.Writer, newTriggers func() *triggers.Registry) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "herdbench",
 		Short: "Provoke thundering herds against real services and measure which mitigation stops them",
@@ -28,7 +34,8 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newStampedeCmd(stdout, stderr), newRunCmd(stdout, stderr), newReportCmd(stdout), newTriggersCmd(stdout), newTestbedCmd(stdout, stderr), newVersionCmd(stdout))
+	root.AddCommand(newStampedeCmd(stdout, stderr, newTriggers), newRunCmd(stdout, stderr, newTriggers), newReportCmd(stdout), newWorkerCmd(stderr), newKubeCmd(stdout),
+		newTriggersCmd(stdout, newTriggers), newTestbedCmd(stdout, stderr), newVersionCmd(stdout))
 	markUsageErrors(root)
 	return root
 }
@@ -36,18 +43,6 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 // showHelp is the RunE of command groups: bare, they print help; with an
 // unknown subcommand, their Args check fails with a usage error.
 func showHelp(c *cobra.Command, _ []string) error { return c.Help() }
-
-// flagErrors renames the JSON fields in replica config errors ("ttl_jitter:
-// ...") to the flags that set them ("--ttl-jitter: ...").
-func flagErrors(err error) error {
-	lines := strings.Split(err.Error(), "\n")
-	for i, l := range lines {
-		if field, rest, ok := strings.Cut(l, ": "); ok && !strings.Contains(field, " ") {
-			lines[i] = "--" + strings.ReplaceAll(field, "_", "-") + ": " + rest
-		}
-	}
-	return usageError{errors.New(strings.Join(lines, "\n"))}
-}
 
 // markUsageErrors makes argument validation errors usage errors (exit 2) in
 // every command.

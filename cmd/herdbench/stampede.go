@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
@@ -48,6 +48,8 @@ type stampedeOptions struct {
 	MetricsAddr string
 	Target      string   // --target: testbed, a target file or a base URL
 	AllowHosts  []string // --allow-host
+	Workers     string   // --workers: URLs or dns:NAME:PORT
+	WorkerCount int      // --worker-count
 	DryRun      bool
 	Yes         bool
 	ArmsSet     bool      // --arms was given
@@ -65,17 +67,16 @@ type stampedeOptions struct {
 // Defaults of the stampede: a clear difference between arms, and the four
 // default arms done in about 75 s on 2 cores.
 var stampedeDefaults = experiment.Plan{
-	Trigger:        "expire",
-	TriggerOptions: triggers.DefaultOptions,
-	Clients:        100,
-	HotKeys:        100,
-	Rate:           1000,
-	Keys:           10_000,
-	Zipf:           1.1,
-	Timeout:        api.Duration(time.Second),
-	Warmup:         api.Duration(2 * time.Second),
-	Before:         api.Duration(3 * time.Second),
-	After:          api.Duration(8 * time.Second),
+	Trigger: "expire",
+	Clients: 100,
+	HotKeys: 100,
+	Rate:    1000,
+	Keys:    10_000,
+	Zipf:    1.1,
+	Timeout: herd.Duration(time.Second),
+	Warmup:  herd.Duration(2 * time.Second),
+	Before:  herd.Duration(3 * time.Second),
+	After:   herd.Duration(8 * time.Second),
 }
 
 // stampedeQueryCost is the stampede's default query cost: a recompute
@@ -83,15 +84,18 @@ var stampedeDefaults = experiment.Plan{
 // stampede. The testbed's own default is api.DefaultConfig's 50ms.
 const stampedeQueryCost = 200 * time.Millisecond
 
-// newStampedeOptions are the stampede's defaults.
-func newStampedeOptions(stderr io.Writer) stampedeOptions {
+// newStampedeOptions are the stampede's defaults, with the triggers of
+// newTriggers (triggers.Default, or a test's).
+func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry) stampedeOptions {
+	plan := stampedeDefaults
+	plan.Triggers = newTriggers()
 	return stampedeOptions{
 		Retry:      "none",
 		Budget:     "none",
 		Hedge:      "none",
 		Breaker:    "none",
 		Arms:       []string{api.None, api.Singleflight, api.Lock, api.XFetch},
-		Plan:       stampedeDefaults,
+		Plan:       plan,
 		Knobs:      stampedeKnobs(),
 		Replicas:   local.DefaultReplicas,
 		StateDir:   defaultStateDir(),
@@ -103,8 +107,8 @@ func newStampedeOptions(stderr io.Writer) stampedeOptions {
 	}
 }
 
-func newStampedeCmd(stdout, stderr io.Writer) *cobra.Command {
-	opts := newStampedeOptions(stderr)
+func newStampedeCmd(stdout, stderr io.Writer, newTriggers func() *triggers.Registry) *cobra.Command {
+	opts := newStampedeOptions(stderr, newTriggers)
 	c := &cobra.Command{
 		Use:   "stampede",
 		Short: "Provoke a cache stampede once per arm and compare DB queries, p99 and drop rate",
@@ -125,7 +129,7 @@ end, on Ctrl-C and on failure too. Results are always written under
 Gates (--gate) are checked on every arm once it has run; stop conditions
 (--abort-on) while it runs. A failed gate, or an arm stopped early, exits 99.
 
-Triggers: ` + triggerHelp(triggers.Default(triggers.DefaultOptions)),
+Triggers: ` + triggerHelp(opts.Plan.Triggers),
 		Example: `  herdbench stampede
   herdbench stampede --arms none,lock,lock+ttl_jitter --rate 500
   herdbench stampede --trigger ttl --ttl 4s --keys 100 --hot-keys 100 --arms none,xfetch,ttl_jitter,lock
@@ -144,19 +148,12 @@ Triggers: ` + triggerHelp(triggers.Default(triggers.DefaultOptions)),
 // bindStampedeFlags binds every flag of the stampede to opts. The run
 // command binds the same flags, and a scenario file sets them by name.
 func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
-	reg := triggers.Default(triggers.DefaultOptions) // names; the run builds the configured one
 	p := &opts.Plan
+	reg := p.Triggers
 	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+
 		", or several joined with +) or a client policy ("+strings.Join(experiment.ClientArms, ", ")+")")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
-	to := &p.TriggerOptions
-	fs.DurationVar((*time.Duration)(&to.Outage), "outage", time.Duration(to.Outage), "outage: how long the dependency is unreachable")
-	fs.StringVar(&to.Dependency, "dependency", to.Dependency, "outage: the dependency that goes away: "+strings.Join(triggers.Dependencies, ", "))
-	fs.DurationVar((*time.Duration)(&to.SlowDBLatency), "slowdb-latency", time.Duration(to.SlowDBLatency), "slowdb: latency added to every Postgres reply")
-	fs.DurationVar((*time.Duration)(&to.SlowDBFor), "slowdb-for", time.Duration(to.SlowDBFor), "slowdb: how long")
-	fs.IntVar(&to.Burst, "burst", to.Burst, "burst: clients released at T, each with its connection open")
-	fs.StringVar(&to.Restart, "restart", to.Restart, "restart: the part restarted at T: "+strings.Join(triggers.RestartParts, ", "))
-	fs.BoolVar(&to.Rolling, "rolling", to.Rolling, "restart: restart the API replicas one after another")
+	addTriggerFlags(fs, reg)
 	fs.IntVar(&p.Clients, "clients", p.Clients, "virtual clients sharing the load, each with its own retry state")
 	fs.StringVar(&opts.Retry, "retry", opts.Retry, "the clients' retry policy: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
 	fs.Float64Var(&p.Throttle, "throttle", p.Throttle, "adaptive throttling's K for every client (0: off; the SRE book uses 2); arms can set their own: --arms throttle=2,...")
@@ -185,13 +182,15 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 	fs.StringVar(&opts.Target, "target", opts.Target, "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
+	fs.StringVar(&opts.Workers, "workers", opts.Workers, "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
+	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT, wait until this many workers resolve")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 }
 
 func stampedeKnobs() api.Config {
 	c := api.DefaultConfig
-	c.QueryCost = api.Duration(stampedeQueryCost)
+	c.QueryCost = herd.Duration(stampedeQueryCost)
 	return c
 }
 
@@ -204,79 +203,79 @@ func triggerHelp(reg *triggers.Registry) string {
 	return b.String()
 }
 
+// addTriggerFlags binds a flag to every option of reg's triggers: the
+// option's key with dashes, its help prefixed with its trigger.
+func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
+	for _, o := range reg.Options() {
+		help := o.Trigger + ": " + o.Help
+		if o.Enum != nil {
+			help += ": " + strings.Join(o.Enum, ", ")
+		}
+		fs.Var(o, o.Flag(), help)
+		if o.Type() == "bool" {
+			fs.Lookup(o.Flag()).NoOptDefVal = "true"
+		}
+	}
+}
+
 // buildPlan turns opts into a plan and checks it: every problem at once,
 // each naming its flag (or its place in the scenario file) and the
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan := opts.Plan
-	var bad []error
+	var bad herd.FieldErrors
 	var err error
 	if plan.Retry, err = retry.Parse(opts.Retry); err != nil {
-		bad = append(bad, fmt.Errorf("--retry: %w", err))
+		bad = append(bad, fieldErr("retry", err))
 	}
 	if plan.Budget, err = retry.ParseBudget(opts.Budget); err != nil {
-		bad = append(bad, fmt.Errorf("--retry-budget: %w", err))
+		bad = append(bad, fieldErr("retry_budget", err))
 	}
 	if plan.Hedge, err = retry.ParseHedge(opts.Hedge); err != nil {
-		bad = append(bad, fmt.Errorf("--hedge: %w", err))
+		bad = append(bad, fieldErr("hedge", err))
 	}
 	if plan.Breaker, err = retry.ParseBreaker(opts.Breaker); err != nil {
-		bad = append(bad, fmt.Errorf("--client-breaker: %w", err))
+		bad = append(bad, fieldErr("client_breaker", err))
 	}
-	for _, s := range opts.Gates {
-		g, err := gates.Parse(s)
-		if err != nil {
-			bad = append(bad, fmt.Errorf("--gate: %w", err))
-			continue
-		}
-		plan.Gates = append(plan.Gates, g)
-	}
-	for _, s := range opts.Abort {
-		g, err := gates.Parse(s)
-		if err != nil {
-			bad = append(bad, fmt.Errorf("--abort-on: %w", err))
-			continue
-		}
-		plan.Abort = append(plan.Abort, g)
+	var problems herd.FieldErrors
+	plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
+	bad = append(bad, problems...)
+	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
+	bad = append(bad, problems...)
+	if opts.Workers != "" && len(opts.Abort) > 0 {
+		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
 	}
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, reporters.FormatNames())
-	if err != nil {
-		bad = append(bad, err)
-	}
+	bad = append(bad, herd.Fields(err)...)
 	if opts.Replicas < 1 || opts.Replicas > 64 {
-		bad = append(bad, fmt.Errorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas))
+		bad.Add("replicas", "%d out of range (accepted: 1 to 64)", opts.Replicas)
 	}
 	// the knobs are every arm's: check them once, then each arm's strategy
 	base := opts.Knobs
 	base.Strategy = api.None
-	if err := base.Validate(); err != nil {
-		bad = append(bad, flagErrors(err).(usageError).err)
+	if problems := base.Problems(); len(problems) > 0 {
+		bad = append(bad, problems...)
 		base = stampedeKnobs() // reported once, not again with every arm
 	}
 	switch svc := opts.service; {
 	case svc != nil:
-		bad = append(bad, servicePlan(&plan, svc, opts)...)
+		var err error
+		plan, err = servicePlan(plan, svc, opts)
+		bad = append(bad, herd.Fields(err)...)
 	case opts.Scenario != nil && len(opts.Scenario.Arms) > 0:
-		var errs []error
+		var errs herd.FieldErrors
 		plan.Arms, errs = scenarioArms(opts.ScenarioPath, opts.Scenario, base)
 		bad = append(bad, errs...)
 	default:
 		plan.Arms = experiment.Arms(opts.Arms, base)
 	}
-	reg := triggers.Default(plan.TriggerOptions)
-	if err := plan.Validate(reg.Names()); err != nil {
-		bad = append(bad, flagErrors(err).(usageError).err)
-	}
 	if svc := opts.service; svc != nil {
-		trig, _ := reg.Get(plan.Trigger)
-		if trig != nil {
-			if err := triggers.Supported(trig, svc.Caps()); err != nil {
-				bad = append(bad, fmt.Errorf("--trigger: %s: %w (the target declares what a trigger may touch)", svc.Name, err))
-			}
-		}
+		bad = append(bad, herd.Fields(plan.ValidateFor(svc))...)
+	} else {
+		bad = append(bad, herd.Fields(plan.Validate())...)
 	}
 	if len(bad) > 0 {
-		return plan, nil, usageError{errors.Join(bad...)}
+		return plan, nil, usageError{bad}
 	}
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype
@@ -332,7 +331,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	default:
 		return err
 	}
-	target, err := targets.Testbed(ctx, st)
+	target, err := targets.Testbed(ctx, st, restarterOf(st))
 	if err != nil {
 		return err
 	}
@@ -363,15 +362,13 @@ func dryRunTestbed(ctx context.Context, stdout io.Writer, opts stampedeOptions, 
 // status, nil for other targets.
 func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, target *targets.Target, plan experiment.Plan,
 	outs []output, st *testbed.Status) error {
-	var env experiment.Environment
-	if st != nil {
-		env = environmentOf(*st)
-	} else {
-		env = experiment.Environment{Provider: target.Kind, Target: target.Name, Replicas: len(target.Endpoints), CPUs: runtime.NumCPU()}
-	}
 	var status testbed.Status
 	if st != nil {
 		status = *st
+	}
+	gen, err := workersFor(ctx, opts, target)
+	if err != nil {
+		return err
 	}
 	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, status)
 	if err != nil {
@@ -379,8 +376,11 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	}
 	defer stopMetrics()
 
-	trig, _ := triggers.Default(plan.TriggerOptions).Get(plan.Trigger)
-	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: env}
+	trig, err := plan.TriggerSet().Get(plan.Trigger)
+	if err != nil {
+		return err
+	}
+	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: experiment.EnvironmentOf(target)}
 	// the header belongs with the table; other reports on stdout stay clean
 	hw := stderr
 	if tableOnStdout(outs) {
@@ -389,13 +389,11 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	reporters.Header(hw, header, trig.Describe())
 
 	started := time.Now()
+	line := newProgressLine(stderr, opts.Progress)
 	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
-		Target: target, Version: herdbenchVersion(),
-		Progress: progressPrinter(stderr, opts.Progress), Observer: observer,
+		Target: target, Version: herdbenchVersion(), Progress: line.update, Observer: observer, Generator: gen,
 	})
-	if opts.Progress {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
+	line.close()
 	if rep == nil {
 		return runErr
 	}
@@ -418,28 +416,6 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		return fmt.Errorf("%w (partial results in %s)", runErr, saved)
 	}
 	return nil
-}
-
-func environmentOf(st testbed.Status) experiment.Environment {
-	return experiment.Environment{Provider: st.Provider, Replicas: len(st.API),
-		Redis: st.Versions["redis"], Postgres: st.Versions["postgres"], CPUs: runtime.NumCPU()}
-}
-
-// progressPrinter returns a progress callback: a line rewritten in place on
-// a terminal; otherwise one line as each arm starts.
-func progressPrinter(w io.Writer, live bool) func(experiment.Progress) {
-	last := ""
-	return func(p experiment.Progress) {
-		if live {
-			fmt.Fprintf(w, "\r\033[Karm %d/%d %-14s %-7s %5.1fs  %s requests  db %.0f q/s",
-				p.Arm, p.Arms, p.Name, p.Phase, p.Elapsed.Seconds(), fmt.Sprint(p.Requests), p.DBQPS)
-			return
-		}
-		if key := fmt.Sprint(p.Arm); key != last {
-			last = key
-			fmt.Fprintf(w, "arm %d/%d %s\n", p.Arm, p.Arms, p.Name)
-		}
-	}
 }
 
 // isTerminal reports whether w is a terminal (not /dev/null, which is a

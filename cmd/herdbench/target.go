@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
-	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // describeTarget reads --target without contacting anything: nil for the
@@ -25,13 +24,13 @@ func describeTarget(spec string) (*targets.Target, error) {
 	case strings.HasPrefix(spec, "http://"), strings.HasPrefix(spec, "https://"):
 		tg, err := targets.FromURL(spec)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--target: %w", err)}
+			return nil, usageError{fieldErr("target", err)}
 		}
 		return tg, nil
 	}
 	f, err := targets.ReadFile(spec)
 	if f == nil {
-		return nil, usageError{fmt.Errorf("--target: %w (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", err)}
+		return nil, usageError{herd.Errorf("target", "%v (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", err)}
 	}
 	if err != nil {
 		return nil, usageError{err}
@@ -39,116 +38,33 @@ func describeTarget(spec string) (*targets.Target, error) {
 	return targets.FromFile(f), nil
 }
 
-// servicePlan fits the plan to a service herdbench does not control: its
-// arms are selected on the service (by name from the target file), or
-// are client arms; its key space and stop conditions are the file's; its
-// caps bound the plan.
-func servicePlan(plan *experiment.Plan, svc *targets.Target, opts stampedeOptions) []error {
-	var bad []error
-	names := opts.Arms
+// servicePlan fits the plan to a service herdbench does not control
+// (experiment.ForService): its arms are those --arms names, or those a
+// scenario file names, or else the target file's own.
+func servicePlan(plan experiment.Plan, svc *targets.Target, opts stampedeOptions) (experiment.Plan, error) {
+	var names []string
+	var bad herd.FieldErrors
 	switch sc := opts.Scenario; {
 	case opts.ArmsSet:
+		names = opts.Arms
 	case sc != nil && len(sc.Arms) > 0:
 		// a scenario's arms name the target file's; their knobs and
 		// strategies are the testbed's, which a service does not take
-		names = nil
+		declared := make([]string, len(svc.Arms))
+		for i, a := range svc.Arms {
+			declared[i] = a.Name
+		}
 		for i, a := range sc.Arms {
 			if a.Strategy != nil || len(a.Settings(sc, i)) > 0 {
-				bad = append(bad, fmt.Errorf("%s:%d: arms[%d] (%s): a strategy, knobs or client policies of its own, for %s, which herdbench does not control (accepted: the name of one of its arms, %s, baseline, or a client arm such as %s)",
-					opts.ScenarioPath, a.Line, i, a.Name, svc.Name, strings.Join(svcArmNames(svc), ", "), experiment.ClientArms[0]))
+				bad = append(bad, &herd.FieldError{File: opts.ScenarioPath, Line: a.Line, Field: fmt.Sprintf("arms[%d] (%s)", i, a.Name),
+					Msg: fmt.Sprintf("a strategy, knobs or client policies of its own, for %s, which herdbench does not control (accepted: the name of one of its arms, %s, baseline, or a client arm such as %s)",
+						svc.Name, strings.Join(declared, ", "), experiment.ClientArms[0])})
 			}
 			names = append(names, a.Name)
 		}
-	default:
-		names = svcArmNames(svc)
-		if len(names) == 0 {
-			names = []string{"baseline"} // the service as it is
-		}
 	}
-	declared := svcArmNames(svc)
-	for _, n := range names {
-		arm := experiment.Arm{Name: n, Select: &experiment.Select{}}
-		switch spec, found := findArm(svc, n); {
-		case found:
-			arm.Select = &experiment.Select{Headers: spec.Headers, Query: spec.Query, Before: spec.Before, After: spec.After}
-		case n == "baseline":
-		default:
-			client := experiment.Arms([]string{n}, api.Config{})[0]
-			if client.Retry == nil && client.Throttle == nil && client.Hedge == nil && client.Breaker == nil {
-				bad = append(bad, fmt.Errorf("--arms: %q is not an arm of %s (accepted: %s, baseline, or a client policy: %s)",
-					n, svc.Name, strings.Join(declared, ", "), strings.Join(experiment.ClientArms, ", ")))
-				continue
-			}
-			arm.Retry, arm.Throttle, arm.Hedge, arm.Breaker = client.Retry, client.Throttle, client.Hedge, client.Breaker
-		}
-		plan.Arms = append(plan.Arms, arm)
-	}
-	if svc.Space != nil {
-		plan.Keys = int(min(svc.Space.Size(), int64(1<<31-1)))
-		plan.HotKeys = len(svc.Hot(plan.HotKeys))
-	}
-	for i, s := range svc.Abort {
-		g, err := gates.Parse(s)
-		if err != nil {
-			bad = append(bad, fmt.Errorf("%s:%d: abort[%d]: %w", svc.Name, fileLine(svc, fmt.Sprintf("abort[%d]", i)), i, err))
-			continue
-		}
-		plan.Abort = append(plan.Abort, g)
-	}
-	if err := svc.CheckLimits(plan.Load()); err != nil {
-		bad = append(bad, err)
-	}
-	// a figure the target does not let herdbench observe is null: a gate
-	// or a stop condition on it could never mean anything
-	unobserved := func(path string) string {
-		c := svc.Caps()
-		switch {
-		case strings.HasPrefix(path, "db.") && (svc.File() == nil || svc.File().Postgres == nil):
-			return "postgres"
-		case strings.HasPrefix(path, "cache.") && !c.Redis:
-			return "redis"
-		case strings.HasPrefix(path, "api."):
-			return "the testbed's replicas"
-		}
-		return ""
-	}
-	for _, set := range []struct {
-		flag string
-		gs   []gates.Gate
-	}{{"--gate", plan.Gates}, {"--abort-on", plan.Abort}} {
-		flag := set.flag
-		for _, g := range set.gs {
-			if what := unobserved(g.Path); what != "" {
-				bad = append(bad, fmt.Errorf("%s: %q: %s names %s, which %s does not let herdbench observe (accepted: a path of what it declares; %s would need %s in the target file)",
-					flag, g.Expr, g.Path, what, svc.Name, g.Path, what))
-			}
-		}
-	}
-	return bad
-}
-
-func svcArmNames(svc *targets.Target) []string {
-	names := make([]string, len(svc.Arms))
-	for i, a := range svc.Arms {
-		names[i] = a.Name
-	}
-	return names
-}
-
-func findArm(svc *targets.Target, name string) (targets.ArmSpec, bool) {
-	for _, a := range svc.Arms {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return targets.ArmSpec{}, false
-}
-
-func fileLine(svc *targets.Target, path string) int {
-	if f := svc.File(); f != nil {
-		return f.Line(path)
-	}
-	return 0
+	plan, err := experiment.ForService(plan, svc, names)
+	return plan, append(bad, herd.Fields(err)...).Err()
 }
 
 // confirm asks before a run touches hosts that are not loopback, unless

@@ -42,6 +42,7 @@ func itemRequests(t *testing.T, api []string) float64 {
 // A target file on the testbed, as if herdbench had not started it: the
 // safety rules hold before a single request, and a dry run sends nothing.
 func TestTargetFileSafety(t *testing.T) {
+	localtest.Exclusive(t)
 	localtest.Require(t)
 	dir := stateDir(t)
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "500"); code != exitOK {
@@ -96,7 +97,7 @@ limits: {max_rate: 400}
 		{"a trigger the target cannot run", []string{"--target", local, "--trigger", "slowdb", "--dry-run"}, nil, exitUsage, nil,
 			"trigger slowdb needs toxiproxy in front of postgres (toxiproxy.proxies.postgres in the target file)"},
 		{"an arm the file does not declare", []string{"--target", local, "--arms", "none,swr", "--dry-run"}, nil, exitUsage, nil,
-			`--arms: "swr" is not an arm of ` + local + ` (accepted: none, lock, baseline, or a client policy:`},
+			`--arms: swr: not an arm of ` + local + ` (accepted: none, lock, baseline, or a client policy:`},
 		{"a gate on what the target does not show", []string{"--target", local, "--gate", "db.queries < 10", "--dry-run"}, nil, exitUsage, nil,
 			`--gate: "db.queries < 10": db.queries names postgres, which ` + local + ` does not let herdbench observe`},
 		{"a secret missing", []string{"--target", local, "--dry-run"}, []string{"HB_STAGING_TOKEN"}, exitUsage, nil,
@@ -186,6 +187,7 @@ func environ(unset []string) []string {
 // examples/staging.yaml describes a service far away: it checks out, and a
 // dry run of it says what it would touch, with nothing sent.
 func TestStagingExample(t *testing.T) {
+	localtest.Exclusive(t)
 	env := append(environ(nil), "STAGING_TOKEN=t0k", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog")
 	code, stdout, stderr := herdbenchEnv(t, env, "stampede", "--target", "../../examples/staging.yaml", "--dry-run",
 		"--arms", "none,lock", "--rate", "200", "--state-dir", t.TempDir())

@@ -66,7 +66,7 @@ func addKnobFlags(fs *pflag.FlagSet, c *api.Config) {
 	fs.Float64Var(&c.XFetchBeta, "xfetch-beta", c.XFetchBeta, "xfetch's beta; larger recomputes earlier")
 	fs.DurationVar((*time.Duration)(&c.LockTTL), "lock-ttl", time.Duration(c.LockTTL), "expiry of the fleet lock, so a crashed holder's lock ends")
 	fs.DurationVar((*time.Duration)(&c.LockWait), "lock-wait", time.Duration(c.LockWait), "longest a lock waiter waits before loading itself")
-	fs.DurationVar((*time.Duration)(&c.LockPoll), "lock-poll", time.Duration(c.LockPoll), "how often a lock waiter re-reads the cache")
+	fs.DurationVar((*time.Duration)(&c.LockPoll), "lock-poll", time.Duration(c.LockPoll), "when a lock or lease waiter first re-reads the cache; each next re-read waits twice as long, up to 8 times this")
 	fs.DurationVar((*time.Duration)(&c.QueryCost), "query-cost", time.Duration(c.QueryCost), "time the item query holds its connection (pg_sleep)")
 	fs.Float64Var(&c.EarlyProbability, "early-probability", c.EarlyProbability, "early: chance of a background refresh on each hit, 0 to 1")
 	fs.DurationVar((*time.Duration)(&c.LeaseInterval), "lease-interval", time.Duration(c.LeaseInterval), "lease: at most one token per key per interval")

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/compose"
+	"github.com/herdbench/herdbench/testbed/local"
 )
 
 func TestChooseProvider(t *testing.T) {
@@ -155,5 +157,19 @@ func TestDockerProviderNeedsTheComposeFile(t *testing.T) {
 	code, _, stderr := herdbenchEnv(t, env, "testbed", "up", "--provider", "docker", "--state-dir", t.TempDir(), "--compose-file", filepath.Join(t.TempDir(), "missing.yml"))
 	if code != exitError || !strings.Contains(stderr, "compose file") || !strings.Contains(stderr, "missing.yml") {
 		t.Errorf("up --provider docker without a compose file = exit %d, %q; want 1 naming the file", code, stderr)
+	}
+}
+
+// A docker compose testbed has no supervisor: its parts restart through
+// docker compose (whose restart the compose package tests against a fake
+// docker); a local one through its supervisor's control API.
+func TestRestarterFollowsTheProvider(t *testing.T) {
+	docker := restarterOf(testbed.Status{Provider: providerDocker, StateDir: "/s"})
+	if r, ok := docker.(compose.Restarter); !ok || r.StateDir != "/s" {
+		t.Errorf("restarterOf(docker) = %#v; want compose.Restarter{StateDir: /s}", docker)
+	}
+	loc := restarterOf(testbed.Status{Provider: providerLocal, Control: "http://127.0.0.1:1"})
+	if r, ok := loc.(local.Control); !ok || r.URL != "http://127.0.0.1:1" {
+		t.Errorf("restarterOf(local) = %#v; want local.Control{URL: http://127.0.0.1:1}", loc)
 	}
 }

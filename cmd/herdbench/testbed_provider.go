@@ -14,6 +14,7 @@ import (
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // The values of --provider.
@@ -88,10 +89,19 @@ func runningTestbed(ctx context.Context, dir string) (testbed.Status, error) {
 	return local.ReadStatus(dir)
 }
 
+// restarterOf is how the parts of the testbed in st restart: through the
+// local supervisor's control API, or docker compose.
+func restarterOf(st testbed.Status) triggers.Restarter {
+	if st.Provider == providerDocker {
+		return compose.Restarter{StateDir: st.StateDir}
+	}
+	return local.Control{URL: st.Control}
+}
+
 // dockerUpFlags are the flags of `testbed up` that the docker provider
 // takes; the others set the local replicas' start-up options, which
 // docker-compose.yml fixes.
-var dockerUpFlags = []string{"state-dir", "provider", "compose-file", "observability", "timeout", "json", "foreground"}
+var dockerUpFlags = []string{"state-dir", "provider", "compose-file", "observability", "grafana", "timeout", "json", "foreground"}
 
 // upDocker starts the compose testbed and returns once every service is
 // healthy; with --foreground it stays until Ctrl-C and then takes it down.
@@ -116,7 +126,7 @@ func upDocker(ctx context.Context, stdout, stderr io.Writer, opts upOptions) err
 	}
 	fmt.Fprintf(stderr, "starting the docker testbed from %s (building the replicas' image the first time) ...\n", opts.ComposeFile)
 	st, err := compose.Up(ctx, compose.Config{StateDir: opts.StateDir, File: opts.ComposeFile, Observability: opts.Observability,
-		ReadyTimeout: timeout, Log: stderr})
+		NoGrafana: !opts.Grafana, ReadyTimeout: timeout, Log: stderr})
 	if errors.Is(err, compose.ErrRunning) {
 		fmt.Fprintf(stderr, "a testbed is already running in %s; nothing changed (stop it with 'herdbench testbed down')\n", opts.StateDir)
 		return printUp(stdout, st, opts.JSON)

@@ -25,7 +25,7 @@ Postgres, PUT /admin/config to switch mitigations, POST /admin/reset,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := opts.API.Config.Validate(); err != nil {
-				return flagErrors(err)
+				return usageError{err}
 			}
 			if opts.API.RedisAddr == "" || opts.API.PostgresDSN == "" {
 				return usageErrorf("--redis and --postgres are required")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 )
@@ -16,13 +17,13 @@ import (
 func TestServeArgsCarryEveryOption(t *testing.T) {
 	o := api.Options{Name: "api-7", RedisAddr: "127.0.0.1:1", PostgresDSN: "postgres://x@127.0.0.1:2/db",
 		DBPoolSize: 3, RedisPoolSize: 4, DBTimeout: 3 * time.Second, RedisTimeout: 2 * time.Second, Seed: 42,
-		Config: api.Config{Strategy: "lock+shed", TTL: api.Duration(7 * time.Second), StaleTTL: api.Duration(time.Hour),
-			TTLJitter: 0.3, XFetchBeta: 2, LockTTL: api.Duration(time.Second), LockWait: api.Duration(2 * time.Second),
-			LockPoll: api.Duration(3 * time.Millisecond), QueryCost: api.Duration(9 * time.Millisecond),
-			EarlyProbability: 0.5, LeaseInterval: api.Duration(4 * time.Second), LeaseWait: api.Duration(5 * time.Second),
-			LocalTTL: api.Duration(6 * time.Second), LocalJitter: 0.4, RateLimit: 12, RateBurst: 13,
-			RampUp: api.Duration(14 * time.Second), BreakerFailures: 15, BreakerOpen: api.Duration(16 * time.Second),
-			ShedMinLimit: 2, ShedMaxLimit: 17, ShedInitialLimit: 3, ShedWait: api.Duration(18 * time.Millisecond)}}
+		Config: api.Config{Strategy: "lock+shed", TTL: herd.Duration(7 * time.Second), StaleTTL: herd.Duration(time.Hour),
+			TTLJitter: 0.3, XFetchBeta: 2, LockTTL: herd.Duration(time.Second), LockWait: herd.Duration(2 * time.Second),
+			LockPoll: herd.Duration(3 * time.Millisecond), QueryCost: herd.Duration(9 * time.Millisecond),
+			EarlyProbability: 0.5, LeaseInterval: herd.Duration(4 * time.Second), LeaseWait: herd.Duration(5 * time.Second),
+			LocalTTL: herd.Duration(6 * time.Second), LocalJitter: 0.4, RateLimit: 12, RateBurst: 13,
+			RampUp: herd.Duration(14 * time.Second), BreakerFailures: 15, BreakerOpen: herd.Duration(16 * time.Second),
+			ShedMinLimit: 2, ShedMaxLimit: 17, ShedInitialLimit: 3, ShedWait: herd.Duration(18 * time.Millisecond)}}
 	// every field set: a zero field would not show a missing flag
 	for _, v := range []reflect.Value{reflect.ValueOf(o), reflect.ValueOf(o.Config)} {
 		for i := range v.NumField() {

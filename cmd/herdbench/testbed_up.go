@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +36,7 @@ type upOptions struct {
 	passArgs []string
 
 	Observability bool     // Prometheus and exporters too
+	Grafana       bool     // and, under docker, Grafana
 	Provider      string   // --provider: auto, local or docker
 	ComposeFile   string   // the docker provider's compose file
 	setFlags      []string // every flag the user set
@@ -85,6 +87,7 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 	fs.BoolVar(&opts.Foreground, "foreground", false, "stay in the foreground until Ctrl-C, then stop everything")
 	fs.BoolVar(&opts.JSON, "json", false, "print the status as JSON once up (as testbed status --json)")
 	fs.BoolVar(&opts.Observability, "observability", false, "also run Prometheus and the Redis and Postgres exporters (local: Debian's prometheus, prometheus-redis-exporter, prometheus-postgres-exporter); status names it under prometheus")
+	fs.BoolVar(&opts.Grafana, "grafana", true, "with --provider docker --observability, Grafana too (--grafana=false where its image cannot be had)")
 	addProviderFlag(fs, &opts.Provider, "auto: local when redis-server and PostgreSQL are installed, else docker")
 	fs.StringVar(&opts.ComposeFile, "compose-file", "docker-compose.yml", "the docker provider's compose file, in the herdbench repository")
 	fs.IntVar(&opts.NotifyFD, "notify-fd", 0, "")
@@ -95,7 +98,7 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 
 func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
 	if err := opts.Replica.Config.Validate(); err != nil {
-		return flagErrors(err)
+		return usageError{err}
 	}
 	if opts.Replicas < 1 || opts.Replicas > 64 {
 		return usageErrorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas)
@@ -113,6 +116,9 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 		}
 		if provider == providerDocker {
 			return upDocker(ctx, stdout, stderr, opts)
+		}
+		if slices.Contains(opts.setFlags, "grafana") {
+			return usageErrorf("--grafana: the local provider runs no Grafana (accepted with --provider docker --observability; point any Grafana at testbed status -t '{{.Prometheus}}')")
 		}
 	}
 	if opts.Foreground || opts.NotifyFD > 0 {

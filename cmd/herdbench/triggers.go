@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -10,18 +11,27 @@ import (
 	"github.com/herdbench/herdbench/triggers"
 )
 
-func newTriggersCmd(stdout io.Writer) *cobra.Command {
+func newTriggersCmd(stdout io.Writer, newTriggers func() *triggers.Registry) *cobra.Command {
 	return &cobra.Command{
 		Use:   "triggers",
 		Short: "List the triggers that provoke a herd, a line each",
-		Long:  "List the triggers `herdbench stampede --trigger NAME` can fire at T. docs/triggers.md explains each.",
-		Args:  cobra.NoArgs,
+		Long: "List the triggers `herdbench stampede --trigger NAME` can fire at T, each with the flags of its options\n" +
+			"(a scenario file's trigger keys, with underscores). docs/triggers.md explains each.",
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			reg := triggers.Default(triggers.DefaultOptions)
+			reg := newTriggers()
+			opts := map[string][]string{}
+			for _, o := range reg.Options() {
+				opts[o.Trigger] = append(opts[o.Trigger], fmt.Sprintf("--%s %s", o.Flag(), o))
+			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			for _, n := range reg.Names() {
 				t, _ := reg.Get(n)
-				fmt.Fprintf(tw, "%s\t%s\n", n, t.Describe())
+				line := n + "\t" + t.Describe()
+				if len(opts[n]) > 0 {
+					line += "\t" + strings.Join(opts[n], ", ")
+				}
+				fmt.Fprintln(tw, line)
 			}
 			return tw.Flush()
 		},

@@ -185,14 +185,21 @@ func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
 	defer cancel()
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, ItemKey(id), b, ttl)
-		p.Set(ctx, stalePrefix+strconv.FormatInt(id, 10), b, time.Duration(v.cfg.StaleTTL))
+		s.set(ctx, p, v, id, b, ttl)
 		return nil
 	})
 	if err != nil {
 		v.m.cacheErrors.Inc() // the item is still served
 	}
 	return it, nil
+}
+
+// set queues what caching one item stores: its entry under its key for
+// ttl, and the same entry as the stale copy for stale_ttl. A miss and the
+// bulk fill store the same.
+func (s *Server) set(ctx context.Context, p redis.Pipeliner, v view, id int64, b []byte, ttl time.Duration) {
+	p.Set(ctx, ItemKey(id), b, ttl)
+	p.Set(ctx, stalePrefix+strconv.FormatInt(id, 10), b, time.Duration(v.cfg.StaleTTL))
 }
 
 // load runs the item query and returns the item, the entry to cache and
@@ -247,7 +254,13 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 	}
 	v.m.loads.Inc()
 	v.m.loadDuration.Observe(took.Seconds())
+	b, ttl := s.entry(v, it, took)
+	return it, b, ttl, nil
+}
 
+// entry is the cached form of an item loaded in took, and its TTL, jitter
+// included: what xfetch reads back (the load's time, the expiry).
+func (s *Server) entry(v view, it Item, took time.Duration) ([]byte, time.Duration) {
 	ttl := time.Duration(v.cfg.TTL)
 	if v.st.jitter {
 		ttl += time.Duration(s.random() * v.cfg.TTLJitter * float64(ttl))
@@ -257,174 +270,7 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 		DeltaMS:  float64(took) / float64(time.Millisecond),
 		ExpiryMS: time.Now().Add(ttl).UnixMilli(),
 	})
-	return it, b, ttl, nil
-}
-
-// loadCoalesced shares one load among the concurrent requests of this
-// process (singleflight). The leader reads the cache again first: a request
-// that missed just before the previous flight filled it must not load again.
-func (s *Server) loadCoalesced(ctx context.Context, v view, id int64) (Item, string, error) {
-	led, loaded := false, false
-	res, err, _ := v.sf.Do(strconv.FormatInt(id, 10), func() (any, error) {
-		led = true // only the leader's own closure runs
-		if e, ok := s.read(ctx, v, ItemKey(id)); ok {
-			return e.Item, nil
-		}
-		loaded = true
-		return s.loadAndSet(ctx, v, id)
-	})
-	it, _ := res.(Item)
-	switch {
-	case led && loaded:
-		return it, OutcomeMiss, err
-	case led:
-		return it, OutcomeHit, err
-	}
-	v.m.coalesced.Inc()
-	return it, OutcomeCoalesced, err
-}
-
-// loadLocked lets one request in the fleet load: the one that takes the Redis
-// lock (SET NX PX) and still finds the cache empty (a request that missed
-// just before the previous holder filled it must not load again). The others
-// serve the stale copy, or, when there is none, re-read the cache every
-// lock_poll until the value appears. A crashed holder's lock expires after
-// lock_ttl and the next waiter takes it; a waiter that has waited lock_wait
-// loads by itself rather than fail.
-func (s *Server) loadLocked(ctx context.Context, v view, id int64) (Item, string, error) {
-	lockKey := lockPrefix + strconv.FormatInt(id, 10)
-	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
-	deadline := time.Now().Add(time.Duration(v.cfg.LockWait))
-	waiting := false
-	for {
-		ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(v.cfg.LockTTL)).Result()
-		switch {
-		case ctx.Err() != nil:
-			return Item{}, "", errCanceled
-		case err != nil: // no lock without Redis: behave as none
-			v.m.cacheErrors.Inc()
-			it, err := s.loadAndSet(ctx, v, id)
-			return it, OutcomeMiss, err
-		case ok:
-			it, outcome, err := s.loadHolding(ctx, v, id)
-			if uerr := s.unlock.Run(context.WithoutCancel(ctx), s.rdb, []string{lockKey}, token).Err(); uerr != nil {
-				v.m.cacheErrors.Inc() // the lock expires by itself
-			}
-			return it, outcome, err
-		}
-		if !waiting {
-			if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
-				v.m.staleServed.Inc()
-				return e.Item, OutcomeStale, nil
-			}
-			waiting = true
-			v.m.lockWaits.Inc()
-		}
-		if time.Now().After(deadline) {
-			it, err := s.loadAndSet(ctx, v, id)
-			return it, OutcomeMiss, err
-		}
-		t := time.NewTimer(time.Duration(v.cfg.LockPoll))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return Item{}, "", errCanceled
-		case <-t.C:
-		}
-		if e, ok := s.read(ctx, v, ItemKey(id)); ok {
-			return e.Item, OutcomeWaited, nil
-		}
-	}
-}
-
-// loadHolding runs under the lock: it loads unless the cache was filled
-// since this request missed.
-func (s *Server) loadHolding(ctx context.Context, v view, id int64) (Item, string, error) {
-	if e, ok := s.read(ctx, v, ItemKey(id)); ok {
-		return e.Item, OutcomeHit, nil
-	}
-	if ctx.Err() != nil {
-		return Item{}, "", errCanceled
-	}
-	it, err := s.loadAndSet(ctx, v, id)
-	return it, OutcomeMiss, err
-}
-
-// loadSWR serves the stale copy while one background refresh runs in the
-// fleet (stale-while-revalidate): a request that finds the fresh copy gone
-// but the stale one there never waits for Postgres.
-func (s *Server) loadSWR(ctx context.Context, v view, id int64) (Item, string, error) {
-	e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10))
-	if !ok {
-		it, err := s.loadAndSet(ctx, v, id)
-		return it, OutcomeMiss, err
-	}
-	v.m.staleServed.Inc()
-	lockKey := lockPrefix + strconv.FormatInt(id, 10)
-	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
-	if won, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(v.cfg.LockTTL)).Result(); err == nil && won {
-		go func() {
-			_, _ = s.loadAndSet(context.Background(), v, id)
-			_ = s.unlock.Run(context.Background(), s.rdb, []string{lockKey}, token).Err()
-		}()
-	}
-	return e.Item, OutcomeStale, nil
-}
-
-// setWithLease stores an entry only while the lease token is still the
-// key's: a set without the valid token is refused (memcache leases).
-const setWithLease = `if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
-redis.call("SET", KEYS[3], ARGV[2], "PX", ARGV[4])
-return 1`
-
-// loadLeased gives the first miss of a key a lease token (at most one per
-// key per lease_interval, as memcache leases); it loads and sets with the
-// token. The others wait for its value, re-reading every lock_poll for up
-// to lease_wait; then they load themselves, and their set is refused.
-func (s *Server) loadLeased(ctx context.Context, v view, id int64) (Item, string, error) {
-	leaseKey := leasePrefix + strconv.FormatInt(id, 10)
-	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
-	won, err := s.rdb.SetNX(ctx, leaseKey, token, time.Duration(v.cfg.LeaseInterval)).Result()
-	switch {
-	case ctx.Err() != nil:
-		return Item{}, "", errCanceled
-	case err != nil: // no lease without Redis: behave as none
-		v.m.cacheErrors.Inc()
-		it, err := s.loadAndSet(ctx, v, id)
-		return it, OutcomeMiss, err
-	case won:
-		if e, ok := s.read(ctx, v, ItemKey(id)); ok { // filled since this request missed
-			return e.Item, OutcomeHit, nil
-		}
-		it, b, ttl, err := s.load(ctx, v, id)
-		if err != nil {
-			return it, OutcomeMiss, err
-		}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
-		defer cancel()
-		keys := []string{leaseKey, ItemKey(id), stalePrefix + strconv.FormatInt(id, 10)}
-		if err := s.leaseSet.Run(sctx, s.rdb, keys, token, b, ttl.Milliseconds(), time.Duration(v.cfg.StaleTTL).Milliseconds()).Err(); err != nil {
-			v.m.cacheErrors.Inc()
-		}
-		return it, OutcomeMiss, nil
-	}
-	v.m.lockWaits.Inc()
-	deadline := time.Now().Add(time.Duration(v.cfg.LeaseWait))
-	for time.Now().Before(deadline) {
-		t := time.NewTimer(time.Duration(v.cfg.LockPoll))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return Item{}, "", errCanceled
-		case <-t.C:
-		}
-		if e, ok := s.read(ctx, v, ItemKey(id)); ok {
-			return e.Item, OutcomeWaited, nil
-		}
-	}
-	it, _, _, err := s.load(ctx, v, id) // no token: the set would be refused
-	return it, OutcomeMiss, err
+	return b, ttl
 }
 
 // localEntry is an item in the replica's in-process tier.

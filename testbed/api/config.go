@@ -1,12 +1,13 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/herdbench/herdbench/herd"
 )
 
 // Mitigation names accepted in Config.Strategy. Strategies lists them in the
@@ -49,76 +50,77 @@ var loaders = []string{Singleflight, Lock, XFetch, SWR, Lease, Early}
 // "lock+ttl_jitter". Knobs of mitigations that are not enabled are kept but
 // have no effect.
 type Config struct {
-	Strategy   string   `json:"strategy"`
-	TTL        Duration `json:"ttl"`         // lifetime of a cached item
-	StaleTTL   Duration `json:"stale_ttl"`   // lifetime of the stale copy served by lock
-	TTLJitter  float64  `json:"ttl_jitter"`  // fraction of TTL added at random, [0, 1]
-	XFetchBeta float64  `json:"xfetch_beta"` // > 0; larger recomputes earlier
-	LockTTL    Duration `json:"lock_ttl"`    // a crashed holder's lock expires after this
-	LockWait   Duration `json:"lock_wait"`   // longest a waiter waits before loading itself
-	LockPoll   Duration `json:"lock_poll"`   // how often a waiter re-reads the cache
-	QueryCost  Duration `json:"query_cost"`  // pg_sleep held by the item query
+	Strategy   string        `json:"strategy"`
+	TTL        herd.Duration `json:"ttl"`         // lifetime of a cached item
+	StaleTTL   herd.Duration `json:"stale_ttl"`   // lifetime of the stale copy served by lock
+	TTLJitter  float64       `json:"ttl_jitter"`  // fraction of TTL added at random, [0, 1]
+	XFetchBeta float64       `json:"xfetch_beta"` // > 0; larger recomputes earlier
+	LockTTL    herd.Duration `json:"lock_ttl"`    // a crashed holder's lock expires after this
+	LockWait   herd.Duration `json:"lock_wait"`   // longest a waiter waits before loading itself
+	LockPoll   herd.Duration `json:"lock_poll"`   // when a waiter first re-reads the cache; it backs off to 8x
+	QueryCost  herd.Duration `json:"query_cost"`  // pg_sleep held by the item query
 
-	EarlyProbability float64  `json:"early_probability"`  // early: chance of a background refresh per hit, [0, 1]
-	LeaseInterval    Duration `json:"lease_interval"`     // lease: at most one token per key per interval
-	LeaseWait        Duration `json:"lease_wait"`         // lease: longest a request waits for the holder's value
-	LocalTTL         Duration `json:"local_ttl"`          // local: lifetime of an in-process copy
-	LocalJitter      float64  `json:"local_jitter"`       // local: fraction of local_ttl added at random, [0, 1]
-	RateLimit        float64  `json:"rate_limit"`         // ratelimit: DB loads per second per replica
-	RateBurst        int      `json:"rate_burst"`         // ratelimit: loads the bucket holds
-	RampUp           Duration `json:"ramp_up"`            // ratelimit: admit a share of requests growing to all over this, from the replica's start; 0 is off
-	BreakerFailures  uint32   `json:"breaker_failures"`   // breaker: consecutive failed loads that open it
-	BreakerOpen      Duration `json:"breaker_open"`       // breaker: how long it stays open before one trial load
-	ShedMinLimit     int      `json:"shed_min_limit"`     // shed: the adaptive limit's floor, concurrent loads per replica
-	ShedMaxLimit     int      `json:"shed_max_limit"`     // shed: the adaptive limit's ceiling
-	ShedInitialLimit int      `json:"shed_initial_limit"` // shed: the limit after a reset or a config change
-	ShedWait         Duration `json:"shed_wait"`          // shed_priority: longest an admitted request queues for a permit
+	EarlyProbability float64       `json:"early_probability"`  // early: chance of a background refresh per hit, [0, 1]
+	LeaseInterval    herd.Duration `json:"lease_interval"`     // lease: at most one token per key per interval
+	LeaseWait        herd.Duration `json:"lease_wait"`         // lease: longest a request waits for the holder's value
+	LocalTTL         herd.Duration `json:"local_ttl"`          // local: lifetime of an in-process copy
+	LocalJitter      float64       `json:"local_jitter"`       // local: fraction of local_ttl added at random, [0, 1]
+	RateLimit        float64       `json:"rate_limit"`         // ratelimit: DB loads per second per replica
+	RateBurst        int           `json:"rate_burst"`         // ratelimit: loads the bucket holds
+	RampUp           herd.Duration `json:"ramp_up"`            // ratelimit: admit a share of requests growing to all over this, from the replica's start; 0 is off
+	BreakerFailures  uint32        `json:"breaker_failures"`   // breaker: consecutive failed loads that open it
+	BreakerOpen      herd.Duration `json:"breaker_open"`       // breaker: how long it stays open before one trial load
+	ShedMinLimit     int           `json:"shed_min_limit"`     // shed: the adaptive limit's floor, concurrent loads per replica
+	ShedMaxLimit     int           `json:"shed_max_limit"`     // shed: the adaptive limit's ceiling
+	ShedInitialLimit int           `json:"shed_initial_limit"` // shed: the limit after a reset or a config change
+	ShedWait         herd.Duration `json:"shed_wait"`          // shed_priority: longest an admitted request queues for a permit
 }
 
 // DefaultConfig is the configuration a replica starts with unless told
 // otherwise.
 var DefaultConfig = Config{
 	Strategy:   None,
-	TTL:        Duration(60 * time.Second),
-	StaleTTL:   Duration(10 * time.Minute),
+	TTL:        herd.Duration(60 * time.Second),
+	StaleTTL:   herd.Duration(10 * time.Minute),
 	TTLJitter:  0.2,
 	XFetchBeta: 1,
 	// lock_ttl outlasts the default DB timeout (5s), so a slow holder keeps
 	// its lock while it loads; lock_wait outlasts lock_ttl, so waiters are
 	// still there to take over a crashed holder's lock when it expires.
-	LockTTL:   Duration(6 * time.Second),
-	LockWait:  Duration(8 * time.Second),
-	LockPoll:  Duration(5 * time.Millisecond),
-	QueryCost: Duration(50 * time.Millisecond),
+	LockTTL:   herd.Duration(6 * time.Second),
+	LockWait:  herd.Duration(8 * time.Second),
+	LockPoll:  herd.Duration(5 * time.Millisecond),
+	QueryCost: herd.Duration(50 * time.Millisecond),
 
 	EarlyProbability: 0.01,
-	LeaseInterval:    Duration(2 * time.Second),
-	LeaseWait:        Duration(time.Second),
-	LocalTTL:         Duration(5 * time.Second),
+	LeaseInterval:    herd.Duration(2 * time.Second),
+	LeaseWait:        herd.Duration(time.Second),
+	LocalTTL:         herd.Duration(5 * time.Second),
 	LocalJitter:      0.2,
 	RateLimit:        50,
 	RateBurst:        10,
 	BreakerFailures:  5,
-	BreakerOpen:      Duration(2 * time.Second),
+	BreakerOpen:      herd.Duration(2 * time.Second),
 	// the ceiling is the default DB pool: past it, loads would queue for a
 	// connection, which is what shedding answers at once instead
 	ShedMinLimit:     1,
 	ShedMaxLimit:     10,
 	ShedInitialLimit: 5,
-	ShedWait:         Duration(500 * time.Millisecond),
+	ShedWait:         herd.Duration(500 * time.Millisecond),
 }
 
 // Validate returns every problem with c at once, each naming the field and
 // the accepted values.
-func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{field}, args...)...))
-	}
+func (c Config) Validate() error { return c.Problems().Err() }
+
+// Problems are every problem with c, each a FieldError naming its field.
+func (c Config) Problems() herd.FieldErrors {
+	var errs herd.FieldErrors
+	bad := errs.Add
 	if _, err := parseStrategy(c.Strategy); err != nil {
 		errs = append(errs, err)
 	}
-	if c.TTL < Duration(time.Millisecond) {
+	if c.TTL < herd.Duration(time.Millisecond) {
 		bad("ttl", "%s is too short (accepted: 1ms or more)", c.TTL)
 	}
 	if c.StaleTTL <= c.TTL {
@@ -130,25 +132,25 @@ func (c Config) Validate() error {
 	if c.XFetchBeta <= 0 {
 		bad("xfetch_beta", "%g out of range (accepted: greater than 0; 1 is the paper's default)", c.XFetchBeta)
 	}
-	if c.LockTTL < Duration(time.Millisecond) {
+	if c.LockTTL < herd.Duration(time.Millisecond) {
 		bad("lock_ttl", "%s is too short (accepted: 1ms or more)", c.LockTTL)
 	}
 	if c.LockWait < 0 {
 		bad("lock_wait", "%s is negative (accepted: 0 or more)", c.LockWait)
 	}
-	if c.LockPoll < Duration(time.Millisecond) {
+	if c.LockPoll < herd.Duration(time.Millisecond) {
 		bad("lock_poll", "%s is too short (accepted: 1ms or more)", c.LockPoll)
 	}
 	if c.EarlyProbability < 0 || c.EarlyProbability > 1 {
 		bad("early_probability", "%g out of range (accepted: 0 to 1)", c.EarlyProbability)
 	}
-	if c.LeaseInterval < Duration(time.Millisecond) {
+	if c.LeaseInterval < herd.Duration(time.Millisecond) {
 		bad("lease_interval", "%s is too short (accepted: 1ms or more)", c.LeaseInterval)
 	}
 	if c.LeaseWait < 0 {
 		bad("lease_wait", "%s is negative (accepted: 0 or more)", c.LeaseWait)
 	}
-	if c.LocalTTL < Duration(time.Millisecond) {
+	if c.LocalTTL < herd.Duration(time.Millisecond) {
 		bad("local_ttl", "%s is too short (accepted: 1ms or more)", c.LocalTTL)
 	}
 	if c.LocalJitter < 0 || c.LocalJitter > 1 {
@@ -166,7 +168,7 @@ func (c Config) Validate() error {
 	if c.BreakerFailures < 1 {
 		bad("breaker_failures", "%d out of range (accepted: 1 or more)", c.BreakerFailures)
 	}
-	if c.BreakerOpen < Duration(time.Millisecond) {
+	if c.BreakerOpen < herd.Duration(time.Millisecond) {
 		bad("breaker_open", "%s is too short (accepted: 1ms or more)", c.BreakerOpen)
 	}
 	if c.ShedMinLimit < 1 || c.ShedMinLimit > MaxShedLimit {
@@ -178,13 +180,13 @@ func (c Config) Validate() error {
 	if c.ShedInitialLimit < c.ShedMinLimit || c.ShedInitialLimit > c.ShedMaxLimit {
 		bad("shed_initial_limit", "%d out of range (accepted: shed_min_limit to shed_max_limit, %d to %d)", c.ShedInitialLimit, c.ShedMinLimit, c.ShedMaxLimit)
 	}
-	if c.ShedWait < 0 || c.ShedWait > Duration(time.Minute) {
+	if c.ShedWait < 0 || c.ShedWait > herd.Duration(time.Minute) {
 		bad("shed_wait", "%s out of range (accepted: 0 to 1m)", c.ShedWait)
 	}
-	if c.QueryCost < 0 || c.QueryCost > Duration(time.Minute) {
+	if c.QueryCost < 0 || c.QueryCost > herd.Duration(time.Minute) {
 		bad("query_cost", "%s out of range (accepted: 0 to 1m)", c.QueryCost)
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // MaxShedLimit bounds the shed limits: concurrent loads of one replica.
@@ -200,18 +202,25 @@ type strategy struct {
 	shed      string // "", Shed or ShedPriority
 }
 
-func parseStrategy(s string) (strategy, error) {
+// ErrUnknownStrategy is the cause of a strategy's FieldError when one of
+// its parts is no strategy at all.
+var ErrUnknownStrategy = errors.New("unknown strategy")
+
+func parseStrategy(s string) (strategy, *herd.FieldError) {
 	accepted := fmt.Sprintf("accepted: %s, or several joined with +, such as lock+ttl_jitter", strings.Join(Strategies, ", "))
 	st := strategy{loader: None}
+	bad := func(format string, args ...any) (strategy, *herd.FieldError) {
+		return st, herd.Errorf("strategy", format, args...)
+	}
 	if s == "" {
-		return st, fmt.Errorf("strategy: empty (%s)", accepted)
+		return bad("empty (%s)", accepted)
 	}
 	parts := strings.Split(s, "+")
 	for _, p := range parts {
 		switch {
 		case p == None:
 			if len(parts) > 1 {
-				return st, fmt.Errorf("strategy: %q: none cannot be combined with other strategies", s)
+				return bad("%q: none cannot be combined with other strategies", s)
 			}
 		case p == TTLJitter:
 			st.jitter = true
@@ -223,40 +232,19 @@ func parseStrategy(s string) (strategy, error) {
 			st.breaker = true
 		case p == Shed || p == ShedPriority:
 			if st.shed != "" {
-				return st, fmt.Errorf("strategy: %q combines %s and %s; use one of them", s, st.shed, p)
+				return bad("%q combines %s and %s; use one of them", s, st.shed, p)
 			}
 			st.shed = p
 		case slices.Contains(loaders, p):
 			if st.loader != None {
-				return st, fmt.Errorf("strategy: %q combines %s and %s; at most one of %s may be used", s, st.loader, p, strings.Join(loaders, ", "))
+				return bad("%q combines %s and %s; at most one of %s may be used", s, st.loader, p, strings.Join(loaders, ", "))
 			}
 			st.loader = p
 		default:
-			return st, fmt.Errorf("strategy: unknown %q (%s)", p, accepted)
+			e := herd.Errorf("strategy", "unknown %q (%s)", p, accepted)
+			e.Err = ErrUnknownStrategy
+			return st, e
 		}
 	}
 	return st, nil
-}
-
-// Duration is a time.Duration that reads and writes JSON as a Go duration
-// string such as "50ms".
-type Duration time.Duration
-
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// MarshalJSON writes d as a duration string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
-
-// UnmarshalJSON reads a duration string such as "500ms" or "60s".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("want a duration string such as \"500ms\" or \"60s\", got %s", b)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("invalid duration %q (want a duration such as \"500ms\" or \"60s\")", s)
-	}
-	*d = Duration(v)
-	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herdbench/herdbench/herd"
 )
 
 func TestParseStrategy(t *testing.T) {
@@ -57,7 +59,7 @@ func TestConfigValidate(t *testing.T) {
 	bad.XFetchBeta = 0
 	bad.StaleTTL = bad.TTL
 	bad.LockPoll = 0
-	bad.QueryCost = Duration(2 * time.Minute)
+	bad.QueryCost = herd.Duration(2 * time.Minute)
 	bad.ShedMaxLimit = 0
 	bad.ShedInitialLimit = 20
 	err := bad.Validate()
@@ -75,7 +77,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestDurationJSON(t *testing.T) {
 	var c Config
-	if err := json.Unmarshal([]byte(`{"ttl":"1m30s"}`), &c); err != nil || c.TTL != Duration(90*time.Second) {
+	if err := json.Unmarshal([]byte(`{"ttl":"1m30s"}`), &c); err != nil || c.TTL != herd.Duration(90*time.Second) {
 		t.Fatalf(`Unmarshal({"ttl":"1m30s"}) = %v, %v; want 1m30s`, c.TTL, err)
 	}
 	for _, in := range []string{`{"ttl":"soon"}`, `{"ttl":60}`} {
@@ -83,7 +85,7 @@ func TestDurationJSON(t *testing.T) {
 			t.Errorf("Unmarshal(%s) error = %v; want one showing an example duration", in, err)
 		}
 	}
-	b, _ := json.Marshal(Config{TTL: Duration(50 * time.Millisecond)})
+	b, _ := json.Marshal(Config{TTL: herd.Duration(50 * time.Millisecond)})
 	if !strings.Contains(string(b), `"ttl":"50ms"`) {
 		t.Errorf("Marshal = %s; want ttl as \"50ms\"", b)
 	}

@@ -27,6 +27,75 @@ const (
 var outcomes = []string{OutcomeHit, OutcomeLocal, OutcomeMiss, OutcomeEarly, OutcomeStale, OutcomeCoalesced,
 	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError, OutcomeShed, OutcomeCanceled}
 
+// The replicas' metric names: the server registers them and the client
+// reads them by these names, so a rename cannot silently zero a figure.
+const (
+	MetricRequests      = "herdbench_api_requests_total"
+	MetricCacheHits     = "herdbench_api_cache_hits_total"
+	MetricCacheMisses   = "herdbench_api_cache_misses_total"
+	MetricCacheErrors   = "herdbench_api_cache_errors_total"
+	MetricLoads         = "herdbench_api_loads_total"
+	MetricLoadErrors    = "herdbench_api_load_errors_total"
+	MetricEarlyLoads    = "herdbench_api_early_loads_total"
+	MetricCoalesced     = "herdbench_api_coalesced_total"
+	MetricStaleServed   = "herdbench_api_stale_served_total"
+	MetricLockWaits     = "herdbench_api_lock_waits_total"
+	MetricNotifications = "herdbench_api_notifications_total"
+	MetricLocalHits     = "herdbench_api_local_hits_total"
+	MetricShed          = "herdbench_api_shed_total"
+	MetricBreakerOpens  = "herdbench_api_breaker_opens_total"
+	MetricLoadDuration  = "herdbench_api_load_duration_seconds"
+	MetricLoadsInFlight = "herdbench_api_loads_in_flight"
+	MetricShedLimit     = "herdbench_api_shed_limit"
+)
+
+// Counters are the replicas' counters an experiment reads: the loads the
+// mitigations cause or save. The JSON is the results' api figures.
+type Counters struct {
+	Loads         int64 `json:"loads"`        // MetricLoads: item queries completed in Postgres
+	LoadErrors    int64 `json:"load_errors"`  // MetricLoadErrors
+	EarlyLoads    int64 `json:"early_loads"`  // MetricEarlyLoads: xfetch and early
+	Coalesced     int64 `json:"coalesced"`    // MetricCoalesced: singleflight
+	StaleServed   int64 `json:"stale_served"` // MetricStaleServed: lock and swr
+	LockWaits     int64 `json:"lock_waits"`   // MetricLockWaits: lock and lease
+	LoadsInFlight int64 `json:"-"`            // MetricLoadsInFlight: a gauge, read to drain
+}
+
+// byName maps each metric name to its field.
+func (c *Counters) byName() map[string]*int64 {
+	return map[string]*int64{MetricLoads: &c.Loads, MetricLoadErrors: &c.LoadErrors, MetricEarlyLoads: &c.EarlyLoads,
+		MetricCoalesced: &c.Coalesced, MetricStaleServed: &c.StaleServed, MetricLockWaits: &c.LockWaits,
+		MetricLoadsInFlight: &c.LoadsInFlight}
+}
+
+// Plus is c and o summed, field by field.
+func (c Counters) Plus(o Counters) Counters {
+	return c.combine(o, func(a, b int64) int64 { return a + b })
+}
+
+// Grown is how much each counter grew from prev to c. A counter that went
+// down was reset (its replica restarted) and counts from zero, as
+// Prometheus' rate() reads it. LoadsInFlight, a gauge, is c's.
+func (c Counters) Grown(prev Counters) Counters {
+	g := c.combine(prev, func(cur, prev int64) int64 {
+		if cur < prev {
+			return cur
+		}
+		return cur - prev
+	})
+	g.LoadsInFlight = c.LoadsInFlight
+	return g
+}
+
+func (c Counters) combine(o Counters, f func(a, b int64) int64) Counters {
+	out := c
+	ob := o.byName()
+	for name, v := range out.byName() {
+		*v = f(*v, *ob[name])
+	}
+	return out
+}
+
 // metrics are one replica's herdbench_api_* series. A reset replaces the
 // whole set with a fresh registry, so every arm starts from zero.
 type metrics struct {
@@ -53,59 +122,59 @@ func newMetrics(inFlight *atomic.Int64, shedLimit func() float64) *metrics {
 	m := &metrics{
 		reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herdbench_api_requests_total",
+			Name: MetricRequests,
 			Help: "Item requests served, by outcome (hit, local, miss, early, stale, coalesced, waited, not_found, invalid, error, shed, canceled).",
 		}, []string{"outcome"}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_cache_hits_total",
+			Name: MetricCacheHits,
 			Help: "Redis reads of an item key that found a value.",
 		}),
 		cacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_cache_misses_total",
+			Name: MetricCacheMisses,
 			Help: "Redis reads of an item key that found nothing.",
 		}),
 		cacheErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_cache_errors_total",
+			Name: MetricCacheErrors,
 			Help: "Redis commands that failed; a failed read falls through to Postgres.",
 		}),
 		loads: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_loads_total",
+			Name: MetricLoads,
 			Help: "Item queries that completed in Postgres; matches pg_stat_statements calls of the item query.",
 		}),
 		loadErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_load_errors_total",
+			Name: MetricLoadErrors,
 			Help: "Item queries that failed or timed out.",
 		}),
 		earlyLoads: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_early_loads_total",
+			Name: MetricEarlyLoads,
 			Help: "Loads started before expiry by xfetch or early.",
 		}),
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_coalesced_total",
+			Name: MetricCoalesced,
 			Help: "Requests that shared another request's load (singleflight).",
 		}),
 		staleServed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_stale_served_total",
+			Name: MetricStaleServed,
 			Help: "Requests answered with the stale copy while another request loads (lock, swr).",
 		}),
 		lockWaits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_lock_waits_total",
+			Name: MetricLockWaits,
 			Help: "Requests that waited for the fleet lock or lease holder's value.",
 		}),
 		notifications: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_notifications_total",
+			Name: MetricNotifications,
 			Help: "Broadcast invalidations received; each reloads the items it names.",
 		}),
 		localHits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_local_hits_total",
+			Name: MetricLocalHits,
 			Help: "Requests answered from the replica's in-process tier (local), without Redis.",
 		}),
 		shed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_shed_total",
+			Name: MetricShed,
 			Help: "Loads refused by ratelimit (bucket empty, or the ramp-up), an open breaker, or shed's concurrency limit.",
 		}),
 		breakerOpens: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "herdbench_api_breaker_opens_total",
+			Name: MetricBreakerOpens,
 			Help: "Times the breaker around the DB opened.",
 		}),
 		loadDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -115,11 +184,11 @@ func newMetrics(inFlight *atomic.Int64, shedLimit func() float64) *metrics {
 		}),
 	}
 	loadsInFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "herdbench_api_loads_in_flight",
+		Name: MetricLoadsInFlight,
 		Help: "Item queries running now; not cleared by a reset.",
 	}, func() float64 { return float64(inFlight.Load()) })
 	limit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "herdbench_api_shed_limit",
+		Name: MetricShedLimit,
 		Help: "shed's adaptive limit on concurrent DB loads now; 0 when shed is off.",
 	}, shedLimit)
 	reg.MustRegister(loadsInFlight, limit, m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,

@@ -201,6 +201,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /admin/config", s.getConfig)
 	mux.HandleFunc("PUT /admin/config", s.putConfig)
 	mux.HandleFunc("POST /admin/reset", s.postReset)
+	mux.HandleFunc("POST /admin/fill", s.postFill)
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		reg := s.view().m.reg
@@ -219,8 +220,11 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h := r.Header.Get(StrategyHeader); h != "" {
-		st, err := parseStrategy(h)
-		if err == nil && st.shed != "" && v.shed == nil {
+		st, perr := parseStrategy(h)
+		var err error
+		if perr != nil {
+			err = perr
+		} else if st.shed != "" && v.shed == nil {
 			err = fmt.Errorf("%s: %q needs the replica configured with shed (accepted: a strategy without shed, or PUT /admin/config)", StrategyHeader, h)
 		}
 		if err != nil {

@@ -16,10 +16,8 @@
 package compose
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,12 +55,13 @@ const (
 	GrafanaAddr = "127.0.0.1:13000"
 )
 
+// GrafanaService is Grafana's service in the compose file, left out by
+// Config.NoGrafana.
+const GrafanaService = "grafana"
+
 // Proxies are the toxiproxy proxies the replicas use, inside the compose
 // network (testbed/compose/toxiproxy.json).
 var Proxies = map[string]string{"redis": "toxiproxy:6379", "postgres": "toxiproxy:5432"}
-
-// Parts a restart can name: the same as the local provider's.
-var Parts = []string{"api", "redis", "postgres"}
 
 // pollInterval is how often ps is read while waiting for health.
 var pollInterval = 500 * time.Millisecond
@@ -73,6 +72,7 @@ type Config struct {
 	File          string        // the compose file; default DefaultFile
 	Project       string        // compose project name; default DefaultProject
 	Observability bool          // with the observability profile
+	NoGrafana     bool          // with it, all but Grafana (where its image cannot be had)
 	ReadyTimeout  time.Duration // default DefaultReadyTimeout
 	Log           io.Writer     // compose's own output (builds, pulls); nil discards
 }
@@ -85,36 +85,46 @@ var ErrRunning = errors.New("a docker testbed is already running")
 // records no compose testbed.
 var ErrNotRunning = errors.New("no docker testbed is recorded")
 
-// NoComposeError says that neither `docker compose` nor `docker-compose`
-// works here.
+// NoComposeError says that no Compose v2 answers here: neither the
+// docker CLI's compose plugin nor a standalone docker-compose 2.x.
 type NoComposeError struct{ Tried []string }
 
 func (e *NoComposeError) Error() string {
-	return fmt.Sprintf("docker compose not found (tried: %s): install Docker with its compose plugin (Debian/Ubuntu: `apt-get install docker.io docker-compose-plugin`, or Docker Desktop)",
+	return fmt.Sprintf("docker compose v2 not found (tried: %s): install Docker's compose plugin "+
+		"(Debian/Ubuntu: `apt-get install docker-compose-plugin`, or Docker Desktop); "+
+		"on a machine without it, testbed/compose/install-compose.sh builds it from its Go module",
 		strings.Join(e.Tried, "; "))
 }
 
-// FindCommand returns the command line that runs compose: `docker compose`
-// when the docker CLI has the compose plugin, else `docker-compose`.
+// FindCommand returns the command line that runs Compose v2: `docker
+// compose` when the docker CLI has the plugin, else a standalone
+// `docker-compose` of version 2 or later. The Python docker-compose 1.x
+// cannot drive the testbed (no `ps --format json`, a different project
+// model) and is refused by name.
 func FindCommand(ctx context.Context) ([]string, error) {
 	var tried []string
-	if docker, err := exec.LookPath("docker"); err == nil {
-		out, err := exec.CommandContext(ctx, docker, "compose", "version").CombinedOutput()
-		if err == nil {
-			return []string{docker, "compose"}, nil
+	try := func(argv ...string) bool {
+		out, err := exec.CommandContext(ctx, argv[0], append(argv[1:], "version", "--short")...).CombinedOutput()
+		what := "`" + filepath.Base(argv[0]) + strings.Join(append([]string{""}, argv[1:]...), " ") + " version`"
+		switch v := strings.TrimPrefix(firstLine(out), "v"); {
+		case err != nil:
+			tried = append(tried, fmt.Sprintf("%s: %v: %s", what, err, firstLine(out)))
+		case !strings.HasPrefix(v, "1.") && v != "":
+			return true
+		default:
+			tried = append(tried, fmt.Sprintf("%s: %s is Compose v1, too old (herdbench needs 2.0 or later)", what, v))
 		}
-		tried = append(tried, fmt.Sprintf("`docker compose version`: %v: %s", err, firstLine(out)))
-	} else {
-		tried = append(tried, "docker: not on PATH")
+		return false
 	}
-	if dc, err := exec.LookPath("docker-compose"); err == nil {
-		out, err := exec.CommandContext(ctx, dc, "version").CombinedOutput()
-		if err == nil {
-			return []string{dc}, nil
-		}
-		tried = append(tried, fmt.Sprintf("`docker-compose version`: %v: %s", err, firstLine(out)))
-	} else {
+	if docker, err := exec.LookPath("docker"); err != nil {
+		tried = append(tried, "docker: not on PATH")
+	} else if try(docker, "compose") {
+		return []string{docker, "compose"}, nil
+	}
+	if dc, err := exec.LookPath("docker-compose"); err != nil {
 		tried = append(tried, "docker-compose: not on PATH")
+	} else if try(dc) {
+		return []string{dc}, nil
 	}
 	return nil, &NoComposeError{Tried: tried}
 }
@@ -216,7 +226,8 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 	if err != nil {
 		return testbed.Status{}, err
 	}
-	st.Services = strings.Fields(string(out))
+	services, only := chooseServices(strings.Fields(string(out)), cfg)
+	st.Services = services
 	if len(st.Services) == 0 {
 		return testbed.Status{}, fmt.Errorf("%s defines no services", file)
 	}
@@ -232,7 +243,7 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 			_ = os.Remove(statePath(dir))
 		}
 	}()
-	if _, err := st.run(ctx, cfg.Log, "up", "-d", "--build", "--remove-orphans"); err != nil {
+	if _, err := st.run(ctx, cfg.Log, append([]string{"up", "-d", "--build", "--remove-orphans"}, only...)...); err != nil {
 		return testbed.Status{}, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
@@ -250,113 +261,15 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 	return st.Status, nil
 }
 
-// container is one entry of `docker compose ps --format json`.
-type container struct {
-	Service    string      `json:"Service"`
-	State      string      `json:"State"`  // running, exited, restarting, ...
-	Health     string      `json:"Health"` // healthy, starting, unhealthy, or empty
-	ExitCode   int         `json:"ExitCode"`
-	Publishers []publisher `json:"Publishers"`
-}
-
-type publisher struct {
-	URL           string `json:"URL"`
-	TargetPort    int    `json:"TargetPort"`
-	PublishedPort int    `json:"PublishedPort"`
-}
-
-// ps lists the project's containers by service. Compose prints a JSON
-// array (before v2.21) or one object per line (since).
-func (st state) ps(ctx context.Context) (map[string]container, error) {
-	out, err := st.run(ctx, nil, "ps", "-a", "--format", "json")
-	if err != nil {
-		return nil, err
+// chooseServices is what up starts of the compose file's services, and the
+// services it names on its command line: none (all of them) unless some
+// are left out.
+func chooseServices(defined []string, cfg Config) (services, named []string) {
+	if !cfg.NoGrafana {
+		return defined, nil
 	}
-	var list []container
-	trimmed := bytes.TrimSpace(out)
-	if bytes.HasPrefix(trimmed, []byte("[")) {
-		if err := json.Unmarshal(trimmed, &list); err != nil {
-			return nil, fmt.Errorf("compose ps: %w", err)
-		}
-	} else {
-		sc := bufio.NewScanner(bytes.NewReader(trimmed))
-		sc.Buffer(make([]byte, 64<<10), 4<<20)
-		for sc.Scan() {
-			line := bytes.TrimSpace(sc.Bytes())
-			if len(line) == 0 {
-				continue
-			}
-			var c container
-			if err := json.Unmarshal(line, &c); err != nil {
-				return nil, fmt.Errorf("compose ps: %w: %s", err, line)
-			}
-			list = append(list, c)
-		}
-	}
-	byService := map[string]container{}
-	for _, c := range list {
-		byService[c.Service] = c
-	}
-	return byService, nil
-}
-
-// healthy reports whether c serves: running, and healthy if it has a
-// healthcheck. failed says it never will without help.
-func (c container) healthy() (ok, failed bool) {
-	switch {
-	case c.State == "exited" || c.State == "dead" || c.Health == "unhealthy":
-		return false, true
-	case c.State == "running" && (c.Health == "healthy" || c.Health == ""):
-		return true, false
-	}
-	return false, false
-}
-
-// waitHealthy polls ps until every service is healthy, one fails, or ctx
-// ends.
-func (st state) waitHealthy(ctx context.Context, services []string) (map[string]container, error) {
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	var cs map[string]container
-	for {
-		now, err := st.ps(ctx)
-		switch {
-		case err == nil:
-			cs = now
-		case ctx.Err() == nil:
-			return nil, err
-		}
-		var waiting []string
-		for _, s := range services {
-			c, found := cs[s]
-			ok, failed := c.healthy()
-			if failed {
-				return nil, fmt.Errorf("service %s is %s (exit code %d): see `%s`", s, describe(c), c.ExitCode,
-					strings.Join(st.args("logs", s), " "))
-			}
-			if !found || !ok {
-				waiting = append(waiting, s+" "+describe(c))
-			}
-		}
-		if len(waiting) == 0 {
-			return cs, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("not healthy: %w: %s", ctx.Err(), strings.Join(waiting, ", "))
-		case <-t.C:
-		}
-	}
-}
-
-func describe(c container) string {
-	switch {
-	case c.State == "":
-		return "not created"
-	case c.Health != "":
-		return c.State + " (" + c.Health + ")"
-	}
-	return c.State
+	services = slices.DeleteFunc(defined, func(s string) bool { return s == GrafanaService })
+	return services, services
 }
 
 // status describes the running project from its published ports.
@@ -407,7 +320,9 @@ func (st state) status(ctx context.Context, dir string, cs map[string]container)
 		}
 		s.Prometheus = "http://" + targets.Prometheus
 		s.Harness = targets.Harness
-		s.Grafana = "http://" + GrafanaAddr
+		if slices.Contains(st.Services, GrafanaService) {
+			s.Grafana = "http://" + GrafanaAddr
+		}
 	}
 	if len(replicas) == 0 {
 		errs = append(errs, fmt.Errorf("%s defines no api-N service", st.File))
@@ -458,58 +373,6 @@ func Down(ctx context.Context, dir string) error {
 		return err
 	}
 	return os.Remove(statePath(dir))
-}
-
-// Restart restarts part ("api", "redis", "postgres") of the compose
-// testbed recorded in dir with `docker compose restart`, all its services
-// at once or one after another when rolling, and returns when they are
-// healthy again. Redis keeps nothing across a restart; Postgres keeps its
-// data; a replica comes back with the run-time config and seed it had: all
-// as under the local provider.
-func Restart(ctx context.Context, dir, part string, rolling bool) ([]string, error) {
-	st, err := readState(dir)
-	if err != nil {
-		return nil, err
-	}
-	var batch []string
-	for _, s := range st.Services {
-		if s == part || (part == "api" && strings.HasPrefix(s, "api-")) {
-			batch = append(batch, s)
-		}
-	}
-	if !slices.Contains(Parts, part) || len(batch) == 0 {
-		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(Parts, ", "))
-	}
-	steps := [][]string{batch}
-	if rolling {
-		steps = nil
-		for _, s := range batch {
-			steps = append(steps, []string{s})
-		}
-	}
-	for _, step := range steps {
-		var replicas []replicaState
-		for _, s := range step {
-			if i := replicaIndex(s) - 1; strings.HasPrefix(s, "api-") && i >= 0 && i < len(st.Status.API) {
-				replicas = append(replicas, saveReplicas(ctx, st.Status.API[i:i+1])...)
-			}
-		}
-		if _, err := st.run(ctx, nil, append([]string{"restart"}, step...)...); err != nil {
-			return nil, err
-		}
-		wctx, cancel := context.WithTimeout(ctx, DefaultReadyTimeout)
-		_, err := st.waitHealthy(wctx, step)
-		cancel()
-		if err != nil {
-			return nil, fmt.Errorf("restart %s: %w", strings.Join(step, ", "), err)
-		}
-		for _, r := range replicas {
-			if err := r.restore(ctx); err != nil {
-				return nil, fmt.Errorf("restart: restore %s's config: %w", r.url, err)
-			}
-		}
-	}
-	return batch, nil
 }
 
 func firstLine(b []byte) string {

@@ -337,3 +337,59 @@ func TestInitScriptSeedsAsTheLocalProvider(t *testing.T) {
 		t.Errorf("pg_stat_statements after the init script: %d, %v; want created", ext, err)
 	}
 }
+
+// Every image comes from a HERDBENCH_*_IMAGE variable whose default is the
+// official image (registry mirrors), the API's base images from build
+// arguments; every service but Grafana has a stand-in in standin/Dockerfile,
+// and standin/images.sh sets every variable but Grafana's.
+func TestImagesComeFromVariablesWithStandIns(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Services map[string]struct {
+			Image string `yaml:"image"`
+			Build *struct {
+				Args map[string]string `yaml:"args"`
+			} `yaml:"build"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	variable := regexp.MustCompile(`^\$\{(HERDBENCH_[A-Z_]+_IMAGE):-([^}]+)\}$`)
+	dockerfile, err := os.ReadFile("standin/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile("standin/images.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range file.Services {
+		if s.Build != nil {
+			for arg, def := range map[string]string{"GO_IMAGE": "golang:1.26", "RUN_IMAGE": "alpine:3.20"} {
+				m := variable.FindStringSubmatch(s.Build.Args[arg])
+				if m == nil || m[2] != def || !strings.Contains(string(script), "export "+m[1]+"=") {
+					t.Errorf("%s: build arg %s = %q; want ${HERDBENCH_..._IMAGE:-%s}, set by standin/images.sh", name, arg, s.Build.Args[arg], def)
+				}
+			}
+			continue
+		}
+		m := variable.FindStringSubmatch(s.Image)
+		if m == nil || strings.HasPrefix(m[2], "herdbench-local/") {
+			t.Errorf("%s: image %q; want ${HERDBENCH_..._IMAGE:-the official image}", name, s.Image)
+			continue
+		}
+		if name == "grafana" {
+			continue // Debian has no Grafana: it has no stand-in
+		}
+		if !regexp.MustCompile(`(?m)^FROM \$\{BASE\} AS ` + regexp.QuoteMeta(name) + `$`).Match(dockerfile) {
+			t.Errorf("%s: no stand-in stage (FROM ${BASE} AS %s) in standin/Dockerfile", name, name)
+		}
+		if !strings.Contains(string(script), "export "+m[1]+"=herdbench-local/") {
+			t.Errorf("%s: standin/images.sh sets no %s to a herdbench-local image", name, m[1])
+		}
+	}
+}

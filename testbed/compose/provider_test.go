@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -43,7 +44,7 @@ for a in "${args[@]}"; do
 done
 if [[ -e $FAKE_DIR/fail-$sub ]]; then echo "fake $sub failed" >&2; exit 1; fi
 case $sub in
-  version) echo "2.29.7";;
+  version) if [[ -e $FAKE_DIR/v1 && $name == docker-compose ]]; then echo "1.29.2"; else echo "2.29.7"; fi;;
   restart)
     after=0
     for a in "${args[@]}"; do
@@ -76,7 +77,22 @@ func newFakeDocker(t *testing.T, services []string, names ...string) *fakeDocker
 			t.Fatal(err)
 		}
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+"/usr/bin:/bin")
+	// only the fake and the tools its script runs: a real docker-compose
+	// on the machine must not answer for it
+	tools := filepath.Join(f.dir, "tools")
+	if err := os.Mkdir(tools, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"bash", "basename", "cat", "touch"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatalf("the fake docker needs %s: %v", tool, err)
+		}
+		if err := os.Symlink(p, filepath.Join(tools, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+tools)
 	t.Setenv("FAKE_DIR", f.dir)
 	f.write(t, "services", strings.Join(services, "\n")+"\n")
 	f.ps(t, "ps.json", healthy(services, nil))
@@ -166,7 +182,7 @@ func TestFindCommand(t *testing.T) {
 		if err != nil || len(cmd) != 2 || filepath.Base(cmd[0]) != "docker" || cmd[1] != "compose" {
 			t.Errorf("FindCommand() = %q, %v; want [docker compose]", cmd, err)
 		}
-		if got, want := f.calls(t), []string{"docker compose version"}; !slices.Equal(got, want) {
+		if got, want := f.calls(t), []string{"docker compose version --short"}; !slices.Equal(got, want) {
 			t.Errorf("calls = %q; want %q", got, want)
 		}
 	})
@@ -177,8 +193,19 @@ func TestFindCommand(t *testing.T) {
 		if err != nil || len(cmd) != 1 || filepath.Base(cmd[0]) != "docker-compose" {
 			t.Errorf("FindCommand() without the plugin = %q, %v; want [docker-compose]", cmd, err)
 		}
-		if got, want := f.calls(t), []string{"docker compose version", "docker-compose version"}; !slices.Equal(got, want) {
+		if got, want := f.calls(t), []string{"docker compose version --short", "docker-compose version --short"}; !slices.Equal(got, want) {
 			t.Errorf("calls = %q; want %q", got, want)
+		}
+	})
+	t.Run("only Compose v1", func(t *testing.T) {
+		f := newFakeDocker(t, core, "docker", "docker-compose")
+		f.write(t, "no-plugin", "")
+		f.write(t, "v1", "")
+		_, err := FindCommand(context.Background())
+		var nc *NoComposeError
+		if !errors.As(err, &nc) || !strings.Contains(err.Error(), "`docker-compose version`: 1.29.2 is Compose v1, too old (herdbench needs 2.0 or later)") ||
+			!strings.Contains(err.Error(), "install-compose.sh") {
+			t.Errorf("FindCommand() with docker-compose 1.29.2 only = %v; want it refused by version, and what to install", err)
 		}
 	})
 	t.Run("neither", func(t *testing.T) {
@@ -205,7 +232,7 @@ func TestUpWaitsForHealthAndDescribesTheTestbed(t *testing.T) {
 	}
 	base := "docker compose -f FILE -p herdbench "
 	want := []string{
-		"docker compose version",
+		"docker compose version --short",
 		base + "config --services",
 		base + "up -d --build --remove-orphans",
 		base + "ps -a --format json",
@@ -254,6 +281,25 @@ func TestUpWithObservabilityUsesTheProfile(t *testing.T) {
 	}
 	if st.Prometheus != "http://127.0.0.1:19090" || st.Harness != "127.0.0.1:19465" || st.Grafana != "http://127.0.0.1:13000" {
 		t.Errorf("status prometheus %q, harness %q, grafana %q; want the compose file's", st.Prometheus, st.Harness, st.Grafana)
+	}
+}
+
+// Where Grafana's image cannot be had, up names every other service and
+// waits for those; the status names no Grafana.
+func TestUpWithoutGrafana(t *testing.T) {
+	all := append(slices.Clone(core), "redis-exporter", "postgres-exporter", "prometheus", "grafana")
+	f := newFakeDocker(t, all)
+	f.ps(t, "ps.json", healthy(all[:len(all)-1], nil))
+	st, err := Up(context.Background(), Config{StateDir: t.TempDir(), File: f.file, Observability: true, NoGrafana: true, Project: "hb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "docker compose -f FILE -p hb --profile observability up -d --build --remove-orphans " + strings.Join(all[:len(all)-1], " ")
+	if calls := f.calls(t); !slices.Contains(calls, want) {
+		t.Errorf("calls = %q; want %q", calls, want)
+	}
+	if st.Prometheus == "" || st.Grafana != "" {
+		t.Errorf("status prometheus %q, grafana %q; want Prometheus and no Grafana", st.Prometheus, st.Grafana)
 	}
 }
 
@@ -433,8 +479,8 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 	}
 	for i, r := range replicas {
 		// what the replica answers now: a restart not yet seen shows here
-		var c api.Config
-		if err := getJSON(context.Background(), urls[i]+"/admin/config", &c); err != nil || c.Strategy != api.Lock {
+		c, err := api.NewClient(urls[i]).Config(context.Background())
+		if err != nil || c.Strategy != api.Lock {
 			t.Errorf("api-%d answers strategy %q, %v after the restart; want lock", i+1, c.Strategy, err)
 		}
 		r.mu.Lock()

@@ -1,43 +1,102 @@
 package compose
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
 )
+
+// Restart restarts part ("api", "redis", "postgres") of the compose
+// testbed recorded in dir with `docker compose restart`, all its services
+// at once or one after another when rolling, and returns when they are
+// healthy again. Redis keeps nothing across a restart; Postgres keeps its
+// data; a replica comes back with the run-time config and seed it had: all
+// as under the local provider.
+func Restart(ctx context.Context, dir, part string, rolling bool) ([]string, error) {
+	st, err := readState(dir)
+	if err != nil {
+		return nil, err
+	}
+	var batch []string
+	for _, s := range st.Services {
+		if s == part || (part == "api" && strings.HasPrefix(s, "api-")) {
+			batch = append(batch, s)
+		}
+	}
+	if !slices.Contains(herd.Parts, part) || len(batch) == 0 {
+		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(herd.Parts, ", "))
+	}
+	steps := [][]string{batch}
+	if rolling {
+		steps = nil
+		for _, s := range batch {
+			steps = append(steps, []string{s})
+		}
+	}
+	for _, step := range steps {
+		var replicas []replicaState
+		for _, s := range step {
+			if i := replicaIndex(s) - 1; strings.HasPrefix(s, "api-") && i >= 0 && i < len(st.Status.API) {
+				replicas = append(replicas, saveReplicas(ctx, st.Status.API[i:i+1])...)
+			}
+		}
+		if _, err := st.run(ctx, nil, append([]string{"restart"}, step...)...); err != nil {
+			return nil, err
+		}
+		wctx, cancel := context.WithTimeout(ctx, DefaultReadyTimeout)
+		_, err := st.waitHealthy(wctx, step)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("restart %s: %w", strings.Join(step, ", "), err)
+		}
+		for _, r := range replicas {
+			if err := r.restore(ctx); err != nil {
+				return nil, fmt.Errorf("restart: restore %s's config: %w", r.admin.URL, err)
+			}
+		}
+	}
+	return batch, nil
+}
+
+// Restarter restarts the parts of the compose testbed recorded in a state
+// directory, as Restart does.
+type Restarter struct{ StateDir string }
+
+// Restart restarts part, all at once or rolling.
+func (r Restarter) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
+	return Restart(ctx, r.StateDir, part, rolling)
+}
 
 // replicaState is what a replica runs with that a container restart loses:
 // its run-time config (PUT /admin/config) and its seed. The local provider
 // restarts a replica with both; this provider puts them back.
 type replicaState struct {
-	url    string
+	admin  *api.Client
 	config *api.Config
 	seed   *uint64
 }
 
-var replicaClient = &http.Client{Timeout: 2 * time.Second}
-
 // saveReplicas reads each replica's config and seed; what it cannot read
 // (a replica already down) it leaves unset.
 func saveReplicas(ctx context.Context, urls []string) []replicaState {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	var out []replicaState
 	for _, u := range urls {
-		rs := replicaState{url: u}
-		var c api.Config
-		if getJSON(ctx, u+"/admin/config", &c) == nil && c.Validate() == nil {
+		rs := replicaState{admin: api.NewClient(u)}
+		if c, err := rs.admin.Config(ctx); err == nil && c.Validate() == nil {
 			rs.config = &c
 		}
-		var h api.Health // /healthz answers 503 with the seed while a dependency is away
-		if getJSON(ctx, u+"/healthz", &h) == nil && h.Replica != "" {
+		// /healthz answers 503 with the seed while a dependency is away
+		if h, err := rs.admin.Health(ctx); err == nil && h.Replica != "" {
 			rs.seed = &h.Seed
 		}
 		out = append(out, rs)
@@ -48,42 +107,12 @@ func saveReplicas(ctx context.Context, urls []string) []replicaState {
 // restore puts a restarted replica's config and seed back.
 func (rs replicaState) restore(ctx context.Context) error {
 	if rs.config != nil {
-		if err := send(ctx, http.MethodPut, rs.url+"/admin/config", rs.config); err != nil {
+		if err := rs.admin.SetConfig(ctx, *rs.config); err != nil {
 			return err
 		}
 	}
 	if rs.seed != nil {
-		return send(ctx, http.MethodPost, rs.url+"/admin/reset", map[string]uint64{"seed": *rs.seed})
-	}
-	return nil
-}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := replicaClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	return json.NewDecoder(resp.Body).Decode(v)
-}
-
-func send(ctx context.Context, method, url string, body any) error {
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	resp, err := replicaClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %s", method, url, resp.Status)
+		return rs.admin.Reset(ctx, rs.seed)
 	}
 	return nil
 }

@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 )
@@ -141,8 +141,50 @@ func (c Config) withDefaults() (Config, error) {
 // when every part answers. On failure it tears down whatever it started and
 // the error names the part and its log. The caller owns the testbed and must
 // call Stop.
-func Start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
-	cfg, err = cfg.withDefaults()
+func Start(ctx context.Context, cfg Config) (*Testbed, error) {
+	for attempt := 1; ; attempt++ {
+		tb, err := start(ctx, cfg)
+		// A port picked free may be taken by another process before the
+		// part listens on it (any process' outgoing connection takes an
+		// ephemeral port): with ports of its own choosing, the testbed
+		// starts again on new ones.
+		if err == nil || attempt == portAttempts || !picksPorts(cfg.Ports) || !portTaken(err) || ctx.Err() != nil {
+			return tb, err
+		}
+		if cfg.Log != nil {
+			cfg.Log.Warn("a port picked for the testbed was taken before its part listened; starting again on new ports", "err", err)
+		}
+	}
+}
+
+func start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
+	tb, err := prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tb.Stop()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, tb.cfg.ReadyTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := tb.startParts(ctx); err != nil {
+		return nil, err
+	}
+	if err := tb.writeState(true); err != nil {
+		return nil, err
+	}
+	tb.cfg.Log.Info("testbed ready", "took", time.Since(start).Round(time.Millisecond), "state_dir", tb.cfg.StateDir)
+	return tb, nil
+}
+
+// prepare finds the programs, makes and locks the state directory,
+// cleans up after a supervisor that was killed, and returns the testbed
+// that will run there, with nothing started yet.
+func prepare(cfg Config) (*Testbed, error) {
+	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -188,48 +230,40 @@ func Start(ctx context.Context, cfg Config) (_ *Testbed, err error) {
 	if cfg.LogFile != "" {
 		tb.status.Logs["supervisor"] = cfg.LogFile
 	}
-	defer func() {
-		if err != nil {
-			tb.Stop()
-		}
-	}()
-	ctx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
-	defer cancel()
+	return tb, nil
+}
 
-	ports, err := cfg.pickPorts()
+// startParts starts every part in order: Redis, Postgres, the proxies in
+// front of them, the replicas, the control API and, when asked, the
+// observability stack.
+func (tb *Testbed) startParts(ctx context.Context) error {
+	ports, err := tb.cfg.pickPorts()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	start := time.Now()
-	if tb.status.Versions["redis"], err = tb.startRedis(ctx, ports.Redis); err != nil {
-		return nil, tb.partError("redis", err)
+	if tb.status.Versions[herd.Redis], err = tb.startRedis(ctx, ports.Redis); err != nil {
+		return tb.partError(herd.Redis, err)
 	}
-	if tb.status.Versions["postgres"], err = tb.startPostgres(ctx, ports.Postgres); err != nil {
-		return nil, tb.partError("postgres", err)
+	if tb.status.Versions[herd.Postgres], err = tb.startPostgres(ctx, ports.Postgres); err != nil {
+		return tb.partError(herd.Postgres, err)
 	}
 	tb.status.Proxies, err = tb.startProxy(ctx, ports.Toxiproxy, map[string]string{
-		"redis":    "127.0.0.1:" + strconv.Itoa(ports.Redis),
-		"postgres": "127.0.0.1:" + strconv.Itoa(ports.Postgres),
+		herd.Redis:    "127.0.0.1:" + strconv.Itoa(ports.Redis),
+		herd.Postgres: "127.0.0.1:" + strconv.Itoa(ports.Postgres),
 	})
 	if err != nil {
-		return nil, &PartError{Part: "toxiproxy", Err: err}
+		return &PartError{Part: "toxiproxy", Err: err}
 	}
 	if err := tb.startReplicas(ctx, ports.API); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tb.startControl(); err != nil {
-		return nil, err
+		return err
 	}
-	if cfg.Observability {
-		if err := tb.startObservability(ctx, ports); err != nil {
-			return nil, err
-		}
+	if tb.cfg.Observability {
+		return tb.startObservability(ctx, ports)
 	}
-	if err := tb.writeState(true); err != nil {
-		return nil, err
-	}
-	cfg.Log.Info("testbed ready", "took", time.Since(start).Round(time.Millisecond), "state_dir", cfg.StateDir)
-	return tb, nil
+	return nil
 }
 
 // Status describes the running testbed: a copy, which later restarts do
@@ -360,99 +394,6 @@ func (tb *Testbed) waitReady(ctx context.Context, p *process, check func(context
 	})
 }
 
-// startReplicas starts the replicas as `testbed serve` processes reaching
-// Redis and Postgres through the proxies, and waits for each /healthz.
-func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
-	type started struct {
-		p   *process
-		url string
-	}
-	var all []started
-	var specs []api.Options
-	for i, port := range ports {
-		name := "api-" + strconv.Itoa(i+1)
-		opts := tb.cfg.Replica
-		opts.Name = name
-		opts.Seed = tb.cfg.Replica.Seed + uint64(i)
-		opts.RedisAddr = tb.status.Proxies["redis"]
-		opts.PostgresDSN = postgresDSN(testbed.AppRole, tb.status.Proxies["postgres"])
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		specs = append(specs, opts)
-		p, err := tb.spawn(ctx, name, syscall.SIGTERM, nil, append([]string{tb.cfg.Binary}, ServeArgs(addr, opts)...)...)
-		if err != nil {
-			return &PartError{Part: name, Err: err}
-		}
-		all = append(all, started{p, "http://" + addr})
-	}
-	for i, s := range all {
-		s.p.ready = healthy(s.url)
-		s.p.replica = &replicaSpec{url: s.url, addr: strings.TrimPrefix(s.url, "http://"), opts: specs[i]}
-		err := tb.waitReady(ctx, s.p, s.p.ready)
-		if err != nil {
-			return &PartError{Part: s.p.name, Log: s.p.log, Err: err}
-		}
-		tb.status.API = append(tb.status.API, s.url)
-	}
-	return nil
-}
-
-// healthy checks a replica's /healthz.
-func healthy(url string) func(context.Context) error {
-	client := &http.Client{Timeout: time.Second}
-	return func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz: %s", resp.Status)
-		}
-		return nil
-	}
-}
-
-// ServeArgs are the arguments of `herdbench testbed serve` that run one
-// replica with opts on addr.
-func ServeArgs(addr string, o api.Options) []string {
-	c := o.Config
-	return []string{"testbed", "serve",
-		"--listen", addr,
-		"--name", o.Name,
-		"--redis", o.RedisAddr,
-		"--postgres", o.PostgresDSN,
-		"--seed", strconv.FormatUint(o.Seed, 10),
-		"--db-pool", strconv.Itoa(int(o.DBPoolSize)),
-		"--redis-pool", strconv.Itoa(o.RedisPoolSize),
-		"--db-timeout", o.DBTimeout.String(),
-		"--redis-timeout", o.RedisTimeout.String(),
-		"--strategy", c.Strategy,
-		"--ttl", c.TTL.String(),
-		"--stale-ttl", c.StaleTTL.String(),
-		"--ttl-jitter", strconv.FormatFloat(c.TTLJitter, 'g', -1, 64),
-		"--xfetch-beta", strconv.FormatFloat(c.XFetchBeta, 'g', -1, 64),
-		"--lock-ttl", c.LockTTL.String(),
-		"--lock-wait", c.LockWait.String(),
-		"--lock-poll", c.LockPoll.String(),
-		"--query-cost", c.QueryCost.String(),
-		"--early-probability", strconv.FormatFloat(c.EarlyProbability, 'g', -1, 64),
-		"--lease-interval", c.LeaseInterval.String(),
-		"--lease-wait", c.LeaseWait.String(),
-		"--local-ttl", c.LocalTTL.String(),
-		"--local-jitter", strconv.FormatFloat(c.LocalJitter, 'g', -1, 64),
-		"--rate-limit", strconv.FormatFloat(c.RateLimit, 'g', -1, 64),
-		"--rate-burst", strconv.Itoa(c.RateBurst),
-		"--ramp-up", c.RampUp.String(),
-		"--breaker-failures", strconv.FormatUint(uint64(c.BreakerFailures), 10),
-		"--breaker-open", c.BreakerOpen.String(),
-		"--shed-min-limit", strconv.Itoa(c.ShedMinLimit),
-		"--shed-max-limit", strconv.Itoa(c.ShedMaxLimit),
-		"--shed-initial-limit", strconv.Itoa(c.ShedInitialLimit),
-		"--shed-wait", c.ShedWait.String(),
-	}
-}
-
 func (tb *Testbed) partError(part string, err error) error {
 	return &PartError{Part: part, Log: tb.status.Logs[part], Err: err}
 }
@@ -475,11 +416,11 @@ func (c Config) pickPorts() (Ports, error) {
 		if *port != 0 {
 			continue
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := listenFree()
 		if err != nil {
-			return p, fmt.Errorf("find a free port: %w", err)
+			return p, err
 		}
-		defer l.Close()
+		defer l.Close() // held until every port is picked: no two alike
 		*port = l.Addr().(*net.TCPAddr).Port
 	}
 	return p, nil

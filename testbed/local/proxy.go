@@ -87,7 +87,13 @@ func (tb *Testbed) startProxy(ctx context.Context, port int, upstreams map[strin
 	tb.status.Toxiproxy = url
 	listen := make(map[string]string, len(upstreams))
 	for name, up := range upstreams {
-		p := toxiproxy.NewProxy(ps.srv, name, "127.0.0.1:0", up)
+		// a port of its own below the ephemeral range: an outage closes
+		// the proxy's listener and reopens it on the same port later
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		p := toxiproxy.NewProxy(ps.srv, name, "127.0.0.1:"+strconv.Itoa(port), up)
 		if err := ps.srv.Collection.Add(p, true); err != nil {
 			return nil, fmt.Errorf("toxiproxy proxy %s: %w (log: %s)", name, err, logPath)
 		}

@@ -1,21 +1,21 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
 )
-
-// Parts a restart can name.
-var Parts = []string{"api", "redis", "postgres"}
 
 // Restart stops and starts part again in place, with the same arguments,
 // ports and data (Postgres keeps its data; Redis keeps nothing, as without
@@ -41,8 +41,8 @@ func (tb *Testbed) Restart(ctx context.Context, part string, rolling bool) ([]st
 		}
 	}
 	tb.mu.Unlock()
-	if !slices.Contains(Parts, part) || len(batch) == 0 {
-		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(Parts, ", "))
+	if !slices.Contains(herd.Parts, part) || len(batch) == 0 {
+		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(herd.Parts, ", "))
 	}
 	if !rolling {
 		return names(batch), tb.restart(ctx, batch)
@@ -65,24 +65,14 @@ type replicaSpec struct {
 // has now, so a restart does not undo what an experiment set.
 func (r *replicaSpec) live(ctx context.Context) api.Options {
 	o := r.opts
-	client := &http.Client{Timeout: 2 * time.Second}
-	// /healthz answers 503 while a dependency is away, with the seed in
-	// its body all the same
-	getJSON := func(path string, v any) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+path, nil)
-		if resp, err := client.Do(req); err == nil {
-			defer resp.Body.Close()
-			_ = json.NewDecoder(resp.Body).Decode(v)
-		}
-	}
-	var cfg api.Config
-	getJSON("/admin/config", &cfg)
-	if cfg.Validate() == nil {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c := api.NewClient(r.url)
+	if cfg, err := c.Config(ctx); err == nil && cfg.Validate() == nil {
 		o.Config = cfg
 	}
-	var h api.Health
-	getJSON("/healthz", &h)
-	if h.Replica != "" {
+	// /healthz answers 503 while a dependency is away, with the seed all the same
+	if h, err := c.Health(ctx); err == nil && h.Replica != "" {
 		o.Seed = h.Seed
 	}
 	return o
@@ -190,4 +180,36 @@ func (tb *Testbed) stopControl() {
 		_ = tb.control.Shutdown(ctx)
 		tb.controlDone.Wait()
 	}
+}
+
+// Control is a client of a local testbed's control API, for processes
+// that did not start the testbed: it restarts the testbed's parts through
+// the supervisor that runs them.
+type Control struct {
+	URL string // Status.Control
+}
+
+// Restart asks the supervisor to restart part, all at once or rolling, and
+// returns the processes restarted. A rolling restart takes as long as it
+// takes: ctx bounds it.
+func (c Control) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
+	if c.URL == "" {
+		return nil, errors.New("restart: the testbed has no control API (its supervisor predates it: testbed down, then up)")
+	}
+	body, _ := json.Marshal(RestartRequest{Part: part, Rolling: rolling})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+"/restart", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("restart %s: %w", part, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("restart %s: %s: %s", part, resp.Status, strings.TrimSpace(string(b)))
+	}
+	var res RestartResponse
+	return res.Restarted, json.Unmarshal(b, &res)
 }

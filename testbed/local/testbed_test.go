@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 )
@@ -81,9 +82,14 @@ func stateDir(t *testing.T) string {
 
 // sharedTestbed returns the testbed the mitigation tests share: 3 replicas,
 // as `testbed up` starts by default.
+//
+// It takes the machine (machinelock) for the test: the tests on it herd the
+// replicas against query costs and timeouts, and a stampede of another
+// package running beside them would decide their outcome.
 func sharedTestbed(t *testing.T) *Testbed {
 	t.Helper()
 	requireBinaries(t)
+	machinelock.Take(t)
 	sharedOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "herdbench-shared-")
 		if err == nil {

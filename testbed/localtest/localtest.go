@@ -2,8 +2,9 @@
 // net/http/httptest helps them run HTTP servers: Main builds the herdbench
 // binary the replicas run, Require skips a test on a machine without
 // redis-server and PostgreSQL but fails it when CI is set (a skipped test
-// proves nothing), and StateDir makes a state directory postgres can enter
-// when it runs as another user.
+// proves nothing), StateDir makes a state directory postgres can enter
+// when it runs as another user, and Exclusive gives a test that measures
+// (or makes) load the machine to itself.
 package localtest
 
 import (
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed/local"
 )
 
@@ -88,11 +90,22 @@ func StateDir(t testing.TB) string {
 	return dir
 }
 
-// Start requires the binaries, starts a testbed with cfg in a new state
-// directory, and stops it when t ends.
+// Exclusive holds a lock shared by every test process on this machine
+// until t ends, so no two tests that measure or make load run at once: go
+// test runs packages in parallel, and a herd measured while another
+// package's stampede takes the CPU measures that stampede. Tests that only
+// start and stop things need not take it.
+func Exclusive(t testing.TB) {
+	t.Helper()
+	machinelock.Take(t)
+}
+
+// Start requires the binaries, takes the machine (Exclusive), starts a
+// testbed with cfg in a new state directory, and stops it when t ends.
 func Start(t testing.TB, cfg local.Config) *local.Testbed {
 	t.Helper()
 	Require(t)
+	Exclusive(t)
 	cfg.StateDir = StateDir(t)
 	cfg.Binary = Binary()
 	tb, err := local.Start(t.Context(), cfg)

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/scenario"
+)
+
+// flagOf is the flag that sets a field of the plan or of the replicas'
+// config: --hot-keys for hot_keys. The one field named apart from its
+// flag is the plan's gates, which --gate adds to one at a time.
+func flagOf(field string) string {
+	if field == "gates" {
+		return "gate"
+	}
+	return strings.ReplaceAll(field, "_", "-")
+}
+
+// inFlagTerms is err as the command line tells it: each FieldError that
+// came from no file as "--flag: [elem: ]what", anything else as it is.
+func inFlagTerms(err error) error {
+	fe := herd.Fields(err)
+	if !slices.ContainsFunc(fe, func(e *herd.FieldError) bool { return e.Field != "" }) {
+		return err
+	}
+	for i, e := range fe {
+		if e.File == "" && e.Field != "" {
+			c := *e
+			c.Field = "--" + flagOf(e.Field)
+			fe[i] = &c
+		}
+	}
+	return fe
+}
+
+// fieldErr is a problem with a flag's value, in the plan's terms.
+func fieldErr(field string, err error) *herd.FieldError {
+	return &herd.FieldError{Field: field, Msg: err.Error(), Err: err}
+}
+
+// inFile points each problem with a value a scenario file set at that
+// value: a problem with --rate becomes "s.yaml:4: load.rate: ...", with an
+// arm "s.yaml:12: arms[1] (lock): ...", with a gate the gate's own line.
+// What the file did not set is left to be told in flag terms.
+func inFile(err error, path string, f *scenario.File, fromFile map[string]scenario.Setting) herd.FieldErrors {
+	fe := herd.Fields(err)
+	out := make(herd.FieldErrors, len(fe))
+	for i, e := range fe {
+		c := *e
+		out[i] = &c
+		if e.File != "" || e.Field == "" {
+			continue
+		}
+		if s, ok := fromFile[flagOf(e.Field)]; ok {
+			c.File, c.Line, c.Field = path, s.Line, s.Path
+			if j := slices.Index(s.Values, e.Elem); e.Elem != "" && j >= 0 && j < len(s.Lines) {
+				c.Line, c.Field = s.Lines[j], fmt.Sprintf("%s[%d]", s.Path, j)
+			}
+			continue
+		}
+		if e.Field == "arms" && e.Elem != "" {
+			for j, a := range f.Arms {
+				if a.Name == e.Elem {
+					c.File, c.Line, c.Field, c.Elem = path, a.Line, fmt.Sprintf("arms[%d] (%s)", j, a.Name), ""
+					break
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/workers"
+)
+
+type workerOptions struct {
+	Listen     string
+	AllowHosts []string
+	Idle       time.Duration
+}
+
+func newWorkerCmd(stderr io.Writer) *cobra.Command {
+	opts := workerOptions{Listen: "127.0.0.1:7070"}
+	c := &cobra.Command{
+		Use:   "worker",
+		Short: "Serve as one of several load generators of a stampede (--workers)",
+		Long: `Serve the worker API: a controller (herdbench stampede --workers ...) gives
+this worker its stripe of each arm's schedule, the worker starts it at the
+instant it is told on its own clock, and returns what it recorded. It
+sends only to loopback and to the hosts --allow-host names.
+docs/distributed.md has the whole path, Kubernetes included.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if opts.Idle < 0 {
+				return usageErrorf("--idle-timeout %s is negative (accepted: 0, never, or a duration)", opts.Idle)
+			}
+			ln, err := net.Listen("tcp", opts.Listen)
+			if err != nil {
+				return usageErrorf("--listen %s: %v (accepted: a free HOST:PORT, such as 127.0.0.1:7070 or :7070)", opts.Listen, err)
+			}
+			w := workers.NewWorker(herdbenchVersion(), opts.AllowHosts)
+			w.Log = slog.New(slog.NewTextHandler(stderr, nil))
+			fmt.Fprintf(stderr, "herdbench worker %s listening on %s\n", herdbenchVersion(), ln.Addr())
+			if err := w.Serve(c.Context(), ln, opts.Idle); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&opts.Listen, "listen", opts.Listen, "`HOST:PORT` to serve the worker API on (:7070 for every interface, as in a pod)")
+	fs.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "a host besides loopback this worker may send to (repeatable)")
+	fs.DurationVar(&opts.Idle, "idle-timeout", 0, "exit after this long with no request and nothing running (0: never)")
+	return c
+}
+
+// workersFor is the generator of --workers, nil without: the controller of
+// the workers it names, sending only to the target's checked hosts.
+func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Target) (experiment.Generator, error) {
+	if opts.Workers == "" {
+		if opts.WorkerCount > 0 {
+			return nil, usageErrorf("--worker-count %d without --workers (accepted: with --workers dns:NAME:PORT)", opts.WorkerCount)
+		}
+		return nil, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	urls, err := workers.Resolve(rctx, opts.Workers, opts.WorkerCount)
+	if err != nil {
+		if strings.HasPrefix(opts.Workers, "dns:") {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	var hosts []string
+	for h := range target.Hosts {
+		if !targets.Loopback(h) {
+			hosts = append(hosts, h)
+		}
+	}
+	slices.Sort(hosts)
+	return workers.NewController(urls, herdbenchVersion(), hosts), nil
+}

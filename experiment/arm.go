@@ -1,0 +1,370 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// armRun is one arm of a run, step by step: select, fill, prepare the
+// trigger, load with the trigger at T, drain, collect.
+type armRun struct {
+	p    Plan
+	idx  int
+	arm  Arm
+	trig triggers.Trigger
+	env  Env
+	sub  Subject
+	tg   *targets.Target
+
+	src   observe.Source
+	start time.Time
+	hot   []string
+
+	clock     *clock
+	phase     string    // the phase progress last reported
+	since     time.Time // when it began
+	loadStart time.Time // when the load's schedule began
+}
+
+// scheduleLead is how long before its schedule starts a load is set up:
+// what a late start costs shows as the generator's lag.
+const scheduleLead = 50 * time.Millisecond
+
+// apiScrapeLead is how long before T the service's counters are read.
+const apiScrapeLead = 100 * time.Millisecond
+
+// hookTimeout bounds each hook command.
+const hookTimeout = time.Minute
+
+func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
+	a.start = time.Now()
+	a.src = observe.Source{DB: a.tg.DB, Redis: a.tg.Redis, Statements: a.tg.Statements, Role: a.tg.Role}
+	a.hot = a.tg.Hot(a.p.HotKeys)
+	a.progress(PhaseFill, 0, 0)
+	after, err := a.sub.Select(ctx, a.arm)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hookTimeout)
+		defer cancel()
+		if err := after(hctx); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
+	filling := time.Now()
+	warm, s0, err := a.fill(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fillTook := time.Since(filling)
+	tenv := a.triggerEnv()
+	fire, release, err := a.prepare(ctx, tenv)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if obs := a.env.Observer; obs != nil {
+		obs.Arm(a.arm.Name, true)
+		defer obs.Arm(a.arm.Name, false)
+	}
+	ld, err := a.load(ctx, tenv, fire)
+	if err != nil {
+		return nil, err
+	}
+	res, err := a.collect(ctx, warm, s0, ld)
+	if err == nil {
+		res.Timing.FillMS = fillTook.Milliseconds()
+	}
+	return res, err
+}
+
+// progress reports where the arm is, noting when its phase began.
+func (a *armRun) progress(phase string, dbqps float64, reqs int64) {
+	now := time.Now()
+	if phase != a.phase {
+		a.phase, a.since = phase, now
+		switch phase { // the load's phases begin on its schedule, not when noticed
+		case PhaseWarmup:
+			a.since = a.loadStart
+		case PhaseBefore:
+			a.since = a.loadStart.Add(time.Duration(a.p.Warmup))
+		case PhaseAfter:
+			a.since = a.loadStart.Add(a.p.T())
+		}
+	}
+	if a.env.Progress == nil {
+		return
+	}
+	if a.clock == nil {
+		a.clock = newClock()
+	}
+	a.env.Progress(Progress{Arm: a.idx + 1, Arms: len(a.p.Arms), Name: a.arm.Name, Phase: phase, PhaseStarted: a.since,
+		RunStarted: a.clock.started, Ends: a.clock.ends(now, a.idx, len(a.p.Arms), phase, a.since, a.loadStart, a.p.Duration()),
+		DBQPS: dbqps, Requests: reqs})
+}
+
+// fill brings the service to the arm's starting state, the same for every
+// arm, and returns what the fill cost and the snapshot the arm's figures
+// count from.
+func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
+	w0, err := a.src.Read(ctx)
+	if err != nil {
+		return Warm{}, observe.Sample{}, err
+	}
+	if err := a.tg.Rollback(); err != nil { // a run killed mid-fault leaves its toxics and closed proxies
+		return Warm{}, observe.Sample{}, fmt.Errorf("undo the faults a run left: %w", err)
+	}
+	start := time.Now()
+	warm, err := a.sub.Fill(ctx, a.p, a.arm, a.trig, a.hot)
+	if err != nil {
+		return Warm{}, observe.Sample{}, err
+	}
+	warm.TookMS = time.Since(start).Milliseconds()
+	s0, err := a.src.Read(ctx) // db.queries_total counts from here
+	if err != nil {
+		return Warm{}, observe.Sample{}, err
+	}
+	warm.Queries = s0.Calls - w0.Calls + s0.FillCalls - w0.FillCalls
+	return warm, s0, nil
+}
+
+// triggerEnv is what the trigger may touch of the target.
+func (a *armRun) triggerEnv() triggers.Env {
+	tg := a.tg
+	env := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Owned, Channel: tg.Channel,
+		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
+		HotKeys: a.hot, API: tg.Endpoints, Request: armRequester(tg, a.arm), Restarter: tg.Restarter}
+	if tg.RedisKey != "" {
+		env.RedisKey = tg.KeyOf
+	}
+	return env
+}
+
+// fireFunc fires the trigger at T.
+type fireFunc func(ctx context.Context, env triggers.Env) (triggers.Fired, error)
+
+// prepare sets up what the trigger needs before the load, so nothing of
+// it takes time at T; release frees it when the trigger never fired. A
+// burst released by the workers (splitBurst) is theirs to prepare and
+// fire: here it fires nothing, and its figures come with their results.
+func (a *armRun) prepare(ctx context.Context, env triggers.Env) (fireFunc, func(), error) {
+	if a.splitBurst() > 0 {
+		return func(context.Context, triggers.Env) (triggers.Fired, error) {
+			return triggers.Fired{Detail: triggers.BurstDetail{}}, nil
+		}, func() {}, nil
+	}
+	pr, ok := a.trig.(triggers.Preparer)
+	if !ok {
+		return a.trig.Fire, func() {}, nil
+	}
+	armed, err := pr.Prepare(ctx, env)
+	if err != nil {
+		return nil, nil, fmt.Errorf("trigger %s: %w", a.trig.Name(), err)
+	}
+	return armed.Fire, armed.Close, nil
+}
+
+// splitBurst is the burst trigger's clients when the generator releases
+// them (its workers, each a share); 0 otherwise.
+func (a *armRun) splitBurst() int {
+	if b, ok := a.trig.(*triggers.Burst); ok && sendsBursts(a.env.generator()) {
+		return b.Clients
+	}
+	return 0
+}
+
+// fired is what happened at T.
+type fired struct {
+	at   time.Time
+	atT  observe.Sample // the snapshot just before firing
+	apiT *api.Counters  // the service's counters just before T; nil without
+	triggers.Fired
+	err error
+}
+
+// loaded is what the load left for collect.
+type loaded struct {
+	t       time.Time
+	rec     *Recorder
+	sampler *observe.Sampler
+	fired   fired
+	stopped *aborted // the stop condition that ended the arm, or nil
+	workers *Workers // how the workers kept the herd; nil without
+}
+
+// load runs the arm's load from start to end with the trigger at T, the
+// samplers and the stop conditions.
+func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*loaded, error) {
+	p := a.p
+	cl := p.ClientsOf(a.arm)
+	header, query := a.arm.Select.apply(a.tg.Header)
+	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Load: load.Config{
+		Targets: a.tg.Endpoints, Rate: p.Rate, Duration: p.Duration(),
+		Request: a.tg.Request, Header: header, Query: query,
+		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
+		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,
+		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical,
+	}, Space: a.tg.Space, Seed: p.Seed, Before: time.Duration(p.Before), After: time.Duration(p.After), Critical: cl.Critical > 0,
+		Burst: a.splitBurst(), HotKeys: a.hot})
+	if err != nil {
+		return nil, err
+	}
+	// the load's schedule starts a moment from now, once everything below
+	// is ready, so that T falls on it
+	loadStart := time.Now().Add(gen.Lead())
+	a.loadStart = loadStart
+	t := loadStart.Add(p.T())
+	a.src.Since, tenv.T = t, t
+	if al, ok := a.trig.(triggers.Aligner); ok {
+		if err := al.Align(ctx, tenv); err != nil {
+			return nil, fmt.Errorf("trigger %s: %w", a.trig.Name(), err)
+		}
+	}
+	rec := NewRecorder(t, time.Duration(p.Before), time.Duration(p.After), cl.Critical > 0)
+	rec.liveOn = len(p.Abort) > 0 // only stop conditions read the live window
+	ld := &loaded{t: t, rec: rec, sampler: observe.Start(ctx, a.src, observe.DefaultInterval)}
+	// a stop condition that holds ends the load and the trigger, which
+	// undoes its fault, through armCtx; the arm then ends as usual
+	armCtx, abortArm := context.WithCancelCause(ctx)
+	defer abortArm(nil)
+	firedc := a.fireAt(armCtx, t, tenv, fire)
+	stopWatch := watch(ctx, ld.sampler, rec, t, time.Duration(p.Warmup), loadStart, a.progress, p.Abort, abortArm, a.tg.DB != nil)
+	var attackErr error
+	ld.workers, attackErr = gen.Run(armCtx, loadStart, t, rec, observed(rec, a.env.Observer, a.arm.Name))
+	stopWatch()
+	ld.fired = <-firedc
+	if ws := ld.workers; ws != nil && ws.Burst != nil {
+		ld.fired.Burst = ws.Burst
+	}
+	if errors.As(context.Cause(armCtx), &ld.stopped) && ctx.Err() == nil {
+		// the load and the trigger ended on purpose
+		attackErr = nil
+		if errors.Is(ld.fired.err, context.Canceled) {
+			ld.fired.err = nil // never fired
+		}
+	}
+	if err := errors.Join(attackErr, ctx.Err()); err != nil {
+		ld.sampler.Stop()
+		return nil, err
+	}
+	if ld.fired.err != nil {
+		ld.sampler.Stop()
+		return nil, fmt.Errorf("trigger %s: %w", a.trig.Name(), ld.fired.err)
+	}
+	return ld, nil
+}
+
+// fireAt reads the service's counters just before T (so T stays exact: a
+// restart of the replicas starts them again), then at T snapshots the
+// sources and fires the trigger.
+func (a *armRun) fireAt(ctx context.Context, t time.Time, tenv triggers.Env, fire fireFunc) <-chan fired {
+	firedc := make(chan fired, 1)
+	go func() {
+		var f fired
+		if !load.SleepUntil(ctx, t.Add(-apiScrapeLead)) {
+			firedc <- fired{err: ctx.Err()}
+			return
+		}
+		f.apiT, _ = a.sub.Counters(ctx) // lost, they count from zero
+		if !load.SleepUntil(ctx, t) {
+			firedc <- fired{err: ctx.Err()}
+			return
+		}
+		if f.atT, f.err = a.src.Read(ctx); f.err == nil {
+			f.at = time.Now()
+			if a.env.Observer != nil {
+				a.env.Observer.Trigger(a.arm.Name, f.at)
+			}
+			f.Fired, f.err = fire(ctx, tenv)
+		}
+		firedc <- f
+	}()
+	return firedc
+}
+
+// collect lets the service finish what the arm started, takes the last
+// snapshot and sums the arm up.
+func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *loaded) (*ArmResult, error) {
+	a.progress(PhaseDrain, 0, ld.rec.requests())
+	draining := time.Now()
+	if err := a.sub.Drain(ctx); err != nil {
+		ld.sampler.Stop()
+		return nil, err
+	}
+	end, err := a.src.Read(ctx)
+	samples, missed, serr := ld.sampler.Stop()
+	if err = errors.Join(err, serr); err != nil {
+		return nil, err
+	}
+	f := ld.fired
+	res := summarize(a.p, a.arm, ld.t, s0, f.atT, end, samples, ld.rec)
+	res.Timing.DrainMS = time.Since(draining).Milliseconds()
+	res.Clients = a.p.ClientsOf(a.arm)
+	if s := ld.stopped; s != nil {
+		// the arm ended early: it did not recover, and the rows after the
+		// stop are load that never ran
+		res.Aborted, res.RecoveryMS = &s.Abort, nil
+		res.Timeline = slices.DeleteFunc(res.Timeline, func(r Row) bool { return r.TMS > s.AtMS })
+		res.Load = ld.rec.generator(time.Duration(a.p.Before) + time.Duration(s.AtMS)*time.Millisecond)
+	}
+	res.MissedSamples = missed
+	res.Workers = ld.workers
+	res.Warm = warm
+	res.Burst = f.Burst
+	res.Trigger = TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
+	if !f.at.IsZero() {
+		at := f.at.UTC()
+		res.Trigger.FiredAt = &at
+	}
+	a.counters(ctx, res, f.apiT)
+	a.series(ctx, res, ld.t)
+	// what the target does not let herdbench observe has no figures
+	if a.tg.DB == nil {
+		res.DB, res.Warm.Queries = nil, 0
+	}
+	if a.tg.Redis == nil {
+		res.Cache = nil
+	}
+	return res, nil
+}
+
+// counters reads the service's own counters at the end: counted since the
+// reset before the load, up to T (atT), then from T on, read as a reset
+// where they went down (the replicas restarted).
+func (a *armRun) counters(ctx context.Context, res *ArmResult, atT *api.Counters) {
+	end, err := a.sub.Counters(ctx)
+	switch {
+	case err != nil: // the service's own counters are lost; the rest stands
+		res.Warnings = append(res.Warnings, fmt.Sprintf("replica counters: %v", err))
+	case end != nil:
+		var t api.Counters
+		if atT != nil {
+			t = *atT
+		}
+		c := t.Plus(end.Grown(t))
+		res.API = &c
+	}
+}
+
+// series reads the service's own metrics over the timeline, as its
+// Prometheus has them; the arm is measured either way.
+func (a *armRun) series(ctx context.Context, res *ArmResult, t time.Time) {
+	if a.tg.Prometheus == nil {
+		return
+	}
+	series, err := a.tg.Series(ctx, t.Add(-time.Duration(a.p.Before)), t.Add(time.Duration(a.p.After)), t)
+	if err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	res.Prometheus = series
+}

@@ -1,0 +1,94 @@
+package experiment
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/localtest"
+)
+
+// A run whose generator cannot keep its schedule says so: the requests it
+// never sent count, as dropped, and the arm and the run are marked
+// saturated; a run at a modest rate sends every request, and its flag is
+// the rule applied to its own figures. The generator is held to one
+// core here (GOMAXPROCS 1, shared with the server it attacks), where no
+// machine sends MaxRate requests a second through net/http.
+func TestASaturatedGeneratorSaysSo(t *testing.T) {
+	localtest.Exclusive(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		rate      int
+		procs     int
+		saturated bool
+	}{{200, runtime.GOMAXPROCS(0), false}, {MaxRate, 1, true}} {
+		tg, err := targets.FromURL(srv.URL + "/items/{key}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := Plan{Arms: []Arm{{Name: "baseline", Select: &Select{}}}, Trigger: "burst", Triggers: triggerOptions("burst", "1"),
+			HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: tt.rate, Clients: 10, Timeout: herd.Duration(time.Second),
+			Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 1}
+		prev := runtime.GOMAXPROCS(tt.procs)
+		rep, err := Run(context.Background(), p, Env{Target: tg})
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := rep.Arms[0]
+		l, h := a.Load, a.HTTP
+		t.Logf("rate %d on %d procs: load %+v; http requests %d, unsent %d, drop rate %.3f", tt.rate, tt.procs, l, h.Requests, h.Errors.Unsent, h.DropRate)
+		if want := int64(3 * tt.rate); l.Intended < want-1 || l.Intended > want {
+			t.Errorf("rate %d: load.intended %d; want %d, what 3s of the schedule owe", tt.rate, l.Intended, want)
+		}
+		var rows, unsent int64
+		for _, r := range a.Timeline {
+			rows += r.Requests
+			unsent += r.Unsent
+		}
+		if rows != l.Intended || unsent != l.Intended-l.Sent {
+			t.Errorf("rate %d: timeline rows hold %d requests, %d unsent; want load.intended %d, %d unsent", tt.rate, rows, unsent, l.Intended, l.Intended-l.Sent)
+		}
+		rule := l.LagP90MS > float64(SaturatedLag.Milliseconds()) || float64(l.Sent) < SaturatedSent*float64(l.Intended)
+		if l.Saturated != rule || rep.Saturated != l.Saturated {
+			t.Errorf("rate %d: load.saturated %v, report saturated %v; want both %v, the rule applied to %+v", tt.rate, l.Saturated, rep.Saturated, rule, l)
+		}
+		if tt.saturated && (!l.Saturated || h.Errors.Unsent == 0 || h.DropRate == 0 || h.OK+h.Errors.Unsent > h.Requests) {
+			t.Errorf("rate %d: load %+v, http %+v; want saturated, the unsent requests after T among the requests, dropped", tt.rate, l, h)
+		}
+		// A shared CI machine may take the core from the generator for a
+		// few tens of milliseconds (lag p99); it never leaves a request of a
+		// modest schedule unsent, nor most of them late.
+		if !tt.saturated && (l.Sent != l.Intended || h.Errors.Unsent != 0 || l.LagP50MS >= float64(SaturatedLag.Milliseconds())) {
+			t.Errorf("rate %d: load %+v, %d unsent; want every request sent, most on time", tt.rate, l, h.Errors.Unsent)
+		}
+	}
+}
+
+// The generator's figures are gate paths: a CI job can fail a run whose
+// generator fell behind (--gate 'load.lag_p99_ms < 10').
+func TestGeneratorFiguresAreGatePaths(t *testing.T) {
+	paths := GatePaths()
+	for _, want := range []string{"load.intended", "load.sent", "load.achieved_rate", "load.lag_p50_ms", "load.lag_p99_ms", "http.errors.unsent"} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("GatePaths() lacks %s", want)
+		}
+	}
+	g, err := gates.Parse("load.lag_p99_ms < 10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arms := []ArmResult{{Name: "on-time", Load: LoadFigures{LagP99MS: 0.4}}, {Name: "late", Load: LoadFigures{LagP99MS: 45, Saturated: true}}}
+	res := CheckGates([]gates.Gate{g}, arms)
+	if len(res) != 2 || !res[0].Pass || res[1].Pass {
+		t.Errorf("gate load.lag_p99_ms < 10 on an arm on time and a late one = %+v; want pass, then fail", res)
+	}
+}

@@ -1,0 +1,114 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// serviceSubject is a service herdbench does not control: an arm is
+// selected by its hooks, headers and query values; the cache is warmed
+// with one request per hot key; nothing is flushed, reset or counted.
+type serviceSubject struct {
+	tg *targets.Target
+}
+
+var _ Subject = (*serviceSubject)(nil)
+
+func (s *serviceSubject) Keep(context.Context) func() { return func() {} }
+
+// Select runs the arm's before hooks; after runs its after hooks.
+func (s *serviceSubject) Select(ctx context.Context, arm Arm) (func(context.Context) error, error) {
+	sel := arm.Select
+	if sel == nil {
+		return func(context.Context) error { return nil }, nil
+	}
+	if err := hooks(ctx, "before", sel.Before); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return hooks(ctx, "after", sel.After) }, nil
+}
+
+// hooks runs an arm's commands in order with sh -c; the first that fails
+// ends the arm, with its output.
+func hooks(ctx context.Context, when string, cmds []string) error {
+	for _, c := range cmds {
+		hctx, cancel := context.WithTimeout(ctx, hookTimeout)
+		out, err := exec.CommandContext(hctx, "sh", "-c", c).CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s hook %q: %v: %s", when, c, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// Fill warms the cache the only way it can: one request for each hot key,
+// with the arm's headers and query values, a few at a time.
+func (s *serviceSubject) Fill(ctx context.Context, _ Plan, arm Arm, _ triggers.Trigger, hot []string) (Warm, error) {
+	build := armRequester(s.tg, arm)
+	client := load.NewClient(10*time.Second, nil)
+	err := each(ctx, len(hot), 8, func(ctx context.Context, _, i int) error {
+		base := s.tg.Endpoints[i%len(s.tg.Endpoints)]
+		req, err := build(ctx, base, hot[i])
+		if err == nil {
+			var resp *http.Response
+			if resp, err = client.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode >= 300 {
+					err = fmt.Errorf("status %s", resp.Status)
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("warm key %s on %s: %w (the hot keys are the first keys.hot of the target's key space: are they keys the service serves?)", hot[i], base, err)
+		}
+		return nil
+	})
+	return Warm{Keys: len(hot)}, err
+}
+
+// Counters: a service's own counters are not herdbench's to read (its
+// Prometheus series are, when its target file names them).
+func (s *serviceSubject) Counters(context.Context) (*api.Counters, error) { return nil, nil }
+
+// Drain does nothing: herdbench cannot see what the service still runs.
+func (s *serviceSubject) Drain(context.Context) error { return nil }
+
+func (s *serviceSubject) FillPlan(_ Plan, hot []string) string {
+	return fmt.Sprintf("one request for each hot key (%d), with the arm's selection", len(hot))
+}
+
+func (s *serviceSubject) FillRequests(_ Plan, hot []string) int64 { return int64(len(hot)) }
+
+// armRequester builds the target's request for a key with the arm's
+// headers and query values.
+func armRequester(tg *targets.Target, arm Arm) triggers.Requester {
+	return func(ctx context.Context, base, key string) (*http.Request, error) {
+		req, err := tg.NewRequest(ctx, base, key)
+		if err != nil || arm.Select == nil {
+			return req, err
+		}
+		for k, v := range arm.Select.Headers {
+			req.Header.Set(k, v)
+		}
+		if len(arm.Select.Query) > 0 {
+			q := req.URL.Query()
+			for k, v := range arm.Select.Query {
+				q.Set(k, v)
+			}
+			req.URL.RawQuery = q.Encode()
+		}
+		return req, nil
+	}
+}

@@ -1,0 +1,163 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/herdbench/herdbench/load"
+)
+
+// RecorderState is what a Recorder holds, to move between processes: a
+// worker records its share of an arm and the controller merges the shares
+// (Merge) as if one client had sent everything. Counts are kept as they
+// are; every histogram is in HdrHistogram's V2 compressed encoding (base64,
+// as HdrHistogram's own logs write it), which loses nothing.
+type RecorderState struct {
+	T        time.Time              `json:"t"`
+	Before   time.Duration          `json:"before"`
+	After    time.Duration          `json:"after"`
+	Rows     map[int64]RowState     `json:"rows"`
+	Latency  string                 `json:"latency"`  // from T
+	Baseline string                 `json:"baseline"` // [T - before, T)
+	Outcomes map[load.Outcome]int64 `json:"outcomes"` // from T
+	Attempts int64                  `json:"attempts"`
+	Hedges   int64                  `json:"hedges"`
+	Stale    int64                  `json:"stale"`
+	Local    int64                  `json:"local"`
+	Records  int64                  `json:"records"`
+	Critical *ClassState            `json:"critical,omitempty"`
+	Intended int64                  `json:"intended"` // the generator's figures
+	Sent     int64                  `json:"sent"`
+	Lag      string                 `json:"lag"`
+}
+
+// RowState is one timeline row of a RecorderState.
+type RowState struct {
+	Requests int64  `json:"requests"`
+	OK       int64  `json:"ok"`
+	Attempts int64  `json:"attempts"`
+	Unsent   int64  `json:"unsent"`
+	Latency  string `json:"latency"`
+}
+
+// ClassState is the critical requests' share of a RecorderState.
+type ClassState struct {
+	Requests int64  `json:"requests"`
+	OK       int64  `json:"ok"`
+	Shed     int64  `json:"shed"`
+	Latency  string `json:"latency"`
+}
+
+// State is what r holds now.
+func (r *Recorder) State() RecorderState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := RecorderState{T: r.t, Before: r.t.Sub(r.from), After: r.end.Sub(r.t), Rows: make(map[int64]RowState, len(r.rows)),
+		Latency: encode(r.after), Baseline: encode(r.baseline), Outcomes: make(map[load.Outcome]int64, len(r.outcomes)),
+		Attempts: r.attempts, Hedges: r.hedges, Stale: r.stale, Local: r.local, Records: r.sent,
+		Intended: r.gen.intended, Sent: r.gen.sent, Lag: encode(r.gen.lag)}
+	for i, row := range r.rows {
+		st.Rows[i] = RowState{Requests: row.requests, OK: row.ok, Attempts: row.attempts, Unsent: row.unsent, Latency: encode(row.hist)}
+	}
+	for o, n := range r.outcomes {
+		st.Outcomes[o] = n
+	}
+	if c := r.critical; c != nil {
+		st.Critical = &ClassState{Requests: c.requests, OK: c.ok, Shed: c.shed, Latency: encode(c.hist)}
+	}
+	return st
+}
+
+// Merge adds st to r: counts add up, histograms merge. It refuses a state
+// of another T or window, or whose histograms were recorded with other
+// settings, and then changes nothing.
+func (r *Recorder) Merge(st RecorderState) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !st.T.Equal(r.t) || st.Before != r.t.Sub(r.from) || st.After != r.end.Sub(r.t) {
+		return fmt.Errorf("recorded around T %s (-%s, +%s); want T %s (-%s, +%s)",
+			st.T.Format(time.RFC3339Nano), st.Before, st.After, r.t.Format(time.RFC3339Nano), r.t.Sub(r.from), r.end.Sub(r.t))
+	}
+	if (st.Critical != nil) != (r.critical != nil) {
+		return errors.New("critical requests counted apart in one share and not in another")
+	}
+	// decode everything before adding anything
+	var errs []error
+	dec := func(what, s string, like *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+		h, err := decode(s, like)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		}
+		return h
+	}
+	after, baseline, lag := dec("latency", st.Latency, r.after), dec("baseline", st.Baseline, r.baseline), dec("lag", st.Lag, r.gen.lag)
+	rows := make(map[int64]*hdrhistogram.Histogram, len(st.Rows))
+	for i, row := range st.Rows {
+		rows[i] = dec(fmt.Sprintf("timeline row %d", i), row.Latency, newHist(2))
+	}
+	var crit *hdrhistogram.Histogram
+	if st.Critical != nil {
+		crit = dec("critical", st.Critical.Latency, r.critical.hist)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	r.after.Merge(after)
+	r.baseline.Merge(baseline)
+	r.gen.lag.Merge(lag)
+	for i, row := range st.Rows {
+		mine := r.row(i)
+		mine.requests += row.Requests
+		mine.ok += row.OK
+		mine.attempts += row.Attempts
+		mine.unsent += row.Unsent
+		mine.hist.Merge(rows[i])
+	}
+	for o, n := range st.Outcomes {
+		r.outcomes[o] += n
+	}
+	r.attempts += st.Attempts
+	r.hedges += st.Hedges
+	r.stale += st.Stale
+	r.local += st.Local
+	r.sent += st.Records
+	r.gen.intended += st.Intended
+	r.gen.sent += st.Sent
+	if c := st.Critical; c != nil {
+		r.critical.requests += c.Requests
+		r.critical.ok += c.OK
+		r.critical.shed += c.Shed
+		r.critical.hist.Merge(crit)
+	}
+	return nil
+}
+
+// Generator is how the generator of r's requests kept its schedule from T
+// - before over window (a worker's share, for one).
+func (r *Recorder) Generator(window time.Duration) LoadFigures { return r.generator(window) }
+
+func encode(h *hdrhistogram.Histogram) string {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		panic(fmt.Sprintf("encode a histogram: %v", err)) // only an unknown version fails
+	}
+	return string(b)
+}
+
+// decode reads an encoded histogram recorded with like's settings.
+func decode(s string, like *hdrhistogram.Histogram) (*hdrhistogram.Histogram, error) {
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, err
+	}
+	if h.LowestTrackableValue() != like.LowestTrackableValue() || h.HighestTrackableValue() != like.HighestTrackableValue() ||
+		h.SignificantFigures() != like.SignificantFigures() || len(h.Export().Counts) != len(like.Export().Counts) {
+		return nil, fmt.Errorf("recorded %d..%d at %d significant figures (%d counts); want %d..%d at %d (%d counts)",
+			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), len(h.Export().Counts),
+			like.LowestTrackableValue(), like.HighestTrackableValue(), like.SignificantFigures(), len(like.Export().Counts))
+	}
+	return h, nil
+}

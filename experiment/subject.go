@@ -1,0 +1,83 @@
+package experiment
+
+import (
+	"context"
+	"sync"
+
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// Subject is what an experiment works on, arm after arm. It is where an
+// arm is applied: the testbed (testbed.go), whose replicas herdbench
+// configures, fills and counts, or a service it does not control
+// (service.go), whose arms are chosen by hooks, headers and query values.
+// Run asks a Subject, never which of the two it has.
+type Subject interface {
+	// Keep returns what puts the subject back as the run found it.
+	Keep(ctx context.Context) (restore func())
+	// Select applies arm before its fill; after undoes it once the arm has
+	// run, whether it failed or not.
+	Select(ctx context.Context, arm Arm) (after func(context.Context) error, err error)
+	// Fill fills the cache the same way before every arm and leaves the
+	// service ready for the load: hot are the hot keys, trig the trigger
+	// (an Aligner wants its keys warmed to end at T).
+	Fill(ctx context.Context, p Plan, arm Arm, trig triggers.Trigger, hot []string) (Warm, error)
+	// Counters reads the service's own counters; nil when it has none.
+	Counters(ctx context.Context) (*api.Counters, error)
+	// Drain waits until none of the arm's work runs in the service any
+	// more, so none of it lands in the next arm's figures.
+	Drain(ctx context.Context) error
+	// FillPlan says what Fill does, for a dry run; it contacts nothing.
+	FillPlan(p Plan, hot []string) string
+	// FillRequests is how many requests Fill sends for a plan, for the dry
+	// run's count.
+	FillRequests(p Plan, hot []string) int64
+}
+
+// SubjectOf is the subject tg is: the testbed when herdbench controls its
+// replicas, else a service.
+func SubjectOf(tg *targets.Target) Subject {
+	if tg.Admin != nil {
+		return &testbedSubject{tg: tg}
+	}
+	return &serviceSubject{tg: tg}
+}
+
+// each runs fn for 0..n-1 on workers goroutines (fn learns which worker it
+// runs on), and returns the first error, after which the rest is skipped.
+func each(ctx context.Context, n, workers int, fn func(ctx context.Context, worker, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan int)
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range work {
+				if err := fn(ctx, w, i); err != nil {
+					select {
+					case errc <- err:
+					default:
+					}
+					cancel()
+				}
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,198 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// testbedSubject is the bundled testbed: every arm flushes its Redis and
+// fills it the same way through the replicas, which it configures with the
+// arm's strategy and resets, and it reads the replicas' own counters.
+type testbedSubject struct {
+	tg *targets.Target
+}
+
+var _ Subject = (*testbedSubject)(nil)
+
+// warmConcurrency is how many hot keys each replica is asked for at once:
+// its database pool (api.DefaultOptions.DBPoolSize), so the warm takes as
+// long as the pools need, not as long as a queue of requests.
+const warmConcurrency = 10
+
+// drainTimeout bounds the wait for the replicas' loads to finish.
+const drainTimeout = 15 * time.Second
+
+// Keep puts the replicas' config back as the run found it.
+func (s *testbedSubject) Keep(ctx context.Context) func() {
+	orig, err := s.tg.Admin.Config(ctx)
+	if err != nil {
+		return func() {}
+	}
+	return func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.tg.Admin.SetConfig(rctx, orig)
+	}
+}
+
+// Select does nothing: the arm's config is applied by Fill, after the
+// cache is filled.
+func (s *testbedSubject) Select(context.Context, Arm) (func(context.Context) error, error) {
+	return func(context.Context) error { return nil }, nil
+}
+
+// Fill flushes the cache, fills it through the replicas (every key of the
+// key space once, so the arm measures the herd rather than first-time
+// loads of a cold tail), leaves the replicas configured with the arm and
+// resets them with the plan's seed.
+func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Arm, trig triggers.Trigger, hot []string) (Warm, error) {
+	if err := s.tg.Redis.FlushDB(ctx).Err(); err != nil {
+		return Warm{}, fmt.Errorf("flush cache: %w", err)
+	}
+	if err := s.fillAll(ctx, p, arm, trig, hot); err != nil {
+		return Warm{}, err
+	}
+	if err := s.tg.Admin.Reset(ctx, p.Seed); err != nil {
+		return Warm{}, err
+	}
+	return Warm{Keys: p.Keys}, nil
+}
+
+// fillAll caches the tail in bulk (POST /admin/fill: batches of rows,
+// stored as a miss of the arm's config stores them) and loads the hot keys
+// through the arm's own path at its query cost, so what the replicas store
+// about them (xfetch's load time) is real, with the trigger's TTL.
+func (s *testbedSubject) fillAll(ctx context.Context, p Plan, arm Arm, trig triggers.Trigger, hotKeys []string) error {
+	hot := make([]int64, 0, len(hotKeys))
+	for _, k := range hotKeys {
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return fmt.Errorf("warm: the testbed's key %q is not an item id", k)
+		}
+		hot = append(hot, id)
+	}
+	// the fill is setup: what protects the database (ratelimit, breaker,
+	// shed) applies from the load on
+	base := arm.Config
+	base.Strategy = unprotected(base.Strategy)
+	hotCfg := base
+	if al, ok := trig.(triggers.Aligner); ok {
+		hotCfg.TTL = herd.Duration(al.WarmTTL(p.T()))
+		if hotCfg.StaleTTL <= hotCfg.TTL {
+			hotCfg.StaleTTL = hotCfg.TTL * 10
+		}
+	}
+	tail := func(ctx context.Context) error {
+		if _, err := s.tg.Admin.Fill(ctx, int64(p.HotKeys+1), int64(p.Keys)); err != nil {
+			return fmt.Errorf("fill the cache: %w", err)
+		}
+		return nil
+	}
+	if err := s.tg.Admin.SetConfig(ctx, base); err != nil {
+		return err
+	}
+	if hotCfg == base {
+		// one config for both: the tail fills while the hot keys load
+		if err := all(ctx, tail, func(ctx context.Context) error { return s.warm(ctx, hot) }); err != nil {
+			return err
+		}
+	} else {
+		if err := tail(ctx); err != nil {
+			return err
+		}
+		if err := s.tg.Admin.SetConfig(ctx, hotCfg); err != nil {
+			return err
+		}
+		if err := s.warm(ctx, hot); err != nil {
+			return err
+		}
+	}
+	return s.tg.Admin.SetConfig(ctx, arm.Config)
+}
+
+// all runs fns at once and returns their first error, after all ended.
+func all(ctx context.Context, fns ...func(context.Context) error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Go(func() { errs[i] = fn(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// unprotected is strategy without the mitigations that refuse loads.
+func unprotected(strategy string) string {
+	var keep []string
+	for _, part := range strings.Split(strategy, "+") {
+		if !slices.Contains(api.Protections, part) {
+			keep = append(keep, part)
+		}
+	}
+	if len(keep) == 0 {
+		return api.None
+	}
+	return strings.Join(keep, "+")
+}
+
+// warm requests ids through the replicas, as many at once as their
+// database pools serve: each is a miss, so each is one load.
+func (s *testbedSubject) warm(ctx context.Context, ids []int64) error {
+	fleet := s.tg.Admin
+	return each(ctx, len(ids), warmConcurrency*len(fleet), func(ctx context.Context, w, i int) error {
+		code, err := fleet[w%len(fleet)].Item(ctx, ids[i])
+		if err == nil && code != 200 {
+			err = fmt.Errorf("status %d", code)
+		}
+		if err != nil {
+			return fmt.Errorf("warm item %d: %w", ids[i], err)
+		}
+		return nil
+	})
+}
+
+// Counters sums the replicas' counters.
+func (s *testbedSubject) Counters(ctx context.Context) (*api.Counters, error) {
+	c, err := s.tg.Admin.Counters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Drain waits until no replica runs a load.
+func (s *testbedSubject) Drain(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := s.tg.Admin.Counters(ctx)
+		if err == nil && c.LoadsInFlight == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("replicas still loading after %s (last: %d, %v)", drainTimeout, c.LoadsInFlight, err)
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *testbedSubject) FillPlan(p Plan, _ []string) string {
+	return fmt.Sprintf("flush the testbed's Redis, load every key once through the replicas (%d)", p.Keys)
+}
+
+// FillRequests is none of the load's: the replicas are filled directly.
+func (s *testbedSubject) FillRequests(Plan, []string) int64 { return 0 }

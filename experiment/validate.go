@@ -1,0 +1,230 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// Safety caps: a plan above them is refused before anything is sent.
+const (
+	MaxRate        = 20_000           // requests per second
+	MaxArmDuration = 10 * time.Minute // warmup + before + after
+	MaxArms        = 16
+	MaxClients     = 100_000
+)
+
+// Validate returns every problem of the plan at once, each a FieldError
+// naming its field (as in the results JSON) and the accepted values.
+func (p Plan) Validate() error {
+	var errs herd.FieldErrors
+	errs = append(errs, p.armProblems()...)
+	errs = append(errs, p.TriggerSet().Validate()...)
+	names := make([]string, len(p.Arms))
+	for i, a := range p.Arms {
+		names[i] = a.Name
+	}
+	errs = append(errs, gates.Validate(p.Gates, names, GatePaths(), "gates")...)
+	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, "abort_on")...)
+	trig, err := p.TriggerSet().Get(p.Trigger)
+	if err != nil {
+		errs.Add("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(p.TriggerSet().Names(), ", "))
+	}
+	// a fault that outlasts the arm never shows its end
+	if l, ok := trig.(triggers.Lasting); ok {
+		if key, d := l.Lasts(); d >= time.Duration(p.After) {
+			errs.Add(key, "%s is not shorter than after, %s (accepted: shorter than after, so the arm sees the fault end)", herd.Duration(d), p.After)
+		}
+	}
+	errs = append(errs, p.loadProblems()...)
+	return errs.Err()
+}
+
+// armProblems checks the arms: how many, unique names, client arms that
+// parse, and each arm's replica config.
+func (p Plan) armProblems() herd.FieldErrors {
+	var errs herd.FieldErrors
+	if len(p.Arms) == 0 || len(p.Arms) > MaxArms {
+		errs.Add("arms", "%d arms (accepted: 1 to %d)", len(p.Arms), MaxArms)
+	}
+	seen := map[string]bool{}
+	for _, a := range p.Arms {
+		bad := func(cause error, format string, args ...any) {
+			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(format, args...), Err: cause})
+		}
+		if seen[a.Name] {
+			bad(nil, "twice")
+		}
+		seen[a.Name] = true
+		if _, err := clientArm(&Arm{Name: a.Name}); err != nil {
+			bad(err, "%v", err)
+		}
+		if a.Select != nil {
+			continue // a service's arm: no replica config to check
+		}
+		for _, e := range a.Config.Problems() {
+			msg := e.Error()
+			if errors.Is(e, api.ErrUnknownStrategy) {
+				msg += "; or a client policy: " + strings.Join(ClientArms, ", ")
+			}
+			bad(e, "%s", msg)
+		}
+	}
+	return errs
+}
+
+// loadProblems checks the load, the clients and the timeline.
+func (p Plan) loadProblems() herd.FieldErrors {
+	var errs herd.FieldErrors
+	bad := errs.Add
+	if p.Rate < 1 || p.Rate > MaxRate {
+		bad("rate", "%d out of range (accepted: 1 to %d requests/s)", p.Rate, MaxRate)
+	}
+	if err := retry.CheckThrottle(p.Throttle); err != nil {
+		bad("throttle", "%v", err)
+	}
+	if p.Critical < 0 || p.Critical > 1 {
+		bad("critical", "%g out of range (accepted: 0 to 1, the share of requests marked critical)", p.Critical)
+	}
+	if p.Clients < 0 || p.Clients > MaxClients {
+		bad("clients", "%d out of range (accepted: 0 to %d; 0 means 1)", p.Clients, MaxClients)
+	}
+	if p.Keys < 1 {
+		bad("keys", "%d out of range (accepted: 1 or more)", p.Keys)
+	}
+	if p.HotKeys < 1 || p.HotKeys > p.Keys {
+		bad("hot_keys", "%d out of range (accepted: 1 to keys, %d)", p.HotKeys, p.Keys)
+	}
+	if p.Zipf <= 1 {
+		bad("zipf", "%g out of range (accepted: greater than 1)", p.Zipf)
+	}
+	if p.Timeout <= 0 {
+		bad("timeout", "%s (accepted: more than 0)", p.Timeout)
+	}
+	if p.Warmup < 0 {
+		bad("warmup", "%s is negative", p.Warmup)
+	}
+	if p.Before < herd.Duration(time.Second) {
+		bad("before", "%s too short (accepted: 1s or more: it is the baseline)", p.Before)
+	}
+	if p.After < herd.Duration(time.Second) {
+		bad("after", "%s too short (accepted: 1s or more)", p.After)
+	}
+	if p.Duration() > MaxArmDuration {
+		bad("after", "warmup + before + after = %s exceeds the cap of %s per arm", p.Duration(), MaxArmDuration)
+	}
+	return errs
+}
+
+// ValidateFor checks the plan against the target it will run on, as well
+// as on its own: the trigger has what it needs of the target, the load
+// keeps to the target's caps, and no gate or stop condition reads a figure
+// the target does not let herdbench observe.
+func (p Plan) ValidateFor(tg *targets.Target) error {
+	errs := herd.Fields(p.Validate())
+	if trig := p.trigger(); trig != nil {
+		if err := triggers.Supported(trig, tg.Caps()); err != nil {
+			errs.Add("trigger", "%s: %v (the target declares what a trigger may touch)", tg.Name, err)
+		}
+	}
+	errs = append(errs, tg.CheckLimits(p.Load())...)
+	obs := tg.Observes()
+	for _, set := range []struct {
+		field string
+		gs    []gates.Gate
+	}{{"gates", p.Gates}, {"abort_on", p.Abort}} {
+		for _, g := range set.gs {
+			if what := unobserved(obs, g.Path); what != "" {
+				errs = append(errs, &herd.FieldError{Field: set.field, Elem: g.Expr, Msg: fmt.Sprintf(
+					"%s names %s, which %s does not let herdbench observe (accepted: a path of what it declares; %s would need %s in the target file)",
+					g.Path, what, tg.Name, g.Path, what)})
+			}
+		}
+	}
+	return errs.Err()
+}
+
+// unobserved names what a figure at path needs that obs lacks, or "".
+func unobserved(obs targets.Observes, path string) string {
+	switch {
+	case strings.HasPrefix(path, "db.") && !obs.DB:
+		return "postgres"
+	case strings.HasPrefix(path, "cache.") && !obs.Cache:
+		return "redis"
+	case strings.HasPrefix(path, "api.") && !obs.API:
+		return "the testbed's replicas"
+	}
+	return ""
+}
+
+// ForService fits p to a service herdbench does not control: each of
+// names is an arm its target file declares, "baseline" (the service as it
+// is) or a client arm; with names nil, the file's arms, or baseline when
+// it has none. The key space, the hot keys and the stop conditions are the
+// target file's.
+func ForService(p Plan, tg *targets.Target, names []string) (Plan, error) {
+	var errs herd.FieldErrors
+	declared := make([]string, len(tg.Arms))
+	for i, a := range tg.Arms {
+		declared[i] = a.Name
+	}
+	if names == nil {
+		names = declared
+		if len(names) == 0 {
+			names = []string{"baseline"}
+		}
+	}
+	p.Arms = nil
+	for _, n := range names {
+		arm, err := serviceArm(tg, n, declared)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p.Arms = append(p.Arms, arm)
+	}
+	if tg.Space != nil {
+		p.Keys = int(min(tg.Space.Size(), int64(1<<31-1)))
+		p.HotKeys = len(tg.Hot(p.HotKeys))
+	}
+	for i, s := range tg.Abort {
+		g, err := gates.Parse(s)
+		if err != nil {
+			path := fmt.Sprintf("abort[%d]", i)
+			errs = append(errs, &herd.FieldError{File: tg.Name, Line: tg.Line(path), Field: path, Msg: err.Error(), Err: err})
+			continue
+		}
+		p.Abort = append(p.Abort, g)
+	}
+	return p, errs.Err()
+}
+
+// serviceArm is the arm called name on a service: selected as its target
+// file says, the service as it is, or a client arm.
+func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.FieldError) {
+	arm := Arm{Name: name, Select: &Select{}}
+	for _, a := range tg.Arms {
+		if a.Name == name {
+			arm.Select = &Select{Headers: a.Headers, Query: a.Query, Before: a.Before, After: a.After}
+			return arm, nil
+		}
+	}
+	if name == "baseline" {
+		return arm, nil
+	}
+	client := Arms([]string{name}, api.Config{})[0]
+	if client.Retry == nil && client.Throttle == nil && client.Hedge == nil && client.Breaker == nil {
+		return Arm{}, &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, baseline, or a client policy: %s)",
+			tg.Name, strings.Join(declared, ", "), strings.Join(ClientArms, ", "))}
+	}
+	arm.Retry, arm.Throttle, arm.Hedge, arm.Breaker = client.Retry, client.Throttle, client.Hedge, client.Breaker
+	return arm, nil
+}

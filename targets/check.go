@@ -1,0 +1,291 @@
+package targets
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/herdbench/herdbench/herd"
+)
+
+// checker gathers a target file's problems, each at its file:line.
+type checker struct {
+	f    *File
+	env  func(string) (string, bool)
+	errs herd.FieldErrors
+}
+
+// bad is a problem with the value at path.
+func (c *checker) bad(path, format string, args ...any) {
+	c.errs = append(c.errs, &herd.FieldError{File: c.f.doc.Name, Line: c.f.doc.Line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// check validates what decoded, and reads the secrets.
+func (f *File) check(env func(string) (string, bool)) herd.FieldErrors {
+	c := &checker{f: f, env: env}
+	c.endpoints()
+	c.request()
+	c.keys()
+	for k, v := range f.Headers {
+		f.Headers[k] = c.expand("headers."+k, v)
+	}
+	c.redis()
+	c.postgres()
+	c.toxiproxy()
+	c.prometheus()
+	c.arms()
+	c.limits()
+	return c.errs
+}
+
+func (c *checker) endpoints() {
+	f := c.f
+	if len(f.Endpoints) == 0 {
+		c.bad("endpoints", "none (accepted: one or more base URLs such as http://127.0.0.1:8080)")
+	}
+	for i, e := range f.Endpoints {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			c.bad(fmt.Sprintf("endpoints[%d]", i), "%q is not a base URL (accepted: http:// or https:// with a host, such as http://127.0.0.1:8080)", e)
+		}
+	}
+	for i, h := range f.Allow {
+		if h == "" || strings.ContainsAny(h, "/: ") {
+			c.bad(fmt.Sprintf("allow[%d]", i), "%q is not a host name or address (accepted: a host as it appears in the URLs, such as staging.internal or 10.0.0.5)", h)
+		}
+	}
+}
+
+func (c *checker) request() {
+	r := c.f.Request
+	if m := r.Method; m != "" && !slices.Contains([]string{"GET", "HEAD", "POST", "PUT", "DELETE"}, m) {
+		c.bad("request.method", "%q (accepted: GET, HEAD, POST, PUT, DELETE)", m)
+	}
+	if p := r.Path; p != "" && !strings.HasPrefix(p, "/") {
+		c.bad("request.path", "%q does not start with / (accepted: a path such as /items/{key})", p)
+	}
+	uses := strings.Contains(r.Path, "{key}")
+	for _, v := range r.Query {
+		uses = uses || strings.Contains(v, "{key}")
+	}
+	for _, v := range r.Headers {
+		uses = uses || strings.Contains(v, "{key}")
+	}
+	if !uses {
+		c.bad("request", "{key} appears nowhere (accepted: {key} in request.path, a request.query value or a request.headers value)")
+	}
+}
+
+func (c *checker) redis() {
+	r := c.f.Redis
+	if r == nil {
+		return
+	}
+	if _, _, err := net.SplitHostPort(r.Address); err != nil {
+		c.bad("redis.address", "%q is not host:port (accepted: such as 127.0.0.1:6379)", r.Address)
+	}
+	if r.DB < 0 || r.DB > 15 {
+		c.bad("redis.db", "%d (accepted: 0 to 15)", r.DB)
+	}
+	if r.Key != "" && !strings.Contains(r.Key, "{key}") {
+		c.bad("redis.key", "%q has no {key} (accepted: the Redis key of a request's key, such as item:{key})", r.Key)
+	}
+	if r.Key != "" && r.Pattern == "" {
+		c.bad("redis.pattern", "none (accepted: the only keys triggers may touch, such as item:*; required with redis.key)")
+	}
+	if r.Password != "" && !onlyEnvRef(r.Password) {
+		c.bad("redis.password", "a literal password (accepted: ${VAR}, read from the environment)")
+	}
+	r.Password = c.expand("redis.password", r.Password)
+}
+
+func (c *checker) postgres() {
+	p := c.f.Postgres
+	if p == nil {
+		return
+	}
+	if literalPassword(p.DSN) {
+		c.bad("postgres.dsn", "holds a password (accepted: ${VAR} for the DSN or its password, read from the environment)")
+	}
+	before := len(c.errs)
+	p.DSN = c.expand("postgres.dsn", p.DSN)
+	expanded := len(c.errs) == before
+	switch {
+	case p.DSN == "" && expanded:
+		c.bad("postgres.dsn", "empty (accepted: a DSN, such as ${STAGING_PG_DSN})")
+	case expanded:
+		if _, perr := pgconn.ParseConfig(p.DSN); perr != nil {
+			c.bad("postgres.dsn", "does not parse (accepted: a libpq DSN, URL or key=value, such as postgres://role@host:5432/db)")
+		}
+	}
+	if p.Role == "" {
+		c.bad("postgres.role", "empty (accepted: the service's role, whose statements count and whose connections conndrop may reset)")
+	}
+	if len(p.QueryIDs) == 0 && p.Statements == "" {
+		c.bad("postgres", "no statements to count (accepted: queryids, or statements: a regular expression on pg_stat_statements.query)")
+	}
+	if p.Statements != "" {
+		if _, err := regexp.Compile(p.Statements); err != nil {
+			c.bad("postgres.statements", "%v (accepted: a regular expression)", err)
+		}
+	}
+}
+
+func (c *checker) toxiproxy() {
+	t := c.f.Toxiproxy
+	if t == nil {
+		return
+	}
+	if u, err := url.Parse(t.URL); err != nil || u.Scheme != "http" || u.Host == "" {
+		c.bad("toxiproxy.url", "%q is not an http URL (accepted: toxiproxy's API, such as http://127.0.0.1:8474)", t.URL)
+	}
+	for dep := range t.Proxies {
+		if !slices.Contains(herd.Dependencies, dep) {
+			c.bad("toxiproxy.proxies."+dep, "unknown dependency %q (accepted: %s)", dep, strings.Join(herd.Dependencies, ", "))
+		}
+	}
+}
+
+func (c *checker) prometheus() {
+	p := c.f.Prometheus
+	if p == nil {
+		return
+	}
+	if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		c.bad("prometheus.url", "%q is not an http URL (accepted: Prometheus' base URL, such as http://127.0.0.1:9090)", p.URL)
+	}
+	if len(p.Series) == 0 {
+		c.bad("prometheus.series", "none (accepted: name: PromQL pairs)")
+	}
+}
+
+func (c *checker) arms() {
+	seen := map[string]bool{}
+	for i, a := range c.f.Arms {
+		p := fmt.Sprintf("arms[%d]", i)
+		if a.Name == "" {
+			c.bad(p, "an arm needs a name")
+		}
+		if seen[a.Name] {
+			c.bad(p+".name", "%q twice (accepted: one arm per name)", a.Name)
+		}
+		seen[a.Name] = true
+		for k, v := range a.Headers {
+			a.Headers[k] = c.expand(p+".headers."+k, v)
+		}
+	}
+}
+
+func (c *checker) limits() {
+	l := c.f.Limits
+	if l.MaxRate < 0 {
+		c.bad("limits.max_rate", "%d (accepted: 0, no cap of its own, or requests/s)", l.MaxRate)
+	}
+	if d := l.MaxDuration; d != "" {
+		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
+			c.bad("limits.max_duration", "%q (accepted: a duration such as 2m)", d)
+		}
+	}
+}
+
+// MaxKeys bounds a key space.
+const MaxKeys = 1 << 31
+
+// keys checks the key space: exactly one source, and a hot count within
+// it. A file of keys is read now.
+func (c *checker) keys() {
+	f := c.f
+	k := f.Keys
+	n := 0
+	for _, set := range []bool{len(k.List) > 0, k.File != "", k.Range != nil, k.Zipf != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		c.bad("keys", "%d sources of keys (accepted: exactly one of list, file, range, zipf)", n)
+		return
+	}
+	size := int64(len(k.List))
+	switch {
+	case k.File != "":
+		keys, err := readKeys(f.resolve(k.File))
+		if err != nil {
+			c.bad("keys.file", "%v (accepted: a file of keys, one per line)", err)
+		}
+		k.List, size = keys, int64(len(keys))
+	case k.Range != nil:
+		if k.Range.From < 0 || k.Range.To < k.Range.From || k.Range.To-k.Range.From >= MaxKeys {
+			c.bad("keys.range", "from %d to %d (accepted: 0 <= from <= to, at most %d keys)", k.Range.From, k.Range.To, MaxKeys)
+			return
+		}
+		size = k.Range.To - k.Range.From + 1
+	case k.Zipf != nil:
+		if k.Zipf.From < 0 || k.Zipf.To <= k.Zipf.From || k.Zipf.To-k.Zipf.From >= MaxKeys {
+			c.bad("keys.zipf", "from %d to %d (accepted: 0 <= from < to, at most %d keys)", k.Zipf.From, k.Zipf.To, MaxKeys)
+			return
+		}
+		if k.Zipf.S <= 1 {
+			c.bad("keys.zipf.s", "s %g (accepted: greater than 1)", k.Zipf.S)
+		}
+		size = k.Zipf.To - k.Zipf.From + 1
+	}
+	if k.Hot < 0 || int64(k.Hot) > size {
+		c.bad("keys.hot", "%d (accepted: 0 to the key space's %d keys)", k.Hot, size)
+	}
+	f.Keys = k
+}
+
+// envRef is ${VAR} in a value.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces ${VAR} in the value at path from the environment; a
+// variable that is not set is a problem, and leaves the value empty.
+func (c *checker) expand(path, v string) string {
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(v, func(ref string) string {
+		name := envRef.FindStringSubmatch(ref)[1]
+		val, ok := c.env(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return val
+	})
+	if len(missing) > 0 {
+		c.bad(path, "environment variable %s is not set (accepted: export it before the run; secrets are read from the environment, never written to results)",
+			strings.Join(missing, ", "))
+		return ""
+	}
+	return out
+}
+
+// literalPassword says whether a DSN as written carries a password of its
+// own rather than from the environment: the whole DSN a ${VAR}, or its
+// password one.
+func literalPassword(dsn string) bool {
+	if onlyEnvRef(dsn) {
+		return false
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		pw, ok := u.User.Password()
+		return ok && !onlyEnvRef(pw)
+	}
+	for _, kv := range strings.Fields(dsn) {
+		if pw, ok := strings.CutPrefix(kv, "password="); ok && !onlyEnvRef(pw) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyEnvRef says whether v is one ${VAR} and nothing else.
+func onlyEnvRef(v string) bool {
+	loc := envRef.FindStringIndex(v)
+	return loc != nil && loc[0] == 0 && loc[1] == len(v)
+}

@@ -1,0 +1,103 @@
+package targets
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+)
+
+// Load is what a plan would send to a target, for its caps.
+type Load struct {
+	Rate     int           // requests/s
+	PerArm   time.Duration // one arm's warmup + before + after
+	Burst    int           // requests the burst trigger releases at once; 0 without it
+	Attempts float64       // the most attempts one request may make: retries + 1, doubled by hedging
+}
+
+// CheckLimits refuses a plan over the target's caps (limits: in its file),
+// naming the cap, where it is set, and what would fit. The rate cap bounds
+// the worst case: every request with every retry and hedge it may make.
+func (t *Target) CheckLimits(l Load) herd.FieldErrors {
+	var errs herd.FieldErrors
+	where := t.Name
+	if t.file != nil {
+		where = t.file.doc.At("limits")
+	}
+	if max := t.Limits.MaxRate; max > 0 {
+		worst := float64(l.Rate) * math.Max(l.Attempts, 1)
+		switch {
+		case l.Rate > max:
+			errs.Add("rate", "%d requests/s is over the target's cap of %d (limits.max_rate, %s; accepted: 1 to %d)", l.Rate, max, where, max)
+		case worst > float64(max):
+			errs.Add("rate", "%d requests/s with up to %g attempts each can send %.0f/s, over the target's cap of %d (limits.max_rate, %s; accepted: rate x attempts <= %d: a lower --rate, fewer retries or a retry budget)",
+				l.Rate, l.Attempts, worst, max, where, max)
+		}
+		if l.Burst > max {
+			errs.Add("burst", "%d requests at once is over the target's cap of %d requests/s (limits.max_rate, %s; accepted: 1 to %d)", l.Burst, max, where, max)
+		}
+	}
+	if max := t.Limits.Duration(); max > 0 && l.PerArm > max {
+		errs.Add("after", "warmup + before + after = %s exceeds the target's cap of %s per arm (limits.max_duration, %s)", l.PerArm, max, where)
+	}
+	return errs
+}
+
+// Observes is what of a target herdbench may observe: the figures of what
+// it does not are null.
+type Observes struct {
+	DB    bool // its Postgres: db.*
+	Cache bool // its Redis: cache.*
+	API   bool // the testbed's replicas' own counters: api.*
+}
+
+// Observes says what herdbench may observe of t, before connecting to it.
+func (t *Target) Observes() Observes {
+	if t.Owned {
+		return Observes{DB: true, Cache: true, API: t.Admin != nil}
+	}
+	f := t.file
+	return Observes{DB: f != nil && f.Postgres != nil, Cache: f != nil && f.Redis != nil}
+}
+
+// CheckHosts refuses a target that touches a host that is not loopback and
+// not allowed, by the target file or by allow (--allow-host), naming it.
+func (t *Target) CheckHosts(allow []string) error {
+	var errs []error
+	hosts := make([]string, 0, len(t.Hosts))
+	for h := range t.Hosts {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	for _, h := range hosts {
+		if Loopback(h) || slices.Contains(t.Allow, h) || slices.Contains(allow, h) {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s: host %s is not loopback and not allowed (accepted: loopback; or list it under allow: in the target file, or --allow-host %s)",
+			t.where(t.Hosts[h]), h, h))
+	}
+	return errors.Join(errs...)
+}
+
+// NonLoopback lists the hosts the target touches that are not this machine.
+func (t *Target) NonLoopback() []string {
+	var out []string
+	for h := range t.Hosts {
+		if !Loopback(h) {
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// where is "file:line: path" for a path of a file target.
+func (t *Target) where(path string) string {
+	if t.file != nil && t.file.doc.Line(path) > 0 {
+		return t.file.doc.At(path)
+	}
+	return path
+}

@@ -1,0 +1,81 @@
+package local
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// lowestPort is where listenFree starts looking: above the ports services
+// usually take.
+const lowestPort = 20000
+
+// listenFree listens on a free loopback port below the kernel's ephemeral
+// range (net.ipv4.ip_local_port_range), where no outgoing connection of any
+// process takes its local port. A port picked from the ephemeral range, as
+// ":0" does, can be taken between the pick and the part's own listen, or
+// while a proxy is closed for an outage, by any connection a load opens
+// meanwhile; below the range only another picker can take it. It falls
+// back to any free port when the range leaves no room.
+func listenFree() (net.Listener, error) {
+	if hi := ephemeralLow(); hi > lowestPort+100 {
+		for range 64 {
+			port := lowestPort + rand.IntN(hi-lowestPort)
+			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				return l, nil
+			}
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("find a free port: %w", err)
+	}
+	return l, nil
+}
+
+// freePort is listenFree's port, released for a part to listen on.
+func freePort() (int, error) {
+	l, err := listenFree()
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range: 32768
+// where the kernel does not say.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return lo
+}
+
+// portAttempts bounds Start's attempts when a picked port was taken.
+const portAttempts = 3
+
+// picksPorts says whether the testbed picks every port itself.
+func picksPorts(p Ports) bool {
+	return p.Redis == 0 && p.Postgres == 0 && p.Toxiproxy == 0 && len(p.API) == 0 && p.Prometheus == 0 &&
+		p.RedisExporter == 0 && p.PostgresExporter == 0 && p.Harness == 0
+}
+
+// portTaken says whether a part failed because its port was in use, by
+// what the part itself said (its log, carried in the error).
+func portTaken(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "address already in use") || strings.Contains(msg, "could not create any tcp/ip sockets")
+}

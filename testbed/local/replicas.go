@@ -1,0 +1,107 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// startReplicas starts the replicas as `testbed serve` processes reaching
+// Redis and Postgres through the proxies, and waits for each /healthz.
+func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
+	type started struct {
+		p   *process
+		url string
+	}
+	var all []started
+	var specs []api.Options
+	for i, port := range ports {
+		name := "api-" + strconv.Itoa(i+1)
+		opts := tb.cfg.Replica
+		opts.Name = name
+		opts.Seed = tb.cfg.Replica.Seed + uint64(i)
+		opts.RedisAddr = tb.status.Proxies["redis"]
+		opts.PostgresDSN = postgresDSN(testbed.AppRole, tb.status.Proxies["postgres"])
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		specs = append(specs, opts)
+		p, err := tb.spawn(ctx, name, syscall.SIGTERM, nil, append([]string{tb.cfg.Binary}, ServeArgs(addr, opts)...)...)
+		if err != nil {
+			return &PartError{Part: name, Err: err}
+		}
+		all = append(all, started{p, "http://" + addr})
+	}
+	for i, s := range all {
+		s.p.ready = healthy(s.url)
+		s.p.replica = &replicaSpec{url: s.url, addr: strings.TrimPrefix(s.url, "http://"), opts: specs[i]}
+		err := tb.waitReady(ctx, s.p, s.p.ready)
+		if err != nil {
+			return &PartError{Part: s.p.name, Log: s.p.log, Err: err}
+		}
+		tb.status.API = append(tb.status.API, s.url)
+	}
+	return nil
+}
+
+// healthy checks a replica's /healthz.
+func healthy(url string) func(context.Context) error {
+	client := &http.Client{Timeout: time.Second}
+	return func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/healthz: %s", resp.Status)
+		}
+		return nil
+	}
+}
+
+// ServeArgs are the arguments of `herdbench testbed serve` that run one
+// replica with opts on addr.
+func ServeArgs(addr string, o api.Options) []string {
+	c := o.Config
+	return []string{"testbed", "serve",
+		"--listen", addr,
+		"--name", o.Name,
+		"--redis", o.RedisAddr,
+		"--postgres", o.PostgresDSN,
+		"--seed", strconv.FormatUint(o.Seed, 10),
+		"--db-pool", strconv.Itoa(int(o.DBPoolSize)),
+		"--redis-pool", strconv.Itoa(o.RedisPoolSize),
+		"--db-timeout", o.DBTimeout.String(),
+		"--redis-timeout", o.RedisTimeout.String(),
+		"--strategy", c.Strategy,
+		"--ttl", c.TTL.String(),
+		"--stale-ttl", c.StaleTTL.String(),
+		"--ttl-jitter", strconv.FormatFloat(c.TTLJitter, 'g', -1, 64),
+		"--xfetch-beta", strconv.FormatFloat(c.XFetchBeta, 'g', -1, 64),
+		"--lock-ttl", c.LockTTL.String(),
+		"--lock-wait", c.LockWait.String(),
+		"--lock-poll", c.LockPoll.String(),
+		"--query-cost", c.QueryCost.String(),
+		"--early-probability", strconv.FormatFloat(c.EarlyProbability, 'g', -1, 64),
+		"--lease-interval", c.LeaseInterval.String(),
+		"--lease-wait", c.LeaseWait.String(),
+		"--local-ttl", c.LocalTTL.String(),
+		"--local-jitter", strconv.FormatFloat(c.LocalJitter, 'g', -1, 64),
+		"--rate-limit", strconv.FormatFloat(c.RateLimit, 'g', -1, 64),
+		"--rate-burst", strconv.Itoa(c.RateBurst),
+		"--ramp-up", c.RampUp.String(),
+		"--breaker-failures", strconv.FormatUint(uint64(c.BreakerFailures), 10),
+		"--breaker-open", c.BreakerOpen.String(),
+		"--shed-min-limit", strconv.Itoa(c.ShedMinLimit),
+		"--shed-max-limit", strconv.Itoa(c.ShedMaxLimit),
+		"--shed-initial-limit", strconv.Itoa(c.ShedInitialLimit),
+		"--shed-wait", c.ShedWait.String(),
+	}
+}

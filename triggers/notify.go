@@ -1,0 +1,49 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Notify broadcasts an invalidation of the hot keys at T on the replicas'
+// pub/sub channel: every replica wakes and reloads them at once.
+type Notify struct{}
+
+// NotifyDetail is what notify did.
+type NotifyDetail struct {
+	Keys      int   `json:"keys"`
+	Receivers int64 `json:"receivers"` // subscribers that got the message
+}
+
+var (
+	_ Trigger  = (*Notify)(nil)
+	_ Requirer = (*Notify)(nil)
+)
+
+func (*Notify) Name() string { return "notify" }
+func (*Notify) Describe() string {
+	return "a broadcast invalidation of the hot keys at T: every replica reloads them at once"
+}
+
+// Requires a Redis and its invalidation channel.
+func (*Notify) Requires(c Caps) error {
+	if !c.Redis || !c.Channel {
+		return errors.New("a Redis and the channel the service listens on for invalidations (redis.address and redis.invalidate_channel in the target file)")
+	}
+	return nil
+}
+
+func (*Notify) Plan(env Env) string {
+	return fmt.Sprintf("PUBLISH the %d hot keys on channel %s: %s", len(env.HotKeys), env.Channel, list(env.HotKeys))
+}
+
+// Fire publishes the hot keys on the target's channel.
+func (*Notify) Fire(ctx context.Context, env Env) (Fired, error) {
+	n, err := env.Redis.Publish(ctx, env.Channel, strings.Join(env.HotKeys, ",")).Result()
+	if err != nil {
+		return Fired{}, fmt.Errorf("notify: publish: %w", err)
+	}
+	return Fired{Detail: NotifyDetail{Keys: len(env.HotKeys), Receivers: n}}, nil
+}

@@ -1,0 +1,119 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+)
+
+// Outage makes a dependency unreachable from T for a while, then brings it
+// back: clients that failed retry, and when it returns their retries arrive
+// together. Behind toxiproxy its proxy closes; a Redis without one is
+// paused (CLIENT PAUSE, which Redis ends by itself when the time is up).
+type Outage struct {
+	For        herd.Duration `json:"outage" help:"how long the dependency is unreachable"`
+	Dependency Dependency    `json:"dependency" help:"the dependency that goes away"`
+}
+
+// NewOutage is an outage with its defaults: Postgres, for 2 s.
+func NewOutage() *Outage {
+	return &Outage{For: herd.Duration(2 * time.Second), Dependency: herd.Postgres}
+}
+
+// OutageDetail is what outage did.
+type OutageDetail struct {
+	Dependency string `json:"dependency"`
+	Paused     bool   `json:"paused,omitempty"` // a Redis paused whole, rather than its proxy closed
+	ForMS      int64  `json:"for_ms"`
+	DownMS     int64  `json:"down_ms"` // shorter than for_ms when the arm was stopped early
+}
+
+var (
+	_ Trigger  = (*Outage)(nil)
+	_ Requirer = (*Outage)(nil)
+	_ Lasting  = (*Outage)(nil)
+)
+
+func (*Outage) Name() string { return "outage" }
+func (o *Outage) Describe() string {
+	return fmt.Sprintf("%s unreachable from T for %s, then back: a retry storm when it returns", o.Dependency, o.For)
+}
+
+// Validate checks the outage's length.
+func (o *Outage) Validate() herd.FieldErrors {
+	var errs herd.FieldErrors
+	if o.For <= 0 || o.For > herd.Duration(time.Minute) {
+		errs.Add("outage", "%s out of range (accepted: more than 0, at most 1m)", o.For)
+	}
+	return errs
+}
+
+// Lasts is how long the dependency stays away.
+func (o *Outage) Lasts() (string, time.Duration) { return "outage", time.Duration(o.For) }
+
+// Requires toxiproxy in front of the dependency, or for Redis, one that
+// may be paused whole.
+func (o *Outage) Requires(c Caps) error {
+	dep := string(o.Dependency)
+	if slices.Contains(c.Proxies, dep) || (dep == herd.Redis && c.Pause) {
+		return nil
+	}
+	if dep == herd.Redis {
+		return errors.New("toxiproxy in front of redis (toxiproxy.proxies.redis), or a Redis that may be paused whole, every client of it waiting (redis.allow_pause: true)")
+	}
+	return fmt.Errorf("toxiproxy in front of %s (toxiproxy.proxies.%s in the target file)", dep, dep)
+}
+
+func (o *Outage) Plan(env Env) string {
+	if name, ok := env.Proxies[string(o.Dependency)]; ok {
+		return fmt.Sprintf("disable toxiproxy proxy %s (%s) for %s, then enable it", name, o.Dependency, o.For)
+	}
+	return fmt.Sprintf("CLIENT PAUSE %d ALL on the Redis (every client of it waits) for %s, then CLIENT UNPAUSE", time.Duration(o.For).Milliseconds(), o.For)
+}
+
+// Fire closes the dependency's proxy, or pauses Redis, for o.For. It
+// undoes the fault when the time is up or ctx ends, whichever comes first.
+func (o *Outage) Fire(ctx context.Context, env Env) (Fired, error) {
+	dep, d := string(o.Dependency), time.Duration(o.For)
+	if _, ok := env.Proxies[dep]; !ok {
+		return o.pause(ctx, env)
+	}
+	p, err := proxy(env, dep)
+	if err != nil {
+		return Fired{}, err
+	}
+	if err := p.Disable(); err != nil {
+		return Fired{}, fmt.Errorf("outage: close %s proxy: %w", dep, err)
+	}
+	down := time.Now()
+	wait(ctx, d)
+	if err := p.Enable(); err != nil {
+		return Fired{}, fmt.Errorf("outage: reopen %s proxy: %w", dep, err)
+	}
+	return Fired{Detail: OutageDetail{Dependency: dep, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}}, nil
+}
+
+// pause makes Redis stop answering every client for o.For. Redis (7.0)
+// runs a CLIENT UNPAUSE only once the pause is over, so an arm stopped
+// early still waits out the pause before Fire returns: keep Redis outages
+// short, or put toxiproxy in front of Redis, whose proxy reopens at once.
+func (o *Outage) pause(ctx context.Context, env Env) (Fired, error) {
+	d := time.Duration(o.For)
+	if err := env.Redis.Do(ctx, "CLIENT", "PAUSE", d.Milliseconds(), "ALL").Err(); err != nil {
+		return Fired{}, fmt.Errorf("outage: pause redis: %w", err)
+	}
+	down := time.Now()
+	wait(ctx, d)
+	if ctx.Err() != nil { // stopped early: do not wait for Redis to end the pause
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := env.Redis.Do(uctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+			return Fired{}, fmt.Errorf("outage: unpause redis: %w", err)
+		}
+	}
+	return Fired{Detail: OutageDetail{Dependency: herd.Redis, Paused: true, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}}, nil
+}

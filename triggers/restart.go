@@ -1,0 +1,69 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+)
+
+// Restart restarts a part of the testbed at T: the API replicas (cold
+// in-process state, reconnects), Redis (an empty cache without persistence:
+// a warm-up stampede) or Postgres (every connection lost, errors until it is
+// back: a failover). Fire returns once the part serves again.
+type Restart struct {
+	Part    Part `json:"restart" help:"the part restarted at T"`
+	Rolling bool `json:"rolling" help:"restart the API replicas one after another"`
+}
+
+// NewRestart is a restart with its defaults: the API replicas, all at once.
+func NewRestart() *Restart { return &Restart{Part: herd.API} }
+
+// RestartDetail is what restart did.
+type RestartDetail struct {
+	Part      string   `json:"part"`
+	Rolling   bool     `json:"rolling"`
+	Restarted []string `json:"restarted"` // the processes, by name
+	TookMS    int64    `json:"took_ms"`   // until they served again
+}
+
+var (
+	_ Trigger  = (*Restart)(nil)
+	_ Requirer = (*Restart)(nil)
+)
+
+func (*Restart) Name() string { return "restart" }
+func (r *Restart) Describe() string {
+	how := "all at once"
+	if r.Rolling {
+		how = "rolling"
+	}
+	return fmt.Sprintf("%s restarted at T (%s): cold state, reconnects, a warm-up stampede", r.Part, how)
+}
+
+// Requires a target whose processes herdbench can restart.
+func (*Restart) Requires(c Caps) error {
+	if !c.Restart {
+		return errors.New("processes herdbench can restart (the testbed)")
+	}
+	return nil
+}
+
+func (r *Restart) Plan(env Env) string {
+	return fmt.Sprintf("restart the testbed's %s (rolling: %v)", r.Part, r.Rolling)
+}
+
+// Fire restarts the part through the target's Restarter.
+func (r *Restart) Fire(ctx context.Context, env Env) (Fired, error) {
+	if env.Restarter == nil {
+		return Fired{}, errors.New("restart: the target cannot restart its processes")
+	}
+	start := time.Now()
+	done, err := env.Restarter.Restart(ctx, string(r.Part), r.Rolling)
+	if err != nil {
+		return Fired{}, fmt.Errorf("restart %s: %w", r.Part, err)
+	}
+	return Fired{Detail: RestartDetail{Part: string(r.Part), Rolling: r.Rolling, Restarted: done, TookMS: time.Since(start).Milliseconds()}}, nil
+}

@@ -1,0 +1,277 @@
+package workers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// StartMargin is how long before the schedule's start the controller tells
+// the workers when it is: their start messages must arrive within it, or
+// they refuse the start (never start late).
+const StartMargin = 300 * time.Millisecond
+
+// resultSlack is how long past the arm's worst end the controller waits for
+// a worker's result before it calls the worker lost.
+const resultSlack = 15 * time.Second
+
+// errOtherLost ends the result fetches of the workers still running when
+// one is lost.
+var errOtherLost = errors.New("another worker was lost")
+
+// Controller sends each arm's load from its workers: it implements
+// experiment.Generator.
+type Controller struct {
+	URLs    []string // the workers, worker 0 first
+	Version string   // herdbench's; every worker must run the same
+	Hosts   []string // the checked target's hosts beyond loopback
+	Client  *http.Client
+
+	mu   sync.Mutex
+	arms int
+	run  string
+}
+
+// NewController sends from the workers at urls.
+func NewController(urls []string, version string, hosts []string) *Controller {
+	return &Controller{URLs: urls, Version: version, Hosts: hosts, Client: &http.Client{},
+		run: strconv.FormatInt(time.Now().UnixNano(), 36)}
+}
+
+// worker is one worker's part of a prepared arm.
+type worker struct {
+	index int
+	url   string
+	ready Ready
+}
+
+func (w worker) String() string { return fmt.Sprintf("worker %d (%s)", w.index, w.url) }
+
+// prepared is an arm ready on every worker.
+type prepared struct {
+	c       *Controller
+	run     string
+	job     experiment.Job
+	workers []worker
+}
+
+// Prepare gives every worker its stripe of job and waits until each is
+// ready; a worker that refuses or does not answer fails the arm, named.
+func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experiment.Prepared, error) {
+	c.mu.Lock()
+	c.arms++
+	run := fmt.Sprintf("%s-%d-%s", c.run, c.arms, job.Arm) // the arm's name, for the workers' logs
+	c.mu.Unlock()
+	n := len(c.URLs)
+	p := &prepared{c: c, run: run, job: job, workers: make([]worker, n)}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err := each(n, func(i int) error {
+		w := worker{index: i, url: c.URLs[i]}
+		cfg := job.Load
+		cfg.Stripe, cfg.Stripes = i, n
+		// each worker draws its own keys and its clients their own jitter
+		cfg.Seed = job.Load.Seed + uint64(i)
+		cfg.Clients = share(max(job.Load.Clients, 1), n, i)
+		if job.Load.MaxWorkers > 0 {
+			cfg.MaxWorkers = uint64(share(int(job.Load.MaxWorkers), n, i))
+		}
+		s := Share{Run: run, Version: c.Version, Index: i, Of: n, Reference: c.URLs[0], Load: cfg, Space: job.Space,
+			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Hosts: c.Hosts}
+		if job.Burst > 0 { // a share each, the remainder to the first; none when fewer clients than workers
+			s.Burst, s.HotKeys = job.Burst/n, job.HotKeys
+			if i < job.Burst%n {
+				s.Burst++
+			}
+		}
+		if err := c.post(ctx, w.url+pathPrepare, s, &w.ready); err != nil {
+			return fmt.Errorf("%s: not ready (is `herdbench worker --listen` running there, and reachable from here?): %w", w, err)
+		}
+		p.workers[i] = w
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// share is part i of total split over n, the remainder to the first.
+func share(total, n, i int) int {
+	s := total / n
+	if i < total%n {
+		s++
+	}
+	return max(s, 1)
+}
+
+func (p *prepared) Lead() time.Duration { return StartMargin }
+
+// SendsBursts: each worker releases its share of the burst trigger's
+// clients at T.
+func (*Controller) SendsBursts() bool { return true }
+
+// Run starts every worker at start on its own clock, waits for their
+// results and merges them into rec. A worker that refuses the start, dies
+// or restarts fails the arm, named; when ctx ends, the workers are stopped
+// and what they recorded is merged.
+func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.Recorder, _ func(load.Record)) (*experiment.Workers, error) {
+	err := each(len(p.workers), func(i int) error {
+		w := p.workers[i]
+		if err := p.c.post(ctx, w.url+pathStart, Start{Run: p.run, Boot: w.ready.Boot, Start: start, T: t}, nil); err != nil {
+			return fmt.Errorf("%s: refused the start: %w", w, err)
+		}
+		return nil
+	})
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	// the worst end: the window, the late grace, and a request's whole timeout
+	c := p.job.Load
+	worst := start.Add(c.Duration + load.LateGrace + time.Duration(c.Retry.Retries+1)*c.Timeout + resultSlack)
+	stopped := context.AfterFunc(ctx, p.stop)
+	defer stopped()
+	results := make([]Result, len(p.workers))
+	// the results are fetched also once ctx ends (the workers stop and
+	// answer with what they recorded); one worker lost ends the others
+	dctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), worst)
+	defer cancel()
+	rctx, lost := context.WithCancelCause(dctx)
+	defer lost(nil)
+	err = each(len(p.workers), func(i int) error {
+		w := p.workers[i]
+		q := url.Values{"run": {p.run}, "boot": {w.ready.Boot}}
+		err := p.c.get(rctx, w.url+pathResult+"?"+q.Encode(), &results[i])
+		switch {
+		case errors.Is(context.Cause(rctx), errOtherLost):
+			return nil // the worker lost first is named
+		case dctx.Err() != nil:
+			err = fmt.Errorf("%s: no result %s after the arm's end: it hangs", w, resultSlack)
+		case err != nil:
+			err = fmt.Errorf("%s: lost mid-arm: %w", w, err)
+		case results[i].Error != "" && ctx.Err() == nil:
+			err = fmt.Errorf("%s: %s", w, results[i].Error)
+		default:
+			return nil
+		}
+		lost(errOtherLost)
+		p.stop()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p.merge(rec, results)
+}
+
+// merge adds every worker's result to rec and sums up how they kept the herd.
+func (p *prepared) merge(rec *experiment.Recorder, results []Result) (*experiment.Workers, error) {
+	ws := &experiment.Workers{Count: len(p.workers)}
+	dev := make([]time.Duration, len(p.workers))
+	for i, res := range results {
+		w := p.workers[i]
+		if err := rec.Merge(res.State); err != nil {
+			return nil, fmt.Errorf("%s: its results do not merge: %w", w, err)
+		}
+		own := experiment.NewRecorder(res.State.T, res.State.Before, res.State.After, res.State.Critical != nil)
+		if err := own.Merge(res.State); err != nil {
+			return nil, fmt.Errorf("%s: %w", w, err)
+		}
+		ws.Each = append(ws.Each, experiment.Worker{Index: i, URL: w.url, ClockOffsetMS: msOf(w.ready.Offset), ClockErrorMS: msOf(w.ready.Error),
+			FirstLagMS: msOf(res.FirstLag), Load: own.Generator(p.job.Before + p.job.After)})
+		// how far from the schedule it began, on worker 0's clock
+		dev[i] = res.FirstLag - w.ready.Offset
+	}
+	var bursts []*triggers.BurstResult
+	for i, res := range results {
+		if b := res.Burst; b != nil {
+			bursts = append(bursts, &triggers.BurstResult{Clients: b.Clients, OK: b.OK, Departures: b.Departures})
+			ws.Each[i].Burst = b.Clients
+		}
+	}
+	if len(bursts) > 0 {
+		ws.Burst = triggers.MergeBursts(bursts)
+	}
+	lo := slices.Min(dev)
+	for i := range dev {
+		dev[i] -= lo
+	}
+	slices.Sort(dev)
+	ws.StartSkewMaxMS = msOf(dev[len(dev)-1])
+	ws.StartSkewP99MS = msOf(dev[int(math.Ceil(0.99*float64(len(dev))))-1])
+	return ws, nil
+}
+
+// stop asks every worker to end its share early; best effort.
+func (p *prepared) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = each(len(p.workers), func(i int) error {
+		return p.c.post(ctx, p.workers[i].url+"/v1/stop?run="+url.QueryEscape(p.run), nil, nil)
+	})
+}
+
+func msOf(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+
+// each runs f for 0..n-1 at once and joins their errors.
+func each(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = f(i) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (c *Controller) post(ctx context.Context, u string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return c.do(req, out)
+}
+
+func (c *Controller) get(ctx context.Context, u string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	return c.do(req, out)
+}
+
+func (c *Controller) do(req *http.Request, out any) error {
+	resp, err := c.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
