@@ -106,7 +106,7 @@ func (s *Server) serveShared(ctx context.Context, v view, id int64) (Item, strin
 		}
 		if v.st.loader == Early && s.random() < v.cfg.EarlyProbability {
 			v.m.earlyLoads.Inc()
-			go func() { _, _ = s.loadAndSet(context.Background(), v, id) }()
+			s.background(func() { _, _ = s.loadAndSet(context.Background(), v, id) })
 		}
 		return e.Item, OutcomeHit, nil
 	}

@@ -151,10 +151,10 @@ func (s *Server) loadSWR(ctx context.Context, v view, id int64) (Item, string, e
 	lockKey := lockPrefix + strconv.FormatInt(id, 10)
 	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
 	if won, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(v.cfg.LockTTL)).Result(); err == nil && won {
-		go func() {
+		s.background(func() {
 			_, _ = s.loadAndSet(context.Background(), v, id)
 			_ = s.unlock.Run(context.Background(), s.rdb, []string{lockKey}, token).Err()
-		}()
+		})
 	}
 	return e.Item, OutcomeStale, nil
 }

@@ -46,6 +46,7 @@ const (
 	MetricBreakerOpens  = "herdbench_api_breaker_opens_total"
 	MetricLoadDuration  = "herdbench_api_load_duration_seconds"
 	MetricLoadsInFlight = "herdbench_api_loads_in_flight"
+	MetricBusy          = "herdbench_api_requests_in_flight"
 	MetricShedLimit     = "herdbench_api_shed_limit"
 )
 
@@ -59,13 +60,14 @@ type Counters struct {
 	StaleServed   int64 `json:"stale_served"` // MetricStaleServed: lock and swr
 	LockWaits     int64 `json:"lock_waits"`   // MetricLockWaits: lock and lease
 	LoadsInFlight int64 `json:"-"`            // MetricLoadsInFlight: a gauge, read to drain
+	Busy          int64 `json:"-"`            // MetricBusy: a gauge, read to drain
 }
 
 // byName maps each metric name to its field.
 func (c *Counters) byName() map[string]*int64 {
 	return map[string]*int64{MetricLoads: &c.Loads, MetricLoadErrors: &c.LoadErrors, MetricEarlyLoads: &c.EarlyLoads,
 		MetricCoalesced: &c.Coalesced, MetricStaleServed: &c.StaleServed, MetricLockWaits: &c.LockWaits,
-		MetricLoadsInFlight: &c.LoadsInFlight}
+		MetricLoadsInFlight: &c.LoadsInFlight, MetricBusy: &c.Busy}
 }
 
 // Plus is c and o summed, field by field.
@@ -75,7 +77,7 @@ func (c Counters) Plus(o Counters) Counters {
 
 // Grown is how much each counter grew from prev to c. A counter that went
 // down was reset (its replica restarted) and counts from zero, as
-// Prometheus' rate() reads it. LoadsInFlight, a gauge, is c's.
+// Prometheus' rate() reads it. The gauges, LoadsInFlight and Busy, are c's.
 func (c Counters) Grown(prev Counters) Counters {
 	g := c.combine(prev, func(cur, prev int64) int64 {
 		if cur < prev {
@@ -83,7 +85,7 @@ func (c Counters) Grown(prev Counters) Counters {
 		}
 		return cur - prev
 	})
-	g.LoadsInFlight = c.LoadsInFlight
+	g.LoadsInFlight, g.Busy = c.LoadsInFlight, c.Busy
 	return g
 }
 
@@ -117,7 +119,32 @@ type metrics struct {
 	loadDuration  prometheus.Histogram
 }
 
-func newMetrics(inFlight *atomic.Int64, shedLimit func() float64) *metrics {
+// gauges are what a replica is doing now, read at each scrape; a reset
+// keeps them.
+type gauges struct {
+	loads     *atomic.Int64 // item queries running
+	busy      *atomic.Int64 // item requests being served, and the loads they left running
+	shedLimit func() float64
+}
+
+func (g gauges) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: MetricLoadsInFlight,
+			Help: "Item queries running now; not cleared by a reset.",
+		}, func() float64 { return float64(g.loads.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: MetricBusy,
+			Help: "Item requests being served now, with the loads they started in the background; not cleared by a reset.",
+		}, func() float64 { return float64(g.busy.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: MetricShedLimit,
+			Help: "shed's adaptive limit on concurrent DB loads now; 0 when shed is off.",
+		}, g.shedLimit),
+	}
+}
+
+func newMetrics(g gauges) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		reg: reg,
@@ -183,15 +210,8 @@ func newMetrics(inFlight *atomic.Int64, shedLimit func() float64) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
 	}
-	loadsInFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: MetricLoadsInFlight,
-		Help: "Item queries running now; not cleared by a reset.",
-	}, func() float64 { return float64(inFlight.Load()) })
-	limit := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: MetricShedLimit,
-		Help: "shed's adaptive limit on concurrent DB loads now; 0 when shed is off.",
-	}, shedLimit)
-	reg.MustRegister(loadsInFlight, limit, m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
+	reg.MustRegister(g.collectors()...)
+	reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
 		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.localHits, m.shed, m.breakerOpens, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range outcomes {

@@ -49,7 +49,7 @@ func (s *Server) invalidate(ids []int64) {
 	v := s.view()
 	v.m.notifications.Inc()
 	for _, id := range ids {
-		go func() {
+		s.background(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.DBTimeout+time.Second)
 			defer cancel()
 			switch v.st.loader {
@@ -67,6 +67,6 @@ func (s *Server) invalidate(ids []int64) {
 			default:
 				_, _ = s.loadAndSet(ctx, v, id)
 			}
-		}()
+		})
 	}
 }

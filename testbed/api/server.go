@@ -64,6 +64,9 @@ type Server struct {
 	// loads running now, across resets: an experiment waits for zero before
 	// its final snapshot so no load of one arm lands in the next
 	inFlight atomic.Int64
+	// item requests being served and the loads they left running in the
+	// background: a load of one of them may still start while inFlight is 0
+	busy atomic.Int64
 
 	started time.Time // for ratelimit's ramp-up
 
@@ -139,7 +142,7 @@ func (s *Server) reset(seed *uint64) {
 	if seed != nil {
 		s.seed = *seed
 	}
-	s.m = newMetrics(&s.inFlight, func() float64 { return float64(s.view().shed.limit()) })
+	s.m = newMetrics(gauges{loads: &s.inFlight, busy: &s.busy, shedLimit: func() float64 { return float64(s.view().shed.limit()) }})
 	s.sf = new(singleflight.Group)
 	s.protect()
 	s.localMu.Lock()
@@ -181,6 +184,16 @@ type view struct {
 	shed    *shedder
 }
 
+// background runs f in its own goroutine, counted busy from now until it
+// returns, so a drain does not end in the gap before f starts its load.
+func (s *Server) background(f func()) {
+	s.busy.Add(1)
+	go func() {
+		defer s.busy.Add(-1)
+		f()
+	}()
+}
+
 func (s *Server) view() view {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,6 +224,8 @@ func (s *Server) Handler() http.Handler {
 }
 
 func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
+	s.busy.Add(1)
+	defer s.busy.Add(-1)
 	v := s.view()
 	w.Header().Set("X-Replica", s.opts.Name)
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

@@ -5,9 +5,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -121,23 +123,23 @@ func TestResetZeroesCounters(t *testing.T) {
 
 func TestMetricsLint(t *testing.T) {
 	var n0 atomic.Int64
-	zero := func() float64 { return 0 }
-	problems, err := testutil.GatherAndLint(newMetrics(&n0, zero).reg)
+	g := gauges{loads: &n0, busy: &n0, shedLimit: func() float64 { return 0 }}
+	problems, err := testutil.GatherAndLint(newMetrics(g).reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range problems {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
-	mfs, _ := newMetrics(&n0, zero).reg.Gather()
+	mfs, _ := newMetrics(g).reg.Gather()
 	n := 0
 	for _, mf := range mfs {
 		if strings.HasPrefix(mf.GetName(), "herdbench_api_") {
 			n++
 		}
 	}
-	if n != 17 {
-		t.Errorf("gathered %d herdbench_api_* families; want 17", n)
+	if n != 18 {
+		t.Errorf("gathered %d herdbench_api_* families; want 18", n)
 	}
 }
 
@@ -183,5 +185,26 @@ func TestStrategyHeaderIsChecked(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), tt.want) {
 			t.Errorf("GET /items/1 with %s: %s = %d %s; want 400 saying %s", StrategyHeader, tt.header, resp.StatusCode, b, tt.want)
 		}
+	}
+}
+
+// A load started in the background counts as busy from the moment it is
+// started, before its goroutine runs, until it returns: a drain that sees
+// busy 0 has no load left to start.
+func TestBackgroundWorkIsBusyUntilItReturns(t *testing.T) {
+	var s Server
+	release, ran := make(chan struct{}), make(chan struct{})
+	s.background(func() { close(ran); <-release })
+	if n := s.busy.Load(); n != 1 {
+		t.Fatalf("busy right after background() = %d; want 1", n)
+	}
+	<-ran
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.busy.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("busy = %d 5s after the work returned; want 0", s.busy.Load())
+		}
+		runtime.Gosched()
 	}
 }
