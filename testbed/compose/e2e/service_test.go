@@ -2,13 +2,18 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/xml"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jstemmer/go-junit-report/v2/junit"
 
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -19,14 +24,19 @@ import (
 // --wait`), and `herdbench run examples/ci-service-gate.yaml` gates its
 // database queries through a target file. The compose testbed stands in for
 // the service, started here as a user starts theirs, not through `testbed
-// up`. The gate passes while the service protects its cache with the fleet
-// lock and fails, exit 99, once it is switched to no mitigation.
+// up`. The gate on db.queries passes while the service protects its cache
+// with the fleet lock and fails once it is switched to no mitigation, and
+// the exit code follows the gates: 0 when all pass, 99 when one fails. The
+// file's drop-rate gate is checked like any other but not required to
+// pass: it measures the runner as much as the service, and a CI runner that
+// cannot carry 300 req/s through docker's port proxies once failed it at
+// 1.08% under the lock.
 func TestGateAServiceHerdbenchDidNotStart(t *testing.T) {
 	composetest.Require(t)
 	localtest.Exclusive(t)
 	composeUp(t, "herdbench-service")
 
-	gate := func(strategy string) (int, string) {
+	gate := func(strategy string) (code int, out string, failed map[string]bool) {
 		t.Helper()
 		// the service as this pull request deploys it: its cache
 		// strategy, and a recompute of 200ms
@@ -41,9 +51,10 @@ func TestGateAServiceHerdbenchDidNotStart(t *testing.T) {
 				t.Fatalf("PUT /admin/config on :%d: %s", port, resp.Status)
 			}
 		}
-		out := t.TempDir()
-		cmd := exec.Command(localtest.Binary(), "run", "examples/ci-service-gate.yaml", "--results-dir", out,
-			"-o", "table", "-o", "junit="+filepath.Join(out, "gates.xml"))
+		dir := t.TempDir()
+		junitFile := filepath.Join(dir, "gates.xml")
+		cmd := exec.Command(localtest.Binary(), "run", "examples/ci-service-gate.yaml", "--results-dir", dir,
+			"-o", "table", "-o", "junit="+junitFile)
 		cmd.Dir = composetest.Root()
 		cmd.Env = append(os.Environ(), "SERVICE_PG_DSN=postgres://herdbench@127.0.0.1:15432/herdbench?sslmode=disable")
 		var b bytes.Buffer
@@ -52,13 +63,49 @@ func TestGateAServiceHerdbenchDidNotStart(t *testing.T) {
 		if _, ok := err.(*exec.ExitError); err != nil && !ok {
 			t.Fatal(err)
 		}
-		t.Logf("strategy %s: exit %d\n%s", strategy, cmd.ProcessState.ExitCode(), b.String())
-		return cmd.ProcessState.ExitCode(), b.String()
+		code, out = cmd.ProcessState.ExitCode(), b.String()
+		t.Logf("strategy %s: exit %d\n%s", strategy, code, out)
+		return code, out, gateFailures(t, junitFile)
 	}
-	if code, out := gate("lock"); code != 0 || !strings.Contains(out, "db.queries <= 55") {
-		t.Errorf("the service with the fleet lock: exit %d; want 0, the gate passed\n%s", code, out)
+	const queries = "db.queries <= 55 [baseline]"
+	for _, c := range []struct {
+		strategy    string
+		queriesFail bool
+	}{{"lock", false}, {"none", true}} {
+		code, out, failed := gate(c.strategy)
+		if _, checked := failed[queries]; !checked || failed[queries] != c.queriesFail {
+			t.Errorf("strategy %s: gate %q failed %v (checked %v); want failed %v\n%s", c.strategy, queries, failed[queries], checked, c.queriesFail, out)
+		}
+		want := 0
+		if slices.Contains(slices.Collect(maps.Values(failed)), true) {
+			want = 99
+		}
+		if code != want {
+			t.Errorf("strategy %s: exit %d with gate failures %v; want %d\n%s", c.strategy, code, failed, want, out)
+		}
 	}
-	if code, out := gate("none"); code != 99 || !strings.Contains(out, "db.queries <= 55") {
-		t.Errorf("the service with no mitigation: exit %d; want 99, the gate on db.queries failed\n%s", code, out)
+}
+
+// gateFailures reads a JUnit report herdbench wrote: each gate testcase's
+// name, and whether it failed.
+func gateFailures(t *testing.T, file string) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var suites junit.Testsuites
+	if err := xml.Unmarshal(b, &suites); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	failed := map[string]bool{}
+	for _, s := range suites.Suites {
+		for _, tc := range s.Testcases {
+			failed[tc.Name] = tc.Failure != nil || tc.Error != nil
+		}
+	}
+	if len(failed) == 0 {
+		t.Fatalf("%s: no gate testcases:\n%s", file, b)
+	}
+	return failed
 }
