@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -223,7 +224,8 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 		}
 	}
 	// the replicas', the exporters' and Prometheus' own real output, as
-	// Prometheus scrapes them
+	// Prometheus scrapes them. Its scrape manager takes up what discovery
+	// found every 5 s, so a Prometheus just started may list no target yet.
 	var targets struct {
 		ActiveTargets []struct {
 			ScrapeURL string            `json:"scrapeUrl"`
@@ -231,12 +233,26 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 			Health    string            `json:"health"`
 		} `json:"activeTargets"`
 	}
-	if err := promAPI(st.Prometheus, "/api/v1/targets", nil, &targets); err != nil {
-		t.Fatal(err)
-	}
+	wantJobs := []string{"herdbench-api", "herdbench", "redis", "postgres", "prometheus"}
 	jobs := map[string]bool{}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if err := promAPI(st.Prometheus, "/api/v1/targets", nil, &targets); err != nil {
+			t.Fatal(err)
+		}
+		clear(jobs)
+		for _, tg := range targets.ActiveTargets {
+			jobs[tg.Labels["job"]] = true
+		}
+		if !slices.ContainsFunc(wantJobs, func(j string) bool { return !jobs[j] }) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("stampede ended before Prometheus listed its targets (%v): %v\n%s", jobs, err, stampedeOut.String())
+		case <-tick.C:
+		}
+	}
 	for _, tg := range targets.ActiveTargets {
-		jobs[tg.Labels["job"]] = true
 		if tg.Labels["job"] == "herdbench" {
 			continue // read above
 		}
@@ -248,7 +264,7 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 			known[n] = true
 		}
 	}
-	for _, job := range []string{"herdbench-api", "herdbench", "redis", "postgres", "prometheus"} {
+	for _, job := range wantJobs {
 		if !jobs[job] {
 			t.Errorf("Prometheus scrapes no job %s (targets %+v)", job, targets.ActiveTargets)
 		}
