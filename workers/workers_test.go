@@ -156,8 +156,11 @@ func TestThreeWorkersMakeOneHerd(t *testing.T) {
 		if ws.StartSkewP99MS < 0 || ws.StartSkewP99MS > ws.StartSkewMaxMS {
 			t.Errorf("%s: start skew p99 %gms, max %gms; want 0 <= p99 <= max", a.Name, ws.StartSkewP99MS, ws.StartSkewMaxMS)
 		}
-		if ws.StartSkewMaxMS < 0 || ws.StartSkewMaxMS >= 5 {
-			t.Errorf("%s: start skew max %gms; want under 5ms on loopback", a.Name, ws.StartSkewMaxMS)
+		// a quiet machine measures 1.4 to 2.8 ms; a CI machine compiling
+		// beside this test once 10.3 ms. The check is that the herd held
+		// together, far inside the 300 ms start margin, not a speed claim.
+		if ws.StartSkewMaxMS < 0 || ws.StartSkewMaxMS >= 50 {
+			t.Errorf("%s: start skew max %gms; want under 50ms on loopback", a.Name, ws.StartSkewMaxMS)
 		}
 		if a.Trigger.FiredAt == nil {
 			t.Errorf("%s: the trigger never fired", a.Name)
