@@ -254,16 +254,20 @@ func TestEveryIntendedRequestIsCounted(t *testing.T) {
 			t.Errorf("rate %d for %s: %d records; want %d, one per intended request", tt.rate, tt.duration, len(got.recs), intended)
 		}
 		slices.Sort(lags)
-		var p99 time.Duration
+		var p90, p99 time.Duration
 		if len(lags) > 0 {
-			p99 = lags[len(lags)*99/100]
+			p90, p99 = lags[len(lags)*90/100], lags[len(lags)*99/100]
 		}
-		t.Logf("rate %d for %s: %d intended, %d unsent, lag p99 %s", tt.rate, tt.duration, intended, unsent, p99)
+		t.Logf("rate %d for %s: %d intended, %d unsent, lag p90 %s p99 %s", tt.rate, tt.duration, intended, unsent, p90, p99)
 		if tt.saturated && float64(unsent) < 0.01*float64(intended) {
 			t.Errorf("rate %d: %d of %d unsent; want the generator to fall behind and say so", tt.rate, unsent, intended)
 		}
-		if !tt.saturated && (unsent != 0 || p99 > 10*time.Millisecond) {
-			t.Errorf("rate %d: %d unsent, lag p99 %s; want every request sent on time", tt.rate, unsent, p99)
+		// not saturated by the results' own rule (experiment.SaturatedLag):
+		// every request sent, nine in ten within 10 ms of their instant. Its
+		// p99, two requests of 200 here, once took 13.5 ms on a CI machine
+		// compiling beside the test.
+		if !tt.saturated && (unsent != 0 || p90 > 10*time.Millisecond) {
+			t.Errorf("rate %d: %d unsent, lag p90 %s; want every request sent, nine in ten on time", tt.rate, unsent, p90)
 		}
 	}
 }
