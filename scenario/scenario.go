@@ -96,6 +96,7 @@ type Knobs struct {
 	LockWait         *Duration `yaml:"lock_wait,omitempty" flag:"lock-wait"`
 	LockPoll         *Duration `yaml:"lock_poll,omitempty" flag:"lock-poll"`
 	QueryCost        *Duration `yaml:"query_cost,omitempty" flag:"query-cost"`
+	DBRetry          *string   `yaml:"db_retry,omitempty" flag:"db-retry"`
 	EarlyProbability *float64  `yaml:"early_probability,omitempty" flag:"early-probability"`
 	LeaseInterval    *Duration `yaml:"lease_interval,omitempty" flag:"lease-interval"`
 	LeaseWait        *Duration `yaml:"lease_wait,omitempty" flag:"lease-wait"`

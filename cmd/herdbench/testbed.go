@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -26,7 +27,7 @@ The docker provider runs the same with docker compose (docker-compose.yml).`,
 		Args: cobra.NoArgs,
 		RunE: showHelp,
 	}
-	c.AddCommand(newTestbedUpCmd(stdout, stderr), newTestbedDownCmd(stdout), newTestbedStatusCmd(stdout), newTestbedServeCmd(stderr))
+	c.AddCommand(newTestbedUpCmd(stdout, stderr), newTestbedDownCmd(stdout), newTestbedStatusCmd(stdout), newTestbedServeCmd(stderr), newTestbedEdgeCmd(stderr))
 	return c
 }
 
@@ -68,6 +69,7 @@ func addKnobFlags(fs *pflag.FlagSet, c *api.Config) {
 	fs.DurationVar((*time.Duration)(&c.LockWait), "lock-wait", time.Duration(c.LockWait), "longest a lock waiter waits before loading itself")
 	fs.DurationVar((*time.Duration)(&c.LockPoll), "lock-poll", time.Duration(c.LockPoll), "when a lock or lease waiter first re-reads the cache; each next re-read waits twice as long, up to 8 times this")
 	fs.DurationVar((*time.Duration)(&c.QueryCost), "query-cost", time.Duration(c.QueryCost), "time the item query holds its connection (pg_sleep)")
+	fs.TextVar(&c.DBRetry, "db-retry", c.DBRetry, "retries of a failed item query, each with its own --db-timeout: "+strings.Join(retry.Forms, ", "))
 	fs.Float64Var(&c.EarlyProbability, "early-probability", c.EarlyProbability, "early: chance of a background refresh on each hit, 0 to 1")
 	fs.DurationVar((*time.Duration)(&c.LeaseInterval), "lease-interval", time.Duration(c.LeaseInterval), "lease: at most one token per key per interval")
 	fs.DurationVar((*time.Duration)(&c.LeaseWait), "lease-wait", time.Duration(c.LeaseWait), "lease: longest a request waits for the token holder's value")

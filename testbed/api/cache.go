@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/herdbench/herdbench/retry"
 )
 
 // Redis key layout. Triggers match ItemKeyPattern, which covers the fresh
@@ -203,16 +206,20 @@ func (s *Server) set(ctx context.Context, p redis.Pipeliner, v view, id int64, b
 }
 
 // load runs the item query and returns the item, the entry to cache and
-// its TTL, jitter included.
+// its TTL, jitter included. A failed query (an error, or db-timeout) is
+// retried per the db_retry policy, each attempt with its own db-timeout:
+// the layer of a cascade closest to the database.
 func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time.Duration, error) {
 	if v.st.ratelimit && !v.limiter.Allow() {
 		v.m.shed.Inc()
 		return Item{}, nil, 0, fmt.Errorf("%w: over %g loads/s", errShed, v.cfg.RateLimit)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.DBTimeout)
+	// the first attempt's db-timeout bounds the wait for shed's permit too
+	base := context.WithoutCancel(ctx)
+	first, cancel := context.WithTimeout(base, s.opts.DBTimeout)
 	defer cancel()
 	if v.shed != nil {
-		permit, err := v.shed.acquire(ctx)
+		permit, err := v.shed.acquire(first)
 		if err != nil {
 			v.m.shed.Inc()
 			return Item{}, nil, 0, err
@@ -223,6 +230,41 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
+	var backoff *retry.Backoff
+	var prev time.Duration
+	for n := 0; ; n++ {
+		ctx := first
+		if n > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(base, s.opts.DBTimeout)
+			defer cancel()
+		}
+		it, took, err := s.query(ctx, v, id)
+		switch {
+		case errors.Is(err, errBreakerOpen):
+			return Item{}, nil, 0, err
+		case errors.Is(err, errNotFound):
+			return it, nil, 0, errNotFound
+		case err == nil:
+			b, ttl := s.entry(v, it, took)
+			return it, b, ttl, nil
+		}
+		if backoff == nil {
+			backoff = retry.NewBackoff(v.cfg.DBRetry.Policy, rand.New(rand.NewPCG(math.Float64bits(s.random()), uint64(id))))
+		}
+		if n >= backoff.Retries() {
+			return it, nil, 0, fmt.Errorf("load item %d: %w", id, err)
+		}
+		v.m.loadRetries.Inc()
+		prev = backoff.Delay(n, prev)
+		time.Sleep(prev)
+	}
+}
+
+// query runs the item query once under ctx, through the breaker when it is
+// on, and counts it: a load when Postgres completed it (pg_stat_statements
+// counts it), a load error when not.
+func (s *Server) query(ctx context.Context, v view, id int64) (Item, time.Duration, error) {
 	start := time.Now()
 	query := func() (Item, error) {
 		var it Item
@@ -238,7 +280,7 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 		it, err = v.breaker.Execute(query)
 		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 			v.m.shed.Inc()
-			return Item{}, nil, 0, errBreakerOpen
+			return Item{}, 0, errBreakerOpen
 		}
 	} else {
 		it, err = query()
@@ -247,15 +289,13 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 	switch {
 	case errors.Is(err, errNotFound):
 		v.m.loads.Inc() // the query completed: pg_stat_statements counts it
-		return it, nil, 0, errNotFound
 	case err != nil:
 		v.m.loadErrors.Inc()
-		return it, nil, 0, fmt.Errorf("load item %d: %w", id, err)
+	default:
+		v.m.loads.Inc()
+		v.m.loadDuration.Observe(took.Seconds())
 	}
-	v.m.loads.Inc()
-	v.m.loadDuration.Observe(took.Seconds())
-	b, ttl := s.entry(v, it, took)
-	return it, b, ttl, nil
+	return it, took, err
 }
 
 // entry is the cached form of an item loaded in took, and its TTL, jitter

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/retry"
 )
 
 // Mitigation names accepted in Config.Strategy. Strategies lists them in the
@@ -59,6 +60,7 @@ type Config struct {
 	LockWait   herd.Duration `json:"lock_wait"`   // longest a waiter waits before loading itself
 	LockPoll   herd.Duration `json:"lock_poll"`   // when a waiter first re-reads the cache; it backs off to 8x
 	QueryCost  herd.Duration `json:"query_cost"`  // pg_sleep held by the item query
+	DBRetry    DBRetry       `json:"db_retry"`    // retries of a failed item query (an error or db-timeout), each with its own timeout
 
 	EarlyProbability float64       `json:"early_probability"`  // early: chance of a background refresh per hit, [0, 1]
 	LeaseInterval    herd.Duration `json:"lease_interval"`     // lease: at most one token per key per interval
@@ -76,6 +78,18 @@ type Config struct {
 	ShedWait         herd.Duration `json:"shed_wait"`          // shed_priority: longest an admitted request queues for a permit
 }
 
+// DBRetry is db_retry's policy, in the clients' forms (package retry),
+// whose errors name the field.
+type DBRetry struct{ retry.Policy }
+
+// UnmarshalText reads the policy's short form.
+func (d *DBRetry) UnmarshalText(b []byte) error {
+	if err := d.Policy.UnmarshalText(b); err != nil {
+		return fmt.Errorf("db_retry: %w", err)
+	}
+	return nil
+}
+
 // DefaultConfig is the configuration a replica starts with unless told
 // otherwise.
 var DefaultConfig = Config{
@@ -91,6 +105,7 @@ var DefaultConfig = Config{
 	LockWait:  herd.Duration(8 * time.Second),
 	LockPoll:  herd.Duration(5 * time.Millisecond),
 	QueryCost: herd.Duration(50 * time.Millisecond),
+	DBRetry:   DBRetry{retry.Policy{Kind: retry.None}},
 
 	EarlyProbability: 0.01,
 	LeaseInterval:    herd.Duration(2 * time.Second),

@@ -90,3 +90,19 @@ func TestDurationJSON(t *testing.T) {
 		t.Errorf("Marshal = %s; want ttl as \"50ms\"", b)
 	}
 }
+
+// db_retry travels as the clients' short form, and a bad one is refused
+// naming the field and the accepted forms.
+func TestDBRetryJSON(t *testing.T) {
+	var c Config
+	if err := json.Unmarshal([]byte(`{"db_retry":"exp:50ms:500ms:3"}`), &c); err != nil || c.DBRetry.String() != "exp:50ms:500ms:3" {
+		t.Fatalf(`Unmarshal({"db_retry":"exp:50ms:500ms:3"}) = %v, %v; want the policy`, c.DBRetry, err)
+	}
+	err := json.Unmarshal([]byte(`{"db_retry":"exp:1"}`), &c)
+	if err == nil || !strings.Contains(err.Error(), "db_retry: ") || !strings.Contains(err.Error(), "accepted: none, immediate:N") {
+		t.Errorf(`Unmarshal({"db_retry":"exp:1"}) error = %v; want one naming db_retry and the accepted forms`, err)
+	}
+	if b, _ := json.Marshal(DefaultConfig); !strings.Contains(string(b), `"db_retry":"none"`) {
+		t.Errorf("Marshal(DefaultConfig) = %s; want db_retry none", b)
+	}
+}

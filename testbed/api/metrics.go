@@ -36,6 +36,7 @@ const (
 	MetricCacheErrors   = "herdbench_api_cache_errors_total"
 	MetricLoads         = "herdbench_api_loads_total"
 	MetricLoadErrors    = "herdbench_api_load_errors_total"
+	MetricLoadRetries   = "herdbench_api_load_retries_total"
 	MetricEarlyLoads    = "herdbench_api_early_loads_total"
 	MetricCoalesced     = "herdbench_api_coalesced_total"
 	MetricStaleServed   = "herdbench_api_stale_served_total"
@@ -108,6 +109,7 @@ type metrics struct {
 	cacheErrors   prometheus.Counter
 	loads         prometheus.Counter
 	loadErrors    prometheus.Counter
+	loadRetries   prometheus.Counter
 	earlyLoads    prometheus.Counter
 	coalesced     prometheus.Counter
 	staleServed   prometheus.Counter
@@ -172,6 +174,10 @@ func newMetrics(g gauges) *metrics {
 			Name: MetricLoadErrors,
 			Help: "Item queries that failed or timed out.",
 		}),
+		loadRetries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: MetricLoadRetries,
+			Help: "Item queries retried per db_retry after one failed or timed out.",
+		}),
 		earlyLoads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricEarlyLoads,
 			Help: "Loads started before expiry by xfetch or early.",
@@ -211,7 +217,7 @@ func newMetrics(g gauges) *metrics {
 		}),
 	}
 	reg.MustRegister(g.collectors()...)
-	reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors,
+	reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors, m.loadRetries,
 		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.localHits, m.shed, m.breakerOpens, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range outcomes {

@@ -138,8 +138,8 @@ func TestMetricsLint(t *testing.T) {
 			n++
 		}
 	}
-	if n != 18 {
-		t.Errorf("gathered %d herdbench_api_* families; want 18", n)
+	if n != 19 {
+		t.Errorf("gathered %d herdbench_api_* families; want 19", n)
 	}
 }
 

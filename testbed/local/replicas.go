@@ -89,6 +89,7 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--lock-wait", c.LockWait.String(),
 		"--lock-poll", c.LockPoll.String(),
 		"--query-cost", c.QueryCost.String(),
+		"--db-retry", c.DBRetry.String(),
 		"--early-probability", strconv.FormatFloat(c.EarlyProbability, 'g', -1, 64),
 		"--lease-interval", c.LeaseInterval.String(),
 		"--lease-wait", c.LeaseWait.String(),

@@ -1,0 +1,122 @@
+package local
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
+)
+
+// An edge replica in front of the testbed's API replicas: each layer's
+// traffic, read from its own counters, is the layer above's times its
+// retries. Healthy, a client request is one attempt at B and one query in
+// Postgres. With Postgres cut off, every attempt fails at B and the edge's
+// policy (immediate:2) sends each client request to B three times; when B
+// retries its loads too (db_retry immediate:2), each of those tries the
+// database three times: one client request, nine database attempts.
+func TestRetriesMultiplyLayerByLayer(t *testing.T) {
+	tb := sharedTestbed(t)
+	f := newFleet(t, tb)
+	f.configure(`{"strategy":"none","query_cost":"1ms"}`)
+	t.Cleanup(func() { f.configure(`{}`) }) // db_retry back to none for the next test
+	pol, err := retry.Parse("immediate:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := edge.New(edge.Options{Name: "a1", Upstreams: f.st.API, Timeout: 3 * time.Second, Retry: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := httptest.NewServer(e.Handler())
+	defer a.Close()
+
+	type layers struct{ clients, attempts, atB, dbAttempts, queries int64 }
+	phase := func(ids []int64, wantStatus int) (l layers) {
+		t.Helper()
+		b0, q0 := f.metric(api.MetricRequests), f.itemQueryCalls()
+		db0 := f.metric(api.MetricLoads) + f.metric(api.MetricLoadErrors)
+		at0 := edgeCounter(t, a.URL, edge.MetricAttempts)
+		for _, id := range ids {
+			f.expire(id, true) // a miss: B must load it
+			resp, err := http.Get(fmt.Sprintf("%s/items/%d", a.URL, id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != wantStatus {
+				t.Fatalf("GET %d through the edge: %d %s; want %d", id, resp.StatusCode, body, wantStatus)
+			}
+		}
+		l = layers{clients: int64(len(ids)), attempts: int64(edgeCounter(t, a.URL, edge.MetricAttempts) - at0),
+			atB: int64(f.metric(api.MetricRequests) - b0), queries: f.itemQueryCalls() - q0,
+			dbAttempts: int64(f.metric(api.MetricLoads) + f.metric(api.MetricLoadErrors) - db0)}
+		t.Logf("%+v", l)
+		return l
+	}
+	ids := func(from int64) (out []int64) {
+		for i := range int64(20) {
+			out = append(out, from+i)
+		}
+		return out
+	}
+
+	if l := phase(ids(700), http.StatusOK); l.attempts != l.clients || l.atB != l.clients || l.dbAttempts != l.clients || l.queries != l.clients {
+		t.Errorf("healthy: %+v; want one edge attempt, one request at B, one load and one item query per client request", l)
+	}
+
+	pg, err := toxiclient.NewClient(f.st.Toxiproxy).Proxy("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Disable(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Enable() })
+	if l := phase(ids(800), http.StatusBadGateway); l.attempts != 3*l.clients || l.atB != l.attempts || l.dbAttempts != l.atB || l.queries != 0 {
+		t.Errorf("postgres cut off: %+v; want 3 edge attempts per client request, each reaching B and trying the database once, no query completing", l)
+	}
+
+	f.configure(`{"strategy":"none","query_cost":"1ms","db_retry":"immediate:2"}`)
+	if l := phase(ids(900), http.StatusBadGateway); l.attempts != 3*l.clients || l.atB != l.attempts || l.dbAttempts != 9*l.clients || l.queries != 0 {
+		t.Errorf("postgres cut off, B retrying its loads: %+v; want 3 edge attempts and 9 database attempts per client request", l)
+	}
+	if r := f.metric(api.MetricLoadRetries); r != 2*3*20 {
+		t.Errorf("%s = %g; want 2 per request at B, %d", api.MetricLoadRetries, r, 2*3*20)
+	}
+}
+
+// edgeCounter reads a counter from an edge's /metrics, summed over its
+// labels.
+func edgeCounter(t *testing.T, base, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, ok := mfs[name]
+	if !ok {
+		t.Fatalf("%s/metrics has no %s", base, name)
+	}
+	var sum float64
+	for _, m := range mf.GetMetric() {
+		sum += m.GetCounter().GetValue()
+	}
+	return sum
+}
