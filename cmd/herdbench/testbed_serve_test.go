@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 )
@@ -20,6 +21,7 @@ func TestServeArgsCarryEveryOption(t *testing.T) {
 		Config: api.Config{Strategy: "lock+shed", TTL: herd.Duration(7 * time.Second), StaleTTL: herd.Duration(time.Hour),
 			TTLJitter: 0.3, XFetchBeta: 2, LockTTL: herd.Duration(time.Second), LockWait: herd.Duration(2 * time.Second),
 			LockPoll: herd.Duration(3 * time.Millisecond), QueryCost: herd.Duration(9 * time.Millisecond),
+			DBRetry:          api.DBRetry{Policy: retry.Policy{Kind: retry.Exp, Base: 10 * time.Millisecond, Cap: time.Second, Retries: 3}},
 			EarlyProbability: 0.5, LeaseInterval: herd.Duration(4 * time.Second), LeaseWait: herd.Duration(5 * time.Second),
 			LocalTTL: herd.Duration(6 * time.Second), LocalJitter: 0.4, RateLimit: 12, RateBurst: 13,
 			RampUp: herd.Duration(14 * time.Second), BreakerFailures: 15, BreakerOpen: herd.Duration(16 * time.Second),
