@@ -135,6 +135,12 @@ func FromTestbed(st testbed.Status) *Target {
 	for _, u := range st.API {
 		t.Hosts[hostOf(u)] = "testbed api"
 	}
+	if len(st.Edge) > 0 { // two tiers: the clients attack the edges, which call the replicas
+		t.Endpoints = st.Edge
+		for _, u := range st.Edge {
+			t.Hosts[hostOf(u)] = "testbed edge"
+		}
+	}
 	return t
 }
 

@@ -23,6 +23,7 @@ const (
 type Status struct {
 	Provider   string            `json:"provider"`             // "local" or "docker"
 	API        []string          `json:"api"`                  // base URL of each replica
+	Edge       []string          `json:"edge,omitempty"`       // base URL of each edge replica, in front of the replicas (tiers 2)
 	Redis      string            `json:"redis"`                // redis://host:port, direct (not proxied)
 	Postgres   string            `json:"postgres"`             // superuser DSN, direct; reads pg_stat_statements
 	Toxiproxy  string            `json:"toxiproxy"`            // toxiproxy API URL

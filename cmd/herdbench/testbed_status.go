@@ -31,7 +31,8 @@ func newTestbedStatusCmd(stdout io.Writer) *cobra.Command {
 		Use:   "status",
 		Short: "Show the running testbed: endpoints, pids, versions, log paths",
 		Long: `Show the running testbed. --json prints one object for scripts:
-provider, api (one base URL per replica), redis (URL), postgres (a DSN that
+provider, api (one base URL per replica), edge (with --tiers 2, one per
+edge replica), redis (URL), postgres (a DSN that
 reads pg_stat_statements), toxiproxy (API URL), proxies, state_dir, pids,
 versions and logs; with observability, prometheus (its URL), harness (where
 it scrapes a stampede's live metrics) and, under docker, grafana. --template formats the same object with a Go template,
@@ -88,6 +89,9 @@ func printStatus(w io.Writer, st testbed.Status) error {
 	fmt.Fprintf(tw, "provider\t%s\n", st.Provider)
 	fmt.Fprintf(tw, "state dir\t%s\n", st.StateDir)
 	fmt.Fprintf(tw, "api\t%s\n", strings.Join(st.API, "  "))
+	if len(st.Edge) > 0 {
+		fmt.Fprintf(tw, "edge\t%s\n", strings.Join(st.Edge, "  "))
+	}
 	fmt.Fprintf(tw, "redis\t%s\t%s\n", st.Redis, st.Versions["redis"])
 	fmt.Fprintf(tw, "postgres\t%s\t%s\n", st.Postgres, st.Versions["postgres"])
 	fmt.Fprintf(tw, "toxiproxy\t%s\t%s\n", st.Toxiproxy, st.Versions["toxiproxy"])
@@ -101,8 +105,8 @@ func printStatus(w io.Writer, st testbed.Status) error {
 	for _, name := range slices.Sorted(maps.Keys(st.PIDs)) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", name, st.PIDs[name], st.Logs[name])
 	}
-	if len(st.API) > 0 {
-		fmt.Fprintf(tw, "\ntry: curl -i %s/items/42\n", st.API[0])
+	if try := append(slices.Clone(st.Edge), st.API...); len(try) > 0 {
+		fmt.Fprintf(tw, "\ntry: curl -i %s/items/42\n", try[0])
 	}
 	return tw.Flush()
 }

@@ -18,8 +18,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 )
 
@@ -32,6 +34,11 @@ type upOptions struct {
 	JSON       bool
 	NotifyFD   int // set by a detaching up for its supervisor
 	Replica    api.Options
+	// Tiers 2 puts edge replicas in front of the API replicas, calling them
+	// with Edge's timeout and the EdgeRetry policy and EdgeBudget budget.
+	Tiers                 int
+	Edge                  edge.Options
+	EdgeRetry, EdgeBudget string
 	// Flags the user set, handed on to a detached supervisor.
 	passArgs []string
 
@@ -93,6 +100,10 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 	fs.IntVar(&opts.NotifyFD, "notify-fd", 0, "")
 	_ = fs.MarkHidden("notify-fd")
 	addReplicaFlags(fs, &opts.Replica)
+	fs.IntVar(&opts.Tiers, "tiers", local.OneTier, "1: the API replicas; 2: also one edge replica per API replica in front of them, calling them over HTTP (status lists them under edge; the stampede's clients attack them)")
+	fs.DurationVar(&opts.Edge.Timeout, "edge-timeout", local.DefaultEdgeTimeout, "with --tiers 2: each edge attempt's own timeout")
+	fs.StringVar(&opts.EdgeRetry, "edge-retry", retry.None, "with --tiers 2: the edges' retry policy: "+strings.Join(retry.Forms, ", "))
+	fs.StringVar(&opts.EdgeBudget, "edge-retry-budget", retry.None, "with --tiers 2: bounds each edge's retries: none, a ratio such as 10%, tokens or tokens:N")
 	return c
 }
 
@@ -106,6 +117,20 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 	if opts.Items < 1 {
 		return usageErrorf("--items: %d out of range (accepted: 1 or more)", opts.Items)
 	}
+	if opts.Tiers != local.OneTier && opts.Tiers != local.TwoTiers {
+		return usageErrorf("--tiers: %d out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)", opts.Tiers)
+	}
+	if opts.Edge.Timeout < time.Millisecond || opts.Edge.Timeout > time.Minute {
+		return usageErrorf("--edge-timeout: %s out of range (accepted: 1ms to 1m)", opts.Edge.Timeout)
+	}
+	var err error
+	if opts.Edge.Retry, err = retry.Parse(opts.EdgeRetry); err != nil {
+		return usageErrorf("--edge-retry: %v", err)
+	}
+	if opts.Edge.Budget, err = retry.ParseBudget(opts.EdgeBudget); err != nil {
+		return usageErrorf("--edge-retry-budget: %v", err)
+	}
+	opts.Edge.Seed = opts.Replica.Seed
 	if err := checkProvider(opts.Provider); err != nil {
 		return err
 	}
@@ -143,6 +168,8 @@ func upForeground(ctx context.Context, stdout, stderr io.Writer, opts upOptions)
 		Log:          slog.New(slog.NewTextHandler(stderr, nil)),
 
 		Observability: opts.Observability,
+		Tiers:         opts.Tiers,
+		Edge:          opts.Edge,
 	})
 	if opts.NotifyFD > 0 {
 		f := os.NewFile(uintptr(opts.NotifyFD), "notify")

@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Options configure an edge replica.
@@ -140,7 +141,7 @@ func (e *Edge) getItem(w http.ResponseWriter, r *http.Request) {
 	var prev time.Duration
 	cost := 0 // what the last retry cost the budget, refunded on success
 	for n := 0; ; n++ {
-		status, body, err := e.attempt(r.Context(), id)
+		status, body, err := e.attempt(r.Context(), id, r.Header)
 		if err == nil {
 			e.mu.Lock()
 			e.spender.Succeeded(cost)
@@ -193,9 +194,13 @@ type errStatus struct{ code int }
 
 func (e errStatus) Error() string { return "HTTP " + strconv.Itoa(e.code) }
 
+// forwarded are the request headers an edge passes on to B: a request's
+// own strategy and priority (testbed/api) travel with it.
+var forwarded = []string{api.StrategyHeader, api.PriorityHeader}
+
 // attempt calls one B replica, the next in turn, under the edge's timeout:
 // B's answer below 500, or why the attempt failed.
-func (e *Edge) attempt(ctx context.Context, id string) (int, []byte, error) {
+func (e *Edge) attempt(ctx context.Context, id string, h http.Header) (int, []byte, error) {
 	e.attempts.Inc()
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
@@ -204,6 +209,11 @@ func (e *Edge) attempt(ctx context.Context, id string) (int, []byte, error) {
 	if err != nil {
 		e.failures.WithLabelValues(ReasonTransport).Inc()
 		return 0, nil, err
+	}
+	for _, k := range forwarded {
+		if v := h.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	resp, err := e.client.Do(req)
 	var body []byte

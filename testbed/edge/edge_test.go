@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // upstream is a B that answers each call with answer(n), n counting its
@@ -145,5 +146,24 @@ func TestNewRefusesAnEdgeWithNothingToCall(t *testing.T) {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v): no error; want one", o)
 		}
+	}
+}
+
+// A request's own strategy and priority headers reach B with it.
+func TestForwardsTheRequestsStrategyAndPriority(t *testing.T) {
+	var got http.Header
+	b := newUpstream(t, func(_ int64, w http.ResponseWriter, r *http.Request) { got = r.Header.Clone() })
+	_, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Timeout: time.Second})
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items/3", nil)
+	req.Header.Set(api.StrategyHeader, "lock")
+	req.Header.Set(api.PriorityHeader, api.PriorityCritical)
+	req.Header.Set("X-Other", "kept out")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got.Get(api.StrategyHeader) != "lock" || got.Get(api.PriorityHeader) != api.PriorityCritical || got.Get("X-Other") != "" {
+		t.Errorf("B received %v; want the strategy and priority headers only", got)
 	}
 }

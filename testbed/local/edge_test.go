@@ -1,10 +1,12 @@
 package local
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
@@ -119,4 +122,60 @@ func edgeCounter(t *testing.T, base, name string) float64 {
 		sum += m.GetCounter().GetValue()
 	}
 	return sum
+}
+
+// Tiers 2 puts one edge replica in front of each API replica, each calling
+// them through toxiproxy proxies of their own: the status names them, an
+// item comes back through an edge, disabling the api proxies cuts the
+// edges from the replicas (502), and Stop leaves nothing of them.
+func TestTwoTiersPutEdgesInFrontOfTheReplicas(t *testing.T) {
+	machinelock.Take(t) // starting Postgres and Redis takes the cores another test measures with
+	requireBinaries(t)
+	dir := stateDir(t)
+	pol, err := retry.Parse("immediate:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Start(context.Background(), Config{StateDir: dir, Binary: binary, Replicas: 2, Items: 50,
+		Tiers: TwoTiers, Edge: edge.Options{Timeout: 2 * time.Second, Retry: pol}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.Stop)
+	st := tb.Status()
+	if len(st.Edge) != 2 || st.PIDs["edge-1"] == 0 || st.PIDs["edge-2"] == 0 || st.Proxies["api-1"] == "" || st.Proxies["api-2"] == "" {
+		t.Fatalf("status: edge %v, pids %v, proxies %v; want 2 edges, their pids and an api-N proxy per replica", st.Edge, st.PIDs, st.Proxies)
+	}
+	get := func(u string) (int, string) {
+		resp, err := http.Get(u + "/items/42")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("X-Edge") + " " + string(b)
+	}
+	for i, u := range st.Edge {
+		if code, body := get(u); code != http.StatusOK || !strings.HasPrefix(body, fmt.Sprintf("edge-%d {", i+1)) || !strings.Contains(body, `"id":42`) {
+			t.Errorf("GET %s/items/42 = %d %s; want item 42 through edge-%d", u, code, body, i+1)
+		}
+	}
+	tox := toxiclient.NewClient(st.Toxiproxy)
+	for _, name := range []string{"api-1", "api-2"} {
+		p, err := tox.Proxy(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Disable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, body := get(st.Edge[0]); code != http.StatusBadGateway {
+		t.Errorf("with the api proxies disabled, GET through edge-1 = %d %s; want 502", code, body)
+	}
+	if n := edgeCounter(t, st.Edge[0], edge.MetricAttempts); n != 1+2 {
+		t.Errorf("edge-1 attempts = %g; want 3 (one answered, then two tries cut off)", n)
+	}
+	tb.Stop()
+	assertGone(t, dir, statusPorts(t, st.Edge...))
 }

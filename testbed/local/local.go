@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 )
 
 // Defaults of Config.
@@ -43,12 +43,17 @@ type Config struct {
 	// Observability also starts Prometheus and its Redis and Postgres
 	// exporters (see observability.go); Status then names Prometheus.
 	Observability bool
+	// Tiers 2 also starts one edge replica per API replica in front of
+	// them (edges.go), with Edge's timeout, retry policy, budget and seed.
+	Tiers int
+	Edge  edge.Options
 }
 
 // Ports fixes listening ports; a zero port is picked free.
 type Ports struct {
 	Redis, Postgres, Toxiproxy int
 	API                        []int // one per replica, in order
+	Edge                       []int // one per edge replica (Tiers 2), in order
 	// with Observability: Prometheus, its exporters, and where it expects
 	// the harness' live metrics
 	Prometheus, RedisExporter, PostgresExporter, Harness int
@@ -127,6 +132,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := c.Replica.Config.Validate(); err != nil {
 		return c, fmt.Errorf("replica config: %w", err)
+	}
+	if err := c.edgeDefaults(); err != nil {
+		return c, err
 	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = DefaultReadyTimeout
@@ -257,6 +265,11 @@ func (tb *Testbed) startParts(ctx context.Context) error {
 	if err := tb.startReplicas(ctx, ports.API); err != nil {
 		return err
 	}
+	if tb.cfg.Tiers == TwoTiers {
+		if err := tb.startEdges(ctx, ports.Edge); err != nil {
+			return err
+		}
+	}
 	if err := tb.startControl(); err != nil {
 		return err
 	}
@@ -272,7 +285,7 @@ func (tb *Testbed) Status() testbed.Status {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	st := tb.status
-	st.API = slices.Clone(st.API)
+	st.API, st.Edge = slices.Clone(st.API), slices.Clone(st.Edge)
 	st.PIDs, st.Versions, st.Logs, st.Proxies = maps.Clone(st.PIDs), maps.Clone(st.Versions), maps.Clone(st.Logs), maps.Clone(st.Proxies)
 	return st
 }
@@ -399,40 +412,6 @@ func (tb *Testbed) partError(part string, err error) error {
 }
 
 func (tb *Testbed) logDir() string { return filepath.Join(tb.cfg.StateDir, "logs") }
-
-// pickPorts fills unset ports with free ones. The probe listeners stay open
-// until every port is picked, so no port is handed out twice.
-func (c Config) pickPorts() (Ports, error) {
-	p := c.Ports
-	p.API = append([]int(nil), c.Ports.API...)
-	if len(p.API) == 0 {
-		p.API = make([]int, c.Replicas)
-	}
-	all := append([]*int{&p.Redis, &p.Postgres, &p.Toxiproxy}, ptrs(p.API)...)
-	if c.Observability {
-		all = append(all, &p.Prometheus, &p.RedisExporter, &p.PostgresExporter, &p.Harness)
-	}
-	for _, port := range all {
-		if *port != 0 {
-			continue
-		}
-		l, err := listenFree()
-		if err != nil {
-			return p, err
-		}
-		defer l.Close() // held until every port is picked: no two alike
-		*port = l.Addr().(*net.TCPAddr).Port
-	}
-	return p, nil
-}
-
-func ptrs(s []int) []*int {
-	out := make([]*int, len(s))
-	for i := range s {
-		out[i] = &s[i]
-	}
-	return out
-}
 
 // mkdirEmpty makes dir anew, removing what a previous run left there.
 func mkdirEmpty(dir string, perm os.FileMode) error {

@@ -79,3 +79,41 @@ func portTaken(err error) bool {
 	msg := strings.ToLower(err.Error())
 	return strings.Contains(msg, "address already in use") || strings.Contains(msg, "could not create any tcp/ip sockets")
 }
+
+// pickPorts fills unset ports with free ones. The probe listeners stay open
+// until every port is picked, so no port is handed out twice.
+func (c Config) pickPorts() (Ports, error) {
+	p := c.Ports
+	p.API = append([]int(nil), c.Ports.API...)
+	if len(p.API) == 0 {
+		p.API = make([]int, c.Replicas)
+	}
+	p.Edge = nil
+	if c.Tiers == TwoTiers {
+		p.Edge = make([]int, c.Replicas)
+	}
+	all := append(append([]*int{&p.Redis, &p.Postgres, &p.Toxiproxy}, ptrs(p.API)...), ptrs(p.Edge)...)
+	if c.Observability {
+		all = append(all, &p.Prometheus, &p.RedisExporter, &p.PostgresExporter, &p.Harness)
+	}
+	for _, port := range all {
+		if *port != 0 {
+			continue
+		}
+		l, err := listenFree()
+		if err != nil {
+			return p, err
+		}
+		defer l.Close() // held until every port is picked: no two alike
+		*port = l.Addr().(*net.TCPAddr).Port
+	}
+	return p, nil
+}
+
+func ptrs(s []int) []*int {
+	out := make([]*int, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
+}

@@ -87,19 +87,27 @@ func (tb *Testbed) startProxy(ctx context.Context, port int, upstreams map[strin
 	tb.status.Toxiproxy = url
 	listen := make(map[string]string, len(upstreams))
 	for name, up := range upstreams {
-		// a port of its own below the ephemeral range: an outage closes
-		// the proxy's listener and reopens it on the same port later
-		port, err := freePort()
-		if err != nil {
-			return nil, err
+		if listen[name], err = ps.add(name, up); err != nil {
+			return nil, fmt.Errorf("%w (log: %s)", err, logPath)
 		}
-		p := toxiproxy.NewProxy(ps.srv, name, "127.0.0.1:"+strconv.Itoa(port), up)
-		if err := ps.srv.Collection.Add(p, true); err != nil {
-			return nil, fmt.Errorf("toxiproxy proxy %s: %w (log: %s)", name, err, logPath)
-		}
-		listen[name] = p.Listen
 	}
 	return listen, nil
+}
+
+// add starts a proxy named name in front of upstream (host:port) and
+// returns where it listens: a port of its own below the ephemeral range,
+// since an outage closes the proxy's listener and reopens it on the same
+// port later.
+func (ps *proxyServer) add(name, upstream string) (string, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	p := toxiproxy.NewProxy(ps.srv, name, "127.0.0.1:"+strconv.Itoa(port), upstream)
+	if err := ps.srv.Collection.Add(p, true); err != nil {
+		return "", fmt.Errorf("toxiproxy proxy %s: %w", name, err)
+	}
+	return p.Listen, nil
 }
 
 // stop closes every proxy and the API.
