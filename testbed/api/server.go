@@ -393,8 +393,17 @@ func Run(ctx context.Context, addr string, opts Options, log *slog.Logger) error
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go s.listen(ctx)
+	log.Info("replica serving", "replica", opts.Name, "addr", ln.Addr().String(), "seed", opts.Seed,
+		"strategy", opts.Config.Strategy, "redis", opts.RedisAddr)
+	return Serve(ctx, ln, s.Handler())
+}
+
+// Serve serves h on ln until ctx ends, then shuts down, giving requests
+// under way 5 s to finish. Every role of the testbed's binary (a replica,
+// an edge) serves through it.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -403,9 +412,7 @@ func Run(ctx context.Context, addr string, opts Options, log *slog.Logger) error
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	log.Info("replica serving", "replica", opts.Name, "addr", ln.Addr().String(), "seed", opts.Seed,
-		"strategy", opts.Config.Strategy, "redis", opts.RedisAddr)
-	err = srv.Serve(ln)
+	err := srv.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		<-done
 		return nil

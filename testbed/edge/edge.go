@@ -251,21 +251,7 @@ func Run(ctx context.Context, addr string, o Options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: e.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
 	log.Info("edge serving", "edge", o.Name, "addr", ln.Addr().String(), "upstreams", o.Upstreams,
 		"timeout", o.Timeout, "retry", o.Retry.String(), "budget", o.Budget.String(), "seed", o.Seed)
-	err = srv.Serve(ln)
-	if errors.Is(err, http.ErrServerClosed) {
-		<-done
-		return nil
-	}
-	return err
+	return api.Serve(ctx, ln, e.Handler())
 }
