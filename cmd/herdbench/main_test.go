@@ -72,6 +72,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"testbed", "up", "--tiers", "3"}, exitUsage, "--tiers: 3 out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)"},
 		{[]string{"testbed", "up", "--tiers", "2", "--edge-retry", "linear:1s"}, exitUsage, "--edge-retry: retry policy \"linear:1s\": unknown kind"},
 		{[]string{"testbed", "up", "--edge-timeout", "0s"}, exitUsage, "--edge-timeout: 0s out of range (accepted: 1ms to 1m)"},
+		{[]string{"testbed", "up", "--edge-retry", "immediate:2"}, exitUsage, "--edge-retry: sets the edge tier's policy, and there is none with --tiers 1 (accepted with --tiers 2)"},
 		{[]string{"testbed", "edge"}, exitUsage, "--upstream: required: the API replicas' base URLs"},
 		{[]string{"testbed", "edge", "--upstream", "127.0.0.1:8081"}, exitUsage, `--upstream "127.0.0.1:8081": want an API replica's base URL, http://HOST:PORT`},
 		{[]string{"testbed", "edge", "--upstream", "http://127.0.0.1:8081", "--timeout", "0s"}, exitUsage, "--timeout 0s: want a duration from 1ms to 1m"},

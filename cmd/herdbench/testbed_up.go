@@ -130,6 +130,13 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 	if opts.Edge.Budget, err = retry.ParseBudget(opts.EdgeBudget); err != nil {
 		return usageErrorf("--edge-retry-budget: %v", err)
 	}
+	if opts.Tiers == local.OneTier {
+		for _, f := range []string{"edge-timeout", "edge-retry", "edge-retry-budget"} {
+			if slices.Contains(opts.setFlags, f) {
+				return usageErrorf("--%s: sets the edge tier's policy, and there is none with --tiers 1 (accepted with --tiers 2)", f)
+			}
+		}
+	}
 	opts.Edge.Seed = opts.Replica.Seed
 	if err := checkProvider(opts.Provider); err != nil {
 		return err
