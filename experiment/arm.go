@@ -48,6 +48,16 @@ const hookTimeout = time.Minute
 func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	a.start = time.Now()
 	a.src = observe.Source{DB: a.tg.DB, Redis: a.tg.Redis, Statements: a.tg.Statements, Role: a.tg.Role}
+	if a.tg.Edges != nil { // a call chain: each layer's counters, every row
+		a.src.Servers = func(ctx context.Context) (observe.Servers, error) {
+			e, err := a.tg.Edges.Counters(ctx)
+			if err != nil {
+				return observe.Servers{}, err
+			}
+			b, err := a.tg.Admin.Counters(ctx)
+			return observe.Servers{Edge: e.Requests, EdgeAttempts: e.Attempts, API: b.Requests, DBAttempts: b.Loads + b.LoadErrors}, err
+		}
+	}
 	a.hot = a.tg.Hot(a.p.HotKeys)
 	a.progress(PhaseFill, 0, 0)
 	after, err := a.sub.Select(ctx, a.arm)
@@ -280,7 +290,9 @@ func (a *armRun) fireAt(ctx context.Context, t time.Time, tenv triggers.Env, fir
 			firedc <- fired{err: ctx.Err()}
 			return
 		}
-		if f.atT, f.err = a.src.Read(ctx); f.err == nil {
+		stores := a.src
+		stores.Servers = nil // their scrapes would delay T; the timeline has them
+		if f.atT, f.err = stores.Read(ctx); f.err == nil {
 			f.at = time.Now()
 			if a.env.Observer != nil {
 				a.env.Observer.Trigger(a.arm.Name, f.at)
@@ -327,6 +339,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		res.Trigger.FiredAt = &at
 	}
 	a.counters(ctx, res, f.apiT)
+	a.layers(ctx, res, ld.rec)
 	a.series(ctx, res, ld.t)
 	// what the target does not let herdbench observe has no figures
 	if a.tg.DB == nil {
@@ -354,6 +367,31 @@ func (a *armRun) counters(ctx context.Context, res *ArmResult, atT *api.Counters
 		c := t.Plus(end.Grown(t))
 		res.API = &c
 	}
+}
+
+// layers reads the edge tier's policy and counters and puts each layer's
+// count side by side; without an edge tier there is no call chain to read.
+func (a *armRun) layers(ctx context.Context, res *ArmResult, rec *Recorder) {
+	if a.tg.Edges == nil || res.API == nil {
+		return
+	}
+	cfg, err := a.tg.Edges.Config(ctx)
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("edge policy: %v", err))
+		return
+	}
+	c, err := a.tg.Edges.Counters(ctx)
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("edge counters: %v", err))
+		return
+	}
+	res.Edge = &EdgeTier{Config: cfg, Counters: c}
+	l := Layers{Edge: c.Requests, EdgeAttempts: c.Attempts, API: res.API.Requests, DBAttempts: res.API.Loads + res.API.LoadErrors}
+	l.Requests, l.ClientAttempts = rec.layer()
+	if res.DB != nil {
+		l.DBQueries = res.DB.QueriesTotal
+	}
+	res.Layers = layersOf(l)
 }
 
 // series reads the service's own metrics over the timeline, as its

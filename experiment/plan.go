@@ -14,6 +14,7 @@ import (
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -60,6 +61,9 @@ type Arm struct {
 	Throttle *float64       `json:"throttle,omitempty"`       // the clients' adaptive throttling K in this arm
 	Hedge    *retry.Hedge   `json:"hedge,omitempty"`          // the clients' hedging in this arm
 	Breaker  *retry.Breaker `json:"client_breaker,omitempty"` // the clients' circuit breaker in this arm
+	// Edge is what the arm sets of the edge replicas' policy (a two-tier
+	// testbed); the rest is theirs from testbed up
+	Edge *edge.Patch `json:"edge,omitempty"`
 	// Select is how the arm is chosen on a service herdbench does not
 	// control; Config is then unused
 	Select *Select `json:"select,omitempty"`
@@ -137,11 +141,16 @@ const (
 	ThrottleArm = "throttle="
 	HedgeArm    = "hedge="
 	BreakerArm  = "client-breaker="
+	// EdgeArm prefixes an arm that sets one key of the edges' policy:
+	// "edge-retry=immediate:2", "edge-breaker=5:2s", "edge-bulkhead=20",
+	// "edge-deadline=800ms", "edge-retry-budget=10%", "edge-timeout=300ms"
+	EdgeArm = "edge-"
 )
 
 // ClientArms lists the client arm prefixes with an example of each, for
 // help text and errors.
-var ClientArms = []string{RetryArm + "full-jitter:100ms:2s:3", ThrottleArm + "2", HedgeArm + "50ms", BreakerArm + "5:2s"}
+var ClientArms = []string{RetryArm + "full-jitter:100ms:2s:3", ThrottleArm + "2", HedgeArm + "50ms", BreakerArm + "5:2s",
+	EdgeArm + "breaker=5:2s"}
 
 // clientArm sets arm a from its name when the name is a client arm, and
 // says whether it is; err says why its spec does not parse.
@@ -170,6 +179,16 @@ func clientArm(a *Arm) (ok bool, err error) {
 			a.Hedge = &h
 		}
 		return true, err
+	}
+	if rest, ok := strings.CutPrefix(n, EdgeArm); ok {
+		if key, spec, ok := strings.Cut(rest, "="); ok {
+			var p edge.Patch
+			err := p.Set(strings.ReplaceAll(key, "-", "_"), spec)
+			if err == nil {
+				a.Edge = &p
+			}
+			return true, err
+		}
 	}
 	if spec, ok := strings.CutPrefix(n, BreakerArm); ok {
 		b, err := retry.ParseBreaker(spec)

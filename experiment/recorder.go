@@ -39,6 +39,7 @@ type Recorder struct {
 	local    int64                   // from T: ok, answered from a replica's in-process tier
 	baseline *hdrhistogram.Histogram // [T - before, T)
 	sent     int64                   // every record, for progress
+	sends    int64                   // every record's attempts, warmup included: the clients' layer
 	live     [liveSlots]liveBucket   // the last LiveWindow of completed requests, for stop conditions
 	liveOn   bool                    // the plan has stop conditions: keep live
 	gen      genAcc                  // the generator's own figures, from T - before to the end
@@ -83,6 +84,7 @@ func (r *Recorder) Add(rec load.Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent++
+	r.sends += int64(rec.Attempts)
 	if r.liveOn && rec.Outcome != load.Unsent {
 		r.addLive(rec, us)
 	}
@@ -247,3 +249,11 @@ func (r *Recorder) retries() Retries {
 }
 
 func ms(us int64) float64 { return math.Round(float64(us)/10) / 100 }
+
+// layer is what the clients asked for and sent over the whole load,
+// warmup included: the top of a call chain.
+func (r *Recorder) layer() (requests, attempts int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sent, r.sends
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -61,6 +62,8 @@ type ArmResult struct {
 	Load       LoadFigures           `json:"load"`              // whether the generator kept its schedule
 	Workers    *Workers              `json:"workers,omitempty"` // the workers that sent the load (--workers)
 	API        *APICounters          `json:"api"`               // null: not the testbed, whose replicas count
+	Edge       *EdgeTier             `json:"edge,omitempty"`    // the edge replicas of a two-tier testbed
+	Layers     *Layers               `json:"layers,omitempty"`  // a two-tier testbed: how requests multiplied, layer by layer
 	Retries    Retries               `json:"retries"`
 	Burst      *triggers.BurstResult `json:"burst,omitempty"` // the burst trigger's release spread
 	RecoveryMS *int64                `json:"recovery_ms"`     // null: not back within the band by the end
@@ -199,6 +202,47 @@ type Retries struct {
 // start of the load (they are reset after the warm) to the end.
 type APICounters = api.Counters
 
+// EdgeTier is the edge replicas in an arm: the policy they ran with (their
+// start-up one with the arm's edge settings on it) and their counters,
+// summed, from the start of the load to the end.
+type EdgeTier struct {
+	Config   edge.Config   `json:"config"`
+	Counters edge.Counters `json:"counters"`
+}
+
+// Layers is how the requests multiplied down the call chain of a two-tier
+// testbed (clients, edges A, replicas B, Postgres C), from the start of
+// the load to the end, each figure counted by the layer that received it:
+// a retry at any layer shows as more below it.
+type Layers struct {
+	Requests       int64 `json:"requests"`        // intended by the clients, sent or not (their records)
+	ClientAttempts int64 `json:"client_attempts"` // sent by the clients, retries and hedges included (their records)
+	Edge           int64 `json:"edge"`            // answered by the edges: herdbench_edge_requests_total
+	EdgeAttempts   int64 `json:"edge_attempts"`   // sent by the edges to B: herdbench_edge_upstream_attempts_total
+	API            int64 `json:"api"`             // answered by B: herdbench_api_requests_total
+	DBAttempts     int64 `json:"db_attempts"`     // item queries B sent to Postgres: herdbench_api_loads_total + load_errors_total
+	DBQueries      int64 `json:"db_queries"`      // item queries Postgres completed: pg_stat_statements (db.queries_total)
+	// Each layer's own amplification, what it sent per what it received,
+	// and the whole chain's: database attempts per client request
+	ClientAmp float64 `json:"client_amplification"` // client_attempts / requests
+	EdgeAmp   float64 `json:"edge_amplification"`   // edge_attempts / edge
+	APIAmp    float64 `json:"api_amplification"`    // db_attempts / api
+	EndToEnd  float64 `json:"end_to_end"`           // db_attempts / requests
+}
+
+// layersOf computes the layers' figures from their counts.
+func layersOf(l Layers) *Layers {
+	ratio := func(a, b int64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
+	l.ClientAmp, l.EdgeAmp = ratio(l.ClientAttempts, l.Requests), ratio(l.EdgeAttempts, l.Edge)
+	l.APIAmp, l.EndToEnd = ratio(l.DBAttempts, l.API), ratio(l.DBAttempts, l.Requests)
+	return &l
+}
+
 // Row is 100 ms of the timeline; t_ms is its start relative to T.
 type Row struct {
 	TMS         int64   `json:"t_ms"`
@@ -211,4 +255,11 @@ type Row struct {
 	Unsent      int64   `json:"unsent"`   // intended in this row, never sent
 	P99MS       float64 `json:"p99_ms"`
 	Connections int64   `json:"connections"`
+	// A two-tier testbed's layers in this row, from their own counters
+	// (as layers.*): what reached the edges, what they sent to B, what
+	// reached B, what B sent to the database
+	Edge         int64 `json:"edge,omitempty"`
+	EdgeAttempts int64 `json:"edge_attempts,omitempty"`
+	API          int64 `json:"api,omitempty"`
+	DBAttempts   int64 `json:"db_attempts,omitempty"`
 }

@@ -28,6 +28,7 @@ type RecorderState struct {
 	Stale    int64                  `json:"stale"`
 	Local    int64                  `json:"local"`
 	Records  int64                  `json:"records"`
+	Sends    int64                  `json:"sends"` // attempts of every record
 	Critical *ClassState            `json:"critical,omitempty"`
 	Intended int64                  `json:"intended"` // the generator's figures
 	Sent     int64                  `json:"sent"`
@@ -57,7 +58,7 @@ func (r *Recorder) State() RecorderState {
 	defer r.mu.Unlock()
 	st := RecorderState{T: r.t, Before: r.t.Sub(r.from), After: r.end.Sub(r.t), Rows: make(map[int64]RowState, len(r.rows)),
 		Latency: encode(r.after), Baseline: encode(r.baseline), Outcomes: make(map[load.Outcome]int64, len(r.outcomes)),
-		Attempts: r.attempts, Hedges: r.hedges, Stale: r.stale, Local: r.local, Records: r.sent,
+		Attempts: r.attempts, Hedges: r.hedges, Stale: r.stale, Local: r.local, Records: r.sent, Sends: r.sends,
 		Intended: r.gen.intended, Sent: r.gen.sent, Lag: encode(r.gen.lag)}
 	for i, row := range r.rows {
 		st.Rows[i] = RowState{Requests: row.requests, OK: row.ok, Attempts: row.attempts, Unsent: row.unsent, Latency: encode(row.hist)}
@@ -124,6 +125,7 @@ func (r *Recorder) Merge(st RecorderState) error {
 	r.stale += st.Stale
 	r.local += st.Local
 	r.sent += st.Records
+	r.sends += st.Sends
 	r.gen.intended += st.Intended
 	r.gen.sent += st.Sent
 	if c := st.Critical; c != nil {

@@ -81,6 +81,14 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Ro
 		a.misses += step(prev.Misses, cur.Misses, observe.RedisRestarted(prev, cur))
 		a.dt += cur.At.Sub(prev.At)
 		a.conns = cur.Connections
+		if p, c := prev.Servers, cur.Servers; p != nil && c != nil {
+			// a sum that went down had a replica restart: its counters
+			// count from zero
+			a.edge += step(p.Edge, c.Edge, c.Edge < p.Edge)
+			a.edgeAttempts += step(p.EdgeAttempts, c.EdgeAttempts, c.EdgeAttempts < p.EdgeAttempts)
+			a.api += step(p.API, c.API, c.API < p.API)
+			a.dbAttempts += step(p.DBAttempts, c.DBAttempts, c.DBAttempts < p.DBAttempts)
+		}
 	}
 	// A row no sample fell in (the sampler ran late) takes the rate of the
 	// next sample's interval, which spans it; the counts stay with that row.
@@ -96,6 +104,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Ro
 		if a := server[i]; a != nil {
 			row.DBQPS = round2(a.rateOf())
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
+			row.Edge, row.EdgeAttempts, row.API, row.DBAttempts = a.edge, a.edgeAttempts, a.api, a.dbAttempts
 		}
 		if c := rec.rows[i]; c != nil {
 			row.Requests, row.OK, row.Attempts, row.Unsent = c.requests, c.ok, c.attempts, c.unsent
@@ -109,6 +118,8 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Ro
 // acc gathers the sample deltas that fall in one timeline row.
 type acc struct {
 	calls, hits, misses int64
+	edge, edgeAttempts  int64 // a call chain's layers (Sample.Servers)
+	api, dbAttempts     int64
 	dt                  time.Duration
 	conns               int64
 	rate                float64 // set for a row without its own sample

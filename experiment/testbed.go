@@ -13,6 +13,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -33,7 +34,8 @@ const warmConcurrency = 10
 // drainTimeout bounds the wait for the replicas' loads to finish.
 const drainTimeout = 15 * time.Second
 
-// Keep puts the replicas' config back as the run found it.
+// Keep puts the replicas' config back as the run found it, and the edges'
+// policy back to their start-up one.
 func (s *testbedSubject) Keep(ctx context.Context) func() {
 	orig, err := s.tg.Admin.Config(ctx)
 	if err != nil {
@@ -43,6 +45,9 @@ func (s *testbedSubject) Keep(ctx context.Context) func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = s.tg.Admin.SetConfig(rctx, orig)
+		if s.tg.Edges != nil {
+			_, _ = s.tg.Edges.SetConfig(rctx, edge.Patch{})
+		}
 	}
 }
 
@@ -65,6 +70,18 @@ func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Arm, trig trigger
 	}
 	if err := s.tg.Admin.Reset(ctx, p.Seed); err != nil {
 		return Warm{}, err
+	}
+	if s.tg.Edges != nil {
+		var patch edge.Patch
+		if arm.Edge != nil {
+			patch = *arm.Edge
+		}
+		if _, err := s.tg.Edges.SetConfig(ctx, patch); err != nil {
+			return Warm{}, err
+		}
+		if err := s.tg.Edges.Reset(ctx, p.Seed); err != nil {
+			return Warm{}, err
+		}
 	}
 	return Warm{Keys: p.Keys}, nil
 }
@@ -181,13 +198,21 @@ func (s *testbedSubject) Drain(ctx context.Context) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		c, err := s.tg.Admin.Counters(ctx)
-		if err == nil && c.LoadsInFlight == 0 && c.Busy == 0 {
+		var e edge.Counters // the edges first: they may still call the replicas
+		var err error
+		if s.tg.Edges != nil {
+			e, err = s.tg.Edges.Counters(ctx)
+		}
+		var c api.Counters
+		if err == nil && e.InFlight == 0 {
+			c, err = s.tg.Admin.Counters(ctx)
+		}
+		if err == nil && e.InFlight == 0 && c.LoadsInFlight == 0 && c.Busy == 0 {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("replicas still busy after %s (last: %d loads, %d requests in flight, %v)", drainTimeout, c.LoadsInFlight, c.Busy, err)
+			return fmt.Errorf("replicas still busy after %s (last: %d edge requests, %d loads, %d requests in flight, %v)", drainTimeout, e.InFlight, c.LoadsInFlight, c.Busy, err)
 		case <-tick.C:
 		}
 	}

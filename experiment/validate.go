@@ -136,6 +136,12 @@ func (p Plan) ValidateFor(tg *targets.Target) error {
 		}
 	}
 	errs = append(errs, tg.CheckLimits(p.Load())...)
+	for _, a := range p.Arms {
+		if a.Edge != nil && tg.Edges == nil {
+			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(
+				"sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with testbed up --tiers 2)", tg.Name)})
+		}
+	}
 	obs := tg.Observes()
 	for _, set := range []struct {
 		field string

@@ -30,6 +30,16 @@ type Sample struct {
 	// down was reset only if its server restarted in between.
 	PostgresStart time.Time // pg_postmaster_start_time()
 	RedisRunID    string    // INFO server run_id
+	// The servers' own counters of a call chain (Source.Servers); nil when
+	// not read, or when a server did not answer
+	Servers *Servers
+}
+
+// Servers are the cumulative counters of a call chain's layers, each
+// summed over its replicas: what reached the edges and what they sent on,
+// what reached the API replicas and what they sent to the database.
+type Servers struct {
+	Edge, EdgeAttempts, API, DBAttempts int64
 }
 
 // RedisRestarted reports whether Redis restarted between two samples.
@@ -47,6 +57,10 @@ type Source struct {
 	Statements Statements    // which statements' calls count as DB queries
 	Role       string        // the app's role: its statements and connections
 	Since      time.Time     // new connections count from here (T)
+	// Servers reads a call chain's counters (a two-tier testbed); nil:
+	// not read. A failed read leaves the sample's Servers nil, and the
+	// rest of the sample stands.
+	Servers func(context.Context) (Servers, error)
 }
 
 // Statements selects pg_stat_statements rows: by exact text, by queryid,
@@ -73,7 +87,13 @@ const sampleSQL = `SELECT
 
 // Read takes one sample.
 func (s Source) Read(ctx context.Context) (Sample, error) {
-	smp := Sample{At: time.Now()}
+	var smp Sample
+	if s.Servers != nil { // before At: the stores' reading stays at At
+		if sv, err := s.Servers(ctx); err == nil {
+			smp.Servers = &sv
+		}
+	}
+	smp.At = time.Now()
 	if s.DB != nil {
 		st := s.Statements
 		ids := st.QueryIDs

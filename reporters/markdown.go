@@ -49,6 +49,27 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 			code(fewest.Name), thousands(fewest.DB.Queries), code(fastest.Name), mdText(msString(fastest.HTTP.P99MS)))
 	}
 
+	if head, rows := layersTable(rep); rows != nil {
+		b.WriteString("Layer by layer, each from its own counters:\n\n")
+		cells := make([]string, len(head))
+		align := make([]string, len(head))
+		for i, h := range head {
+			cells[i], align[i] = mdText(h), "---:"
+		}
+		align[0], align[len(align)-1] = ":---", ":---"
+		mdRow(b, cells)
+		mdRow(b, align)
+		for _, row := range rows {
+			cells := make([]string, len(row))
+			cells[0] = codeCell(row[0])
+			for i, c := range row[1:] {
+				cells[i+1] = mdText(c)
+			}
+			mdRow(b, cells)
+		}
+		b.WriteString("\n")
+	}
+
 	if s := saturation(rep); s != "" {
 		fmt.Fprintf(b, "**Warning:** %s.\n\n", mdText(s))
 	}

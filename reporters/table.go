@@ -55,6 +55,17 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if head, rows := layersTable(rep); rows != nil {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		for _, row := range rows {
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if s := workersLine(rep); s != "" {
 		fmt.Fprintln(w, "workers   "+s)
 	}

@@ -125,7 +125,19 @@ type Arm struct {
 	Throttle      *float64 `yaml:"throttle,omitempty" flag:"throttle"`
 	Hedge         *string  `yaml:"hedge,omitempty" flag:"hedge"`
 	ClientBreaker *string  `yaml:"client_breaker,omitempty" flag:"client-breaker"`
+	Edge          Edge     `yaml:"edge,omitempty" jsonschema:"description=The edge replicas' policy in this arm (a testbed up --tiers 2); keys left out keep testbed up's"`
 	Line          int      `yaml:"-"` // where the arm starts in its file
+}
+
+// Edge is an arm's policy for the edge replicas of a two-tier testbed,
+// each key in the forms of testbed edge's flag of the same name.
+type Edge struct {
+	Timeout     *Duration `yaml:"timeout,omitempty" flag:"edge-timeout" jsonschema:"description=Each attempt's own timeout"`
+	Retry       *string   `yaml:"retry,omitempty" flag:"edge-retry" jsonschema:"description=Retry policy on the calls to the replicas: none\\, immediate:N\\, fixed:D:N\\, exp|full-jitter|equal-jitter|decorrelated:BASE:CAP:N"`
+	RetryBudget *string   `yaml:"retry_budget,omitempty" flag:"edge-retry-budget" jsonschema:"description=none\\, a ratio such as 10%\\, tokens or tokens:N"`
+	Breaker     *string   `yaml:"breaker,omitempty" flag:"edge-breaker" jsonschema:"description=Circuit breaker on the calls to the replicas: none\\, or FAILURES:OPEN such as 5:2s"`
+	Bulkhead    *int      `yaml:"bulkhead,omitempty" flag:"edge-bulkhead" jsonschema:"description=Requests calling the replicas at once at most (0: unbounded),minimum=0"`
+	Deadline    *Duration `yaml:"deadline,omitempty" flag:"edge-deadline" jsonschema:"description=Each request's whole time\\, passed on to the replicas (0: none)"`
 }
 
 // Duration is a Go duration string such as "500ms" or "2s", checked where
@@ -270,7 +282,7 @@ func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	if p.Name == "" {
-		return strictyaml.Problem(n, "an arm needs a name (accepted: a name such as lock, or a mapping with name and optionally strategy, knobs, retry, throttle, hedge, client_breaker)")
+		return strictyaml.Problem(n, "an arm needs a name (accepted: a name such as lock, or a mapping with name and optionally strategy, knobs, retry, throttle, hedge, client_breaker, edge)")
 	}
 	*a = Arm(p)
 	return nil

@@ -31,6 +31,7 @@ import (
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -79,8 +80,11 @@ type Target struct {
 	// Owned: it started Redis and the proxies, so a trigger may flush all of
 	// Redis and every fault may be undone. Admin: the replicas' admin API.
 	// Restarter: how its parts restart; nil when they cannot.
-	Owned     bool
-	Admin     api.Fleet
+	Owned bool
+	Admin api.Fleet
+	// Edges administers the edge replicas of a two-tier testbed, which
+	// the clients attack; nil with one tier.
+	Edges     *edge.Fleet
 	Restarter triggers.Restarter
 
 	file *File
@@ -136,7 +140,7 @@ func FromTestbed(st testbed.Status) *Target {
 		t.Hosts[hostOf(u)] = "testbed api"
 	}
 	if len(st.Edge) > 0 { // two tiers: the clients attack the edges, which call the replicas
-		t.Endpoints = st.Edge
+		t.Endpoints, t.Edges = st.Edge, edge.NewFleet(st.Edge)
 		for _, u := range st.Edge {
 			t.Hosts[hostOf(u)] = "testbed edge"
 		}

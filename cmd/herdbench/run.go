@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -13,6 +14,7 @@ import (
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -193,6 +195,11 @@ func setArm(a *experiment.Arm, flag, v string) error {
 		if b, err = retry.ParseBreaker(v); err == nil {
 			a.Breaker = &b
 		}
+	case "edge-timeout", "edge-retry", "edge-retry-budget", "edge-breaker", "edge-bulkhead", "edge-deadline":
+		if a.Edge == nil {
+			a.Edge = &edge.Patch{}
+		}
+		err = a.Edge.Set(strings.ReplaceAll(strings.TrimPrefix(flag, "edge-"), "-", "_"), v)
 	default:
 		knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
 		addKnobFlags(knobs, &a.Config)

@@ -36,9 +36,9 @@ type upOptions struct {
 	Replica    api.Options
 	// Tiers 2 puts edge replicas in front of the API replicas, calling them
 	// with Edge's timeout and the EdgeRetry policy and EdgeBudget budget.
-	Tiers                 int
-	Edge                  edge.Options
-	EdgeRetry, EdgeBudget string
+	Tiers                              int
+	Edge                               edge.Options
+	EdgeRetry, EdgeBudget, EdgeBreaker string
 	// Flags the user set, handed on to a detached supervisor.
 	passArgs []string
 
@@ -101,9 +101,12 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 	_ = fs.MarkHidden("notify-fd")
 	addReplicaFlags(fs, &opts.Replica)
 	fs.IntVar(&opts.Tiers, "tiers", local.OneTier, "1: the API replicas; 2: also one edge replica per API replica in front of them, calling them over HTTP (status lists them under edge; the stampede's clients attack them)")
-	fs.DurationVar(&opts.Edge.Timeout, "edge-timeout", local.DefaultEdgeTimeout, "with --tiers 2: each edge attempt's own timeout")
+	fs.DurationVar((*time.Duration)(&opts.Edge.Timeout), "edge-timeout", local.DefaultEdgeTimeout, "with --tiers 2: each edge attempt's own timeout")
 	fs.StringVar(&opts.EdgeRetry, "edge-retry", retry.None, "with --tiers 2: the edges' retry policy: "+strings.Join(retry.Forms, ", "))
 	fs.StringVar(&opts.EdgeBudget, "edge-retry-budget", retry.None, "with --tiers 2: bounds each edge's retries: none, a ratio such as 10%, tokens or tokens:N")
+	fs.StringVar(&opts.EdgeBreaker, "edge-breaker", retry.None, "with --tiers 2: each edge's circuit breaker on its calls to the replicas: none, or FAILURES:OPEN such as 5:2s")
+	fs.IntVar(&opts.Edge.Bulkhead, "edge-bulkhead", 0, "with --tiers 2: requests each edge lets call the replicas at once, the rest refused with 503; 0: unbounded")
+	fs.DurationVar((*time.Duration)(&opts.Edge.Deadline), "edge-deadline", 0, "with --tiers 2: each request's whole time at an edge, passed on to the replicas; 0: none")
 	return c
 }
 
@@ -120,8 +123,8 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 	if opts.Tiers != local.OneTier && opts.Tiers != local.TwoTiers {
 		return usageErrorf("--tiers: %d out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)", opts.Tiers)
 	}
-	if opts.Edge.Timeout < time.Millisecond || opts.Edge.Timeout > time.Minute {
-		return usageErrorf("--edge-timeout: %s out of range (accepted: 1ms to 1m)", opts.Edge.Timeout)
+	for _, p := range opts.Edge.Config.Problems() {
+		return usageErrorf("--edge-%s: %s", p.Field, p.Msg)
 	}
 	var err error
 	if opts.Edge.Retry, err = retry.Parse(opts.EdgeRetry); err != nil {
@@ -130,8 +133,11 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 	if opts.Edge.Budget, err = retry.ParseBudget(opts.EdgeBudget); err != nil {
 		return usageErrorf("--edge-retry-budget: %v", err)
 	}
+	if opts.Edge.Breaker, err = retry.ParseBreaker(opts.EdgeBreaker); err != nil {
+		return usageErrorf("--edge-breaker: %v", err)
+	}
 	if opts.Tiers == local.OneTier {
-		for _, f := range []string{"edge-timeout", "edge-retry", "edge-retry-budget"} {
+		for _, f := range []string{"edge-timeout", "edge-retry", "edge-retry-budget", "edge-breaker", "edge-bulkhead", "edge-deadline"} {
 			if slices.Contains(opts.setFlags, f) {
 				return usageErrorf("--%s: sets the edge tier's policy, and there is none with --tiers 1 (accepted with --tiers 2)", f)
 			}

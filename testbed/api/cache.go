@@ -210,12 +210,17 @@ func (s *Server) set(ctx context.Context, p redis.Pipeliner, v view, id int64, b
 // retried per the db_retry policy, each attempt with its own db-timeout:
 // the layer of a cascade closest to the database.
 func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time.Duration, error) {
+	// a propagated deadline bounds the whole load, retries included
+	base, cancelBase, expired := bounded(context.WithoutCancel(ctx), ctx)
+	defer cancelBase()
+	if expired {
+		return Item{}, nil, 0, fmt.Errorf("load item %d: not started: %w", id, errExpired)
+	}
 	if v.st.ratelimit && !v.limiter.Allow() {
 		v.m.shed.Inc()
 		return Item{}, nil, 0, fmt.Errorf("%w: over %g loads/s", errShed, v.cfg.RateLimit)
 	}
 	// the first attempt's db-timeout bounds the wait for shed's permit too
-	base := context.WithoutCancel(ctx)
 	first, cancel := context.WithTimeout(base, s.opts.DBTimeout)
 	defer cancel()
 	if v.shed != nil {
@@ -249,14 +254,20 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 			b, ttl := s.entry(v, it, took)
 			return it, b, ttl, nil
 		}
+		if base.Err() != nil {
+			return it, nil, 0, fmt.Errorf("load item %d: %w: %v", id, errExpired, err)
+		}
 		if backoff == nil {
 			backoff = retry.NewBackoff(v.cfg.DBRetry.Policy, rand.New(rand.NewPCG(math.Float64bits(s.random()), uint64(id))))
 		}
 		if n >= backoff.Retries() {
 			return it, nil, 0, fmt.Errorf("load item %d: %w", id, err)
 		}
-		v.m.loadRetries.Inc()
 		prev = backoff.Delay(n, prev)
+		if d, ok := base.Deadline(); ok && time.Until(d) <= prev {
+			return it, nil, 0, fmt.Errorf("load item %d: no retry past the deadline: %w: %v", id, errExpired, err)
+		}
+		v.m.loadRetries.Inc()
 		time.Sleep(prev)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -80,27 +81,67 @@ func (c *Client) Item(ctx context.Context, id int64) (int, error) {
 
 // Counters reads the replica's herdbench_api_* counters.
 func (c *Client) Counters(ctx context.Context) (Counters, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/metrics", nil)
+	mfs, err := c.Metrics(ctx)
 	if err != nil {
 		return Counters{}, err
 	}
+	var cs Counters
+	for name, v := range cs.byName() {
+		*v = Sum(mfs, name)
+	}
+	return cs, nil
+}
+
+// Metrics scrapes the server's /metrics: its families by name.
+func (c *Client) Metrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Counters{}, fmt.Errorf("scrape %s: %w", c.URL, err)
+		return nil, fmt.Errorf("scrape %s: %w", c.URL, err)
 	}
 	defer resp.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return Counters{}, fmt.Errorf("scrape %s: %w", c.URL, err)
+		return nil, fmt.Errorf("scrape %s: %w", c.URL, err)
 	}
-	var cs Counters
-	for name, v := range cs.byName() {
-		for _, m := range mfs[name].GetMetric() {
-			*v += int64(m.GetCounter().GetValue() + m.GetGauge().GetValue())
+	return mfs, nil
+}
+
+// Sum is a counter's or a gauge's value summed over its series, those
+// whose labels include every pair of match ("outcome", "ok") when given.
+func Sum(mfs map[string]*dto.MetricFamily, name string, match ...string) int64 {
+	var sum float64
+next:
+	for _, m := range mfs[name].GetMetric() {
+		for i := 0; i+1 < len(match); i += 2 {
+			if !hasLabel(m, match[i], match[i+1]) {
+				continue next
+			}
+		}
+		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	return int64(sum)
+}
+
+func hasLabel(m *dto.Metric, name, value string) bool {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue() == value
 		}
 	}
-	return cs, nil
+	return false
+}
+
+// Call sends an admin request with body as JSON and decodes a 2xx answer
+// into out; any other answer is an error carrying the server's own words.
+// Other servers of the testbed (the edge role) are administered with it.
+func (c *Client) Call(ctx context.Context, method, path string, body, out any) error {
+	_, err := c.do(ctx, method, path, body, out, success)
+	return err
 }
 
 // success is a 2xx status.

@@ -25,7 +25,7 @@ const (
 )
 
 var outcomes = []string{OutcomeHit, OutcomeLocal, OutcomeMiss, OutcomeEarly, OutcomeStale, OutcomeCoalesced,
-	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError, OutcomeShed, OutcomeCanceled}
+	OutcomeWaited, OutcomeNotFound, OutcomeInvalid, OutcomeError, OutcomeShed, OutcomeCanceled, OutcomeExpired}
 
 // The replicas' metric names: the server registers them and the client
 // reads them by these names, so a rename cannot silently zero a figure.
@@ -54,8 +54,10 @@ const (
 // Counters are the replicas' counters an experiment reads: the loads the
 // mitigations cause or save. The JSON is the results' api figures.
 type Counters struct {
+	Requests      int64 `json:"requests"`     // MetricRequests: item requests answered, every outcome
 	Loads         int64 `json:"loads"`        // MetricLoads: item queries completed in Postgres
 	LoadErrors    int64 `json:"load_errors"`  // MetricLoadErrors
+	LoadRetries   int64 `json:"load_retries"` // MetricLoadRetries: db_retry's
 	EarlyLoads    int64 `json:"early_loads"`  // MetricEarlyLoads: xfetch and early
 	Coalesced     int64 `json:"coalesced"`    // MetricCoalesced: singleflight
 	StaleServed   int64 `json:"stale_served"` // MetricStaleServed: lock and swr
@@ -66,7 +68,7 @@ type Counters struct {
 
 // byName maps each metric name to its field.
 func (c *Counters) byName() map[string]*int64 {
-	return map[string]*int64{MetricLoads: &c.Loads, MetricLoadErrors: &c.LoadErrors, MetricEarlyLoads: &c.EarlyLoads,
+	return map[string]*int64{MetricRequests: &c.Requests, MetricLoads: &c.Loads, MetricLoadErrors: &c.LoadErrors, MetricLoadRetries: &c.LoadRetries, MetricEarlyLoads: &c.EarlyLoads,
 		MetricCoalesced: &c.Coalesced, MetricStaleServed: &c.StaleServed, MetricLockWaits: &c.LockWaits,
 		MetricLoadsInFlight: &c.LoadsInFlight, MetricBusy: &c.Busy}
 }

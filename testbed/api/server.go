@@ -249,7 +249,17 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		}
 		v.cfg.Strategy, v.st = h, st
 	}
-	ctx := r.Context()
+	ctx, err := withDeadline(r.Context(), r.Header.Get(DeadlineHeader), time.Now())
+	if err != nil {
+		v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if d, ok := propagated(ctx); ok { // waits (a lock's, a lease's) end at it too
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
 	if r.Header.Get(PriorityHeader) == PriorityCritical {
 		ctx = withCritical(ctx)
 	}
@@ -258,6 +268,9 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, errShed):
 		outcome = OutcomeShed
 		writeError(w, http.StatusServiceUnavailable, err.Error())
+	case errors.Is(err, errExpired), errors.Is(err, errCanceled) && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		outcome = OutcomeExpired
+		writeError(w, http.StatusGatewayTimeout, err.Error())
 	case errors.Is(err, errCanceled):
 		outcome = OutcomeCanceled
 		writeError(w, http.StatusServiceUnavailable, "client went away")

@@ -4,9 +4,11 @@
 // B replica over HTTP, each attempt with its own timeout, and retries a
 // failed attempt (a transport error, a timeout or a 5xx) per its retry
 // policy and budget: the layer of a cascade where "one request becomes
-// three" starts. Its counters say how many requests it got and how many
-// attempts it sent downstream, so a run can read each layer's
-// amplification from the servers' own figures.
+// three" starts. Its policy (Config) also holds what stops a cascade at A:
+// a retry budget, a circuit breaker on its calls to B, a bulkhead that
+// bounds them, and deadline propagation. Its counters say how many requests
+// it got and how many attempts it sent downstream, so a run can read each
+// layer's amplification from the servers' own figures.
 package edge
 
 import (
@@ -19,7 +21,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,18 +29,71 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
+// Config is an edge replica's policy on its calls to B: what it starts
+// with, and what PUT /admin/config replaces, so each arm of a cascade
+// experiment sets its own. The zero value of each protection is off.
+type Config struct {
+	Timeout  herd.Duration `json:"timeout"`      // each attempt's own
+	Retry    retry.Policy  `json:"retry"`        // after a failed attempt
+	Budget   retry.Budget  `json:"retry_budget"` // bounds the retries over all of the edge's requests
+	Breaker  retry.Breaker `json:"breaker"`      // on the calls to B: FAILURES consecutive failures open it for OPEN
+	Bulkhead int           `json:"bulkhead"`     // requests calling B at once at most, the rest refused; 0: unbounded
+	// Deadline is the time the edge gives each request in all, attempts
+	// and backoff included, shortened by the caller's own DeadlineHeader;
+	// the edge passes what is left on to B (api.DeadlineHeader), so B does
+	// not work for an answer nobody waits for. 0: no deadline.
+	Deadline herd.Duration `json:"deadline"`
+}
+
+// DefaultTimeout is an attempt's timeout unless a Config says.
+const DefaultTimeout = time.Second
+
+// Problems says what is wrong with c, each by its field and with the
+// accepted values.
+func (c Config) Problems() herd.FieldErrors {
+	var errs herd.FieldErrors
+	bad := errs.Add
+	if c.Timeout < herd.Duration(time.Millisecond) || c.Timeout > herd.Duration(time.Minute) {
+		bad("timeout", "%s out of range (accepted: 1ms to 1m)", c.Timeout)
+	}
+	if c.Bulkhead < 0 || c.Bulkhead > 100000 {
+		bad("bulkhead", "%d out of range (accepted: 0, unbounded, to 100000)", c.Bulkhead)
+	}
+	if c.Deadline < 0 || c.Deadline > herd.Duration(time.Hour) {
+		bad("deadline", "%s out of range (accepted: 0, none, to 1h)", c.Deadline)
+	}
+	return errs
+}
+
+// String is the policy in the short forms the flags take.
+func (c Config) String() string {
+	parts := []string{"timeout " + c.Timeout.String(), "retry " + c.Retry.String()}
+	if c.Budget.Kind != "" && c.Budget.Kind != retry.None {
+		parts = append(parts, "budget "+c.Budget.String())
+	}
+	if c.Breaker.Failures > 0 {
+		parts = append(parts, "breaker "+c.Breaker.String())
+	}
+	if c.Bulkhead > 0 {
+		parts = append(parts, fmt.Sprintf("bulkhead %d", c.Bulkhead))
+	}
+	if c.Deadline > 0 {
+		parts = append(parts, "deadline "+c.Deadline.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Options configure an edge replica.
 type Options struct {
 	Name      string
-	Upstreams []string      // B replicas' base URLs, called in turn
-	Timeout   time.Duration // each attempt's own
-	Retry     retry.Policy  // after a failed attempt
-	Budget    retry.Budget  // bounds the retries over all of the edge's requests; zero: none
-	Seed      uint64        // of the backoff's jitter
+	Upstreams []string // B replicas' base URLs, called in turn
+	Seed      uint64   // of the backoff's jitter
+	Config             // the policy it starts with
 }
 
 // The edge's metric names, registered by the edge and read by whoever
@@ -47,6 +102,7 @@ const (
 	MetricRequests = "herdbench_edge_requests_total"          // by outcome
 	MetricAttempts = "herdbench_edge_upstream_attempts_total" // calls to B, retries included
 	MetricFailures = "herdbench_edge_upstream_failures_total" // failed calls to B, by reason
+	MetricInFlight = "herdbench_edge_requests_in_flight"      // a gauge: requests being answered
 )
 
 // Outcomes of an edge request, and reasons an attempt failed.
@@ -54,6 +110,9 @@ const (
 	OutcomeOK       = "ok"       // B answered below 500 (its 404 included)
 	OutcomeFailed   = "failed"   // every attempt the policy allowed failed: 502
 	OutcomeBudget   = "budget"   // a retry was due, the budget refused it: 502
+	OutcomeBreaker  = "breaker"  // the breaker was open: 503, no attempt
+	OutcomeBulkhead = "bulkhead" // the bulkhead was full: 503, no attempt
+	OutcomeExpired  = "expired"  // the deadline passed: 504
 	OutcomeCanceled = "canceled" // the client went away
 
 	ReasonTimeout   = "timeout"
@@ -61,45 +120,38 @@ const (
 	ReasonTransport = "transport"
 )
 
+var outcomes = []string{OutcomeOK, OutcomeFailed, OutcomeBudget, OutcomeBreaker, OutcomeBulkhead, OutcomeExpired, OutcomeCanceled}
+
 // Edge is one edge replica.
 type Edge struct {
-	opts   Options
-	client *http.Client
-	turn   atomic.Uint64
+	name      string
+	upstreams []string
+	start     Config // what PUT /admin/config starts from
+	client    *http.Client
+	turn      atomic.Uint64
+	busy      atomic.Int64 // requests being answered, MetricInFlight
 
-	mu      sync.Mutex // guards backoff (its random source) and spender
-	backoff *retry.Backoff
-	spender *retry.Spender
+	mu   sync.Mutex // guards seed, pol and m
+	seed uint64
+	pol  *policy
+	m    *metrics
+}
 
+// metrics are the edge's counters. A reset replaces them with a fresh
+// registry, so every arm starts from zero.
+type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	attempts prometheus.Counter
 	failures *prometheus.CounterVec
 }
 
-// New checks o and returns an edge replica.
-func New(o Options) (*Edge, error) {
-	if len(o.Upstreams) == 0 {
-		return nil, errors.New("edge: no upstream: want at least one API replica's base URL")
-	}
-	if o.Timeout <= 0 {
-		return nil, fmt.Errorf("edge: attempt timeout %s: want more than 0", o.Timeout)
-	}
-	if o.Retry.Kind == "" {
-		o.Retry.Kind = retry.None
-	}
-	e := &Edge{
-		opts: o,
-		client: &http.Client{Transport: &http.Transport{
-			MaxIdleConnsPerHost: 256,
-			IdleConnTimeout:     90 * time.Second,
-		}},
-		backoff: retry.NewBackoff(o.Retry, rand.New(rand.NewPCG(o.Seed, 0x65646765))), // "edge"
-		spender: retry.NewSpender(o.Budget),
-		reg:     prometheus.NewRegistry(),
+func newMetrics(busy *atomic.Int64) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricRequests,
-			Help: "Item requests the edge answered, by outcome (ok, failed, budget, canceled).",
+			Help: "Item requests the edge answered, by outcome (ok, failed, budget, breaker, bulkhead, expired, canceled).",
 		}, []string{"outcome"}),
 		attempts: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricAttempts,
@@ -110,129 +162,122 @@ func New(o Options) (*Edge, error) {
 			Help: "Calls to the API replicas that failed, by reason (timeout, status, transport).",
 		}, []string{"reason"}),
 	}
-	e.reg.MustRegister(e.requests, e.attempts, e.failures)
-	for _, o := range []string{OutcomeOK, OutcomeFailed, OutcomeBudget, OutcomeCanceled} {
-		e.requests.WithLabelValues(o)
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: MetricInFlight,
+		Help: "Item requests the edge is answering now, retries and backoff included.",
+	}, func() float64 { return float64(busy.Load()) })
+	m.reg.MustRegister(m.requests, m.attempts, m.failures, inFlight)
+	for _, o := range outcomes {
+		m.requests.WithLabelValues(o)
 	}
 	for _, r := range []string{ReasonTimeout, ReasonStatus, ReasonTransport} {
-		e.failures.WithLabelValues(r)
+		m.failures.WithLabelValues(r)
 	}
+	return m
+}
+
+// New checks o and returns an edge replica.
+func New(o Options) (*Edge, error) {
+	if len(o.Upstreams) == 0 {
+		return nil, errors.New("edge: no upstream: want at least one API replica's base URL")
+	}
+	if o.Timeout == 0 {
+		o.Timeout = herd.Duration(DefaultTimeout)
+	}
+	if o.Retry.Kind == "" {
+		o.Retry.Kind = retry.None
+	}
+	if err := o.Config.Problems().Err(); err != nil {
+		return nil, fmt.Errorf("edge: %w", err)
+	}
+	e := &Edge{
+		name: o.Name, upstreams: o.Upstreams, start: o.Config, seed: o.Seed,
+		client: &http.Client{Transport: &http.Transport{
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+		}},
+	}
+	e.m = newMetrics(&e.busy)
+	e.pol = e.newPolicy(o.Config)
 	return e, nil
 }
 
-// Handler serves GET /items/{id}, GET /metrics and GET /healthz.
+// newPolicy is a fresh policy of c: a new budget, breaker and bulkhead,
+// the backoff's jitter seeded from the edge's seed.
+func (e *Edge) newPolicy(c Config) *policy {
+	return newPolicy(c, e.name, rand.New(rand.NewPCG(e.seed, 0x65646765))) // "edge"
+}
+
+// current is the policy and the counters a request uses from start to end.
+func (e *Edge) current() (*policy, *metrics) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.pol, e.m
+}
+
+// Handler serves GET /items/{id}, the admin endpoints (GET and PUT
+// /admin/config, POST /admin/reset), GET /metrics and GET /healthz.
 func (e *Edge) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", e.getItem)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /admin/config", func(w http.ResponseWriter, _ *http.Request) {
+		p, _ := e.current()
+		writeJSON(w, http.StatusOK, p.cfg)
+	})
+	mux.HandleFunc("PUT /admin/config", e.putConfig)
+	mux.HandleFunc("POST /admin/reset", e.postReset)
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		_, m := e.current()
+		promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"edge": e.opts.Name, "upstreams": len(e.opts.Upstreams)})
+		writeJSON(w, http.StatusOK, map[string]any{"edge": e.name, "upstreams": len(e.upstreams)})
 	})
 	return mux
 }
 
-func (e *Edge) getItem(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Edge", e.opts.Name)
-	id := r.PathValue("id")
+// putConfig replaces the policy. Fields the body leaves out take the
+// edge's start-up values, so the result never depends on earlier calls.
+func (e *Edge) putConfig(w http.ResponseWriter, r *http.Request) {
+	cfg := e.start
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid edge config: " + err.Error() +
+			" (accepted fields: timeout, retry, retry_budget, breaker, bulkhead, deadline)"})
+		return
+	}
+	if err := cfg.Problems().Err(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid edge config: " + strings.ReplaceAll(err.Error(), "\n", "; ")})
+		return
+	}
 	e.mu.Lock()
-	e.spender.Request(time.Now())
+	e.pol = e.newPolicy(cfg)
 	e.mu.Unlock()
-	var last error
-	var prev time.Duration
-	cost := 0 // what the last retry cost the budget, refunded on success
-	for n := 0; ; n++ {
-		status, body, err := e.attempt(r.Context(), id, r.Header)
-		if err == nil {
-			e.mu.Lock()
-			e.spender.Succeeded(cost)
-			e.mu.Unlock()
-			e.requests.WithLabelValues(OutcomeOK).Inc()
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			_, _ = w.Write(body)
-			return
-		}
-		if r.Context().Err() != nil {
-			e.requests.WithLabelValues(OutcomeCanceled).Inc()
-			return
-		}
-		last = err
-		e.mu.Lock()
-		retries := e.backoff.Retries()
-		var allowed bool
-		var delay time.Duration
-		if n < retries {
-			cost, allowed = e.spender.Allow(time.Now(), errors.Is(err, context.DeadlineExceeded))
-			delay = e.backoff.Delay(n, prev)
-		}
-		e.mu.Unlock()
-		switch {
-		case n >= retries:
-			e.fail(w, OutcomeFailed, fmt.Sprintf("item %s: %d attempts to the API replicas failed, the last: %v", id, n+1, last))
-			return
-		case !allowed:
-			e.fail(w, OutcomeBudget, fmt.Sprintf("item %s: attempt %d failed (%v) and the retry budget %s refused a retry", id, n+1, last, e.opts.Budget))
-			return
-		}
-		prev = delay
-		select {
-		case <-r.Context().Done():
-			e.requests.WithLabelValues(OutcomeCanceled).Inc()
-			return
-		case <-time.After(delay):
-		}
-	}
+	writeJSON(w, http.StatusOK, cfg)
 }
 
-func (e *Edge) fail(w http.ResponseWriter, outcome, msg string) {
-	e.requests.WithLabelValues(outcome).Inc()
-	writeJSON(w, http.StatusBadGateway, map[string]string{"error": msg})
-}
-
-// errStatus is a 5xx from B.
-type errStatus struct{ code int }
-
-func (e errStatus) Error() string { return "HTTP " + strconv.Itoa(e.code) }
-
-// forwarded are the request headers an edge passes on to B: a request's
-// own strategy and priority (testbed/api) travel with it.
-var forwarded = []string{api.StrategyHeader, api.PriorityHeader}
-
-// attempt calls one B replica, the next in turn, under the edge's timeout:
-// B's answer below 500, or why the attempt failed.
-func (e *Edge) attempt(ctx context.Context, id string, h http.Header) (int, []byte, error) {
-	e.attempts.Inc()
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
-	defer cancel()
-	base := e.opts.Upstreams[e.turn.Add(1)%uint64(len(e.opts.Upstreams))]
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/items/"+id, nil)
-	if err != nil {
-		e.failures.WithLabelValues(ReasonTransport).Inc()
-		return 0, nil, err
+// postReset zeroes the counters and makes the policy's state afresh (the
+// budget, the breaker, the backoff's jitter); an optional body {"seed": N}
+// reseeds it.
+func (e *Edge) postReset(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Seed *uint64 `json:"seed"`
 	}
-	for _, k := range forwarded {
-		if v := h.Get(k); v != "" {
-			req.Header.Set(k, v)
-		}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid reset: " + err.Error() + ` (accepted: no body, or {"seed": N})`})
+		return
 	}
-	resp, err := e.client.Do(req)
-	var body []byte
-	if err == nil {
-		body, err = io.ReadAll(resp.Body)
-		resp.Body.Close()
+	e.mu.Lock()
+	if body.Seed != nil {
+		e.seed = *body.Seed
 	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		e.failures.WithLabelValues(ReasonTimeout).Inc()
-		return 0, nil, fmt.Errorf("no answer within %s: %w", e.opts.Timeout, err)
-	case err != nil:
-		e.failures.WithLabelValues(ReasonTransport).Inc()
-		return 0, nil, err
-	case resp.StatusCode >= 500:
-		e.failures.WithLabelValues(ReasonStatus).Inc()
-		return 0, nil, errStatus{resp.StatusCode}
-	}
-	return resp.StatusCode, body, nil
+	e.m = newMetrics(&e.busy)
+	e.pol = e.newPolicy(e.pol.cfg)
+	e.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -252,6 +297,6 @@ func Run(ctx context.Context, addr string, o Options, log *slog.Logger) error {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
 	log.Info("edge serving", "edge", o.Name, "addr", ln.Addr().String(), "upstreams", o.Upstreams,
-		"timeout", o.Timeout, "retry", o.Retry.String(), "budget", o.Budget.String(), "seed", o.Seed)
+		"policy", e.pol.cfg.String(), "seed", o.Seed)
 	return api.Serve(ctx, ln, e.Handler())
 }

@@ -4,12 +4,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
 )
@@ -53,7 +55,7 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func policy(t *testing.T, s string) retry.Policy {
+func parsePolicy(t *testing.T, s string) retry.Policy {
 	t.Helper()
 	p, err := retry.Parse(s)
 	if err != nil {
@@ -67,20 +69,20 @@ func policy(t *testing.T, s string) retry.Policy {
 // so as B counted it.
 func TestRetriesMultiplyWhatReachesTheLayerBelow(t *testing.T) {
 	b := newUpstream(t, func(_ int64, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
-	e, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Timeout: time.Second, Retry: policy(t, "immediate:2")})
+	e, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Config: Config{Timeout: herd.Duration(time.Second), Retry: parsePolicy(t, "immediate:2")}})
 	const requests = 10
 	for range requests {
 		if code, body := get(t, srv.URL+"/items/7"); code != http.StatusBadGateway {
 			t.Fatalf("GET /items/7 with B failing: %d %s; want 502", code, body)
 		}
 	}
-	if got := testutil.ToFloat64(e.attempts); got != 3*requests || int64(got) != b.calls.Load() {
+	if got := testutil.ToFloat64(e.m.attempts); got != 3*requests || int64(got) != b.calls.Load() {
 		t.Errorf("attempts %g, B received %d; want %d each (1 + 2 retries per request)", got, b.calls.Load(), 3*requests)
 	}
-	if got := testutil.ToFloat64(e.requests.WithLabelValues(OutcomeFailed)); got != requests {
+	if got := testutil.ToFloat64(e.m.requests.WithLabelValues(OutcomeFailed)); got != requests {
 		t.Errorf("requests failed %g; want %d", got, requests)
 	}
-	if got := testutil.ToFloat64(e.failures.WithLabelValues(ReasonStatus)); got != 3*requests {
+	if got := testutil.ToFloat64(e.m.failures.WithLabelValues(ReasonStatus)); got != 3*requests {
 		t.Errorf("failures by status %g; want %d", got, 3*requests)
 	}
 }
@@ -94,17 +96,17 @@ func TestBudgetBoundsTheLayersRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Timeout: time.Second, Retry: policy(t, "immediate:3"), Budget: budget})
+	e, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Config: Config{Timeout: herd.Duration(time.Second), Retry: parsePolicy(t, "immediate:3"), Budget: budget}})
 	const requests = 100
 	for range requests {
 		get(t, srv.URL+"/items/1")
 	}
-	attempts := testutil.ToFloat64(e.attempts)
+	attempts := testutil.ToFloat64(e.m.attempts)
 	if int64(attempts) != b.calls.Load() || attempts < requests || attempts > requests*1.1+1 {
 		t.Errorf("attempts %g, B received %d; want from %d to %d (a 10%% budget)", attempts, b.calls.Load(), requests, requests*11/10+1)
 	}
-	refused := testutil.ToFloat64(e.requests.WithLabelValues(OutcomeBudget))
-	failed := testutil.ToFloat64(e.requests.WithLabelValues(OutcomeFailed))
+	refused := testutil.ToFloat64(e.m.requests.WithLabelValues(OutcomeBudget))
+	failed := testutil.ToFloat64(e.m.requests.WithLabelValues(OutcomeFailed))
 	if refused+failed != requests || refused < requests*8/10 {
 		t.Errorf("requests refused a retry by the budget %g, failed after every retry %g; want %d in all, most refused", refused, failed, requests)
 	}
@@ -127,24 +129,33 @@ func TestTimeoutIsRetriedAndAnswersPassThrough(t *testing.T) {
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = io.WriteString(w, `{"error":"item 9 not found"}`)
 	})
-	e, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Timeout: 50 * time.Millisecond, Retry: policy(t, "immediate:1")})
+	e, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Config: Config{Timeout: herd.Duration(50 * time.Millisecond), Retry: parsePolicy(t, "immediate:1")}})
 	code, body := get(t, srv.URL+"/items/9")
 	if code != http.StatusNotFound || body != `{"error":"item 9 not found"}` {
 		t.Errorf("GET /items/9 = %d %s; want B's 404 and body", code, body)
 	}
-	if a, to := testutil.ToFloat64(e.attempts), testutil.ToFloat64(e.failures.WithLabelValues(ReasonTimeout)); a != 2 || to != 1 {
+	if a, to := testutil.ToFloat64(e.m.attempts), testutil.ToFloat64(e.m.failures.WithLabelValues(ReasonTimeout)); a != 2 || to != 1 {
 		t.Errorf("attempts %g, timeouts %g; want 2 and 1", a, to)
 	}
-	if ok := testutil.ToFloat64(e.requests.WithLabelValues(OutcomeOK)); ok != 1 {
+	if ok := testutil.ToFloat64(e.m.requests.WithLabelValues(OutcomeOK)); ok != 1 {
 		t.Errorf("requests ok %g; want 1", ok)
 	}
 }
 
 // Bad options are refused, saying what is accepted.
-func TestNewRefusesAnEdgeWithNothingToCall(t *testing.T) {
-	for _, o := range []Options{{Timeout: time.Second}, {Upstreams: []string{"http://127.0.0.1:1"}}} {
-		if _, err := New(o); err == nil {
-			t.Errorf("New(%+v): no error; want one", o)
+func TestNewRefusesBadOptions(t *testing.T) {
+	up := []string{"http://127.0.0.1:1"}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Config: Config{Timeout: herd.Duration(time.Second)}}, "no upstream"},
+		{Options{Upstreams: up, Config: Config{Timeout: herd.Duration(time.Hour)}}, "timeout: 1h0m0s out of range (accepted: 1ms to 1m)"},
+		{Options{Upstreams: up, Config: Config{Bulkhead: -1}}, "bulkhead: -1 out of range"},
+		{Options{Upstreams: up, Config: Config{Deadline: -1}}, "deadline: -1ns out of range"},
+	} {
+		if _, err := New(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%+v): %v; want an error saying %q", c.o, err, c.want)
 		}
 	}
 }
@@ -153,7 +164,7 @@ func TestNewRefusesAnEdgeWithNothingToCall(t *testing.T) {
 func TestForwardsTheRequestsStrategyAndPriority(t *testing.T) {
 	var got http.Header
 	b := newUpstream(t, func(_ int64, w http.ResponseWriter, r *http.Request) { got = r.Header.Clone() })
-	_, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Timeout: time.Second})
+	_, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Config: Config{Timeout: herd.Duration(time.Second)}})
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items/3", nil)
 	req.Header.Set(api.StrategyHeader, "lock")
 	req.Header.Set(api.PriorityHeader, api.PriorityCritical)

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -36,7 +37,7 @@ func TestRetriesMultiplyLayerByLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := edge.New(edge.Options{Name: "a1", Upstreams: f.st.API, Timeout: 3 * time.Second, Retry: pol})
+	e, err := edge.New(edge.Options{Name: "a1", Upstreams: f.st.API, Config: edge.Config{Timeout: herd.Duration(3 * time.Second), Retry: pol}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestTwoTiersPutEdgesInFrontOfTheReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb, err := Start(context.Background(), Config{StateDir: dir, Binary: binary, Replicas: 2, Items: 50,
-		Tiers: TwoTiers, Edge: edge.Options{Timeout: 2 * time.Second, Retry: pol}})
+		Tiers: TwoTiers, Edge: edge.Options{Config: edge.Config{Timeout: herd.Duration(2 * time.Second), Retry: pol}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,4 +179,58 @@ func TestTwoTiersPutEdgesInFrontOfTheReplicas(t *testing.T) {
 	}
 	tb.Stop()
 	assertGone(t, dir, statusPorts(t, st.Edge...))
+}
+
+// Deadline propagation on the real replicas: an edge that gives up on a
+// slow B after 300ms and retries leaves B running three 800ms loads nobody
+// waits for, and Postgres completes them all; with a 300ms deadline passed
+// on to B, B's one load is canceled at it, Postgres completes none, and
+// the edge does not retry past it.
+func TestPropagatedDeadlineStopsWorkNobodyWaitsFor(t *testing.T) {
+	tb := sharedTestbed(t)
+	f := newFleet(t, tb)
+	f.configure(`{"strategy":"none","query_cost":"800ms"}`)
+	t.Cleanup(func() { f.configure(`{}`) })
+	pol, err := retry.Parse("immediate:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := func() {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); f.metric(api.MetricBusy) != 0; {
+			if time.Now().After(deadline) {
+				t.Fatal("the replicas' loads did not end within 10s")
+			}
+			time.Sleep(20 * time.Millisecond) // polling, bounded by the deadline above
+		}
+	}
+	run := func(id int64, c edge.Config) (status int, attempts, queries, loadErrors int64) {
+		t.Helper()
+		e, err := edge.New(edge.Options{Name: "a1", Upstreams: f.st.API, Config: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := httptest.NewServer(e.Handler())
+		defer a.Close()
+		q0, le0 := f.itemQueryCalls(), f.metric(api.MetricLoadErrors)
+		f.expire(id, true)
+		resp, err := http.Get(fmt.Sprintf("%s/items/%d", a.URL, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		idle()
+		return resp.StatusCode, int64(edgeCounter(t, a.URL, edge.MetricAttempts)), f.itemQueryCalls() - q0, int64(f.metric(api.MetricLoadErrors) - le0)
+	}
+	c := edge.Config{Timeout: herd.Duration(300 * time.Millisecond), Retry: pol}
+	status, attempts, queries, _ := run(801, c)
+	if status != http.StatusBadGateway || attempts != 3 || queries != 3 {
+		t.Errorf("without a deadline: %d, %d attempts, %d queries completed; want 502, 3 and 3 (B finished every load nobody waited for)", status, attempts, queries)
+	}
+	c.Deadline = herd.Duration(300 * time.Millisecond)
+	status, attempts, queries, loadErrors := run(802, c)
+	if status != http.StatusGatewayTimeout || attempts != 1 || queries != 0 || loadErrors != 1 {
+		t.Errorf("with a 300ms deadline: %d, %d attempts, %d queries completed, %d load errors; want 504, 1, 0 and 1 (B's load canceled at the deadline)",
+			status, attempts, queries, loadErrors)
+	}
 }

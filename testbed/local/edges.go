@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
@@ -20,7 +20,7 @@ const (
 )
 
 // DefaultEdgeTimeout is an edge attempt's timeout unless Config.Edge says.
-const DefaultEdgeTimeout = time.Second
+const DefaultEdgeTimeout = edge.DefaultTimeout
 
 // edgeDefaults fills and checks what the edge tier needs.
 func (c *Config) edgeDefaults() error {
@@ -31,13 +31,13 @@ func (c *Config) edgeDefaults() error {
 		return fmt.Errorf("tiers: %d out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)", c.Tiers)
 	}
 	if c.Edge.Timeout == 0 {
-		c.Edge.Timeout = DefaultEdgeTimeout
-	}
-	if c.Edge.Timeout < time.Millisecond || c.Edge.Timeout > time.Minute {
-		return fmt.Errorf("edge timeout: %s out of range (accepted: 1ms to 1m)", c.Edge.Timeout)
+		c.Edge.Timeout = herd.Duration(DefaultEdgeTimeout)
 	}
 	if c.Edge.Retry.Kind == "" {
 		c.Edge.Retry.Kind = retry.None
+	}
+	if err := c.Edge.Config.Problems().Err(); err != nil {
+		return fmt.Errorf("edge %w", err)
 	}
 	return nil
 }
@@ -92,6 +92,9 @@ func EdgeArgs(addr string, o edge.Options) []string {
 		"--timeout", o.Timeout.String(),
 		"--retry", o.Retry.String(),
 		"--retry-budget", o.Budget.String(),
+		"--breaker", o.Breaker.String(),
+		"--bulkhead", strconv.Itoa(o.Bulkhead),
+		"--deadline", o.Deadline.String(),
 		"--seed", strconv.FormatUint(o.Seed, 10),
 	}
 }

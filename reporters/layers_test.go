@@ -1,0 +1,44 @@
+package reporters
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/edge"
+)
+
+// A two-tier run's table has the layers under the arms: each layer's
+// count, each amplification, the end-to-end one against the first arm's,
+// and the edges' policy; a one-tier run's has none (the goldens).
+func TestTableShowsTheLayers(t *testing.T) {
+	layers := func(req, ca, e, ea, b, db, done int64) *experiment.Layers {
+		l := experiment.Layers{Requests: req, ClientAttempts: ca, Edge: e, EdgeAttempts: ea, API: b, DBAttempts: db, DBQueries: done,
+			ClientAmp: float64(ca) / float64(req), EdgeAmp: float64(ea) / float64(e), APIAmp: float64(db) / float64(b), EndToEnd: float64(db) / float64(req)}
+		return &l
+	}
+	pol, _ := retry.Parse("immediate:2")
+	rep := &experiment.Report{Arms: []experiment.ArmResult{
+		{Name: "retry-everywhere", Layers: layers(1000, 3000, 3000, 9000, 9000, 27000, 0),
+			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Retry: pol}}},
+		{Name: "breaker", Layers: layers(1000, 1000, 1000, 300, 300, 300, 0),
+			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Breaker: retry.Breaker{Failures: 5, Open: 2_000_000_000}}}},
+	}}
+	var b bytes.Buffer
+	if err := Table(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"client requests", "A to B", "DB per request", "A's policy",
+		"3.00x", "27.000", "9,000", "27,000",
+		"0.300 (-99%)", "breaker 5:2s", "timeout 500ms, retry immediate:2",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
