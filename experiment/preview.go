@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -134,6 +135,10 @@ func selection(a Arm) string {
 	}
 	if a.Retry != nil || a.Throttle != nil || a.Hedge != nil || a.Breaker != nil {
 		parts = append(parts, "its clients' own policy")
+	}
+	if a.Edge != nil {
+		b, _ := json.Marshal(a.Edge)
+		parts = append(parts, "the edges' policy with "+string(b))
 	}
 	if len(parts) == 0 {
 		return "as the service is"
