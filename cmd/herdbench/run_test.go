@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/triggers"
@@ -145,6 +148,8 @@ func TestExamplesRun(t *testing.T) {
 			continue // target files, not scenarios: TestStagingExample, testbed/compose/e2e
 		case "ci-service-gate.yaml":
 			continue // attacks a service under docker compose: testbed/compose/e2e runs it
+		case "cascade.yaml":
+			continue // needs two tiers: TestCascadeExampleRuns
 		}
 		t.Run(filepath.Base(ex), func(t *testing.T) {
 			f, err := scenario.Read(ex, nil)
@@ -186,5 +191,47 @@ func TestExamplesRun(t *testing.T) {
 	}
 	if _, err := local.ReadStatus(dir); err != nil {
 		t.Errorf("the testbed the examples ran on is gone: %v", err)
+	}
+}
+
+// examples/cascade.yaml runs on a two-tier testbed as its header says:
+// every arm runs with its own edge policy, and has its layers.
+func TestCascadeExampleRuns(t *testing.T) {
+	localtest.Exclusive(t)
+	localtest.Require(t)
+	dir := stateDir(t)
+	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--tiers", "2", "--edge-timeout", "500ms"); code != exitOK {
+		t.Fatalf("testbed up --tiers 2 = exit %d\n%s%s", code, stdout, stderr)
+	}
+	jsonFile := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := herdbench(t, "run", "../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
+		"--warmup", "300ms", "--before", "1s", "--after", "2500ms", "--outage", "1s", "--seed", "5")
+	if code != exitOK {
+		t.Fatalf("run cascade.yaml = exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "DB per request") {
+		t.Errorf("the table has no layers table:\n%s", stdout)
+	}
+	rep := readResults(t, jsonFile)
+	want := map[string]string{"everywhere": "timeout 500ms, retry immediate:2", "one-layer": "timeout 500ms, retry none",
+		"a-budget": "timeout 500ms, retry immediate:2, budget 10%", "a-breaker": "timeout 500ms, retry immediate:2, breaker 5:1s",
+		"a-bulkhead": "timeout 500ms, retry immediate:2, bulkhead 8", "deadline": "timeout 500ms, retry immediate:2, deadline 400ms"}
+	if len(rep.Arms) != len(want) {
+		t.Fatalf("%d arms; want %d", len(rep.Arms), len(want))
+	}
+	for _, a := range rep.Arms {
+		if a.Layers == nil || a.Edge == nil || a.Edge.Config.String() != want[a.Name] || a.Layers.Edge != a.Layers.ClientAttempts {
+			t.Errorf("%s: layers %+v, edge %+v; want layers, the edges' policy %q, and at A what the clients sent", a.Name, a.Layers, a.Edge, want[a.Name])
+		}
+	}
+	// the run puts the edges' start-up policy back
+	code, stdout, _ = herdbench(t, "testbed", "status", "--state-dir", dir, "--json")
+	var st struct{ Edge []string }
+	if err := json.Unmarshal([]byte(stdout), &st); code != exitOK || err != nil || len(st.Edge) != 2 {
+		t.Fatalf("status: exit %d, %v, edges %v", code, err, st.Edge)
+	}
+	cfg, err := edge.NewFleet(st.Edge).Config(context.Background())
+	if err != nil || cfg.String() != "timeout 500ms, retry none" {
+		t.Errorf("after the run the edges run with %q (%v); want their start-up policy, timeout 500ms, retry none", cfg.String(), err)
 	}
 }
