@@ -101,7 +101,8 @@ func restarterOf(st testbed.Status) triggers.Restarter {
 // dockerUpFlags are the flags of `testbed up` that the docker provider
 // takes; the others set the local replicas' start-up options, which
 // docker-compose.yml fixes.
-var dockerUpFlags = []string{"state-dir", "provider", "compose-file", "observability", "grafana", "timeout", "json", "foreground"}
+var dockerUpFlags = []string{"state-dir", "provider", "compose-file", "observability", "grafana", "timeout", "json", "foreground",
+	"tiers", "edge-timeout", "edge-retry", "edge-retry-budget", "edge-breaker", "edge-bulkhead", "edge-deadline"}
 
 // upDocker starts the compose testbed and returns once every service is
 // healthy; with --foreground it stays until Ctrl-C and then takes it down.
@@ -126,7 +127,7 @@ func upDocker(ctx context.Context, stdout, stderr io.Writer, opts upOptions) err
 	}
 	fmt.Fprintf(stderr, "starting the docker testbed from %s (building the replicas' image the first time) ...\n", opts.ComposeFile)
 	st, err := compose.Up(ctx, compose.Config{StateDir: opts.StateDir, File: opts.ComposeFile, Observability: opts.Observability,
-		NoGrafana: !opts.Grafana, ReadyTimeout: timeout, Log: stderr})
+		NoGrafana: !opts.Grafana, ReadyTimeout: timeout, Log: stderr, Tiers: opts.Tiers, Edge: opts.Edge.Config})
 	if errors.Is(err, compose.ErrRunning) {
 		fmt.Fprintf(stderr, "a testbed is already running in %s; nothing changed (stop it with 'herdbench testbed down')\n", opts.StateDir)
 		return printUp(stdout, st, opts.JSON)

@@ -30,7 +30,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/scrape"
 )
 
@@ -46,6 +48,8 @@ const (
 	DefaultReadyTimeout = 3 * time.Minute
 	// Profile is the compose profile of Prometheus, Grafana and the exporters.
 	Profile = "observability"
+	// TiersProfile is the compose profile of the edge replicas (--tiers 2).
+	TiersProfile = "tiers2"
 )
 
 // Endpoints the compose file fixes for the services that use the host's
@@ -72,6 +76,8 @@ type Config struct {
 	File          string        // the compose file; default DefaultFile
 	Project       string        // compose project name; default DefaultProject
 	Observability bool          // with the observability profile
+	Tiers         int           // 2: with the edge replicas (TiersProfile); 0 or 1: without
+	Edge          edge.Config   // with Tiers 2, the edges' start-up policy (HERDBENCH_EDGE_*)
 	NoGrafana     bool          // with it, all but Grafana (where its image cannot be had)
 	ReadyTimeout  time.Duration // default DefaultReadyTimeout
 	Log           io.Writer     // compose's own output (builds, pulls); nil discards
@@ -135,7 +141,8 @@ type state struct {
 	File     string         `json:"file"`    // absolute
 	Project  string         `json:"project"`
 	Profiles []string       `json:"profiles,omitempty"`
-	Services []string       `json:"services"` // what up started
+	Env      []string       `json:"env,omitempty"` // KEY=VALUE the compose file reads (the edges' policy)
+	Services []string       `json:"services"`      // what up started
 	Status   testbed.Status `json:"status"`
 }
 
@@ -168,6 +175,9 @@ func (st state) run(ctx context.Context, log io.Writer, sub ...string) ([]byte, 
 	argv := st.args(sub...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = filepath.Dir(st.File)
+	if len(st.Env) > 0 {
+		cmd.Env = append(os.Environ(), st.Env...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if log != nil {
@@ -221,6 +231,10 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 	st := state{Command: command, File: file, Project: cfg.Project}
 	if cfg.Observability {
 		st.Profiles = []string{Profile}
+	}
+	if cfg.Tiers == 2 {
+		st.Profiles = append(st.Profiles, TiersProfile)
+		st.Env = EdgeEnv(cfg.Edge)
 	}
 	out, err := st.run(ctx, nil, "config", "--services")
 	if err != nil {
@@ -309,6 +323,14 @@ func (st state) status(ctx context.Context, dir string, cs map[string]container)
 	for _, r := range replicas {
 		s.API = append(s.API, "http://"+addr(r, 8080))
 	}
+	if slices.Contains(st.Profiles, TiersProfile) {
+		// the edges call the replicas through toxiproxy's api-N proxies
+		s.Proxies = maps.Clone(Proxies)
+		for _, r := range replicas {
+			s.Proxies[r] = fmt.Sprintf("toxiproxy:%d", 18080+replicaIndex(r))
+			s.Edge = append(s.Edge, "http://"+addr("edge-"+strings.TrimPrefix(r, "api-"), 8090))
+		}
+	}
 	s.Redis = "redis://" + addr("redis", 6379)
 	s.Postgres = fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", testbed.Superuser, addr("postgres", 5432), testbed.Database)
 	s.Toxiproxy = "http://" + addr("toxiproxy", 8474)
@@ -328,6 +350,22 @@ func (st state) status(ctx context.Context, dir string, cs map[string]container)
 		errs = append(errs, fmt.Errorf("%s defines no api-N service", st.File))
 	}
 	return s, errors.Join(errs...)
+}
+
+// EdgeEnv is the environment the compose file reads the edges' policy
+// from: HERDBENCH_EDGE_TIMEOUT and the rest, in testbed edge's flag forms.
+func EdgeEnv(c edge.Config) []string {
+	if c.Timeout == 0 {
+		c.Timeout = herd.Duration(edge.DefaultTimeout)
+	}
+	return []string{
+		"HERDBENCH_EDGE_TIMEOUT=" + c.Timeout.String(),
+		"HERDBENCH_EDGE_RETRY=" + c.Retry.String(),
+		"HERDBENCH_EDGE_RETRY_BUDGET=" + c.Budget.String(),
+		"HERDBENCH_EDGE_BREAKER=" + c.Breaker.String(),
+		"HERDBENCH_EDGE_BULKHEAD=" + strconv.Itoa(c.Bulkhead),
+		"HERDBENCH_EDGE_DEADLINE=" + c.Deadline.String(),
+	}
 }
 
 func replicaIndex(service string) int {

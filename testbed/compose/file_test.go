@@ -19,6 +19,7 @@ import (
 
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/scrape"
@@ -47,6 +48,8 @@ func load(t *testing.T, profiles ...string) *types.Project {
 
 var observability = []string{"redis-exporter", "postgres-exporter", "prometheus", "grafana"}
 
+var edges = []string{"edge-1", "edge-2", "edge-3"}
+
 func TestComposeFileLoadsWithAndWithoutObservability(t *testing.T) {
 	p := load(t)
 	if got := p.ServiceNames(); !slices.Equal(got, slices.Sorted(slices.Values(core))) {
@@ -57,7 +60,7 @@ func TestComposeFileLoadsWithAndWithoutObservability(t *testing.T) {
 		disabled = append(disabled, name)
 	}
 	slices.Sort(disabled)
-	if want := slices.Sorted(slices.Values(observability)); !slices.Equal(disabled, want) {
+	if want := slices.Sorted(slices.Values(append(slices.Clone(observability), edges...))); !slices.Equal(disabled, want) {
 		t.Errorf("services behind a profile = %v; want %v", disabled, want)
 	}
 	p = load(t, Profile)
@@ -69,10 +72,19 @@ func TestComposeFileLoadsWithAndWithoutObservability(t *testing.T) {
 			t.Errorf("%s: profiles %v; want [%s]", name, s.Profiles, Profile)
 		}
 	}
+	p = load(t, TiersProfile)
+	if got, want := p.ServiceNames(), slices.Sorted(slices.Values(append(slices.Clone(core), edges...))); !slices.Equal(got, want) {
+		t.Errorf("services with profile %s = %v; want %v", TiersProfile, got, want)
+	}
+	for _, name := range edges {
+		if s := p.Services[name]; !slices.Equal(s.Profiles, []string{TiersProfile}) {
+			t.Errorf("%s: profiles %v; want [%s]", name, s.Profiles, TiersProfile)
+		}
+	}
 }
 
 func TestEveryServiceIsHealthcheckedAndWaitedFor(t *testing.T) {
-	p := load(t, Profile)
+	p := load(t, Profile, TiersProfile)
 	for name, s := range p.Services {
 		if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) < 2 || s.HealthCheck.Test[0] == "NONE" {
 			t.Errorf("%s: healthcheck %+v; want a test command", name, s.HealthCheck)
@@ -90,13 +102,20 @@ func TestEveryServiceIsHealthcheckedAndWaitedFor(t *testing.T) {
 			}
 		}
 	}
+	for _, e := range edges {
+		for _, dep := range []string{"api-1", "api-2", "api-3", "toxiproxy"} {
+			if _, ok := p.Services[e].DependsOn[dep]; !ok {
+				t.Errorf("%s does not wait for %s", e, dep)
+			}
+		}
+	}
 	if _, ok := p.Services["grafana"].DependsOn["prometheus"]; !ok {
 		t.Errorf("grafana does not wait for prometheus")
 	}
 }
 
 func TestPortsBindLoopbackOnly(t *testing.T) {
-	p := load(t, Profile)
+	p := load(t, Profile, TiersProfile)
 	published := map[string]string{} // service -> host:port
 	for name, s := range p.Services {
 		for _, port := range s.Ports {
@@ -202,12 +221,42 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 	for _, px := range proxies {
 		_, port, _ := net.SplitHostPort(px.Listen)
 		listen[px.Name] = "toxiproxy:" + port
-		if want := map[string]string{"redis": "redis:6379", "postgres": "postgres:5432"}[px.Name]; px.Upstream != want {
-			t.Errorf("toxiproxy proxy %s upstream %s; want %s", px.Name, px.Upstream, want)
+		want := map[string]string{"redis": "redis:6379", "postgres": "postgres:5432", "api-1": "api-1:8080", "api-2": "api-2:8080", "api-3": "api-3:8080"}
+		if px.Upstream != want[px.Name] {
+			t.Errorf("toxiproxy proxy %s upstream %s; want %s", px.Name, px.Upstream, want[px.Name])
 		}
 	}
-	if len(proxies) != 2 || listen["redis"] != Proxies["redis"] || listen["postgres"] != Proxies["postgres"] {
-		t.Errorf("toxiproxy.json proxies %+v; want redis and postgres at %v (the status' proxies)", proxies, Proxies)
+	if len(proxies) != 5 || listen["redis"] != Proxies["redis"] || listen["postgres"] != Proxies["postgres"] {
+		t.Errorf("toxiproxy.json proxies %+v; want redis and postgres at %v (the status' proxies), and api-1..3", proxies, Proxies)
+	}
+	// the edges call the replicas through the api-N proxies, as status says
+	tiers := load(t, TiersProfile)
+	edgeFlags := map[string]bool{}
+	for _, a := range local.EdgeArgs("x", edge.Options{}) {
+		if strings.HasPrefix(a, "--") {
+			edgeFlags[a] = true
+		}
+	}
+	for i, e := range edges {
+		cmd := tiers.Services[e].Command
+		if len(cmd) < 2 || cmd[0] != "testbed" || cmd[1] != "edge" {
+			t.Errorf("%s: command %q; want testbed edge", e, cmd)
+			continue
+		}
+		flags := map[string]string{}
+		for j := 2; j+1 < len(cmd); j += 2 {
+			if !edgeFlags[cmd[j]] {
+				t.Errorf("%s: %q is not a flag of testbed edge", e, cmd[j])
+			}
+			flags[cmd[j]] = cmd[j+1]
+		}
+		var up []string
+		for r := 1; r <= 3; r++ {
+			up = append(up, "http://"+listen[fmt.Sprintf("api-%d", r)])
+		}
+		if flags["--name"] != e || flags["--seed"] != fmt.Sprint(i+1) || flags["--upstream"] != strings.Join(up, ",") || flags["--timeout"] != "1s" {
+			t.Errorf("%s: flags %v; want its name, seed %d, the upstreams %v and the default timeout 1s", e, flags, i+1, up)
+		}
 	}
 	for i, r := range []string{"api-1", "api-2", "api-3"} {
 		cmd := p.Services[r].Command
