@@ -42,3 +42,19 @@ func TestTableShowsTheLayers(t *testing.T) {
 		}
 	}
 }
+
+// The Markdown report has the same layers table, the policy as text.
+func TestMarkdownShowsTheLayers(t *testing.T) {
+	l := &experiment.Layers{Requests: 10, ClientAttempts: 10, Edge: 10, EdgeAttempts: 30, API: 30, DBAttempts: 90, EndToEnd: 9}
+	rep := &experiment.Report{Arms: []experiment.ArmResult{{Name: "everywhere", Layers: l,
+		Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000)}}}}}
+	var b bytes.Buffer
+	if err := Markdown(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Layer by layer", "| `everywhere` | 10 | 10 | 10 | 30 | 30 | 90 |", "| 9.000 | timeout 500ms, retry none |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -27,23 +27,7 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 	}
 
 	s := summarize(rep)
-	head := make([]string, len(s.head))
-	align := make([]string, len(s.head))
-	for i, h := range s.head {
-		head[i], align[i] = mdText(h), "---:"
-	}
-	align[0] = ":---"
-	mdRow(b, head)
-	mdRow(b, align)
-	for _, row := range s.rows {
-		cells := make([]string, len(row))
-		cells[0] = codeCell(row[0])
-		for i, c := range row[1:] {
-			cells[i+1] = mdText(c)
-		}
-		mdRow(b, cells)
-	}
-	b.WriteString("\n")
+	mdTable(b, s.head, s.rows, false)
 	if fewest, fastest, ok := best(rep); ok {
 		fmt.Fprintf(b, "Fewest DB queries after T: %s (%s); lowest p99: %s (%s).\n\n",
 			code(fewest.Name), thousands(fewest.DB.Queries), code(fastest.Name), mdText(msString(fastest.HTTP.P99MS)))
@@ -51,23 +35,7 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 
 	if head, rows := layersTable(rep); rows != nil {
 		b.WriteString("Layer by layer, each from its own counters:\n\n")
-		cells := make([]string, len(head))
-		align := make([]string, len(head))
-		for i, h := range head {
-			cells[i], align[i] = mdText(h), "---:"
-		}
-		align[0], align[len(align)-1] = ":---", ":---"
-		mdRow(b, cells)
-		mdRow(b, align)
-		for _, row := range rows {
-			cells := make([]string, len(row))
-			cells[0] = codeCell(row[0])
-			for i, c := range row[1:] {
-				cells[i+1] = mdText(c)
-			}
-			mdRow(b, cells)
-		}
-		b.WriteString("\n")
+		mdTable(b, head, rows, true)
 	}
 
 	if s := saturation(rep); s != "" {
@@ -157,4 +125,30 @@ func code(s string) string {
 // even inside code unless escaped (GitHub renders \| in a cell as |).
 func codeCell(s string) string {
 	return strings.ReplaceAll(code(s), "|", `\|`)
+}
+
+// mdTable writes a table whose first column is the arm's name, as a code
+// span, and the others right-aligned figures; with lastText, the last
+// column is text, left-aligned.
+func mdTable(b *bufio.Writer, head []string, rows [][]string, lastText bool) {
+	cells := make([]string, len(head))
+	align := make([]string, len(head))
+	for i, h := range head {
+		cells[i], align[i] = mdText(h), "---:"
+	}
+	align[0] = ":---"
+	if lastText {
+		align[len(align)-1] = ":---"
+	}
+	mdRow(b, cells)
+	mdRow(b, align)
+	for _, row := range rows {
+		cells := make([]string, len(row))
+		cells[0] = codeCell(row[0])
+		for i, c := range row[1:] {
+			cells[i+1] = mdText(c)
+		}
+		mdRow(b, cells)
+	}
+	b.WriteString("\n")
 }

@@ -321,17 +321,27 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 // postReset takes an optional body {"seed": N} that reseeds the replica, so
 // an experiment on a testbed it did not start still replays from its seed.
 func (s *Server) postReset(w http.ResponseWriter, r *http.Request) {
+	seed, err := ReadReset(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.reset(seed)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// ReadReset reads the optional body of POST /admin/reset, {"seed": N}: the
+// seed, nil without one. The edge role's reset takes the same body.
+func ReadReset(w http.ResponseWriter, r *http.Request) (*uint64, error) {
 	var body struct {
 		Seed *uint64 `json:"seed"`
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-		writeError(w, http.StatusBadRequest, "invalid reset: "+describeJSONError(err)+` (accepted: no body, or {"seed": N})`)
-		return
+		return nil, errors.New("invalid reset: " + describeJSONError(err) + ` (accepted: no body, or {"seed": N})`)
 	}
-	s.reset(body.Seed)
-	w.WriteHeader(http.StatusNoContent)
+	return body.Seed, nil
 }
 
 // Health is the body of /healthz.

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -261,18 +260,14 @@ func (e *Edge) putConfig(w http.ResponseWriter, r *http.Request) {
 // budget, the breaker, the backoff's jitter); an optional body {"seed": N}
 // reseeds it.
 func (e *Edge) postReset(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Seed *uint64 `json:"seed"`
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid reset: " + err.Error() + ` (accepted: no body, or {"seed": N})`})
+	seed, err := api.ReadReset(w, r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
 	e.mu.Lock()
-	if body.Seed != nil {
-		e.seed = *body.Seed
+	if seed != nil {
+		e.seed = *seed
 	}
 	e.m = newMetrics(&e.busy)
 	e.pol = e.newPolicy(e.pol.cfg)
