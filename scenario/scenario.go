@@ -111,6 +111,10 @@ type Knobs struct {
 	ShedMaxLimit     *int      `yaml:"shed_max_limit,omitempty" flag:"shed-max-limit"`
 	ShedInitialLimit *int      `yaml:"shed_initial_limit,omitempty" flag:"shed-initial-limit"`
 	ShedWait         *Duration `yaml:"shed_wait,omitempty" flag:"shed-wait"`
+	WriteStrategy    *string   `yaml:"write_strategy,omitempty" flag:"write-strategy"`
+	WriteRate        *float64  `yaml:"write_rate,omitempty" flag:"write-rate"`
+	WriteBatch       *int      `yaml:"write_batch,omitempty" flag:"write-batch"`
+	CoalesceInterval *Duration `yaml:"coalesce_interval,omitempty" flag:"coalesce-interval"`
 }
 
 // Arm is one arm: a name as --arms takes it (a strategy such as

@@ -76,7 +76,23 @@ type Config struct {
 	ShedMaxLimit     int           `json:"shed_max_limit"`     // shed: the adaptive limit's ceiling
 	ShedInitialLimit int           `json:"shed_initial_limit"` // shed: the limit after a reset or a config change
 	ShedWait         herd.Duration `json:"shed_wait"`          // shed_priority: longest an admitted request queues for a permit
+
+	// Writes (POST /items/{id}/likes, writes.go): how a like reaches Postgres
+	WriteStrategy    string        `json:"write_strategy"`    // direct, queue or coalesce (WriteStrategies)
+	WriteRate        float64       `json:"write_rate"`        // queue: queued writes each replica applies per second; 0: as fast as they come
+	WriteBatch       int           `json:"write_batch"`       // queue: writes a consumer reads and applies in one statement
+	CoalesceInterval herd.Duration `json:"coalesce_interval"` // coalesce: how often a replica flushes the increments it holds
 }
+
+// Write strategies accepted in Config.WriteStrategy.
+const (
+	WriteDirect   = "direct"   // one UPDATE per request, acknowledged once committed
+	WriteQueue    = "queue"    // acknowledged once in a Redis stream; consumers apply batches
+	WriteCoalesce = "coalesce" // acknowledged at once; each replica sums in memory and flushes
+)
+
+// WriteStrategies is the one list of write strategy names.
+var WriteStrategies = []string{WriteDirect, WriteQueue, WriteCoalesce}
 
 // DBRetry is db_retry's policy, in the clients' forms (package retry),
 // whose errors name the field.
@@ -122,6 +138,10 @@ var DefaultConfig = Config{
 	ShedMaxLimit:     10,
 	ShedInitialLimit: 5,
 	ShedWait:         herd.Duration(500 * time.Millisecond),
+	WriteStrategy:    WriteDirect,
+	WriteRate:        0,
+	WriteBatch:       100,
+	CoalesceInterval: herd.Duration(time.Second),
 }
 
 // Validate returns every problem with c at once, each naming the field and
@@ -197,6 +217,18 @@ func (c Config) Problems() herd.FieldErrors {
 	}
 	if c.ShedWait < 0 || c.ShedWait > herd.Duration(time.Minute) {
 		bad("shed_wait", "%s out of range (accepted: 0 to 1m)", c.ShedWait)
+	}
+	if !slices.Contains(WriteStrategies, c.WriteStrategy) {
+		bad("write_strategy", "%q is not a write strategy (accepted: %s)", c.WriteStrategy, strings.Join(WriteStrategies, ", "))
+	}
+	if c.WriteRate < 0 {
+		bad("write_rate", "%g out of range (accepted: 0, unbounded, or more writes/s)", c.WriteRate)
+	}
+	if c.WriteBatch < 1 || c.WriteBatch > 10_000 {
+		bad("write_batch", "%d out of range (accepted: 1 to 10000)", c.WriteBatch)
+	}
+	if c.CoalesceInterval < herd.Duration(time.Millisecond) || c.CoalesceInterval > herd.Duration(time.Minute) {
+		bad("coalesce_interval", "%s out of range (accepted: 1ms to 1m)", c.CoalesceInterval)
 	}
 	if c.QueryCost < 0 || c.QueryCost > herd.Duration(time.Minute) {
 		bad("query_cost", "%s out of range (accepted: 0 to 1m)", c.QueryCost)

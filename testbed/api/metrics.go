@@ -49,7 +49,50 @@ const (
 	MetricLoadsInFlight = "herdbench_api_loads_in_flight"
 	MetricBusy          = "herdbench_api_requests_in_flight"
 	MetricShedLimit     = "herdbench_api_shed_limit"
+
+	MetricWrites        = "herdbench_api_writes_total"         // by outcome: acked, error, invalid
+	MetricWritesApplied = "herdbench_api_writes_applied_total" // likes added to Postgres
+	MetricWriteErrors   = "herdbench_api_write_errors_total"   // failures of the queue's consumer or coalesce's flush
+	MetricWriteLag      = "herdbench_api_write_lag_seconds"    // queue: from acknowledged to applied
 )
+
+// Outcomes of a write, the outcome label of MetricWrites.
+const (
+	WriteAcked   = "acked"
+	WriteError   = "error"
+	WriteInvalid = "invalid"
+)
+
+// writeMetrics are the writes' series.
+type writeMetrics struct {
+	writes        *prometheus.CounterVec
+	writesApplied prometheus.Counter
+	writeErrors   prometheus.Counter
+	writeLag      prometheus.Histogram
+}
+
+func newWriteMetrics() writeMetrics {
+	w := writeMetrics{
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricWrites,
+			Help: "Writes (POST /items/{id}/likes) answered, by outcome (acked: committed, queued or held per write_strategy; error; invalid)."},
+			[]string{"outcome"}),
+		writesApplied: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricWritesApplied,
+			Help: "Likes this replica added to Postgres: direct's commits, the queue's applied batches, coalesce's flushes."}),
+		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: MetricWriteErrors,
+			Help: "Failures of the queue's consumer (reading, applying, acknowledging) or of coalesce's flush; their writes are retried."}),
+		writeLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: MetricWriteLag,
+			Help:    "Queue: from a write's acknowledgement to its application in Postgres.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+	}
+	for _, o := range []string{WriteAcked, WriteError, WriteInvalid} {
+		w.writes.WithLabelValues(o)
+	}
+	return w
+}
+
+func (w writeMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{w.writes, w.writesApplied, w.writeErrors, w.writeLag}
+}
 
 // Counters are the replicas' counters an experiment reads: the loads the
 // mitigations cause or save. The JSON is the results' api figures.
@@ -104,6 +147,7 @@ func (c Counters) combine(o Counters, f func(a, b int64) int64) Counters {
 // metrics are one replica's herdbench_api_* series. A reset replaces the
 // whole set with a fresh registry, so every arm starts from zero.
 type metrics struct {
+	writeMetrics
 	reg           *prometheus.Registry
 	requests      *prometheus.CounterVec
 	cacheHits     prometheus.Counter
@@ -151,7 +195,7 @@ func (g gauges) collectors() []prometheus.Collector {
 func newMetrics(g gauges) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
-		reg: reg,
+		reg: reg, writeMetrics: newWriteMetrics(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricRequests,
 			Help: "Item requests served, by outcome (hit, local, miss, early, stale, coalesced, waited, not_found, invalid, error, shed, canceled).",
@@ -218,7 +262,7 @@ func newMetrics(g gauges) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
 	}
-	reg.MustRegister(g.collectors()...)
+	reg.MustRegister(append(g.collectors(), m.writeMetrics.collectors()...)...)
 	reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors, m.loadRetries,
 		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.localHits, m.shed, m.breakerOpens, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -30,5 +30,16 @@ func SeedStatements(n int, role string) []string {
 		fmt.Sprintf(`INSERT INTO items SELECT g, 'item ' || g, repeat(md5(g::text), 8) FROM generate_series(1, %d) AS g`, n),
 		`ANALYZE items`,
 		fmt.Sprintf(`GRANT SELECT ON items TO %s`, pgx.Identifier{role}.Sanitize()),
+		// the writes' tables: one counter row per item, every row there
+		// from the start, so a hot item's writes contend for its row lock;
+		// the ids of the queued writes applied, so a write redelivered
+		// after a consumer died is applied once
+		`DROP TABLE IF EXISTS likes`,
+		`CREATE TABLE likes (item_id bigint PRIMARY KEY, n bigint NOT NULL)`,
+		fmt.Sprintf(`INSERT INTO likes SELECT g, 0 FROM generate_series(1, %d) AS g`, n),
+		`DROP TABLE IF EXISTS applied_writes`,
+		`CREATE TABLE applied_writes (write_id text PRIMARY KEY, item_id bigint NOT NULL)`,
+		fmt.Sprintf(`GRANT SELECT, UPDATE ON likes TO %s`, pgx.Identifier{role}.Sanitize()),
+		fmt.Sprintf(`GRANT SELECT, INSERT ON applied_writes TO %s`, pgx.Identifier{role}.Sanitize()),
 	}
 }

@@ -69,6 +69,7 @@ type Server struct {
 	busy atomic.Int64
 
 	started time.Time // for ratelimit's ramp-up
+	writer  *writer   // the writes' consumer or flusher, per write_strategy
 
 	mu      sync.Mutex // guards the fields below
 	seed    uint64
@@ -125,11 +126,14 @@ func New(opts Options) (*Server, error) {
 		st:       st,
 	}
 	s.reset(nil)
+	s.writer = &writer{s: s}
+	s.writer.configure(opts.Config)
 	return s, nil
 }
 
 // Close releases the replica's connections.
 func (s *Server) Close() {
+	s.writer.halt()
 	s.db.Close()
 	_ = s.rdb.Close()
 }
@@ -211,6 +215,7 @@ func (s *Server) random() float64 {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", s.getItem)
+	mux.HandleFunc("POST /items/{id}/likes", s.postLike)
 	mux.HandleFunc("GET /admin/config", s.getConfig)
 	mux.HandleFunc("PUT /admin/config", s.putConfig)
 	mux.HandleFunc("POST /admin/reset", s.postReset)
@@ -315,6 +320,7 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	s.cfg, s.st = cfg, st
 	s.protect()
 	s.mu.Unlock()
+	s.writer.configure(cfg)
 	writeJSON(w, http.StatusOK, cfg)
 }
 

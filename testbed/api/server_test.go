@@ -138,8 +138,8 @@ func TestMetricsLint(t *testing.T) {
 			n++
 		}
 	}
-	if n != 19 {
-		t.Errorf("gathered %d herdbench_api_* families; want 19", n)
+	if n != 23 {
+		t.Errorf("gathered %d herdbench_api_* families; want 23", n)
 	}
 }
 

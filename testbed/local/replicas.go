@@ -104,5 +104,9 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--shed-max-limit", strconv.Itoa(c.ShedMaxLimit),
 		"--shed-initial-limit", strconv.Itoa(c.ShedInitialLimit),
 		"--shed-wait", c.ShedWait.String(),
+		"--write-strategy", c.WriteStrategy,
+		"--write-rate", strconv.FormatFloat(c.WriteRate, 'g', -1, 64),
+		"--write-batch", strconv.Itoa(c.WriteBatch),
+		"--coalesce-interval", c.CoalesceInterval.String(),
 	}
 }

@@ -19,3 +19,10 @@ CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, payload text NOT 
 INSERT INTO items SELECT g, 'item ' || g, repeat(md5(g::text), 8) FROM generate_series(1, 10000) AS g;
 ANALYZE items;
 GRANT SELECT ON items TO "herdbench_app";
+DROP TABLE IF EXISTS likes;
+CREATE TABLE likes (item_id bigint PRIMARY KEY, n bigint NOT NULL);
+INSERT INTO likes SELECT g, 0 FROM generate_series(1, 10000) AS g;
+DROP TABLE IF EXISTS applied_writes;
+CREATE TABLE applied_writes (write_id text PRIMARY KEY, item_id bigint NOT NULL);
+GRANT SELECT, UPDATE ON likes TO "herdbench_app";
+GRANT SELECT, INSERT ON applied_writes TO "herdbench_app";

@@ -1,0 +1,296 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
+)
+
+// The writes' statements, by their text in pg_stat_statements.
+const (
+	// WriteDirectQuery is direct's one statement per request.
+	WriteDirectQuery = `UPDATE likes SET n = n + 1 WHERE item_id = $1`
+	// WriteApplyQuery applies a batch of queued writes at once, each write
+	// id once: one redelivered after its consumer died adds nothing.
+	WriteApplyQuery = `WITH fresh AS (INSERT INTO applied_writes (write_id, item_id) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING RETURNING item_id) UPDATE likes SET n = likes.n + d.c FROM (SELECT item_id, count(*) AS c FROM fresh GROUP BY item_id) d WHERE likes.item_id = d.item_id RETURNING d.c`
+	// WriteFlushQuery adds a replica's coalesced increments.
+	WriteFlushQuery = `UPDATE likes SET n = likes.n + d.c FROM unnest($1::bigint[], $2::bigint[]) AS d(item_id, c) WHERE likes.item_id = d.item_id`
+)
+
+// The queue of the queue strategy: a Redis stream read by a consumer
+// group, one consumer per replica.
+const (
+	WriteStream = "herdbench:writes"
+	WriteGroup  = "appliers"
+)
+
+// WriteIDHeader names a write, so a client can tell which of its writes
+// were applied; a write without one gets a random id.
+const WriteIDHeader = "X-Herdbench-Write-Id"
+
+// claimIdle is how long a queued write stays with a consumer that read it
+// and did not acknowledge it before another consumer claims it: the
+// consumer or its replica died between reading and applying.
+const claimIdle = 2 * time.Second
+
+// writer applies the replica's writes per its write strategy. The queue's
+// consumer and the coalescer's flusher run only under their strategy: a
+// change of config stops the one and starts the other.
+type writer struct {
+	s *Server
+
+	mu      sync.Mutex // guards cfg, pending, stop and done
+	cfg     Config
+	pending map[int64]int64 // coalesce: increments not flushed yet
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+// configure stops what the old config ran (flushing what coalesce holds)
+// and starts what c runs.
+func (w *writer) configure(c Config) {
+	w.halt()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cfg = c
+	if c.WriteStrategy != WriteQueue && c.WriteStrategy != WriteCoalesce {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stop, w.done = cancel, make(chan struct{})
+	if c.WriteStrategy == WriteQueue {
+		go w.consume(ctx, c, w.done)
+	} else {
+		go w.flushEvery(ctx, time.Duration(c.CoalesceInterval), w.done)
+	}
+}
+
+// halt stops the running consumer or flusher and waits for it.
+func (w *writer) halt() {
+	w.mu.Lock()
+	stop, done := w.stop, w.done
+	w.stop, w.done = nil, nil
+	w.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+// postLike serves POST /items/{id}/likes: one like, acknowledged per the
+// write strategy. 204 once committed (direct), 202 once queued or held
+// (queue, coalesce).
+func (s *Server) postLike(w http.ResponseWriter, r *http.Request) {
+	v := s.view()
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		v.m.writes.WithLabelValues(WriteInvalid).Inc()
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
+		return
+	}
+	wid := r.Header.Get(WriteIDHeader)
+	if wid == "" {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		wid = hex.EncodeToString(b)
+	}
+	s.busy.Add(1)
+	defer s.busy.Add(-1)
+	code, err := s.writer.write(r.Context(), v, id, wid)
+	if err != nil {
+		v.m.writes.WithLabelValues(WriteError).Inc()
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	v.m.writes.WithLabelValues(WriteAcked).Inc()
+	w.Header().Set(WriteIDHeader, wid)
+	w.WriteHeader(code)
+}
+
+// write does one write per the strategy and says the status that
+// acknowledges it.
+func (w *writer) write(ctx context.Context, v view, id int64, wid string) (int, error) {
+	switch v.cfg.WriteStrategy {
+	case WriteQueue:
+		err := w.s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: WriteStream, Values: map[string]any{
+			"item": id, "id": wid, "at": time.Now().UnixNano()}}).Err()
+		return http.StatusAccepted, err
+	case WriteCoalesce:
+		w.mu.Lock()
+		if w.pending == nil {
+			w.pending = map[int64]int64{}
+		}
+		w.pending[id]++
+		w.mu.Unlock()
+		return http.StatusAccepted, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.s.opts.DBTimeout)
+	defer cancel()
+	tag, err := w.s.db.Exec(ctx, WriteDirectQuery, id)
+	if err == nil && tag.RowsAffected() != 1 {
+		err = fmt.Errorf("item %d has no likes row", id)
+	}
+	if err == nil {
+		v.m.writesApplied.Add(1)
+	}
+	return http.StatusNoContent, err
+}
+
+// consume is the queue's consumer: it applies queued writes in batches at
+// up to write_rate, claiming first what a dead consumer left unacknowledged.
+func (w *writer) consume(ctx context.Context, c Config, done chan struct{}) {
+	defer close(done)
+	rdb, name := w.s.rdb, w.s.opts.Name
+	if err := rdb.XGroupCreateMkStream(ctx, WriteStream, WriteGroup, "0").Err(); err != nil && !isBusyGroup(err) && ctx.Err() == nil {
+		w.s.writeErr(err)
+	}
+	var lim *rate.Limiter
+	if c.WriteRate > 0 {
+		lim = rate.NewLimiter(rate.Limit(c.WriteRate), c.WriteBatch)
+	}
+	for ctx.Err() == nil {
+		msgs, _, err := rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: WriteStream, Group: WriteGroup, Consumer: name,
+			MinIdle: claimIdle, Start: "0-0", Count: int64(c.WriteBatch)}).Result()
+		if err == nil && len(msgs) == 0 {
+			var streams []redis.XStream
+			streams, err = rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: WriteGroup, Consumer: name,
+				Streams: []string{WriteStream, ">"}, Count: int64(c.WriteBatch), Block: 100 * time.Millisecond}).Result()
+			for _, st := range streams {
+				msgs = append(msgs, st.Messages...)
+			}
+		}
+		if errors.Is(err, redis.Nil) || len(msgs) == 0 {
+			if err != nil && !errors.Is(err, redis.Nil) && ctx.Err() == nil {
+				w.s.writeErr(err)
+				sleepCtx(ctx, 100*time.Millisecond) // Redis is away: retry, bounded by ctx
+			}
+			continue
+		}
+		if lim != nil && lim.WaitN(ctx, len(msgs)) != nil {
+			return // stopping: the writes stay pending, another consumer claims them
+		}
+		w.apply(ctx, msgs)
+	}
+}
+
+// apply writes a batch of queued writes in one statement and acknowledges
+// them; a batch that fails stays pending and is claimed again.
+func (w *writer) apply(ctx context.Context, msgs []redis.XMessage) {
+	v := w.s.view()
+	ids := make([]string, 0, len(msgs))
+	items := make([]int64, 0, len(msgs))
+	acks := make([]string, 0, len(msgs))
+	var ats []int64
+	for _, m := range msgs {
+		item, err1 := strconv.ParseInt(fmt.Sprint(m.Values["item"]), 10, 64)
+		at, err2 := strconv.ParseInt(fmt.Sprint(m.Values["at"]), 10, 64)
+		id, _ := m.Values["id"].(string)
+		acks = append(acks, m.ID)
+		if err1 != nil || err2 != nil || id == "" {
+			continue // not a write of ours: acknowledged, never applied
+		}
+		ids, items, ats = append(ids, id), append(items, item), append(ats, at)
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.s.opts.DBTimeout)
+	defer cancel()
+	rows, err := w.s.db.Query(dctx, WriteApplyQuery, ids, items)
+	var applied int64
+	if err == nil {
+		for rows.Next() {
+			var c int64
+			if err = rows.Scan(&c); err != nil {
+				break
+			}
+			applied += c
+		}
+		rows.Close()
+		err = errors.Join(err, rows.Err())
+	}
+	if err != nil {
+		w.s.writeErr(err)
+		return
+	}
+	v.m.writesApplied.Add(float64(applied))
+	now := time.Now().UnixNano()
+	for _, at := range ats {
+		v.m.writeLag.Observe(time.Duration(now - at).Seconds())
+	}
+	if err := w.s.rdb.XAck(dctx, WriteStream, WriteGroup, acks...).Err(); err != nil {
+		w.s.writeErr(err) // applied: a redelivery adds nothing (applied_writes)
+	}
+}
+
+// flushEvery is coalesce's flusher: every interval it adds what the
+// replica holds in one statement; what a crash loses is what it held.
+func (w *writer) flushEvery(ctx context.Context, every time.Duration, done chan struct{}) {
+	defer close(done)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			w.flush() // a graceful stop keeps what it held
+			return
+		case <-tick.C:
+			w.flush()
+		}
+	}
+}
+
+// flush adds the held increments; on failure they are held again.
+func (w *writer) flush() {
+	w.mu.Lock()
+	held := w.pending
+	w.pending = nil
+	w.mu.Unlock()
+	if len(held) == 0 {
+		return
+	}
+	items := make([]int64, 0, len(held))
+	counts := make([]int64, 0, len(held))
+	var total int64
+	for id, c := range held {
+		items, counts, total = append(items, id), append(counts, c), total+c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.s.opts.DBTimeout)
+	defer cancel()
+	if _, err := w.s.db.Exec(ctx, WriteFlushQuery, items, counts); err != nil {
+		w.s.writeErr(err)
+		w.mu.Lock()
+		if w.pending == nil {
+			w.pending = map[int64]int64{}
+		}
+		for id, c := range held {
+			w.pending[id] += c
+		}
+		w.mu.Unlock()
+		return
+	}
+	w.s.view().m.writesApplied.Add(float64(total))
+}
+
+// writeErr counts a failure of the writes' background work.
+func (s *Server) writeErr(error) { s.view().m.writeErrors.Inc() }
+
+// isBusyGroup is XGROUP CREATE's answer when the group exists already.
+func isBusyGroup(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "BUSYGROUP") }
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

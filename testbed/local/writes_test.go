@@ -1,0 +1,151 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/herdbench/herdbench/internal/machinelock"
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// likes reads an item's counter from Postgres itself.
+func (f *fleet) likes(id int64) int64 {
+	f.t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, f.st.Postgres)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, `SELECT n FROM likes WHERE item_id = $1`, id).Scan(&n); err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+// like sends n writes of item id to the replicas in urls, 20 at a time,
+// and returns how many were acknowledged (2xx).
+func like(t *testing.T, urls []string, id int64, n int) int64 {
+	t.Helper()
+	var acked atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 20)
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/items/%d/likes", urls[i%len(urls)], id), nil)
+			req.Header.Set(api.WriteIDHeader, fmt.Sprintf("t%d-%d-%d", id, time.Now().UnixNano(), i))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				acked.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return acked.Load()
+}
+
+// settles polls until cond holds or 15s pass.
+func settles(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 15s", what)
+		}
+		time.Sleep(50 * time.Millisecond) // polling, bounded by the deadline above
+	}
+}
+
+// Every write strategy on the real replicas: what they acknowledged is
+// what Postgres holds once the queue drained and the coalescers flushed,
+// counted in Postgres itself and by the replicas.
+func TestEveryWriteStrategyAppliesWhatItAcknowledged(t *testing.T) {
+	tb := sharedTestbed(t)
+	f := newFleet(t, tb)
+	t.Cleanup(func() { f.configure(`{}`) })
+	for i, strategy := range api.WriteStrategies {
+		f.configure(fmt.Sprintf(`{"write_strategy":%q,"coalesce_interval":"200ms","write_batch":50}`, strategy))
+		id := int64(900 + i)
+		before := f.likes(id)
+		acked := like(t, f.st.API, id, 300)
+		if acked != 300 {
+			t.Errorf("%s: %d of 300 writes acknowledged; want all", strategy, acked)
+		}
+		settles(t, strategy+": the acknowledged writes in Postgres, and the replicas' count of them", func() bool {
+			return f.likes(id)-before == acked && int64(f.metric(api.MetricWritesApplied)) == acked
+		})
+		if w := f.metric(api.MetricWrites); int64(w) != acked {
+			t.Errorf("%s: replicas answered %g writes; want %d", strategy, w, acked)
+		}
+	}
+}
+
+// A crash between acknowledging and applying: the queue loses nothing (the
+// dead consumer's writes are claimed by another and applied once), and
+// coalesce loses what the dead replica held, which the counts show.
+func TestAWriteHerdSurvivesACrashedConsumerOnlyWhenQueued(t *testing.T) {
+	machinelock.Take(t)
+	requireBinaries(t)
+	tb, err := Start(context.Background(), Config{StateDir: stateDir(t), Binary: binary, Replicas: 2, Items: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Stop()
+	f := newFleet(t, tb)
+	kill := func(name string) {
+		t.Helper()
+		if err := syscall.Kill(tb.Status().PIDs[name], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// queue, applied at 100 writes/s per replica: a backlog the burst
+	// leaves behind, and api-1 dies with some of it read and unapplied
+	f.configure(`{"write_strategy":"queue","write_rate":100,"write_batch":20}`)
+	before := f.likes(7)
+	acked := like(t, f.st.API, 7, 400)
+	pending, err := f.rdb.XPending(context.Background(), api.WriteStream, api.WriteGroup).Result()
+	kill("api-1")
+	if err != nil || pending.Consumers["api-1"] == 0 {
+		t.Errorf("queue: api-1 held %v read and unapplied writes when it died (%v); want some, for another consumer to claim", pending, err)
+	}
+	settles(t, "queue: every acknowledged write applied after api-1 died", func() bool { return f.likes(7)-before == acked })
+	if acked != 400 {
+		t.Errorf("queue: %d of 400 acknowledged; want all (acknowledged once in the stream)", acked)
+	}
+
+	// coalesce, flushing every minute: api-2's writes are flushed when its
+	// strategy changes; api-1's die with it
+	if _, err := tb.Restart(context.Background(), "api", false); err != nil {
+		t.Fatal(err)
+	}
+	f.configure(`{"write_strategy":"coalesce","coalesce_interval":"1m"}`)
+	before = f.likes(8)
+	onDead := like(t, f.st.API[:1], 8, 50)
+	onLive := like(t, f.st.API[1:], 8, 50)
+	kill("api-1")
+	req, _ := http.NewRequest(http.MethodPut, f.st.API[1]+"/admin/config", strings.NewReader(`{}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close() // back to direct: api-2 flushes what it held
+	if got := f.likes(8) - before; got != onLive || onDead != 50 {
+		t.Errorf("coalesce: Postgres gained %d; acknowledged %d by the replica that died and %d by the live one; want the live one's only", got, onDead, onLive)
+	}
+}
