@@ -334,6 +334,9 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	res.Warm = warm
 	res.Burst = f.Burst
 	res.Trigger = TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
+	if st, ok := a.trig.(triggers.Settler); ok && f.err == nil && !f.at.IsZero() {
+		res.Trigger.Detail = st.Settle(ctx, a.triggerEnv(), f.Detail)
+	}
 	if !f.at.IsZero() {
 		at := f.at.UTC()
 		res.Trigger.FiredAt = &at

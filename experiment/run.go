@@ -19,9 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // Env is what Run works with.
@@ -51,6 +54,9 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	if err := p.ValidateFor(env.Target); err != nil {
 		return nil, err
 	}
+	// after the validation: they name the trigger's own detail, which a
+	// plan's gates cannot
+	p.Gates = withDefaultGates(p.Gates, p.trigger())
 	trig := p.trigger()
 	sub := SubjectOf(env.Target)
 	rep := &Report{Schema: Schema, Version: env.Version, Seed: p.Seed, StartedAt: time.Now().UTC(), Plan: p,
@@ -80,6 +86,23 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	}
 	rep.Gates = CheckGates(p.Gates, rep.Arms)
 	return rep, nil
+}
+
+// withDefaultGates adds the gates trig brings (triggers.Gater) to gs,
+// unless gs has a gate on the same figure already.
+func withDefaultGates(gs []gates.Gate, trig triggers.Trigger) []gates.Gate {
+	g, ok := trig.(triggers.Gater)
+	if !ok {
+		return gs
+	}
+	for _, expr := range g.DefaultGates() {
+		d, err := gates.Parse(expr)
+		if err != nil || slices.ContainsFunc(gs, func(x gates.Gate) bool { return x.Path == d.Path && x.Arm == "" }) {
+			continue
+		}
+		gs = append(slices.Clone(gs), d)
+	}
+	return gs
 }
 
 // EnvironmentOf is where a run on tg runs: the testbed's provider and

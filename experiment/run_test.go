@@ -206,7 +206,7 @@ func TestPlanValidate(t *testing.T) {
 	if err == nil {
 		t.Fatal("Validate of a plan with many problems = nil")
 	}
-	for _, want := range []string{`arms: none: twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl, flush, conndrop, outage, slowdb, burst, restart, notify)`,
+	for _, want := range []string{`arms: none: twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl, flush, conndrop, outage, slowdb, burst, restart, notify, writes)`,
 		"rate: 20001 out of range", "hot_keys: 20 out of range", "zipf: 1 out of range", "before:", "exceeds the cap"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)

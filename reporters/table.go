@@ -66,6 +66,9 @@ func Table(w io.Writer, rep *experiment.Report) error {
 			return err
 		}
 	}
+	if s := writesLine(rep); s != "" {
+		fmt.Fprintln(w, "writes    "+s)
+	}
 	if s := workersLine(rep); s != "" {
 		fmt.Fprintln(w, "workers   "+s)
 	}

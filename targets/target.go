@@ -276,7 +276,7 @@ func (t *Target) File() *File { return t.file }
 
 // Caps is what the target lets triggers do.
 func (t *Target) Caps() triggers.Caps {
-	c := triggers.Caps{Endpoints: len(t.Endpoints) > 0, Restart: t.Restarter != nil}
+	c := triggers.Caps{Endpoints: len(t.Endpoints) > 0, Restart: t.Restarter != nil, Writes: t.Kind == KindTestbed}
 	if t.Kind == KindFile {
 		f := t.file
 		c.Redis = f.Redis != nil

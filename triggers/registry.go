@@ -24,6 +24,7 @@ func Default() *Registry {
 		NewBurst(),
 		NewRestart(),
 		&Notify{},
+		NewWrites(),
 	)
 }
 

@@ -86,6 +86,7 @@ type Caps struct {
 	Pause     bool     // a Redis that may be paused whole (CLIENT PAUSE ALL)
 	Restart   bool     // processes that can be restarted
 	Endpoints bool
+	Writes    bool // the testbed's write endpoint and likes table
 }
 
 // The optional capabilities of a trigger, each a small interface checked
@@ -120,6 +121,18 @@ type (
 	// T, for a target's rate cap and the dry run's worst case.
 	Sender interface {
 		Sends() int
+	}
+	// Settler is implemented by triggers whose outcome is known only once
+	// the service settled after the arm (writes it acknowledged and must
+	// still apply): after the drain, Settle completes the detail Fire
+	// returned.
+	Settler interface {
+		Settle(ctx context.Context, env Env, detail any) any
+	}
+	// Gater is implemented by triggers that bring gates of their own,
+	// checked on every arm unless the plan gates the same figure.
+	Gater interface {
+		DefaultGates() []string
 	}
 )
 

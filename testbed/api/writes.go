@@ -169,6 +169,13 @@ func (w *writer) consume(ctx context.Context, c Config, done chan struct{}) {
 				msgs = append(msgs, st.Messages...)
 			}
 		}
+		if err != nil && strings.HasPrefix(err.Error(), "NOGROUP") {
+			// the stream went with a flush of Redis: make it and the group again
+			err = rdb.XGroupCreateMkStream(ctx, WriteStream, WriteGroup, "0").Err()
+			if isBusyGroup(err) {
+				err = nil
+			}
+		}
 		if errors.Is(err, redis.Nil) || len(msgs) == 0 {
 			if err != nil && !errors.Is(err, redis.Nil) && ctx.Err() == nil {
 				w.s.writeErr(err)
