@@ -119,7 +119,7 @@ func (w *Writes) Fire(ctx context.Context, env Env) (Fired, error) {
 	}
 	d := &WritesDetail{Items: ids, Sent: w.Burst}
 	if d.before, err = likes(ctx, env, ids); err != nil {
-		return Fired{}, fmt.Errorf("writes: read likes: %w", err)
+		return Fired{}, fmt.Errorf("writes: read the likes table: %w (a testbed seeded before the writes existed has none: testbed down, then up)", err)
 	}
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: w.Burst}}
 	defer client.CloseIdleConnections()

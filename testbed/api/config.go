@@ -218,6 +218,17 @@ func (c Config) Problems() herd.FieldErrors {
 	if c.ShedWait < 0 || c.ShedWait > herd.Duration(time.Minute) {
 		bad("shed_wait", "%s out of range (accepted: 0 to 1m)", c.ShedWait)
 	}
+	errs = append(errs, c.writeProblems()...)
+	if c.QueryCost < 0 || c.QueryCost > herd.Duration(time.Minute) {
+		bad("query_cost", "%s out of range (accepted: 0 to 1m)", c.QueryCost)
+	}
+	return errs
+}
+
+// writeProblems are Problems of the writes' knobs.
+func (c Config) writeProblems() herd.FieldErrors {
+	var errs herd.FieldErrors
+	bad := errs.Add
 	if !slices.Contains(WriteStrategies, c.WriteStrategy) {
 		bad("write_strategy", "%q is not a write strategy (accepted: %s)", c.WriteStrategy, strings.Join(WriteStrategies, ", "))
 	}
@@ -229,9 +240,6 @@ func (c Config) Problems() herd.FieldErrors {
 	}
 	if c.CoalesceInterval < herd.Duration(time.Millisecond) || c.CoalesceInterval > herd.Duration(time.Minute) {
 		bad("coalesce_interval", "%s out of range (accepted: 1ms to 1m)", c.CoalesceInterval)
-	}
-	if c.QueryCost < 0 || c.QueryCost > herd.Duration(time.Minute) {
-		bad("query_cost", "%s out of range (accepted: 0 to 1m)", c.QueryCost)
 	}
 	return errs
 }

@@ -44,23 +44,23 @@ func (s *Server) postFill(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid fill: "+describeJSONError(err)+` (accepted: {"from": N, "to": M})`)
+		RespondError(w, http.StatusBadRequest, "invalid fill: "+describeJSONError(err)+` (accepted: {"from": N, "to": M})`)
 		return
 	}
 	if req.From < 1 || req.To < req.From || req.To-req.From >= MaxFill {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid fill: from %d to %d (accepted: 1 <= from <= to, at most %d items)", req.From, req.To, MaxFill))
+		RespondError(w, http.StatusBadRequest, fmt.Sprintf("invalid fill: from %d to %d (accepted: 1 <= from <= to, at most %d items)", req.From, req.To, MaxFill))
 		return
 	}
 	res, err := s.fill(r.Context(), req.From, req.To)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		RespondError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	if want := req.To - req.From + 1; res.Filled != want {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("fill: %d of the %d items from %d to %d exist (the testbed seeds testbed up --items)", res.Filled, want, req.From, req.To))
+		RespondError(w, http.StatusNotFound, fmt.Sprintf("fill: %d of the %d items from %d to %d exist (the testbed seeds testbed up --items)", res.Filled, want, req.From, req.To))
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	RespondJSON(w, http.StatusOK, res)
 }
 
 // fill caches the items from..to, FillBatch rows a query: each entry

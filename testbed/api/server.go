@@ -236,7 +236,7 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
 		v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
+		RespondError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
 		return
 	}
 	if h := r.Header.Get(StrategyHeader); h != "" {
@@ -249,7 +249,7 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
-			writeError(w, http.StatusBadRequest, err.Error())
+			RespondError(w, http.StatusBadRequest, err.Error())
 			return
 		}
 		v.cfg.Strategy, v.st = h, st
@@ -257,7 +257,7 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 	ctx, err := withDeadline(r.Context(), r.Header.Get(DeadlineHeader), time.Now())
 	if err != nil {
 		v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
-		writeError(w, http.StatusBadRequest, err.Error())
+		RespondError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if d, ok := propagated(ctx); ok { // waits (a lock's, a lease's) end at it too
@@ -272,23 +272,23 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, errShed):
 		outcome = OutcomeShed
-		writeError(w, http.StatusServiceUnavailable, err.Error())
+		RespondError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, errExpired), errors.Is(err, errCanceled) && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		outcome = OutcomeExpired
-		writeError(w, http.StatusGatewayTimeout, err.Error())
+		RespondError(w, http.StatusGatewayTimeout, err.Error())
 	case errors.Is(err, errCanceled):
 		outcome = OutcomeCanceled
-		writeError(w, http.StatusServiceUnavailable, "client went away")
+		RespondError(w, http.StatusServiceUnavailable, "client went away")
 	case errors.Is(err, errNotFound):
 		outcome = OutcomeNotFound
-		writeError(w, http.StatusNotFound, fmt.Sprintf("item %d not found", id))
+		RespondError(w, http.StatusNotFound, fmt.Sprintf("item %d not found", id))
 	case err != nil:
 		// 500, not 503: clients count 429 and 503 as shed load
 		outcome = OutcomeError
-		writeError(w, http.StatusInternalServerError, err.Error())
+		RespondError(w, http.StatusInternalServerError, err.Error())
 	default:
 		w.Header().Set("X-Cache", outcome)
-		writeJSON(w, http.StatusOK, it)
+		RespondJSON(w, http.StatusOK, it)
 	}
 	v.m.requests.WithLabelValues(outcome).Inc()
 }
@@ -297,7 +297,7 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	cfg := s.cfg
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, cfg)
+	RespondJSON(w, http.StatusOK, cfg)
 }
 
 // putConfig replaces the run-time configuration. Fields the body leaves out
@@ -308,11 +308,11 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid config: "+describeJSONError(err))
+		RespondError(w, http.StatusBadRequest, "invalid config: "+describeJSONError(err))
 		return
 	}
 	if err := cfg.Validate(); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid config: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+		RespondError(w, http.StatusBadRequest, "invalid config: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 		return
 	}
 	st, _ := parseStrategy(cfg.Strategy)
@@ -321,7 +321,7 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	s.protect()
 	s.mu.Unlock()
 	s.writer.configure(cfg)
-	writeJSON(w, http.StatusOK, cfg)
+	RespondJSON(w, http.StatusOK, cfg)
 }
 
 // postReset takes an optional body {"seed": N} that reseeds the replica, so
@@ -329,7 +329,7 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 func (s *Server) postReset(w http.ResponseWriter, r *http.Request) {
 	seed, err := ReadReset(w, r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		RespondError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	s.reset(seed)
@@ -371,30 +371,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if err := s.db.Ping(ctx); err != nil {
 		h.Postgres, code = err.Error(), http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, h)
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
-}
-
-// describeJSONError names the field a decoding error is about.
-func describeJSONError(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("%s: want %s, got %s", te.Field, te.Type, te.Value)
-	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return fmt.Sprintf("unknown field %s (accepted: %s)", f, strings.Join(configFields(), ", "))
-	}
-	return msg
+	RespondJSON(w, code, h)
 }
 
 // configFields lists Config's JSON field names.

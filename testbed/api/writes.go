@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -95,7 +96,7 @@ func (s *Server) postLike(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
 		v.m.writes.WithLabelValues(WriteInvalid).Inc()
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
+		RespondError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
 		return
 	}
 	wid := r.Header.Get(WriteIDHeader)
@@ -109,7 +110,7 @@ func (s *Server) postLike(w http.ResponseWriter, r *http.Request) {
 	code, err := s.writer.write(r.Context(), v, id, wid)
 	if err != nil {
 		v.m.writes.WithLabelValues(WriteError).Inc()
-		writeError(w, http.StatusInternalServerError, err.Error())
+		RespondError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	v.m.writes.WithLabelValues(WriteAcked).Inc()
@@ -286,8 +287,12 @@ func (w *writer) flush() {
 	w.s.view().m.writesApplied.Add(float64(total))
 }
 
-// writeErr counts a failure of the writes' background work.
-func (s *Server) writeErr(error) { s.view().m.writeErrors.Inc() }
+// writeErr counts a failure of the writes' background work and logs it:
+// the writes stay queued or held and are tried again, and the log says why.
+func (s *Server) writeErr(err error) {
+	s.view().m.writeErrors.Inc()
+	slog.Warn("writes: will retry", "replica", s.opts.Name, "err", err)
+}
 
 // isBusyGroup is XGROUP CREATE's answer when the group exists already.
 func isBusyGroup(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "BUSYGROUP") }

@@ -229,13 +229,7 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 		return testbed.Status{}, err
 	}
 	st := state{Command: command, File: file, Project: cfg.Project}
-	if cfg.Observability {
-		st.Profiles = []string{Profile}
-	}
-	if cfg.Tiers == 2 {
-		st.Profiles = append(st.Profiles, TiersProfile)
-		st.Env = EdgeEnv(cfg.Edge)
-	}
+	st.Profiles, st.Env = cfg.profiles()
 	out, err := st.run(ctx, nil, "config", "--services")
 	if err != nil {
 		return testbed.Status{}, err
@@ -273,6 +267,18 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 		return testbed.Status{}, err
 	}
 	return st.Status, nil
+}
+
+// profiles are the compose profiles cfg asks for, and the environment
+// their services read (the edges' policy).
+func (cfg Config) profiles() (profiles, env []string) {
+	if cfg.Observability {
+		profiles = append(profiles, Profile)
+	}
+	if cfg.Tiers == 2 {
+		profiles, env = append(profiles, TiersProfile), EdgeEnv(cfg.Edge)
+	}
+	return profiles, env
 }
 
 // chooseServices is what up starts of the compose file's services, and the

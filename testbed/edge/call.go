@@ -64,6 +64,20 @@ func (p *policy) next(n int, prev time.Duration, err error) (delay time.Duration
 	return p.backoff.Delay(n, prev), cost, ""
 }
 
+// request counts a request in the budget's window.
+func (p *policy) request() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spender.Request(time.Now())
+}
+
+// succeeded refunds what the retry that succeeded cost the budget.
+func (p *policy) succeeded(cost int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.spender.Succeeded(cost)
+}
+
 // deadline is when a request must be answered by, per the config and the
 // caller's own api.DeadlineHeader, the sooner; zero without a deadline.
 func (p *policy) deadline(r *http.Request, now time.Time) time.Time {
@@ -94,7 +108,7 @@ func (e *Edge) getItem(w http.ResponseWriter, r *http.Request) {
 	}
 	end := func(outcome string, code int, msg string) {
 		m.requests.WithLabelValues(outcome).Inc()
-		writeJSON(w, code, map[string]string{"error": msg})
+		api.RespondError(w, code, msg)
 	}
 	if p.bulkhead != nil {
 		if !p.bulkhead.TryAcquirePermit() {
@@ -103,9 +117,7 @@ func (e *Edge) getItem(w http.ResponseWriter, r *http.Request) {
 		}
 		defer p.bulkhead.ReleasePermit()
 	}
-	p.mu.Lock()
-	p.spender.Request(time.Now())
-	p.mu.Unlock()
+	p.request()
 	var prev time.Duration
 	cost := 0 // what the last retry cost the budget
 	for n := 0; ; n++ {
@@ -120,9 +132,7 @@ func (e *Edge) getItem(w http.ResponseWriter, r *http.Request) {
 		status, body, err := e.attempt(ctx, p, m, id, r.Header, deadline)
 		done(err == nil)
 		if err == nil {
-			p.mu.Lock()
-			p.spender.Succeeded(cost)
-			p.mu.Unlock()
+			p.succeeded(cost)
 			m.requests.WithLabelValues(OutcomeOK).Inc()
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)

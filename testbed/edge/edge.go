@@ -221,7 +221,7 @@ func (e *Edge) Handler() http.Handler {
 	mux.HandleFunc("GET /items/{id}", e.getItem)
 	mux.HandleFunc("GET /admin/config", func(w http.ResponseWriter, _ *http.Request) {
 		p, _ := e.current()
-		writeJSON(w, http.StatusOK, p.cfg)
+		api.RespondJSON(w, http.StatusOK, p.cfg)
 	})
 	mux.HandleFunc("PUT /admin/config", e.putConfig)
 	mux.HandleFunc("POST /admin/reset", e.postReset)
@@ -230,7 +230,7 @@ func (e *Edge) Handler() http.Handler {
 		promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"edge": e.name, "upstreams": len(e.upstreams)})
+		api.RespondJSON(w, http.StatusOK, map[string]any{"edge": e.name, "upstreams": len(e.upstreams)})
 	})
 	return mux
 }
@@ -242,18 +242,19 @@ func (e *Edge) putConfig(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid edge config: " + err.Error() +
-			" (accepted fields: timeout, retry, retry_budget, breaker, bulkhead, deadline)"})
+		api.RespondError(w, http.StatusBadRequest, "invalid edge config: "+err.Error()+
+			" (accepted fields: timeout, retry, retry_budget, breaker, bulkhead, deadline)")
+
 		return
 	}
 	if err := cfg.Problems().Err(); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid edge config: " + strings.ReplaceAll(err.Error(), "\n", "; ")})
+		api.RespondError(w, http.StatusBadRequest, "invalid edge config: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 		return
 	}
 	e.mu.Lock()
 	e.pol = e.newPolicy(cfg)
 	e.mu.Unlock()
-	writeJSON(w, http.StatusOK, cfg)
+	api.RespondJSON(w, http.StatusOK, cfg)
 }
 
 // postReset zeroes the counters and makes the policy's state afresh (the
@@ -262,7 +263,7 @@ func (e *Edge) putConfig(w http.ResponseWriter, r *http.Request) {
 func (e *Edge) postReset(w http.ResponseWriter, r *http.Request) {
 	seed, err := api.ReadReset(w, r)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		api.RespondError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	e.mu.Lock()
@@ -273,12 +274,6 @@ func (e *Edge) postReset(w http.ResponseWriter, r *http.Request) {
 	e.pol = e.newPolicy(e.pol.cfg)
 	e.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // Run serves an edge replica on addr until ctx ends.

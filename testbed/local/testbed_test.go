@@ -214,19 +214,24 @@ func (f *fleet) metric(name string) float64 {
 // source the loads metric must match.
 func (f *fleet) itemQueryCalls() int64 {
 	f.t.Helper()
+	return f.scalar(`SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements
+		WHERE query = $1 AND userid = (SELECT oid FROM pg_roles WHERE rolname = $2)`, api.ItemQuery, testbed.AppRole)
+}
+
+// scalar reads one whole number from Postgres itself, as its superuser.
+func (f *fleet) scalar(query string, args ...any) int64 {
+	f.t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, f.st.Postgres)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var calls int64
-	err = conn.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements
-		WHERE query = $1 AND userid = (SELECT oid FROM pg_roles WHERE rolname = $2)`, api.ItemQuery, testbed.AppRole).Scan(&calls)
-	if err != nil {
+	var n int64
+	if err := conn.QueryRow(ctx, query, args...).Scan(&n); err != nil {
 		f.t.Fatal(err)
 	}
-	return calls
+	return n
 }
 
 // loads runs fn and returns the item loads it caused, after checking that

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed/api"
 )
@@ -20,17 +18,7 @@ import (
 // likes reads an item's counter from Postgres itself.
 func (f *fleet) likes(id int64) int64 {
 	f.t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, f.st.Postgres)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int64
-	if err := conn.QueryRow(ctx, `SELECT n FROM likes WHERE item_id = $1`, id).Scan(&n); err != nil {
-		f.t.Fatal(err)
-	}
-	return n
+	return f.scalar(`SELECT n FROM likes WHERE item_id = $1`, id)
 }
 
 // like sends n writes of item id to the replicas in urls, 20 at a time,
