@@ -33,6 +33,7 @@ type armRun struct {
 	phase     string    // the phase progress last reported
 	since     time.Time // when it began
 	loadStart time.Time // when the load's schedule began
+	writes0   [2]int64  // a write herd's write statements (calls, rows) after the fill
 }
 
 // scheduleLead is how long before its schedule starts a load is set up:
@@ -58,6 +59,9 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 			return observe.Servers{Edge: e.Requests, EdgeAttempts: e.Attempts, API: b.Requests, DBAttempts: b.Loads + b.LoadErrors}, err
 		}
 	}
+	if a.writeHerd() { // the write queue's depth, every row
+		a.src.Queue = observe.Queue{Stream: api.WriteStream, Group: api.WriteGroup}
+	}
 	a.hot = a.tg.Hot(a.p.HotKeys)
 	a.progress(PhaseFill, 0, 0)
 	after, err := a.sub.Select(ctx, a.arm)
@@ -77,6 +81,11 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 		return nil, err
 	}
 	fillTook := time.Since(filling)
+	if a.writeHerd() {
+		if a.writes0[0], a.writes0[1], err = a.writeStatements(ctx); err != nil {
+			return nil, err
+		}
+	}
 	tenv := a.triggerEnv()
 	fire, release, err := a.prepare(ctx, tenv)
 	if err != nil {
@@ -210,6 +219,7 @@ type loaded struct {
 	fired   fired
 	stopped *aborted // the stop condition that ended the arm, or nil
 	workers *Workers // how the workers kept the herd; nil without
+	steady  *steady  // the trigger's steady load; nil without
 }
 
 // load runs the arm's load from start to end with the trigger at T, the
@@ -249,8 +259,10 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	defer abortArm(nil)
 	firedc := a.fireAt(armCtx, t, tenv, fire)
 	stopWatch := watch(ctx, ld.sampler, rec, t, time.Duration(p.Warmup), loadStart, a.progress, p.Abort, abortArm, a.tg.DB != nil)
+	ld.steady = a.startSteady(armCtx, tenv, loadStart, t)
 	var attackErr error
 	ld.workers, attackErr = gen.Run(armCtx, loadStart, t, rec, observed(rec, a.env.Observer, a.arm.Name))
+	attackErr = errors.Join(attackErr, ld.steady.wait())
 	stopWatch()
 	ld.fired = <-firedc
 	if ws := ld.workers; ws != nil && ws.Burst != nil {
@@ -335,7 +347,10 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	res.Burst = f.Burst
 	res.Trigger = TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
 	if st, ok := a.trig.(triggers.Settler); ok && f.err == nil && !f.at.IsZero() {
-		res.Trigger.Detail = st.Settle(ctx, a.triggerEnv(), f.Detail)
+		res.Trigger.Detail = st.Settle(ctx, a.triggerEnv(), f.Detail, ld.steady.acknowledged())
+	}
+	if a.writeHerd() {
+		a.writeFigures(ctx, res, a.writes0, samples, ld.steady)
 	}
 	if !f.at.IsZero() {
 		at := f.at.UTC()

@@ -65,9 +65,10 @@ type ArmResult struct {
 	Edge       *EdgeTier             `json:"edge,omitempty"`    // the edge replicas of a two-tier testbed
 	Layers     *Layers               `json:"layers,omitempty"`  // a two-tier testbed: how requests multiplied, layer by layer
 	Retries    Retries               `json:"retries"`
-	Burst      *triggers.BurstResult `json:"burst,omitempty"` // the burst trigger's release spread
-	RecoveryMS *int64                `json:"recovery_ms"`     // null: not back within the band by the end
-	Aborted    *Abort                `json:"aborted"`         // null: the arm ran to its end
+	Burst      *triggers.BurstResult `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
+	Writes     *WriteFigures         `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
+	RecoveryMS *int64                `json:"recovery_ms"`      // null: not back within the band by the end
+	Aborted    *Abort                `json:"aborted"`          // null: the arm ran to its end
 	// Warnings are what could not be read after the arm was measured (the
 	// target's Prometheus, the replicas' counters): the figures above stand
 	Warnings []string `json:"warnings,omitempty"`
@@ -262,4 +263,9 @@ type Row struct {
 	EdgeAttempts int64 `json:"edge_attempts,omitempty"`
 	API          int64 `json:"api,omitempty"`
 	DBAttempts   int64 `json:"db_attempts,omitempty"`
+	// A write herd's (the writes trigger): the most of the app role's
+	// backends waiting on a lock in one sample (pg_stat_activity), and the
+	// write queue's unacknowledged entries at the row's last sample
+	LockWaits  int64 `json:"lock_waits,omitempty"`
+	QueueDepth int64 `json:"queue_depth,omitempty"`
 }

@@ -81,6 +81,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Ro
 		a.misses += step(prev.Misses, cur.Misses, observe.RedisRestarted(prev, cur))
 		a.dt += cur.At.Sub(prev.At)
 		a.conns = cur.Connections
+		a.lockWaits, a.queueDepth = max(a.lockWaits, cur.LockWaits), cur.QueueDepth
 		if p, c := prev.Servers, cur.Servers; p != nil && c != nil {
 			// a sum that went down had a replica restart: its counters
 			// count from zero
@@ -94,7 +95,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Ro
 	// next sample's interval, which spans it; the counts stay with that row.
 	for i := last; i >= first; i-- {
 		if next := server[i+1]; server[i] == nil && next != nil {
-			server[i] = &acc{conns: next.conns, rate: next.rateOf()}
+			server[i] = &acc{conns: next.conns, rate: next.rateOf(), queueDepth: next.queueDepth}
 		}
 	}
 	rec.mu.Lock()
@@ -105,6 +106,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Ro
 			row.DBQPS = round2(a.rateOf())
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
 			row.Edge, row.EdgeAttempts, row.API, row.DBAttempts = a.edge, a.edgeAttempts, a.api, a.dbAttempts
+			row.LockWaits, row.QueueDepth = a.lockWaits, a.queueDepth
 		}
 		if c := rec.rows[i]; c != nil {
 			row.Requests, row.OK, row.Attempts, row.Unsent = c.requests, c.ok, c.attempts, c.unsent
@@ -122,6 +124,8 @@ type acc struct {
 	api, dbAttempts     int64
 	dt                  time.Duration
 	conns               int64
+	lockWaits           int64   // the most in one sample
+	queueDepth          int64   // the last sample's
 	rate                float64 // set for a row without its own sample
 }
 

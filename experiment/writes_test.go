@@ -6,53 +6,102 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// A write herd on the testbed, under each write strategy: at T the burst
-// lands on the hottest items; after the arm, Postgres holds every write
-// the replicas acknowledged, and the default gate (no acknowledged write
-// lost) passes on every arm.
-func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
-	tg := startTestbed(t, 2)
+// writeArms are one arm per write strategy; the queue's consumers apply
+// at most applyRate writes/s each (0: unbounded).
+func writeArms(applyRate float64) []Arm {
 	var arms []Arm
 	for _, s := range api.WriteStrategies {
 		cfg := api.DefaultConfig
-		cfg.WriteStrategy, cfg.CoalesceInterval = s, herd.Duration(200*time.Millisecond)
+		cfg.WriteStrategy, cfg.CoalesceInterval, cfg.ApplyRate = s, herd.Duration(200*time.Millisecond), applyRate
 		arms = append(arms, Arm{Name: s, Config: cfg})
 	}
-	p := Plan{Arms: arms, Trigger: "writes", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100,
+	return arms
+}
+
+// writePlan is a write herd of 300 likes on 2 items at T, over 100 reads/s,
+// with options added.
+func writePlan(arms []Arm, options ...string) Plan {
+	return Plan{Arms: arms, Trigger: "writes", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
-		Triggers: triggerOptions("write_burst", "300", "write_keys", "2")}
-	likes := func() int64 { // read from Postgres here, apart from the trigger
-		t.Helper()
-		var n int64
-		if err := tg.DB.QueryRow(context.Background(), `SELECT coalesce(sum(n), 0)::bigint FROM likes`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
+		Triggers: triggerOptions(append([]string{"write_burst", "300", "write_keys", "2"}, options...)...)}
+}
+
+// pgScalar reads one number from Postgres, here in the test, apart from
+// what the run reads.
+func pgScalar(t *testing.T, tg *targets.Target, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := tg.DB.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
 	}
-	before := likes()
+	return n
+}
+
+// A write herd on the testbed, under each write strategy: at T the burst
+// lands on the hottest items while 40 likes/s arrive steadily; after the
+// arm, Postgres holds every write the replicas acknowledged, and the
+// default gate (no acknowledged write lost) passes on every arm. Each
+// write figure is tied to its source: the likes and the write statements
+// in Postgres, read here, and the queue's lag to what it applied.
+func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
+	tg := startTestbed(t, 2)
+	arms := writeArms(400) // the queue drains the burst in about a quarter second per replica
+	p := writePlan(arms, "write_rate", "40")
+	likes := func() int64 { return pgScalar(t, tg, `SELECT coalesce(sum(n), 0)::bigint FROM likes`) }
+	statements := func() int64 {
+		return pgScalar(t, tg, `SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
+			JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $1 AND s.query = ANY($2)`,
+			tg.Role, []string{api.WriteDirectQuery, api.WriteApplyQuery, api.WriteFlushQuery})
+	}
+	before, statementsBefore := likes(), statements()
 	rep, err := Run(context.Background(), p, Env{Target: tg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var applied int64
+	var applied, acked, stmts int64
 	for _, a := range rep.Arms {
 		d, ok := a.Trigger.Detail.(*triggers.WritesDetail)
 		if !ok {
 			t.Fatalf("%s: trigger detail %T; want *triggers.WritesDetail", a.Name, a.Trigger.Detail)
 		}
-		t.Logf("%s: %+v", a.Name, *d)
-		applied += d.Applied
-		if d.Sent != 300 || d.Acked != 300 || d.Applied != 300 || d.Lost != 0 || len(d.Items) != 2 {
-			t.Errorf("%s: %+v; want 300 sent, acknowledged and applied to 2 items, none lost", a.Name, *d)
+		w := a.Writes
+		if w == nil || w.Steady == nil {
+			t.Fatalf("%s: writes %+v; want the write figures with the steady writes", a.Name, w)
+		}
+		t.Logf("%s: %+v; writes %+v, steady %+v, lag %+v", a.Name, *d, *w, *w.Steady, w.Lag)
+		applied, acked, stmts = applied+d.Applied, acked+int64(d.Acked)+d.SteadyAcked, stmts+w.Statements
+		if d.Sent != 300 || d.Acked != 300 || d.Lost != 0 || len(d.Items) != 2 || d.Applied != 300+d.SteadyAcked {
+			t.Errorf("%s: %+v; want 300 sent and acknowledged to 2 items, each acknowledged write applied, none lost", a.Name, *d)
+		}
+		if s := w.Steady; s.Acked != d.SteadyAcked || s.Acked < 40 || s.HTTP.Requests != 60 || s.Rate != 40 {
+			t.Errorf("%s: steady writes %+v; want 40/s, 60 intended from T over 1.5 s, and the acknowledged ones settled (%d)", a.Name, *s, d.SteadyAcked)
+		}
+		switch a.Name {
+		case api.WriteDirect: // one UPDATE per write, each one row
+			if w.Statements != d.Applied || w.Rows != d.Applied {
+				t.Errorf("direct: %d write statements, %d rows; want one of each per write applied (%d)", w.Statements, w.Rows, d.Applied)
+			}
+		case api.WriteQueue: // batches: fewer statements than writes; every write's lag measured
+			if w.Statements >= d.Applied || w.Lag == nil || w.Lag.Count != d.Applied || w.QueueDepthPeak < 1 {
+				t.Errorf("queue: %d statements for %d writes, lag %+v, depth peak %d; want batches, the lag of each write, a queue seen", w.Statements, d.Applied, w.Lag, w.QueueDepthPeak)
+			}
+		case api.WriteCoalesce: // a flush adds many writes at once
+			if w.Statements < 1 || w.Statements >= d.Applied {
+				t.Errorf("coalesce: %d flushes for %d writes; want fewer flushes than writes", w.Statements, d.Applied)
+			}
 		}
 	}
-	if got := likes() - before; got != applied || got != int64(300*len(arms)) {
-		t.Errorf("Postgres' likes rose by %d over the run; the arms applied %d; want %d each way", got, applied, 300*len(arms))
+	if got := likes() - before; got != applied || got != acked {
+		t.Errorf("Postgres' likes rose by %d over the run; the arms applied %d and acknowledged %d; want all equal", got, applied, acked)
+	}
+	if got := statements() - statementsBefore; got != stmts {
+		t.Errorf("pg_stat_statements counted %d write statements over the run; the arms %d", got, stmts)
 	}
 	var lostGates int
 	for _, g := range rep.Gates {
@@ -65,5 +114,29 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 	}
 	if lostGates != len(arms) {
 		t.Errorf("%d arms gated on lost writes; want the default gate on all %d", lostGates, len(arms))
+	}
+}
+
+// A replica restarted in the middle of the burst loses nothing it
+// acknowledged: direct wrote it before answering, the queue's consumers
+// pick up what the restarted one left pending.
+func TestWriteHerdSurvivesARestartMidBurst(t *testing.T) {
+	tg := startTestbed(t, 2)
+	p := writePlan(writeArms(400)[:2], "write_restart", "api", "write_restart_after", "5ms")
+	rep, err := Run(context.Background(), p, Env{Target: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range rep.Arms {
+		d := a.Trigger.Detail.(*triggers.WritesDetail)
+		t.Logf("%s: %+v", a.Name, *d)
+		if len(d.Restarted) == 0 || d.Lost != 0 || d.Applied < int64(d.Acked) || d.Acked+d.Errors != 300 {
+			t.Errorf("%s: %+v; want the replicas restarted, every acknowledged write applied", a.Name, *d)
+		}
+	}
+	for _, g := range rep.Gates {
+		if !g.Pass {
+			t.Errorf("gate %s on %s failed: %+v", g.Gate, g.Arm, g)
+		}
 	}
 }

@@ -23,8 +23,13 @@ type Sample struct {
 	FillCalls      int64 // ... of Statements.Fill: a cache fill's own statement
 	Connections    int64 // pg_stat_activity backends of Source.Role
 	NewConnections int64 // ... whose backend_start is at or after Source.Since
+	LockWaits      int64 // ... waiting on a lock now (wait_event_type Lock)
+	LocksWaiting   int64 // pg_locks not granted now, any role
 	// Redis INFO
 	Hits, Misses, Expired, ConnectionsReceived, Clients int64
+	// QueueDepth is Source.Queue's entries not yet acknowledged by its
+	// group: never delivered (XINFO GROUPS lag) plus delivered and pending
+	QueueDepth int64
 
 	// Which server instances the counters came from: a counter that went
 	// down was reset only if its server restarted in between.
@@ -61,7 +66,13 @@ type Source struct {
 	// not read. A failed read leaves the sample's Servers nil, and the
 	// rest of the sample stands.
 	Servers func(context.Context) (Servers, error)
+	// Queue is a Redis stream and its consumer group whose depth is read
+	// (the testbed's write queue); zero: not read
+	Queue Queue
 }
+
+// Queue is a Redis stream read by a consumer group.
+type Queue struct{ Stream, Group string }
 
 // Statements selects pg_stat_statements rows: by exact text, by queryid,
 // or by a Postgres regular expression on the text. A row any of them
@@ -83,7 +94,9 @@ const sampleSQL = `SELECT
 	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND backend_start >= $3),
 	pg_postmaster_start_time(),
 	(SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
-		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $2 AND $6 <> '' AND s.query = $6)`
+		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $2 AND $6 <> '' AND s.query = $6),
+	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND wait_event_type = 'Lock'),
+	(SELECT count(*) FROM pg_locks WHERE NOT granted)`
 
 // Read takes one sample.
 func (s Source) Read(ctx context.Context) (Sample, error) {
@@ -101,7 +114,7 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 			ids = []int64{}
 		}
 		err := s.DB.QueryRow(ctx, sampleSQL, st.Text, s.Role, s.Since, ids, st.Pattern, st.Fill).Scan(&smp.Calls, &smp.Connections,
-			&smp.NewConnections, &smp.PostgresStart, &smp.FillCalls)
+			&smp.NewConnections, &smp.PostgresStart, &smp.FillCalls, &smp.LockWaits, &smp.LocksWaiting)
 		if err != nil {
 			return smp, fmt.Errorf("sample postgres: %w", err)
 		}
@@ -128,7 +141,28 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 	if smp.RedisRunID == "" {
 		return smp, fmt.Errorf("sample redis: INFO without run_id")
 	}
-	return smp, nil
+	if s.Queue.Stream != "" {
+		smp.QueueDepth, err = s.Queue.depth(ctx, s.Redis)
+	}
+	return smp, err
+}
+
+// depth is how many of the stream's entries the group has not
+// acknowledged: none when the stream or the group is not there yet.
+func (q Queue) depth(ctx context.Context, rdb *redis.Client) (int64, error) {
+	groups, err := rdb.XInfoGroups(ctx, q.Stream).Result()
+	if err != nil {
+		if strings.Contains(err.Error(), "no such key") {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("sample redis: XINFO GROUPS %s: %w", q.Stream, err)
+	}
+	for _, g := range groups {
+		if g.Name == q.Group {
+			return max(g.Lag, 0) + g.Pending, nil
+		}
+	}
+	return 0, nil
 }
 
 // parseInfo reads the integer fields of a Redis INFO reply.

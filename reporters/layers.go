@@ -1,13 +1,10 @@
 package reporters
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
-	"github.com/herdbench/herdbench/triggers"
 )
 
 // layersTable is the call chain of a two-tier testbed, one row per arm:
@@ -46,27 +43,3 @@ func layersTable(rep *experiment.Report) (head []string, rows [][]string) {
 
 // times is an amplification: "1.00x".
 func times(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + "x" }
-
-// writesLine says, for a write herd, what each arm acknowledged and what
-// reached Postgres: the writes trigger's detail, lost ones named. Empty
-// for other triggers.
-func writesLine(rep *experiment.Report) string {
-	var parts []string
-	for _, a := range rep.Arms {
-		if a.Trigger.Name != "writes" || a.Trigger.Detail == nil {
-			continue
-		}
-		var d triggers.WritesDetail
-		b, err := json.Marshal(a.Trigger.Detail)
-		if err != nil || json.Unmarshal(b, &d) != nil {
-			continue
-		}
-		s := fmt.Sprintf("%s %s of %s acknowledged (p99 %s), %s in Postgres after %s", a.Name, thousands(int64(d.Acked)),
-			thousands(int64(d.Sent)), msString(d.P99MS), thousands(d.Applied), msString(float64(d.SettleMS)))
-		if d.Lost > 0 {
-			s += fmt.Sprintf(", %s LOST", thousands(d.Lost))
-		}
-		parts = append(parts, s)
-	}
-	return strings.Join(parts, "; ")
-}

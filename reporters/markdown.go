@@ -37,6 +37,10 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 		b.WriteString("Layer by layer, each from its own counters:\n\n")
 		mdTable(b, head, rows, true)
 	}
+	if head, rows := writesTable(rep); rows != nil {
+		b.WriteString("The write herd, from the clients, pg_stat_statements, pg_stat_activity, the queue and the replicas' lag:\n\n")
+		mdTable(b, head, rows, true)
+	}
 
 	if s := saturation(rep); s != "" {
 		fmt.Fprintf(b, "**Warning:** %s.\n\n", mdText(s))

@@ -55,7 +55,11 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
 	}
-	if head, rows := layersTable(rep); rows != nil {
+	for _, table := range []func(*experiment.Report) ([]string, [][]string){layersTable, writesTable} {
+		head, rows := table(rep)
+		if rows == nil {
+			continue
+		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
 		fmt.Fprintln(tw, strings.Join(head, "\t"))
@@ -65,9 +69,6 @@ func Table(w io.Writer, rep *experiment.Report) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-	}
-	if s := writesLine(rep); s != "" {
-		fmt.Fprintln(w, "writes    "+s)
 	}
 	if s := workersLine(rep); s != "" {
 		fmt.Fprintln(w, "workers   "+s)

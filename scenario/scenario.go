@@ -112,7 +112,7 @@ type Knobs struct {
 	ShedInitialLimit *int      `yaml:"shed_initial_limit,omitempty" flag:"shed-initial-limit"`
 	ShedWait         *Duration `yaml:"shed_wait,omitempty" flag:"shed-wait"`
 	WriteStrategy    *string   `yaml:"write_strategy,omitempty" flag:"write-strategy"`
-	WriteRate        *float64  `yaml:"write_rate,omitempty" flag:"write-rate"`
+	ApplyRate        *float64  `yaml:"apply_rate,omitempty" flag:"apply-rate"`
 	WriteBatch       *int      `yaml:"write_batch,omitempty" flag:"write-batch"`
 	CoalesceInterval *Duration `yaml:"coalesce_interval,omitempty" flag:"coalesce-interval"`
 }

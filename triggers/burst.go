@@ -52,7 +52,7 @@ type BurstResult struct {
 	Departures []time.Duration `json:"-"`
 }
 
-// NewBurstResult sums up a burst of clients, ok of them answered 200,
+// NewBurstResult sums up a burst of clients, ok of them answered 2xx,
 // from each written request's departure after its release.
 func NewBurstResult(clients, ok int, departures []time.Duration) *BurstResult {
 	res := &BurstResult{Clients: clients, OK: ok, Departures: slices.Sorted(slices.Values(departures))}
@@ -161,21 +161,32 @@ func (b *Burst) Prepare(ctx context.Context, env Env) (Armed, error) {
 	if build == nil {
 		build = ItemRequest
 	}
-	r := &release{clients: make([]burstClient, b.Clients)}
+	keys := env.HotKeys
+	if len(keys) == 0 {
+		keys = []string{"1"}
+	}
+	r, err := openRelease(ctx, "burst", b.Clients, env.API, keys, build)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// openRelease opens n clients' connections, spread over the endpoints in
+// turn, each with its request for the keys in turn, serialized: nothing is
+// sent before the release.
+func openRelease(ctx context.Context, name string, n int, bases, keys []string, build Requester) (*release, error) {
+	r := &release{clients: make([]burstClient, n)}
 	var wg sync.WaitGroup
 	var failed atomic.Pointer[error]
 	sem := make(chan struct{}, 64)
 	for i := range r.clients {
-		key := "1"
-		if len(env.HotKeys) > 0 {
-			key = env.HotKeys[i%len(env.HotKeys)]
-		}
-		base := env.API[i%len(env.API)]
+		key, base := keys[i%len(keys)], bases[i%len(bases)]
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			if err := r.clients[i].open(ctx, base, key, build); err != nil {
-				err = fmt.Errorf("burst: client %d: %w", i, err)
+				err = fmt.Errorf("%s: client %d: %w", name, i, err)
 				failed.CompareAndSwap(nil, &err)
 			}
 		})
@@ -195,7 +206,8 @@ type burstClient struct {
 	req  []byte
 	sent bool          // its request was written
 	left time.Duration // after the release, when it was
-	ok   bool          // the service answered 200
+	took time.Duration // after the release, when its answer was read; 0 without one
+	ok   bool          // the service answered 2xx
 }
 
 // open dials base and serializes the request for key.
@@ -244,11 +256,17 @@ type release struct {
 // burstTimeout bounds the wait for the released requests' answers.
 const burstTimeout = 10 * time.Second
 
-// Fire releases every client at once: one writer per core writes its
+// Fire releases every client at once (send) and closes their connections.
+func (r *release) Fire(ctx context.Context, _ Env) (Fired, error) {
+	defer r.Close()
+	r.send(ctx)
+	return Fired{Detail: BurstDetail{}, Burst: r.result()}, nil
+}
+
+// send releases every client at once: one writer per core writes its
 // share of the serialized requests, back to back, then the answers are
 // read. It returns when every client has its answer or gave up.
-func (r *release) Fire(ctx context.Context, env Env) (Fired, error) {
-	defer r.Close()
+func (r *release) send(ctx context.Context) {
 	writers := min(runtime.GOMAXPROCS(0), len(r.clients))
 	share := (len(r.clients) + writers - 1) / writers
 	gate := make(chan struct{})
@@ -271,13 +289,12 @@ func (r *release) Fire(ctx context.Context, env Env) (Fired, error) {
 	released = time.Now()
 	close(gate)
 	wrote.Wait()
-	r.answers(ctx)
-	return Fired{Detail: BurstDetail{}, Burst: r.result()}, nil
+	r.answers(ctx, released)
 }
 
 // answers reads every client's answer, all at once, within burstTimeout or
-// until ctx ends.
-func (r *release) answers(ctx context.Context) {
+// until ctx ends, noting when each came after the release.
+func (r *release) answers(ctx context.Context, released time.Time) {
 	deadline := time.Now().Add(burstTimeout)
 	stop := context.AfterFunc(ctx, func() {
 		for _, c := range r.clients {
@@ -299,7 +316,8 @@ func (r *release) answers(ctx context.Context) {
 			}
 			_, err = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
-			c.ok = err == nil && resp.StatusCode == http.StatusOK
+			c.took = time.Since(released)
+			c.ok = err == nil && resp.StatusCode/100 == 2
 		})
 	}
 	wg.Wait()

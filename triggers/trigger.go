@@ -125,9 +125,18 @@ type (
 	// Settler is implemented by triggers whose outcome is known only once
 	// the service settled after the arm (writes it acknowledged and must
 	// still apply): after the drain, Settle completes the detail Fire
-	// returned.
+	// returned; steadyOK is how many of the trigger's steady requests
+	// (Loader) the service answered 2xx.
 	Settler interface {
-		Settle(ctx context.Context, env Env, detail any) any
+		Settle(ctx context.Context, env Env, detail any, steadyOK int64) any
+	}
+	// Loader is implemented by triggers that send steady requests of their
+	// own through the whole load, beside the reads (the writes trigger's
+	// likes): the generator sends them on their own schedule from the
+	// load's start, with the reads' intended-time accounting, never
+	// retried (a write is not idempotent), and counts them apart.
+	Loader interface {
+		Steady(env Env) Steady
 	}
 	// Gater is implemented by triggers that bring gates of their own,
 	// checked on every arm unless the plan gates the same figure.
@@ -135,6 +144,14 @@ type (
 		DefaultGates() []string
 	}
 )
+
+// Steady is a trigger's steady load: Rate requests per second (0: none),
+// each Method on Path with {key} replaced by one of Keys, drawn uniformly.
+type Steady struct {
+	Rate         int
+	Method, Path string
+	Keys         []string
+}
 
 // Armed is a prepared trigger: Fire fires it at T, Close frees what
 // Prepare held when Fire never ran.

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
@@ -16,38 +16,61 @@ import (
 
 // Writes is a write herd: at T, write_burst likes land on the write_keys
 // hottest items at once (POST /items/{id}/likes on the testbed), as a
-// viral post's do, on top of the steady read load. It counts what the
-// service acknowledged; after the arm it reads the items' counters in
-// Postgres until they hold every acknowledged write, and reports any it
-// never found as lost.
+// viral post's do, on top of the steady read load and of write_rate steady
+// likes per second. The burst's connections are open before T, as burst's
+// are. With write_restart, a part of the testbed restarts write_restart_after
+// T, while the burst is in flight. After the arm it reads the items'
+// counters in Postgres until they hold every acknowledged write, burst and
+// steady, and reports any it never found as lost.
 type Writes struct {
-	Burst int `json:"write_burst" help:"likes sent at T, spread over the write_keys hottest items"`
-	Keys  int `json:"write_keys" help:"how many of the hottest items the likes go to"`
+	Burst        int           `json:"write_burst" help:"likes sent at T, each on a connection opened before T, spread over the write_keys hottest items"`
+	Keys         int           `json:"write_keys" help:"how many of the hottest items the likes go to"`
+	Rate         int           `json:"write_rate" help:"steady likes per second through the whole load, beside the reads, on their own schedule (0: none)"`
+	Restart      WriteRestart  `json:"write_restart" help:"the part of the testbed restarted during the burst (none: nothing)"`
+	RestartAfter herd.Duration `json:"write_restart_after" help:"how long after T the write_restart begins"`
 }
 
-// NewWrites is a write herd with its defaults: 500 likes on 3 items.
-func NewWrites() *Writes { return &Writes{Burst: 500, Keys: 3} }
+// WriteRestart is the part a write herd restarts mid-burst, or none.
+type WriteRestart string
+
+// NoRestart restarts nothing.
+const NoRestart WriteRestart = "none"
+
+// Accepted lists none and the parts.
+func (WriteRestart) Accepted() []string { return append([]string{string(NoRestart)}, herd.Parts...) }
+
+// NewWrites is a write herd with its defaults: 500 likes on 3 items, no
+// steady writes, no restart (20 ms after T when one is set).
+func NewWrites() *Writes {
+	return &Writes{Burst: 500, Keys: 3, Restart: NoRestart, RestartAfter: herd.Duration(20 * time.Millisecond)}
+}
 
 // WritesDetail is what the write herd did: the results' trigger.detail.
 // Applied and Lost are read after the arm, once the service settled.
 type WritesDetail struct {
-	Items    []int64 `json:"items"`
-	Sent     int     `json:"sent"`
-	Acked    int     `json:"acked"`  // answered 2xx: committed, queued or held, per the write strategy
-	Errors   int     `json:"errors"` // any other answer, or none
-	P50MS    float64 `json:"p50_ms"` // from T to each write's answer
-	P99MS    float64 `json:"p99_ms"`
-	Applied  int64   `json:"applied"` // the items' counters in Postgres rose by this much
-	Lost     int64   `json:"lost"`    // acknowledged and never applied (a default gate: lost == 0)
-	SettleMS int64   `json:"settle_ms"`
-	before   int64
+	Items     []int64  `json:"items"`
+	Sent      int      `json:"sent"`
+	Acked     int      `json:"acked"`  // of the burst, answered 2xx: committed, queued or held, per the write strategy
+	Errors    int      `json:"errors"` // of the burst, any other answer, or none
+	P50MS     float64  `json:"p50_ms"` // from T to each burst write's answer
+	P99MS     float64  `json:"p99_ms"`
+	Restarted []string `json:"restarted,omitempty"` // what write_restart restarted during the burst
+	// SteadyAcked are the steady writes answered 2xx (write_rate)
+	SteadyAcked int64 `json:"steady_acked"`
+	Applied     int64 `json:"applied"` // the items' counters in Postgres rose by this much over the arm
+	Lost        int64 `json:"lost"`    // acknowledged, burst or steady, and never applied (a default gate: lost == 0)
+	SettleMS    int64 `json:"settle_ms"`
+	before      int64
 }
 
 var (
-	_ Trigger = (*Writes)(nil)
-	_ Sender  = (*Writes)(nil)
-	_ Settler = (*Writes)(nil)
-	_ Gater   = (*Writes)(nil)
+	_ Trigger  = (*Writes)(nil)
+	_ Sender   = (*Writes)(nil)
+	_ Settler  = (*Writes)(nil)
+	_ Gater    = (*Writes)(nil)
+	_ Preparer = (*Writes)(nil)
+	_ Loader   = (*Writes)(nil)
+	_ Requirer = (*Writes)(nil)
 )
 
 // DefaultGates fails an arm where an acknowledged write never reached
@@ -68,19 +91,40 @@ func (w *Writes) Validate() herd.FieldErrors {
 	var errs herd.FieldErrors
 	if w.Burst < 1 || w.Burst > MaxBurst {
 		errs.Add("write_burst", "%d out of range (accepted: 1 to %d writes)", w.Burst, MaxBurst)
+	} else if limit, ok := openFiles(); ok && uint64(w.Burst)+fileHeadroom > limit {
+		errs.Add("write_burst", "%d writes need as many connections, and this process may open %d files (accepted: up to %d here; raise the hard limit, ulimit -Hn)",
+			w.Burst, limit, max(int(limit)-fileHeadroom, 0))
 	}
 	if w.Keys < 1 || w.Keys > 100 {
 		errs.Add("write_keys", "%d out of range (accepted: 1 to 100 items)", w.Keys)
 	}
+	if w.Rate < 0 || w.Rate > MaxWriteRate {
+		errs.Add("write_rate", "%d out of range (accepted: 0, none, to %d writes/s)", w.Rate, MaxWriteRate)
+	}
+	if !slices.Contains(w.Restart.Accepted(), string(w.Restart)) {
+		errs.Add("write_restart", "%q is not a part (accepted: %s)", w.Restart, strings.Join(w.Restart.Accepted(), ", "))
+	}
+	if w.RestartAfter < 0 || time.Duration(w.RestartAfter) > 10*time.Second {
+		errs.Add("write_restart_after", "%s out of range (accepted: 0s to 10s)", w.RestartAfter)
+	}
 	return errs
 }
 
-func (w *Writes) Sends() int { return w.Burst }
+// MaxWriteRate caps the steady writes.
+const MaxWriteRate = 10_000
 
-// Requires the testbed: its write endpoint and its likes table.
-func (*Writes) Requires(c Caps) error {
+// Sends is the burst's writes and, for a target's rate cap, the steady
+// writes of one second.
+func (w *Writes) Sends() int { return w.Burst + w.Rate }
+
+// Requires the testbed: its write endpoint and its likes table, and the
+// restarts when write_restart names a part.
+func (w *Writes) Requires(c Caps) error {
 	if !c.Writes {
 		return errors.New("the testbed's write endpoint and likes table (a testbed, not a service)")
+	}
+	if w.Restart != NoRestart && !c.Restart {
+		return errors.New("processes herdbench can restart, for write_restart (the testbed)")
 	}
 	return nil
 }
@@ -99,8 +143,20 @@ func (w *Writes) items(env Env) ([]int64, error) {
 
 func (w *Writes) Plan(env Env) string {
 	ids, _ := w.items(env)
-	return fmt.Sprintf("POST %d likes at T to items %v through %d endpoints, then read their counters in Postgres until each acknowledged like is there (up to %s)",
-		w.Burst, ids, len(env.API), settleTimeout)
+	plan := fmt.Sprintf("open %d connections before T, POST %d likes at T to items %v through %d endpoints", w.Burst, w.Burst, ids, len(env.API))
+	if w.Rate > 0 {
+		plan += fmt.Sprintf(", and %d likes/s to them through the whole load", w.Rate)
+	}
+	if w.Restart != NoRestart {
+		plan += fmt.Sprintf(", restart the testbed's %s %s after T", w.Restart, w.RestartAfter)
+	}
+	return plan + fmt.Sprintf("; then read their counters in Postgres until each acknowledged like is there (up to %s)", settleTimeout)
+}
+
+// Steady is the steady likes: write_rate per second to the written items.
+func (w *Writes) Steady(env Env) Steady {
+	keys := env.HotKeys[:min(w.Keys, len(env.HotKeys))]
+	return Steady{Rate: w.Rate, Method: http.MethodPost, Path: "/items/{key}/likes", Keys: keys}
 }
 
 // likes sums the items' counters in Postgres.
@@ -110,59 +166,108 @@ func likes(ctx context.Context, env Env, ids []int64) (int64, error) {
 	return n, err
 }
 
-// Fire sends the writes at once, each on its own request, and waits for
-// every answer.
+// Fire prepares the writes and sends them at once; a run prepares them
+// before the load instead.
 func (w *Writes) Fire(ctx context.Context, env Env) (Fired, error) {
+	a, err := w.Prepare(ctx, env)
+	if err != nil {
+		return Fired{}, err
+	}
+	defer a.Close()
+	return a.Fire(ctx, env)
+}
+
+// Prepare reads the items' counters before any write of the arm, steady
+// or burst, and opens one connection per write of the burst with its
+// request serialized, each with its own write id.
+func (w *Writes) Prepare(ctx context.Context, env Env) (Armed, error) {
 	ids, err := w.items(env)
 	if err != nil || len(ids) == 0 || len(env.API) == 0 {
-		return Fired{}, fmt.Errorf("writes: no items or endpoints (%v)", err)
+		return nil, fmt.Errorf("writes: no items or endpoints (%v)", err)
 	}
 	d := &WritesDetail{Items: ids, Sent: w.Burst}
 	if d.before, err = likes(ctx, env, ids); err != nil {
-		return Fired{}, fmt.Errorf("writes: read the likes table: %w (a testbed seeded before the writes existed has none: testbed down, then up)", err)
+		return nil, fmt.Errorf("writes: read the likes table: %w (a testbed seeded before the writes existed has none: testbed down, then up)", err)
 	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: w.Burst}}
-	defer client.CloseIdleConnections()
-	start := time.Now()
-	took := make([]time.Duration, w.Burst)
-	ok := make([]bool, w.Burst)
-	var wg sync.WaitGroup
-	for i := range w.Burst {
-		wg.Go(func() {
-			url := fmt.Sprintf("%s/items/%d/likes", strings.TrimSuffix(env.API[i%len(env.API)], "/"), ids[i%len(ids)])
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-			if err != nil {
+	var n atomic.Int64
+	run := time.Now().UnixNano()
+	post := func(ctx context.Context, base, key string) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/items/"+key+"/likes", nil)
+		if err == nil {
+			req.Header.Set("X-Herdbench-Write-Id", fmt.Sprintf("w%d-%d", run, n.Add(1)))
+		}
+		return req, err
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = strconv.FormatInt(id, 10)
+	}
+	r, err := openRelease(ctx, "writes", w.Burst, env.API, keys, post)
+	if err != nil {
+		return nil, err
+	}
+	return &armedWrites{w: w, r: r, d: d}, nil
+}
+
+// armedWrites is a write herd whose connections are open, waiting for T.
+type armedWrites struct {
+	w *Writes
+	r *release
+	d *WritesDetail
+}
+
+// Fire releases the writes, restarts write_restart during them, and counts
+// what was acknowledged.
+func (a *armedWrites) Fire(ctx context.Context, env Env) (Fired, error) {
+	defer a.r.Close()
+	restarted := make(chan error, 1)
+	if a.w.Restart == NoRestart {
+		restarted <- nil
+	} else {
+		go func() {
+			wait(ctx, time.Duration(a.w.RestartAfter))
+			if env.Restarter == nil {
+				restarted <- errors.New("the target cannot restart its processes")
 				return
 			}
-			req.Header.Set("X-Herdbench-Write-Id", fmt.Sprintf("w%d-%d", start.UnixNano(), i))
-			resp, err := client.Do(req)
-			took[i] = time.Since(start)
-			if err == nil {
-				resp.Body.Close()
-				ok[i] = resp.StatusCode/100 == 2
-			}
-		})
+			var err error
+			a.d.Restarted, err = env.Restarter.Restart(ctx, string(a.w.Restart), false)
+			restarted <- err
+		}()
 	}
-	wg.Wait()
-	for _, o := range ok {
-		if o {
+	a.r.send(ctx)
+	if err := <-restarted; err != nil {
+		return Fired{}, fmt.Errorf("writes: restart %s: %w", a.w.Restart, err)
+	}
+	d := a.d
+	var took []time.Duration
+	for _, c := range a.r.clients {
+		if c.ok {
 			d.Acked++
+			took = append(took, c.took)
 		}
 	}
 	d.Errors = d.Sent - d.Acked
-	slices.Sort(took)
-	d.P50MS = float64(took[len(took)/2].Microseconds()) / 1000
-	d.P99MS = float64(took[min(len(took)-1, len(took)*99/100)].Microseconds()) / 1000
-	return Fired{Detail: d}, nil
+	if len(took) > 0 {
+		slices.Sort(took)
+		d.P50MS = float64(took[len(took)/2].Microseconds()) / 1000
+		d.P99MS = float64(took[min(len(took)-1, len(took)*99/100)].Microseconds()) / 1000
+	}
+	return Fired{Detail: d, Burst: a.r.result()}, nil
 }
+
+// Close closes the connections when the writes never fired.
+func (a *armedWrites) Close() { a.r.Close() }
 
 // Settle reads the items' counters until they rose by every acknowledged
 // write, or settleTimeout passes: what is missing then is lost.
-func (w *Writes) Settle(ctx context.Context, env Env, detail any) any {
+func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64) any {
 	d, ok := detail.(*WritesDetail)
 	if !ok {
 		return detail
 	}
+	d.SteadyAcked = steadyOK
+	acked := int64(d.Acked) + steadyOK
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
@@ -173,13 +278,13 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any) any {
 			d.Applied = n - d.before
 		}
 	}
-	for read(); d.Applied < int64(d.Acked) && ctx.Err() == nil; read() {
+	for read(); d.Applied < acked && ctx.Err() == nil; read() {
 		select {
 		case <-ctx.Done():
 		case <-tick.C:
 		}
 	}
-	d.Lost = max(int64(d.Acked)-d.Applied, 0)
+	d.Lost = max(acked-d.Applied, 0)
 	d.SettleMS = time.Since(start).Milliseconds()
 	return d
 }

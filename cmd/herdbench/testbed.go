@@ -85,7 +85,7 @@ func addKnobFlags(fs *pflag.FlagSet, c *api.Config) {
 	fs.IntVar(&c.ShedInitialLimit, "shed-initial-limit", c.ShedInitialLimit, "shed: the limit it starts from")
 	fs.DurationVar((*time.Duration)(&c.ShedWait), "shed-wait", time.Duration(c.ShedWait), "shed_priority: longest an admitted load queues for a permit")
 	fs.StringVar(&c.WriteStrategy, "write-strategy", c.WriteStrategy, "how a write (POST /items/{id}/likes) reaches Postgres: "+strings.Join(api.WriteStrategies, ", "))
-	fs.Float64Var(&c.WriteRate, "write-rate", c.WriteRate, "queue: queued writes each replica applies per second; 0: as fast as they come")
+	fs.Float64Var(&c.ApplyRate, "apply-rate", c.ApplyRate, "queue: queued writes each replica applies per second; 0: as fast as they come")
 	fs.IntVar(&c.WriteBatch, "write-batch", c.WriteBatch, "queue: writes a consumer applies in one statement")
 	fs.DurationVar((*time.Duration)(&c.CoalesceInterval), "coalesce-interval", time.Duration(c.CoalesceInterval), "coalesce: how often a replica flushes the increments it holds")
 }

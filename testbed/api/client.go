@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -261,4 +264,47 @@ func (f Fleet) Counters(ctx context.Context) (Counters, error) {
 		sum = sum.Plus(cs)
 	}
 	return sum, nil
+}
+
+// WriteLag is the queue's lag from acknowledgement to applied over the
+// replicas' MetricWriteLag histograms, summed: how many writes it covers,
+// and its median and 99th percentile, interpolated within their buckets
+// as Prometheus' histogram_quantile does.
+type WriteLag struct {
+	Count int64   `json:"count"`
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+}
+
+// WriteLag reads every replica's write lag histogram and sums them.
+func (f Fleet) WriteLag(ctx context.Context) (WriteLag, error) {
+	var count uint64
+	cum := map[float64]uint64{} // upper bound -> writes at or below it
+	for _, c := range f {
+		mfs, err := c.Metrics(ctx)
+		if err != nil {
+			return WriteLag{}, err
+		}
+		for _, m := range mfs[MetricWriteLag].GetMetric() {
+			count += m.GetHistogram().GetSampleCount()
+			for _, b := range m.GetHistogram().GetBucket() {
+				cum[b.GetUpperBound()] += b.GetCumulativeCount()
+			}
+		}
+	}
+	bounds := slices.Sorted(maps.Keys(cum))
+	q := func(q float64) float64 {
+		rank, lo, prev := q*float64(count), 0.0, uint64(0)
+		for _, b := range bounds {
+			if c := cum[b]; float64(c) >= rank && c > prev {
+				return (lo + (b-lo)*(rank-float64(prev))/float64(c-prev)) * 1000
+			}
+			lo, prev = b, cum[b]
+		}
+		return lo * 1000 // past the last finite bucket: its bound, as Prometheus
+	}
+	if count == 0 {
+		return WriteLag{}, nil
+	}
+	return WriteLag{Count: int64(count), P50MS: math.Round(q(0.5)*100) / 100, P99MS: math.Round(q(0.99)*100) / 100}, nil
 }

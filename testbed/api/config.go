@@ -79,7 +79,7 @@ type Config struct {
 
 	// Writes (POST /items/{id}/likes, writes.go): how a like reaches Postgres
 	WriteStrategy    string        `json:"write_strategy"`    // direct, queue or coalesce (WriteStrategies)
-	WriteRate        float64       `json:"write_rate"`        // queue: queued writes each replica applies per second; 0: as fast as they come
+	ApplyRate        float64       `json:"apply_rate"`        // queue: queued writes each replica applies per second; 0: as fast as they come
 	WriteBatch       int           `json:"write_batch"`       // queue: writes a consumer reads and applies in one statement
 	CoalesceInterval herd.Duration `json:"coalesce_interval"` // coalesce: how often a replica flushes the increments it holds
 }
@@ -139,7 +139,7 @@ var DefaultConfig = Config{
 	ShedInitialLimit: 5,
 	ShedWait:         herd.Duration(500 * time.Millisecond),
 	WriteStrategy:    WriteDirect,
-	WriteRate:        0,
+	ApplyRate:        0,
 	WriteBatch:       100,
 	CoalesceInterval: herd.Duration(time.Second),
 }
@@ -232,8 +232,8 @@ func (c Config) writeProblems() herd.FieldErrors {
 	if !slices.Contains(WriteStrategies, c.WriteStrategy) {
 		bad("write_strategy", "%q is not a write strategy (accepted: %s)", c.WriteStrategy, strings.Join(WriteStrategies, ", "))
 	}
-	if c.WriteRate < 0 {
-		bad("write_rate", "%g out of range (accepted: 0, unbounded, or more writes/s)", c.WriteRate)
+	if c.ApplyRate < 0 {
+		bad("apply_rate", "%g out of range (accepted: 0, unbounded, or more writes/s)", c.ApplyRate)
 	}
 	if c.WriteBatch < 1 || c.WriteBatch > 10_000 {
 		bad("write_batch", "%d out of range (accepted: 1 to 10000)", c.WriteBatch)

@@ -17,10 +17,11 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// The writes' statements, by their text in pg_stat_statements.
+// The writes' statements, by their text in pg_stat_statements, which
+// replaces a literal constant with a parameter: they have none.
 const (
-	// WriteDirectQuery is direct's one statement per request.
-	WriteDirectQuery = `UPDATE likes SET n = n + 1 WHERE item_id = $1`
+	// WriteDirectQuery is direct's one statement per request, adding $2 (1).
+	WriteDirectQuery = `UPDATE likes SET n = n + $2 WHERE item_id = $1`
 	// WriteApplyQuery applies a batch of queued writes at once, each write
 	// id once: one redelivered after its consumer died adds nothing.
 	WriteApplyQuery = `WITH fresh AS (INSERT INTO applied_writes (write_id, item_id) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING RETURNING item_id) UPDATE likes SET n = likes.n + d.c FROM (SELECT item_id, count(*) AS c FROM fresh GROUP BY item_id) d WHERE likes.item_id = d.item_id RETURNING d.c`
@@ -137,7 +138,7 @@ func (w *writer) write(ctx context.Context, v view, id int64, wid string) (int, 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.s.opts.DBTimeout)
 	defer cancel()
-	tag, err := w.s.db.Exec(ctx, WriteDirectQuery, id)
+	tag, err := w.s.db.Exec(ctx, WriteDirectQuery, id, 1)
 	if err == nil && tag.RowsAffected() != 1 {
 		err = fmt.Errorf("item %d has no likes row", id)
 	}
@@ -148,7 +149,7 @@ func (w *writer) write(ctx context.Context, v view, id int64, wid string) (int, 
 }
 
 // consume is the queue's consumer: it applies queued writes in batches at
-// up to write_rate, claiming first what a dead consumer left unacknowledged.
+// up to apply_rate, claiming first what a dead consumer left unacknowledged.
 func (w *writer) consume(ctx context.Context, c Config, done chan struct{}) {
 	defer close(done)
 	rdb, name := w.s.rdb, w.s.opts.Name
@@ -156,8 +157,8 @@ func (w *writer) consume(ctx context.Context, c Config, done chan struct{}) {
 		w.s.writeErr(err)
 	}
 	var lim *rate.Limiter
-	if c.WriteRate > 0 {
-		lim = rate.NewLimiter(rate.Limit(c.WriteRate), c.WriteBatch)
+	if c.ApplyRate > 0 {
+		lim = rate.NewLimiter(rate.Limit(c.ApplyRate), c.WriteBatch)
 	}
 	for ctx.Err() == nil {
 		msgs, _, err := rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: WriteStream, Group: WriteGroup, Consumer: name,

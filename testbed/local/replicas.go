@@ -105,7 +105,7 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--shed-initial-limit", strconv.Itoa(c.ShedInitialLimit),
 		"--shed-wait", c.ShedWait.String(),
 		"--write-strategy", c.WriteStrategy,
-		"--write-rate", strconv.FormatFloat(c.WriteRate, 'g', -1, 64),
+		"--apply-rate", strconv.FormatFloat(c.ApplyRate, 'g', -1, 64),
 		"--write-batch", strconv.Itoa(c.WriteBatch),
 		"--coalesce-interval", c.CoalesceInterval.String(),
 	}

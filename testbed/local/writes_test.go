@@ -104,7 +104,7 @@ func TestAWriteHerdSurvivesACrashedConsumerOnlyWhenQueued(t *testing.T) {
 
 	// queue, applied at 100 writes/s per replica: a backlog the burst
 	// leaves behind, and api-1 dies with some of it read and unapplied
-	f.configure(`{"write_strategy":"queue","write_rate":100,"write_batch":20}`)
+	f.configure(`{"write_strategy":"queue","apply_rate":100,"write_batch":20}`)
 	before := f.likes(7)
 	acked := like(t, f.st.API, 7, 400)
 	pending, err := f.rdb.XPending(context.Background(), api.WriteStream, api.WriteGroup).Result()

@@ -1,0 +1,152 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// WriteFigures are what a write herd (the writes trigger) cost the
+// database and the queue, from the load's start until every acknowledged
+// write was applied (or the settle gave up).
+type WriteFigures struct {
+	// Steady are the trigger's steady writes (write_rate), from the
+	// clients' records; null without them
+	Steady *SteadyWrites `json:"steady,omitempty"`
+	// Statements and Rows are the pg_stat_statements delta (calls, rows)
+	// of the testbed's write statements by the app role: direct's UPDATE,
+	// the queue's batch apply, coalesce's flush
+	Statements int64 `json:"statements"`
+	Rows       int64 `json:"rows"`
+	// LockWaitsPeak is the most of the app role's backends waiting on a
+	// lock in one 100 ms sample (pg_stat_activity wait_event_type Lock);
+	// LocksWaitingPeak the most lock requests not granted (pg_locks)
+	LockWaitsPeak    int64 `json:"lock_waits_peak"`
+	LocksWaitingPeak int64 `json:"locks_waiting_peak"`
+	// QueueDepthPeak is the most queued writes not yet acknowledged by
+	// the consumers in one sample (XINFO GROUPS: lag plus pending)
+	QueueDepthPeak int64 `json:"queue_depth_peak"`
+	// Lag is the queue's lag from acknowledgement to applied, from the
+	// replicas' herdbench_api_write_lag_seconds; null when not read
+	Lag *api.WriteLag `json:"lag"`
+}
+
+// SteadyWrites are the steady writes a trigger sent beside the reads
+// (triggers.Loader), filed as the reads are: http from T, load over the
+// windows, latency from each write's intended send time.
+type SteadyWrites struct {
+	Rate  int         `json:"rate"`
+	Acked int64       `json:"acked"` // answered 2xx over the whole load, warmup included: what must be applied
+	HTTP  HTTP        `json:"http"`
+	Load  LoadFigures `json:"load"`
+}
+
+// writeStatementsSQL sums the calls and rows of the testbed's write
+// statements by a role.
+const writeStatementsSQL = `SELECT coalesce(sum(s.calls), 0)::bigint, coalesce(sum(s.rows), 0)::bigint
+	FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $1 AND s.query = ANY($2)`
+
+// writeHerd says whether the arm's trigger is the write herd, whose
+// figures are read.
+func (a *armRun) writeHerd() bool {
+	_, ok := a.trig.(*triggers.Writes)
+	return ok && a.tg.DB != nil
+}
+
+// writeStatements reads the write statements' calls and rows so far.
+func (a *armRun) writeStatements(ctx context.Context) (calls, rows int64, err error) {
+	err = a.tg.DB.QueryRow(ctx, writeStatementsSQL, a.tg.Role,
+		[]string{api.WriteDirectQuery, api.WriteApplyQuery, api.WriteFlushQuery}).Scan(&calls, &rows)
+	if err != nil {
+		err = fmt.Errorf("read the write statements in pg_stat_statements: %w", err)
+	}
+	return calls, rows, err
+}
+
+// steady is a trigger's steady load under way: its own recorder, and what
+// the service acknowledged.
+type steady struct {
+	rate  int
+	rec   *Recorder
+	acked int64
+	done  chan error
+}
+
+// startSteady sends the trigger's steady load (triggers.Loader) from this
+// process, on its own schedule from start, until the load's end or ctx;
+// nil when the trigger sends none.
+func (a *armRun) startSteady(ctx context.Context, tenv triggers.Env, start, t time.Time) *steady {
+	l, ok := a.trig.(triggers.Loader)
+	if !ok {
+		return nil
+	}
+	st := l.Steady(tenv)
+	if st.Rate < 1 || len(st.Keys) == 0 {
+		return nil
+	}
+	p := a.p
+	s := &steady{rate: st.Rate, rec: NewRecorder(t, time.Duration(p.Before), time.Duration(p.After), false), done: make(chan error, 1)}
+	c := load.Config{Targets: a.tg.Endpoints, Rate: st.Rate, Duration: p.Duration(), Start: start,
+		Request: load.Request{Method: st.Method, Path: st.Path}, Header: a.tg.Header,
+		Source: load.NewListKeys(st.Keys, p.Seed), Seed: p.Seed, Timeout: time.Duration(p.Timeout)}
+	go func() {
+		_, err := load.Attack(ctx, c, func(r load.Record) {
+			s.rec.Add(r)
+			if r.Outcome == load.OK {
+				s.acked++
+			}
+		})
+		s.done <- err
+	}()
+	return s
+}
+
+// wait waits for the steady load's end.
+func (s *steady) wait() error {
+	if s == nil {
+		return nil
+	}
+	return <-s.done
+}
+
+// acknowledged is what the steady load had acknowledged; 0 without one.
+func (s *steady) acknowledged() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.acked
+}
+
+// writeFigures sums up what the write herd cost, once it settled: the
+// write statements since the fill (w0), the samples' peaks, the queue's
+// lag and the steady writes.
+func (a *armRun) writeFigures(ctx context.Context, res *ArmResult, w0 [2]int64, samples []observe.Sample, s *steady) {
+	w := &WriteFigures{}
+	calls, rows, err := a.writeStatements(ctx)
+	if err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	w.Statements, w.Rows = calls-w0[0], rows-w0[1]
+	for _, smp := range samples {
+		w.LockWaitsPeak = max(w.LockWaitsPeak, smp.LockWaits)
+		w.LocksWaitingPeak = max(w.LocksWaitingPeak, smp.LocksWaiting)
+		w.QueueDepthPeak = max(w.QueueDepthPeak, smp.QueueDepth)
+	}
+	if a.tg.Admin != nil {
+		if lag, err := a.tg.Admin.WriteLag(ctx); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("write lag: %v", err))
+		} else {
+			w.Lag = &lag
+		}
+	}
+	if s != nil {
+		w.Steady = &SteadyWrites{Rate: s.rate, Acked: s.acked, HTTP: s.rec.http(),
+			Load: s.rec.generator(time.Duration(a.p.Before + a.p.After))}
+	}
+	res.Writes = w
+}

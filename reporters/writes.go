@@ -1,0 +1,52 @@
+package reporters
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// writesTable is a write herd, one row per arm: the burst's and the
+// steady writes' acknowledgements, what the writes cost Postgres and the
+// queue, the lag to applied, and what never arrived (LOST). Empty for
+// other triggers.
+func writesTable(rep *experiment.Report) (head []string, rows [][]string) {
+	for _, a := range rep.Arms {
+		if a.Trigger.Name != "writes" || a.Trigger.Detail == nil {
+			continue
+		}
+		var d triggers.WritesDetail // a detail read back from results is a map
+		b, err := json.Marshal(a.Trigger.Detail)
+		if err != nil || json.Unmarshal(b, &d) != nil {
+			continue
+		}
+		lost := "0"
+		if d.Lost > 0 {
+			lost = thousands(d.Lost) + " LOST"
+		}
+		steady, steadyP99 := "-", "-"
+		w := a.Writes
+		if w == nil {
+			w = &experiment.WriteFigures{}
+		}
+		if s := w.Steady; s != nil {
+			steady, steadyP99 = fmt.Sprintf("%s of %s", thousands(s.HTTP.OK), thousands(s.HTTP.Requests)), msString(s.HTTP.P99MS)
+		}
+		lag50, lag99 := "-", "-"
+		if l := w.Lag; l != nil && l.Count > 0 {
+			lag50, lag99 = msString(l.P50MS), msString(l.P99MS)
+		}
+		rows = append(rows, []string{a.Name, a.Config.WriteStrategy,
+			fmt.Sprintf("%s of %s", thousands(int64(d.Acked)), thousands(int64(d.Sent))), msString(d.P99MS), steady, steadyP99,
+			thousands(w.Statements), thousands(w.Rows), thousands(w.LockWaitsPeak), thousands(w.QueueDepthPeak),
+			lag50, lag99, thousands(d.Applied), lost})
+	}
+	if rows == nil {
+		return nil, nil
+	}
+	head = []string{"writes", "strategy", "burst acked", "burst p99", "steady ok from T", "steady p99",
+		"write stmts", "rows", "lock waits", "queue peak", "lag p50", "lag p99", "applied", "lost"}
+	return head, rows
+}
