@@ -115,6 +115,7 @@ type Knobs struct {
 	ApplyRate        *float64  `yaml:"apply_rate,omitempty" flag:"apply-rate"`
 	WriteBatch       *int      `yaml:"write_batch,omitempty" flag:"write-batch"`
 	CoalesceInterval *Duration `yaml:"coalesce_interval,omitempty" flag:"coalesce-interval"`
+	WriteInvalidate  *string   `yaml:"write_invalidate,omitempty" flag:"write-invalidate"`
 }
 
 // Arm is one arm: a name as --arms takes it (a strategy such as

@@ -88,4 +88,5 @@ func addKnobFlags(fs *pflag.FlagSet, c *api.Config) {
 	fs.Float64Var(&c.ApplyRate, "apply-rate", c.ApplyRate, "queue: queued writes each replica applies per second; 0: as fast as they come")
 	fs.IntVar(&c.WriteBatch, "write-batch", c.WriteBatch, "queue: writes a consumer applies in one statement")
 	fs.DurationVar((*time.Duration)(&c.CoalesceInterval), "coalesce-interval", time.Duration(c.CoalesceInterval), "coalesce: how often a replica flushes the increments it holds")
+	fs.StringVar(&c.WriteInvalidate, "write-invalidate", c.WriteInvalidate, "what an applied write does to the item's cache entry: "+strings.Join(api.WriteInvalidations, ", "))
 }

@@ -26,7 +26,8 @@ func TestServeArgsCarryEveryOption(t *testing.T) {
 			LocalTTL: herd.Duration(6 * time.Second), LocalJitter: 0.4, RateLimit: 12, RateBurst: 13,
 			RampUp: herd.Duration(14 * time.Second), BreakerFailures: 15, BreakerOpen: herd.Duration(16 * time.Second),
 			ShedMinLimit: 2, ShedMaxLimit: 17, ShedInitialLimit: 3, ShedWait: herd.Duration(18 * time.Millisecond),
-			WriteStrategy: api.WriteQueue, ApplyRate: 19, WriteBatch: 20, CoalesceInterval: herd.Duration(21 * time.Millisecond)}}
+			WriteStrategy: api.WriteQueue, ApplyRate: 19, WriteBatch: 20, CoalesceInterval: herd.Duration(21 * time.Millisecond),
+			WriteInvalidate: api.InvalidateRefresh}}
 	// every field set: a zero field would not show a missing flag
 	for _, v := range []reflect.Value{reflect.ValueOf(o), reflect.ValueOf(o.Config)} {
 		for i := range v.NumField() {

@@ -31,16 +31,17 @@ const (
 func ItemKey(id int64) string { return itemPrefix + strconv.FormatInt(id, 10) }
 
 // ItemQuery is the expensive query the item loader runs: a real read of the
-// row alongside pg_sleep($2), which holds the connection for the query cost
+// row and its likes alongside pg_sleep($2), which holds the connection for the query cost
 // so the database is connection-bound rather than CPU-bound. Observers find it
 // in pg_stat_statements by this exact text.
-const ItemQuery = "SELECT i.id, i.name, i.payload FROM items i, pg_sleep($2) WHERE i.id = $1"
+const ItemQuery = "SELECT i.id, i.name, i.payload, l.n FROM items i JOIN likes l ON l.item_id = i.id, pg_sleep($2) WHERE i.id = $1"
 
 // Item is what GET /items/{id} returns.
 type Item struct {
 	ID      int64  `json:"id"`
 	Name    string `json:"name"`
 	Payload string `json:"payload"`
+	Likes   int64  `json:"likes"` // its likes (POST /items/{id}/likes) when it was loaded
 }
 
 // entry is a cached item with what xfetch needs: how long the load took and
@@ -279,7 +280,7 @@ func (s *Server) query(ctx context.Context, v view, id int64) (Item, time.Durati
 	start := time.Now()
 	query := func() (Item, error) {
 		var it Item
-		err := s.db.QueryRow(ctx, ItemQuery, id, time.Duration(v.cfg.QueryCost).Seconds()).Scan(&it.ID, &it.Name, &it.Payload)
+		err := s.db.QueryRow(ctx, ItemQuery, id, time.Duration(v.cfg.QueryCost).Seconds()).Scan(&it.ID, &it.Name, &it.Payload, &it.Likes)
 		if errors.Is(err, pgx.ErrNoRows) {
 			err = errNotFound
 		}

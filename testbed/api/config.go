@@ -82,6 +82,7 @@ type Config struct {
 	ApplyRate        float64       `json:"apply_rate"`        // queue: queued writes each replica applies per second; 0: as fast as they come
 	WriteBatch       int           `json:"write_batch"`       // queue: writes a consumer reads and applies in one statement
 	CoalesceInterval herd.Duration `json:"coalesce_interval"` // coalesce: how often a replica flushes the increments it holds
+	WriteInvalidate  string        `json:"write_invalidate"`  // what an applied write does to the item's cache entry (WriteInvalidations)
 }
 
 // Write strategies accepted in Config.WriteStrategy.
@@ -93,6 +94,17 @@ const (
 
 // WriteStrategies is the one list of write strategy names.
 var WriteStrategies = []string{WriteDirect, WriteQueue, WriteCoalesce}
+
+// What an applied write does to the written item's cache entry, accepted
+// in Config.WriteInvalidate.
+const (
+	InvalidateNone    = "none"    // nothing: reads see the write once the entry expires
+	InvalidateDelete  = "delete"  // delete it: the next reads miss, and load under the read strategy
+	InvalidateRefresh = "refresh" // broadcast it: every replica reloads it at once, under the read strategy
+)
+
+// WriteInvalidations is the one list of Config.WriteInvalidate's values.
+var WriteInvalidations = []string{InvalidateNone, InvalidateDelete, InvalidateRefresh}
 
 // DBRetry is db_retry's policy, in the clients' forms (package retry),
 // whose errors name the field.
@@ -142,6 +154,7 @@ var DefaultConfig = Config{
 	ApplyRate:        0,
 	WriteBatch:       100,
 	CoalesceInterval: herd.Duration(time.Second),
+	WriteInvalidate:  InvalidateDelete,
 }
 
 // Validate returns every problem with c at once, each naming the field and
@@ -240,6 +253,9 @@ func (c Config) writeProblems() herd.FieldErrors {
 	}
 	if c.CoalesceInterval < herd.Duration(time.Millisecond) || c.CoalesceInterval > herd.Duration(time.Minute) {
 		bad("coalesce_interval", "%s out of range (accepted: 1ms to 1m)", c.CoalesceInterval)
+	}
+	if !slices.Contains(WriteInvalidations, c.WriteInvalidate) {
+		bad("write_invalidate", "%q is not accepted (accepted: %s)", c.WriteInvalidate, strings.Join(WriteInvalidations, ", "))
 	}
 	return errs
 }

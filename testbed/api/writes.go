@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,6 +145,7 @@ func (w *writer) write(ctx context.Context, v view, id int64, wid string) (int, 
 	}
 	if err == nil {
 		v.m.writesApplied.Add(1)
+		w.s.invalidateWritten(ctx, v, []int64{id})
 	}
 	return http.StatusNoContent, err
 }
@@ -230,6 +232,7 @@ func (w *writer) apply(ctx context.Context, msgs []redis.XMessage) {
 		return
 	}
 	v.m.writesApplied.Add(float64(applied))
+	w.s.invalidateWritten(dctx, v, slices.Compact(slices.Sorted(slices.Values(items))))
 	now := time.Now().UnixNano()
 	for _, at := range ats {
 		v.m.writeLag.Observe(time.Duration(now - at).Seconds())
@@ -285,7 +288,45 @@ func (w *writer) flush() {
 		w.mu.Unlock()
 		return
 	}
-	w.s.view().m.writesApplied.Add(float64(total))
+	v := w.s.view()
+	v.m.writesApplied.Add(float64(total))
+	w.s.invalidateWritten(ctx, v, items)
+}
+
+// invalidateWritten does to the written items' cache entries what
+// write_invalidate says, once their writes are in Postgres: delete them
+// (and this replica's in-process copies), so the next reads miss and load
+// under the read strategy, as cache-aside services do; or broadcast them,
+// so every replica reloads them at once. A failure leaves the entries
+// until they expire; it is counted and logged.
+func (s *Server) invalidateWritten(ctx context.Context, v view, ids []int64) {
+	if len(ids) == 0 || v.cfg.WriteInvalidate == InvalidateNone {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
+	defer cancel()
+	var err error
+	switch v.cfg.WriteInvalidate {
+	case InvalidateDelete:
+		keys := make([]string, len(ids))
+		s.localMu.Lock()
+		for i, id := range ids {
+			keys[i] = ItemKey(id)
+			delete(s.local, id)
+		}
+		s.localMu.Unlock()
+		err = s.rdb.Del(ctx, keys...).Err()
+	case InvalidateRefresh:
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = strconv.FormatInt(id, 10)
+		}
+		err = s.rdb.Publish(ctx, InvalidateChannel, strings.Join(parts, ",")).Err()
+	}
+	if err != nil {
+		v.m.writeErrors.Inc()
+		slog.Warn("writes: cache entries left until they expire", "replica", s.opts.Name, "items", ids, "err", err)
+	}
 }
 
 // writeErr counts a failure of the writes' background work and logs it:

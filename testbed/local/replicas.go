@@ -108,5 +108,6 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--apply-rate", strconv.FormatFloat(c.ApplyRate, 'g', -1, 64),
 		"--write-batch", strconv.Itoa(c.WriteBatch),
 		"--coalesce-interval", c.CoalesceInterval.String(),
+		"--write-invalidate", c.WriteInvalidate,
 	}
 }

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -136,4 +137,59 @@ func TestAWriteHerdSurvivesACrashedConsumerOnlyWhenQueued(t *testing.T) {
 	if got := f.likes(8) - before; got != onLive || onDead != 50 {
 		t.Errorf("coalesce: Postgres gained %d; acknowledged %d by the replica that died and %d by the live one; want the live one's only", got, onDead, onLive)
 	}
+}
+
+// readLikes reads an item from replica i and returns the likes it carries.
+func (f *fleet) readLikes(i int, id int64) int64 {
+	f.t.Helper()
+	resp, err := http.Get(fmt.Sprintf("%s/items/%d", f.st.API[i%len(f.st.API)], id))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var it api.Item
+	if err := json.NewDecoder(resp.Body).Decode(&it); err != nil || resp.StatusCode != http.StatusOK {
+		f.t.Fatalf("GET item %d: %s, %v", id, resp.Status, err)
+	}
+	return it.Likes
+}
+
+// The read side sees the writes per write_invalidate: delete drops the
+// item's cache entry once the write is in Postgres, so the next read loads
+// the new count; refresh has every replica reload it; none leaves the
+// cached count until the entry expires. Queued writes show once applied.
+func TestReadsSeeTheWritesPerInvalidation(t *testing.T) {
+	tb := sharedTestbed(t)
+	f := newFleet(t, tb)
+	t.Cleanup(func() { f.configure(`{}`) })
+	for i, mode := range api.WriteInvalidations {
+		f.configure(fmt.Sprintf(`{"write_invalidate":%q,"ttl":"1m"}`, mode))
+		id := int64(950 + i)
+		before := f.readLikes(0, id) // a miss: loaded and cached
+		if db := f.likes(id); before != db || f.readLikes(0, id) != before {
+			t.Fatalf("%s: item %d carries %d likes; Postgres holds %d", mode, id, before, db)
+		}
+		if acked := like(t, f.st.API[:1], id, 5); acked != 5 {
+			t.Fatalf("%s: %d of 5 writes acknowledged", mode, acked)
+		}
+		switch mode {
+		case api.InvalidateNone:
+			if got := f.readLikes(0, id); got != before {
+				t.Errorf("none: item %d read %d likes after 5 writes; want the cached %d until it expires", id, got, before)
+			}
+		case api.InvalidateDelete: // direct invalidates before it answers
+			if got := f.readLikes(0, id); got != before+5 {
+				t.Errorf("delete: item %d read %d likes after 5 writes; want %d", id, got, before+5)
+			}
+		case api.InvalidateRefresh:
+			settles(t, "refresh: every replica reads the new count", func() bool {
+				return f.readLikes(0, id) == before+5 && f.readLikes(1, id) == before+5
+			})
+		}
+	}
+	f.configure(`{"write_strategy":"queue","write_invalidate":"delete","ttl":"1m"}`)
+	id := int64(960)
+	before := f.readLikes(0, id)
+	like(t, f.st.API, id, 5)
+	settles(t, "queue: the reads see the writes once applied", func() bool { return f.readLikes(0, id) == before+5 })
 }
