@@ -75,6 +75,12 @@ type Restarter interface {
 	Restart(ctx context.Context, part string, rolling bool) ([]string, error)
 }
 
+// Killer is a Restarter that can also restart a part without a graceful
+// stop (SIGKILL), as a crash does: what its processes held is lost.
+type Killer interface {
+	Kill(ctx context.Context, part string) ([]string, error)
+}
+
 // Caps is what a target lets triggers do, known before connecting to it.
 type Caps struct {
 	Redis     bool     // a Redis to read and touch

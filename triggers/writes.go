@@ -28,6 +28,7 @@ type Writes struct {
 	Rate         int           `json:"write_rate" help:"steady likes per second through the whole load, beside the reads, on their own schedule (0: none)"`
 	Restart      WriteRestart  `json:"write_restart" help:"the part of the testbed restarted during the burst (none: nothing)"`
 	RestartAfter herd.Duration `json:"write_restart_after" help:"how long after T the write_restart begins"`
+	Kill         bool          `json:"write_kill" help:"stop write_restart's processes with SIGKILL, no graceful stop: what a crash loses"`
 }
 
 // WriteRestart is the part a write herd restarts mid-burst, or none.
@@ -59,8 +60,12 @@ type WritesDetail struct {
 	SteadyAcked int64 `json:"steady_acked"`
 	Applied     int64 `json:"applied"` // the items' counters in Postgres rose by this much over the arm
 	Lost        int64 `json:"lost"`    // acknowledged, burst or steady, and never applied (a default gate: lost == 0)
-	SettleMS    int64 `json:"settle_ms"`
-	before      int64
+	// Unacknowledged were applied beyond what was acknowledged: committed,
+	// and the answer never arrived (a replica killed after the commit), so
+	// a client that retries writes them twice
+	Unacknowledged int64 `json:"unacknowledged"`
+	SettleMS       int64 `json:"settle_ms"`
+	before         int64
 }
 
 var (
@@ -101,8 +106,8 @@ func (w *Writes) Validate() herd.FieldErrors {
 	if w.Rate < 0 || w.Rate > MaxWriteRate {
 		errs.Add("write_rate", "%d out of range (accepted: 0, none, to %d writes/s)", w.Rate, MaxWriteRate)
 	}
-	if !slices.Contains(w.Restart.Accepted(), string(w.Restart)) {
-		errs.Add("write_restart", "%q is not a part (accepted: %s)", w.Restart, strings.Join(w.Restart.Accepted(), ", "))
+	if w.Kill && w.Restart == NoRestart {
+		errs.Add("write_kill", "true without write_restart (accepted: with write_restart naming a part, such as api)")
 	}
 	if w.RestartAfter < 0 || time.Duration(w.RestartAfter) > 10*time.Second {
 		errs.Add("write_restart_after", "%s out of range (accepted: 0s to 10s)", w.RestartAfter)
@@ -148,7 +153,11 @@ func (w *Writes) Plan(env Env) string {
 		plan += fmt.Sprintf(", and %d likes/s to them through the whole load", w.Rate)
 	}
 	if w.Restart != NoRestart {
-		plan += fmt.Sprintf(", restart the testbed's %s %s after T", w.Restart, w.RestartAfter)
+		how := "restart"
+		if w.Kill {
+			how = "kill (SIGKILL) and start again"
+		}
+		plan += fmt.Sprintf(", %s the testbed's %s %s after T", how, w.Restart, w.RestartAfter)
 	}
 	return plan + fmt.Sprintf("; then read their counters in Postgres until each acknowledged like is there (up to %s)", settleTimeout)
 }
@@ -231,7 +240,13 @@ func (a *armedWrites) Fire(ctx context.Context, env Env) (Fired, error) {
 				return
 			}
 			var err error
-			a.d.Restarted, err = env.Restarter.Restart(ctx, string(a.w.Restart), false)
+			if k, ok := env.Restarter.(Killer); a.w.Kill && ok {
+				a.d.Restarted, err = k.Kill(ctx, string(a.w.Restart))
+			} else if a.w.Kill {
+				err = errors.New("the target cannot kill its processes")
+			} else {
+				a.d.Restarted, err = env.Restarter.Restart(ctx, string(a.w.Restart), false)
+			}
 			restarted <- err
 		}()
 	}
@@ -285,6 +300,7 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64
 		}
 	}
 	d.Lost = max(acked-d.Applied, 0)
+	d.Unacknowledged = max(d.Applied-acked, 0)
 	d.SettleMS = time.Since(start).Milliseconds()
 	return d
 }

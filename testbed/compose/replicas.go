@@ -21,6 +21,12 @@ import (
 // data; a replica comes back with the run-time config and seed it had: all
 // as under the local provider.
 func Restart(ctx context.Context, dir, part string, rolling bool) ([]string, error) {
+	return restart(ctx, dir, part, rolling, false)
+}
+
+// restart restarts part as Restart says; with kill, every container of it
+// at once with SIGKILL (docker compose kill), then starts them again.
+func restart(ctx context.Context, dir, part string, rolling, kill bool) ([]string, error) {
 	st, err := readState(dir)
 	if err != nil {
 		return nil, err
@@ -48,8 +54,14 @@ func Restart(ctx context.Context, dir, part string, rolling bool) ([]string, err
 				replicas = append(replicas, saveReplicas(ctx, st.Status.API[i:i+1])...)
 			}
 		}
-		if _, err := st.run(ctx, nil, append([]string{"restart"}, step...)...); err != nil {
-			return nil, err
+		cmds := [][]string{append([]string{"restart"}, step...)}
+		if kill {
+			cmds = [][]string{append([]string{"kill", "-s", "SIGKILL"}, step...), append([]string{"start"}, step...)}
+		}
+		for _, c := range cmds {
+			if _, err := st.run(ctx, nil, c...); err != nil {
+				return nil, err
+			}
 		}
 		wctx, cancel := context.WithTimeout(ctx, DefaultReadyTimeout)
 		_, err := st.waitHealthy(wctx, step)
@@ -73,6 +85,12 @@ type Restarter struct{ StateDir string }
 // Restart restarts part, all at once or rolling.
 func (r Restarter) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
 	return Restart(ctx, r.StateDir, part, rolling)
+}
+
+// Kill restarts part's containers at once after SIGKILL: no graceful
+// stop, as a crash.
+func (r Restarter) Kill(ctx context.Context, part string) ([]string, error) {
+	return restart(ctx, r.StateDir, part, false, true)
 }
 
 // replicaState is what a replica runs with that a container restart loses:

@@ -317,20 +317,20 @@ func (tb *Testbed) Stop() {
 			replicas = append(replicas, p)
 		}
 	}
-	stopAll(replicas)
+	stopAll(replicas, stopGrace)
 	if tb.proxy != nil {
 		tb.proxy.stop()
 	}
-	stopAll(deps)
+	stopAll(deps, stopGrace)
 	removeData(tb.cfg.StateDir)
 	unlockStateDir(tb.lock)
 	tb.cfg.Log.Info("testbed stopped", "state_dir", tb.cfg.StateDir)
 }
 
-func stopAll(ps []*process) {
+func stopAll(ps []*process, grace time.Duration) {
 	var wg sync.WaitGroup
 	for _, p := range ps {
-		wg.Go(func() { p.stop(stopGrace) })
+		wg.Go(func() { p.stop(grace) })
 	}
 	wg.Wait()
 }

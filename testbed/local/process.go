@@ -73,7 +73,8 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
-// stop asks the process group to stop, and kills it after grace.
+// stop asks the process group to stop, and kills it after grace; without
+// grace it kills it at once.
 func (p *process) stop(grace time.Duration) {
 	p.stopped.Store(true)
 	select {
@@ -81,7 +82,11 @@ func (p *process) stop(grace time.Duration) {
 		return
 	default:
 	}
-	_ = syscall.Kill(-p.pid(), p.stopSig)
+	sig := p.stopSig
+	if grace <= 0 {
+		sig = syscall.SIGKILL // no graceful stop at all: a crash
+	}
+	_ = syscall.Kill(-p.pid(), sig)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
@@ -23,6 +24,21 @@ import (
 // all at once, or one after another when rolling, each serving again before
 // the next stops. It returns the names of the processes restarted.
 func (tb *Testbed) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
+	return tb.restartPart(ctx, part, rolling, stopGrace)
+}
+
+// Kill restarts part as Restart does, all at once, but stops it with
+// SIGKILL: no graceful stop, as a crash or an OOM kill, so what a process
+// held in memory is lost. It reads the replicas' run-time config and seed
+// for 200 ms at most before the kill; a seed it could not read in that
+// time (a replica whose pool is saturated) is the one it started with.
+func (tb *Testbed) Kill(ctx context.Context, part string) ([]string, error) {
+	return tb.restartPart(ctx, part, false, 0)
+}
+
+// restartPart restarts part's processes, each given grace to stop before
+// SIGKILL.
+func (tb *Testbed) restartPart(ctx context.Context, part string, rolling bool, grace time.Duration) ([]string, error) {
 	tb.restartMu.Lock()
 	defer tb.restartMu.Unlock()
 	// Stop ends a restart under way rather than wait for it
@@ -45,10 +61,10 @@ func (tb *Testbed) Restart(ctx context.Context, part string, rolling bool) ([]st
 		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(herd.Parts, ", "))
 	}
 	if !rolling {
-		return names(batch), tb.restart(ctx, batch)
+		return names(batch), tb.restart(ctx, batch, grace)
 	}
 	for _, p := range batch {
-		if err := tb.restart(ctx, []*process{p}); err != nil {
+		if err := tb.restart(ctx, []*process{p}, grace); err != nil {
 			return nil, err
 		}
 	}
@@ -62,10 +78,11 @@ type replicaSpec struct {
 }
 
 // live returns the replica's options with the run-time config and seed it
-// has now, so a restart does not undo what an experiment set.
-func (r *replicaSpec) live(ctx context.Context) api.Options {
+// has now, so a restart does not undo what an experiment set; what it
+// cannot read within wait stays as the replica started.
+func (r *replicaSpec) live(ctx context.Context, wait time.Duration) api.Options {
 	o := r.opts
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	c := api.NewClient(r.url)
 	if cfg, err := c.Config(ctx); err == nil && cfg.Validate() == nil {
@@ -78,17 +95,28 @@ func (r *replicaSpec) live(ctx context.Context) api.Options {
 	return o
 }
 
-// restart stops every process of batch, then starts each again and waits
-// until it serves. Replicas start with the config and seed they had.
-func (tb *Testbed) restart(ctx context.Context, batch []*process) error {
+// restart stops every process of batch, each given grace before SIGKILL,
+// then starts each again and waits until it serves. Replicas start with
+// the config and seed they had.
+func (tb *Testbed) restart(ctx context.Context, batch []*process, grace time.Duration) error {
+	// a kill is not held up by replicas too busy to answer (their health
+	// waits for a pooled connection): 200 ms, all at once
+	wait := 2 * time.Second
+	if grace <= 0 {
+		wait = 200 * time.Millisecond
+	}
 	argvs := make([][]string, len(batch))
+	var wg sync.WaitGroup
 	for i, old := range batch {
 		argvs[i] = old.argv
 		if old.replica != nil {
-			argvs[i] = append([]string{tb.cfg.Binary}, ServeArgs(old.replica.addr, old.replica.live(ctx))...)
+			wg.Go(func() {
+				argvs[i] = append([]string{tb.cfg.Binary}, ServeArgs(old.replica.addr, old.replica.live(ctx, wait))...)
+			})
 		}
 	}
-	stopAll(batch)
+	wg.Wait()
+	stopAll(batch, grace)
 	for i, old := range batch {
 		p, err := startProcess(old.name, tb.cfg.StateDir, old.log, old.stopSig, old.cred, argvs[i]...)
 		if err != nil {
@@ -130,6 +158,7 @@ func names(ps []*process) []string {
 type RestartRequest struct {
 	Part    string `json:"part"`
 	Rolling bool   `json:"rolling"`
+	Kill    bool   `json:"kill"` // SIGKILL, all at once (Kill)
 }
 
 // RestartResponse answers it.
@@ -155,7 +184,11 @@ func (tb *Testbed) startControl() error {
 			return
 		}
 		start := time.Now()
-		restarted, err := tb.Restart(r.Context(), req.Part, req.Rolling)
+		restart := tb.Restart
+		if req.Kill {
+			restart = func(ctx context.Context, part string, _ bool) ([]string, error) { return tb.Kill(ctx, part) }
+		}
+		restarted, err := restart(r.Context(), req.Part, req.Rolling)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -193,10 +226,20 @@ type Control struct {
 // returns the processes restarted. A rolling restart takes as long as it
 // takes: ctx bounds it.
 func (c Control) Restart(ctx context.Context, part string, rolling bool) ([]string, error) {
+	return c.post(ctx, RestartRequest{Part: part, Rolling: rolling})
+}
+
+// Kill asks the supervisor to restart part with SIGKILL (Testbed.Kill).
+func (c Control) Kill(ctx context.Context, part string) ([]string, error) {
+	return c.post(ctx, RestartRequest{Part: part, Kill: true})
+}
+
+func (c Control) post(ctx context.Context, r RestartRequest) ([]string, error) {
+	part := r.Part
 	if c.URL == "" {
 		return nil, errors.New("restart: the testbed has no control API (its supervisor predates it: testbed down, then up)")
 	}
-	body, _ := json.Marshal(RestartRequest{Part: part, Rolling: rolling})
+	body, _ := json.Marshal(r)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL+"/restart", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
