@@ -235,6 +235,10 @@ func (a *armedWrites) Fire(ctx context.Context, env Env) (Fired, error) {
 	} else {
 		go func() {
 			wait(ctx, time.Duration(a.w.RestartAfter))
+			if ctx.Err() != nil {
+				restarted <- nil // the arm ended first: nothing to restart
+				return
+			}
 			if env.Restarter == nil {
 				restarted <- errors.New("the target cannot restart its processes")
 				return
