@@ -34,7 +34,7 @@ func ItemKey(id int64) string { return itemPrefix + strconv.FormatInt(id, 10) }
 // row and its likes alongside pg_sleep($2), which holds the connection for the query cost
 // so the database is connection-bound rather than CPU-bound. Observers find it
 // in pg_stat_statements by this exact text.
-const ItemQuery = "SELECT i.id, i.name, i.payload, l.n FROM items i JOIN likes l ON l.item_id = i.id, pg_sleep($2) WHERE i.id = $1"
+const ItemQuery = "SELECT i.id, i.name, i.payload, l.n FROM items i, pg_sleep($2), likes l WHERE i.id = $1 AND l.item_id = i.id"
 
 // Item is what GET /items/{id} returns.
 type Item struct {
