@@ -87,17 +87,23 @@ func everyTrigger(t *testing.T, tg *targets.Target, toxiproxy string) {
 	})
 	t.Run("slowdb through the toxiproxy container: replies slow down for a while", func(t *testing.T) {
 		a := run(t, plan(t, "slowdb", 20*time.Millisecond, api.None, "slowdb_latency", "300ms", "slowdb_for", "1s"))
-		var slow, after float64
+		// back after: most rows from 800 ms after the fault, not every one
+		// (one request stalled on a shared 2-core machine makes its row's p99)
+		var slow float64
+		var after, back int
 		for _, r := range a.Timeline {
 			switch {
 			case r.TMS >= 200 && r.TMS < 800:
 				slow = max(slow, r.P99MS)
 			case r.TMS >= 1800:
-				after = max(after, r.P99MS)
+				after++
+				if r.P99MS < 300 {
+					back++
+				}
 			}
 		}
-		if slow < 300 || after >= 300 {
-			t.Errorf("slowdb 300ms for 1s: p99 %.0fms during it, %.0fms after; want at least 300ms during, back after", slow, after)
+		if slow < 300 || back*5 < after*4 {
+			t.Errorf("slowdb 300ms for 1s: p99 %.0fms during it; %d of %d rows under 300ms after; want at least 300ms during, 80%% of the rows back after", slow, back, after)
 		}
 	})
 	t.Run("notify: every replica wakes and reloads", func(t *testing.T) {
