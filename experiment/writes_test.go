@@ -79,6 +79,9 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 		if d.Sent != 300 || d.Acked != 300 || d.Lost != 0 || len(d.Items) != 2 || d.Applied != 300+d.SteadyAcked {
 			t.Errorf("%s: %+v; want 300 sent and acknowledged to 2 items, each acknowledged write applied, none lost", a.Name, *d)
 		}
+		if d.Followers != 0 || d.FeedRows != 0 {
+			t.Errorf("%s: %d followers, %d feed rows; want no fan-out without write_fanout", a.Name, d.Followers, d.FeedRows)
+		}
 		if s := w.Steady; s.Acked != d.SteadyAcked || s.Acked < 40 || s.HTTP.Requests != 60 || s.Rate != 40 {
 			t.Errorf("%s: steady writes %+v; want 40/s, 60 intended from T over 1.5 s, and the acknowledged ones settled (%d)", a.Name, *s, d.SteadyAcked)
 		}
@@ -121,19 +124,28 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 // acknowledged under direct, which wrote it before answering, or under the
 // queue, whose consumers pick up what the killed ones left pending; under
 // coalesce, what they held is lost, the results count it, and the default
-// gate fails that arm alone.
+// gate fails that arm alone. Every like that was applied fanned out whole
+// to its item's 4 followers, crash or not: the counters and the feed rows
+// commit together, counted here in Postgres.
 func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 	tg := startTestbed(t, 2)
 	arms := writeArms(400)
 	arms[2].Config.CoalesceInterval = herd.Duration(time.Minute) // nothing flushed before the kill
-	p := writePlan(arms, "write_restart", "api", "write_restart_after", "30ms", "write_kill", "true")
+	p := writePlan(arms, "write_restart", "api", "write_restart_after", "30ms", "write_kill", "true", "write_fanout", "4")
+	feed := func() int64 { return pgScalar(t, tg, `SELECT count(*) FROM feed`) }
+	feedBefore := feed()
 	rep, err := Run(context.Background(), p, Env{Target: tg})
 	if err != nil {
 		t.Fatal(err)
 	}
+	var rows int64
 	for _, a := range rep.Arms {
 		d := a.Trigger.Detail.(*triggers.WritesDetail)
 		t.Logf("%s: %+v", a.Name, *d)
+		rows += d.FeedRows
+		if d.Followers != 4 || d.FeedRows != 4*d.Applied {
+			t.Errorf("%s: %d feed rows for %d likes applied to items with %d followers; want 4 per like", a.Name, d.FeedRows, d.Applied, d.Followers)
+		}
 		if len(d.Restarted) == 0 || d.Acked+d.Errors != 300 || d.Acked == 0 {
 			t.Errorf("%s: %+v; want the replicas killed mid-burst, some writes acknowledged", a.Name, *d)
 		}
@@ -143,6 +155,9 @@ func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 		if lost := a.Name == api.WriteCoalesce; lost != (d.Lost > 0) || d.Lost != max(int64(d.Acked)-d.Applied, 0) {
 			t.Errorf("%s: %d lost of %d acknowledged, %d applied; want lost only under coalesce, and counted", a.Name, d.Lost, d.Acked, d.Applied)
 		}
+	}
+	if got := feed() - feedBefore; got != rows {
+		t.Errorf("Postgres' feed grew by %d rows over the run; the arms counted %d", got, rows)
 	}
 	for _, g := range rep.Gates {
 		if g.Path == "trigger.detail.lost" && g.Pass != (g.Arm != api.WriteCoalesce) {

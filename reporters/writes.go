@@ -10,9 +10,12 @@ import (
 
 // writesTable is a write herd, one row per arm: the burst's and the
 // steady writes' acknowledgements, what the writes cost Postgres and the
-// queue, the lag to applied, and what never arrived (LOST). Empty for
+// queue, the lag to applied, and what never arrived (LOST); with a
+// fan-out (write_fanout), the feed rows the applied likes wrote. Empty for
 // other triggers.
 func writesTable(rep *experiment.Report) (head []string, rows [][]string) {
+	var feed []string
+	fanout := false
 	for _, a := range rep.Arms {
 		if a.Trigger.Name != "writes" || a.Trigger.Detail == nil {
 			continue
@@ -42,11 +45,19 @@ func writesTable(rep *experiment.Report) (head []string, rows [][]string) {
 			fmt.Sprintf("%s of %s", thousands(int64(d.Acked)), thousands(int64(d.Sent))), msString(d.P99MS), steady, steadyP99,
 			thousands(w.Statements), thousands(w.Rows), thousands(w.LockWaitsPeak), thousands(w.QueueDepthPeak),
 			lag50, lag99, thousands(d.Applied), lost})
+		feed = append(feed, fmt.Sprintf("%s (%d per like)", thousands(d.FeedRows), d.Followers))
+		fanout = fanout || d.Followers > 0
 	}
 	if rows == nil {
 		return nil, nil
 	}
 	head = []string{"writes", "strategy", "burst acked", "burst p99", "steady ok from T", "steady p99",
 		"write stmts", "rows", "lock waits", "queue peak", "lag p50", "lag p99", "applied", "lost"}
+	if fanout {
+		head = append(head, "feed rows")
+		for i := range rows {
+			rows[i] = append(rows[i], feed[i])
+		}
+	}
 	return head, rows
 }

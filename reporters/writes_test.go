@@ -50,4 +50,22 @@ func TestTableShowsTheWriteHerd(t *testing.T) {
 			t.Errorf("Markdown lacks %q:\n%s", want, b.String())
 		}
 	}
+	if strings.Contains(b.String(), "feed rows") {
+		t.Errorf("Markdown has a feed rows column without a fan-out:\n%s", b.String())
+	}
+
+	// with a fan-out, the feed rows each arm's likes wrote
+	for i := range rep.Arms {
+		d := rep.Arms[i].Trigger.Detail.(*triggers.WritesDetail)
+		d.Followers, d.FeedRows = 100, 100*d.Applied
+	}
+	b.Reset()
+	if err := Table(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"feed rows", "210,000 (100 per like)", "195,000 (100 per like)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table with a fan-out lacks %q:\n%s", want, b.String())
+		}
+	}
 }

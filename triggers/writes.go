@@ -19,9 +19,12 @@ import (
 // viral post's do, on top of the steady read load and of write_rate steady
 // likes per second. The burst's connections are open before T, as burst's
 // are. With write_restart, a part of the testbed restarts write_restart_after
-// T, while the burst is in flight. After the arm it reads the items'
-// counters in Postgres until they hold every acknowledged write, burst and
-// steady, and reports any it never found as lost.
+// T, while the burst is in flight. With write_fanout, the written items
+// have that many followers, and each applied like also inserts a feed row
+// per follower: a celebrity's post, written once and fanned out to every
+// follower's timeline. After the arm it reads the items' counters in
+// Postgres until they hold every acknowledged write, burst and steady, and
+// reports any it never found as lost, and the feed rows the likes wrote.
 type Writes struct {
 	Burst        int           `json:"write_burst" help:"likes sent at T, each on a connection opened before T, spread over the write_keys hottest items"`
 	Keys         int           `json:"write_keys" help:"how many of the hottest items the likes go to"`
@@ -29,6 +32,7 @@ type Writes struct {
 	Restart      WriteRestart  `json:"write_restart" help:"the part of the testbed restarted during the burst (none: nothing)"`
 	RestartAfter herd.Duration `json:"write_restart_after" help:"how long after T the write_restart begins"`
 	Kill         bool          `json:"write_kill" help:"stop write_restart's processes with SIGKILL, no graceful stop: what a crash loses"`
+	Fanout       int           `json:"write_fanout" help:"followers of each written item: each applied like also inserts a feed row per follower, in its own statement (0: no fan-out)"`
 }
 
 // WriteRestart is the part a write herd restarts mid-burst, or none.
@@ -64,8 +68,14 @@ type WritesDetail struct {
 	// and the answer never arrived (a replica killed after the commit), so
 	// a client that retries writes them twice
 	Unacknowledged int64 `json:"unacknowledged"`
-	SettleMS       int64 `json:"settle_ms"`
-	before         int64
+	// Followers is write_fanout, each item's followers; FeedRows the feed
+	// rows the arm's applied likes inserted, counted in Postgres: Applied
+	// times Followers when every like fanned out whole
+	Followers int   `json:"followers"`
+	FeedRows  int64 `json:"feed_rows"`
+	SettleMS  int64 `json:"settle_ms"`
+	before    int64
+	feed0     int64
 }
 
 var (
@@ -109,14 +119,21 @@ func (w *Writes) Validate() herd.FieldErrors {
 	if w.Kill && w.Restart == NoRestart {
 		errs.Add("write_kill", "true without write_restart (accepted: with write_restart naming a part, such as api)")
 	}
+	if w.Fanout < 0 || w.Fanout > MaxFanout {
+		errs.Add("write_fanout", "%d out of range (accepted: 0, none, to %d followers per item)", w.Fanout, MaxFanout)
+	}
 	if w.RestartAfter < 0 || time.Duration(w.RestartAfter) > 10*time.Second {
 		errs.Add("write_restart_after", "%s out of range (accepted: 0s to 10s)", w.RestartAfter)
 	}
 	return errs
 }
 
-// MaxWriteRate caps the steady writes.
-const MaxWriteRate = 10_000
+// MaxWriteRate caps the steady writes, MaxFanout the followers per item
+// (a 2,000-like burst then writes up to 2 million feed rows).
+const (
+	MaxWriteRate = 10_000
+	MaxFanout    = 1_000
+)
 
 // Sends is the burst's writes and, for a target's rate cap, the steady
 // writes of one second.
@@ -152,6 +169,9 @@ func (w *Writes) Plan(env Env) string {
 	if w.Rate > 0 {
 		plan += fmt.Sprintf(", and %d likes/s to them through the whole load", w.Rate)
 	}
+	if w.Fanout > 0 {
+		plan += fmt.Sprintf(", each like fanned out to the item's %d followers (a feed row each)", w.Fanout)
+	}
 	if w.Restart != NoRestart {
 		how := "restart"
 		if w.Kill {
@@ -175,6 +195,20 @@ func likes(ctx context.Context, env Env, ids []int64) (int64, error) {
 	return n, err
 }
 
+// feedRows counts the items' feed rows in Postgres.
+func feedRows(ctx context.Context, env Env, ids []int64) (int64, error) {
+	var n int64
+	err := env.DB.QueryRow(ctx, `SELECT count(*) FROM feed WHERE item_id = ANY($1)`, ids).Scan(&n)
+	return n, err
+}
+
+// follow gives the items n followers each and every other item none, so
+// the arm's likes fan out as write_fanout says, whatever an arm before set.
+func follow(ctx context.Context, env Env, ids []int64, n int) error {
+	_, err := env.DB.Exec(ctx, `UPDATE likes SET followers = CASE WHEN item_id = ANY($1) THEN $2 ELSE 0 END WHERE followers <> 0 OR item_id = ANY($1)`, ids, n)
+	return err
+}
+
 // Fire prepares the writes and sends them at once; a run prepares them
 // before the load instead.
 func (w *Writes) Fire(ctx context.Context, env Env) (Fired, error) {
@@ -194,9 +228,15 @@ func (w *Writes) Prepare(ctx context.Context, env Env) (Armed, error) {
 	if err != nil || len(ids) == 0 || len(env.API) == 0 {
 		return nil, fmt.Errorf("writes: no items or endpoints (%v)", err)
 	}
-	d := &WritesDetail{Items: ids, Sent: w.Burst}
-	if d.before, err = likes(ctx, env, ids); err != nil {
-		return nil, fmt.Errorf("writes: read the likes table: %w (a testbed seeded before the writes existed has none: testbed down, then up)", err)
+	d := &WritesDetail{Items: ids, Sent: w.Burst, Followers: w.Fanout}
+	if err = follow(ctx, env, ids, w.Fanout); err == nil {
+		d.before, err = likes(ctx, env, ids)
+	}
+	if err == nil {
+		d.feed0, err = feedRows(ctx, env, ids)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writes: prepare the likes and feed tables: %w (a testbed seeded before the writes, or their fan-out, existed lacks them: testbed down, then up)", err)
 	}
 	var n atomic.Int64
 	run := time.Now().UnixNano()
@@ -302,6 +342,9 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64
 		case <-ctx.Done():
 		case <-tick.C:
 		}
+	}
+	if n, err := feedRows(ctx, env, d.Items); err == nil {
+		d.FeedRows = n - d.feed0
 	}
 	d.Lost = max(acked-d.Applied, 0)
 	d.Unacknowledged = max(d.Applied-acked, 0)

@@ -32,14 +32,19 @@ func SeedStatements(n int, role string) []string {
 		fmt.Sprintf(`GRANT SELECT ON items TO %s`, pgx.Identifier{role}.Sanitize()),
 		// the writes' tables: one counter row per item, every row there
 		// from the start, so a hot item's writes contend for its row lock;
-		// the ids of the queued writes applied, so a write redelivered
-		// after a consumer died is applied once
+		// and its followers (none until a write herd gives the hot items
+		// some), each of whom gets a feed row per applied like: the
+		// fan-out; the ids of the queued writes applied, so a write
+		// redelivered after a consumer died is applied once
 		`DROP TABLE IF EXISTS likes`,
-		`CREATE TABLE likes (item_id bigint PRIMARY KEY, n bigint NOT NULL)`,
+		`CREATE TABLE likes (item_id bigint PRIMARY KEY, n bigint NOT NULL, followers int NOT NULL DEFAULT 0)`,
 		fmt.Sprintf(`INSERT INTO likes SELECT g, 0 FROM generate_series(1, %d) AS g`, n),
+		`DROP TABLE IF EXISTS feed`,
+		`CREATE TABLE feed (item_id bigint NOT NULL, follower int NOT NULL)`,
 		`DROP TABLE IF EXISTS applied_writes`,
 		`CREATE TABLE applied_writes (write_id text PRIMARY KEY, item_id bigint NOT NULL)`,
 		fmt.Sprintf(`GRANT SELECT, UPDATE ON likes TO %s`, pgx.Identifier{role}.Sanitize()),
+		fmt.Sprintf(`GRANT SELECT, INSERT ON feed TO %s`, pgx.Identifier{role}.Sanitize()),
 		fmt.Sprintf(`GRANT SELECT, INSERT ON applied_writes TO %s`, pgx.Identifier{role}.Sanitize()),
 	}
 }

@@ -19,15 +19,28 @@ import (
 )
 
 // The writes' statements, by their text in pg_stat_statements, which
-// replaces a literal constant with a parameter: they have none.
+// replaces a literal constant with a parameter: they have none, and pass
+// 1 as a parameter instead. Each adds to the items' counters and, in the
+// same statement, fans the likes out: one feed row per follower of the
+// item per like (likes.followers, none unless a write herd sets some), so
+// a counter and its feed rows commit together or not at all. Each returns
+// a row per counter it updated.
 const (
-	// WriteDirectQuery is direct's one statement per request, adding $2 (1).
-	WriteDirectQuery = `UPDATE likes SET n = n + $2 WHERE item_id = $1`
+	// WriteDirectQuery is direct's one statement per request: $2 (1) like
+	// on item $1, and a feed row for each of its followers numbered from 1.
+	WriteDirectQuery = `WITH u AS (UPDATE likes SET n = n + $2 WHERE item_id = $1 RETURNING item_id, followers), ` +
+		`f AS (INSERT INTO feed (item_id, follower) SELECT u.item_id, g FROM u, generate_series($2, u.followers) AS g) SELECT item_id FROM u`
 	// WriteApplyQuery applies a batch of queued writes at once, each write
-	// id once: one redelivered after its consumer died adds nothing.
-	WriteApplyQuery = `WITH fresh AS (INSERT INTO applied_writes (write_id, item_id) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING RETURNING item_id) UPDATE likes SET n = likes.n + d.c FROM (SELECT item_id, count(*) AS c FROM fresh GROUP BY item_id) d WHERE likes.item_id = d.item_id RETURNING d.c`
-	// WriteFlushQuery adds a replica's coalesced increments.
-	WriteFlushQuery = `UPDATE likes SET n = likes.n + d.c FROM unnest($1::bigint[], $2::bigint[]) AS d(item_id, c) WHERE likes.item_id = d.item_id`
+	// id once: one redelivered after its consumer died adds nothing. $3 is 1.
+	WriteApplyQuery = `WITH fresh AS (INSERT INTO applied_writes (write_id, item_id) SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING RETURNING item_id), ` +
+		`u AS (UPDATE likes SET n = likes.n + d.c FROM (SELECT item_id, count(*) AS c FROM fresh GROUP BY item_id) d WHERE likes.item_id = d.item_id RETURNING likes.item_id, likes.followers, d.c), ` +
+		writeFanout + ` SELECT c FROM u`
+	// WriteFlushQuery adds a replica's coalesced increments. $3 is 1.
+	WriteFlushQuery = `WITH u AS (UPDATE likes SET n = likes.n + d.c FROM unnest($1::bigint[], $2::bigint[]) AS d(item_id, c) WHERE likes.item_id = d.item_id RETURNING likes.item_id, likes.followers, d.c), ` +
+		writeFanout + ` SELECT item_id FROM u`
+	// writeFanout is the fan-out of c likes per updated counter u: for
+	// each like, a feed row per follower.
+	writeFanout = `f AS (INSERT INTO feed (item_id, follower) SELECT u.item_id, g FROM u, generate_series($3::bigint, u.c) AS k, generate_series($3::int, u.followers) AS g)`
 )
 
 // The queue of the queue strategy: a Redis stream read by a consumer
@@ -214,7 +227,7 @@ func (w *writer) apply(ctx context.Context, msgs []redis.XMessage) {
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.s.opts.DBTimeout)
 	defer cancel()
-	rows, err := w.s.db.Query(dctx, WriteApplyQuery, ids, items)
+	rows, err := w.s.db.Query(dctx, WriteApplyQuery, ids, items, 1)
 	var applied int64
 	if err == nil {
 		for rows.Next() {
@@ -276,7 +289,7 @@ func (w *writer) flush() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.s.opts.DBTimeout)
 	defer cancel()
-	if _, err := w.s.db.Exec(ctx, WriteFlushQuery, items, counts); err != nil {
+	if _, err := w.s.db.Exec(ctx, WriteFlushQuery, items, counts, 1); err != nil {
 		w.s.writeErr(err)
 		w.mu.Lock()
 		if w.pending == nil {

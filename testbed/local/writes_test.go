@@ -62,14 +62,23 @@ func settles(t *testing.T, what string, cond func() bool) {
 
 // Every write strategy on the real replicas: what they acknowledged is
 // what Postgres holds once the queue drained and the coalescers flushed,
-// counted in Postgres itself and by the replicas.
+// counted in Postgres itself and by the replicas; and each like fanned out
+// to the item's 3 followers, a feed row each, numbered 1 to 3.
 func TestEveryWriteStrategyAppliesWhatItAcknowledged(t *testing.T) {
 	tb := sharedTestbed(t)
 	f := newFleet(t, tb)
-	t.Cleanup(func() { f.configure(`{}`) })
+	t.Cleanup(func() {
+		f.configure(`{}`)
+		f.scalar(`WITH u AS (UPDATE likes SET followers = 0 WHERE followers <> 0 RETURNING item_id) SELECT count(*) FROM u`)
+	})
+	feed := func(id int64, follower int) int64 {
+		return f.scalar(`SELECT count(*) FROM feed WHERE item_id = $1 AND follower = $2`, id, follower)
+	}
 	for i, strategy := range api.WriteStrategies {
 		f.configure(fmt.Sprintf(`{"write_strategy":%q,"coalesce_interval":"200ms","write_batch":50}`, strategy))
 		id := int64(900 + i)
+		f.scalar(`WITH u AS (UPDATE likes SET followers = 3 WHERE item_id = $1 RETURNING item_id) SELECT count(*) FROM u`, id)
+		feedBefore := f.scalar(`SELECT count(*) FROM feed WHERE item_id = $1`, id)
 		before := f.likes(id)
 		acked := like(t, f.st.API, id, 300)
 		if acked != 300 {
@@ -80,6 +89,11 @@ func TestEveryWriteStrategyAppliesWhatItAcknowledged(t *testing.T) {
 		})
 		if w := f.metric(api.MetricWrites); int64(w) != acked {
 			t.Errorf("%s: replicas answered %g writes; want %d", strategy, w, acked)
+		}
+		rows := f.scalar(`SELECT count(*) FROM feed WHERE item_id = $1`, id) - feedBefore
+		if rows != 3*acked || feed(id, 0) != 0 || feed(id, 4) != 0 {
+			t.Errorf("%s: %d feed rows for %d likes of an item with 3 followers, %d for follower 0, %d for follower 4; want 3 per like, for followers 1 to 3",
+				strategy, rows, acked, feed(id, 0), feed(id, 4))
 		}
 	}
 }

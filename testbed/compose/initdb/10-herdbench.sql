@@ -20,9 +20,12 @@ INSERT INTO items SELECT g, 'item ' || g, repeat(md5(g::text), 8) FROM generate_
 ANALYZE items;
 GRANT SELECT ON items TO "herdbench_app";
 DROP TABLE IF EXISTS likes;
-CREATE TABLE likes (item_id bigint PRIMARY KEY, n bigint NOT NULL);
+CREATE TABLE likes (item_id bigint PRIMARY KEY, n bigint NOT NULL, followers int NOT NULL DEFAULT 0);
 INSERT INTO likes SELECT g, 0 FROM generate_series(1, 10000) AS g;
+DROP TABLE IF EXISTS feed;
+CREATE TABLE feed (item_id bigint NOT NULL, follower int NOT NULL);
 DROP TABLE IF EXISTS applied_writes;
 CREATE TABLE applied_writes (write_id text PRIMARY KEY, item_id bigint NOT NULL);
 GRANT SELECT, UPDATE ON likes TO "herdbench_app";
+GRANT SELECT, INSERT ON feed TO "herdbench_app";
 GRANT SELECT, INSERT ON applied_writes TO "herdbench_app";
