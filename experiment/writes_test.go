@@ -165,3 +165,31 @@ func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 		}
 	}
 }
+
+// When the wait for the acknowledged writes gives up, the trigger still
+// reads what arrived, the likes and their feed rows in one snapshot: a
+// like fired at T and three applied behind its back fan out to the item's
+// 2 followers, and the 6 steady writes it is told of and never gets are
+// lost.
+func TestWriteSettleCountsTheFanOutWhenItGivesUp(t *testing.T) {
+	tg := startTestbed(t, 1)
+	ctx := context.Background()
+	w := triggers.NewWrites()
+	w.Burst, w.Keys, w.Fanout = 1, 1, 2
+	env := triggers.Env{DB: tg.DB, Role: tg.Role, HotKeys: []string{"5"}, API: tg.Endpoints}
+	armed, err := w.Prepare(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := armed.Fire(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		pgScalar(t, tg, api.WriteDirectQuery, 5, 1)
+	}
+	d := w.Settle(ctx, env, f.Detail, 6).(*triggers.WritesDetail)
+	if d.Acked != 1 || d.Applied != 4 || d.Lost != 3 || d.Followers != 2 || d.FeedRows != 8 {
+		t.Errorf("%+v; want 1 acknowledged at T, 4 applied, 8 feed rows for 2 followers each, 3 of the 7 acknowledged lost", *d)
+	}
+}

@@ -32,7 +32,7 @@ type Writes struct {
 	Restart      WriteRestart  `json:"write_restart" help:"the part of the testbed restarted during the burst (none: nothing)"`
 	RestartAfter herd.Duration `json:"write_restart_after" help:"how long after T the write_restart begins"`
 	Kill         bool          `json:"write_kill" help:"stop write_restart's processes with SIGKILL, no graceful stop: what a crash loses"`
-	Fanout       int           `json:"write_fanout" help:"followers of each written item: each applied like also inserts a feed row per follower, in its own statement (0: no fan-out)"`
+	Fanout       int           `json:"write_fanout" help:"followers of each written item: each applied like also inserts a feed row per follower, in the statement that adds it (0: no fan-out)"`
 }
 
 // WriteRestart is the part a write herd restarts mid-burst, or none.
@@ -70,7 +70,8 @@ type WritesDetail struct {
 	Unacknowledged int64 `json:"unacknowledged"`
 	// Followers is write_fanout, each item's followers; FeedRows the feed
 	// rows the arm's applied likes inserted, counted in Postgres: Applied
-	// times Followers when every like fanned out whole
+	// times Followers when every like fanned out whole; -1 when Postgres
+	// could not be read after the arm
 	Followers int   `json:"followers"`
 	FeedRows  int64 `json:"feed_rows"`
 	SettleMS  int64 `json:"settle_ms"`
@@ -195,11 +196,12 @@ func likes(ctx context.Context, env Env, ids []int64) (int64, error) {
 	return n, err
 }
 
-// feedRows counts the items' feed rows in Postgres.
-func feedRows(ctx context.Context, env Env, ids []int64) (int64, error) {
-	var n int64
-	err := env.DB.QueryRow(ctx, `SELECT count(*) FROM feed WHERE item_id = ANY($1)`, ids).Scan(&n)
-	return n, err
+// counts reads the items' counters and feed rows in Postgres, in one
+// snapshot.
+func counts(ctx context.Context, env Env, ids []int64) (likes, feed int64, err error) {
+	err = env.DB.QueryRow(ctx, `SELECT (SELECT coalesce(sum(n), 0)::bigint FROM likes WHERE item_id = ANY($1)),
+		(SELECT count(*) FROM feed WHERE item_id = ANY($1))`, ids).Scan(&likes, &feed)
+	return likes, feed, err
 }
 
 // follow gives the items n followers each and every other item none, so
@@ -230,10 +232,7 @@ func (w *Writes) Prepare(ctx context.Context, env Env) (Armed, error) {
 	}
 	d := &WritesDetail{Items: ids, Sent: w.Burst, Followers: w.Fanout}
 	if err = follow(ctx, env, ids, w.Fanout); err == nil {
-		d.before, err = likes(ctx, env, ids)
-	}
-	if err == nil {
-		d.feed0, err = feedRows(ctx, env, ids)
+		d.before, d.feed0, err = counts(ctx, env, ids)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("writes: prepare the likes and feed tables: %w (a testbed seeded before the writes, or their fan-out, existed lacks them: testbed down, then up)", err)
@@ -328,23 +327,27 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64
 	d.SteadyAcked = steadyOK
 	acked := int64(d.Acked) + steadyOK
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	wctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	read := func() {
-		if n, err := likes(ctx, env, d.Items); err == nil {
+		if n, err := likes(wctx, env, d.Items); err == nil {
 			d.Applied = n - d.before
 		}
 	}
-	for read(); d.Applied < acked && ctx.Err() == nil; read() {
+	for read(); d.Applied < acked && wctx.Err() == nil; read() {
 		select {
-		case <-ctx.Done():
+		case <-wctx.Done():
 		case <-tick.C:
 		}
 	}
-	if n, err := feedRows(ctx, env, d.Items); err == nil {
-		d.FeedRows = n - d.feed0
+	// the final figures in one snapshot, also when the wait gave up
+	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer rcancel()
+	d.FeedRows = -1
+	if n, f, err := counts(rctx, env, d.Items); err == nil {
+		d.Applied, d.FeedRows = n-d.before, f-d.feed0
 	}
 	d.Lost = max(acked-d.Applied, 0)
 	d.Unacknowledged = max(d.Applied-acked, 0)
