@@ -297,8 +297,14 @@ func TestFillIsItsOwnStatement(t *testing.T) {
 	if items != 10+a.DB.QueriesTotal || a.API.Loads != a.DB.QueriesTotal {
 		t.Errorf("item queries around the run %d; warm's hot keys 10 + db.queries_total %d (api.loads %d)", items, a.DB.QueriesTotal, a.API.Loads)
 	}
-	// the tail was cached: the steady load over 1000 keys mostly hits
-	if r := a.Cache.HitRatio; r == nil || *r < 0.9 {
-		t.Errorf("cache.hit_ratio after the fill = %v; want the tail cached", r)
+	// the tail was cached, and stays (the default TTL is a minute): asked
+	// of Redis itself, not of a hit ratio after T, which the ten expired hot
+	// keys' misses pull down the more the slower a busy machine reloads them
+	keys := make([]string, 0, 990)
+	for id := int64(11); id <= 1000; id++ {
+		keys = append(keys, api.ItemKey(id))
+	}
+	if n, err := tg.Redis.Exists(context.Background(), keys...).Result(); err != nil || n != int64(len(keys)) {
+		t.Errorf("tail keys cached in Redis after the run = %d (%v); want all %d", n, err, len(keys))
 	}
 }

@@ -230,7 +230,7 @@ func TestFaultTriggers(t *testing.T) {
 				}
 			case "postgres": // the cache answers while Postgres is away
 				if a.RecoveryMS == nil || a.HTTP.DropRate > 0.05 {
-					t.Errorf("restart postgres: recovery %v, drop rate %.3f; want recovered, the cache answering meanwhile", a.RecoveryMS, a.HTTP.DropRate)
+					t.Errorf("restart postgres: recovered %v, drop rate %.3f; want recovered, the cache answering meanwhile", a.RecoveryMS != nil, a.HTTP.DropRate)
 				}
 			}
 		})
