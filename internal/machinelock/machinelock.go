@@ -1,7 +1,28 @@
-// Package machinelock gives a test the machine to itself. go test runs
-// packages in parallel; a test that measures load, or makes enough of it to
-// disturb another's measurement, takes this lock first, and so runs alone
-// among the tests that take it, whatever package they are in.
+// Package machinelock shares the machine among the tests that measure
+// load, whatever package they are in: go test runs packages side by side
+// (-p, the number of CPUs by default), and a test's figures include what
+// the others take of the cores.
+//
+// Three locks, each held until the test ends:
+//
+//   - Share: the test makes or measures load, and asserts what holds on a
+//     busy machine (an inequality between arms, a bound with a reason, a
+//     tie to a source). It runs beside other sharers, never beside an
+//     exclusive test.
+//   - Take: the test runs alone among the tests that take a lock: the
+//     docker end-to-end tests, whose containers and load fill the machine.
+//     A waiting Take holds back new sharers, so it is not starved.
+//   - TakeEngine: the test brings up the docker testbed; every compose
+//     project of docker-compose.yml publishes the same host ports. Take it
+//     before Take or Share, never after, so no two tests wait on each other.
+//
+// Setting a testbed up is not measuring: tests start their servers, then
+// take Share or Take for what they measure, so one test's start-up runs
+// beside another's measurement, as a busy machine would.
+//
+// A test's elapsed time in go test's output includes its waits; every lock
+// logs how long its test waited and held it, so `go test -json` shows what
+// each test took and the suite's serial part (bench/testtimes reads them).
 package machinelock
 
 import (
@@ -9,19 +30,66 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
-// Take blocks until no other test on the machine holds the lock, then holds
-// it until t ends.
+const (
+	mainFile      = "herdbench-tests.lock"
+	turnstileFile = "herdbench-tests-turnstile.lock"
+	engineFile    = "herdbench-tests-engine.lock"
+)
+
+// Share blocks while an exclusive test holds the machine or waits for it,
+// then holds the machine beside other sharers until t ends.
+func Share(t testing.TB) {
+	t.Helper()
+	began := time.Now()
+	turn := lock(t, turnstileFile, syscall.LOCK_EX) // behind a waiting Take
+	f := lock(t, mainFile, syscall.LOCK_SH)
+	turn.Close()
+	hold(t, "sharelock", f, began)
+}
+
+// Take blocks until no other test holds the machine, shared or not, then
+// holds it alone until t ends.
 func Take(t testing.TB) {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "herdbench-tests.lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	began := time.Now()
+	turn := lock(t, turnstileFile, syscall.LOCK_EX) // no new sharer from here
+	f := lock(t, mainFile, syscall.LOCK_EX)
+	turn.Close()
+	hold(t, "machinelock", f, began)
+}
+
+// TakeEngine blocks until no other test holds the Docker Engine, then
+// holds it until t ends. Take it before Take or Share.
+func TakeEngine(t testing.TB) {
+	t.Helper()
+	began := time.Now()
+	hold(t, "enginelock", lock(t, engineFile, syscall.LOCK_EX), began)
+}
+
+// lock opens file in the temporary directory and locks it as how says.
+func lock(t testing.TB, file string, how int) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), file), os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() }) // closing the file releases the lock
+	return f
+}
+
+// hold keeps f's lock until t ends, logging the wait and the hold.
+func hold(t testing.TB, name string, f *os.File, began time.Time) {
+	t.Helper()
+	held := time.Now()
+	t.Logf("%s: waited %.1fs", name, held.Sub(began).Seconds())
+	t.Cleanup(func() {
+		f.Close() // closing the file releases the lock
+		t.Logf("%s: held %.1fs", name, time.Since(held).Seconds())
+	})
 }

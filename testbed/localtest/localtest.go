@@ -3,8 +3,8 @@
 // binary the replicas run, Require skips a test on a machine without
 // redis-server and PostgreSQL but fails it when CI is set (a skipped test
 // proves nothing), StateDir makes a state directory postgres can enter
-// when it runs as another user, and Exclusive gives a test that measures
-// (or makes) load the machine to itself.
+// when it runs as another user, and Measures and Exclusive share the
+// machine among the tests that measure (or make) load.
 package localtest
 
 import (
@@ -90,22 +90,30 @@ func StateDir(t testing.TB) string {
 	return dir
 }
 
-// Exclusive holds a lock shared by every test process on this machine
-// until t ends, so no two tests that measure or make load run at once: go
-// test runs packages in parallel, and a herd measured while another
-// package's stampede takes the CPU measures that stampede. Tests that only
-// start and stop things need not take it.
+// Measures holds the machine for t, which makes or measures load, until t
+// ends: beside other such tests (go test runs packages side by side),
+// never beside an Exclusive one. A test that measures asserts what holds
+// on a busy machine. Tests that only start and stop things need not take it.
+func Measures(t testing.TB) {
+	t.Helper()
+	machinelock.Share(t)
+}
+
+// Exclusive holds the machine for t alone until t ends: no other test that
+// measures or makes load runs meanwhile, whatever its package. For tests
+// whose servers and load fill the machine (the docker end-to-end tests).
 func Exclusive(t testing.TB) {
 	t.Helper()
 	machinelock.Take(t)
 }
 
-// Start requires the binaries, takes the machine (Exclusive), starts a
-// testbed with cfg in a new state directory, and stops it when t ends.
+// Start requires the binaries, starts a testbed with cfg in a new state
+// directory, takes the machine (Measures) once it is up, and stops it
+// when t ends. The start itself is not measured: it may run beside
+// another test's measurement, as a busy machine would.
 func Start(t testing.TB, cfg local.Config) *local.Testbed {
 	t.Helper()
 	Require(t)
-	Exclusive(t)
 	cfg.StateDir = StateDir(t)
 	cfg.Binary = Binary()
 	tb, err := local.Start(t.Context(), cfg)
@@ -113,6 +121,7 @@ func Start(t testing.TB, cfg local.Config) *local.Testbed {
 		t.Fatal(err)
 	}
 	t.Cleanup(tb.Stop)
+	Measures(t) // released before Stop: cleanups run last first
 	return tb
 }
 

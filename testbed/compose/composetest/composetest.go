@@ -4,6 +4,8 @@
 // makes sure `docker compose` is Compose v2 (install-compose.sh) and points
 // docker-compose.yml at the stand-in images built from Debian's packages
 // (standin/images.sh), for engines that cannot pull the official ones.
+// It gives the test the engine to itself (machinelock.TakeEngine): every
+// project of docker-compose.yml publishes the same host ports.
 package composetest
 
 import (
@@ -20,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed/compose"
 )
 
@@ -45,7 +48,8 @@ var (
 // environment variable CI is set; then it installs Compose v2 if the
 // machine lacks it, builds the stand-in images (both cached: the first call
 // on a machine takes minutes, the next ones seconds) and sets the
-// HERDBENCH_*_IMAGE variables to them for the length of t.
+// HERDBENCH_*_IMAGE variables to them for the length of t, which holds the
+// engine lock: no other test brings up a project meanwhile.
 func Require(t testing.TB) {
 	t.Helper()
 	if err := engine(); err != nil {
@@ -58,6 +62,7 @@ func Require(t testing.TB) {
 	if prepErr != nil {
 		t.Fatal(prepErr)
 	}
+	machinelock.TakeEngine(t)
 	for k, v := range images {
 		t.Setenv(k, v)
 	}

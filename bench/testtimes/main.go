@@ -1,0 +1,187 @@
+// Command testtimes says where a test suite's time goes, from the output of
+// `go test -json`: each package's wall time, and its slowest top-level
+// tests with how long each waited for the machine lock (the line
+// internal/machinelock logs) and how long it ran once it held it.
+//
+//	go test -json ./... > tests.json
+//	go run ./bench/testtimes -top 30 tests.json
+//
+// A test's elapsed time in go test's output includes its waits for the
+// locks; "ran" is the elapsed time less those waits. The time tests held
+// the machine alone is serial: no -p makes the suite shorter than it; the
+// time they held it shared runs beside other packages' tests.
+// docs/performance.md has the suite's figures.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Time    time.Time
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+// test is one top-level test's figures.
+type test struct {
+	pkg, name string
+	elapsed   float64 // seconds, as go test reports it
+	waited    float64 // seconds waiting for the machine and engine locks
+	held      float64 // seconds holding the machine, alone or shared
+	locked    bool    // it held the machine
+	alone     bool    // alone (machinelock.Take), not shared
+	result    string  // pass, fail, skip
+}
+
+// pkg is one package's figures.
+type pkg struct {
+	name        string
+	first, last time.Time
+	result      string
+}
+
+var lockLine = regexp.MustCompile(`(machinelock|sharelock|enginelock): (waited|held) ([0-9.]+)s`)
+
+func main() {
+	top := flag.Int("top", 25, "how many of the slowest tests to list")
+	flag.Parse()
+	var in io.Reader = os.Stdin
+	if flag.NArg() == 1 {
+		f, err := os.Open(flag.Arg(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		in = f
+	}
+	pkgs, tests, err := read(in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	write(os.Stdout, pkgs, tests, *top)
+}
+
+// read folds the events into packages and top-level tests.
+func read(in io.Reader) (map[string]*pkg, map[string]*test, error) {
+	pkgs, tests := map[string]*pkg{}, map[string]*test{}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Package == "" {
+			continue // go build's own lines
+		}
+		p := pkgs[e.Package]
+		if p == nil {
+			p = &pkg{name: e.Package, first: e.Time}
+			pkgs[e.Package] = p
+		}
+		p.last = e.Time
+		top, _, _ := strings.Cut(e.Test, "/")
+		if top == "" {
+			if e.Action == "pass" || e.Action == "fail" || e.Action == "skip" {
+				p.result = e.Action
+			}
+			continue
+		}
+		key := e.Package + " " + top
+		t := tests[key]
+		if t == nil {
+			t = &test{pkg: e.Package, name: top}
+			tests[key] = t
+		}
+		if m := lockLine.FindStringSubmatch(e.Output); m != nil {
+			d, _ := strconv.ParseFloat(m[3], 64)
+			switch {
+			case m[2] == "waited":
+				t.waited += d
+			case m[1] == "machinelock":
+				t.held += d
+				t.locked, t.alone = true, true
+			case m[1] == "sharelock":
+				t.held += d
+				t.locked = true
+			}
+		}
+		if e.Test == top && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
+			t.elapsed, t.result = e.Elapsed, e.Action
+		}
+	}
+	return pkgs, tests, sc.Err()
+}
+
+func write(w io.Writer, pkgs map[string]*pkg, tests map[string]*test, top int) {
+	var ps []*pkg
+	var first, last time.Time
+	for _, p := range pkgs {
+		ps = append(ps, p)
+		if first.IsZero() || p.first.Before(first) {
+			first = p.first
+		}
+		last = maxTime(last, p.last)
+	}
+	slices.SortFunc(ps, func(a, b *pkg) int { return cmp.Compare(b.last.Sub(b.first), a.last.Sub(a.first)) })
+	ran := map[string]float64{}
+	var alone, shared float64
+	for _, t := range tests {
+		ran[t.pkg] += t.elapsed - t.waited
+		if t.alone {
+			alone += t.held
+		} else {
+			shared += t.held
+		}
+	}
+	fmt.Fprintf(w, "suite: %.0f s from the first package event to the last; tests held the machine alone %.0f s, shared %.0f s\n\n",
+		last.Sub(first).Seconds(), alone, shared)
+	fmt.Fprintln(w, "| package | wall | its tests ran | result |\n|---|---|---|---|")
+	for _, p := range ps {
+		if d := p.last.Sub(p.first).Seconds(); d >= 1 {
+			fmt.Fprintf(w, "| `%s` | %.0f s | %.0f s | %s |\n", short(p.name), d, ran[p.name], p.result)
+		}
+	}
+	var ts []*test
+	for _, t := range tests {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b *test) int {
+		return cmp.Compare(b.elapsed-b.waited, a.elapsed-a.waited)
+	})
+	fmt.Fprintln(w, "\n| test | ran | of which it held the machine | waited for a lock | result |\n|---|---|---|---|---|")
+	for _, t := range ts[:min(top, len(ts))] {
+		held, wait := "-", "-"
+		if t.locked {
+			held, wait = fmt.Sprintf("%.1f s shared", t.held), fmt.Sprintf("%.1f s", t.waited)
+			if t.alone {
+				held = fmt.Sprintf("%.1f s alone", t.held)
+			}
+		}
+		fmt.Fprintf(w, "| `%s` %s | %.1f s | %s | %s | %s |\n", short(t.pkg), t.name, t.elapsed-t.waited, held, wait, t.result)
+	}
+}
+
+func short(p string) string { return strings.TrimPrefix(p, "github.com/herdbench/herdbench/") }
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
