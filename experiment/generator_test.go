@@ -22,7 +22,7 @@ import (
 // core here (GOMAXPROCS 1, shared with the server it attacks), where no
 // machine sends MaxRate requests a second through net/http.
 func TestASaturatedGeneratorSaysSo(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	for _, tt := range []struct {

@@ -115,7 +115,6 @@ func (s series) finite() []float64 {
 // a Prometheus scraping a live local testbed and a stampede, and names
 // only metrics the scraped targets really export.
 func TestDashboardsShowALiveStampede(t *testing.T) {
-	localtest.Exclusive(t)
 	localtest.RequireObservability(t)
 	dir := localtest.StateDir(t)
 	t.Cleanup(func() { _ = exec.Command(localtest.Binary(), "testbed", "down", "--state-dir", dir).Run() })
@@ -134,6 +133,7 @@ func TestDashboardsShowALiveStampede(t *testing.T) {
 		t.Errorf("status --json = prometheus %q, harness %q, %v; want %q, %q", again.Prometheus, again.Harness, err, st.Prometheus, st.Harness)
 	}
 
+	localtest.Measures(t) // the stampede makes load; the up does not
 	liveStampede(t, st, dir, nil)
 
 	// Prometheus and the exporters belong to the supervisor: down stops them
@@ -155,7 +155,6 @@ func TestDashboardsShowALiveStampede(t *testing.T) {
 // provisioning is checked statically.
 func TestDashboardsShowALiveStampedeOnDocker(t *testing.T) {
 	composetest.Require(t)
-	localtest.Exclusive(t)
 	dir := localtest.StateDir(t)
 	env := composetest.Env()
 	t.Cleanup(func() { _, _, _ = localtest.Run(t, env, "testbed", "down", "--state-dir", dir) })
@@ -171,6 +170,7 @@ func TestDashboardsShowALiveStampedeOnDocker(t *testing.T) {
 	if st.Provider != "docker" || st.Prometheus == "" || st.Harness == "" {
 		t.Fatalf("testbed up --provider docker --observability: provider %q, prometheus %q, harness %q; want docker, both", st.Provider, st.Prometheus, st.Harness)
 	}
+	localtest.Exclusive(t) // the stampede makes load; the up does not
 	liveStampede(t, st, dir, env)
 
 	// down removes every container, Prometheus' and the exporters' too

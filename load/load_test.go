@@ -152,7 +152,7 @@ func (c *collect) add(r Record) {
 }
 
 func TestAttackOutcomesAddUp(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1)%5 == 0 {
@@ -213,7 +213,7 @@ func TestAttackOutcomesAddUp(t *testing.T) {
 // reaches through net/http from one process leaves most unsent; a modest
 // one leaves none, and its requests leave on time.
 func TestEveryIntendedRequestIsCounted(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	for _, tt := range []struct {
@@ -276,7 +276,7 @@ func TestEveryIntendedRequestIsCounted(t *testing.T) {
 // worker, so the generator itself is held up: requests due during the stall
 // are sent late, and their latency must count from when they were due.
 func TestNoCoordinatedOmission(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	const stall = time.Second
 	testStart := time.Now()
 	var (
@@ -389,7 +389,7 @@ func TestNoCoordinatedOmission(t *testing.T) {
 // intended time is then close to zero; counted from k/rate instead, every
 // request would carry a whole interval (100ms at 10/s).
 func TestIntendedTimeFollowsThePacer(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	var lats []time.Duration
@@ -410,7 +410,7 @@ func TestIntendedTimeFollowsThePacer(t *testing.T) {
 // attempts per request, counted by the server itself; a 10% budget keeps
 // attempts near 1.1 per request.
 func TestRetriesAmplifyAndBudgetsBound(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	for _, tc := range []struct {
 		policy, budget string
 		lo, hi         float64 // attempts per request
@@ -464,7 +464,7 @@ func TestRetriesAmplifyAndBudgetsBound(t *testing.T) {
 // before any hedge. When b fails instead, the clients' error rate passes
 // the gate and they stop hedging.
 func TestHedging(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	for _, tc := range []struct {
 		name      string
 		bFails    bool
@@ -533,7 +533,7 @@ func TestHedging(t *testing.T) {
 // and refuses attempts itself, never sending them; once the server is back,
 // a trial closes it and requests succeed again.
 func TestClientBreaker(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	var served atomic.Int64
 	var healthy atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -687,7 +687,7 @@ func TestURLFunc(t *testing.T) {
 
 // A record is critical exactly when its request carried X-Priority.
 func TestCriticalRecorded(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	var marked atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(criticalHeader) == "critical" {
@@ -715,7 +715,7 @@ func TestCriticalRecorded(t *testing.T) {
 // A critical request the client refuses itself (its breaker open) is still
 // counted critical.
 func TestCriticalRefused(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
@@ -747,7 +747,7 @@ func TestCriticalRefused(t *testing.T) {
 // exactly the single schedule: every request k once, at the instant the
 // whole schedule has it, from the stripe k mod Stripes.
 func TestStripesMakeTheSingleSchedule(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	const stripes, rate = 3, 300

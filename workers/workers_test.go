@@ -118,7 +118,7 @@ func stampede(t *testing.T, ws []*workerProc, args ...string) (experiment.Report
 // controller.
 func TestThreeWorkersMakeOneHerd(t *testing.T) {
 	localtest.Require(t)
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	ws := startWorkers(t, 3)
 	const rate = 600
 	rep, stdout := stampede(t, ws, "--arms", "none,lock", "--rate", fmt.Sprint(rate), "--warmup", "1s", "--before", "2s", "--after", "3s")
@@ -182,7 +182,7 @@ func TestThreeWorkersMakeOneHerd(t *testing.T) {
 // answered, with the spread over all of them.
 func TestWorkersSplitTheBurst(t *testing.T) {
 	localtest.Require(t)
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	ws := startWorkers(t, 3)
 	rep, _ := stampede(t, ws, "--arms", "none", "--rate", "300", "--trigger", "burst", "--burst", "600",
 		"--warmup", "1s", "--before", "1s", "--after", "2s")
@@ -205,7 +205,7 @@ func TestWorkersSplitTheBurst(t *testing.T) {
 // worker, and writes what it measured as partial results; nothing hangs.
 func TestKilledWorkerGivesAPartialReport(t *testing.T) {
 	localtest.Require(t)
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	ws := startWorkers(t, 3)
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

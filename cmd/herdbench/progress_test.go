@@ -20,7 +20,7 @@ import (
 // elapsed and remaining time; the line is gone before the table.
 func TestProgressOnATerminal(t *testing.T) {
 	localtest.Require(t)
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	dir := stateDir(t)
 	cmd := exec.Command(localtest.Binary(), "stampede", "--state-dir", dir, "--arms", "none,lock", "--rate", "100",
 		"--keys", "2000", "--hot-keys", "20", "--warmup", "0s", "--before", "1s", "--after", "1s", "--results-dir", t.TempDir())

@@ -132,7 +132,6 @@ outputs: [pdf]
 // Every example runs, its gates checked, on one testbed; flags given on the
 // command line override the file (a short timeline here).
 func TestExamplesRun(t *testing.T) {
-	localtest.Exclusive(t)
 	localtest.Require(t)
 	examples, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(examples) == 0 {
@@ -142,6 +141,7 @@ func TestExamplesRun(t *testing.T) {
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "10000"); code != exitOK {
 		t.Fatalf("testbed up = exit %d\n%s%s", code, stdout, stderr)
 	}
+	localtest.Measures(t)
 	for _, ex := range examples {
 		switch filepath.Base(ex) {
 		case "staging.yaml", "compose-service.yaml":
@@ -159,7 +159,7 @@ func TestExamplesRun(t *testing.T) {
 			out := t.TempDir()
 			jsonFile := filepath.Join(out, "r.json")
 			code, stdout, stderr := herdbench(t, "run", ex, "--state-dir", dir, "--results-dir", out, "-o", "json="+jsonFile,
-				"--warmup", "300ms", "--before", "1s", "--after", "2500ms", "--seed", "5")
+				"--warmup", "200ms", "--before", "1s", "--after", "2500ms", "--seed", "5")
 			// a shortened run may miss a gate tuned for the full one (99),
 			// but it runs every arm to the end and checks every gate
 			if code != exitOK && code != exitGatesFailed {
@@ -201,15 +201,15 @@ func TestExamplesRun(t *testing.T) {
 // examples/cascade.yaml runs on a two-tier testbed as its header says:
 // every arm runs with its own edge policy, and has its layers.
 func TestCascadeExampleRuns(t *testing.T) {
-	localtest.Exclusive(t)
 	localtest.Require(t)
 	dir := stateDir(t)
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--tiers", "2", "--edge-timeout", "500ms"); code != exitOK {
 		t.Fatalf("testbed up --tiers 2 = exit %d\n%s%s", code, stdout, stderr)
 	}
+	localtest.Measures(t)
 	jsonFile := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := herdbench(t, "run", "../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
-		"--warmup", "300ms", "--before", "1s", "--after", "2500ms", "--outage", "1s", "--seed", "5")
+		"--warmup", "200ms", "--before", "1s", "--after", "2s", "--outage", "1s", "--seed", "5")
 	if code != exitOK {
 		t.Fatalf("run cascade.yaml = exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -36,7 +36,7 @@ func readResults(t *testing.T, path string) experiment.Report {
 }
 
 func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	jsonFile := filepath.Join(out, "r.json")
@@ -70,7 +70,7 @@ func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
 }
 
 func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "1", "--items", "500"); code != exitOK {
@@ -97,7 +97,7 @@ func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
 }
 
 func TestStampedeCtrlCWritesPartialResultsAndStopsEverything(t *testing.T) {
-	localtest.Exclusive(t)
+	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--arms", "none,lock,xfetch"}, shortStampede...)

@@ -42,7 +42,6 @@ func itemRequests(t *testing.T, api []string) float64 {
 // A target file on the testbed, as if herdbench had not started it: the
 // safety rules hold before a single request, and a dry run sends nothing.
 func TestTargetFileSafety(t *testing.T) {
-	localtest.Exclusive(t)
 	localtest.Require(t)
 	dir := stateDir(t)
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "500"); code != exitOK {
@@ -143,6 +142,7 @@ limits: {max_rate: 400}
 
 	// and a real run goes to the service, arm by arm, sending what its dry
 	// run said it would, as the replicas count it
+	localtest.Measures(t)
 	out := t.TempDir()
 	jsonFile := filepath.Join(out, "r.json")
 	run := []string{"stampede", "--target", local, "--rate", "100", "--warmup", "200ms", "--before", "1s", "--after", "1s", "--seed", "4"}
@@ -187,7 +187,6 @@ func environ(unset []string) []string {
 // examples/staging.yaml describes a service far away: it checks out, and a
 // dry run of it says what it would touch, with nothing sent.
 func TestStagingExample(t *testing.T) {
-	localtest.Exclusive(t)
 	env := append(environ(nil), "STAGING_TOKEN=t0k", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog")
 	code, stdout, stderr := herdbenchEnv(t, env, "stampede", "--target", "../../examples/staging.yaml", "--dry-run",
 		"--arms", "none,lock", "--rate", "200", "--state-dir", t.TempDir())

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
@@ -130,7 +129,6 @@ func edgeCounter(t *testing.T, base, name string) float64 {
 // item comes back through an edge, disabling the api proxies cuts the
 // edges from the replicas (502), and Stop leaves nothing of them.
 func TestTwoTiersPutEdgesInFrontOfTheReplicas(t *testing.T) {
-	machinelock.Take(t) // starting Postgres and Redis takes the cores another test measures with
 	requireBinaries(t)
 	dir := stateDir(t)
 	pol, err := retry.Parse("immediate:1")

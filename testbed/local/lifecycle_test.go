@@ -20,8 +20,6 @@ import (
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/herdbench/herdbench/internal/machinelock"
 )
 
 // ports lists every port a testbed status names.
@@ -61,7 +59,6 @@ func assertGone(t *testing.T, dir string, ports []string) {
 }
 
 func TestStartServesTheStatusContractAndStopLeavesNothing(t *testing.T) {
-	machinelock.Take(t) // starting Postgres and Redis takes the cores another test measures with
 	requireBinaries(t)
 	dir := stateDir(t)
 	ctx := context.Background()
@@ -152,7 +149,6 @@ func TestStartServesTheStatusContractAndStopLeavesNothing(t *testing.T) {
 }
 
 func TestStartTearsDownWhenAPartFails(t *testing.T) {
-	machinelock.Take(t) // starting Postgres and Redis takes the cores another test measures with
 	requireBinaries(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -194,7 +190,6 @@ func TestStartTearsDownWhenAPartFails(t *testing.T) {
 }
 
 func TestDownCleansUpAfterADeadSupervisor(t *testing.T) {
-	machinelock.Take(t) // starting Postgres and Redis takes the cores another test measures with
 	requireBinaries(t)
 	dir := stateDir(t)
 	// a process standing in for a child the dead supervisor left running
@@ -235,7 +230,6 @@ func startSleeper(t *testing.T, dir string) *exec.Cmd {
 }
 
 func TestRestartReplacesPartsAndStopLeavesNothing(t *testing.T) {
-	machinelock.Take(t) // starting Postgres and Redis takes the cores another test measures with
 	requireBinaries(t)
 	dir := stateDir(t)
 	ctx := context.Background()

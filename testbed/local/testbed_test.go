@@ -83,13 +83,14 @@ func stateDir(t *testing.T) string {
 // sharedTestbed returns the testbed the mitigation tests share: 3 replicas,
 // as `testbed up` starts by default.
 //
-// It takes the machine (machinelock) for the test: the tests on it herd the
-// replicas against query costs and timeouts, and a stampede of another
-// package running beside them would decide their outcome.
+// It holds the machine (machinelock.Share) for the test: the tests on it
+// herd the replicas against query costs and timeouts, so they assert what
+// holds beside another package's tests, and never run beside an exclusive
+// one.
 func sharedTestbed(t *testing.T) *Testbed {
 	t.Helper()
 	requireBinaries(t)
-	machinelock.Take(t)
+	machinelock.Share(t)
 	sharedOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "herdbench-shared-")
 		if err == nil {

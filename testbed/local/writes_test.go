@@ -102,12 +102,12 @@ func TestEveryWriteStrategyAppliesWhatItAcknowledged(t *testing.T) {
 // dead consumer's writes are claimed by another and applied once), and
 // coalesce loses what the dead replica held, which the counts show.
 func TestAWriteHerdSurvivesACrashedConsumerOnlyWhenQueued(t *testing.T) {
-	machinelock.Take(t)
 	requireBinaries(t)
 	tb, err := Start(context.Background(), Config{StateDir: stateDir(t), Binary: binary, Replicas: 2, Items: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
+	machinelock.Share(t) // the herd is load; the start is not
 	defer tb.Stop()
 	f := newFleet(t, tb)
 	kill := func(name string) {
