@@ -131,7 +131,11 @@ func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 	tg := startTestbed(t, 2)
 	arms := writeArms(400)
 	arms[2].Config.CoalesceInterval = herd.Duration(time.Minute) // nothing flushed before the kill
-	p := writePlan(arms, "write_restart", "api", "write_restart_after", "30ms", "write_kill", "true", "write_fanout", "4")
+	// the queue's survivors claim a dead consumer's writes after 2 s idle
+	// (api's claimIdle): 5 s to settle is enough for them, and coalesce's
+	// loss is certain, not worth the default 15 s wait
+	p := writePlan(arms, "write_restart", "api", "write_restart_after", "30ms", "write_kill", "true", "write_fanout", "4",
+		"write_settle", "5s")
 	feed := func() int64 { return pgScalar(t, tg, `SELECT count(*) FROM feed`) }
 	feedBefore := feed()
 	rep, err := Run(context.Background(), p, Env{Target: tg})
@@ -176,6 +180,7 @@ func TestWriteSettleCountsTheFanOutWhenItGivesUp(t *testing.T) {
 	ctx := context.Background()
 	w := triggers.NewWrites()
 	w.Burst, w.Keys, w.Fanout = 1, 1, 2
+	w.SettleFor = herd.Duration(time.Second) // the 6 steady writes never come: give up soon
 	env := triggers.Env{DB: tg.DB, Role: tg.Role, HotKeys: []string{"5"}, API: tg.Endpoints}
 	armed, err := w.Prepare(ctx, env)
 	if err != nil {

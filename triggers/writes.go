@@ -33,6 +33,7 @@ type Writes struct {
 	RestartAfter herd.Duration `json:"write_restart_after" help:"how long after T the write_restart begins"`
 	Kill         bool          `json:"write_kill" help:"stop write_restart's processes with SIGKILL, no graceful stop: what a crash loses"`
 	Fanout       int           `json:"write_fanout" help:"followers of each written item: each applied like also inserts a feed row per follower, in the statement that adds it (0: no fan-out)"`
+	SettleFor    herd.Duration `json:"write_settle" help:"how long after the arm to wait for every acknowledged like to reach Postgres; what is missing then is lost"`
 }
 
 // WriteRestart is the part a write herd restarts mid-burst, or none.
@@ -45,9 +46,11 @@ const NoRestart WriteRestart = "none"
 func (WriteRestart) Accepted() []string { return append([]string{string(NoRestart)}, herd.Parts...) }
 
 // NewWrites is a write herd with its defaults: 500 likes on 3 items, no
-// steady writes, no restart (20 ms after T when one is set).
+// steady writes, no restart (20 ms after T when one is set), up to 15 s
+// for the acknowledged writes to be applied.
 func NewWrites() *Writes {
-	return &Writes{Burst: 500, Keys: 3, Restart: NoRestart, RestartAfter: herd.Duration(20 * time.Millisecond)}
+	return &Writes{Burst: 500, Keys: 3, Restart: NoRestart, RestartAfter: herd.Duration(20 * time.Millisecond),
+		SettleFor: herd.Duration(15 * time.Second)}
 }
 
 // WritesDetail is what the write herd did: the results' trigger.detail.
@@ -93,9 +96,8 @@ var (
 // Postgres.
 func (*Writes) DefaultGates() []string { return []string{"trigger.detail.lost == 0"} }
 
-// settleTimeout bounds the wait for the acknowledged writes to be applied
-// after the arm.
-const settleTimeout = 15 * time.Second
+// maxSettle caps write_settle.
+const maxSettle = 10 * time.Minute
 
 func (*Writes) Name() string { return "writes" }
 func (*Writes) Describe() string {
@@ -110,6 +112,9 @@ func (w *Writes) Validate() herd.FieldErrors {
 	} else if limit, ok := openFiles(); ok && uint64(w.Burst)+fileHeadroom > limit {
 		errs.Add("write_burst", "%d writes need as many connections, and this process may open %d files (accepted: up to %d here; raise the hard limit, ulimit -Hn)",
 			w.Burst, limit, max(int(limit)-fileHeadroom, 0))
+	}
+	if w.SettleFor <= 0 || time.Duration(w.SettleFor) > maxSettle {
+		errs.Add("write_settle", "%s out of range (accepted: more than 0s, up to %s)", w.SettleFor, maxSettle)
 	}
 	if w.Keys < 1 || w.Keys > 100 {
 		errs.Add("write_keys", "%d out of range (accepted: 1 to 100 items)", w.Keys)
@@ -180,7 +185,7 @@ func (w *Writes) Plan(env Env) string {
 		}
 		plan += fmt.Sprintf(", %s the testbed's %s %s after T", how, w.Restart, w.RestartAfter)
 	}
-	return plan + fmt.Sprintf("; then read their counters in Postgres until each acknowledged like is there (up to %s)", settleTimeout)
+	return plan + fmt.Sprintf("; then read their counters in Postgres until each acknowledged like is there (up to %s)", w.SettleFor)
 }
 
 // Steady is the steady likes: write_rate per second to the written items.
@@ -318,7 +323,7 @@ func (a *armedWrites) Fire(ctx context.Context, env Env) (Fired, error) {
 func (a *armedWrites) Close() { a.r.Close() }
 
 // Settle reads the items' counters until they rose by every acknowledged
-// write, or settleTimeout passes: what is missing then is lost.
+// write, or write_settle passes: what is missing then is lost.
 func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64) any {
 	d, ok := detail.(*WritesDetail)
 	if !ok {
@@ -327,7 +332,7 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64
 	d.SteadyAcked = steadyOK
 	acked := int64(d.Acked) + steadyOK
 	start := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(w.SettleFor))
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

@@ -229,9 +229,17 @@ func TestCtrlCDuringUp(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	// once the engine holds a container of the project
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	// whatever fails below, nothing of this up outlives the test to take
+	// the next one's names and ports
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		_, _, _ = localtest.Run(t, composetest.Env(), "testbed", "down", "--state-dir", dir)
+	})
+	// once the engine holds a container of the project (the image is built
+	// before the tests: .ci/run, or composetest's first Require)
 	waitFor(t, 2*time.Minute, "a container of the project", func() bool { return len(leftovers(t, compose.DefaultProject)) > 0 })
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
