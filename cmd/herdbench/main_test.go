@@ -83,6 +83,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"stampede", "--dry-run", "--arms", "none,edge-bulkhead=x"}, exitUsage, "edge bulkhead \"x\": not a whole number"},
 		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-restart", "kafka"}, exitUsage, `--write-restart: unknown "kafka" (accepted: none, api, redis, postgres)`},
 		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-kill"}, exitUsage, "--write-kill: true without write_restart (accepted: with write_restart naming a part, such as api)"},
+		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-settle", "0s"}, exitUsage, "--write-settle: 0s out of range (accepted: more than 0s, up to 10m0s)"},
 		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-rate", "-1"}, exitUsage, "--write-rate: -1 out of range (accepted: 0, none, to 10000 writes/s)"},
 		{[]string{"testbed", "up", "--write-invalidate", "purge"}, exitUsage, `--write-invalidate: "purge" is not accepted (accepted: none, delete, refresh)`},
 		{[]string{"testbed", "edge", "--upstream", "http://127.0.0.1:8081", "--retry", "linear:1s"}, exitUsage, "--retry: retry policy \"linear:1s\": unknown kind \"linear\" (accepted: none, immediate:N"},
