@@ -155,9 +155,9 @@ func everyTrigger(t *testing.T, tg *targets.Target, toxiproxy string) {
 			before := started(t, part)
 			p := plan(t, "restart", time.Minute, api.None, "restart", part)
 			// the engine restarts a container in about a second, and in
-			// several on a machine busy with other tests: the window must
-			// outlast it for the reconnected replicas to be seen
-			p.After = herd.Duration(6 * time.Second)
+			// two or three on a busy machine: the window must outlast it
+			// for the reconnected replicas to be seen
+			p.After = herd.Duration(4500 * time.Millisecond)
 			a := run(t, p)
 			if got := a.Trigger.Detail.(triggers.RestartDetail).Restarted; len(got) == 0 {
 				t.Errorf("restart %s: detail %v; want what was restarted", part, a.Trigger.Detail)
