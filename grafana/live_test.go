@@ -192,7 +192,7 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	results := filepath.Join(t.TempDir(), "results.json")
 	var stampedeOut bytes.Buffer
 	stampede := exec.Command(localtest.Binary(), "stampede", "--state-dir", dir, "--arms", "none,lock",
-		"--warmup", "1s", "--before", "1s", "--after", "3s", "--rate", "100", "--keys", "200", "--hot-keys", "20",
+		"--warmup", "500ms", "--before", "1s", "--after", "2s", "--rate", "100", "--keys", "200", "--hot-keys", "20",
 		"--clients", "10", "--seed", "5", "--results-dir", t.TempDir(), "--json", results)
 	stampede.Env = env
 	stampede.Stdout, stampede.Stderr = &stampedeOut, &stampedeOut

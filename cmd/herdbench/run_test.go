@@ -159,7 +159,7 @@ func TestExamplesRun(t *testing.T) {
 			out := t.TempDir()
 			jsonFile := filepath.Join(out, "r.json")
 			code, stdout, stderr := herdbench(t, "run", ex, "--state-dir", dir, "--results-dir", out, "-o", "json="+jsonFile,
-				"--warmup", "200ms", "--before", "1s", "--after", "1500ms", "--outage", "1s", "--seed", "5")
+				"--warmup", "0s", "--before", "1s", "--after", "1s", "--outage", "500ms", "--seed", "5")
 			// a shortened run may miss a gate tuned for the full one (99),
 			// but it runs every arm to the end and checks every gate
 			if code != exitOK && code != exitGatesFailed {
@@ -185,8 +185,8 @@ func TestExamplesRun(t *testing.T) {
 				t.Errorf("results: %d gate results of %d gates; want every gate of the file checked on its arms (%d)", len(rep.Gates), len(rep.Plan.Gates), gateArms)
 			}
 			// the flags won over the file; the file's other values held
-			if time.Duration(rep.Plan.After) != 1500*time.Millisecond || rep.Seed != 5 {
-				t.Errorf("plan after %s, seed %d; want the command line's 1.5s and 5", rep.Plan.After, rep.Seed)
+			if time.Duration(rep.Plan.After) != time.Second || rep.Seed != 5 {
+				t.Errorf("plan after %s, seed %d; want the command line's 1s and 5", rep.Plan.After, rep.Seed)
 			}
 			if f.Load.Rate != nil && rep.Plan.Rate != *f.Load.Rate {
 				t.Errorf("plan rate %d; want the file's %d", rep.Plan.Rate, *f.Load.Rate)
@@ -209,7 +209,7 @@ func TestCascadeExampleRuns(t *testing.T) {
 	localtest.Measures(t)
 	jsonFile := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := herdbench(t, "run", "../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
-		"--warmup", "200ms", "--before", "1s", "--after", "1500ms", "--outage", "1s", "--seed", "5")
+		"--warmup", "0s", "--before", "1s", "--after", "1s", "--outage", "500ms", "--seed", "5")
 	if code != exitOK {
 		t.Fatalf("run cascade.yaml = exit %d\n%s%s", code, stdout, stderr)
 	}
