@@ -9,12 +9,17 @@ package localtest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -22,8 +27,20 @@ import (
 
 var binary string
 
+// The state directories of the tests running now: on Ctrl-C, Main brings
+// down whatever testbed each holds.
+var (
+	liveMu sync.Mutex
+	live   = map[string]bool{}
+)
+
 // Main builds herdbench, runs the tests and removes the build. Use it as
 // func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }.
+//
+// An interrupt (Ctrl-C, SIGTERM) ends the tests without their cleanups, and
+// a testbed `herdbench testbed up` started outlives its command by design:
+// Main brings down every testbed in a state directory of StateDir's still
+// in use, then exits 1, so an interrupted suite leaves no server behind.
 func Main(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "herdbench-bin-")
 	if err != nil {
@@ -31,6 +48,14 @@ func Main(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-stop
+		downAll()
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}()
 	binary = filepath.Join(dir, "herdbench")
 	build := exec.Command("go", "build", "-o", binary, "github.com/herdbench/herdbench/cmd/herdbench")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -86,8 +111,29 @@ func StateDir(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	liveMu.Lock()
+	live[dir] = true
+	liveMu.Unlock()
+	t.Cleanup(func() {
+		liveMu.Lock()
+		delete(live, dir)
+		liveMu.Unlock()
+		os.RemoveAll(dir)
+	})
 	return dir
+}
+
+// downAll runs `herdbench testbed down` in every state directory in use,
+// each within a minute (the docker provider's down takes seconds).
+func downAll() {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	for dir := range live {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = exec.CommandContext(ctx, binary, "testbed", "down", "--state-dir", dir).Run()
+		cancel()
+		os.RemoveAll(dir)
+	}
 }
 
 // Measures holds the machine for t, which makes or measures load, until t
