@@ -43,22 +43,25 @@ const (
 // then holds the machine beside other sharers until t ends.
 func Share(t testing.TB) {
 	t.Helper()
-	began := time.Now()
-	turn := lock(t, turnstileFile, syscall.LOCK_EX) // behind a waiting Take
-	f := lock(t, mainFile, syscall.LOCK_SH)
-	turn.Close()
-	hold(t, "sharelock", f, began)
+	machine(t, syscall.LOCK_SH, "sharelock")
 }
 
 // Take blocks until no other test holds the machine, shared or not, then
 // holds it alone until t ends.
 func Take(t testing.TB) {
 	t.Helper()
+	machine(t, syscall.LOCK_EX, "machinelock")
+}
+
+// machine locks the machine as how says, through the turnstile: a Take
+// waits for the machine holding it, so no new sharer passes meanwhile.
+func machine(t testing.TB, how int, name string) {
+	t.Helper()
 	began := time.Now()
-	turn := lock(t, turnstileFile, syscall.LOCK_EX) // no new sharer from here
-	f := lock(t, mainFile, syscall.LOCK_EX)
+	turn := lock(t, turnstileFile, syscall.LOCK_EX)
+	f := lock(t, mainFile, how)
 	turn.Close()
-	hold(t, "machinelock", f, began)
+	hold(t, name, f, began)
 }
 
 // TakeEngine blocks until no other test holds the Docker Engine, then
