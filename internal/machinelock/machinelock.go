@@ -39,6 +39,10 @@ const (
 	engineFile    = "herdbench-tests-engine.lock"
 )
 
+// dir holds the lock files: the machine's temporary directory, shared by
+// every test process (a test of this package uses its own).
+var dir = os.TempDir()
+
 // Share blocks while an exclusive test holds the machine or waits for it,
 // then holds the machine beside other sharers until t ends.
 func Share(t testing.TB) {
@@ -75,7 +79,7 @@ func TakeEngine(t testing.TB) {
 // lock opens file in the temporary directory and locks it as how says.
 func lock(t testing.TB, file string, how int) *os.File {
 	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), file), os.O_CREATE|os.O_RDWR, 0o666)
+	f, err := os.OpenFile(filepath.Join(dir, file), os.O_CREATE|os.O_RDWR, 0o666)
 	if err != nil {
 		t.Fatal(err)
 	}
