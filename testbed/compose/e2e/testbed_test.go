@@ -239,8 +239,9 @@ func TestCtrlCDuringUp(t *testing.T) {
 		<-done
 		_, _, _ = localtest.Run(t, composetest.Env(), "testbed", "down", "--state-dir", dir)
 	})
-	// once the engine holds a container of the project (the image is built
-	// before the tests: .ci/run, or composetest's first Require)
+	// once the engine holds a container of the project (the replicas'
+	// image exists by now: .ci/run builds it before the tests, and the
+	// docker tests before this one built it when run alone)
 	waitFor(t, 2*time.Minute, "a container of the project", func() bool { return len(leftovers(t, compose.DefaultProject)) > 0 })
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
