@@ -25,6 +25,8 @@ type armRun struct {
 	sub  Subject
 	tg   *targets.Target
 
+	applied Applied // the arm as the subject applied it
+
 	src   observe.Source
 	start time.Time
 	hot   []string
@@ -64,14 +66,15 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	}
 	a.hot = a.tg.Hot(a.p.HotKeys)
 	a.progress(PhaseFill, 0, 0)
-	after, err := a.sub.Select(ctx, a.arm)
+	applied, err := a.sub.Apply(ctx, a.arm)
 	if err != nil {
 		return nil, err
 	}
+	a.applied = applied
 	defer func() {
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hookTimeout)
 		defer cancel()
-		if err := after(hctx); err != nil && retErr == nil {
+		if err := applied.After(hctx); err != nil && retErr == nil {
 			retErr = err
 		}
 	}()
@@ -144,7 +147,7 @@ func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
 		return Warm{}, observe.Sample{}, fmt.Errorf("undo the faults a run left: %w", err)
 	}
 	start := time.Now()
-	warm, err := a.sub.Fill(ctx, a.p, a.arm, a.trig, a.hot)
+	warm, err := a.sub.Fill(ctx, a.p, a.applied, a.trig, a.hot)
 	if err != nil {
 		return Warm{}, observe.Sample{}, err
 	}
@@ -332,6 +335,9 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	}
 	f := ld.fired
 	res := summarize(a.p, a.arm, ld.t, s0, f.atT, end, samples, ld.rec)
+	if c := a.applied.Config; c != nil {
+		res.Config = *c // what the replicas ran, not only what the arm set
+	}
 	res.Timing.DrainMS = time.Since(draining).Milliseconds()
 	res.Clients = a.p.ClientsOf(a.arm)
 	if s := ld.stopped; s != nil {

@@ -36,7 +36,7 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 	cfg.TTL = herd.Duration(20 * time.Millisecond) // nearly every request reaches Postgres
 	cfg.QueryCost = herd.Duration(5 * time.Millisecond)
 	cfg.DBRetry = api.DBRetry{Policy: twice}
-	everywhere := Arm{Name: "everywhere", Config: cfg, Retry: &twice, Edge: &edge.Patch{Retry: &twice}}
+	everywhere := Arm{Name: "everywhere", Knobs: api.FullPatch(cfg), Retry: &twice, Edge: &edge.Patch{Retry: &twice}}
 	breaker := everywhere
 	breaker.Name = "a-breaker"
 	breaker.Edge = &edge.Patch{Retry: &twice, Breaker: &retry.Breaker{Failures: 5, Open: 2 * time.Second}}

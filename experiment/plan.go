@@ -55,8 +55,10 @@ type Plan struct {
 // Arm is one configuration of the service, or of its clients, under the
 // same experiment. The client fields are set only when the arm sets them.
 type Arm struct {
-	Name     string         `json:"name"`
-	Config   api.Config     `json:"config"`
+	Name string `json:"name"`
+	// Knobs is what the arm sets of the replicas' config: its strategy and
+	// the knobs it names; the rest stays as the testbed was started
+	Knobs    api.Patch      `json:"knobs,omitempty"`
 	Retry    *retry.Policy  `json:"retry,omitempty"`          // the clients' policy in this arm
 	Throttle *float64       `json:"throttle,omitempty"`       // the clients' adaptive throttling K in this arm
 	Hedge    *retry.Hedge   `json:"hedge,omitempty"`          // the clients' hedging in this arm
@@ -65,7 +67,7 @@ type Arm struct {
 	// testbed); the rest is theirs from testbed up
 	Edge *edge.Patch `json:"edge,omitempty"`
 	// Select is how the arm is chosen on a service herdbench does not
-	// control; Config is then unused
+	// control; Knobs is then unused
 	Select *Select `json:"select,omitempty"`
 }
 
@@ -203,12 +205,12 @@ func clientArm(a *Arm) (ok bool, err error) {
 // Arms returns one arm per name: a strategy ("lock", "lock+ttl_jitter")
 // applied to base, or a client arm (see ClientArms), which keeps base's
 // strategy. A client arm that does not parse is reported by Plan.Validate.
-func Arms(names []string, base api.Config) []Arm {
+func Arms(names []string, base api.Patch) []Arm {
 	arms := make([]Arm, len(names))
 	for i, n := range names {
-		a := Arm{Name: n, Config: base}
+		a := Arm{Name: n, Knobs: base}
 		if ok, _ := clientArm(&a); !ok {
-			a.Config.Strategy = n
+			a.Knobs = base.With("strategy", n)
 		}
 		arms[i] = a
 	}

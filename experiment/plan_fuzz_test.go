@@ -19,7 +19,7 @@ func FuzzArms(f *testing.F) {
 		f.Add(s, "expire", "postgres")
 	}
 	f.Fuzz(func(t *testing.T, arms, trigger, dependency string) {
-		p := Plan{Arms: Arms(strings.Split(arms, ","), api.DefaultConfig), Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
+		p := Plan{Arms: Arms(strings.Split(arms, ","), api.FullPatch(api.DefaultConfig)), Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
 			Rate: 10, Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second),
 			Triggers: triggerOptions("dependency", dependency)}
 		err := p.Validate()
@@ -30,7 +30,11 @@ func FuzzArms(f *testing.F) {
 			return
 		}
 		for _, a := range p.Arms {
-			if cerr := a.Config.Validate(); cerr != nil {
+			cfg, cerr := a.Knobs.Apply(api.DefaultConfig)
+			if cerr == nil {
+				cerr = cfg.Validate()
+			}
+			if cerr != nil {
 				t.Fatalf("arm %q passed validation with an invalid config: %v", a.Name, cerr)
 			}
 			if strings.HasPrefix(a.Name, RetryArm) && a.Retry == nil {
@@ -50,7 +54,7 @@ func FuzzArms(f *testing.F) {
 }
 
 func TestFaultMustEndWithinTheArm(t *testing.T) {
-	p := Plan{Arms: Arms([]string{"none"}, api.DefaultConfig), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10,
+	p := Plan{Arms: Arms([]string{"none"}, api.FullPatch(api.DefaultConfig)), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second),
 		Triggers: triggerOptions("outage", "3s")}
 	err := p.Validate()

@@ -130,8 +130,11 @@ func selection(a Arm) string {
 		for _, c := range s.After {
 			parts = append(parts, "after: "+c)
 		}
-	} else if a.Config.Strategy != "" {
-		parts = append(parts, "the replicas' strategy "+a.Config.Strategy)
+	} else if st := a.Knobs.Strategy(); st != "" {
+		parts = append(parts, "the replicas' strategy "+st)
+		if others := slices.DeleteFunc(a.Knobs.Names(), func(n string) bool { return n == "strategy" }); len(others) > 0 {
+			parts = append(parts, "its knobs "+strings.Join(others, ", "))
+		}
 	}
 	if a.Retry != nil || a.Throttle != nil || a.Hedge != nil || a.Breaker != nil {
 		parts = append(parts, "its clients' own policy")

@@ -42,6 +42,9 @@ type Environment struct {
 	Go        string `json:"go"`
 	OS        string `json:"os"`
 	Herdbench string `json:"herdbench"`
+	// Replica is the testbed's replicas' config as the run found them:
+	// what every arm's knobs are set over (arms[].config is the result)
+	Replica *api.Config `json:"replica_config,omitempty"`
 }
 
 // ArmResult is one arm's figures. Windows: db.queries, cache.* and http.*

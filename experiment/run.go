@@ -62,6 +62,7 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	rep := &Report{Schema: Schema, Version: env.Version, Seed: p.Seed, StartedAt: time.Now().UTC(), Plan: p,
 		Arms: []ArmResult{}, Environment: EnvironmentOf(env.Target)}
 	rep.Environment.Herdbench = env.Version
+	rep.Environment.Replica = ReplicaConfig(ctx, env.Target)
 	// a fault whose undo failed, or an arm that failed mid-fault, must not
 	// outlive the run: undo what a trigger may have left, on every path
 	defer func() {

@@ -27,15 +27,15 @@ var _ Subject = (*serviceSubject)(nil)
 func (s *serviceSubject) Keep(context.Context) func() { return func() {} }
 
 // Select runs the arm's before hooks; after runs its after hooks.
-func (s *serviceSubject) Select(ctx context.Context, arm Arm) (func(context.Context) error, error) {
+func (s *serviceSubject) Apply(ctx context.Context, arm Arm) (Applied, error) {
 	sel := arm.Select
 	if sel == nil {
-		return func(context.Context) error { return nil }, nil
+		return Applied{Arm: arm, After: func(context.Context) error { return nil }}, nil
 	}
 	if err := hooks(ctx, "before", sel.Before); err != nil {
-		return nil, err
+		return Applied{}, err
 	}
-	return func(ctx context.Context) error { return hooks(ctx, "after", sel.After) }, nil
+	return Applied{Arm: arm, After: func(ctx context.Context) error { return hooks(ctx, "after", sel.After) }}, nil
 }
 
 // hooks runs an arm's commands in order with sh -c; the first that fails
@@ -54,8 +54,8 @@ func hooks(ctx context.Context, when string, cmds []string) error {
 
 // Fill warms the cache the only way it can: one request for each hot key,
 // with the arm's headers and query values, a few at a time.
-func (s *serviceSubject) Fill(ctx context.Context, _ Plan, arm Arm, _ triggers.Trigger, hot []string) (Warm, error) {
-	build := armRequester(s.tg, arm)
+func (s *serviceSubject) Fill(ctx context.Context, _ Plan, arm Applied, _ triggers.Trigger, hot []string) (Warm, error) {
+	build := armRequester(s.tg, arm.Arm)
 	client := load.NewClient(10*time.Second, nil)
 	err := each(ctx, len(hot), 8, func(ctx context.Context, _, i int) error {
 		base := s.tg.Endpoints[i%len(s.tg.Endpoints)]

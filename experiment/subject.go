@@ -17,13 +17,13 @@ import (
 type Subject interface {
 	// Keep returns what puts the subject back as the run found it.
 	Keep(ctx context.Context) (restore func())
-	// Select applies arm before its fill; after undoes it once the arm has
-	// run, whether it failed or not.
-	Select(ctx context.Context, arm Arm) (after func(context.Context) error, err error)
+	// Apply applies arm before its fill. Applied.After undoes it once the
+	// arm has run, whether it failed or not.
+	Apply(ctx context.Context, arm Arm) (Applied, error)
 	// Fill fills the cache the same way before every arm and leaves the
-	// service ready for the load: hot are the hot keys, trig the trigger
-	// (an Aligner wants its keys warmed to end at T).
-	Fill(ctx context.Context, p Plan, arm Arm, trig triggers.Trigger, hot []string) (Warm, error)
+	// service ready for the load, as Apply left it: hot are the hot keys,
+	// trig the trigger (an Aligner wants its keys warmed to end at T).
+	Fill(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hot []string) (Warm, error)
 	// Counters reads the service's own counters; nil when it has none.
 	Counters(ctx context.Context) (*api.Counters, error)
 	// Drain waits until none of the arm's work runs in the service any
@@ -34,6 +34,16 @@ type Subject interface {
 	// FillRequests is how many requests Fill sends for a plan, for the dry
 	// run's count.
 	FillRequests(p Plan, hot []string) int64
+}
+
+// Applied is an arm as a subject applied it.
+type Applied struct {
+	Arm
+	// Config is what the testbed's replicas run in the arm: the config
+	// they were started with, with what the arm sets; nil on a service
+	Config *api.Config
+	// After undoes what Apply did; it never is nil
+	After func(context.Context) error
 }
 
 // SubjectOf is the subject tg is: the testbed when herdbench controls its

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Recovery band: the arm has recovered at the first row after T from which,
@@ -21,11 +20,8 @@ const (
 
 func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples []observe.Sample, rec *Recorder) *ArmResult {
 	samples = append(samples, end)
-	res := &ArmResult{Name: arm.Name, Config: arm.Config, Select: arm.Select, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries(),
+	res := &ArmResult{Name: arm.Name, Select: arm.Select, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries(),
 		Load: rec.generator(time.Duration(p.Before + p.After))}
-	if arm.Select != nil {
-		res.Config = api.Config{}
-	}
 
 	before := time.Duration(p.Before)
 	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted}

@@ -34,6 +34,19 @@ const warmConcurrency = 10
 // drainTimeout bounds the wait for the replicas' loads to finish.
 const drainTimeout = 15 * time.Second
 
+// ReplicaConfig is the config tg's replicas run now, nil on a service or
+// when they do not answer.
+func ReplicaConfig(ctx context.Context, tg *targets.Target) *api.Config {
+	if tg.Admin == nil {
+		return nil
+	}
+	c, err := tg.Admin.Config(ctx)
+	if err != nil {
+		return nil
+	}
+	return &c
+}
+
 // Keep puts the replicas' config back as the run found it, and the edges'
 // policy back to their start-up one.
 func (s *testbedSubject) Keep(ctx context.Context) func() {
@@ -51,17 +64,22 @@ func (s *testbedSubject) Keep(ctx context.Context) func() {
 	}
 }
 
-// Select does nothing: the arm's config is applied by Fill, after the
-// cache is filled.
-func (s *testbedSubject) Select(context.Context, Arm) (func(context.Context) error, error) {
-	return func(context.Context) error { return nil }, nil
+// Apply sends the replicas what the arm sets of their config, over the
+// config they were started with, and reads back what they run: the arm's
+// effective config. Keep puts back what the run found.
+func (s *testbedSubject) Apply(ctx context.Context, arm Arm) (Applied, error) {
+	cfg, err := s.tg.Admin.Patch(ctx, arm.Knobs)
+	if err != nil {
+		return Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+	}
+	return Applied{Arm: arm, Config: &cfg, After: func(context.Context) error { return nil }}, nil
 }
 
 // Fill flushes the cache, fills it through the replicas (every key of the
 // key space once, so the arm measures the herd rather than first-time
-// loads of a cold tail), leaves the replicas configured with the arm and
-// resets them with the plan's seed.
-func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Arm, trig triggers.Trigger, hot []string) (Warm, error) {
+// loads of a cold tail), leaves the replicas configured with the arm's
+// effective config and resets them with the plan's seed.
+func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hot []string) (Warm, error) {
 	if err := s.tg.Redis.FlushDB(ctx).Err(); err != nil {
 		return Warm{}, fmt.Errorf("flush cache: %w", err)
 	}
@@ -90,7 +108,7 @@ func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Arm, trig trigger
 // stored as a miss of the arm's config stores them) and loads the hot keys
 // through the arm's own path at its query cost, so what the replicas store
 // about them (xfetch's load time) is real, with the trigger's TTL.
-func (s *testbedSubject) fillAll(ctx context.Context, p Plan, arm Arm, trig triggers.Trigger, hotKeys []string) error {
+func (s *testbedSubject) fillAll(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hotKeys []string) error {
 	hot := make([]int64, 0, len(hotKeys))
 	for _, k := range hotKeys {
 		id, err := strconv.ParseInt(k, 10, 64)
@@ -101,7 +119,10 @@ func (s *testbedSubject) fillAll(ctx context.Context, p Plan, arm Arm, trig trig
 	}
 	// the fill is setup: what protects the database (ratelimit, breaker,
 	// shed) applies from the load on
-	base := arm.Config
+	if arm.Config == nil {
+		return fmt.Errorf("arm %s: not applied", arm.Name)
+	}
+	base := *arm.Config
 	base.Strategy = unprotected(base.Strategy)
 	hotCfg := base
 	if al, ok := trig.(triggers.Aligner); ok {
@@ -135,7 +156,7 @@ func (s *testbedSubject) fillAll(ctx context.Context, p Plan, arm Arm, trig trig
 			return err
 		}
 	}
-	return s.tg.Admin.SetConfig(ctx, arm.Config)
+	return s.tg.Admin.SetConfig(ctx, *arm.Config)
 }
 
 // all runs fns at once and returns their first error, after all ended.

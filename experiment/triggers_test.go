@@ -20,7 +20,7 @@ func faultPlan(trigger string, arms ...string) Plan {
 	cfg.TTL = herd.Duration(20 * time.Millisecond)
 	cfg.QueryCost = herd.Duration(5 * time.Millisecond)
 	return Plan{
-		Arms: Arms(arms, cfg), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
+		Arms: Arms(arms, api.FullPatch(cfg)), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2500 * time.Millisecond), Seed: 5,
 		Triggers: triggerOptions("outage", "1s", "slowdb_latency", "300ms", "slowdb_for", "1s"),
@@ -174,7 +174,7 @@ func TestFaultTriggers(t *testing.T) {
 	t.Run("flush: the whole cache reloads", func(t *testing.T) {
 		p := faultPlan("flush", "none")
 		for i := range p.Arms {
-			p.Arms[i].Config.TTL = herd.Duration(time.Minute)
+			p.Arms[i].Knobs = p.Arms[i].Knobs.With("ttl", herd.Duration(time.Minute))
 		}
 		a := run(t, p).Arms[0]
 		if n := a.Trigger.Detail.(triggers.FlushDetail).KeysFlushed; n < 100 || a.DB.Queries < 50 || a.DB.BaselineQPS > 5 {
@@ -216,7 +216,7 @@ func TestFaultTriggers(t *testing.T) {
 			p := faultPlan("restart", "none")
 			p.Triggers.Set("restart", part)
 			for i := range p.Arms { // items stay cached: a Redis restart empties the cache
-				p.Arms[i].Config.TTL = herd.Duration(time.Minute)
+				p.Arms[i].Knobs = p.Arms[i].Knobs.With("ttl", herd.Duration(time.Minute))
 			}
 			a := run(t, p).Arms[0]
 			if got := a.Trigger.Detail.(triggers.RestartDetail).Restarted; len(got) != 1 || got[0] != part {
@@ -240,7 +240,7 @@ func TestFaultTriggers(t *testing.T) {
 		p := faultPlan("notify", "none", "lock")
 		p.HotKeys = 20
 		for i := range p.Arms {
-			p.Arms[i].Config.TTL = herd.Duration(time.Minute)
+			p.Arms[i].Knobs = p.Arms[i].Knobs.With("ttl", herd.Duration(time.Minute))
 		}
 		rep := run(t, p)
 		none, lock := rep.Arms[0], rep.Arms[1]
@@ -261,7 +261,7 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{
-		Arms:    Arms([]string{api.None, api.SWR, api.Lease, api.Local}, cfg),
+		Arms:    Arms([]string{api.None, api.SWR, api.Lease, api.Local}, api.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 20, Keys: 100, Zipf: 1.1, Rate: 300,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 9,
@@ -292,7 +292,7 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 	cfg.TTL, cfg.RateLimit, cfg.RateBurst = herd.Duration(time.Millisecond), 20, 5
 	cfg.QueryCost = herd.Duration(time.Millisecond)
 	p := Plan{
-		Arms:    Arms([]string{"retry=none", "throttle=2"}, cfg),
+		Arms:    Arms([]string{"retry=none", "throttle=2"}, api.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(3 * time.Second),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,

@@ -70,7 +70,12 @@ func (p Plan) armProblems() herd.FieldErrors {
 		if a.Select != nil {
 			continue // a service's arm: no replica config to check
 		}
-		for _, e := range a.Config.Problems() {
+		cfg, err := a.Knobs.Apply(api.DefaultConfig)
+		if err != nil {
+			bad(err, "%v", err)
+			continue
+		}
+		for _, e := range cfg.Problems() {
 			msg := e.Error()
 			if errors.Is(e, api.ErrUnknownStrategy) {
 				msg += "; or a client policy: " + strings.Join(ClientArms, ", ")
@@ -226,7 +231,7 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 	if name == "baseline" {
 		return arm, nil
 	}
-	client := Arms([]string{name}, api.Config{})[0]
+	client := Arms([]string{name}, nil)[0]
 	if client.Retry == nil && client.Throttle == nil && client.Hedge == nil && client.Breaker == nil {
 		return Arm{}, &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, baseline, or a client policy: %s)",
 			tg.Name, strings.Join(declared, ", "), strings.Join(ClientArms, ", "))}

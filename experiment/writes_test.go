@@ -18,7 +18,7 @@ func writeArms(applyRate float64) []Arm {
 	for _, s := range api.WriteStrategies {
 		cfg := api.DefaultConfig
 		cfg.WriteStrategy, cfg.CoalesceInterval, cfg.ApplyRate = s, herd.Duration(200*time.Millisecond), applyRate
-		arms = append(arms, Arm{Name: s, Config: cfg})
+		arms = append(arms, Arm{Name: s, Knobs: api.FullPatch(cfg)})
 	}
 	return arms
 }
@@ -130,7 +130,7 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 	tg := startTestbed(t, 2)
 	arms := writeArms(400)
-	arms[2].Config.CoalesceInterval = herd.Duration(time.Minute) // nothing flushed before the kill
+	arms[2].Knobs = arms[2].Knobs.With("coalesce_interval", herd.Duration(time.Minute)) // nothing flushed before the kill
 	// the queue's survivors claim a dead consumer's writes after 2 s idle
 	// (api's claimIdle): 5 s to settle is enough for them, and coalesce's
 	// loss is certain, not worth the default 15 s wait

@@ -16,9 +16,14 @@ import (
 // Header writes what is about to run: the testbed, the load and the trigger.
 func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 	e, p := rep.Environment, rep.Plan
-	var c api.Config // the knobs every arm shares
+	c := api.DefaultConfig // the first arm's knobs, over the replicas'
+	if e.Replica != nil {
+		c = *e.Replica
+	}
 	if len(p.Arms) > 0 {
-		c = p.Arms[0].Config
+		if applied, err := p.Arms[0].Knobs.Apply(c); err == nil {
+			c = applied
+		}
 	}
 	if e.Provider == "file" || e.Provider == "url" { // a service herdbench does not control
 		fmt.Fprintf(w, "target    %s (%s), %d endpoints        seed %d\n", e.Target, e.Provider, e.Replicas, rep.Seed)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/strictyaml"
+	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -85,37 +86,11 @@ type Timeline struct {
 	After  *Duration `yaml:"after,omitempty" flag:"after"`
 }
 
-// Knobs are the replicas' run-time config (docs/testbed.md), every field
-// but the strategy, which arms set.
+// Knobs are the replicas' run-time config (docs/testbed.md): every knob of
+// api.Knobs by its name, the flag of the same name with underscores. The
+// strategy is the arms'. A knob the replicas gain is a key here too.
 type Knobs struct {
-	TTL              *Duration `yaml:"ttl,omitempty" flag:"ttl"`
-	StaleTTL         *Duration `yaml:"stale_ttl,omitempty" flag:"stale-ttl"`
-	TTLJitter        *float64  `yaml:"ttl_jitter,omitempty" flag:"ttl-jitter"`
-	XFetchBeta       *float64  `yaml:"xfetch_beta,omitempty" flag:"xfetch-beta"`
-	LockTTL          *Duration `yaml:"lock_ttl,omitempty" flag:"lock-ttl"`
-	LockWait         *Duration `yaml:"lock_wait,omitempty" flag:"lock-wait"`
-	LockPoll         *Duration `yaml:"lock_poll,omitempty" flag:"lock-poll"`
-	QueryCost        *Duration `yaml:"query_cost,omitempty" flag:"query-cost"`
-	DBRetry          *string   `yaml:"db_retry,omitempty" flag:"db-retry"`
-	EarlyProbability *float64  `yaml:"early_probability,omitempty" flag:"early-probability"`
-	LeaseInterval    *Duration `yaml:"lease_interval,omitempty" flag:"lease-interval"`
-	LeaseWait        *Duration `yaml:"lease_wait,omitempty" flag:"lease-wait"`
-	LocalTTL         *Duration `yaml:"local_ttl,omitempty" flag:"local-ttl"`
-	LocalJitter      *float64  `yaml:"local_jitter,omitempty" flag:"local-jitter"`
-	RateLimit        *float64  `yaml:"rate_limit,omitempty" flag:"rate-limit"`
-	RateBurst        *int      `yaml:"rate_burst,omitempty" flag:"rate-burst"`
-	RampUp           *Duration `yaml:"ramp_up,omitempty" flag:"ramp-up"`
-	BreakerFailures  *uint32   `yaml:"breaker_failures,omitempty" flag:"breaker-failures"`
-	BreakerOpen      *Duration `yaml:"breaker_open,omitempty" flag:"breaker-open"`
-	ShedMinLimit     *int      `yaml:"shed_min_limit,omitempty" flag:"shed-min-limit"`
-	ShedMaxLimit     *int      `yaml:"shed_max_limit,omitempty" flag:"shed-max-limit"`
-	ShedInitialLimit *int      `yaml:"shed_initial_limit,omitempty" flag:"shed-initial-limit"`
-	ShedWait         *Duration `yaml:"shed_wait,omitempty" flag:"shed-wait"`
-	WriteStrategy    *string   `yaml:"write_strategy,omitempty" flag:"write-strategy"`
-	ApplyRate        *float64  `yaml:"apply_rate,omitempty" flag:"apply-rate"`
-	WriteBatch       *int      `yaml:"write_batch,omitempty" flag:"write-batch"`
-	CoalesceInterval *Duration `yaml:"coalesce_interval,omitempty" flag:"coalesce-interval"`
-	WriteInvalidate  *string   `yaml:"write_invalidate,omitempty" flag:"write-invalidate"`
+	Values map[string]string `yaml:",inline"`
 }
 
 // Arm is one arm: a name as --arms takes it (a strategy such as
@@ -132,6 +107,7 @@ type Arm struct {
 	ClientBreaker *string  `yaml:"client_breaker,omitempty" flag:"client-breaker"`
 	Edge          Edge     `yaml:"edge,omitempty" jsonschema:"description=The edge replicas' policy in this arm (a testbed up --tiers 2); keys left out keep testbed up's"`
 	Line          int      `yaml:"-"` // where the arm starts in its file
+	path          string   // arms[N], N its place in the file: an arm that does not decode is not in File.Arms
 }
 
 // Edge is an arm's policy for the edge replicas of a two-tier testbed,
@@ -195,23 +171,43 @@ func Parse(b []byte, name string, reg *triggers.Registry) (*File, error) {
 	}
 	f.doc = doc
 	for i := range f.Arms {
-		f.Arms[i].Line = doc.Line(fmt.Sprintf("arms[%d]", i))
+		a := &f.Arms[i]
+		a.path = fmt.Sprintf("arms[%d]", i)
+		for j := i; doc.Line(fmt.Sprintf("arms[%d]", j)) > 0; j++ {
+			if doc.Line(fmt.Sprintf("arms[%d]", j)) == a.Line {
+				a.path = fmt.Sprintf("arms[%d]", j)
+				break
+			}
+		}
+		a.Line = doc.Line(a.path)
 	}
 	problems := herd.Fields(err)
 	accepted := []string{"name"}
 	for _, o := range reg.Options() {
 		accepted = append(accepted, o.Key)
 	}
-	slices.Sort(accepted)
-	for k := range f.Trigger.Options {
-		if !slices.Contains(accepted, k) {
-			path := "trigger." + k
-			problems = append(problems, &herd.FieldError{File: name, Line: doc.Line(path), Field: path,
-				Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k, strings.Join(accepted, ", "))})
-			delete(f.Trigger.Options, k)
-		}
+	problems = append(problems, f.unknownKeys(f.Trigger.Options, "trigger", accepted)...)
+	problems = append(problems, f.unknownKeys(f.Knobs.Values, "knobs", api.KnobNames())...)
+	for i := range f.Arms {
+		problems = append(problems, f.unknownKeys(f.Arms[i].Knobs.Values, f.Arms[i].path+".knobs", api.KnobNames())...)
 	}
 	return f, problems.ByLine().Err()
+}
+
+// unknownKeys reports and drops the keys of an inline map at path that
+// are not accepted.
+func (f *File) unknownKeys(m map[string]string, path string, accepted []string) herd.FieldErrors {
+	accepted = slices.Sorted(slices.Values(accepted))
+	var problems herd.FieldErrors
+	for k := range m {
+		if !slices.Contains(accepted, k) {
+			p := strictyaml.Join(path, k)
+			problems = append(problems, &herd.FieldError{File: f.doc.Name, Line: f.doc.Line(p), Field: p,
+				Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k, strings.Join(accepted, ", "))})
+			delete(m, k)
+		}
+	}
+	return problems
 }
 
 // Settings lists what the file sets outside its arms, in flag terms,
@@ -221,8 +217,11 @@ func (f *File) Settings() []Setting {
 }
 
 // Settings lists the knobs and client policies an arm sets, in flag terms.
-func (a Arm) Settings(f *File, i int) []Setting {
-	return settings(reflect.ValueOf(a), fmt.Sprintf("arms[%d]", i), f.doc)
+// Path is where the arm is in its file: arms[N].
+func (a Arm) Path() string { return a.path }
+
+func (a Arm) Settings(f *File) []Setting {
+	return settings(reflect.ValueOf(a), a.path, f.doc)
 }
 
 func settings(v reflect.Value, path string, doc *strictyaml.Doc) []Setting {
@@ -278,7 +277,7 @@ func inlineSettings(m map[string]string, path string, doc *strictyaml.Doc) []Set
 // are checked by unknownKeys.
 func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
-		a.Name = n.Value
+		a.Name, a.Line = n.Value, n.Line
 		return nil
 	}
 	type plain Arm
@@ -290,6 +289,7 @@ func (a *Arm) UnmarshalYAML(n *yaml.Node) error {
 		return strictyaml.Problem(n, "an arm needs a name (accepted: a name such as lock, or a mapping with name and optionally strategy, knobs, retry, throttle, hedge, client_breaker, edge)")
 	}
 	*a = Arm(p)
+	a.Line = n.Line
 	return nil
 }
 

@@ -2,13 +2,13 @@ package scenario
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/strictyaml"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -68,7 +68,7 @@ func TestParseAndSettings(t *testing.T) {
 	if len(f.Arms) != 2 || f.Arms[0].Name != "none" || f.Arms[1].Name != "short-lock" || *f.Arms[1].Strategy != "lock" {
 		t.Fatalf("arms = %+v; want none and short-lock (lock)", f.Arms)
 	}
-	arm := f.Arms[1].Settings(f, 1)
+	arm := f.Arms[1].Settings(f)
 	wantArm := []Setting{
 		{Flag: "lock-ttl", Values: []string{"1s"}, Path: "arms[1].knobs.lock_ttl", Line: 16},
 		{Flag: "retry", Values: []string{"none"}, Path: "arms[1].retry", Line: 17},
@@ -123,23 +123,34 @@ func TestParseRejectsWhatIsNotYAML(t *testing.T) {
 	}
 }
 
-// Knobs mirrors api.Config: a knob the replicas gain must be settable in a
-// scenario too.
-func TestKnobsCoverTheReplicaConfig(t *testing.T) {
-	want := map[string]bool{}
-	ct := reflect.TypeOf(api.Config{})
-	for i := range ct.NumField() {
-		name, _, _ := strings.Cut(ct.Field(i).Tag.Get("json"), ",")
-		if name != "strategy" {
-			want[name] = true
+// Every knob of the replicas is a key of a scenario's knobs, in the schema
+// and in a file: both come from api.Knobs.
+func TestKnobsAreTheReplicasKnobs(t *testing.T) {
+	b, err := Schema(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Knobs struct {
+				Properties map[string]any `json:"properties"`
+			} `json:"knobs"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range api.KnobNames() {
+		if _, ok := schema.Properties.Knobs.Properties[name]; !ok {
+			t.Errorf("schema knobs lack %q", name)
+		}
+		f, err := Parse([]byte("knobs: {"+name+": x}\n"), "k.yaml", nil)
+		if err != nil || len(f.Settings()) != 1 || f.Settings()[0].Flag != strings.ReplaceAll(name, "_", "-") {
+			t.Errorf("knobs.%s: %v; want one setting of its flag", name, err)
 		}
 	}
-	got := map[string]bool{}
-	for name := range strictyaml.Fields(reflect.TypeOf(Knobs{})) {
-		got[name] = true
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("scenario knobs = %v; want the replica config's fields but strategy: %v", got, want)
+	if len(schema.Properties.Knobs.Properties) != len(api.KnobNames()) {
+		t.Errorf("schema knobs = %d keys; want the %d knobs", len(schema.Properties.Knobs.Properties), len(api.KnobNames()))
 	}
 }
 
@@ -190,8 +201,8 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("setting %+v lacks its flag, values or path", s)
 			}
 		}
-		for i, a := range file.Arms {
-			_ = a.Settings(file, i)
+		for _, a := range file.Arms {
+			_ = a.Settings(file)
 		}
 	})
 }

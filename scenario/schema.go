@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 	"github.com/invopop/jsonschema"
 )
@@ -28,6 +29,8 @@ func Schema(reg *triggers.Registry) ([]byte, error) {
 				return durationSchema()
 			case reflect.TypeOf(Trigger{}):
 				return triggerSchema(reg)
+			case reflect.TypeOf(Knobs{}):
+				return knobsSchema()
 			}
 			return nil
 		},
@@ -57,6 +60,32 @@ func (Arm) JSONSchemaExtend(s *jsonschema.Schema) {
 func durationSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Pattern: `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`,
 		Description: "a Go duration such as 500ms, 2s or 1m30s"}
+}
+
+// knobsSchema is a knobs section: every knob of the replicas' config
+// (api.Knobs), each typed and described as its flag is.
+func knobsSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	for _, k := range api.Knobs() {
+		var s *jsonschema.Schema
+		switch k.Type() {
+		case "duration":
+			s = durationSchema()
+		case "int", "uint32":
+			s = &jsonschema.Schema{Type: "integer"}
+		case "float64":
+			s = &jsonschema.Schema{Type: "number"}
+		default:
+			s = &jsonschema.Schema{Type: "string"}
+			for _, v := range k.Enum {
+				s.Enum = append(s.Enum, v)
+			}
+		}
+		s.Description = k.Help
+		props.Set(k.Name, s)
+	}
+	return &jsonschema.Schema{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema,
+		Description: "The replicas' knobs (docs/testbed.md); an arm's own override the file's, and what is not set stays as the testbed was started"}
 }
 
 // triggerSchema is the trigger section: a name the registry has, and its

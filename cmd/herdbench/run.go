@@ -141,29 +141,28 @@ func setFlag(fl *pflag.Flag, v string) error {
 // scenarioArms builds the arms of a scenario file on the base knobs: each
 // arm's strategy (or its name read as --arms reads it), then its own knobs
 // and client policies.
-func scenarioArms(path string, f *scenario.File, base api.Config) ([]experiment.Arm, herd.FieldErrors) {
+func scenarioArms(path string, f *scenario.File, base api.Patch) ([]experiment.Arm, herd.FieldErrors) {
 	var arms []experiment.Arm
 	var errs herd.FieldErrors
-	for i, fa := range f.Arms {
+	for _, fa := range f.Arms {
 		a := experiment.Arms([]string{fa.Name}, base)[0]
 		if fa.Strategy != nil {
-			a = experiment.Arm{Name: fa.Name, Config: base}
-			a.Config.Strategy = *fa.Strategy
+			a = experiment.Arm{Name: fa.Name, Knobs: base.With("strategy", *fa.Strategy)}
 		}
 		before := len(errs)
-		for _, s := range fa.Settings(f, i) {
+		for _, s := range fa.Settings(f) {
 			if err := setArm(&a, s.Flag, s.Values[0]); err != nil {
 				errs = append(errs, &herd.FieldError{File: path, Line: s.Line, Field: s.Path, Msg: err.Error(), Err: err})
 			}
 		}
-		if problems := a.Config.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == before {
+		cfg, _ := a.Knobs.Apply(api.DefaultConfig) // every value came through its knob's flag
+		if problems := cfg.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == before {
 			// a named arm's config is checked here, with its place; arms
 			// read as --arms are checked by the plan
 			for _, e := range problems {
-				errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fmt.Sprintf("arms[%d]", i), Msg: e.Error(), Err: e})
+				errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
 			}
-			a.Config = base // reported once
-			a.Config.Strategy = api.None
+			a.Knobs = base.With("strategy", api.None) // reported once
 		}
 		arms = append(arms, a)
 	}
@@ -201,9 +200,17 @@ func setArm(a *experiment.Arm, flag, v string) error {
 		}
 		err = a.Edge.Set(strings.ReplaceAll(strings.TrimPrefix(flag, "edge-"), "-", "_"), v)
 	default:
+		var c api.Config
 		knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
-		addKnobFlags(knobs, &a.Config)
-		err = setFlag(knobs.Lookup(flag), v)
+		addKnobFlags(knobs, &c, nil)
+		fl := knobs.Lookup(flag)
+		if fl == nil {
+			return fmt.Errorf("%s is not a setting of an arm", flag)
+		}
+		if err = setFlag(fl, v); err == nil {
+			name := strings.ReplaceAll(flag, "-", "_")
+			a.Knobs = a.Knobs.Merge(api.PatchOf(c, name))
+		}
 	}
 	return err
 }

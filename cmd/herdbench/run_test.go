@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -51,6 +52,20 @@ func TestEveryStampedeFlagHasAScenarioKey(t *testing.T) {
 		}
 		for _, s := range f.Settings() {
 			if s.Path == "trigger."+o.Key && s.Values[0] == o.String() {
+				tags[s.Flag] = true
+			}
+		}
+	}
+	// so are the replicas' knobs in the knobs section
+	for _, k := range api.Knobs() {
+		c := api.DefaultConfig
+		v := k.Value(&c).String()
+		f, err := scenario.Parse(fmt.Appendf(nil, "knobs: {%s: %q}", k.Name, v), "k.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range f.Settings() {
+			if s.Path == "knobs."+k.Name && s.Values[0] == v {
 				tags[s.Flag] = true
 			}
 		}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,14 +33,15 @@ import (
 type stampedeOptions struct {
 	Arms        []string
 	Plan        experiment.Plan
-	Knobs       api.Config
-	Retry       string   // --retry, parsed into Plan.Retry
-	Budget      string   // --retry-budget, parsed into Plan.Budget
-	Hedge       string   // --hedge, parsed into Plan.Hedge
-	Breaker     string   // --client-breaker, parsed into Plan.Breaker
-	Gates       []string // --gate, parsed into Plan.Gates
-	Abort       []string // --abort-on, parsed into Plan.Abort
-	Outputs     []string // -o, parsed by parseOutputs
+	Knobs       api.Config      // the knob flags' values: api.DefaultConfig where not set
+	KnobsSet    map[string]bool // the knobs a flag or the scenario file set: every arm sends them
+	Retry       string          // --retry, parsed into Plan.Retry
+	Budget      string          // --retry-budget, parsed into Plan.Budget
+	Hedge       string          // --hedge, parsed into Plan.Hedge
+	Breaker     string          // --client-breaker, parsed into Plan.Breaker
+	Gates       []string        // --gate, parsed into Plan.Gates
+	Abort       []string        // --abort-on, parsed into Plan.Abort
+	Outputs     []string        // -o, parsed by parseOutputs
 	Replicas    int
 	ReplicasSet bool // --replicas was given
 	StateDir    string
@@ -79,11 +82,6 @@ var stampedeDefaults = experiment.Plan{
 	After:   herd.Duration(8 * time.Second),
 }
 
-// stampedeQueryCost is the stampede's default query cost: a recompute
-// expensive enough that duplicate loads of a hot key pile up, as in a real
-// stampede. The testbed's own default is api.DefaultConfig's 50ms.
-const stampedeQueryCost = 200 * time.Millisecond
-
 // newStampedeOptions are the stampede's defaults, with the triggers of
 // newTriggers (triggers.Default, or a test's).
 func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry) stampedeOptions {
@@ -96,7 +94,8 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 		Breaker:    "none",
 		Arms:       []string{api.None, api.Singleflight, api.Lock, api.XFetch},
 		Plan:       plan,
-		Knobs:      stampedeKnobs(),
+		Knobs:      api.DefaultConfig,
+		KnobsSet:   map[string]bool{},
 		Replicas:   local.DefaultReplicas,
 		StateDir:   defaultStateDir(),
 		Target:     "testbed",
@@ -178,7 +177,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.StringVar(&opts.JSONFile, "json", opts.JSONFile, "also write the results JSON to `FILE` (as -o json=FILE)")
 	fs.StringVar(&opts.ResultsDir, "results-dir", opts.ResultsDir, "where every run's results.json is written, in a directory per run")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
-	addKnobFlags(fs, &opts.Knobs)
+	addKnobFlags(fs, &opts.Knobs, opts.KnobsSet)
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 	fs.StringVar(&opts.Target, "target", opts.Target, "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
@@ -186,12 +185,6 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT, wait until this many workers resolve")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
-}
-
-func stampedeKnobs() api.Config {
-	c := api.DefaultConfig
-	c.QueryCost = herd.Duration(stampedeQueryCost)
-	return c
 }
 
 func triggerHelp(reg *triggers.Registry) string {
@@ -250,12 +243,14 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	if opts.Replicas < 1 || opts.Replicas > 64 {
 		bad.Add("replicas", "%d out of range (accepted: 1 to 64)", opts.Replicas)
 	}
-	// the knobs are every arm's: check them once, then each arm's strategy
-	base := opts.Knobs
-	base.Strategy = api.None
-	if problems := base.Problems(); len(problems) > 0 {
+	// the knobs set are every arm's: check them once, then each arm's
+	// strategy; an arm sends only them, over the testbed's own config
+	knobs := opts.Knobs
+	knobs.Strategy = api.None
+	base := api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
+	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
-		base = stampedeKnobs() // reported once, not again with every arm
+		base = nil // reported once, not again with every arm
 	}
 	switch svc := opts.service; {
 	case svc != nil:
@@ -381,6 +376,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		return err
 	}
 	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: experiment.EnvironmentOf(target)}
+	header.Environment.Replica = experiment.ReplicaConfig(ctx, target)
 	// the header belongs with the table; other reports on stdout stay clean
 	hw := stderr
 	if tableOnStdout(outs) {

@@ -3,17 +3,23 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -69,18 +75,24 @@ func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
 	}
 }
 
+// An arm sends only what it sets: a stampede on a testbed started with
+// --query-cost 20ms runs every arm at 20ms, by the results and by
+// Postgres' own mean time of the item query (the stampede's default, 200ms,
+// would show as a mean of 200ms or more).
 func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
-	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
-	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "1", "--items", "500"); code != exitOK {
+	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "1", "--items", "500", "--query-cost", "20ms"); code != exitOK {
 		t.Fatalf("testbed up = exit %d\n%s%s", code, stdout, stderr)
 	}
+	localtest.Measures(t)
 	before, err := local.ReadStatus(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--arms", "singleflight"}, shortStampede...)
+	jsonFile := filepath.Join(out, "r.json")
+	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--json", jsonFile, "--arms", "none,singleflight"},
+		slices.DeleteFunc(slices.Clone(shortStampede), func(s string) bool { return s == "--query-cost" || s == "50ms" })...)
 	code, stdout, stderr := herdbench(t, args...)
 	if code != exitOK || !strings.Contains(stderr, "using the testbed running in") {
 		t.Fatalf("stampede on a running testbed = exit %d\n%s%s", code, stdout, stderr)
@@ -89,10 +101,32 @@ func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
 	if err != nil || after.PIDs["supervisor"] != before.PIDs["supervisor"] || after.PIDs["api-1"] != before.PIDs["api-1"] {
 		t.Errorf("after the stampede: status %v, %v; want the same testbed still running (%v)", after.PIDs, err, before.PIDs)
 	}
+	for _, a := range readResults(t, jsonFile).Arms {
+		if a.Config.QueryCost != herd.Duration(20*time.Millisecond) || a.Config.Strategy != a.Name {
+			t.Errorf("arm %s ran %s at query_cost %s; want its strategy at the testbed's 20ms", a.Name, a.Config.Strategy, a.Config.QueryCost)
+		}
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, after.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var calls int64
+	var mean float64
+	if err := conn.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::bigint, coalesce(sum(total_exec_time) / nullif(sum(calls), 0), 0)
+		FROM pg_stat_statements WHERE query = $1`, api.ItemQuery).Scan(&calls, &mean); err != nil {
+		t.Fatal(err)
+	}
+	// pg_sleep(0.02) never takes less than 20ms; 200ms would be ten times
+	// it, which no busy machine explains
+	if calls == 0 || mean < 20 || mean >= 200 {
+		t.Errorf("pg_stat_statements: the item query ran %d times, %.1fms on average; want some, at 20ms or more and under 200ms", calls, mean)
+	}
 	// the replicas are left with the config they had
 	resp, err := httpGetJSON(after.API[0] + "/admin/config")
-	if err != nil || resp["strategy"] != "none" || resp["query_cost"] != "50ms" {
-		t.Errorf("replica config after the stampede = %v, %v; want the testbed's own (none, 50ms)", resp, err)
+	if err != nil || resp["strategy"] != "none" || resp["query_cost"] != "20ms" {
+		t.Errorf("replica config after the stampede = %v, %v; want the testbed's own (none, 20ms)", resp, err)
 	}
 }
 

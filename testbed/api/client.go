@@ -47,6 +47,17 @@ func (c *Client) SetConfig(ctx context.Context, cfg Config) error {
 	return err
 }
 
+// Patch sets the knobs p names over the config the replica was started
+// with, and returns the config it runs now.
+func (c *Client) Patch(ctx context.Context, p Patch) (Config, error) {
+	var cfg Config
+	if p == nil {
+		p = Patch{}
+	}
+	_, err := c.do(ctx, http.MethodPut, "/admin/config", p, &cfg, success)
+	return cfg, err
+}
+
 // Reset clears the replica's in-process state and counters and, when seed
 // is not nil, reseeds it.
 func (c *Client) Reset(ctx context.Context, seed *uint64) error {
@@ -212,6 +223,22 @@ func (f Fleet) SetConfig(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// Patch sets the knobs p names on every replica, over the config each was
+// started with, and returns the config the first runs now.
+func (f Fleet) Patch(ctx context.Context, p Patch) (Config, error) {
+	var first Config
+	for i, c := range f {
+		cfg, err := c.Patch(ctx, p)
+		if err != nil {
+			return Config{}, err
+		}
+		if i == 0 {
+			first = cfg
+		}
+	}
+	return first, nil
 }
 
 // Reset resets every replica and seeds replica i with seed+i, so each

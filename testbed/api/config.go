@@ -48,41 +48,43 @@ var loaders = []string{Singleflight, Lock, XFetch, SWR, Lease, Early}
 
 // Config is a replica's run-time configuration, switchable through
 // PUT /admin/config. Strategy is one name or several joined with "+", such as
-// "lock+ttl_jitter". Knobs of mitigations that are not enabled are kept but
-// have no effect.
+// "lock+ttl_jitter". Every other field is a Knob (knobs.go): its help tag
+// is its flag's help. Knobs of mitigations that are not enabled are kept
+// but have no effect.
 type Config struct {
-	Strategy   string        `json:"strategy"`
-	TTL        herd.Duration `json:"ttl"`         // lifetime of a cached item
-	StaleTTL   herd.Duration `json:"stale_ttl"`   // lifetime of the stale copy served by lock
-	TTLJitter  float64       `json:"ttl_jitter"`  // fraction of TTL added at random, [0, 1]
-	XFetchBeta float64       `json:"xfetch_beta"` // > 0; larger recomputes earlier
-	LockTTL    herd.Duration `json:"lock_ttl"`    // a crashed holder's lock expires after this
-	LockWait   herd.Duration `json:"lock_wait"`   // longest a waiter waits before loading itself
-	LockPoll   herd.Duration `json:"lock_poll"`   // when a waiter first re-reads the cache; it backs off to 8x
-	QueryCost  herd.Duration `json:"query_cost"`  // pg_sleep held by the item query
-	DBRetry    DBRetry       `json:"db_retry"`    // retries of a failed item query (an error or db-timeout), each with its own timeout
+	Strategy string `json:"strategy"`
 
-	EarlyProbability float64       `json:"early_probability"`  // early: chance of a background refresh per hit, [0, 1]
-	LeaseInterval    herd.Duration `json:"lease_interval"`     // lease: at most one token per key per interval
-	LeaseWait        herd.Duration `json:"lease_wait"`         // lease: longest a request waits for the holder's value
-	LocalTTL         herd.Duration `json:"local_ttl"`          // local: lifetime of an in-process copy
-	LocalJitter      float64       `json:"local_jitter"`       // local: fraction of local_ttl added at random, [0, 1]
-	RateLimit        float64       `json:"rate_limit"`         // ratelimit: DB loads per second per replica
-	RateBurst        int           `json:"rate_burst"`         // ratelimit: loads the bucket holds
-	RampUp           herd.Duration `json:"ramp_up"`            // ratelimit: admit a share of requests growing to all over this, from the replica's start; 0 is off
-	BreakerFailures  uint32        `json:"breaker_failures"`   // breaker: consecutive failed loads that open it
-	BreakerOpen      herd.Duration `json:"breaker_open"`       // breaker: how long it stays open before one trial load
-	ShedMinLimit     int           `json:"shed_min_limit"`     // shed: the adaptive limit's floor, concurrent loads per replica
-	ShedMaxLimit     int           `json:"shed_max_limit"`     // shed: the adaptive limit's ceiling
-	ShedInitialLimit int           `json:"shed_initial_limit"` // shed: the limit after a reset or a config change
-	ShedWait         herd.Duration `json:"shed_wait"`          // shed_priority: longest an admitted request queues for a permit
+	TTL        herd.Duration `json:"ttl" help:"lifetime of a cached item"`
+	StaleTTL   herd.Duration `json:"stale_ttl" help:"lifetime of the stale copy the lock strategy serves"`
+	TTLJitter  float64       `json:"ttl_jitter" help:"fraction of the TTL added at random by ttl_jitter, 0 to 1"`
+	XFetchBeta float64       `json:"xfetch_beta" help:"xfetch's beta (greater than 0); larger recomputes earlier"`
+	LockTTL    herd.Duration `json:"lock_ttl" help:"expiry of the fleet lock, so a crashed holder's lock ends"`
+	LockWait   herd.Duration `json:"lock_wait" help:"longest a lock waiter waits before loading itself"`
+	LockPoll   herd.Duration `json:"lock_poll" help:"when a lock or lease waiter first re-reads the cache; each next re-read waits twice as long, up to 8 times this"`
+	QueryCost  herd.Duration `json:"query_cost" help:"time the item query holds its connection (pg_sleep)"`
+	DBRetry    DBRetry       `json:"db_retry" help:"retries of a failed item query (an error or --db-timeout), each with its own timeout: none, immediate:N, fixed:D:N, exp|full-jitter|equal-jitter|decorrelated:BASE:CAP:N"`
+
+	EarlyProbability float64       `json:"early_probability" help:"early: chance of a background refresh on each hit, 0 to 1"`
+	LeaseInterval    herd.Duration `json:"lease_interval" help:"lease: at most one token per key per interval"`
+	LeaseWait        herd.Duration `json:"lease_wait" help:"lease: longest a request waits for the token holder's value"`
+	LocalTTL         herd.Duration `json:"local_ttl" help:"local: lifetime of a replica's in-process copy"`
+	LocalJitter      float64       `json:"local_jitter" help:"local: fraction of local-ttl added at random, 0 to 1"`
+	RateLimit        float64       `json:"rate_limit" help:"ratelimit: DB loads per second per replica"`
+	RateBurst        int           `json:"rate_burst" help:"ratelimit: loads the bucket holds"`
+	RampUp           herd.Duration `json:"ramp_up" help:"ratelimit: admit a share of requests growing to all over this, from a replica's start (0: off)"`
+	BreakerFailures  uint32        `json:"breaker_failures" help:"breaker: consecutive failed loads that open it"`
+	BreakerOpen      herd.Duration `json:"breaker_open" help:"breaker: how long it stays open before one trial load"`
+	ShedMinLimit     int           `json:"shed_min_limit" help:"shed: the adaptive limit's floor, concurrent DB loads per replica"`
+	ShedMaxLimit     int           `json:"shed_max_limit" help:"shed: the adaptive limit's ceiling"`
+	ShedInitialLimit int           `json:"shed_initial_limit" help:"shed: the limit it starts from"`
+	ShedWait         herd.Duration `json:"shed_wait" help:"shed_priority: longest an admitted load queues for a permit"`
 
 	// Writes (POST /items/{id}/likes, writes.go): how a like reaches Postgres
-	WriteStrategy    string        `json:"write_strategy"`    // direct, queue or coalesce (WriteStrategies)
-	ApplyRate        float64       `json:"apply_rate"`        // queue: queued writes each replica applies per second; 0: as fast as they come
-	WriteBatch       int           `json:"write_batch"`       // queue: writes a consumer reads and applies in one statement
-	CoalesceInterval herd.Duration `json:"coalesce_interval"` // coalesce: how often a replica flushes the increments it holds
-	WriteInvalidate  string        `json:"write_invalidate"`  // what an applied write does to the item's cache entry (WriteInvalidations)
+	WriteStrategy    string        `json:"write_strategy" help:"how a write (POST /items/{id}/likes) reaches Postgres"`
+	ApplyRate        float64       `json:"apply_rate" help:"queue: queued writes each replica applies per second; 0: as fast as they come"`
+	WriteBatch       int           `json:"write_batch" help:"queue: writes a consumer applies in one statement"`
+	CoalesceInterval herd.Duration `json:"coalesce_interval" help:"coalesce: how often a replica flushes the increments it holds"`
+	WriteInvalidate  string        `json:"write_invalidate" help:"what an applied write does to the item's cache entry"`
 }
 
 // Write strategies accepted in Config.WriteStrategy.
@@ -129,10 +131,12 @@ var DefaultConfig = Config{
 	// lock_ttl outlasts the default DB timeout (5s), so a slow holder keeps
 	// its lock while it loads; lock_wait outlasts lock_ttl, so waiters are
 	// still there to take over a crashed holder's lock when it expires.
-	LockTTL:   herd.Duration(6 * time.Second),
-	LockWait:  herd.Duration(8 * time.Second),
-	LockPoll:  herd.Duration(5 * time.Millisecond),
-	QueryCost: herd.Duration(50 * time.Millisecond),
+	LockTTL:  herd.Duration(6 * time.Second),
+	LockWait: herd.Duration(8 * time.Second),
+	LockPoll: herd.Duration(5 * time.Millisecond),
+	// a recompute expensive enough that duplicate loads of a hot key pile
+	// up, as in a real stampede: the one default of every command
+	QueryCost: herd.Duration(200 * time.Millisecond),
 	DBRetry:   DBRetry{retry.Policy{Kind: retry.None}},
 
 	EarlyProbability: 0.01,

@@ -70,7 +70,7 @@ func healthy(url string) func(context.Context) error {
 // replica with opts on addr.
 func ServeArgs(addr string, o api.Options) []string {
 	c := o.Config
-	return []string{"testbed", "serve",
+	args := []string{"testbed", "serve",
 		"--listen", addr,
 		"--name", o.Name,
 		"--redis", o.RedisAddr,
@@ -81,33 +81,9 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--db-timeout", o.DBTimeout.String(),
 		"--redis-timeout", o.RedisTimeout.String(),
 		"--strategy", c.Strategy,
-		"--ttl", c.TTL.String(),
-		"--stale-ttl", c.StaleTTL.String(),
-		"--ttl-jitter", strconv.FormatFloat(c.TTLJitter, 'g', -1, 64),
-		"--xfetch-beta", strconv.FormatFloat(c.XFetchBeta, 'g', -1, 64),
-		"--lock-ttl", c.LockTTL.String(),
-		"--lock-wait", c.LockWait.String(),
-		"--lock-poll", c.LockPoll.String(),
-		"--query-cost", c.QueryCost.String(),
-		"--db-retry", c.DBRetry.String(),
-		"--early-probability", strconv.FormatFloat(c.EarlyProbability, 'g', -1, 64),
-		"--lease-interval", c.LeaseInterval.String(),
-		"--lease-wait", c.LeaseWait.String(),
-		"--local-ttl", c.LocalTTL.String(),
-		"--local-jitter", strconv.FormatFloat(c.LocalJitter, 'g', -1, 64),
-		"--rate-limit", strconv.FormatFloat(c.RateLimit, 'g', -1, 64),
-		"--rate-burst", strconv.Itoa(c.RateBurst),
-		"--ramp-up", c.RampUp.String(),
-		"--breaker-failures", strconv.FormatUint(uint64(c.BreakerFailures), 10),
-		"--breaker-open", c.BreakerOpen.String(),
-		"--shed-min-limit", strconv.Itoa(c.ShedMinLimit),
-		"--shed-max-limit", strconv.Itoa(c.ShedMaxLimit),
-		"--shed-initial-limit", strconv.Itoa(c.ShedInitialLimit),
-		"--shed-wait", c.ShedWait.String(),
-		"--write-strategy", c.WriteStrategy,
-		"--apply-rate", strconv.FormatFloat(c.ApplyRate, 'g', -1, 64),
-		"--write-batch", strconv.Itoa(c.WriteBatch),
-		"--coalesce-interval", c.CoalesceInterval.String(),
-		"--write-invalidate", c.WriteInvalidate,
 	}
+	for _, k := range api.Knobs() {
+		args = append(args, "--"+k.Flag(), k.Value(&c).String())
+	}
+	return args
 }
