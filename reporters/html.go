@@ -22,7 +22,8 @@ var htmlTemplate string
 // HTML writes one self-contained page for the reports, one section per
 // report (one per trigger): DB q/s, p99 and drop rate over time for every
 // arm on shared axes with T marked, a legend, the arms side by side, the
-// gates, the arms a stop condition ended, and the plan and environment.
+// layers and writes tables when some arm has them, the gates, the arms a
+// stop condition ended, and the plan and environment.
 //
 // The page renders offline: its CSS is inline, its charts are inline SVG,
 // and it loads nothing (no script, font, image or stylesheet). Every
