@@ -6,7 +6,8 @@
 //
 // Every renderer is a function of its input alone: no clock, no map order,
 // fixed number formats, so the same results render to the same bytes
-// (testdata/golden holds the output for testdata/results.json; go test
+// (testdata/golden holds the output for testdata/results.json, and for the
+// hand-built layers and writes reports of details_test.go; go test
 // ./reporters -update rewrites it). Text from the results (arm names such
 // as retry=exp:50ms:500ms:2, gate expressions such as db.queries <= 150) is
 // escaped for each format.

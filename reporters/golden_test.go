@@ -31,11 +31,17 @@ func loadReport(t *testing.T, path string) *experiment.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return decodeReport(t, path, b)
+}
+
+// decodeReport decodes results strictly, as loadReport does.
+func decodeReport(t *testing.T, name string, b []byte) *experiment.Report {
+	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var rep experiment.Report
 	if err := dec.Decode(&rep); err != nil {
-		t.Fatalf("decode %s: %v", path, err)
+		t.Fatalf("decode %s: %v", name, err)
 	}
 	return &rep
 }

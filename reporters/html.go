@@ -22,7 +22,8 @@ var htmlTemplate string
 // HTML writes one self-contained page for the reports, one section per
 // report (one per trigger): DB q/s, p99 and drop rate over time for every
 // arm on shared axes with T marked, a legend, the arms side by side, the
-// gates, the arms a stop condition ended, and the plan and environment.
+// layers and writes tables when some arm has them, the gates, the arms a
+// stop condition ended, and the plan and environment.
 //
 // The page renders offline: its CSS is inline, its charts are inline SVG,
 // and it loads nothing (no script, font, image or stylesheet). Every
@@ -81,6 +82,7 @@ type htmlReport struct {
 	Legend    []legendItem
 	Charts    []chart
 	Summary   htmlTable
+	Details   []htmlDetail // the layers and writes tables, when some arm has them
 	Verdict   *verdictLine
 	Warning   string // the generator was the bottleneck
 	Aborted   []abortItem
@@ -92,9 +94,20 @@ type htmlReport struct {
 	PlanJSON  string
 }
 
+// htmlTable is one row per arm: the arm's name first, then figures,
+// right-aligned, but for the column TextCol (when not 0), text as the
+// Markdown aligns it.
 type htmlTable struct {
-	Head []string
-	Rows [][]string
+	Class   string
+	Head    []string
+	Rows    [][]string
+	TextCol int
+}
+
+// htmlDetail is a table under the summary with the line that introduces it.
+type htmlDetail struct {
+	Intro string
+	Table htmlTable
 }
 
 type verdictLine struct{ Fewest, FewestQueries, Fastest, FastestP99 string }
@@ -179,7 +192,10 @@ func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
 	}
 	r.Charts = charts(rep)
 	s := summarize(rep)
-	r.Summary = htmlTable{Head: s.head, Rows: s.rows}
+	r.Summary = htmlTable{Class: "summary", Head: s.head, Rows: s.rows}
+	for _, d := range details(rep) {
+		r.Details = append(r.Details, htmlDetail{d.intro, htmlTable{Class: d.key, Head: d.head, Rows: d.rows, TextCol: len(d.head) - 1}})
+	}
 	if fewest, fastest, ok := best(rep); ok {
 		r.Verdict = &verdictLine{fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS)}
 	}

@@ -2,6 +2,8 @@ package reporters
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,11 +23,47 @@ func renderHTML(t *testing.T, reps ...*experiment.Report) (string, *html.Node) {
 	if err := HTML(&b, reps); err != nil {
 		t.Fatal(err)
 	}
+	if err := wellFormed(b.Bytes()); err != nil {
+		t.Errorf("the page is not well formed: %v", err)
+	}
 	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b.String(), doc
+}
+
+// voids are the HTML elements without an end tag.
+var voids = map[string]bool{"area": true, "base": true, "br": true, "col": true, "embed": true, "hr": true,
+	"img": true, "input": true, "link": true, "meta": true, "source": true, "track": true, "wbr": true}
+
+// wellFormed checks what html.Parse forgives: every element but a void
+// one is closed, in order, and nothing is closed that was not open.
+func wellFormed(page []byte) error {
+	z := html.NewTokenizer(bytes.NewReader(page))
+	var open []string
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			if z.Err() != io.EOF {
+				return z.Err()
+			}
+			if len(open) > 0 {
+				return fmt.Errorf("unclosed at the end: %v", open)
+			}
+			return nil
+		case html.StartTagToken:
+			if tag, _ := z.TagName(); !voids[string(tag)] {
+				open = append(open, string(tag))
+			}
+		case html.EndTagToken:
+			tag, _ := z.TagName()
+			if len(open) == 0 || open[len(open)-1] != string(tag) {
+				return fmt.Errorf("</%s> closes %v", tag, open)
+			}
+			open = open[:len(open)-1]
+		}
+	}
 }
 
 func attr(n *html.Node, key string) (string, bool) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
 
@@ -15,18 +14,7 @@ import (
 // count, each amplification, the end-to-end one against the first arm's,
 // and the edges' policy; a one-tier run's has none (the goldens).
 func TestTableShowsTheLayers(t *testing.T) {
-	layers := func(req, ca, e, ea, b, db, done int64) *experiment.Layers {
-		l := experiment.Layers{Requests: req, ClientAttempts: ca, Edge: e, EdgeAttempts: ea, API: b, DBAttempts: db, DBQueries: done,
-			ClientAmp: float64(ca) / float64(req), EdgeAmp: float64(ea) / float64(e), APIAmp: float64(db) / float64(b), EndToEnd: float64(db) / float64(req)}
-		return &l
-	}
-	pol, _ := retry.Parse("immediate:2")
-	rep := &experiment.Report{Arms: []experiment.ArmResult{
-		{Name: "retry-everywhere", Layers: layers(1000, 3000, 3000, 9000, 9000, 27000, 0),
-			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Retry: pol}}},
-		{Name: "breaker", Layers: layers(1000, 1000, 1000, 300, 300, 300, 0),
-			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Breaker: retry.Breaker{Failures: 5, Open: 2_000_000_000}}}},
-	}}
+	rep := layersReport()
 	var b bytes.Buffer
 	if err := Table(&b, rep); err != nil {
 		t.Fatal(err)

@@ -33,13 +33,9 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 			code(fewest.Name), thousands(fewest.DB.Queries), code(fastest.Name), mdText(msString(fastest.HTTP.P99MS)))
 	}
 
-	if head, rows := layersTable(rep); rows != nil {
-		b.WriteString("Layer by layer, each from its own counters:\n\n")
-		mdTable(b, head, rows, true)
-	}
-	if head, rows := writesTable(rep); rows != nil {
-		b.WriteString("The write herd, from the clients, pg_stat_statements, pg_stat_activity, the queue and the replicas' lag:\n\n")
-		mdTable(b, head, rows, true)
+	for _, d := range details(rep) {
+		fmt.Fprintf(b, "%s:\n\n", d.intro)
+		mdTable(b, d.head, d.rows, true)
 	}
 
 	if s := saturation(rep); s != "" {

@@ -61,6 +61,34 @@ func summarize(rep *experiment.Report) summary {
 	return s
 }
 
+// detail is a table under the summary, one row per arm, as every format
+// shows it: key names it (the HTML table's class) and intro says what it
+// holds, in plain text that needs no escaping in any format.
+type detail struct {
+	key, intro string
+	head       []string
+	rows       [][]string
+}
+
+// details are the tables under the summary that rep has rows for, in the
+// order every format shows them: the layers of a two-tier testbed, then a
+// write herd. Each is left out when no arm has its figures.
+func details(rep *experiment.Report) []detail {
+	var out []detail
+	for _, d := range []struct {
+		key, intro string
+		table      func(*experiment.Report) ([]string, [][]string)
+	}{
+		{"layers", "Layer by layer, each from its own counters", layersTable},
+		{"writes", "The write herd, from the clients, pg_stat_statements, pg_stat_activity, the queue and the replicas' lag", writesTable},
+	} {
+		if head, rows := d.table(rep); rows != nil {
+			out = append(out, detail{d.key, d.intro, head, rows})
+		}
+	}
+	return out
+}
+
 // best is the arm with the fewest DB queries after T and the one with the
 // lowest p99; ok is false with fewer than two arms, where there is nothing
 // to compare.

@@ -49,29 +49,15 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 // says which arm did best.
 func Table(w io.Writer, rep *experiment.Report) error {
 	s := summarize(rep)
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(s.head, "\t"))
-	for _, row := range s.rows {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
+	if err := columns(w, s.head, s.rows); err != nil {
 		return err
 	}
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
 	}
-	for _, table := range []func(*experiment.Report) ([]string, [][]string){layersTable, writesTable} {
-		head, rows := table(rep)
-		if rows == nil {
-			continue
-		}
+	for _, d := range details(rep) {
 		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(head, "\t"))
-		for _, row := range rows {
-			fmt.Fprintln(tw, strings.Join(row, "\t"))
-		}
-		if err := tw.Flush(); err != nil {
+		if err := columns(w, d.head, d.rows); err != nil {
 			return err
 		}
 	}
@@ -87,6 +73,16 @@ func Table(w io.Writer, rep *experiment.Report) error {
 		}
 	}
 	return Gates(w, rep)
+}
+
+// columns writes a table as aligned columns.
+func columns(w io.Writer, head []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
 }
 
 // Gates writes each gate on each arm with the value it measured and

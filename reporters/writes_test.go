@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/experiment"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -14,20 +12,7 @@ import (
 // writes' acknowledgements, the statements and lock waits in Postgres, the
 // queue, the lag and what was lost, named; the Markdown report has the same.
 func TestTableShowsTheWriteHerd(t *testing.T) {
-	arm := func(name, strategy string, d triggers.WritesDetail, w experiment.WriteFigures) experiment.ArmResult {
-		cfg := api.DefaultConfig
-		cfg.WriteStrategy = strategy
-		return experiment.ArmResult{Name: name, Config: cfg, Trigger: experiment.TriggerResult{Name: "writes", Detail: &d}, Writes: &w}
-	}
-	steady := &experiment.SteadyWrites{Rate: 40, Acked: 110, HTTP: experiment.HTTP{Requests: 60, OK: 58, P99MS: 12.5}}
-	rep := &experiment.Report{Arms: []experiment.ArmResult{
-		arm("direct", api.WriteDirect, triggers.WritesDetail{Sent: 2000, Acked: 1990, P99MS: 640, Applied: 2100},
-			experiment.WriteFigures{Steady: steady, Statements: 2100, Rows: 2100, LockWaitsPeak: 17}),
-		arm("queue", api.WriteQueue, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 90, Applied: 2110},
-			experiment.WriteFigures{Statements: 31, Rows: 40, QueueDepthPeak: 1800, Lag: &api.WriteLag{Count: 2110, P50MS: 700, P99MS: 1450}}),
-		arm("coalesce", api.WriteCoalesce, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 30, Applied: 1950, Lost: 50},
-			experiment.WriteFigures{Statements: 12, Rows: 24}),
-	}}
+	rep := writesReport()
 	var b bytes.Buffer
 	if err := Table(&b, rep); err != nil {
 		t.Fatal(err)
