@@ -21,7 +21,7 @@ import (
 const (
 	providerAuto   = "auto"
 	providerLocal  = "local"
-	providerDocker = compose.Provider
+	providerDocker = compose.Name
 )
 
 var providers = []string{providerAuto, providerLocal, providerDocker}
