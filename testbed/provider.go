@@ -114,20 +114,21 @@ func (o Options) Problems() herd.FieldErrors {
 	if o.StateDir == "" {
 		bad.Add("state_dir", "empty (accepted: a directory)")
 	}
-	if o.Replicas != 0 && (o.Replicas < 1 || o.Replicas > 64) {
+	// zero is the default, unless the caller chose it
+	if (o.Replicas != 0 || o.IsSet("replicas")) && (o.Replicas < 1 || o.Replicas > 64) {
 		bad.Add("replicas", "%d out of range (accepted: 1 to 64)", o.Replicas)
 	}
-	if o.Items != 0 && o.Items < 1 {
+	if (o.Items != 0 || o.IsSet("items")) && o.Items < 1 {
 		bad.Add("items", "%d out of range (accepted: 1 or more)", o.Items)
 	}
-	if o.Tiers != 0 && o.Tiers != OneTier && o.Tiers != TwoTiers {
+	if (o.Tiers != 0 || o.IsSet("tiers")) && o.Tiers != OneTier && o.Tiers != TwoTiers {
 		bad.Add("tiers", "%d out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)", o.Tiers)
 	}
 	for _, p := range o.Replica.Config.Problems() {
 		bad = append(bad, p)
 	}
 	edgeCfg := o.Edge
-	if edgeCfg.Timeout == 0 {
+	if edgeCfg.Timeout == 0 && !o.IsSet("edge_timeout") {
 		edgeCfg.Timeout = herd.Duration(edge.DefaultTimeout)
 	}
 	for _, p := range edgeCfg.Problems() {
@@ -138,7 +139,7 @@ func (o Options) Problems() herd.FieldErrors {
 	if o.Tiers != TwoTiers {
 		for _, name := range EdgeOptions {
 			if o.IsSet(name) {
-				bad.Add(name, "sets the edge tier's policy, and there is none with tiers 1 (accepted with tiers 2)")
+				bad.Add(name, "sets the edge tier's policy, and there is none with --tiers 1 (accepted with --tiers 2)")
 			}
 		}
 	}

@@ -163,37 +163,10 @@ func (r *Registry) Choose(ctx context.Context, o Options) (Provider, error) {
 // the items the testbed has or would have. A testbed recorded before it
 // recorded its items is not checked.
 func (r *Registry) Ensure(ctx context.Context, o Options) (*Running, error) {
-	if o.Provider == "" {
-		o.Provider = Auto
-	}
-	if o.Replica == (api.Options{}) {
-		o.Replica = api.DefaultOptions
-	}
-	if err := r.Check(o.Provider); err != nil {
-		return nil, err
-	}
-	if bad := o.Problems(); len(bad) > 0 {
-		return nil, bad
-	}
-	st, p, err := r.Find(ctx, o.StateDir)
-	if err == nil {
-		if o.Keys > 0 && st.Items > 0 && o.Keys > st.Items {
-			return nil, herd.FieldErrors{tooFewItems(o.Keys, st.Items, "the testbed running in "+st.StateDir+" was seeded with",
-				"or 'herdbench testbed down', then 'herdbench testbed up --items "+strconv.Itoa(o.Keys)+"'")}
-		}
-		return &Running{Status: st, Provider: p, Ignored: ignored(o, st)}, nil
-	}
-	if !errors.Is(err, ErrNotRunning) {
-		return nil, err
-	}
-	if p, err = r.Choose(ctx, o); err != nil {
-		return nil, err
-	}
-	if bad := p.Problems(o); len(bad) > 0 {
-		return nil, bad
-	}
-	if items := p.Items(o); o.Keys > items {
-		return nil, herd.FieldErrors{tooFewItems(o.Keys, items, "the "+p.Name()+" testbed would be seeded with", itemsHint(p, o))}
+	o = o.withDefaults()
+	run, p, err := r.prepare(ctx, o)
+	if err != nil || run != nil {
+		return run, err
 	}
 	fmt.Fprintf(logTo(o.Log), "starting the %s testbed in %s ...\n", p.Name(), o.StateDir)
 	st, stop, err := p.Up(ctx, o)
@@ -201,6 +174,61 @@ func (r *Registry) Ensure(ctx context.Context, o Options) (*Running, error) {
 		return nil, err
 	}
 	return &Running{Status: st, Provider: p, Started: true, stop: stop}, nil
+}
+
+// Preview is what Ensure(o) would do, doing none of it, with the same
+// checks: the running testbed it would use, or, Started set, the one it
+// would start, whose Status names only its provider, state directory and
+// items (it has no endpoints yet).
+func (r *Registry) Preview(ctx context.Context, o Options) (*Running, error) {
+	o = o.withDefaults()
+	run, p, err := r.prepare(ctx, o)
+	if err != nil || run != nil {
+		return run, err
+	}
+	return &Running{Status: Status{Provider: p.Name(), StateDir: o.StateDir, Items: p.Items(o)}, Provider: p, Started: true}, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Provider == "" {
+		o.Provider = Auto
+	}
+	if o.Replica == (api.Options{}) {
+		o.Replica = api.DefaultOptions
+	}
+	return o
+}
+
+// prepare checks o and returns the running testbed, or the provider that
+// is to start one.
+func (r *Registry) prepare(ctx context.Context, o Options) (*Running, Provider, error) {
+	if err := r.Check(o.Provider); err != nil {
+		return nil, nil, err
+	}
+	if bad := o.Problems(); len(bad) > 0 {
+		return nil, nil, bad
+	}
+	st, p, err := r.Find(ctx, o.StateDir)
+	if err == nil {
+		if o.Keys > 0 && st.Items > 0 && o.Keys > st.Items {
+			return nil, nil, herd.FieldErrors{tooFewItems(o.Keys, st.Items, "the testbed running in "+st.StateDir+" was seeded with",
+				"or 'herdbench testbed down', then 'herdbench testbed up --items "+strconv.Itoa(o.Keys)+"'")}
+		}
+		return &Running{Status: st, Provider: p, Ignored: ignored(o, st)}, nil, nil
+	}
+	if !errors.Is(err, ErrNotRunning) {
+		return nil, nil, err
+	}
+	if p, err = r.Choose(ctx, o); err != nil {
+		return nil, nil, err
+	}
+	if bad := p.Problems(o); len(bad) > 0 {
+		return nil, nil, bad
+	}
+	if items := p.Items(o); o.Keys > items {
+		return nil, nil, herd.FieldErrors{tooFewItems(o.Keys, items, "the "+p.Name()+" testbed would be seeded with", itemsHint(p, o))}
+	}
+	return nil, p, nil
 }
 
 func tooFewItems(keys, items int, where, fix string) *herd.FieldError {
