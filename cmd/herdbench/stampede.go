@@ -333,32 +333,6 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	return runAndReport(ctx, stdout, stderr, opts, target, plan, outs, &run.Status)
 }
 
-// testbed is what the stampede asks of the testbed: the one running, or
-// one started as the flags say, with the plan's seed and knobs, holding
-// the plan's keys.
-func (opts stampedeOptions) testbed(stderr io.Writer, plan experiment.Plan) testbed.Options {
-	replica := opts.Startup
-	replica.Seed = plan.Seed
-	replica.Config = opts.Knobs
-	o := testbed.Options{StateDir: opts.StateDir, Provider: opts.Provider, Replicas: opts.Replicas, Items: opts.Items,
-		Tiers: opts.Tiers, Replica: replica, ComposeFile: opts.ComposeFile, Keys: plan.Keys, Log: stderr}
-	for _, f := range opts.TestbedSet {
-		o.Set = append(o.Set, optionName(f))
-	}
-	return o
-}
-
-// changed are the flags of names that were given.
-func changed(fs *pflag.FlagSet, names []string) []string {
-	var out []string
-	for _, n := range names {
-		if fs.Changed(n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // dryRunTestbed previews a run on the testbed: the running one, or the one
 // the run would start, with the same checks. Nothing starts and nothing is
 // sent.
@@ -378,8 +352,10 @@ func dryRunTestbed(ctx context.Context, stdout io.Writer, opts stampedeOptions, 
 	}
 	tg := targets.FromTestbed(st)
 	if run.Started {
-		tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d tiers, %d items)",
-			st.Provider, opts.StateDir, len(st.API), max(opts.Tiers, testbed.OneTier), st.Items)
+		tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items)", st.Provider, opts.StateDir, len(st.API), st.Items)
+		if len(st.Edge) > 0 {
+			tg.Name += ", edge replicas in front"
+		}
 	}
 	return reporters.DryRun(stdout, experiment.Describe(plan, tg))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -96,4 +97,30 @@ func stopTestbed(ctx context.Context, stderr io.Writer, run *testbed.Running) {
 	if err := run.Stop(ctx); err != nil {
 		fmt.Fprintf(stderr, "warning: stopping the testbed: %v\n", err)
 	}
+}
+
+// testbed is what the stampede asks of the testbed: the one running, or
+// one started as the flags say, with the plan's seed and knobs, holding
+// the plan's keys.
+func (opts stampedeOptions) testbed(stderr io.Writer, plan experiment.Plan) testbed.Options {
+	replica := opts.Startup
+	replica.Seed = plan.Seed
+	replica.Config = opts.Knobs
+	o := testbed.Options{StateDir: opts.StateDir, Provider: opts.Provider, Replicas: opts.Replicas, Items: opts.Items,
+		Tiers: opts.Tiers, Replica: replica, ComposeFile: opts.ComposeFile, Keys: plan.Keys, Log: stderr}
+	for _, f := range opts.TestbedSet {
+		o.Set = append(o.Set, optionName(f))
+	}
+	return o
+}
+
+// changed are the flags of names that were given.
+func changed(fs *pflag.FlagSet, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if fs.Changed(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
