@@ -68,10 +68,11 @@ func withPlan(trigger string, arms []experiment.ArmResult) *experiment.Report {
 	p := experiment.Plan{Trigger: trigger, HotKeys: 10, Rate: 2000, Keys: 1000, Zipf: 1.1, Clients: 1,
 		Timeout: herd.Duration(1e9), Warmup: herd.Duration(2e9), Before: herd.Duration(2e9), After: herd.Duration(4e9), Seed: 7}
 	for _, a := range arms {
-		p.Arms = append(p.Arms, experiment.Arm{Name: a.Name, Config: a.Config})
+		p.Arms = append(p.Arms, experiment.Arm{Name: a.Name, Knobs: api.PatchOf(a.Config, "strategy", "write_strategy")})
 	}
+	replica := api.DefaultConfig
 	return &experiment.Report{Seed: 7, Plan: p, Arms: arms, Environment: experiment.Environment{Provider: "local", Target: "testbed",
-		Replicas: 3, Redis: "7.0.15", Postgres: "16.4", CPUs: 2, Go: "go1.26", OS: "linux/amd64", Herdbench: "dev"}}
+		Replicas: 3, Redis: "7.0.15", Postgres: "16.4", CPUs: 2, Go: "go1.26", OS: "linux/amd64", Herdbench: "dev", Replica: &replica}}
 }
 
 // roundTrip is rep as `herdbench report` reads it from results.json:

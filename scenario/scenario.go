@@ -32,7 +32,7 @@ import (
 type File struct {
 	Target      *string  `yaml:"target,omitempty" flag:"target" jsonschema:"description=What is attacked: testbed (the default)\\, a target file (docs/targets.md) or a base URL"`
 	AllowHosts  []string `yaml:"allow_hosts,omitempty" flag:"allow-host" jsonschema:"description=Hosts besides loopback the target may touch"`
-	Testbed     Testbed  `yaml:"testbed,omitempty" jsonschema:"description=The local testbed the stampede starts when none runs"`
+	Testbed     Testbed  `yaml:"testbed,omitempty" jsonschema:"description=The testbed the stampede starts when none runs"`
 	Load        Load     `yaml:"load,omitempty" jsonschema:"description=The steady open-model load and its clients"`
 	Trigger     Trigger  `yaml:"trigger,omitempty" jsonschema:"description=What provokes the herd at T\\, and its options"`
 	Knobs       Knobs    `yaml:"knobs,omitempty" jsonschema:"description=Every arm's replica config; an arm's own knobs override them"`
@@ -48,10 +48,19 @@ type File struct {
 	doc *strictyaml.Doc // where each key is, once parsed
 }
 
-// Testbed is the local testbed a run starts when none is running.
+// Testbed is the testbed a run starts when none is running, as testbed
+// up's flags of the same names say.
 type Testbed struct {
-	Replicas *int    `yaml:"replicas,omitempty" flag:"replicas" jsonschema:"minimum=1,maximum=64"`
-	StateDir *string `yaml:"state_dir,omitempty" flag:"state-dir"`
+	Replicas     *int      `yaml:"replicas,omitempty" flag:"replicas" jsonschema:"minimum=1,maximum=64"`
+	StateDir     *string   `yaml:"state_dir,omitempty" flag:"state-dir"`
+	Provider     *string   `yaml:"provider,omitempty" flag:"provider" jsonschema:"description=Which provider runs it: auto\\, local or docker"`
+	Items        *int      `yaml:"items,omitempty" flag:"items" jsonschema:"description=Items seeded into Postgres (at least load.keys),minimum=1"`
+	Tiers        *int      `yaml:"tiers,omitempty" flag:"tiers" jsonschema:"description=1: the API replicas; 2: edge replicas in front of them,minimum=1,maximum=2"`
+	ComposeFile  *string   `yaml:"compose_file,omitempty" flag:"compose-file" jsonschema:"description=The docker provider's compose file"`
+	DBPool       *int      `yaml:"db_pool,omitempty" flag:"db-pool" jsonschema:"description=Postgres connections per replica,minimum=1"`
+	RedisPool    *int      `yaml:"redis_pool,omitempty" flag:"redis-pool" jsonschema:"description=Redis connections per replica,minimum=1"`
+	DBTimeout    *Duration `yaml:"db_timeout,omitempty" flag:"db-timeout" jsonschema:"description=Bound on one item query\\, pool wait included"`
+	RedisTimeout *Duration `yaml:"redis_timeout,omitempty" flag:"redis-timeout" jsonschema:"description=Dial\\, read and write timeout of Redis commands"`
 }
 
 // Load is the steady open-model load and what its clients do.

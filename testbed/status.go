@@ -1,7 +1,15 @@
 // Package testbed describes the service under test the same way whichever
-// provider started it: Status is the contract that `herdbench testbed status
-// --json`, the stampede and CI scripts read. The service itself lives in
-// testbed/api and the providers that run it in testbed/local.
+// provider started it, and says how every command gets one. Status is the
+// contract that `herdbench testbed status --json`, the stampede and CI
+// scripts read. Provider is what runs it (testbed/local as processes,
+// testbed/compose with docker compose); a Registry picks one by name, and
+// Registry.Ensure, the one call `testbed up`, `stampede` and `run` share,
+// uses the testbed running in a state directory or starts one.
+//
+// Guarantees: Ensure reports every problem of its options at once, each
+// naming its option, before anything starts; what it starts for a caller
+// that does not detach stops with Running.Stop. The service itself lives
+// in testbed/api.
 package testbed
 
 import (
@@ -36,6 +44,9 @@ type Status struct {
 	Prometheus string            `json:"prometheus,omitempty"` // Prometheus' URL, when observability runs
 	Harness    string            `json:"harness,omitempty"`    // host:port where that Prometheus scrapes a stampede's live metrics
 	Grafana    string            `json:"grafana,omitempty"`    // Grafana's URL, when the provider runs one
+	// Items is how many items Postgres was seeded with (ids 1..Items);
+	// 0 in a state file written before it was recorded: unknown.
+	Items int `json:"items,omitempty"`
 }
 
 // WriteStateFile writes a provider's state file as JSON, atomically (a

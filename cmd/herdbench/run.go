@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -89,7 +90,12 @@ func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer, newT
 			opts.Scenario = nil // --arms replaces the file's arms
 		}
 	})
-	opts.ReplicasSet = cmdline.Changed("replicas") || fromFile["replicas"].Flag != ""
+	opts.TestbedSet = changed(cmdline, startFlags)
+	for _, f := range startFlags {
+		if _, ok := fromFile[f]; ok && !slices.Contains(opts.TestbedSet, f) {
+			opts.TestbedSet = append(opts.TestbedSet, f)
+		}
+	}
 	opts.ArmsSet = cmdline.Changed("arms")
 	// a service's arms are its target file's: check the plan against it
 	if svc, err := describeTarget(opts.Target); err != nil {

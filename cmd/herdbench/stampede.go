@@ -27,24 +27,30 @@ import (
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/providers"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 type stampedeOptions struct {
-	Arms        []string
-	Plan        experiment.Plan
-	Knobs       api.Config      // the knob flags' values: api.DefaultConfig where not set
-	KnobsSet    map[string]bool // the knobs a flag or the scenario file set: every arm sends them
-	Retry       string          // --retry, parsed into Plan.Retry
-	Budget      string          // --retry-budget, parsed into Plan.Budget
-	Hedge       string          // --hedge, parsed into Plan.Hedge
-	Breaker     string          // --client-breaker, parsed into Plan.Breaker
-	Gates       []string        // --gate, parsed into Plan.Gates
-	Abort       []string        // --abort-on, parsed into Plan.Abort
-	Outputs     []string        // -o, parsed by parseOutputs
-	Replicas    int
-	ReplicasSet bool // --replicas was given
-	StateDir    string
+	Arms     []string
+	Plan     experiment.Plan
+	Knobs    api.Config      // the knob flags' values: api.DefaultConfig where not set
+	KnobsSet map[string]bool // the knobs a flag or the scenario file set: every arm sends them
+	Retry    string          // --retry, parsed into Plan.Retry
+	Budget   string          // --retry-budget, parsed into Plan.Budget
+	Hedge    string          // --hedge, parsed into Plan.Hedge
+	Breaker  string          // --client-breaker, parsed into Plan.Breaker
+	Gates    []string        // --gate, parsed into Plan.Gates
+	Abort    []string        // --abort-on, parsed into Plan.Abort
+	Outputs  []string        // -o, parsed by parseOutputs
+	Replicas int
+	StateDir string
+	// The testbed the stampede starts when none runs, as testbed up's
+	// flags say: startOptions and the replicas' start-up options (their
+	// seed is --seed, their knobs every arm's).
+	startOptions
+	Startup     api.Options
+	TestbedSet  []string // the flags of startFlags that were given, on the command line or in a scenario file
 	JSONFile    string
 	ResultsDir  string
 	Progress    bool // a live line on stderr
@@ -97,6 +103,7 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 		Knobs:      api.DefaultConfig,
 		KnobsSet:   map[string]bool{},
 		Replicas:   local.DefaultReplicas,
+		Startup:    api.DefaultOptions,
 		StateDir:   defaultStateDir(),
 		Target:     "testbed",
 		In:         os.Stdin,
@@ -121,8 +128,10 @@ Postgres (pg_stat_statements, pg_stat_activity), Redis (INFO) and the clients
 (latency from each request's intended send time) are observed every 100 ms.
 
 If a testbed is running (herdbench testbed up) the stampede uses it and
-leaves it running; otherwise it starts the local testbed and stops it at the
-end, on Ctrl-C and on failure too. Results are always written under
+leaves it running; otherwise it starts one as testbed up would, with
+testbed up's flags (--provider, --tiers, --items, --replicas, --db-pool,
+...), and stops it at the end, on Ctrl-C and on failure too. A --keys
+beyond the testbed's items is refused before anything runs. Results are always written under
 --results-dir, also when interrupted (the arms that finished).
 
 Gates (--gate) are checked on every arm once it has run; stop conditions
@@ -135,7 +144,7 @@ Triggers: ` + triggerHelp(opts.Plan.Triggers),
   herdbench stampede --gate 'lock:db.queries <= 120' -o markdown=summary.md -o junit=gates.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			opts.ReplicasSet = c.Flags().Changed("replicas")
+			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
 			return stampedeRun(c.Context(), stdout, stderr, opts)
 		},
@@ -172,6 +181,8 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.DurationVar((*time.Duration)(&p.After), "after", time.Duration(p.After), "measured load after T")
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
 	fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
+	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and PostgreSQL are installed, else docker; when the stampede starts the testbed")
+	addStartupFlags(fs, &opts.Startup)
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		" (repeatable; default: table)")
 	fs.StringVar(&opts.JSONFile, "json", opts.JSONFile, "also write the results JSON to `FILE` (as -o json=FILE)")
@@ -300,53 +311,46 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return dryRunTestbed(ctx, stdout, opts, plan)
 	}
 
-	// Use the running testbed, or start one for this run.
-	st, err := runningTestbed(ctx, opts.StateDir)
-	switch {
-	case err == nil:
-		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", st.StateDir)
-		if opts.ReplicasSet && opts.Replicas != len(st.API) {
-			fmt.Fprintf(stderr, "warning: --replicas %d ignored: the running testbed has %d (testbed down, then up --replicas %d, to change it)\n",
-				opts.Replicas, len(st.API), opts.Replicas)
-		}
-	case errors.Is(err, local.ErrNotRunning):
-		fmt.Fprintf(stderr, "starting the local testbed (%d replicas) ...\n", opts.Replicas)
-		replica := api.DefaultOptions
-		replica.Seed = plan.Seed
-		replica.Config = opts.Knobs
-		tb, err := local.Start(ctx, local.Config{StateDir: opts.StateDir, Replicas: opts.Replicas, Replica: replica})
-		if err != nil {
-			return err
-		}
-		defer func() {
-			fmt.Fprintln(stderr, "stopping the local testbed")
-			tb.Stop()
-		}()
-		st = tb.Status()
-	default:
-		return err
+	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
+	if err != nil {
+		return testbedError(err)
 	}
-	target, err := targets.Testbed(ctx, st, restarterOf(st))
+	defer stopTestbed(ctx, stderr, run)
+	if !run.Started {
+		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
+		warnIgnored(stderr, run.Ignored)
+	}
+	target, err := targets.Testbed(ctx, run.Status, run.Restarter())
 	if err != nil {
 		return err
 	}
 	defer target.Close()
-	return runAndReport(ctx, stdout, stderr, opts, target, plan, outs, &st)
+	return runAndReport(ctx, stdout, stderr, opts, target, plan, outs, &run.Status)
 }
 
 // dryRunTestbed previews a run on the testbed: the running one, or the one
-// the run would start. Nothing starts and nothing is sent.
+// the run would start, with the same checks. Nothing starts and nothing is
+// sent.
 func dryRunTestbed(ctx context.Context, stdout io.Writer, opts stampedeOptions, plan experiment.Plan) error {
-	st, err := runningTestbed(ctx, opts.StateDir)
+	run, err := providers.Default().Preview(ctx, opts.testbed(io.Discard, plan))
 	if err != nil {
-		st = testbed.Status{Provider: "local"}
+		return testbedError(err)
+	}
+	st := run.Status
+	if run.Started {
 		for i := range opts.Replicas {
 			st.API = append(st.API, fmt.Sprintf("http://127.0.0.1:PORT%d", i+1))
+			if opts.Tiers == testbed.TwoTiers {
+				st.Edge = append(st.Edge, fmt.Sprintf("http://127.0.0.1:EDGE%d", i+1))
+			}
 		}
 	}
 	tg := targets.FromTestbed(st)
-	if err != nil {
-		tg.Name = fmt.Sprintf("the local testbed the run would start in %s (%d replicas)", opts.StateDir, opts.Replicas)
+	if run.Started {
+		tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items)", st.Provider, opts.StateDir, len(st.API), st.Items)
+		if len(st.Edge) > 0 {
+			tg.Name += ", edge replicas in front"
+		}
 	}
 	return reporters.DryRun(stdout, experiment.Describe(plan, tg))
 }

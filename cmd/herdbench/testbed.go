@@ -25,7 +25,8 @@ The docker provider runs the same with docker compose (docker-compose.yml).`,
 		Args: cobra.NoArgs,
 		RunE: showHelp,
 	}
-	c.AddCommand(newTestbedUpCmd(stdout, stderr), newTestbedDownCmd(stdout), newTestbedStatusCmd(stdout), newTestbedServeCmd(stderr), newTestbedEdgeCmd(stderr))
+	c.AddCommand(newTestbedUpCmd(stdout, stderr), newTestbedDownCmd(stdout), newTestbedStatusCmd(stdout), newTestbedServeCmd(stderr), newTestbedEdgeCmd(stderr),
+		newTestbedSuperviseCmd(stderr))
 	return c
 }
 
@@ -49,10 +50,7 @@ func addStateDirFlag(fs *pflag.FlagSet, dir *string) {
 func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
 	c := &o.Config
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the replica's random source (jitter, xfetch draws); `testbed up` gives replica i seed+i")
-	fs.Int32Var(&o.DBPoolSize, "db-pool", o.DBPoolSize, "Postgres connections per replica")
-	fs.IntVar(&o.RedisPoolSize, "redis-pool", o.RedisPoolSize, "Redis connections per replica")
-	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
-	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")
+	addStartupFlags(fs, o)
 	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(api.Strategies, ", ")+", or several joined with +")
 	addKnobFlags(fs, c, nil)
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,53 +10,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/compose"
-	"github.com/herdbench/herdbench/testbed/local"
 )
-
-func TestChooseProvider(t *testing.T) {
-	missing := errors.New("redis-server not found")
-	noDocker := errors.New("docker compose not found")
-	tests := []struct {
-		name              string
-		requested         string
-		observability     bool
-		localErr, dockErr error
-		want, wantStderr  string
-		wantErr           []string
-	}{
-		{"explicit local", "local", false, missing, nil, "local", "", nil},
-		{"explicit docker", "docker", false, nil, noDocker, "docker", "", nil},
-		{"auto, local installed", "auto", false, nil, nil, "local", "provider: local", nil},
-		{"auto, local missing", "auto", false, missing, nil, "docker", "provider: docker (the local provider cannot run: redis-server not found)", nil},
-		{"auto, neither", "auto", true, missing, noDocker, "", "", []string{"no provider can run", "local: redis-server not found", "docker: docker compose not found"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			var askedObs bool
-			checks := providerChecks{
-				local:  func(obs bool) error { askedObs = obs; return tt.localErr },
-				docker: func(context.Context) error { return tt.dockErr },
-			}
-			got, err := chooseProvider(context.Background(), &stderr, tt.requested, tt.observability, checks)
-			if got != tt.want || !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Errorf("chooseProvider(%s) = %q, stderr %q; want %q, stderr containing %q", tt.requested, got, stderr.String(), tt.want, tt.wantStderr)
-			}
-			for _, w := range tt.wantErr {
-				if err == nil || !strings.Contains(err.Error(), w) {
-					t.Errorf("chooseProvider(%s) error = %v; want it to contain %q", tt.requested, err, w)
-				}
-			}
-			if tt.wantErr == nil && err != nil {
-				t.Errorf("chooseProvider(%s) error = %v", tt.requested, err)
-			}
-			if tt.requested == "auto" && askedObs != tt.observability {
-				t.Errorf("chooseProvider asked the local provider about observability %v; want %v", askedObs, tt.observability)
-			}
-		})
-	}
-}
 
 // fakeDockerScript records each call and answers compose for a healthy
 // project whose ps output is in $FAKE_DIR/ps.json.
@@ -157,19 +109,5 @@ func TestDockerProviderNeedsTheComposeFile(t *testing.T) {
 	code, _, stderr := herdbenchEnv(t, env, "testbed", "up", "--provider", "docker", "--state-dir", t.TempDir(), "--compose-file", filepath.Join(t.TempDir(), "missing.yml"))
 	if code != exitError || !strings.Contains(stderr, "compose file") || !strings.Contains(stderr, "missing.yml") {
 		t.Errorf("up --provider docker without a compose file = exit %d, %q; want 1 naming the file", code, stderr)
-	}
-}
-
-// A docker compose testbed has no supervisor: its parts restart through
-// docker compose (whose restart the compose package tests against a fake
-// docker); a local one through its supervisor's control API.
-func TestRestarterFollowsTheProvider(t *testing.T) {
-	docker := restarterOf(testbed.Status{Provider: providerDocker, StateDir: "/s"})
-	if r, ok := docker.(compose.Restarter); !ok || r.StateDir != "/s" {
-		t.Errorf("restarterOf(docker) = %#v; want compose.Restarter{StateDir: /s}", docker)
-	}
-	loc := restarterOf(testbed.Status{Provider: providerLocal, Control: "http://127.0.0.1:1"})
-	if r, ok := loc.(local.Control); !ok || r.URL != "http://127.0.0.1:1" {
-		t.Errorf("restarterOf(local) = %#v; want local.Control{URL: http://127.0.0.1:1}", loc)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/herdbench/herdbench/testbed/compose"
-	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/providers"
 )
 
 type downOptions struct {
@@ -27,7 +28,7 @@ func newTestbedDownCmd(stdout io.Writer) *cobra.Command {
 state directory until the next up. Running down when nothing runs is not an
 error.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return downRun(stdout, opts) },
+		RunE: func(c *cobra.Command, _ []string) error { return downRun(c.Context(), stdout, opts) },
 	}
 	addStateDirFlag(c.Flags(), &opts.StateDir)
 	c.Flags().DurationVar(&opts.Timeout, "timeout", 30*time.Second, "how long to wait for an orderly stop before killing")
@@ -35,21 +36,19 @@ error.`,
 	return c
 }
 
-func downRun(stdout io.Writer, opts downOptions) error {
-	if err := checkProvider(opts.Provider); err != nil {
-		return err
+func downRun(ctx context.Context, stdout io.Writer, opts downOptions) error {
+	reg := providers.Default()
+	if err := reg.Check(opts.Provider); err != nil {
+		return usageError{err}
 	}
-	if opts.Provider == providerDocker || (opts.Provider == providerAuto && compose.Recorded(opts.StateDir)) {
-		return downDocker(stdout, opts)
-	}
-	err := local.Down(opts.StateDir, opts.Timeout)
-	if errors.Is(err, local.ErrNotRunning) {
+	done, err := reg.Down(context.WithoutCancel(ctx), opts.Provider, opts.StateDir, opts.Timeout)
+	if errors.Is(err, testbed.ErrNotRunning) {
 		_, err = fmt.Fprintf(stdout, "no testbed running in %s\n", opts.StateDir)
 		return err
 	}
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "testbed stopped; logs kept in %s/logs\n", opts.StateDir)
+	_, err = fmt.Fprintf(stdout, "testbed stopped; %s\n", done)
 	return err
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/providers"
 )
 
 type statusOptions struct {
@@ -51,8 +52,9 @@ func statusRun(ctx context.Context, stdout io.Writer, opts statusOptions) error 
 	if opts.JSON && opts.Template != "" {
 		return usageErrorf("--json and --template: use one of them")
 	}
-	if err := checkProvider(opts.Provider); err != nil {
-		return err
+	reg := providers.Default()
+	if err := reg.Check(opts.Provider); err != nil {
+		return usageError{err}
 	}
 	var tmpl *template.Template
 	if opts.Template != "" {
@@ -61,7 +63,7 @@ func statusRun(ctx context.Context, stdout io.Writer, opts statusOptions) error 
 			return usageErrorf("--template: %v", err)
 		}
 	}
-	st, err := statusOf(ctx, opts.Provider, opts.StateDir)
+	st, err := reg.Status(ctx, opts.Provider, opts.StateDir)
 	if errors.Is(err, local.ErrNotRunning) && !strings.Contains(err.Error(), "testbed down") {
 		return fmt.Errorf("%w: start one with 'herdbench testbed up --state-dir %s'", err, opts.StateDir)
 	}

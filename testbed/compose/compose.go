@@ -36,9 +36,6 @@ import (
 	"github.com/herdbench/herdbench/testbed/scrape"
 )
 
-// Provider is the Status.Provider of a compose testbed.
-const Provider = "docker"
-
 // Defaults of Config.
 const (
 	DefaultFile    = "docker-compose.yml"
@@ -88,8 +85,13 @@ type Config struct {
 var ErrRunning = errors.New("a docker testbed is already running")
 
 // ErrNotRunning is returned by ReadStatus and Down when the state directory
-// records no compose testbed.
-var ErrNotRunning = errors.New("no docker testbed is recorded")
+// records no compose testbed; it is testbed.ErrNotRunning too (errors.Is).
+var ErrNotRunning error = notRunning{}
+
+type notRunning struct{}
+
+func (notRunning) Error() string        { return "no docker testbed is recorded" }
+func (notRunning) Is(target error) bool { return target == testbed.ErrNotRunning }
 
 // NoComposeError says that no Compose v2 answers here: neither the
 // docker CLI's compose plugin nor a standalone docker-compose 2.x.
@@ -295,8 +297,9 @@ func chooseServices(defined []string, cfg Config) (services, named []string) {
 // status describes the running project from its published ports.
 func (st state) status(ctx context.Context, dir string, cs map[string]container) (testbed.Status, error) {
 	s := testbed.Status{
-		Provider: Provider,
+		Provider: Name,
 		StateDir: dir,
+		Items:    Items,
 		Proxies:  Proxies,
 		PIDs:     map[string]int{},
 		Versions: map[string]string{},

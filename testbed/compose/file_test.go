@@ -333,13 +333,13 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// The init script seeds what the local provider seeds, and runs on a real
-// Postgres.
+// The init script seeds what the local provider seeds by default, Items
+// items as the provider says, and runs on a real Postgres.
 func TestInitScriptSeedsAsTheLocalProvider(t *testing.T) {
 	sql := readFile(t, "initdb/10-herdbench.sql")
 	at := 0
 	for _, stmt := range append([]string{"CREATE EXTENSION IF NOT EXISTS pg_stat_statements", "CREATE ROLE " + testbed.AppRole + " LOGIN"},
-		api.SeedStatements(local.DefaultItems, testbed.AppRole)...) {
+		api.SeedStatements(Items, testbed.AppRole)...) {
 		i := strings.Index(sql[at:], stmt+";")
 		if i < 0 {
 			t.Fatalf("initdb/10-herdbench.sql lacks, after offset %d, the statement %q", at, stmt)
@@ -378,8 +378,8 @@ func TestInitScriptSeedsAsTheLocalProvider(t *testing.T) {
 	}
 	defer app.Close(ctx)
 	var n int
-	if err := app.QueryRow(ctx, "SELECT count(*) FROM items").Scan(&n); err != nil || n != local.DefaultItems {
-		t.Errorf("items the app role reads after the init script = %d, %v; want %d", n, err, local.DefaultItems)
+	if err := app.QueryRow(ctx, "SELECT count(*) FROM items").Scan(&n); err != nil || n != Items || Items != local.DefaultItems {
+		t.Errorf("items the app role reads after the init script = %d, %v; want Items, %d, as the local provider's default %d", n, err, Items, local.DefaultItems)
 	}
 	var ext int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'").Scan(&ext); err != nil || ext != 1 {

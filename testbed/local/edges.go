@@ -9,14 +9,15 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
 
 // Tier counts Config.Tiers accepts: the API replicas alone, or edge
 // replicas in front of them.
 const (
-	OneTier  = 1
-	TwoTiers = 2
+	OneTier  = testbed.OneTier
+	TwoTiers = testbed.TwoTiers
 )
 
 // DefaultEdgeTimeout is an edge attempt's timeout unless Config.Edge says.

@@ -38,7 +38,7 @@ type Config struct {
 	Replica      api.Options   // replica options; addresses, name and seed are set per replica
 	Ports        Ports         // fixed ports; zero picks a free one
 	ReadyTimeout time.Duration // deadline for every part to answer
-	Log          *slog.Logger  // progress and unexpected exits; nil discards
+	Log          *slog.Logger  `json:"-"` // progress and unexpected exits; nil discards
 	LogFile      string        // where Log writes, if a file: shown in the status
 	// Observability also starts Prometheus and its Redis and Postgres
 	// exporters (see observability.go); Status then names Prometheus.
@@ -228,8 +228,9 @@ func prepare(cfg Config) (*Testbed, error) {
 		bins:    bins,
 		lock:    lock,
 		status: testbed.Status{
-			Provider: "local",
+			Provider: Name,
 			StateDir: cfg.StateDir,
+			Items:    cfg.Items,
 			PIDs:     map[string]int{"supervisor": os.Getpid()},
 			Versions: map[string]string{"toxiproxy": toxiproxyVersion()},
 			Logs:     map[string]string{},

@@ -13,8 +13,9 @@ import (
 )
 
 // ErrNotRunning is returned by ReadStatus and Down when the state directory
-// has no running testbed.
-var ErrNotRunning = errors.New("no testbed is running")
+// has no running testbed: testbed.ErrNotRunning, which every provider's
+// errors wrap.
+var ErrNotRunning = testbed.ErrNotRunning
 
 // state is what the state file records: the status, and enough about every
 // process to stop it from another process, even after the supervisor died.

@@ -32,7 +32,7 @@ func TestDockerTestbed(t *testing.T) {
 	localtest.Exclusive(t) // what follows measures; the up does not
 
 	// status: filled as the local provider fills it, from the engine
-	if st.Provider != compose.Provider || len(st.API) != 3 || st.API[0] != "http://127.0.0.1:18081" ||
+	if st.Provider != compose.Name || len(st.API) != 3 || st.API[0] != "http://127.0.0.1:18081" ||
 		st.Redis != "redis://127.0.0.1:16379" || !strings.Contains(st.Postgres, "127.0.0.1:15432") ||
 		st.Toxiproxy != "http://127.0.0.1:18474" || st.Versions["redis"] == "" || st.Versions["postgres"] == "" ||
 		!strings.HasPrefix(st.Versions["compose"], "2.") || len(st.Proxies) == 0 {
@@ -98,7 +98,7 @@ func defaultStampede(t *testing.T, dir string, tg *targets.Target) {
 	t.Logf("the default stampede on the docker testbed: %s", time.Since(began).Round(100*time.Millisecond))
 	item1, fill1 := calls(t, tg)
 	rep := readResults(t, results)
-	if rep.Partial || len(rep.Arms) != 4 || rep.Environment.Provider != compose.Provider {
+	if rep.Partial || len(rep.Arms) != 4 || rep.Environment.Provider != compose.Name {
 		t.Fatalf("results: partial %v, %d arms, provider %q; want 4 complete arms on docker", rep.Partial, len(rep.Arms), rep.Environment.Provider)
 	}
 	var sum int64
