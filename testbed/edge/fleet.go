@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"encoding"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -47,11 +46,11 @@ func (p *Patch) Set(key, v string) error {
 			p.Deadline = &hd
 		}
 	case "retry":
-		err = setText(&p.Retry, v)
+		err = herd.SetText(&p.Retry, v)
 	case "retry_budget":
-		err = setText(&p.Budget, v)
+		err = herd.SetText(&p.Budget, v)
 	case "breaker":
-		err = setText(&p.Breaker, v)
+		err = herd.SetText(&p.Breaker, v)
 	case "bulkhead":
 		var n int
 		if n, err = strconv.Atoi(v); err != nil {
@@ -64,20 +63,6 @@ func (p *Patch) Set(key, v string) error {
 	if err != nil {
 		return fmt.Errorf("edge %w", err) // "edge breaker "5": ..."
 	}
-	return nil
-}
-
-// setText points *dst at the value v reads as, by its UnmarshalText: the
-// policy types' one parser. *dst is left as it was if v does not read.
-func setText[T any, P interface {
-	*T
-	encoding.TextUnmarshaler
-}](dst **T, v string) error {
-	x := new(T)
-	if err := P(x).UnmarshalText([]byte(v)); err != nil {
-		return err
-	}
-	*dst = x
 	return nil
 }
 
