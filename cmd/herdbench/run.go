@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,10 +12,8 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -85,9 +84,6 @@ func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer, newT
 		} else {
 			_ = target.Value.Set(fl.Value.String())
 		}
-		if fl.Name == "arms" {
-			opts.Scenario = nil // --arms replaces the file's arms
-		}
 	})
 	opts.ReplicasSet = cmdline.Changed("replicas") || fromFile["replicas"].Flag != ""
 	opts.ArmsSet = cmdline.Changed("arms")
@@ -138,72 +134,86 @@ func setFlag(fl *pflag.Flag, v string) error {
 	return fmt.Errorf("%q is not %s (accepted: %s)", v, accepted, accepted)
 }
 
-// scenarioArms builds the arms of a scenario file on the base knobs: each
-// arm's strategy (or its name read as --arms reads it), then its own knobs
-// and client policies.
-func scenarioArms(path string, f *scenario.File, base api.Config) ([]experiment.Arm, herd.FieldErrors) {
+// scenarioArms builds a scenario file's arms on the base knobs, with every
+// problem at once, each at its file:line: all of the file's arms, or with
+// names (--arms) those it names, in its order, as --arms picks a target
+// file's arms. A name that is none of the file's arms is read as --arms
+// reads it (a strategy or a client arm); one that is neither is refused,
+// naming the file's arms.
+func scenarioArms(path string, f *scenario.File, base api.Config, names []string) ([]experiment.Arm, herd.FieldErrors) {
+	picks := make([]int, len(f.Arms)) // indexes in f.Arms; -1: a name the file does not have
+	for i := range picks {
+		picks[i] = i
+	}
+	if names != nil {
+		picks = picks[:0]
+		for _, n := range names {
+			picks = append(picks, slices.IndexFunc(f.Arms, func(a scenario.Arm) bool { return a.Name == n }))
+		}
+	}
 	var arms []experiment.Arm
 	var errs herd.FieldErrors
-	for i, fa := range f.Arms {
-		a := experiment.Arms([]string{fa.Name}, base)[0]
-		if fa.Strategy != nil {
-			a = experiment.Arm{Name: fa.Name, Config: base}
-			a.Config.Strategy = *fa.Strategy
-		}
-		before := len(errs)
-		for _, s := range fa.Settings(f, i) {
-			if err := setArm(&a, s.Flag, s.Values[0]); err != nil {
-				errs = append(errs, &herd.FieldError{File: path, Line: s.Line, Field: s.Path, Msg: err.Error(), Err: err})
+	for j, i := range picks {
+		if i < 0 {
+			a, problems := notInFile(path, f, base, names[j])
+			if a != nil {
+				arms = append(arms, *a)
 			}
+			errs = append(errs, problems...)
+			continue
 		}
-		if problems := a.Config.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == before {
-			// a named arm's config is checked here, with its place; arms
-			// read as --arms are checked by the plan
-			for _, e := range problems {
-				errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fmt.Sprintf("arms[%d]", i), Msg: e.Error(), Err: e})
-			}
-			a.Config = base // reported once
-			a.Config.Strategy = api.None
-		}
+		a, problems := fileArm(path, f, i, base)
 		arms = append(arms, a)
+		errs = append(errs, problems...)
 	}
 	return arms, errs
 }
 
-// setArm sets one of an arm's own settings, a client policy or a knob,
-// from a scenario file's value.
-func setArm(a *experiment.Arm, flag, v string) error {
-	var err error
-	switch flag {
-	case "retry":
-		var p retry.Policy
-		if p, err = retry.Parse(v); err == nil {
-			a.Retry = &p
-		}
-	case "throttle":
-		var k float64
-		if k, err = retry.ParseThrottle(v); err == nil {
-			a.Throttle = &k
-		}
-	case "hedge":
-		var h retry.Hedge
-		if h, err = retry.ParseHedge(v); err == nil {
-			a.Hedge = &h
-		}
-	case "client-breaker":
-		var b retry.Breaker
-		if b, err = retry.ParseBreaker(v); err == nil {
-			a.Breaker = &b
-		}
-	case "edge-timeout", "edge-retry", "edge-retry-budget", "edge-breaker", "edge-bulkhead", "edge-deadline":
-		if a.Edge == nil {
-			a.Edge = &edge.Patch{}
-		}
-		err = a.Edge.Set(strings.ReplaceAll(strings.TrimPrefix(flag, "edge-"), "-", "_"), v)
-	default:
-		knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
-		addKnobFlags(knobs, &a.Config)
-		err = setFlag(knobs.Lookup(flag), v)
+// fileArm is the file's arm i, as experiment.ParseArms reads it. A named
+// arm's config (one with a strategy of its own) is checked here, with its
+// place; arms read as --arms are checked by the plan.
+func fileArm(path string, f *scenario.File, i int, base api.Config) (experiment.Arm, herd.FieldErrors) {
+	fa := f.Arms[i]
+	spec := experiment.ArmSpec{Name: fa.Name, Strategy: fa.Strategy}
+	for _, s := range fa.Settings(f, i) {
+		spec.Settings = append(spec.Settings, experiment.ArmSetting{Key: s.Flag, Value: s.Values[0], File: path, Line: s.Line, Field: s.Path})
 	}
-	return err
+	arms, errs := experiment.ParseArms([]experiment.ArmSpec{spec}, base, setKnob)
+	a := arms[0]
+	if problems := a.Config.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
+		for _, e := range problems {
+			errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fmt.Sprintf("arms[%d]", i), Msg: e.Error(), Err: e})
+		}
+		a.Config = base // reported once
+		a.Config.Strategy = api.None
+	}
+	return a, errs
+}
+
+// notInFile is the arm --arms names that the scenario file does not have:
+// read as --arms reads it, or nil and a problem naming the file's arms.
+func notInFile(path string, f *scenario.File, base api.Config, name string) (*experiment.Arm, herd.FieldErrors) {
+	arms, errs := experiment.ParseArms(experiment.NameSpecs([]string{name}), base, nil)
+	if len(errs) > 0 || !errors.Is(arms[0].Config.Validate(), api.ErrUnknownStrategy) {
+		return &arms[0], errs
+	}
+	declared := make([]string, len(f.Arms))
+	for i, a := range f.Arms {
+		declared[i] = a.Name
+	}
+	return nil, herd.FieldErrors{{Field: "arms", Elem: name, Msg: fmt.Sprintf(
+		"not an arm of %s (accepted: its arms %s; a strategy, such as lock or lock+ttl_jitter; or a client arm, such as %s)",
+		path, strings.Join(declared, ", "), experiment.ClientArms[0])}}
+}
+
+// setKnob sets one of an arm's own knobs from a scenario file's value, by
+// the knob's flag.
+func setKnob(a *experiment.Arm, flag, v string) error {
+	knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
+	addKnobFlags(knobs, &a.Config)
+	fl := knobs.Lookup(flag)
+	if fl == nil {
+		return fmt.Errorf("unknown key %q", flag) // a scenario key names a flag: a test checks it
+	}
+	return setFlag(fl, v)
 }

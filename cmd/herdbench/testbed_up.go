@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -35,10 +36,9 @@ type upOptions struct {
 	NotifyFD   int // set by a detaching up for its supervisor
 	Replica    api.Options
 	// Tiers 2 puts edge replicas in front of the API replicas, calling them
-	// with Edge's timeout and the EdgeRetry policy and EdgeBudget budget.
-	Tiers                              int
-	Edge                               edge.Options
-	EdgeRetry, EdgeBudget, EdgeBreaker string
+	// with Edge's policy (--edge-*).
+	Tiers int
+	Edge  edge.Options
 	// Flags the user set, handed on to a detached supervisor.
 	passArgs []string
 
@@ -102,46 +102,17 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 	addReplicaFlags(fs, &opts.Replica)
 	fs.IntVar(&opts.Tiers, "tiers", local.OneTier, "1: the API replicas; 2: also one edge replica per API replica in front of them, calling them over HTTP (status lists them under edge; the stampede's clients attack them)")
 	fs.DurationVar((*time.Duration)(&opts.Edge.Timeout), "edge-timeout", local.DefaultEdgeTimeout, "with --tiers 2: each edge attempt's own timeout")
-	fs.StringVar(&opts.EdgeRetry, "edge-retry", retry.None, "with --tiers 2: the edges' retry policy: "+strings.Join(retry.Forms, ", "))
-	fs.StringVar(&opts.EdgeBudget, "edge-retry-budget", retry.None, "with --tiers 2: bounds each edge's retries: none, a ratio such as 10%, tokens or tokens:N")
-	fs.StringVar(&opts.EdgeBreaker, "edge-breaker", retry.None, "with --tiers 2: each edge's circuit breaker on its calls to the replicas: none, or FAILURES:OPEN such as 5:2s")
+	fs.TextVar(&opts.Edge.Retry, "edge-retry", retry.Policy{Kind: retry.None}, "with --tiers 2: the edges' retry `POLICY`: "+strings.Join(retry.Forms, ", "))
+	fs.TextVar(&opts.Edge.Budget, "edge-retry-budget", retry.Budget{}, "with --tiers 2: bounds each edge's retries, a `BUDGET`: "+strings.Join(retry.BudgetForms, ", "))
+	fs.TextVar(&opts.Edge.Breaker, "edge-breaker", retry.Breaker{}, "with --tiers 2: each edge's circuit `BREAKER` on its calls to the replicas: "+strings.Join(retry.BreakerForms, ", "))
 	fs.IntVar(&opts.Edge.Bulkhead, "edge-bulkhead", 0, "with --tiers 2: requests each edge lets call the replicas at once, the rest refused with 503; 0: unbounded")
 	fs.DurationVar((*time.Duration)(&opts.Edge.Deadline), "edge-deadline", 0, "with --tiers 2: each request's whole time at an edge, passed on to the replicas; 0: none")
 	return c
 }
 
 func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
-	if err := opts.Replica.Config.Validate(); err != nil {
+	if err := upProblems(opts).Err(); err != nil {
 		return usageError{err}
-	}
-	if opts.Replicas < 1 || opts.Replicas > 64 {
-		return usageErrorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas)
-	}
-	if opts.Items < 1 {
-		return usageErrorf("--items: %d out of range (accepted: 1 or more)", opts.Items)
-	}
-	if opts.Tiers != local.OneTier && opts.Tiers != local.TwoTiers {
-		return usageErrorf("--tiers: %d out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)", opts.Tiers)
-	}
-	for _, p := range opts.Edge.Config.Problems() {
-		return usageErrorf("--edge-%s: %s", p.Field, p.Msg)
-	}
-	var err error
-	if opts.Edge.Retry, err = retry.Parse(opts.EdgeRetry); err != nil {
-		return usageErrorf("--edge-retry: %v", err)
-	}
-	if opts.Edge.Budget, err = retry.ParseBudget(opts.EdgeBudget); err != nil {
-		return usageErrorf("--edge-retry-budget: %v", err)
-	}
-	if opts.Edge.Breaker, err = retry.ParseBreaker(opts.EdgeBreaker); err != nil {
-		return usageErrorf("--edge-breaker: %v", err)
-	}
-	if opts.Tiers == local.OneTier {
-		for _, f := range []string{"edge-timeout", "edge-retry", "edge-retry-budget", "edge-breaker", "edge-bulkhead", "edge-deadline"} {
-			if slices.Contains(opts.setFlags, f) {
-				return usageErrorf("--%s: sets the edge tier's policy, and there is none with --tiers 1 (accepted with --tiers 2)", f)
-			}
-		}
 	}
 	opts.Edge.Seed = opts.Replica.Seed
 	if err := checkProvider(opts.Provider); err != nil {
@@ -163,6 +134,34 @@ func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error 
 		return upForeground(ctx, stdout, stderr, opts)
 	}
 	return upDetached(ctx, stdout, stderr, opts)
+}
+
+// upProblems are every problem of up's flags at once, each by its field
+// (told as its flag) and with the accepted values.
+func upProblems(opts upOptions) herd.FieldErrors {
+	bad := opts.Replica.Config.Problems()
+	if opts.Replicas < 1 || opts.Replicas > 64 {
+		bad.Add("replicas", "%d out of range (accepted: 1 to 64)", opts.Replicas)
+	}
+	if opts.Items < 1 {
+		bad.Add("items", "%d out of range (accepted: 1 or more)", opts.Items)
+	}
+	if opts.Tiers != local.OneTier && opts.Tiers != local.TwoTiers {
+		bad.Add("tiers", "%d out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)", opts.Tiers)
+	}
+	for _, e := range opts.Edge.Config.Problems() {
+		c := *e
+		c.Field = "edge_" + c.Field // --edge-timeout
+		bad = append(bad, &c)
+	}
+	if opts.Tiers == local.OneTier {
+		for _, f := range []string{"edge-timeout", "edge-retry", "edge-retry-budget", "edge-breaker", "edge-bulkhead", "edge-deadline"} {
+			if slices.Contains(opts.setFlags, f) {
+				bad.Add(strings.ReplaceAll(f, "-", "_"), "sets the edge tier's policy, and there is none with --tiers 1 (accepted with --tiers 2)")
+			}
+		}
+	}
+	return bad
 }
 
 // upForeground runs the supervisor in this process until ctx ends.
