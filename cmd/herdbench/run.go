@@ -28,7 +28,9 @@ policies if it likes), the timeline, gates, stop conditions and outputs.
 
 Every key of the file is the flag of the same name under another spelling
 (load.hot_keys is --hot-keys); flags given on the command line override the
-file. The file is decoded strictly: unknown keys, values of the wrong type
+file. --arms picks the file's arms by name, in its own order (a name the
+file does not have is read as a strategy or a client arm). The file is
+decoded strictly: unknown keys, values of the wrong type
 and values out of range are reported all at once, each with its file:line,
 and exit 2. The format's JSON Schema is docs/scenario.schema.json; examples
 are in examples/.`,
