@@ -2,11 +2,9 @@ package experiment
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/herdbench/herdbench/gates"
@@ -133,88 +131,6 @@ func (s *Select) apply(base http.Header) (http.Header, url.Values) {
 		q.Set(k, v)
 	}
 	return h, q
-}
-
-// Prefixes of arms that compare client policies on the base config:
-// "retry=full-jitter:100ms:2s:3", "throttle=2", "hedge=50ms",
-// "client-breaker=5:2s".
-const (
-	RetryArm    = "retry="
-	ThrottleArm = "throttle="
-	HedgeArm    = "hedge="
-	BreakerArm  = "client-breaker="
-	// EdgeArm prefixes an arm that sets one key of the edges' policy:
-	// "edge-retry=immediate:2", "edge-breaker=5:2s", "edge-bulkhead=20",
-	// "edge-deadline=800ms", "edge-retry-budget=10%", "edge-timeout=300ms"
-	EdgeArm = "edge-"
-)
-
-// ClientArms lists the client arm prefixes with an example of each, for
-// help text and errors.
-var ClientArms = []string{RetryArm + "full-jitter:100ms:2s:3", ThrottleArm + "2", HedgeArm + "50ms", BreakerArm + "5:2s",
-	EdgeArm + "breaker=5:2s"}
-
-// clientArm sets arm a from its name when the name is a client arm, and
-// says whether it is; err says why its spec does not parse.
-func clientArm(a *Arm) (ok bool, err error) {
-	n := a.Name
-	if spec, ok := strings.CutPrefix(n, RetryArm); ok {
-		p, err := retry.Parse(spec)
-		if err == nil {
-			a.Retry = &p
-		}
-		return true, err
-	}
-	if spec, ok := strings.CutPrefix(n, ThrottleArm); ok {
-		k, err := retry.ParseThrottle(spec)
-		if err == nil {
-			a.Throttle = &k
-		}
-		return true, err
-	}
-	if spec, ok := strings.CutPrefix(n, HedgeArm); ok {
-		h, err := retry.ParseHedge(spec)
-		if err == nil && h.Delay == 0 {
-			err = fmt.Errorf("a hedge arm needs a delay, such as hedge=50ms")
-		}
-		if err == nil {
-			a.Hedge = &h
-		}
-		return true, err
-	}
-	if rest, ok := strings.CutPrefix(n, EdgeArm); ok {
-		if key, spec, ok := strings.Cut(rest, "="); ok {
-			var p edge.Patch
-			err := p.Set(strings.ReplaceAll(key, "-", "_"), spec)
-			if err == nil {
-				a.Edge = &p
-			}
-			return true, err
-		}
-	}
-	if spec, ok := strings.CutPrefix(n, BreakerArm); ok {
-		b, err := retry.ParseBreaker(spec)
-		if err == nil {
-			a.Breaker = &b
-		}
-		return true, err
-	}
-	return false, nil
-}
-
-// Arms returns one arm per name: a strategy ("lock", "lock+ttl_jitter")
-// applied to base, or a client arm (see ClientArms), which keeps base's
-// strategy. A client arm that does not parse is reported by Plan.Validate.
-func Arms(names []string, base api.Patch) []Arm {
-	arms := make([]Arm, len(names))
-	for i, n := range names {
-		a := Arm{Name: n, Knobs: base}
-		if ok, _ := clientArm(&a); !ok {
-			a.Knobs = base.With("strategy", n)
-		}
-		arms[i] = a
-	}
-	return arms
 }
 
 // Clients is what every virtual client does in one arm: the plan's client

@@ -48,8 +48,9 @@ func (p Plan) Validate() error {
 	return errs.Err()
 }
 
-// armProblems checks the arms: how many, unique names, client arms that
-// parse, and each arm's replica config.
+// armProblems checks the arms: how many, unique names, and each arm's
+// client policies and replica config. Whether an arm's name reads is
+// ParseArms' to say, where it was written.
 func (p Plan) armProblems() herd.FieldErrors {
 	var errs herd.FieldErrors
 	if len(p.Arms) == 0 || len(p.Arms) > MaxArms {
@@ -64,8 +65,10 @@ func (p Plan) armProblems() herd.FieldErrors {
 			bad(nil, "twice")
 		}
 		seen[a.Name] = true
-		if _, err := clientArm(&Arm{Name: a.Name}); err != nil {
-			bad(err, "%v", err)
+		if a.Throttle != nil {
+			if err := retry.CheckThrottle(*a.Throttle); err != nil {
+				bad(err, "throttle: %v", err)
+			}
 		}
 		if a.Select != nil {
 			continue // a service's arm: no replica config to check
@@ -231,7 +234,11 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 	if name == "baseline" {
 		return arm, nil
 	}
-	client := Arms([]string{name}, nil)[0]
+	arms, errs := ParseArms(NameSpecs([]string{name}), nil, nil)
+	if len(errs) > 0 {
+		return Arm{}, errs[0] // one name: one problem
+	}
+	client := arms[0]
 	if client.Retry == nil && client.Throttle == nil && client.Hedge == nil && client.Breaker == nil {
 		return Arm{}, &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, baseline, or a client policy: %s)",
 			tg.Name, strings.Join(declared, ", "), strings.Join(ClientArms, ", "))}

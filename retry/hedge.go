@@ -24,7 +24,10 @@ const DefaultHedgeMaxErrorRate = 0.1
 // HedgeWindow is how far back a client counts its error rate.
 const HedgeWindow = windowLen
 
-const hedgeAccepted = "accepted: none, a delay such as 50ms, or DELAY:RATE such as 50ms:10% to hedge only while under that error rate"
+// HedgeForms lists the accepted forms of a hedge, for help text and errors.
+var HedgeForms = []string{"none", "a delay such as 50ms", "DELAY:RATE such as 50ms:10% to hedge only while under that error rate (default 10%)"}
+
+var hedgeAccepted = "accepted: " + strings.Join(HedgeForms, ", ")
 
 // ParseHedge reads "none", "50ms" or "50ms:10%".
 func ParseHedge(s string) (Hedge, error) {

@@ -1,7 +1,14 @@
-// Package retry provides the policies herd clients ship against a
-// struggling service, parsed from the short forms herdbench's flags use:
-// retry policies and the budgets that bound them, adaptive throttling, a
-// client-side circuit breaker, and hedging gated on the client's error rate.
+// Package retry provides the policies herd clients (and the edge replicas,
+// calling the API replicas) ship against a struggling service, in the short
+// forms herdbench's flags, arms and scenario files use: retry policies and
+// the budgets that bound them, adaptive throttling, a circuit breaker, and
+// hedging gated on the client's error rate.
+//
+// Each policy type reads its short form with UnmarshalText and writes it
+// with MarshalText, so a flag holds the typed value (pflag's TextVar), a
+// scenario file's value goes through the same method, and results read
+// back; errors name the value and list the accepted forms (Forms,
+// BudgetForms, HedgeForms, BreakerForms).
 //
 // Backoffs follow Brooker, "Exponential Backoff And Jitter" (AWS
 // Architecture Blog, 2015), attempt n counting from 0 for the first retry:
@@ -192,12 +199,17 @@ type Budget struct {
 
 // Budget costs of the tokens kind, as the AWS SDKs' standard retry quota.
 const (
-	RetryCost      = 5  // a retry after an error
-	TimeoutCost    = 10 // a retry after a timeout
-	SuccessRefund  = 1  // a request that succeeded at its first attempt
-	defaultBucket  = 500
-	budgetAccepted = "accepted: a ratio such as 10%, tokens (500, the AWS SDKs' quota) or tokens:N"
+	RetryCost     = 5  // a retry after an error
+	TimeoutCost   = 10 // a retry after a timeout
+	SuccessRefund = 1  // a request that succeeded at its first attempt
+	defaultBucket = 500
 )
+
+// BudgetForms lists the accepted forms of a budget, for help text and
+// errors.
+var BudgetForms = []string{"none", "a ratio such as 10%", "tokens (500, the AWS SDKs' quota)", "tokens:N"}
+
+var budgetAccepted = "accepted: " + strings.Join(BudgetForms, ", ")
 
 // String is the budget's short form.
 func (b Budget) String() string {

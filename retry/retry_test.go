@@ -119,7 +119,7 @@ func TestBackoffFormulas(t *testing.T) {
 }
 
 func TestBudgets(t *testing.T) {
-	if _, err := ParseBudget("ten percent"); err == nil || !strings.Contains(err.Error(), "accepted: a ratio such as 10%") {
+	if _, err := ParseBudget("ten percent"); err == nil || !strings.Contains(err.Error(), "accepted: none, a ratio such as 10%") {
 		t.Errorf("ParseBudget(\"ten percent\") = %v; want an error listing the accepted forms", err)
 	}
 	for _, bad := range []string{"0%", "101%", "tokens:0", "tokens:x"} {

@@ -12,10 +12,8 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -30,7 +28,9 @@ policies if it likes), the timeline, gates, stop conditions and outputs.
 
 Every key of the file is the flag of the same name under another spelling
 (load.hot_keys is --hot-keys); flags given on the command line override the
-file. The file is decoded strictly: unknown keys, values of the wrong type
+file. --arms picks the file's arms by name, in its own order (a name the
+file does not have is read as a strategy or a client arm). The file is
+decoded strictly: unknown keys, values of the wrong type
 and values out of range are reported all at once, each with its file:line,
 and exit 2. The format's JSON Schema is docs/scenario.schema.json; examples
 are in examples/.`,
@@ -85,9 +85,6 @@ func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer, newT
 			_ = target.Value.(pflag.SliceValue).Replace(sv.GetSlice())
 		} else {
 			_ = target.Value.Set(fl.Value.String())
-		}
-		if fl.Name == "arms" {
-			opts.Scenario = nil // --arms replaces the file's arms
 		}
 	})
 	opts.TestbedSet = changed(cmdline, startFlags)
@@ -144,79 +141,92 @@ func setFlag(fl *pflag.Flag, v string) error {
 	return fmt.Errorf("%q is not %s (accepted: %s)", v, accepted, accepted)
 }
 
-// scenarioArms builds the arms of a scenario file on the base knobs: each
-// arm's strategy (or its name read as --arms reads it), then its own knobs
-// and client policies.
-func scenarioArms(path string, f *scenario.File, base api.Patch) ([]experiment.Arm, herd.FieldErrors) {
+// scenarioArms builds a scenario file's arms on the base knobs, with every
+// problem at once, each at its file:line: all of the file's arms, or with
+// names (--arms) those it names, in its order, as --arms picks a target
+// file's arms. A name that is none of the file's arms is read as --arms
+// reads it (a strategy or a client arm); one that is neither is refused,
+// naming the file's arms.
+func scenarioArms(path string, f *scenario.File, base api.Patch, names []string) ([]experiment.Arm, herd.FieldErrors) {
+	picks := make([]int, len(f.Arms)) // indexes in f.Arms; -1: a name the file does not have
+	for i := range picks {
+		picks[i] = i
+	}
+	if names != nil {
+		picks = picks[:0]
+		for _, n := range names {
+			picks = append(picks, slices.IndexFunc(f.Arms, func(a scenario.Arm) bool { return a.Name == n }))
+		}
+	}
 	var arms []experiment.Arm
 	var errs herd.FieldErrors
-	for _, fa := range f.Arms {
-		a := experiment.Arms([]string{fa.Name}, base)[0]
-		if fa.Strategy != nil {
-			a = experiment.Arm{Name: fa.Name, Knobs: base.With("strategy", *fa.Strategy)}
-		}
-		before := len(errs)
-		for _, s := range fa.Settings(f) {
-			if err := setArm(&a, s.Flag, s.Values[0]); err != nil {
-				errs = append(errs, &herd.FieldError{File: path, Line: s.Line, Field: s.Path, Msg: err.Error(), Err: err})
+	for j, i := range picks {
+		if i < 0 {
+			a, problems := notInFile(path, f, base, names[j])
+			if a != nil {
+				arms = append(arms, *a)
 			}
+			errs = append(errs, problems...)
+			continue
 		}
-		cfg, _ := a.Knobs.Apply(api.DefaultConfig) // every value came through its knob's flag
-		if problems := cfg.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == before {
-			// a named arm's config is checked here, with its place; arms
-			// read as --arms are checked by the plan
-			for _, e := range problems {
-				errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
-			}
-			a.Knobs = base.With("strategy", api.None) // reported once
-		}
+		a, problems := fileArm(path, f, i, base)
 		arms = append(arms, a)
+		errs = append(errs, problems...)
 	}
 	return arms, errs
 }
 
-// setArm sets one of an arm's own settings, a client policy or a knob,
-// from a scenario file's value.
-func setArm(a *experiment.Arm, flag, v string) error {
-	var err error
-	switch flag {
-	case "retry":
-		var p retry.Policy
-		if p, err = retry.Parse(v); err == nil {
-			a.Retry = &p
-		}
-	case "throttle":
-		var k float64
-		if k, err = retry.ParseThrottle(v); err == nil {
-			a.Throttle = &k
-		}
-	case "hedge":
-		var h retry.Hedge
-		if h, err = retry.ParseHedge(v); err == nil {
-			a.Hedge = &h
-		}
-	case "client-breaker":
-		var b retry.Breaker
-		if b, err = retry.ParseBreaker(v); err == nil {
-			a.Breaker = &b
-		}
-	case "edge-timeout", "edge-retry", "edge-retry-budget", "edge-breaker", "edge-bulkhead", "edge-deadline":
-		if a.Edge == nil {
-			a.Edge = &edge.Patch{}
-		}
-		err = a.Edge.Set(strings.ReplaceAll(strings.TrimPrefix(flag, "edge-"), "-", "_"), v)
-	default:
-		var c api.Config
-		knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
-		addKnobFlags(knobs, &c, nil)
-		fl := knobs.Lookup(flag)
-		if fl == nil {
-			return fmt.Errorf("%s is not a setting of an arm", flag)
-		}
-		if err = setFlag(fl, v); err == nil {
-			name := strings.ReplaceAll(flag, "-", "_")
-			a.Knobs = a.Knobs.Merge(api.PatchOf(c, name))
-		}
+// fileArm is the file's arm i, as experiment.ParseArms reads it. A named
+// arm's config (one with a strategy of its own) is checked here, with its
+// place; arms read as --arms are checked by the plan.
+func fileArm(path string, f *scenario.File, i int, base api.Patch) (experiment.Arm, herd.FieldErrors) {
+	fa := f.Arms[i]
+	spec := experiment.ArmSpec{Name: fa.Name, Strategy: fa.Strategy}
+	for _, s := range fa.Settings(f) {
+		spec.Settings = append(spec.Settings, experiment.ArmSetting{Key: s.Flag, Value: s.Values[0], File: path, Line: s.Line, Field: s.Path})
 	}
-	return err
+	arms, errs := experiment.ParseArms([]experiment.ArmSpec{spec}, base, setKnob)
+	a := arms[0]
+	cfg, _ := a.Knobs.Apply(api.DefaultConfig) // every value came through its knob's flag
+	if problems := cfg.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
+		for _, e := range problems {
+			errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
+		}
+		a.Knobs = base.With("strategy", api.None) // reported once
+	}
+	return a, errs
+}
+
+// notInFile is the arm --arms names that the scenario file does not have:
+// read as --arms reads it, or nil and a problem naming the file's arms.
+func notInFile(path string, f *scenario.File, base api.Patch, name string) (*experiment.Arm, herd.FieldErrors) {
+	arms, errs := experiment.ParseArms(experiment.NameSpecs([]string{name}), base, nil)
+	cfg, _ := arms[0].Knobs.Apply(api.DefaultConfig)
+	if len(errs) > 0 || !errors.Is(cfg.Validate(), api.ErrUnknownStrategy) {
+		return &arms[0], errs
+	}
+	declared := make([]string, len(f.Arms))
+	for i, a := range f.Arms {
+		declared[i] = a.Name
+	}
+	return nil, herd.FieldErrors{{Field: "arms", Elem: name, Msg: fmt.Sprintf(
+		"not an arm of %s (accepted: its arms %s; a strategy, such as lock or lock+ttl_jitter; or a client arm, such as %s)",
+		path, strings.Join(declared, ", "), experiment.ClientArms[0])}}
+}
+
+// setKnob sets one of an arm's own knobs from a scenario file's value, by
+// the knob's flag.
+func setKnob(a *experiment.Arm, flag, v string) error {
+	var c api.Config
+	knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
+	addKnobFlags(knobs, &c, nil)
+	fl := knobs.Lookup(flag)
+	if fl == nil {
+		return fmt.Errorf("unknown key %q", flag) // a scenario key names a flag: a test checks it
+	}
+	if err := setFlag(fl, v); err != nil {
+		return err
+	}
+	a.Knobs = a.Knobs.Merge(api.PatchOf(c, strings.ReplaceAll(flag, "-", "_")))
+	return nil
 }

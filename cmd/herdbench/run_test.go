@@ -144,6 +144,52 @@ outputs: [pdf]
 	}
 }
 
+// --arms picks a scenario file's arms by name, as it picks a target file's:
+// in the flag's order, each as the file writes it, beside anything --arms
+// reads itself; a name that is neither is refused, naming the file's arms.
+func TestArmsPicksAScenarioFilesArms(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	file := `load: {rate: 100}
+arms:
+  - none
+  - name: careful
+    strategy: lock
+    retry: immediate:1
+  - name: eager
+    strategy: xfetch
+    edge: {breaker: "5:1s"}
+`
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir() // no testbed runs there: the dry run describes the one it would start
+	code, stdout, stderr := herdbench(t, "run", path, "--dry-run", "--state-dir", empty, "--arms", "eager,careful,singleflight")
+	var arms []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if a, ok := strings.CutPrefix(l, "arm       "); ok {
+			arms = append(arms, a)
+		}
+	}
+	want := []string{
+		`eager: the replicas' strategy xfetch; the edges' policy with {"breaker":"5:1s"}`,
+		"careful: the replicas' strategy lock; its clients' own policy",
+		"singleflight: the replicas' strategy singleflight",
+	}
+	if code != exitOK || !slices.Equal(arms, want) {
+		t.Errorf("run s.yaml --dry-run --arms eager,careful,singleflight = exit %d, arms\n%s\nwant exit 0, arms\n%s\nstderr: %s",
+			code, strings.Join(arms, "\n"), strings.Join(want, "\n"), stderr)
+	}
+	code, stdout, stderr = herdbench(t, "run", path, "--dry-run", "--state-dir", empty, "--arms", "careful,bogus,retry=x")
+	for _, w := range []string{
+		"--arms: bogus: not an arm of " + path + " (accepted: its arms none, careful, eager; a strategy, such as lock",
+		`--arms: retry=x: retry policy "x": unknown kind "x" (accepted: none, immediate:N`,
+	} {
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, w) {
+			t.Errorf("run s.yaml --arms careful,bogus,retry=x = exit %d, stdout %q, stderr\n%s\nwant exit 2, nothing run, and %q", code, stdout, stderr, w)
+		}
+	}
+}
+
 // Every example runs, its gates checked, on one testbed; flags given on the
 // command line override the file (a short timeline here).
 func TestExamplesRun(t *testing.T) {

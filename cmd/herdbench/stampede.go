@@ -36,10 +36,6 @@ type stampedeOptions struct {
 	Plan     experiment.Plan
 	Knobs    api.Config      // the knob flags' values: api.DefaultConfig where not set
 	KnobsSet map[string]bool // the knobs a flag or the scenario file set: every arm sends them
-	Retry    string          // --retry, parsed into Plan.Retry
-	Budget   string          // --retry-budget, parsed into Plan.Budget
-	Hedge    string          // --hedge, parsed into Plan.Hedge
-	Breaker  string          // --client-breaker, parsed into Plan.Breaker
 	Gates    []string        // --gate, parsed into Plan.Gates
 	Abort    []string        // --abort-on, parsed into Plan.Abort
 	Outputs  []string        // -o, parsed by parseOutputs
@@ -78,6 +74,7 @@ type stampedeOptions struct {
 var stampedeDefaults = experiment.Plan{
 	Trigger: "expire",
 	Clients: 100,
+	Retry:   retry.Policy{Kind: retry.None},
 	HotKeys: 100,
 	Rate:    1000,
 	Keys:    10_000,
@@ -94,10 +91,6 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 	plan := stampedeDefaults
 	plan.Triggers = newTriggers()
 	return stampedeOptions{
-		Retry:      "none",
-		Budget:     "none",
-		Hedge:      "none",
-		Breaker:    "none",
 		Arms:       []string{api.None, api.Singleflight, api.Lock, api.XFetch},
 		Plan:       plan,
 		Knobs:      api.DefaultConfig,
@@ -159,15 +152,16 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	p := &opts.Plan
 	reg := p.Triggers
 	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+
-		", or several joined with +) or a client policy ("+strings.Join(experiment.ClientArms, ", ")+")")
+		", or several joined with +) or a client policy ("+strings.Join(experiment.ClientArms, ", ")+
+		"); with a scenario or target file, also the names of its arms")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
 	addTriggerFlags(fs, reg)
 	fs.IntVar(&p.Clients, "clients", p.Clients, "virtual clients sharing the load, each with its own retry state")
-	fs.StringVar(&opts.Retry, "retry", opts.Retry, "the clients' retry policy: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
+	fs.TextVar(&p.Retry, "retry", p.Retry, "the clients' retry `POLICY`: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
 	fs.Float64Var(&p.Throttle, "throttle", p.Throttle, "adaptive throttling's K for every client (0: off; the SRE book uses 2); arms can set their own: --arms throttle=2,...")
-	fs.StringVar(&opts.Budget, "retry-budget", opts.Budget, "bounds each client's retries: none, a ratio such as 10%, tokens (the AWS SDKs' quota of 500) or tokens:N")
-	fs.StringVar(&opts.Hedge, "hedge", opts.Hedge, "hedge an attempt to the next replica after DELAY, while the client's error rate is under RATE (default 10%): none, DELAY or DELAY:RATE; arms: --arms hedge=50ms,...")
-	fs.StringVar(&opts.Breaker, "client-breaker", opts.Breaker, "each client's own circuit breaker: none, or FAILURES:OPEN such as 5:2s; arms: --arms client-breaker=5:2s,...")
+	fs.TextVar(&p.Budget, "retry-budget", p.Budget, "bounds each client's retries, a `BUDGET`: "+strings.Join(retry.BudgetForms, ", "))
+	fs.TextVar(&p.Hedge, "hedge", p.Hedge, "hedge an attempt to the next replica after a `DELAY`: "+strings.Join(retry.HedgeForms, ", ")+"; arms: --arms hedge=50ms,...")
+	fs.TextVar(&p.Breaker, "client-breaker", p.Breaker, "each client's own circuit `BREAKER`: "+strings.Join(retry.BreakerForms, ", ")+"; arms: --arms client-breaker=5:2s,...")
 	fs.Float64Var(&p.Critical, "critical", p.Critical, "share of requests sent with X-Priority: critical, 0 to 1 (shed_priority admits them first)")
 	fs.StringArrayVar(&opts.Gates, "gate", opts.Gates, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%' (repeatable); a failed gate exits 99")
 	fs.StringArrayVar(&opts.Abort, "abort-on", opts.Abort, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(experiment.LivePaths, ", ")+")")
@@ -227,21 +221,7 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan := opts.Plan
-	var bad herd.FieldErrors
-	var err error
-	if plan.Retry, err = retry.Parse(opts.Retry); err != nil {
-		bad = append(bad, fieldErr("retry", err))
-	}
-	if plan.Budget, err = retry.ParseBudget(opts.Budget); err != nil {
-		bad = append(bad, fieldErr("retry_budget", err))
-	}
-	if plan.Hedge, err = retry.ParseHedge(opts.Hedge); err != nil {
-		bad = append(bad, fieldErr("hedge", err))
-	}
-	if plan.Breaker, err = retry.ParseBreaker(opts.Breaker); err != nil {
-		bad = append(bad, fieldErr("client_breaker", err))
-	}
-	var problems herd.FieldErrors
+	var bad, problems herd.FieldErrors
 	plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
 	bad = append(bad, problems...)
 	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
@@ -269,11 +249,17 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		plan, err = servicePlan(plan, svc, opts)
 		bad = append(bad, herd.Fields(err)...)
 	case opts.Scenario != nil && len(opts.Scenario.Arms) > 0:
+		var names []string // --arms picks of the file's arms
+		if opts.ArmsSet {
+			names = opts.Arms
+		}
 		var errs herd.FieldErrors
-		plan.Arms, errs = scenarioArms(opts.ScenarioPath, opts.Scenario, base)
+		plan.Arms, errs = scenarioArms(opts.ScenarioPath, opts.Scenario, base, names)
 		bad = append(bad, errs...)
 	default:
-		plan.Arms = experiment.Arms(opts.Arms, base)
+		var errs herd.FieldErrors
+		plan.Arms, errs = experiment.ParseArms(experiment.NameSpecs(opts.Arms), base, nil)
+		bad = append(bad, errs...)
 	}
 	if svc := opts.service; svc != nil {
 		bad = append(bad, herd.Fields(plan.ValidateFor(svc))...)

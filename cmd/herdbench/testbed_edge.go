@@ -17,12 +17,10 @@ import (
 
 func newTestbedEdgeCmd(stderr io.Writer) *cobra.Command {
 	var (
-		listen, name, retryS, budgetS, breakerS = "127.0.0.1:8090", "a1", retry.None, retry.None, retry.None
-		upstreams                               []string
-		timeout                                 = edge.DefaultTimeout
-		deadline                                time.Duration
-		bulkhead                                int
-		seed                                    uint64
+		listen, name = "127.0.0.1:8090", "a1"
+		upstreams    []string
+		pol          = edge.Config{Timeout: herd.Duration(edge.DefaultTimeout), Retry: retry.Policy{Kind: retry.None}}
+		seed         uint64
 	)
 	c := &cobra.Command{
 		Use:   "edge",
@@ -38,30 +36,21 @@ sent (herdbench_edge_upstream_attempts_total): their ratio is the layer's
 amplification. docs/testbed.md has an example.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			o := edge.Options{Name: name, Seed: seed, Config: edge.Config{Timeout: herd.Duration(timeout),
-				Bulkhead: bulkhead, Deadline: herd.Duration(deadline)}}
+			o := edge.Options{Name: name, Seed: seed, Config: pol}
+			bad := pol.Problems()
 			if len(upstreams) == 0 {
-				return usageErrorf("--upstream: required: the API replicas' base URLs, such as http://127.0.0.1:8081")
+				bad.Add("upstream", "required: the API replicas' base URLs, such as http://127.0.0.1:8081")
 			}
 			for _, u := range upstreams {
 				p, err := url.Parse(u)
 				if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || (p.Path != "" && p.Path != "/") {
-					return usageErrorf("--upstream %q: want an API replica's base URL, http://HOST:PORT", u)
+					bad = append(bad, &herd.FieldError{Field: "upstream", Elem: u, Msg: "want an API replica's base URL, http://HOST:PORT"})
+					continue
 				}
 				o.Upstreams = append(o.Upstreams, p.Scheme+"://"+p.Host)
 			}
-			var err error
-			if o.Retry, err = retry.Parse(retryS); err != nil {
-				return usageErrorf("--retry: %v", err)
-			}
-			if o.Budget, err = retry.ParseBudget(budgetS); err != nil {
-				return usageErrorf("--retry-budget: %v", err)
-			}
-			if o.Breaker, err = retry.ParseBreaker(breakerS); err != nil {
-				return usageErrorf("--breaker: %v", err)
-			}
-			for _, p := range o.Config.Problems() {
-				return usageErrorf("--%s: %s", p.Field, p.Msg)
+			if len(bad) > 0 {
+				return usageError{bad}
 			}
 			return edge.Run(c.Context(), listen, o, slog.New(slog.NewTextHandler(stderr, nil)))
 		},
@@ -70,12 +59,12 @@ amplification. docs/testbed.md has an example.`,
 	fs.StringVar(&listen, "listen", listen, "address to serve on")
 	fs.StringVar(&name, "name", name, "edge replica name, reported in X-Edge")
 	fs.StringSliceVar(&upstreams, "upstream", nil, "API replicas' base URLs, called in turn (comma-separated or repeated)")
-	fs.DurationVar(&timeout, "timeout", timeout, "each attempt's own timeout")
-	fs.StringVar(&retryS, "retry", retryS, "retry policy after a failed attempt: "+strings.Join(retry.Forms, ", "))
-	fs.StringVar(&budgetS, "retry-budget", budgetS, "bounds the retries over all the edge's requests: none, a ratio such as 10%, tokens or tokens:N")
-	fs.StringVar(&breakerS, "breaker", breakerS, "circuit breaker on the calls to the API replicas: none, or FAILURES:OPEN such as 5:2s")
-	fs.IntVar(&bulkhead, "bulkhead", 0, "requests calling the API replicas at once at most, the rest refused with 503; 0: unbounded")
-	fs.DurationVar(&deadline, "deadline", 0, "each request's whole time, passed on to the API replicas in "+api.DeadlineHeader+"; 0: none")
+	fs.DurationVar((*time.Duration)(&pol.Timeout), "timeout", time.Duration(pol.Timeout), "each attempt's own timeout")
+	fs.TextVar(&pol.Retry, "retry", pol.Retry, "retry `POLICY` after a failed attempt: "+strings.Join(retry.Forms, ", "))
+	fs.TextVar(&pol.Budget, "retry-budget", pol.Budget, "bounds the retries over all the edge's requests, a `BUDGET`: "+strings.Join(retry.BudgetForms, ", "))
+	fs.TextVar(&pol.Breaker, "breaker", pol.Breaker, "circuit `BREAKER` on the calls to the API replicas: "+strings.Join(retry.BreakerForms, ", "))
+	fs.IntVar(&pol.Bulkhead, "bulkhead", 0, "requests calling the API replicas at once at most, the rest refused with 503; 0: unbounded")
+	fs.DurationVar((*time.Duration)(&pol.Deadline), "deadline", 0, "each request's whole time, passed on to the API replicas in "+api.DeadlineHeader+"; 0: none")
 	fs.Uint64Var(&seed, "seed", 0, "seed of the backoff's jitter")
 	return c
 }

@@ -28,9 +28,8 @@ type upOptions struct {
 	Replica    api.Options
 	startOptions
 	// With --tiers 2, the edge replicas call the API replicas with Edge's
-	// timeout and the EdgeRetry policy and EdgeBudget budget.
-	Edge                               edge.Options
-	EdgeRetry, EdgeBudget, EdgeBreaker string
+	// policy (--edge-*).
+	Edge edge.Options
 
 	Observability bool     // Prometheus and exporters too
 	Grafana       bool     // and, under docker, Grafana
@@ -78,25 +77,15 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and PostgreSQL are installed, else docker")
 	addReplicaFlags(fs, &opts.Replica)
 	fs.DurationVar((*time.Duration)(&opts.Edge.Timeout), "edge-timeout", local.DefaultEdgeTimeout, "with --tiers 2: each edge attempt's own timeout")
-	fs.StringVar(&opts.EdgeRetry, "edge-retry", retry.None, "with --tiers 2: the edges' retry policy: "+strings.Join(retry.Forms, ", "))
-	fs.StringVar(&opts.EdgeBudget, "edge-retry-budget", retry.None, "with --tiers 2: bounds each edge's retries: none, a ratio such as 10%, tokens or tokens:N")
-	fs.StringVar(&opts.EdgeBreaker, "edge-breaker", retry.None, "with --tiers 2: each edge's circuit breaker on its calls to the replicas: none, or FAILURES:OPEN such as 5:2s")
+	fs.TextVar(&opts.Edge.Retry, "edge-retry", retry.Policy{Kind: retry.None}, "with --tiers 2: the edges' retry `POLICY`: "+strings.Join(retry.Forms, ", "))
+	fs.TextVar(&opts.Edge.Budget, "edge-retry-budget", retry.Budget{}, "with --tiers 2: bounds each edge's retries, a `BUDGET`: "+strings.Join(retry.BudgetForms, ", "))
+	fs.TextVar(&opts.Edge.Breaker, "edge-breaker", retry.Breaker{}, "with --tiers 2: each edge's circuit `BREAKER` on its calls to the replicas: "+strings.Join(retry.BreakerForms, ", "))
 	fs.IntVar(&opts.Edge.Bulkhead, "edge-bulkhead", 0, "with --tiers 2: requests each edge lets call the replicas at once, the rest refused with 503; 0: unbounded")
 	fs.DurationVar((*time.Duration)(&opts.Edge.Deadline), "edge-deadline", 0, "with --tiers 2: each request's whole time at an edge, passed on to the replicas; 0: none")
 	return c
 }
 
 func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
-	var err error
-	if opts.Edge.Retry, err = retry.Parse(opts.EdgeRetry); err != nil {
-		return usageErrorf("--edge-retry: %v", err)
-	}
-	if opts.Edge.Budget, err = retry.ParseBudget(opts.EdgeBudget); err != nil {
-		return usageErrorf("--edge-retry-budget: %v", err)
-	}
-	if opts.Edge.Breaker, err = retry.ParseBreaker(opts.EdgeBreaker); err != nil {
-		return usageErrorf("--edge-breaker: %v", err)
-	}
 	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr))
 	if err != nil {
 		return testbedError(err)

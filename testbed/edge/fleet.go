@@ -30,7 +30,7 @@ type Patch struct {
 var Keys = []string{"timeout", "retry", "retry_budget", "breaker", "bulkhead", "deadline"}
 
 // Set sets one of the patch's fields from its key and a value in the
-// flags' forms; an error says what is accepted.
+// flags' forms; an error says it is the edge's and what is accepted.
 func (p *Patch) Set(key, v string) error {
 	var err error
 	switch key {
@@ -46,20 +46,11 @@ func (p *Patch) Set(key, v string) error {
 			p.Deadline = &hd
 		}
 	case "retry":
-		var r retry.Policy
-		if r, err = retry.Parse(v); err == nil {
-			p.Retry = &r
-		}
+		err = herd.SetText(&p.Retry, v)
 	case "retry_budget":
-		var b retry.Budget
-		if b, err = retry.ParseBudget(v); err == nil {
-			p.Budget = &b
-		}
+		err = herd.SetText(&p.Budget, v)
 	case "breaker":
-		var b retry.Breaker
-		if b, err = retry.ParseBreaker(v); err == nil {
-			p.Breaker = &b
-		}
+		err = herd.SetText(&p.Breaker, v)
 	case "bulkhead":
 		var n int
 		if n, err = strconv.Atoi(v); err != nil {
@@ -70,7 +61,7 @@ func (p *Patch) Set(key, v string) error {
 		return fmt.Errorf("edge policy key %q: unknown (accepted: %s)", key, strings.Join(Keys, ", "))
 	}
 	if err != nil {
-		return fmt.Errorf("edge %s: %w", key, err)
+		return fmt.Errorf("edge %w", err) // "edge breaker "5": ..."
 	}
 	return nil
 }
