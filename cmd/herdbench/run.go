@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +38,7 @@ are in examples/.`,
   herdbench run examples/outage-retries.yaml --seed 7 -o html=report.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			o, err := scenarioOptions(args[0], c.Flags(), stderr, newTriggers)
+			o, err := scenarioOptions(c.Context(), args[0], c.Flags(), stderr, newTriggers)
 			if err != nil {
 				return err
 			}
@@ -52,7 +53,7 @@ are in examples/.`,
 // stampede's defaults, then the scenario file, then the flags given on the
 // command line. Every problem of the file is reported at once, with the
 // problems of the plan it makes, in file order.
-func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer, newTriggers func() *triggers.Registry) (stampedeOptions, error) {
+func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, stderr io.Writer, newTriggers func() *triggers.Registry) (stampedeOptions, error) {
 	opts := newStampedeOptions(stderr, newTriggers)
 	f, err := scenario.Read(path, opts.Plan.Triggers)
 	if f == nil {
@@ -91,11 +92,16 @@ func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer, newT
 	})
 	opts.ReplicasSet = cmdline.Changed("replicas") || fromFile["replicas"].Flag != ""
 	opts.ArmsSet = cmdline.Changed("arms")
-	// a service's arms are its target file's: check the plan against it
-	if svc, err := describeTarget(opts.Target); err != nil {
+	// check the plan against its target: a service's arms are its target
+	// file's, and an edge arm needs a testbed of two tiers
+	svc, err := describeTarget(opts.Target)
+	switch {
+	case err != nil:
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile)...)
-	} else {
+	case svc != nil:
 		opts.service = svc
+	default:
+		opts.testbed = testbedToUse(ctx, opts)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile)...)

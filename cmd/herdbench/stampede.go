@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/triggers"
+	"github.com/herdbench/herdbench/workers"
 )
 
 type stampedeOptions struct {
@@ -57,6 +59,7 @@ type stampedeOptions struct {
 	InTTY       bool
 
 	service *targets.Target // the --target that is not the testbed, once described
+	testbed *targets.Target // else the testbed the run will use, once described (testbedToUse)
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -154,7 +157,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 		", or several joined with +) or a client policy ("+strings.Join(experiment.ClientArms, ", ")+")")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
 	addTriggerFlags(fs, reg)
-	fs.IntVar(&p.Clients, "clients", p.Clients, "virtual clients sharing the load, each with its own retry state")
+	fs.IntVar(&p.Clients, "clients", p.Clients, fmt.Sprintf("virtual clients sharing the load, each with its own retry state (1 to %d)", experiment.MaxClients))
 	fs.StringVar(&opts.Retry, "retry", opts.Retry, "the clients' retry policy: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
 	fs.Float64Var(&p.Throttle, "throttle", p.Throttle, "adaptive throttling's K for every client (0: off; the SRE book uses 2); arms can set their own: --arms throttle=2,...")
 	fs.StringVar(&opts.Budget, "retry-budget", opts.Budget, "bounds each client's retries: none, a ratio such as 10%, tokens (the AWS SDKs' quota of 500) or tokens:N")
@@ -183,7 +186,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.StringVar(&opts.Target, "target", opts.Target, "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
 	fs.StringVar(&opts.Workers, "workers", opts.Workers, "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
-	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT, wait until this many workers resolve")
+	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT only, wait until this many workers resolve (0: as many as resolve at first)")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 }
@@ -242,6 +245,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, problems...)
 	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
+	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
 	if opts.Workers != "" && len(opts.Abort) > 0 {
 		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
 	}
@@ -269,8 +273,8 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	default:
 		plan.Arms = experiment.Arms(opts.Arms, base)
 	}
-	if svc := opts.service; svc != nil {
-		bad = append(bad, herd.Fields(plan.ValidateFor(svc))...)
+	if tg := cmp.Or(opts.service, opts.testbed); tg != nil {
+		bad = append(bad, herd.Fields(plan.ValidateFor(tg))...)
 	} else {
 		bad = append(bad, herd.Fields(plan.Validate())...)
 	}
@@ -289,6 +293,9 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	opts.service = svc
+	if svc == nil {
+		opts.testbed = testbedToUse(ctx, opts)
+	}
 	plan, outs, err := buildPlan(opts)
 	if err != nil {
 		return err
@@ -302,7 +309,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return runService(ctx, stdout, stderr, opts, svc, plan, outs)
 	}
 	if opts.DryRun {
-		return dryRunTestbed(ctx, stdout, opts, plan)
+		return reporters.DryRun(stdout, experiment.Describe(plan, opts.testbed))
 	}
 
 	// Use the running testbed, or start one for this run.
@@ -337,23 +344,6 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	}
 	defer target.Close()
 	return runAndReport(ctx, stdout, stderr, opts, target, plan, outs, &st)
-}
-
-// dryRunTestbed previews a run on the testbed: the running one, or the one
-// the run would start. Nothing starts and nothing is sent.
-func dryRunTestbed(ctx context.Context, stdout io.Writer, opts stampedeOptions, plan experiment.Plan) error {
-	st, err := runningTestbed(ctx, opts.StateDir)
-	if err != nil {
-		st = testbed.Status{Provider: "local"}
-		for i := range opts.Replicas {
-			st.API = append(st.API, fmt.Sprintf("http://127.0.0.1:PORT%d", i+1))
-		}
-	}
-	tg := targets.FromTestbed(st)
-	if err != nil {
-		tg.Name = fmt.Sprintf("the local testbed the run would start in %s (%d replicas)", opts.StateDir, opts.Replicas)
-	}
-	return reporters.DryRun(stdout, experiment.Describe(plan, tg))
 }
 
 // runAndReport runs the plan on an open target, writes the results and the

@@ -13,6 +13,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
 )
 
 // describeTarget reads --target without contacting anything: nil for the
@@ -36,6 +37,27 @@ func describeTarget(spec string) (*targets.Target, error) {
 		return nil, usageError{err}
 	}
 	return targets.FromFile(f), nil
+}
+
+// testbedToUse describes, without connecting to it, the testbed a run on
+// --target testbed uses: the one running in --state-dir, or else the
+// one-tier local testbed the run would start. Its plan is checked against
+// it (an edge arm needs two tiers) and a dry run shows it.
+func testbedToUse(ctx context.Context, opts stampedeOptions) *targets.Target {
+	st, err := runningTestbed(ctx, opts.StateDir)
+	if err != nil {
+		st = testbed.Status{Provider: "local", StateDir: opts.StateDir}
+		for i := range opts.Replicas {
+			st.API = append(st.API, fmt.Sprintf("http://127.0.0.1:PORT%d", i+1))
+		}
+	}
+	tg := targets.FromTestbed(st)
+	tg.Restarter = restarterOf(st)
+	tg.Name = fmt.Sprintf("the testbed running in %s", st.StateDir)
+	if err != nil {
+		tg.Name = fmt.Sprintf("the local testbed the run would start in %s (%d replicas, one tier)", opts.StateDir, opts.Replicas)
+	}
+	return tg
 }
 
 // servicePlan fits the plan to a service herdbench does not control

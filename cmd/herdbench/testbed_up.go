@@ -111,8 +111,11 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 }
 
 func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
-	if err := opts.Replica.Config.Validate(); err != nil {
+	if err := opts.Replica.Problems().Err(); err != nil {
 		return usageError{err}
+	}
+	if opts.Timeout <= 0 {
+		return usageErrorf("--timeout: %s out of range (accepted: more than 0, such as 30s)", opts.Timeout)
 	}
 	if opts.Replicas < 1 || opts.Replicas > 64 {
 		return usageErrorf("--replicas: %d out of range (accepted: 1 to 64)", opts.Replicas)
