@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,6 +121,26 @@ func TestExitCodes(t *testing.T) {
 					strings.Join(tt.args, " "), code, stderr, tt.want, tt.wantStderr)
 			}
 		})
+	}
+}
+
+// testbed status says what to do, once: start a testbed where none is
+// recorded, clean up where one's supervisor is gone.
+func TestStatusSaysWhatToDo(t *testing.T) {
+	empty, dead := t.TempDir(), t.TempDir()
+	// a testbed whose supervisor, no such pid, is gone
+	state := `{"ready": true, "supervisor": {"name": "supervisor", "pid": 4194304}}`
+	if err := os.WriteFile(filepath.Join(dead, "state.json"), []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ dir, want, not string }{
+		{empty, "no testbed is running in " + empty + ": start one with 'herdbench testbed up --state-dir " + empty + "'", "testbed down"},
+		{dead, "its supervisor (pid 4194304) is gone; `herdbench testbed down` cleans up what it left", "start one with"},
+	} {
+		code, _, stderr := herdbench(t, "testbed", "status", "--state-dir", tt.dir)
+		if code != exitError || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, tt.not) {
+			t.Errorf("testbed status --state-dir %s = exit %d, stderr %q; want exit 1 saying %q, not %q", tt.dir, code, stderr, tt.want, tt.not)
+		}
 	}
 }
 
