@@ -69,7 +69,7 @@ func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 	tg := startTestbed(t, 1)
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.Singleflight}, api.FullPatch(api.DefaultConfig)),
-		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100,
+		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,
 	}

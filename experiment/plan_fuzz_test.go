@@ -30,7 +30,7 @@ func FuzzArms(f *testing.F) {
 			return
 		}
 		p := Plan{Arms: parsed, Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
-			Rate: 10, Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second),
+			Rate: 10, Clients: 1, Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second),
 			Triggers: triggerOptions("dependency", dependency)}
 		err := p.Validate()
 		if err != nil {
@@ -64,7 +64,7 @@ func FuzzArms(f *testing.F) {
 }
 
 func TestFaultMustEndWithinTheArm(t *testing.T) {
-	p := Plan{Arms: Arms([]string{"none"}, api.FullPatch(api.DefaultConfig)), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10,
+	p := Plan{Arms: Arms([]string{"none"}, api.FullPatch(api.DefaultConfig)), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second),
 		Triggers: triggerOptions("outage", "3s")}
 	err := p.Validate()

@@ -49,7 +49,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	// load, none loads about 60 times after T
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.Singleflight, api.Lock}, api.FullPatch(cfg)),
-		Trigger: "expire", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300,
+		Trigger: "expire", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 7,
 	}
@@ -176,7 +176,7 @@ func TestCancelledRunIsPartial(t *testing.T) {
 	cfg := api.DefaultConfig
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)),
-		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100,
+		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -207,7 +207,8 @@ func TestPlanValidate(t *testing.T) {
 		t.Fatal("Validate of a plan with many problems = nil")
 	}
 	for _, want := range []string{`arms: none: twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl, flush, conndrop, outage, slowdb, burst, restart, notify, writes)`,
-		"rate: 20001 out of range", "hot_keys: 20 out of range", "zipf: 1 out of range", "before:", "exceeds the cap"} {
+		"rate: 20001 out of range", "hot_keys: 20 out of range", "zipf: 1 out of range", "before:", "exceeds the cap",
+		"clients: 0 out of range (accepted: 1 to 100000)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)
 		}
@@ -237,7 +238,7 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 	// a second, yet they must all expire at T
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.XFetch}, api.FullPatch(cfg)),
-		Trigger: "ttl", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 300,
+		Trigger: "ttl", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
 	}
@@ -281,7 +282,7 @@ func statementCalls(t testing.TB, tg *targets.Target, text string) int64 {
 // cost the database, the hot keys' item queries and the bulk reads.
 func TestFillIsItsOwnStatement(t *testing.T) {
 	tg := startTestbed(t, 3)
-	p := Plan{Arms: Arms([]string{api.None}, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100,
+	p := Plan{Arms: Arms([]string{api.None}, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 2}
 	items, fills := statementCalls(t, tg, api.ItemQuery), statementCalls(t, tg, api.FillQuery)
 	rep, err := Run(context.Background(), p, Env{Target: tg})

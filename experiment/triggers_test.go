@@ -262,7 +262,7 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.SWR, api.Lease, api.Local}, api.FullPatch(cfg)),
-		Trigger: "expire", HotKeys: 20, Keys: 100, Zipf: 1.1, Rate: 300,
+		Trigger: "expire", HotKeys: 20, Keys: 100, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 9,
 	}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,6 +71,11 @@ func (p Plan) armProblems() herd.FieldErrors {
 				bad(err, "throttle: %v", err)
 			}
 		}
+		if a.Edge != nil {
+			for _, e := range a.Edge.Problems() {
+				bad(e, "edge %v", e)
+			}
+		}
 		if a.Select != nil {
 			continue // a service's arm: no replica config to check
 		}
@@ -102,8 +108,8 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	if p.Critical < 0 || p.Critical > 1 {
 		bad("critical", "%g out of range (accepted: 0 to 1, the share of requests marked critical)", p.Critical)
 	}
-	if p.Clients < 0 || p.Clients > MaxClients {
-		bad("clients", "%d out of range (accepted: 0 to %d; 0 means 1)", p.Clients, MaxClients)
+	if p.Clients < 1 || p.Clients > MaxClients {
+		bad("clients", "%d out of range (accepted: 1 to %d)", p.Clients, MaxClients)
 	}
 	if p.Keys < 1 {
 		bad("keys", "%d out of range (accepted: 1 or more)", p.Keys)
@@ -154,17 +160,33 @@ func (p Plan) ValidateFor(tg *targets.Target) error {
 	for _, set := range []struct {
 		field string
 		gs    []gates.Gate
-	}{{"gates", p.Gates}, {"abort_on", p.Abort}} {
+		paths []string
+	}{{"gates", p.Gates, GatePaths()}, {"abort_on", p.Abort, LivePaths}} {
 		for _, g := range set.gs {
-			if what := unobserved(obs, g.Path); what != "" {
-				errs = append(errs, &herd.FieldError{Field: set.field, Elem: g.Expr, Msg: fmt.Sprintf(
-					"%s names %s, which %s does not let herdbench observe (accepted: a path of what it declares; %s would need %s in the target file)",
-					g.Path, what, tg.Name, g.Path, what)})
+			bad := func(format string, args ...any) {
+				errs = append(errs, &herd.FieldError{Field: set.field, Elem: g.Expr, Msg: fmt.Sprintf(format, args...)})
+			}
+			switch what := unobserved(obs, g.Path); {
+			case !slices.Contains(set.paths, g.Path): // an unknown path: Validate said so
+			case what == edgeTier:
+				bad("%s is a figure of the edge tier, and %s has none (accepted: a path outside %s, or a testbed started with testbed up --tiers 2)",
+					g.Path, tg.Name, strings.Join(tierPaths, " and "))
+			case what != "":
+				bad("%s names %s, which %s does not let herdbench observe (accepted: a path of what it declares; %s would need %s in the target file)",
+					g.Path, what, tg.Name, g.Path, what)
 			}
 		}
 	}
 	return errs.Err()
 }
+
+// edgeTier is what figures under tierPaths need: a two-tier testbed's
+// edge replicas, in front of its API replicas.
+const edgeTier = "the edge tier"
+
+// tierPaths are the results a two-tier testbed alone has: the edges'
+// policy and counters, and the call chain's layers.
+var tierPaths = []string{"edge.*", "layers.*"}
 
 // unobserved names what a figure at path needs that obs lacks, or "".
 func unobserved(obs targets.Observes, path string) string {
@@ -175,6 +197,8 @@ func unobserved(obs targets.Observes, path string) string {
 		return "redis"
 	case strings.HasPrefix(path, "api.") && !obs.API:
 		return "the testbed's replicas"
+	case (strings.HasPrefix(path, "edge.") || strings.HasPrefix(path, "layers.")) && !obs.Layers:
+		return edgeTier
 	}
 	return ""
 }

@@ -26,7 +26,7 @@ func writeArms(applyRate float64) []Arm {
 // writePlan is a write herd of 300 likes on 2 items at T, over 100 reads/s,
 // with options added.
 func writePlan(arms []Arm, options ...string) Plan {
-	return Plan{Arms: arms, Trigger: "writes", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100,
+	return Plan{Arms: arms, Trigger: "writes", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
 		Triggers: triggerOptions(append([]string{"write_burst", "300", "write_keys", "2"}, options...)...)}

@@ -148,16 +148,23 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 }
 
 // depth is how many of the stream's entries the group has not
-// acknowledged: none when the stream or the group is not there yet.
+// acknowledged: none when the stream or the group is not there yet. XINFO
+// GROUPS of a missing key is an error Redis tells only in words, so the
+// stream's existence is asked with it, in one transaction, instead.
 func (q Queue) depth(ctx context.Context, rdb *redis.Client) (int64, error) {
-	groups, err := rdb.XInfoGroups(ctx, q.Stream).Result()
+	var exists *redis.IntCmd
+	var info *redis.XInfoGroupsCmd
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		exists, info = p.Exists(ctx, q.Stream), p.XInfoGroups(ctx, q.Stream)
+		return nil
+	})
+	if exists.Err() == nil && exists.Val() == 0 {
+		return 0, nil
+	}
 	if err != nil {
-		if strings.Contains(err.Error(), "no such key") {
-			return 0, nil
-		}
 		return 0, fmt.Errorf("sample redis: XINFO GROUPS %s: %w", q.Stream, err)
 	}
-	for _, g := range groups {
+	for _, g := range info.Val() {
 		if g.Name == q.Group {
 			return max(g.Lag, 0) + g.Pending, nil
 		}

@@ -70,7 +70,7 @@ type Load struct {
 	HotKeys       *int      `yaml:"hot_keys,omitempty" flag:"hot-keys" jsonschema:"description=The hottest ids\\, warmed before each arm and hit by the trigger,minimum=1"`
 	Zipf          *float64  `yaml:"zipf,omitempty" flag:"zipf" jsonschema:"description=Zipf exponent of the key distribution\\, greater than 1"`
 	Timeout       *Duration `yaml:"timeout,omitempty" flag:"timeout" jsonschema:"description=Client timeout per attempt"`
-	Clients       *int      `yaml:"clients,omitempty" flag:"clients" jsonschema:"description=Virtual clients\\, each with its own retry state,minimum=0"`
+	Clients       *int      `yaml:"clients,omitempty" flag:"clients" jsonschema:"description=Virtual clients\\, each with its own retry state,minimum=1,maximum=100000"`
 	Retry         *string   `yaml:"retry,omitempty" flag:"retry" jsonschema:"description=Retry policy: none\\, immediate:N\\, fixed:D:N\\, exp|full-jitter|equal-jitter|decorrelated:BASE:CAP:N"`
 	RetryBudget   *string   `yaml:"retry_budget,omitempty" flag:"retry-budget" jsonschema:"description=none\\, a ratio such as 10%\\, tokens or tokens:N"`
 	Throttle      *float64  `yaml:"throttle,omitempty" flag:"throttle" jsonschema:"description=Adaptive throttling's K (0: off)"`

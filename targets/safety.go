@@ -52,12 +52,15 @@ type Observes struct {
 	DB    bool // its Postgres: db.*
 	Cache bool // its Redis: cache.*
 	API   bool // the testbed's replicas' own counters: api.*
+	// Layers: a two-tier testbed's edge tier, its policy and counters
+	// (edge.*) and the call chain's layers (layers.*)
+	Layers bool
 }
 
 // Observes says what herdbench may observe of t, before connecting to it.
 func (t *Target) Observes() Observes {
 	if t.Owned {
-		return Observes{DB: true, Cache: true, API: t.Admin != nil}
+		return Observes{DB: true, Cache: true, API: t.Admin != nil, Layers: t.Edges != nil}
 	}
 	f := t.file
 	return Observes{DB: f != nil && f.Postgres != nil, Cache: f != nil && f.Redis != nil}

@@ -249,7 +249,7 @@ func TestResolve(t *testing.T) {
 	if err != nil || strings.Join(got, ",") != "http://127.0.0.1:7070,http://127.0.0.1:7071" {
 		t.Errorf("Resolve(list) = %v, %v", got, err)
 	}
-	for _, bad := range []string{"127.0.0.1:7070", "http://a:1,http://a:1", "http://a:1/path"} {
+	for _, bad := range []string{"127.0.0.1:7070", "http://a:1,http://a:1", "http://a:1/path", "dns:localhost", "dns:localhost:70700"} {
 		if _, err := workers.Resolve(context.Background(), bad, 0); err == nil || !strings.Contains(err.Error(), "accepted:") {
 			t.Errorf("Resolve(%q) = %v; want an error naming what is accepted", bad, err)
 		}
@@ -257,5 +257,38 @@ func TestResolve(t *testing.T) {
 	got, err = workers.Resolve(context.Background(), "dns:localhost:7070", 0)
 	if err != nil || len(got) == 0 || !strings.HasSuffix(got[0], ":7070") {
 		t.Errorf("Resolve(dns:localhost:7070) = %v, %v; want localhost's addresses", got, err)
+	}
+}
+
+// Check refuses, every problem at once and without resolving a name, what
+// Resolve would refuse or wait on in vain, each naming its flag's field and
+// what is accepted.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		spec  string
+		count int
+		want  string // "" passes
+	}{
+		{"", 0, ""},
+		{"http://127.0.0.1:7070, http://127.0.0.1:7071/", 0, ""},
+		{"dns:herdbench-workers:7070", 4, ""},
+		{"dns:herdbench-workers:7070", 0, ""},
+		{"", 3, "worker_count: 3 without --workers dns:NAME:PORT (accepted: with dns:NAME:PORT only"},
+		{"http://127.0.0.1:7070", 1, "worker_count: 1 without --workers dns:NAME:PORT"},
+		{"dns:herdbench-workers:7070", -1, "worker_count: -1 out of range (accepted: 1 or more, with --workers dns:NAME:PORT)"},
+		{"dns:herdbench-workers", 0, "workers: dns:herdbench-workers: want a name and a port (accepted: dns:NAME:PORT such as dns:herdbench-workers:7070)"},
+		{"dns::7070", 0, "workers: dns::7070: want a name and a port"},
+		{"dns:w:0", 0, `workers: dns:w:0: port "0" is not 1 to 65535 (accepted: dns:NAME:PORT, PORT 1 to 65535)`},
+		{"dns:w:65536", 0, `port "65536" is not 1 to 65535`},
+		{"dns:w:http", 0, `port "http" is not 1 to 65535`},
+		{"http://a:1,b:2,http://a:1", 2, "worker_count: 2 without --workers dns:NAME:PORT (accepted: with dns:NAME:PORT only, how many addresses to wait for; a list of URLs is used as it is)\n" +
+			"workers: \"b:2\" is not a worker's base URL (accepted: http://HOST:PORT,... or dns:NAME:PORT)\n" +
+			"workers: http://a:1 is listed twice (accepted: each worker once)"},
+	}
+	for _, tt := range tests {
+		err := workers.Check(tt.spec, tt.count)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("Check(%q, %d) = %v; want %q", tt.spec, tt.count, err, tt.want)
+		}
 	}
 }

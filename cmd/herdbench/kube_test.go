@@ -21,6 +21,10 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--workers", "x"}, "the manifests set it"},
 		{[]string{"worker", "--idle-timeout", "-1s"}, "--idle-timeout -1s is negative"},
 		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--abort-on", "http.drop_rate > 50%"}, "--abort-on: stop conditions with --workers"},
+		{[]string{"stampede", "--worker-count", "3"}, "--worker-count: 3 without --workers dns:NAME:PORT (accepted: with dns:NAME:PORT only, how many addresses to wait for"},
+		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--worker-count", "1"}, "--worker-count: 1 without --workers dns:NAME:PORT"},
+		{[]string{"stampede", "--workers", "dns:herdbench-workers"}, "--workers: dns:herdbench-workers: want a name and a port (accepted: dns:NAME:PORT such as dns:herdbench-workers:7070)"},
+		{[]string{"stampede", "--workers", "dns:herdbench-workers:70000"}, `--workers: dns:herdbench-workers:70000: port "70000" is not 1 to 65535 (accepted: dns:NAME:PORT, PORT 1 to 65535)`},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), tc.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tc.want) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -96,6 +97,19 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"testbed", "bogus"}, exitUsage, `unknown command "bogus"`},
 		{[]string{"--no-such-flag"}, exitUsage, "unknown flag: --no-such-flag"},
 		{[]string{"testbed", "up", "--replicas", "0"}, exitUsage, "--replicas: 0 out of range (accepted: 1 to 64)"},
+		{[]string{"testbed", "up", "--timeout", "0s"}, exitUsage, "--timeout: 0s out of range (accepted: more than 0, such as 30s)"},
+		{[]string{"testbed", "up", "--db-pool", "0"}, exitUsage, "--db-pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
+		{[]string{"testbed", "up", "--redis-timeout", "0s"}, exitUsage, "--redis-timeout: 0s out of range (accepted: more than 0, such as 1s)"},
+		{[]string{"testbed", "serve", "--redis-pool", "0"}, exitUsage, "--redis-pool: 0 out of range (accepted: 1 to 10000 connections per replica)"},
+		{[]string{"stampede", "--clients", "0"}, exitUsage, "--clients: 0 out of range (accepted: 1 to 100000)"},
+		{[]string{"stampede", "--dry-run", "--arms", "none,edge-bulkhead=-5"}, exitUsage, "--arms: edge-bulkhead=-5: edge bulkhead: -5 out of range (accepted: 0, unbounded, to 100000)"},
+		// an edge arm, a gate on the edge tier's figures: the stampede would start one tier
+		{[]string{"stampede", "--state-dir", empty, "--arms", "none,edge-retry=immediate:2"}, exitUsage, `--arms: "edge-retry=immediate:2": sets the edge replicas' policy, and the local testbed the run would start in ` +
+			empty + " (3 replicas, one tier) has no edge tier (accepted: a testbed started with testbed up --tiers 2)"},
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--arms", "none,edge-retry=immediate:2"}, exitUsage, "has no edge tier (accepted: a testbed started with testbed up --tiers 2)"},
+		{[]string{"stampede", "--state-dir", empty, "--gate", "layers.end_to_end < 2"}, exitUsage, `--gate: "layers.end_to_end < 2": layers.end_to_end is a figure of the edge tier, and the local testbed the run would start in ` +
+			empty + " (3 replicas, one tier) has none (accepted: a path outside edge.* and layers.*, or a testbed started with testbed up --tiers 2)"},
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "edge.counters.attempts < 2"}, exitUsage, "edge.counters.attempts is a figure of the edge tier"},
 		{[]string{"testbed", "up", "--replicas", "three"}, exitUsage, `invalid argument "three" for "--replicas"`},
 		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--strategy: unknown \"magic\" (accepted: none, singleflight, lock, xfetch, swr, lease, early, ttl_jitter, local"},
 		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--ttl-jitter: 7 out of range (accepted: 0 to 1"},
@@ -112,6 +126,26 @@ func TestExitCodes(t *testing.T) {
 					strings.Join(tt.args, " "), code, stderr, tt.want, tt.wantStderr)
 			}
 		})
+	}
+}
+
+// testbed status says what to do, once: start a testbed where none is
+// recorded, clean up where one's supervisor is gone.
+func TestStatusSaysWhatToDo(t *testing.T) {
+	empty, dead := t.TempDir(), t.TempDir()
+	// a testbed whose supervisor, no such pid, is gone
+	state := `{"ready": true, "supervisor": {"name": "supervisor", "pid": 4194304}}`
+	if err := os.WriteFile(filepath.Join(dead, "state.json"), []byte(state), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ dir, want, not string }{
+		{empty, "no testbed is running in " + empty + ": start one with 'herdbench testbed up --state-dir " + empty + "'", "testbed down"},
+		{dead, "its supervisor (pid 4194304) is gone; `herdbench testbed down` cleans up what it left", "start one with"},
+	} {
+		code, _, stderr := herdbench(t, "testbed", "status", "--state-dir", tt.dir)
+		if code != exitError || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, tt.not) {
+			t.Errorf("testbed status --state-dir %s = exit %d, stderr %q; want exit 1 saying %q, not %q", tt.dir, code, stderr, tt.want, tt.not)
+		}
 	}
 }
 

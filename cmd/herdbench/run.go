@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +39,7 @@ are in examples/.`,
   herdbench run examples/outage-retries.yaml --seed 7 -o html=report.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			o, err := scenarioOptions(args[0], c.Flags(), stderr, newTriggers)
+			o, err := scenarioOptions(c.Context(), args[0], c.Flags(), stderr, newTriggers)
 			if err != nil {
 				return err
 			}
@@ -53,7 +54,7 @@ are in examples/.`,
 // stampede's defaults, then the scenario file, then the flags given on the
 // command line. Every problem of the file is reported at once, with the
 // problems of the plan it makes, in file order.
-func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer, newTriggers func() *triggers.Registry) (stampedeOptions, error) {
+func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, stderr io.Writer, newTriggers func() *triggers.Registry) (stampedeOptions, error) {
 	opts := newStampedeOptions(stderr, newTriggers)
 	f, err := scenario.Read(path, opts.Plan.Triggers)
 	if f == nil {
@@ -94,11 +95,18 @@ func scenarioOptions(path string, cmdline *pflag.FlagSet, stderr io.Writer, newT
 		}
 	}
 	opts.ArmsSet = cmdline.Changed("arms")
-	// a service's arms are its target file's: check the plan against it
-	if svc, err := describeTarget(opts.Target); err != nil {
+	// check the plan against its target: a service's arms are its target
+	// file's, and an edge arm needs a testbed of two tiers
+	svc, err := describeTarget(opts.Target)
+	switch {
+	case err != nil:
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile)...)
-	} else {
+	case svc != nil:
 		opts.service = svc
+	default:
+		// a testbed that cannot be had is the run's to report, with its
+		// own exit code
+		opts.bed, _ = testbedToUse(ctx, opts)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile)...)

@@ -103,6 +103,7 @@ func TestRunReportsEveryProblemOfAScenario(t *testing.T) {
   keys: many
   bogus: 1
   timeout: 2x
+  clients: 0
 trigger: {name: outage, outage: 5s}
 knobs: {ttl_jitter: 3}
 arms:
@@ -111,8 +112,11 @@ arms:
     strategy: lock
     knobs: {lock_ttl: soon}
   - lokc
+  - name: edgy
+    strategy: none
+    edge: {retry: immediate:2}
 timeline: {after: 2s}
-gates: ["lock:db.queries < 1", "db.querys < 2"]
+gates: ["lock:db.queries < 1", "db.querys < 2", "layers.end_to_end < 2"]
 outputs: [pdf]
 `
 	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
@@ -127,20 +131,23 @@ outputs: [pdf]
 		path + ":3: load.keys: the string `many` where a whole number is expected",
 		path + `:4: load.bogus: unknown key "bogus" (accepted: client_breaker,`,
 		path + `:5: load.timeout: "2x" is not a duration such as 500ms`,
-		path + ":6: trigger.outage: 5s is not shorter than after, 2s",
-		path + ":7: knobs.ttl_jitter: 3 out of range (accepted: 0 to 1",
-		path + `:12: arms[1].knobs.lock_ttl: "soon" is not a duration`,
-		path + `:13: arms[2] (lokc): strategy: unknown "lokc" (accepted: none, singleflight,`,
-		path + `:15: gates[0]: "lock:db.queries < 1": unknown arm "lock" (accepted: none, quick, lokc)`,
-		path + `:15: gates[1]: "db.querys < 2": unknown path "db.querys" (accepted: aborted.at_ms,`,
-		path + `:16: outputs[0]: pdf: unknown format "pdf" (accepted:`,
+		path + ":6: load.clients: 0 out of range (accepted: 1 to 100000)",
+		path + ":7: trigger.outage: 5s is not shorter than after, 2s",
+		path + ":8: knobs.ttl_jitter: 3 out of range (accepted: 0 to 1",
+		path + `:13: arms[1].knobs.lock_ttl: "soon" is not a duration`,
+		path + `:14: arms[2] (lokc): strategy: unknown "lokc" (accepted: none, singleflight,`,
+		path + ":15: arms[3] (edgy): sets the edge replicas' policy, and the local testbed the run would start in",
+		path + `:19: gates[0]: "lock:db.queries < 1": unknown arm "lock" (accepted: none, quick, lokc, edgy)`,
+		path + `:19: gates[1]: "db.querys < 2": unknown path "db.querys" (accepted: aborted.at_ms,`,
+		path + `:19: gates[2]: "layers.end_to_end < 2": layers.end_to_end is a figure of the edge tier`,
+		path + `:20: outputs[0]: pdf: unknown format "pdf" (accepted:`,
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("run bad.yaml stderr lacks\n  %s\nin\n%s", want, stderr)
 		}
 	}
-	if strings.Count(stderr, path+":") != 11 {
-		t.Errorf("run bad.yaml reported %d problems; want 11 in one message:\n%s", strings.Count(stderr, path+":"), stderr)
+	if strings.Count(stderr, path+":") != 14 {
+		t.Errorf("run bad.yaml reported %d problems; want 14 in one message:\n%s", strings.Count(stderr, path+":"), stderr)
 	}
 }
 
@@ -267,9 +274,14 @@ func TestCascadeExampleRuns(t *testing.T) {
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--tiers", "2", "--edge-timeout", "500ms"); code != exitOK {
 		t.Fatalf("testbed up --tiers 2 = exit %d\n%s%s", code, stdout, stderr)
 	}
+	// on two tiers an edge arm and a gate on the layers are the plan's
+	code, stdout, stderr := herdbench(t, "stampede", "--dry-run", "--state-dir", dir, "--arms", "none,edge-retry=immediate:2", "--gate", "layers.end_to_end < 100")
+	if code != exitOK || !strings.Contains(stdout, "target    the testbed running in "+dir) || !strings.Contains(stdout, "edge-retry=immediate:2") {
+		t.Errorf("stampede --dry-run with an edge arm on two tiers = exit %d\n%s%s; want the plan on the running testbed", code, stdout, stderr)
+	}
 	localtest.Measures(t)
 	jsonFile := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := herdbench(t, "run", "../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
+	code, stdout, stderr = herdbench(t, "run", "../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
 		"--warmup", "0s", "--before", "1s", "--after", "1s", "--outage", "500ms", "--seed", "5")
 	if code != exitOK {
 		t.Fatalf("run cascade.yaml = exit %d\n%s%s", code, stdout, stderr)

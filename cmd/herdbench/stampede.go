@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/providers"
 	"github.com/herdbench/herdbench/triggers"
+	"github.com/herdbench/herdbench/workers"
 )
 
 type stampedeOptions struct {
@@ -62,6 +64,7 @@ type stampedeOptions struct {
 	InTTY       bool
 
 	service *targets.Target // the --target that is not the testbed, once described
+	bed     *targets.Target // else the testbed the run will use, once described (testbedToUse)
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -156,7 +159,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 		"); with a scenario or target file, also the names of its arms")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
 	addTriggerFlags(fs, reg)
-	fs.IntVar(&p.Clients, "clients", p.Clients, "virtual clients sharing the load, each with its own retry state")
+	fs.IntVar(&p.Clients, "clients", p.Clients, fmt.Sprintf("virtual clients sharing the load, each with its own retry state (1 to %d)", experiment.MaxClients))
 	fs.TextVar(&p.Retry, "retry", p.Retry, "the clients' retry `POLICY`: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
 	fs.Float64Var(&p.Throttle, "throttle", p.Throttle, "adaptive throttling's K for every client (0: off; the SRE book uses 2); arms can set their own: --arms throttle=2,...")
 	fs.TextVar(&p.Budget, "retry-budget", p.Budget, "bounds each client's retries, a `BUDGET`: "+strings.Join(retry.BudgetForms, ", "))
@@ -187,7 +190,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.StringVar(&opts.Target, "target", opts.Target, "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
 	fs.StringVar(&opts.Workers, "workers", opts.Workers, "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
-	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT, wait until this many workers resolve")
+	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT only, wait until this many workers resolve (0: as many as resolve at first)")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 }
@@ -226,6 +229,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, problems...)
 	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
+	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
 	if opts.Workers != "" && len(opts.Abort) > 0 {
 		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
 	}
@@ -261,8 +265,8 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		plan.Arms, errs = experiment.ParseArms(experiment.NameSpecs(opts.Arms), base, nil)
 		bad = append(bad, errs...)
 	}
-	if svc := opts.service; svc != nil {
-		bad = append(bad, herd.Fields(plan.ValidateFor(svc))...)
+	if tg := cmp.Or(opts.service, opts.bed); tg != nil {
+		bad = append(bad, herd.Fields(plan.ValidateFor(tg))...)
 	} else {
 		bad = append(bad, herd.Fields(plan.Validate())...)
 	}
@@ -281,6 +285,11 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	opts.service = svc
+	if svc == nil {
+		if opts.bed, err = testbedToUse(ctx, opts); err != nil {
+			return testbedError(err)
+		}
+	}
 	plan, outs, err := buildPlan(opts)
 	if err != nil {
 		return err
@@ -294,7 +303,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return runService(ctx, stdout, stderr, opts, svc, plan, outs)
 	}
 	if opts.DryRun {
-		return dryRunTestbed(ctx, stdout, opts, plan)
+		return reporters.DryRun(stdout, experiment.Describe(plan, opts.bed))
 	}
 
 	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
@@ -312,33 +321,6 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	}
 	defer target.Close()
 	return runAndReport(ctx, stdout, stderr, opts, target, plan, outs, &run.Status)
-}
-
-// dryRunTestbed previews a run on the testbed: the running one, or the one
-// the run would start, with the same checks. Nothing starts and nothing is
-// sent.
-func dryRunTestbed(ctx context.Context, stdout io.Writer, opts stampedeOptions, plan experiment.Plan) error {
-	run, err := providers.Default().Preview(ctx, opts.testbed(io.Discard, plan))
-	if err != nil {
-		return testbedError(err)
-	}
-	st := run.Status
-	if run.Started {
-		for i := range opts.Replicas {
-			st.API = append(st.API, fmt.Sprintf("http://127.0.0.1:PORT%d", i+1))
-			if opts.Tiers == testbed.TwoTiers {
-				st.Edge = append(st.Edge, fmt.Sprintf("http://127.0.0.1:EDGE%d", i+1))
-			}
-		}
-	}
-	tg := targets.FromTestbed(st)
-	if run.Started {
-		tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items)", st.Provider, opts.StateDir, len(st.API), st.Items)
-		if len(st.Edge) > 0 {
-			tg.Name += ", edge replicas in front"
-		}
-	}
-	return reporters.DryRun(stdout, experiment.Describe(plan, tg))
 }
 
 // runAndReport runs the plan on an open target, writes the results and the

@@ -13,6 +13,8 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/providers"
 )
 
 // describeTarget reads --target without contacting anything: nil for the
@@ -36,6 +38,39 @@ func describeTarget(spec string) (*targets.Target, error) {
 		return nil, usageError{err}
 	}
 	return targets.FromFile(f), nil
+}
+
+// testbedToUse describes, without connecting to it or starting it, the
+// testbed a run on --target testbed uses (testbed.Registry.Preview, the
+// checks Ensure makes): the one running in --state-dir, or else the one
+// the run would start, as its flags say (its tiers, its replicas). Its plan
+// is checked against it (an edge arm needs two tiers) and a dry run shows
+// it.
+func testbedToUse(ctx context.Context, opts stampedeOptions) (*targets.Target, error) {
+	run, err := providers.Default().Preview(ctx, opts.testbed(io.Discard, opts.Plan))
+	if err != nil {
+		return nil, err
+	}
+	st := run.Status
+	if !run.Started {
+		tg := targets.FromTestbed(st)
+		tg.Restarter = run.Restarter()
+		tg.Name = fmt.Sprintf("the testbed running in %s", st.StateDir)
+		return tg, nil
+	}
+	for i := range opts.Replicas {
+		st.API = append(st.API, fmt.Sprintf("http://127.0.0.1:PORT%d", i+1))
+		if opts.Tiers == testbed.TwoTiers {
+			st.Edge = append(st.Edge, fmt.Sprintf("http://127.0.0.1:EDGE%d", i+1))
+		}
+	}
+	tg := targets.FromTestbed(st)
+	tiers := "one tier"
+	if len(st.Edge) > 0 {
+		tiers = "edge replicas in front"
+	}
+	tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items, %s)", st.Provider, opts.StateDir, len(st.API), st.Items, tiers)
+	return tg, nil
 }
 
 // servicePlan fits the plan to a service herdbench does not control

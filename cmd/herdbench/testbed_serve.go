@@ -24,7 +24,7 @@ Postgres, PUT /admin/config to switch mitigations, POST /admin/reset,
 /metrics and /healthz. testbed up starts each replica with this command.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := opts.API.Config.Validate(); err != nil {
+			if err := opts.API.Problems().Err(); err != nil {
 				return usageError{err}
 			}
 			if opts.API.RedisAddr == "" || opts.API.PostgresDSN == "" {

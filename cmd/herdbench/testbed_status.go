@@ -64,7 +64,10 @@ func statusRun(ctx context.Context, stdout io.Writer, opts statusOptions) error 
 		}
 	}
 	st, err := reg.Status(ctx, opts.Provider, opts.StateDir)
-	if errors.Is(err, local.ErrNotRunning) && !strings.Contains(err.Error(), "testbed down") {
+	// nothing recorded: say how to start one; a testbed whose supervisor
+	// is gone says itself how to clean up
+	var gone *local.SupervisorGoneError
+	if errors.Is(err, local.ErrNotRunning) && !errors.As(err, &gone) {
 		return fmt.Errorf("%w: start one with 'herdbench testbed up --state-dir %s'", err, opts.StateDir)
 	}
 	if err != nil {

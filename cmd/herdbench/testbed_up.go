@@ -86,6 +86,13 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 }
 
 func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
+	bad := opts.Replica.Problems()
+	if opts.Timeout <= 0 {
+		bad.Add("timeout", "%s out of range (accepted: more than 0, such as 30s)", opts.Timeout)
+	}
+	if len(bad) > 0 {
+		return usageError{bad}
+	}
 	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr))
 	if err != nil {
 		return testbedError(err)

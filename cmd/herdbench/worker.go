@@ -64,9 +64,6 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 // the workers it names, sending only to the target's checked hosts.
 func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Target) (experiment.Generator, error) {
 	if opts.Workers == "" {
-		if opts.WorkerCount > 0 {
-			return nil, usageErrorf("--worker-count %d without --workers (accepted: with --workers dns:NAME:PORT)", opts.WorkerCount)
-		}
 		return nil, nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)

@@ -66,6 +66,13 @@ func (p *Patch) Set(key, v string) error {
 	return nil
 }
 
+// Problems are the patch's values out of range, each by its key: the
+// fields it sets checked as Config.Problems checks them, so an arm is
+// refused before it runs rather than by every edge when it is applied.
+func (p Patch) Problems() herd.FieldErrors {
+	return p.On(Config{Timeout: herd.Duration(DefaultTimeout)}).Problems()
+}
+
 // On is c with the patch's fields set.
 func (p Patch) On(c Config) Config {
 	if p.Timeout != nil {

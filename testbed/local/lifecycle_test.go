@@ -200,8 +200,9 @@ func TestDownCleansUpAfterADeadSupervisor(t *testing.T) {
 	if err := os.WriteFile(statePath(dir), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadStatus(dir); !errors.Is(err, ErrNotRunning) || !strings.Contains(err.Error(), "testbed down") {
-		t.Errorf("ReadStatus with a dead supervisor = %v; want ErrNotRunning telling to run testbed down", err)
+	var gone *SupervisorGoneError
+	if _, err := ReadStatus(dir); !errors.Is(err, ErrNotRunning) || !errors.As(err, &gone) || gone.PID != 1<<22 || !strings.Contains(err.Error(), "testbed down") {
+		t.Errorf("ReadStatus with a dead supervisor = %v; want ErrNotRunning, a SupervisorGoneError naming pid %d, telling to run testbed down", err, 1<<22)
 	}
 	if err := Down(dir, time.Second); err != nil {
 		t.Fatalf("Down: %v", err)

@@ -17,6 +17,20 @@ import (
 // errors wrap.
 var ErrNotRunning = testbed.ErrNotRunning
 
+// SupervisorGoneError is the ErrNotRunning of a state directory that
+// records a testbed whose supervisor is gone: Down (testbed down) cleans
+// up what it left.
+type SupervisorGoneError struct {
+	Dir string
+	PID int // the supervisor's
+}
+
+func (e *SupervisorGoneError) Error() string {
+	return fmt.Sprintf("%v in %s: its supervisor (pid %d) is gone; `herdbench testbed down` cleans up what it left", ErrNotRunning, e.Dir, e.PID)
+}
+
+func (e *SupervisorGoneError) Unwrap() error { return ErrNotRunning }
+
 // state is what the state file records: the status, and enough about every
 // process to stop it from another process, even after the supervisor died.
 type state struct {
@@ -59,8 +73,7 @@ func ReadStatus(dir string) (testbed.Status, error) {
 		return st.Status, err
 	}
 	if !alive(st.Supervisor.PID, st.Supervisor.Start) {
-		return st.Status, fmt.Errorf("%w in %s: its supervisor (pid %d) is gone; `herdbench testbed down` cleans up what it left",
-			ErrNotRunning, dir, st.Supervisor.PID)
+		return st.Status, &SupervisorGoneError{Dir: dir, PID: st.Supervisor.PID}
 	}
 	if !st.Ready {
 		return st.Status, fmt.Errorf("the testbed in %s is still starting (supervisor pid %d)", dir, st.Supervisor.PID)

@@ -1,0 +1,78 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// An edge arm and a gate on the edge tier's figures need a testbed of two
+// tiers: on one they are refused before anything runs, each naming what
+// would take it; on two they pass. An edge arm's values are checked as the
+// edges would check them.
+func TestValidateForTiers(t *testing.T) {
+	one := targets.FromTestbed(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}})
+	two := targets.FromTestbed(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}, Edge: []string{"http://127.0.0.1:2"}})
+	plan := func(arms []string, gate, abort string) Plan {
+		p := Plan{Arms: Arms(arms, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
+			Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second)}
+		if gate != "" {
+			g, err := gates.Parse(gate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Gates = []gates.Gate{g}
+		}
+		if abort != "" {
+			g, err := gates.Parse(abort)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Abort = []gates.Gate{g}
+		}
+		return p
+	}
+	tests := []struct {
+		name  string
+		p     Plan
+		field string
+		want1 string // on one tier; "" passes
+		want2 string // on two tiers
+	}{
+		{"an edge arm", plan([]string{"none", "edge-retry=immediate:2"}, "", ""), "arms",
+			"sets the edge replicas' policy, and testbed has no edge tier (accepted: a testbed started with testbed up --tiers 2)", ""},
+		{"a gate on layers", plan([]string{"none"}, "layers.end_to_end < 2", ""), "gates",
+			"layers.end_to_end is a figure of the edge tier, and testbed has none (accepted: a path outside edge.* and layers.*, or a testbed started with testbed up --tiers 2)", ""},
+		{"a gate on the edges' counters", plan([]string{"none"}, "edge.counters.attempts < 2", ""), "gates",
+			"edge.counters.attempts is a figure of the edge tier", ""},
+		{"a stop condition on layers, unknown to stop conditions", plan([]string{"none"}, "", "layers.end_to_end > 2"), "abort_on",
+			`unknown path "layers.end_to_end"`, `unknown path "layers.end_to_end"`},
+		{"an edge arm out of range", plan([]string{"none", "edge-bulkhead=-5"}, "", ""), "arms",
+			"edge bulkhead: -5 out of range (accepted: 0, unbounded, to 100000)", "edge bulkhead: -5 out of range"},
+		{"an edge arm's timeout of 0", plan([]string{"none", "edge-timeout=0s"}, "", ""), "arms",
+			"edge timeout: 0s out of range (accepted: 1ms to 1m)", "edge timeout: 0s out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for tiers, want := range map[int]string{1: tt.want1, 2: tt.want2} {
+				tg := map[int]*targets.Target{1: one, 2: two}[tiers]
+				err := tt.p.ValidateFor(tg)
+				switch fe := herd.Fields(err); {
+				case want == "" && err != nil:
+					t.Errorf("ValidateFor(%d tiers) = %v; want nil", tiers, err)
+				case want == "":
+				case err == nil || fe[0].Field != tt.field || !strings.Contains(fe[0].Msg, want):
+					t.Errorf("ValidateFor(%d tiers) = %v; want first a problem of %s containing %q", tiers, err, tt.field, want)
+				case tt.field != "arms" && len(fe) != 1:
+					t.Errorf("ValidateFor(%d tiers) = %v; want one problem, said once", tiers, err)
+				}
+			}
+		})
+	}
+}
