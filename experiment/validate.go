@@ -153,7 +153,7 @@ func (p Plan) ValidateFor(tg *targets.Target) error {
 	for _, a := range p.Arms {
 		if a.Edge != nil && tg.Edges == nil {
 			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(
-				"sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with testbed up --tiers 2)", tg.Name)})
+				"sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)", tg.Name)})
 		}
 	}
 	obs := tg.Observes()
@@ -169,7 +169,7 @@ func (p Plan) ValidateFor(tg *targets.Target) error {
 			switch what := unobserved(obs, g.Path); {
 			case !slices.Contains(set.paths, g.Path): // an unknown path: Validate said so
 			case what == edgeTier:
-				bad("%s is a figure of the edge tier, and %s has none (accepted: a path outside %s, or a testbed started with testbed up --tiers 2)",
+				bad("%s is a figure of the edge tier, and %s has none (accepted: a path outside %s, or a testbed started with --tiers 2, by testbed up or by the run)",
 					g.Path, tg.Name, strings.Join(tierPaths, " and "))
 			case what != "":
 				bad("%s names %s, which %s does not let herdbench observe (accepted: a path of what it declares; %s would need %s in the target file)",

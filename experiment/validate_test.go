@@ -46,9 +46,9 @@ func TestValidateForTiers(t *testing.T) {
 		want2 string // on two tiers
 	}{
 		{"an edge arm", plan([]string{"none", "edge-retry=immediate:2"}, "", ""), "arms",
-			"sets the edge replicas' policy, and testbed has no edge tier (accepted: a testbed started with testbed up --tiers 2)", ""},
+			"sets the edge replicas' policy, and testbed has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)", ""},
 		{"a gate on layers", plan([]string{"none"}, "layers.end_to_end < 2", ""), "gates",
-			"layers.end_to_end is a figure of the edge tier, and testbed has none (accepted: a path outside edge.* and layers.*, or a testbed started with testbed up --tiers 2)", ""},
+			"layers.end_to_end is a figure of the edge tier, and testbed has none (accepted: a path outside edge.* and layers.*, or a testbed started with --tiers 2, by testbed up or by the run)", ""},
 		{"a gate on the edges' counters", plan([]string{"none"}, "edge.counters.attempts < 2", ""), "gates",
 			"edge.counters.attempts is a figure of the edge tier", ""},
 		{"a stop condition on layers, unknown to stop conditions", plan([]string{"none"}, "", "layers.end_to_end > 2"), "abort_on",

@@ -105,10 +105,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"stampede", "--dry-run", "--arms", "none,edge-bulkhead=-5"}, exitUsage, "--arms: edge-bulkhead=-5: edge bulkhead: -5 out of range (accepted: 0, unbounded, to 100000)"},
 		// an edge arm, a gate on the edge tier's figures: the stampede would start one tier
 		{[]string{"stampede", "--state-dir", empty, "--arms", "none,edge-retry=immediate:2"}, exitUsage, `--arms: "edge-retry=immediate:2": sets the edge replicas' policy, and the local testbed the run would start in ` +
-			empty + " (3 replicas, one tier) has no edge tier (accepted: a testbed started with testbed up --tiers 2)"},
-		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--arms", "none,edge-retry=immediate:2"}, exitUsage, "has no edge tier (accepted: a testbed started with testbed up --tiers 2)"},
+			empty + " (3 replicas, 10000 items, one tier) has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)"},
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--arms", "none,edge-retry=immediate:2"}, exitUsage, "has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)"},
 		{[]string{"stampede", "--state-dir", empty, "--gate", "layers.end_to_end < 2"}, exitUsage, `--gate: "layers.end_to_end < 2": layers.end_to_end is a figure of the edge tier, and the local testbed the run would start in ` +
-			empty + " (3 replicas, one tier) has none (accepted: a path outside edge.* and layers.*, or a testbed started with testbed up --tiers 2)"},
+			empty + " (3 replicas, 10000 items, one tier) has none (accepted: a path outside edge.* and layers.*, or a testbed started with --tiers 2, by testbed up or by the run)"},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "edge.counters.attempts < 2"}, exitUsage, "edge.counters.attempts is a figure of the edge tier"},
 		{[]string{"testbed", "up", "--replicas", "three"}, exitUsage, `invalid argument "three" for "--replicas"`},
 		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--strategy: unknown \"magic\" (accepted: none, singleflight, lock, xfetch, swr, lease, early, ttl_jitter, local"},

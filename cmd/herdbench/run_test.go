@@ -169,8 +169,8 @@ arms:
 	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	empty := t.TempDir() // no testbed runs there: the dry run describes the one it would start
-	code, stdout, stderr := herdbench(t, "run", path, "--dry-run", "--state-dir", empty, "--arms", "eager,careful,singleflight")
+	empty := t.TempDir() // no testbed runs there: the dry run describes the one it would start, with edges
+	code, stdout, stderr := herdbench(t, "run", path, "--dry-run", "--state-dir", empty, "--tiers", "2", "--arms", "eager,careful,singleflight")
 	var arms []string
 	for _, l := range strings.Split(stdout, "\n") {
 		if a, ok := strings.CutPrefix(l, "arm       "); ok {

@@ -285,14 +285,16 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	opts.service = svc
+	var bedErr error // the plan's own problems first: they name flags
 	if svc == nil {
-		if opts.bed, err = testbedToUse(ctx, opts); err != nil {
-			return testbedError(err)
-		}
+		opts.bed, bedErr = testbedToUse(ctx, opts)
 	}
 	plan, outs, err := buildPlan(opts)
 	if err != nil {
 		return err
+	}
+	if bedErr != nil {
+		return testbedError(bedErr)
 	}
 	if opts.MetricsAddr != "" {
 		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {

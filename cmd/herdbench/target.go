@@ -45,11 +45,16 @@ func describeTarget(spec string) (*targets.Target, error) {
 // checks Ensure makes): the one running in --state-dir, or else the one
 // the run would start, as its flags say (its tiers, its replicas). Its plan
 // is checked against it (an edge arm needs two tiers) and a dry run shows
-// it.
+// it. When the testbed cannot be had as asked, the error says why and the
+// target is the one the flags describe, so the plan is still checked.
 func testbedToUse(ctx context.Context, opts stampedeOptions) (*targets.Target, error) {
 	run, err := providers.Default().Preview(ctx, opts.testbed(io.Discard, opts.Plan))
 	if err != nil {
-		return nil, err
+		provider := opts.Provider
+		if provider == testbed.Auto {
+			provider = "local" // what auto picks where the programs are
+		}
+		run = &testbed.Running{Status: testbed.Status{Provider: provider, StateDir: opts.StateDir, Items: opts.Items}, Started: true}
 	}
 	st := run.Status
 	if !run.Started {
@@ -70,7 +75,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*targets.Target, e
 		tiers = "edge replicas in front"
 	}
 	tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items, %s)", st.Provider, opts.StateDir, len(st.API), st.Items, tiers)
-	return tg, nil
+	return tg, err
 }
 
 // servicePlan fits the plan to a service herdbench does not control
