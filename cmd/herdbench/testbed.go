@@ -53,16 +53,17 @@ func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
 	fs.IntVar(&o.RedisPoolSize, "redis-pool", o.RedisPoolSize, "Redis connections per replica")
 	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
 	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")
-	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(api.Strategies, ", ")+", or several joined with +")
+	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(c.Registry().Names(), ", ")+", or several joined with + (herdbench mitigations)")
 	addKnobFlags(fs, c, nil)
 }
 
 // addKnobFlags binds a flag to every knob of a replica's run-time config
-// (api.Knobs), each the knob's name with dashes. set, when not nil, learns
+// (the Knobs of c's registry: Config's own and its mitigations'), each
+// the knob's name with dashes. set, when not nil, learns
 // the name of every knob a flag or a scenario file sets: what an arm sends
 // (api.PatchOf), the rest staying as the testbed was started.
 func addKnobFlags(fs *pflag.FlagSet, c *api.Config, set map[string]bool) {
-	for _, k := range api.Knobs() {
+	for _, k := range c.Registry().Knobs() {
 		help := k.Help
 		if k.Enum != nil {
 			help += ": " + strings.Join(k.Enum, ", ")
