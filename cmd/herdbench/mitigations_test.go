@@ -88,26 +88,7 @@ func TestAddingAMitigationIsOneTypeAndOneRegistryLine(t *testing.T) {
 	if !slices.Contains(args, "--tally-outcome") {
 		t.Fatalf("ServeArgs = %v; want --tally-outcome", args)
 	}
-	serve := serveOptions{API: api.DefaultOptions}
-	serve.API.Mitigations = withTally()
-	serve.API.Config = serve.API.Mitigations.DefaultConfig()
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.StringVar(&serve.Listen, "listen", "", "")
-	fs.StringVar(&serve.API.Name, "name", "", "")
-	fs.StringVar(&serve.API.RedisAddr, "redis", "", "")
-	fs.StringVar(&serve.API.PostgresDSN, "postgres", "", "")
-	addReplicaFlags(fs, &serve.API)
-	if err := fs.Parse(args[2:]); err != nil {
-		t.Fatalf("serve %v: %v", args, err)
-	}
-
-	s, err := api.New(serve.API)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
+	srv, redisAddr := serveTally(t, args)
 	get := func(path string) (*http.Response, string) {
 		t.Helper()
 		resp, err := http.Get(srv.URL + path)
@@ -118,7 +99,7 @@ func TestAddingAMitigationIsOneTypeAndOneRegistryLine(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: serve.API.RedisAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	miss := func(wantOutcome string) {
 		t.Helper()
@@ -160,4 +141,30 @@ func grepMetric(metrics, name string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// serveTally runs in this process the replica `testbed serve` makes of
+// args, its registry withTally, and returns it with its Redis address.
+func serveTally(t *testing.T, args []string) (*httptest.Server, string) {
+	t.Helper()
+	serve := serveOptions{API: api.DefaultOptions}
+	serve.API.Mitigations = withTally()
+	serve.API.Config = serve.API.Mitigations.DefaultConfig()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.StringVar(&serve.Listen, "listen", "", "")
+	fs.StringVar(&serve.API.Name, "name", "", "")
+	fs.StringVar(&serve.API.RedisAddr, "redis", "", "")
+	fs.StringVar(&serve.API.PostgresDSN, "postgres", "", "")
+	addReplicaFlags(fs, &serve.API)
+	if err := fs.Parse(args[2:]); err != nil {
+		t.Fatalf("serve %v: %v", args, err)
+	}
+	s, err := api.New(serve.API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv, serve.API.RedisAddr
 }
