@@ -289,10 +289,10 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 	cfg := api.DefaultConfig
 	// the backend: every request a load (1ms TTL), at most about 2 x 20/s
 	cfg.Strategy = "ratelimit"
-	cfg.TTL, cfg.RateLimit, cfg.RateBurst = herd.Duration(time.Millisecond), 20, 5
+	cfg.TTL = herd.Duration(time.Millisecond)
 	cfg.QueryCost = herd.Duration(time.Millisecond)
 	p := Plan{
-		Arms:    Arms([]string{"retry=none", "throttle=2"}, api.FullPatch(cfg)),
+		Arms:    Arms([]string{"retry=none", "throttle=2"}, api.FullPatch(cfg).With("rate_limit", 20).With("rate_burst", 5)),
 		Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(3 * time.Second),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,

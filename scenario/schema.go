@@ -15,9 +15,16 @@ const SchemaID = "https://github.com/herdbench/herdbench/docs/scenario.schema.js
 // Schema is the JSON Schema of scenario files, generated from File and,
 // for the trigger's keys, from reg (nil: triggers.Default()): what editors
 // use to complete and check a scenario as it is written.
-func Schema(reg *triggers.Registry) ([]byte, error) {
+func Schema(reg *triggers.Registry) ([]byte, error) { return SchemaWith(reg, nil) }
+
+// SchemaWith is Schema with the knobs of mits' mitigations (nil:
+// api.DefaultMitigations()).
+func SchemaWith(reg *triggers.Registry, mits *api.Mitigations) ([]byte, error) {
 	if reg == nil {
 		reg = triggers.Default()
+	}
+	if mits == nil {
+		mits = api.DefaultMitigations()
 	}
 	r := &jsonschema.Reflector{
 		FieldNameTag:   "yaml",
@@ -30,7 +37,7 @@ func Schema(reg *triggers.Registry) ([]byte, error) {
 			case reflect.TypeOf(Trigger{}):
 				return triggerSchema(reg)
 			case reflect.TypeOf(Knobs{}):
-				return knobsSchema()
+				return knobsSchema(mits)
 			}
 			return nil
 		},
@@ -63,10 +70,10 @@ func durationSchema() *jsonschema.Schema {
 }
 
 // knobsSchema is a knobs section: every knob of the replicas' config
-// (api.Knobs), each typed and described as its flag is.
-func knobsSchema() *jsonschema.Schema {
+// (the Knobs of mits), each typed and described as its flag is.
+func knobsSchema(mits *api.Mitigations) *jsonschema.Schema {
 	props := jsonschema.NewProperties()
-	for _, k := range api.Knobs() {
+	for _, k := range mits.Knobs() {
 		var s *jsonschema.Schema
 		switch k.Type() {
 		case "duration":

@@ -51,16 +51,17 @@ func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
 	c := &o.Config
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the replica's random source (jitter, xfetch draws); `testbed up` gives replica i seed+i")
 	addStartupFlags(fs, o)
-	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(api.Strategies, ", ")+", or several joined with +")
+	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(c.Registry().Names(), ", ")+", or several joined with + (herdbench mitigations)")
 	addKnobFlags(fs, c, nil)
 }
 
 // addKnobFlags binds a flag to every knob of a replica's run-time config
-// (api.Knobs), each the knob's name with dashes. set, when not nil, learns
+// (the Knobs of c's registry: Config's own and its mitigations'), each
+// the knob's name with dashes. set, when not nil, learns
 // the name of every knob a flag or a scenario file sets: what an arm sends
 // (api.PatchOf), the rest staying as the testbed was started.
 func addKnobFlags(fs *pflag.FlagSet, c *api.Config, set map[string]bool) {
-	for _, k := range api.Knobs() {
+	for _, k := range c.Registry().Knobs() {
 		help := k.Help
 		if k.Enum != nil {
 			help += ": " + strings.Join(k.Enum, ", ")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -19,20 +21,35 @@ func TestServeArgsCarryEveryOption(t *testing.T) {
 	o := api.Options{Name: "api-7", RedisAddr: "127.0.0.1:1", PostgresDSN: "postgres://x@127.0.0.1:2/db",
 		DBPoolSize: 3, RedisPoolSize: 4, DBTimeout: 3 * time.Second, RedisTimeout: 2 * time.Second, Seed: 42,
 		Config: api.Config{Strategy: "lock+shed", TTL: herd.Duration(7 * time.Second), StaleTTL: herd.Duration(time.Hour),
-			TTLJitter: 0.3, XFetchBeta: 2, LockTTL: herd.Duration(time.Second), LockWait: herd.Duration(2 * time.Second),
-			LockPoll: herd.Duration(3 * time.Millisecond), QueryCost: herd.Duration(9 * time.Millisecond),
-			DBRetry:          api.DBRetry{Policy: retry.Policy{Kind: retry.Exp, Base: 10 * time.Millisecond, Cap: time.Second, Retries: 3}},
-			EarlyProbability: 0.5, LeaseInterval: herd.Duration(4 * time.Second), LeaseWait: herd.Duration(5 * time.Second),
-			LocalTTL: herd.Duration(6 * time.Second), LocalJitter: 0.4, RateLimit: 12, RateBurst: 13,
-			RampUp: herd.Duration(14 * time.Second), BreakerFailures: 15, BreakerOpen: herd.Duration(16 * time.Second),
-			ShedMinLimit: 2, ShedMaxLimit: 17, ShedInitialLimit: 3, ShedWait: herd.Duration(18 * time.Millisecond),
+			QueryCost:     herd.Duration(9 * time.Millisecond),
+			DBRetry:       api.DBRetry{Policy: retry.Policy{Kind: retry.Exp, Base: 10 * time.Millisecond, Cap: time.Second, Retries: 3}},
 			WriteStrategy: api.WriteQueue, ApplyRate: 19, WriteBatch: 20, CoalesceInterval: herd.Duration(21 * time.Millisecond),
 			WriteInvalidate: api.InvalidateRefresh}}
+	// every mitigation's knob set, each to a value of its own, none its
+	// default: a knob the arguments leave out would show as the default
+	for i, k := range api.Knobs() {
+		if k.Mitigation == "" {
+			continue
+		}
+		v := k.Value(&o.Config)
+		n := 2 + i
+		switch k.Type() {
+		case "duration":
+			_ = v.Set(fmt.Sprintf("%dms", 1000+n))
+		case "float64":
+			_ = v.Set(fmt.Sprintf("0.%02d", n))
+		default:
+			_ = v.Set(fmt.Sprint(n))
+		}
+		if def := k.Value(&api.DefaultConfig).String(); v.String() == def {
+			t.Fatalf("test options leave knob %s at its default %s; set it", k.Name, def)
+		}
+	}
 	// every field set: a zero field would not show a missing flag
 	for _, v := range []reflect.Value{reflect.ValueOf(o), reflect.ValueOf(o.Config)} {
 		for i := range v.NumField() {
-			if v.Field(i).IsZero() {
-				t.Fatalf("test options leave %s zero; set it", v.Type().Field(i).Name)
+			if f := v.Type().Field(i); f.IsExported() && f.Name != "Mitigations" && v.Field(i).IsZero() {
+				t.Fatalf("test options leave %s zero; set it", f.Name)
 			}
 		}
 	}
@@ -47,7 +64,11 @@ func TestServeArgsCarryEveryOption(t *testing.T) {
 	if err := fs.Parse(args[2:]); err != nil {
 		t.Fatalf("parse %v: %v", args, err)
 	}
-	if !reflect.DeepEqual(got.API, o) {
-		t.Errorf("ServeArgs then serve's flags = %+v; want %+v", got.API, o)
+	gotJSON, _ := json.Marshal(got.API.Config)
+	wantJSON, _ := json.Marshal(o.Config)
+	gc, oc := got.API, o
+	gc.Config, oc.Config = api.Config{}, api.Config{}
+	if !reflect.DeepEqual(gc, oc) || string(gotJSON) != string(wantJSON) {
+		t.Errorf("ServeArgs then serve's flags = %+v\n%s\nwant %+v\n%s", gc, gotJSON, oc, wantJSON)
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
-	"github.com/sony/gobreaker/v2"
 
 	"github.com/herdbench/herdbench/retry"
 )
@@ -44,102 +43,67 @@ type Item struct {
 	Likes   int64  `json:"likes"` // its likes (POST /items/{id}/likes) when it was loaded
 }
 
-// entry is a cached item with what xfetch needs: how long the load took and
-// when the entry expires.
-type entry struct {
-	Item     Item    `json:"item"`
-	DeltaMS  float64 `json:"delta_ms"`
-	ExpiryMS int64   `json:"expiry_ms"` // Unix milliseconds
-}
-
 var errNotFound = errors.New("item not found")
 
-// serve answers one item request under the strategy of v and says how.
+// serve answers one item request under the strategy of v and says how:
+// its admitters, its tiers, then the shared cache.
 func (s *Server) serve(ctx context.Context, v view, id int64) (Item, string, error) {
-	// ramp-up after a start: admit a share of requests growing to all
-	if ramp := time.Duration(v.cfg.RampUp); v.st.ratelimit && ramp > 0 {
-		if up := time.Since(s.started); up < ramp && s.random() >= float64(up)/float64(ramp) {
+	r := &Request{ctx: ctx, id: id, s: s, v: v}
+	for _, a := range v.plan.admitReq {
+		if err := a.AdmitRequest(r); err != nil {
 			v.m.shed.Inc()
-			return Item{}, "", fmt.Errorf("%w: ramping up after start (%s of %s)", errShed, up.Round(time.Millisecond), ramp)
+			return Item{}, "", err
 		}
 	}
-	if !v.st.local {
-		return s.serveShared(ctx, v, id)
+	return s.serveTiers(r, v.plan.tiers)
+}
+
+// serveTiers answers from the first of tiers, which falls through to the
+// next, the last to the shared cache.
+func (s *Server) serveTiers(r *Request, tiers []Tier) (Item, string, error) {
+	if len(tiers) == 0 {
+		return s.serveShared(r)
 	}
-	if it, ok := s.localGet(id); ok {
-		v.m.localHits.Inc()
-		return it, OutcomeLocal, nil
-	}
-	// a local miss fills the tier once per key, as loading caches such as
-	// Caffeine's do: the replica's other requests for it wait and share it
-	type filled struct {
-		it      Item
-		outcome string
-	}
-	led := false
-	res, err, _ := v.sf.Do("local:"+strconv.FormatInt(id, 10), func() (any, error) {
-		led = true
-		it, outcome, err := s.serveShared(ctx, v, id)
-		if err == nil {
-			s.localPut(v, id, it)
-		}
-		return filled{it, outcome}, err
-	})
-	f, _ := res.(filled)
-	if !led && err == nil {
-		v.m.coalesced.Inc()
-		return f.it, OutcomeCoalesced, nil
-	}
-	return f.it, f.outcome, err
+	return tiers[0].ServeTier(r, func() (Item, string, error) { return s.serveTiers(r, tiers[1:]) })
 }
 
 // serveShared answers from Redis and Postgres, the tiers every replica
-// shares.
-func (s *Server) serveShared(ctx context.Context, v view, id int64) (Item, string, error) {
+// shares: a hit is served unless a refresher loads it early; a miss is
+// the loader's, or loads (none).
+func (s *Server) serveShared(r *Request) (Item, string, error) {
+	ctx, v, id := r.ctx, r.v, r.id
 	e, ok := s.read(ctx, v, ItemKey(id))
 	if ctx.Err() != nil {
 		return Item{}, "", errCanceled
 	}
 	if ok {
-		if v.st.loader == XFetch && s.xfetchDue(e, v.cfg.XFetchBeta) {
-			v.m.earlyLoads.Inc()
-			if it, err := s.loadAndSet(ctx, v, id); err == nil {
-				return it, OutcomeEarly, nil
+		for _, h := range v.plan.refresh {
+			if it, outcome, done := h.RefreshHit(r, e); done {
+				return it, outcome, nil
 			}
-			// the cached value is still valid: serve it
-		}
-		if v.st.loader == Early && s.random() < v.cfg.EarlyProbability {
-			v.m.earlyLoads.Inc()
-			s.background(func() { _, _ = s.loadAndSet(context.Background(), v, id) })
 		}
 		return e.Item, OutcomeHit, nil
 	}
-	switch v.st.loader {
-	case Singleflight:
-		return s.loadCoalesced(ctx, v, id)
-	case Lock:
-		return s.loadLocked(ctx, v, id)
-	case SWR:
-		return s.loadSWR(ctx, v, id)
-	case Lease:
-		return s.loadLeased(ctx, v, id)
-	default:
-		it, err := s.loadAndSet(ctx, v, id)
-		if errors.Is(err, errBreakerOpen) { // serve the stale copy while open, or fail fast
-			if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
-				v.m.staleServed.Inc()
-				return e.Item, OutcomeStale, nil
-			}
-		}
-		return it, OutcomeMiss, err
+	if v.plan.loader != nil {
+		return v.plan.loader.LoadMiss(r)
 	}
+	it, err := s.loadAndSet(ctx, v, id)
+	if errors.Is(err, errStaleOK) { // serve the stale copy, or fail fast
+		if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
+			v.m.staleServed.Inc()
+			return e.Item, OutcomeStale, nil
+		}
+	}
+	return it, OutcomeMiss, err
 }
 
-// errShed ends a request that a protection refused: 503 at once.
-var errShed = errors.New("shed")
+// ErrShed ends a request that a protection refused: 503 at once. A
+// mitigation's admitter wraps it.
+var ErrShed = errors.New("shed")
 
-// errBreakerOpen is errShed by an open breaker.
-var errBreakerOpen = fmt.Errorf("%w: the breaker around the database is open", errShed)
+// errStaleOK is ErrShed after which a miss under none serves the stale
+// copy, if there is one (an open breaker's).
+var errStaleOK = fmt.Errorf("%w", ErrShed)
 
 // errCanceled ends a request whose client went away: it must not fall
 // through to a load nobody will read.
@@ -148,9 +112,9 @@ var errCanceled = errors.New("client went away")
 // read gets a cached entry. A Redis error counts as a miss, so the request
 // falls through to Postgres as cache-aside code usually does; a client that
 // went away is not a Redis error (see gone).
-func (s *Server) read(ctx context.Context, v view, key string) (entry, bool) {
+func (s *Server) read(ctx context.Context, v view, key string) (Entry, bool) {
 	b, err := s.rdb.Get(ctx, key).Bytes()
-	var e entry
+	var e Entry
 	switch {
 	case errors.Is(err, redis.Nil):
 		v.m.cacheMisses.Inc()
@@ -167,14 +131,6 @@ func (s *Server) read(ctx context.Context, v view, key string) (entry, bool) {
 	}
 	v.m.cacheHits.Inc()
 	return e, true
-}
-
-// xfetchDue is XFetch's test (Vattani, Chierichetti, Lowenstein, VLDB 2015):
-// recompute when now - delta*beta*ln(rand()) >= expiry.
-func (s *Server) xfetchDue(e entry, beta float64) bool {
-	r := 1 - s.random() // (0, 1], so ln(r) is finite
-	now := float64(time.Now().UnixMilli())
-	return now-e.DeltaMS*beta*math.Log(r) >= float64(e.ExpiryMS)
 }
 
 // loadAndSet runs the item query and caches the result with its TTL (plus
@@ -217,22 +173,19 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 	if expired {
 		return Item{}, nil, 0, fmt.Errorf("load item %d: not started: %w", id, errExpired)
 	}
-	if v.st.ratelimit && !v.limiter.Allow() {
-		v.m.shed.Inc()
-		return Item{}, nil, 0, fmt.Errorf("%w: over %g loads/s", errShed, v.cfg.RateLimit)
-	}
-	// the first attempt's db-timeout bounds the wait for shed's permit too
+	// the first attempt's db-timeout bounds the wait for an admitter too
 	first, cancel := context.WithTimeout(base, s.opts.DBTimeout)
 	defer cancel()
-	if v.shed != nil {
-		permit, err := v.shed.acquire(first)
+	r := &Request{ctx: first, id: id, s: s, v: v}
+	for _, a := range v.plan.admitLoad {
+		release, err := a.AdmitLoad(r)
 		if err != nil {
 			v.m.shed.Inc()
 			return Item{}, nil, 0, err
 		}
-		// every completed load, failed ones too, tells the limit how long
-		// loads take now
-		defer permit.Record()
+		if release != nil {
+			defer release()
+		}
 	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
@@ -247,7 +200,7 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 		}
 		it, took, err := s.query(ctx, v, id)
 		switch {
-		case errors.Is(err, errBreakerOpen):
+		case errors.Is(err, ErrShed): // a guard refused it
 			return Item{}, nil, 0, err
 		case errors.Is(err, errNotFound):
 			return it, nil, 0, errNotFound
@@ -286,16 +239,16 @@ func (s *Server) query(ctx context.Context, v view, id int64) (Item, time.Durati
 		}
 		return it, err
 	}
-	var it Item
-	var err error
-	if v.st.breaker {
-		it, err = v.breaker.Execute(query)
-		if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-			v.m.shed.Inc()
-			return Item{}, 0, errBreakerOpen
-		}
-	} else {
-		it, err = query()
+	r := &Request{ctx: ctx, id: id, s: s, v: v}
+	run := query
+	for _, g := range v.plan.guards {
+		inner := run
+		run = func() (Item, error) { return g.GuardQuery(r, inner) }
+	}
+	it, err := run()
+	if errors.Is(err, ErrShed) {
+		v.m.shed.Inc()
+		return Item{}, 0, err
 	}
 	took := time.Since(start)
 	switch {
@@ -310,42 +263,19 @@ func (s *Server) query(ctx context.Context, v view, id int64) (Item, time.Durati
 	return it, took, err
 }
 
-// entry is the cached form of an item loaded in took, and its TTL, jitter
-// included: what xfetch reads back (the load's time, the expiry).
+// entry is the cached form of an item loaded in took, and its TTL, as
+// the strategy's TTLAdjusters leave it: what xfetch reads back (the load's
+// time, the expiry).
 func (s *Server) entry(v view, it Item, took time.Duration) ([]byte, time.Duration) {
 	ttl := time.Duration(v.cfg.TTL)
-	if v.st.jitter {
-		ttl += time.Duration(s.random() * v.cfg.TTLJitter * float64(ttl))
+	r := &Request{ctx: context.Background(), id: it.ID, s: s, v: v}
+	for _, a := range v.plan.ttl {
+		ttl = a.AdjustTTL(r, ttl)
 	}
-	b, _ := json.Marshal(entry{
+	b, _ := json.Marshal(Entry{
 		Item:     it,
 		DeltaMS:  float64(took) / float64(time.Millisecond),
 		ExpiryMS: time.Now().Add(ttl).UnixMilli(),
 	})
 	return b, ttl
-}
-
-// localEntry is an item in the replica's in-process tier.
-type localEntry struct {
-	item    Item
-	expires time.Time
-}
-
-func (s *Server) localGet(id int64) (Item, bool) {
-	s.localMu.Lock()
-	defer s.localMu.Unlock()
-	e, ok := s.local[id]
-	if !ok || time.Now().After(e.expires) {
-		return Item{}, false
-	}
-	return e.item, true
-}
-
-// localPut keeps it for local_ttl plus up to local_jitter of it.
-func (s *Server) localPut(v view, id int64, it Item) {
-	ttl := time.Duration(v.cfg.LocalTTL)
-	ttl += time.Duration(s.random() * v.cfg.LocalJitter * float64(ttl))
-	s.localMu.Lock()
-	defer s.localMu.Unlock()
-	s.local[id] = localEntry{item: it, expires: time.Now().Add(ttl)}
 }

@@ -28,7 +28,7 @@ func TestCountersGrown(t *testing.T) {
 // rename on one side shows here as a zero.
 func TestClientReadsTheServersCounters(t *testing.T) {
 	var inFlight, busy atomic.Int64
-	m := newMetrics(gauges{loads: &inFlight, busy: &busy, shedLimit: func() float64 { return 0 }})
+	m := newMetrics(DefaultMitigations(), gauges{loads: &inFlight, busy: &busy, shedLimit: func() float64 { return 0 }})
 	m.loads.Add(7)
 	m.coalesced.Add(2)
 	m.staleServed.Add(3)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,38 +13,39 @@ import (
 func TestParseStrategy(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    strategy
+		want    []string
 		wantErr string
 	}{
-		{in: "none", want: strategy{loader: None}},
-		{in: "singleflight", want: strategy{loader: Singleflight}},
-		{in: "lock", want: strategy{loader: Lock}},
-		{in: "xfetch", want: strategy{loader: XFetch}},
-		{in: "ttl_jitter", want: strategy{loader: None, jitter: true}},
-		{in: "lock+ttl_jitter", want: strategy{loader: Lock, jitter: true}},
-		{in: "ttl_jitter+xfetch", want: strategy{loader: XFetch, jitter: true}},
+		{in: "none", want: []string{None}},
+		{in: "singleflight", want: []string{Singleflight}},
+		{in: "lock", want: []string{Lock}},
+		{in: "xfetch", want: []string{XFetch}},
+		{in: "ttl_jitter", want: []string{TTLJitter}},
+		{in: "lock+ttl_jitter", want: []string{Lock, TTLJitter}},
+		{in: "ttl_jitter+xfetch", want: []string{XFetch, TTLJitter}},
 		{in: "", wantErr: "strategy: empty"},
 		{in: "bogus", wantErr: `unknown "bogus" (accepted: none, singleflight, lock, xfetch, swr, lease, early, ttl_jitter, local`},
-		{in: "local+lock", want: strategy{loader: Lock, local: true}},
-		{in: "swr+lease", wantErr: "combines swr and lease"},
+		{in: "local+lock", want: []string{Lock, Local}},
+		{in: "swr+lease", wantErr: "combines swr and lease; at most one of singleflight, lock, xfetch, swr, lease, early may be used"},
 		{in: "lock+xfetch", wantErr: "combines lock and xfetch"},
 		{in: "none+ttl_jitter", wantErr: "none cannot be combined"},
 		{in: "lock+", wantErr: `unknown ""`},
-		{in: "shed", want: strategy{loader: None, shed: Shed}},
-		{in: "lock+shed_priority", want: strategy{loader: Lock, shed: ShedPriority}},
-		{in: "shed+shed_priority", wantErr: "combines shed and shed_priority"},
+		{in: "shed", want: []string{Shed}},
+		{in: "lock+shed_priority", want: []string{Lock, ShedPriority}},
+		{in: "shed+shed_priority", wantErr: "combines shed and shed_priority; use one of them"},
 	}
+	reg := DefaultMitigations()
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := parseStrategy(tt.in)
+			got, err := reg.Parse(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("parseStrategy(%q) error = %v; want it to contain %q", tt.in, err, tt.wantErr)
+					t.Fatalf("Parse(%q) error = %v; want it to contain %q", tt.in, err, tt.wantErr)
 				}
 				return
 			}
-			if err != nil || got != tt.want {
-				t.Fatalf("parseStrategy(%q) = %+v, %v; want %+v, nil", tt.in, got, err, tt.want)
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Fatalf("Parse(%q) = %v, %v; want %v, nil", tt.in, got, err, tt.want)
 			}
 		})
 	}
@@ -55,13 +57,14 @@ func TestConfigValidate(t *testing.T) {
 	}
 	bad := DefaultConfig
 	bad.Strategy = "lock+nope"
-	bad.TTLJitter = 1.5
-	bad.XFetchBeta = 0
+	for knob, v := range map[string]string{"ttl_jitter": "1.5", "xfetch_beta": "0", "lock_poll": "0s", "shed_max_limit": "0", "shed_initial_limit": "20"} {
+		k, _ := KnobNamed(knob)
+		if err := k.Value(&bad).Set(v); err != nil {
+			t.Fatal(err)
+		}
+	}
 	bad.StaleTTL = bad.TTL
-	bad.LockPoll = 0
 	bad.QueryCost = herd.Duration(2 * time.Minute)
-	bad.ShedMaxLimit = 0
-	bad.ShedInitialLimit = 20
 	err := bad.Validate()
 	if err == nil {
 		t.Fatal("Validate() of a config with eight problems = nil")

@@ -9,24 +9,25 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
 )
 
 // Knob is one setting of a replica's run-time config other than its
-// strategy: a field of Config with a `json` tag (its name in PUT
-// /admin/config, scenario files and results) and a `help` tag. The flags of
-// `testbed up`, `testbed serve` and `stampede`, the scenario keys, the
-// schema and the replicas' arguments are all made from Knobs, so a field
-// added to Config is a knob everywhere.
+// strategy: a field of Config, or of a mitigation's struct, with a `json`
+// tag (its name in PUT /admin/config, scenario files and results, all
+// flat) and a `help` tag. The flags of `testbed up`, `testbed serve` and
+// `stampede`, the scenario keys, the schema and the replicas' arguments
+// are all made from a registry's Knobs, so a field added to Config or to a
+// mitigation is a knob everywhere.
 type Knob struct {
-	Name string   // the JSON name, such as query_cost
-	Help string   // one line, from the field's help tag
-	Enum []string // the accepted values, when they are a closed set
-	kind string   // the flag's type: duration, float64, int, uint32, string or policy
-	idx  []int    // the field in Config
+	Name       string   // the JSON name, such as query_cost
+	Help       string   // one line, from the field's help tag
+	Enum       []string // the accepted values, when they are a closed set
+	Mitigation string   // the mitigation whose knob it is; "" for Config's own
+	kind       string   // the flag's type: duration, float64, int, uint32, string or policy
+	idx        []int    // the field in Config, or in the mitigation's struct
 }
 
 // Flag is the knob's flag: its name with dashes.
@@ -36,31 +37,76 @@ func (k Knob) Flag() string { return strings.ReplaceAll(k.Name, "_", "-") }
 // int, uint32, string, or policy (a retry policy's short form).
 func (k Knob) Type() string { return k.kind }
 
+// owner names where the knob is declared, for panics.
+func (k Knob) owner() string {
+	if k.Mitigation == "" {
+		return "api.Config"
+	}
+	return "mitigation " + k.Mitigation
+}
+
 // enums are the knobs whose values are a closed set.
 var enums = map[string][]string{"write_strategy": WriteStrategies, "write_invalidate": WriteInvalidations}
 
-// Knobs lists every knob of Config, in field order.
-func Knobs() []Knob { return slices.Clone(knobs()) }
+// Knobs lists every knob of the default registry's Config, in order.
+func Knobs() []Knob { return defaultRegistry().Knobs() }
 
-var knobs = sync.OnceValue(func() []Knob {
+// Knobs lists every knob of r's Config: Config's own and every
+// mitigation's, in wireOrder.
+func (r *Mitigations) Knobs() []Knob { return slices.Clone(r.knobs) }
+
+func (r *Mitigations) listKnobs() []Knob {
 	var out []Knob
 	t := reflect.TypeFor[Config]()
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "strategy" {
-			continue
+		if f.IsExported() && f.Tag.Get("json") != "strategy" {
+			out = append(out, fieldKnob(f, ""))
 		}
-		help := f.Tag.Get("help")
-		if name == "" || help == "" {
-			panic(fmt.Sprintf("api.Config.%s needs a json and a help tag", f.Name))
+	}
+	for _, n := range r.names {
+		out = append(out, fieldKnobs(reflect.TypeOf(r.byName[n]), n)...)
+	}
+	rank := func(k Knob) int {
+		if i := slices.Index(wireOrder, k.Name); i >= 0 {
+			return i
 		}
-		out = append(out, Knob{Name: name, Help: help, Enum: enums[name], kind: kindOf(f.Type), idx: f.Index})
+		return len(wireOrder)
+	}
+	slices.SortStableFunc(out, func(a, b Knob) int { return rank(a) - rank(b) })
+	return out
+}
+
+// wireOrder is the order of the knobs when they were all Config's fields:
+// results, the flags' help and the schema keep it. It never needs a new
+// name: the knobs of a mitigation added since come after these, in
+// registration order.
+var wireOrder = []string{"ttl", "stale_ttl", "ttl_jitter", "xfetch_beta", "lock_ttl", "lock_wait", "lock_poll",
+	"query_cost", "db_retry", "early_probability", "lease_interval", "lease_wait", "local_ttl", "local_jitter",
+	"rate_limit", "rate_burst", "ramp_up", "breaker_failures", "breaker_open", "shed_min_limit", "shed_max_limit",
+	"shed_initial_limit", "shed_wait", "write_strategy", "apply_rate", "write_batch", "coalesce_interval", "write_invalidate"}
+
+// fieldKnobs are the knobs of mitigation name's struct t.
+func fieldKnobs(t reflect.Type, name string) []Knob {
+	out := make([]Knob, 0, t.NumField())
+	for i := range t.NumField() {
+		out = append(out, fieldKnob(t.Field(i), name))
 	}
 	return out
-})
+}
 
-func kindOf(t reflect.Type) string {
+func fieldKnob(f reflect.StructField, mitigation string) Knob {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	help := f.Tag.Get("help")
+	k := Knob{Name: name, Help: help, Enum: enums[name], Mitigation: mitigation, idx: f.Index}
+	if name == "" || help == "" || !f.IsExported() {
+		panic(fmt.Sprintf("%s: field %s needs to be exported, with a json and a help tag", k.owner(), f.Name))
+	}
+	k.kind = kindOf(f.Type, k)
+	return k
+}
+
+func kindOf(t reflect.Type, k Knob) string {
 	switch {
 	case t == reflect.TypeFor[herd.Duration]():
 		return "duration"
@@ -69,22 +115,29 @@ func kindOf(t reflect.Type) string {
 	case t.Kind() == reflect.Float64, t.Kind() == reflect.Int, t.Kind() == reflect.Uint32, t.Kind() == reflect.String:
 		return t.Kind().String()
 	}
-	panic(fmt.Sprintf("api.Config: a knob of type %s has no flag form", t))
+	panic(fmt.Sprintf("%s: knob %s of type %s has no flag form", k.owner(), k.Name, t))
 }
 
-// KnobNamed is the knob called name (its JSON name), if there is one.
-func KnobNamed(name string) (Knob, bool) {
-	i := slices.IndexFunc(knobs(), func(k Knob) bool { return k.Name == name })
+// KnobNamed is the default registry's knob called name (its JSON name),
+// if there is one.
+func KnobNamed(name string) (Knob, bool) { return defaultRegistry().KnobNamed(name) }
+
+// KnobNamed is r's knob called name (its JSON name), if there is one.
+func (r *Mitigations) KnobNamed(name string) (Knob, bool) {
+	i := slices.IndexFunc(r.knobs, func(k Knob) bool { return k.Name == name })
 	if i < 0 {
 		return Knob{}, false
 	}
-	return knobs()[i], true
+	return r.knobs[i], true
 }
 
-// KnobNames are the knobs' JSON names, in field order.
-func KnobNames() []string {
-	names := make([]string, len(knobs()))
-	for i, k := range knobs() {
+// KnobNames are the default registry's knobs' JSON names, in order.
+func KnobNames() []string { return defaultRegistry().KnobNames() }
+
+// KnobNames are r's knobs' JSON names, in order.
+func (r *Mitigations) KnobNames() []string {
+	names := make([]string, len(r.knobs))
+	for i, k := range r.knobs {
 		names[i] = k.Name
 	}
 	return names
@@ -92,14 +145,29 @@ func KnobNames() []string {
 
 // Value is k's field of c as a flag's value: String, Set and Type, pflag's
 // Value, without this package knowing pflag.
-func (k Knob) Value(c *Config) *KnobValue {
-	return &KnobValue{k: k, v: reflect.ValueOf(c).Elem().FieldByIndex(k.idx)}
-}
+func (k Knob) Value(c *Config) *KnobValue { return &KnobValue{k: k, c: c} }
 
 // KnobValue is one knob of one Config, read and set in its flag form.
 type KnobValue struct {
 	k Knob
-	v reflect.Value
+	c *Config
+}
+
+// field is the knob's field, and a commit that stores a change to it in
+// the config: a mitigation's knobs are shared by copies of a Config, so
+// a change replaces them.
+func (v *KnobValue) field() (reflect.Value, func()) {
+	if v.k.Mitigation == "" {
+		return reflect.ValueOf(v.c).Elem().FieldByIndex(v.k.idx), func() {}
+	}
+	set := v.c.knobs()
+	cur, ok := set.vals[v.k.Mitigation]
+	if !ok {
+		panic(fmt.Sprintf("api: knob %s: the config has no mitigation %s", v.k.Name, v.k.Mitigation))
+	}
+	p := reflect.New(reflect.TypeOf(cur))
+	p.Elem().Set(reflect.ValueOf(cur))
+	return p.Elem().FieldByIndex(v.k.idx), func() { v.c.mit = set.with(p.Elem().Interface().(Mitigation)) }
 }
 
 // Type is the knob's type (Knob.Type).
@@ -107,7 +175,8 @@ func (v *KnobValue) Type() string { return v.k.kind }
 
 // String is the value in the form Set reads.
 func (v *KnobValue) String() string {
-	switch x := v.v.Addr().Interface().(type) {
+	f, _ := v.field()
+	switch x := f.Addr().Interface().(type) {
 	case *herd.Duration:
 		return x.String()
 	case *float64:
@@ -122,13 +191,15 @@ func (v *KnobValue) String() string {
 		b, _ := x.MarshalText()
 		return string(b)
 	}
-	return fmt.Sprint(v.v.Interface())
+	return fmt.Sprint(f.Interface())
 }
 
 // Set reads s in the knob's flag form. The value's range is Config's to
 // check (Problems), with every other problem at once.
 func (v *KnobValue) Set(s string) error {
-	switch x := v.v.Addr().Interface().(type) {
+	f, commit := v.field()
+	defer commit()
+	switch x := f.Addr().Interface().(type) {
 	case *herd.Duration:
 		d, err := time.ParseDuration(s)
 		*x = herd.Duration(d)
@@ -236,9 +307,7 @@ func (p Patch) Apply(c Config) (Config, error) {
 	if err != nil {
 		return c, err
 	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := c.decode(b, true); err != nil {
 		return c, fmt.Errorf("invalid config: %s", describeJSONError(err))
 	}
 	return c, nil

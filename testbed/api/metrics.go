@@ -42,9 +42,7 @@ const (
 	MetricStaleServed   = "herdbench_api_stale_served_total"
 	MetricLockWaits     = "herdbench_api_lock_waits_total"
 	MetricNotifications = "herdbench_api_notifications_total"
-	MetricLocalHits     = "herdbench_api_local_hits_total"
 	MetricShed          = "herdbench_api_shed_total"
-	MetricBreakerOpens  = "herdbench_api_breaker_opens_total"
 	MetricLoadDuration  = "herdbench_api_load_duration_seconds"
 	MetricLoadsInFlight = "herdbench_api_loads_in_flight"
 	MetricBusy          = "herdbench_api_requests_in_flight"
@@ -161,10 +159,19 @@ type metrics struct {
 	staleServed   prometheus.Counter
 	lockWaits     prometheus.Counter
 	notifications prometheus.Counter
-	localHits     prometheus.Counter
 	shed          prometheus.Counter
-	breakerOpens  prometheus.Counter
 	loadDuration  prometheus.Histogram
+	own           map[string]prometheus.Counter // the mitigations' Counters
+}
+
+// count adds one to a mitigation's counter; one its registry does not
+// declare panics.
+func (m *metrics) count(name string) {
+	c, ok := m.own[name]
+	if !ok {
+		panic("api: no counter " + name + " among the mitigations' Counters")
+	}
+	c.Inc()
 }
 
 // gauges are what a replica is doing now, read at each scrape; a reset
@@ -192,10 +199,11 @@ func (g gauges) collectors() []prometheus.Collector {
 	}
 }
 
-func newMetrics(g gauges) *metrics {
-	reg := prometheus.NewRegistry()
+// newMetrics makes the series afresh, with the Counters of reg's
+// mitigations.
+func newMetrics(reg *Mitigations, g gauges) *metrics {
 	m := &metrics{
-		reg: reg, writeMetrics: newWriteMetrics(),
+		reg: prometheus.NewRegistry(), writeMetrics: newWriteMetrics(), own: map[string]prometheus.Counter{},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricRequests,
 			Help: "Item requests served, by outcome (hit, local, miss, early, stale, coalesced, waited, not_found, invalid, error, shed, canceled).",
@@ -244,17 +252,9 @@ func newMetrics(g gauges) *metrics {
 			Name: MetricNotifications,
 			Help: "Broadcast invalidations received; each reloads the items it names.",
 		}),
-		localHits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: MetricLocalHits,
-			Help: "Requests answered from the replica's in-process tier (local), without Redis.",
-		}),
 		shed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricShed,
 			Help: "Loads refused by ratelimit (bucket empty, or the ramp-up), an open breaker, or shed's concurrency limit.",
-		}),
-		breakerOpens: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: MetricBreakerOpens,
-			Help: "Times the breaker around the DB opened.",
 		}),
 		loadDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "herdbench_api_load_duration_seconds",
@@ -262,9 +262,13 @@ func newMetrics(g gauges) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
 	}
-	reg.MustRegister(append(g.collectors(), m.writeMetrics.collectors()...)...)
-	reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors, m.loadRetries,
-		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.localHits, m.shed, m.breakerOpens, m.loadDuration,
+	for _, c := range reg.counters() {
+		m.own[c.Name] = prometheus.NewCounter(prometheus.CounterOpts{Name: c.Name, Help: c.Help})
+		m.reg.MustRegister(m.own[c.Name])
+	}
+	m.reg.MustRegister(append(g.collectors(), m.writeMetrics.collectors()...)...)
+	m.reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors, m.loadRetries,
+		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.shed, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range outcomes {
 		m.requests.WithLabelValues(o) // export zeros so rates start at reset

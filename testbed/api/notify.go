@@ -42,9 +42,10 @@ func parseIDs(payload string) []int64 {
 	return ids
 }
 
-// invalidate reloads every id at once under the replica's strategy:
-// singleflight shares a load already running in this replica, lock lets one
-// replica in the fleet reload each id and the others skip it.
+// invalidate reloads every id at once under the replica's strategy: its
+// loader's Reloader (singleflight shares a load already running in this
+// replica, lock lets one replica in the fleet reload each id and the others
+// skip it), or a load.
 func (s *Server) invalidate(ids []int64) {
 	v := s.view()
 	v.m.notifications.Inc()
@@ -52,21 +53,12 @@ func (s *Server) invalidate(ids []int64) {
 		s.background(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), s.opts.DBTimeout+time.Second)
 			defer cancel()
-			switch v.st.loader {
-			case Singleflight:
-				_, _, _ = v.sf.Do(strconv.FormatInt(id, 10), func() (any, error) { return s.loadAndSet(ctx, v, id) })
-			case Lock:
-				lockKey := lockPrefix + strconv.FormatInt(id, 10)
-				token := "notify:" + s.opts.Name
-				ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(v.cfg.LockTTL)).Result()
-				if err != nil || !ok {
-					return // another replica reloads it
-				}
-				_, _ = s.loadAndSet(ctx, v, id)
-				_ = s.unlock.Run(ctx, s.rdb, []string{lockKey}, token).Err()
-			default:
-				_, _ = s.loadAndSet(ctx, v, id)
+			r := &Request{ctx: ctx, id: id, s: s, v: v}
+			if rl, ok := v.plan.loader.(Reloader); ok {
+				rl.Reload(r)
+				return
 			}
+			_, _ = r.Load()
 		})
 	}
 }

@@ -10,20 +10,15 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sony/gobreaker/v2"
-	"golang.org/x/time/rate"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sync/singleflight"
 )
 
 // Options configure one replica at start. Config is its initial run-time
@@ -38,6 +33,9 @@ type Options struct {
 	RedisTimeout  time.Duration // dial, read and write timeout of Redis commands
 	Seed          uint64        // seeds jitter, xfetch draws and lock tokens
 	Config        Config
+	// Mitigations are the strategies the replica accepts (nil:
+	// DefaultMitigations); Config's knobs are read as theirs.
+	Mitigations *Mitigations
 }
 
 // DefaultOptions are a replica's defaults; the addresses have none.
@@ -59,8 +57,6 @@ type Server struct {
 	unlock   *redis.Script
 	leaseSet *redis.Script
 
-	localMu sync.Mutex // guards local
-	local   map[int64]localEntry
 	// loads running now, across resets: an experiment waits for zero before
 	// its final snapshot so no load of one arm lands in the next
 	inFlight atomic.Int64
@@ -71,16 +67,13 @@ type Server struct {
 	started time.Time // for ratelimit's ramp-up
 	writer  *writer   // the writes' consumer or flusher, per write_strategy
 
-	mu      sync.Mutex // guards the fields below
-	seed    uint64
-	cfg     Config
-	limiter *rate.Limiter
-	breaker *gobreaker.CircuitBreaker[Item]
-	shed    *shedder
-	st      strategy
-	m       *metrics
-	sf      *singleflight.Group
-	rng     *rand.Rand
+	mu    sync.Mutex // guards the fields below
+	seed  uint64
+	cfg   Config
+	plan  *plan
+	state map[string]any // each Stateful mitigation's, for cfg
+	m     *metrics
+	rng   *rand.Rand
 }
 
 // unlockScript deletes the lock only if this replica still holds it.
@@ -89,10 +82,13 @@ const unlockScript = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis
 // New validates opts and creates the replica's Redis client and Postgres pool.
 // Connections are opened lazily, so New succeeds while a dependency is down.
 func New(opts Options) (*Server, error) {
+	if opts.Mitigations == nil {
+		opts.Mitigations = defaultRegistry()
+	}
+	opts.Config = opts.Mitigations.rebase(opts.Config)
 	if err := opts.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
 	}
-	st, _ := parseStrategy(opts.Config.Strategy)
 	pcfg, err := pgxpool.ParseConfig(opts.PostgresDSN)
 	if err != nil {
 		return nil, fmt.Errorf("postgres dsn: %w", err)
@@ -123,7 +119,7 @@ func New(opts Options) (*Server, error) {
 		leaseSet: redis.NewScript(setWithLease),
 		seed:     opts.Seed,
 		cfg:      opts.Config,
-		st:       st,
+		plan:     mustPlan(opts.Config),
 	}
 	s.reset(nil)
 	s.writer = &writer{s: s}
@@ -138,54 +134,29 @@ func (s *Server) Close() {
 	_ = s.rdb.Close()
 }
 
-// reset starts in-process state afresh: counters, the singleflight group and
-// the random source, reseeded with seed when given, else the current seed.
+// reset starts in-process state afresh: counters, the mitigations' state
+// and the random source, reseeded with seed when given, else the current
+// seed.
 func (s *Server) reset(seed *uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if seed != nil {
 		s.seed = *seed
 	}
-	s.m = newMetrics(gauges{loads: &s.inFlight, busy: &s.busy, shedLimit: func() float64 { return float64(s.view().shed.limit()) }})
-	s.sf = new(singleflight.Group)
-	s.protect()
-	s.localMu.Lock()
-	s.local = map[int64]localEntry{}
-	s.localMu.Unlock()
+	s.m = newMetrics(s.opts.Mitigations, gauges{loads: &s.inFlight, busy: &s.busy, shedLimit: s.shedLimit})
+	s.state = s.states(s.cfg, s.plan, nil, s.m.count)
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x6865726462656e63)) // "herdbenc"
 }
 
-// protect makes the limiters and the breaker afresh for the current config;
-// s.mu is held.
-func (s *Server) protect() {
-	s.limiter = rate.NewLimiter(rate.Limit(s.cfg.RateLimit), s.cfg.RateBurst)
-	s.shed = newShedder(s.cfg, s.st.shed)
-	m := s.m
-	s.breaker = gobreaker.NewCircuitBreaker[Item](gobreaker.Settings{
-		Name:    s.opts.Name,
-		Timeout: time.Duration(s.cfg.BreakerOpen),
-		ReadyToTrip: func(c gobreaker.Counts) bool {
-			return c.ConsecutiveFailures >= s.cfg.BreakerFailures
-		},
-		IsSuccessful: func(err error) bool { return err == nil || errors.Is(err, errNotFound) },
-		OnStateChange: func(_ string, _, to gobreaker.State) {
-			if to == gobreaker.StateOpen {
-				m.breakerOpens.Inc()
-			}
-		},
-	})
-}
-
-// view is what one request uses, taken at its start, so a config switch or
-// reset never changes a request halfway.
-type view struct {
-	cfg     Config
-	st      strategy
-	m       *metrics
-	sf      *singleflight.Group
-	limiter *rate.Limiter
-	breaker *gobreaker.CircuitBreaker[Item]
-	shed    *shedder
+// shedLimit is the concurrency limit of shed or shed_priority now, 0
+// when neither is on.
+func (s *Server) shedLimit() float64 {
+	for _, st := range s.view().state {
+		if sh, ok := st.(*shedder); ok && sh != nil {
+			return float64(sh.limit())
+		}
+	}
+	return 0
 }
 
 // background runs f in its own goroutine, counted busy from now until it
@@ -201,7 +172,7 @@ func (s *Server) background(f func()) {
 func (s *Server) view() view {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return view{cfg: s.cfg, st: s.st, m: s.m, sf: s.sf, limiter: s.limiter, breaker: s.breaker, shed: s.shed}
+	return view{cfg: s.cfg, plan: s.plan, m: s.m, state: s.state}
 }
 
 // random returns a uniform float in [0, 1) from the seeded source.
@@ -240,19 +211,11 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h := r.Header.Get(StrategyHeader); h != "" {
-		st, perr := parseStrategy(h)
-		var err error
-		if perr != nil {
-			err = perr
-		} else if st.shed != "" && v.shed == nil {
-			err = fmt.Errorf("%s: %q needs the replica configured with shed (accepted: a strategy without shed, or PUT /admin/config)", StrategyHeader, h)
-		}
-		if err != nil {
+		if v, err = v.withStrategy(h); err != nil {
 			v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
 			RespondError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		v.cfg.Strategy, v.st = h, st
 	}
 	ctx, err := withDeadline(r.Context(), r.Header.Get(DeadlineHeader), time.Now())
 	if err != nil {
@@ -270,7 +233,7 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 	}
 	it, outcome, err := s.serve(ctx, v, id)
 	switch {
-	case errors.Is(err, errShed):
+	case errors.Is(err, ErrShed):
 		outcome = OutcomeShed
 		RespondError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, errExpired), errors.Is(err, errCanceled) && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -305,20 +268,22 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
 // PUTs.
 func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	cfg := s.opts.Config
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		RespondError(w, http.StatusBadRequest, "invalid config: "+describeJSONError(err))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<16))
+	if err == nil {
+		err = cfg.decode(body, true)
+	}
+	if err != nil {
+		RespondError(w, http.StatusBadRequest, "invalid config: "+describeConfigError(err, s.opts.Mitigations))
 		return
 	}
 	if err := cfg.Validate(); err != nil {
 		RespondError(w, http.StatusBadRequest, "invalid config: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 		return
 	}
-	st, _ := parseStrategy(cfg.Strategy)
+	p := mustPlan(cfg)
 	s.mu.Lock()
-	s.cfg, s.st = cfg, st
-	s.protect()
+	s.cfg, s.plan = cfg, p
+	s.state = s.states(cfg, p, s.state, s.m.count)
 	s.mu.Unlock()
 	s.writer.configure(cfg)
 	RespondJSON(w, http.StatusOK, cfg)
@@ -372,19 +337,6 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		h.Postgres, code = err.Error(), http.StatusServiceUnavailable
 	}
 	RespondJSON(w, code, h)
-}
-
-// configFields lists Config's JSON field names.
-func configFields() []string {
-	b, _ := json.Marshal(DefaultConfig)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // Run serves one replica on addr until ctx is done, then shuts down

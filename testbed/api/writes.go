@@ -322,12 +322,14 @@ func (s *Server) invalidateWritten(ctx context.Context, v view, ids []int64) {
 	switch v.cfg.WriteInvalidate {
 	case InvalidateDelete:
 		keys := make([]string, len(ids))
-		s.localMu.Lock()
 		for i, id := range ids {
 			keys[i] = ItemKey(id)
-			delete(s.local, id)
 		}
-		s.localMu.Unlock()
+		for _, st := range v.state {
+			if f, ok := st.(Forgetter); ok {
+				f.Forget(ids)
+			}
+		}
 		err = s.rdb.Del(ctx, keys...).Err()
 	case InvalidateRefresh:
 		parts := make([]string, len(ids))

@@ -82,7 +82,7 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--redis-timeout", o.RedisTimeout.String(),
 		"--strategy", c.Strategy,
 	}
-	for _, k := range api.Knobs() {
+	for _, k := range c.Registry().Knobs() { // its mitigations' knobs too
 		args = append(args, "--"+k.Flag(), k.Value(&c).String())
 	}
 	return args

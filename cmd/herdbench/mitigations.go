@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+func newMitigationsCmd(stdout io.Writer, newMitigations func() *api.Mitigations) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mitigations",
+		Short: "List the replicas' mitigations, a line each",
+		Long: "List the mitigations the testbed's replicas run (`--strategy`, `--arms`, a scenario's arms), each with\n" +
+			"its kind and the flags of its knobs with their defaults (a scenario file's knobs, with underscores).\n" +
+			"A strategy joins several with +, such as lock+ttl_jitter: at most one loader or refresh, none alone.\n" +
+			"docs/mitigations.md explains each.",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			reg := newMitigations()
+			cfg := reg.DefaultConfig()
+			knobs := map[string][]string{}
+			for _, k := range reg.Knobs() {
+				if k.Mitigation != "" {
+					knobs[k.Mitigation] = append(knobs[k.Mitigation], fmt.Sprintf("--%s %s", k.Flag(), k.Value(&cfg)))
+				}
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			for _, m := range reg.Mitigations() {
+				line := m.Name() + "\t" + m.Kind() + "\t" + m.Describe()
+				if len(knobs[m.Name()]) > 0 {
+					line += "\t" + strings.Join(knobs[m.Name()], ", ")
+				}
+				fmt.Fprintln(tw, line)
+			}
+			return tw.Flush()
+		},
+	}
+}

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+)
+
+// lockStrategy lets one request in the fleet load a key: the one that
+// takes its Redis lock.
+type lockStrategy struct {
+	TTL  herd.Duration `json:"lock_ttl" help:"expiry of the fleet lock, so a crashed holder's lock ends"`
+	Wait herd.Duration `json:"lock_wait" help:"longest a lock waiter waits before loading itself"`
+	Poll herd.Duration `json:"lock_poll" help:"when a lock or lease waiter first re-reads the cache; each next re-read waits twice as long, up to 8 times this"`
+}
+
+// lock_ttl outlasts the default DB timeout (5s), so a slow holder keeps its
+// lock while it loads; lock_wait outlasts lock_ttl, so waiters are still
+// there to take over a crashed holder's lock when it expires.
+const (
+	lockTTL  = 6 * time.Second
+	lockWait = 8 * time.Second
+	lockPoll = 5 * time.Millisecond
+)
+
+var (
+	_ MissLoader = lockStrategy{}
+	_ Reloader   = lockStrategy{}
+)
+
+func (lockStrategy) Name() string { return Lock }
+func (lockStrategy) Describe() string {
+	return "fleet-wide Redis lock, stale copy or wait for the rest"
+}
+func (lockStrategy) Kind() string           { return KindLoader }
+func (lockStrategy) ExclusiveGroup() string { return KindLoader }
+
+func (l lockStrategy) Problems() herd.FieldErrors {
+	var errs herd.FieldErrors
+	if l.TTL < herd.Duration(time.Millisecond) {
+		errs.Add("lock_ttl", "%s is too short (accepted: 1ms or more)", l.TTL)
+	}
+	if l.Wait < 0 {
+		errs.Add("lock_wait", "%s is negative (accepted: 0 or more)", l.Wait)
+	}
+	if l.Poll < herd.Duration(time.Millisecond) {
+		errs.Add("lock_poll", "%s is too short (accepted: 1ms or more)", l.Poll)
+	}
+	return errs
+}
+
+// LoadMiss lets one request in the fleet load: the one that takes the
+// Redis lock (SET NX PX) and still finds the cache empty (a request that
+// missed just before the previous holder filled it must not load again).
+// The others serve the stale copy, or, when there is none, re-read the
+// cache until the value appears (after lock_poll, then backing off:
+// pollBackoff). A crashed holder's lock expires after lock_ttl and the next
+// waiter takes it; a waiter that has waited lock_wait loads by itself
+// rather than fail.
+func (l lockStrategy) LoadMiss(r *Request) (Item, string, error) {
+	s, ctx, v, id := r.s, r.ctx, r.v, r.id
+	lockKey := lockPrefix + strconv.FormatInt(id, 10)
+	token := s.token()
+	deadline := time.Now().Add(time.Duration(l.Wait))
+	waiting, p := false, newPoll(v)
+	for {
+		ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(l.TTL)).Result()
+		switch {
+		case ctx.Err() != nil || err != nil: // no lock without Redis: behave as none
+			return s.unclaimed(ctx, v, id)
+		case ok:
+			it, outcome, err := s.loadHolding(ctx, v, id)
+			if uerr := s.unlock.Run(context.WithoutCancel(ctx), s.rdb, []string{lockKey}, token).Err(); uerr != nil {
+				v.m.cacheErrors.Inc() // the lock expires by itself
+			}
+			return it, outcome, err
+		}
+		if !waiting {
+			if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
+				v.m.staleServed.Inc()
+				return e.Item, OutcomeStale, nil
+			}
+			waiting = true
+			v.m.lockWaits.Inc()
+		}
+		if time.Now().After(deadline) {
+			it, err := r.Load()
+			return it, OutcomeMiss, err
+		}
+		if it, ok, err := s.pollOnce(ctx, v, id, p); ok || err != nil {
+			return it, OutcomeWaited, err
+		}
+	}
+}
+
+// Reload lets one replica in the fleet reload the key; the others skip it.
+func (l lockStrategy) Reload(r *Request) {
+	s, ctx := r.s, r.ctx
+	lockKey := lockPrefix + strconv.FormatInt(r.id, 10)
+	token := "notify:" + s.opts.Name
+	ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(l.TTL)).Result()
+	if err != nil || !ok {
+		return // another replica reloads it
+	}
+	_, _ = r.Load()
+	_ = s.unlock.Run(ctx, s.rdb, []string{lockKey}, token).Err()
+}

@@ -1,0 +1,47 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// swrStrategy is stale-while-revalidate: the stale copy is served while
+// one background refresh runs in the fleet.
+type swrStrategy struct{}
+
+var _ MissLoader = swrStrategy{}
+
+func (swrStrategy) Name() string { return SWR }
+func (swrStrategy) Describe() string {
+	return "stale-while-revalidate: stale copy served while one background refresh runs"
+}
+func (swrStrategy) Kind() string           { return KindLoader }
+func (swrStrategy) ExclusiveGroup() string { return KindLoader }
+
+// LoadMiss serves the stale copy while one background refresh runs in
+// the fleet, under lock's lock (lock_ttl): a request that finds the fresh
+// copy gone but the stale one there never waits for Postgres.
+func (swrStrategy) LoadMiss(r *Request) (Item, string, error) {
+	s, ctx, v, id := r.s, r.ctx, r.v, r.id
+	e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10))
+	if !ok {
+		it, err := r.Load()
+		return it, OutcomeMiss, err
+	}
+	v.m.staleServed.Inc()
+	lockKey := lockPrefix + strconv.FormatInt(id, 10)
+	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
+	ttl := time.Duration(mitigation[lockStrategy](v.cfg).TTL)
+	if won, err := s.rdb.SetNX(ctx, lockKey, token, ttl).Result(); err == nil && won {
+		bg := *r
+		bg.ctx = context.Background()
+		s.background(func() {
+			_, _ = bg.Load()
+			_ = s.unlock.Run(context.Background(), s.rdb, []string{lockKey}, token).Err()
+		})
+	}
+	return e.Item, OutcomeStale, nil
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"fmt"
+
+	"github.com/herdbench/herdbench/herd"
+)
+
+// plan is a parsed strategy: its mitigations with the config's knobs, in
+// registration order, sorted by the hooks the server calls.
+type plan struct {
+	names     []string
+	loader    MissLoader // nil: the request loads (none)
+	refresh   []HitRefresher
+	ttl       []TTLAdjuster
+	tiers     []Tier
+	admitReq  []RequestAdmitter
+	admitLoad []LoadAdmitter
+	guards    []QueryGuard
+}
+
+// newPlan is the plan of strategy s under c's knobs.
+func newPlan(c Config, s string) (*plan, *herd.FieldError) {
+	names, err := c.Registry().Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{names: names}
+	for _, n := range names {
+		m, _ := c.Mitigation(n)
+		if h, ok := m.(MissLoader); ok {
+			p.loader = h
+		}
+		if h, ok := m.(HitRefresher); ok {
+			p.refresh = append(p.refresh, h)
+		}
+		if h, ok := m.(TTLAdjuster); ok {
+			p.ttl = append(p.ttl, h)
+		}
+		if h, ok := m.(Tier); ok {
+			p.tiers = append(p.tiers, h)
+		}
+		if h, ok := m.(RequestAdmitter); ok {
+			p.admitReq = append(p.admitReq, h)
+		}
+		if h, ok := m.(LoadAdmitter); ok {
+			p.admitLoad = append(p.admitLoad, h)
+		}
+		if h, ok := m.(QueryGuard); ok {
+			p.guards = append(p.guards, h)
+		}
+	}
+	return p, nil
+}
+
+// has reports whether the plan uses mitigation name.
+func (p *plan) has(name string) bool {
+	for _, n := range p.names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// mustPlan is the plan of c's own strategy, which has been validated.
+func mustPlan(c Config) *plan {
+	p, err := newPlan(c, c.Strategy)
+	if err != nil {
+		panic(fmt.Sprintf("api: a validated config's strategy: %v", err))
+	}
+	return p
+}
+
+// states makes the state of every Stateful mitigation of c's registry
+// (Stateful), from prev's when given.
+func (s *Server) states(c Config, p *plan, prev map[string]any, count func(string)) map[string]any {
+	out := map[string]any{}
+	for _, n := range c.Registry().names {
+		m, _ := c.Mitigation(n)
+		if st, ok := m.(Stateful); ok {
+			env := StateEnv{Replica: s.opts.Name, Config: c, Configured: p.has(n), Count: count}
+			out[n] = st.NewState(env, prev[n])
+		}
+	}
+	return out
+}
+
+// view is what one request uses, taken at its start, so a config switch or
+// reset never changes a request halfway.
+type view struct {
+	cfg   Config
+	plan  *plan
+	m     *metrics
+	state map[string]any // each Stateful mitigation's
+}
+
+// withStrategy is v under strategy h, a request's StrategyHeader: the
+// replica's knobs and state, another choice of mitigations. One whose
+// state the replica does not keep (shed, unless configured) is refused.
+func (v view) withStrategy(h string) (view, error) {
+	p, err := newPlan(v.cfg, h)
+	if err != nil {
+		return v, err
+	}
+	for _, n := range p.names {
+		if st, ok := v.state[n]; ok && st == nil {
+			return v, fmt.Errorf("%s: %q needs the replica configured with %s (accepted: a strategy without %s, or PUT /admin/config)", StrategyHeader, h, n, n)
+		}
+	}
+	v.cfg.Strategy, v.plan = h, p
+	return v, nil
+}
