@@ -182,7 +182,7 @@ type fireFunc func(ctx context.Context, env triggers.Env) (triggers.Fired, error
 func (a *armRun) prepare(ctx context.Context, env triggers.Env) (fireFunc, func(), error) {
 	if a.splitBurst() > 0 {
 		return func(context.Context, triggers.Env) (triggers.Fired, error) {
-			return triggers.Fired{Detail: triggers.BurstDetail{}}, nil
+			return triggers.Fired{Detail: &triggers.BurstDetail{}}, nil
 		}, func() {}, nil
 	}
 	pr, ok := a.trig.(triggers.Preparer)
@@ -199,8 +199,8 @@ func (a *armRun) prepare(ctx context.Context, env triggers.Env) (fireFunc, func(
 // splitBurst is the burst trigger's clients when the generator releases
 // them (its workers, each a share); 0 otherwise.
 func (a *armRun) splitBurst() int {
-	if b, ok := a.trig.(*triggers.Burst); ok && sendsBursts(a.env.generator()) {
-		return b.Clients
+	if b, ok := a.trig.(triggers.Splitter); ok && sendsBursts(a.env.generator()) {
+		return b.BurstClients()
 	}
 	return 0
 }

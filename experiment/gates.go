@@ -12,7 +12,7 @@ import (
 // results, sorted.
 func GatePaths() []string {
 	var a ArmResult
-	fill(reflect.ValueOf(&a).Elem())
+	showAll(reflect.ValueOf(&a).Elem())
 	nums, _ := gates.Numbers(a)
 	paths := make([]string, 0, len(nums))
 	for p := range nums {
@@ -22,16 +22,16 @@ func GatePaths() []string {
 	return paths
 }
 
-// fill sets every nil pointer in v, recursively, so that every field of a
+// showAll sets every nil pointer in v, recursively, so that every field of a
 // results struct shows in its JSON, and every nil slice and map to an empty
 // one, so they show as what they are rather than null.
-func fill(v reflect.Value) {
+func showAll(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
-		fill(v.Elem())
+		showAll(v.Elem())
 	case reflect.Slice: // empty, not null: arrays are no gate's business
 		if v.IsNil() {
 			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
@@ -43,7 +43,7 @@ func fill(v reflect.Value) {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i))
+				showAll(v.Field(i))
 			}
 		}
 	}

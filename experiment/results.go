@@ -110,7 +110,7 @@ type Warm struct {
 type TriggerResult struct {
 	Name    string     `json:"name"`
 	FiredAt *time.Time `json:"fired_at"` // null: the arm was stopped before T
-	Detail  any        `json:"detail"`   // the trigger's own: triggers.ExpireDetail, ...
+	Detail  any        `json:"detail"`   // the trigger's own (triggers.Trigger.Detail): *triggers.ExpireDetail, ...; typed when read back too (detail.go)
 }
 
 // DB figures come from pg_stat_statements calls of the item query by the

@@ -103,7 +103,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		if a.Cache.HitRatio == nil || a.Cache.Hits+a.Cache.Misses == 0 {
 			t.Errorf("%s: cache %+v; want Redis reads after T", a.Name, a.Cache)
 		}
-		if a.DB.PeakConnections == 0 || a.DB.PeakQPS <= 0 || a.Trigger.Name != "expire" || a.Trigger.Detail.(triggers.ExpireDetail).KeysRemoved != 1 {
+		if a.DB.PeakConnections == 0 || a.DB.PeakQPS <= 0 || a.Trigger.Name != "expire" || a.Trigger.Detail.(*triggers.ExpireDetail).KeysRemoved != 1 {
 			t.Errorf("%s: db %+v trigger %+v; want connections, a peak and the key removed at T", a.Name, a.DB, a.Trigger)
 		}
 		if n := len(a.Timeline); n != 25 || a.Timeline[0].TMS != -1000 || a.Timeline[n-1].TMS != 1400 {

@@ -141,7 +141,7 @@ arms:
 				t.Errorf("%s is gone: the flush touched a key outside item:1*", k)
 			}
 		}
-		if n := rep.Arms[0].Trigger.Detail.(triggers.FlushDetail).KeysFlushed; n != int64(len(matching)) {
+		if n := rep.Arms[0].Trigger.Detail.(*triggers.FlushDetail).KeysFlushed; n != int64(len(matching)) {
 			t.Errorf("flush detail %v; want the %d keys matching item:1* flushed", rep.Arms[0].Trigger.Detail, len(matching))
 		}
 	})
@@ -155,7 +155,7 @@ arms:
 		}
 		a := rep.Arms[0]
 		var reset int64
-		if d := a.Trigger.Detail.(triggers.ConndropDetail); d.ConnectionsReset != nil {
+		if d := a.Trigger.Detail.(*triggers.ConndropDetail); d.ConnectionsReset != nil {
 			reset = *d.ConnectionsReset
 		}
 		t.Logf("conndrop: %v; %d new backends of the role after T", a.Trigger.Detail, a.DB.NewConnections)

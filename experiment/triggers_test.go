@@ -127,7 +127,7 @@ func TestFaultTriggers(t *testing.T) {
 			t.Errorf("aborted = %+v; want the drop rate condition, soon after T, with the value it measured", ab)
 		}
 		// the outage was undone when the arm stopped, not when it was due
-		if down := none.Trigger.Detail.(triggers.OutageDetail).DownMS; down >= 2000 || down < ab.AtMS-200 {
+		if down := none.Trigger.Detail.(*triggers.OutageDetail).DownMS; down >= 2000 || down < ab.AtMS-200 {
 			t.Errorf("outage detail %v; want the proxy back up when the arm stopped at %d ms, before its 2000 ms", none.Trigger.Detail, ab.AtMS)
 		}
 		// no request was sent after the abort
@@ -177,7 +177,7 @@ func TestFaultTriggers(t *testing.T) {
 			p.Arms[i].Knobs = p.Arms[i].Knobs.With("ttl", herd.Duration(time.Minute))
 		}
 		a := run(t, p).Arms[0]
-		if n := a.Trigger.Detail.(triggers.FlushDetail).KeysFlushed; n < 100 || a.DB.Queries < 50 || a.DB.BaselineQPS > 5 {
+		if n := a.Trigger.Detail.(*triggers.FlushDetail).KeysFlushed; n < 100 || a.DB.Queries < 50 || a.DB.BaselineQPS > 5 {
 			t.Errorf("flush: %v keys flushed, %d loads after T, baseline %v q/s; want the cache emptied and reloaded from a quiet baseline",
 				a.Trigger.Detail, a.DB.Queries, a.DB.BaselineQPS)
 		}
@@ -219,7 +219,7 @@ func TestFaultTriggers(t *testing.T) {
 				p.Arms[i].Knobs = p.Arms[i].Knobs.With("ttl", herd.Duration(time.Minute))
 			}
 			a := run(t, p).Arms[0]
-			if got := a.Trigger.Detail.(triggers.RestartDetail).Restarted; len(got) != 1 || got[0] != part {
+			if got := a.Trigger.Detail.(*triggers.RestartDetail).Restarted; len(got) != 1 || got[0] != part {
 				t.Errorf("restart %s: detail %v; want %s restarted", part, a.Trigger.Detail, part)
 			}
 			switch part {
@@ -244,7 +244,7 @@ func TestFaultTriggers(t *testing.T) {
 		}
 		rep := run(t, p)
 		none, lock := rep.Arms[0], rep.Arms[1]
-		if r := none.Trigger.Detail.(triggers.NotifyDetail).Receivers; r != 2 {
+		if r := none.Trigger.Detail.(*triggers.NotifyDetail).Receivers; r != 2 {
 			t.Errorf("notify: %v receivers; want the 2 replicas", r)
 		}
 		if none.DB.Queries < 40 {

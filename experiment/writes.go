@@ -37,7 +37,7 @@ type WriteFigures struct {
 }
 
 // SteadyWrites are the steady writes a trigger sent beside the reads
-// (triggers.Loader), filed as the reads are: http from T, load over the
+// (triggers.Workload), filed as the reads are: http from T, load over the
 // windows, latency from each write's intended send time.
 type SteadyWrites struct {
 	Rate  int         `json:"rate"`
@@ -54,7 +54,7 @@ const writeStatementsSQL = `SELECT coalesce(sum(s.calls), 0)::bigint, coalesce(s
 // writeHerd says whether the arm's trigger is the write herd, whose
 // figures are read.
 func (a *armRun) writeHerd() bool {
-	_, ok := a.trig.(*triggers.Writes)
+	_, ok := a.trig.(triggers.Writer)
 	return ok && a.tg.DB != nil
 }
 
@@ -77,11 +77,11 @@ type steady struct {
 	done  chan error
 }
 
-// startSteady sends the trigger's steady load (triggers.Loader) from this
+// startSteady sends the trigger's steady load (triggers.Workload) from this
 // process, on its own schedule from start, until the load's end or ctx;
 // nil when the trigger sends none.
 func (a *armRun) startSteady(ctx context.Context, tenv triggers.Env, start, t time.Time) *steady {
-	l, ok := a.trig.(triggers.Loader)
+	l, ok := a.trig.(triggers.Workload)
 	if !ok {
 		return nil
 	}

@@ -76,7 +76,7 @@ func withPlan(trigger string, arms []experiment.ArmResult) *experiment.Report {
 }
 
 // roundTrip is rep as `herdbench report` reads it from results.json:
-// encoded, then decoded strictly (a trigger's detail comes back a map).
+// encoded, then decoded strictly (a trigger's detail comes back typed, as the run wrote it).
 func roundTrip(t *testing.T, rep *experiment.Report) *experiment.Report {
 	t.Helper()
 	var b bytes.Buffer

@@ -1,7 +1,6 @@
 package reporters
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/herdbench/herdbench/experiment"
@@ -17,12 +16,8 @@ func writesTable(rep *experiment.Report) (head []string, rows [][]string) {
 	var feed []string
 	fanout := false
 	for _, a := range rep.Arms {
-		if a.Trigger.Name != "writes" || a.Trigger.Detail == nil {
-			continue
-		}
-		var d triggers.WritesDetail // a detail read back from results is a map
-		b, err := json.Marshal(a.Trigger.Detail)
-		if err != nil || json.Unmarshal(b, &d) != nil {
+		d, ok := a.Trigger.Detail.(*triggers.WritesDetail) // typed, also read back from results
+		if !ok {
 			continue
 		}
 		lost := "0"

@@ -84,10 +84,18 @@ var (
 	_ Trigger  = (*Burst)(nil)
 	_ Preparer = (*Burst)(nil)
 	_ Requirer = (*Burst)(nil)
+	_ Splitter = (*Burst)(nil)
 	_ Sender   = (*Burst)(nil)
 )
 
 func (*Burst) Name() string { return "burst" }
+
+// BurstClients is how many clients the burst releases, which workers
+// share.
+func (b *Burst) BurstClients() int { return b.Clients }
+
+// Detail is an empty BurstDetail, into which results are read.
+func (*Burst) Detail() any { return &BurstDetail{} }
 func (b *Burst) Describe() string {
 	return fmt.Sprintf("%d clients, connections open, released at T by a barrier: synchronized arrivals", b.Clients)
 }
@@ -260,7 +268,7 @@ const burstTimeout = 10 * time.Second
 func (r *release) Fire(ctx context.Context, _ Env) (Fired, error) {
 	defer r.Close()
 	r.send(ctx)
-	return Fired{Detail: BurstDetail{}, Burst: r.result()}, nil
+	return Fired{Detail: &BurstDetail{}, Burst: r.result()}, nil
 }
 
 // send releases every client at once: one writer per core writes its

@@ -29,6 +29,9 @@ var (
 )
 
 func (*Conndrop) Name() string { return "conndrop" }
+
+// Detail is an empty ConndropDetail, into which results are read.
+func (*Conndrop) Detail() any { return &ConndropDetail{} }
 func (*Conndrop) Describe() string {
 	return "every service connection to Redis and Postgres reset at T: a reconnect storm"
 }
@@ -58,7 +61,7 @@ func (*Conndrop) Fire(ctx context.Context, env Env) (Fired, error) {
 		if err != nil {
 			return Fired{}, fmt.Errorf("conndrop: terminate the connections of %s: %w", env.Role, err)
 		}
-		return Fired{Detail: ConndropDetail{Role: env.Role, ConnectionsReset: &n}}, nil
+		return Fired{Detail: &ConndropDetail{Role: env.Role, ConnectionsReset: &n}}, nil
 	}
 	var reset []string
 	for _, dep := range herd.Dependencies {
@@ -77,5 +80,5 @@ func (*Conndrop) Fire(ctx context.Context, env Env) (Fired, error) {
 		}
 		reset = append(reset, dep)
 	}
-	return Fired{Detail: ConndropDetail{ProxiesReset: reset}}, nil
+	return Fired{Detail: &ConndropDetail{ProxiesReset: reset}}, nil
 }

@@ -20,7 +20,10 @@ var (
 	_ Requirer = (*Expire)(nil)
 )
 
-func (*Expire) Name() string     { return "expire" }
+func (*Expire) Name() string { return "expire" }
+
+// Detail is an empty ExpireDetail, into which results are read.
+func (*Expire) Detail() any      { return &ExpireDetail{} }
 func (*Expire) Describe() string { return "hot keys invalidated at T (UNLINK)" }
 
 // Requires a Redis and its keys.
@@ -35,11 +38,11 @@ func (*Expire) Plan(env Env) string {
 func (*Expire) Fire(ctx context.Context, env Env) (Fired, error) {
 	keys := HotRedisKeys(env)
 	if len(keys) == 0 {
-		return Fired{Detail: ExpireDetail{}}, nil
+		return Fired{Detail: &ExpireDetail{}}, nil
 	}
 	n, err := env.Redis.Unlink(ctx, keys...).Result()
 	if err != nil {
 		return Fired{}, fmt.Errorf("expire: unlink %d hot keys: %w", len(keys), err)
 	}
-	return Fired{Detail: ExpireDetail{Keys: len(keys), KeysRemoved: n}}, nil
+	return Fired{Detail: &ExpireDetail{Keys: len(keys), KeysRemoved: n}}, nil
 }

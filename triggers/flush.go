@@ -23,6 +23,9 @@ var (
 )
 
 func (*Flush) Name() string { return "flush" }
+
+// Detail is an empty FlushDetail, into which results are read.
+func (*Flush) Detail() any { return &FlushDetail{} }
 func (*Flush) Describe() string {
 	return "FLUSHDB at T (on a target's Redis: every key of its pattern): a cold cache, as after a Redis restart without persistence"
 }
@@ -56,7 +59,7 @@ func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 		if err := env.Redis.FlushDB(ctx).Err(); err != nil {
 			return Fired{}, fmt.Errorf("flush: %w", err)
 		}
-		return Fired{Detail: FlushDetail{KeysFlushed: n}}, nil
+		return Fired{Detail: &FlushDetail{KeysFlushed: n}}, nil
 	}
 	if env.Pattern == "" {
 		return Fired{}, errors.New("flush: the target declares no pattern of keys it may touch")
@@ -65,7 +68,7 @@ func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err != nil {
 		return Fired{}, fmt.Errorf("flush %s: %w", env.Pattern, err)
 	}
-	return Fired{Detail: FlushDetail{KeysFlushed: n, Pattern: env.Pattern}}, nil
+	return Fired{Detail: &FlushDetail{KeysFlushed: n, Pattern: env.Pattern}}, nil
 }
 
 // unlinkMatching unlinks every key matching env.Pattern, a thousand at a

@@ -23,6 +23,9 @@ var (
 )
 
 func (*Notify) Name() string { return "notify" }
+
+// Detail is an empty NotifyDetail, into which results are read.
+func (*Notify) Detail() any { return &NotifyDetail{} }
 func (*Notify) Describe() string {
 	return "a broadcast invalidation of the hot keys at T: every replica reloads them at once"
 }
@@ -45,5 +48,5 @@ func (*Notify) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err != nil {
 		return Fired{}, fmt.Errorf("notify: publish: %w", err)
 	}
-	return Fired{Detail: NotifyDetail{Keys: len(env.HotKeys), Receivers: n}}, nil
+	return Fired{Detail: &NotifyDetail{Keys: len(env.HotKeys), Receivers: n}}, nil
 }

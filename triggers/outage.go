@@ -39,6 +39,9 @@ var (
 )
 
 func (*Outage) Name() string { return "outage" }
+
+// Detail is an empty OutageDetail, into which results are read.
+func (*Outage) Detail() any { return &OutageDetail{} }
 func (o *Outage) Describe() string {
 	return fmt.Sprintf("%s unreachable from T for %s, then back: a retry storm when it returns", o.Dependency, o.For)
 }
@@ -94,7 +97,7 @@ func (o *Outage) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err := p.Enable(); err != nil {
 		return Fired{}, fmt.Errorf("outage: reopen %s proxy: %w", dep, err)
 	}
-	return Fired{Detail: OutageDetail{Dependency: dep, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}}, nil
+	return Fired{Detail: &OutageDetail{Dependency: dep, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}}, nil
 }
 
 // pause makes Redis stop answering every client for o.For. Redis (7.0)
@@ -115,5 +118,5 @@ func (o *Outage) pause(ctx context.Context, env Env) (Fired, error) {
 			return Fired{}, fmt.Errorf("outage: unpause redis: %w", err)
 		}
 	}
-	return Fired{Detail: OutageDetail{Dependency: herd.Redis, Paused: true, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}}, nil
+	return Fired{Detail: &OutageDetail{Dependency: herd.Redis, Paused: true, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}}, nil
 }

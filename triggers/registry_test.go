@@ -148,6 +148,7 @@ type echo struct {
 func (*echo) Name() string     { return "echo" }
 func (*echo) Describe() string { return "an echo" }
 func (*echo) Plan(Env) string  { return "nothing" }
+func (*echo) Detail() any      { return &struct{}{} }
 func (*echo) Fire(context.Context, Env) (Fired, error) {
 	return Fired{}, nil
 }

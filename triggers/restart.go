@@ -35,6 +35,9 @@ var (
 )
 
 func (*Restart) Name() string { return "restart" }
+
+// Detail is an empty RestartDetail, into which results are read.
+func (*Restart) Detail() any { return &RestartDetail{} }
 func (r *Restart) Describe() string {
 	how := "all at once"
 	if r.Rolling {
@@ -65,5 +68,5 @@ func (r *Restart) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err != nil {
 		return Fired{}, fmt.Errorf("restart %s: %w", r.Part, err)
 	}
-	return Fired{Detail: RestartDetail{Part: string(r.Part), Rolling: r.Rolling, Restarted: done, TookMS: time.Since(start).Milliseconds()}}, nil
+	return Fired{Detail: &RestartDetail{Part: string(r.Part), Rolling: r.Rolling, Restarted: done, TookMS: time.Since(start).Milliseconds()}}, nil
 }

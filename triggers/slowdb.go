@@ -44,6 +44,9 @@ var (
 )
 
 func (*SlowDB) Name() string { return "slowdb" }
+
+// Detail is an empty SlowDBDetail, into which results are read.
+func (*SlowDB) Detail() any { return &SlowDBDetail{} }
 func (s *SlowDB) Describe() string {
 	return fmt.Sprintf("Postgres replies %s slower from T for %s: timeouts, retries, more load", s.Latency, s.For)
 }
@@ -91,5 +94,5 @@ func (s *SlowDB) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err := p.RemoveToxic(SlowToxic); err != nil {
 		return Fired{}, fmt.Errorf("slowdb: remove latency: %w", err)
 	}
-	return Fired{Detail: SlowDBDetail{LatencyMS: lat.Milliseconds(), ForMS: d.Milliseconds(), SlowMS: time.Since(slow).Milliseconds()}}, nil
+	return Fired{Detail: &SlowDBDetail{LatencyMS: lat.Milliseconds(), ForMS: d.Milliseconds(), SlowMS: time.Since(slow).Milliseconds()}}, nil
 }

@@ -30,11 +30,15 @@ type Trigger interface {
 	Describe() string    // one line: what happens at T
 	Plan(env Env) string // exactly what it would touch, for a dry run; contacts nothing
 	Fire(ctx context.Context, env Env) (Fired, error)
+	// Detail is a new, empty detail of the trigger's type (a pointer to
+	// it): what Fire returns in Fired.Detail, and what a results file's
+	// trigger.detail is read into
+	Detail() any
 }
 
 // Fired is what a trigger did at T.
 type Fired struct {
-	Detail any          // the trigger's own typed detail: the results' trigger.detail
+	Detail any          // the trigger's own typed detail, a pointer (Trigger.Detail): the results' trigger.detail
 	Burst  *BurstResult // requests the trigger released at T, and how far apart they left
 }
 
@@ -132,17 +136,29 @@ type (
 	// the service settled after the arm (writes it acknowledged and must
 	// still apply): after the drain, Settle completes the detail Fire
 	// returned; steadyOK is how many of the trigger's steady requests
-	// (Loader) the service answered 2xx.
+	// (Workload) the service answered 2xx.
 	Settler interface {
 		Settle(ctx context.Context, env Env, detail any, steadyOK int64) any
 	}
-	// Loader is implemented by triggers that send steady requests of their
+	// Workload is implemented by triggers that send steady requests of their
 	// own through the whole load, beside the reads (the writes trigger's
 	// likes): the generator sends them on their own schedule from the
 	// load's start, with the reads' intended-time accounting, never
 	// retried (a write is not idempotent), and counts them apart.
-	Loader interface {
+	Workload interface {
 		Steady(env Env) Steady
+	}
+	// Splitter is implemented by triggers whose burst of clients the
+	// generator's workers release at T, each a share (the burst trigger):
+	// BurstClients is how many there are in all.
+	Splitter interface {
+		BurstClients() int
+	}
+	// Writer is implemented by triggers that provoke a write herd: the arm
+	// reads what the testbed's write statements and write queue did around
+	// it, and files it in arms[].writes.
+	Writer interface {
+		WriteHerd()
 	}
 	// Gater is implemented by triggers that bring gates of their own,
 	// checked on every arm unless the plan gates the same figure.

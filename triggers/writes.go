@@ -88,7 +88,8 @@ var (
 	_ Settler  = (*Writes)(nil)
 	_ Gater    = (*Writes)(nil)
 	_ Preparer = (*Writes)(nil)
-	_ Loader   = (*Writes)(nil)
+	_ Workload = (*Writes)(nil)
+	_ Writer   = (*Writes)(nil)
 	_ Requirer = (*Writes)(nil)
 )
 
@@ -100,6 +101,12 @@ func (*Writes) DefaultGates() []string { return []string{"trigger.detail.lost ==
 const maxSettle = 10 * time.Minute
 
 func (*Writes) Name() string { return "writes" }
+
+// WriteHerd marks the write herd: the arm reads the write statements.
+func (*Writes) WriteHerd() {}
+
+// Detail is an empty WritesDetail, into which results are read.
+func (*Writes) Detail() any { return &WritesDetail{} }
 func (*Writes) Describe() string {
 	return "a burst of writes at T to the hottest items (POST /items/{id}/likes: a viral post's likes); after the arm, the acknowledged writes Postgres never got"
 }

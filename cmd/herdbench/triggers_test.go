@@ -22,6 +22,13 @@ type drizzle struct {
 func (*drizzle) Name() string               { return "drizzle" }
 func (*drizzle) Describe() string           { return "a few hot keys dropped at T: a herd too small to matter" }
 func (d *drizzle) Plan(triggers.Env) string { return fmt.Sprintf("UNLINK %d hot keys", d.Drops) }
+func (*drizzle) Detail() any                { return &drizzleDetail{} }
+
+// drizzleDetail is what drizzle did: the results' trigger.detail.
+type drizzleDetail struct {
+	Dropped int `json:"dropped"`
+}
+
 func (*drizzle) Fire(context.Context, triggers.Env) (triggers.Fired, error) {
 	return triggers.Fired{}, nil
 }

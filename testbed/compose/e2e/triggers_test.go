@@ -56,13 +56,13 @@ func everyTrigger(t *testing.T, tg *targets.Target, toxiproxy string) {
 	t.Run("expire: the hot keys reload", func(t *testing.T) {
 		a := run(t, plan(t, "expire", time.Minute, api.None))
 		// the Zipf draw reaches most of the 100 keys in 2.5 s, not all
-		if n := a.Trigger.Detail.(triggers.ExpireDetail).KeysRemoved; n != 100 || a.DB.Queries < 50 || a.DB.Queries > 100 {
+		if n := a.Trigger.Detail.(*triggers.ExpireDetail).KeysRemoved; n != 100 || a.DB.Queries < 50 || a.DB.Queries > 100 {
 			t.Errorf("expire: %d keys removed, %d loads after T; want 100 removed, and most of them reloaded once", n, a.DB.Queries)
 		}
 	})
 	t.Run("flush: Redis empties and the cache reloads", func(t *testing.T) {
 		a := run(t, plan(t, "flush", time.Minute, api.None))
-		if n := a.Trigger.Detail.(triggers.FlushDetail).KeysFlushed; n < 100 || a.DB.Queries < 50 {
+		if n := a.Trigger.Detail.(*triggers.FlushDetail).KeysFlushed; n < 100 || a.DB.Queries < 50 {
 			t.Errorf("flush: %d keys flushed, %d loads after T; want the cache emptied and reloaded", n, a.DB.Queries)
 		}
 	})
@@ -110,7 +110,7 @@ func everyTrigger(t *testing.T, tg *targets.Target, toxiproxy string) {
 		p := plan(t, "notify", time.Minute, api.None)
 		p.HotKeys = 20
 		a := run(t, p)
-		if r := a.Trigger.Detail.(triggers.NotifyDetail).Receivers; r != 3 || a.DB.Queries < 3*20 {
+		if r := a.Trigger.Detail.(*triggers.NotifyDetail).Receivers; r != 3 || a.DB.Queries < 3*20 {
 			t.Errorf("notify: %d receivers, %d loads after T; want the 3 replicas, each reloading the 20 keys", r, a.DB.Queries)
 		}
 	})
@@ -159,7 +159,7 @@ func everyTrigger(t *testing.T, tg *targets.Target, toxiproxy string) {
 			// for the reconnected replicas to be seen
 			p.After = herd.Duration(4500 * time.Millisecond)
 			a := run(t, p)
-			if got := a.Trigger.Detail.(triggers.RestartDetail).Restarted; len(got) == 0 {
+			if got := a.Trigger.Detail.(*triggers.RestartDetail).Restarted; len(got) == 0 {
 				t.Errorf("restart %s: detail %v; want what was restarted", part, a.Trigger.Detail)
 			}
 			after := started(t, part)

@@ -1,0 +1,34 @@
+package experiment
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// A trigger's detail reads back from results as the type its trigger
+// wrote; an unknown trigger's stays JSON values; a field the type does not
+// have is an error, not a silent loss.
+func TestTriggerDetailReadsBackTyped(t *testing.T) {
+	want := TriggerResult{Name: "flush", Detail: &triggers.FlushDetail{KeysFlushed: 7, Pattern: "item:*"}}
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got TriggerResult
+	if err := json.Unmarshal(b, &got); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %s = %#v, %v; want %#v", b, got.Detail, err, want.Detail)
+	}
+	var other TriggerResult
+	if err := json.Unmarshal([]byte(`{"name":"drizzle","fired_at":null,"detail":{"dropped":3}}`), &other); err != nil ||
+		!reflect.DeepEqual(other.Detail, map[string]any{"dropped": 3.0}) {
+		t.Errorf("an unknown trigger's detail = %#v, %v; want its JSON values", other.Detail, err)
+	}
+	err = json.Unmarshal([]byte(`{"name":"flush","fired_at":null,"detail":{"keys_flushd":3}}`), &other)
+	if err == nil || !strings.Contains(err.Error(), "keys_flushd") {
+		t.Errorf("a detail with a field flush's has not: %v; want an error naming it", err)
+	}
+}
