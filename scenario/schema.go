@@ -74,25 +74,34 @@ func durationSchema() *jsonschema.Schema {
 func knobsSchema(mits *api.Mitigations) *jsonschema.Schema {
 	props := jsonschema.NewProperties()
 	for _, k := range mits.Knobs() {
-		var s *jsonschema.Schema
-		switch k.Type() {
-		case "duration":
-			s = durationSchema()
-		case "int", "uint32":
-			s = &jsonschema.Schema{Type: "integer"}
-		case "float64":
-			s = &jsonschema.Schema{Type: "number"}
-		default:
-			s = &jsonschema.Schema{Type: "string"}
-			for _, v := range k.Enum {
-				s.Enum = append(s.Enum, v)
-			}
-		}
-		s.Description = k.Help
-		props.Set(k.Name, s)
+		props.Set(k.Name, valueSchema(k.Type(), k.Enum, k.Help))
 	}
 	return &jsonschema.Schema{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema,
 		Description: "The replicas' knobs (docs/testbed.md); an arm's own override the file's, and what is not set stays as the testbed was started"}
+}
+
+// valueSchema is the schema of a value of a flag's type (pflag's names:
+// duration, int, uint32, float64, bool; anything else a string, of enum's
+// values when there are some), described by help.
+func valueSchema(kind string, enum []string, help string) *jsonschema.Schema {
+	var s *jsonschema.Schema
+	switch kind {
+	case "duration":
+		s = durationSchema()
+	case "int", "uint32":
+		s = &jsonschema.Schema{Type: "integer"}
+	case "float64":
+		s = &jsonschema.Schema{Type: "number"}
+	case "bool":
+		s = &jsonschema.Schema{Type: "boolean"}
+	default:
+		s = &jsonschema.Schema{Type: "string"}
+		for _, v := range enum {
+			s.Enum = append(s.Enum, v)
+		}
+	}
+	s.Description = help
+	return s
 }
 
 // triggerSchema is the trigger section: a name the registry has, and its
@@ -105,22 +114,7 @@ func triggerSchema(reg *triggers.Registry) *jsonschema.Schema {
 	}
 	props.Set("name", &jsonschema.Schema{Type: "string", Enum: names, Description: "What provokes the herd at T (herdbench triggers)"})
 	for _, o := range reg.Options() {
-		var s *jsonschema.Schema
-		switch o.Type() {
-		case "duration":
-			s = durationSchema()
-		case "int":
-			s = &jsonschema.Schema{Type: "integer"}
-		case "bool":
-			s = &jsonschema.Schema{Type: "boolean"}
-		default:
-			s = &jsonschema.Schema{Type: "string"}
-			for _, v := range o.Enum {
-				s.Enum = append(s.Enum, v)
-			}
-		}
-		s.Description = o.Trigger + ": " + o.Help
-		props.Set(o.Key, s)
+		props.Set(o.Key, valueSchema(o.Type(), o.Enum, o.Trigger+": "+o.Help))
 	}
 	return &jsonschema.Schema{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema,
 		Description: "What provokes the herd at T, and its options"}
