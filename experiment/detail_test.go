@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,5 +31,20 @@ func TestTriggerDetailReadsBackTyped(t *testing.T) {
 	err = json.Unmarshal([]byte(`{"name":"flush","fired_at":null,"detail":{"keys_flushd":3}}`), &other)
 	if err == nil || !strings.Contains(err.Error(), "keys_flushd") {
 		t.Errorf("a detail with a field flush's has not: %v; want an error naming it", err)
+	}
+}
+
+// A gate may name a number of any trigger's detail, now that details are
+// typed: trigger.detail.lost (writes), trigger.detail.keys_removed
+// (expire); the detail itself is no number.
+func TestGatePathsHoldTheTriggersDetails(t *testing.T) {
+	paths := GatePaths()
+	for _, want := range []string{"trigger.detail.lost", "trigger.detail.keys_removed", "trigger.detail.down_ms"} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("GatePaths lacks %s", want)
+		}
+	}
+	if slices.Contains(paths, "trigger.detail") {
+		t.Error("GatePaths has trigger.detail, which is no number")
 	}
 }

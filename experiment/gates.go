@@ -2,24 +2,31 @@ package experiment
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
 	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // GatePaths lists every path a gate may name: the numbers of an arm's
-// results, sorted.
+// results, sorted, with those of every trigger's detail
+// (trigger.detail.lost: the writes trigger's).
 func GatePaths() []string {
-	var a ArmResult
-	showAll(reflect.ValueOf(&a).Elem())
-	nums, _ := gates.Numbers(a)
-	paths := make([]string, 0, len(nums))
-	for p := range nums {
-		paths = append(paths, p)
+	seen := map[string]bool{}
+	for _, t := range triggers.Default().Triggers() {
+		var a ArmResult
+		showAll(reflect.ValueOf(&a).Elem())
+		d := t.Detail()
+		showAll(reflect.ValueOf(d))
+		a.Trigger.Detail = d
+		nums, _ := gates.Numbers(a)
+		for p := range nums {
+			seen[p] = true
+		}
 	}
-	slices.Sort(paths)
-	return paths
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // showAll sets every nil pointer in v, recursively, so that every field of a
