@@ -197,7 +197,7 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 		if a.Aborted == nil {
 			t.Fatalf("not aborted; trigger %v, drop rate %.2f; want the outage to push the drop rate over the stop condition", d, a.HTTP.DropRate)
 		}
-		if down := d.(triggers.OutageDetail).DownMS; down >= 4000 {
+		if down := d.(*triggers.OutageDetail).DownMS; down >= 4000 {
 			t.Errorf("trigger %v, stopped at %d ms; want the proxy back when the arm stopped, before its 4 s", d, a.Aborted.AtMS)
 		}
 		px, err := svc.Toxiproxy.Proxy("postgres")
