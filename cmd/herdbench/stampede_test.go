@@ -191,3 +191,37 @@ func httpGetJSON(url string) (map[string]any, error) {
 	var m map[string]any
 	return m, json.NewDecoder(resp.Body).Decode(&m)
 }
+
+// --arms write=STRATEGY compares write strategies from the command line,
+// joined to a read strategy with + if need be: each arm runs its own (the
+// replicas' answer says so), and the queue applies the burst's likes in
+// batches, in fewer statements than direct's one UPDATE per like
+// (pg_stat_statements): a batch holds at least one like, and 300 likes
+// arriving at once never leave in 300 batches.
+func TestArmsCompareWriteStrategies(t *testing.T) {
+	localtest.Measures(t)
+	localtest.Require(t)
+	dir, out := stateDir(t), t.TempDir()
+	jsonFile := filepath.Join(out, "r.json")
+	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--json", jsonFile, "--replicas", "2",
+		"--trigger", "writes", "--write-burst", "300", "--write-settle", "5s", "--arms", "write=direct,singleflight+write=queue"}, shortStampede...)
+	code, stdout, stderr := herdbench(t, args...)
+	if code != exitOK {
+		t.Fatalf("stampede --arms write=direct,singleflight+write=queue = exit %d\n%s%s", code, stdout, stderr)
+	}
+	rep := readResults(t, jsonFile)
+	if len(rep.Arms) != 2 {
+		t.Fatalf("results: %d arms; want 2", len(rep.Arms))
+	}
+	direct, queue := rep.Arms[0], rep.Arms[1]
+	if direct.Config.WriteStrategy != "direct" || queue.Config.WriteStrategy != "queue" || queue.Config.Strategy != "singleflight" {
+		t.Errorf("arms ran writes %s and %s (reads %s); want direct, then queue with singleflight",
+			direct.Config.WriteStrategy, queue.Config.WriteStrategy, queue.Config.Strategy)
+	}
+	if direct.Writes == nil || queue.Writes == nil || direct.Writes.Statements < 300 || queue.Writes.Statements >= direct.Writes.Statements {
+		t.Errorf("write statements: direct %+v, queue %+v; want direct's 300 or more (one a like), the queue's fewer", direct.Writes, queue.Writes)
+	}
+	if !strings.Contains(stdout, "write=direct") || !strings.Contains(stdout, "singleflight+write=queue") {
+		t.Errorf("the table lacks the arms' names:\n%s", stdout)
+	}
+}
