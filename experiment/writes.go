@@ -46,11 +46,6 @@ type SteadyWrites struct {
 	Load  LoadFigures `json:"load"`
 }
 
-// writeStatementsSQL sums the calls and rows of the testbed's write
-// statements by a role.
-const writeStatementsSQL = `SELECT coalesce(sum(s.calls), 0)::bigint, coalesce(sum(s.rows), 0)::bigint
-	FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $1 AND s.query = ANY($2)`
-
 // writeHerd says whether the arm's trigger is the write herd, whose
 // figures are read.
 func (a *armRun) writeHerd() bool {
@@ -60,10 +55,9 @@ func (a *armRun) writeHerd() bool {
 
 // writeStatements reads the write statements' calls and rows so far.
 func (a *armRun) writeStatements(ctx context.Context) (calls, rows int64, err error) {
-	err = a.tg.DB.QueryRow(ctx, writeStatementsSQL, a.tg.Role,
-		[]string{api.WriteDirectQuery, api.WriteApplyQuery, api.WriteFlushQuery}).Scan(&calls, &rows)
+	calls, rows, err = observe.StatementTotals(ctx, a.tg.DB, a.tg.Role, api.WriteStatements)
 	if err != nil {
-		err = fmt.Errorf("read the write statements in pg_stat_statements: %w", err)
+		err = fmt.Errorf("the write statements: %w", err)
 	}
 	return calls, rows, err
 }

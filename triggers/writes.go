@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Writes is a write herd: at T, write_burst likes land on the write_keys
@@ -201,28 +202,6 @@ func (w *Writes) Steady(env Env) Steady {
 	return Steady{Rate: w.Rate, Method: http.MethodPost, Path: "/items/{key}/likes", Keys: keys}
 }
 
-// likes sums the items' counters in Postgres.
-func likes(ctx context.Context, env Env, ids []int64) (int64, error) {
-	var n int64
-	err := env.DB.QueryRow(ctx, `SELECT coalesce(sum(n), 0)::bigint FROM likes WHERE item_id = ANY($1)`, ids).Scan(&n)
-	return n, err
-}
-
-// counts reads the items' counters and feed rows in Postgres, in one
-// snapshot.
-func counts(ctx context.Context, env Env, ids []int64) (likes, feed int64, err error) {
-	err = env.DB.QueryRow(ctx, `SELECT (SELECT coalesce(sum(n), 0)::bigint FROM likes WHERE item_id = ANY($1)),
-		(SELECT count(*) FROM feed WHERE item_id = ANY($1))`, ids).Scan(&likes, &feed)
-	return likes, feed, err
-}
-
-// follow gives the items n followers each and every other item none, so
-// the arm's likes fan out as write_fanout says, whatever an arm before set.
-func follow(ctx context.Context, env Env, ids []int64, n int) error {
-	_, err := env.DB.Exec(ctx, `UPDATE likes SET followers = CASE WHEN item_id = ANY($1) THEN $2 ELSE 0 END WHERE followers <> 0 OR item_id = ANY($1)`, ids, n)
-	return err
-}
-
 // Fire prepares the writes and sends them at once; a run prepares them
 // before the load instead.
 func (w *Writes) Fire(ctx context.Context, env Env) (Fired, error) {
@@ -243,8 +222,8 @@ func (w *Writes) Prepare(ctx context.Context, env Env) (Armed, error) {
 		return nil, fmt.Errorf("writes: no items or endpoints (%v)", err)
 	}
 	d := &WritesDetail{Items: ids, Sent: w.Burst, Followers: w.Fanout}
-	if err = follow(ctx, env, ids, w.Fanout); err == nil {
-		d.before, d.feed0, err = counts(ctx, env, ids)
+	if err = api.SetFollowers(ctx, env.DB, ids, w.Fanout); err == nil {
+		d.before, d.feed0, err = api.LikesAndFeed(ctx, env.DB, ids)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("writes: prepare the likes and feed tables: %w (a testbed seeded before the writes, or their fan-out, existed lacks them: testbed down, then up)", err)
@@ -344,7 +323,7 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	read := func() {
-		if n, err := likes(wctx, env, d.Items); err == nil {
+		if n, err := api.Likes(wctx, env.DB, d.Items); err == nil {
 			d.Applied = n - d.before
 		}
 	}
@@ -358,7 +337,7 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64
 	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer rcancel()
 	d.FeedRows = -1
-	if n, f, err := counts(rctx, env, d.Items); err == nil {
+	if n, f, err := api.LikesAndFeed(rctx, env.DB, d.Items); err == nil {
 		d.Applied, d.FeedRows = n-d.before, f-d.feed0
 	}
 	d.Lost = max(acked-d.Applied, 0)
