@@ -130,6 +130,11 @@ testbed up's flags (--provider, --tiers, --items, --replicas, --db-pool,
 beyond the testbed's items is refused before anything runs. Results are always written under
 --results-dir, also when interrupted (the arms that finished).
 
+An arm is a patch: it sends the replicas its strategy and the knob flags
+given (--ttl, --query-cost, ...), nothing else; a knob not given stays as
+the testbed runs it (its default is what a testbed the stampede starts
+gets). The results say what each arm ran (arms[].config).
+
 Gates (--gate) are checked on every arm once it has run; stop conditions
 (--abort-on) while it runs. A failed gate, or an arm stopped early, exits 99.
 
