@@ -313,6 +313,11 @@ func (a *armRun) fireAt(ctx context.Context, t time.Time, tenv triggers.Env, fir
 				a.env.Observer.Trigger(a.arm.Name, f.at)
 			}
 			f.Fired, f.err = fire(ctx, tenv)
+			// a trigger that does not say ended when Fire returned; a burst
+			// the workers release ends with them, unknown here
+			if f.err == nil && f.Ended.IsZero() && a.splitBurst() == 0 {
+				f.Ended = time.Now()
+			}
 		}
 		firedc <- f
 	}()
@@ -361,6 +366,10 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	if !f.at.IsZero() {
 		at := f.at.UTC()
 		res.Trigger.FiredAt = &at
+	}
+	if !f.Ended.IsZero() {
+		ms := f.Ended.Sub(ld.t).Milliseconds()
+		res.Trigger.EndedMS = &ms
 	}
 	a.counters(ctx, res, f.apiT)
 	a.layers(ctx, res, ld.rec)

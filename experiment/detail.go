@@ -18,12 +18,13 @@ func (r *TriggerResult) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		Name    string          `json:"name"`
 		FiredAt *time.Time      `json:"fired_at"`
+		EndedMS *int64          `json:"ended_ms"`
 		Detail  json.RawMessage `json:"detail"`
 	}
 	if err := strict(b, &raw); err != nil {
 		return err
 	}
-	*r = TriggerResult{Name: raw.Name, FiredAt: raw.FiredAt}
+	*r = TriggerResult{Name: raw.Name, FiredAt: raw.FiredAt, EndedMS: raw.EndedMS}
 	if len(raw.Detail) == 0 || bytes.Equal(raw.Detail, []byte("null")) {
 		return nil
 	}

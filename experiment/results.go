@@ -110,7 +110,12 @@ type Warm struct {
 type TriggerResult struct {
 	Name    string     `json:"name"`
 	FiredAt *time.Time `json:"fired_at"` // null: the arm was stopped before T
-	Detail  any        `json:"detail"`   // the trigger's own (triggers.Trigger.Detail): *triggers.ExpireDetail, ...; typed when read back too (detail.go)
+	// EndedMS is when the trigger's cause was over, from T (triggers.Fired
+	// Ended: the fault removed, the restarted parts serving again, the
+	// burst answered); null: it did not fire, or failed, or its burst was
+	// the workers' to release (--workers)
+	EndedMS *int64 `json:"ended_ms"`
+	Detail  any    `json:"detail"` // the trigger's own (triggers.Trigger.Detail): *triggers.ExpireDetail, ...; typed when read back too (detail.go)
 }
 
 // DB figures come from pg_stat_statements calls of the item query by the

@@ -106,6 +106,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		if a.DB.PeakConnections == 0 || a.DB.PeakQPS <= 0 || a.Trigger.Name != "expire" || a.Trigger.Detail.(*triggers.ExpireDetail).KeysRemoved != 1 {
 			t.Errorf("%s: db %+v trigger %+v; want connections, a peak and the key removed at T", a.Name, a.DB, a.Trigger)
 		}
+		endedAfter(t, a, 0) // once the key was gone
 		if n := len(a.Timeline); n != 25 || a.Timeline[0].TMS != -1000 || a.Timeline[n-1].TMS != 1400 {
 			t.Errorf("%s: timeline has %d rows from %d to %d ms; want 25 from -1000 to 1400", a.Name, n, a.Timeline[0].TMS, a.Timeline[n-1].TMS)
 		}

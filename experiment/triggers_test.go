@@ -127,9 +127,14 @@ func TestFaultTriggers(t *testing.T) {
 			t.Errorf("aborted = %+v; want the drop rate condition, soon after T, with the value it measured", ab)
 		}
 		// the outage was undone when the arm stopped, not when it was due
-		if down := none.Trigger.Detail.(*triggers.OutageDetail).DownMS; down >= 2000 || down < ab.AtMS-200 {
+		down := none.Trigger.Detail.(*triggers.OutageDetail).DownMS
+		if down >= 2000 || down < ab.AtMS-200 {
 			t.Errorf("outage detail %v; want the proxy back up when the arm stopped at %d ms, before its 2000 ms", none.Trigger.Detail, ab.AtMS)
 		}
+		// its cause ended when the proxy reopened: after the down time it
+		// measured, which began at T or later
+		endedAfter(t, none, down)
+		endedAfter(t, breaker, 2000)
 		// no request was sent after the abort
 		for _, r := range none.Timeline {
 			if r.TMS > ab.AtMS+2*RowWidth.Milliseconds() && r.Requests > 0 {
@@ -163,6 +168,7 @@ func TestFaultTriggers(t *testing.T) {
 
 	t.Run("conndrop: every replica reconnects", func(t *testing.T) {
 		a := run(t, faultPlan("conndrop", "none")).Arms[0]
+		endedAfter(t, a, 0) // once the connections were reset
 		t.Logf("conndrop: %d new Postgres backends, %d Redis connections after T", a.DB.NewConnections, a.Cache.ConnectionsReceived)
 		// each replica's pool (10) stays full, so all of it reconnects
 		if a.DB.NewConnections < 2*10 || a.Cache.ConnectionsReceived < 2 {
@@ -177,6 +183,7 @@ func TestFaultTriggers(t *testing.T) {
 			p.Arms[i].Knobs = p.Arms[i].Knobs.With("ttl", herd.Duration(time.Minute))
 		}
 		a := run(t, p).Arms[0]
+		endedAfter(t, a, 0) // once the keys were gone, at T
 		if n := a.Trigger.Detail.(*triggers.FlushDetail).KeysFlushed; n < 100 || a.DB.Queries < 50 || a.DB.BaselineQPS > 5 {
 			t.Errorf("flush: %v keys flushed, %d loads after T, baseline %v q/s; want the cache emptied and reloaded from a quiet baseline",
 				a.Trigger.Detail, a.DB.Queries, a.DB.BaselineQPS)
@@ -185,6 +192,7 @@ func TestFaultTriggers(t *testing.T) {
 
 	t.Run("slowdb: replies slow down for a while", func(t *testing.T) {
 		a := run(t, faultPlan("slowdb", "none")).Arms[0]
+		endedAfter(t, a, a.Trigger.Detail.(*triggers.SlowDBDetail).SlowMS) // the latency removed
 		var slow, after float64
 		for _, r := range a.Timeline {
 			switch {
@@ -206,6 +214,8 @@ func TestFaultTriggers(t *testing.T) {
 		if a.Burst == nil || a.Burst.Clients != 1000 || a.Burst.OK != 1000 {
 			t.Fatalf("burst of 1,000: %+v; want 1,000 clients released, 1,000 answered", a.Burst)
 		}
+		endedAfter(t, a, a.Burst.SpreadP99US/1000) // answered after its requests left
+
 		if a.Burst.SpreadP50US <= 0 || a.Burst.SpreadP99US < a.Burst.SpreadP50US || a.Burst.SpreadP99US > int64(time.Second/time.Microsecond) {
 			t.Errorf("burst spread p50 %dus, p99 %dus; want 0 < p50 <= p99 < 1s", a.Burst.SpreadP50US, a.Burst.SpreadP99US)
 		}
@@ -222,6 +232,7 @@ func TestFaultTriggers(t *testing.T) {
 			if got := a.Trigger.Detail.(*triggers.RestartDetail).Restarted; len(got) != 1 || got[0] != part {
 				t.Errorf("restart %s: detail %v; want %s restarted", part, a.Trigger.Detail, part)
 			}
+			endedAfter(t, a, a.Trigger.Detail.(*triggers.RestartDetail).TookMS) // serving again
 			switch part {
 			case "redis": // an empty cache: the warm-up stampede
 				if a.DB.Queries < 50 || a.Cache.ConnectionsReceived < 2 {
@@ -244,6 +255,7 @@ func TestFaultTriggers(t *testing.T) {
 		}
 		rep := run(t, p)
 		none, lock := rep.Arms[0], rep.Arms[1]
+		endedAfter(t, none, 0) // once published
 		if r := none.Trigger.Detail.(*triggers.NotifyDetail).Receivers; r != 2 {
 			t.Errorf("notify: %v receivers; want the 2 replicas", r)
 		}
@@ -313,5 +325,17 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 	if r := ratio(throttled); r < 0.5 || r > 1.6 || throttled.HTTP.Errors.Throttled == 0 {
 		t.Errorf("adaptive throttling K=2: the backend rejects %.2f per accepted request, clients refused %d; want about 1 and some refused",
 			r, throttled.HTTP.Errors.Throttled)
+	}
+}
+
+// endedAfter checks when arm a's trigger said its cause was over: at
+// least atLeastMS after T (the trigger's own measure of how long its cause
+// lasted, from a start at T or later), and before the arm's drain could
+// have begun (T + after, and the few seconds a fault's undo may take).
+func endedAfter(t *testing.T, a ArmResult, atLeastMS int64) {
+	t.Helper()
+	e := a.Trigger.EndedMS
+	if e == nil || *e < atLeastMS || *e > 10_000 {
+		t.Errorf("%s: trigger %s ended_ms %v; want %d or more (its own measure of the cause), within the arm", a.Name, a.Trigger.Name, e, atLeastMS)
 	}
 }

@@ -268,7 +268,7 @@ const burstTimeout = 10 * time.Second
 func (r *release) Fire(ctx context.Context, _ Env) (Fired, error) {
 	defer r.Close()
 	r.send(ctx)
-	return Fired{Detail: &BurstDetail{}, Burst: r.result()}, nil
+	return Fired{Detail: &BurstDetail{}, Burst: r.result(), Ended: time.Now()}, nil
 }
 
 // send releases every client at once: one writer per core writes its

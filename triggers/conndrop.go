@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/herdbench/herdbench/herd"
 )
@@ -61,7 +62,7 @@ func (*Conndrop) Fire(ctx context.Context, env Env) (Fired, error) {
 		if err != nil {
 			return Fired{}, fmt.Errorf("conndrop: terminate the connections of %s: %w", env.Role, err)
 		}
-		return Fired{Detail: &ConndropDetail{Role: env.Role, ConnectionsReset: &n}}, nil
+		return Fired{Detail: &ConndropDetail{Role: env.Role, ConnectionsReset: &n}, Ended: time.Now()}, nil
 	}
 	var reset []string
 	for _, dep := range herd.Dependencies {
@@ -80,5 +81,5 @@ func (*Conndrop) Fire(ctx context.Context, env Env) (Fired, error) {
 		}
 		reset = append(reset, dep)
 	}
-	return Fired{Detail: &ConndropDetail{ProxiesReset: reset}}, nil
+	return Fired{Detail: &ConndropDetail{ProxiesReset: reset}, Ended: time.Now()}, nil
 }

@@ -3,6 +3,7 @@ package triggers
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Expire invalidates the hot keys at T, as a deploy or a write path that
@@ -38,11 +39,11 @@ func (*Expire) Plan(env Env) string {
 func (*Expire) Fire(ctx context.Context, env Env) (Fired, error) {
 	keys := HotRedisKeys(env)
 	if len(keys) == 0 {
-		return Fired{Detail: &ExpireDetail{}}, nil
+		return Fired{Detail: &ExpireDetail{}, Ended: time.Now()}, nil
 	}
 	n, err := env.Redis.Unlink(ctx, keys...).Result()
 	if err != nil {
 		return Fired{}, fmt.Errorf("expire: unlink %d hot keys: %w", len(keys), err)
 	}
-	return Fired{Detail: &ExpireDetail{Keys: len(keys), KeysRemoved: n}}, nil
+	return Fired{Detail: &ExpireDetail{Keys: len(keys), KeysRemoved: n}, Ended: time.Now()}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Flush empties the cache at T, as a Redis restart without persistence
@@ -59,7 +60,7 @@ func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 		if err := env.Redis.FlushDB(ctx).Err(); err != nil {
 			return Fired{}, fmt.Errorf("flush: %w", err)
 		}
-		return Fired{Detail: &FlushDetail{KeysFlushed: n}}, nil
+		return Fired{Detail: &FlushDetail{KeysFlushed: n}, Ended: time.Now()}, nil
 	}
 	if env.Pattern == "" {
 		return Fired{}, errors.New("flush: the target declares no pattern of keys it may touch")
@@ -68,7 +69,7 @@ func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err != nil {
 		return Fired{}, fmt.Errorf("flush %s: %w", env.Pattern, err)
 	}
-	return Fired{Detail: &FlushDetail{KeysFlushed: n, Pattern: env.Pattern}}, nil
+	return Fired{Detail: &FlushDetail{KeysFlushed: n, Pattern: env.Pattern}, Ended: time.Now()}, nil
 }
 
 // unlinkMatching unlinks every key matching env.Pattern, a thousand at a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Notify broadcasts an invalidation of the hot keys at T on the replicas'
@@ -48,5 +49,5 @@ func (*Notify) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err != nil {
 		return Fired{}, fmt.Errorf("notify: publish: %w", err)
 	}
-	return Fired{Detail: &NotifyDetail{Keys: len(env.HotKeys), Receivers: n}}, nil
+	return Fired{Detail: &NotifyDetail{Keys: len(env.HotKeys), Receivers: n}, Ended: time.Now()}, nil
 }

@@ -97,7 +97,7 @@ func (o *Outage) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err := p.Enable(); err != nil {
 		return Fired{}, fmt.Errorf("outage: reopen %s proxy: %w", dep, err)
 	}
-	return Fired{Detail: &OutageDetail{Dependency: dep, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}}, nil
+	return Fired{Detail: &OutageDetail{Dependency: dep, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}, Ended: time.Now()}, nil
 }
 
 // pause makes Redis stop answering every client for o.For. Redis (7.0)
@@ -118,5 +118,5 @@ func (o *Outage) pause(ctx context.Context, env Env) (Fired, error) {
 			return Fired{}, fmt.Errorf("outage: unpause redis: %w", err)
 		}
 	}
-	return Fired{Detail: &OutageDetail{Dependency: herd.Redis, Paused: true, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}}, nil
+	return Fired{Detail: &OutageDetail{Dependency: herd.Redis, Paused: true, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}, Ended: time.Now()}, nil
 }

@@ -68,5 +68,5 @@ func (r *Restart) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err != nil {
 		return Fired{}, fmt.Errorf("restart %s: %w", r.Part, err)
 	}
-	return Fired{Detail: &RestartDetail{Part: string(r.Part), Rolling: r.Rolling, Restarted: done, TookMS: time.Since(start).Milliseconds()}}, nil
+	return Fired{Detail: &RestartDetail{Part: string(r.Part), Rolling: r.Rolling, Restarted: done, TookMS: time.Since(start).Milliseconds()}, Ended: time.Now()}, nil
 }

@@ -94,5 +94,5 @@ func (s *SlowDB) Fire(ctx context.Context, env Env) (Fired, error) {
 	if err := p.RemoveToxic(SlowToxic); err != nil {
 		return Fired{}, fmt.Errorf("slowdb: remove latency: %w", err)
 	}
-	return Fired{Detail: &SlowDBDetail{LatencyMS: lat.Milliseconds(), ForMS: d.Milliseconds(), SlowMS: time.Since(slow).Milliseconds()}}, nil
+	return Fired{Detail: &SlowDBDetail{LatencyMS: lat.Milliseconds(), ForMS: d.Milliseconds(), SlowMS: time.Since(slow).Milliseconds()}, Ended: time.Now()}, nil
 }

@@ -40,6 +40,11 @@ type Trigger interface {
 type Fired struct {
 	Detail any          // the trigger's own typed detail, a pointer (Trigger.Detail): the results' trigger.detail
 	Burst  *BurstResult // requests the trigger released at T, and how far apart they left
+	// Ended is when the trigger's cause was over: the keys gone (expire,
+	// flush, notify, ttl), the connections reset (conndrop), the fault
+	// removed (outage, slowdb), every restarted part serving again
+	// (restart), the burst's last request answered (burst, writes)
+	Ended time.Time
 }
 
 // Env is what a trigger may touch. What a target does not declare is

@@ -64,5 +64,5 @@ func (*TTL) Align(ctx context.Context, env Env) error {
 // Fire does nothing: the keys expire by themselves. It reads nothing from
 // Redis either, so the cache figures are the herd's alone.
 func (*TTL) Fire(ctx context.Context, env Env) (Fired, error) {
-	return Fired{Detail: &TTLDetail{Keys: len(HotRedisKeys(env))}}, nil
+	return Fired{Detail: &TTLDetail{Keys: len(HotRedisKeys(env))}, Ended: time.Now()}, nil
 }

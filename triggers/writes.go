@@ -302,7 +302,7 @@ func (a *armedWrites) Fire(ctx context.Context, env Env) (Fired, error) {
 		d.P50MS = float64(took[len(took)/2].Microseconds()) / 1000
 		d.P99MS = float64(took[min(len(took)-1, len(took)*99/100)].Microseconds()) / 1000
 	}
-	return Fired{Detail: d, Burst: a.r.result()}, nil
+	return Fired{Detail: d, Burst: a.r.result(), Ended: time.Now()}, nil
 }
 
 // Close closes the connections when the writes never fired.
