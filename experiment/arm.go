@@ -371,6 +371,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		ms := f.Ended.Sub(ld.t).Milliseconds()
 		res.Trigger.EndedMS = &ms
 	}
+	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
 	a.counters(ctx, res, f.apiT)
 	a.layers(ctx, res, ld.rec)
 	a.series(ctx, res, ld.t)

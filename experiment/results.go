@@ -70,6 +70,7 @@ type ArmResult struct {
 	Retries    Retries               `json:"retries"`
 	Burst      *triggers.BurstResult `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
 	Writes     *WriteFigures         `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
+	Windows    *Windows              `json:"windows"`          // before, during and after the trigger: offered, attempts and goodput per second (windows.go)
 	RecoveryMS *int64                `json:"recovery_ms"`      // null: not back within the band by the end
 	Aborted    *Abort                `json:"aborted"`          // null: the arm ran to its end
 	// Warnings are what could not be read after the arm was measured (the

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -107,6 +108,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 			t.Errorf("%s: db %+v trigger %+v; want connections, a peak and the key removed at T", a.Name, a.DB, a.Trigger)
 		}
 		endedAfter(t, a, 0) // once the key was gone
+		goodputIsTheClientsOK(t, a)
 		if n := len(a.Timeline); n != 25 || a.Timeline[0].TMS != -1000 || a.Timeline[n-1].TMS != 1400 {
 			t.Errorf("%s: timeline has %d rows from %d to %d ms; want 25 from -1000 to 1400", a.Name, n, a.Timeline[0].TMS, a.Timeline[n-1].TMS)
 		}
@@ -308,5 +310,26 @@ func TestFillIsItsOwnStatement(t *testing.T) {
 	}
 	if n, err := tg.Redis.Exists(context.Background(), keys...).Result(); err != nil || n != int64(len(keys)) {
 		t.Errorf("tail keys cached in Redis after the run = %d (%v); want all %d", n, err, len(keys))
+	}
+}
+
+// goodputIsTheClientsOK ties arm a's windows to the clients' records: the
+// goodput of the windows from T, times their lengths, is http.ok (the ok
+// answers of the requests intended from T), and the baseline's is some.
+func goodputIsTheClientsOK(t *testing.T, a ArmResult) {
+	t.Helper()
+	w := a.Windows
+	if w == nil || w.Before == nil || w.After == nil || w.Before.GoodputRPS <= 0 {
+		t.Errorf("%s: windows %+v; want before (with goodput) and after", a.Name, w)
+		return
+	}
+	ok := 0.0
+	for _, x := range []*Window{w.During, w.After} {
+		if x != nil {
+			ok += x.GoodputRPS * float64(x.ToMS-x.FromMS) / 1000
+		}
+	}
+	if math.Abs(ok-float64(a.HTTP.OK)) > 1 {
+		t.Errorf("%s: goodput from T x its windows' length = %.1f answers; want http.ok, %d", a.Name, ok, a.HTTP.OK)
 	}
 }
