@@ -348,7 +348,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	if s := ld.stopped; s != nil {
 		// the arm ended early: it did not recover, and the rows after the
 		// stop are load that never ran
-		res.Aborted, res.RecoveryMS = &s.Abort, nil
+		res.Aborted = &s.Abort
 		res.Timeline = slices.DeleteFunc(res.Timeline, func(r Row) bool { return r.TMS > s.AtMS })
 		res.Load = ld.rec.generator(time.Duration(a.p.Before) + time.Duration(s.AtMS)*time.Millisecond)
 	}
@@ -372,6 +372,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		res.Trigger.EndedMS = &ms
 	}
 	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
+	judge(res, res.baselineP99)
 	a.counters(ctx, res, f.apiT)
 	a.layers(ctx, res, ld.rec)
 	a.series(ctx, res, ld.t)

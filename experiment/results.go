@@ -51,28 +51,35 @@ type Environment struct {
 // count from T to the end of the arm; db.queries_total and api.* from the
 // start of the load to the end; warm is the cache fill before the load.
 type ArmResult struct {
-	Name       string                `json:"name"`
-	Config     api.Config            `json:"config,omitzero"`  // the replicas' config: strategy and every knob (the testbed)
-	Select     *Select               `json:"select,omitempty"` // how the arm was chosen on a service herdbench does not control
-	Clients    Clients               `json:"clients"`          // what every client did: retries, throttling, hedging, breaker
-	T          time.Time             `json:"t"`
-	Warm       Warm                  `json:"warm"`
-	Timing     Timing                `json:"timing"` // the arm's overhead beside its load windows
-	Trigger    TriggerResult         `json:"trigger"`
-	DB         *DB                   `json:"db"`    // null: the target declares no Postgres
-	Cache      *Cache                `json:"cache"` // null: the target declares no Redis
-	HTTP       HTTP                  `json:"http"`
-	Load       LoadFigures           `json:"load"`              // whether the generator kept its schedule
-	Workers    *Workers              `json:"workers,omitempty"` // the workers that sent the load (--workers)
-	API        *APICounters          `json:"api"`               // null: not the testbed, whose replicas count
-	Edge       *EdgeTier             `json:"edge,omitempty"`    // the edge replicas of a two-tier testbed
-	Layers     *Layers               `json:"layers,omitempty"`  // a two-tier testbed: how requests multiplied, layer by layer
-	Retries    Retries               `json:"retries"`
-	Burst      *triggers.BurstResult `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
-	Writes     *WriteFigures         `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
-	Windows    *Windows              `json:"windows"`          // before, during and after the trigger: offered, attempts and goodput per second (windows.go)
-	RecoveryMS *int64                `json:"recovery_ms"`      // null: not back within the band by the end
-	Aborted    *Abort                `json:"aborted"`          // null: the arm ran to its end
+	Name    string                `json:"name"`
+	Config  api.Config            `json:"config,omitzero"`  // the replicas' config: strategy and every knob (the testbed)
+	Select  *Select               `json:"select,omitempty"` // how the arm was chosen on a service herdbench does not control
+	Clients Clients               `json:"clients"`          // what every client did: retries, throttling, hedging, breaker
+	T       time.Time             `json:"t"`
+	Warm    Warm                  `json:"warm"`
+	Timing  Timing                `json:"timing"` // the arm's overhead beside its load windows
+	Trigger TriggerResult         `json:"trigger"`
+	DB      *DB                   `json:"db"`    // null: the target declares no Postgres
+	Cache   *Cache                `json:"cache"` // null: the target declares no Redis
+	HTTP    HTTP                  `json:"http"`
+	Load    LoadFigures           `json:"load"`              // whether the generator kept its schedule
+	Workers *Workers              `json:"workers,omitempty"` // the workers that sent the load (--workers)
+	API     *APICounters          `json:"api"`               // null: not the testbed, whose replicas count
+	Edge    *EdgeTier             `json:"edge,omitempty"`    // the edge replicas of a two-tier testbed
+	Layers  *Layers               `json:"layers,omitempty"`  // a two-tier testbed: how requests multiplied, layer by layer
+	Retries Retries               `json:"retries"`
+	Burst   *triggers.BurstResult `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
+	Writes  *WriteFigures         `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
+	Windows *Windows              `json:"windows"`          // before, during and after the trigger: offered, attempts and goodput per second (windows.go)
+	// Verdict is recovered, metastable, overloaded or degraded (verdict.go;
+	// docs/stampede.md, "The verdict")
+	Verdict string `json:"verdict"`
+	// RecoveryMS is when the arm was back within its band, from the
+	// trigger's end (trigger.ended_ms); RecoveryFromTMS the same instant
+	// from T; null: not recovered
+	RecoveryMS      *int64 `json:"recovery_ms"`
+	RecoveryFromTMS *int64 `json:"recovery_from_t_ms"`
+	Aborted         *Abort `json:"aborted"` // null: the arm ran to its end
 	// Warnings are what could not be read after the arm was measured (the
 	// target's Prometheus, the replicas' counters): the figures above stand
 	Warnings []string `json:"warnings,omitempty"`
@@ -83,6 +90,8 @@ type ArmResult struct {
 	// Prometheus are the target's own series (prometheus: in its target
 	// file) over the timeline, each summed over its labels, t_ms from T
 	Prometheus map[string][]targets.Point `json:"prometheus,omitempty"`
+
+	baselineP99 float64 // the before window's p99, for judge
 }
 
 // Abort says when and why an arm was stopped early by a stop condition.

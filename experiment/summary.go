@@ -51,8 +51,7 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 	}
 
 	res.Timeline = timeline(p, t, samples, rec)
-	baselineP99 := ms(rec.baseline.ValueAtQuantile(99))
-	res.RecoveryMS = recovery(res.Timeline, res.DB.BaselineQPS, baselineP99)
+	res.baselineP99 = ms(rec.baseline.ValueAtQuantile(99)) // judge reads it
 	return res
 }
 
@@ -130,33 +129,6 @@ func (a *acc) rateOf() float64 {
 		return float64(a.calls) / a.dt.Seconds()
 	}
 	return a.rate
-}
-
-// recovery returns the t_ms of the first row from T on that starts
-// RecoveryHold of rows within the band, or nil.
-func recovery(rows []Row, baselineQPS, baselineP99 float64) *int64 {
-	qpsMax := max(baselineQPS*recoveryRatio, baselineQPS+recoveryQPSFloor)
-	p99Max := max(baselineP99*recoveryRatio, baselineP99+recoveryP99Floor)
-	hold := int(RecoveryHold / RowWidth)
-	within := func(r Row) bool {
-		return r.DBQPS <= qpsMax && (r.Requests == 0 || r.P99MS <= p99Max)
-	}
-	run := 0
-	for i, r := range rows {
-		if r.TMS < 0 {
-			continue
-		}
-		if !within(r) {
-			run = 0
-			continue
-		}
-		run++
-		if run == hold {
-			v := rows[i-hold+1].TMS
-			return &v
-		}
-	}
-	return nil
 }
 
 // step is how much a counter grew from prev to cur. When its server

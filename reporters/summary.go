@@ -1,6 +1,7 @@
 package reporters
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -27,7 +28,7 @@ func summarize(rep *experiment.Report) summary {
 		retried = retried || a.Retries.Amplification > 1
 		critical = critical || a.HTTP.Critical != nil
 	}
-	s := summary{head: []string{"arm", "db queries", "vs " + firstName(rep), "peak db q/s", "p50", "p99", "drop rate", "recovery"}}
+	s := summary{head: []string{"arm", "db queries", "vs " + firstName(rep), "peak db q/s", "p50", "p99", "drop rate", "recovery", "verdict"}}
 	if retried {
 		s.head = append(s.head, "attempts/req")
 	}
@@ -45,7 +46,7 @@ func summarize(rep *experiment.Report) summary {
 			queries, vs, peak = thousands(a.DB.Queries), versus(a.DB.Queries, base), thousands(int64(a.DB.PeakQPS+0.5))
 		}
 		row := []string{a.Name, queries, vs, peak, msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
-			pct(a.HTTP.DropRate), recoveryString(a)}
+			pct(a.HTTP.DropRate), recoveryString(a), cmp.Or(a.Verdict, "-")}
 		if retried {
 			row = append(row, strconv.FormatFloat(a.Retries.Amplification, 'f', 2, 64))
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 func TestSummarizeColumns(t *testing.T) {
-	base := []string{"arm", "db queries", "vs none", "peak db q/s", "p50", "p99", "drop rate", "recovery"}
+	base := []string{"arm", "db queries", "vs none", "peak db q/s", "p50", "p99", "drop rate", "recovery", "verdict"}
 	tests := []struct {
 		name  string
 		edit  func(rep *experiment.Report)
@@ -32,7 +32,7 @@ func TestSummarizeColumns(t *testing.T) {
 				}
 			},
 			head:  base,
-			cells: map[string]string{"none": "not recovered", "hedge=50ms": "aborted"},
+			cells: map[string]string{"none": "degraded", "hedge=50ms": "degraded"},
 		},
 		{
 			name: "one arm without critical requests",
