@@ -20,7 +20,8 @@ import (
 // ended. A partial run adds an errored testcase saying why, since its
 // gates were not checked on every arm. A report without gates or aborts is
 // a valid suite with zero tests. The run's seed, trigger and environment
-// are the suite's properties; the times are 0, as checks take none.
+// are the suite's properties, with each arm's verdict (verdict:ARM); the
+// times are 0, as checks take none.
 func JUnit(w io.Writer, rep *experiment.Report) error {
 	suite := junit.Testsuite{
 		Name:    "herdbench " + rep.Plan.Trigger,
@@ -45,6 +46,11 @@ func JUnit(w io.Writer, rep *experiment.Report) error {
 		{"herdbench", e.Herdbench},
 	} {
 		suite.AddProperty(p[0], p[1])
+	}
+	for _, a := range rep.Arms {
+		if a.Verdict != "" {
+			suite.AddProperty("verdict:"+a.Name, a.Verdict)
+		}
 	}
 	class := "herdbench." + rep.Plan.Trigger
 	for _, g := range rep.Gates {
