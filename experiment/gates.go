@@ -56,12 +56,17 @@ func showAll(v reflect.Value) {
 	}
 }
 
+// GateWords are the word paths a gate may name, each with its words:
+// verdict == recovered.
+var GateWords = map[string][]string{"verdict": Verdicts}
+
 // CheckGates evaluates gs on every finished arm of rep.
 func CheckGates(gs []gates.Gate, arms []ArmResult) []gates.Result {
 	named := make([]gates.Arm, 0, len(arms))
 	for _, a := range arms {
 		nums, _ := gates.Numbers(a)
-		named = append(named, gates.Arm{Name: a.Name, Figures: nums})
+		words, _ := gates.Words(a)
+		named = append(named, gates.Arm{Name: a.Name, Figures: nums, Words: words})
 	}
 	if out := gates.Check(gs, named); out != nil {
 		return out

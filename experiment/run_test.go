@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
@@ -109,6 +110,12 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		}
 		endedAfter(t, a, 0) // once the key was gone
 		goodputIsTheClientsOK(t, a)
+		// a word gate reads the arm's verdict, whatever it is
+		g, _ := gates.Parse("verdict == recovered")
+		if r := CheckGates([]gates.Gate{g}, []ArmResult{a}); len(r) != 1 || r[0].MeasuredWord == nil || *r[0].MeasuredWord != a.Verdict ||
+			r[0].Pass != (a.Verdict == Recovered) {
+			t.Errorf("%s: gate verdict == recovered = %+v; want it to read the arm's verdict, %s", a.Name, r, a.Verdict)
+		}
 		if n := len(a.Timeline); n != 25 || a.Timeline[0].TMS != -1000 || a.Timeline[n-1].TMS != 1400 {
 			t.Errorf("%s: timeline has %d rows from %d to %d ms; want 25 from -1000 to 1400", a.Name, n, a.Timeline[0].TMS, a.Timeline[n-1].TMS)
 		}

@@ -33,8 +33,8 @@ func (p Plan) Validate() error {
 	for i, a := range p.Arms {
 		names[i] = a.Name
 	}
-	errs = append(errs, gates.Validate(p.Gates, names, GatePaths(), "gates")...)
-	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, "abort_on")...)
+	errs = append(errs, gates.Validate(p.Gates, names, GatePaths(), GateWords, "gates")...)
+	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, nil, "abort_on")...)
 	trig, err := p.TriggerSet().Get(p.Trigger)
 	if err != nil {
 		errs.Add("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(p.TriggerSet().Names(), ", "))

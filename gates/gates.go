@@ -12,6 +12,10 @@
 // (db.queries, http.p99_ms, http.errors.shed, recovery_ms, ...); OP is one
 // of < <= > >= == !=; VALUE is a number, or a percentage for ratios. ARM may
 // itself hold colons (client arms do): PATH is what follows the last one.
+// A path that holds a word (verdict) compares with == or != to a word:
+//
+//	verdict == recovered         every arm came back
+//	none:verdict != metastable   the arm named none did not stay down
 //
 // A figure without a value (recovery_ms of an arm that never recovered is
 // null) fails every gate on it.
@@ -20,6 +24,7 @@ package gates
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -40,6 +45,7 @@ type Gate struct {
 	Op      string  `json:"op"`
 	Value   float64 `json:"value"`
 	Percent bool    `json:"percent,omitempty"` // VALUE was written as a percentage
+	Word    string  `json:"word,omitempty"`    // VALUE was a word, which a word path compares with (== or !=)
 }
 
 const grammar = "[ARM:]PATH OP VALUE, such as lock:db.queries <= 120 or http.drop_rate < 1%"
@@ -89,6 +95,13 @@ func parse(s string) (Gate, error) {
 	if strings.ContainsAny(g.Path, " \t<>=!") {
 		return bad("PATH %q is not a dotted path such as db.queries", g.Path)
 	}
+	if isWord(right) {
+		if op != "==" && op != "!=" {
+			return bad("a word such as %q compares with == or != only", right)
+		}
+		g.Word = right
+		return g, nil
+	}
 	num := right
 	if p, ok := strings.CutSuffix(right, "%"); ok {
 		num, g.Percent = strings.TrimSpace(p), true
@@ -103,6 +116,15 @@ func parse(s string) (Gate, error) {
 	g.Value = v
 	return g, nil
 }
+
+// isWord says whether s is a word VALUE: lowercase letters and
+// underscores, such as recovered.
+func isWord(s string) bool {
+	return s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz_") == ""
+}
+
+// HoldsWord says whether a measured word passes the gate.
+func (g Gate) HoldsWord(measured string) bool { return (measured == g.Word) == (g.Op == "==") }
 
 // Holds says whether a measured value passes the gate.
 func (g Gate) Holds(measured float64) bool {
@@ -128,39 +150,62 @@ func (g Gate) Holds(measured float64) bool {
 // maps to nil. With every pointer of v set, the keys are every path a gate
 // may name.
 func Numbers(v any) (map[string]*float64, error) {
+	out := map[string]*float64{}
+	err := leaves(v, func(p string, leaf any) {
+		switch x := leaf.(type) {
+		case float64:
+			out[p] = &x
+		case nil:
+			out[p] = nil
+		}
+	})
+	return out, err
+}
+
+// Words flattens the JSON of v into the dotted paths of its strings, as
+// Numbers does its numbers: what a word gate reads.
+func Words(v any) (map[string]string, error) {
+	out := map[string]string{}
+	err := leaves(v, func(p string, leaf any) {
+		if x, ok := leaf.(string); ok {
+			out[p] = x
+		}
+	})
+	return out, err
+}
+
+// leaves calls fn with the dotted path of every leaf of v's JSON objects
+// but arrays.
+func leaves(v any, fn func(path string, leaf any)) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var tree map[string]any
 	if err := json.Unmarshal(b, &tree); err != nil {
-		return nil, err
+		return err
 	}
-	out := map[string]*float64{}
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
 		for k, v := range m {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
+			p := strings.TrimPrefix(prefix+"."+k, ".")
 			switch x := v.(type) {
-			case float64:
-				out[p] = &x
-			case nil:
-				out[p] = nil
 			case map[string]any:
 				walk(p, x)
+			case []any:
+			default:
+				fn(p, x)
 			}
 		}
 	}
 	walk("", tree)
-	return out, nil
+	return nil
 }
 
-// Validate checks gates against the arms and paths they may name, and
-// returns every problem at once, each listing the accepted values.
-func Validate(gs []Gate, arms, paths []string, field string) herd.FieldErrors {
+// Validate checks gates against the arms and paths they may name (words:
+// the word paths, each with its accepted words), and returns every problem
+// at once, each listing the accepted values.
+func Validate(gs []Gate, arms, paths []string, words map[string][]string, field string) herd.FieldErrors {
 	var errs herd.FieldErrors
 	bad := func(g Gate, format string, args ...any) {
 		errs = append(errs, &herd.FieldError{Field: field, Elem: g.Expr, Msg: fmt.Sprintf(format, args...)})
@@ -169,9 +214,18 @@ func Validate(gs []Gate, arms, paths []string, field string) herd.FieldErrors {
 		if g.Arm != "" && !slices.Contains(arms, g.Arm) {
 			bad(g, "unknown arm %q (accepted: %s)", g.Arm, strings.Join(arms, ", "))
 		}
-		if !slices.Contains(paths, g.Path) {
-			bad(g, "unknown path %q (accepted: %s)", g.Path, strings.Join(paths, ", "))
-		} else if g.Percent && !IsRatio(g.Path) {
+		accepted, isWord := words[g.Path]
+		switch {
+		case isWord && g.Word == "":
+			bad(g, "%s is a word (accepted: == or != one of %s)", g.Path, strings.Join(accepted, ", "))
+		case isWord && !slices.Contains(accepted, g.Word):
+			bad(g, "unknown %s %q (accepted: %s)", g.Path, g.Word, strings.Join(accepted, ", "))
+		case isWord:
+		case g.Word != "" && slices.Contains(paths, g.Path):
+			bad(g, "%s is a number, and %q is not (accepted: a number, or a percentage for a ratio)", g.Path, g.Word)
+		case !slices.Contains(paths, g.Path):
+			bad(g, "unknown path %q (accepted: %s)", g.Path, strings.Join(append(slices.Clone(paths), slices.Sorted(maps.Keys(words))...), ", "))
+		case g.Percent && !IsRatio(g.Path):
 			bad(g, "a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate or _ratio)", g.Path)
 		}
 	}
@@ -208,13 +262,19 @@ type Result struct {
 	Op       string   `json:"op"`
 	Value    float64  `json:"value"`
 	Measured *float64 `json:"measured"` // null: the figure has no value, which fails
-	Pass     bool     `json:"pass"`
+	// Word and MeasuredWord are a word gate's: what it wants and what the
+	// arm had (null: no such word, which fails)
+	Word         string  `json:"word,omitempty"`
+	MeasuredWord *string `json:"measured_word,omitempty"`
+	Pass         bool    `json:"pass"`
 }
 
-// Arm is one arm's name and figures, as Numbers returns them.
+// Arm is one arm's name and figures, as Numbers returns them, and its
+// words, as Words returns them.
 type Arm struct {
 	Name    string
 	Figures map[string]*float64
+	Words   map[string]string
 }
 
 // Check evaluates every gate on every arm it names, in order: gates first,
@@ -226,8 +286,10 @@ func Check(gs []Gate, arms []Arm) []Result {
 			if g.Arm != "" && g.Arm != a.Name {
 				continue
 			}
-			r := Result{Gate: g.Expr, Arm: a.Name, Path: g.Path, Op: g.Op, Value: g.Value}
-			if v := a.Figures[g.Path]; v != nil {
+			r := Result{Gate: g.Expr, Arm: a.Name, Path: g.Path, Op: g.Op, Value: g.Value, Word: g.Word}
+			if w, ok := a.Words[g.Path]; ok && g.Word != "" {
+				r.MeasuredWord, r.Pass = &w, g.HoldsWord(w)
+			} else if v := a.Figures[g.Path]; v != nil && g.Word == "" {
 				m := *v
 				r.Measured, r.Pass = &m, g.Holds(m)
 			}

@@ -23,7 +23,9 @@ func TestParse(t *testing.T) {
 		{in: "db.queries", wantErr: "no operator"},
 		{in: "< 3", wantErr: "no PATH"},
 		{in: ":db.queries < 3", wantErr: "empty ARM"},
-		{in: "db.queries < lots", wantErr: `VALUE "lots" is not a number`},
+		{in: "db.queries < lots", wantErr: `a word such as "lots" compares with == or != only`},
+		{in: "db.queries < 1e", wantErr: `VALUE "1e" is not a number`},
+		{in: "none:verdict != metastable", want: Gate{Expr: "none:verdict != metastable", Arm: "none", Path: "verdict", Op: "!=", Word: "metastable"}},
 		{in: "db.queries < NaN", wantErr: `VALUE "NaN"`},
 		{in: "db.queries < 1 < 2", wantErr: `VALUE "1 < 2"`},
 		{in: "db queries < 1", wantErr: `PATH "db queries"`},
@@ -143,7 +145,7 @@ func TestValidate(t *testing.T) {
 		}
 		gs = append(gs, g)
 	}
-	errs := Validate(gs, []string{"none", "lock"}, []string{"db.queries", "http.drop_rate"}, "gates")
+	errs := Validate(gs, []string{"none", "lock"}, []string{"db.queries", "http.drop_rate"}, nil, "gates")
 	if len(errs) != 3 {
 		t.Fatalf("Validate = %v; want three problems", errs)
 	}
@@ -193,4 +195,43 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) = %+v; Parse of its Expr = %+v, %v", s, g, again, err)
 		}
 	})
+}
+
+// A word path compares with == or != to one of its words: the gate checks
+// the arm's word, refuses an unknown word or a number, and a word on a
+// number path.
+func TestWordGates(t *testing.T) {
+	words := map[string][]string{"verdict": {"recovered", "metastable"}}
+	var gs []Gate
+	for _, s := range []string{"verdict == recovered", "lock:verdict != metastable", "verdict == sunny", "verdict < 1", "db.queries == recovered"} {
+		g, err := Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	errs := Validate(gs, []string{"none", "lock"}, []string{"db.queries"}, words, "gates").Error()
+	for _, want := range []string{
+		`"verdict == sunny": unknown verdict "sunny" (accepted: recovered, metastable)`,
+		`"verdict < 1": verdict is a word (accepted: == or != one of recovered, metastable)`,
+		`"db.queries == recovered": db.queries is a number, and "recovered" is not`,
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("Validate = %s; want it to say %s", errs, want)
+		}
+	}
+	if strings.Count(errs, "\n") != 2 {
+		t.Errorf("Validate = %s; want three problems, the two good gates none", errs)
+	}
+	arms := []Arm{{Name: "none", Words: map[string]string{"verdict": "metastable"}}, {Name: "lock", Words: map[string]string{"verdict": "recovered"}}}
+	got := Check(gs[:2], arms)
+	want := []bool{false, true, true} // none is not recovered; lock is; lock is not metastable
+	if len(got) != len(want) {
+		t.Fatalf("Check = %+v; want %d results", got, len(want))
+	}
+	for i, r := range got {
+		if r.Pass != want[i] || r.MeasuredWord == nil {
+			t.Errorf("Check result %d = %+v; want pass %v with the word measured", i, r, want[i])
+		}
+	}
 }

@@ -112,6 +112,9 @@ func best(rep *experiment.Report) (fewest, fastest experiment.ArmResult, ok bool
 // Expected is what a gate result had to satisfy, as its gate reads: the
 // operator and the value, a ratio as a percentage ("< 1%", "<= 150").
 func Expected(g gates.Result) string {
+	if g.Word != "" {
+		return g.Op + " " + g.Word
+	}
 	if gates.IsRatio(g.Path) {
 		// rounded so that 0.01 reads 1%, not 1.0000000000000002%
 		v := math.Round(g.Value*100*1e9) / 1e9

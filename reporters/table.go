@@ -113,7 +113,15 @@ func Gates(w io.Writer, rep *experiment.Report) error {
 
 // Measured is a gate result's measured value as its path reads: a ratio
 // as a percentage, null as "no value".
-func Measured(g gates.Result) string { return figure(g.Path, g.Measured) }
+func Measured(g gates.Result) string {
+	switch {
+	case g.Word == "":
+		return figure(g.Path, g.Measured)
+	case g.MeasuredWord == nil:
+		return "no value"
+	}
+	return *g.MeasuredWord
+}
 
 // figure formats a value as its path reads: a ratio as a percentage, null
 // as "no value".

@@ -110,6 +110,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"stampede", "--state-dir", empty, "--gate", "layers.end_to_end < 2"}, exitUsage, `--gate: "layers.end_to_end < 2": layers.end_to_end is a figure of the edge tier, and the local testbed the run would start in ` +
 			empty + " (3 replicas, 10000 items, one tier) has none (accepted: a path outside edge.* and layers.*, or a testbed started with --tiers 2, by testbed up or by the run)"},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "edge.counters.attempts < 2"}, exitUsage, "edge.counters.attempts is a figure of the edge tier"},
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "verdict == sunny"}, exitUsage, `--gate: "verdict == sunny": unknown verdict "sunny" (accepted: recovered, metastable, overloaded, degraded)`},
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "verdict > 1"}, exitUsage, `--gate: "verdict > 1": verdict is a word (accepted: == or != one of recovered, metastable, overloaded, degraded)`},
 		{[]string{"testbed", "up", "--replicas", "three"}, exitUsage, `invalid argument "three" for "--replicas"`},
 		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--strategy: unknown \"magic\" (accepted: none, singleflight, lock, xfetch, swr, lease, early, ttl_jitter, local"},
 		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--ttl-jitter: 7 out of range (accepted: 0 to 1"},
