@@ -102,7 +102,7 @@ arms:
 		`bad.yaml:4: load.keys: a list where a whole number is expected`,
 		`bad.yaml:5: trigger.colour: unknown key "colour" (accepted: burst, dependency, name, outage, restart, rolling, slowdb_for, slowdb_latency, write_burst, write_fanout, write_keys, write_kill, write_rate, write_restart, write_restart_after, write_settle)`,
 		`bad.yaml:8: an arm needs a name`,
-		`bad.yaml:10: arms[2].knobs.lock_tll: unknown key "lock_tll" (accepted: apply_rate, breaker_failures,`,
+		`bad.yaml:10: arms[2].knobs.lock_tll: unknown key "lock_tll" (accepted: abandoned_load, apply_rate, breaker_failures,`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse error:\n%v\nwant it to contain\n%s", err, want)

@@ -167,8 +167,13 @@ func (s *Server) set(ctx context.Context, p redis.Pipeliner, v view, id int64, b
 // retried per the db_retry policy, each attempt with its own db-timeout:
 // the layer of a cascade closest to the database.
 func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time.Duration, error) {
-	// a propagated deadline bounds the whole load, retries included
-	base, cancelBase, expired := bounded(context.WithoutCancel(ctx), ctx)
+	// a propagated deadline bounds the whole load, retries included; a
+	// detached load outlives its request, a canceled one dies with it
+	own := context.WithoutCancel(ctx)
+	if v.cfg.AbandonedLoad == AbandonCanceled {
+		own = ctx
+	}
+	base, cancelBase, expired := bounded(own, ctx)
 	defer cancelBase()
 	if expired {
 		return Item{}, nil, 0, fmt.Errorf("load item %d: not started: %w", id, errExpired)

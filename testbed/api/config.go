@@ -54,7 +54,10 @@ type Config struct {
 	TTL       herd.Duration `json:"ttl" help:"lifetime of a cached item"`
 	StaleTTL  herd.Duration `json:"stale_ttl" help:"lifetime of the stale copy the lock strategy serves"`
 	QueryCost herd.Duration `json:"query_cost" help:"time the item query holds its connection (pg_sleep)"`
-	DBRetry   DBRetry       `json:"db_retry" help:"retries of a failed item query (an error or --db-timeout), each with its own timeout: none, immediate:N, fixed:D:N, exp|full-jitter|equal-jitter|decorrelated:BASE:CAP:N"`
+	// AbandonedLoad is what a load does once the request that started
+	// it is gone (its client gave up): AbandonDetached or AbandonCanceled
+	AbandonedLoad string  `json:"abandoned_load" help:"what a load does once the request that started it is gone: detached (it runs on and fills the cache) or canceled (it dies with its request)"`
+	DBRetry       DBRetry `json:"db_retry" help:"retries of a failed item query (an error or --db-timeout), each with its own timeout: none, immediate:N, fixed:D:N, exp|full-jitter|equal-jitter|decorrelated:BASE:CAP:N"`
 
 	mit *knobSet // the mitigations' knobs (Mitigation), nil: the default registry's, zero
 	// Writes (POST /items/{id}/likes, writes.go): how a like reaches Postgres
@@ -83,6 +86,19 @@ const (
 	InvalidateRefresh = "refresh" // broadcast it: every replica reloads it at once, under the read strategy
 )
 
+// What a load does once the request that started it is gone, accepted in
+// Config.AbandonedLoad. The two published shapes of metastable failure
+// need the two (docs/testbed.md): a retry storm sustains itself on
+// detached loads, work done for clients that left; a look-aside cache
+// stays cold on canceled ones, loads that die before they refill it.
+const (
+	AbandonDetached = "detached" // runs on to its end and caches its item, bounded by the db-timeout: work done for a client that left
+	AbandonCanceled = "canceled" // canceled with the request's context: Postgres cancels the query, nothing is cached
+)
+
+// AbandonedLoads is the one list of Config.AbandonedLoad's values.
+var AbandonedLoads = []string{AbandonDetached, AbandonCanceled}
+
 // WriteInvalidations is the one list of Config.WriteInvalidate's values.
 var WriteInvalidations = []string{InvalidateNone, InvalidateDelete, InvalidateRefresh}
 
@@ -110,6 +126,7 @@ var baseDefaults = Config{
 	// a recompute expensive enough that duplicate loads of a hot key pile
 	// up, as in a real stampede: the one default of every command
 	QueryCost:        herd.Duration(200 * time.Millisecond),
+	AbandonedLoad:    AbandonDetached,
 	DBRetry:          DBRetry{retry.Policy{Kind: retry.None}},
 	WriteStrategy:    WriteDirect,
 	ApplyRate:        0,
@@ -160,6 +177,9 @@ func (c Config) Problems() herd.FieldErrors {
 	}
 	if c.StaleTTL <= c.TTL {
 		bad("stale_ttl", "%s must be longer than ttl %s", c.StaleTTL, c.TTL)
+	}
+	if !slices.Contains(AbandonedLoads, c.AbandonedLoad) {
+		bad("abandoned_load", "%q is not accepted (accepted: %s)", c.AbandonedLoad, strings.Join(AbandonedLoads, ", "))
 	}
 	set := c.knobs()
 	for _, n := range set.reg.names {

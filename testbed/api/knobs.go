@@ -46,7 +46,7 @@ func (k Knob) owner() string {
 }
 
 // enums are the knobs whose values are a closed set.
-var enums = map[string][]string{"write_strategy": WriteStrategies, "write_invalidate": WriteInvalidations}
+var enums = map[string][]string{"write_strategy": WriteStrategies, "write_invalidate": WriteInvalidations, "abandoned_load": AbandonedLoads}
 
 // Knobs lists every knob of the default registry's Config, in order.
 func Knobs() []Knob { return defaultRegistry().Knobs() }

@@ -57,7 +57,7 @@ func TestAdminConfigValidation(t *testing.T) {
 		{"beta zero", `{"xfetch_beta":0}`, 400, []string{"xfetch_beta"}},
 		{"bad duration", `{"ttl":"forever"}`, 400, []string{`invalid duration \"forever\"`}},
 		{"wrong type", `{"ttl_jitter":"lots"}`, 400, []string{"ttl_jitter: want float64"}},
-		{"unknown field", `{"colour":"red"}`, 400, []string{`unknown field \"colour\"`, "accepted: apply_rate, breaker_failures, breaker_open"}},
+		{"unknown field", `{"colour":"red"}`, 400, []string{`unknown field \"colour\"`, "accepted: abandoned_load, apply_rate, breaker_failures, breaker_open"}},
 		{"not json", `strategy=lock`, 400, []string{"invalid config"}},
 		{"two problems at once", `{"strategy":"magic","ttl_jitter":-1}`, 400, []string{"strategy:", "ttl_jitter:"}},
 		{"valid", `{"strategy":"lock+ttl_jitter","ttl":"5s"}`, 200, []string{`"strategy":"lock+ttl_jitter"`, `"ttl":"5s"`}},
