@@ -24,7 +24,7 @@ func TestServeArgsCarryEveryOption(t *testing.T) {
 			QueryCost:     herd.Duration(9 * time.Millisecond),
 			DBRetry:       api.DBRetry{Policy: retry.Policy{Kind: retry.Exp, Base: 10 * time.Millisecond, Cap: time.Second, Retries: 3}},
 			WriteStrategy: api.WriteQueue, ApplyRate: 19, WriteBatch: 20, CoalesceInterval: herd.Duration(21 * time.Millisecond),
-			WriteInvalidate: api.InvalidateRefresh}}
+			WriteInvalidate: api.InvalidateRefresh, AbandonedLoad: api.AbandonCanceled}}
 	// every mitigation's knob set, each to a value of its own, none its
 	// default: a knob the arguments leave out would show as the default
 	for i, k := range api.Knobs() {
