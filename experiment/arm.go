@@ -1,10 +1,10 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/herdbench/herdbench/load"
@@ -36,6 +36,7 @@ type armRun struct {
 	since     time.Time // when it began
 	loadStart time.Time // when the load's schedule began
 	writes0   [2]int64  // a write herd's write statements (calls, rows) after the fill
+	ending    *ending   // how the arm may end on its verdict; nil: it runs its after window
 }
 
 // scheduleLead is how long before its schedule starts a load is set up:
@@ -221,6 +222,7 @@ type loaded struct {
 	sampler *observe.Sampler
 	fired   fired
 	stopped *aborted // the stop condition that ended the arm, or nil
+	ending  *ending  // how it may end on its verdict; nil: it runs its after window
 	workers *Workers // how the workers kept the herd; nil without
 	steady  *steady  // the trigger's steady load; nil without
 }
@@ -231,7 +233,9 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	p := a.p
 	cl := p.ClientsOf(a.arm)
 	header, query := a.arm.Select.apply(a.tg.Header)
-	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Load: load.Config{
+	lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: cl.Retry}
+	a.ending = newEnding(p, lc.Bound())
+	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Load: load.Config{
 		Targets: a.tg.Endpoints, Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
@@ -255,13 +259,18 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	}
 	rec := NewRecorder(t, time.Duration(p.Before), time.Duration(p.After), cl.Critical > 0)
 	rec.liveOn = len(p.Abort) > 0 // only stop conditions read the live window
-	ld := &loaded{t: t, rec: rec, sampler: observe.Start(ctx, a.src, observe.DefaultInterval)}
+	ld := &loaded{t: t, rec: rec, sampler: observe.Start(ctx, a.src, observe.DefaultInterval), ending: a.ending}
 	// a stop condition that holds ends the load and the trigger, which
 	// undoes its fault, through armCtx; the arm then ends as usual
 	armCtx, abortArm := context.WithCancelCause(ctx)
 	defer abortArm(nil)
 	firedc := a.fireAt(armCtx, t, tenv, fire)
-	stopWatch := watch(ctx, ld.sampler, rec, t, time.Duration(p.Warmup), loadStart, a.progress, p.Abort, abortArm, a.tg.DB != nil)
+	w := watcher{sampler: ld.sampler, rec: rec, t: t, loadStart: loadStart, warmup: time.Duration(p.Warmup), progress: a.progress,
+		conds: numberConds(p.Abort), abort: abortArm, observesDB: a.tg.DB != nil, judgeEvery: judgeEvery}
+	if e := a.ending; e != nil {
+		w.judge = func(now time.Time) bool { return e.check(a, now, ld.sampler, rec, t) }
+	}
+	stopWatch := watch(ctx, w)
 	ld.steady = a.startSteady(armCtx, tenv, loadStart, t)
 	var attackErr error
 	ld.workers, attackErr = gen.Run(armCtx, loadStart, t, rec, observed(rec, a.env.Observer, a.arm.Name))
@@ -318,126 +327,11 @@ func (a *armRun) fireAt(ctx context.Context, t time.Time, tenv triggers.Env, fir
 			if f.err == nil && f.Ended.IsZero() && a.splitBurst() == 0 {
 				f.Ended = time.Now()
 			}
+			if f.err == nil {
+				a.ending.fired(f.atT, cmp.Or(f.Ended, f.at))
+			}
 		}
 		firedc <- f
 	}()
 	return firedc
-}
-
-// collect lets the service finish what the arm started, takes the last
-// snapshot and sums the arm up.
-func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *loaded) (*ArmResult, error) {
-	a.progress(PhaseDrain, 0, ld.rec.requests())
-	draining := time.Now()
-	if err := a.sub.Drain(ctx); err != nil {
-		ld.sampler.Stop()
-		return nil, err
-	}
-	end, err := a.src.Read(ctx)
-	samples, missed, serr := ld.sampler.Stop()
-	if err = errors.Join(err, serr); err != nil {
-		return nil, err
-	}
-	f := ld.fired
-	res := summarize(a.p, a.arm, ld.t, s0, f.atT, end, samples, ld.rec)
-	if c := a.applied.Config; c != nil {
-		res.Config = *c // what the replicas ran, not only what the arm set
-	}
-	res.Timing.DrainMS = time.Since(draining).Milliseconds()
-	res.Clients = a.p.ClientsOf(a.arm)
-	if s := ld.stopped; s != nil {
-		// the arm ended early: it did not recover, and the rows after the
-		// stop are load that never ran
-		res.Aborted = &s.Abort
-		res.Timeline = slices.DeleteFunc(res.Timeline, func(r Row) bool { return r.TMS > s.AtMS })
-		res.Load = ld.rec.generator(time.Duration(a.p.Before) + time.Duration(s.AtMS)*time.Millisecond)
-	}
-	res.MissedSamples = missed
-	res.Workers = ld.workers
-	res.Warm = warm
-	res.Burst = f.Burst
-	res.Trigger = TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
-	if st, ok := a.trig.(triggers.Settler); ok && f.err == nil && !f.at.IsZero() {
-		res.Trigger.Detail = st.Settle(ctx, a.triggerEnv(), f.Detail, ld.steady.acknowledged())
-	}
-	if a.writeHerd() {
-		a.writeFigures(ctx, res, a.writes0, samples, ld.steady)
-	}
-	if !f.at.IsZero() {
-		at := f.at.UTC()
-		res.Trigger.FiredAt = &at
-	}
-	if !f.Ended.IsZero() {
-		ms := f.Ended.Sub(ld.t).Milliseconds()
-		res.Trigger.EndedMS = &ms
-	}
-	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
-	judge(res, res.baselineP99)
-	a.counters(ctx, res, f.apiT)
-	a.layers(ctx, res, ld.rec)
-	a.series(ctx, res, ld.t)
-	// what the target does not let herdbench observe has no figures
-	if a.tg.DB == nil {
-		res.DB, res.Warm.Queries = nil, 0
-	}
-	if a.tg.Redis == nil {
-		res.Cache = nil
-	}
-	return res, nil
-}
-
-// counters reads the service's own counters at the end: counted since the
-// reset before the load, up to T (atT), then from T on, read as a reset
-// where they went down (the replicas restarted).
-func (a *armRun) counters(ctx context.Context, res *ArmResult, atT *api.Counters) {
-	end, err := a.sub.Counters(ctx)
-	switch {
-	case err != nil: // the service's own counters are lost; the rest stands
-		res.Warnings = append(res.Warnings, fmt.Sprintf("replica counters: %v", err))
-	case end != nil:
-		var t api.Counters
-		if atT != nil {
-			t = *atT
-		}
-		c := t.Plus(end.Grown(t))
-		res.API = &c
-	}
-}
-
-// layers reads the edge tier's policy and counters and puts each layer's
-// count side by side; without an edge tier there is no call chain to read.
-func (a *armRun) layers(ctx context.Context, res *ArmResult, rec *Recorder) {
-	if a.tg.Edges == nil || res.API == nil {
-		return
-	}
-	cfg, err := a.tg.Edges.Config(ctx)
-	if err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("edge policy: %v", err))
-		return
-	}
-	c, err := a.tg.Edges.Counters(ctx)
-	if err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("edge counters: %v", err))
-		return
-	}
-	res.Edge = &EdgeTier{Config: cfg, Counters: c}
-	l := Layers{Edge: c.Requests, EdgeAttempts: c.Attempts, API: res.API.Requests, DBAttempts: res.API.Loads + res.API.LoadErrors}
-	l.Requests, l.ClientAttempts = rec.layer()
-	if res.DB != nil {
-		l.DBQueries = res.DB.QueriesTotal
-	}
-	res.Layers = layersOf(l)
-}
-
-// series reads the service's own metrics over the timeline, as its
-// Prometheus has them; the arm is measured either way.
-func (a *armRun) series(ctx context.Context, res *ArmResult, t time.Time) {
-	if a.tg.Prometheus == nil {
-		return
-	}
-	series, err := a.tg.Series(ctx, t.Add(-time.Duration(a.p.Before)), t.Add(time.Duration(a.p.After)), t)
-	if err != nil {
-		res.Warnings = append(res.Warnings, err.Error())
-	}
-	res.Prometheus = series
 }

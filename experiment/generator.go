@@ -32,6 +32,9 @@ type Job struct {
 	// them itself (BurstSender), at T; HotKeys are the keys they ask for
 	Burst   int
 	HotKeys []string
+	// Cut may end the load before its After (an arm that ends on its
+	// verdict); a Generator that cannot cut refuses a Job that has one
+	Cut *load.Cut
 }
 
 // BurstSender is a Generator that releases the burst trigger's clients
@@ -93,6 +96,7 @@ type inProcess struct{}
 func (inProcess) Prepare(_ context.Context, job Job) (Prepared, error) {
 	c := job.Load
 	c.Source = job.Space.Source(job.Seed)
+	c.Cut = job.Cut
 	return localLoad{c}, nil
 }
 

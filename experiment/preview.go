@@ -14,20 +14,22 @@ import (
 // Preview is what a plan would do to a target, worked out without
 // contacting it: what a dry run prints.
 type Preview struct {
-	Target   string
-	Kind     string
-	Hosts    []HostLoad    // where the load goes
-	Request  string        // how a key becomes a request
-	Keys     string        // the key space and the hot keys
-	Arms     []ArmPreview  // how each arm is selected
-	Trigger  string        // the trigger and exactly what it touches
-	PerArm   time.Duration // one arm's load
-	Warm     string        // what each arm does before its load
-	Requests int64         // requests the whole run sends, about
-	Worst    int64         // the most it may send: every retry and hedge taken, the burst
-	Abort    []string
-	Gates    []string
-	Touches  []string // every host and what herdbench does there
+	Target  string
+	Kind    string
+	Hosts   []HostLoad    // where the load goes
+	Request string        // how a key becomes a request
+	Keys    string        // the key space and the hot keys
+	Arms    []ArmPreview  // how each arm is selected
+	Trigger string        // the trigger and exactly what it touches
+	PerArm  time.Duration // one arm's load; the most, with AfterAuto
+	// AfterAuto: an arm's load after T ends once it has recovered and held
+	AfterAuto bool
+	Warm      string // what each arm does before its load
+	Requests  int64  // requests the whole run sends, about
+	Worst     int64  // the most it may send: every retry and hedge taken, the burst
+	Abort     []string
+	Gates     []string
+	Touches   []string // every host and what herdbench does there
 }
 
 // HostLoad is the share of the load one endpoint gets.
@@ -47,7 +49,7 @@ func Describe(p Plan, tg *targets.Target) Preview {
 	trig := p.trigger()
 	sub := SubjectOf(tg)
 	hot := tg.Hot(p.HotKeys)
-	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration()}
+	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration(), AfterAuto: p.AfterAuto}
 	for _, e := range tg.Endpoints {
 		pv.Hosts = append(pv.Hosts, HostLoad{Endpoint: e, Rate: float64(p.Rate) / float64(len(tg.Endpoints))})
 	}

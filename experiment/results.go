@@ -106,6 +106,10 @@ type Abort struct {
 type Timing struct {
 	FillMS  int64 `json:"fill_ms"`  // bringing the service to the arm's start: the fill, resets, snapshots
 	DrainMS int64 `json:"drain_ms"` // from the load's end until nothing of the arm runs and the last snapshot is read
+	// AfterMS is how long the load ran after T when the arm ended on its
+	// verdict (--after auto, a stop condition on the verdict); absent when
+	// it ran its after window whole
+	AfterMS *int64 `json:"after_ms,omitempty"`
 }
 
 // Warm is the cache fill before the load: on the testbed every key once,

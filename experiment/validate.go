@@ -34,7 +34,14 @@ func (p Plan) Validate() error {
 		names[i] = a.Name
 	}
 	errs = append(errs, gates.Validate(p.Gates, names, GatePaths(), GateWords, "gates")...)
-	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, nil, "abort_on")...)
+	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, "abort_on")...)
+	for _, c := range p.Abort {
+		if _, ok := LiveWords[c.Path]; ok && c.Word != "" && c.Op != "==" {
+			errs = append(errs, &herd.FieldError{Field: "abort_on", Elem: c.Expr, Msg: fmt.Sprintf(
+				"a stop condition on the %s takes == (accepted: %s == one of %s; an arm is %s until it is decided)",
+				c.Path, c.Path, strings.Join(LiveWords[c.Path], ", "), Degraded)})
+		}
+	}
 	trig, err := p.TriggerSet().Get(p.Trigger)
 	if err != nil {
 		errs.Add("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(p.TriggerSet().Names(), ", "))

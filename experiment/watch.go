@@ -16,11 +16,30 @@ type aborted struct{ Abort }
 
 func (a *aborted) Error() string { return "aborted: " + a.Reason }
 
+// watcher is what watch reads and calls while an arm's load runs.
+type watcher struct {
+	sampler    *observe.Sampler
+	rec        *Recorder
+	t          time.Time     // T
+	loadStart  time.Time     // when the load's schedule began
+	warmup     time.Duration // the warmup's length, from loadStart
+	progress   func(phase string, dbqps float64, requests int64)
+	conds      []gates.Gate             // the stop conditions on live figures
+	abort      context.CancelCauseFunc  // ends the arm when one holds
+	observesDB bool                     // db.qps is a live figure
+	judge      func(now time.Time) bool // checked every judgeEvery after T; true: the arm is over (nil: never)
+	judgeEvery time.Duration            // how often judge is asked
+}
+
+// judgeEvery is how often an arm that may end on its verdict (--after
+// auto, a stop condition on the verdict) is judged on its rows so far.
+const judgeEvery = 500 * time.Millisecond
+
 // watch reports progress and checks the stop conditions every RowWidth
 // until the returned stop is called. When a condition holds on the live
-// figures it ends the arm through abort, once.
-func watch(ctx context.Context, s *observe.Sampler, rec *Recorder, t time.Time, warmup time.Duration,
-	loadStart time.Time, progress func(string, float64, int64), conds []gates.Gate, abort context.CancelCauseFunc, observesDB bool) (stop func()) {
+// figures it ends the arm through abort, once; when judge says the arm is
+// over, it stops checking.
+func watch(ctx context.Context, w watcher) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -28,6 +47,7 @@ func watch(ctx context.Context, s *observe.Sampler, rec *Recorder, t time.Time, 
 		tick := time.NewTicker(RowWidth)
 		defer tick.Stop()
 		var recent []observe.Sample // the last LiveWindow of samples, and one before
+		var judged time.Time
 		for {
 			select {
 			case <-ctx.Done():
@@ -37,28 +57,34 @@ func watch(ctx context.Context, s *observe.Sampler, rec *Recorder, t time.Time, 
 			now := time.Now()
 			phase := PhaseAfter
 			switch {
-			case now.Before(loadStart.Add(warmup)):
+			case now.Before(w.loadStart.Add(w.warmup)):
 				phase = PhaseWarmup
-			case now.Before(t):
+			case now.Before(w.t):
 				phase = PhaseBefore
 			}
-			if cur, ok := s.Latest(); ok && (len(recent) == 0 || cur.At.After(recent[len(recent)-1].At)) {
+			if cur, ok := w.sampler.Latest(); ok && (len(recent) == 0 || cur.At.After(recent[len(recent)-1].At)) {
 				recent = append(recent, cur)
 				for len(recent) > 2 && cur.At.Sub(recent[1].At) > LiveWindow {
 					recent = recent[1:]
 				}
 			}
 			qps, haveQPS := dbRate(recent)
-			progress(phase, qps, rec.requests())
-			if len(conds) == 0 {
+			w.progress(phase, qps, w.rec.requests())
+			if w.judge != nil && phase == PhaseAfter && now.Sub(judged) >= w.judgeEvery {
+				judged = now
+				if w.judge(now) {
+					w.judge = nil
+				}
+			}
+			if len(w.conds) == 0 {
 				continue
 			}
-			figures := rec.liveFigures(now)
-			if haveQPS && observesDB {
+			figures := w.rec.liveFigures(now)
+			if haveQPS && w.observesDB {
 				figures["db.qps"] = &qps
 			}
-			if c, v, ok := checkAbort(conds, figures); ok {
-				abort(&aborted{Abort{AtMS: now.Sub(t).Milliseconds(), Gate: c.Expr,
+			if c, v, ok := checkAbort(w.conds, figures); ok {
+				w.abort(&aborted{Abort{AtMS: now.Sub(w.t).Milliseconds(), Gate: c.Expr,
 					Reason: fmt.Sprintf("%s held: %s was %s over the last %s", c.Expr, c.Path, strconv.FormatFloat(v, 'g', 4, 64), LiveWindow)}})
 				return
 			}

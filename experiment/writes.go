@@ -87,7 +87,8 @@ func (a *armRun) startSteady(ctx context.Context, tenv triggers.Env, start, t ti
 	s := &steady{rate: st.Rate, rec: NewRecorder(t, time.Duration(p.Before), time.Duration(p.After), false), done: make(chan error, 1)}
 	c := load.Config{Targets: a.tg.Endpoints, Rate: st.Rate, Duration: p.Duration(), Start: start,
 		Request: load.Request{Method: st.Method, Path: st.Path}, Header: a.tg.Header,
-		Source: load.NewListKeys(st.Keys, p.Seed), Seed: p.Seed, Timeout: time.Duration(p.Timeout)}
+		Source: load.NewListKeys(st.Keys, p.Seed), Seed: p.Seed, Timeout: time.Duration(p.Timeout),
+		Cut: a.ending.cutter()}
 	go func() {
 		_, err := load.Attack(ctx, c, func(r load.Record) {
 			s.rec.Add(r)

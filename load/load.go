@@ -51,6 +51,8 @@ type Config struct {
 	// as k6's execution segments do, so the stripes' union is the single
 	// schedule. Record.Seq is k. Zero Stripes: the whole schedule.
 	Stripe, Stripes int
+	// Cut, when set, may end the schedule before Duration; nil: never
+	Cut *Cut `json:"-"`
 }
 
 // Record is one request's end. Every request the schedule owed the
@@ -171,8 +173,7 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 	h := newHerd(c)
 	// each attempt has the timeout; the whole request, retries included,
 	// is bounded by vegeta's client timeout
-	total := time.Duration(c.Retry.Retries+1)*c.Timeout + time.Duration(c.Retry.Retries)*max(c.Retry.Base, c.Retry.Cap)
-	opts := []func(*vegeta.Attacker){vegeta.Client(NewClient(total, h))}
+	opts := []func(*vegeta.Attacker){vegeta.Client(NewClient(c.Bound(), h))}
 	if c.MaxWorkers > 0 {
 		opts = append(opts, vegeta.Workers(min(c.MaxWorkers, vegeta.DefaultWorkers)), vegeta.MaxWorkers(c.MaxWorkers))
 	}
@@ -200,7 +201,7 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 	stripes := time.Duration(max(c.Stripes, 1))
 	early := (stripes - 1 - time.Duration(c.Stripe)) * interval
 	pacer := &anchored{ConstantPacer: vegeta.ConstantPacer{Freq: c.Rate, Per: stripes * time.Second},
-		start: start.Add(-early), du: c.Duration + early, wake: wake}
+		start: start.Add(-early), du: c.Duration + early, wake: wake, cut: c.Cut}
 	// vegeta stops at the first hit it finds late past its duration: given
 	// the window plus LateGrace, a generator a moment behind at the end
 	// still sends the window's last requests (late, and counted late),
@@ -231,6 +232,9 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 	end := c.Duration
 	if at := time.Duration(stoppedAt.Load()); at > 0 && at < end {
 		end = at
+	}
+	if at, ok := c.Cut.When(); ok && at.Sub(start) < end {
+		end = max(at.Sub(start), 0) // what was cut off was never owed
 	}
 	for j := sent; c.global(j) < uint64(end/interval); j++ {
 		k := c.global(j)

@@ -30,6 +30,7 @@ type anchored struct {
 	start time.Time
 	du    time.Duration // the schedule's length: no hit is due after start + du
 	wake  *waker
+	cut   *Cut          // may end the schedule before du; nil: never
 	early time.Duration // how early the timer is set: about the earlyQuantile of its lateness
 }
 
@@ -60,6 +61,9 @@ func (a *anchored) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
 		return 0, true // vegeta's own clock, a moment late, would send one more
 	}
 	due := a.start.Add(at)
+	if a.cut.after(due) {
+		return 0, true
+	}
 	if !time.Now().Before(due) {
 		return 0, false
 	}
@@ -77,5 +81,7 @@ func (a *anchored) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
 			a.early = max(a.early-time.Duration((1-earlyQuantile)*float64(earlyStep)), 0)
 		}
 	}
-	return 0, false
+	// cut while it waited: a cut is set at its own now, so a hit due by
+	// now that passed this check is never after it
+	return 0, a.cut.after(due)
 }

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,6 +248,13 @@ func (s *Sampler) Latest() (Sample, bool) {
 		return Sample{}, false
 	}
 	return s.samples[len(s.samples)-1], true
+}
+
+// Samples is a copy of the samples taken so far, in time order.
+func (s *Sampler) Samples() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.samples)
 }
 
 // Stop ends sampling and returns the samples in time order and how many

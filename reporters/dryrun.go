@@ -19,7 +19,11 @@ func DryRun(w io.Writer, p experiment.Preview) error {
 	}
 	fmt.Fprintf(w, "request   %s\n", p.Request)
 	fmt.Fprintf(w, "keys      %s\n", p.Keys)
-	fmt.Fprintf(w, "per arm   %s of load; before it: %s\n", p.PerArm, p.Warm)
+	upTo := ""
+	if p.AfterAuto {
+		upTo = "up to " // the rest once the arm has recovered and held
+	}
+	fmt.Fprintf(w, "per arm   %s%s of load; before it: %s\n", upTo, p.PerArm, p.Warm)
 	for _, a := range p.Arms {
 		fmt.Fprintf(w, "arm       %s: %s\n", a.Name, a.Selection)
 	}

@@ -85,7 +85,7 @@ func loadLine(p experiment.Plan) string {
 	if p.Critical > 0 {
 		s += fmt.Sprintf(", %g%% critical", p.Critical*100)
 	}
-	return s + fmt.Sprintf("; warmup %s, before %s, T, after %s per arm", p.Warmup, p.Before, p.After)
+	return s + fmt.Sprintf("; warmup %s, before %s, T, after %s per arm", p.Warmup, p.Before, experiment.AfterValue{P: &p})
 }
 
 func mdRow(w io.Writer, cells []string) {

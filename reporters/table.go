@@ -41,7 +41,7 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		fmt.Fprintf(w, ", %g%% critical", p.Critical*100)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm\n", p.Warmup, p.Before, p.After)
+	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm\n", p.Warmup, p.Before, experiment.AfterValue{P: &p})
 	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
 }
 

@@ -92,7 +92,7 @@ type Trigger struct {
 type Timeline struct {
 	Warmup *Duration `yaml:"warmup,omitempty" flag:"warmup"`
 	Before *Duration `yaml:"before,omitempty" flag:"before"`
-	After  *Duration `yaml:"after,omitempty" flag:"after"`
+	After  *After    `yaml:"after,omitempty" flag:"after"`
 }
 
 // Knobs are the replicas' run-time config (docs/testbed.md): every knob of
@@ -133,6 +133,10 @@ type Edge struct {
 // Duration is a Go duration string such as "500ms" or "2s", checked where
 // it is applied.
 type Duration string
+
+// After is a Duration, or auto or auto:MAX: the load after T goes on until
+// the arm has recovered and held, or MAX has passed (--after).
+type After string
 
 // Setting is one value a file sets, in flag terms.
 type Setting struct {

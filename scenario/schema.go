@@ -34,6 +34,8 @@ func SchemaWith(reg *triggers.Registry, mits *api.Mitigations) ([]byte, error) {
 			switch t {
 			case reflect.TypeOf(Duration("")):
 				return durationSchema()
+			case reflect.TypeOf(After("")):
+				return afterSchema()
 			case reflect.TypeOf(Trigger{}):
 				return triggerSchema(reg)
 			case reflect.TypeOf(Knobs{}):
@@ -67,6 +69,12 @@ func (Arm) JSONSchemaExtend(s *jsonschema.Schema) {
 func durationSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "string", Pattern: `^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`,
 		Description: "a Go duration such as 500ms, 2s or 1m30s"}
+}
+
+func afterSchema() *jsonschema.Schema {
+	d := `(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)`
+	return &jsonschema.Schema{Type: "string", Pattern: "^(" + d + "|auto(:" + d + ")?)$",
+		Description: "a Go duration such as 8s; or auto, auto:MAX: until the arm has recovered and held, or MAX (default 60s) has passed"}
 }
 
 // knobsSchema is a knobs section: every knob of the replicas' config

@@ -72,6 +72,9 @@ type prepared struct {
 // Prepare gives every worker its stripe of job and waits until each is
 // ready; a worker that refuses or does not answer fails the arm, named.
 func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experiment.Prepared, error) {
+	if job.Cut != nil { // the workers' schedules are theirs once sent
+		return nil, errors.New("an arm that ends on its verdict (--after auto, a stop condition on the verdict) with workers (accepted: one or the other)")
+	}
 	c.mu.Lock()
 	c.arms++
 	run := fmt.Sprintf("%s-%d-%s", c.run, c.arms, job.Arm) // the arm's name, for the workers' logs

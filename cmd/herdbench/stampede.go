@@ -172,7 +172,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.TextVar(&p.Breaker, "client-breaker", p.Breaker, "each client's own circuit `BREAKER`: "+strings.Join(retry.BreakerForms, ", ")+"; arms: --arms client-breaker=5:2s,...")
 	fs.Float64Var(&p.Critical, "critical", p.Critical, "share of requests sent with X-Priority: critical, 0 to 1 (shed_priority admits them first)")
 	fs.StringArrayVar(&opts.Gates, "gate", opts.Gates, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%' (repeatable); a failed gate exits 99")
-	fs.StringArrayVar(&opts.Abort, "abort-on", opts.Abort, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(experiment.LivePaths, ", ")+")")
+	fs.StringArrayVar(&opts.Abort, "abort-on", opts.Abort, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(experiment.LivePaths, ", ")+"; or verdict == "+strings.Join(experiment.LiveWords["verdict"], "|")+", judged on the rows answered so far)")
 	fs.IntVar(&p.Rate, "rate", p.Rate, fmt.Sprintf("requests per second, open model (at most %d)", experiment.MaxRate))
 	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")
 	fs.IntVar(&p.HotKeys, "hot-keys", p.HotKeys, "the hottest ids, warmed before each arm and hit by the trigger")
@@ -180,7 +180,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.DurationVar((*time.Duration)(&p.Timeout), "timeout", time.Duration(p.Timeout), "client timeout per request")
 	fs.DurationVar((*time.Duration)(&p.Warmup), "warmup", time.Duration(p.Warmup), "load before measuring")
 	fs.DurationVar((*time.Duration)(&p.Before), "before", time.Duration(p.Before), "measured load before T: the baseline")
-	fs.DurationVar((*time.Duration)(&p.After), "after", time.Duration(p.After), "measured load after T")
+	fs.Var(experiment.AfterValue{P: p}, "after", "measured load after T: a duration, or auto[:MAX] to go on until the arm has recovered and held, or MAX (default "+experiment.DefaultAfterMax.String()+") has passed")
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
 	fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
 	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and PostgreSQL are installed, else docker; when the stampede starts the testbed")
@@ -237,6 +237,9 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
 	if opts.Workers != "" && len(opts.Abort) > 0 {
 		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
+	}
+	if opts.Workers != "" && plan.AfterAuto {
+		bad.Add("after", "auto with --workers: the workers' schedules are theirs once sent, and cannot be cut when the arm recovers (accepted: a duration, or no --workers)")
 	}
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, reporters.FormatNames())
 	bad = append(bad, herd.Fields(err)...)

@@ -1,0 +1,156 @@
+package experiment
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
+)
+
+// An arm may end on its verdict: with --after auto once it has recovered
+// and held (or its baseline was overloaded, which no recovery changes),
+// and on a stop condition such as verdict == metastable. While the load
+// runs, the arm is judged every judgeEvery by the rule the results use
+// (judge), on the rows whose requests have all been answered: it is the
+// verdict the arm would have if it had ended at the last of them. When the
+// arm is over its load is cut (load.Cut): no request is sent after that
+// instant, those in flight are answered, and the arm's after window ends
+// there. Its verdict is then judged again on the whole arm.
+
+// LiveWords are the words a stop condition may name: verdict == one of
+// them ends the arm once its rows say so. Degraded is every arm's verdict
+// until it is decided, so it stops none.
+var LiveWords = map[string][]string{"verdict": {Recovered, Metastable, Overloaded}}
+
+// liveFire is what the trigger left for the live judge: the snapshot at T
+// and when its cause was over.
+type liveFire struct {
+	atT   observe.Sample
+	ended time.Time
+}
+
+// ending is how an arm may end on its verdict, and how it did.
+type ending struct {
+	auto  bool         // --after auto
+	conds []gates.Gate // stop conditions on the verdict
+	bound time.Duration
+	cut   load.Cut
+
+	mu      sync.Mutex
+	fire    *liveFire // nil until the trigger's cause is over
+	stopped *Abort    // the verdict stop condition that held; nil without
+}
+
+// newEnding is p's ending for an arm whose requests take at most bound;
+// nil when the arm runs its fixed after window.
+func newEnding(p Plan, bound time.Duration) *ending {
+	e := &ending{auto: p.AfterAuto, bound: bound}
+	for _, c := range p.Abort {
+		if _, ok := LiveWords[c.Path]; ok {
+			e.conds = append(e.conds, c)
+		}
+	}
+	if !e.auto && len(e.conds) == 0 {
+		return nil
+	}
+	return e
+}
+
+// numberConds are conds without those on words: the live figures'.
+func numberConds(conds []gates.Gate) []gates.Gate {
+	return slices.DeleteFunc(slices.Clone(conds), func(c gates.Gate) bool { _, ok := LiveWords[c.Path]; return ok })
+}
+
+// cutter is the cut of an arm that may end on its verdict; nil otherwise.
+func (e *ending) cutter() *load.Cut {
+	if e == nil {
+		return nil
+	}
+	return &e.cut
+}
+
+// fired notes the trigger's end, for the live judge.
+func (e *ending) fired(atT observe.Sample, ended time.Time) {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.fire = &liveFire{atT: atT, ended: ended}
+}
+
+// check judges a's rows answered by now and cuts the load when the arm is
+// over; it says whether it is.
+func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *Recorder, t time.Time) bool {
+	e.mu.Lock()
+	f := e.fire
+	e.mu.Unlock()
+	if f == nil {
+		return false
+	}
+	// a request intended at i has its record by i + bound (and its lag);
+	// its row's last sample comes a row later
+	answered := now.Add(-e.bound - 2*RowWidth)
+	after := answered.Sub(t).Truncate(RowWidth)
+	endMS := max(f.ended.Sub(t).Milliseconds(), 0)
+	if after <= time.Duration(endMS)*time.Millisecond {
+		return false
+	}
+	p := a.p
+	p.After = herd.Duration(after)
+	samples := sampler.Samples()
+	last := f.atT
+	if len(samples) > 0 {
+		last = samples[len(samples)-1]
+	}
+	res := summarize(p, a.arm, t, f.atT, f.atT, last, samples, rec)
+	res.Trigger.EndedMS = &endMS
+	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
+	judge(res, res.baselineP99)
+	over := e.auto && (res.Verdict == Recovered || res.Verdict == Overloaded)
+	for _, c := range e.conds {
+		if c.HoldsWord(res.Verdict) {
+			over = true
+			e.mu.Lock()
+			e.stopped = &Abort{AtMS: now.Sub(t).Milliseconds(), Gate: c.Expr,
+				Reason: fmt.Sprintf("%s held on the rows answered by T%+.1fs", c.Expr, after.Seconds())}
+			e.mu.Unlock()
+			break
+		}
+	}
+	if over {
+		// at a row's edge, a moment before it: the last row is whole,
+		// and no request falls on the edge itself
+		edge := t.Add(now.Sub(t).Truncate(RowWidth) + RowWidth)
+		e.cut.At(edge.Add(-time.Nanosecond))
+	}
+	return over
+}
+
+// cutAfter is how long the load ran after T when the arm ended on its
+// verdict, and whether it did.
+func (e *ending) cutAfter(t time.Time) (time.Duration, bool) {
+	if e == nil {
+		return 0, false
+	}
+	at, ok := e.cut.When()
+	if !ok {
+		return 0, false
+	}
+	return at.Add(time.Nanosecond).Sub(t), true
+}
+
+// stop is the verdict stop condition that held, or nil.
+func (e *ending) stop() *Abort {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopped
+}

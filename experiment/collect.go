@@ -1,0 +1,144 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// collect lets the service finish what the arm started, takes the last
+// snapshot and sums the arm up.
+func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *loaded) (*ArmResult, error) {
+	a.progress(PhaseDrain, 0, ld.rec.requests())
+	draining := time.Now()
+	if err := a.sub.Drain(ctx); err != nil {
+		ld.sampler.Stop()
+		return nil, err
+	}
+	end, err := a.src.Read(ctx)
+	samples, missed, serr := ld.sampler.Stop()
+	if err = errors.Join(err, serr); err != nil {
+		return nil, err
+	}
+	f := ld.fired
+	p := a.p
+	after, cut := ld.ending.cutAfter(ld.t)
+	if cut { // it ended on its verdict: its after window ends there
+		p.After = herd.Duration(after)
+	}
+	res := summarize(p, a.arm, ld.t, s0, f.atT, end, samples, ld.rec)
+	if cut {
+		ms := after.Milliseconds()
+		res.Timing.AfterMS = &ms
+	}
+	if c := a.applied.Config; c != nil {
+		res.Config = *c // what the replicas ran, not only what the arm set
+	}
+	res.Timing.DrainMS = time.Since(draining).Milliseconds()
+	res.Clients = a.p.ClientsOf(a.arm)
+	if s := ld.stopped; s != nil {
+		// the arm ended early: it did not recover, and the rows after the
+		// stop are load that never ran
+		res.Aborted = &s.Abort
+		res.Timeline = slices.DeleteFunc(res.Timeline, func(r Row) bool { return r.TMS > s.AtMS })
+		res.Load = ld.rec.generator(time.Duration(a.p.Before) + time.Duration(s.AtMS)*time.Millisecond)
+	}
+	res.MissedSamples = missed
+	res.Workers = ld.workers
+	res.Warm = warm
+	res.Burst = f.Burst
+	res.Trigger = TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
+	if st, ok := a.trig.(triggers.Settler); ok && f.err == nil && !f.at.IsZero() {
+		res.Trigger.Detail = st.Settle(ctx, a.triggerEnv(), f.Detail, ld.steady.acknowledged())
+	}
+	if a.writeHerd() {
+		a.writeFigures(ctx, res, a.writes0, samples, ld.steady)
+	}
+	if !f.at.IsZero() {
+		at := f.at.UTC()
+		res.Trigger.FiredAt = &at
+	}
+	if !f.Ended.IsZero() {
+		ms := f.Ended.Sub(ld.t).Milliseconds()
+		res.Trigger.EndedMS = &ms
+	}
+	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
+	judge(res, res.baselineP99)
+	if s := ld.ending.stop(); s != nil && res.Aborted == nil {
+		res.Aborted = s // after judging: the arm ran whole up to its stop
+	}
+	a.counters(ctx, res, f.apiT)
+	a.layers(ctx, res, ld.rec)
+	a.series(ctx, res, ld.t)
+	// what the target does not let herdbench observe has no figures
+	if a.tg.DB == nil {
+		res.DB, res.Warm.Queries = nil, 0
+	}
+	if a.tg.Redis == nil {
+		res.Cache = nil
+	}
+	return res, nil
+}
+
+// counters reads the service's own counters at the end: counted since the
+// reset before the load, up to T (atT), then from T on, read as a reset
+// where they went down (the replicas restarted).
+func (a *armRun) counters(ctx context.Context, res *ArmResult, atT *api.Counters) {
+	end, err := a.sub.Counters(ctx)
+	switch {
+	case err != nil: // the service's own counters are lost; the rest stands
+		res.Warnings = append(res.Warnings, fmt.Sprintf("replica counters: %v", err))
+	case end != nil:
+		var t api.Counters
+		if atT != nil {
+			t = *atT
+		}
+		c := t.Plus(end.Grown(t))
+		res.API = &c
+	}
+}
+
+// layers reads the edge tier's policy and counters and puts each layer's
+// count side by side; without an edge tier there is no call chain to read.
+func (a *armRun) layers(ctx context.Context, res *ArmResult, rec *Recorder) {
+	if a.tg.Edges == nil || res.API == nil {
+		return
+	}
+	cfg, err := a.tg.Edges.Config(ctx)
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("edge policy: %v", err))
+		return
+	}
+	c, err := a.tg.Edges.Counters(ctx)
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("edge counters: %v", err))
+		return
+	}
+	res.Edge = &EdgeTier{Config: cfg, Counters: c}
+	l := Layers{Edge: c.Requests, EdgeAttempts: c.Attempts, API: res.API.Requests, DBAttempts: res.API.Loads + res.API.LoadErrors}
+	l.Requests, l.ClientAttempts = rec.layer()
+	if res.DB != nil {
+		l.DBQueries = res.DB.QueriesTotal
+	}
+	res.Layers = layersOf(l)
+}
+
+// series reads the service's own metrics over the timeline, as its
+// Prometheus has them; the arm is measured either way.
+func (a *armRun) series(ctx context.Context, res *ArmResult, t time.Time) {
+	if a.tg.Prometheus == nil {
+		return
+	}
+	series, err := a.tg.Series(ctx, t.Add(-time.Duration(a.p.Before)), t.Add(time.Duration(a.p.After)), t)
+	if err != nil {
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	res.Prometheus = series
+}
