@@ -3,6 +3,7 @@ package api
 import (
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -95,22 +96,26 @@ func (w writeMetrics) collectors() []prometheus.Collector {
 // Counters are the replicas' counters an experiment reads: the loads the
 // mitigations cause or save. The JSON is the results' api figures.
 type Counters struct {
-	Requests      int64 `json:"requests"`     // MetricRequests: item requests answered, every outcome
-	Loads         int64 `json:"loads"`        // MetricLoads: item queries completed in Postgres
-	LoadErrors    int64 `json:"load_errors"`  // MetricLoadErrors
-	LoadRetries   int64 `json:"load_retries"` // MetricLoadRetries: db_retry's
-	EarlyLoads    int64 `json:"early_loads"`  // MetricEarlyLoads: xfetch and early
-	Coalesced     int64 `json:"coalesced"`    // MetricCoalesced: singleflight
-	StaleServed   int64 `json:"stale_served"` // MetricStaleServed: lock and swr
-	LockWaits     int64 `json:"lock_waits"`   // MetricLockWaits: lock and lease
-	LoadsInFlight int64 `json:"-"`            // MetricLoadsInFlight: a gauge, read to drain
-	Busy          int64 `json:"-"`            // MetricBusy: a gauge, read to drain
+	Requests    int64 `json:"requests"`     // MetricRequests: item requests answered, every outcome
+	Loads       int64 `json:"loads"`        // MetricLoads: item queries completed in Postgres
+	LoadErrors  int64 `json:"load_errors"`  // MetricLoadErrors
+	LoadRetries int64 `json:"load_retries"` // MetricLoadRetries: db_retry's
+	EarlyLoads  int64 `json:"early_loads"`  // MetricEarlyLoads: xfetch and early
+	Coalesced   int64 `json:"coalesced"`    // MetricCoalesced: singleflight
+	StaleServed int64 `json:"stale_served"` // MetricStaleServed: lock and swr
+	LockWaits   int64 `json:"lock_waits"`   // MetricLockWaits: lock and lease
+	// DBNewConns and DBCanceledAcquires are the pool's (pool_metrics.go)
+	DBNewConns         int64 `json:"db_new_conns"`
+	DBCanceledAcquires int64 `json:"db_canceled_acquires"`
+	LoadsInFlight      int64 `json:"-"` // MetricLoadsInFlight: a gauge, read to drain
+	Busy               int64 `json:"-"` // MetricBusy: a gauge, read to drain
 }
 
 // byName maps each metric name to its field.
 func (c *Counters) byName() map[string]*int64 {
 	return map[string]*int64{MetricRequests: &c.Requests, MetricLoads: &c.Loads, MetricLoadErrors: &c.LoadErrors, MetricLoadRetries: &c.LoadRetries, MetricEarlyLoads: &c.EarlyLoads,
 		MetricCoalesced: &c.Coalesced, MetricStaleServed: &c.StaleServed, MetricLockWaits: &c.LockWaits,
+		MetricDBNewConns: &c.DBNewConns, MetricDBCanceledAcquires: &c.DBCanceledAcquires,
 		MetricLoadsInFlight: &c.LoadsInFlight, MetricBusy: &c.Busy}
 }
 
@@ -180,6 +185,7 @@ type gauges struct {
 	loads     *atomic.Int64 // item queries running
 	busy      *atomic.Int64 // item requests being served, and the loads they left running
 	shedLimit func() float64
+	pool      func() *pgxpool.Stat // the pool's counters; nil: none
 }
 
 func (g gauges) collectors() []prometheus.Collector {
@@ -266,7 +272,7 @@ func newMetrics(reg *Mitigations, g gauges) *metrics {
 		m.own[c.Name] = prometheus.NewCounter(prometheus.CounterOpts{Name: c.Name, Help: c.Help})
 		m.reg.MustRegister(m.own[c.Name])
 	}
-	m.reg.MustRegister(append(g.collectors(), m.writeMetrics.collectors()...)...)
+	m.reg.MustRegister(append(append(g.collectors(), poolCollectors(g.pool)...), m.writeMetrics.collectors()...)...)
 	m.reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors, m.loadRetries,
 		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.shed, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -143,7 +143,7 @@ func (s *Server) reset(seed *uint64) {
 	if seed != nil {
 		s.seed = *seed
 	}
-	s.m = newMetrics(s.opts.Mitigations, gauges{loads: &s.inFlight, busy: &s.busy, shedLimit: s.shedLimit})
+	s.m = newMetrics(s.opts.Mitigations, gauges{loads: &s.inFlight, busy: &s.busy, shedLimit: s.shedLimit, pool: s.db.Stat})
 	s.state = s.states(s.cfg, s.plan, nil, s.m.count)
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x6865726462656e63)) // "herdbenc"
 }

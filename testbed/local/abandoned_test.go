@@ -53,3 +53,47 @@ func TestAbandonedLoadsRunOnOrDieWithTheirRequest(t *testing.T) {
 		}
 	}
 }
+
+// The pool's own counters count what a herd of abandoned loads costs it:
+// with loads canceled with their request, fifteen requests at once on one
+// replica of ten pooled connections give up after 300 ms. The ones that
+// waited for a connection give up in the queue (canceled acquires), and
+// the ones that held one lose it with their query, which pgx closes, so
+// the next load opens a new connection (new conns).
+func TestThePoolCountsAbandonedWaitsAndNewConnections(t *testing.T) {
+	f := newFleet(t, sharedTestbed(t))
+	f.configure(`{"strategy":"none","query_cost":"400ms","abandoned_load":"canceled"}`)
+	pool := int(api.DefaultOptions.DBPoolSize)
+	conns, waits := f.metric(api.MetricDBNewConns), f.metric(api.MetricDBCanceledAcquires)
+	const extra = 5 // requests beyond the pool: they wait for a connection
+	for i := range pool + extra {
+		f.expire(int64(41+i), false)
+	}
+	done := make(chan struct{})
+	for i := range pool + extra {
+		id := int64(41 + i)
+		go func() {
+			defer func() { done <- struct{}{} }()
+			// every query takes 400 ms: all of them are abandoned, and the
+			// waits with them, unless a request arrives 300 ms after the first
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/items/%d", f.st.API[0], id), nil)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range pool + extra {
+		<-done
+	}
+	f.drain()
+	f.get(0, 60) // a load after the herd: the pool's connections were lost with their queries
+	f.drain()
+	gotWaits := f.metric(api.MetricDBCanceledAcquires) - waits
+	gotConns := f.metric(api.MetricDBNewConns) - conns
+	if gotWaits < 1 || gotWaits > extra || gotConns < 1 {
+		t.Errorf("canceled acquires %v, new connections %v; want 1 to 5 waits given up in the queue (15 loads, 10 connections) and at least one connection opened again",
+			gotWaits, gotConns)
+	}
+}
