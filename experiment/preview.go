@@ -22,6 +22,8 @@ type Preview struct {
 	Arms     []ArmPreview  // how each arm is selected
 	Trigger  string        // the trigger and exactly what it touches
 	PerArm   time.Duration // one arm's load
+	Repeat   int           // runs of each arm, interleaved
+	Load     time.Duration // the whole run's load: PerArm for every run of every arm
 	Warm     string        // what each arm does before its load
 	Requests int64         // requests the whole run sends, about
 	Worst    int64         // the most it may send: every retry and hedge taken, the burst
@@ -47,7 +49,8 @@ func Describe(p Plan, tg *targets.Target) Preview {
 	trig := p.trigger()
 	sub := SubjectOf(tg)
 	hot := tg.Hot(p.HotKeys)
-	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration()}
+	runs := int64(p.Repeat.N()) * int64(len(p.Arms))
+	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration(), Repeat: p.Repeat.N(), Load: time.Duration(runs) * p.Duration()}
 	for _, e := range tg.Endpoints {
 		pv.Hosts = append(pv.Hosts, HostLoad{Endpoint: e, Rate: float64(p.Rate) / float64(len(tg.Endpoints))})
 	}
@@ -93,9 +96,9 @@ func Describe(p Plan, tg *targets.Target) Preview {
 	}
 	pv.Warm = sub.FillPlan(p, hot)
 	perArm := int64(float64(p.Rate)*p.Duration().Seconds()) + sub.FillRequests(p, hot)
-	pv.Requests = perArm * int64(len(p.Arms))
+	pv.Requests = perArm * runs
 	l := p.Load()
-	pv.Worst = int64(float64(perArm)*l.Attempts+float64(l.Burst)) * int64(len(p.Arms))
+	pv.Worst = int64(float64(perArm)*l.Attempts+float64(l.Burst)) * runs
 	for _, g := range p.Abort {
 		pv.Abort = append(pv.Abort, g.Expr)
 	}
