@@ -31,7 +31,7 @@ func (r Repeat) N() int { return max(int(r), 1) }
 func (r Repeat) IsZero() bool { return r <= 1 }
 
 // Spread is one figure of a repeated arm over its runs: its least and its
-// greatest. A run without a value (recovery_ms of a run that never
+// greatest; a figure no run had a value of has none. A run without a value (recovery_ms of a run that never
 // recovered) counts above every value, so Max is null when one had none.
 type Spread struct {
 	Path string   `json:"path"` // the figure's gate path: db.queries
@@ -110,7 +110,9 @@ func Aggregate(runs []ArmResult) (ArmResult, error) {
 		}
 		sortMissingLast(vals)
 		medians[p] = median(vals, whole[p])
-		spread = append(spread, Spread{Path: p, Min: vals[0], Max: vals[len(vals)-1]})
+		if vals[0] != nil { // a figure no run has (aborted: null) has no spread
+			spread = append(spread, Spread{Path: p, Min: vals[0], Max: vals[len(vals)-1]})
+		}
 	}
 	k := representative(figs, medians, spread)
 	out, err := withNumbers(runs[k], medians)

@@ -25,14 +25,19 @@ func runsOf(rep *experiment.Report) int {
 }
 
 // withSpread is cell, the median of path in a as its column shows it,
-// with a's spread shown the same way and notSupported when the first arm's
-// spread overlaps it; cell alone when a ran once.
+// with a's spread shown the same way ("every run" when all its runs show
+// as the median does) and notSupported when the first arm's spread
+// overlaps it; cell alone when a ran once.
 func withSpread(cell string, a, first experiment.ArmResult, isFirst bool, path string, show func(*float64) string) string {
 	s, ok := a.SpreadOf(path)
 	if !ok {
 		return cell
 	}
-	cell = fmt.Sprintf("%s (%s–%s)", cell, show(s.Min), show(s.Max))
+	if lo, hi := show(s.Min), show(s.Max); lo != cell || hi != cell {
+		cell = fmt.Sprintf("%s (%s–%s)", cell, lo, hi)
+	} else {
+		cell += " (every run)" // not recovered (not recovered–not recovered) says it less well
+	}
 	return cell + mark(a, first, isFirst, path)
 }
 
