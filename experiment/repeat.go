@@ -81,6 +81,12 @@ func Aggregate(runs []ArmResult) (ArmResult, error) {
 	if len(runs) == 1 {
 		return runs[0], nil
 	}
+	return overRuns(runs)
+}
+
+// overRuns is Aggregate for a plan that repeats its arms, one run too (an
+// interrupted run's arm): the arm then says it had one run.
+func overRuns(runs []ArmResult) (ArmResult, error) {
 	if len(runs) == 0 {
 		return ArmResult{}, fmt.Errorf("aggregate: no runs")
 	}
@@ -332,14 +338,19 @@ func (a ArmResult) VerdictCount() (n, of int) {
 }
 
 // aggregate is every arm of runs (indexed as the plan's arms) that has a
-// run, in plan order, each over its runs.
-func aggregate(runs [][]ArmResult) ([]ArmResult, error) {
+// run, in plan order, each over its runs; repeated: the plan repeats its
+// arms, so an arm with one run says so too.
+func aggregate(runs [][]ArmResult, repeated bool) ([]ArmResult, error) {
 	out := []ArmResult{}
 	for _, rs := range runs {
 		if len(rs) == 0 {
 			continue
 		}
-		a, err := Aggregate(rs)
+		of := Aggregate
+		if repeated {
+			of = overRuns
+		}
+		a, err := of(rs)
 		if err != nil {
 			return out, err
 		}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +66,36 @@ func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 		if len(a.Timeline) == 0 {
 			t.Errorf("arm %s has no timeline; want its representative run's", a.Name)
 		}
+	}
+}
+
+// Cancelled in the second round, a repeated run keeps the runs that
+// finished: none twice, lock once, each arm saying how many it had.
+func TestRepeatCancelledKeepsTheRunsThatFinished(t *testing.T) {
+	tg := startTestbed(t, 1)
+	p := Plan{
+		Arms:    Arms([]string{api.None, api.Lock}, api.FullPatch(api.DefaultConfig)),
+		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
+		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
+		Repeat: 2,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep, err := Run(ctx, p, Env{Target: tg, Progress: func(pr Progress) {
+		if pr.Run == 2 && pr.Arm == 2 && pr.Phase == "before" {
+			cancel() // lock's second run
+		}
+	}})
+	if err == nil || rep == nil {
+		t.Fatalf("Run cancelled in round 2 = %v, %v; want a partial report and an error", rep, err)
+	}
+	if !rep.Partial || len(rep.Arms) != 2 || !strings.Contains(rep.Error, "lock, run 2 of 2") {
+		t.Fatalf("partial report: partial %v, %d arms, error %q; want partial, both arms, and lock's run 2 of 2 named", rep.Partial, len(rep.Arms), rep.Error)
+	}
+	if n, l := len(rep.Arms[0].Runs), len(rep.Arms[1].Runs); n != 2 || l != 1 {
+		t.Errorf("runs kept: none %d, lock %d; want 2 and 1", n, l)
+	}
+	if q := rep.Arms[1].DB.Queries; q != rep.Arms[1].Runs[0].DB.Queries {
+		t.Errorf("lock's db.queries %d; want its one run's, %d", q, rep.Arms[1].Runs[0].DB.Queries)
 	}
 }

@@ -90,7 +90,7 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 				}
 				rep.Partial = true
 				rep.Error = fmt.Sprintf("arm %s: %v", name, err)
-				arms, aerr := aggregate(runs)
+				arms, aerr := aggregate(runs, rounds > 1)
 				rep.Arms, rep.Gates = arms, CheckGates(p.Gates, arms)
 				return rep, errors.Join(fmt.Errorf("arm %s: %w", name, err), aerr)
 			}
@@ -99,7 +99,7 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 			clk.done(res.Timing)
 		}
 	}
-	arms, err := aggregate(runs)
+	arms, err := aggregate(runs, rounds > 1)
 	rep.Arms, rep.Gates = arms, CheckGates(p.Gates, arms)
 	if err != nil {
 		rep.Partial, rep.Error = true, err.Error()
