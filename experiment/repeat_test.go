@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/herdbench/herdbench/gates"
@@ -175,5 +177,25 @@ func TestGatesReadTheMedian(t *testing.T) {
 	rs := CheckGates([]gates.Gate{g}, []ArmResult{a})
 	if len(rs) != 1 || rs[0].Pass || rs[0].Measured == nil || *rs[0].Measured != 200 || rs[0].Of() != "median of 3 runs" {
 		t.Fatalf("CheckGates = %+v; want db.queries 200 failing, the median of 3 runs", rs)
+	}
+}
+
+// A plan run once leaves repeat out of its JSON, so results and goldens
+// from before it stay as they were; a repeated one says it.
+func TestRepeatInThePlanJSON(t *testing.T) {
+	for _, c := range []struct {
+		r    Repeat
+		want string
+	}{{0, ""}, {1, ""}, {3, `"repeat":3`}} {
+		b, err := json.Marshal(Plan{Repeat: c.r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); c.want == "" && strings.Contains(got, `"repeat"`) || !strings.Contains(got, c.want) {
+			t.Errorf("json.Marshal(Plan{Repeat: %d}) = %s; want %s", c.r, got, cmp.Or(c.want, "no repeat"))
+		}
+		if n := c.r.N(); n != max(int(c.r), 1) {
+			t.Errorf("Repeat(%d).N() = %d; want %d", c.r, n, max(int(c.r), 1))
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/herdbench/herdbench/experiment"
 )
 
 // --repeat takes 1 to 20; anything else, 0 included, exits 2 naming the
@@ -76,4 +78,25 @@ func total(t *testing.T, out string) int {
 	}
 	t.Fatalf("no total line in:\n%s", out)
 	return 0
+}
+
+// The progress line names the round of a repeated run, and only then.
+func TestProgressNamesTheRound(t *testing.T) {
+	p := experiment.Progress{Arm: 2, Arms: 3, Name: "lock", Phase: experiment.PhaseFill}
+	if got := armText(p); got != "arm 2/3 lock" {
+		t.Errorf("armText(one run) = %q; want arm 2/3 lock", got)
+	}
+	p.Run, p.Runs = 2, 3
+	if got := armText(p); got != "arm 2/3 lock (round 2/3)" {
+		t.Errorf("armText(round 2 of 3) = %q; want arm 2/3 lock (round 2/3)", got)
+	}
+	var b strings.Builder
+	l := newProgressLine(&b, false)
+	for _, run := range []int{1, 1, 2} { // the same arm again in round 2 is a new line
+		p.Run = run
+		l.update(p)
+	}
+	if got := strings.Count(b.String(), "\n"); got != 2 {
+		t.Errorf("progress lines for arm 2 in rounds 1, 1, 2 = %q; want 2 lines", b.String())
+	}
 }
