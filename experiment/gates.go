@@ -60,13 +60,14 @@ func showAll(v reflect.Value) {
 // verdict == recovered.
 var GateWords = map[string][]string{"verdict": Verdicts}
 
-// CheckGates evaluates gs on every finished arm of rep.
+// CheckGates evaluates gs on every finished arm of rep: on a repeated
+// arm, on its medians and its most common verdict.
 func CheckGates(gs []gates.Gate, arms []ArmResult) []gates.Result {
 	named := make([]gates.Arm, 0, len(arms))
 	for _, a := range arms {
 		nums, _ := gates.Numbers(a)
 		words, _ := gates.Words(a)
-		named = append(named, gates.Arm{Name: a.Name, Figures: nums, Words: words})
+		named = append(named, gates.Arm{Name: a.Name, Figures: nums, Words: words, Runs: len(a.Runs)})
 	}
 	if out := gates.Check(gs, named); out != nil {
 		return out
@@ -84,8 +85,13 @@ func (r *Report) Failures() []string {
 		out = append(out, fmt.Sprintf("%d of %d gates failed", failed, len(r.Gates)))
 	}
 	for _, a := range r.Arms {
-		if a.Aborted != nil {
+		if len(a.Runs) == 0 && a.Aborted != nil {
 			out = append(out, fmt.Sprintf("arm %s was stopped at %+dms: %s", a.Name, a.Aborted.AtMS, a.Aborted.Gate))
+		}
+		for i, run := range a.Runs { // a repeated arm: every run stopped counts
+			if run.Aborted != nil {
+				out = append(out, fmt.Sprintf("arm %s, run %d of %d, was stopped at %+dms: %s", a.Name, i+1, len(a.Runs), run.Aborted.AtMS, run.Aborted.Gate))
+			}
 		}
 	}
 	return out

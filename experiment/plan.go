@@ -51,6 +51,8 @@ type Plan struct {
 	// first that holds stops the arm
 	Gates []gates.Gate `json:"gates"`
 	Abort []gates.Gate `json:"abort_on"`
+	// Repeat runs each arm this many times, interleaved (repeat.go)
+	Repeat Repeat `json:"repeat,omitzero"`
 }
 
 // Arm is one configuration of the service, or of its clients, under the

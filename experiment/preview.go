@@ -24,9 +24,11 @@ type Preview struct {
 	PerArm  time.Duration // one arm's load; the most, with AfterAuto
 	// AfterAuto: an arm's load after T ends once it has recovered and held
 	AfterAuto bool
-	Warm      string // what each arm does before its load
-	Requests  int64  // requests the whole run sends, about
-	Worst     int64  // the most it may send: every retry and hedge taken, the burst
+	Repeat    int           // runs of each arm, interleaved
+	Load      time.Duration // the whole run's load: PerArm for every run of every arm
+	Warm      string        // what each arm does before its load
+	Requests  int64         // requests the whole run sends, about
+	Worst     int64         // the most it may send: every retry and hedge taken, the burst
 	Abort     []string
 	Gates     []string
 	Touches   []string // every host and what herdbench does there
@@ -49,7 +51,8 @@ func Describe(p Plan, tg *targets.Target) Preview {
 	trig := p.trigger()
 	sub := SubjectOf(tg)
 	hot := tg.Hot(p.HotKeys)
-	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration(), AfterAuto: p.AfterAuto}
+	runs := int64(p.Repeat.N()) * int64(len(p.Arms))
+	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration(), AfterAuto: p.AfterAuto, Repeat: p.Repeat.N(), Load: time.Duration(runs) * p.Duration()}
 	for _, e := range tg.Endpoints {
 		pv.Hosts = append(pv.Hosts, HostLoad{Endpoint: e, Rate: float64(p.Rate) / float64(len(tg.Endpoints))})
 	}
@@ -95,9 +98,9 @@ func Describe(p Plan, tg *targets.Target) Preview {
 	}
 	pv.Warm = sub.FillPlan(p, hot)
 	perArm := int64(float64(p.Rate)*p.Duration().Seconds()) + sub.FillRequests(p, hot)
-	pv.Requests = perArm * int64(len(p.Arms))
+	pv.Requests = perArm * runs
 	l := p.Load()
-	pv.Worst = int64(float64(perArm)*l.Attempts+float64(l.Burst)) * int64(len(p.Arms))
+	pv.Worst = int64(float64(perArm)*l.Attempts+float64(l.Burst)) * runs
 	for _, g := range p.Abort {
 		pv.Abort = append(pv.Abort, g.Expr)
 	}

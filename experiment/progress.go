@@ -8,6 +8,7 @@ import "time"
 type Progress struct {
 	Arm, Arms    int // 1-based
 	Name         string
+	Run, Runs    int    // with --repeat: the round, 1-based, of how many; else 0
 	Phase        string // fill, warmup, before, after, drain
 	PhaseStarted time.Time
 	RunStarted   time.Time

@@ -90,6 +90,14 @@ type ArmResult struct {
 	// Prometheus are the target's own series (prometheus: in its target
 	// file) over the timeline, each summed over its labels, t_ms from T
 	Prometheus map[string][]targets.Point `json:"prometheus,omitempty"`
+	// Runs are every run of an arm the plan repeats (plan.repeat), in run
+	// order, each as one run's results; the figures above are then their
+	// medians and Spread each figure's least and greatest (repeat.go).
+	// Representative marks the run whose timeline, trigger detail and
+	// other words the arm shows: the closest to the medians
+	Runs           []ArmResult `json:"runs,omitempty"`
+	Spread         []Spread    `json:"spread,omitempty"`
+	Representative bool        `json:"representative,omitempty"`
 
 	baselineP99 float64 // the before window's p99, for judge
 }

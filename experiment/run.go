@@ -8,7 +8,8 @@
 // and collect the figures. Where the steps differ between the testbed,
 // which herdbench controls, and a service it does not, the Subject says
 // (testbed.go, service.go). Arms run one after another: at once, each
-// arm's load would hit the others.
+// arm's load would hit the others. A plan that repeats its arms runs them
+// in interleaved rounds, and reports each arm's median (repeat.go).
 //
 // While an arm runs, stop conditions are checked every 100 ms on the last
 // second; after all arms, gates on every arm's results.
@@ -45,9 +46,12 @@ func (e Env) generator() Generator {
 	return e.Generator
 }
 
-// Run runs every arm of p and returns the report. When ctx ends or an arm
-// fails, the report holds the arms that finished, is marked partial, and
-// the error says why.
+// Run runs every arm of p and returns the report. With p.Repeat, it runs
+// rounds: every arm in plan order, then every arm again, each run from the
+// same starting state, and each arm of the report is the median of its
+// runs (Aggregate). When ctx ends or a run fails, the report holds the
+// runs that finished (each arm over the runs it has), is marked partial,
+// and the error says why.
 func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	// the triggers are the plan's, so the report shows what ran
 	p.Triggers = p.TriggerSet()
@@ -72,21 +76,35 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	}()
 	defer sub.Keep(ctx)()
 	clk := newClock()
-	for i, arm := range p.Arms {
-		a := &armRun{p: p, idx: i, arm: arm, trig: trig, env: env, sub: sub, tg: env.Target, clock: clk}
-		res, err := a.run(ctx)
-		if err != nil {
-			rep.Partial = true
-			rep.Error = fmt.Sprintf("arm %s: %v", arm.Name, err)
-			rep.Gates = CheckGates(p.Gates, rep.Arms)
-			return rep, fmt.Errorf("arm %s: %w", arm.Name, err)
+	rounds := p.Repeat.N()
+	runs := make([][]ArmResult, len(p.Arms)) // each arm's runs, in run order
+	for round := range rounds {
+		for i, arm := range p.Arms {
+			a := &armRun{p: p, idx: i, arm: arm, trig: trig, env: env.inRound(round, rounds, len(p.Arms), clk, p.Duration()),
+				sub: sub, tg: env.Target, clock: clk}
+			res, err := a.run(ctx)
+			if err != nil {
+				name := arm.Name
+				if rounds > 1 {
+					name = fmt.Sprintf("%s, run %d of %d", arm.Name, round+1, rounds)
+				}
+				rep.Partial = true
+				rep.Error = fmt.Sprintf("arm %s: %v", name, err)
+				arms, aerr := aggregate(runs, rounds > 1)
+				rep.Arms, rep.Gates = arms, CheckGates(p.Gates, arms)
+				return rep, errors.Join(fmt.Errorf("arm %s: %w", name, err), aerr)
+			}
+			runs[i] = append(runs[i], *res)
+			rep.Saturated = rep.Saturated || res.Load.Saturated
+			clk.done(res.Timing)
 		}
-		rep.Arms = append(rep.Arms, *res)
-		rep.Saturated = rep.Saturated || res.Load.Saturated
-		clk.done(res.Timing)
 	}
-	rep.Gates = CheckGates(p.Gates, rep.Arms)
-	return rep, nil
+	arms, err := aggregate(runs, rounds > 1)
+	rep.Arms, rep.Gates = arms, CheckGates(p.Gates, arms)
+	if err != nil {
+		rep.Partial, rep.Error = true, err.Error()
+	}
+	return rep, err
 }
 
 // withDefaultGates adds the gates trig brings (triggers.Gater) to gs,

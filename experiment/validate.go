@@ -106,6 +106,9 @@ func (p Plan) armProblems() herd.FieldErrors {
 func (p Plan) loadProblems() herd.FieldErrors {
 	var errs herd.FieldErrors
 	bad := errs.Add
+	if p.Repeat < 0 || p.Repeat > MaxRepeat {
+		bad("repeat", "%d out of range (accepted: 1 to %d runs of each arm)", p.Repeat, MaxRepeat)
+	}
 	if p.Rate < 1 || p.Rate > MaxRate {
 		bad("rate", "%d out of range (accepted: 1 to %d requests/s)", p.Rate, MaxRate)
 	}

@@ -267,6 +267,21 @@ type Result struct {
 	Word         string  `json:"word,omitempty"`
 	MeasuredWord *string `json:"measured_word,omitempty"`
 	Pass         bool    `json:"pass"`
+	// Runs is how many runs the arm's figures are the median of (its
+	// word the most common of); 0: one run
+	Runs int `json:"runs,omitempty"`
+}
+
+// Of says what a measured value stands for when an arm ran several times:
+// "median of 3 runs" (a word: "most common of 3 runs"); "" for one run.
+func (r Result) Of() string {
+	switch {
+	case r.Runs <= 1:
+		return ""
+	case r.Word != "":
+		return fmt.Sprintf("most common of %d runs", r.Runs)
+	}
+	return fmt.Sprintf("median of %d runs", r.Runs)
 }
 
 // Arm is one arm's name and figures, as Numbers returns them, and its
@@ -275,6 +290,7 @@ type Arm struct {
 	Name    string
 	Figures map[string]*float64
 	Words   map[string]string
+	Runs    int // the figures are the median of this many runs; 0 or 1: one run
 }
 
 // Check evaluates every gate on every arm it names, in order: gates first,
@@ -287,6 +303,9 @@ func Check(gs []Gate, arms []Arm) []Result {
 				continue
 			}
 			r := Result{Gate: g.Expr, Arm: a.Name, Path: g.Path, Op: g.Op, Value: g.Value, Word: g.Word}
+			if a.Runs > 1 {
+				r.Runs = a.Runs
+			}
 			if w, ok := a.Words[g.Path]; ok && g.Word != "" {
 				r.MeasuredWord, r.Pass = &w, g.HoldsWord(w)
 			} else if v := a.Figures[g.Path]; v != nil && g.Word == "" {

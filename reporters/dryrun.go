@@ -34,8 +34,14 @@ func DryRun(w io.Writer, p experiment.Preview) error {
 	if len(p.Gates) > 0 {
 		fmt.Fprintf(w, "gates     %s\n", strings.Join(p.Gates, "; "))
 	}
-	fmt.Fprintf(w, "total     %s requests, about, over %d arms; at most %s with every retry, hedge and burst\n",
-		thousands(p.Requests), len(p.Arms), thousands(p.Worst))
+	if p.Repeat > 1 {
+		fmt.Fprintf(w, "repeat    %d runs of every arm, interleaved (every arm, then every arm again): %s of load in all\n", p.Repeat, p.Load)
+		fmt.Fprintf(w, "total     %s requests, about, over %d arms × %d runs; at most %s with every retry, hedge and burst\n",
+			thousands(p.Requests), len(p.Arms), p.Repeat, thousands(p.Worst))
+	} else {
+		fmt.Fprintf(w, "total     %s requests, about, over %d arms; at most %s with every retry, hedge and burst\n",
+			thousands(p.Requests), len(p.Arms), thousands(p.Worst))
+	}
 	fmt.Fprintf(w, "touches   %s\n", strings.Join(p.Touches, ", "))
 	return nil
 }

@@ -82,6 +82,7 @@ type htmlReport struct {
 	Legend    []legendItem
 	Charts    []chart
 	Summary   htmlTable
+	Note      string       // what a repeated run's figures are, under the summary
 	Details   []htmlDetail // the layers and writes tables, when some arm has them
 	Verdict   *verdictLine
 	Warning   string // the generator was the bottleneck
@@ -193,6 +194,7 @@ func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
 	r.Charts = charts(rep)
 	s := summarize(rep)
 	r.Summary = htmlTable{Class: "summary", Head: s.head, Rows: s.rows}
+	r.Note = repeatNote(rep)
 	for _, d := range details(rep) {
 		r.Details = append(r.Details, htmlDetail{d.intro, htmlTable{Class: d.key, Head: d.head, Rows: d.rows, TextCol: len(d.head) - 1}})
 	}

@@ -28,6 +28,9 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 
 	s := summarize(rep)
 	mdTable(b, s.head, s.rows, false)
+	if s := repeatNote(rep); s != "" {
+		fmt.Fprintf(b, "%s\n\n", mdText(s))
+	}
 	if fewest, fastest, ok := best(rep); ok {
 		fmt.Fprintf(b, "Fewest DB queries after T: %s (%s); lowest p99: %s (%s).\n\n",
 			code(fewest.Name), thousands(fewest.DB.Queries), code(fastest.Name), mdText(msString(fastest.HTTP.P99MS)))
@@ -85,7 +88,7 @@ func loadLine(p experiment.Plan) string {
 	if p.Critical > 0 {
 		s += fmt.Sprintf(", %g%% critical", p.Critical*100)
 	}
-	return s + fmt.Sprintf("; warmup %s, before %s, T, after %s per arm", p.Warmup, p.Before, experiment.AfterValue{P: &p})
+	return s + fmt.Sprintf("; warmup %s, before %s, T, after %s per arm%s", p.Warmup, p.Before, experiment.AfterValue{P: &p}, repeatLine(p))
 }
 
 func mdRow(w io.Writer, cells []string) {

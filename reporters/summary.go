@@ -36,30 +36,42 @@ func summarize(rep *experiment.Report) summary {
 		s.head = append(s.head, "critical drop")
 	}
 	var base int64 = -1
-	for _, a := range rep.Arms {
-		// a target without Postgres has no DB figures: "-"
-		queries, vs, peak := "-", "-", "-"
-		if a.DB != nil {
-			if base < 0 {
-				base = a.DB.Queries
-			}
-			queries, vs, peak = thousands(a.DB.Queries), versus(a.DB.Queries, base), thousands(int64(a.DB.PeakQPS+0.5))
-		}
-		row := []string{a.Name, queries, vs, peak, msString(a.HTTP.P50MS), msString(a.HTTP.P99MS),
-			pct(a.HTTP.DropRate), recoveryString(a), cmp.Or(a.Verdict, "-")}
-		if retried {
-			row = append(row, strconv.FormatFloat(a.Retries.Amplification, 'f', 2, 64))
-		}
-		if critical {
-			c := "-"
-			if a.HTTP.Critical != nil {
-				c = pct(a.HTTP.Critical.DropRate)
-			}
-			row = append(row, c)
-		}
-		s.rows = append(s.rows, row)
+	for i, a := range rep.Arms {
+		s.rows = append(s.rows, summaryRow(a, rep.Arms[0], i == 0, &base, retried, critical))
 	}
 	return s
+}
+
+// summaryRow is one arm's row of the summary: with several runs, each
+// figure with its spread (repeat.go).
+func summaryRow(a, first experiment.ArmResult, isFirst bool, base *int64, retried, critical bool) []string {
+	spread := func(cell, path string, show func(*float64) string) string {
+		return withSpread(cell, a, first, isFirst, path, show)
+	}
+	// a target without Postgres has no DB figures: "-"
+	queries, vs, peak := "-", "-", "-"
+	if a.DB != nil {
+		if *base < 0 {
+			*base = a.DB.Queries
+		}
+		queries = spread(thousands(a.DB.Queries), "db.queries", showCount)
+		vs = versus(a.DB.Queries, *base) + mark(a, first, isFirst, "db.queries")
+		peak = spread(thousands(int64(a.DB.PeakQPS+0.5)), "db.peak_qps", showCount)
+	}
+	row := []string{a.Name, queries, vs, peak, spread(msString(a.HTTP.P50MS), "http.p50_ms", showMS),
+		spread(msString(a.HTTP.P99MS), "http.p99_ms", showMS), spread(pct(a.HTTP.DropRate), "http.drop_rate", showPct),
+		spread(recoveryString(a), "recovery_ms", shown(msString, "not recovered")), verdictCell(a, cmp.Or(a.Verdict, "-"))}
+	if retried {
+		row = append(row, spread(strconv.FormatFloat(a.Retries.Amplification, 'f', 2, 64), "retries.amplification", showRatio))
+	}
+	if critical {
+		c := "-"
+		if a.HTTP.Critical != nil {
+			c = spread(pct(a.HTTP.Critical.DropRate), "http.critical.drop_rate", showPct)
+		}
+		row = append(row, c)
+	}
+	return row
 }
 
 // detail is a table under the summary, one row per arm, as every format
@@ -123,12 +135,19 @@ func Expected(g gates.Result) string {
 	return g.Op + " " + strconv.FormatFloat(g.Value, 'f', -1, 64)
 }
 
-// aborted lists the arms a stop condition ended early, in the report's order.
+// aborted lists the arms a stop condition ended early, in the report's
+// order; of a repeated arm, each run it ended, named "arm, run 2 of 3".
 func aborted(rep *experiment.Report) []experiment.ArmResult {
 	var out []experiment.ArmResult
 	for _, a := range rep.Arms {
-		if a.Aborted != nil {
+		if len(a.Runs) == 0 && a.Aborted != nil {
 			out = append(out, a)
+		}
+		for i, r := range a.Runs {
+			if r.Aborted != nil {
+				r.Name = fmt.Sprintf("%s, run %d of %d", a.Name, i+1, len(a.Runs))
+				out = append(out, r)
+			}
 		}
 	}
 	return out

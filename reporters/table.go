@@ -41,7 +41,7 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		fmt.Fprintf(w, ", %g%% critical", p.Critical*100)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm\n", p.Warmup, p.Before, experiment.AfterValue{P: &p})
+	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm%s\n", p.Warmup, p.Before, experiment.AfterValue{P: &p}, repeatLine(p))
 	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
 }
 
@@ -51,6 +51,9 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	s := summarize(rep)
 	if err := columns(w, s.head, s.rows); err != nil {
 		return err
+	}
+	if s := repeatNote(rep); s != "" {
+		fmt.Fprintln(w, s)
 	}
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
@@ -67,10 +70,8 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := saturation(rep); s != "" {
 		fmt.Fprintln(w, "warning   "+s)
 	}
-	for _, a := range rep.Arms {
-		if ab := a.Aborted; ab != nil {
-			fmt.Fprintf(w, "aborted   %s at %s: %s\n", a.Name, offset(ab.AtMS), ab.Reason)
-		}
+	for _, a := range aborted(rep) {
+		fmt.Fprintf(w, "aborted   %s at %s: %s\n", a.Name, offset(a.Aborted.AtMS), a.Aborted.Reason)
 	}
 	return Gates(w, rep)
 }
@@ -114,13 +115,17 @@ func Gates(w io.Writer, rep *experiment.Report) error {
 // Measured is a gate result's measured value as its path reads: a ratio
 // as a percentage, null as "no value".
 func Measured(g gates.Result) string {
+	m := "no value"
 	switch {
 	case g.Word == "":
-		return figure(g.Path, g.Measured)
-	case g.MeasuredWord == nil:
-		return "no value"
+		m = figure(g.Path, g.Measured)
+	case g.MeasuredWord != nil:
+		m = *g.MeasuredWord
 	}
-	return *g.MeasuredWord
+	if of := g.Of(); of != "" {
+		m += " (" + of + ")"
+	}
+	return m
 }
 
 // figure formats a value as its path reads: a ratio as a percentage, null

@@ -56,15 +56,26 @@ func newProgressLine(w io.Writer, live bool) *progressLine {
 func (l *progressLine) update(p experiment.Progress) {
 	l.mu.Lock()
 	l.last, l.seen = p, true
-	newArm := p.Arm != l.lastArm
-	l.lastArm = p.Arm
+	at := p.Run*(p.Arms+1) + p.Arm // a new arm, or the same again in the next round
+	newArm := at != l.lastArm
+	l.lastArm = at
 	l.mu.Unlock()
 	switch {
 	case l.live:
 		l.draw(time.Now())
 	case newArm:
-		fmt.Fprintf(l.w, "arm %d/%d %s\n", p.Arm, p.Arms, p.Name)
+		fmt.Fprintf(l.w, "%s\n", armText(p))
 	}
+}
+
+// armText is which arm p is at, and which round of a repeated run:
+// "arm 2/3 lock (round 1/3)".
+func armText(p experiment.Progress) string {
+	s := fmt.Sprintf("arm %d/%d %s", p.Arm, p.Arms, p.Name)
+	if p.Runs > 1 {
+		s += fmt.Sprintf(" (round %d/%d)", p.Run, p.Runs)
+	}
+	return s
 }
 
 func (l *progressLine) draw(now time.Time) {
@@ -78,7 +89,7 @@ func (l *progressLine) draw(now time.Time) {
 
 // progressText is the live line for p at now.
 func progressText(p experiment.Progress, now time.Time) string {
-	s := fmt.Sprintf("arm %d/%d %s  %s %.1fs", p.Arm, p.Arms, p.Name, p.Phase, max(now.Sub(p.PhaseStarted), 0).Seconds())
+	s := fmt.Sprintf("%s  %s %.1fs", armText(p), p.Phase, max(now.Sub(p.PhaseStarted), 0).Seconds())
 	if p.Phase != experiment.PhaseFill {
 		s += fmt.Sprintf("  %s requests  db %.0f q/s", thousands(p.Requests), p.DBQPS)
 	}

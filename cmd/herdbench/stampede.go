@@ -86,6 +86,7 @@ var stampedeDefaults = experiment.Plan{
 	Warmup:  herd.Duration(2 * time.Second),
 	Before:  herd.Duration(3 * time.Second),
 	After:   herd.Duration(8 * time.Second),
+	Repeat:  1,
 }
 
 // newStampedeOptions are the stampede's defaults, with the triggers of
@@ -181,6 +182,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.DurationVar((*time.Duration)(&p.Warmup), "warmup", time.Duration(p.Warmup), "load before measuring")
 	fs.DurationVar((*time.Duration)(&p.Before), "before", time.Duration(p.Before), "measured load before T: the baseline")
 	fs.Var(experiment.AfterValue{P: p}, "after", "measured load after T: a duration, or auto[:MAX] to go on until the arm has recovered and held, or MAX (default "+experiment.DefaultAfterMax.String()+") has passed")
+	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", experiment.MaxRepeat))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
 	fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
 	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and PostgreSQL are installed, else docker; when the stampede starts the testbed")
@@ -243,6 +245,9 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	}
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, reporters.FormatNames())
 	bad = append(bad, herd.Fields(err)...)
+	if plan.Repeat == 0 { // the plan's zero is once; a user's 0 is a mistake (above the cap: Validate)
+		bad.Add("repeat", "0 out of range (accepted: 1 to %d runs of each arm)", experiment.MaxRepeat)
+	}
 	if opts.Replicas < 1 || opts.Replicas > 64 {
 		bad.Add("replicas", "%d out of range (accepted: 1 to 64)", opts.Replicas)
 	}

@@ -1,0 +1,376 @@
+package experiment
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/herdbench/herdbench/gates"
+)
+
+// Repeat is how many times a plan runs each arm (--repeat); 0 and 1 both
+// mean once, and the results then leave it out, as they did before it was
+// added. Runs are interleaved: every arm in plan order, then every arm
+// again, so a machine that drifts hits every arm alike.
+type Repeat int
+
+// MaxRepeat caps the runs of each arm.
+const MaxRepeat = 20
+
+// N is how many times each arm runs.
+func (r Repeat) N() int { return max(int(r), 1) }
+
+// IsZero says the results leave the field out: one run, as before.
+func (r Repeat) IsZero() bool { return r <= 1 }
+
+// Spread is one figure of a repeated arm over its runs: its least and its
+// greatest; a figure no run had a value of has none. A run without a value (recovery_ms of a run that never
+// recovered) counts above every value, so Max is null when one had none.
+type Spread struct {
+	Path string   `json:"path"` // the figure's gate path: db.queries
+	Min  *float64 `json:"min"`
+	Max  *float64 `json:"max"`
+}
+
+// SpreadOf is the spread of path over a's runs; false when a ran once.
+func (a ArmResult) SpreadOf(path string) (Spread, bool) {
+	i := slices.IndexFunc(a.Spread, func(s Spread) bool { return s.Path == path })
+	if i < 0 {
+		return Spread{}, false
+	}
+	return a.Spread[i], true
+}
+
+// Overlaps says whether two spreads share a value: a difference between
+// their medians the runs do not support. A missing bound counts as above
+// every value.
+func (s Spread) Overlaps(o Spread) bool {
+	if s.Min == nil || o.Min == nil {
+		return false
+	}
+	le := func(lo, hi *float64) bool { return hi == nil || *lo <= *hi }
+	return le(s.Min, o.Max) && le(o.Min, s.Max)
+}
+
+// verdictRank orders the verdicts from worst, to break a tie between the
+// most common ones: metastable, degraded, overloaded, recovered.
+var verdictRank = []string{Metastable, Degraded, Overloaded, Recovered}
+
+// Aggregate is one arm of several runs (in run order): every number its
+// runs' median, each with its spread, the most common verdict, and every
+// run kept in Runs. One run is returned as it is.
+//
+// The median of an even count is the mean of the middle two, rounded half
+// up when the figure is a whole number in its type (a count); a run
+// without a value counts above every value, so a median that falls on one
+// has none. What is not a number (the timeline, the trigger's detail
+// words, the config) is the representative's: the run whose figures lie
+// closest to the medians, each figure's distance scaled by its spread,
+// the earliest on a tie (marked Representative in Runs). The verdict is the
+// most common over the runs; a tie goes to the worst, in the order
+// metastable, degraded, overloaded, recovered. Load.Saturated holds when
+// it held in any run.
+func Aggregate(runs []ArmResult) (ArmResult, error) {
+	if len(runs) == 1 {
+		return runs[0], nil
+	}
+	return overRuns(runs)
+}
+
+// overRuns is Aggregate for a plan that repeats its arms, one run too (an
+// interrupted run's arm): the arm then says it had one run.
+func overRuns(runs []ArmResult) (ArmResult, error) {
+	if len(runs) == 0 {
+		return ArmResult{}, fmt.Errorf("aggregate: no runs")
+	}
+	figs := make([]map[string]*float64, len(runs))
+	paths := map[string]bool{}
+	for i, r := range runs {
+		r.Runs, r.Spread = nil, nil
+		m, err := gates.Numbers(r)
+		if err != nil {
+			return ArmResult{}, err
+		}
+		figs[i] = m
+		for p := range m {
+			paths[p] = true
+		}
+	}
+	whole := map[string]bool{}
+	for _, r := range runs {
+		wholePaths(reflect.ValueOf(r), "", whole)
+	}
+	medians := map[string]*float64{}
+	var spread []Spread
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
+		vals := make([]*float64, len(runs))
+		for i := range runs {
+			vals[i] = figs[i][p]
+		}
+		sortMissingLast(vals)
+		medians[p] = median(vals, whole[p])
+		if vals[0] != nil { // a figure no run has (aborted: null) has no spread
+			spread = append(spread, Spread{Path: p, Min: vals[0], Max: vals[len(vals)-1]})
+		}
+	}
+	k := representative(figs, medians, spread)
+	out, err := withNumbers(runs[k], medians)
+	if err != nil {
+		return ArmResult{}, fmt.Errorf("aggregate %s: %w", runs[k].Name, err)
+	}
+	out.Verdict = mostCommon(runs)
+	out.Runs, out.Spread = slices.Clone(runs), spread
+	out.Runs[k].Representative = true
+	for _, r := range runs {
+		out.Load.Saturated = out.Load.Saturated || r.Load.Saturated
+	}
+	return out, nil
+}
+
+// sortMissingLast sorts vals ascending, nil after every number.
+func sortMissingLast(vals []*float64) {
+	slices.SortStableFunc(vals, func(a, b *float64) int {
+		switch {
+		case a == nil && b == nil:
+			return 0
+		case a == nil:
+			return 1
+		case b == nil:
+			return -1
+		}
+		return cmpFloat(*a, *b)
+	})
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// median of sorted vals (nil last): nil when it falls on a missing value;
+// rounded half up when the figure is a whole number (a count).
+func median(vals []*float64, whole bool) *float64 {
+	n := len(vals)
+	if n%2 == 1 {
+		return vals[n/2]
+	}
+	lo, hi := vals[n/2-1], vals[n/2]
+	if lo == nil || hi == nil {
+		return nil
+	}
+	m := (*lo + *hi) / 2
+	if whole {
+		m = math.Floor(m + 0.5)
+	}
+	return &m
+}
+
+// representative is the index of the run whose figures lie closest to the
+// medians: the sum over the figures that vary of each one's distance to
+// its median over its spread (a missing value where the median has one,
+// or the reverse, is 1), the earliest on a tie.
+func representative(figs []map[string]*float64, medians map[string]*float64, spread []Spread) int {
+	best, bestD := 0, math.Inf(1)
+	for i, m := range figs {
+		d := 0.0
+		for _, s := range spread {
+			v, med := m[s.Path], medians[s.Path]
+			switch {
+			case (v == nil) != (med == nil):
+				d++
+			case v == nil || s.Min == nil || s.Max == nil || *s.Max == *s.Min:
+			default:
+				d += math.Abs(*v-*med) / (*s.Max - *s.Min)
+			}
+		}
+		if d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return best
+}
+
+// withNumbers is r with every number at a path of nums set to its value
+// there (null for nil), through r's JSON: the same walk gates.Numbers
+// makes, so every figure a gate can read is replaced. A path r's JSON
+// does not have (an object null in r) is left as r has it.
+func withNumbers(r ArmResult, nums map[string]*float64) (ArmResult, error) {
+	r.Runs, r.Spread, r.Representative = nil, nil, false
+	b, err := json.Marshal(r)
+	if err != nil {
+		return ArmResult{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // what is not replaced stays exactly as it was
+	var tree map[string]any
+	if err := dec.Decode(&tree); err != nil {
+		return ArmResult{}, err
+	}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if sub, ok := v.(map[string]any); ok {
+				walk(p, sub)
+				continue
+			}
+			if n, ok := nums[p]; ok {
+				if n == nil {
+					m[k] = nil
+				} else {
+					m[k] = *n
+				}
+			}
+		}
+	}
+	walk("", tree)
+	if b, err = json.Marshal(tree); err != nil {
+		return ArmResult{}, err
+	}
+	var out ArmResult
+	if err := json.Unmarshal(b, &out); err != nil {
+		return ArmResult{}, err
+	}
+	return out, nil
+}
+
+// wholePaths adds to out the gate path of every whole-number field of v
+// (an int of any size), nil pointers included, as its JSON names it.
+func wholePaths(v reflect.Value, prefix string, out map[string]bool) {
+	join := func(name string) string {
+		if prefix == "" {
+			return name
+		}
+		return prefix + "." + name
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v = reflect.New(v.Type().Elem())
+		}
+		wholePaths(v.Elem(), prefix, out)
+	case reflect.Interface:
+		if !v.IsNil() {
+			wholePaths(v.Elem(), prefix, out)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		out[prefix] = true
+	case reflect.Map:
+		if v.Type().Key().Kind() == reflect.String {
+			for _, k := range v.MapKeys() {
+				wholePaths(v.MapIndex(k), join(k.String()), out)
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case !f.IsExported() || name == "-":
+			case f.Anonymous && name == "": // inlined, as encoding/json does
+				wholePaths(v.Field(i), prefix, out)
+			default:
+				wholePaths(v.Field(i), join(cmp.Or(name, f.Name)), out)
+			}
+		}
+	}
+}
+
+// mostCommon is the verdict most runs had; a tie goes to the worst.
+func mostCommon(runs []ArmResult) string {
+	count := map[string]int{}
+	for _, r := range runs {
+		count[r.Verdict]++
+	}
+	best := ""
+	for v, n := range count {
+		if best == "" || n > count[best] || n == count[best] && worse(v, best) {
+			best = v
+		}
+	}
+	return best
+}
+
+// worse says whether verdict a ranks before b in verdictRank; a word it
+// does not list ranks last, by name.
+func worse(a, b string) bool {
+	ia, ib := slices.Index(verdictRank, a), slices.Index(verdictRank, b)
+	if ia < 0 {
+		ia = len(verdictRank)
+	}
+	if ib < 0 {
+		ib = len(verdictRank)
+	}
+	if ia != ib {
+		return ia < ib
+	}
+	return a < b
+}
+
+// VerdictCount is how many of a's runs had its verdict: n of len(a.Runs),
+// or 1 of 1 for an arm that ran once.
+func (a ArmResult) VerdictCount() (n, of int) {
+	if len(a.Runs) == 0 {
+		return 1, 1
+	}
+	for _, r := range a.Runs {
+		if r.Verdict == a.Verdict {
+			n++
+		}
+	}
+	return n, len(a.Runs)
+}
+
+// aggregate is every arm of runs (indexed as the plan's arms) that has a
+// run, in plan order, each over its runs; repeated: the plan repeats its
+// arms, so an arm with one run says so too.
+func aggregate(runs [][]ArmResult, repeated bool) ([]ArmResult, error) {
+	out := []ArmResult{}
+	for _, rs := range runs {
+		if len(rs) == 0 {
+			continue
+		}
+		of := Aggregate
+		if repeated {
+			of = overRuns
+		}
+		a, err := of(rs)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// inRound is env with progress that says which round of rounds it is,
+// and ends later by the rounds after it: each arms more arms at what an
+// arm has taken so far.
+func (e Env) inRound(round, rounds, arms int, clk *clock, load time.Duration) Env {
+	if rounds <= 1 || e.Progress == nil {
+		return e
+	}
+	report := e.Progress
+	e.Progress = func(pr Progress) {
+		pr.Run, pr.Runs = round+1, rounds
+		pr.Ends = pr.Ends.Add(time.Duration((rounds-round-1)*arms) * (clk.fill + load + clk.drain))
+		report(pr)
+	}
+	return e
+}
