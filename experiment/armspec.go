@@ -34,6 +34,7 @@ type ArmKind struct {
 // armKinds is every kind of KEY=VALUE arm, in the order help lists them.
 var armKinds = kindsOf(
 	ArmKind{Key: "retry", Example: "full-jitter:100ms:2s:3", set: func(a *Arm, v string) error { return herd.SetText(&a.Retry, v) }},
+	ArmKind{Key: "retry-budget", Example: "10%", set: func(a *Arm, v string) error { return herd.SetText(&a.Budget, v) }},
 	ArmKind{Key: "throttle", Example: "2", set: setThrottle},
 	ArmKind{Key: "hedge", Example: "50ms", set: func(a *Arm, v string) error { return herd.SetText(&a.Hedge, v) }, alone: needsDelay},
 	ArmKind{Key: "client-breaker", Example: "5:2s", set: setClientBreaker},

@@ -14,7 +14,8 @@ import (
 // each naming its arm and what is accepted, and the good ones read.
 func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 	names := []string{"none", "retry=exp:1s", "lock", "throttle=two", "hedge=none", "client-breaker=5", "edge-breaker=5",
-		"edge-bulkhead=x", "edge-bogus=1", "retry=immediate:2", "edge-retry-budget=10%", "write=queue", "lock+ttl_jitter+write=coalesce", "write=later"}
+		"edge-bulkhead=x", "edge-bogus=1", "retry=immediate:2", "edge-retry-budget=10%", "write=queue", "lock+ttl_jitter+write=coalesce", "write=later",
+		"retry-budget=10%", "retry-budget=lots"}
 	arms, errs := ParseArms(NameSpecs(names), noneBase, nil)
 	want := []string{
 		`arms: "retry=exp:1s": retry policy "exp:1s": exp takes 4 parts separated by ':', got 2 (accepted: none, immediate:N`,
@@ -23,8 +24,9 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 		`arms: client-breaker=5: client breaker "5": want two parts separated by ':' (accepted: none, or FAILURES:OPEN such as 5:2s)`,
 		`arms: edge-breaker=5: edge breaker "5": want two parts separated by ':' (accepted: none, or FAILURES:OPEN such as 5:2s)`,
 		`arms: edge-bulkhead=x: edge bulkhead "x": not a whole number (accepted: 0, unbounded, to 100000)`,
-		`arms: edge-bogus=1: unknown arm kind "edge-bogus" (accepted: a strategy, such as lock or lock+ttl_jitter, or KEY=VALUE, KEY one of retry, throttle, hedge, client-breaker, write, edge-timeout,`,
+		`arms: edge-bogus=1: unknown arm kind "edge-bogus" (accepted: a strategy, such as lock or lock+ttl_jitter, or KEY=VALUE, KEY one of retry, retry-budget, throttle, hedge, client-breaker, write, edge-timeout,`,
 		`arms: write=later: write strategy "later" (accepted: direct, queue, coalesce)`,
+		`arms: retry-budget=lots: retry budget "lots": unknown form (accepted: none, a ratio such as 10%`,
 	}
 	if len(errs) != len(want) {
 		t.Errorf("ParseArms(%q) = %d problems; want %d:\n%v", names, len(errs), len(want), errs)
@@ -41,6 +43,7 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 	for name, w := range map[string]string{
 		"none": "strategy none", "lock": "strategy lock", "retry=immediate:2": "strategy none, retry immediate:2",
 		"edge-retry-budget=10%": `strategy none, edge {"retry_budget":"10%"}`,
+		"retry-budget=10%":      "strategy none, retry budget 10%",
 		"write=queue":           "strategy none, write queue", "lock+ttl_jitter+write=coalesce": "strategy lock+ttl_jitter, write coalesce",
 	} {
 		if got[name] != w {
@@ -101,7 +104,7 @@ func TestParseArmsOfAFile(t *testing.T) {
 	}
 	// without a knob setter, a knob is not an arm's to set
 	_, errs = ParseArms(specs[:1], noneBase, nil)
-	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), `s.yaml:5: arms[0].knobs.ttl: unknown key "ttl" (accepted: retry, throttle, hedge, client-breaker, write, edge-timeout,`) {
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), `s.yaml:5: arms[0].knobs.ttl: unknown key "ttl" (accepted: retry, retry-budget, throttle, hedge, client-breaker, write, edge-timeout,`) {
 		t.Errorf("ParseArms of a knob without a setter = %v; want one problem at s.yaml:5 listing the arm keys", errs)
 	}
 }
@@ -117,8 +120,8 @@ func TestEveryArmKindReadsItsExample(t *testing.T) {
 			t.Errorf("arm %s=%s: %v; want it to read", k.Key, ex, errs)
 		}
 	}
-	if len(ClientArms) != 6 || ClientArms[0] != "retry=full-jitter:100ms:2s:3" || ClientArms[5] != "edge-breaker=5:2s" {
-		t.Errorf("ClientArms = %q; want the six kinds with examples, retry first, edge-breaker last", ClientArms)
+	if len(ClientArms) != 7 || ClientArms[0] != "retry=full-jitter:100ms:2s:3" || ClientArms[6] != "edge-breaker=5:2s" {
+		t.Errorf("ClientArms = %q; want the seven kinds with examples, retry first, edge-breaker last", ClientArms)
 	}
 }
 
@@ -134,6 +137,9 @@ func armString(a Arm) string {
 	}
 	if a.Retry != nil {
 		parts = append(parts, "retry "+a.Retry.String())
+	}
+	if a.Budget != nil {
+		parts = append(parts, "retry budget "+a.Budget.String())
 	}
 	if a.Throttle != nil {
 		parts = append(parts, fmt.Sprintf("throttle %g", *a.Throttle))

@@ -63,6 +63,7 @@ type Arm struct {
 	// the knobs it names; the rest stays as the testbed was started
 	Knobs    api.Patch      `json:"knobs,omitempty"`
 	Retry    *retry.Policy  `json:"retry,omitempty"`          // the clients' policy in this arm
+	Budget   *retry.Budget  `json:"retry_budget,omitempty"`   // what bounds the clients' retries in this arm
 	Throttle *float64       `json:"throttle,omitempty"`       // the clients' adaptive throttling K in this arm
 	Hedge    *retry.Hedge   `json:"hedge,omitempty"`          // the clients' hedging in this arm
 	Breaker  *retry.Breaker `json:"client_breaker,omitempty"` // the clients' circuit breaker in this arm
@@ -157,6 +158,9 @@ func (p Plan) ClientsOf(a Arm) Clients {
 		Breaker: p.Breaker, Critical: p.Critical}
 	if a.Retry != nil {
 		c.Retry = *a.Retry
+	}
+	if a.Budget != nil {
+		c.Budget = *a.Budget
 	}
 	if a.Throttle != nil {
 		c.Throttle = *a.Throttle

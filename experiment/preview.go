@@ -141,7 +141,7 @@ func selection(a Arm) string {
 			parts = append(parts, "its knobs "+strings.Join(others, ", "))
 		}
 	}
-	if a.Retry != nil || a.Throttle != nil || a.Hedge != nil || a.Breaker != nil {
+	if a.Retry != nil || a.Budget != nil || a.Throttle != nil || a.Hedge != nil || a.Breaker != nil {
 		parts = append(parts, "its clients' own policy")
 	}
 	if a.Edge != nil {

@@ -112,6 +112,7 @@ type Arm struct {
 	Strategy      *string  `yaml:"strategy,omitempty" jsonschema:"description=The replicas' strategy\\, such as lock or lock+ttl_jitter"`
 	Knobs         Knobs    `yaml:"knobs,omitempty" jsonschema:"description=This arm's own knobs\\, over the file's"`
 	Retry         *string  `yaml:"retry,omitempty" flag:"retry"`
+	RetryBudget   *string  `yaml:"retry_budget,omitempty" flag:"retry-budget"`
 	Throttle      *float64 `yaml:"throttle,omitempty" flag:"throttle"`
 	Hedge         *string  `yaml:"hedge,omitempty" flag:"hedge"`
 	ClientBreaker *string  `yaml:"client_breaker,omitempty" flag:"client-breaker"`
