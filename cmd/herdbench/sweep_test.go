@@ -194,3 +194,49 @@ func squeeze(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Bad input exits 2 before anything is sent, naming the flag and the
+// accepted values.
+func TestSweepBadInput(t *testing.T) {
+	base := []string{"sweep", "--target", "http://127.0.0.1:9/items/{key}", "--trigger", "burst", "--arms", "baseline", "--dry-run"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--vary", "slowdb_for=1s..2s"}, `--vary: slowdb_for=1s..2s: "slowdb_for" is not a magnitude of trigger burst (accepted: burst, hot_keys, rate)`},
+		{[]string{"--vary", "burst=100..10"}, "--vary: burst=100..10: FROM 100 is not below TO 10 (accepted: FROM < TO, such as burst=10..100)"},
+		{[]string{"--vary", "burst=10..10"}, "--vary: burst=10..10: FROM 10 is not below TO 10"},
+		{[]string{"--vary", "burst=10..1000", "--resolution", "1"}, "--resolution: 1 out of range (accepted: above 0 and below 1"},
+		{[]string{"--vary", "burst=10..1000", "--resolution", "0"}, "--resolution: 0 out of range (accepted: above 0 and below 1"},
+		{[]string{"--vary", "burst=10..1000", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 or more runs per probe)"},
+		{[]string{"--grid", "burst=", "--grid", "rate=10,20"}, "--grid: burst=: no values (accepted: one or more, NAME=V1,V2,...)"},
+		{[]string{"--grid", "burst=10", "--vary", "burst=10..100"}, "--vary: given with --grid (accepted: one of them"},
+		{nil, "--vary: required, or --grid (accepted: --vary NAME=FROM..TO or --grid NAME=V1,V2,...; NAME one of burst, hot_keys, rate)"},
+		{[]string{"--vary", "burst=10..100", "--gate", "lock:tipping >= 20"}, `--gate: "lock:tipping >= 20": arm "lock" is not swept (accepted: baseline)`},
+		{[]string{"--vary", "burst=10..100", "--gate", "tipping >= 2s"}, `--gate: "tipping >= 2s": "2s" is not a whole number of 1 or more (accepted: none, or a magnitude of burst in its unit)`},
+		{[]string{"--vary", "burst=10..20000"}, "--vary: burst=20000: burst: 20000 out of range (accepted: 1 to 10000 clients)"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := herdbench(t, append(base, tt.args...)...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("sweep %s = exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 2, stderr with %q", strings.Join(tt.args, " "), code, stdout, stderr, tt.want)
+			}
+		})
+	}
+}
+
+// A dry run prints what the sweep may run at most, and sends nothing.
+func TestSweepDryRun(t *testing.T) {
+	s, target := sweepTarget(t, 30)
+	code, stdout, stderr := herdbench(t, sweepArgs(target, t.TempDir(), "--vary", "burst=10..1000", "--dry-run")...)
+	want := []string{"dry run: nothing was sent", "sweep     burst=10..1000, bisection on a log scale to 10%",
+		"probes    at most 9 per arm, beginning with 10; 1000", "runs      at most 27 in all", "time      at most 1m26.4s of load (27 runs of 3.2s each"}
+	for _, w := range want {
+		if code != exitOK || !strings.Contains(stdout, w) {
+			t.Errorf("dry run = exit %d, stdout lacks %q:\n%s%s", code, w, stdout, stderr)
+		}
+	}
+	if s.resets.Load() != 0 || s.inFlight.Load() != 0 {
+		t.Errorf("the dry run touched the server")
+	}
+}
