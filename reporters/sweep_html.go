@@ -70,6 +70,7 @@ type sweepPage struct {
 // tipChart is one arm's runs: recovery time against the magnitude.
 type tipChart struct {
 	Arm, Tipping, Color string
+	TipX                string // x of the tipping point found; "" when none was
 	Width, Height       int
 	Left, Right         string
 	Top, Bottom         string
@@ -106,19 +107,22 @@ func tippingChart(res *sweep.Results, i int, a sweep.ArmSweep) tipChart {
 	}
 	top, step := niceScale(highest)
 	// the top band, above the scale, holds the runs that did not recover
-	band := plotTop + 14.0
+	band := plotTop + 26.0
 	y := func(v float64) float64 { return plotBottom - v/top*(plotBottom-band) }
 	for v := 0.0; v <= top+1e-9; v += step {
 		c.YTicks = append(c.YTicks, tick{Pos: coord(y(v)), Label: number(v)})
 	}
-	c.YTicks = append(c.YTicks, tick{Pos: coord(plotTop + 4), Label: "none"})
+	c.YTicks = append(c.YTicks, tick{Pos: coord(plotTop + 6), Label: "none"})
+	if t := a.Tipping; t != nil && t.State == sweep.TipFound && t.Value != nil {
+		c.TipX = coord(x(*t.Value))
+	}
 	for _, v := range logTicks(ax.From, ax.To) {
 		c.XTicks = append(c.XTicks, tick{Pos: coord(x(v)), Label: sweep.Format(v, ax.Unit)})
 	}
 	for _, p := range a.Probed {
 		v := p.At[0].Value
 		for k, r := range p.Runs {
-			pt := tipPoint{X: coord(x(v)), Y: coord(plotTop + 4), Tipped: p.Tipped,
+			pt := tipPoint{X: coord(x(v)), Y: coord(plotTop + 6), Tipped: p.Tipped,
 				Title: fmt.Sprintf("%s run %d: %s", sweep.AtText(p.At), k+1, r.Verdict)}
 			if r.RecoveryMS != nil {
 				pt.Recovered, pt.Y = true, coord(y(float64(*r.RecoveryMS)))

@@ -38,15 +38,19 @@ type latchServer struct {
 	inFlight atomic.Int64
 	latched  atomic.Bool
 	resets   atomic.Int64
-	mu       sync.Mutex
-	latches  []int64 // the in-flight count that latched it, each time
+	mu       sync.Mutex // over the reset, and latches
+	latches  []int64    // the in-flight count that latched it, each time
 }
 
 func (s *latchServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// under the lock, so no request sees the marker gone and the latch
+	// not yet cleared
+	s.mu.Lock()
 	if os.Remove(s.reset) == nil {
 		s.latched.Store(false)
 		s.resets.Add(1)
 	}
+	s.mu.Unlock()
 	n := s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	if n > s.limit && !s.latched.Swap(true) {
