@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/sweep"
+	"github.com/herdbench/herdbench/testbed/localtest"
 )
 
 // latchServer is a service with a known tipping point. It holds every
@@ -127,6 +128,7 @@ func readSweep(t *testing.T, dir string) *sweep.Results {
 func TestSweepBracketsAKnownTippingPoint(t *testing.T) {
 	const limit = 30
 	s, target := sweepTarget(t, limit)
+	localtest.Measures(t) // its verdicts read latencies: not beside an exclusive test
 	results := t.TempDir()
 	code, stdout, stderr := herdbench(t, sweepArgs(target, results, "--vary", "burst=8..120", "--repeat", "1",
 		"--gate", "latch:tipping >= 20", "--gate", "latch:tipping == none")...)
