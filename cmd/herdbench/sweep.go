@@ -15,6 +15,7 @@ import (
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/providers"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -108,6 +109,11 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 	if bedErr != nil {
 		return testbedError(bedErr)
 	}
+	if opts.MetricsAddr != "" {
+		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
+			return usageErrorf("--metrics-addr: %v", err)
+		}
+	}
 	if svc != nil {
 		if err := svc.CheckHosts(opts.AllowHosts); err != nil {
 			return usageError{err}
@@ -127,7 +133,7 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 			return err
 		}
 		defer svc.Close()
-		return sweepAndReport(ctx, stdout, stderr, opts, svc, sw, gates, outs)
+		return sweepAndReport(ctx, stdout, stderr, opts, svc, sw, gates, outs, testbed.Status{})
 	}
 	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
 	if err != nil {
@@ -143,7 +149,7 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 		return err
 	}
 	defer target.Close()
-	return sweepAndReport(ctx, stdout, stderr, opts, target, sw, gates, outs)
+	return sweepAndReport(ctx, stdout, stderr, opts, target, sw, gates, outs, run.Status)
 }
 
 // heaviest is the sweep's plan at its highest magnitudes, every arm:
@@ -258,17 +264,23 @@ func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets
 
 // sweepAndReport sweeps on an open target and writes the results and the
 // reports: gates failed (99), interrupted or failed (1, with the results
-// so far).
+// so far). st is the testbed's status, empty for other targets: where the
+// live metrics are served by default.
 func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, target *targets.Target, sw sweep.Sweep,
-	gates []sweep.Gate, outs []output) error {
+	gates []sweep.Gate, outs []output, st testbed.Status) error {
 	gen, err := workersFor(ctx, opts.stampedeOptions, target)
 	if err != nil {
 		return err
 	}
+	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, st)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	line := newSweepLine(stderr, opts.Progress)
 	sw.Progress = line.sweep
 	sw.Run = func(ctx context.Context, p experiment.Plan, _ []sweep.Setting) (*experiment.ArmResult, error) {
-		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Version: herdbenchVersion(), Progress: line.run, Generator: gen})
+		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen})
 		if err != nil {
 			return nil, err
 		}

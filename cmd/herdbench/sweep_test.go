@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -244,5 +247,75 @@ func TestSweepDryRun(t *testing.T) {
 	}
 	if s.resets.Load() != 0 || s.inFlight.Load() != 0 {
 		t.Errorf("the dry run touched the server")
+	}
+}
+
+// Ctrl-C ends the sweep where it is: the results found so far are
+// written, marked partial and interrupted, and the exit is the stampede's.
+func TestSweepCtrlCWritesPartialResults(t *testing.T) {
+	s, target := sweepTarget(t, 30)
+	localtest.Measures(t)
+	results := t.TempDir()
+	cmd := exec.Command(localtest.Binary(), sweepArgs(target, results, "--vary", "burst=8..120", "--repeat", "1")...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// interrupt once the second run has begun (its before hook reset the
+	// server): the first probe is done
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	for s.resets.Load() < 2 {
+		select {
+		case <-tick.C:
+		case err := <-exited:
+			t.Fatalf("sweep ended (%v) before its second run\n%s%s", err, stdout.String(), stderr.String())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("no second run within 60s\n%s", stderr.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError || !strings.Contains(stderr.String(), "interrupted: partial results") {
+			t.Errorf("sweep after Ctrl-C: %v; want exit %d, interrupted\n%s%s", err, exitError, stdout.String(), stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("sweep still running 60s after Ctrl-C\n%s", stderr.String())
+	}
+	res := readSweep(t, results)
+	if !res.Partial || res.Stopped != sweep.StoppedInterrupted || len(res.Arms) != 1 {
+		t.Fatalf("results after Ctrl-C: partial %v, stopped %q, %d arms; want partial, interrupted, the arm begun", res.Partial, res.Stopped, len(res.Arms))
+	}
+	a := res.Arms[0]
+	if a.Tipping.State != sweep.TipUnknown || len(a.Probed) < 1 || a.Probed[0].At[0].Value != 8 || a.Bracket.Survived == nil {
+		t.Errorf("arm after Ctrl-C: tipping %+v, %d probes, bracket %s; want unknown, with the probe of 8 that survived", *a.Tipping, len(a.Probed), sweep.BracketText(a.Bracket))
+	}
+}
+
+func TestSweepProgressText(t *testing.T) {
+	p := sweep.Progress{Arm: "lock", ArmIndex: 2, Arms: 3, At: "burst=120", Bracket: "[100, 150]", RunsDone: 9, RunsLeft: 12, ETA: 95 * time.Second}
+	now := time.Unix(100, 0)
+	run := experiment.Progress{Phase: "after", PhaseStarted: now.Add(-1500 * time.Millisecond)}
+	want := "arm 2/3 lock  burst=120  bracket [100, 150]  runs 9 done, at most 12 left, about 1:35 left  |  after 1.5s"
+	if got := sweepText(p, run, now); got != want {
+		t.Errorf("sweepText = %q; want %q", got, want)
+	}
+	// quiet when not live: nothing is written
+	var b bytes.Buffer
+	l := newSweepLine(&b, false)
+	l.sweep(p)
+	l.run(run)
+	l.close()
+	if b.Len() != 0 {
+		t.Errorf("a line not live wrote %q; want nothing", b.String())
 	}
 }
