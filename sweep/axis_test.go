@@ -77,3 +77,24 @@ func TestTippingGates(t *testing.T) {
 		}
 	}
 }
+
+// ParseAxis and ParseGates never panic on what a user types, and an axis
+// they accept writes back to a spec that reads the same.
+func FuzzParseAxis(f *testing.F) {
+	for _, s := range []string{"slowdb_for=500ms..10s", "rate=10..1000", "burst=1..2", "x=..", "rate=1..1e9", "slowdb_for=1ns..1h"} {
+		f.Add(s, "tipping >= 2s")
+	}
+	p := experiment.Plan{Trigger: "slowdb", Triggers: triggers.Default()}
+	f.Fuzz(func(t *testing.T, spec, gate string) {
+		a, err := ParseAxis(p, spec)
+		if err != nil {
+			return
+		}
+		again, err := ParseAxis(p, a.Name+"="+Format(a.From, a.Unit)+".."+Format(a.To, a.Unit))
+		if err != nil || again != a {
+			t.Errorf("ParseAxis(%q) = %+v; written back it reads %+v, %v", spec, a, again, err)
+		}
+		_, _ = ParseGates([]string{gate}, &a, []string{"none"})
+		_ = Sweep{Vary: &a, Settings: DefaultSettings}.WorstProbes()
+	})
+}
