@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/sweep"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/providers"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// sweepOptions are the stampede's (its --gate read as gates on tipping
+// points) and the sweep's own.
+type sweepOptions struct {
+	stampedeOptions
+	Vary     string
+	Grid     []string
+	Settings sweep.Settings
+}
+
+func newSweepCmd(stdout, stderr io.Writer, newTriggers func() *triggers.Registry) *cobra.Command {
+	opts := sweepOptions{stampedeOptions: newStampedeOptions(stderr, newTriggers), Settings: sweep.DefaultSettings}
+	c := &cobra.Command{
+		Use:   "sweep",
+		Short: "Find, for each arm, the smallest trigger magnitude after which the service does not recover",
+		Long: `Sweep a magnitude of the trigger (or the rate, or the hot keys) and find,
+for each arm on its own, its tipping point: the smallest magnitude after
+which the service does not recover (docs/sweep.md).
+
+--vary NAME=FROM..TO bisects on a log scale: FROM must survive and TO tip,
+then the geometric mean of the bracket is probed until its ends are within
+--resolution of each other. A probe is up to --repeat runs of one arm, each
+a whole stampede of that arm alone (the same starting state as any arm); it
+tips when at least half its runs end with a verdict other than recovered (a
+tie tips). --grid NAME=V1,V2,... [NAME2=...] runs every cell instead and
+maps the verdicts.
+
+Every flag of the stampede applies to every run. Gates (--gate) are on
+tipping points: 'none:tipping >= 2s', 'lock:tipping == none'; a failed gate
+exits 99. Results (herdbench.sweep/v1) are written under --results-dir, also
+when interrupted or capped (marked partial).
+
+Magnitudes: rate, hot_keys, and the duration and count options of the
+trigger: ` + magnitudeHelp(opts.Plan.Triggers),
+		Example: `  herdbench sweep --trigger slowdb --retry immediate:4 --vary slowdb_for=500ms..10s --arms none,lock
+  herdbench sweep --trigger burst --vary burst=10..2000 --resolution 0.05 --repeat 1
+  herdbench sweep --trigger expire --grid rate=300,1000,3000 hot_keys=10,100,1000 -o html=map.html
+  herdbench sweep --trigger burst --vary burst=10..2000 --gate 'none:tipping >= 200' --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			opts.TestbedSet = changed(c.Flags(), startFlags)
+			opts.ArmsSet = c.Flags().Changed("arms")
+			return sweepRun(c.Context(), stdout, stderr, opts)
+		},
+	}
+	bindStampedeFlags(c.Flags(), &opts.stampedeOptions)
+	fs := c.Flags()
+	fs.Lookup("gate").Usage = "a pass/fail rule on a tipping point, [ARM:]tipping OP VALUE such as 'none:tipping >= 2s' or 'lock:tipping == none' (repeatable); a failed gate exits 99"
+	fs.StringVar(&opts.Vary, "vary", "", "bisect `NAME=FROM..TO` for each arm's tipping point: 500ms..10s for a duration, 10..1000 for a count")
+	fs.StringArrayVar(&opts.Grid, "grid", nil, "run every cell instead: `NAME=V1,V2,...` (one or two axes, each its own flag or argument)")
+	fs.Float64Var(&opts.Settings.Resolution, "resolution", opts.Settings.Resolution, "bisect until the bracket's ends are within this ratio of each other (above 0, below 1)")
+	// the stampede's --repeat (each arm N times) is, in a sweep, the runs
+	// of each probe: each run is then one run of one arm
+	own := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	own.IntVar(&opts.Settings.Repeat, "repeat", opts.Settings.Repeat, "runs per probe, at most: a probe tips when at least half its runs do not recover, and stops once that is decided")
+	*fs.Lookup("repeat") = *own.Lookup("repeat")
+	fs.IntVar(&opts.Settings.MaxRuns, "max-runs", opts.Settings.MaxRuns, "stop after this many runs in all, with the brackets so far (marked partial)")
+	fs.DurationVar((*time.Duration)(&opts.Settings.MaxTime), "max-time", time.Duration(opts.Settings.MaxTime), "start no run after this long, and stop with the brackets so far (marked partial)")
+	return c
+}
+
+// magnitudeHelp lists every trigger's magnitudes.
+func magnitudeHelp(reg *triggers.Registry) string {
+	var b strings.Builder
+	for _, n := range reg.Names() {
+		names := sweep.MagnitudeNames(experiment.Plan{Trigger: n, Triggers: reg})
+		fmt.Fprintf(&b, "\n  %-8s %s", n, strings.Join(names, ", "))
+	}
+	return b.String()
+}
+
+func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) error {
+	svc, err := describeTarget(opts.Target)
+	if err != nil {
+		return err
+	}
+	opts.service = svc
+	var bedErr error
+	if svc == nil {
+		opts.bed, bedErr = testbedToUse(ctx, opts.stampedeOptions)
+	}
+	gateExprs := opts.Gates
+	opts.Gates = nil // the sweep's, on tipping points: not the runs'
+	plan, outs, err := buildPlan(opts.stampedeOptions)
+	if err != nil {
+		return err
+	}
+	sw, gates, err := buildSweep(opts, plan, gateExprs)
+	if err != nil {
+		return err
+	}
+	if bedErr != nil {
+		return testbedError(bedErr)
+	}
+	if opts.MetricsAddr != "" {
+		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
+			return usageErrorf("--metrics-addr: %v", err)
+		}
+	}
+	if svc != nil {
+		if err := svc.CheckHosts(opts.AllowHosts); err != nil {
+			return usageError{err}
+		}
+	}
+	if opts.DryRun {
+		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), targetOf(opts)))
+	}
+	if svc != nil {
+		if err := confirm(stderr, opts.stampedeOptions, svc, plan); err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := svc.Connect(cctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+		defer svc.Close()
+		return sweepAndReport(ctx, stdout, stderr, opts, svc, sw, gates, outs, testbed.Status{})
+	}
+	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
+	if err != nil {
+		return testbedError(err)
+	}
+	defer stopTestbed(ctx, stderr, run)
+	if !run.Started {
+		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
+		warnIgnored(stderr, run.Ignored)
+	}
+	target, err := targets.Testbed(ctx, run.Status, run.Restarter())
+	if err != nil {
+		return err
+	}
+	defer target.Close()
+	return sweepAndReport(ctx, stdout, stderr, opts, target, sw, gates, outs, run.Status)
+}
+
+// heaviest is the sweep's plan at its highest magnitudes, every arm:
+// what a dry run shows of one run.
+func heaviest(sw sweep.Sweep) experiment.Plan {
+	var at []sweep.Setting
+	if ax := sw.Vary; ax != nil {
+		at = []sweep.Setting{{Name: ax.Name, Value: ax.To, Unit: ax.Unit, Text: sweep.Format(ax.To, ax.Unit)}}
+	} else if cells := sweep.Cells(sw.Grid); len(cells) > 0 {
+		at = cells[len(cells)-1]
+	}
+	p, err := sweep.PlanAt(sw.Plan, sw.Plan.Arms[0], at)
+	if err != nil {
+		return sw.Plan // checked by buildSweep: not reached
+	}
+	p.Arms = sw.Plan.Arms
+	return p
+}
+
+// targetOf is the target the sweep's plan was checked against.
+func targetOf(opts sweepOptions) *targets.Target {
+	if opts.service != nil {
+		return opts.service
+	}
+	return opts.bed
+}
+
+// buildSweep reads the sweep's flags for plan: every problem at once,
+// each naming its flag and the accepted values. Each end of the range
+// (each value of a grid) is checked as a plan on the target, so a
+// magnitude over the target's caps is refused before anything runs.
+func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sweep.Sweep, []sweep.Gate, error) {
+	sw := sweep.Sweep{Plan: plan, Settings: opts.Settings}
+	bad := opts.Settings.Validate()
+	var extremes [][]sweep.Setting
+	switch {
+	case opts.Vary != "" && len(opts.Grid) > 0:
+		bad.Add("vary", "given with --grid (accepted: one of them: --vary bisects, --grid maps every cell)")
+	case opts.Vary == "" && len(opts.Grid) == 0:
+		bad.Add("vary", "required, or --grid (accepted: --vary NAME=FROM..TO or --grid NAME=V1,V2,...; NAME one of %s)", strings.Join(sweep.MagnitudeNames(plan), ", "))
+	case opts.Vary != "":
+		ax, err := sweep.ParseAxis(plan, opts.Vary)
+		if err != nil {
+			bad = append(bad, err)
+			break
+		}
+		sw.Vary = &ax
+		extremes = [][]sweep.Setting{{{Name: ax.Name, Value: ax.From, Unit: ax.Unit, Text: sweep.Format(ax.From, ax.Unit)}},
+			{{Name: ax.Name, Value: ax.To, Unit: ax.Unit, Text: sweep.Format(ax.To, ax.Unit)}}}
+	case len(opts.Grid) > 2:
+		bad.Add("grid", "%d axes (accepted: one or two)", len(opts.Grid))
+	default:
+		for _, spec := range opts.Grid {
+			g, err := sweep.ParseGrid(plan, spec)
+			if err != nil {
+				bad = append(bad, err)
+				continue
+			}
+			sw.Grid = append(sw.Grid, g)
+		}
+		if len(sw.Grid) == 2 && sw.Grid[0].Name == sw.Grid[1].Name {
+			bad.Add("grid", "%s twice (accepted: two different axes)", sw.Grid[0].Name)
+		}
+		if len(bad) == 0 {
+			extremes = sweep.Cells(sw.Grid)
+		}
+	}
+	arms := make([]string, len(plan.Arms))
+	for i, a := range plan.Arms {
+		arms[i] = a.Name
+	}
+	var gs []sweep.Gate
+	if sw.Vary != nil || len(bad) == 0 { // else --vary's own problem says enough
+		var errs herd.FieldErrors
+		gs, errs = sweep.ParseGates(gateExprs, sw.Vary, arms)
+		bad = append(bad, errs...)
+	}
+	bad = append(bad, checkExtremes(plan, extremes, targetOf(opts), opts.Vary != "")...)
+	if len(bad) > 0 {
+		return sw, nil, usageError{bad}
+	}
+	return sw, gs, nil
+}
+
+// checkExtremes checks the plan at each setting on tg, its problems
+// named by the --vary or --grid that asks for it.
+func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets.Target, vary bool) herd.FieldErrors {
+	field := "grid"
+	if vary {
+		field = "vary"
+	}
+	var bad herd.FieldErrors
+	for _, at := range extremes {
+		p, err := sweep.PlanAt(plan, plan.Arms[0], at)
+		if err == nil {
+			p.Arms = plan.Arms
+			if tg != nil {
+				err = p.ValidateFor(tg)
+			} else {
+				err = p.Validate()
+			}
+		}
+		for _, e := range herd.Fields(err) {
+			bad = append(bad, &herd.FieldError{Field: field, Elem: sweep.AtText(at), Msg: e.Error(), Err: e})
+		}
+		if len(bad) > 0 {
+			return bad // one end's problems say enough
+		}
+	}
+	return nil
+}
+
+// sweepAndReport sweeps on an open target and writes the results and the
+// reports: gates failed (99), interrupted or failed (1, with the results
+// so far). st is the testbed's status, empty for other targets: where the
+// live metrics are served by default.
+func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, target *targets.Target, sw sweep.Sweep,
+	gates []sweep.Gate, outs []output, st testbed.Status) error {
+	gen, err := workersFor(ctx, opts.stampedeOptions, target)
+	if err != nil {
+		return err
+	}
+	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, st)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	line := newSweepLine(stderr, opts.Progress)
+	sw.Progress = line.sweep
+	sw.Run = func(ctx context.Context, p experiment.Plan, _ []sweep.Setting) (*experiment.ArmResult, error) {
+		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen})
+		if err != nil {
+			return nil, err
+		}
+		if len(rep.Arms) != 1 {
+			return nil, fmt.Errorf("a run of one arm gave %d results", len(rep.Arms))
+		}
+		return &rep.Arms[0], nil
+	}
+	started := time.Now()
+	res, runErr := sw.Do(ctx)
+	line.close()
+	res.Version = herdbenchVersion()
+	res.Environment = experiment.EnvironmentOf(target)
+	res.Gates = sweep.CheckGates(gates, res.Arms)
+	saved := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"), "sweep.json")
+	if err := reporters.WriteSweepJSONFile(saved, res); err != nil {
+		return err
+	}
+	if err := writeSweepOutputs(stdout, outs, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "results   %s\n", strings.Join(append([]string{saved}, outputFiles(outs)...), ", "))
+	switch {
+	case runErr != nil && ctx.Err() != nil:
+		return fmt.Errorf("interrupted: partial results (%d of %d arms begun) in %s", len(res.Arms), len(sw.Plan.Arms), saved)
+	case runErr != nil:
+		return fmt.Errorf("%w (partial results in %s)", runErr, saved)
+	case sweep.Failed(res.Gates) > 0:
+		var why []string
+		for _, g := range res.Gates {
+			if !g.Passed {
+				why = append(why, fmt.Sprintf("gate %q failed on %s: tipping %s", g.Gate, g.Arm, g.Measured))
+			}
+		}
+		return gatesFailed{why}
+	}
+	return nil
+}
+
+// writeSweepOutputs renders the results once per output.
+func writeSweepOutputs(stdout io.Writer, outs []output, res *sweep.Results) error {
+	for _, o := range outs {
+		if o.path == "" {
+			if err := reporters.RenderSweep(stdout, o.format, res); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := writeFile(o.path, func(w io.Writer) error { return reporters.RenderSweep(w, o.format, res) }); err != nil {
+			return fmt.Errorf("-o %s=%s: %w", o.format, o.path, err)
+		}
+	}
+	return nil
+}

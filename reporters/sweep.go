@@ -1,0 +1,227 @@
+package reporters
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/sweep"
+)
+
+// sweepFormats are the sweep's reports by name: the same names as a
+// stampede's (FormatNames).
+var sweepFormats = map[string]func(io.Writer, *sweep.Results) error{
+	"table":    SweepTable,
+	"json":     SweepJSON,
+	"markdown": SweepMarkdown,
+	"junit":    SweepJUnit,
+	"html":     SweepHTML,
+}
+
+// RenderSweep writes a sweep's results to w in the named format.
+func RenderSweep(w io.Writer, name string, res *sweep.Results) error {
+	f, ok := sweepFormats[name]
+	if !ok {
+		return fmt.Errorf("unknown format %q (accepted: %s)", name, strings.Join(FormatNames(), ", "))
+	}
+	return f(w, res)
+}
+
+// SweepJSON writes the results as indented JSON: the herdbench.sweep/v1
+// contract.
+func SweepJSON(w io.Writer, res *sweep.Results) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}
+
+// WriteSweepJSONFile writes the results to path, creating its directory.
+func WriteSweepJSONFile(path string, res *sweep.Results) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("sweep results: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("sweep results: %w", err)
+	}
+	if err := SweepJSON(f, res); err != nil {
+		f.Close()
+		return fmt.Errorf("sweep results %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// sweepLine says what was swept and how, for every report's heading.
+func sweepLine(res *sweep.Results) string {
+	s := res.Settings
+	if ax := res.Vary; ax != nil {
+		return fmt.Sprintf("%s=%s..%s, bisection on a log scale to %s, up to %d runs a probe (a tie tips)",
+			ax.Name, sweep.Format(ax.From, ax.Unit), sweep.Format(ax.To, ax.Unit), strconv.FormatFloat(s.Resolution*100, 'g', 6, 64)+"%", s.Repeat)
+	}
+	var axes []string
+	for _, g := range res.Grid {
+		vals := make([]string, len(g.Values))
+		for i, v := range g.Values {
+			vals[i] = sweep.Format(v, g.Unit)
+		}
+		axes = append(axes, g.Name+"="+strings.Join(vals, ","))
+	}
+	return fmt.Sprintf("grid %s, up to %d runs a cell", strings.Join(axes, " "), s.Repeat)
+}
+
+// sweepStatus says why a sweep stopped early, "" when it did not.
+func sweepStatus(res *sweep.Results) string {
+	if !res.Partial {
+		return ""
+	}
+	s := "partial: stopped by " + res.Stopped
+	switch res.Stopped {
+	case sweep.StoppedMaxRuns:
+		s += fmt.Sprintf(" (--max-runs %d)", res.Settings.MaxRuns)
+	case sweep.StoppedMaxTime:
+		s += fmt.Sprintf(" (--max-time %s)", res.Settings.MaxTime)
+	}
+	if res.Error != "" {
+		s += ": " + res.Error
+	}
+	return s + "; the brackets are what was found so far"
+}
+
+// tookText is a duration in ms as the tables show it.
+func tookText(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
+}
+
+// sweepRows are the arms of a bisection: arm, tipping point, bracket,
+// probes, runs, time.
+func sweepRows(res *sweep.Results) (head []string, rows [][]string) {
+	head = []string{"arm", "tipping", "bracket [survived, tipped]", "probes", "runs", "time"}
+	for _, a := range res.Arms {
+		tip := ""
+		if a.Tipping != nil {
+			tip = a.Tipping.Text
+			if a.Stopped != "" {
+				tip += " (" + a.Stopped + ")"
+			}
+		}
+		rows = append(rows, []string{a.Name, tip, sweep.BracketText(a.Bracket), strconv.Itoa(a.Probes), strconv.Itoa(a.Runs), tookText(a.TookMS)})
+	}
+	return head, rows
+}
+
+// gridRows are one arm's cells: a row per value of the first axis, a
+// column per value of the second (or one column), each cell the probe's
+// verdict, with its runs' count when more than one.
+func gridRows(res *sweep.Results, a sweep.ArmSweep) (head []string, rows [][]string) {
+	g0 := res.Grid[0]
+	head = []string{g0.Name}
+	cols := []string{"verdict"}
+	if len(res.Grid) > 1 {
+		cols = nil
+		for _, v := range res.Grid[1].Values {
+			cols = append(cols, res.Grid[1].Name+"="+sweep.Format(v, res.Grid[1].Unit))
+		}
+	}
+	head = append(head, cols...)
+	cell := map[string]string{}
+	for _, p := range a.Probed {
+		cell[sweep.AtText(p.At)] = cellText(p)
+	}
+	for _, c := range sweep.Cells(res.Grid) {
+		if len(rows) == 0 || rows[len(rows)-1][0] != c[0].Text {
+			rows = append(rows, []string{c[0].Text})
+		}
+		v, ok := cell[sweep.AtText(c)]
+		if !ok {
+			v = "-" // not probed: the sweep stopped first
+		}
+		rows[len(rows)-1] = append(rows[len(rows)-1], v)
+	}
+	return head, rows
+}
+
+// cellText is a probe's verdict, with how many of its runs had it.
+func cellText(p sweep.Probe) string {
+	n := 0
+	for _, r := range p.Runs {
+		if r.Verdict == p.Verdict {
+			n++
+		}
+	}
+	if len(p.Runs) == 1 {
+		return p.Verdict
+	}
+	return fmt.Sprintf("%s %d/%d", p.Verdict, n, len(p.Runs))
+}
+
+// SweepTable writes what was swept, then the arms' tipping points (a
+// bisection) or each arm's map of verdicts (a grid), then the gates.
+func SweepTable(w io.Writer, res *sweep.Results) error {
+	e := res.Environment
+	fmt.Fprintf(w, "sweep     %s        seed %d\n", sweepLine(res), res.Seed)
+	fmt.Fprintf(w, "target    %s (%s), trigger %s\n", e.Target, e.Provider, res.Plan.Trigger)
+	if s := sweepStatus(res); s != "" {
+		fmt.Fprintln(w, "warning   "+s)
+	}
+	if res.Vary != nil {
+		head, rows := sweepRows(res)
+		if err := columns(w, head, rows); err != nil {
+			return err
+		}
+	} else {
+		for _, a := range res.Arms {
+			fmt.Fprintf(w, "\narm %s: %d cells, %d runs, %s\n", a.Name, a.Probes, a.Runs, tookText(a.TookMS))
+			head, rows := gridRows(res, a)
+			if err := columns(w, head, rows); err != nil {
+				return err
+			}
+		}
+	}
+	return sweepGates(w, res)
+}
+
+// sweepGates writes each gate on each arm, then the count of failures.
+func sweepGates(w io.Writer, res *sweep.Results) error {
+	if len(res.Gates) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	fmt.Fprintln(tw, "gate\tarm\tmeasured\tresult")
+	for _, g := range res.Gates {
+		r := "pass"
+		if !g.Passed {
+			r = "FAIL"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", g.Gate, g.Arm, g.Measured, r)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if n := sweep.Failed(res.Gates); n > 0 {
+		fmt.Fprintf(w, "%d of %d gates failed\n", n, len(res.Gates))
+	}
+	return nil
+}
+
+// SweepDryRun writes what one run of the sweep's heaviest probe would
+// send (the experiment's dry run), then what the sweep may do at most.
+func SweepDryRun(w io.Writer, pv sweep.Preview, run experiment.Preview) error {
+	if err := DryRun(w, run); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sweep     %s\n", pv.What)
+	fmt.Fprintf(w, "arms      %s, each on its own\n", strings.Join(pv.Arms, ", "))
+	fmt.Fprintf(w, "probes    at most %d per arm, beginning with %s\n", pv.Probes, strings.Join(pv.First, "; "))
+	fmt.Fprintf(w, "runs      at most %d in all\n", pv.Runs)
+	fmt.Fprintf(w, "time      at most %s of load (%d runs of %s each, or --max-time and one more run), plus each run's fill and drain\n",
+		pv.Worst, pv.Runs, pv.PerRun)
+	return nil
+}

@@ -1,0 +1,124 @@
+package reporters
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/herdbench/herdbench/sweep"
+)
+
+// The sweep's fixtures are real sweeps of herdbench sweep on the latch
+// server of cmd/herdbench/sweep_test.go (a service that latches into 503s
+// over 30 requests in flight): testdata/sweep.json bisects burst=16..64
+// with two runs a probe and two gates (one failing); sweep_grid.json maps
+// burst=10,40 by rate=20,40.
+const (
+	sweepFixture = "testdata/sweep.json"
+	gridFixture  = "testdata/sweep_grid.json"
+)
+
+// loadSweep decodes path strictly: a field the types do not know is an
+// error, so the golden files cannot silently drop one.
+func loadSweep(t *testing.T, path string) *sweep.Results {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var res sweep.Results
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("decode %s: %v", path, err)
+	}
+	return &res
+}
+
+func renderSweep(t *testing.T, path, format string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := RenderSweep(&b, format, loadSweep(t, path)); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestGoldenSweep(t *testing.T) {
+	for _, tt := range []struct{ fixture, format, golden string }{
+		{sweepFixture, "table", "sweep.txt"},
+		{sweepFixture, "markdown", "sweep.md"},
+		{sweepFixture, "junit", "sweep.xml"},
+		{sweepFixture, "html", "sweep.html"},
+		{gridFixture, "table", "sweep_grid.txt"},
+		{gridFixture, "html", "sweep_grid.html"},
+	} {
+		t.Run(tt.golden, func(t *testing.T) { golden(t, tt.golden, renderSweep(t, tt.fixture, tt.format)) })
+	}
+}
+
+// The results decode into sweep.Results and encode back to the same
+// bytes: no field of the herdbench.sweep/v1 contract is lost or renamed.
+func TestGoldenSweepJSON(t *testing.T) {
+	for _, path := range []string{sweepFixture, gridFixture} {
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := renderSweep(t, path, "json"); !bytes.Equal(got, want) {
+			t.Errorf("SweepJSON(decode(%s)) differs from the file: %s", path, firstDiff(got, want))
+		}
+	}
+}
+
+// The sweep's HTML loads nothing, and marks each run: a dot for a run that
+// recovered, a cross for one that did not, red when its probe tipped.
+func TestSweepHTMLOffline(t *testing.T) {
+	res := loadSweep(t, sweepFixture)
+	page := string(renderSweep(t, sweepFixture, "html"))
+	for _, bad := range []string{"<script", "<link rel=\"stylesheet", "src=", "@import", "url("} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q: it must load nothing", bad)
+		}
+	}
+	var recovered, not, tipped int
+	for _, p := range res.Arms[0].Probed {
+		for _, r := range p.Runs {
+			if r.RecoveryMS != nil {
+				recovered++
+			} else {
+				not++
+			}
+			if p.Tipped {
+				tipped++
+			}
+		}
+	}
+	if got := strings.Count(page, "<circle class=\"run"); got != recovered {
+		t.Errorf("%d dots; want one per recovered run, %d", got, recovered)
+	}
+	if got := strings.Count(page, "<text class=\"run"); got != not {
+		t.Errorf("%d crosses; want one per run that did not recover, %d", got, not)
+	}
+	if got := strings.Count(page, "class=\"run tipped\""); got != tipped || tipped == 0 {
+		t.Errorf("%d runs marked tipped; want %d, the runs of the probes that tipped", got, tipped)
+	}
+	grid := string(renderSweep(t, gridFixture, "html"))
+	if got := strings.Count(grid, "<rect class=\"cell\""); got != 4 {
+		t.Errorf("the heat map has %d cells; want 4", got)
+	}
+}
+
+// Every sweep format renders results with nothing in them.
+func TestEmptySweep(t *testing.T) {
+	for _, res := range []*sweep.Results{{}, {Vary: &sweep.Axis{Name: "burst", From: 1, To: 10}}} {
+		for _, f := range FormatNames() {
+			var b bytes.Buffer
+			if err := RenderSweep(&b, f, res); err != nil || b.Len() == 0 {
+				t.Errorf("%s(empty sweep) = %d bytes, %v; want output and no error", f, b.Len(), err)
+			}
+		}
+	}
+}
