@@ -140,3 +140,25 @@ func TestAdminConfigAndReset(t *testing.T) {
 		t.Errorf("after reset: %d, attempts %g, failed %g; want 204 and zeros", resp.StatusCode, testutil.ToFloat64(e.m.attempts), count(e, OutcomeFailed))
 	}
 }
+
+// B's 504 under a propagated deadline is B saying the deadline passed (its
+// copy, in whole milliseconds, ends a moment before the edge's): the edge
+// ends the request there, expired, and does not retry into what is left.
+// It once did, in the moment between B's answer and its own deadline.
+func TestBsExpiredAnswerEndsTheRetries(t *testing.T) {
+	b := newUpstream(t, func(_ int64, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusGatewayTimeout)
+	})
+	e, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL},
+		Config: Config{Timeout: herd.Duration(time.Minute), Retry: parsePolicy(t, "immediate:5"), Deadline: herd.Duration(time.Minute)}})
+	if code, _ := get(t, srv.URL+"/items/1"); code != http.StatusGatewayTimeout || b.calls.Load() != 1 || count(e, OutcomeExpired) != 1 {
+		t.Errorf("B answered 504: %d after %d calls to B, expired %g; want 504 after one call, expired 1", code, b.calls.Load(), count(e, OutcomeExpired))
+	}
+	// without a deadline, a 504 is a failure like any other, retried
+	_, srv = newEdge(t, Options{Name: "a2", Upstreams: []string{b.srv.URL},
+		Config: Config{Timeout: herd.Duration(time.Minute), Retry: parsePolicy(t, "immediate:2")}})
+	b.calls.Store(0)
+	if code, _ := get(t, srv.URL+"/items/1"); code != http.StatusBadGateway || b.calls.Load() != 3 {
+		t.Errorf("B answered 504 with no deadline: %d after %d calls; want 502 after 3", code, b.calls.Load())
+	}
+}
