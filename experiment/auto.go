@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -42,8 +43,9 @@ type ending struct {
 	cut   load.Cut
 
 	mu      sync.Mutex
-	fire    *liveFire // nil until the trigger's cause is over
-	stopped *Abort    // the verdict stop condition that held; nil without
+	fire    *liveFire     // nil until the trigger's cause is over
+	stopped *Abort        // the verdict stop condition that held; nil without
+	decided time.Duration // the rows the arm ended on, from T; 0: none
 }
 
 // newEnding is p's ending for an arm whose requests take at most bound;
@@ -96,7 +98,7 @@ func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *
 	// a request intended at i has its record by i + bound (and its lag);
 	// its row's last sample comes a row later
 	answered := now.Add(-e.bound - 2*RowWidth)
-	after := answered.Sub(t).Truncate(RowWidth)
+	after := min(answered.Sub(t).Truncate(RowWidth), time.Duration(a.p.After)) // no row past the schedule's end
 	endMS := max(f.ended.Sub(t).Milliseconds(), 0)
 	if after <= time.Duration(endMS)*time.Millisecond {
 		return false
@@ -123,13 +125,19 @@ func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *
 			break
 		}
 	}
-	if over {
-		// at a row's edge, a moment before it: the last row is whole,
-		// and no request falls on the edge itself
-		edge := t.Add(now.Sub(t).Truncate(RowWidth) + RowWidth)
+	if !over {
+		return false
+	}
+	e.mu.Lock()
+	e.decided = after
+	e.mu.Unlock()
+	// at a row's edge, a moment before it: the last row is whole, and no
+	// request falls on the edge itself; past the schedule's end there is
+	// nothing left to cut
+	if edge := t.Add(now.Sub(t).Truncate(RowWidth) + RowWidth); edge.Before(t.Add(time.Duration(a.p.After))) {
 		e.cut.At(edge.Add(-time.Nanosecond))
 	}
-	return over
+	return true
 }
 
 // cutAfter is how long the load ran after T when the arm ended on its
@@ -143,6 +151,25 @@ func (e *ending) cutAfter(t time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	return at.Add(time.Nanosecond).Sub(t), true
+}
+
+// judgeOn is the rows of res an arm that ended on its verdict is judged
+// on, the rows it was decided on, then puts the whole timeline back: the
+// rows after them change nothing of a recovery found before, and would
+// shift the last hold a metastable arm was stopped on.
+func (e *ending) judgeOn(res *ArmResult) {
+	rows, hists := res.Timeline, res.rowHists
+	if e != nil {
+		e.mu.Lock()
+		d := e.decided
+		e.mu.Unlock()
+		if d > 0 {
+			n, _ := slices.BinarySearchFunc(rows, d.Milliseconds(), func(r Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
+			res.Timeline, res.rowHists = rows[:n], hists[:min(n, len(hists))]
+		}
+	}
+	judge(res, res.baselineP99)
+	res.Timeline, res.rowHists = rows, hists
 }
 
 // stop is the verdict stop condition that held, or nil.

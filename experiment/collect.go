@@ -48,6 +48,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		// stop are load that never ran
 		res.Aborted = &s.Abort
 		res.Timeline = slices.DeleteFunc(res.Timeline, func(r Row) bool { return r.TMS > s.AtMS })
+		res.rowHists = res.rowHists[:min(len(res.rowHists), len(res.Timeline))]
 		res.Load = ld.rec.generator(time.Duration(a.p.Before) + time.Duration(s.AtMS)*time.Millisecond)
 	}
 	res.MissedSamples = missed
@@ -70,7 +71,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		res.Trigger.EndedMS = &ms
 	}
 	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
-	judge(res, res.baselineP99)
+	ld.ending.judgeOn(res)
 	if s := ld.ending.stop(); s != nil && res.Aborted == nil {
 		res.Aborted = s // after judging: the arm ran whole up to its stop
 	}

@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"time"
 
 	"github.com/herdbench/herdbench/gates"
@@ -99,7 +101,8 @@ type ArmResult struct {
 	Spread         []Spread    `json:"spread,omitempty"`
 	Representative bool        `json:"representative,omitempty"`
 
-	baselineP99 float64 // the before window's p99, for judge
+	baselineP99 float64                   // the before window's p99, for judge
+	rowHists    []*hdrhistogram.Histogram // each timeline row's latencies (a copy), for judge; nil when read from a file
 }
 
 // Abort says when and why an arm was stopped early by a stop condition.

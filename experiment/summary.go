@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"math"
 	"time"
 
@@ -50,7 +52,7 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 		res.Cache.HitRatio = &r
 	}
 
-	res.Timeline = timeline(p, t, samples, rec)
+	res.Timeline, res.rowHists = timeline(p, t, samples, rec)
 	res.baselineP99 = ms(rec.baseline.ValueAtQuantile(99)) // judge reads it
 	return res
 }
@@ -58,10 +60,11 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 // timeline builds one row per RowWidth from T - before to the end: server
 // figures from the samples that fall in the row (deltas to the sample
 // before), client figures from the requests intended in it.
-func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Row {
+func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]Row, []*hdrhistogram.Histogram) {
 	first := rowIndex(t.Add(-time.Duration(p.Before)), t)
 	last := rowIndex(t.Add(time.Duration(p.After)), t) - 1
 	rows := make([]Row, 0, last-first+1)
+	hists := make([]*hdrhistogram.Histogram, 0, last-first+1)
 	server := map[int64]*acc{}
 	for i := 1; i < len(samples); i++ {
 		cur, prev := samples[i], samples[i-1]
@@ -103,13 +106,16 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) []Ro
 			row.Edge, row.EdgeAttempts, row.API, row.DBAttempts = a.edge, a.edgeAttempts, a.api, a.dbAttempts
 			row.LockWaits, row.QueueDepth = a.lockWaits, a.queueDepth
 		}
+		var hist *hdrhistogram.Histogram // a copy: the recorder goes on filing while an arm is judged live
 		if c := rec.rows[i]; c != nil {
 			row.Requests, row.OK, row.Attempts, row.Unsent = c.requests, c.ok, c.attempts, c.unsent
 			row.P99MS = ms(c.hist.ValueAtQuantile(99))
+			hist = hdrhistogram.Import(c.hist.Export())
 		}
 		rows = append(rows, row)
+		hists = append(hists, hist)
 	}
-	return rows
+	return rows, hists
 }
 
 // acc gathers the sample deltas that fall in one timeline row.

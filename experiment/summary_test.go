@@ -201,7 +201,7 @@ func TestRecovery(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got *int64 // the band alone: no goodput to hold, the trigger over at T
-			if at, ok := recovered(tt.rows, 0, tt.qps, tt.p99, 0); ok {
+			if at, ok := recovered(tt.rows, nil, 0, tt.qps, tt.p99, 0); ok {
 				got = &at
 			}
 			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
@@ -427,7 +427,7 @@ func TestTimelineFillsRowsWithoutASample(t *testing.T) {
 		{At: T.Add(155 * time.Millisecond), Calls: 40},
 		{At: T.Add(255 * time.Millisecond), Calls: 40},
 	}
-	rows := timeline(p, T, samples, NewRecorder(T, 200*time.Millisecond, 300*time.Millisecond, false))
+	rows, _ := timeline(p, T, samples, NewRecorder(T, 200*time.Millisecond, 300*time.Millisecond, false))
 	var got []float64
 	for _, r := range rows {
 		got = append(got, r.DBQPS)

@@ -1,14 +1,18 @@
 package experiment
 
-import "time"
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
 
 // An arm's verdict: did the service come back once its trigger was over?
 // The rule is docs/stampede.md's "The verdict"; TestVerdictRule pins it on
 // synthetic timelines.
 const (
-	// Recovered: from a row at or after the trigger's end, for
-	// RecoveryHold, every row's DB q/s, p99 and goodput were back within
-	// their band of the before window's
+	// Recovered: from a row at or after the trigger's end, the requests
+	// of RecoveryHold of rows together were back within the band of the
+	// before window's: their DB q/s, p99 and goodput
 	Recovered = "recovered"
 	// Metastable: the trigger had been over for MetastableSettle, and over
 	// the last RecoveryHold the goodput stayed under half the baseline's
@@ -59,7 +63,7 @@ func judge(res *ArmResult, baselineP99 float64) {
 	if res.DB != nil {
 		baselineQPS = res.DB.BaselineQPS
 	}
-	if at, ok := recovered(res.Timeline, end, baselineQPS, baselineP99, before.GoodputRPS); ok && res.Aborted == nil {
+	if at, ok := recovered(res.Timeline, res.rowHists, end, baselineQPS, baselineP99, before.GoodputRPS); ok && res.Aborted == nil {
 		fromEnd, fromT := at-end, at
 		res.Verdict, res.RecoveryMS, res.RecoveryFromTMS = Recovered, &fromEnd, &fromT
 		return
@@ -69,33 +73,61 @@ func judge(res *ArmResult, baselineP99 float64) {
 	}
 }
 
-// recovered is the first row at or after end from which RecoveryHold of
-// rows are within band: DB q/s at most recoveryRatio of the baseline's (or
-// recoveryQPSFloor above it), p99 likewise (or recoveryP99Floor above it),
-// goodput at least GoodputBand of the baseline's less one answer. A row
-// without requests passes the p99 and goodput tests.
-func recovered(rows []Row, end int64, baselineQPS, baselineP99, baselineGoodput float64) (int64, bool) {
+// recovered is the first row at or after end from which a hold of
+// RecoveryHold of rows is within band, its requests taken together: their
+// mean DB q/s at most recoveryRatio of the baseline's (or recoveryQPSFloor
+// above it), the p99 of their latencies likewise (or recoveryP99Floor
+// above it), their ok answers at least GoodputBand of the baseline's
+// goodput over the hold, less one. A hold without requests passes the p99
+// and goodput tests. The p99 is of the hold's requests together (hists,
+// one per row) when they are at hand, else the highest row's: a row of 100
+// ms holds few requests, and its p99 is their slowest.
+func recovered(rows []Row, hists []*hdrhistogram.Histogram, end int64, baselineQPS, baselineP99, baselineGoodput float64) (int64, bool) {
 	qpsMax := max(baselineQPS*recoveryRatio, baselineQPS+recoveryQPSFloor)
 	p99Max := max(baselineP99*recoveryRatio, baselineP99+recoveryP99Floor)
-	okMin := GoodputBand*baselineGoodput*RowWidth.Seconds() - 1
 	hold := int(RecoveryHold / RowWidth)
-	within := func(r Row) bool {
-		return r.DBQPS <= qpsMax && (r.Requests == 0 || (r.P99MS <= p99Max && float64(r.OK) >= okMin))
+	okMin := GoodputBand*baselineGoodput*RecoveryHold.Seconds() - 1
+	if len(hists) != len(rows) {
+		hists = nil
 	}
-	run := 0
 	for i, r := range rows {
-		if r.TMS < end {
+		if r.TMS < end || i+hold > len(rows) {
 			continue
 		}
-		if !within(r) {
-			run = 0
-			continue
+		span := rows[i : i+hold]
+		var qps float64
+		var requests, ok int64
+		for _, x := range span {
+			qps += x.DBQPS / float64(hold)
+			requests += x.Requests
+			ok += x.OK
 		}
-		if run++; run == hold {
-			return rows[i-hold+1].TMS, true
+		if qps <= qpsMax && (requests == 0 || (float64(ok) >= okMin && holdP99(span, hists, i) <= p99Max)) {
+			return r.TMS, true
 		}
 	}
 	return 0, false
+}
+
+// holdP99 is the p99 of the requests of span, rows[i:] of a timeline whose
+// rows' latencies are hists; without hists, the highest row p99.
+func holdP99(span []Row, hists []*hdrhistogram.Histogram, i int) float64 {
+	if hists == nil {
+		var p99 float64
+		for _, x := range span {
+			if x.Requests > 0 {
+				p99 = max(p99, x.P99MS)
+			}
+		}
+		return p99
+	}
+	h := newHist(2)
+	for _, x := range hists[i : i+len(span)] {
+		if x != nil {
+			h.Merge(x)
+		}
+	}
+	return ms(h.ValueAtQuantile(99))
 }
 
 // metastable says whether the last RecoveryHold of rows, MetastableSettle

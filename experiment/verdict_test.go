@@ -1,6 +1,11 @@
 package experiment
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
 
 // The verdict's rule on synthetic timelines: 100 req/s offered (10 a row),
 // a before window of 1 s answering all of them at 10 DB q/s and 5 ms; each
@@ -84,3 +89,67 @@ func TestVerdictTrendBackIsNotMetastable(t *testing.T) {
 }
 
 func sameMS(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// A cache that refills its cold tail one rare miss at a time: every row of
+// 50 requests answers them all, every third row has one 200 ms load among
+// them (its p99, the slowest of 50, is that load) and some rows two loads
+// (20 q/s and 30 q/s, above the floor). Taken a hold at a time, its requests
+// are within band, and the service has recovered; row by row it never
+// would. Without the rows' latencies (a results file read back), the
+// slowest row's p99 stands for the hold's.
+func TestVerdictTakesTheHoldsRequestsTogether(t *testing.T) {
+	var rows []Row
+	var hists []*hdrhistogram.Histogram
+	for tms := int64(0); tms < 3000; tms += 100 {
+		h := newHist(2)
+		for range 50 {
+			_ = h.RecordValue(1000) // 1 ms
+		}
+		r := Row{TMS: tms, Requests: 50, OK: 50, P99MS: 1}
+		if tms%300 == 0 {
+			_ = h.RecordValue(200_000)
+			r.P99MS, r.DBQPS = 200, 10
+		}
+		if tms%900 == 0 {
+			r.DBQPS = 30
+		}
+		rows, hists = append(rows, r), append(hists, h)
+	}
+	// baseline: 500 req/s answered, 0 q/s, a p99 of 1 ms
+	if at, ok := recovered(rows, hists, 0, 0, 1, 500); !ok || at != 0 {
+		t.Errorf("recovered with the rows' latencies = %d, %v; want 0, true: one slow request in a hundred is within the p99", at, ok)
+	}
+	if _, ok := recovered(rows, nil, 0, 0, 1, 500); ok {
+		t.Error("recovered without the rows' latencies = true; want false: each hold has a row whose p99 is 200 ms")
+	}
+}
+
+// An arm that ended on its verdict is judged on the rows it was decided
+// on: a stop condition verdict == metastable held on the rows answered by
+// T+6 s, and the rows the load still filed after them (a trend back, here)
+// do not turn its verdict into another.
+func TestAnArmIsJudgedOnTheRowsItEndedOn(t *testing.T) {
+	var rows []Row
+	for tms := int64(-1000); tms < 8000; tms += 100 {
+		r := Row{TMS: tms, Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
+		switch {
+		case tms >= 6000: // climbing back, a row at a time
+			r = Row{TMS: tms, Requests: 10, OK: 1 + (tms-6000)/500, Attempts: 50, DBQPS: 3, P99MS: 1000}
+		case tms >= 0:
+			r = Row{TMS: tms, Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
+		}
+		rows = append(rows, r)
+	}
+	ended := int64(500)
+	for _, c := range []struct {
+		decided time.Duration
+		want    string
+	}{{6 * time.Second, Metastable}, {0, Degraded}} {
+		res := &ArmResult{Timeline: rows, DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: &ended}}
+		res.Windows = windowsOf(rows, &ended)
+		(&ending{decided: c.decided}).judgeOn(res)
+		if res.Verdict != c.want || len(res.Timeline) != len(rows) {
+			t.Errorf("decided on the rows to %s: verdict %s, %d rows kept; want %s, all %d", c.decided, res.Verdict, len(res.Timeline), c.want, len(rows))
+		}
+	}
+}
