@@ -143,8 +143,7 @@ func (e *Edge) getItem(w http.ResponseWriter, r *http.Request) {
 			m.requests.WithLabelValues(OutcomeCanceled).Inc()
 			return
 		}
-		// B's 504 is B saying the deadline passed: its copy, in whole
-		// milliseconds from when it read it, ends a moment before ours
+		// B's 504: its copy of the deadline (whole ms) passed a moment before ours
 		if ctx.Err() != nil || (!deadline.IsZero() && errors.Is(err, errStatus{http.StatusGatewayTimeout})) {
 			end(OutcomeExpired, http.StatusGatewayTimeout, fmt.Sprintf("item %s: the deadline passed after %d attempts, the last: %v", id, n+1, err))
 			return
