@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -124,6 +125,50 @@ func TestCommandTrigger(t *testing.T) {
 		}
 		if d := rep.Arms[0].Trigger.Detail.(*triggers.CommandDetail); d.ExitCode != 0 || d.Undo == nil || d.Undo.ExitCode != 5 || d.Undo.Output != "rollback refused\n" {
 			t.Errorf("detail %+v, undo %+v; want the command's exit 0 and the undo's 5 with its output", d, d.Undo)
+		}
+	})
+
+	t.Run("interrupted while the command runs", func(t *testing.T) {
+		_ = os.Remove(undone)
+		started := filepath.Join(t.TempDir(), "started")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			_, err := Run(ctx, commandPlan("touch "+started+"; sleep 30", undo, api.None), Env{Target: tg})
+			done <- err
+		}()
+		// Ctrl-C once the command runs
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if _, err := os.Stat(started); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the command never started")
+			}
+			time.Sleep(10 * time.Millisecond) // polling for the file, with a deadline
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("interrupted Run = %v; want context.Canceled", err)
+		}
+		if u := lines(t, undone); !slices.Equal(u, []string{"none:-1"}) {
+			t.Errorf("undo ran %q; want once, after the interrupted arm, told the command was killed (-1)", u)
+		}
+	})
+
+	t.Run("on a service from a target file, between the arm's hooks", func(t *testing.T) {
+		svc := asService(t, tg, "keys: {list: [\"1\", \"2\"], hot: 1}\n")
+		log := filepath.Join(t.TempDir(), "order.log")
+		sel := &Select{Before: []string{"echo before >> " + log}, After: []string{"echo after >> " + log}}
+		p := servicePlan("command", Arm{Name: "baseline", Select: sel})
+		p.Triggers = triggerOptions("run", `echo "run $HERDBENCH_ARM" >> `+log, "undo", "echo undo >> "+log, "command_timeout", "1s")
+		if _, err := Run(context.Background(), p, Env{Target: svc}); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(log); err != nil || string(b) != "before\nrun baseline\nundo\nafter\n" {
+			t.Errorf("the hooks and the commands wrote %q, %v; want before, the command at T, its undo, then after", b, err)
 		}
 	})
 }
