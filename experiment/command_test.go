@@ -89,6 +89,7 @@ func TestCommandTrigger(t *testing.T) {
 			t.Fatalf("%d arms; want 2", len(rep.Arms))
 		}
 		// the herd the command caused: the one key's loads after T
+		t.Logf("db.queries after T: none %d, singleflight %d", rep.Arms[0].DB.Queries, rep.Arms[1].DB.Queries)
 		if none, sf := rep.Arms[0], rep.Arms[1]; none.DB.Queries < 10 || sf.DB.Queries >= none.DB.Queries {
 			t.Errorf("db.queries after T: none %d, singleflight %d; want a herd without protection (10 or more loads of one key), fewer with singleflight",
 				none.DB.Queries, sf.DB.Queries)
