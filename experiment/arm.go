@@ -95,7 +95,11 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer func() {
+		if err := release(ctx); err != nil {
+			retErr = errors.Join(retErr, fmt.Errorf("trigger %s: %w", a.trig.Name(), err))
+		}
+	}()
 	if obs := a.env.Observer; obs != nil {
 		obs.Arm(a.arm.Name, true)
 		defer obs.Arm(a.arm.Name, false)
@@ -166,7 +170,8 @@ func (a *armRun) triggerEnv() triggers.Env {
 	tg := a.tg
 	env := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Owned, Channel: tg.Channel,
 		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
-		HotKeys: a.hot, API: tg.Endpoints, Request: armRequester(tg, a.arm), Restarter: tg.Restarter}
+		HotKeys: a.hot, API: tg.Endpoints, Request: armRequester(tg, a.arm), Restarter: tg.Restarter,
+		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
 	if tg.RedisKey != "" {
 		env.RedisKey = tg.KeyOf
 	}
@@ -176,25 +181,38 @@ func (a *armRun) triggerEnv() triggers.Env {
 // fireFunc fires the trigger at T.
 type fireFunc func(ctx context.Context, env triggers.Env) (triggers.Fired, error)
 
+// releaseFunc runs after the arm, on every path: it undoes what the
+// trigger has an undo for (triggers.Undoer) and frees what it held.
+type releaseFunc func(ctx context.Context) error
+
+func noRelease(context.Context) error { return nil }
+
 // prepare sets up what the trigger needs before the load, so nothing of
-// it takes time at T; release frees it when the trigger never fired. A
-// burst released by the workers (splitBurst) is theirs to prepare and
-// fire: here it fires nothing, and its figures come with their results.
-func (a *armRun) prepare(ctx context.Context, env triggers.Env) (fireFunc, func(), error) {
+// it takes time at T; release undoes what the trigger did, when it has an
+// undo of its own, and frees what it held. A burst released by the
+// workers (splitBurst) is theirs to prepare and fire: here it fires
+// nothing, and its figures come with their results.
+func (a *armRun) prepare(ctx context.Context, env triggers.Env) (fireFunc, releaseFunc, error) {
 	if a.splitBurst() > 0 {
 		return func(context.Context, triggers.Env) (triggers.Fired, error) {
 			return triggers.Fired{Detail: &triggers.BurstDetail{}}, nil
-		}, func() {}, nil
+		}, noRelease, nil
 	}
 	pr, ok := a.trig.(triggers.Preparer)
 	if !ok {
-		return a.trig.Fire, func() {}, nil
+		return a.trig.Fire, noRelease, nil
 	}
 	armed, err := pr.Prepare(ctx, env)
 	if err != nil {
 		return nil, nil, fmt.Errorf("trigger %s: %w", a.trig.Name(), err)
 	}
-	return armed.Fire, armed.Close, nil
+	return armed.Fire, func(ctx context.Context) error {
+		defer armed.Close()
+		if u, ok := armed.(triggers.Undoer); ok {
+			return u.Undo(ctx) // also when ctx ended: an undo puts things back
+		}
+		return nil
+	}, nil
 }
 
 // splitBurst is the burst trigger's clients when the generator releases
@@ -264,7 +282,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	// undoes its fault, through armCtx; the arm then ends as usual
 	armCtx, abortArm := context.WithCancelCause(ctx)
 	defer abortArm(nil)
-	firedc := a.fireAt(armCtx, t, tenv, fire)
+	firedc := a.fireAt(armCtx, abortArm, t, tenv, fire)
 	w := watcher{sampler: ld.sampler, rec: rec, t: t, loadStart: loadStart, warmup: time.Duration(p.Warmup), progress: a.progress,
 		conds: numberConds(p.Abort), abort: abortArm, observesDB: a.tg.DB != nil, judgeEvery: judgeEvery}
 	if e := a.ending; e != nil {
@@ -279,6 +297,11 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	ld.fired = <-firedc
 	if ws := ld.workers; ws != nil && ws.Burst != nil {
 		ld.fired.Burst = ws.Burst
+	}
+	if err := ld.fired.err; err != nil && ctx.Err() == nil && errors.Is(context.Cause(armCtx), err) {
+		// the trigger failed and ended the load: its error says why
+		ld.sampler.Stop()
+		return nil, fmt.Errorf("trigger %s: %w", a.trig.Name(), err)
 	}
 	if errors.As(context.Cause(armCtx), &ld.stopped) && ctx.Err() == nil {
 		// the load and the trigger ended on purpose
@@ -300,8 +323,9 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 
 // fireAt reads the service's counters just before T (so T stays exact: a
 // restart of the replicas starts them again), then at T snapshots the
-// sources and fires the trigger.
-func (a *armRun) fireAt(ctx context.Context, t time.Time, tenv triggers.Env, fire fireFunc) <-chan fired {
+// sources and fires the trigger. A trigger that fails ends the load
+// through abort: the arm has failed, and nothing after T would count.
+func (a *armRun) fireAt(ctx context.Context, abort context.CancelCauseFunc, t time.Time, tenv triggers.Env, fire fireFunc) <-chan fired {
 	firedc := make(chan fired, 1)
 	go func() {
 		var f fired
@@ -330,6 +354,9 @@ func (a *armRun) fireAt(ctx context.Context, t time.Time, tenv triggers.Env, fir
 			if f.err == nil {
 				a.ending.fired(f.atT, cmp.Or(f.Ended, f.at))
 			}
+		}
+		if f.err != nil && ctx.Err() == nil {
+			abort(f.err)
 		}
 		firedc <- f
 	}()

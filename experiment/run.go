@@ -37,6 +37,9 @@ type Env struct {
 	// Generator sends the load; nil: this process. With workers, requests
 	// reach the Observer and the stop conditions only when the arm ends.
 	Generator Generator
+	// ResultsDir is where the run's results are written, for a trigger
+	// that runs the user's commands to tell them; "" when it writes none.
+	ResultsDir string
 }
 
 func (e Env) generator() Generator {
@@ -83,6 +86,11 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 			a := &armRun{p: p, idx: i, arm: arm, trig: trig, env: env.inRound(round, rounds, len(p.Arms), clk, p.Duration()),
 				sub: sub, tg: env.Target, clock: clk}
 			res, err := a.run(ctx)
+			if err != nil && res != nil {
+				// it ran whole, and failed after (an undo, an after hook):
+				// its results are kept with the error
+				runs[i] = append(runs[i], *res)
+			}
 			if err != nil {
 				name := arm.Name
 				if rounds > 1 {

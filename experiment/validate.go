@@ -46,6 +46,11 @@ func (p Plan) Validate() error {
 	if err != nil {
 		errs.Add("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(p.TriggerSet().Names(), ", "))
 	}
+	for _, t := range p.TriggerSet().Triggers() {
+		if c, ok := t.(triggers.Chosen); ok {
+			errs = append(errs, c.CheckChosen(t.Name() == p.Trigger)...)
+		}
+	}
 	// a fault that outlasts the arm never shows its end
 	if l, ok := trig.(triggers.Lasting); ok {
 		if key, d := l.Lasts(); d >= time.Duration(p.After) {

@@ -25,6 +25,7 @@ func Default() *Registry {
 		NewRestart(),
 		&Notify{},
 		NewWrites(),
+		NewCommand(),
 	)
 }
 

@@ -25,7 +25,8 @@ func TestOptionsComeFromTheTags(t *testing.T) {
 	want := []string{"outage.outage:duration=2s", "outage.dependency:string=postgres", "slowdb.slowdb_latency:duration=300ms",
 		"slowdb.slowdb_for:duration=3s", "burst.burst:int=1000", "restart.restart:string=api", "restart.rolling:bool=false",
 		"writes.write_burst:int=500", "writes.write_keys:int=3",
-		"writes.write_rate:int=0", "writes.write_restart:string=none", "writes.write_restart_after:duration=20ms", "writes.write_kill:bool=false", "writes.write_fanout:int=0", "writes.write_settle:duration=15s"}
+		"writes.write_rate:int=0", "writes.write_restart:string=none", "writes.write_restart_after:duration=20ms", "writes.write_kill:bool=false", "writes.write_fanout:int=0", "writes.write_settle:duration=15s",
+		"command.run:string=", "command.undo:string=", "command.command_timeout:duration=5s", "command.undo_timeout:duration=30s", "command.command_for:duration=0s"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Options = %v; want %v", got, want)
 	}
@@ -78,7 +79,7 @@ func TestRegistryJSONRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"outage":"2s","dependency":"postgres","slowdb_latency":"300ms","slowdb_for":"4s","burst":1000,"restart":"api","rolling":false,"write_burst":500,"write_keys":3,"write_rate":0,"write_restart":"none","write_restart_after":"20ms","write_kill":false,"write_fanout":0,"write_settle":"15s"}`
+	want := `{"outage":"2s","dependency":"postgres","slowdb_latency":"300ms","slowdb_for":"4s","burst":1000,"restart":"api","rolling":false,"write_burst":500,"write_keys":3,"write_rate":0,"write_restart":"none","write_restart_after":"20ms","write_kill":false,"write_fanout":0,"write_settle":"15s","run":"","undo":"","command_timeout":"5s","undo_timeout":"30s","command_for":"0s"}`
 	if string(b) != want {
 		t.Errorf("JSON = %s; want %s", b, want)
 	}

@@ -22,6 +22,8 @@ import (
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/herdbench/herdbench/herd"
 )
 
 // Trigger provokes a herd at T.
@@ -67,6 +69,10 @@ type Env struct {
 	Request   Requester // builds the service's request for a key
 	Restarter Restarter // restarts the target's processes; nil when it cannot
 	T         time.Time // the planned instant of the trigger
+
+	Arm        string // the arm's name
+	Seed       uint64 // the run's seed
+	ResultsDir string // the run's results directory; "" when the run writes none
 }
 
 // Requester builds the service's request for a key, as the load sends it.
@@ -169,6 +175,23 @@ type (
 	// checked on every arm unless the plan gates the same figure.
 	Gater interface {
 		DefaultGates() []string
+	}
+)
+
+// More optional capabilities, of a trigger or of what it armed.
+type (
+	// Chosen is implemented by triggers with options that a plan must
+	// set when it chooses the trigger, and may set only then (command's
+	// run): chosen says whether the plan's trigger is this one.
+	Chosen interface {
+		CheckChosen(chosen bool) herd.FieldErrors
+	}
+	// Undoer is implemented by an Armed trigger with an undo of its own
+	// (command's): after the arm, on every path (it ended, failed, or was
+	// interrupted), Undo runs it once if Fire started, records how it went
+	// in the detail Fire returned, and fails when it failed.
+	Undoer interface {
+		Undo(ctx context.Context) error
 	}
 )
 

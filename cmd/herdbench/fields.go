@@ -7,6 +7,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // flagOf is the flag that sets a field of the plan or of the replicas'
@@ -43,9 +44,11 @@ func fieldErr(field string, err error) *herd.FieldError {
 
 // inFile points each problem with a value a scenario file set at that
 // value: a problem with --rate becomes "s.yaml:4: load.rate: ...", with an
-// arm "s.yaml:12: arms[1] (lock): ...", with a gate the gate's own line.
-// What the file did not set is left to be told in flag terms.
-func inFile(err error, path string, f *scenario.File, fromFile map[string]scenario.Setting) herd.FieldErrors {
+// arm "s.yaml:12: arms[1] (lock): ...", with a gate the gate's own line,
+// with an option of the file's trigger that it did not set (command's
+// run) the trigger's name. What else the file did not set is left to be
+// told in flag terms.
+func inFile(err error, path string, f *scenario.File, fromFile map[string]scenario.Setting, reg *triggers.Registry) herd.FieldErrors {
 	fe := herd.Fields(err)
 	out := make(herd.FieldErrors, len(fe))
 	for i, e := range fe {
@@ -59,6 +62,10 @@ func inFile(err error, path string, f *scenario.File, fromFile map[string]scenar
 			if j := slices.Index(s.Values, e.Elem); e.Elem != "" && j >= 0 && j < len(s.Lines) {
 				c.Line, c.Field = s.Lines[j], fmt.Sprintf("%s[%d]", s.Path, j)
 			}
+			continue
+		}
+		if s, ok := fromFile["trigger"]; ok && reg != nil && slices.ContainsFunc(reg.Options(), func(o triggers.Option) bool { return o.Key == e.Field }) {
+			c.File, c.Line, c.Field = path, s.Line, "trigger."+e.Field
 			continue
 		}
 		if e.Field == "arms" && e.Elem != "" {

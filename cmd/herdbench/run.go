@@ -100,7 +100,7 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	svc, err := describeTarget(opts.Target)
 	switch {
 	case err != nil:
-		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile)...)
+		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	case svc != nil:
 		opts.service = svc
 	default:
@@ -109,7 +109,7 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 		opts.bed, _ = testbedToUse(ctx, opts)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
-		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile)...)
+		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	}
 	if len(bad) > 0 {
 		return opts, usageError{bad.ByLine()}

@@ -372,15 +372,16 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	reporters.Header(hw, header, trig.Describe())
 
 	started := time.Now()
+	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
 	line := newProgressLine(stderr, opts.Progress)
 	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
 		Target: target, Version: herdbenchVersion(), Progress: line.update, Observer: observer, Generator: gen,
+		ResultsDir: absDir(dir),
 	})
 	line.close()
 	if rep == nil {
 		return runErr
 	}
-	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
 	saved := filepath.Join(dir, "results.json")
 	if err := reporters.WriteJSONFile(saved, rep); err != nil {
 		return errors.Join(runErr, err)
@@ -399,6 +400,15 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		return fmt.Errorf("%w (partial results in %s)", runErr, saved)
 	}
 	return nil
+}
+
+// absDir is dir made absolute, for a command run in another directory;
+// dir as it is when the working directory is unknown.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // isTerminal reports whether w is a terminal (not /dev/null, which is a

@@ -284,8 +284,11 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 	defer stopMetrics()
 	line := newSweepLine(stderr, opts.Progress)
 	sw.Progress = line.sweep
+	started := time.Now()
+	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
 	sw.Run = func(ctx context.Context, p experiment.Plan, _ []sweep.Setting) (*experiment.ArmResult, error) {
-		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen})
+		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen,
+			ResultsDir: absDir(dir)})
 		if err != nil {
 			return nil, err
 		}
@@ -294,13 +297,12 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 		}
 		return &rep.Arms[0], nil
 	}
-	started := time.Now()
 	res, runErr := sw.Do(ctx)
 	line.close()
 	res.Version = herdbenchVersion()
 	res.Environment = experiment.EnvironmentOf(target)
 	res.Gates = sweep.CheckGates(gates, res.Arms)
-	saved := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"), "sweep.json")
+	saved := filepath.Join(dir, "sweep.json")
 	if err := reporters.WriteSweepJSONFile(saved, res); err != nil {
 		return err
 	}

@@ -22,7 +22,11 @@ func newTriggersCmd(stdout io.Writer, newTriggers func() *triggers.Registry) *co
 			reg := newTriggers()
 			opts := map[string][]string{}
 			for _, o := range reg.Options() {
-				opts[o.Trigger] = append(opts[o.Trigger], fmt.Sprintf("--%s %s", o.Flag(), o))
+				v := o.String()
+				if o.Type() == "string" && v == "" {
+					v = `""` // an empty command, to be set, not a missing value
+				}
+				opts[o.Trigger] = append(opts[o.Trigger], fmt.Sprintf("--%s %s", o.Flag(), v))
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			for _, n := range reg.Names() {

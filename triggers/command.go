@@ -1,0 +1,222 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+)
+
+// Command runs the user's own command at T, with sh -c on this machine,
+// for what herdbench cannot do itself: purge a CDN or an HTTP cache
+// through its API, flip a feature flag, `kubectl rollout restart`. Its
+// undo, Chaos Toolkit's rollback, runs once after the arm whenever the
+// command started: also when it failed or the run was interrupted.
+// herdbench does not sandbox either: they run as the user, with the
+// user's environment and four variables of the run's (Environ).
+type Command struct {
+	Run         string        `json:"run" help:"the command run at T with sh -c (required with --trigger command)"`
+	Undo        string        `json:"undo" help:"the command that undoes it, run once after the arm, also when the command or the arm failed or the run was interrupted (empty: none)"`
+	Timeout     herd.Duration `json:"command_timeout" help:"how long the command may run before it is killed (shorter than after)"`
+	UndoTimeout herd.Duration `json:"undo_timeout" help:"how long the undo may run before it is killed"`
+	For         herd.Duration `json:"command_for" help:"the trigger's end, counted from T, instead of the command's exit (0: when it exits)"`
+}
+
+// NewCommand is a command trigger with its defaults: the command killed
+// after 5 s (shorter than the stampede's default after), its undo after
+// 30 s, and its end when it exits.
+func NewCommand() *Command {
+	return &Command{Timeout: herd.Duration(5 * time.Second), UndoTimeout: herd.Duration(30 * time.Second)}
+}
+
+// Caps on the command's timeouts: an arm's load is at most 10m, and an
+// undo has the limit of an arm's before and after hook commands.
+const (
+	MaxCommandTimeout = 5 * time.Minute
+	MaxUndoTimeout    = time.Minute
+)
+
+// CommandDetail is what command did, its times counted from T.
+type CommandDetail struct {
+	StartedMS int64 `json:"started_ms"`
+	ExitedMS  int64 `json:"exited_ms"`
+	Outcome
+	Undo *Outcome `json:"undo,omitempty"` // nil without an undo
+}
+
+var (
+	_ Trigger  = (*Command)(nil)
+	_ Preparer = (*Command)(nil)
+	_ Lasting  = (*Command)(nil)
+	_ Chosen   = (*Command)(nil)
+	_ Undoer   = (*armedCommand)(nil)
+)
+
+func (*Command) Name() string { return "command" }
+
+// Detail is an empty CommandDetail, into which results are read.
+func (*Command) Detail() any { return &CommandDetail{} }
+
+func (c *Command) Describe() string {
+	if c.Run == "" {
+		return "your command (--run) with sh -c at T; its undo (--undo) after the arm"
+	}
+	d := fmt.Sprintf("%q with sh -c at T", c.Run)
+	if c.Undo != "" {
+		d += fmt.Sprintf("; %q after the arm", c.Undo)
+	}
+	return d
+}
+
+// Validate checks the timeouts and the end.
+func (c *Command) Validate() herd.FieldErrors {
+	var errs herd.FieldErrors
+	if c.Timeout <= 0 || time.Duration(c.Timeout) > MaxCommandTimeout {
+		errs.Add("command_timeout", "%s out of range (accepted: more than 0, at most %s)", c.Timeout, herd.Duration(MaxCommandTimeout))
+	}
+	if c.UndoTimeout <= 0 || time.Duration(c.UndoTimeout) > MaxUndoTimeout {
+		errs.Add("undo_timeout", "%s out of range (accepted: more than 0, at most %s, the limit of an arm's hook commands)", c.UndoTimeout, herd.Duration(MaxUndoTimeout))
+	}
+	if c.For < 0 || c.For > herd.Duration(time.Minute) {
+		errs.Add("command_for", "%s out of range (accepted: 0, the command's exit, to 1m)", c.For)
+	}
+	return errs
+}
+
+// CheckChosen requires a command when the plan chooses this trigger, and
+// refuses one when it does not: it would never run.
+func (c *Command) CheckChosen(chosen bool) herd.FieldErrors {
+	var errs herd.FieldErrors
+	switch {
+	case chosen && strings.TrimSpace(c.Run) == "":
+		errs.Add("run", "required with trigger command (accepted: a shell command, run with sh -c at T)")
+	case !chosen && c.Run != "":
+		errs.Add("run", "set, and the plan's trigger is not command, so it would never run (accepted: with trigger command)")
+	case !chosen && c.Undo != "":
+		errs.Add("undo", "set, and the plan's trigger is not command, so it would never run (accepted: with trigger command)")
+	}
+	return errs
+}
+
+// Lasts is the longer of the trigger's stated end and the command's
+// timeout: the arm must see both over.
+func (c *Command) Lasts() (string, time.Duration) {
+	if c.For > c.Timeout {
+		return "command_for", time.Duration(c.For)
+	}
+	return "command_timeout", time.Duration(c.Timeout)
+}
+
+func (c *Command) Plan(Env) string {
+	end := "its exit"
+	if c.For > 0 {
+		end = "T+" + c.For.String()
+	}
+	p := fmt.Sprintf("run %q with sh -c (killed after %s; the trigger's end: %s)", c.Run, c.Timeout, end)
+	if c.Undo != "" {
+		p += fmt.Sprintf("; after the arm, also when it failed or was interrupted, run its undo %q (killed after %s)", c.Undo, c.UndoTimeout)
+	}
+	return p + "; both on this machine, as you, unsandboxed, with HERDBENCH_ARM, HERDBENCH_T, HERDBENCH_RESULTS_DIR and HERDBENCH_SEED set"
+}
+
+// Prepare makes the run's results directory, where the command may write,
+// and arms the command: its Fire runs it, its Undo undoes it.
+func (c *Command) Prepare(_ context.Context, env Env) (Armed, error) {
+	if env.ResultsDir != "" {
+		if err := os.MkdirAll(env.ResultsDir, 0o755); err != nil {
+			return nil, fmt.Errorf("command: results directory: %w", err)
+		}
+	}
+	return &armedCommand{c: *c}, nil
+}
+
+// Fire runs the command, then its undo.
+func (c *Command) Fire(ctx context.Context, env Env) (Fired, error) {
+	a := &armedCommand{c: *c}
+	f, err := a.Fire(ctx, env)
+	return f, errors.Join(err, a.Undo(ctx))
+}
+
+// Environ is what a command's environment adds to herdbench's own: the
+// arm, T (RFC 3339, UTC, in nanoseconds), the run's results directory and
+// its seed.
+func Environ(env Env) []string {
+	return []string{
+		"HERDBENCH_ARM=" + env.Arm,
+		"HERDBENCH_T=" + env.T.UTC().Format(time.RFC3339Nano),
+		"HERDBENCH_RESULTS_DIR=" + env.ResultsDir,
+		"HERDBENCH_SEED=" + strconv.FormatUint(env.Seed, 10),
+	}
+}
+
+// armedCommand is one arm's command: whether it started, and its detail,
+// which its undo completes.
+type armedCommand struct {
+	c Command
+
+	mu      sync.Mutex
+	env     Env
+	started bool
+	undone  bool
+	detail  *CommandDetail
+}
+
+// Fire runs the command; an exit other than 0 fails it, with the output's
+// tail. With command_for, it returns once that has passed from T.
+func (a *armedCommand) Fire(ctx context.Context, env Env) (Fired, error) {
+	d := &CommandDetail{}
+	a.mu.Lock()
+	a.env, a.started, a.detail = env, true, d
+	a.mu.Unlock()
+	fired := time.Now()
+	o, started, exited, err := shell(ctx, a.c.Run, time.Duration(a.c.Timeout), Environ(env))
+	d.Outcome, d.StartedMS, d.ExitedMS = o, started.Sub(env.T).Milliseconds(), exited.Sub(env.T).Milliseconds()
+	if err != nil {
+		return Fired{Detail: d}, fmt.Errorf("command %q: %w", a.c.Run, failure(o, err))
+	}
+	ended := exited
+	if a.c.For > 0 {
+		ended = fired.Add(time.Duration(a.c.For))
+		wait(ctx, time.Until(ended))
+	}
+	return Fired{Detail: d, Ended: ended}, nil
+}
+
+// Undo runs the undo once, if the command started, even when ctx has
+// ended: the run was interrupted, and the undo is what puts things back.
+func (a *armedCommand) Undo(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.started || a.undone || a.c.Undo == "" {
+		return nil
+	}
+	a.undone = true
+	environ := append(Environ(a.env), "HERDBENCH_EXIT_CODE="+strconv.Itoa(a.detail.ExitCode))
+	o, _, _, err := shell(context.WithoutCancel(ctx), a.c.Undo, time.Duration(a.c.UndoTimeout), environ)
+	a.detail.Undo = &o
+	if err != nil {
+		return fmt.Errorf("undo %q: %w", a.c.Undo, failure(o, err))
+	}
+	return nil
+}
+
+// Close frees nothing: the command holds nothing before T.
+func (a *armedCommand) Close() {}
+
+// failure is err with the end of the command's output, which says why.
+func failure(o Outcome, err error) error {
+	out := strings.TrimSpace(o.Output)
+	if len(out) > 1024 {
+		out = "..." + strings.ToValidUTF8(out[len(out)-1024:], "")
+	}
+	if out == "" {
+		out = "(no output)"
+	}
+	return fmt.Errorf("%w: %s", err, out)
+}
