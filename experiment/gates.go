@@ -66,6 +66,7 @@ func CheckGates(gs []gates.Gate, arms []ArmResult) []gates.Result {
 	named := make([]gates.Arm, 0, len(arms))
 	for _, a := range arms {
 		nums, _ := gates.Numbers(a)
+		maps.Copy(nums, seriesFigures(a.Prometheus)) // prometheus.NAME.AGG
 		words, _ := gates.Words(a)
 		named = append(named, gates.Arm{Name: a.Name, Figures: nums, Words: words, Runs: len(a.Runs)})
 	}

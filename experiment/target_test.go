@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,11 +224,41 @@ prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests
 `, tb.Status().Prometheus))
 	p := servicePlan("expire", Arm{Name: "baseline", Select: &Select{}})
 	p.Warmup, p.After = herd.Duration(time.Second), herd.Duration(4*time.Second)
+	for _, expr := range []string{"prometheus.requests.mean > 100", "prometheus.loads.max < 0"} {
+		g, err := gates.Parse(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Gates = append(p.Gates, g)
+	}
+	bad := p
+	bad.Gates = append(slices.Clone(p.Gates), gates.Gate{Expr: "prometheus.hits.max < 1", Path: "prometheus.hits.max", Op: "<", Value: 1})
+	if err := bad.ValidateFor(svc); err == nil || !strings.Contains(err.Error(), "prometheus.hits.max names a series "+svc.Name+" does not declare (accepted: prometheus.NAME.AGG, NAME one of loads, requests)") {
+		t.Errorf("ValidateFor(a gate on an undeclared series) = %v; want it refused, naming the declared ones", err)
+	}
 	rep, err := Run(context.Background(), p, Env{Target: svc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	series := rep.Arms[0].Prometheus
+	// the gates read the series' after window, from the points themselves
+	var sum, peak float64
+	var n int
+	for _, pt := range series["requests"] {
+		if pt.TMS >= 0 {
+			sum, n = sum+pt.Value, n+1
+		}
+	}
+	for _, pt := range series["loads"] {
+		if pt.TMS >= 0 {
+			peak = max(peak, pt.Value)
+		}
+	}
+	if len(rep.Gates) != 2 || !rep.Gates[0].Pass || rep.Gates[1].Pass || n == 0 ||
+		rep.Gates[0].Measured == nil || math.Abs(*rep.Gates[0].Measured-sum/float64(n)) > 1e-9 ||
+		rep.Gates[1].Measured == nil || *rep.Gates[1].Measured != peak {
+		t.Errorf("gates %+v; want requests.mean (%g over %d points) passing, loads.max (%g) failing", rep.Gates, sum/float64(max(n, 1)), n, peak)
+	}
 	loads, reqs := series["loads"], series["requests"]
 	t.Logf("loads %v; requests/s %v", loads, reqs)
 	if len(loads) < 3 || len(reqs) < 3 {

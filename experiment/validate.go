@@ -33,7 +33,9 @@ func (p Plan) Validate() error {
 	for i, a := range p.Arms {
 		names[i] = a.Name
 	}
-	errs = append(errs, gates.Validate(p.Gates, names, GatePaths(), GateWords, "gates")...)
+	onSeries, others := seriesGates(p.Gates)
+	errs = append(errs, gates.Validate(others, names, GatePaths(), GateWords, "gates")...)
+	errs = append(errs, seriesForm(onSeries, names)...)
 	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, "abort_on")...)
 	for _, c := range p.Abort {
 		if _, ok := LiveWords[c.Path]; ok && c.Word != "" && c.Op != "==" {
@@ -165,6 +167,8 @@ func (p Plan) ValidateFor(tg *targets.Target) error {
 		}
 	}
 	errs = append(errs, tg.CheckLimits(p.Load())...)
+	onSeries, _ := seriesGates(p.Gates)
+	errs = append(errs, seriesDeclared(onSeries, tg)...)
 	for _, a := range p.Arms {
 		if a.Edge != nil && tg.Edges == nil {
 			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(
