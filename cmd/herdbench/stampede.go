@@ -28,7 +28,6 @@ import (
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
-	"github.com/herdbench/herdbench/testbed/providers"
 	"github.com/herdbench/herdbench/triggers"
 	"github.com/herdbench/herdbench/workers"
 )
@@ -320,22 +319,9 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	if opts.DryRun {
 		return reporters.DryRun(stdout, experiment.Describe(plan, opts.bed))
 	}
-
-	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
-	if err != nil {
-		return testbedError(err)
-	}
-	defer stopTestbed(ctx, stderr, run)
-	if !run.Started {
-		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
-		warnIgnored(stderr, run.Ignored)
-	}
-	target, err := targets.Testbed(ctx, run.Status, run.Restarter())
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	return runAndReport(ctx, stdout, stderr, opts, target, plan, outs, &run.Status)
+	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, st *testbed.Status) error {
+		return runAndReport(ctx, stdout, stderr, opts, tg, plan, outs, st)
+	})
 }
 
 // runAndReport runs the plan on an open target, writes the results and the

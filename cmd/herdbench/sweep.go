@@ -17,7 +17,6 @@ import (
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/providers"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -127,34 +126,13 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 	if opts.DryRun {
 		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), targetOf(opts)))
 	}
-	if svc != nil {
-		if err := confirm(stderr, opts.stampedeOptions, svc, plan); err != nil {
-			return err
+	return openTarget(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, st *testbed.Status) error {
+		var status testbed.Status // a service has none
+		if st != nil {
+			status = *st
 		}
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := svc.Connect(cctx)
-		cancel()
-		if err != nil {
-			return err
-		}
-		defer svc.Close()
-		return sweepAndReport(ctx, stdout, stderr, opts, svc, sw, gates, outs, testbed.Status{})
-	}
-	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
-	if err != nil {
-		return testbedError(err)
-	}
-	defer stopTestbed(ctx, stderr, run)
-	if !run.Started {
-		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
-		warnIgnored(stderr, run.Ignored)
-	}
-	target, err := targets.Testbed(ctx, run.Status, run.Restarter())
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	return sweepAndReport(ctx, stdout, stderr, opts, target, sw, gates, outs, run.Status)
+		return sweepAndReport(ctx, stdout, stderr, opts, tg, sw, gates, outs, status)
+	})
 }
 
 // heaviest is the sweep's plan at its highest magnitudes, every arm:

@@ -138,15 +138,43 @@ func runService(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpti
 	if opts.DryRun {
 		return reporters.DryRun(stdout, experiment.Describe(plan, svc))
 	}
-	if err := confirm(stderr, opts, svc, plan); err != nil {
-		return err
+	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, st *testbed.Status) error {
+		return runAndReport(ctx, stdout, stderr, opts, tg, plan, outs, st)
+	})
+}
+
+// openTarget opens what a run sends its load to, once past its dry run,
+// and hands it to use with the testbed's status (nil for a service): the
+// service of --target, confirmed and connected, or the testbed, the
+// running one or one started for the run and stopped after it.
+func openTarget(ctx context.Context, stderr io.Writer, opts stampedeOptions, plan experiment.Plan,
+	use func(tg *targets.Target, st *testbed.Status) error) error {
+	if svc := opts.service; svc != nil {
+		if err := confirm(stderr, opts, svc, plan); err != nil {
+			return err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := svc.Connect(cctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+		defer svc.Close()
+		return use(svc, nil)
 	}
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	err := svc.Connect(cctx)
-	cancel()
+	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
+	if err != nil {
+		return testbedError(err)
+	}
+	defer stopTestbed(ctx, stderr, run)
+	if !run.Started {
+		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
+		warnIgnored(stderr, run.Ignored)
+	}
+	target, err := targets.Testbed(ctx, run.Status, run.Restarter())
 	if err != nil {
 		return err
 	}
-	defer svc.Close()
-	return runAndReport(ctx, stdout, stderr, opts, svc, plan, outs, nil)
+	defer target.Close()
+	return use(target, &run.Status)
 }
