@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/herdbench/herdbench/load"
@@ -174,6 +175,20 @@ func (a *armRun) triggerEnv() triggers.Env {
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
 	if tg.RedisKey != "" {
 		env.RedisKey = tg.KeyOf
+	}
+	if c := tg.HTTPCache(); c != nil {
+		// the arm's selection goes with its invalidations: a cache that
+		// keys its entries by the arm's header purges the arm's own
+		if s := a.arm.Select; s != nil {
+			for k, v := range s.Headers {
+				c.Header.Set(k, v)
+			}
+			c.Query = url.Values{}
+			for k, v := range s.Query {
+				c.Query.Set(k, v)
+			}
+		}
+		env.HTTPCache = c
 	}
 	return env
 }

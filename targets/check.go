@@ -39,6 +39,7 @@ func (f *File) check(env func(string) (string, bool)) herd.FieldErrors {
 	c.postgres()
 	c.toxiproxy()
 	c.prometheus()
+	c.httpCache()
 	c.arms()
 	c.limits()
 	return c.errs

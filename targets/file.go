@@ -32,6 +32,7 @@ type File struct {
 	Postgres   *PostgresSpec     `yaml:"postgres"`
 	Toxiproxy  *ToxiproxySpec    `yaml:"toxiproxy"`
 	Prometheus *PrometheusSpec   `yaml:"prometheus"`
+	HTTPCache  *HTTPCacheSpec    `yaml:"http_cache"`
 	Arms       []ArmSpec         `yaml:"arms"`
 	Limits     Limits            `yaml:"limits"`
 	Abort      []string          `yaml:"abort"` // stop conditions, as --abort-on
@@ -206,6 +207,11 @@ func (f *File) Hosts() map[string]string {
 	}
 	if f.Prometheus != nil {
 		add("prometheus.url", f.Prometheus.URL)
+	}
+	if f.HTTPCache != nil {
+		for i, u := range f.HTTPCache.URLs {
+			add(fmt.Sprintf("http_cache.urls[%d]", i), u)
+		}
 	}
 	return hosts
 }

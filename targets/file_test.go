@@ -225,3 +225,57 @@ func FuzzParseFile(f *testing.F) {
 		}
 	})
 }
+
+// An http_cache section: the purge request each arm's invalidations use,
+// the flush, the hosts it adds, and every problem at its line.
+func TestHTTPCacheSection(t *testing.T) {
+	good := `endpoints: ["http://127.0.0.1:8080"]
+request: {path: "/items/{key}"}
+keys: {list: ["1", "2"]}
+http_cache:
+  urls: ["http://10.0.0.9:6081"]
+  purge: {method: PURGE, path: "/items/{key}", headers: {X-Purge-Token: "${HB_PURGE}"}}
+  flush: {method: BAN, path: /, headers: {X-Ban-Url: "^/items/"}}
+`
+	f, err := ParseFile([]byte(good), "cache.yaml", env(map[string]string{"HB_PURGE": "tok"}))
+	if err != nil {
+		t.Fatalf("ParseFile = %v; want nil", err)
+	}
+	tg := FromFile(f)
+	c := tg.HTTPCache()
+	if c == nil || c.Purge.Headers["X-Purge-Token"] != "tok" || c.Flush == nil || c.Flush.Method != "BAN" || c.URLs[0] != "http://10.0.0.9:6081" {
+		t.Fatalf("HTTPCache = %+v; want the purge with its secret read, the BAN flush, the cache's URL", c)
+	}
+	if caps := tg.Caps(); !caps.HTTPPurge || !caps.HTTPFlush || caps.Redis {
+		t.Errorf("Caps = %+v; want an HTTP cache's purge and flush, no Redis", caps)
+	}
+	if err := tg.CheckHosts(nil); err == nil || !strings.Contains(err.Error(), "cache.yaml:5: http_cache.urls[0]: host 10.0.0.9 is not loopback and not allowed") {
+		t.Errorf("CheckHosts = %v; want the cache's host refused at its line", err)
+	}
+
+	bad := `endpoints: ["http://127.0.0.1:8080"]
+request: {path: "/items/{key}"}
+keys: {list: ["1"]}
+http_cache:
+  urls: ["ftp://cache"]
+  purge: {method: "PUR GE", path: "items/all", headers: {"X Bad": "v"}}
+  flush: {method: BAN, path: "/{key}", run: "varnishadm ban req.url '~' ."}
+`
+	_, err = ParseFile([]byte(bad), "bad.yaml", env(nil))
+	for _, want := range []string{
+		`bad.yaml:5: http_cache.urls[0]: "ftp://cache" is not a base URL`,
+		`bad.yaml:6: http_cache.purge.method: "PUR GE" is not a method (accepted: an HTTP method token, such as PURGE, BAN or DELETE)`,
+		`bad.yaml:6: http_cache.purge.path: "items/all" does not start with /`,
+		`http_cache.purge: no key template: {key} appears nowhere (accepted: {key} in http_cache.purge.path or a http_cache.purge.headers value)`,
+		`http_cache.purge.headers.X Bad: "X Bad" is not a header name`,
+		`bad.yaml:7: http_cache.flush: both a request and run (accepted: one of them`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseFile(bad) = %v\nwant it to hold %q", err, want)
+		}
+	}
+	_, err = ParseFile([]byte("endpoints: [\"http://127.0.0.1:8080\"]\nrequest: {path: \"/items/{key}\"}\nkeys: {list: [\"1\"]}\nhttp_cache: {flush: {run: \"true\"}}\n"), "nopurge.yaml", env(nil))
+	if err == nil || !strings.Contains(err.Error(), "nopurge.yaml:4: http_cache: no purge (accepted: http_cache.purge, the request that invalidates one key") {
+		t.Errorf("ParseFile(no purge) = %v; want the missing purge named", err)
+	}
+}

@@ -285,6 +285,10 @@ func (t *Target) Caps() triggers.Caps {
 		c.Channel = c.Redis && f.Redis.Channel != ""
 		c.Role = f.Postgres != nil && f.Postgres.Role != ""
 		c.Pause = c.Redis && f.Redis.AllowPause
+		if h := f.HTTPCache; h != nil {
+			c.HTTPPurge = h.Purge != nil
+			c.HTTPFlush = h.Flush != nil
+		}
 	} else if t.Owned {
 		c.Redis, c.RedisKeys, c.Pattern, c.Channel, c.Role, c.Pause = true, true, true, true, true, true
 	}

@@ -3,17 +3,21 @@ package triggers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
 // Expire invalidates the hot keys at T, as a deploy or a write path that
-// deletes cache entries does: every hot key misses at once.
+// deletes cache entries does: every hot key misses at once. It unlinks
+// them in Redis, purges them from an HTTP cache in front of the service
+// (http_cache), or both when the target declares both.
 type Expire struct{}
 
 // ExpireDetail is what expire did.
 type ExpireDetail struct {
-	Keys        int   `json:"keys"`         // hot keys it may touch
-	KeysRemoved int64 `json:"keys_removed"` // of them, in Redis at T
+	Keys        int           `json:"keys"`                 // hot keys it may touch
+	KeysRemoved int64         `json:"keys_removed"`         // of them, in Redis at T
+	HTTPCache   *CacheAnswers `json:"http_cache,omitempty"` // the purges an HTTP cache was sent, and its answers
 }
 
 var (
@@ -24,26 +28,64 @@ var (
 func (*Expire) Name() string { return "expire" }
 
 // Detail is an empty ExpireDetail, into which results are read.
-func (*Expire) Detail() any      { return &ExpireDetail{} }
-func (*Expire) Describe() string { return "hot keys invalidated at T (UNLINK)" }
-
-// Requires a Redis and its keys.
-func (*Expire) Requires(c Caps) error { return needKeys(c) }
-
-func (*Expire) Plan(env Env) string {
-	keys := HotRedisKeys(env)
-	return fmt.Sprintf("UNLINK %d Redis keys (the hot keys matching %s): %s", len(keys), env.Pattern, list(keys))
+func (*Expire) Detail() any { return &ExpireDetail{} }
+func (*Expire) Describe() string {
+	return "hot keys invalidated at T (UNLINK in Redis, or a purge request to an HTTP cache)"
 }
 
-// Fire unlinks the hot keys' fresh copies; stale copies stay.
+// Requires a Redis and its keys, or an HTTP cache that purges one key.
+func (*Expire) Requires(c Caps) error {
+	if c.HTTPPurge {
+		return nil
+	}
+	if err := needKeys(c); err != nil {
+		return fmt.Errorf("%w, or an HTTP cache's purge request (http_cache.purge in the target file)", err)
+	}
+	return nil
+}
+
+func (*Expire) Plan(env Env) string {
+	var parts []string
+	if env.RedisKey != nil {
+		keys := HotRedisKeys(env)
+		parts = append(parts, fmt.Sprintf("UNLINK %d Redis keys (the hot keys matching %s): %s", len(keys), env.Pattern, list(keys)))
+	}
+	if c := env.HTTPCache; c != nil {
+		parts = append(parts, fmt.Sprintf("%s for each of %d hot keys: %s", c.Describe(c.Purge), len(env.HotKeys), list(env.HotKeys)))
+	}
+	return joinPlans(parts)
+}
+
+// Fire unlinks the hot keys' fresh copies in Redis (stale copies stay),
+// and purges them from the HTTP cache.
 func (*Expire) Fire(ctx context.Context, env Env) (Fired, error) {
-	keys := HotRedisKeys(env)
-	if len(keys) == 0 {
-		return Fired{Detail: &ExpireDetail{}, Ended: time.Now()}, nil
+	d := &ExpireDetail{}
+	if env.RedisKey != nil {
+		keys := HotRedisKeys(env)
+		if len(keys) > 0 {
+			n, err := env.Redis.Unlink(ctx, keys...).Result()
+			if err != nil {
+				return Fired{}, fmt.Errorf("expire: unlink %d hot keys: %w", len(keys), err)
+			}
+			d.Keys, d.KeysRemoved = len(keys), n
+		}
 	}
-	n, err := env.Redis.Unlink(ctx, keys...).Result()
-	if err != nil {
-		return Fired{}, fmt.Errorf("expire: unlink %d hot keys: %w", len(keys), err)
+	if c := env.HTTPCache; c != nil {
+		a, err := c.PurgeKeys(ctx, env.HotKeys)
+		d.Keys, d.HTTPCache = len(env.HotKeys), &a
+		if err != nil {
+			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("expire: %w", err)
+		}
+	} else if env.RedisKey == nil {
+		return Fired{}, fmt.Errorf("expire: %w and no Redis keys", errNoHTTPCache)
 	}
-	return Fired{Detail: &ExpireDetail{Keys: len(keys), KeysRemoved: n}, Ended: time.Now()}, nil
+	return Fired{Detail: d, Ended: time.Now()}, nil
+}
+
+// joinPlans joins what a trigger does to each part of a target.
+func joinPlans(parts []string) string {
+	if len(parts) == 0 {
+		return "nothing: the target declares no cache it may touch"
+	}
+	return strings.Join(parts, "; and ")
 }

@@ -9,13 +9,16 @@ import (
 
 // Flush empties the cache at T, as a Redis restart without persistence
 // does: a cold-start stampede over every key. On a Redis herdbench did not
-// start, it removes only the keys the target's pattern lets it touch.
+// start, it removes only the keys the target's pattern lets it touch; an
+// HTTP cache in front of the service (http_cache.flush) is emptied by its
+// own request (BAN) or command.
 type Flush struct{}
 
 // FlushDetail is what flush did.
 type FlushDetail struct {
-	KeysFlushed int64  `json:"keys_flushed"`
-	Pattern     string `json:"pattern,omitempty"` // the keys it was limited to, on a Redis herdbench did not start
+	KeysFlushed int64         `json:"keys_flushed"`
+	Pattern     string        `json:"pattern,omitempty"`    // the keys it was limited to, on a Redis herdbench did not start
+	HTTPCache   *CacheAnswers `json:"http_cache,omitempty"` // what the HTTP cache's flush sent and was answered, or its command
 }
 
 var (
@@ -28,14 +31,17 @@ func (*Flush) Name() string { return "flush" }
 // Detail is an empty FlushDetail, into which results are read.
 func (*Flush) Detail() any { return &FlushDetail{} }
 func (*Flush) Describe() string {
-	return "FLUSHDB at T (on a target's Redis: every key of its pattern): a cold cache, as after a Redis restart without persistence"
+	return "FLUSHDB at T (on a target's Redis: every key of its pattern; an HTTP cache: its flush request or command): a cold cache, as after a restart without persistence"
 }
 
-// Requires a Redis, and a pattern unless herdbench owns it.
+// Requires a Redis and a pattern unless herdbench owns it, or an HTTP
+// cache's flush.
 func (*Flush) Requires(c Caps) error {
 	switch {
+	case c.HTTPFlush:
+		return nil
 	case !c.Redis:
-		return errors.New("a Redis (redis.address in the target file)")
+		return errors.New("a Redis (redis.address in the target file), or an HTTP cache's flush (http_cache.flush)")
 	case !c.Pattern:
 		return errors.New("the pattern of the only keys it may remove (redis.pattern in the target file)")
 	}
@@ -43,15 +49,50 @@ func (*Flush) Requires(c Caps) error {
 }
 
 func (*Flush) Plan(env Env) string {
-	if env.Owned {
-		return "FLUSHDB on the testbed's Redis"
+	var parts []string
+	switch {
+	case env.Owned:
+		parts = append(parts, "FLUSHDB on the testbed's Redis")
+	case env.Redis != nil || env.Pattern != "":
+		parts = append(parts, fmt.Sprintf("SCAN MATCH %s and UNLINK every key it finds (only keys matching the pattern)", env.Pattern))
 	}
-	return fmt.Sprintf("SCAN MATCH %s and UNLINK every key it finds (only keys matching the pattern)", env.Pattern)
+	if c := env.HTTPCache; c != nil && c.Flush != nil {
+		parts = append(parts, c.Describe(*c.Flush))
+	} else if c != nil && c.Run != "" {
+		parts = append(parts, fmt.Sprintf("run %q (sh -c, on this machine, at most %s)", c.Run, c.Limit))
+	}
+	return joinPlans(parts)
 }
 
-// Fire flushes the database the service uses: all of it on the testbed,
-// the keys matching the pattern elsewhere.
-func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
+// Fire flushes the database the service uses (all of it on the testbed,
+// the keys matching the pattern elsewhere), and the HTTP cache.
+func (f *Flush) Fire(ctx context.Context, env Env) (Fired, error) {
+	var d *FlushDetail
+	if env.Redis != nil && (env.Owned || env.Pattern != "") {
+		fired, err := f.flushRedis(ctx, env)
+		if err != nil {
+			return fired, err
+		}
+		d = fired.Detail.(*FlushDetail)
+	}
+	if c := env.HTTPCache; c != nil && (c.Flush != nil || c.Run != "") {
+		if d == nil {
+			d = &FlushDetail{}
+		}
+		a, err := c.FlushAll(ctx, Environ(env))
+		d.HTTPCache = &a
+		if err != nil {
+			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("flush: %w", err)
+		}
+	}
+	if d == nil {
+		return Fired{}, errors.New("flush: the target declares neither a Redis with a pattern nor an HTTP cache's flush")
+	}
+	return Fired{Detail: d, Ended: time.Now()}, nil
+}
+
+// flushRedis flushes the Redis the service uses.
+func (*Flush) flushRedis(ctx context.Context, env Env) (Fired, error) {
 	if env.Owned {
 		n, err := env.Redis.DBSize(ctx).Result()
 		if err != nil {

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// needKeys is what the triggers that touch keys need.
+// needKeys is what the triggers that touch keys in Redis need.
 func needKeys(c Caps) error {
 	switch {
 	case !c.Redis:

@@ -64,6 +64,8 @@ type Env struct {
 	DB   *pgxpool.Pool // the target's Postgres, to reset Role's connections (conndrop without toxiproxy)
 	Role string
 
+	HTTPCache *HTTPCache // an HTTP cache in front of the service, invalidated through its own API; nil: none
+
 	HotKeys   []string  // the keys warmed before the arm, hottest first
 	API       []string  // the service's base URLs
 	Request   Requester // builds the service's request for a key
@@ -108,6 +110,8 @@ type Caps struct {
 	Restart   bool     // processes that can be restarted
 	Endpoints bool
 	Writes    bool // the testbed's write endpoint and likes table
+	HTTPPurge bool // an HTTP cache that invalidates one key (http_cache.purge)
+	HTTPFlush bool // and the whole cache (http_cache.flush)
 }
 
 // The optional capabilities of a trigger, each a small interface checked

@@ -1,0 +1,206 @@
+// Package cachetest starts real HTTP caches for tests, from Debian's
+// packages, in front of the testbed's replicas: nginx with the cache purge
+// module (nginx.conf.tmpl) and Varnish (varnish.vcl.tmpl). Each runs as a
+// process of the test's own, on a free loopback port, in a directory of
+// its own; it is killed, with its workers, when the test ends. A machine
+// without them skips the test, unless CI is set: then it fails.
+package cachetest
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"text/template"
+	"time"
+)
+
+var (
+	//go:embed nginx.conf.tmpl
+	nginxConf string
+	//go:embed varnish.vcl.tmpl
+	varnishVCL string
+)
+
+// PurgeModule is where Debian's libnginx-mod-http-cache-purge puts the
+// module.
+const PurgeModule = "/usr/lib/nginx/modules/ngx_http_cache_purge_module.so"
+
+// require skips t, or fails it with CI set, when a binary or file is
+// missing; pkgs names the Debian packages that bring them.
+func require(t testing.TB, pkgs string, paths ...string) []string {
+	t.Helper()
+	var found []string
+	for _, p := range paths {
+		full := p
+		if !strings.HasPrefix(p, "/") {
+			var err error
+			if full, err = exec.LookPath(p); err != nil {
+				full = firstOf("/usr/sbin/"+p, "/usr/local/sbin/"+p)
+			}
+		} else if _, err := os.Stat(p); err != nil {
+			full = ""
+		}
+		if full == "" {
+			msg := fmt.Sprintf("%s missing (apt-get install %s)", p, pkgs)
+			if os.Getenv("CI") != "" {
+				t.Fatalf("CI is set and %s", msg)
+			}
+			t.Skip(msg)
+		}
+		found = append(found, full)
+	}
+	return found
+}
+
+func firstOf(paths ...string) string {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Nginx starts nginx as a caching reverse proxy in front of origins
+// (host:port each), entries valid for valid (whole seconds, at least one),
+// and returns its base URL.
+func Nginx(t testing.TB, origins []string, valid time.Duration) string {
+	t.Helper()
+	if valid < time.Second {
+		t.Fatalf("nginx validity %s: nginx reads whole seconds, at least 1s", valid)
+	}
+	bins := require(t, "nginx libnginx-mod-http-cache-purge", "nginx", PurgeModule)
+	dir := workDir(t, "nginx")
+	listen := freeAddr(t)
+	conf := render(t, nginxConf, map[string]any{"Dir": dir, "PurgeModule": PurgeModule, "Origins": origins,
+		"Listen": listen, "Valid": fmt.Sprintf("%ds", int(valid.Seconds()))}) // nginx reads whole seconds
+	path := filepath.Join(dir, "nginx.conf")
+	write(t, path, conf)
+	done := start(t, dir, bins[0], "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
+	return ready(t, "http://"+listen, filepath.Join(dir, "error.log"), done)
+}
+
+// Varnish starts varnishd in front of origins (host:port each, round
+// robin), objects fresh for ttl, and returns its base URL.
+func Varnish(t testing.TB, origins []string, ttl time.Duration) string {
+	t.Helper()
+	bins := require(t, "varnish", "varnishd")
+	dir := workDir(t, "varnish")
+	listen := freeAddr(t)
+	type origin struct{ Host, Port string }
+	var os_ []origin
+	for _, o := range origins {
+		h, p, err := net.SplitHostPort(o)
+		if err != nil {
+			t.Fatalf("origin %q: %v", o, err)
+		}
+		os_ = append(os_, origin{h, p})
+	}
+	vcl := render(t, varnishVCL, map[string]any{"Origins": os_, "TTL": fmt.Sprintf("%dms", ttl.Milliseconds())})
+	path := filepath.Join(dir, "default.vcl")
+	write(t, path, vcl)
+	log := filepath.Join(dir, "varnishd.log")
+	done := start(t, dir, bins[0], "-F", "-n", filepath.Join(dir, "instance"), "-a", listen, "-f", path,
+		"-s", "malloc,64m", "-j", "none", "-p", "default_grace=0", "-p", "thread_pool_min=50")
+	return ready(t, "http://"+listen, log, done)
+}
+
+// workDir is a directory the cache's workers can enter whatever user they
+// run as (nginx's drop to nobody when run as root), removed at the end.
+func workDir(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "herdbench-"+name+"-")
+	if err == nil {
+		err = os.Chmod(dir, 0o777)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { if !t.Failed() { os.RemoveAll(dir) } })
+	return dir
+}
+
+func render(t testing.TB, text string, data any) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := template.Must(template.New("").Parse(text)).Execute(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func write(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// freeAddr is a loopback host:port nothing listens on now.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// start runs argv in a process group of its own, its output in dir's
+// output.log; the group is killed and reaped when t ends. The channel
+// closes when the process exits.
+func start(t testing.TB, dir string, argv ...string) <-chan struct{} {
+	t.Helper()
+	out, err := os.Create(filepath.Join(dir, "output.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.Dir = out, out, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", argv[0], err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); out.Close(); close(done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
+	return done
+}
+
+// ready polls base until it answers, for at most 20 s, and returns it; a
+// process that exited fails t at once.
+func ready(t testing.TB, base, log string, done <-chan struct{}) string {
+	t.Helper()
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := client.Get(base + "/herdbench-ready")
+		if err == nil {
+			resp.Body.Close()
+			return base
+		}
+		select {
+		case <-done:
+			err = fmt.Errorf("it exited: %w", err)
+		default:
+		}
+		if time.Now().After(deadline) || strings.HasPrefix(err.Error(), "it exited") {
+			b, _ := os.ReadFile(log)
+			o, _ := os.ReadFile(filepath.Join(filepath.Dir(log), "output.log"))
+			t.Fatalf("%s did not answer: %v\n%s\n%s", base, err, b, o)
+		}
+		time.Sleep(50 * time.Millisecond) // polling, with the deadline above
+	}
+}
