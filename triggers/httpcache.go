@@ -41,10 +41,10 @@ type CacheRequest struct {
 // trigger.detail.http_cache.
 type CacheAnswers struct {
 	Method   string           `json:"method"`
-	Sent     int              `json:"sent"`               // requests sent: keys × cache nodes
-	Statuses map[string]int64 `json:"statuses"`           // how many of them each status answered
-	Errors   int              `json:"errors"`             // sent and never answered
-	TookMS   int64            `json:"took_ms"`            // from the first request to the last answer
+	Sent     int              `json:"sent"`              // requests sent: keys × cache nodes
+	Statuses map[string]int64 `json:"statuses"`          // how many of them each status answered
+	Errors   int              `json:"errors"`            // sent and never answered
+	TookMS   int64            `json:"took_ms"`           // from the first request to the last answer
 	Command  *Outcome         `json:"command,omitempty"` // the flush command, when the cache is flushed by one
 }
 

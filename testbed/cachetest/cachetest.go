@@ -124,7 +124,11 @@ func workDir(t testing.TB, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { if !t.Failed() { os.RemoveAll(dir) } })
+	t.Cleanup(func() {
+		if !t.Failed() {
+			os.RemoveAll(dir)
+		}
+	})
 	return dir
 }
 
