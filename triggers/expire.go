@@ -51,7 +51,7 @@ func (*Expire) Plan(env Env) string {
 		parts = append(parts, fmt.Sprintf("UNLINK %d Redis keys (the hot keys matching %s): %s", len(keys), env.Pattern, list(keys)))
 	}
 	if c := env.HTTPCache; c != nil {
-		parts = append(parts, fmt.Sprintf("%s for each of %d hot keys: %s", c.Describe(c.Purge), len(env.HotKeys), list(env.HotKeys)))
+		parts = append(parts, fmt.Sprintf("%s, with the arm's selection, for each of %d hot keys: %s", c.Describe(c.Purge), len(env.HotKeys), list(env.HotKeys)))
 	}
 	return joinPlans(parts)
 }
