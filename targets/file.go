@@ -33,6 +33,7 @@ type File struct {
 	Toxiproxy  *ToxiproxySpec    `yaml:"toxiproxy"`
 	Prometheus *PrometheusSpec   `yaml:"prometheus"`
 	HTTPCache  *HTTPCacheSpec    `yaml:"http_cache"`
+	Trigger    *TriggerSpec      `yaml:"trigger"` // how a herd is provoked on this service, unless a flag or scenario file says
 	Arms       []ArmSpec         `yaml:"arms"`
 	Limits     Limits            `yaml:"limits"`
 	Abort      []string          `yaml:"abort"` // stop conditions, as --abort-on
@@ -119,6 +120,14 @@ type ArmSpec struct {
 	Query   map[string]string `yaml:"query"`
 	Before  []string          `yaml:"before"`
 	After   []string          `yaml:"after"`
+}
+
+// TriggerSpec is the trigger a target file proposes, with its options
+// by their scenario keys (run, undo, hot_keys...): the run's trigger and
+// options where neither the command line nor a scenario file sets them.
+type TriggerSpec struct {
+	Name    string            `yaml:"name"`
+	Options map[string]string `yaml:",inline"`
 }
 
 // Limits are the target's caps: a plan above them is refused.

@@ -95,6 +95,12 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 		}
 	}
 	opts.ArmsSet = cmdline.Changed("arms")
+	opts.TriggerSet = triggerFlagsSet(cmdline, opts.Plan)
+	for _, o := range append(opts.Plan.Triggers.Options(), triggers.Option{Key: "trigger"}) {
+		if _, ok := fromFile[o.Flag()]; ok {
+			opts.TriggerSet[o.Flag()] = true // the scenario file's
+		}
+	}
 	// check the plan against its target: a service's arms are its target
 	// file's, and an edge arm needs a testbed of two tiers
 	svc, err := describeTarget(opts.Target)

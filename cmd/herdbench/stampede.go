@@ -58,8 +58,9 @@ type stampedeOptions struct {
 	WorkerCount int      // --worker-count
 	DryRun      bool
 	Yes         bool
-	ArmsSet     bool      // --arms was given
-	In          io.Reader // where a confirmation is read, when InTTY
+	ArmsSet     bool            // --arms was given
+	TriggerSet  map[string]bool // the flags of the trigger and its options given, on the command line or in a scenario file
+	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
 	service *targets.Target // the --target that is not the testbed, once described
@@ -147,6 +148,7 @@ Triggers: ` + triggerHelp(opts.Plan.Triggers),
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
+			opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
 			return stampedeRun(c.Context(), stdout, stderr, opts)
 		},
 	}
@@ -261,6 +263,8 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	}
 	switch svc := opts.service; {
 	case svc != nil:
+		plan, problems = targetTrigger(plan, svc, opts.TriggerSet)
+		bad = append(bad, problems...)
 		var err error
 		plan, err = servicePlan(plan, svc, opts)
 		bad = append(bad, herd.Fields(err)...)

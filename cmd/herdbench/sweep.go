@@ -61,6 +61,7 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
+			opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
 			return sweepRun(c.Context(), stdout, stderr, opts)
 		},
 	}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/targets"
+)
+
+// triggerFlagsSet are the flags of the trigger and its options that were
+// given, on the command line or in a scenario file: what a target file's
+// trigger does not override.
+func triggerFlagsSet(fs *pflag.FlagSet, plan experiment.Plan) map[string]bool {
+	set := map[string]bool{}
+	if fs.Changed("trigger") {
+		set["trigger"] = true
+	}
+	for _, o := range plan.Triggers.Options() {
+		if fs.Changed(o.Flag()) {
+			set[o.Flag()] = true
+		}
+	}
+	return set
+}
+
+// targetTrigger applies a target file's trigger: its name where neither
+// the command line nor a scenario file chose one, and then, when the run's
+// trigger is the file's, each of its options that neither set. Problems
+// are at their file:line, naming what the file may say.
+func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]bool) (experiment.Plan, herd.FieldErrors) {
+	f := svc.File()
+	if f == nil || f.Trigger == nil {
+		return plan, nil
+	}
+	spec := f.Trigger
+	var bad herd.FieldErrors
+	at := func(path, format string, args ...any) {
+		bad = append(bad, &herd.FieldError{File: svc.Name, Line: svc.Line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	reg := plan.Triggers
+	if _, err := reg.Get(spec.Name); err != nil {
+		at("trigger.name", "%q is not a trigger (accepted: %s)", spec.Name, strings.Join(reg.Names(), ", "))
+		return plan, bad
+	}
+	if !set["trigger"] {
+		plan.Trigger = spec.Name
+	}
+	var own []string
+	for _, o := range reg.Options() {
+		if o.Trigger == spec.Name {
+			own = append(own, o.Key)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(spec.Options)) {
+		i := slices.Index(own, k)
+		if i < 0 {
+			at("trigger."+k, "not an option of %s (accepted: %s)", spec.Name, strings.Join(append([]string{"name"}, own...), ", "))
+			continue
+		}
+		if plan.Trigger != spec.Name || set[strings.ReplaceAll(k, "_", "-")] {
+			continue // another trigger was chosen, or this option set elsewhere
+		}
+		if err := reg.Set(k, spec.Options[k]); err != nil {
+			at("trigger."+k, "%v", err)
+		}
+	}
+	return plan, bad
+}
