@@ -3,8 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -52,20 +50,7 @@ keys: {range: {from: 1, to: 20}, hot: 20}
 redis: {address: %q, key: "item:{key}", pattern: "item:*"}
 postgres: {dsn: "${HB_TEST_PG}", role: herdbench_app, statements: "pg_sleep"}
 `, base, strings.TrimPrefix(tb.Status.Redis, "redis://")) + cache
-	path := filepath.Join(t.TempDir(), "target.yaml")
-	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := targets.ParseFile([]byte(y), path, func(k string) (string, bool) { return tb.Status.Postgres, k == "HB_TEST_PG" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := targets.FromFile(f)
-	if err := svc.Connect(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	return svc
+	return openService(t, y, map[string]string{"HB_TEST_PG": tb.Status.Postgres})
 }
 
 // cachePlan runs each arm, chosen by its X-Arm header, at 400 req/s over

@@ -38,11 +38,17 @@ headers: {Authorization: "Bearer ${HB_TEST_TOKEN}"}
 redis: {address: %q, key: "item:{key}", pattern: "item:*"}
 postgres: {dsn: "${HB_TEST_PG}", role: herdbench_app, statements: "pg_sleep"}
 `, strings.Join(eps, ", "), addr) + rest
+	return openService(t, y, map[string]string{"HB_TEST_TOKEN": "tok-7f3a9", "HB_TEST_PG": tb.Status.Postgres})
+}
+
+// openService writes the target file y, reads it with vars as its
+// environment and connects to what it declares, closed when t ends.
+func openService(t *testing.T, y string, vars map[string]string) *targets.Target {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "target.yaml")
 	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"HB_TEST_TOKEN": "tok-7f3a9", "HB_TEST_PG": tb.Status.Postgres}
 	f, err := targets.ParseFile([]byte(y), path, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
