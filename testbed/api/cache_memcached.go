@@ -15,11 +15,14 @@ import (
 // since, so neither touches another holder's claim.
 //
 // Memcached counts expiries in whole seconds, on a clock that ticks once
-// a second: every TTL is rounded up to whole seconds (1ms lives up to
-// 1s; an entry of N seconds ends between N-1 and N seconds after its
-// set, as memcached's clock has it). It reads an expiry over 30 days as
-// a Unix time: Options.CacheProblems refuses such TTLs. Its keys are at
-// most 250 bytes: the cache's are at most 30 (cache.go).
+// a second, so an exptime of N seconds ends between N-1 and N+1 seconds
+// after the set. An entry must never end before the expiry its Entry
+// records (xfetch and early read it), nor a claim before its TTL: every
+// TTL is rounded up to whole seconds, plus one. An entry of ttl 1ms thus
+// lives between 1 and 3 seconds, one of 60s between 60 and 62. Memcached
+// reads an exptime over 30 days as a Unix time: Options.CacheProblems
+// refuses such TTLs. Its keys are at most 250 bytes: the cache's are at
+// most 30 (cache.go).
 //
 // The client has no contexts: each command is bounded by the timeout,
 // and one whose context ended already is not sent.
@@ -27,9 +30,9 @@ type memcachedCache struct{ mc *memcache.Client }
 
 var _ Cache = (*memcachedCache)(nil)
 
-// maxMemcachedTTL is the longest expiry memcached takes as a relative
-// time: 30 days.
-const maxMemcachedTTL = 30 * 24 * time.Hour
+// maxMemcachedTTL is the longest TTL whose exptime memcached takes as a
+// relative time: 30 days, less the second expiry adds.
+const maxMemcachedTTL = 30*24*time.Hour - time.Second
 
 // setParallel bounds the sets a batch sends at once: memcached's text
 // protocol has no multi-key set, so a fill's batch is many round trips.
@@ -42,11 +45,11 @@ func newMemcachedCache(o CacheOptions) *memcachedCache {
 	return &memcachedCache{mc: mc}
 }
 
-// expiry is ttl as memcached's exptime: whole seconds, rounded up, at
-// least 1 (0 would mean never), at most 30 days.
+// expiry is ttl as memcached's exptime: whole seconds, rounded up, plus
+// the second memcached's clock may end it early; at most 30 days.
 func expiry(ttl time.Duration) int32 {
-	ttl = min(ttl, maxMemcachedTTL)
-	return int32(max((ttl+time.Second-1)/time.Second, 1))
+	ttl = min(max(ttl, 0), maxMemcachedTTL)
+	return int32((ttl+time.Second-1)/time.Second + 1)
 }
 
 // expireNow is an exptime memcached reads as already past: a cas with it

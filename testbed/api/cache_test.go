@@ -160,8 +160,8 @@ func TestMemcachedExpiry(t *testing.T) {
 		ttl  time.Duration
 		want int32
 	}{
-		{time.Millisecond, 1}, {time.Second, 1}, {1001 * time.Millisecond, 2}, {time.Minute, 60},
-		{maxMemcachedTTL, 30 * 24 * 3600}, {maxMemcachedTTL + time.Hour, 30 * 24 * 3600}, {0, 1},
+		{time.Millisecond, 2}, {time.Second, 2}, {1001 * time.Millisecond, 3}, {time.Minute, 61},
+		{maxMemcachedTTL, 30 * 24 * 3600}, {maxMemcachedTTL + time.Hour, 30 * 24 * 3600}, {0, 1}, {-time.Second, 1},
 	} {
 		if got := expiry(tc.ttl); got != tc.want {
 			t.Errorf("expiry(%v) = %d; want %d", tc.ttl, got, tc.want)

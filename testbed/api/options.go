@@ -62,7 +62,7 @@ func (o Options) CacheProblems(c Config) herd.FieldErrors {
 	}
 	for _, t := range memcachedTTLs(c) {
 		if t.ttl > maxMemcachedTTL {
-			errs.Add(t.field, "%s is longer than Memcached's 30 days, past which it reads an expiry as a Unix time (accepted with --cache memcached: 1s to 720h; shorter ones are rounded up to whole seconds)", t.ttl)
+			errs.Add(t.field, "%s is too long for Memcached, which reads an expiry past 30 days as a Unix time (accepted with --cache memcached: up to %s, ttl with its ttl_jitter; shorter ones are rounded up to whole seconds)", t.ttl, maxMemcachedTTL)
 		}
 	}
 	return errs

@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if shared != nil {
 		shared.Stop()
 	}
+	if sharedMc != nil {
+		sharedMc.Stop()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
