@@ -2,8 +2,11 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -221,4 +224,43 @@ func TestCacheProblems(t *testing.T) {
 		t.Errorf("Problems of cache %q = %v; want one naming the accepted caches", bad.Cache, errs)
 	}
 	var _ herd.FieldErrors = bad.Problems()
+}
+
+// A replica on Memcached without a Redis: /healthz says which it uses,
+// a miss with Postgres away is an error rather than a crash, and
+// PUT /admin/config refuses what needs Redis with the reason.
+func TestReplicaOnMemcachedAlone(t *testing.T) {
+	opts := DefaultOptions
+	opts.Cache = CacheMemcached
+	opts.MemcachedAddr = startServer(t, "memcached", memcachedArgs()...)
+	opts.PostgresDSN = "postgres://nobody@127.0.0.1:1/none?sslmode=disable"
+	opts.DBTimeout = 200 * time.Millisecond
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(s.Close)
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+
+	code, body := do(t, http.MethodGet, srv.URL+"/healthz", "")
+	var h Health
+	if err := json.Unmarshal([]byte(body), &h); err != nil || h.Memcached != "ok" || h.Redis != "unused" || code != http.StatusServiceUnavailable {
+		t.Errorf("GET /healthz = %d %s; want memcached ok, redis unused, 503 for the Postgres that is away", code, body)
+	}
+	if code, body := do(t, http.MethodGet, srv.URL+"/items/1", ""); code != http.StatusInternalServerError {
+		t.Errorf("GET /items/1 with Postgres away = %d %s; want 500", code, body)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`{"write_invalidate":"refresh"}`, "write_invalidate: refresh broadcasts the written items on Redis pub/sub, which Memcached lacks"},
+		{`{"write_strategy":"queue"}`, "write_strategy: queue keeps the writes in a Redis stream, and this replica on Memcached has no Redis"},
+		{`{"stale_ttl":"800h"}`, "stale_ttl: 800h0m0s is too long for Memcached"},
+	} {
+		if code, body := do(t, http.MethodPut, srv.URL+"/admin/config", tc.body); code != http.StatusBadRequest || !strings.Contains(body, tc.want) {
+			t.Errorf("PUT /admin/config %s = %d %s; want 400 saying %q", tc.body, code, body, tc.want)
+		}
+	}
+	if code, body := do(t, http.MethodPut, srv.URL+"/admin/config", `{"strategy":"lease","write_strategy":"coalesce"}`); code != http.StatusOK {
+		t.Errorf("PUT /admin/config lease, coalesce = %d %s; want 200", code, body)
+	}
 }
