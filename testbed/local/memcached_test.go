@@ -43,17 +43,9 @@ func sharedMemcachedTestbed(t *testing.T) *Testbed {
 	}
 	machinelock.Share(t)
 	sharedMcOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "herdbench-shared-mc-")
-		if err == nil {
-			err = os.Chmod(dir, 0o755)
-		}
-		if err != nil {
-			sharedMcErr = err
-			return
-		}
 		replica := api.DefaultOptions
 		replica.Cache = api.CacheMemcached
-		sharedMc, sharedMcErr = Start(context.Background(), Config{StateDir: dir, Binary: binary, Items: 1000, Replica: replica})
+		sharedMc, sharedMcErr = startShared(replica)
 	})
 	if sharedMcErr != nil {
 		t.Fatalf("start shared testbed on memcached: %v", sharedMcErr)
