@@ -272,6 +272,11 @@ func ignored(o Options, st Status) []Mismatch {
 			m.Asked, m.Has = strconv.Itoa(o.Items), strconv.Itoa(st.Items)
 		case "observability":
 			m.Asked, m.Has = strconv.FormatBool(o.Observability), strconv.FormatBool(st.Prometheus != "")
+		case "cache":
+			m.Asked, m.Has = o.Replica.Cache, api.CacheRedis
+			if st.Memcached != "" {
+				m.Has = api.CacheMemcached
+			}
 		}
 		if m.Asked == "" || m.Asked != m.Has {
 			out = append(out, m)

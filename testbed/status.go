@@ -33,6 +33,7 @@ type Status struct {
 	API        []string          `json:"api"`                  // base URL of each replica
 	Edge       []string          `json:"edge,omitempty"`       // base URL of each edge replica, in front of the replicas (tiers 2)
 	Redis      string            `json:"redis"`                // redis://host:port, direct (not proxied)
+	Memcached  string            `json:"memcached,omitempty"`  // host:port, direct (not proxied), when the replicas' item cache is Memcached
 	Postgres   string            `json:"postgres"`             // superuser DSN, direct; reads pg_stat_statements
 	Toxiproxy  string            `json:"toxiproxy"`            // toxiproxy API URL
 	Control    string            `json:"control,omitempty"`    // the supervisor's control API: POST /restart

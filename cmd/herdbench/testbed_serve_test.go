@@ -18,7 +18,7 @@ import (
 // The local provider starts replicas with local.ServeArgs; a knob it leaves
 // out would silently run with its default. Every field must round-trip.
 func TestServeArgsCarryEveryOption(t *testing.T) {
-	o := api.Options{Name: "api-7", RedisAddr: "127.0.0.1:1", PostgresDSN: "postgres://x@127.0.0.1:2/db",
+	o := api.Options{Name: "api-7", Cache: api.CacheMemcached, RedisAddr: "127.0.0.1:1", MemcachedAddr: "127.0.0.1:3", PostgresDSN: "postgres://x@127.0.0.1:2/db",
 		DBPoolSize: 3, RedisPoolSize: 4, DBTimeout: 3 * time.Second, RedisTimeout: 2 * time.Second, Seed: 42,
 		Config: api.Config{Strategy: "lock+shed", TTL: herd.Duration(7 * time.Second), StaleTTL: herd.Duration(time.Hour),
 			QueryCost:     herd.Duration(9 * time.Millisecond),
@@ -60,6 +60,7 @@ func TestServeArgsCarryEveryOption(t *testing.T) {
 	fs.StringVar(&got.API.Name, "name", "", "")
 	fs.StringVar(&got.API.RedisAddr, "redis", "", "")
 	fs.StringVar(&got.API.PostgresDSN, "postgres", "", "")
+	fs.StringVar(&got.API.MemcachedAddr, "memcached", "", "")
 	addReplicaFlags(fs, &got.API)
 	if err := fs.Parse(args[2:]); err != nil {
 		t.Fatalf("parse %v: %v", args, err)

@@ -98,6 +98,9 @@ func printStatus(w io.Writer, st testbed.Status) error {
 		fmt.Fprintf(tw, "edge\t%s\n", strings.Join(st.Edge, "  "))
 	}
 	fmt.Fprintf(tw, "redis\t%s\t%s\n", st.Redis, st.Versions["redis"])
+	if st.Memcached != "" {
+		fmt.Fprintf(tw, "memcached\t%s\t%s\n", st.Memcached, st.Versions["memcached"])
+	}
 	fmt.Fprintf(tw, "postgres\t%s\t%s\n", st.Postgres, st.Versions["postgres"])
 	fmt.Fprintf(tw, "toxiproxy\t%s\t%s\n", st.Toxiproxy, st.Versions["toxiproxy"])
 	for _, name := range slices.Sorted(maps.Keys(st.Proxies)) {

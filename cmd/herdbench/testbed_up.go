@@ -57,6 +57,7 @@ the default, picks local when its programs are installed, else docker.
 and the harness (and under docker Grafana with the bundled dashboards).`,
 		Example: `  herdbench testbed up
   herdbench testbed up --replicas 5 --query-cost 20ms
+  herdbench testbed up --cache memcached
   herdbench testbed up --foreground
   herdbench testbed up --observability
   herdbench testbed up --provider docker --observability`,

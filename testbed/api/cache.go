@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/retry"
 )
 
-// Redis key layout. Triggers match ItemKeyPattern, which covers the fresh
-// copies only: stale copies and locks live under other prefixes.
+// The cache's key layout, the same in Redis and Memcached. Triggers match
+// ItemKeyPattern, which covers the fresh copies only: stale copies and
+// locks live under other prefixes. The longest key, a lease's of the
+// largest id, is 30 bytes: far under Memcached's 250 (TestKeysFitMemcached).
 const (
 	ItemKeyPattern = "item:*"
 	itemPrefix     = "item:"
@@ -26,8 +27,11 @@ const (
 	leasePrefix    = "lease:item:"
 )
 
-// ItemKey is the Redis key of item id's fresh copy.
+// ItemKey is the cache key of item id's fresh copy.
 func ItemKey(id int64) string { return itemPrefix + strconv.FormatInt(id, 10) }
+
+// staleKey is the cache key of item id's stale copy.
+func staleKey(id int64) string { return stalePrefix + strconv.FormatInt(id, 10) }
 
 // ItemQuery is the expensive query the item loader runs: a real read of the
 // row and its likes alongside pg_sleep($2), which holds the connection for the query cost
@@ -89,7 +93,7 @@ func (s *Server) serveShared(r *Request) (Item, string, error) {
 	}
 	it, err := s.loadAndSet(ctx, v, id)
 	if errors.Is(err, errStaleOK) { // serve the stale copy, or fail fast
-		if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
+		if e, ok := s.read(ctx, v, staleKey(id)); ok {
 			v.m.staleServed.Inc()
 			return e.Item, OutcomeStale, nil
 		}
@@ -109,20 +113,20 @@ var errStaleOK = fmt.Errorf("%w", ErrShed)
 // through to a load nobody will read.
 var errCanceled = errors.New("client went away")
 
-// read gets a cached entry. A Redis error counts as a miss, so the request
-// falls through to Postgres as cache-aside code usually does; a client that
-// went away is not a Redis error (see gone).
+// read gets a cached entry. A cache error counts as a miss, so the
+// request falls through to Postgres as cache-aside code usually does; a
+// client that went away is not a cache error (see gone).
 func (s *Server) read(ctx context.Context, v view, key string) (Entry, bool) {
-	b, err := s.rdb.Get(ctx, key).Bytes()
+	b, ok, err := s.cache.Get(ctx, key)
 	var e Entry
 	switch {
-	case errors.Is(err, redis.Nil):
-		v.m.cacheMisses.Inc()
-		return e, false
 	case err != nil:
 		if ctx.Err() == nil {
 			v.m.cacheErrors.Inc()
 		}
+		return e, false
+	case !ok:
+		v.m.cacheMisses.Inc()
 		return e, false
 	}
 	if err := json.Unmarshal(b, &e); err != nil {
@@ -144,22 +148,20 @@ func (s *Server) loadAndSet(ctx context.Context, v view, id int64) (Item, error)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
 	defer cancel()
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		s.set(ctx, p, v, id, b, ttl)
-		return nil
-	})
-	if err != nil {
+	if err := s.cache.Set(ctx, entries(v, id, b, ttl)...); err != nil {
 		v.m.cacheErrors.Inc() // the item is still served
 	}
 	return it, nil
 }
 
-// set queues what caching one item stores: its entry under its key for
-// ttl, and the same entry as the stale copy for stale_ttl. A miss and the
-// bulk fill store the same.
-func (s *Server) set(ctx context.Context, p redis.Pipeliner, v view, id int64, b []byte, ttl time.Duration) {
-	p.Set(ctx, ItemKey(id), b, ttl)
-	p.Set(ctx, stalePrefix+strconv.FormatInt(id, 10), b, time.Duration(v.cfg.StaleTTL))
+// entries are what caching one item stores: its entry under its key for
+// ttl, and the same entry as the stale copy for stale_ttl. A miss, the
+// lease's holder and the bulk fill store the same.
+func entries(v view, id int64, b []byte, ttl time.Duration) []CacheEntry {
+	return []CacheEntry{
+		{Key: ItemKey(id), Value: b, TTL: ttl},
+		{Key: staleKey(id), Value: b, TTL: time.Duration(v.cfg.StaleTTL)},
+	}
 }
 
 // load runs the item query and returns the item, the entry to cache and

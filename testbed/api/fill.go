@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // FillQuery is the bulk fill's statement: the rows of a range of items, a
@@ -80,14 +78,12 @@ func (s *Server) fill(ctx context.Context, from, to int64) (FillResponse, error)
 			continue
 		}
 		per := time.Since(start) / time.Duration(len(items))
-		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, it := range items {
-				b, ttl := s.entry(v, it, per)
-				s.set(ctx, p, v, it.ID, b, ttl)
-			}
-			return nil
-		})
-		if err != nil {
+		batch := make([]CacheEntry, 0, 2*len(items))
+		for _, it := range items {
+			b, ttl := s.entry(v, it, per)
+			batch = append(batch, entries(v, it.ID, b, ttl)...)
+		}
+		if err := s.cache.Set(ctx, batch...); err != nil {
 			return res, fmt.Errorf("fill items %d to %d: cache: %w", lo, hi, err)
 		}
 		res.Filled += int64(len(items))

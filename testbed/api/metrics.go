@@ -216,15 +216,15 @@ func newMetrics(reg *Mitigations, g gauges) *metrics {
 		}, []string{"outcome"}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricCacheHits,
-			Help: "Redis reads of an item key that found a value.",
+			Help: "Cache reads (Redis or Memcached) of an item key that found a value.",
 		}),
 		cacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricCacheMisses,
-			Help: "Redis reads of an item key that found nothing.",
+			Help: "Cache reads (Redis or Memcached) of an item key that found nothing.",
 		}),
 		cacheErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricCacheErrors,
-			Help: "Redis commands that failed; a failed read falls through to Postgres.",
+			Help: "Cache commands (Redis or Memcached) that failed; a failed read falls through to Postgres.",
 		}),
 		loads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricLoads,

@@ -40,13 +40,6 @@ func (l leaseStrategy) Problems() herd.FieldErrors {
 	return errs
 }
 
-// setWithLease stores an entry only while the lease token is still the
-// key's: a set without the valid token is refused (memcache leases).
-const setWithLease = `if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
-redis.call("SET", KEYS[3], ARGV[2], "PX", ARGV[4])
-return 1`
-
 // LoadMiss gives the first miss of a key a lease token (at most one per
 // key per lease_interval, as memcache leases); it loads and sets with the
 // token. The others wait for its value, re-reading as lock's waiters do for
@@ -55,9 +48,10 @@ func (l leaseStrategy) LoadMiss(r *Request) (Item, string, error) {
 	s, ctx, v, id := r.s, r.ctx, r.v, r.id
 	leaseKey := leasePrefix + strconv.FormatInt(id, 10)
 	token := s.token()
-	won, err := s.rdb.SetNX(ctx, leaseKey, token, time.Duration(l.Interval)).Result()
+	claim := Claim{Key: leaseKey, Token: token, Expires: time.Now().Add(time.Duration(l.Interval))}
+	won, err := s.cache.Add(ctx, leaseKey, token, time.Duration(l.Interval))
 	switch {
-	case ctx.Err() != nil || err != nil: // no lease without Redis: behave as none
+	case ctx.Err() != nil || err != nil: // no lease without the cache: behave as none
 		return s.unclaimed(ctx, v, id)
 	case won:
 		if e, ok := s.read(ctx, v, ItemKey(id)); ok { // filled since this request missed
@@ -69,8 +63,8 @@ func (l leaseStrategy) LoadMiss(r *Request) (Item, string, error) {
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
 		defer cancel()
-		keys := []string{leaseKey, ItemKey(id), stalePrefix + strconv.FormatInt(id, 10)}
-		if err := s.leaseSet.Run(sctx, s.rdb, keys, token, b, ttl.Milliseconds(), time.Duration(v.cfg.StaleTTL).Milliseconds()).Err(); err != nil {
+		// a set with the token, refused once another holds the key's lease
+		if _, err := s.cache.SetIfHeld(sctx, claim, entries(v, id, b, ttl)...); err != nil {
 			v.m.cacheErrors.Inc()
 		}
 		return it, OutcomeMiss, nil

@@ -9,7 +9,7 @@ import (
 )
 
 // lockStrategy lets one request in the fleet load a key: the one that
-// takes its Redis lock.
+// takes its lock in the cache (Redis SET NX, Memcached add).
 type lockStrategy struct {
 	TTL  herd.Duration `json:"lock_ttl" help:"expiry of the fleet lock, so a crashed holder's lock ends"`
 	Wait herd.Duration `json:"lock_wait" help:"longest a lock waiter waits before loading itself"`
@@ -32,7 +32,7 @@ var (
 
 func (lockStrategy) Name() string { return Lock }
 func (lockStrategy) Describe() string {
-	return "fleet-wide Redis lock, stale copy or wait for the rest"
+	return "fleet-wide lock in the cache, stale copy or wait for the rest"
 }
 func (lockStrategy) Kind() string           { return KindLoader }
 func (lockStrategy) ExclusiveGroup() string { return KindLoader }
@@ -52,7 +52,7 @@ func (l lockStrategy) Problems() herd.FieldErrors {
 }
 
 // LoadMiss lets one request in the fleet load: the one that takes the
-// Redis lock (SET NX PX) and still finds the cache empty (a request that
+// lock (Cache.Add: SET NX PX, or Memcached's add) and still finds the cache empty (a request that
 // missed just before the previous holder filled it must not load again).
 // The others serve the stale copy, or, when there is none, re-read the
 // cache until the value appears (after lock_poll, then backing off:
@@ -66,19 +66,19 @@ func (l lockStrategy) LoadMiss(r *Request) (Item, string, error) {
 	deadline := time.Now().Add(time.Duration(l.Wait))
 	waiting, p := false, newPoll(v)
 	for {
-		ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(l.TTL)).Result()
+		ok, err := s.cache.Add(ctx, lockKey, token, time.Duration(l.TTL))
 		switch {
-		case ctx.Err() != nil || err != nil: // no lock without Redis: behave as none
+		case ctx.Err() != nil || err != nil: // no lock without the cache: behave as none
 			return s.unclaimed(ctx, v, id)
 		case ok:
 			it, outcome, err := s.loadHolding(ctx, v, id)
-			if uerr := s.unlock.Run(context.WithoutCancel(ctx), s.rdb, []string{lockKey}, token).Err(); uerr != nil {
+			if uerr := s.cache.DeleteIfEqual(context.WithoutCancel(ctx), lockKey, token); uerr != nil {
 				v.m.cacheErrors.Inc() // the lock expires by itself
 			}
 			return it, outcome, err
 		}
 		if !waiting {
-			if e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10)); ok {
+			if e, ok := s.read(ctx, v, staleKey(id)); ok {
 				v.m.staleServed.Inc()
 				return e.Item, OutcomeStale, nil
 			}
@@ -100,10 +100,10 @@ func (l lockStrategy) Reload(r *Request) {
 	s, ctx := r.s, r.ctx
 	lockKey := lockPrefix + strconv.FormatInt(r.id, 10)
 	token := "notify:" + s.opts.Name
-	ok, err := s.rdb.SetNX(ctx, lockKey, token, time.Duration(l.TTL)).Result()
+	ok, err := s.cache.Add(ctx, lockKey, token, time.Duration(l.TTL))
 	if err != nil || !ok {
 		return // another replica reloads it
 	}
 	_, _ = r.Load()
-	_ = s.unlock.Run(ctx, s.rdb, []string{lockKey}, token).Err()
+	_ = s.cache.DeleteIfEqual(ctx, lockKey, token)
 }

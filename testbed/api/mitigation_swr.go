@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
-	"math"
 	"strconv"
 	"time"
 )
@@ -26,21 +24,21 @@ func (swrStrategy) ExclusiveGroup() string { return KindLoader }
 // copy gone but the stale one there never waits for Postgres.
 func (swrStrategy) LoadMiss(r *Request) (Item, string, error) {
 	s, ctx, v, id := r.s, r.ctx, r.v, r.id
-	e, ok := s.read(ctx, v, stalePrefix+strconv.FormatInt(id, 10))
+	e, ok := s.read(ctx, v, staleKey(id))
 	if !ok {
 		it, err := r.Load()
 		return it, OutcomeMiss, err
 	}
 	v.m.staleServed.Inc()
 	lockKey := lockPrefix + strconv.FormatInt(id, 10)
-	token := fmt.Sprintf("%s:%x", s.opts.Name, math.Float64bits(s.random()))
+	token := s.token()
 	ttl := time.Duration(mitigation[lockStrategy](v.cfg).TTL)
-	if won, err := s.rdb.SetNX(ctx, lockKey, token, ttl).Result(); err == nil && won {
+	if won, err := s.cache.Add(ctx, lockKey, token, ttl); err == nil && won {
 		bg := *r
 		bg.ctx = context.Background()
 		s.background(func() {
 			_, _ = bg.Load()
-			_ = s.unlock.Run(context.Background(), s.rdb, []string{lockKey}, token).Err()
+			_ = s.cache.DeleteIfEqual(context.Background(), lockKey, token)
 		})
 	}
 	return e.Item, OutcomeStale, nil

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
@@ -8,9 +10,10 @@ import (
 
 // Problems are every problem with o at once, each a FieldError naming its
 // field (db_pool for DBPoolSize, as the flags spell them): the start
-// options, then the run-time config. A zero pool or timeout is refused,
-// not replaced: the drivers would read it as their own default, or as no
-// time at all.
+// options, then the run-time config and what its cache cannot do. A zero
+// pool or timeout is refused, not replaced: the drivers would read it as
+// their own default, or as no time at all. The addresses are the
+// caller's to require: a provider gives them to the replicas it starts.
 func (o Options) Problems() herd.FieldErrors {
 	var errs herd.FieldErrors
 	if o.DBPoolSize < 1 || o.DBPoolSize > 1000 {
@@ -27,5 +30,58 @@ func (o Options) Problems() herd.FieldErrors {
 			errs.Add(d.field, "%s out of range (accepted: more than 0, such as 1s)", d.d)
 		}
 	}
-	return append(errs, o.Config.Problems()...)
+	if o.Cache != "" && !slices.Contains(Caches, o.Cache) {
+		errs.Add("cache", "%q is not a cache (accepted: %s)", o.Cache, strings.Join(Caches, ", "))
+	}
+	errs = append(errs, o.Config.Problems()...)
+	return append(errs, o.CacheProblems(o.Config)...)
+}
+
+// CacheProblems are the knobs of c that o's cache cannot honour, each
+// naming why and what to use instead: none under Redis. Memcached has no
+// pub/sub, so write_invalidate refresh (a broadcast every replica
+// reloads from) has no channel; write_strategy queue keeps its writes in
+// a Redis stream, which a replica on Memcached has only when RedisAddr
+// names a Redis beside it (checked once the addresses are set: the local
+// testbed gives its replicas the Redis it runs); and
+// memcached reads a TTL over 30 days as a Unix time, so longer ones are
+// refused rather than sent. The replicas check it at start and on every
+// PUT /admin/config.
+func (o Options) CacheProblems(c Config) herd.FieldErrors {
+	var errs herd.FieldErrors
+	if o.Cache != CacheMemcached {
+		return nil
+	}
+	if c.WriteInvalidate == InvalidateRefresh {
+		errs.Add("write_invalidate", "refresh broadcasts the written items on Redis pub/sub, which Memcached lacks (accepted with --cache memcached: %s, %s; or --cache redis)",
+			InvalidateNone, InvalidateDelete)
+	}
+	if c.WriteStrategy == WriteQueue && o.MemcachedAddr != "" && o.RedisAddr == "" {
+		errs.Add("write_strategy", "queue keeps the writes in a Redis stream, and this replica on Memcached has no Redis (accepted: %s, %s; or --redis beside --memcached for the stream)",
+			WriteDirect, WriteCoalesce)
+	}
+	for _, t := range memcachedTTLs(c) {
+		if t.ttl > maxMemcachedTTL {
+			errs.Add(t.field, "%s is too long for Memcached, which reads an expiry past 30 days as a Unix time (accepted with --cache memcached: up to %s, ttl with its ttl_jitter; shorter ones are rounded up to whole seconds)", t.ttl, maxMemcachedTTL)
+		}
+	}
+	return errs
+}
+
+// memcachedTTLs are the TTLs of c that reach Memcached as expiries, at
+// their longest (ttl with the most ttl_jitter adds).
+func memcachedTTLs(c Config) []struct {
+	field string
+	ttl   time.Duration
+} {
+	jitter := mitigation[jitterStrategy](c).Fraction
+	return []struct {
+		field string
+		ttl   time.Duration
+	}{
+		{"ttl", time.Duration(float64(c.TTL) * (1 + max(jitter, 0)))},
+		{"stale_ttl", time.Duration(c.StaleTTL)},
+		{"lock_ttl", time.Duration(mitigation[lockStrategy](c).TTL)},
+		{"lease_interval", time.Duration(mitigation[leaseStrategy](c).Interval)},
+	}
 }

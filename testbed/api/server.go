@@ -24,13 +24,18 @@ import (
 // Options configure one replica at start. Config is its initial run-time
 // configuration and the base that PUT /admin/config applies changes to.
 type Options struct {
-	Name          string        // replica name, reported in X-Replica and /healthz
+	Name string // replica name, reported in X-Replica and /healthz
+	// Cache is the store of the items: CacheRedis (the default) or
+	// CacheMemcached, at MemcachedAddr. Under Memcached, RedisAddr is
+	// optional: the write queue's stream, when given.
+	Cache         string
 	RedisAddr     string        // host:port
+	MemcachedAddr string        // host:port, with Cache memcached
 	PostgresDSN   string        // the app role's DSN
 	DBPoolSize    int32         // Postgres connections (pgxpool MaxConns)
-	RedisPoolSize int           // Redis connections
+	RedisPoolSize int           // Redis connections; Memcached's idle connections too
 	DBTimeout     time.Duration // bound on one item query, pool wait included
-	RedisTimeout  time.Duration // dial, read and write timeout of Redis commands
+	RedisTimeout  time.Duration // dial, read and write timeout of Redis commands, and of Memcached's
 	Seed          uint64        // seeds jitter, xfetch draws and lock tokens
 	Config        Config
 	// Mitigations are the strategies the replica accepts (nil:
@@ -41,6 +46,7 @@ type Options struct {
 // DefaultOptions are a replica's defaults; the addresses have none.
 var DefaultOptions = Options{
 	Name:          "api",
+	Cache:         CacheRedis,
 	DBPoolSize:    10,
 	RedisPoolSize: 20,
 	DBTimeout:     5 * time.Second,
@@ -51,11 +57,10 @@ var DefaultOptions = Options{
 
 // Server is one API replica.
 type Server struct {
-	opts     Options
-	rdb      *redis.Client
-	db       *pgxpool.Pool
-	unlock   *redis.Script
-	leaseSet *redis.Script
+	opts  Options
+	cache Cache         // the items, the claims: Redis or Memcached
+	rdb   *redis.Client // pub/sub and the write queue's stream; nil under Memcached without a Redis
+	db    *pgxpool.Pool
 
 	// loads running now, across resets: an experiment waits for zero before
 	// its final snapshot so no load of one arm lands in the next
@@ -76,17 +81,21 @@ type Server struct {
 	rng   *rand.Rand
 }
 
-// unlockScript deletes the lock only if this replica still holds it.
-const unlockScript = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`
-
-// New validates opts and creates the replica's Redis client and Postgres pool.
-// Connections are opened lazily, so New succeeds while a dependency is down.
+// New validates opts and creates the replica's cache client and Postgres
+// pool. Connections are opened lazily, so New succeeds while a dependency
+// is down.
 func New(opts Options) (*Server, error) {
 	if opts.Mitigations == nil {
 		opts.Mitigations = defaultRegistry()
 	}
+	if opts.Cache == "" {
+		opts.Cache = CacheRedis
+	}
 	opts.Config = opts.Mitigations.rebase(opts.Config)
 	if err := opts.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid config: %w", err)
+	}
+	if err := opts.CacheProblems(opts.Config).Err(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
 	}
 	pcfg, err := pgxpool.ParseConfig(opts.PostgresDSN)
@@ -104,34 +113,38 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres pool: %w", err)
 	}
-	s := &Server{
-		opts: opts,
-		rdb: redis.NewClient(&redis.Options{
-			Addr:            opts.RedisAddr,
-			PoolSize:        opts.RedisPoolSize,
-			DialTimeout:     opts.RedisTimeout,
-			ReadTimeout:     opts.RedisTimeout,
-			WriteTimeout:    opts.RedisTimeout,
-			DisableIdentity: true, // CLIENT SETINFO needs Redis 7.2
-		}),
-		db:       db,
-		unlock:   redis.NewScript(unlockScript),
-		leaseSet: redis.NewScript(setWithLease),
-		seed:     opts.Seed,
-		cfg:      opts.Config,
-		plan:     mustPlan(opts.Config),
-	}
+	s := &Server{opts: opts, db: db, seed: opts.Seed, cfg: opts.Config, plan: mustPlan(opts.Config)}
+	s.cache, s.rdb = opts.caches()
 	s.reset(nil)
 	s.writer = &writer{s: s}
 	s.writer.configure(opts.Config)
 	return s, nil
 }
 
+// caches are the replica's cache and its Redis: the cache's own under
+// Redis; under Memcached, one only when RedisAddr names it.
+func (o Options) caches() (Cache, *redis.Client) {
+	co := CacheOptions{Kind: o.Cache, Addr: o.RedisAddr, Pool: o.RedisPoolSize, Timeout: o.RedisTimeout}
+	if o.Cache == CacheMemcached {
+		var rdb *redis.Client
+		if o.RedisAddr != "" {
+			rdb = newRedisClient(co)
+		}
+		co.Addr = o.MemcachedAddr
+		return newMemcachedCache(co), rdb
+	}
+	rc := &redisCache{rdb: newRedisClient(co)}
+	return rc, rc.rdb
+}
+
 // Close releases the replica's connections.
 func (s *Server) Close() {
 	s.writer.halt()
 	s.db.Close()
-	_ = s.rdb.Close()
+	_ = s.cache.Close()
+	if rc, ok := s.cache.(*redisCache); s.rdb != nil && (!ok || rc.rdb != s.rdb) {
+		_ = s.rdb.Close()
+	}
 }
 
 // reset starts in-process state afresh: counters, the mitigations' state
@@ -276,7 +289,7 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 		RespondError(w, http.StatusBadRequest, "invalid config: "+describeConfigError(err, s.opts.Mitigations))
 		return
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := append(cfg.Problems(), s.opts.CacheProblems(cfg)...).Err(); err != nil {
 		RespondError(w, http.StatusBadRequest, "invalid config: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 		return
 	}
@@ -317,10 +330,11 @@ func ReadReset(w http.ResponseWriter, r *http.Request) (*uint64, error) {
 
 // Health is the body of /healthz.
 type Health struct {
-	Replica  string `json:"replica"`
-	Seed     uint64 `json:"seed"`
-	Redis    string `json:"redis"`    // "ok" or the error
-	Postgres string `json:"postgres"` // "ok" or the error
+	Replica   string `json:"replica"`
+	Seed      uint64 `json:"seed"`
+	Redis     string `json:"redis"`               // "ok", the error, or "unused" (Memcached without a Redis)
+	Memcached string `json:"memcached,omitempty"` // with Cache memcached: "ok" or the error
+	Postgres  string `json:"postgres"`            // "ok" or the error
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -330,8 +344,17 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	h := Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok"}
 	s.mu.Unlock()
 	code := http.StatusOK
-	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		h.Redis, code = err.Error(), http.StatusServiceUnavailable
+	if s.opts.Cache == CacheMemcached {
+		h.Memcached, h.Redis = "ok", "unused"
+		if err := s.cache.Ping(ctx); err != nil {
+			h.Memcached, code = err.Error(), http.StatusServiceUnavailable
+		}
+	}
+	if s.rdb != nil {
+		h.Redis = "ok"
+		if err := s.rdb.Ping(ctx).Err(); err != nil {
+			h.Redis, code = err.Error(), http.StatusServiceUnavailable
+		}
 	}
 	if err := s.db.Ping(ctx); err != nil {
 		h.Postgres, code = err.Error(), http.StatusServiceUnavailable
@@ -353,7 +376,7 @@ func Run(ctx context.Context, addr string, opts Options, log *slog.Logger) error
 	}
 	go s.listen(ctx)
 	log.Info("replica serving", "replica", opts.Name, "addr", ln.Addr().String(), "seed", opts.Seed,
-		"strategy", opts.Config.Strategy, "redis", opts.RedisAddr)
+		"strategy", opts.Config.Strategy, "cache", opts.Cache, "redis", opts.RedisAddr, "memcached", opts.MemcachedAddr)
 	return Serve(ctx, ln, s.Handler())
 }
 

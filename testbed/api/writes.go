@@ -330,8 +330,8 @@ func (s *Server) invalidateWritten(ctx context.Context, v view, ids []int64) {
 				f.Forget(ids)
 			}
 		}
-		err = s.rdb.Del(ctx, keys...).Err()
-	case InvalidateRefresh:
+		err = s.cache.Delete(ctx, keys...)
+	case InvalidateRefresh: // Redis only (Options.CacheProblems)
 		parts := make([]string, len(ids))
 		for i, id := range ids {
 			parts[i] = strconv.FormatInt(id, 10)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Name is the docker provider's name, in testbed.Status.Provider.
@@ -42,6 +43,12 @@ func (Provider) Available(ctx context.Context, _ testbed.Options) error {
 func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 	var bad herd.FieldErrors
 	for _, name := range o.Set {
+		if name == "cache" { // Redis only: its compose file has no other cache
+			if o.Replica.Cache != api.CacheRedis {
+				bad.Add(name, "%s: the docker provider's compose file has no %s service yet, nor a stand-in image for it (accepted with --provider docker: redis; or --provider local, which runs Debian's memcached)", o.Replica.Cache, o.Replica.Cache)
+			}
+			continue
+		}
 		if !slices.Contains(Options, name) {
 			bad.Add(name, "the docker provider runs the replicas docker-compose.yml defines (accepted with --provider docker: --%s); "+
 				"switch mitigations at run time with PUT /admin/config or the stampede's --arms",

@@ -13,10 +13,11 @@ import (
 
 // binaries are the external programs the local testbed runs.
 type binaries struct {
-	redis    string // redis-server
-	initdb   string
-	postgres string
-	obs      obsBinaries // with Config.Observability
+	redis     string // redis-server
+	initdb    string
+	postgres  string
+	memcached string      // when the replicas' cache is Memcached
+	obs       obsBinaries // with Config.Observability
 }
 
 // pgSearchGlobs are where PostgreSQL's server binaries live when they are not
@@ -65,6 +66,21 @@ func findBinaries() (binaries, error) {
 			Searched: "PATH and " + strings.Join(pgSearchGlobs, ", "), Debian: "postgresql", Homebrew: "postgresql@15"})
 	}
 	return b, errors.Join(errs...)
+}
+
+// CheckMemcached reports whether memcached, which the local testbed runs
+// when the replicas' cache is Memcached, is installed.
+func CheckMemcached() error {
+	_, err := findMemcached()
+	return err
+}
+
+func findMemcached() (string, error) {
+	p, err := exec.LookPath("memcached")
+	if err != nil {
+		return "", &MissingBinaryError{Program: "memcached", Searched: "PATH", Debian: "memcached", Homebrew: "memcached"}
+	}
+	return p, nil
 }
 
 // postgresBinDir returns a directory holding both initdb and postgres: the

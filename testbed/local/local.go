@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -52,6 +53,7 @@ type Config struct {
 // Ports fixes listening ports; a zero port is picked free.
 type Ports struct {
 	Redis, Postgres, Toxiproxy int
+	Memcached                  int   // when the replicas' cache is Memcached
 	API                        []int // one per replica, in order
 	Edge                       []int // one per edge replica (Tiers 2), in order
 	// with Observability: Prometheus, its exporters, and where it expects
@@ -130,7 +132,13 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Replica == (api.Options{}) {
 		c.Replica = api.DefaultOptions
 	}
-	if err := c.Replica.Config.Validate(); err != nil {
+	if c.Replica.Cache == "" {
+		c.Replica.Cache = api.CacheRedis
+	}
+	if !slices.Contains(api.Caches, c.Replica.Cache) {
+		return c, fmt.Errorf("cache: %q (accepted: %s)", c.Replica.Cache, strings.Join(api.Caches, ", "))
+	}
+	if err := append(c.Replica.Config.Problems(), c.Replica.CacheProblems(c.Replica.Config)...).Err(); err != nil {
 		return c, fmt.Errorf("replica config: %w", err)
 	}
 	if err := c.edgeDefaults(); err != nil {
@@ -145,7 +153,8 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// Start brings up Redis, Postgres, toxiproxy and the replicas, and returns
+// Start brings up Redis, Memcached when it is the replicas' cache
+// (Replica.Cache), Postgres, toxiproxy and the replicas, and returns
 // when every part answers. On failure it tears down whatever it started and
 // the error names the part and its log. The caller owns the testbed and must
 // call Stop.
@@ -197,6 +206,11 @@ func prepare(cfg Config) (*Testbed, error) {
 		return nil, err
 	}
 	bins, err := findBinaries()
+	if cfg.Replica.Cache == api.CacheMemcached {
+		var mcErr error
+		bins.memcached, mcErr = findMemcached()
+		err = errors.Join(err, mcErr)
+	}
 	if cfg.Observability {
 		var obsErr error
 		bins.obs, obsErr = findObservability()
@@ -242,9 +256,10 @@ func prepare(cfg Config) (*Testbed, error) {
 	return tb, nil
 }
 
-// startParts starts every part in order: Redis, Postgres, the proxies in
-// front of them, the replicas, the control API and, when asked, the
-// observability stack.
+// startParts starts every part in order: Redis, Memcached when it is the
+// replicas' cache, Postgres, the proxies in front of them, the replicas,
+// the control API and, when asked, the observability stack. Beside
+// Memcached, Redis still runs: the write queue's stream.
 func (tb *Testbed) startParts(ctx context.Context) error {
 	ports, err := tb.cfg.pickPorts()
 	if err != nil {
@@ -253,13 +268,20 @@ func (tb *Testbed) startParts(ctx context.Context) error {
 	if tb.status.Versions[herd.Redis], err = tb.startRedis(ctx, ports.Redis); err != nil {
 		return tb.partError(herd.Redis, err)
 	}
+	upstreams := map[string]string{
+		herd.Redis:    "127.0.0.1:" + strconv.Itoa(ports.Redis),
+		herd.Postgres: "127.0.0.1:" + strconv.Itoa(ports.Postgres),
+	}
+	if tb.cfg.Replica.Cache == api.CacheMemcached {
+		if tb.status.Versions[memcachedPart], err = tb.startMemcached(ctx, ports.Memcached); err != nil {
+			return tb.partError(memcachedPart, err)
+		}
+		upstreams[memcachedPart] = tb.status.Memcached
+	}
 	if tb.status.Versions[herd.Postgres], err = tb.startPostgres(ctx, ports.Postgres); err != nil {
 		return tb.partError(herd.Postgres, err)
 	}
-	tb.status.Proxies, err = tb.startProxy(ctx, ports.Toxiproxy, map[string]string{
-		herd.Redis:    "127.0.0.1:" + strconv.Itoa(ports.Redis),
-		herd.Postgres: "127.0.0.1:" + strconv.Itoa(ports.Postgres),
-	})
+	tb.status.Proxies, err = tb.startProxy(ctx, ports.Toxiproxy, upstreams)
 	if err != nil {
 		return &PartError{Part: "toxiproxy", Err: err}
 	}
@@ -312,7 +334,7 @@ func (tb *Testbed) Stop() {
 
 	var replicas, deps []*process
 	for _, p := range procs {
-		if p.name == "redis" || p.name == "postgres" {
+		if p.name == "redis" || p.name == "postgres" || p.name == memcachedPart {
 			deps = append(deps, p)
 		} else {
 			replicas = append(replicas, p)

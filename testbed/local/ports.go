@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // lowestPort is where listenFree starts looking: above the ports services
@@ -69,7 +71,7 @@ const portAttempts = 3
 
 // picksPorts says whether the testbed picks every port itself.
 func picksPorts(p Ports) bool {
-	return p.Redis == 0 && p.Postgres == 0 && p.Toxiproxy == 0 && len(p.API) == 0 && p.Prometheus == 0 &&
+	return p.Redis == 0 && p.Postgres == 0 && p.Toxiproxy == 0 && p.Memcached == 0 && len(p.API) == 0 && p.Prometheus == 0 &&
 		p.RedisExporter == 0 && p.PostgresExporter == 0 && p.Harness == 0
 }
 
@@ -93,6 +95,9 @@ func (c Config) pickPorts() (Ports, error) {
 		p.Edge = make([]int, c.Replicas)
 	}
 	all := append(append([]*int{&p.Redis, &p.Postgres, &p.Toxiproxy}, ptrs(p.API)...), ptrs(p.Edge)...)
+	if c.Replica.Cache == api.CacheMemcached {
+		all = append(all, &p.Memcached)
+	}
 	if c.Observability {
 		all = append(all, &p.Prometheus, &p.RedisExporter, &p.PostgresExporter, &p.Harness)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
 
@@ -26,10 +27,14 @@ var _ testbed.Provider = Provider{}
 // Name is Name.
 func (Provider) Name() string { return Name }
 
-// Available says whether redis-server and PostgreSQL (and with
-// observability, Prometheus and its exporters) are installed.
+// Available says whether redis-server and PostgreSQL (with --cache
+// memcached, memcached; with observability, Prometheus and its
+// exporters) are installed.
 func (Provider) Available(_ context.Context, o testbed.Options) error {
 	err := CheckBinaries()
+	if o.Replica.Cache == api.CacheMemcached {
+		err = errors.Join(err, CheckMemcached())
+	}
 	if o.Observability {
 		err = errors.Join(err, CheckObservabilityBinaries())
 	}

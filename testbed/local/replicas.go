@@ -14,7 +14,8 @@ import (
 )
 
 // startReplicas starts the replicas as `testbed serve` processes reaching
-// Redis and Postgres through the proxies, and waits for each /healthz.
+// Redis (and Memcached, when it is their cache) and Postgres through the
+// proxies, and waits for each /healthz.
 func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 	type started struct {
 		p   *process
@@ -27,7 +28,8 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 		opts := tb.cfg.Replica
 		opts.Name = name
 		opts.Seed = tb.cfg.Replica.Seed + uint64(i)
-		opts.RedisAddr = tb.status.Proxies["redis"]
+		opts.RedisAddr = tb.status.Proxies["redis"] // the cache, or beside Memcached the write queue's stream
+		opts.MemcachedAddr = tb.status.Proxies[api.CacheMemcached]
 		opts.PostgresDSN = postgresDSN(testbed.AppRole, tb.status.Proxies["postgres"])
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		specs = append(specs, opts)
@@ -81,6 +83,12 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--db-timeout", o.DBTimeout.String(),
 		"--redis-timeout", o.RedisTimeout.String(),
 		"--strategy", c.Strategy,
+	}
+	if o.Cache != "" {
+		args = append(args, "--cache", o.Cache)
+	}
+	if o.MemcachedAddr != "" {
+		args = append(args, "--memcached", o.MemcachedAddr)
 	}
 	for _, k := range c.Registry().Knobs() { // its mitigations' knobs too
 		args = append(args, "--"+k.Flag(), k.Value(&c).String())

@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if shared != nil {
 		shared.Stop()
 	}
+	if sharedMc != nil {
+		sharedMc.Stop()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -91,21 +94,25 @@ func sharedTestbed(t *testing.T) *Testbed {
 	t.Helper()
 	requireBinaries(t)
 	machinelock.Share(t)
-	sharedOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "herdbench-shared-")
-		if err == nil {
-			err = os.Chmod(dir, 0o755)
-		}
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		shared, sharedErr = Start(context.Background(), Config{StateDir: dir, Binary: binary, Items: 1000})
-	})
+	sharedOnce.Do(func() { shared, sharedErr = startShared(api.Options{}) })
 	if sharedErr != nil {
 		t.Fatalf("start shared testbed: %v", sharedErr)
 	}
 	return shared
+}
+
+// startShared starts a testbed the tests share: 3 replicas with replica's
+// options (zero: the defaults), 1000 items, in a state directory postgres
+// can enter.
+func startShared(replica api.Options) (*Testbed, error) {
+	dir, err := os.MkdirTemp("", "herdbench-shared-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Start(context.Background(), Config{StateDir: dir, Binary: binary, Items: 1000, Replica: replica})
 }
 
 // fleet talks to a testbed's replicas and dependencies.
