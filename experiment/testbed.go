@@ -83,6 +83,16 @@ func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Applied, trig tri
 	if err := s.tg.Redis.FlushDB(ctx).Err(); err != nil {
 		return Warm{}, fmt.Errorf("flush cache: %w", err)
 	}
+	if addr := s.tg.Status.Memcached; addr != "" { // the items are there; Redis keeps the write queue
+		mc, err := api.NewCache(api.CacheOptions{Kind: api.CacheMemcached, Addr: addr, Pool: 1, Timeout: 5 * time.Second})
+		if err == nil {
+			err = mc.Flush(ctx)
+			_ = mc.Close()
+		}
+		if err != nil {
+			return Warm{}, fmt.Errorf("flush memcached %s: %w", addr, err)
+		}
+	}
 	if err := s.fillAll(ctx, p, arm, trig, hot); err != nil {
 		return Warm{}, err
 	}

@@ -62,6 +62,7 @@ type Testbed struct {
 	RedisPool    *int      `yaml:"redis_pool,omitempty" flag:"redis-pool" jsonschema:"description=Redis connections per replica,minimum=1"`
 	DBTimeout    *Duration `yaml:"db_timeout,omitempty" flag:"db-timeout" jsonschema:"description=Bound on one item query\\, pool wait included"`
 	RedisTimeout *Duration `yaml:"redis_timeout,omitempty" flag:"redis-timeout" jsonschema:"description=Dial\\, read and write timeout of Redis commands"`
+	Cache        *string   `yaml:"cache,omitempty" flag:"cache" jsonschema:"description=The replicas' item cache: redis or memcached,enum=redis,enum=memcached"`
 }
 
 // Load is the steady open-model load and what its clients do.

@@ -51,7 +51,6 @@ func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
 	c := &o.Config
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the replica's random source (jitter, xfetch draws); `testbed up` gives replica i seed+i")
 	addStartupFlags(fs, o)
-	fs.StringVar(&o.Cache, "cache", o.Cache, "the replicas' item cache: "+strings.Join(api.Caches, ", ")+" (memcached: every strategy; write-invalidate refresh refused, no pub/sub; docs/testbed.md)")
 	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(c.Registry().Names(), ", ")+", or several joined with + (herdbench mitigations)")
 	addKnobFlags(fs, c, nil)
 }

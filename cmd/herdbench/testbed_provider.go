@@ -48,13 +48,14 @@ func addStartupFlags(fs *pflag.FlagSet, o *api.Options) {
 	fs.IntVar(&o.RedisPoolSize, "redis-pool", o.RedisPoolSize, "Redis connections per replica")
 	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
 	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")
+	fs.StringVar(&o.Cache, "cache", o.Cache, "the replicas' item cache: "+strings.Join(api.Caches, ", ")+" (memcached: write-invalidate refresh and notify refused, no pub/sub; docs/testbed.md)")
 }
 
 // startupFlags are the flags of addStartupFlags, and startFlags those of
 // addStartFlags with --replicas: what the stampede tells the testbed it
 // starts (testbed.Options.Set).
 var (
-	startupFlags = []string{"db-pool", "redis-pool", "db-timeout", "redis-timeout"}
+	startupFlags = []string{"db-pool", "redis-pool", "db-timeout", "redis-timeout", "cache"}
 	startFlags   = append([]string{"provider", "items", "tiers", "compose-file", "replicas"}, startupFlags...)
 )
 
