@@ -90,7 +90,7 @@ func TestMySQLCallsAreTheDigestsCountStar(t *testing.T) {
 
 	var digest string
 	if err := m.Root().QueryRow(`SELECT DIGEST FROM performance_schema.events_statements_summary_by_digest
-		WHERE DIGEST_TEXT LIKE '%SLEEP%FROM `+"`items`"+`%'`).Scan(&digest); err != nil {
+		WHERE DIGEST_TEXT LIKE '%SLEEP%FROM ` + "`items`" + `%'`).Scan(&digest); err != nil {
 		t.Fatal(err)
 	}
 	byDigest := Source{MySQL: &MySQL{DB: hb, User: "shop", Digests: []string{digest}}}
