@@ -21,9 +21,21 @@ type checker struct {
 	errs herd.FieldErrors
 }
 
-// bad is a problem with the value at path.
+// bad is a problem with the value at path; one the file left out is at
+// the line of the nearest section above it.
 func (c *checker) bad(path, format string, args ...any) {
-	c.errs = append(c.errs, &herd.FieldError{File: c.f.doc.Name, Line: c.f.doc.Line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+	line := 0
+	for p := path; line == 0 && p != ""; {
+		if line = c.f.doc.Line(p); line > 0 {
+			break
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	c.errs = append(c.errs, &herd.FieldError{File: c.f.doc.Name, Line: line, Field: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // check validates what decoded, and reads the secrets.
@@ -37,6 +49,8 @@ func (f *File) check(env func(string) (string, bool)) herd.FieldErrors {
 	}
 	c.redis()
 	c.postgres()
+	c.mysql()
+	c.memcached()
 	c.toxiproxy()
 	c.prometheus()
 	c.httpCache()
@@ -146,11 +160,37 @@ func (c *checker) toxiproxy() {
 	if u, err := url.Parse(t.URL); err != nil || u.Scheme != "http" || u.Host == "" {
 		c.bad("toxiproxy.url", "%q is not an http URL (accepted: toxiproxy's API, such as http://127.0.0.1:8474)", t.URL)
 	}
+	roles := map[string]bool{}
 	for dep := range t.Proxies {
-		if !slices.Contains(herd.Dependencies, dep) {
-			c.bad("toxiproxy.proxies."+dep, "unknown dependency %q (accepted: %s)", dep, strings.Join(herd.Dependencies, ", "))
+		role, ok := proxyRoles[dep]
+		if !ok {
+			c.bad("toxiproxy.proxies."+dep, "unknown dependency %q (accepted: %s, or mysql, the database, and memcached, the cache)", dep, strings.Join(herd.Dependencies, ", "))
+			continue
+		}
+		if roles[role] {
+			c.bad("toxiproxy.proxies."+dep, "a second proxy for the %s (accepted: one of %s)", roleWord[role], strings.Join(roleNames(role), ", "))
+		}
+		roles[role] = true
+	}
+}
+
+// proxyRoles maps a toxiproxy.proxies key to the dependency a trigger
+// names: mysql is the database, as postgres is; memcached the cache, as
+// redis is.
+var proxyRoles = map[string]string{herd.Postgres: herd.Postgres, herd.Redis: herd.Redis, "mysql": herd.Postgres, "memcached": herd.Redis}
+
+var roleWord = map[string]string{herd.Postgres: "database", herd.Redis: "cache"}
+
+// roleNames are the keys that name role, sorted.
+func roleNames(role string) []string {
+	var out []string
+	for k, r := range proxyRoles {
+		if r == role {
+			out = append(out, k)
 		}
 	}
+	slices.Sort(out)
+	return out
 }
 
 func (c *checker) prometheus() {

@@ -30,6 +30,13 @@ type MariaDB struct {
 // root, the server runs as the mysql user, who owns the directory.
 func StartMariaDB(t testing.TB) *MariaDB {
 	t.Helper()
+	return StartMariaDBWith(t)
+}
+
+// StartMariaDBWith is StartMariaDB with more server options, which come
+// after its own, such as --performance-schema=OFF.
+func StartMariaDBWith(t testing.TB, options ...string) *MariaDB {
+	t.Helper()
 	install := require(t, "mariadb-server", "mariadb-install-db")
 	server := require(t, "mariadb-server", "mariadbd")
 	dir := workDir(t, "mariadb")
@@ -60,7 +67,7 @@ func StartMariaDB(t testing.TB) *MariaDB {
 		"--port=" + port, "--bind-address=127.0.0.1", "--skip-name-resolve", "--performance-schema=ON",
 		"--skip-log-bin", "--innodb-buffer-pool-size=32M", "--innodb-flush-log-at-trx-commit=0",
 		"--max-connections=500", "--log-error=" + filepath.Join(dir, "error.log"),
-		"--pid-file=" + filepath.Join(dir, "mysqld.pid")}, asUser...)...)
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid")}, append(asUser, options...)...)...)
 	root, err := sql.Open("mysql", "root@unix("+m.Socket+")/")
 	if err != nil {
 		t.Fatal(err)
