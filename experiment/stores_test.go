@@ -85,7 +85,7 @@ func sleepCalls(t *testing.T, m *storetest.MariaDB) int64 {
 	t.Helper()
 	var n int64
 	err := m.Root().QueryRow(`SELECT COALESCE(SUM(COUNT_STAR), 0) FROM performance_schema.events_statements_summary_by_digest
-		WHERE DIGEST_TEXT LIKE '%SLEEP%FROM `+"`items`"+`%'`).Scan(&n)
+		WHERE DIGEST_TEXT LIKE '%SLEEP%FROM ` + "`items`" + `%'`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
