@@ -73,9 +73,10 @@ func (t *Target) connectMemcached(ctx context.Context) error {
 }
 
 // MemcachedItems is the target's Memcached as triggers touch it, nil when
-// it declares none.
+// it declares none. Before Connect its client is nil: enough for a dry
+// run's plan, which contacts nothing.
 func (t *Target) MemcachedItems() *triggers.Memcached {
-	if t.mc == nil {
+	if t.file == nil || t.file.Memcached == nil {
 		return nil
 	}
 	m := &triggers.Memcached{Client: t.mc, AllowFlushAll: t.file.Memcached.AllowFlushAll}
