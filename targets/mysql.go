@@ -197,10 +197,15 @@ func (t *Target) checkMySQL(ctx context.Context, db *sql.DB, bad func(field, for
 }
 
 // MySQLConns is the target's MySQL as conndrop touches it: the service
-// user's connections to KILL; nil when the target declares none.
+// user's connections to KILL; nil when the target declares none. Before
+// Connect it has no DB: enough for a dry run's plan, which contacts
+// nothing.
 func (t *Target) MySQLConns() *triggers.MySQL {
-	if t.MySQL == nil {
-		return nil
+	switch {
+	case t.MySQL != nil:
+		return &triggers.MySQL{DB: t.MySQL.DB, User: t.MySQL.User, Spare: ProgramName}
+	case t.file != nil && t.file.MySQL != nil:
+		return &triggers.MySQL{User: t.file.MySQL.User, Spare: ProgramName}
 	}
-	return &triggers.MySQL{DB: t.MySQL.DB, User: t.MySQL.User, Spare: ProgramName}
+	return nil
 }

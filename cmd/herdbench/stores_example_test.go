@@ -30,6 +30,10 @@ func TestMySQLMemcachedExample(t *testing.T) {
 	if strings.Contains(stdout+stderr, "t0k") || strings.Contains(stdout+stderr, "pw-9f2") {
 		t.Error("the dry run shows a secret")
 	}
+	code, stdout, _ = herdbenchEnv(t, env, "stampede", "--target", file, "--dry-run", "--trigger", "conndrop", "--rate", "200", "--state-dir", t.TempDir())
+	if want := "KILL every connection of MySQL user shop, but herdbench's own"; code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("dry run of conndrop = exit %d; want it to say %q:\n%s", code, want, stdout)
+	}
 	code, _, stderr = herdbenchEnv(t, env, "stampede", "--target", file, "--dry-run", "--trigger", "flush", "--rate", "200", "--state-dir", t.TempDir())
 	if code != exitUsage || !strings.Contains(stderr, "mysql-memcached-service.yaml:42: memcached.allow_flush_all: true to empty the target's Memcached") {
 		t.Errorf("flush on the example = exit %d, %s; want exit 2 naming memcached.allow_flush_all at its line", code, stderr)
