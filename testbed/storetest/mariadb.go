@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/herdbench/herdbench/testbed/proctest"
 )
 
 // MariaDB is a mariadbd a test started: performance_schema on, grant
@@ -39,7 +41,7 @@ func StartMariaDBWith(t testing.TB, options ...string) *MariaDB {
 	t.Helper()
 	install := require(t, "mariadb-server", "mariadb-install-db")
 	server := require(t, "mariadb-server", "mariadbd")
-	dir := workDir(t, "mariadb")
+	dir := proctest.WorkDir(t, "mariadb")
 	data := filepath.Join(dir, "data")
 	var asUser []string
 	if os.Geteuid() == 0 { // mariadbd will not run as root: it runs as mysql, who owns dir
@@ -60,10 +62,10 @@ func StartMariaDBWith(t testing.TB, options ...string) *MariaDB {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, tail(string(out), 3000))
 	}
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	m := &MariaDB{Addr: addr, Socket: filepath.Join(dir, "mysqld.sock")}
-	done := start(t, dir, append([]string{server, "--no-defaults", "--datadir=" + data, "--socket=" + m.Socket,
+	done := proctest.Start(t, dir, append([]string{server, "--no-defaults", "--datadir=" + data, "--socket=" + m.Socket,
 		"--port=" + port, "--bind-address=127.0.0.1", "--skip-name-resolve", "--performance-schema=ON",
 		"--skip-log-bin", "--innodb-buffer-pool-size=32M", "--innodb-flush-log-at-trx-commit=0",
 		"--max-connections=500", "--log-error=" + filepath.Join(dir, "error.log"),

@@ -19,9 +19,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/proctest"
 )
 
 // readyWithin bounds how long a server may take to answer.
@@ -52,14 +53,14 @@ func require(t testing.TB, pkg, name string) string {
 func Memcached(t testing.TB) string {
 	t.Helper()
 	bin := require(t, "memcached", "memcached")
-	dir := workDir(t, "memcached")
-	addr := freeAddr(t)
+	dir := proctest.WorkDir(t, "memcached")
+	addr := proctest.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	argv := []string{bin, "-l", "127.0.0.1", "-p", port, "-U", "0", "-m", "64", "-c", "1024", "-t", "2"}
 	if os.Geteuid() == 0 {
 		argv = append(argv, "-u", "nobody") // memcached refuses to run as root without -u
 	}
-	done := start(t, dir, argv...)
+	done := proctest.Start(t, dir, argv...)
 	poll(t, "memcached on "+addr, dir, done, func() error { return memcachedVersion(addr) })
 	return addr
 }
@@ -83,60 +84,6 @@ func memcachedVersion(addr string) error {
 		return fmt.Errorf("answered %q", line)
 	}
 	return nil
-}
-
-// workDir is a directory a server that drops to another user can enter
-// and own, removed at the end unless the test failed (its logs are there).
-func workDir(t testing.TB, name string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "herdbench-"+name+"-")
-	if err == nil {
-		err = os.Chmod(dir, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		}
-	})
-	return dir
-}
-
-// freeAddr is a loopback host:port nothing listens on now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// start runs argv in a process group of its own, its output in dir's
-// output.log; the group is killed and reaped when t ends. The channel
-// closes when the process exits.
-func start(t testing.TB, dir string, argv ...string) <-chan struct{} {
-	t.Helper()
-	out, err := os.Create(filepath.Join(dir, "output.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr, cmd.Dir = out, out, dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", argv[0], err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); out.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	})
-	return done
 }
 
 // poll calls up until it succeeds, for at most readyWithin; a process
