@@ -125,20 +125,9 @@ func (c *checker) postgres() {
 	if p == nil {
 		return
 	}
-	if literalPassword(p.DSN) {
-		c.bad("postgres.dsn", "holds a password (accepted: ${VAR} for the DSN or its password, read from the environment)")
-	}
-	before := len(c.errs)
-	p.DSN = c.expand("postgres.dsn", p.DSN)
-	expanded := len(c.errs) == before
-	switch {
-	case p.DSN == "" && expanded:
-		c.bad("postgres.dsn", "empty (accepted: a DSN, such as ${STAGING_PG_DSN})")
-	case expanded:
-		if _, perr := pgconn.ParseConfig(p.DSN); perr != nil {
-			c.bad("postgres.dsn", "does not parse (accepted: a libpq DSN, URL or key=value, such as postgres://role@host:5432/db)")
-		}
-	}
+	p.DSN = c.dsn(dsnForm{field: "postgres.dsn", literal: literalPassword, example: "${STAGING_PG_DSN}",
+		parse: func(s string) error { _, err := pgconn.ParseConfig(s); return err },
+		form:  "a libpq DSN, URL or key=value, such as postgres://role@host:5432/db"}, p.DSN)
 	if p.Role == "" {
 		c.bad("postgres.role", "empty (accepted: the service's role, whose statements count and whose connections conndrop may reset)")
 	}
@@ -150,6 +139,37 @@ func (c *checker) postgres() {
 			c.bad("postgres.statements", "%v (accepted: a regular expression)", err)
 		}
 	}
+}
+
+// dsnForm is how a database's DSN is checked: where it is, how a password
+// written in it shows, how it parses, and the words for what is accepted.
+type dsnForm struct {
+	field     string
+	literal   func(string) bool // whether the DSN as written holds a password of its own
+	parse     func(string) error
+	example   string // such as ${STAGING_PG_DSN}
+	form      string // what parses
+	pwExample string // after "read from the environment": ", such as ..."; "" for none
+}
+
+// dsn checks a DSN: no password written in the file, its ${VAR}s read,
+// not empty, and it parses; it returns the DSN with its variables read.
+func (c *checker) dsn(f dsnForm, dsn string) string {
+	if f.literal(dsn) {
+		c.bad(f.field, "holds a password (accepted: ${VAR} for the DSN or its password, read from the environment%s)", f.pwExample)
+	}
+	before := len(c.errs)
+	dsn = c.expand(f.field, dsn)
+	expanded := len(c.errs) == before
+	switch {
+	case dsn == "" && expanded:
+		c.bad(f.field, "empty (accepted: a DSN, such as %s)", f.example)
+	case expanded:
+		if err := f.parse(dsn); err != nil {
+			c.bad(f.field, "does not parse (accepted: %s)", f.form)
+		}
+	}
+	return dsn
 }
 
 func (c *checker) toxiproxy() {

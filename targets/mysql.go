@@ -40,20 +40,10 @@ func (c *checker) mysql() {
 	if c.f.Postgres != nil {
 		c.bad("mysql", "beside postgres (accepted: one database per target, postgres or mysql: db.* would mix them)")
 	}
-	if mysqlLiteralPassword(m.DSN) {
-		c.bad("mysql.dsn", "holds a password (accepted: ${VAR} for the DSN or its password, read from the environment, such as ${SHOP_MYSQL_DSN} or herdbench:${HB_MYSQL_PASSWORD}@tcp(db:3306)/)")
-	}
-	before := len(c.errs)
-	m.DSN = c.expand("mysql.dsn", m.DSN)
-	expanded := len(c.errs) == before
-	switch {
-	case m.DSN == "" && expanded:
-		c.bad("mysql.dsn", "empty (accepted: a DSN, such as ${SHOP_MYSQL_DSN})")
-	case expanded:
-		if _, err := mysql.ParseDSN(m.DSN); err != nil {
-			c.bad("mysql.dsn", "does not parse (accepted: the Go MySQL driver's DSN, user:password@tcp(host:port)/db)")
-		}
-	}
+	m.DSN = c.dsn(dsnForm{field: "mysql.dsn", literal: mysqlLiteralPassword, example: "${SHOP_MYSQL_DSN}",
+		parse:     func(s string) error { _, err := mysql.ParseDSN(s); return err },
+		form:      "the Go MySQL driver's DSN, user:password@tcp(host:port)/db",
+		pwExample: ", such as ${SHOP_MYSQL_DSN} or herdbench:${HB_MYSQL_PASSWORD}@tcp(db:3306)/"}, m.DSN)
 	if m.User == "" {
 		c.bad("mysql.user", "empty (accepted: the service's user, whose connections count and whose connections conndrop may KILL)")
 	}
