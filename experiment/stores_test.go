@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +30,9 @@ const itemQuery = "SELECT v, SLEEP(0.2) FROM items WHERE id = ?"
 
 // shopService is a service on Memcached and MariaDB, as a team would run
 // it: GET /items/{id} reads item:{id} from Memcached and, on a miss, runs
-// itemQuery and sets the item. With X-Arm: coalesce, concurrent misses of
-// one key share one query (singleflight); otherwise each runs its own.
+// itemQuery and sets the item for 300 s, or X-TTL seconds. With X-Arm:
+// coalesce, concurrent misses of one key share one query (singleflight);
+// otherwise each runs its own.
 func shopService(t *testing.T, mcAddr, dsn string) string {
 	t.Helper()
 	db, err := sql.Open("mysql", dsn)
@@ -44,12 +46,12 @@ func shopService(t *testing.T, mcAddr, dsn string) string {
 	mc.MaxIdleConns, mc.Timeout = 200, 2*time.Second
 	t.Cleanup(func() { mc.Close() })
 	var flights singleflight.Group
-	load := func(ctx context.Context, id string) (string, error) {
+	load := func(ctx context.Context, id string, ttl int32) (string, error) {
 		var v string
 		if err := db.QueryRowContext(ctx, itemQuery, id).Scan(&v, new(int)); err != nil {
 			return "", err
 		}
-		return v, mc.Set(&memcache.Item{Key: "item:" + id, Value: []byte(v), Expiration: 300})
+		return v, mc.Set(&memcache.Item{Key: "item:" + id, Value: []byte(v), Expiration: ttl})
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", func(w http.ResponseWriter, r *http.Request) {
@@ -61,12 +63,16 @@ func shopService(t *testing.T, mcAddr, dsn string) string {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
+		ttl := int32(300)
+		if s, err := strconv.Atoi(r.Header.Get("X-TTL")); err == nil {
+			ttl = int32(s)
+		}
 		var v any
 		var err error
 		if r.Header.Get("X-Arm") == "coalesce" {
-			v, err, _ = flights.Do(id, func() (any, error) { return load(context.WithoutCancel(r.Context()), id) })
+			v, err, _ = flights.Do(id, func() (any, error) { return load(context.WithoutCancel(r.Context()), id, ttl) })
 		} else {
-			v, err = load(r.Context(), id)
+			v, err = load(r.Context(), id, ttl)
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -92,10 +98,10 @@ func sleepCalls(t *testing.T, m *storetest.MariaDB) int64 {
 	return n
 }
 
-// A service on Memcached and MariaDB, described by a target file: expire
-// at T is a herd, which db.queries counts as MariaDB's digest table does,
-// exactly, fills included; a gate reads db.queries as on Postgres.
-func TestMemcachedMariaDBService(t *testing.T) {
+// shopTarget starts MariaDB and Memcached, the shop service on them, and
+// returns MariaDB and the service as a target file describes it, connected.
+func shopTarget(t *testing.T) (*storetest.MariaDB, *targets.Target) {
+	t.Helper()
 	m := storetest.StartMariaDB(t)
 	mcAddr := storetest.Memcached(t)
 	m.Exec(t, "CREATE DATABASE shop", "CREATE TABLE shop.items (id INT PRIMARY KEY, v VARCHAR(50))")
@@ -131,6 +137,14 @@ arms:
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
+	return m, svc
+}
+
+// A service on Memcached and MariaDB, described by a target file: expire
+// at T is a herd, which db.queries counts as MariaDB's digest table does,
+// exactly, fills included; a gate reads db.queries as on Postgres.
+func TestMemcachedMariaDBService(t *testing.T) {
+	m, svc := shopTarget(t)
 	localtest.Measures(t)
 
 	p := servicePlan("expire", Arm{Name: "none"}, Arm{Name: "coalesce", Select: &Select{Headers: map[string]string{"X-Arm": "coalesce"}}})
@@ -182,5 +196,45 @@ arms:
 	}
 	if len(rep.Gates) != 2 || !strings.Contains(rep.Gates[0].Gate, "db.queries") {
 		t.Errorf("gates = %+v; want db.queries <= 60 checked on both arms", rep.Gates)
+	}
+}
+
+// conndrop on the shop's MariaDB KILLs the service user's connections at
+// T: the service reconnects, and db.new_connections counts what it opened
+// after T, within what performance_schema.users counted over the run.
+func TestMariaDBConndrop(t *testing.T) {
+	m, svc := shopTarget(t)
+	localtest.Measures(t)
+	opened := func() int64 {
+		t.Helper()
+		var n int64
+		if err := m.Root().QueryRow("SELECT COALESCE(SUM(TOTAL_CONNECTIONS), 0) FROM performance_schema.users WHERE USER = 'shop'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// items live a second, so the service queries all along, on
+	// connections conndrop then kills
+	p := servicePlan("conndrop", Arm{Name: "short-ttl", Select: &Select{Headers: map[string]string{"X-TTL": "1"}}})
+	p.Rate, p.Clients, p.Timeout = 200, 40, herd.Duration(3*time.Second)
+	before := opened()
+	rep, err := Run(context.Background(), p, Env{Target: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	during := opened() - before
+	a := rep.Arms[0]
+	d, ok := a.Trigger.Detail.(*triggers.ConndropDetail)
+	if !ok || d.ConnectionsReset == nil || d.User != "shop" {
+		t.Fatalf("conndrop detail %#v; want the shop user's connections reset", a.Trigger.Detail)
+	}
+	t.Logf("conndrop: %d of shop's connections killed; %d opened after T, %d over the run; %d queries after T",
+		*d.ConnectionsReset, a.DB.NewConnections, during, a.DB.Queries)
+	if *d.ConnectionsReset < 1 || a.DB.NewConnections < 1 || a.DB.NewConnections > during {
+		t.Errorf("killed %d, opened after T %d, over the run %d; want some killed, and reopened after T within the run's count",
+			*d.ConnectionsReset, a.DB.NewConnections, during)
+	}
+	if a.HTTP.Errors.E5xx > a.HTTP.Requests/2 {
+		t.Errorf("%d of %d requests failed with 5xx; want the service to reconnect", a.HTTP.Errors.E5xx, a.HTTP.Requests)
 	}
 }
