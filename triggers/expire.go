@@ -32,7 +32,7 @@ func (*Expire) Name() string { return "expire" }
 // Detail is an empty ExpireDetail, into which results are read.
 func (*Expire) Detail() any { return &ExpireDetail{} }
 func (*Expire) Describe() string {
-	return "hot keys invalidated at T (UNLINK in Redis, delete in Memcached, or a purge request to an HTTP cache)"
+	return "hot keys invalidated at T (UNLINK, or an HTTP cache's purge)"
 }
 
 // Requires a Redis and its keys, a Memcached and its key, or an HTTP
