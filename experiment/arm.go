@@ -52,7 +52,8 @@ const hookTimeout = time.Minute
 
 func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	a.start = time.Now()
-	a.src = observe.Source{DB: a.tg.DB, Redis: a.tg.Redis, Statements: a.tg.Statements, Role: a.tg.Role}
+	a.src = observe.Source{DB: a.tg.DB, MySQL: a.tg.MySQL, Redis: a.tg.Redis, Memcached: a.tg.Memcached,
+		Statements: a.tg.Statements, Role: a.tg.Role}
 	if a.tg.Edges != nil { // a call chain: each layer's counters, every row
 		a.src.Servers = func(ctx context.Context) (observe.Servers, error) {
 			e, err := a.tg.Edges.Counters(ctx)
@@ -172,6 +173,7 @@ func (a *armRun) triggerEnv() triggers.Env {
 	env := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Owned, Channel: tg.Channel,
 		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
 		HotKeys: a.hot, API: tg.Endpoints, Request: armRequester(tg, a.arm), Restarter: tg.Restarter,
+		Memcached: tg.MemcachedItems(), MySQL: tg.MySQLConns(),
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
 	if tg.RedisKey != "" {
 		env.RedisKey = tg.KeyOf
@@ -299,7 +301,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	defer abortArm(nil)
 	firedc := a.fireAt(armCtx, abortArm, t, tenv, fire)
 	w := watcher{sampler: ld.sampler, rec: rec, t: t, loadStart: loadStart, warmup: time.Duration(p.Warmup), progress: a.progress,
-		conds: numberConds(p.Abort), abort: abortArm, observesDB: a.tg.DB != nil, judgeEvery: judgeEvery}
+		conds: numberConds(p.Abort), abort: abortArm, observesDB: a.tg.DB != nil || a.tg.MySQL != nil, judgeEvery: judgeEvery}
 	if e := a.ending; e != nil {
 		w.judge = func(now time.Time) bool { return e.check(a, now, ld.sampler, rec, t) }
 	}

@@ -79,10 +79,10 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	a.layers(ctx, res, ld.rec)
 	a.series(ctx, res, ld.t)
 	// what the target does not let herdbench observe has no figures
-	if a.tg.DB == nil {
+	if a.tg.DB == nil && a.tg.MySQL == nil {
 		res.DB, res.Warm.Queries = nil, 0
 	}
-	if a.tg.Redis == nil {
+	if a.tg.Redis == nil && a.tg.Memcached == nil {
 		res.Cache = nil
 	}
 	return res, nil

@@ -124,6 +124,6 @@ func dbRate(recent []observe.Sample) (float64, bool) {
 		return 0, false
 	}
 	// summed along the samples between, so a restart on the way counts right
-	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted}
+	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.DBRestarted}
 	return float64(span(oldest, newest, recent[first+1:len(recent)-1], calls)) / dt, true
 }

@@ -144,17 +144,19 @@ type TriggerResult struct {
 }
 
 // DB figures come from pg_stat_statements calls of the item query by the
-// app's role, and pg_stat_activity backends of that role.
+// app's role, and pg_stat_activity backends of that role; on MySQL or
+// MariaDB, from COUNT_STAR of the selected statement digests and
+// performance_schema.users of the service's user.
 type DB struct {
 	Queries         int64   `json:"queries"`          // T to end
 	QueriesTotal    int64   `json:"queries_total"`    // start of the load to end
 	PeakQPS         float64 `json:"peak_qps"`         // over 1 s sliding windows
 	BaselineQPS     float64 `json:"baseline_qps"`     // mean over the before window
 	PeakConnections int64   `json:"peak_connections"` // most backends of the app role at once
-	NewConnections  int64   `json:"new_connections"`  // backends started after T (still open when sampled)
+	NewConnections  int64   `json:"new_connections"`  // backends started after T (still open when sampled); MySQL: connections the user opened after T
 }
 
-// Cache figures are Redis INFO deltas from T to the end.
+// Cache figures are Redis INFO, or Memcached stats, deltas from T to the end.
 type Cache struct {
 	Hits     int64    `json:"hits"`
 	Misses   int64    `json:"misses"`

@@ -26,7 +26,7 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 		Load: rec.generator(time.Duration(p.Before + p.After))}
 
 	before := time.Duration(p.Before)
-	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted}
+	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.DBRestarted}
 	res.DB = &DB{
 		Queries:      span(sT, end, samples, calls),
 		QueriesTotal: span(s0, end, samples, calls),
@@ -39,8 +39,12 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 		res.DB.PeakConnections = max(res.DB.PeakConnections, s.Connections)
 		res.DB.NewConnections = max(res.DB.NewConnections, s.NewConnections)
 	}
+	// MySQL counts the connections a user opened, from T on (Postgres'
+	// backends started after T are NewConnections already)
+	opened := span(sT, end, samples, counter{func(s observe.Sample) int64 { return s.ConnectionsOpened }, observe.DBRestarted})
+	res.DB.NewConnections = max(res.DB.NewConnections, opened)
 
-	redisCounter := func(f func(observe.Sample) int64) counter { return counter{f, observe.RedisRestarted} }
+	redisCounter := func(f func(observe.Sample) int64) counter { return counter{f, observe.CacheRestarted} }
 	res.Cache = &Cache{
 		Hits:                span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Hits })),
 		Misses:              span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Misses })),
@@ -74,9 +78,9 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 			a = &acc{}
 			server[r] = a
 		}
-		a.calls += step(prev.Calls, cur.Calls, observe.PostgresRestarted(prev, cur))
-		a.hits += step(prev.Hits, cur.Hits, observe.RedisRestarted(prev, cur))
-		a.misses += step(prev.Misses, cur.Misses, observe.RedisRestarted(prev, cur))
+		a.calls += step(prev.Calls, cur.Calls, observe.DBRestarted(prev, cur))
+		a.hits += step(prev.Hits, cur.Hits, observe.CacheRestarted(prev, cur))
+		a.misses += step(prev.Misses, cur.Misses, observe.CacheRestarted(prev, cur))
 		a.dt += cur.At.Sub(prev.At)
 		a.conns = cur.Connections
 		a.lockWaits, a.queueDepth = max(a.lockWaits, cur.LockWaits), cur.QueueDepth
@@ -180,7 +184,7 @@ func peakQPS(samples []observe.Sample, w time.Duration) float64 {
 			j++
 		}
 		if d := samples[i].At.Sub(samples[j].At); d >= w*9/10 {
-			n := span(samples[j], samples[i], samples[j+1:i], counter{func(s observe.Sample) int64 { return s.Calls }, observe.PostgresRestarted})
+			n := span(samples[j], samples[i], samples[j+1:i], counter{func(s observe.Sample) int64 { return s.Calls }, observe.DBRestarted})
 			peak = max(peak, float64(n)/d.Seconds())
 		}
 	}

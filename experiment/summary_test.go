@@ -444,16 +444,16 @@ func TestTimelineFillsRowsWithoutASample(t *testing.T) {
 func TestSpanCountsAcrossAReset(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return T.Add(time.Duration(ms) * time.Millisecond) }
-	conns := counter{func(s observe.Sample) int64 { return s.ConnectionsReceived }, observe.RedisRestarted}
-	from := observe.Sample{At: at(0), ConnectionsReceived: 100, RedisRunID: "a"}
+	conns := counter{func(s observe.Sample) int64 { return s.ConnectionsReceived }, observe.CacheRestarted}
+	from := observe.Sample{At: at(0), ConnectionsReceived: 100, CacheInstance: "a"}
 	// +5, then Redis restarts (a new run_id, counters from 0) and counts 3, then +4
-	samples := []observe.Sample{{At: at(100), ConnectionsReceived: 105, RedisRunID: "a"}, {At: at(200), ConnectionsReceived: 3, RedisRunID: "b"}}
-	to := observe.Sample{At: at(300), ConnectionsReceived: 7, RedisRunID: "b"}
+	samples := []observe.Sample{{At: at(100), ConnectionsReceived: 105, CacheInstance: "a"}, {At: at(200), ConnectionsReceived: 3, CacheInstance: "b"}}
+	to := observe.Sample{At: at(300), ConnectionsReceived: 7, CacheInstance: "b"}
 	if got := span(from, to, samples, conns); got != 12 {
 		t.Errorf("span over 100 -> 105 -> (restart) 3 -> 7 = %d; want 12", got)
 	}
 	// a decrease without a restart is no growth, never the whole counter
-	samples[1].RedisRunID, to.RedisRunID = "a", "a"
+	samples[1].CacheInstance, to.CacheInstance = "a", "a"
 	if got := span(from, to, samples, conns); got != 9 {
 		t.Errorf("span over 100 -> 105 -> 3 (same server) -> 7 = %d; want 9 (5 + 0 + 4)", got)
 	}
@@ -487,7 +487,7 @@ func TestDBRate(t *testing.T) {
 	start := T
 	var samples []observe.Sample
 	for i := range 21 { // 2 s at 100 ms, 10 queries a sample
-		samples = append(samples, observe.Sample{At: T.Add(time.Duration(i) * 100 * time.Millisecond), Calls: int64(10 * i), PostgresStart: start})
+		samples = append(samples, observe.Sample{At: T.Add(time.Duration(i) * 100 * time.Millisecond), Calls: int64(10 * i), DBStart: start})
 	}
 	if qps, ok := dbRate(samples); !ok || qps != 100 {
 		t.Errorf("dbRate = %g, %v; want 100 q/s over the last second", qps, ok)
@@ -495,7 +495,7 @@ func TestDBRate(t *testing.T) {
 	// Postgres restarted 500 ms ago: its counter began again at zero
 	restarted := start.Add(time.Hour)
 	for i := 16; i < 21; i++ {
-		samples[i].PostgresStart, samples[i].Calls = restarted, int64(10*(i-15))
+		samples[i].DBStart, samples[i].Calls = restarted, int64(10*(i-15))
 	}
 	if qps, ok := dbRate(samples); !ok || qps != 100 {
 		t.Errorf("dbRate across a restart = %g, %v; want 100 q/s", qps, ok)

@@ -19,23 +19,30 @@ const DefaultInterval = 100 * time.Millisecond
 // Sample is one reading of cumulative counters.
 type Sample struct {
 	At time.Time
-	// Postgres
-	Calls          int64 // pg_stat_statements calls of Source.Statements by Source.Role
-	FillCalls      int64 // ... of Statements.Fill: a cache fill's own statement
-	Connections    int64 // pg_stat_activity backends of Source.Role
-	NewConnections int64 // ... whose backend_start is at or after Source.Since
-	LockWaits      int64 // ... waiting on a lock now (wait_event_type Lock)
-	LocksWaiting   int64 // pg_locks not granted now, any role
-	// Redis INFO
-	Hits, Misses, Expired, ConnectionsReceived, Clients int64
+	// The database: Postgres (Source.DB) or MySQL/MariaDB (Source.MySQL)
+	Calls          int64 // pg_stat_statements calls of Source.Statements by Source.Role; MySQL: COUNT_STAR of the selected digests
+	FillCalls      int64 // ... of Statements.Fill: a cache fill's own statement (Postgres)
+	Connections    int64 // pg_stat_activity backends of Source.Role; MySQL: performance_schema.users CURRENT_CONNECTIONS of the user
+	NewConnections int64 // ... whose backend_start is at or after Source.Since (Postgres)
+	// ConnectionsOpened counts the connections the user ever opened
+	// (MySQL: performance_schema.users TOTAL_CONNECTIONS); its growth from
+	// T is the new connections; 0 on Postgres, which has NewConnections
+	ConnectionsOpened int64
+	LockWaits         int64 // ... waiting on a lock now (wait_event_type Lock; MySQL: a row lock, INNODB_TRX LOCK WAIT, or a metadata lock)
+	LocksWaiting      int64 // pg_locks not granted now, any role; MySQL: every user's waits
+	// The cache: Redis INFO keyspace_hits, keyspace_misses, expired_keys,
+	// total_connections_received, connected_clients, evicted_keys; or
+	// Memcached stats get_hits, get_misses, total_connections,
+	// curr_connections, evictions (it counts no expirations)
+	Hits, Misses, Expired, ConnectionsReceived, Clients, Evictions int64
 	// QueueDepth is Source.Queue's entries not yet acknowledged by its
 	// group: never delivered (XINFO GROUPS lag) plus delivered and pending
 	QueueDepth int64
 
 	// Which server instances the counters came from: a counter that went
 	// down was reset only if its server restarted in between.
-	PostgresStart time.Time // pg_postmaster_start_time()
-	RedisRunID    string    // INFO server run_id
+	DBStart       time.Time // pg_postmaster_start_time(); MySQL: UNIX_TIMESTAMP() - Uptime
+	CacheInstance string    // Redis INFO server run_id; Memcached: its pid and start
 	// The servers' own counters of a call chain (Source.Servers); nil when
 	// not read, or when a server did not answer
 	Servers *Servers
@@ -48,18 +55,23 @@ type Servers struct {
 	Edge, EdgeAttempts, API, DBAttempts int64
 }
 
-// RedisRestarted reports whether Redis restarted between two samples.
-func RedisRestarted(prev, cur Sample) bool { return prev.RedisRunID != cur.RedisRunID }
+// CacheRestarted reports whether the cache (Redis, Memcached) restarted
+// between two samples.
+func CacheRestarted(prev, cur Sample) bool { return prev.CacheInstance != cur.CacheInstance }
 
-// PostgresRestarted reports whether Postgres restarted between two samples.
-func PostgresRestarted(prev, cur Sample) bool { return !prev.PostgresStart.Equal(cur.PostgresStart) }
+// DBRestarted reports whether the database (Postgres, MySQL) restarted
+// between two samples.
+func DBRestarted(prev, cur Sample) bool { return !prev.DBStart.Equal(cur.DBStart) }
 
-// Source says where and what to read. Either dependency may be absent (a
-// target that declares none): its fields stay zero and the results say
-// they were not observed.
+// Source says where and what to read: a database (Postgres or MySQL) and
+// a cache (Redis or Memcached). Either may be absent (a target that
+// declares none): its fields stay zero and the results say they were not
+// observed.
 type Source struct {
 	DB         *pgxpool.Pool // a role that can read pg_stat_statements; nil: not observed
+	MySQL      *MySQL        // or a MySQL or MariaDB; nil: not observed
 	Redis      *redis.Client // nil: not observed
+	Memcached  *Memcached    // or a Memcached; nil: not observed
 	Statements Statements    // which statements' calls count as DB queries
 	Role       string        // the app's role: its statements and connections
 	Since      time.Time     // new connections count from here (T)
@@ -115,9 +127,19 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 			ids = []int64{}
 		}
 		err := s.DB.QueryRow(ctx, sampleSQL, st.Text, s.Role, s.Since, ids, st.Pattern, st.Fill).Scan(&smp.Calls, &smp.Connections,
-			&smp.NewConnections, &smp.PostgresStart, &smp.FillCalls, &smp.LockWaits, &smp.LocksWaiting)
+			&smp.NewConnections, &smp.DBStart, &smp.FillCalls, &smp.LockWaits, &smp.LocksWaiting)
 		if err != nil {
 			return smp, fmt.Errorf("sample postgres: %w", err)
+		}
+	}
+	if s.MySQL != nil {
+		if err := s.MySQL.read(ctx, &smp); err != nil {
+			return smp, err
+		}
+	}
+	if s.Memcached != nil {
+		if err := s.Memcached.read(ctx, &smp); err != nil {
+			return smp, err
 		}
 	}
 	if s.Redis == nil {
@@ -128,7 +150,7 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 		return smp, fmt.Errorf("sample redis: %w", err)
 	}
 	fields := parseInfo(info)
-	for _, f := range []string{"keyspace_hits", "keyspace_misses", "expired_keys", "total_connections_received", "connected_clients"} {
+	for _, f := range []string{"keyspace_hits", "keyspace_misses", "expired_keys", "total_connections_received", "connected_clients", "evicted_keys"} {
 		if _, ok := fields[f]; !ok { // never read a missing field as zero
 			return smp, fmt.Errorf("sample redis: INFO without %s", f)
 		}
@@ -138,8 +160,9 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 	smp.Expired = fields["expired_keys"]
 	smp.ConnectionsReceived = fields["total_connections_received"]
 	smp.Clients = fields["connected_clients"]
-	smp.RedisRunID = infoString(info, "run_id")
-	if smp.RedisRunID == "" {
+	smp.Evictions = fields["evicted_keys"]
+	smp.CacheInstance = infoString(info, "run_id")
+	if smp.CacheInstance == "" {
 		return smp, fmt.Errorf("sample redis: INFO without run_id")
 	}
 	if s.Queue.Stream != "" {

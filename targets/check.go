@@ -21,9 +21,21 @@ type checker struct {
 	errs herd.FieldErrors
 }
 
-// bad is a problem with the value at path.
+// bad is a problem with the value at path; one the file left out is at
+// the line of the nearest section above it.
 func (c *checker) bad(path, format string, args ...any) {
-	c.errs = append(c.errs, &herd.FieldError{File: c.f.doc.Name, Line: c.f.doc.Line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+	line := 0
+	for p := path; line == 0 && p != ""; {
+		if line = c.f.doc.Line(p); line > 0 {
+			break
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	c.errs = append(c.errs, &herd.FieldError{File: c.f.doc.Name, Line: line, Field: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // check validates what decoded, and reads the secrets.
@@ -37,6 +49,8 @@ func (f *File) check(env func(string) (string, bool)) herd.FieldErrors {
 	}
 	c.redis()
 	c.postgres()
+	c.mysql()
+	c.memcached()
 	c.toxiproxy()
 	c.prometheus()
 	c.httpCache()
@@ -111,20 +125,9 @@ func (c *checker) postgres() {
 	if p == nil {
 		return
 	}
-	if literalPassword(p.DSN) {
-		c.bad("postgres.dsn", "holds a password (accepted: ${VAR} for the DSN or its password, read from the environment)")
-	}
-	before := len(c.errs)
-	p.DSN = c.expand("postgres.dsn", p.DSN)
-	expanded := len(c.errs) == before
-	switch {
-	case p.DSN == "" && expanded:
-		c.bad("postgres.dsn", "empty (accepted: a DSN, such as ${STAGING_PG_DSN})")
-	case expanded:
-		if _, perr := pgconn.ParseConfig(p.DSN); perr != nil {
-			c.bad("postgres.dsn", "does not parse (accepted: a libpq DSN, URL or key=value, such as postgres://role@host:5432/db)")
-		}
-	}
+	p.DSN = c.dsn(dsnForm{field: "postgres.dsn", literal: literalPassword, example: "${STAGING_PG_DSN}",
+		parse: func(s string) error { _, err := pgconn.ParseConfig(s); return err },
+		form:  "a libpq DSN, URL or key=value, such as postgres://role@host:5432/db"}, p.DSN)
 	if p.Role == "" {
 		c.bad("postgres.role", "empty (accepted: the service's role, whose statements count and whose connections conndrop may reset)")
 	}
@@ -138,6 +141,37 @@ func (c *checker) postgres() {
 	}
 }
 
+// dsnForm is how a database's DSN is checked: where it is, how a password
+// written in it shows, how it parses, and the words for what is accepted.
+type dsnForm struct {
+	field     string
+	literal   func(string) bool // whether the DSN as written holds a password of its own
+	parse     func(string) error
+	example   string // such as ${STAGING_PG_DSN}
+	form      string // what parses
+	pwExample string // after "read from the environment": ", such as ..."; "" for none
+}
+
+// dsn checks a DSN: no password written in the file, its ${VAR}s read,
+// not empty, and it parses; it returns the DSN with its variables read.
+func (c *checker) dsn(f dsnForm, dsn string) string {
+	if f.literal(dsn) {
+		c.bad(f.field, "holds a password (accepted: ${VAR} for the DSN or its password, read from the environment%s)", f.pwExample)
+	}
+	before := len(c.errs)
+	dsn = c.expand(f.field, dsn)
+	expanded := len(c.errs) == before
+	switch {
+	case dsn == "" && expanded:
+		c.bad(f.field, "empty (accepted: a DSN, such as %s)", f.example)
+	case expanded:
+		if err := f.parse(dsn); err != nil {
+			c.bad(f.field, "does not parse (accepted: %s)", f.form)
+		}
+	}
+	return dsn
+}
+
 func (c *checker) toxiproxy() {
 	t := c.f.Toxiproxy
 	if t == nil {
@@ -146,11 +180,37 @@ func (c *checker) toxiproxy() {
 	if u, err := url.Parse(t.URL); err != nil || u.Scheme != "http" || u.Host == "" {
 		c.bad("toxiproxy.url", "%q is not an http URL (accepted: toxiproxy's API, such as http://127.0.0.1:8474)", t.URL)
 	}
+	roles := map[string]bool{}
 	for dep := range t.Proxies {
-		if !slices.Contains(herd.Dependencies, dep) {
-			c.bad("toxiproxy.proxies."+dep, "unknown dependency %q (accepted: %s)", dep, strings.Join(herd.Dependencies, ", "))
+		role, ok := proxyRoles[dep]
+		if !ok {
+			c.bad("toxiproxy.proxies."+dep, "unknown dependency %q (accepted: %s, or mysql, the database, and memcached, the cache)", dep, strings.Join(herd.Dependencies, ", "))
+			continue
+		}
+		if roles[role] {
+			c.bad("toxiproxy.proxies."+dep, "a second proxy for the %s (accepted: one of %s)", roleWord[role], strings.Join(roleNames(role), ", "))
+		}
+		roles[role] = true
+	}
+}
+
+// proxyRoles maps a toxiproxy.proxies key to the dependency a trigger
+// names: mysql is the database, as postgres is; memcached the cache, as
+// redis is.
+var proxyRoles = map[string]string{herd.Postgres: herd.Postgres, herd.Redis: herd.Redis, "mysql": herd.Postgres, "memcached": herd.Redis}
+
+var roleWord = map[string]string{herd.Postgres: "database", herd.Redis: "cache"}
+
+// roleNames are the keys that name role, sorted.
+func roleNames(role string) []string {
+	var out []string
+	for k, r := range proxyRoles {
+		if r == role {
+			out = append(out, k)
 		}
 	}
+	slices.Sort(out)
+	return out
 }
 
 func (c *checker) prometheus() {

@@ -30,6 +30,8 @@ type File struct {
 	Headers    map[string]string `yaml:"headers"` // sent with every request; ${VAR} reads the environment
 	Redis      *RedisSpec        `yaml:"redis"`
 	Postgres   *PostgresSpec     `yaml:"postgres"`
+	MySQL      *MySQLSpec        `yaml:"mysql"`
+	Memcached  *MemcachedSpec    `yaml:"memcached"`
 	Toxiproxy  *ToxiproxySpec    `yaml:"toxiproxy"`
 	Prometheus *PrometheusSpec   `yaml:"prometheus"`
 	HTTPCache  *HTTPCacheSpec    `yaml:"http_cache"`
@@ -209,6 +211,16 @@ func (f *File) Hosts() map[string]string {
 	if f.Postgres != nil {
 		for _, h := range pgHosts(f.Postgres.DSN) {
 			hosts[h] = "postgres.dsn"
+		}
+	}
+	if f.MySQL != nil {
+		for _, h := range mysqlHosts(f.MySQL.DSN) {
+			hosts[h] = "mysql.dsn"
+		}
+	}
+	if f.Memcached != nil {
+		if h, _, err := net.SplitHostPort(f.Memcached.Address); err == nil {
+			hosts[h] = "memcached.address"
 		}
 	}
 	if f.Toxiproxy != nil {

@@ -203,6 +203,8 @@ func FuzzParseFile(f *testing.F) {
 	f.Add([]byte("endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/{key}\"}\nkeys: {list: [a]}\n"))
 	f.Add([]byte("keys: {zipf: {from: 1, to: 0, s: 0}}"))
 	f.Add([]byte("headers: {A: ${X}${Y}}"))
+	f.Add([]byte(storesYAML))
+	f.Add([]byte("mysql: {dsn: \"a:${X}@tcp(h:1)/d\", user: u, digests: [0123456789abcdef0123456789abcdef]}\nmemcached: {address: \"h:1\", key: \"{key}\"}"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := ParseFile(b, "f.yaml", env(map[string]string{"X": "x"}))
 		if err != nil && !strings.HasPrefix(err.Error(), "f.yaml") {
@@ -215,6 +217,8 @@ func FuzzParseFile(f *testing.F) {
 		// and draws keys
 		tg := FromFile(file)
 		_ = tg.Caps()
+		_ = tg.MemcachedItems()
+		_ = tg.MySQLConns()
 		_ = tg.Hot(10)
 		_ = tg.CheckHosts(nil)
 		if src := tg.Source(1); src != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
@@ -49,8 +50,8 @@ func (t *Target) CheckLimits(l Load) herd.FieldErrors {
 // Observes is what of a target herdbench may observe: the figures of what
 // it does not are null.
 type Observes struct {
-	DB    bool // its Postgres: db.*
-	Cache bool // its Redis: cache.*
+	DB    bool // its Postgres or MySQL: db.*
+	Cache bool // its Redis or Memcached: cache.*
 	API   bool // the testbed's replicas' own counters: api.*
 	// Layers: a two-tier testbed's edge tier, its policy and counters
 	// (edge.*) and the call chain's layers (layers.*)
@@ -63,7 +64,7 @@ func (t *Target) Observes() Observes {
 		return Observes{DB: true, Cache: true, API: t.Admin != nil, Layers: t.Edges != nil}
 	}
 	f := t.file
-	return Observes{DB: f != nil && f.Postgres != nil, Cache: f != nil && f.Redis != nil}
+	return Observes{DB: f != nil && (f.Postgres != nil || f.MySQL != nil), Cache: f != nil && (f.Redis != nil || f.Memcached != nil)}
 }
 
 // CheckHosts refuses a target that touches a host that is not loopback and
@@ -103,4 +104,24 @@ func (t *Target) where(path string) string {
 		return t.file.doc.At(path)
 	}
 	return path
+}
+
+// declared is "file:line: field" for a field of a file target: the line
+// of field, or of the nearest section above it that the file has (a key
+// it left out, such as memcached.allow_flush_all).
+func (t *Target) declared(field string) string {
+	if t.file == nil {
+		return field
+	}
+	for p := field; p != ""; {
+		if line := t.file.doc.Line(p); line > 0 {
+			return fmt.Sprintf("%s:%d: %s", t.file.doc.Name, line, field)
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return t.file.doc.Name + ": " + field
 }

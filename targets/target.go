@@ -1,16 +1,18 @@
 // Package targets provides what an experiment attacks and observes: its
-// endpoints and how a key becomes a request, handles to the Redis and
-// Postgres behind it, and what herdbench may touch of them. Testbed opens
+// endpoints and how a key becomes a request, handles to the cache (Redis
+// or Memcached) and the database (Postgres, or MySQL and MariaDB) behind
+// it, and what herdbench may touch of them. Testbed opens
 // the bundled testbed, which herdbench controls; ReadFile and FromFile
 // describe a service it did not start, from a target file (strictly
 // decoded, secrets from the environment); FromURL a bare base URL.
 //
 // Guarantees: nothing is contacted before Connect, so a dry run and the
-// safety checks (CheckHosts) send nothing; a file target's Postgres is
-// opened read-only; triggers get only what the target declares.
+// safety checks (CheckHosts) send nothing; a file target's Postgres and
+// MySQL are opened read-only; triggers get only what the target declares.
 package targets
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
@@ -63,6 +66,14 @@ type Target struct {
 	DB         *pgxpool.Pool // for observers, read-only but for conndrop; nil: none
 	Statements observe.Statements
 	Role       string
+
+	// MySQL is a MySQL or MariaDB instead of Postgres: observed by digest,
+	// read-only but for conndrop's KILL of its user's connections; nil: none
+	MySQL *observe.MySQL
+	// Memcached is a Memcached instead of Redis, its stats read; its
+	// items are touched through MemcachedItems; nil: none
+	Memcached *observe.Memcached
+	mc        *memcache.Client
 
 	// Toxiproxy controls the proxies between the service and its
 	// dependencies; nil when the target has none.
@@ -167,7 +178,10 @@ func FromFile(f *File) *Target {
 		t.Role = p.Role
 	}
 	if tp := f.Toxiproxy; tp != nil {
-		t.Proxies = tp.Proxies
+		t.Proxies = map[string]string{}
+		for dep, name := range tp.Proxies { // mysql is the database, memcached the cache
+			t.Proxies[cmp.Or(proxyRoles[dep], dep)] = name
+		}
 	}
 	return t
 }
@@ -244,6 +258,18 @@ func (t *Target) Connect(ctx context.Context) error {
 		}
 		t.DB = db
 	}
+	if f.MySQL != nil {
+		if err := t.connectMySQL(ctx); err != nil {
+			t.Close()
+			return err
+		}
+	}
+	if f.Memcached != nil {
+		if err := t.connectMemcached(ctx); err != nil {
+			t.Close()
+			return err
+		}
+	}
 	if tp := f.Toxiproxy; tp != nil {
 		t.Toxiproxy = toxiclient.NewClient(tp.URL)
 		for dep, name := range tp.Proxies {
@@ -289,6 +315,11 @@ func (t *Target) Caps() triggers.Caps {
 			c.HTTPPurge = h.Purge != nil
 			c.HTTPFlush = h.Flush != nil
 		}
+		if m := f.Memcached; m != nil {
+			c.Memcached, c.MemcachedKeys, c.FlushAll = true, m.Key != "", m.AllowFlushAll
+		}
+		c.MySQLUser = f.MySQL != nil && f.MySQL.User != ""
+		c.At = t.declared
 	} else if t.Owned {
 		c.Redis, c.RedisKeys, c.Pattern, c.Channel, c.Role, c.Pause = true, true, true, true, true, true
 	}
@@ -403,6 +434,15 @@ func hostOf(raw string) string {
 func (t *Target) Close() {
 	if t.DB != nil {
 		t.DB.Close()
+	}
+	if t.MySQL != nil {
+		t.MySQL.DB.Close()
+		t.MySQL = nil
+	}
+	if t.Memcached != nil {
+		t.Memcached.Close()
+		_ = t.mc.Close()
+		t.Memcached, t.mc = nil, nil
 	}
 	if t.Redis != nil {
 		_ = t.Redis.Close()

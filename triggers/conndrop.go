@@ -13,7 +13,8 @@ import (
 // T, as a network blip or a proxy restart does: a reconnect storm. Behind
 // toxiproxy it closes the proxies and opens them again (the harness's own
 // connections do not pass through them); on a target without toxiproxy it
-// ends the Postgres connections of the target's role.
+// ends the Postgres connections of the target's role, or KILLs the MySQL
+// connections of its user (never herdbench's own).
 type Conndrop struct{}
 
 // ConndropDetail is what conndrop did: the proxies it reset, or the role
@@ -21,6 +22,7 @@ type Conndrop struct{}
 type ConndropDetail struct {
 	ProxiesReset     []string `json:"proxies_reset,omitempty"`
 	Role             string   `json:"role,omitempty"`
+	User             string   `json:"user,omitempty"` // a MySQL user, whose connections were killed
 	ConnectionsReset *int64   `json:"connections_reset,omitempty"`
 }
 
@@ -39,8 +41,8 @@ func (*Conndrop) Describe() string {
 
 // Requires toxiproxy in front of a dependency, or a Postgres role.
 func (*Conndrop) Requires(c Caps) error {
-	if len(c.Proxies) == 0 && !c.Role {
-		return errors.New("toxiproxy in front of the service's dependencies (toxiproxy in the target file), or a Postgres role whose connections may be reset (postgres.role)")
+	if len(c.Proxies) == 0 && !c.Role && !c.MySQLUser {
+		return errors.New("toxiproxy in front of the service's dependencies (toxiproxy in the target file), a Postgres role whose connections may be reset (postgres.role), or a MySQL user (mysql.user)")
 	}
 	return nil
 }
@@ -49,12 +51,22 @@ func (*Conndrop) Plan(env Env) string {
 	if len(env.Proxies) > 0 {
 		return fmt.Sprintf("close and reopen the toxiproxy proxies %s", proxyNames(env))
 	}
+	if m := env.MySQL; m != nil {
+		return fmt.Sprintf("KILL every connection of MySQL user %s, but herdbench's own", m.User)
+	}
 	return fmt.Sprintf("pg_terminate_backend every connection of role %s", env.Role)
 }
 
 // Fire disables and re-enables each proxy, which closes its connections,
 // or terminates the role's backends.
 func (*Conndrop) Fire(ctx context.Context, env Env) (Fired, error) {
+	if len(env.Proxies) == 0 && env.MySQL != nil {
+		n, err := env.MySQL.Kill(ctx)
+		if err != nil {
+			return Fired{}, fmt.Errorf("conndrop: %w", err)
+		}
+		return Fired{Detail: &ConndropDetail{User: env.MySQL.User, ConnectionsReset: &n}, Ended: time.Now()}, nil
+	}
 	if len(env.Proxies) == 0 {
 		var n int64
 		err := env.DB.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity

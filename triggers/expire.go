@@ -2,6 +2,7 @@ package triggers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,15 +10,16 @@ import (
 
 // Expire invalidates the hot keys at T, as a deploy or a write path that
 // deletes cache entries does: every hot key misses at once. It unlinks
-// them in Redis, purges them from an HTTP cache in front of the service
-// (http_cache), or both when the target declares both.
+// them in Redis, deletes them in Memcached, purges them from an HTTP cache
+// in front of the service (http_cache): each the target declares.
 type Expire struct{}
 
 // ExpireDetail is what expire did.
 type ExpireDetail struct {
-	Keys        int           `json:"keys"`                 // hot keys it may touch
-	KeysRemoved int64         `json:"keys_removed"`         // of them, in Redis at T
-	HTTPCache   *CacheAnswers `json:"http_cache,omitempty"` // the purges an HTTP cache was sent, and its answers
+	Keys        int              `json:"keys"`                 // hot keys it may touch
+	KeysRemoved int64            `json:"keys_removed"`         // of them, in Redis, or Memcached, at T
+	HTTPCache   *CacheAnswers    `json:"http_cache,omitempty"` // the purges an HTTP cache was sent, and its answers
+	Memcached   *MemcachedDetail `json:"memcached,omitempty"`  // the deletes a Memcached was sent
 }
 
 var (
@@ -33,13 +35,17 @@ func (*Expire) Describe() string {
 	return "hot keys invalidated at T (UNLINK, or an HTTP cache's purge)"
 }
 
-// Requires a Redis and its keys, or an HTTP cache that purges one key.
+// Requires a Redis and its keys, a Memcached and its key, or an HTTP
+// cache that purges one key.
 func (*Expire) Requires(c Caps) error {
-	if c.HTTPPurge {
+	if c.HTTPPurge || c.MemcachedKeys {
 		return nil
 	}
+	if c.Memcached {
+		return errors.New("the Memcached item of a request's key (memcached.key in the target file, such as item:{key})")
+	}
 	if err := needKeys(c); err != nil {
-		return fmt.Errorf("%w, or an HTTP cache's purge request (http_cache.purge in the target file)", err)
+		return fmt.Errorf("%w, a Memcached's key (memcached.key), or an HTTP cache's purge request (http_cache.purge in the target file)", err)
 	}
 	return nil
 }
@@ -50,6 +56,9 @@ func (*Expire) Plan(env Env) string {
 		keys := HotRedisKeys(env)
 		parts = append(parts, fmt.Sprintf("UNLINK %d Redis keys (the hot keys matching %s): %s", len(keys), env.Pattern, list(keys)))
 	}
+	if m := env.Memcached; m.keyed() {
+		parts = append(parts, fmt.Sprintf("delete %d Memcached items (the hot keys): %s", len(env.HotKeys), list(m.Items(env.HotKeys))))
+	}
 	if c := env.HTTPCache; c != nil {
 		parts = append(parts, fmt.Sprintf("%s, with the arm's selection, for each of %d hot keys: %s", c.Describe(c.Purge), len(env.HotKeys), list(env.HotKeys)))
 	}
@@ -57,7 +66,7 @@ func (*Expire) Plan(env Env) string {
 }
 
 // Fire unlinks the hot keys' fresh copies in Redis (stale copies stay),
-// and purges them from the HTTP cache.
+// deletes their items in Memcached, and purges them from the HTTP cache.
 func (*Expire) Fire(ctx context.Context, env Env) (Fired, error) {
 	d := &ExpireDetail{}
 	if env.RedisKey != nil {
@@ -70,14 +79,21 @@ func (*Expire) Fire(ctx context.Context, env Env) (Fired, error) {
 			d.Keys, d.KeysRemoved = len(keys), n
 		}
 	}
+	if m := env.Memcached; m.keyed() {
+		md, err := m.Delete(ctx, env.HotKeys)
+		d.Keys, d.KeysRemoved, d.Memcached = len(env.HotKeys), d.KeysRemoved+int64(md.Found), &md
+		if err != nil {
+			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("expire: %w", err)
+		}
+	}
 	if c := env.HTTPCache; c != nil {
 		a, err := c.PurgeKeys(ctx, env.HotKeys)
 		d.Keys, d.HTTPCache = len(env.HotKeys), &a
 		if err != nil {
 			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("expire: %w", err)
 		}
-	} else if env.RedisKey == nil {
-		return Fired{}, fmt.Errorf("expire: %w and no Redis keys", errNoHTTPCache)
+	} else if env.RedisKey == nil && !env.Memcached.keyed() {
+		return Fired{}, fmt.Errorf("expire: %w, no Redis keys and no Memcached", errNoHTTPCache)
 	}
 	return Fired{Detail: d, Ended: time.Now()}, nil
 }

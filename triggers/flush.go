@@ -9,16 +9,18 @@ import (
 
 // Flush empties the cache at T, as a Redis restart without persistence
 // does: a cold-start stampede over every key. On a Redis herdbench did not
-// start, it removes only the keys the target's pattern lets it touch; an
-// HTTP cache in front of the service (http_cache.flush) is emptied by its
-// own request (BAN) or command.
+// start, it removes only the keys the target's pattern lets it touch; a
+// Memcached gets flush_all, only when the target allows it
+// (allow_flush_all); an HTTP cache in front of the service
+// (http_cache.flush) is emptied by its own request (BAN) or command.
 type Flush struct{}
 
 // FlushDetail is what flush did.
 type FlushDetail struct {
-	KeysFlushed int64         `json:"keys_flushed"`
-	Pattern     string        `json:"pattern,omitempty"`    // the keys it was limited to, on a Redis herdbench did not start
-	HTTPCache   *CacheAnswers `json:"http_cache,omitempty"` // what the HTTP cache's flush sent and was answered, or its command
+	KeysFlushed int64            `json:"keys_flushed"`
+	Pattern     string           `json:"pattern,omitempty"`    // the keys it was limited to, on a Redis herdbench did not start
+	HTTPCache   *CacheAnswers    `json:"http_cache,omitempty"` // what the HTTP cache's flush sent and was answered, or its command
+	Memcached   *MemcachedDetail `json:"memcached,omitempty"`  // the flush_all a Memcached was sent
 }
 
 var (
@@ -38,10 +40,13 @@ func (*Flush) Describe() string {
 // cache's flush.
 func (*Flush) Requires(c Caps) error {
 	switch {
-	case c.HTTPFlush:
+	case c.Memcached && !c.FlushAll:
+		return fmt.Errorf("%s: true to empty the target's Memcached: flush_all empties every item of the instance, the service's and any other's (accepted: allow_flush_all: true under memcached, or the expire trigger, which deletes only the hot keys' items)",
+			c.at("memcached.allow_flush_all"))
+	case c.HTTPFlush, c.Memcached:
 		return nil
 	case !c.Redis:
-		return errors.New("a Redis (redis.address in the target file), or an HTTP cache's flush (http_cache.flush)")
+		return errors.New("a Redis (redis.address in the target file), a Memcached (memcached.address, with allow_flush_all), or an HTTP cache's flush (http_cache.flush)")
 	case !c.Pattern:
 		return errors.New("the pattern of the only keys it may remove (redis.pattern in the target file)")
 	}
@@ -55,6 +60,9 @@ func (*Flush) Plan(env Env) string {
 		parts = append(parts, "FLUSHDB on the testbed's Redis")
 	case env.Redis != nil || env.Pattern != "":
 		parts = append(parts, fmt.Sprintf("SCAN MATCH %s and UNLINK every key it finds (only keys matching the pattern)", env.Pattern))
+	}
+	if env.Memcached != nil {
+		parts = append(parts, "flush_all on the Memcached (every item of it)")
 	}
 	if c := env.HTTPCache; c != nil && c.Flush != nil {
 		parts = append(parts, c.Describe(*c.Flush))
@@ -75,6 +83,16 @@ func (f *Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 		}
 		d = fired.Detail.(*FlushDetail)
 	}
+	if m := env.Memcached; m != nil {
+		if d == nil {
+			d = &FlushDetail{}
+		}
+		md, err := m.FlushAll()
+		d.Memcached = &md
+		if err != nil {
+			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("flush: %w", err)
+		}
+	}
 	if c := env.HTTPCache; c != nil && (c.Flush != nil || c.Run != "") {
 		if d == nil {
 			d = &FlushDetail{}
@@ -86,7 +104,7 @@ func (f *Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 		}
 	}
 	if d == nil {
-		return Fired{}, errors.New("flush: the target declares neither a Redis with a pattern nor an HTTP cache's flush")
+		return Fired{}, errors.New("flush: the target declares no Redis with a pattern, no Memcached and no HTTP cache's flush")
 	}
 	return Fired{Detail: d, Ended: time.Now()}, nil
 }

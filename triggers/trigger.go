@@ -65,6 +65,8 @@ type Env struct {
 	Role string
 
 	HTTPCache *HTTPCache // an HTTP cache in front of the service, invalidated through its own API; nil: none
+	Memcached *Memcached // the service's Memcached: its hot keys' items, flush_all when allowed; nil: none
+	MySQL     *MySQL     // the service's MySQL or MariaDB, to KILL its user's connections (conndrop without toxiproxy); nil: none
 
 	HotKeys   []string  // the keys warmed before the arm, hottest first
 	API       []string  // the service's base URLs
@@ -112,6 +114,22 @@ type Caps struct {
 	Writes    bool // the testbed's write endpoint and likes table
 	HTTPPurge bool // an HTTP cache that invalidates one key (http_cache.purge)
 	HTTPFlush bool // and the whole cache (http_cache.flush)
+	Memcached bool // a Memcached (memcached.address)
+	// MemcachedKeys: and the item of a request's key (memcached.key)
+	MemcachedKeys bool
+	FlushAll      bool // a Memcached that may be emptied whole (memcached.allow_flush_all)
+	MySQLUser     bool // a MySQL user whose connections may be killed (mysql.user)
+	// At is where a target file declares field ("file:line: field"), for
+	// what a trigger needs of it; nil: the field alone
+	At func(field string) string
+}
+
+// at is where field is declared, as At says.
+func (c Caps) at(field string) string {
+	if c.At == nil {
+		return field
+	}
+	return c.At(field)
 }
 
 // The optional capabilities of a trigger, each a small interface checked

@@ -212,8 +212,8 @@ func TestExamplesRun(t *testing.T) {
 	localtest.Measures(t)
 	for _, ex := range examples {
 		switch filepath.Base(ex) {
-		case "staging.yaml", "compose-service.yaml", "nginx-service.yaml", "varnish-service.yaml":
-			continue // target files, not scenarios: TestStagingExample, testbed/compose/e2e, TestHTTPCacheExamples
+		case "staging.yaml", "compose-service.yaml", "nginx-service.yaml", "varnish-service.yaml", "mysql-memcached-service.yaml":
+			continue // target files, not scenarios: TestStagingExample, testbed/compose/e2e, TestHTTPCacheExamples, TestMySQLMemcachedExample
 		case "ci-nginx-gate.yaml":
 			continue // attacks nginx in front of the testbed: TestGateOnNginxInFrontOfAService
 		case "ci-service-gate.yaml":

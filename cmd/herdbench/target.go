@@ -156,6 +156,9 @@ func openTarget(ctx context.Context, stderr io.Writer, opts stampedeOptions, pla
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := svc.Connect(cctx)
 		cancel()
+		if herd.IsField(err) { // the target file's to fix: performance_schema off, a user without grants
+			return usageError{err}
+		}
 		if err != nil {
 			return err
 		}

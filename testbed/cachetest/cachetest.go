@@ -16,10 +16,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"text/template"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/proctest"
 )
 
 var (
@@ -78,13 +79,13 @@ func Nginx(t testing.TB, origins []string, valid time.Duration) string {
 		t.Fatalf("nginx validity %s: nginx reads whole seconds, at least 1s", valid)
 	}
 	bins := require(t, "nginx libnginx-mod-http-cache-purge", "nginx", PurgeModule)
-	dir := workDir(t, "nginx")
-	listen := freeAddr(t)
+	dir := proctest.WorkDir(t, "nginx")
+	listen := proctest.FreeAddr(t)
 	conf := render(t, nginxConf, map[string]any{"Dir": dir, "PurgeModule": PurgeModule, "Origins": origins,
 		"Listen": listen, "Valid": fmt.Sprintf("%ds", int(valid.Seconds()))}) // nginx reads whole seconds
 	path := filepath.Join(dir, "nginx.conf")
 	write(t, path, conf)
-	done := start(t, dir, bins[0], "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
+	done := proctest.Start(t, dir, bins[0], "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
 	return ready(t, "http://"+listen, filepath.Join(dir, "error.log"), done)
 }
 
@@ -93,8 +94,8 @@ func Nginx(t testing.TB, origins []string, valid time.Duration) string {
 func Varnish(t testing.TB, origins []string, ttl time.Duration) string {
 	t.Helper()
 	bins := require(t, "varnish", "varnishd")
-	dir := workDir(t, "varnish")
-	listen := freeAddr(t)
+	dir := proctest.WorkDir(t, "varnish")
+	listen := proctest.FreeAddr(t)
 	type origin struct{ Host, Port string }
 	var os_ []origin
 	for _, o := range origins {
@@ -108,28 +109,9 @@ func Varnish(t testing.TB, origins []string, ttl time.Duration) string {
 	path := filepath.Join(dir, "default.vcl")
 	write(t, path, vcl)
 	log := filepath.Join(dir, "varnishd.log")
-	done := start(t, dir, bins[0], "-F", "-n", filepath.Join(dir, "instance"), "-a", listen, "-f", path,
+	done := proctest.Start(t, dir, bins[0], "-F", "-n", filepath.Join(dir, "instance"), "-a", listen, "-f", path,
 		"-s", "malloc,64m", "-j", "none", "-p", "default_grace=0", "-p", "thread_pool_min=50")
 	return ready(t, "http://"+listen, log, done)
-}
-
-// workDir is a directory the cache's workers can enter whatever user they
-// run as (nginx's drop to nobody when run as root), removed at the end.
-func workDir(t testing.TB, name string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "herdbench-"+name+"-")
-	if err == nil {
-		err = os.Chmod(dir, 0o777)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			os.RemoveAll(dir)
-		}
-	})
-	return dir
 }
 
 func render(t testing.TB, text string, data any) string {
@@ -146,41 +128,6 @@ func write(t testing.TB, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// freeAddr is a loopback host:port nothing listens on now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// start runs argv in a process group of its own, its output in dir's
-// output.log; the group is killed and reaped when t ends. The channel
-// closes when the process exits.
-func start(t testing.TB, dir string, argv ...string) <-chan struct{} {
-	t.Helper()
-	out, err := os.Create(filepath.Join(dir, "output.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr, cmd.Dir = out, out, dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", argv[0], err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); out.Close(); close(done) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	})
-	return done
 }
 
 // ready polls base until it answers, for at most 20 s, and returns it; a

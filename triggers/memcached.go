@@ -1,0 +1,108 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/bradfitz/gomemcache/memcache"
+)
+
+// Memcached is a Memcached as triggers touch it: the items of the hot
+// keys (expire deletes them, ttl makes them expire at T), and the whole
+// instance (flush_all) only when AllowFlushAll says it may. Its commands
+// go one after another on the client's connection, so a trigger adds no
+// connection storm of its own to the figures.
+type Memcached struct {
+	Client        *memcache.Client
+	Key           func(key string) string // the item of a request's key, such as item:{key}
+	AllowFlushAll bool                    // flush_all empties every item of the instance, not only the service's
+}
+
+// MemcachedDetail is what a trigger did to a Memcached: the results'
+// trigger.detail.memcached.
+type MemcachedDetail struct {
+	Command   string `json:"command"`              // delete, touch or flush_all
+	Sent      int    `json:"sent"`                 // commands sent: one per hot key, or one flush_all
+	Found     int    `json:"found"`                // delete, touch: items it held (the rest answered NOT_FOUND)
+	ExpiresAt int64  `json:"expires_at,omitempty"` // touch: the Unix second the items expire at
+	TookMS    int64  `json:"took_ms"`              // from the first command to the last answer
+}
+
+// keyed says whether m knows the item of a request's key: what expire and
+// ttl need of it.
+func (m *Memcached) keyed() bool { return m != nil && m.Key != nil }
+
+// Items are the Memcached keys of the hot keys, hottest first.
+func (m *Memcached) Items(hot []string) []string {
+	out := make([]string, len(hot))
+	for i, k := range hot {
+		out[i] = m.Key(k)
+	}
+	return out
+}
+
+// Delete deletes the hot keys' items.
+func (m *Memcached) Delete(ctx context.Context, hot []string) (MemcachedDetail, error) {
+	return m.each(ctx, "delete", hot, m.Client.Delete)
+}
+
+// ExpireAt makes the hot keys' items expire at the first whole second at
+// or after at (touch with an absolute expiry): Memcached keeps time in
+// whole seconds of its own clock, which ticks once a second, so they
+// expire within about a second after it, never before.
+func (m *Memcached) ExpireAt(ctx context.Context, hot []string, at time.Time) (MemcachedDetail, error) {
+	sec := at.Unix()
+	if at.After(time.Unix(sec, 0)) {
+		sec++
+	}
+	if sec > math.MaxInt32 {
+		return MemcachedDetail{}, fmt.Errorf("memcached: expiry %d is past what touch takes", sec)
+	}
+	d, err := m.each(ctx, "touch", hot, func(k string) error { return m.Client.Touch(k, int32(sec)) })
+	d.ExpiresAt = sec
+	return d, err
+}
+
+// FlushAll empties the whole instance, when the target allows it.
+func (m *Memcached) FlushAll() (MemcachedDetail, error) {
+	if !m.AllowFlushAll {
+		return MemcachedDetail{}, errMemcachedFlush
+	}
+	start := time.Now()
+	err := m.Client.FlushAll()
+	d := MemcachedDetail{Command: "flush_all", Sent: 1, TookMS: time.Since(start).Milliseconds()}
+	if err != nil {
+		return d, fmt.Errorf("memcached flush_all: %w", err)
+	}
+	return d, nil
+}
+
+// each sends command for each hot key's item, one after another; a key
+// the cache did not hold is not an error.
+func (m *Memcached) each(ctx context.Context, command string, hot []string, do func(item string) error) (MemcachedDetail, error) {
+	d := MemcachedDetail{Command: command}
+	start := time.Now()
+	for _, item := range m.Items(hot) {
+		if err := ctx.Err(); err != nil {
+			return d, err
+		}
+		d.Sent++
+		switch err := do(item); {
+		case err == nil:
+			d.Found++
+		case errors.Is(err, memcache.ErrCacheMiss):
+		default:
+			d.TookMS = time.Since(start).Milliseconds()
+			return d, fmt.Errorf("memcached %s %s: %w", command, item, err)
+		}
+	}
+	d.TookMS = time.Since(start).Milliseconds()
+	return d, nil
+}
+
+// errMemcachedFlush is flush asked of a Memcached the target does not let
+// it empty.
+var errMemcachedFlush = errors.New("memcached: flush_all empties every item of the instance, and the target does not allow it (accepted: allow_flush_all: true under memcached)")

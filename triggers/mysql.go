@@ -1,0 +1,60 @@
+package triggers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// MySQL is a MySQL or MariaDB as conndrop touches it: the connections of
+// the service's User, never herdbench's own (its session, and every
+// connection whose program_name connection attribute is Spare).
+type MySQL struct {
+	DB    *sql.DB // herdbench's session; its user needs CONNECTION ADMIN (or SUPER) to KILL another user's connections
+	User  string
+	Spare string // the program_name of herdbench's own connections
+}
+
+// errUnknownThread is MySQL's answer to a KILL of a connection that ended
+// meanwhile.
+const errUnknownThread = 1094
+
+// Kill ends every connection of User but herdbench's own (KILL
+// CONNECTION), and returns how many it ended; one that ended meanwhile is
+// not counted.
+func (m *MySQL) Kill(ctx context.Context) (int64, error) {
+	rows, err := m.DB.QueryContext(ctx, `SELECT p.ID FROM information_schema.PROCESSLIST p
+		WHERE p.USER = ? AND p.ID <> CONNECTION_ID() AND p.ID NOT IN (SELECT PROCESSLIST_ID
+			FROM performance_schema.session_connect_attrs WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE = ?)`, m.User, m.Spare)
+	if err != nil {
+		return 0, fmt.Errorf("list the connections of %s: %w", m.User, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, id := range ids {
+		_, err := m.DB.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errUnknownThread {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("kill connection %d of %s: %w", id, m.User, err)
+		}
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,185 @@
+package triggers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bradfitz/gomemcache/memcache"
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/herdbench/herdbench/testbed/storetest"
+)
+
+// memcachedEnv is a real Memcached holding item:1 to item:5 and other:1,
+// with the hot keys 1, 2, 3 and 9 (which it does not hold).
+func memcachedEnv(t *testing.T, allowFlush bool) (Env, *memcache.Client) {
+	t.Helper()
+	mc := memcache.New(storetest.Memcached(t))
+	t.Cleanup(func() { mc.Close() })
+	for _, k := range []string{"item:1", "item:2", "item:3", "item:4", "item:5", "other:1"} {
+		if err := mc.Set(&memcache.Item{Key: k, Value: []byte("v"), Expiration: 3600}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &Memcached{Client: mc, AllowFlushAll: allowFlush, Key: func(k string) string { return "item:" + k }}
+	return Env{Memcached: m, HotKeys: []string{"1", "2", "3", "9"}}, mc
+}
+
+// held lists which of keys the cache holds.
+func held(t *testing.T, mc *memcache.Client, keys ...string) []string {
+	t.Helper()
+	items, err := mc.GetMulti(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, k := range keys {
+		if items[k] != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// expire deletes the hot keys' items, and only them.
+func TestExpireDeletesTheHotItemsInMemcached(t *testing.T) {
+	env, mc := memcachedEnv(t, false)
+	if plan := (&Expire{}).Plan(env); !strings.Contains(plan, "delete 4 Memcached items (the hot keys): item:1, item:2, item:3, item:9") {
+		t.Errorf("Plan = %q", plan)
+	}
+	fired, err := (&Expire{}).Fire(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := fired.Detail.(*ExpireDetail)
+	if d.Keys != 4 || d.KeysRemoved != 3 || d.Memcached == nil || d.Memcached.Sent != 4 || d.Memcached.Found != 3 || d.Memcached.Command != "delete" {
+		t.Errorf("detail = %+v, memcached %+v; want 4 sent, the 3 held removed", d, d.Memcached)
+	}
+	if got := strings.Join(held(t, mc, "item:1", "item:2", "item:3", "item:4", "item:5", "other:1"), " "); got != "item:4 item:5 other:1" {
+		t.Errorf("left %q; want item:4 item:5 other:1", got)
+	}
+}
+
+// ttl makes the hot keys' items expire at T's second, never before T;
+// the others keep theirs.
+func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
+	env, mc := memcachedEnv(t, false)
+	env.T = time.Now().Add(2500 * time.Millisecond)
+	ttl := &TTL{}
+	if err := ttl.Align(context.Background(), env); err != nil {
+		t.Fatal(err)
+	}
+	fired, err := ttl.Fire(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := fired.Detail.(*TTLDetail)
+	want := env.T.Truncate(time.Second).Add(time.Second).Unix()
+	if d.Keys != 4 || d.Memcached == nil || d.Memcached.Found != 3 || d.Memcached.ExpiresAt != want {
+		t.Errorf("detail = %+v, memcached %+v; want 4 keys, 3 touched to expire at %d", d, d.Memcached, want)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for len(held(t, mc, "item:1", "item:2", "item:3")) > 0 {
+		if time.Now().Before(env.T) && len(held(t, mc, "item:1", "item:2", "item:3")) < 3 {
+			t.Fatalf("a hot item expired before T")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hot items %v still held 15 s after aligning them at T", held(t, mc, "item:1", "item:2", "item:3"))
+		}
+		time.Sleep(50 * time.Millisecond) // polling, with the deadline above
+	}
+	if got := held(t, mc, "item:4", "other:1"); len(got) != 2 {
+		t.Errorf("left %v; want item:4 and other:1, untouched", got)
+	}
+}
+
+// flush empties a Memcached only when the target allows it, and is
+// refused before the run when it does not.
+func TestFlushMemcachedOnlyWhenAllowed(t *testing.T) {
+	err := Supported(&Flush{}, Caps{Memcached: true, MemcachedKeys: true, At: func(f string) string { return "shop.yaml:9: " + f }})
+	if err == nil || !strings.Contains(err.Error(), "shop.yaml:9: memcached.allow_flush_all: true to empty") {
+		t.Errorf("Supported(flush) without allow_flush_all = %v; want refused, naming the field at its line", err)
+	}
+	if err := Supported(&Flush{}, Caps{Memcached: true, FlushAll: true}); err != nil {
+		t.Errorf("Supported(flush) with allow_flush_all = %v; want nil", err)
+	}
+	env, mc := memcachedEnv(t, false)
+	if _, err := (&Flush{}).Fire(context.Background(), env); !errors.Is(err, errMemcachedFlush) {
+		t.Errorf("flush without allow_flush_all = %v; want refused", err)
+	}
+	if got := held(t, mc, "other:1"); len(got) != 1 {
+		t.Fatalf("a refused flush emptied the cache")
+	}
+	env.Memcached.AllowFlushAll = true
+	fired, err := (&Flush{}).Fire(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := fired.Detail.(*FlushDetail); d.Memcached == nil || d.Memcached.Command != "flush_all" {
+		t.Errorf("detail = %+v; want the flush_all sent", d)
+	}
+	if got := held(t, mc, "item:4", "other:1"); len(got) != 0 {
+		t.Errorf("left %v after flush_all; want nothing", got)
+	}
+}
+
+// conndrop KILLs the service user's connections, and never herdbench's
+// own: its session, and a connection of the same user marked with
+// herdbench's program_name.
+func TestConndropKillsTheMySQLUsersConnections(t *testing.T) {
+	m := storetest.StartMariaDB(t)
+	m.Exec(t, "CREATE DATABASE shop")
+	m.CreateUser(t, "shop", "shop-pw", "ALL ON shop.*")
+	m.CreateUser(t, "hb", "hb-pw", storetest.ObserverGrants...)
+	ctx := context.Background()
+	open := func(user, pw string, ours bool) *sql.DB {
+		cfg, err := mysql.ParseDSN(m.DSN(user, pw, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ours {
+			cfg.ConnectionAttributes = "program_name:herdbench"
+		}
+		conn, err := mysql.NewConnector(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := sql.OpenDB(conn)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	service, ourShop, hb := open("shop", "shop-pw", false), open("shop", "shop-pw", true), open("hb", "hb-pw", true)
+	var conns []*sql.Conn
+	for _, db := range []*sql.DB{service, service, service, ourShop} {
+		c, err := db.Conn(ctx)
+		if err == nil {
+			err = c.PingContext(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	env := Env{MySQL: &MySQL{DB: hb, User: "shop", Spare: "herdbench"}}
+	if err := Supported(&Conndrop{}, Caps{MySQLUser: true}); err != nil {
+		t.Fatal(err)
+	}
+	fired, err := (&Conndrop{}).Fire(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := fired.Detail.(*ConndropDetail)
+	if d.User != "shop" || d.ConnectionsReset == nil || *d.ConnectionsReset != 3 {
+		t.Errorf("detail = %+v; want the 3 connections of the service reset", d)
+	}
+	for i, c := range conns {
+		err := c.PingContext(ctx)
+		if alive := err == nil; alive != (i == 3) {
+			t.Errorf("connection %d alive %v (%v); want only herdbench's own (3) alive", i, alive, err)
+		}
+	}
+}
