@@ -71,7 +71,7 @@ type Source struct {
 	DB         *pgxpool.Pool // a role that can read pg_stat_statements; nil: not observed
 	MySQL      *MySQL        // or a MySQL or MariaDB; nil: not observed
 	Redis      *redis.Client // nil: not observed
-	Memcached  *Memcached    // or a Memcached; nil: not observed
+	Memcached  *Memcached    // or a Memcached, then the cache; a Redis beside it is read for Queue only; nil: not observed
 	Statements Statements    // which statements' calls count as DB queries
 	Role       string        // the app's role: its statements and connections
 	Since      time.Time     // new connections count from here (T)
@@ -145,14 +145,28 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 	if s.Redis == nil {
 		return smp, nil
 	}
-	info, err := s.Redis.Info(ctx, "server", "stats", "clients").Result()
+	if s.Memcached == nil { // with a Memcached, that is the cache: a Redis beside it holds only the queue
+		if err := readRedis(ctx, s.Redis, &smp); err != nil {
+			return smp, err
+		}
+	}
+	var err error
+	if s.Queue.Stream != "" {
+		smp.QueueDepth, err = s.Queue.depth(ctx, s.Redis)
+	}
+	return smp, err
+}
+
+// readRedis reads the cache's figures from Redis INFO into smp.
+func readRedis(ctx context.Context, rdb *redis.Client, smp *Sample) error {
+	info, err := rdb.Info(ctx, "server", "stats", "clients").Result()
 	if err != nil {
-		return smp, fmt.Errorf("sample redis: %w", err)
+		return fmt.Errorf("sample redis: %w", err)
 	}
 	fields := parseInfo(info)
 	for _, f := range []string{"keyspace_hits", "keyspace_misses", "expired_keys", "total_connections_received", "connected_clients", "evicted_keys"} {
 		if _, ok := fields[f]; !ok { // never read a missing field as zero
-			return smp, fmt.Errorf("sample redis: INFO without %s", f)
+			return fmt.Errorf("sample redis: INFO without %s", f)
 		}
 	}
 	smp.Hits = fields["keyspace_hits"]
@@ -163,12 +177,9 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 	smp.Evictions = fields["evicted_keys"]
 	smp.CacheInstance = infoString(info, "run_id")
 	if smp.CacheInstance == "" {
-		return smp, fmt.Errorf("sample redis: INFO without run_id")
+		return fmt.Errorf("sample redis: INFO without run_id")
 	}
-	if s.Queue.Stream != "" {
-		smp.QueueDepth, err = s.Queue.depth(ctx, s.Redis)
-	}
-	return smp, err
+	return nil
 }
 
 // depth is how many of the stream's entries the group has not

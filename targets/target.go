@@ -125,6 +125,14 @@ func Testbed(ctx context.Context, st testbed.Status, restart triggers.Restarter)
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	t.Redis, t.DB = redis.NewClient(ropt), db
+	if st.Memcached != "" { // the replicas' item cache; Redis beside it keeps the write queue
+		t.Memcached, t.mc = &observe.Memcached{Address: st.Memcached}, memcache.New(st.Memcached)
+		t.mc.Timeout = 5 * time.Second
+		if _, err := t.Memcached.Stats(ctx); err != nil {
+			t.Close()
+			return nil, fmt.Errorf("memcached %s: %w", st.Memcached, err)
+		}
+	}
 	if st.Toxiproxy != "" {
 		t.Toxiproxy = toxiclient.NewClient(st.Toxiproxy)
 	}
@@ -149,6 +157,9 @@ func FromTestbed(st testbed.Status) *Target {
 		Hosts:   map[string]string{}, Owned: true, Admin: api.NewFleet(st.API)}
 	for _, u := range st.API {
 		t.Hosts[hostOf(u)] = "testbed api"
+	}
+	if st.Memcached != "" { // triggers touch the items there, not in Redis
+		t.RedisKey, t.Pattern, t.Channel = "", "", ""
 	}
 	if len(st.Edge) > 0 { // two tiers: the clients attack the edges, which call the replicas
 		t.Endpoints, t.Edges = st.Edge, edge.NewFleet(st.Edge)
@@ -320,6 +331,9 @@ func (t *Target) Caps() triggers.Caps {
 		}
 		c.MySQLUser = f.MySQL != nil && f.MySQL.User != ""
 		c.At = t.declared
+	} else if t.Owned && t.Status.Memcached != "" {
+		// the items in Memcached, the write queue in Redis: no pub/sub
+		c.Memcached, c.MemcachedKeys, c.FlushAll, c.Role = true, true, true, true
 	} else if t.Owned {
 		c.Redis, c.RedisKeys, c.Pattern, c.Channel, c.Role, c.Pause = true, true, true, true, true, true
 	}

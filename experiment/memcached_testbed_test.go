@@ -1,0 +1,72 @@
+package experiment
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// The stampede on a testbed whose replicas keep their items in Memcached
+// (testbed up --cache memcached): expire deletes the hot items there at T,
+// the cache figures are Memcached's own stats, the item queries Postgres
+// ran are the replicas' loads, and the fleet lock (taken with add) cuts the
+// herd as it does on Redis.
+func TestStampedeOnAMemcachedTestbed(t *testing.T) {
+	opts := api.DefaultOptions
+	opts.Cache = api.CacheMemcached
+	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Replica: opts})
+	tg, err := targets.Testbed(context.Background(), tb.Status(), tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	if tg.Memcached == nil || tg.Caps().RedisKeys || !tg.Caps().MemcachedKeys {
+		t.Fatalf("target on a Memcached testbed: memcached %v, caps %+v; want its items touched in Memcached, not Redis", tg.Memcached, tg.Caps())
+	}
+	cfg := api.DefaultConfig
+	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
+	p := Plan{Arms: Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
+		Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
+	mc := &observe.Memcached{Address: tb.Status().Memcached} // read apart from the run's own
+	t.Cleanup(mc.Close)
+	stats := func() observe.Sample {
+		s, err := observe.Source{Memcached: mc}.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := stats()
+	rep, err := Run(context.Background(), p, Env{Target: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := stats()
+	none, lock := rep.Arms[0], rep.Arms[1]
+	t.Logf("db queries after T: none %d, lock %d; cache hits %d/%d", none.DB.Queries, lock.DB.Queries, none.Cache.Hits, lock.Cache.Hits)
+	for _, a := range rep.Arms {
+		d, ok := a.Trigger.Detail.(*triggers.ExpireDetail)
+		if !ok || d.Memcached == nil || d.KeysRemoved != 20 {
+			t.Errorf("arm %s: expire %#v; want the 20 hot items deleted in Memcached", a.Name, a.Trigger.Detail)
+		}
+		if a.Cache == nil || a.Cache.Hits == 0 || a.API.Loads != a.DB.QueriesTotal {
+			t.Errorf("arm %s: cache %+v, api.loads %d, db.queries_total %d; want Memcached's hits, and every load one item query", a.Name, a.Cache, a.API.Loads, a.DB.QueriesTotal)
+		}
+	}
+	// the arms' hits after T are within what Memcached counted over the run
+	if got, total := none.Cache.Hits+lock.Cache.Hits, after.Hits-before.Hits; got > total || got == 0 {
+		t.Errorf("cache.hits after T, both arms: %d; want some, and within Memcached's own get_hits over the run, %d", got, total)
+	}
+	if lock.DB.Queries > 2*20 || none.DB.Queries < 2*lock.DB.Queries {
+		t.Errorf("db queries after T: none %d, lock %d; want the lock near the 20 hot keys and none at least twice it", none.DB.Queries, lock.DB.Queries)
+	}
+}
