@@ -69,7 +69,7 @@ func StartMariaDBWith(t testing.TB, options ...string) *MariaDB {
 		"--port=" + port, "--bind-address=127.0.0.1", "--skip-name-resolve", "--performance-schema=ON",
 		"--skip-log-bin", "--innodb-buffer-pool-size=32M", "--innodb-flush-log-at-trx-commit=0",
 		"--max-connections=500", "--log-error=" + filepath.Join(dir, "error.log"),
-		"--pid-file=" + filepath.Join(dir, "mysqld.pid")}, append(asUser, options...)...)...)
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--tmpdir=" + dir}, append(asUser, options...)...)...)
 	root, err := sql.Open("mysql", "root@unix("+m.Socket+")/")
 	if err != nil {
 		t.Fatal(err)
