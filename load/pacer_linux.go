@@ -44,14 +44,22 @@ func newWaker() (*waker, error) {
 // only fail, and every system call counts on a virtual machine where each
 // costs microseconds. The timer is set after the poller forgets any earlier
 // readiness (RawConn.Read resets it before its first call), so a timer that
-// fires at once is not missed.
-func (w *waker) sleep(d time.Duration) {
+// fires at once is not missed. It returns false, at once, once interrupted.
+func (w *waker) sleep(d time.Duration) bool {
 	w.spec = unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
 	w.set, w.failed = false, false
-	if err := w.raw.Read(w.step); err != nil || w.failed {
+	if err := w.raw.Read(w.step); err != nil {
+		return false
+	}
+	if w.failed {
 		time.Sleep(d)
 	}
+	return true
 }
+
+// interrupt ends the sleep under way, and makes every later one return at
+// once: the timer's read deadline is in the past.
+func (w *waker) interrupt() { _ = w.file.SetReadDeadline(time.Unix(1, 0)) }
 
 // wait is one call of RawConn.Read's loop: the first sets the timer and
 // waits for the poller, the next reads the timer once it fired.
