@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,7 +22,7 @@ import (
 // request independent of when it is sent: with i % K, a server that admits
 // every n-th request would admit the same few clients every time.
 type herd struct {
-	base    *http.Transport
+	base    *transport
 	timeout time.Duration // per attempt
 	targets []string      // replica base URLs: a hedge goes to the next one
 	hedge   time.Duration // 0: off
@@ -65,11 +64,7 @@ var (
 func newHerd(c Config) *herd {
 	n := max(c.Clients, 1)
 	h := &herd{
-		base: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: c.Timeout, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 10_000, // as vegeta's default: connections are reused, not a limit
-			IdleConnTimeout:     90 * time.Second,
-		},
+		base:    newTransport(c.Timeout),
 		timeout: c.Timeout,
 		targets: c.Targets,
 		hedge:   c.Hedge.Delay,
