@@ -223,8 +223,7 @@ func (a *attack) recordUnsent() {
 // due to the end of its answer's body.
 func (a *attack) hit(k uint64, key string, due time.Time) Record {
 	began := time.Now()
-	ctx, cancel := context.WithDeadline(context.Background(), began.Add(a.bound))
-	defer cancel()
+	ctx := &deadline{began.Add(a.bound)} // the connection's deadline bounds it: no timer per request
 	rec := Record{Seq: k, Intended: due, Left: began, Critical: isCritical(k, a.c.Critical)}
 	var s sent
 	req, err := a.target.request(ctx, k, key, rec.Critical)

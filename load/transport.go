@@ -87,7 +87,10 @@ func (c *conn) exchange(t *transport, req *http.Request) (*http.Response, bool, 
 	if err := c.SetDeadline(deadline); err != nil {
 		return nil, false, err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	stop := kept
+	if ctx.Done() != nil { // a context that can end before its deadline is watched
+		stop = context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	}
 	err := req.Write(c.bw)
 	wrote := c.bw.Buffered() > 0 || err == nil
 	if err == nil {
@@ -156,6 +159,9 @@ func (t *transport) dial(ctx context.Context, key string, req *http.Request) (*c
 	if err != nil {
 		return nil, err
 	}
+	if at, ok := ctx.Deadline(); ok {
+		_ = nc.SetDeadline(at) // the handshake's
+	}
 	if req.URL.Scheme == "https" {
 		tc := tls.Client(nc, &tls.Config{ServerName: req.URL.Hostname()})
 		if err := tc.HandshakeContext(ctx); err != nil {
@@ -218,3 +224,19 @@ func (b *body) finish(eof bool) {
 	}
 	b.c.Close()
 }
+
+// kept is the stop of a context nothing watches: the connection is the
+// request's to keep.
+func kept() bool { return true }
+
+// deadline is the context of a request that nothing but its deadline ends
+// (the generator's own): the connection's deadline enforces it, so it
+// needs no timer of its own and nothing watches it. It is never cancelled
+// (Done and Err are nil, as for a context that cannot be); Deadline is
+// the instant its request must be over by.
+type deadline struct{ at time.Time }
+
+func (d *deadline) Deadline() (time.Time, bool) { return d.at, true }
+func (*deadline) Done() <-chan struct{}         { return nil }
+func (*deadline) Err() error                    { return nil }
+func (*deadline) Value(any) any                 { return nil }

@@ -58,6 +58,12 @@ func TestTransportKeepsAliveAndRetriesAClosedIdleConnection(t *testing.T) {
 	defer cancel()
 	_, err := get(ctx, "/slow")
 	if err == nil || Classify(0, err.Error()) != Timeout {
+		t.Errorf("a request past its context's deadline = %v; want a timeout", err)
+	}
+	// the generator's own requests: a deadline nothing watches but the
+	// connection
+	_, err = get(&deadline{time.Now().Add(50 * time.Millisecond)}, "/slow")
+	if err == nil || Classify(0, err.Error()) != Timeout {
 		t.Errorf("a request past its deadline = %v; want a timeout", err)
 	}
 }
