@@ -32,8 +32,9 @@ import (
 type transport struct {
 	dialer *net.Dialer
 
-	mu   sync.Mutex
-	idle map[string][]*conn // by scheme and host
+	mu     sync.Mutex
+	idle   map[string][]*conn // by scheme and host
+	closed bool               // CloseIdleConnections was called: keep none
 }
 
 // maxIdlePerHost bounds the idle connections kept per host, as vegeta's
@@ -135,7 +136,7 @@ func (t *transport) take(key string) (*conn, bool) {
 // put keeps c for the next request to its host, or closes it.
 func (t *transport) put(c *conn) {
 	t.mu.Lock()
-	if cs := t.idle[c.key]; len(cs) < maxIdlePerHost {
+	if cs := t.idle[c.key]; !t.closed && len(cs) < maxIdlePerHost {
 		t.idle[c.key] = append(cs, c)
 		c = nil
 	}
@@ -173,11 +174,12 @@ func (t *transport) dial(ctx context.Context, key string, req *http.Request) (*c
 	return &conn{Conn: nc, key: key, br: bufio.NewReader(nc), bw: bufio.NewWriter(nc)}, nil
 }
 
-// CloseIdleConnections closes the connections no request is using.
+// CloseIdleConnections closes the connections no request is using, and
+// those that requests still under way (a hedge's loser) give back later.
 func (t *transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
-	t.idle = map[string][]*conn{}
+	t.idle, t.closed = map[string][]*conn{}, true
 	t.mu.Unlock()
 	for _, cs := range idle {
 		for _, c := range cs {
