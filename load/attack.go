@@ -104,7 +104,7 @@ func (a *attack) work() {
 			return // cut before its instant: never owed
 		}
 		if time.Now().Before(due) {
-			if !a.wait(s, due, due) {
+			if !a.wait(s, due) {
 				a.decline(j)
 				return
 			}
@@ -138,27 +138,27 @@ func (a *attack) claim() (uint64, string, bool) {
 	return j, a.target.keys.Key(), true
 }
 
-// wait sleeps until wake, and says whether the hit due at due may still
-// go: not when the attack stopped, nor when the schedule was cut before due.
-func (a *attack) wait(s *sleeper, due, wake time.Time) bool {
+// wait sleeps until due, and says whether the hit may still go: not when
+// the attack stopped, nor when the schedule was cut before due.
+func (a *attack) wait(s *sleeper, due time.Time) bool {
 	a.mu.Lock()
 	if a.stopped {
 		a.mu.Unlock()
 		return false
 	}
-	if s.wake == nil {
+	if !s.opened {
 		s.open() // a worker that never sleeps (a saturated attack) costs no timer
 		a.sleepers = append(a.sleepers, s)
 	}
 	a.mu.Unlock()
-	if s.until(wake) {
+	if s.until(due) {
 		return !a.c.Cut.after(due)
 	}
 	// interrupted: by a stop, or by a cut that may fall after due
 	if a.isStopped() || a.c.Cut.after(due) {
 		return false
 	}
-	time.Sleep(time.Until(wake)) // its timer interrupted for good: a cut in the next moments
+	time.Sleep(time.Until(due)) // its timer interrupted for good: a cut in the next moments
 	return !a.c.Cut.after(due)
 }
 
