@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // trivialServer starts bench/vsvegeta's trivial server (200 "ok") in a
@@ -85,6 +87,37 @@ func BenchmarkAttack(b *testing.B) {
 				slices.Sort(lags)
 				b.ReportMetric(float64(lags[len(lags)/2].Microseconds()), "lag-p50-us")
 				b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds()), "lag-p99-us")
+			}
+		})
+	}
+}
+
+// BenchmarkVegetaAttack is BenchmarkAttack's reference: vegeta's library
+// as its CLI drives it (its attacker, its constant pacer, its default
+// transport), on the same server, its results read and dropped. Its
+// cpu-ns/op beside BenchmarkAttack's is the generators' cost per request
+// in one process each, without the CLI's encoding of its results.
+func BenchmarkVegetaAttack(b *testing.B) {
+	for _, rate := range []int{1000, 5000} {
+		b.Run(strconv.Itoa(rate), func(b *testing.B) {
+			url := trivialServer(b)
+			atk := vegeta.NewAttacker()
+			tr := vegeta.NewStaticTargeter(vegeta.Target{Method: "GET", URL: url + "/"})
+			du := time.Duration(b.N) * time.Second / time.Duration(rate)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := cpuTime(b)
+			var n int
+			for res := range atk.Attack(tr, vegeta.ConstantPacer{Freq: rate, Per: time.Second}, du, "") {
+				if res.Code != 200 {
+					b.Errorf("request %d: %d %s", res.Seq, res.Code, res.Error)
+				}
+				n++
+			}
+			cpu = cpuTime(b) - cpu
+			b.StopTimer()
+			if n > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
 			}
 		})
 	}

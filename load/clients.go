@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -23,22 +22,27 @@ import (
 // request independent of when it is sent: with i % K, a server that admits
 // every n-th request would admit the same few clients every time.
 type herd struct {
-	base    *http.Transport
+	base    *transport
 	timeout time.Duration // per attempt
 	targets []string      // replica base URLs: a hedge goes to the next one
 	hedge   time.Duration // 0: off
 	clients []*client
-
-	mu       sync.Mutex
-	attempts map[uint64]sent // vegeta's Seq -> the request's attempts, until its result is read
 }
 
 // sent is what left for one request: when each attempt was sent, hedges
-// included, how many of them were hedges, and whether it was marked critical.
+// included, and how many of them were hedges. Only the request's own
+// goroutine writes it.
 type sent struct {
-	at       []time.Time
-	hedges   int
-	critical bool
+	at     []time.Time
+	hedges int
+}
+
+// add records an attempt leaving now.
+func (s *sent) add(hedge bool) {
+	s.at = append(s.at, time.Now())
+	if hedge {
+		s.hedges++
+	}
 }
 
 type client struct {
@@ -60,16 +64,11 @@ var (
 func newHerd(c Config) *herd {
 	n := max(c.Clients, 1)
 	h := &herd{
-		base: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: c.Timeout, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 10_000, // as vegeta's default: connections are reused, not a limit
-			IdleConnTimeout:     90 * time.Second,
-		},
-		timeout:  c.Timeout,
-		targets:  c.Targets,
-		hedge:    c.Hedge.Delay,
-		clients:  make([]*client, n),
-		attempts: map[uint64]sent{},
+		base:    newTransport(c.Timeout),
+		timeout: c.Timeout,
+		targets: c.Targets,
+		hedge:   c.Hedge.Delay,
+		clients: make([]*client, n),
 	}
 	for i := range h.clients {
 		rng := rand.New(rand.NewPCG(c.Seed, uint64(i)))
@@ -97,16 +96,6 @@ func newHerd(c Config) *herd {
 // breakers and the hedging gate count them.
 func failed(o Outcome) bool { return o == Timeout || o == Conn || o == Error5xx || o == Shed }
 
-// RoundTrip sends one request with its client's retry policy: each attempt
-// gets the timeout, failed attempts (no response, 5xx, 429) are retried
-// after the policy's delay while retries and budget last, and the last
-// attempt's response is returned. The request's attempts are filed under
-// vegeta's sequence number (seqHeader) for the attack loop.
-func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
-	id, _ := strconv.ParseUint(req.Header.Get(seqHeader), 10, 64)
-	return h.roundTrip(req, id)
-}
-
 // admit asks the client's adaptive throttle and circuit breaker whether an
 // attempt may leave (err says why not), and its hedging gate whether to
 // hedge it; done reports the attempt's outcome to the breaker.
@@ -124,16 +113,19 @@ func (c *client) admit(now time.Time) (done func(bool), hedge bool, err error) {
 	return done, c.hedger != nil && c.hedger.Allow(now), nil
 }
 
-// roundTrip is RoundTrip for request id.
-func (h *herd) roundTrip(req *http.Request, id uint64) (*http.Response, error) {
+// roundTrip sends request id with its client's retry policy: each attempt
+// gets the timeout, failed attempts (no response, 5xx, 429) are retried
+// after the policy's delay while retries and budget last, and the last
+// attempt's response is returned. What left is noted in s.
+func (h *herd) roundTrip(req *http.Request, id uint64, s *sent) (*http.Response, error) {
 	c := h.clients[mix(id)%uint64(len(h.clients))]
 	c.mu.Lock()
 	c.budget.Request(time.Now())
 	c.mu.Unlock()
 	var prev time.Duration // this request's last wait
 	lastCost := 0          // what this request's last retry cost its budget
-	// a request that retries nothing has one attempt, which the client's
-	// own timeout bounds (load.go): no timer of its own
+	// a request that retries nothing has one attempt, which the request's
+	// own deadline bounds (attack.go): no timer of its own
 	single := c.backoff.Retries() == 0
 	for n := 0; ; n++ {
 		actx, cancel := req.Context(), context.CancelFunc(func() {})
@@ -143,10 +135,8 @@ func (h *herd) roundTrip(req *http.Request, id uint64) (*http.Response, error) {
 		var resp *http.Response
 		breakerDone, hedge, err := c.admit(time.Now())
 		refused := err != nil
-		if refused {
-			h.refusedAt(req, id) // a request refused at once is still critical or not
-		} else {
-			resp, err = h.send(actx, req, id, hedge)
+		if !refused {
+			resp, err = h.send(actx, req, s, hedge)
 		}
 		code, msg := 0, ""
 		if err != nil {
@@ -210,49 +200,13 @@ func mix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// sentAt records an attempt of request id leaving now.
-func (h *herd) sentAt(req *http.Request, id uint64, hedge bool) {
-	now := time.Now()
-	h.file(req, id, func(a *sent) {
-		a.at = append(a.at, now)
-		if hedge {
-			a.hedges++
-		}
-	})
-}
-
-// refusedAt records that the client refused an attempt of request id.
-func (h *herd) refusedAt(req *http.Request, id uint64) { h.file(req, id, func(*sent) {}) }
-
-// file updates what left for request id.
-func (h *herd) file(req *http.Request, id uint64, update func(*sent)) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	a, ok := h.attempts[id]
-	if !ok {
-		a.critical = req.Header.Get(criticalHeader) != ""
-	}
-	update(&a)
-	h.attempts[id] = a
-}
-
-// takeAttempts returns and forgets what left for request id, and whether
-// anything did.
-func (h *herd) takeAttempts(id uint64) (sent, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	a, ok := h.attempts[id]
-	delete(h.attempts, id)
-	return a, ok
-}
-
 // send makes one attempt of req. With hedge, an attempt that has not
 // answered after the hedge delay is copied to the next replica, and the
 // first good answer wins; the other is canceled and its body discarded.
 // When both fail, the one that ended last is returned.
-func (h *herd) send(ctx context.Context, req *http.Request, id uint64, hedge bool) (*http.Response, error) {
+func (h *herd) send(ctx context.Context, req *http.Request, s *sent, hedge bool) (*http.Response, error) {
 	if !hedge {
-		h.sentAt(req, id, false)
+		s.add(false)
 		if ctx == req.Context() {
 			return h.base.RoundTrip(req)
 		}
@@ -266,7 +220,7 @@ func (h *herd) send(ctx context.Context, req *http.Request, id uint64, hedge boo
 	answers := make(chan answer, 2)
 	start := func(r *http.Request, isHedge bool) {
 		actx, cancel := context.WithCancel(ctx)
-		h.sentAt(r, id, isHedge)
+		s.add(isHedge)
 		go func() {
 			resp, err := h.base.RoundTrip(r.WithContext(actx))
 			answers <- answer{resp, err, cancel}

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -11,10 +12,15 @@ import (
 // is how a run that decides its own length (until the service recovered)
 // ends the load without cancelling requests in flight. A nil Cut never
 // cuts. It is safe for concurrent use.
-type Cut struct{ at atomic.Int64 } // Unix nanoseconds; 0: not cut
+type Cut struct {
+	at           atomic.Int64 // Unix nanoseconds; 0: not cut
+	made, closed sync.Once
+	ch           chan struct{} // closed at the first cut
+}
 
 // At cuts the schedule at t, or at the earlier instant already set.
 func (c *Cut) At(t time.Time) {
+	defer c.closed.Do(func() { c.cut(); close(c.ch) })
 	ns := t.UnixNano()
 	for {
 		old := c.at.Load()
@@ -25,6 +31,15 @@ func (c *Cut) At(t time.Time) {
 			return
 		}
 	}
+}
+
+// cut is closed once the schedule is cut; nil (never) for a nil Cut.
+func (c *Cut) cut() <-chan struct{} {
+	if c == nil {
+		return nil
+	}
+	c.made.Do(func() { c.ch = make(chan struct{}) })
+	return c.ch
 }
 
 // When is the instant the schedule was cut at, and whether it was.

@@ -7,10 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/herdbench/herdbench/retry"
 )
@@ -37,8 +34,9 @@ type Config struct {
 	// Critical is the share of requests marked critical (the X-Priority
 	// header), chosen by a fixed hash of the request's sequence number
 	Critical float64
-	// MaxWorkers caps vegeta's concurrent requests; 0 leaves it unbounded,
-	// so the generator keeps its schedule while the server stalls.
+	// MaxWorkers caps the concurrent requests (workers, each one request
+	// at a time); 0 leaves it unbounded, so the generator keeps its
+	// schedule while the server stalls.
 	MaxWorkers uint64
 	// Start is when the schedule begins: Attack waits for it once it is
 	// ready, so a caller's instants (T) fall on the schedule. Zero: as soon
@@ -117,129 +115,29 @@ func isCritical(i uint64, share float64) bool {
 	return share > 0 && float64(mix(i)%10_000) < share*10_000
 }
 
-// newTargeter makes each hit's request: the next key, the endpoints in
-// turn. vegeta copies the target's header into each request, so requests
-// whose headers do not depend on the key share one prepared header.
-func newTargeter(c Config) vegeta.Targeter {
-	keys := c.Source
-	if keys == nil {
-		keys = NewKeys(c.Keys, c.Zipf, c.Seed)
-	}
-	req := c.Request.orDefault()
-	urls := make([]func(key string) string, len(c.Targets))
-	for i, base := range c.Targets {
-		urls[i] = req.urlFunc(base, c.Query)
-	}
-	plain, critical := c.Header.Clone(), c.Header.Clone()
-	if critical == nil {
-		plain, critical = http.Header{}, http.Header{}
-	}
-	critical.Set(criticalHeader, "critical")
-	var n atomic.Uint64
-	return func(t *vegeta.Target) error {
-		i := c.global(n.Add(1) - 1)
-		key := keys.Key()
-		t.Method = req.Method
-		t.URL = urls[i%uint64(len(urls))](key)
-		crit := isCritical(i, c.Critical)
-		switch {
-		case len(req.Headers) > 0:
-			t.Header = req.Header(key, c.Header)
-			if crit {
-				t.Header.Set(criticalHeader, "critical")
-			}
-		case crit:
-			t.Header = critical
-		default:
-			t.Header = plain
-		}
-		return nil
-	}
-}
-
 // global is the schedule's number of this stripe's j-th request.
 func (c Config) global(j uint64) uint64 {
 	return j*uint64(max(c.Stripes, 1)) + uint64(c.Stripe)
 }
 
 // Attack runs c until its duration ends or ctx is done, and hands every
-// request's Record to record, from one goroutine, in completion order. It
+// request's Record to record, one at a time, in completion order. It
 // returns the time the schedule started: Record.Intended is measured from it.
 func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, error) {
 	if err := c.Validate(); err != nil {
 		return time.Time{}, err
 	}
-	targeter := newTargeter(c)
-	h := newHerd(c)
-	// each attempt has the timeout; the whole request, retries included,
-	// is bounded by vegeta's client timeout
-	opts := []func(*vegeta.Attacker){vegeta.Client(NewClient(c.Bound(), h))}
-	if c.MaxWorkers > 0 {
-		opts = append(opts, vegeta.Workers(min(c.MaxWorkers, vegeta.DefaultWorkers)), vegeta.MaxWorkers(c.MaxWorkers))
-	}
-	atk := vegeta.NewAttacker(opts...)
-	interval := time.Second / time.Duration(c.Rate)
-
-	// vegeta's own start is a few microseconds later: intended times are
-	// never after the real schedule. Its constant pacer sends hit k at
-	// (k+1) intervals from its start (lib/pacer.go), not at k.
 	start := c.Start
 	if start.IsZero() {
 		start = time.Now()
 	}
+	a := newAttack(c, start, record)
 	if !SleepUntil(ctx, start) {
 		return start, ctx.Err()
 	}
-	wake, err := newWaker()
-	if err != nil {
-		return start, err
-	}
-	defer wake.Close()
-	// a stripe's pacer sends every Stripes-th hit: its own hit j is the
-	// schedule's j*Stripes + Stripe, due Stripes-1-Stripe intervals before
-	// the pacer's (j+1)-th tick from start
-	stripes := time.Duration(max(c.Stripes, 1))
-	early := (stripes - 1 - time.Duration(c.Stripe)) * interval
-	pacer := &anchored{ConstantPacer: vegeta.ConstantPacer{Freq: c.Rate, Per: stripes * time.Second},
-		start: start.Add(-early), du: c.Duration + early, wake: wake, cut: c.Cut}
-	// vegeta stops at the first hit it finds late past its duration: given
-	// the window plus LateGrace, a generator a moment behind at the end
-	// still sends the window's last requests (late, and counted late),
-	// while the pacer ends the schedule at the window's last request.
-	results := atk.Attack(targeter, pacer, c.Duration+LateGrace, "herdbench")
-	var stoppedAt atomic.Int64 // when ctx ended the load early, from start
-	stopped := make(chan struct{})
-	defer close(stopped)
-	go func() { // vegeta's Attack takes no context
-		select {
-		case <-ctx.Done():
-			stoppedAt.Store(int64(time.Since(start)))
-			atk.Stop()
-		case <-stopped:
-		}
-	}()
-	var sent uint64
-	for res := range results {
-		sent++
-		k := c.global(res.Seq)
-		rec := h.record(res, start.Add(time.Duration(k+1)*interval))
-		rec.Seq = k
-		record(rec)
-	}
-	h.base.CloseIdleConnections() // each arm starts with its own connections
-	// what the schedule owed and the generator never sent: it fell behind,
-	// and the load ended before it caught up
-	end := c.Duration
-	if at := time.Duration(stoppedAt.Load()); at > 0 && at < end {
-		end = at
-	}
-	if at, ok := c.Cut.When(); ok && at.Sub(start) < end {
-		end = max(at.Sub(start), 0) // what was cut off was never owed
-	}
-	for j := sent; c.global(j) < uint64(end/interval); j++ {
-		k := c.global(j)
-		record(Record{Seq: k, Intended: start.Add(time.Duration(k+1) * interval), Outcome: Unsent})
-	}
+	a.run(ctx)
+	a.herd.base.CloseIdleConnections() // each arm starts with its own connections
+	a.recordUnsent()
 	return start, ctx.Err()
 }
 
@@ -260,23 +158,6 @@ func SleepUntil(ctx context.Context, at time.Time) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// record is the Record of one of vegeta's results, intended at intended.
-func (h *herd) record(res *vegeta.Result, intended time.Time) Record {
-	lat := max(res.End().Sub(intended), 0)
-	rec := Record{Seq: res.Seq, Intended: intended, Left: res.Timestamp, Latency: lat, Code: int(res.Code),
-		Outcome: Classify(int(res.Code), res.Error)}
-	if s, ok := h.takeAttempts(res.Seq); ok {
-		rec.SentAt, rec.Attempts, rec.Hedges, rec.Critical = s.at, len(s.at), s.hedges, s.critical
-		if len(s.at) > 0 {
-			rec.Left = s.at[0]
-		}
-	}
-	if res.Headers != nil {
-		rec.Cache = res.Headers.Get("X-Cache")
-	}
-	return rec
 }
 
 // Request is how a key becomes a request: {key} in Path, in a Query value
@@ -387,8 +268,3 @@ func (r Request) Header(key string, base http.Header) http.Header {
 	}
 	return h
 }
-
-// seqHeader is the header vegeta numbers each request with: its
-// Result.Seq. The herd's transport files a request's attempts under it, and
-// the attack loop finds them by the result's Seq.
-const seqHeader = "X-Vegeta-Seq"

@@ -20,7 +20,6 @@ type waker struct {
 
 	spec        unix.ItimerSpec // the sleep under way
 	set, failed bool
-	buf         [8]byte
 }
 
 func newWaker() (*waker, error) {
@@ -39,33 +38,45 @@ func newWaker() (*waker, error) {
 	return w, nil
 }
 
-// sleep waits d, in two system calls: it sets the timer and reads it once
+// sleep waits d, in one system call: it sets the timer, and returns when
 // the poller says it fired. A read before that (as os.File.Read does) would
-// only fail, and every system call counts on a virtual machine where each
-// costs microseconds. The timer is set after the poller forgets any earlier
+// only fail, and one after it only tells what the poller already said:
+// every system call counts on a virtual machine where each costs
+// microseconds. The timer is set after the poller forgets any earlier
 // readiness (RawConn.Read resets it before its first call), so a timer that
-// fires at once is not missed.
-func (w *waker) sleep(d time.Duration) {
+// fires at once is not missed; an expiration nobody read leaves the timer
+// readable, which the poller, edge-triggered, reports only at the next
+// expiration. A wake before d, if ever, is the caller's to see: the sleeper
+// looks at the clock and sleeps again. It returns false, at once, once
+// interrupted.
+func (w *waker) sleep(d time.Duration) bool {
 	w.spec = unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
 	w.set, w.failed = false, false
-	if err := w.raw.Read(w.step); err != nil || w.failed {
-		time.Sleep(d)
-	}
-}
-
-// wait is one call of RawConn.Read's loop: the first sets the timer and
-// waits for the poller, the next reads the timer once it fired.
-func (w *waker) wait(fd uintptr) bool {
-	if !w.set {
-		w.set = true
-		if err := unix.TimerfdSettime(int(fd), 0, &w.spec, nil); err != nil {
-			w.failed = true
-			return true
-		}
+	if err := w.raw.Read(w.step); err != nil {
 		return false
 	}
-	_, err := unix.Read(int(fd), w.buf[:])
-	return err != unix.EAGAIN
+	if w.failed {
+		time.Sleep(d)
+	}
+	return true
+}
+
+// interrupt ends the sleep under way, and makes every later one return at
+// once: the timer's read deadline is in the past.
+func (w *waker) interrupt() { _ = w.file.SetReadDeadline(time.Unix(1, 0)) }
+
+// wait is one call of RawConn.Read's loop: the first sets the timer and
+// waits for the poller, the next, once the poller said it fired, ends it.
+func (w *waker) wait(fd uintptr) bool {
+	if w.set {
+		return true
+	}
+	w.set = true
+	if err := unix.TimerfdSettime(int(fd), 0, &w.spec, nil); err != nil {
+		w.failed = true
+		return true
+	}
+	return false
 }
 
 func (w *waker) Close() error { return w.file.Close() }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"runtime"
 	"slices"
 	"sync"
@@ -113,10 +112,6 @@ func (b *Burst) Validate() herd.FieldErrors {
 	return errs
 }
 
-// fileHeadroom is what the rest of a run keeps open besides the burst's
-// connections: the steady load's, the observers', the logs.
-const fileHeadroom = 512
-
 // openFiles is the process' limit on open files (Go raises the soft limit
 // to the hard one at start), and whether it is known.
 func openFiles() (uint64, bool) {
@@ -182,8 +177,14 @@ func (b *Burst) Prepare(ctx context.Context, env Env) (Armed, error) {
 
 // openRelease opens n clients' connections, spread over the endpoints in
 // turn, each with its request for the keys in turn, serialized: nothing is
-// sent before the release.
+// sent before the release. It counts first what the connections need
+// (preflight), and fails, naming what ran out, when a connection cannot
+// be had; the caller is before T.
 func openRelease(ctx context.Context, name string, n int, bases, keys []string, build Requester) (*release, error) {
+	routes, err := preflight(ctx, name, n, bases)
+	if err != nil {
+		return nil, err
+	}
 	r := &release{clients: make([]burstClient, n)}
 	var wg sync.WaitGroup
 	var failed atomic.Pointer[error]
@@ -193,8 +194,11 @@ func openRelease(ctx context.Context, name string, n int, bases, keys []string, 
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := r.clients[i].open(ctx, base, key, build); err != nil {
-				err = fmt.Errorf("%s: client %d: %w", name, i, err)
+			if failed.Load() != nil {
+				return // one failure fails the burst: open no more
+			}
+			if err := r.clients[i].open(ctx, base, key, routes[i], build); err != nil {
+				err = fmt.Errorf("%s: client %d of %d: %w%s", name, i, n, err, dialHint(err))
 				failed.CompareAndSwap(nil, &err)
 			}
 		})
@@ -218,8 +222,8 @@ type burstClient struct {
 	ok   bool          // the service answered 2xx
 }
 
-// open dials base and serializes the request for key.
-func (c *burstClient) open(ctx context.Context, base, key string, build Requester) error {
+// open dials base by its route and serializes the request for key.
+func (c *burstClient) open(ctx context.Context, base, key string, via route, build Requester) error {
 	req, err := build(ctx, base, key)
 	if err != nil {
 		return err
@@ -229,31 +233,23 @@ func (c *burstClient) open(ctx context.Context, base, key string, build Requeste
 		return fmt.Errorf("serialize the request: %w", err)
 	}
 	c.req = buf.Bytes()
-	c.conn, err = dialBase(ctx, base)
+	c.conn, err = dial(ctx, via)
 	return err
 }
 
-// dialBase opens a connection to a base URL's host: TCP, and TLS, its
-// handshake done, for https.
-func dialBase(ctx context.Context, base string) (net.Conn, error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return nil, err
-	}
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(u.Hostname(), port)
-	}
+// dial opens a connection by a route: TCP from its source address, if it
+// has one, and TLS, its handshake done, for https.
+func dial(ctx context.Context, via route) (net.Conn, error) {
 	d := &net.Dialer{Timeout: 10 * time.Second}
-	if u.Scheme != "https" {
-		return d.DialContext(ctx, "tcp", host)
+	if via.source.IsValid() {
+		d.LocalAddr = &net.TCPAddr{IP: via.source.AsSlice()}
+		d.Control = bindNoPort
 	}
-	td := &tls.Dialer{NetDialer: d, Config: &tls.Config{ServerName: u.Hostname()}}
-	return td.DialContext(ctx, "tcp", host)
+	if !via.tls {
+		return d.DialContext(ctx, "tcp", via.dest.String())
+	}
+	td := &tls.Dialer{NetDialer: d, Config: &tls.Config{ServerName: via.serverName}}
+	return td.DialContext(ctx, "tcp", via.dest.String())
 }
 
 // release is a burst whose connections are open, waiting for T.

@@ -29,8 +29,8 @@ func memcachedEnv(t *testing.T, allowFlush bool) (Env, *memcache.Client) {
 	return Env{Memcached: m, HotKeys: []string{"1", "2", "3", "9"}}, mc
 }
 
-// held lists which of keys the cache holds.
-func held(t *testing.T, mc *memcache.Client, keys ...string) []string {
+// cached lists which of keys the cache holds.
+func cached(t *testing.T, mc *memcache.Client, keys ...string) []string {
 	t.Helper()
 	items, err := mc.GetMulti(keys)
 	if err != nil {
@@ -59,7 +59,7 @@ func TestExpireDeletesTheHotItemsInMemcached(t *testing.T) {
 	if d.Keys != 4 || d.KeysRemoved != 3 || d.Memcached == nil || d.Memcached.Sent != 4 || d.Memcached.Found != 3 || d.Memcached.Command != "delete" {
 		t.Errorf("detail = %+v, memcached %+v; want 4 sent, the 3 held removed", d, d.Memcached)
 	}
-	if got := strings.Join(held(t, mc, "item:1", "item:2", "item:3", "item:4", "item:5", "other:1"), " "); got != "item:4 item:5 other:1" {
+	if got := strings.Join(cached(t, mc, "item:1", "item:2", "item:3", "item:4", "item:5", "other:1"), " "); got != "item:4 item:5 other:1" {
 		t.Errorf("left %q; want item:4 item:5 other:1", got)
 	}
 }
@@ -83,16 +83,16 @@ func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
 		t.Errorf("detail = %+v, memcached %+v; want 4 keys, 3 touched to expire at %d", d, d.Memcached, want)
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for len(held(t, mc, "item:1", "item:2", "item:3")) > 0 {
-		if time.Now().Before(env.T) && len(held(t, mc, "item:1", "item:2", "item:3")) < 3 {
+	for len(cached(t, mc, "item:1", "item:2", "item:3")) > 0 {
+		if time.Now().Before(env.T) && len(cached(t, mc, "item:1", "item:2", "item:3")) < 3 {
 			t.Fatalf("a hot item expired before T")
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("hot items %v still held 15 s after aligning them at T", held(t, mc, "item:1", "item:2", "item:3"))
+			t.Fatalf("hot items %v still held 15 s after aligning them at T", cached(t, mc, "item:1", "item:2", "item:3"))
 		}
 		time.Sleep(50 * time.Millisecond) // polling, with the deadline above
 	}
-	if got := held(t, mc, "item:4", "other:1"); len(got) != 2 {
+	if got := cached(t, mc, "item:4", "other:1"); len(got) != 2 {
 		t.Errorf("left %v; want item:4 and other:1, untouched", got)
 	}
 }
@@ -111,7 +111,7 @@ func TestFlushMemcachedOnlyWhenAllowed(t *testing.T) {
 	if _, err := (&Flush{}).Fire(context.Background(), env); !errors.Is(err, errMemcachedFlush) {
 		t.Errorf("flush without allow_flush_all = %v; want refused", err)
 	}
-	if got := held(t, mc, "other:1"); len(got) != 1 {
+	if got := cached(t, mc, "other:1"); len(got) != 1 {
 		t.Fatalf("a refused flush emptied the cache")
 	}
 	env.Memcached.AllowFlushAll = true
@@ -122,7 +122,7 @@ func TestFlushMemcachedOnlyWhenAllowed(t *testing.T) {
 	if d := fired.Detail.(*FlushDetail); d.Memcached == nil || d.Memcached.Command != "flush_all" {
 		t.Errorf("detail = %+v; want the flush_all sent", d)
 	}
-	if got := held(t, mc, "item:4", "other:1"); len(got) != 0 {
+	if got := cached(t, mc, "item:4", "other:1"); len(got) != 0 {
 		t.Errorf("left %v after flush_all; want nothing", got)
 	}
 }

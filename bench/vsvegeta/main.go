@@ -40,17 +40,50 @@ func main() {
 	serve := flag.Bool("serve", false, "run the trivial server and print its address (used by the benchmark itself)")
 	rates := flag.String("rates", "1000,5000,20000", "rates to compare, requests/s")
 	duration := flag.Duration("duration", 10*time.Second, "how long each tool attacks at each rate")
-	burst := flag.Int("burst", 1000, "clients in the burst comparison (0: skip it)")
-	rounds := flag.Int("rounds", 3, "bursts of each kind, for their spread's median")
+	burst := flag.Int("burst", 1000, "clients in the burst comparison, after the rates (0: skip it)")
+	rounds := flag.Int("rounds", 3, "rounds of every rate, each tool in turn, and of each kind of burst: the table has their medians")
 	flag.Parse()
 	if *serve {
 		trivial()
 		return
 	}
-	if err := run(*rates, *duration, *burst, *rounds); err != nil {
+	o, err := parse(*rates, *duration, *burst, *rounds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vsvegeta:", err)
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "vsvegeta:", err)
 		os.Exit(1)
 	}
+}
+
+// options are the benchmark's flags, checked.
+type options struct {
+	rates         []int
+	duration      time.Duration
+	burst, rounds int
+}
+
+// parse checks the flags, naming the flag and what it accepts.
+func parse(rateList string, duration time.Duration, burst, rounds int) (options, error) {
+	o := options{duration: duration, burst: burst, rounds: rounds}
+	for _, s := range strings.Split(rateList, ",") {
+		rate, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || rate < 1 {
+			return o, fmt.Errorf("-rates: %q is not a rate (accepted: whole numbers above 0, such as 1000,5000)", s)
+		}
+		o.rates = append(o.rates, rate)
+	}
+	switch {
+	case duration < 2*time.Second:
+		return o, fmt.Errorf("-duration: %s (accepted: 2s or more: herdbench's run is 1s before T and the rest after)", duration)
+	case burst < 0 || burst > 10_000:
+		return o, fmt.Errorf("-burst: %d (accepted: 0, none, to 10000 clients)", burst)
+	case rounds < 1:
+		return o, fmt.Errorf("-rounds: %d (accepted: 1 or more)", rounds)
+	}
+	return o, nil
 }
 
 // trivial answers every request with 200 "ok", on a free loopback port.
@@ -76,7 +109,7 @@ type result struct {
 	latencyFromPlanned bool          // herdbench counts latency from the intended send time
 }
 
-func run(rateList string, duration time.Duration, burst, rounds int) error {
+func run(o options) error {
 	dir, err := os.MkdirTemp("", "vsvegeta-")
 	if err != nil {
 		return err
@@ -86,48 +119,73 @@ func run(rateList string, duration time.Duration, burst, rounds int) error {
 	if err != nil {
 		return err
 	}
-	self, err := os.Executable()
+	addr, stop, err := startServer()
 	if err != nil {
 		return err
+	}
+	defer stop()
+	fmt.Printf("server    %s (one Go process answering 200 \"ok\"), %d CPUs, %s per rate per tool, %d rounds, %s\n",
+		addr, runtime.NumCPU(), o.duration, o.rounds, time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Printf("load average at the start: %s\n", loadAverage())
+	runs := map[string][]result{}
+	for round := range o.rounds {
+		for _, rate := range o.rates {
+			// the tools take turns going first, round by round
+			tools := []func() (result, error){
+				func() (result, error) { return runVegeta(vegetaCLI, dir, addr, rate, o.duration) },
+				func() (result, error) { return runHerdbench(herdbench, dir, addr, rate, o.duration) },
+			}
+			if round%2 == 1 {
+				tools[0], tools[1] = tools[1], tools[0]
+			}
+			for _, tool := range tools {
+				r, err := tool()
+				if err != nil {
+					return err
+				}
+				k := r.tool + "@" + strconv.Itoa(rate)
+				runs[k] = append(runs[k], r)
+			}
+		}
+	}
+	printResults(o, runs)
+	fmt.Printf("load average at the end: %s\n", loadAverage())
+	if o.burst > 0 {
+		return compareBurst(herdbench, dir, addr, o.burst, o.rounds)
+	}
+	return nil
+}
+
+// startServer starts the trivial server in a process of its own.
+func startServer() (addr string, stop func(), err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
 	}
 	srv := exec.Command(self, "-serve")
 	out, err := srv.StdoutPipe()
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	if err := srv.Start(); err != nil {
-		return err
+		return "", nil, err
 	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	addr, err := bufio.NewReader(out).ReadString('\n')
+	stop = func() { _ = srv.Process.Kill(); _ = srv.Wait() }
+	addr, err = bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		return fmt.Errorf("trivial server: %w", err)
+		stop()
+		return "", nil, fmt.Errorf("trivial server: %w", err)
 	}
-	addr = strings.TrimSpace(addr)
-	fmt.Printf("server    %s (one Go process answering 200 \"ok\"), %d CPUs, %s per rate per tool, %s\n",
-		addr, runtime.NumCPU(), duration, time.Now().UTC().Format("2006-01-02"))
+	return strings.TrimSpace(addr), stop, nil
+}
 
-	var results []result
-	for _, s := range strings.Split(rateList, ",") {
-		rate, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || rate < 1 {
-			return fmt.Errorf("-rates: %q is not a rate (accepted: whole numbers above 0, such as 1000,5000)", s)
-		}
-		v, err := runVegeta(vegetaCLI, dir, addr, rate, duration)
-		if err != nil {
-			return err
-		}
-		h, err := runHerdbench(herdbench, dir, addr, rate, duration)
-		if err != nil {
-			return err
-		}
-		results = append(results, v, h)
+// loadAverage is /proc/loadavg's first three figures.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
 	}
-	printResults(results)
-	if burst > 0 {
-		return compareBurst(herdbench, dir, addr, burst, rounds)
-	}
-	return nil
+	return "unknown"
 }
 
 // build compiles herdbench from this tree and installs vegeta's CLI at the
@@ -255,106 +313,58 @@ func runHerdbench(bin, dir, addr string, rate int, duration time.Duration) (resu
 		lagP50: msDuration(a.Load.LagP50MS), lagP99: msDuration(a.Load.LagP99MS), latencyFromPlanned: true}, nil
 }
 
-func printResults(rs []result) {
+// printResults prints, for each rate and tool, the median of its rounds
+// (each column on its own), then herdbench's CPU per request over
+// vegeta's, round by round.
+func printResults(o options, runs map[string][]result) {
+	fmt.Printf("\nmedians of %d rounds:\n", o.rounds)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "tool\tasked/s\tachieved/s\tCPU s per 10k\tp50\tp99\tlag p50\tlag p99\t")
-	for _, r := range rs {
-		from := " (from its send)"
-		if r.latencyFromPlanned {
-			from = " (from intended)"
+	for _, rate := range o.rates {
+		for _, tool := range []string{"vegeta CLI", "herdbench"} {
+			rs := runs[tool+"@"+strconv.Itoa(rate)]
+			from := " (from its send)"
+			if rs[0].latencyFromPlanned {
+				from = " (from intended)"
+			}
+			med := func(f func(result) float64) float64 {
+				v := make([]float64, len(rs))
+				for i, r := range rs {
+					v[i] = f(r)
+				}
+				slices.Sort(v)
+				return v[len(v)/2]
+			}
+			d := func(f func(result) time.Duration) time.Duration {
+				return time.Duration(med(func(r result) float64 { return float64(f(r)) }))
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%s\t%s%s\t%s\t%s\t\n", tool, rate,
+				med(func(r result) float64 { return r.achieved }), med(perTenK),
+				round(d(func(r result) time.Duration { return r.p50 })), round(d(func(r result) time.Duration { return r.p99 })), from,
+				round(d(func(r result) time.Duration { return r.lagP50 })), round(d(func(r result) time.Duration { return r.lagP99 })))
 		}
-		perTenK := 0.0
-		if r.sent > 0 {
-			perTenK = r.cpu.Seconds() / float64(r.sent) * 10_000
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%s\t%s%s\t%s\t%s\t\n", r.tool, r.rate, r.achieved, perTenK,
-			round(r.p50), round(r.p99), from, round(r.lagP50), round(r.lagP99))
 	}
 	_ = tw.Flush()
+	fmt.Println("\nherdbench's CPU per request over vegeta's, round by round:")
+	for _, rate := range o.rates {
+		v, h := runs["vegeta CLI@"+strconv.Itoa(rate)], runs["herdbench@"+strconv.Itoa(rate)]
+		var ratios []string
+		var vals []float64
+		for i := range v {
+			x := perTenK(h[i]) / perTenK(v[i])
+			ratios, vals = append(ratios, fmt.Sprintf("%.2fx", x)), append(vals, x)
+		}
+		slices.Sort(vals)
+		fmt.Printf("  %6d/s: %s (median %.2fx)\n", rate, strings.Join(ratios, ", "), vals[len(vals)/2])
+	}
 }
 
-// compareBurst releases n clients at once, rounds times each: herdbench's
-// burst trigger, then the floor, and prints the spreads' medians.
-func compareBurst(bin, dir, addr string, n, rounds int) error {
-	var hb50, hb99, fl50, fl99 []time.Duration
-	for i := range rounds {
-		out := filepath.Join(dir, fmt.Sprintf("burst-%d.json", i))
-		cmd := exec.Command(bin, "stampede", "--target", "http://"+addr+"/", "--trigger", "burst", "--burst", strconv.Itoa(n),
-			"--rate", "50", "--warmup", "0s", "--before", "1s", "--after", "1s", "--results-dir", dir, "-o", "json="+out)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("herdbench burst: %w", err)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			return err
-		}
-		var rep struct {
-			Arms []struct {
-				Burst *struct {
-					OK          int   `json:"ok"`
-					SpreadP50US int64 `json:"spread_p50_us"`
-					SpreadP99US int64 `json:"spread_p99_us"`
-				} `json:"burst"`
-			} `json:"arms"`
-		}
-		if err := json.Unmarshal(b, &rep); err != nil || len(rep.Arms) != 1 || rep.Arms[0].Burst == nil {
-			return fmt.Errorf("herdbench burst results %s: %v", out, err)
-		}
-		bu := rep.Arms[0].Burst
-		hb50, hb99 = append(hb50, time.Duration(bu.SpreadP50US)*time.Microsecond), append(hb99, time.Duration(bu.SpreadP99US)*time.Microsecond)
-		p50, p99, err := floor(addr, n)
-		if err != nil {
-			return err
-		}
-		fl50, fl99 = append(fl50, p50), append(fl99, p99)
+// perTenK is a run's CPU seconds per 10,000 requests sent.
+func perTenK(r result) float64 {
+	if r.sent == 0 {
+		return 0
 	}
-	m := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
-	fmt.Printf("\nburst of %d clients, spread of the requests' departures after the release (median of %d rounds):\n", n, rounds)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "\tp50\tp99\t")
-	fmt.Fprintf(tw, "herdbench burst\t%s\t%s\t\n", round(m(hb50)), round(m(hb99)))
-	fmt.Fprintf(tw, "floor: one loop of writes\t%s\t%s\t\n", round(m(fl50)), round(m(fl99)))
-	fmt.Fprintf(tw, "herdbench / floor\t%.1fx\t%.1fx\t\n", float64(m(hb50))/float64(max(m(fl50), 1)), float64(m(hb99))/float64(max(m(fl99), 1)))
-	return tw.Flush()
-}
-
-// floor opens n connections, serializes n requests, and writes them in one
-// plain loop at the release: how tight a burst from this machine can be.
-// Each write's end, after the release, is its departure.
-func floor(addr string, n int) (p50, p99 time.Duration, err error) {
-	conns := make([]net.Conn, 0, n)
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range n {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			return 0, 0, fmt.Errorf("floor: open connection: %w", err)
-		}
-		conns = append(conns, c)
-	}
-	req := []byte("GET / HTTP/1.1\r\nHost: " + addr + "\r\nUser-Agent: vsvegeta\r\n\r\n")
-	left := make([]time.Duration, n)
-	released := time.Now()
-	for i, c := range conns {
-		if _, err := c.Write(req); err != nil {
-			return 0, 0, fmt.Errorf("floor: write: %w", err)
-		}
-		left[i] = time.Since(released)
-	}
-	for _, c := range conns { // read the answers, so the server sees a client
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			return 0, 0, fmt.Errorf("floor: read: %w", err)
-		}
-		resp.Body.Close()
-	}
-	p50, p99 = quantiles(left)
-	return p50, p99, nil
+	return r.cpu.Seconds() / float64(r.sent) * 10_000
 }
 
 func quantiles(ds []time.Duration) (p50, p99 time.Duration) {
