@@ -119,7 +119,7 @@ func newStampedeCmd(stdout, stderr io.Writer, newTriggers func() *triggers.Regis
 database, the cache and the clients saw.
 
 Each arm starts from the same state (cache flushed, hot keys warmed, replicas
-reset), then runs steady open-model load (vegeta, constant rate, Zipf keys,
+reset), then runs steady open-model load (vegeta's constant schedule, Zipf keys,
 round-robin over the replicas): warmup, before, the trigger at T, after.
 Postgres (pg_stat_statements, pg_stat_activity), Redis (INFO) and the clients
 (latency from each request's intended send time) are observed every 100 ms.
