@@ -274,7 +274,12 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{
 		Arms:    Arms([]string{api.None, api.SWR, api.Lease, api.Local}, api.FullPatch(cfg)),
-		Trigger: "expire", HotKeys: 20, Keys: 100, Zipf: 1.1, Rate: 300, Clients: 1,
+		// 600 req/s: each of the 20 hot keys asked about 20 times a second,
+		// so none's herd (about 4 loads a key in a 200 ms load's window,
+		// more as the pool queues: 95 to 117) is well above the floor a
+		// mitigation cannot go under, one load a key (at 300 req/s none
+		// loaded 54 to 95 times, and a lease's 30 was a third of it or more)
+		Trigger: "expire", HotKeys: 20, Keys: 100, Zipf: 1.1, Rate: 600, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 9,
 	}
@@ -285,8 +290,10 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 	none := rep.Arms[0]
 	for _, a := range rep.Arms[1:] {
 		t.Logf("%s: %d loads after T (none: %d), %d stale and %d local answers", a.Name, a.DB.Queries, none.DB.Queries, a.HTTP.Stale, a.HTTP.Local)
-		if a.DB.Queries*3 > none.DB.Queries {
-			t.Errorf("%s: %d loads after T; want at most a third of none's %d", a.Name, a.DB.Queries, none.DB.Queries)
+		// about a load a hot key (a lease reloads some whose holder's
+		// lease ran out), and at most half of none's herd
+		if a.DB.Queries > int64(2*p.HotKeys) || a.DB.Queries*2 > none.DB.Queries {
+			t.Errorf("%s: %d loads after T; want at most two a hot key (%d) and half of none's %d", a.Name, a.DB.Queries, 2*p.HotKeys, none.DB.Queries)
 		}
 	}
 	// fewer queries must not hide older answers: they are counted
