@@ -125,3 +125,37 @@ func (t *Target) declared(field string) string {
 	}
 	return t.file.doc.Name + ": " + field
 }
+
+// Rollback undoes what a killed run may have left: on the testbed, every
+// toxic and closed proxy; elsewhere the toxics herdbench names and the
+// declared proxies it may have closed. Redis pauses end by themselves.
+func (t *Target) Rollback() error {
+	if t.Toxiproxy == nil {
+		return nil
+	}
+	if t.Owned {
+		return t.Toxiproxy.ResetState()
+	}
+	var errs []error
+	for _, name := range t.Proxies {
+		p, err := t.Toxiproxy.Proxy(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		toxics, err := p.Toxics()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, tx := range toxics {
+			if strings.HasPrefix(tx.Name, "herdbench-") {
+				errs = append(errs, p.RemoveToxic(tx.Name))
+			}
+		}
+		if !p.Enabled {
+			errs = append(errs, p.Enable())
+		}
+	}
+	return errors.Join(errs...)
+}

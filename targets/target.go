@@ -402,40 +402,6 @@ func (t *Target) NewRequest(ctx context.Context, base, key string) (*http.Reques
 	return t.Request.New(ctx, base, key, t.Header, nil)
 }
 
-// Rollback undoes what a killed run may have left: on the testbed, every
-// toxic and closed proxy; elsewhere the toxics herdbench names and the
-// declared proxies it may have closed. Redis pauses end by themselves.
-func (t *Target) Rollback() error {
-	if t.Toxiproxy == nil {
-		return nil
-	}
-	if t.Owned {
-		return t.Toxiproxy.ResetState()
-	}
-	var errs []error
-	for _, name := range t.Proxies {
-		p, err := t.Toxiproxy.Proxy(name)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		toxics, err := p.Toxics()
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, tx := range toxics {
-			if strings.HasPrefix(tx.Name, "herdbench-") {
-				errs = append(errs, p.RemoveToxic(tx.Name))
-			}
-		}
-		if !p.Enabled {
-			errs = append(errs, p.Enable())
-		}
-	}
-	return errors.Join(errs...)
-}
-
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
