@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,19 +122,7 @@ arms:
   - {name: none}
   - {name: coalesce, headers: {X-Arm: coalesce}}
 `, base, mcAddr)
-	path := filepath.Join(t.TempDir(), "shop.yaml")
-	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := targets.ParseFile([]byte(y), path, func(k string) (string, bool) { return m.DSN("hb", "hb-pw", ""), k == "HB_TEST_MYSQL" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := targets.FromFile(f)
-	if err := svc.Connect(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
+	svc := openService(t, y, map[string]string{"HB_TEST_MYSQL": m.DSN("hb", "hb-pw", "")})
 	return m, svc
 }
 

@@ -278,7 +278,7 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{
-		Arms:    Arms([]string{api.None, api.SWR, api.Lease, api.Local}, api.FullPatch(cfg)),
+		Arms: Arms([]string{api.None, api.SWR, api.Lease, api.Local}, api.FullPatch(cfg)),
 		// 600 req/s: each of the 20 hot keys asked about 20 times a second,
 		// so none's herd (about 4 loads a key in a 200 ms load's window,
 		// more as the pool queues: 95 to 117) is well above the floor a
