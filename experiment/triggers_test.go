@@ -300,6 +300,11 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 		if a.DB.Queries > int64(2*p.HotKeys) || a.DB.Queries*2 > none.DB.Queries {
 			t.Errorf("%s: %d loads after T; want at most two a hot key (%d) and half of none's %d", a.Name, a.DB.Queries, 2*p.HotKeys, none.DB.Queries)
 		}
+		// fewer loads must not come from requests that never got an
+		// answer (a lease whose token the warm left held dropped 99%)
+		if a.HTTP.DropRate > 0.01 {
+			t.Errorf("%s: drop rate %.3f after T (%+v); want the cache answering", a.Name, a.HTTP.DropRate, a.HTTP.Errors)
+		}
 	}
 	// fewer queries must not hide older answers: they are counted
 	if swr, local := rep.Arms[1], rep.Arms[3]; swr.HTTP.Stale == 0 || none.HTTP.Stale != 0 || local.HTTP.Local == 0 || none.HTTP.Local != 0 {
