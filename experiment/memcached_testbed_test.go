@@ -19,6 +19,10 @@ import (
 // the cache figures are Memcached's own stats, the item queries Postgres
 // ran are the replicas' loads, and the fleet lock (taken with add) cuts the
 // herd as it does on Redis.
+//
+// Its faults act on Memcached too: an outage of the cache (redis, the
+// cache's role) closes the Memcached proxy, and a restart of memcached
+// empties it.
 func TestStampedeOnAMemcachedTestbed(t *testing.T) {
 	opts := api.DefaultOptions
 	opts.Cache = api.CacheMemcached
@@ -28,9 +32,55 @@ func TestStampedeOnAMemcachedTestbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(tg.Close)
-	if tg.Memcached == nil || tg.Caps().RedisKeys || !tg.Caps().MemcachedKeys {
-		t.Fatalf("target on a Memcached testbed: memcached %v, caps %+v; want its items touched in Memcached, not Redis", tg.Memcached, tg.Caps())
+	if tg.Memcached == nil || tg.Caps().RedisKeys || !tg.Caps().MemcachedKeys || tg.Proxies[herd.Redis] != herd.Memcached {
+		t.Fatalf("target on a Memcached testbed: memcached %v, caps %+v, proxies %v; want its items touched in Memcached, not Redis, and the cache's proxy Memcached's",
+			tg.Memcached, tg.Caps(), tg.Proxies)
 	}
+	run := func(t *testing.T, p Plan) *Report {
+		t.Helper()
+		rep, err := Run(context.Background(), p, Env{Target: tg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	t.Run("expire: the lock cuts the herd", func(t *testing.T) { expireOnMemcached(t, tb, tg) })
+	t.Run("outage of the cache: every request loads while Memcached is away", func(t *testing.T) {
+		p := faultPlan("outage", "none")
+		p.Triggers.Set("dependency", herd.Redis)
+		p.Arms[0].Knobs = p.Arms[0].Knobs.With("ttl", herd.Duration(time.Minute))
+		a := run(t, p).Arms[0]
+		if d, ok := a.Trigger.Detail.(*triggers.OutageDetail); !ok || d.Dependency != herd.Redis || d.Paused {
+			t.Errorf("outage: detail %#v; want the cache's proxy closed, not a Redis paused", a.Trigger.Detail)
+		}
+		endedAfter(t, a, 1000)
+		t.Logf("outage of Memcached: %d loads after T, drop rate %.3f", a.DB.Queries, a.HTTP.DropRate)
+		// 200 req/s for the 1 s outage: with the items cached for a
+		// minute, only Memcached's absence makes a request load
+		if a.DB.Queries < 100 {
+			t.Errorf("outage of Memcached: %d loads after T; want the requests of the outage loading (about 200)", a.DB.Queries)
+		}
+	})
+	t.Run("restart memcached: the cache starts empty", func(t *testing.T) {
+		p := faultPlan("restart", "none")
+		p.Triggers.Set("restart", herd.Memcached)
+		p.Arms[0].Knobs = p.Arms[0].Knobs.With("ttl", herd.Duration(time.Minute))
+		p.After = herd.Duration(4 * time.Second)
+		a := run(t, p).Arms[0]
+		d, ok := a.Trigger.Detail.(*triggers.RestartDetail)
+		if !ok || len(d.Restarted) != 1 || d.Restarted[0] != herd.Memcached {
+			t.Fatalf("restart memcached: detail %#v; want memcached restarted", a.Trigger.Detail)
+		}
+		endedAfter(t, a, d.TookMS)
+		t.Logf("restart memcached: took %d ms, %d loads after T", d.TookMS, a.DB.Queries)
+		if a.DB.Queries < 50 { // the 100 hot keys, reloaded into an empty cache
+			t.Errorf("restart memcached: %d loads after T; want the emptied cache reloaded", a.DB.Queries)
+		}
+	})
+}
+
+// expireOnMemcached is the stampede: none against the fleet lock.
+func expireOnMemcached(t *testing.T, tb *local.Testbed, tg *targets.Target) {
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{Arms: Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,

@@ -2,15 +2,19 @@ package herd
 
 // The testbed's parts: what a restart can name.
 const (
-	API      = "api"      // the API replicas
-	Redis    = "redis"    // the cache
-	Postgres = "postgres" // the database
+	API       = "api"       // the API replicas
+	Redis     = "redis"     // the cache
+	Postgres  = "postgres"  // the database
+	Memcached = "memcached" // the replicas' item cache, when it is Memcached (testbed up --cache memcached)
 )
 
 // Parts are the parts of the testbed a restart can name, in the order help
-// text and errors list them.
-var Parts = []string{API, Redis, Postgres}
+// text and errors list them. A testbed runs memcached only when it is the
+// replicas' item cache; restarting a part it does not run is refused.
+var Parts = []string{API, Redis, Postgres, Memcached}
 
 // Dependencies are the parts the replicas reach through a proxy, which
-// faults can break.
+// faults can break, by their role: redis is the cache and postgres the
+// database, whatever serves them (a Memcached testbed's or target's redis
+// is its Memcached; a target's postgres may be its MySQL).
 var Dependencies = []string{Postgres, Redis}

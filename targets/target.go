@@ -160,6 +160,11 @@ func FromTestbed(st testbed.Status) *Target {
 	}
 	if st.Memcached != "" { // triggers touch the items there, not in Redis
 		t.RedisKey, t.Pattern, t.Channel = "", "", ""
+		// and the cache a fault breaks is the items', as in a target file
+		// (Redis, kept for the write queue, is out of the faults' reach)
+		if _, ok := st.Proxies[herd.Memcached]; ok {
+			t.Proxies[herd.Redis] = herd.Memcached
+		}
 	}
 	if len(st.Edge) > 0 { // two tiers: the clients attack the edges, which call the replicas
 		t.Endpoints, t.Edges = st.Edge, edge.NewFleet(st.Edge)

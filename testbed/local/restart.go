@@ -57,8 +57,11 @@ func (tb *Testbed) restartPart(ctx context.Context, part string, rolling bool, g
 		}
 	}
 	tb.mu.Unlock()
-	if !slices.Contains(herd.Parts, part) || len(batch) == 0 {
+	if !slices.Contains(herd.Parts, part) {
 		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(herd.Parts, ", "))
+	}
+	if len(batch) == 0 { // memcached, on a testbed whose cache is Redis
+		return nil, fmt.Errorf("restart: this testbed runs no %s (it runs with testbed up --cache %s)", part, part)
 	}
 	if !rolling {
 		return names(batch), tb.restart(ctx, batch, grace)
