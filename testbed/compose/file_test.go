@@ -270,27 +270,6 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 	}
 }
 
-// With the environment up gives the memcached profile, the replicas cache
-// in Memcached through its toxiproxy proxy, and keep Redis beside it for
-// the write queue.
-func TestReplicasCacheInMemcachedWithItsProfile(t *testing.T) {
-	for _, kv := range CacheEnv(api.CacheMemcached) {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
-	p := load(t, MemcachedProfile)
-	for _, r := range []string{"api-1", "api-2", "api-3"} {
-		flags := serveFlags(t, p, r)
-		if flags["--cache"] != api.CacheMemcached || flags["--memcached"] != MemcachedProxy || flags["--redis"] != Proxies["redis"] {
-			t.Errorf("%s: --cache %q, --memcached %q, --redis %q; want memcached, %s, and %s for the queue",
-				r, flags["--cache"], flags["--memcached"], flags["--redis"], MemcachedProxy, Proxies["redis"])
-		}
-	}
-	if CacheEnv(api.CacheRedis) != nil || CacheEnv("") != nil {
-		t.Errorf("CacheEnv(redis) = %q; want none: the compose file's default is Redis", CacheEnv(api.CacheRedis))
-	}
-}
-
 // serveFlags are the flags of replica r's command in p, each checked to be
 // a flag of testbed serve that takes a value.
 func serveFlags(t *testing.T, p *types.Project, r string) map[string]string {
