@@ -1,7 +1,8 @@
 // Package compose runs the testbed with docker compose, the provider for
 // machines with Docker: the services of the repository's docker-compose.yml
-// (API replicas built from its Dockerfile, Redis, Postgres, toxiproxy, and
-// with the observability profile Prometheus, Grafana and the exporters).
+// (API replicas built from its Dockerfile, Redis, Postgres, toxiproxy, with
+// the memcached profile Memcached as the replicas' cache, and with the
+// observability profile Prometheus, Grafana and the exporters).
 // It drives the `docker compose` CLI (or the standalone `docker-compose`),
 // waits until every service is healthy, and describes the result with the
 // same testbed.Status as the local provider, Provider "docker".
@@ -32,6 +33,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/scrape"
 )
@@ -75,6 +77,7 @@ type Config struct {
 	Observability bool          // with the observability profile
 	Tiers         int           // 2: with the edge replicas (TiersProfile); 0 or 1: without
 	Edge          edge.Config   // with Tiers 2, the edges' start-up policy (HERDBENCH_EDGE_*)
+	Cache         string        // the replicas' item cache: "" or redis, or memcached (MemcachedProfile)
 	NoGrafana     bool          // with it, all but Grafana (where its image cannot be had)
 	ReadyTimeout  time.Duration // default DefaultReadyTimeout
 	Log           io.Writer     // compose's own output (builds, pulls); nil discards
@@ -272,13 +275,16 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 }
 
 // profiles are the compose profiles cfg asks for, and the environment
-// their services read (the edges' policy).
+// their services read (the edges' policy, the replicas' cache).
 func (cfg Config) profiles() (profiles, env []string) {
 	if cfg.Observability {
 		profiles = append(profiles, Profile)
 	}
 	if cfg.Tiers == 2 {
 		profiles, env = append(profiles, TiersProfile), EdgeEnv(cfg.Edge)
+	}
+	if cfg.Cache == api.CacheMemcached {
+		profiles, env = append(profiles, MemcachedProfile), append(env, CacheEnv(cfg.Cache)...)
 	}
 	return profiles, env
 }
@@ -344,6 +350,9 @@ func (st state) status(ctx context.Context, dir string, cs map[string]container)
 	s.Postgres = fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", testbed.Superuser, addr("postgres", 5432), testbed.Database)
 	s.Toxiproxy = "http://" + addr("toxiproxy", 8474)
 	maps.Copy(s.Versions, versions(ctx, s.Redis, s.Postgres))
+	if slices.Contains(st.Profiles, MemcachedProfile) {
+		memcachedStatus(ctx, &s, addr)
+	}
 	if slices.Contains(st.Profiles, Profile) {
 		targets, err := scrape.Committed()
 		if err != nil {

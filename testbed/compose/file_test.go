@@ -60,7 +60,7 @@ func TestComposeFileLoadsWithAndWithoutObservability(t *testing.T) {
 		disabled = append(disabled, name)
 	}
 	slices.Sort(disabled)
-	if want := slices.Sorted(slices.Values(append(slices.Clone(observability), edges...))); !slices.Equal(disabled, want) {
+	if want := slices.Sorted(slices.Values(append(append(slices.Clone(observability), edges...), "memcached"))); !slices.Equal(disabled, want) {
 		t.Errorf("services behind a profile = %v; want %v", disabled, want)
 	}
 	p = load(t, Profile)
@@ -81,10 +81,14 @@ func TestComposeFileLoadsWithAndWithoutObservability(t *testing.T) {
 			t.Errorf("%s: profiles %v; want [%s]", name, s.Profiles, TiersProfile)
 		}
 	}
+	p = load(t, MemcachedProfile)
+	if got, want := p.ServiceNames(), slices.Sorted(slices.Values(append(slices.Clone(core), "memcached"))); !slices.Equal(got, want) {
+		t.Errorf("services with profile %s = %v; want %v", MemcachedProfile, got, want)
+	}
 }
 
 func TestEveryServiceIsHealthcheckedAndWaitedFor(t *testing.T) {
-	p := load(t, Profile, TiersProfile)
+	p := load(t, Profile, TiersProfile, MemcachedProfile)
 	for name, s := range p.Services {
 		if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) < 2 || s.HealthCheck.Test[0] == "NONE" {
 			t.Errorf("%s: healthcheck %+v; want a test command", name, s.HealthCheck)
@@ -115,7 +119,7 @@ func TestEveryServiceIsHealthcheckedAndWaitedFor(t *testing.T) {
 }
 
 func TestPortsBindLoopbackOnly(t *testing.T) {
-	p := load(t, Profile, TiersProfile)
+	p := load(t, Profile, TiersProfile, MemcachedProfile)
 	published := map[string]string{} // service -> host:port
 	for name, s := range p.Services {
 		for _, port := range s.Ports {
@@ -207,12 +211,6 @@ func TestReplicasAreBuiltFromTheDockerfile(t *testing.T) {
 // passes, through toxiproxy's proxies.
 func TestReplicasServeThroughToxiproxy(t *testing.T) {
 	p := load(t)
-	known := map[string]bool{"--listen": true}
-	for _, a := range local.ServeArgs("x", api.DefaultOptions) {
-		if strings.HasPrefix(a, "--") {
-			known[a] = true
-		}
-	}
 	var proxies []struct{ Name, Listen, Upstream string }
 	if err := json.Unmarshal([]byte(readFile(t, "toxiproxy.json")), &proxies); err != nil {
 		t.Fatal(err)
@@ -221,13 +219,14 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 	for _, px := range proxies {
 		_, port, _ := net.SplitHostPort(px.Listen)
 		listen[px.Name] = "toxiproxy:" + port
-		want := map[string]string{"redis": "redis:6379", "postgres": "postgres:5432", "api-1": "api-1:8080", "api-2": "api-2:8080", "api-3": "api-3:8080"}
+		want := map[string]string{"redis": "redis:6379", "postgres": "postgres:5432", "memcached": "memcached:11211",
+			"api-1": "api-1:8080", "api-2": "api-2:8080", "api-3": "api-3:8080"}
 		if px.Upstream != want[px.Name] {
 			t.Errorf("toxiproxy proxy %s upstream %s; want %s", px.Name, px.Upstream, want[px.Name])
 		}
 	}
-	if len(proxies) != 5 || listen["redis"] != Proxies["redis"] || listen["postgres"] != Proxies["postgres"] {
-		t.Errorf("toxiproxy.json proxies %+v; want redis and postgres at %v (the status' proxies), and api-1..3", proxies, Proxies)
+	if len(proxies) != 6 || listen["redis"] != Proxies["redis"] || listen["postgres"] != Proxies["postgres"] || listen["memcached"] != MemcachedProxy {
+		t.Errorf("toxiproxy.json proxies %+v; want redis and postgres at %v (the status' proxies), memcached at %s, and api-1..3", proxies, Proxies, MemcachedProxy)
 	}
 	// the edges call the replicas through the api-N proxies, as status says
 	tiers := load(t, TiersProfile)
@@ -259,27 +258,43 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 		}
 	}
 	for i, r := range []string{"api-1", "api-2", "api-3"} {
-		cmd := p.Services[r].Command
-		if len(cmd) < 2 || cmd[0] != "testbed" || cmd[1] != "serve" {
-			t.Errorf("%s: command %q; want testbed serve", r, cmd)
-			continue
-		}
-		flags := map[string]string{}
-		for j := 2; j < len(cmd); j += 2 {
-			if !known[cmd[j]] || j+1 >= len(cmd) {
-				t.Errorf("%s: %q is not a flag of testbed serve with a value", r, cmd[j])
-				continue
-			}
-			flags[cmd[j]] = cmd[j+1]
-		}
+		flags := serveFlags(t, p, r)
 		want := map[string]string{"--name": r, "--seed": fmt.Sprint(api.DefaultOptions.Seed + uint64(i)), "--redis": Proxies["redis"],
 			"--postgres": fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", testbed.AppRole, Proxies["postgres"], testbed.Database)}
+		want["--cache"], want["--memcached"] = api.CacheRedis, "" // Redis, unless up gives the memcached profile
 		for f, v := range want {
-			if flags[f] != v {
-				t.Errorf("%s: %s %q; want %q", r, f, flags[f], v)
+			if got, ok := flags[f]; !ok || got != v {
+				t.Errorf("%s: %s %q; want %q", r, f, got, v)
 			}
 		}
 	}
+}
+
+// serveFlags are the flags of replica r's command in p, each checked to be
+// a flag of testbed serve that takes a value.
+func serveFlags(t *testing.T, p *types.Project, r string) map[string]string {
+	t.Helper()
+	known := map[string]bool{"--listen": true}
+	o := api.DefaultOptions
+	o.Cache, o.MemcachedAddr = api.CacheMemcached, "x:1"
+	for _, a := range local.ServeArgs("x", o) {
+		if strings.HasPrefix(a, "--") {
+			known[a] = true
+		}
+	}
+	cmd := p.Services[r].Command
+	if len(cmd) < 2 || cmd[0] != "testbed" || cmd[1] != "serve" {
+		t.Fatalf("%s: command %q; want testbed serve", r, cmd)
+	}
+	flags := map[string]string{}
+	for j := 2; j < len(cmd); j += 2 {
+		if !known[cmd[j]] || j+1 >= len(cmd) {
+			t.Errorf("%s: %q is not a flag of testbed serve with a value", r, cmd[j])
+			continue
+		}
+		flags[cmd[j]] = cmd[j+1]
+	}
+	return flags
 }
 
 // Every file the compose file mounts is in the repository, and Grafana

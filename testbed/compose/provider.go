@@ -9,7 +9,6 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Name is the docker provider's name, in testbed.Status.Provider.
@@ -25,10 +24,11 @@ type Provider struct{}
 
 var _ testbed.Provider = Provider{}
 
-// Options are the testbed.Options the docker provider honours when set;
-// the rest (replicas, items, the replicas' knobs and pools) are fixed by
+// Options are the testbed.Options the docker provider honours when set
+// (the cache: Redis, or Memcached with the memcached profile); the rest
+// (replicas, items, the replicas' knobs and pools) are fixed by
 // docker-compose.yml.
-var Options = append([]string{"state_dir", "provider", "compose_file", "observability", "grafana", "timeout", "tiers"}, testbed.EdgeOptions...)
+var Options = append([]string{"state_dir", "provider", "compose_file", "observability", "grafana", "timeout", "tiers", "cache"}, testbed.EdgeOptions...)
 
 // Name is Name.
 func (Provider) Name() string { return Name }
@@ -43,12 +43,6 @@ func (Provider) Available(ctx context.Context, _ testbed.Options) error {
 func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 	var bad herd.FieldErrors
 	for _, name := range o.Set {
-		if name == "cache" { // Redis only: its compose file has no other cache
-			if o.Replica.Cache != api.CacheRedis {
-				bad.Add(name, "%s: the docker provider's compose file has no %s service yet, nor a stand-in image for it (accepted with --provider docker: redis; or --provider local, which runs Debian's memcached)", o.Replica.Cache, o.Replica.Cache)
-			}
-			continue
-		}
 		if !slices.Contains(Options, name) {
 			bad.Add(name, "the docker provider runs the replicas docker-compose.yml defines (accepted with --provider docker: --%s); "+
 				"switch mitigations at run time with PUT /admin/config or the stampede's --arms",
@@ -72,7 +66,7 @@ func (Provider) Up(ctx context.Context, o testbed.Options) (testbed.Status, func
 		fmt.Fprintf(log, "compose file %s (the first up builds the replicas' image)\n", file)
 	}
 	st, err := Up(ctx, Config{StateDir: o.StateDir, File: file, Observability: o.Observability, NoGrafana: !o.Grafana,
-		ReadyTimeout: o.ReadyTimeout, Log: log, Tiers: o.Tiers, Edge: o.Edge})
+		ReadyTimeout: o.ReadyTimeout, Log: log, Tiers: o.Tiers, Edge: o.Edge, Cache: o.Replica.Cache})
 	if err != nil || o.Detach {
 		return st, nil, err
 	}
