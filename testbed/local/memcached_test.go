@@ -185,7 +185,6 @@ func TestMemcachedRefusesWhatNeedsRedis(t *testing.T) {
 	}{
 		{"refresh has no pub/sub", append(serve, "--write-invalidate", "refresh"), "--write-invalidate: refresh broadcasts the written items on Redis pub/sub, which Memcached lacks"},
 		{"queue has no stream without a redis", append(serve, "--write-strategy", "queue"), "--write-strategy: queue keeps the writes in a Redis stream"},
-		{"docker has no memcached", []string{"testbed", "up", "--provider", "docker", "--cache", "memcached", "--state-dir", stateDir(t)}, "--cache: memcached: the docker provider's compose file has no memcached service"},
 		{"an unknown cache", []string{"testbed", "up", "--cache", "memcache", "--state-dir", stateDir(t)}, `--cache: "memcache" is not a cache (accepted: redis, memcached)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
