@@ -228,7 +228,7 @@ func newMetrics(reg *Mitigations, g gauges) *metrics {
 		}),
 		loads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricLoads,
-			Help: "Item queries that completed in Postgres; matches pg_stat_statements calls of the item query.",
+			Help: "Item queries that completed in the database; matches pg_stat_statements calls of the item query (Postgres), or the item digest's COUNT_STAR (MariaDB) less the queries canceled after they were sent.",
 		}),
 		loadErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricLoadErrors,
