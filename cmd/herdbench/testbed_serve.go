@@ -55,44 +55,59 @@ func addServeAddrFlags(fs *pflag.FlagSet, o *api.Options) {
 }
 
 // requireAddrs says which addresses the chosen cache and database need
-// and lack.
+// and lack, all at once: --redis and --postgres by default.
 func (opts serveOptions) requireAddrs() error {
 	o := opts.API
-	if err := requireDB(o); err != nil {
+	if err := otherDSN(o); err != nil {
 		return err
 	}
-	if o.Cache == api.CacheMemcached {
-		if o.MemcachedAddr == "" {
-			return usageErrorf("--memcached is required with --cache memcached")
-		}
-		return nil
-	}
-	if o.MemcachedAddr != "" {
+	if o.Cache != api.CacheMemcached && o.MemcachedAddr != "" {
 		return usageErrorf("--memcached is for --cache memcached (accepted: --cache memcached --memcached HOST:PORT, or no --memcached)")
 	}
-	if o.RedisAddr == "" {
-		return usageErrorf("--redis is required")
+	var missing []string
+	switch {
+	case o.Cache == api.CacheMemcached && o.MemcachedAddr == "":
+		missing = append(missing, "--memcached")
+	case o.Cache != api.CacheMemcached && o.RedisAddr == "":
+		missing = append(missing, "--redis")
 	}
-	return nil
+	switch {
+	case o.DB == api.DBMariaDB && o.MySQLDSN == "":
+		missing = append(missing, "--mysql")
+	case o.DB != api.DBMariaDB && o.PostgresDSN == "":
+		missing = append(missing, "--postgres")
+	}
+	var with []string
+	if o.Cache == api.CacheMemcached {
+		with = append(with, "--cache memcached")
+	}
+	if o.DB == api.DBMariaDB {
+		with = append(with, "--db mariadb")
+	}
+	switch {
+	case len(missing) == 0:
+		return nil
+	case len(with) > 0:
+		return usageErrorf("%s required with %s", are(missing), strings.Join(with, " "))
+	}
+	return usageErrorf("%s required", are(missing))
 }
 
-// requireDB says what the chosen database needs and lacks: its DSN, and
-// no DSN of the other.
-func requireDB(o api.Options) error {
-	if o.DB == api.DBMariaDB {
-		if o.PostgresDSN != "" {
-			return usageErrorf("--postgres is for --db postgres (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
-		}
-		if o.MySQLDSN == "" {
-			return usageErrorf("--mysql is required with --db mariadb")
-		}
-		return nil
+// are is flags joined with "and", and the verb that agrees with them.
+func are(flags []string) string {
+	if len(flags) == 1 {
+		return flags[0] + " is"
 	}
-	if o.MySQLDSN != "" {
+	return strings.Join(flags, " and ") + " are"
+}
+
+// otherDSN refuses the DSN of the database not chosen.
+func otherDSN(o api.Options) error {
+	if o.DB == api.DBMariaDB && o.PostgresDSN != "" {
+		return usageErrorf("--postgres is for --db postgres (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
+	}
+	if o.DB != api.DBMariaDB && o.MySQLDSN != "" {
 		return usageErrorf("--mysql is for --db mariadb (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
-	}
-	if o.PostgresDSN == "" {
-		return usageErrorf("--postgres is required")
 	}
 	return nil
 }
