@@ -154,7 +154,7 @@ func serveTally(t *testing.T, args []string) (*httptest.Server, string) {
 	fs.StringVar(&serve.Listen, "listen", "", "")
 	fs.StringVar(&serve.API.Name, "name", "", "")
 	fs.StringVar(&serve.API.RedisAddr, "redis", "", "")
-	fs.StringVar(&serve.API.PostgresDSN, "postgres", "", "")
+	addServeAddrFlags(fs, &serve.API)
 	addReplicaFlags(fs, &serve.API)
 	if err := fs.Parse(args[2:]); err != nil {
 		t.Fatalf("serve %v: %v", args, err)

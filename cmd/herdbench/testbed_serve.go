@@ -3,8 +3,10 @@ package main
 import (
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/testbed/api"
 )
@@ -19,9 +21,10 @@ func newTestbedServeCmd(stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run one API replica (testbed up starts these)",
-		Long: `Run one API replica: GET /items/{id} cache-aside from Redis in front of
-Postgres, PUT /admin/config to switch mitigations, POST /admin/reset,
-/metrics and /healthz. testbed up starts each replica with this command.`,
+		Long: `Run one API replica: GET /items/{id} cache-aside from Redis (or Memcached)
+in front of Postgres (or MariaDB, --db mariadb --mysql DSN), PUT /admin/config
+to switch mitigations, POST /admin/reset, /metrics and /healthz. testbed up
+starts each replica with this command.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := opts.API.Problems().Err(); err != nil {
@@ -39,25 +42,72 @@ Postgres, PUT /admin/config to switch mitigations, POST /admin/reset,
 	fs.StringVar(&opts.API.Name, "name", opts.API.Name, "replica name, reported in X-Replica")
 	fs.StringVar(&opts.API.RedisAddr, "redis", "", "Redis host:port (with --cache memcached, optional: the write queue's stream)")
 	fs.StringVar(&opts.API.MemcachedAddr, "memcached", "", "Memcached host:port, with --cache memcached")
-	fs.StringVar(&opts.API.PostgresDSN, "postgres", "", "Postgres DSN of the app role")
+	addServeAddrFlags(fs, &opts.API)
 	addReplicaFlags(fs, &opts.API)
 	return c
 }
 
-// requireAddrs says which addresses the chosen cache needs and lacks.
+// addServeAddrFlags binds the database's flags of testbed serve.
+func addServeAddrFlags(fs *pflag.FlagSet, o *api.Options) {
+	fs.StringVar(&o.PostgresDSN, "postgres", "", "Postgres DSN of the app role, with --db postgres")
+	fs.StringVar(&o.DB, "db", o.DB, "the items' database: "+strings.Join(api.DBs, ", "))
+	fs.StringVar(&o.MySQLDSN, "mysql", "", "with --db mariadb: the app user's DSN, user:password@tcp(host:port)/db (statements go as text: interpolateParams is added)")
+}
+
+// requireAddrs says which addresses the chosen cache and database need
+// and lack, all at once: --redis and --postgres by default.
 func (opts serveOptions) requireAddrs() error {
 	o := opts.API
-	if o.Cache == api.CacheMemcached {
-		if o.MemcachedAddr == "" || o.PostgresDSN == "" {
-			return usageErrorf("--memcached and --postgres are required with --cache memcached")
-		}
-		return nil
+	if err := otherDSN(o); err != nil {
+		return err
 	}
-	if o.MemcachedAddr != "" {
+	if o.Cache != api.CacheMemcached && o.MemcachedAddr != "" {
 		return usageErrorf("--memcached is for --cache memcached (accepted: --cache memcached --memcached HOST:PORT, or no --memcached)")
 	}
-	if o.RedisAddr == "" || o.PostgresDSN == "" {
-		return usageErrorf("--redis and --postgres are required")
+	var missing []string
+	switch {
+	case o.Cache == api.CacheMemcached && o.MemcachedAddr == "":
+		missing = append(missing, "--memcached")
+	case o.Cache != api.CacheMemcached && o.RedisAddr == "":
+		missing = append(missing, "--redis")
+	}
+	switch {
+	case o.DB == api.DBMariaDB && o.MySQLDSN == "":
+		missing = append(missing, "--mysql")
+	case o.DB != api.DBMariaDB && o.PostgresDSN == "":
+		missing = append(missing, "--postgres")
+	}
+	var with []string
+	if o.Cache == api.CacheMemcached {
+		with = append(with, "--cache memcached")
+	}
+	if o.DB == api.DBMariaDB {
+		with = append(with, "--db mariadb")
+	}
+	switch {
+	case len(missing) == 0:
+		return nil
+	case len(with) > 0:
+		return usageErrorf("%s required with %s", are(missing), strings.Join(with, " "))
+	}
+	return usageErrorf("%s required", are(missing))
+}
+
+// are is flags joined with "and", and the verb that agrees with them.
+func are(flags []string) string {
+	if len(flags) == 1 {
+		return flags[0] + " is"
+	}
+	return strings.Join(flags, " and ") + " are"
+}
+
+// otherDSN refuses the DSN of the database not chosen.
+func otherDSN(o api.Options) error {
+	if o.DB == api.DBMariaDB && o.PostgresDSN != "" {
+		return usageErrorf("--postgres is for --db postgres (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
+	}
+	if o.DB != api.DBMariaDB && o.MySQLDSN != "" {
+		return usageErrorf("--mysql is for --db mariadb (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
 	}
 	return nil
 }

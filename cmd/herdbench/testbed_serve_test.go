@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +22,7 @@ import (
 // The local provider starts replicas with local.ServeArgs; a knob it leaves
 // out would silently run with its default. Every field must round-trip.
 func TestServeArgsCarryEveryOption(t *testing.T) {
-	o := api.Options{Name: "api-7", Cache: api.CacheMemcached, RedisAddr: "127.0.0.1:1", MemcachedAddr: "127.0.0.1:3", PostgresDSN: "postgres://x@127.0.0.1:2/db",
+	o := api.Options{Name: "api-7", Cache: api.CacheMemcached, RedisAddr: "127.0.0.1:1", MemcachedAddr: "127.0.0.1:3", DB: api.DBPostgres, PostgresDSN: "postgres://x@127.0.0.1:2/db",
 		DBPoolSize: 3, RedisPoolSize: 4, DBTimeout: 3 * time.Second, RedisTimeout: 2 * time.Second, Seed: 42,
 		Config: api.Config{Strategy: "lock+shed", TTL: herd.Duration(7 * time.Second), StaleTTL: herd.Duration(time.Hour),
 			QueryCost:     herd.Duration(9 * time.Millisecond),
@@ -45,31 +49,66 @@ func TestServeArgsCarryEveryOption(t *testing.T) {
 			t.Fatalf("test options leave knob %s at its default %s; set it", k.Name, def)
 		}
 	}
-	// every field set: a zero field would not show a missing flag
+	// the same on MariaDB, whose DSN takes Postgres's place
+	m := o
+	m.DB, m.MySQLDSN, m.PostgresDSN = api.DBMariaDB, "app:pw@tcp(127.0.0.1:4)/herdbench", ""
+	// every field set in one of them: a zero field would not show a
+	// missing flag
 	for _, v := range []reflect.Value{reflect.ValueOf(o), reflect.ValueOf(o.Config)} {
 		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() && f.Name != "Mitigations" && v.Field(i).IsZero() {
+			f := v.Type().Field(i)
+			if f.IsExported() && f.Name != "Mitigations" && v.Field(i).IsZero() && reflect.ValueOf(m).FieldByName(f.Name).IsZero() {
 				t.Fatalf("test options leave %s zero; set it", f.Name)
 			}
 		}
 	}
-	args := local.ServeArgs("127.0.0.1:9", o)
-	got := serveOptions{API: api.DefaultOptions}
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.StringVar(&got.Listen, "listen", "", "")
-	fs.StringVar(&got.API.Name, "name", "", "")
-	fs.StringVar(&got.API.RedisAddr, "redis", "", "")
-	fs.StringVar(&got.API.PostgresDSN, "postgres", "", "")
-	fs.StringVar(&got.API.MemcachedAddr, "memcached", "", "")
-	addReplicaFlags(fs, &got.API)
-	if err := fs.Parse(args[2:]); err != nil {
-		t.Fatalf("parse %v: %v", args, err)
+	for _, o := range []api.Options{o, m} {
+		args := local.ServeArgs("127.0.0.1:9", o)
+		got := serveOptions{API: api.DefaultOptions}
+		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		fs.StringVar(&got.Listen, "listen", "", "")
+		fs.StringVar(&got.API.Name, "name", "", "")
+		fs.StringVar(&got.API.RedisAddr, "redis", "", "")
+		fs.StringVar(&got.API.MemcachedAddr, "memcached", "", "")
+		addServeAddrFlags(fs, &got.API)
+		addReplicaFlags(fs, &got.API)
+		if err := fs.Parse(args[2:]); err != nil {
+			t.Fatalf("parse %v: %v", args, err)
+		}
+		gotJSON, _ := json.Marshal(got.API.Config)
+		wantJSON, _ := json.Marshal(o.Config)
+		gc, oc := got.API, o
+		gc.Config, oc.Config = api.Config{}, api.Config{}
+		if !reflect.DeepEqual(gc, oc) || string(gotJSON) != string(wantJSON) {
+			t.Errorf("ServeArgs then serve's flags = %+v\n%s\nwant %+v\n%s", gc, gotJSON, oc, wantJSON)
+		}
 	}
-	gotJSON, _ := json.Marshal(got.API.Config)
-	wantJSON, _ := json.Marshal(o.Config)
-	gc, oc := got.API, o
-	gc.Config, oc.Config = api.Config{}, api.Config{}
-	if !reflect.DeepEqual(gc, oc) || string(gotJSON) != string(wantJSON) {
-		t.Errorf("ServeArgs then serve's flags = %+v\n%s\nwant %+v\n%s", gc, gotJSON, oc, wantJSON)
+}
+
+// serve's database flags: a database that is not one, or a DSN the
+// database does not take, or none, is a usage error (exit 2) naming the
+// flag and what it accepts, before anything is dialed.
+func TestServeDBFlags(t *testing.T) {
+	base := []string{"testbed", "serve", "--listen", "127.0.0.1:0", "--redis", "127.0.0.1:1"}
+	mysql := "app:pw@tcp(127.0.0.1:1)/herdbench"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown db", []string{"--db", "oracle", "--postgres", "postgres://x@127.0.0.1:1/db"}, `--db: "oracle" is not a database (accepted: postgres, mariadb)`},
+		{"mariadb without its dsn", []string{"--db", "mariadb"}, "--mysql: empty, and db mariadb needs the app user's DSN (accepted: a go-sql-driver DSN"},
+		{"mariadb beside postgres's dsn", []string{"--db", "mariadb", "--mysql", mysql, "--postgres", "postgres://x@127.0.0.1:1/db"}, "--postgres is for --db postgres"},
+		{"a mysql dsn on postgres", []string{"--mysql", mysql, "--postgres", "postgres://x@127.0.0.1:1/db"}, "--mysql: a MySQL DSN is for db mariadb, and the db is postgres"},
+		{"postgres without its dsn", nil, "--postgres is required"},
+		{"a dsn the driver cannot read", []string{"--db", "mariadb", "--mysql", "app@127.0.0.1/x"}, "--mysql: default addr for network '127.0.0.1' unknown (accepted: a go-sql-driver DSN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			args := append(append([]string{}, base...), tc.args...)
+			if code := run(context.Background(), args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("herdbench %s = exit %d, %q; want exit 2 saying %q", strings.Join(args, " "), code, stderr.String(), tc.want)
+			}
+		})
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/herdbench/herdbench/retry"
 )
 
@@ -234,18 +232,12 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 }
 
 // query runs the item query once under ctx, through the breaker when it is
-// on, and counts it: a load when Postgres completed it (pg_stat_statements
-// counts it), a load error when not.
+// on, and counts it: a load when the database completed it
+// (pg_stat_statements counts it, or MariaDB's digest table), a load error
+// when not.
 func (s *Server) query(ctx context.Context, v view, id int64) (Item, time.Duration, error) {
 	start := time.Now()
-	query := func() (Item, error) {
-		var it Item
-		err := s.db.QueryRow(ctx, ItemQuery, id, time.Duration(v.cfg.QueryCost).Seconds()).Scan(&it.ID, &it.Name, &it.Payload, &it.Likes)
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = errNotFound
-		}
-		return it, err
-	}
+	query := func() (Item, error) { return s.db.Item(ctx, id, time.Duration(v.cfg.QueryCost)) }
 	r := &Request{ctx: ctx, id: id, s: s, v: v}
 	run := query
 	for _, g := range v.plan.guards {

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -95,18 +94,5 @@ func (s *Server) fill(ctx context.Context, from, to int64) (FillResponse, error)
 func (s *Server) rows(ctx context.Context, lo, hi int64) ([]Item, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.DBTimeout)
 	defer cancel()
-	rows, err := s.db.Query(ctx, FillQuery, lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []Item
-	for rows.Next() {
-		var it Item
-		if err := rows.Scan(&it.ID, &it.Name, &it.Payload, &it.Likes); err != nil {
-			return nil, err
-		}
-		items = append(items, it)
-	}
-	return items, errors.Join(rows.Err())
+	return s.db.Items(ctx, lo, hi)
 }

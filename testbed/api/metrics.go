@@ -3,7 +3,6 @@ package api
 import (
 	"sync/atomic"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -185,7 +184,8 @@ type gauges struct {
 	loads     *atomic.Int64 // item queries running
 	busy      *atomic.Int64 // item requests being served, and the loads they left running
 	shedLimit func() float64
-	pool      func() *pgxpool.Stat // the pool's counters; nil: none
+	pool      func() PoolStats // the pool's counters; nil: none
+	db        string           // the database pool counts connections to: Options.DB
 }
 
 func (g gauges) collectors() []prometheus.Collector {
@@ -228,7 +228,7 @@ func newMetrics(reg *Mitigations, g gauges) *metrics {
 		}),
 		loads: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricLoads,
-			Help: "Item queries that completed in Postgres; matches pg_stat_statements calls of the item query.",
+			Help: "Item queries that completed in the database; matches pg_stat_statements calls of the item query (Postgres), or the item digest's COUNT_STAR (MariaDB) less the queries canceled after they were sent.",
 		}),
 		loadErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricLoadErrors,
@@ -272,7 +272,7 @@ func newMetrics(reg *Mitigations, g gauges) *metrics {
 		m.own[c.Name] = prometheus.NewCounter(prometheus.CounterOpts{Name: c.Name, Help: c.Help})
 		m.reg.MustRegister(m.own[c.Name])
 	}
-	m.reg.MustRegister(append(append(g.collectors(), poolCollectors(g.pool)...), m.writeMetrics.collectors()...)...)
+	m.reg.MustRegister(append(append(g.collectors(), poolCollectors(g.db, g.pool)...), m.writeMetrics.collectors()...)...)
 	m.reg.MustRegister(m.requests, m.cacheHits, m.cacheMisses, m.cacheErrors, m.loads, m.loadErrors, m.loadRetries,
 		m.earlyLoads, m.coalesced, m.staleServed, m.lockWaits, m.notifications, m.shed, m.loadDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

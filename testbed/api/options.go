@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -33,8 +35,45 @@ func (o Options) Problems() herd.FieldErrors {
 	if o.Cache != "" && !slices.Contains(Caches, o.Cache) {
 		errs.Add("cache", "%q is not a cache (accepted: %s)", o.Cache, strings.Join(Caches, ", "))
 	}
+	errs = append(errs, o.DBProblems()...)
 	errs = append(errs, o.Config.Problems()...)
 	return append(errs, o.CacheProblems(o.Config)...)
+}
+
+// DBProblems are the problems with o's database: a kind that is not one
+// of DBs, a MySQLDSN without DBMariaDB or one the driver cannot parse,
+// and DBMariaDB without a MySQLDSN. The last is refused once o names any
+// address (the options of a replica to start, as testbed serve's): a
+// provider checks its replicas' options before it has started the
+// database whose DSN it then gives them. New refuses it always.
+func (o Options) DBProblems() herd.FieldErrors {
+	var errs herd.FieldErrors
+	switch {
+	case o.DB != "" && !slices.Contains(DBs, o.DB):
+		errs.Add("db", "%q is not a database (accepted: %s)", o.DB, strings.Join(DBs, ", "))
+	case o.MySQLDSN != "" && o.DB != DBMariaDB:
+		errs.Add("mysql", "a MySQL DSN is for db %s, and the db is %s (accepted: db %s with mysql, or no mysql)", DBMariaDB, o.dbKind(), DBMariaDB)
+	case o.DB == DBMariaDB && o.MySQLDSN == "" && o.hasAddrs():
+		errs.Add("mysql", "empty, and db %s needs the app user's DSN (accepted: a go-sql-driver DSN, such as app:pw@tcp(127.0.0.1:3306)/herdbench)", DBMariaDB)
+	case o.MySQLDSN != "":
+		if _, err := mysql.ParseDSN(o.MySQLDSN); err != nil {
+			errs.Add("mysql", "%v (accepted: a go-sql-driver DSN, such as app:pw@tcp(127.0.0.1:3306)/herdbench)", err)
+		}
+	}
+	return errs
+}
+
+// dbKind is o's database, the default when empty.
+func (o Options) dbKind() string {
+	if o.DB == "" {
+		return DBPostgres
+	}
+	return o.DB
+}
+
+// hasAddrs says whether o names any of its servers.
+func (o Options) hasAddrs() bool {
+	return o.RedisAddr != "" || o.MemcachedAddr != "" || o.PostgresDSN != ""
 }
 
 // CacheProblems are the knobs of c that o's cache cannot honour, each

@@ -1,36 +1,48 @@
 package api
 
 import (
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// The replica's connection pool, as pgxpool counts it: what a herd costs
-// the pool besides the queries Postgres runs. A load whose query is
+// The replica's connection pool, as it counts itself: what a herd costs
+// the pool besides the queries the database runs. A load whose query is
 // cancelled mid-flight (its db-timeout, or its client gone with
-// abandoned_load canceled) costs its connection, which pgx closes, and the
-// pool opens a new one; a load that waits longer than its db-timeout for a
-// connection gives up in the queue and never reaches Postgres.
+// abandoned_load canceled) costs its connection, which the driver closes
+// (pgx, and go-sql-driver alike), and the pool opens a new one; a load
+// that waits longer than its db-timeout for a connection gives up in the
+// queue and never reaches the database.
 const (
 	MetricDBNewConns         = "herdbench_api_db_new_conns_total"
 	MetricDBCanceledAcquires = "herdbench_api_db_canceled_acquires_total"
 )
 
-// poolCollectors are the pool's counters from now (a reset): pgxpool's
-// own, which count from the pool's start, less their values now.
-func poolCollectors(stat func() *pgxpool.Stat) []prometheus.Collector {
+// poolHelp is each database's Help of the two counters: what counts them.
+var poolHelp = map[string][2]string{
+	DBPostgres: {
+		"Connections the replica's pool opened to Postgres (pgxpool's NewConnsCount), from the last reset.",
+		"Waits for a pooled connection that ended with their context, the query never sent (pgxpool's CanceledAcquireCount), from the last reset.",
+	},
+	DBMariaDB: {
+		"Connections the replica's pool opened to MariaDB (counted by its driver.Connector as each connection is established), from the last reset.",
+		"Waits for a pooled connection (database/sql's DB.Conn) that ended with their context, the statement never sent (counted by the replica around DB.Conn), from the last reset.",
+	},
+}
+
+// poolCollectors are the pool's counters from now (a reset): the pool's
+// own, which count from its start, less their values now.
+func poolCollectors(db string, stat func() PoolStats) []prometheus.Collector {
 	if stat == nil {
 		return nil
 	}
+	help, ok := poolHelp[db]
+	if !ok {
+		help = poolHelp[DBPostgres]
+	}
 	base := stat()
 	return []prometheus.Collector{
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: MetricDBNewConns,
-			Help: "Connections the replica's pool opened to Postgres (pgxpool's NewConnsCount), from the last reset.",
-		}, func() float64 { return float64(stat().NewConnsCount() - base.NewConnsCount()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: MetricDBCanceledAcquires,
-			Help: "Waits for a pooled connection that ended with their context, the query never sent (pgxpool's CanceledAcquireCount), from the last reset.",
-		}, func() float64 { return float64(stat().CanceledAcquireCount() - base.CanceledAcquireCount()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: MetricDBNewConns, Help: help[0]},
+			func() float64 { return float64(stat().NewConns - base.NewConns) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: MetricDBCanceledAcquires, Help: help[1]},
+			func() float64 { return float64(stat().CanceledAcquires - base.CanceledAcquires) }),
 	}
 }

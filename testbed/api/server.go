@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 )
@@ -29,10 +28,14 @@ type Options struct {
 	// CacheMemcached, at MemcachedAddr. Under Memcached, RedisAddr is
 	// optional: the write queue's stream, when given.
 	Cache         string
-	RedisAddr     string        // host:port
-	MemcachedAddr string        // host:port, with Cache memcached
+	RedisAddr     string // host:port
+	MemcachedAddr string // host:port, with Cache memcached
+	// DB is the database of the items: DBPostgres (the default, also
+	// when empty) at PostgresDSN, or DBMariaDB at MySQLDSN.
+	DB            string
 	PostgresDSN   string        // the app role's DSN
-	DBPoolSize    int32         // Postgres connections (pgxpool MaxConns)
+	MySQLDSN      string        // with DB mariadb: the app user's go-sql-driver DSN, user:pw@tcp(host:port)/db
+	DBPoolSize    int32         // database connections, kept open (pgxpool MaxConns and MinConns; database/sql's open and idle)
 	RedisPoolSize int           // Redis connections; Memcached's idle connections too
 	DBTimeout     time.Duration // bound on one item query, pool wait included
 	RedisTimeout  time.Duration // dial, read and write timeout of Redis commands, and of Memcached's
@@ -47,6 +50,7 @@ type Options struct {
 var DefaultOptions = Options{
 	Name:          "api",
 	Cache:         CacheRedis,
+	DB:            DBPostgres,
 	DBPoolSize:    10,
 	RedisPoolSize: 20,
 	DBTimeout:     5 * time.Second,
@@ -60,7 +64,7 @@ type Server struct {
 	opts  Options
 	cache Cache         // the items, the claims: Redis or Memcached
 	rdb   *redis.Client // pub/sub and the write queue's stream; nil under Memcached without a Redis
-	db    *pgxpool.Pool
+	db    DB            // the items, the likes: Postgres or MariaDB
 
 	// loads running now, across resets: an experiment waits for zero before
 	// its final snapshot so no load of one arm lands in the next
@@ -81,7 +85,7 @@ type Server struct {
 	rng   *rand.Rand
 }
 
-// New validates opts and creates the replica's cache client and Postgres
+// New validates opts and creates the replica's cache client and database
 // pool. Connections are opened lazily, so New succeeds while a dependency
 // is down.
 func New(opts Options) (*Server, error) {
@@ -91,6 +95,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Cache == "" {
 		opts.Cache = CacheRedis
 	}
+	if opts.DB == "" {
+		opts.DB = DBPostgres
+	}
 	opts.Config = opts.Mitigations.rebase(opts.Config)
 	if err := opts.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
@@ -98,20 +105,15 @@ func New(opts Options) (*Server, error) {
 	if err := opts.CacheProblems(opts.Config).Err(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
 	}
-	pcfg, err := pgxpool.ParseConfig(opts.PostgresDSN)
-	if err != nil {
-		return nil, fmt.Errorf("postgres dsn: %w", err)
+	if err := opts.DBProblems().Err(); err != nil {
+		return nil, fmt.Errorf("invalid options: %w", err)
 	}
-	// The pool stays full, as HikariCP's default (minimumIdle = maximum)
-	// keeps it, and repairs itself within a second: a dropped connection
-	// is replaced at once, so a connection drop is a reconnect storm.
-	pcfg.MaxConns = opts.DBPoolSize
-	pcfg.MinConns = opts.DBPoolSize
-	pcfg.HealthCheckPeriod = time.Second
-	pcfg.ConnConfig.ConnectTimeout = opts.DBTimeout
-	db, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if opts.DB == DBMariaDB && opts.MySQLDSN == "" {
+		return nil, fmt.Errorf("invalid options: mysql: empty, and db %s needs the app user's DSN", DBMariaDB)
+	}
+	db, err := newDB(opts)
 	if err != nil {
-		return nil, fmt.Errorf("postgres pool: %w", err)
+		return nil, err
 	}
 	s := &Server{opts: opts, db: db, seed: opts.Seed, cfg: opts.Config, plan: mustPlan(opts.Config)}
 	s.cache, s.rdb = opts.caches()
@@ -156,7 +158,7 @@ func (s *Server) reset(seed *uint64) {
 	if seed != nil {
 		s.seed = *seed
 	}
-	s.m = newMetrics(s.opts.Mitigations, gauges{loads: &s.inFlight, busy: &s.busy, shedLimit: s.shedLimit, pool: s.db.Stat})
+	s.m = newMetrics(s.opts.Mitigations, gauges{loads: &s.inFlight, busy: &s.busy, shedLimit: s.shedLimit, pool: s.db.Pool, db: s.opts.DB})
 	s.state = s.states(s.cfg, s.plan, nil, s.m.count)
 	s.rng = rand.New(rand.NewPCG(s.seed, 0x6865726462656e63)) // "herdbenc"
 }
@@ -334,7 +336,8 @@ type Health struct {
 	Seed      uint64 `json:"seed"`
 	Redis     string `json:"redis"`               // "ok", the error, or "unused" (Memcached without a Redis)
 	Memcached string `json:"memcached,omitempty"` // with Cache memcached: "ok" or the error
-	Postgres  string `json:"postgres"`            // "ok" or the error
+	Postgres  string `json:"postgres"`            // "ok" or the error; "unused" on MariaDB
+	MariaDB   string `json:"mariadb,omitempty"`   // with DB mariadb: "ok" or the error
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -356,8 +359,12 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			h.Redis, code = err.Error(), http.StatusServiceUnavailable
 		}
 	}
+	dbState := &h.Postgres
+	if s.opts.DB == DBMariaDB {
+		h.Postgres, h.MariaDB, dbState = "unused", "ok", &h.MariaDB
+	}
 	if err := s.db.Ping(ctx); err != nil {
-		h.Postgres, code = err.Error(), http.StatusServiceUnavailable
+		*dbState, code = err.Error(), http.StatusServiceUnavailable
 	}
 	RespondJSON(w, code, h)
 }
@@ -376,7 +383,7 @@ func Run(ctx context.Context, addr string, opts Options, log *slog.Logger) error
 	}
 	go s.listen(ctx)
 	log.Info("replica serving", "replica", opts.Name, "addr", ln.Addr().String(), "seed", opts.Seed,
-		"strategy", opts.Config.Strategy, "cache", opts.Cache, "redis", opts.RedisAddr, "memcached", opts.MemcachedAddr)
+		"strategy", opts.Config.Strategy, "cache", opts.Cache, "redis", opts.RedisAddr, "memcached", opts.MemcachedAddr, "db", opts.DB)
 	return Serve(ctx, ln, s.Handler())
 }
 

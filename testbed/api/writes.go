@@ -120,6 +120,11 @@ func (s *Server) postLike(w http.ResponseWriter, r *http.Request) {
 		_, _ = rand.Read(b)
 		wid = hex.EncodeToString(b)
 	}
+	if s.opts.DB == DBMariaDB && len(wid) > MaxWriteIDMariaDB {
+		v.m.writes.WithLabelValues(WriteInvalid).Inc()
+		RespondError(w, http.StatusBadRequest, fmt.Sprintf("%s: %d bytes (accepted on MariaDB: up to %d, the length of applied_writes.write_id)", WriteIDHeader, len(wid), MaxWriteIDMariaDB))
+		return
+	}
 	s.busy.Add(1)
 	defer s.busy.Add(-1)
 	code, err := s.writer.write(r.Context(), v, id, wid)
@@ -152,10 +157,7 @@ func (w *writer) write(ctx context.Context, v view, id int64, wid string) (int, 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.s.opts.DBTimeout)
 	defer cancel()
-	tag, err := w.s.db.Exec(ctx, WriteDirectQuery, id, 1)
-	if err == nil && tag.RowsAffected() != 1 {
-		err = fmt.Errorf("item %d has no likes row", id)
-	}
+	err := w.s.db.Like(ctx, id)
 	if err == nil {
 		v.m.writesApplied.Add(1)
 		w.s.invalidateWritten(ctx, v, []int64{id})
@@ -227,19 +229,7 @@ func (w *writer) apply(ctx context.Context, msgs []redis.XMessage) {
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.s.opts.DBTimeout)
 	defer cancel()
-	rows, err := w.s.db.Query(dctx, WriteApplyQuery, ids, items, 1)
-	var applied int64
-	if err == nil {
-		for rows.Next() {
-			var c int64
-			if err = rows.Scan(&c); err != nil {
-				break
-			}
-			applied += c
-		}
-		rows.Close()
-		err = errors.Join(err, rows.Err())
-	}
+	applied, err := w.s.db.Apply(dctx, ids, items)
 	if err != nil {
 		w.s.writeErr(err)
 		return
@@ -289,7 +279,7 @@ func (w *writer) flush() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.s.opts.DBTimeout)
 	defer cancel()
-	if _, err := w.s.db.Exec(ctx, WriteFlushQuery, items, counts, 1); err != nil {
+	if err := w.s.db.Add(ctx, items, counts); err != nil {
 		w.s.writeErr(err)
 		w.mu.Lock()
 		if w.pending == nil {

@@ -76,7 +76,6 @@ func ServeArgs(addr string, o api.Options) []string {
 		"--listen", addr,
 		"--name", o.Name,
 		"--redis", o.RedisAddr,
-		"--postgres", o.PostgresDSN,
 		"--seed", strconv.FormatUint(o.Seed, 10),
 		"--db-pool", strconv.Itoa(int(o.DBPoolSize)),
 		"--redis-pool", strconv.Itoa(o.RedisPoolSize),
@@ -89,6 +88,17 @@ func ServeArgs(addr string, o api.Options) []string {
 	}
 	if o.MemcachedAddr != "" {
 		args = append(args, "--memcached", o.MemcachedAddr)
+	}
+	// the database and its DSN; Postgres's is left out on MariaDB,
+	// which serve would refuse beside it
+	if o.DB != "" {
+		args = append(args, "--db", o.DB)
+	}
+	if o.MySQLDSN != "" {
+		args = append(args, "--mysql", o.MySQLDSN)
+	}
+	if o.DB != api.DBMariaDB {
+		args = append(args, "--postgres", o.PostgresDSN)
 	}
 	for _, k := range c.Registry().Knobs() { // its mitigations' knobs too
 		args = append(args, "--"+k.Flag(), k.Value(&c).String())
