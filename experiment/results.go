@@ -40,6 +40,8 @@ type Environment struct {
 	Replicas  int    `json:"replicas"`
 	Redis     string `json:"redis"`
 	Postgres  string `json:"postgres"`
+	Memcached string `json:"memcached,omitempty"` // the testbed's item cache, when it is Memcached
+	MariaDB   string `json:"mariadb,omitempty"`   // the testbed's database, when it is MariaDB (postgres is then empty)
 	CPUs      int    `json:"cpus"`
 	Go        string `json:"go"`
 	OS        string `json:"os"`

@@ -137,6 +137,7 @@ func withDefaultGates(gs []gates.Gate, trig triggers.Trigger) []gates.Gate {
 func EnvironmentOf(tg *targets.Target) Environment {
 	e := Environment{Provider: tg.Kind, Target: tg.Name, Replicas: len(tg.Endpoints),
 		Redis: tg.Status.Versions["redis"], Postgres: tg.Status.Versions["postgres"],
+		Memcached: tg.Status.Versions["memcached"], MariaDB: tg.Status.Versions["mariadb"],
 		CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
 	if tg.Status.Provider != "" {
 		e.Provider = tg.Status.Provider

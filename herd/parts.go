@@ -6,15 +6,18 @@ const (
 	Redis     = "redis"     // the cache
 	Postgres  = "postgres"  // the database
 	Memcached = "memcached" // the replicas' item cache, when it is Memcached (testbed up --cache memcached)
+	MariaDB   = "mariadb"   // the database, when it is MariaDB (testbed up --db mariadb)
 )
 
 // Parts are the parts of the testbed a restart can name, in the order help
 // text and errors list them. A testbed runs memcached only when it is the
-// replicas' item cache; restarting a part it does not run is refused.
-var Parts = []string{API, Redis, Postgres, Memcached}
+// replicas' item cache, and mariadb instead of postgres when it is their
+// database; restarting a part it does not run is refused.
+var Parts = []string{API, Redis, Postgres, Memcached, MariaDB}
 
 // Dependencies are the parts the replicas reach through a proxy, which
 // faults can break, by their role: redis is the cache and postgres the
 // database, whatever serves them (a Memcached testbed's or target's redis
-// is its Memcached; a target's postgres may be its MySQL).
+// is its Memcached; a MariaDB testbed's postgres is its MariaDB, and a
+// target's may be its MySQL).
 var Dependencies = []string{Postgres, Redis}

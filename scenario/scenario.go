@@ -63,6 +63,7 @@ type Testbed struct {
 	DBTimeout    *Duration `yaml:"db_timeout,omitempty" flag:"db-timeout" jsonschema:"description=Bound on one item query\\, pool wait included"`
 	RedisTimeout *Duration `yaml:"redis_timeout,omitempty" flag:"redis-timeout" jsonschema:"description=Dial\\, read and write timeout of Redis commands"`
 	Cache        *string   `yaml:"cache,omitempty" flag:"cache" jsonschema:"description=The replicas' item cache: redis or memcached,enum=redis,enum=memcached"`
+	DB           *string   `yaml:"db,omitempty" flag:"db" jsonschema:"description=The replicas' database: postgres or mariadb,enum=postgres,enum=mariadb"`
 }
 
 // Load is the steady open-model load and what its clients do.

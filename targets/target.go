@@ -14,7 +14,6 @@ package targets
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -29,7 +28,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed"
@@ -99,80 +97,6 @@ type Target struct {
 	Restarter triggers.Restarter
 
 	file *File
-}
-
-// Testbed opens a target on a running testbed, whose parts restart
-// through restart (the provider's: the local supervisor's control API, or
-// docker compose); nil when they cannot.
-func Testbed(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*Target, error) {
-	if len(st.API) == 0 {
-		return nil, errors.New("testbed status lists no API replica")
-	}
-	t := FromTestbed(st)
-	t.Restarter = restart
-	ropt, err := redis.ParseURL(st.Redis)
-	if err != nil {
-		return nil, fmt.Errorf("redis url %q: %w", st.Redis, err)
-	}
-	ropt.DisableIdentity = true
-	pcfg, err := pgxpool.ParseConfig(st.Postgres)
-	if err != nil {
-		return nil, fmt.Errorf("postgres dsn: %w", err)
-	}
-	pcfg.MaxConns = 4
-	db, err := pgxpool.NewWithConfig(ctx, pcfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	t.Redis, t.DB = redis.NewClient(ropt), db
-	if st.Memcached != "" { // the replicas' item cache; Redis beside it keeps the write queue
-		t.Memcached, t.mc = &observe.Memcached{Address: st.Memcached}, memcache.New(st.Memcached)
-		t.mc.Timeout = 5 * time.Second
-		if _, err := t.Memcached.Stats(ctx); err != nil {
-			t.Close()
-			return nil, fmt.Errorf("memcached %s: %w", st.Memcached, err)
-		}
-	}
-	if st.Toxiproxy != "" {
-		t.Toxiproxy = toxiclient.NewClient(st.Toxiproxy)
-	}
-	if err := db.Ping(ctx); err != nil {
-		t.Close()
-		return nil, fmt.Errorf("postgres %s: %w", st.Postgres, err)
-	}
-	if err := t.Redis.Ping(ctx).Err(); err != nil {
-		t.Close()
-		return nil, fmt.Errorf("redis %s: %w", st.Redis, err)
-	}
-	return t, nil
-}
-
-// FromTestbed describes a testbed as a target, without connecting to it.
-func FromTestbed(st testbed.Status) *Target {
-	t := &Target{Kind: KindTestbed, Name: "testbed", Status: st, Endpoints: st.API,
-		Request: load.Request{Path: "/items/{key}"}, RedisKey: "item:{key}",
-		Pattern: api.ItemKeyPattern, Channel: api.InvalidateChannel,
-		Statements: observe.Statements{Text: api.ItemQuery, Fill: api.FillQuery}, Role: testbed.AppRole,
-		Proxies: map[string]string{herd.Postgres: herd.Postgres, herd.Redis: herd.Redis},
-		Hosts:   map[string]string{}, Owned: true, Admin: api.NewFleet(st.API)}
-	for _, u := range st.API {
-		t.Hosts[hostOf(u)] = "testbed api"
-	}
-	if st.Memcached != "" { // triggers touch the items there, not in Redis
-		t.RedisKey, t.Pattern, t.Channel = "", "", ""
-		// and the cache a fault breaks is the items', as in a target file
-		// (Redis, kept for the write queue, is out of the faults' reach)
-		if _, ok := st.Proxies[herd.Memcached]; ok {
-			t.Proxies[herd.Redis] = herd.Memcached
-		}
-	}
-	if len(st.Edge) > 0 { // two tiers: the clients attack the edges, which call the replicas
-		t.Endpoints, t.Edges = st.Edge, edge.NewFleet(st.Edge)
-		for _, u := range st.Edge {
-			t.Hosts[hostOf(u)] = "testbed edge"
-		}
-	}
-	return t
 }
 
 // FromFile describes the target a target file declares, without

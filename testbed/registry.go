@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -276,6 +277,11 @@ func ignored(o Options, st Status) []Mismatch {
 			m.Asked, m.Has = o.Replica.Cache, api.CacheRedis
 			if st.Memcached != "" {
 				m.Has = api.CacheMemcached
+			}
+		case "db":
+			m.Asked, m.Has = cmp.Or(o.Replica.DB, api.DBPostgres), api.DBPostgres
+			if st.MariaDB != "" {
+				m.Has = api.DBMariaDB
 			}
 		}
 		if m.Asked == "" || m.Asked != m.Has {

@@ -35,6 +35,7 @@ type Status struct {
 	Redis      string            `json:"redis"`                // redis://host:port, direct (not proxied)
 	Memcached  string            `json:"memcached,omitempty"`  // host:port, direct (not proxied), when the replicas' item cache is Memcached
 	Postgres   string            `json:"postgres"`             // superuser DSN, direct; reads pg_stat_statements
+	MariaDB    string            `json:"mariadb,omitempty"`    // root's DSN (the Go MySQL driver's), direct, when the replicas' database is MariaDB; reads performance_schema
 	Toxiproxy  string            `json:"toxiproxy"`            // toxiproxy API URL
 	Control    string            `json:"control,omitempty"`    // the supervisor's control API: POST /restart
 	Proxies    map[string]string `json:"proxies"`              // dependency -> proxied host:port the replicas use

@@ -101,3 +101,33 @@ func TestStampedeStartsTwoTiers(t *testing.T) {
 		t.Error("a testbed still runs after a stampede that started its own")
 	}
 }
+
+// The stampede on Memcached and MariaDB: --cache memcached --db mariadb
+// start a testbed on them, every arm's db.queries are MariaDB's digest
+// counts (each load one item query), its cache figures Memcached's, the
+// results name both servers' versions, and nothing is left after it.
+func TestStampedeOnMemcachedAndMariaDB(t *testing.T) {
+	localtest.Measures(t)
+	localtest.Require(t)
+	dir, out := stateDir(t), t.TempDir()
+	jsonFile := filepath.Join(out, "r.json")
+	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--json", jsonFile,
+		"--arms", "none,lock", "--replicas", "2", "--cache", "memcached", "--db", "mariadb"}, shortStampede...)
+	code, stdout, stderr := herdbench(t, args...)
+	if code != exitOK {
+		t.Fatalf("stampede --cache memcached --db mariadb = exit %d\n%s%s", code, stdout, stderr)
+	}
+	rep := readResults(t, jsonFile)
+	env := rep.Environment
+	if env.MariaDB == "" || env.Memcached == "" || env.Postgres != "" || len(rep.Arms) != 2 {
+		t.Fatalf("results: environment %+v, %d arms; want MariaDB's and Memcached's versions, no Postgres, 2 arms", env, len(rep.Arms))
+	}
+	for _, a := range rep.Arms {
+		if a.DB == nil || a.Cache == nil || a.API == nil || a.API.Loads != a.DB.QueriesTotal || a.Cache.Hits == 0 {
+			t.Errorf("arm %s: db %+v, cache %+v, api %+v; want MariaDB's item queries, one a load, and Memcached's hits", a.Name, a.DB, a.Cache, a.API)
+		}
+	}
+	if pids := local.Processes(dir); len(pids) > 0 {
+		t.Errorf("processes left after the stampede: %v", pids)
+	}
+}

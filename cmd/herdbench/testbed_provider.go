@@ -49,13 +49,14 @@ func addStartupFlags(fs *pflag.FlagSet, o *api.Options) {
 	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
 	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")
 	fs.StringVar(&o.Cache, "cache", o.Cache, "the replicas' item cache: "+strings.Join(api.Caches, ", ")+" (memcached: write-invalidate refresh and notify refused, no pub/sub; docs/testbed.md)")
+	fs.StringVar(&o.DB, "db", o.DB, "the replicas' database: "+strings.Join(api.DBs, ", ")+" (mariadb: docs/testbed.md, \"On MariaDB\")")
 }
 
 // startupFlags are the flags of addStartupFlags, and startFlags those of
 // addStartFlags with --replicas: what the stampede tells the testbed it
 // starts (testbed.Options.Set).
 var (
-	startupFlags = []string{"db-pool", "redis-pool", "db-timeout", "redis-timeout", "cache"}
+	startupFlags = []string{"db-pool", "redis-pool", "db-timeout", "redis-timeout", "cache", "db"}
 	startFlags   = append([]string{"provider", "items", "tiers", "compose-file", "replicas"}, startupFlags...)
 )
 

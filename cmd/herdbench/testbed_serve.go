@@ -50,7 +50,6 @@ starts each replica with this command.`,
 // addServeAddrFlags binds the database's flags of testbed serve.
 func addServeAddrFlags(fs *pflag.FlagSet, o *api.Options) {
 	fs.StringVar(&o.PostgresDSN, "postgres", "", "Postgres DSN of the app role, with --db postgres")
-	fs.StringVar(&o.DB, "db", o.DB, "the items' database: "+strings.Join(api.DBs, ", "))
 	fs.StringVar(&o.MySQLDSN, "mysql", "", "with --db mariadb: the app user's DSN, user:password@tcp(host:port)/db (statements go as text: interpolateParams is added)")
 }
 

@@ -101,7 +101,11 @@ func printStatus(w io.Writer, st testbed.Status) error {
 	if st.Memcached != "" {
 		fmt.Fprintf(tw, "memcached\t%s\t%s\n", st.Memcached, st.Versions["memcached"])
 	}
-	fmt.Fprintf(tw, "postgres\t%s\t%s\n", st.Postgres, st.Versions["postgres"])
+	if st.MariaDB != "" {
+		fmt.Fprintf(tw, "mariadb\t%s\t%s\n", st.MariaDB, st.Versions["mariadb"])
+	} else {
+		fmt.Fprintf(tw, "postgres\t%s\t%s\n", st.Postgres, st.Versions["postgres"])
+	}
 	fmt.Fprintf(tw, "toxiproxy\t%s\t%s\n", st.Toxiproxy, st.Versions["toxiproxy"])
 	for _, name := range slices.Sorted(maps.Keys(st.Proxies)) {
 		fmt.Fprintf(tw, "  proxy %s\t%s\n", name, st.Proxies[name])

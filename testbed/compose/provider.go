@@ -9,6 +9,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Name is the docker provider's name, in testbed.Status.Provider.
@@ -43,6 +44,12 @@ func (Provider) Available(ctx context.Context, _ testbed.Options) error {
 func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 	var bad herd.FieldErrors
 	for _, name := range o.Set {
+		if name == "db" { // the compose file's database is Postgres
+			if db := o.Replica.DB; db != "" && db != api.DBPostgres {
+				bad.Add(name, "%s: the docker provider's compose file has no %s service (accepted with --provider docker: %s; or --provider local, which runs Debian's mariadb-server)", db, db, api.DBPostgres)
+			}
+			continue
+		}
 		if !slices.Contains(Options, name) {
 			bad.Add(name, "the docker provider runs the replicas docker-compose.yml defines (accepted with --provider docker: --%s); "+
 				"switch mitigations at run time with PUT /admin/config or the stampede's --arms",

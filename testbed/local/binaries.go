@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // binaries are the external programs the local testbed runs.
@@ -16,8 +18,10 @@ type binaries struct {
 	redis     string // redis-server
 	initdb    string
 	postgres  string
-	memcached string      // when the replicas' cache is Memcached
-	obs       obsBinaries // with Config.Observability
+	memcached string // when the replicas' cache is Memcached
+	// when the replicas' database is MariaDB, instead of initdb and postgres
+	mariadbd, mariadbInstall string
+	obs                      obsBinaries // with Config.Observability
 }
 
 // pgSearchGlobs are where PostgreSQL's server binaries live when they are not
@@ -45,13 +49,14 @@ func (e *MissingBinaryError) Error() string {
 // CheckBinaries reports whether the programs the local testbed runs are
 // installed, naming the packages that provide any that are missing.
 func CheckBinaries() error {
-	_, err := findBinaries()
+	_, err := findBinaries(api.DBPostgres)
 	return err
 }
 
-// findBinaries locates redis-server and a matching initdb and postgres,
-// reporting every missing program at once.
-func findBinaries() (binaries, error) {
+// findBinaries locates redis-server and the database's programs: a
+// matching initdb and postgres, or with db mariadb mariadbd and
+// mariadb-install-db, reporting every missing program at once.
+func findBinaries(db string) (binaries, error) {
 	var b binaries
 	var errs []error
 	if p, err := exec.LookPath("redis-server"); err == nil {
@@ -59,7 +64,12 @@ func findBinaries() (binaries, error) {
 	} else {
 		errs = append(errs, &MissingBinaryError{Program: "redis-server", Searched: "PATH", Debian: "redis-server", Homebrew: "redis"})
 	}
-	if dir := postgresBinDir(); dir != "" {
+	if db == api.DBMariaDB {
+		var err error
+		if b.mariadbd, b.mariadbInstall, err = findMariaDB(); err != nil {
+			errs = append(errs, err)
+		}
+	} else if dir := postgresBinDir(); dir != "" {
 		b.initdb, b.postgres = filepath.Join(dir, "initdb"), filepath.Join(dir, "postgres")
 	} else {
 		errs = append(errs, &MissingBinaryError{Program: "postgres and initdb",

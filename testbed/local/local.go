@@ -52,7 +52,7 @@ type Config struct {
 
 // Ports fixes listening ports; a zero port is picked free.
 type Ports struct {
-	Redis, Postgres, Toxiproxy int
+	Redis, Postgres, Toxiproxy int   // Postgres: the database's, MariaDB's with --db mariadb
 	Memcached                  int   // when the replicas' cache is Memcached
 	API                        []int // one per replica, in order
 	Edge                       []int // one per edge replica (Tiers 2), in order
@@ -141,6 +141,9 @@ func (c Config) withDefaults() (Config, error) {
 	if err := append(c.Replica.Config.Problems(), c.Replica.CacheProblems(c.Replica.Config)...).Err(); err != nil {
 		return c, fmt.Errorf("replica config: %w", err)
 	}
+	if err := c.dbProblem(); err != nil {
+		return c, err
+	}
 	if err := c.edgeDefaults(); err != nil {
 		return c, err
 	}
@@ -205,7 +208,7 @@ func prepare(cfg Config) (*Testbed, error) {
 	if err != nil {
 		return nil, err
 	}
-	bins, err := findBinaries()
+	bins, err := findBinaries(cfg.Replica.DB)
 	if cfg.Replica.Cache == api.CacheMemcached {
 		var mcErr error
 		bins.memcached, mcErr = findMemcached()
@@ -268,18 +271,15 @@ func (tb *Testbed) startParts(ctx context.Context) error {
 	if tb.status.Versions[herd.Redis], err = tb.startRedis(ctx, ports.Redis); err != nil {
 		return tb.partError(herd.Redis, err)
 	}
-	upstreams := map[string]string{
-		herd.Redis:    "127.0.0.1:" + strconv.Itoa(ports.Redis),
-		herd.Postgres: "127.0.0.1:" + strconv.Itoa(ports.Postgres),
-	}
+	upstreams := map[string]string{herd.Redis: "127.0.0.1:" + strconv.Itoa(ports.Redis)}
 	if tb.cfg.Replica.Cache == api.CacheMemcached {
 		if tb.status.Versions[memcachedPart], err = tb.startMemcached(ctx, ports.Memcached); err != nil {
 			return tb.partError(memcachedPart, err)
 		}
 		upstreams[memcachedPart] = tb.status.Memcached
 	}
-	if tb.status.Versions[herd.Postgres], err = tb.startPostgres(ctx, ports.Postgres); err != nil {
-		return tb.partError(herd.Postgres, err)
+	if err := tb.startDatabase(ctx, ports.Postgres, upstreams); err != nil {
+		return err
 	}
 	tb.status.Proxies, err = tb.startProxy(ctx, ports.Toxiproxy, upstreams)
 	if err != nil {
@@ -334,7 +334,7 @@ func (tb *Testbed) Stop() {
 
 	var replicas, deps []*process
 	for _, p := range procs {
-		if p.name == "redis" || p.name == "postgres" || p.name == memcachedPart {
+		if p.name == "redis" || p.name == "postgres" || p.name == memcachedPart || p.name == mariadbPart {
 			deps = append(deps, p)
 		} else {
 			replicas = append(replicas, p)

@@ -27,11 +27,11 @@ var _ testbed.Provider = Provider{}
 // Name is Name.
 func (Provider) Name() string { return Name }
 
-// Available says whether redis-server and PostgreSQL (with --cache
-// memcached, memcached; with observability, Prometheus and its
-// exporters) are installed.
+// Available says whether redis-server and PostgreSQL (with --db mariadb,
+// MariaDB instead; with --cache memcached, memcached; with observability,
+// Prometheus and its exporters) are installed.
 func (Provider) Available(_ context.Context, o testbed.Options) error {
-	err := CheckBinaries()
+	_, err := findBinaries(o.Replica.DB)
 	if o.Replica.Cache == api.CacheMemcached {
 		err = errors.Join(err, CheckMemcached())
 	}

@@ -30,7 +30,11 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 		opts.Seed = tb.cfg.Replica.Seed + uint64(i)
 		opts.RedisAddr = tb.status.Proxies["redis"] // the cache, or beside Memcached the write queue's stream
 		opts.MemcachedAddr = tb.status.Proxies[api.CacheMemcached]
-		opts.PostgresDSN = postgresDSN(testbed.AppRole, tb.status.Proxies["postgres"])
+		if addr, ok := tb.status.Proxies[mariadbPart]; ok {
+			opts.MySQLDSN = mariadbDSN(testbed.AppRole, "tcp", addr)
+		} else {
+			opts.PostgresDSN = postgresDSN(testbed.AppRole, tb.status.Proxies["postgres"])
+		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		specs = append(specs, opts)
 		p, err := tb.spawn(ctx, name, syscall.SIGTERM, nil, append([]string{tb.cfg.Binary}, ServeArgs(addr, opts)...)...)

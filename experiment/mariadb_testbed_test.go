@@ -1,0 +1,108 @@
+package experiment
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// The stampede on a testbed on the other half of the world's stores: the
+// replicas keep their items in Memcached and their rows in MariaDB
+// (testbed up --cache memcached --db mariadb). db.queries are MariaDB's
+// own digest counts of the item query, equal to the loads the replicas
+// counted, and to what the digest table grew by over the run, warm-up
+// included; the fleet lock cuts the herd as it does on Postgres; the
+// database's faults (outage, restart) act on MariaDB.
+func TestStampedeOnAMariaDBTestbed(t *testing.T) {
+	opts := api.DefaultOptions
+	opts.Cache, opts.DB = api.CacheMemcached, api.DBMariaDB
+	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Replica: opts})
+	st := tb.Status()
+	tg, err := targets.Testbed(context.Background(), st, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	if st.MariaDB == "" || st.Postgres != "" || tg.MySQL == nil || tg.DB != nil || tg.Proxies[herd.Postgres] != herd.MariaDB {
+		t.Fatalf("a MariaDB testbed: status mariadb %q postgres %q, target mysql %v, proxies %v; want MariaDB observed and proxied as the database, no Postgres",
+			st.MariaDB, st.Postgres, tg.MySQL, tg.Proxies)
+	}
+	run := func(t *testing.T, p Plan) *Report {
+		t.Helper()
+		rep, err := Run(context.Background(), p, Env{Target: tg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	t.Run("expire: db.queries are MariaDB's, and the lock cuts the herd", func(t *testing.T) {
+		cfg := api.DefaultConfig
+		cfg.QueryCost = herd.Duration(200 * time.Millisecond)
+		p := Plan{Arms: Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
+			Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
+			Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
+		digest := &observe.MySQL{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
+		calls := func() int64 {
+			s, err := observe.Source{MySQL: digest}.Read(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s.Calls
+		}
+		before := calls()
+		rep := run(t, p)
+		grew := calls() - before
+		var counted int64
+		for _, a := range rep.Arms {
+			t.Logf("arm %s: db.queries %d (total %d), api.loads %d, cache hits %d, p99 %.1f ms", a.Name, a.DB.Queries, a.DB.QueriesTotal, a.API.Loads, a.Cache.Hits, a.HTTP.P99MS)
+			if a.API.Loads != a.DB.QueriesTotal {
+				t.Errorf("arm %s: api.loads %d, db.queries_total %d; want every load one item query in MariaDB's digest table", a.Name, a.API.Loads, a.DB.QueriesTotal)
+			}
+			counted += int64(p.HotKeys) + a.DB.QueriesTotal // each arm warms its hot keys with one load each
+		}
+		if grew != counted {
+			t.Errorf("the item query's COUNT_STAR grew %d over the run; the arms counted %d (their hot keys' warm-up and db.queries_total); want them equal", grew, counted)
+		}
+		none, lock := rep.Arms[0], rep.Arms[1]
+		if lock.DB.Queries > 2*20 || none.DB.Queries < 2*lock.DB.Queries {
+			t.Errorf("db queries after T: none %d, lock %d; want the lock near the 20 hot keys and none at least twice it", none.DB.Queries, lock.DB.Queries)
+		}
+	})
+	t.Run("outage of the database: MariaDB's proxy closes, and loads resume", func(t *testing.T) {
+		p := faultPlan("outage", "none")
+		p.Triggers.Set("dependency", herd.Postgres)
+		a := run(t, p).Arms[0]
+		if d, ok := a.Trigger.Detail.(*triggers.OutageDetail); !ok || d.Dependency != herd.Postgres {
+			t.Errorf("outage: detail %#v; want the database's proxy closed", a.Trigger.Detail)
+		}
+		endedAfter(t, a, 1000)
+		t.Logf("outage of MariaDB: %d loads after T, api load errors %d, drop rate %.3f", a.DB.Queries, a.API.LoadErrors, a.HTTP.DropRate)
+		// items live 20 ms: every request loads, and those of the outage fail
+		if a.API.LoadErrors == 0 || a.DB.Queries == 0 {
+			t.Errorf("outage of MariaDB: %d load errors, %d loads after T; want loads failing during it and running after it", a.API.LoadErrors, a.DB.Queries)
+		}
+	})
+	t.Run("restart mariadb: the replicas reconnect", func(t *testing.T) {
+		p := faultPlan("restart", "none")
+		p.Triggers.Set("restart", herd.MariaDB)
+		p.After = herd.Duration(6 * time.Second) // mariadbd's shutdown and start take seconds on a busy machine
+		a := run(t, p).Arms[0]
+		d, ok := a.Trigger.Detail.(*triggers.RestartDetail)
+		if !ok || len(d.Restarted) != 1 || d.Restarted[0] != herd.MariaDB {
+			t.Fatalf("restart mariadb: detail %#v; want mariadb restarted", a.Trigger.Detail)
+		}
+		endedAfter(t, a, d.TookMS)
+		t.Logf("restart mariadb: took %d ms, %d loads after T, %d new connections", d.TookMS, a.DB.Queries, a.DB.NewConnections)
+		if a.DB.Queries == 0 || a.DB.NewConnections == 0 {
+			t.Errorf("restart mariadb: %d loads after T on %d new connections; want the replicas loading again on new ones", a.DB.Queries, a.DB.NewConnections)
+		}
+	})
+}
