@@ -76,6 +76,30 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 			t.Errorf("db queries after T: none %d, lock %d; want the lock near the 20 hot keys and none at least twice it", none.DB.Queries, lock.DB.Queries)
 		}
 	})
+	t.Run("writes: every acknowledged like is in MariaDB, with its fan-out, under each write strategy", func(t *testing.T) {
+		p := writePlan(writeArms(400), "write_rate", "40", "write_fanout", "2")
+		likes := func() int64 {
+			var n int64
+			if err := tg.MySQL.DB.QueryRow("SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM likes").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := likes()
+		rep := run(t, p)
+		var applied int64
+		for _, a := range rep.Arms {
+			d := a.Trigger.Detail.(*triggers.WritesDetail)
+			t.Logf("%s: %d acknowledged at T, %d steady, %d applied, %d feed rows, %d lost", a.Name, d.Acked, d.SteadyAcked, d.Applied, d.FeedRows, d.Lost)
+			if d.Lost != 0 || d.Applied < int64(d.Acked) || d.FeedRows != 2*d.Applied {
+				t.Errorf("%s: %+v; want nothing acknowledged lost, and two feed rows a like", a.Name, *d)
+			}
+			applied += d.Applied
+		}
+		if got := likes() - before; got < applied {
+			t.Errorf("MariaDB's likes grew %d; the arms applied %d; want at least theirs (the steady likes of a drained arm may land after its count)", got, applied)
+		}
+	})
 	t.Run("outage of the database: MariaDB's proxy closes, and loads resume", func(t *testing.T) {
 		p := faultPlan("outage", "none")
 		p.Triggers.Set("dependency", herd.Postgres)

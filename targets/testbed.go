@@ -132,3 +132,18 @@ func FromTestbed(st testbed.Status) *Target {
 	}
 	return t
 }
+
+// LikesTable is the testbed's likes and feed, which a write herd reads
+// and sets: in MariaDB or Postgres; nil on a target that is not the
+// testbed, or before it is open.
+func (t *Target) LikesTable() api.LikesTable {
+	switch {
+	case t.Kind != KindTestbed:
+		return nil
+	case t.Status.MariaDB != "" && t.MySQL != nil:
+		return api.MariaDBLikes{DB: t.MySQL.DB}
+	case t.DB != nil:
+		return api.PostgresLikes{Pool: t.DB}
+	}
+	return nil
+}

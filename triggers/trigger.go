@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Trigger provokes a herd at T.
@@ -61,8 +62,9 @@ type Env struct {
 	Toxiproxy *toxiclient.Client // the proxies between the service and its dependencies
 	Proxies   map[string]string  // dependency (postgres, redis) -> proxy name
 
-	DB   *pgxpool.Pool // the target's Postgres, to reset Role's connections (conndrop without toxiproxy)
-	Role string
+	DB    *pgxpool.Pool  // the target's Postgres, to reset Role's connections (conndrop without toxiproxy)
+	Likes api.LikesTable // the testbed's likes and feed, in Postgres or MariaDB (writes)
+	Role  string
 
 	HTTPCache *HTTPCache // an HTTP cache in front of the service, invalidated through its own API; nil: none
 	Memcached *Memcached // the service's Memcached: its hot keys' items, flush_all when allowed; nil: none

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Writes is a write herd: at T, write_burst likes land on the write_keys
@@ -221,9 +220,12 @@ func (w *Writes) Prepare(ctx context.Context, env Env) (Armed, error) {
 	if err != nil || len(ids) == 0 || len(env.API) == 0 {
 		return nil, fmt.Errorf("writes: no items or endpoints (%v)", err)
 	}
+	if env.Likes == nil {
+		return nil, errors.New("writes: the testbed's likes table is not open")
+	}
 	d := &WritesDetail{Items: ids, Sent: w.Burst, Followers: w.Fanout}
-	if err = api.SetFollowers(ctx, env.DB, ids, w.Fanout); err == nil {
-		d.before, d.feed0, err = api.LikesAndFeed(ctx, env.DB, ids)
+	if err = env.Likes.SetFollowers(ctx, ids, w.Fanout); err == nil {
+		d.before, d.feed0, err = env.Likes.LikesAndFeed(ctx, ids)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("writes: prepare the likes and feed tables: %w (a testbed seeded before the writes, or their fan-out, existed lacks them: testbed down, then up)", err)
@@ -323,7 +325,7 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	read := func() {
-		if n, err := api.Likes(wctx, env.DB, d.Items); err == nil {
+		if n, err := env.Likes.Likes(wctx, d.Items); err == nil {
 			d.Applied = n - d.before
 		}
 	}
@@ -337,7 +339,7 @@ func (w *Writes) Settle(ctx context.Context, env Env, detail any, steadyOK int64
 	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer rcancel()
 	d.FeedRows = -1
-	if n, f, err := api.LikesAndFeed(rctx, env.DB, d.Items); err == nil {
+	if n, f, err := env.Likes.LikesAndFeed(rctx, d.Items); err == nil {
 		d.Applied, d.FeedRows = n-d.before, f-d.feed0
 	}
 	d.Lost = max(acked-d.Applied, 0)

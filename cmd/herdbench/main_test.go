@@ -87,7 +87,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"stampede", "--dry-run", "--arms", "none,edge-bulkhead=x"}, exitUsage, "edge bulkhead \"x\": not a whole number"},
 		{[]string{"stampede", "--dry-run", "--arms", "none,edge-breaker=5"}, exitUsage, `--arms: edge-breaker=5: edge breaker "5": want two parts`},
 		{[]string{"testbed", "up", "--tiers", "2", "--edge-breaker", "5"}, exitUsage, `for "--edge-breaker" flag: breaker "5": want two parts`},
-		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-restart", "kafka"}, exitUsage, `--write-restart: unknown "kafka" (accepted: none, api, redis, postgres, memcached)`},
+		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-restart", "kafka"}, exitUsage, `--write-restart: unknown "kafka" (accepted: none, api, redis, postgres, memcached, mariadb)`},
 		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-kill"}, exitUsage, "--write-kill: true without write_restart (accepted: with write_restart naming a part, such as api)"},
 		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-settle", "0s"}, exitUsage, "--write-settle: 0s out of range (accepted: more than 0s, up to 10m0s)"},
 		{[]string{"stampede", "--dry-run", "--trigger", "writes", "--write-rate", "-1"}, exitUsage, "--write-rate: -1 out of range (accepted: 0, none, to 10000 writes/s)"},

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -36,3 +37,41 @@ func SetFollowers(ctx context.Context, db *pgxpool.Pool, ids []int64, n int) err
 // WriteStatements are the statements that apply writes, one per write
 // strategy: what pg_stat_statements counts of a write herd.
 var WriteStatements = []string{WriteDirectQuery, WriteApplyQuery, WriteFlushQuery}
+
+// LikesTable is what a write herd reads and sets of the testbed's likes
+// and feed, in whichever database holds them.
+type LikesTable interface {
+	Likes(ctx context.Context, ids []int64) (int64, error)
+	LikesAndFeed(ctx context.Context, ids []int64) (likes, feed int64, err error)
+	SetFollowers(ctx context.Context, ids []int64, n int) error
+}
+
+// PostgresLikes is the LikesTable in Postgres.
+type PostgresLikes struct{ Pool *pgxpool.Pool }
+
+func (p PostgresLikes) Likes(ctx context.Context, ids []int64) (int64, error) {
+	return Likes(ctx, p.Pool, ids)
+}
+
+func (p PostgresLikes) LikesAndFeed(ctx context.Context, ids []int64) (int64, int64, error) {
+	return LikesAndFeed(ctx, p.Pool, ids)
+}
+
+func (p PostgresLikes) SetFollowers(ctx context.Context, ids []int64, n int) error {
+	return SetFollowers(ctx, p.Pool, ids, n)
+}
+
+// MariaDBLikes is the LikesTable in MariaDB (schema_mariadb.go).
+type MariaDBLikes struct{ DB *sql.DB }
+
+func (m MariaDBLikes) Likes(ctx context.Context, ids []int64) (int64, error) {
+	return LikesMariaDB(ctx, m.DB, ids)
+}
+
+func (m MariaDBLikes) LikesAndFeed(ctx context.Context, ids []int64) (int64, int64, error) {
+	return LikesAndFeedMariaDB(ctx, m.DB, ids)
+}
+
+func (m MariaDBLikes) SetFollowers(ctx context.Context, ids []int64, n int) error {
+	return SetFollowersMariaDB(ctx, m.DB, ids, n)
+}
