@@ -94,6 +94,18 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 			if d.Lost != 0 || d.Applied < int64(d.Acked) || d.FeedRows != 2*d.Applied {
 				t.Errorf("%s: %+v; want nothing acknowledged lost, and two feed rows a like", a.Name, *d)
 			}
+			// the write statements, from MariaDB's digests: a statement
+			// a batch at least, and every feed row one they inserted
+			if w := a.Writes; w == nil || w.Statements < 1 || w.Rows < d.FeedRows {
+				t.Errorf("%s: writes %+v; want the write statements counted by their digests, their rows at least the %d feed rows", a.Name, a.Writes, d.FeedRows)
+			} else {
+				t.Logf("%s: %d write statements, %d rows, lock waits peak %d", a.Name, w.Statements, w.Rows, w.LockWaitsPeak)
+				// direct: each like its own transaction, its add and its
+				// fan-out, and rows its counter and its two feed rows
+				if a.Name == api.WriteDirect && (w.Statements != 2*d.Applied || w.Rows != 3*d.Applied) {
+					t.Errorf("direct: %d statements, %d rows for %d likes; want 2 and 3 a like", w.Statements, w.Rows, d.Applied)
+				}
+			}
 			applied += d.Applied
 		}
 		if got := likes() - before; got < applied {

@@ -87,3 +87,17 @@ func (m *MySQL) read(ctx context.Context, smp *Sample) error {
 	smp.DBStart = time.Unix(start, 0)
 	return nil
 }
+
+// Totals are the selected digests' statements and the rows they changed
+// or returned so far (COUNT_STAR, and SUM_ROWS_AFFECTED plus
+// SUM_ROWS_SENT), every user's: what pg_stat_statements' calls and rows
+// are to StatementTotals.
+func (m *MySQL) Totals(ctx context.Context) (calls, rows int64, err error) {
+	where, args := m.selection()
+	q := `SELECT CAST(COALESCE(SUM(COUNT_STAR), 0) AS SIGNED), CAST(COALESCE(SUM(SUM_ROWS_AFFECTED + SUM_ROWS_SENT), 0) AS SIGNED)
+		FROM performance_schema.events_statements_summary_by_digest WHERE (` + where + `) AND ` + mysqlOwn
+	if err = m.DB.QueryRowContext(ctx, q, args...).Scan(&calls, &rows); err != nil {
+		err = fmt.Errorf("read performance_schema's digests: %w", err)
+	}
+	return calls, rows, err
+}

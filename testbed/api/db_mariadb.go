@@ -58,6 +58,12 @@ const (
 	WriteCountMariaDB = "SELECT CAST(COALESCE(SUM(d.c), 0) AS SIGNED) FROM JSON_TABLE(?, '$[*]' COLUMNS (item_id BIGINT PATH '$[0]', c BIGINT PATH '$[1]')) AS d JOIN likes l ON l.item_id = d.item_id"
 )
 
+// WriteDigestMariaDB selects, as a regular expression on DIGEST_TEXT, the
+// digests of the statements that change the tables when writes apply
+// (WriteAddMariaDB, WriteFanoutMariaDB, WriteDedupMariaDB): what a write
+// herd's statements and rows count on MariaDB.
+const WriteDigestMariaDB = "^(UPDATE .likes. .l. JOIN |INSERT INTO .feed. |INSERT IGNORE INTO .applied_writes. )"
+
 // WriteStatementsMariaDB are the statements that apply writes on MariaDB:
 // direct is WriteAddMariaDB and WriteFanoutMariaDB in a transaction,
 // coalesce's flush the same, queue's apply WriteDedupMariaDB first (and
