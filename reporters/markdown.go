@@ -77,8 +77,22 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 
 // environmentLine is where the experiment ran, in one line.
 func environmentLine(e experiment.Environment) string {
-	return fmt.Sprintf("%s, %d replicas, Redis %s, PostgreSQL %s, %d CPUs, %s %s, herdbench %s",
-		e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, e.Go, e.OS, e.Herdbench)
+	return fmt.Sprintf("%s, %d replicas, %s, %d CPUs, %s %s, herdbench %s",
+		e.Provider, e.Replicas, stores(e), e.CPUs, e.Go, e.OS, e.Herdbench)
+}
+
+// stores are the testbed's cache and database, with their versions:
+// Redis and PostgreSQL, or Memcached (Redis beside it keeps the write
+// queue) and MariaDB.
+func stores(e experiment.Environment) string {
+	cache := "Redis " + e.Redis
+	if e.Memcached != "" {
+		cache = "Memcached " + e.Memcached + " (Redis " + e.Redis + " for the write queue)"
+	}
+	if e.MariaDB != "" {
+		return cache + ", MariaDB " + e.MariaDB
+	}
+	return cache + ", PostgreSQL " + e.Postgres
 }
 
 // loadLine is the plan's load and timeline, in one line.

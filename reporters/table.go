@@ -30,8 +30,8 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		fmt.Fprintf(w, "load      %s req/s open model over %s keys, client timeout %s\n",
 			thousands(int64(p.Rate)), thousands(int64(p.Keys)), p.Timeout)
 	} else {
-		fmt.Fprintf(w, "testbed   %s, %d replicas, Redis %s, PostgreSQL %s, %d CPUs        seed %d\n",
-			e.Provider, e.Replicas, e.Redis, e.Postgres, e.CPUs, rep.Seed)
+		fmt.Fprintf(w, "testbed   %s, %d replicas, %s, %d CPUs        seed %d\n",
+			e.Provider, e.Replicas, stores(e), e.CPUs, rep.Seed)
 		fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
 			thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
 	}

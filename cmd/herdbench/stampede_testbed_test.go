@@ -117,6 +117,9 @@ func TestStampedeOnMemcachedAndMariaDB(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("stampede --cache memcached --db mariadb = exit %d\n%s%s", code, stdout, stderr)
 	}
+	if want := "Memcached "; !strings.Contains(stdout, want) || !strings.Contains(stdout, "MariaDB ") || strings.Contains(stdout, "PostgreSQL") {
+		t.Errorf("stampede output names its stores wrong, want Memcached and MariaDB, no PostgreSQL:\n%s", stdout)
+	}
 	rep := readResults(t, jsonFile)
 	env := rep.Environment
 	if env.MariaDB == "" || env.Memcached == "" || env.Postgres != "" || len(rep.Arms) != 2 {
