@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,6 +125,19 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 		// items live 20 ms: every request loads, and those of the outage fail
 		if a.API.LoadErrors == 0 || a.DB.Queries == 0 {
 			t.Errorf("outage of MariaDB: %d load errors, %d loads after T; want loads failing during it and running after it", a.API.LoadErrors, a.DB.Queries)
+		}
+	})
+	t.Run("conndrop: the proxies reset, the replicas reconnect to MariaDB", func(t *testing.T) {
+		a := run(t, faultPlan("conndrop", "none")).Arms[0]
+		d, ok := a.Trigger.Detail.(*triggers.ConndropDetail)
+		if !ok || !slices.Contains(d.ProxiesReset, herd.Postgres) || !slices.Contains(d.ProxiesReset, herd.Redis) {
+			t.Fatalf("conndrop: detail %#v; want the database's and the cache's proxies reset", a.Trigger.Detail)
+		}
+		t.Logf("conndrop: %d new connections to MariaDB after T, %d loads", a.DB.NewConnections, a.DB.Queries)
+		// items live 20 ms, so loads run all along, on connections the
+		// reset closed: performance_schema.users counts the new ones
+		if a.DB.NewConnections < 1 || a.DB.Queries == 0 {
+			t.Errorf("conndrop: %d new connections, %d loads after T; want the replicas loading again on new connections", a.DB.NewConnections, a.DB.Queries)
 		}
 	})
 	t.Run("restart mariadb: the replicas reconnect", func(t *testing.T) {
