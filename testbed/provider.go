@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
@@ -127,6 +128,11 @@ func (o Options) Problems() herd.FieldErrors {
 	for _, p := range o.Replica.Config.Problems() {
 		bad = append(bad, p)
 	}
+	// the stores: which the replicas run on, named as the flags are
+	if c := o.Replica.Cache; c != "" && !slices.Contains(api.Caches, c) {
+		bad.Add("cache", "%q is not a cache (accepted: %s)", c, strings.Join(api.Caches, ", "))
+	}
+	bad = append(bad, o.Replica.DBProblems()...)
 	edgeCfg := o.Edge
 	if edgeCfg.Timeout == 0 && !o.IsSet("edge_timeout") {
 		edgeCfg.Timeout = herd.Duration(edge.DefaultTimeout)

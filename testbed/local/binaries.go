@@ -53,6 +53,16 @@ func CheckBinaries() error {
 	return err
 }
 
+// CheckBinariesFor is CheckBinaries for replicas of o: their database's
+// programs, and memcached when it is their cache.
+func CheckBinariesFor(o api.Options) error {
+	_, err := findBinaries(o.DB)
+	if o.Cache == api.CacheMemcached {
+		err = errors.Join(err, CheckMemcached())
+	}
+	return err
+}
+
 // findBinaries locates redis-server and the database's programs: a
 // matching initdb and postgres, or with db mariadb mariadbd and
 // mariadb-install-db, reporting every missing program at once.

@@ -31,10 +31,7 @@ func (Provider) Name() string { return Name }
 // MariaDB instead; with --cache memcached, memcached; with observability,
 // Prometheus and its exporters) are installed.
 func (Provider) Available(_ context.Context, o testbed.Options) error {
-	_, err := findBinaries(o.Replica.DB)
-	if o.Replica.Cache == api.CacheMemcached {
-		err = errors.Join(err, CheckMemcached())
-	}
+	err := CheckBinariesFor(o.Replica)
 	if o.Observability {
 		err = errors.Join(err, CheckObservabilityBinaries())
 	}
@@ -49,6 +46,9 @@ func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 	}
 	if o.IsSet("compose_file") {
 		bad.Add("compose_file", "the local provider runs no compose file (accepted with --provider docker)")
+	}
+	if o.Observability && o.Replica.DB == api.DBMariaDB {
+		bad.Add("observability", "its Postgres exporter and dashboards read Postgres, and the database is MariaDB (accepted with --db mariadb: no --observability; db.* are in the results, from performance_schema)")
 	}
 	return bad
 }

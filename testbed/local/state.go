@@ -135,7 +135,7 @@ func cleanup(dir string) error {
 
 // removeData deletes what a testbed stores, keeping the logs.
 func removeData(dir string) {
-	for _, name := range []string{"redis", "postgres", "prometheus", "state.json", "state.json.tmp"} {
+	for _, name := range []string{"redis", "postgres", mariadbPart, "prometheus", "state.json", "state.json.tmp"} {
 		_ = os.RemoveAll(filepath.Join(dir, name))
 	}
 }

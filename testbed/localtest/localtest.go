@@ -77,7 +77,14 @@ func Binary() string {
 // when the environment variable CI is set.
 func Require(t testing.TB) {
 	t.Helper()
-	if err := local.CheckBinaries(); err != nil {
+	RequireFor(t, local.Config{})
+}
+
+// RequireFor is Require for a testbed of cfg: its database (Postgres or
+// MariaDB) and its cache's programs.
+func RequireFor(t testing.TB, cfg local.Config) {
+	t.Helper()
+	if err := local.CheckBinariesFor(cfg.Replica); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI is set and the testbed cannot run: %v", err)
 		}
@@ -159,7 +166,7 @@ func Exclusive(t testing.TB) {
 // another test's measurement, as a busy machine would.
 func Start(t testing.TB, cfg local.Config) *local.Testbed {
 	t.Helper()
-	Require(t)
+	RequireFor(t, cfg)
 	cfg.StateDir = StateDir(t)
 	cfg.Binary = Binary()
 	tb, err := local.Start(t.Context(), cfg)
