@@ -254,7 +254,11 @@ func (s *testbedSubject) Drain(ctx context.Context) error {
 }
 
 func (s *testbedSubject) FillPlan(p Plan, _ []string) string {
-	return fmt.Sprintf("flush the testbed's Redis, load every key once through the replicas (%d)", p.Keys)
+	flush := "Redis"
+	if s.tg.Status.Memcached != "" {
+		flush = "Redis and Memcached"
+	}
+	return fmt.Sprintf("flush the testbed's %s, load every key once through the replicas (%d)", flush, p.Keys)
 }
 
 // FillRequests is none of the load's: the replicas are filled directly.

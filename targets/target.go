@@ -270,6 +270,9 @@ func (t *Target) Caps() triggers.Caps {
 		c.Proxies = append(c.Proxies, dep)
 	}
 	slices.Sort(c.Proxies)
+	if t.Kind == KindTestbed {
+		c.Parts = testbedParts(t.Status)
+	}
 	return c
 }
 

@@ -147,3 +147,16 @@ func (t *Target) LikesTable() api.LikesTable {
 	}
 	return nil
 }
+
+// testbedParts are the parts of herd.Parts st runs: the replicas, Redis,
+// its database (Postgres or MariaDB) and Memcached when it caches there.
+func testbedParts(st testbed.Status) []string {
+	parts := []string{herd.API, herd.Redis, herd.Postgres}
+	if st.MariaDB != "" {
+		parts[2] = herd.MariaDB
+	}
+	if st.Memcached != "" {
+		parts = append(parts, herd.Memcached)
+	}
+	return parts
+}

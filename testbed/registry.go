@@ -179,16 +179,27 @@ func (r *Registry) Ensure(ctx context.Context, o Options) (*Running, error) {
 
 // Preview is what Ensure(o) would do, doing none of it, with the same
 // checks: the running testbed it would use, or, Started set, the one it
-// would start, whose Status names only its provider, state directory and
-// items (it has no endpoints yet).
+// would start, whose Status names only its provider, state directory,
+// items and stores (it has no endpoints yet; a Memcached or MariaDB it
+// would run is named "to start", with its proxy).
 func (r *Registry) Preview(ctx context.Context, o Options) (*Running, error) {
 	o = o.withDefaults()
 	run, p, err := r.prepare(ctx, o)
 	if err != nil || run != nil {
 		return run, err
 	}
-	return &Running{Status: Status{Provider: p.Name(), StateDir: o.StateDir, Items: p.Items(o)}, Provider: p, Started: true}, nil
+	st := Status{Provider: p.Name(), StateDir: o.StateDir, Items: p.Items(o), Proxies: map[string]string{}}
+	if o.Replica.Cache == api.CacheMemcached {
+		st.Memcached, st.Proxies[herd.Memcached] = toStart, toStart
+	}
+	if o.Replica.DB == api.DBMariaDB {
+		st.MariaDB, st.Proxies[herd.MariaDB] = toStart, toStart
+	}
+	return &Running{Status: st, Provider: p, Started: true}, nil
 }
+
+// toStart stands for the address of a part a preview's testbed would run.
+const toStart = "to start"
 
 func (o Options) withDefaults() Options {
 	if o.Provider == "" {

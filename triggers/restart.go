@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
@@ -46,10 +48,20 @@ func (r *Restart) Describe() string {
 	return fmt.Sprintf("%s restarted at T (%s): cold state, reconnects, a warm-up stampede", r.Part, how)
 }
 
-// Requires a target whose processes herdbench can restart.
-func (*Restart) Requires(c Caps) error {
+// Requires a target whose processes herdbench can restart, among them
+// the part.
+func (r *Restart) Requires(c Caps) error {
 	if !c.Restart {
 		return errors.New("processes herdbench can restart (the testbed)")
+	}
+	return requirePart(c, string(r.Part))
+}
+
+// requirePart refuses a part the testbed does not run: memcached beside
+// Redis, mariadb beside Postgres, or the other way round.
+func requirePart(c Caps, part string) error {
+	if c.Parts != nil && !slices.Contains(c.Parts, part) {
+		return fmt.Errorf("a testbed that runs %s (this one runs %s)", part, strings.Join(c.Parts, ", "))
 	}
 	return nil
 }

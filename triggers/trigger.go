@@ -112,6 +112,7 @@ type Caps struct {
 	Role      bool     // a Postgres role whose connections may be reset
 	Pause     bool     // a Redis that may be paused whole (CLIENT PAUSE ALL)
 	Restart   bool     // processes that can be restarted
+	Parts     []string // the parts a restart may name (herd.Parts the testbed runs); nil: not known before the run
 	Endpoints bool
 	Writes    bool // the testbed's write endpoint and likes table
 	HTTPPurge bool // an HTTP cache that invalidates one key (http_cache.purge)

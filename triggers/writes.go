@@ -161,6 +161,9 @@ func (w *Writes) Requires(c Caps) error {
 	if w.Restart != NoRestart && !c.Restart {
 		return errors.New("processes herdbench can restart, for write_restart (the testbed)")
 	}
+	if w.Restart != NoRestart {
+		return requirePart(c, string(w.Restart))
+	}
 	return nil
 }
 

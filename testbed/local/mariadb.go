@@ -117,6 +117,9 @@ func (tb *Testbed) startMariaDB(ctx context.Context, port int) (string, error) {
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
+		if err := reachable(dir, &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}); err != nil {
+			return "", err
+		}
 		if err := os.Chown(dir, uid, gid); err != nil {
 			return "", err
 		}
@@ -177,6 +180,9 @@ func mariadbDSN(user, net, addr string) string {
 // root on socket.
 func seedMariaDB(ctx context.Context, root *sql.DB, socket string, items int) error {
 	for _, q := range []string{
+		// mariadb-install-db leaves root without a password over TCP too
+		// (127.0.0.1 and ::1): root keeps its socket only
+		"DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1'",
 		"CREATE DATABASE " + testbed.Database,
 		fmt.Sprintf("CREATE USER '%s'@'%%'", testbed.AppRole),
 	} {

@@ -60,8 +60,8 @@ func (tb *Testbed) restartPart(ctx context.Context, part string, rolling bool, g
 	if !slices.Contains(herd.Parts, part) {
 		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(herd.Parts, ", "))
 	}
-	if len(batch) == 0 { // memcached, on a testbed whose cache is Redis
-		return nil, fmt.Errorf("restart: this testbed runs no %s (it runs with testbed up --cache %s)", part, part)
+	if len(batch) == 0 { // memcached or mariadb, on a testbed that runs Redis or Postgres, or the other way
+		return nil, fmt.Errorf("restart: this testbed runs no %s (%s)", part, partFlag(part))
 	}
 	if !rolling {
 		return names(batch), tb.restart(ctx, batch, grace)
@@ -183,7 +183,7 @@ func (tb *Testbed) startControl() error {
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			http.Error(w, `restart: want {"part": "api|redis|postgres", "rolling": false}: `+err.Error(), http.StatusBadRequest)
+			http.Error(w, `restart: want {"part": "`+strings.Join(herd.Parts, "|")+`", "rolling": false}: `+err.Error(), http.StatusBadRequest)
 			return
 		}
 		start := time.Now()
@@ -258,4 +258,18 @@ func (c Control) post(ctx context.Context, r RestartRequest) ([]string, error) {
 	}
 	var res RestartResponse
 	return res.Restarted, json.Unmarshal(b, &res)
+}
+
+// partFlag is the testbed up flag that runs part, for the error of a
+// restart of a part this testbed does not run.
+func partFlag(part string) string {
+	switch part {
+	case herd.Postgres:
+		return "it runs without --db mariadb"
+	case herd.Redis:
+		return "every testbed runs it"
+	case herd.MariaDB:
+		return "it runs with testbed up --db mariadb"
+	}
+	return "it runs with testbed up --cache " + part
 }
