@@ -47,6 +47,11 @@ func JUnit(w io.Writer, rep *experiment.Report) error {
 	} {
 		suite.AddProperty(p[0], p[1])
 	}
+	for _, p := range [][2]string{{"memcached", e.Memcached}, {"mariadb", e.MariaDB}} { // the testbed's, when it runs them
+		if p[1] != "" {
+			suite.AddProperty(p[0], p[1])
+		}
+	}
 	for _, a := range rep.Arms {
 		if a.Verdict != "" {
 			suite.AddProperty("verdict:"+a.Name, a.Verdict)

@@ -55,10 +55,10 @@ type Testbed struct {
 	Replicas     *int      `yaml:"replicas,omitempty" flag:"replicas" jsonschema:"minimum=1,maximum=64"`
 	StateDir     *string   `yaml:"state_dir,omitempty" flag:"state-dir"`
 	Provider     *string   `yaml:"provider,omitempty" flag:"provider" jsonschema:"description=Which provider runs it: auto\\, local or docker"`
-	Items        *int      `yaml:"items,omitempty" flag:"items" jsonschema:"description=Items seeded into Postgres (at least load.keys),minimum=1"`
+	Items        *int      `yaml:"items,omitempty" flag:"items" jsonschema:"description=Items seeded into the database (at least load.keys),minimum=1"`
 	Tiers        *int      `yaml:"tiers,omitempty" flag:"tiers" jsonschema:"description=1: the API replicas; 2: edge replicas in front of them,minimum=1,maximum=2"`
 	ComposeFile  *string   `yaml:"compose_file,omitempty" flag:"compose-file" jsonschema:"description=The docker provider's compose file"`
-	DBPool       *int      `yaml:"db_pool,omitempty" flag:"db-pool" jsonschema:"description=Postgres connections per replica,minimum=1"`
+	DBPool       *int      `yaml:"db_pool,omitempty" flag:"db-pool" jsonschema:"description=Database connections per replica (Postgres or MariaDB),minimum=1"`
 	RedisPool    *int      `yaml:"redis_pool,omitempty" flag:"redis-pool" jsonschema:"description=Redis connections per replica,minimum=1"`
 	DBTimeout    *Duration `yaml:"db_timeout,omitempty" flag:"db-timeout" jsonschema:"description=Bound on one item query\\, pool wait included"`
 	RedisTimeout *Duration `yaml:"redis_timeout,omitempty" flag:"redis-timeout" jsonschema:"description=Dial\\, read and write timeout of Redis commands"`

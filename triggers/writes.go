@@ -108,7 +108,7 @@ func (*Writes) WriteHerd() {}
 // Detail is an empty WritesDetail, into which results are read.
 func (*Writes) Detail() any { return &WritesDetail{} }
 func (*Writes) Describe() string {
-	return "a burst of writes at T to the hottest items (POST /items/{id}/likes: a viral post's likes); after the arm, the acknowledged writes Postgres never got"
+	return "a burst of writes at T to the hottest items (POST /items/{id}/likes: a viral post's likes); after the arm, the acknowledged writes the database never got"
 }
 
 // Validate checks the options.

@@ -186,7 +186,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", experiment.MaxRepeat))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
 	fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
-	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and PostgreSQL are installed, else docker; when the stampede starts the testbed")
+	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
 	addStartupFlags(fs, &opts.Startup)
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		" (repeatable; default: table)")

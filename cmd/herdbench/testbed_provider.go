@@ -36,7 +36,7 @@ type startOptions struct {
 
 func addStartFlags(fs *pflag.FlagSet, o *startOptions, auto string) {
 	addProviderFlag(fs, &o.Provider, auto)
-	fs.IntVar(&o.Items, "items", local.DefaultItems, "items seeded into Postgres")
+	fs.IntVar(&o.Items, "items", local.DefaultItems, "items seeded into the database (Postgres or MariaDB)")
 	fs.IntVar(&o.Tiers, "tiers", testbed.OneTier, "1: the API replicas; 2: also one edge replica per API replica in front of them, calling them over HTTP (status lists them under edge; the stampede's clients attack them)")
 	fs.StringVar(&o.ComposeFile, "compose-file", compose.DefaultFile, "the docker provider's compose file, in the herdbench repository")
 }
@@ -44,7 +44,7 @@ func addStartFlags(fs *pflag.FlagSet, o *startOptions, auto string) {
 // addStartupFlags binds a replica's start-up options: its pools and
 // timeouts, which no arm changes.
 func addStartupFlags(fs *pflag.FlagSet, o *api.Options) {
-	fs.Int32Var(&o.DBPoolSize, "db-pool", o.DBPoolSize, "Postgres connections per replica")
+	fs.Int32Var(&o.DBPoolSize, "db-pool", o.DBPoolSize, "database connections per replica (Postgres or MariaDB)")
 	fs.IntVar(&o.RedisPoolSize, "redis-pool", o.RedisPoolSize, "Redis connections per replica")
 	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
 	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")

@@ -75,7 +75,7 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 	fs.BoolVar(&opts.JSON, "json", false, "print the status as JSON once up (as testbed status --json)")
 	fs.BoolVar(&opts.Observability, "observability", false, "also run Prometheus and the Redis and Postgres exporters (local: Debian's prometheus, prometheus-redis-exporter, prometheus-postgres-exporter); status names it under prometheus")
 	fs.BoolVar(&opts.Grafana, "grafana", true, "with --provider docker --observability, Grafana too (--grafana=false where its image cannot be had)")
-	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and PostgreSQL are installed, else docker")
+	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker")
 	addReplicaFlags(fs, &opts.Replica)
 	fs.DurationVar((*time.Duration)(&opts.Edge.Timeout), "edge-timeout", local.DefaultEdgeTimeout, "with --tiers 2: each edge attempt's own timeout")
 	fs.TextVar(&opts.Edge.Retry, "edge-retry", retry.Policy{Kind: retry.None}, "with --tiers 2: the edges' retry `POLICY`: "+strings.Join(retry.Forms, ", "))
