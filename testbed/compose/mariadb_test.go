@@ -54,7 +54,8 @@ func TestProblemsOfTheDatabase(t *testing.T) {
 // up --db mariadb starts the mariadb profile with the replicas' database in
 // the environment compose reads, and describes MariaDB as the local
 // provider does: root's DSN on the published port, its proxy as the
-// database's, no Postgres; down runs in the same profile.
+// database's, no Postgres; restart names it; down runs in the same
+// profile.
 func TestUpWithMariaDBUsesTheProfile(t *testing.T) {
 	f := newFakeDocker(t, append(slices.Clone(core), "mariadb"))
 	dir := t.TempDir()
@@ -71,6 +72,15 @@ func TestUpWithMariaDBUsesTheProfile(t *testing.T) {
 		st.Proxies[herd.Postgres] != "" || st.Proxies["redis"] != Proxies["redis"] || Proxies[herd.Postgres] == "" {
 		t.Errorf("status mariadb %q, postgres %q, proxies %v; want root@tcp(127.0.0.1:13306)/herdbench, no postgres, "+
 			"the mariadb proxy in place of postgres's (the package's map untouched)", st.MariaDB, st.Postgres, st.Proxies)
+	}
+	// a restart of the database's part restarts MariaDB; Postgres, idle, is refused
+	f.reset(t)
+	if got, err := Restart(context.Background(), dir, herd.MariaDB, false); err != nil || !slices.Equal(got, []string{"mariadb"}) ||
+		!slices.Contains(f.calls(t), env+"docker compose -f FILE -p herdbench --profile mariadb restart mariadb") {
+		t.Errorf("Restart(mariadb) = %v, %v, calls %q; want the mariadb service restarted", got, err, f.calls(t))
+	}
+	if _, err := Restart(context.Background(), dir, herd.Postgres, false); err == nil || !strings.Contains(err.Error(), "accepted: mariadb") {
+		t.Errorf("Restart(postgres) on MariaDB = %v; want it refused, naming mariadb", err)
 	}
 	f.reset(t)
 	if err := Down(context.Background(), dir); err != nil {
