@@ -1,8 +1,9 @@
 // Package compose runs the testbed with docker compose, the provider for
 // machines with Docker: the services of the repository's docker-compose.yml
-// (API replicas built from its Dockerfile, Redis, Postgres, toxiproxy, with
-// the memcached profile Memcached as the replicas' cache, and with the
-// observability profile Prometheus, Grafana and the exporters).
+// (API replicas built from its Dockerfile, Redis, Postgres, toxiproxy; with
+// the memcached profile Memcached as the replicas' cache, with the mariadb
+// profile MariaDB as their database, and with the observability profile
+// Prometheus, Grafana and the exporters).
 // It drives the `docker compose` CLI (or the standalone `docker-compose`),
 // waits until every service is healthy, and describes the result with the
 // same testbed.Status as the local provider, Provider "docker".
@@ -31,7 +32,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
@@ -78,6 +78,7 @@ type Config struct {
 	Tiers         int           // 2: with the edge replicas (TiersProfile); 0 or 1: without
 	Edge          edge.Config   // with Tiers 2, the edges' start-up policy (HERDBENCH_EDGE_*)
 	Cache         string        // the replicas' item cache: "" or redis, or memcached (MemcachedProfile)
+	DB            string        // the replicas' database: "" or postgres, or mariadb (MariaDBProfile)
 	NoGrafana     bool          // with it, all but Grafana (where its image cannot be had)
 	ReadyTimeout  time.Duration // default DefaultReadyTimeout
 	Log           io.Writer     // compose's own output (builds, pulls); nil discards
@@ -275,7 +276,8 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 }
 
 // profiles are the compose profiles cfg asks for, and the environment
-// their services read (the edges' policy, the replicas' cache).
+// their services read (the edges' policy, the replicas' cache and
+// database).
 func (cfg Config) profiles() (profiles, env []string) {
 	if cfg.Observability {
 		profiles = append(profiles, Profile)
@@ -285,6 +287,9 @@ func (cfg Config) profiles() (profiles, env []string) {
 	}
 	if cfg.Cache == api.CacheMemcached {
 		profiles, env = append(profiles, MemcachedProfile), append(env, CacheEnv(cfg.Cache)...)
+	}
+	if cfg.DB == api.DBMariaDB {
+		profiles, env = append(profiles, MariaDBProfile), append(env, DBEnv(cfg.DB)...)
 	}
 	return profiles, env
 }
@@ -353,6 +358,9 @@ func (st state) status(ctx context.Context, dir string, cs map[string]container)
 	if slices.Contains(st.Profiles, MemcachedProfile) {
 		memcachedStatus(ctx, &s, addr)
 	}
+	if slices.Contains(st.Profiles, MariaDBProfile) {
+		mariadbStatus(ctx, &s, addr)
+	}
 	if slices.Contains(st.Profiles, Profile) {
 		targets, err := scrape.Committed()
 		if err != nil {
@@ -368,22 +376,6 @@ func (st state) status(ctx context.Context, dir string, cs map[string]container)
 		errs = append(errs, fmt.Errorf("%s defines no api-N service", st.File))
 	}
 	return s, errors.Join(errs...)
-}
-
-// EdgeEnv is the environment the compose file reads the edges' policy
-// from: HERDBENCH_EDGE_TIMEOUT and the rest, in testbed edge's flag forms.
-func EdgeEnv(c edge.Config) []string {
-	if c.Timeout == 0 {
-		c.Timeout = herd.Duration(edge.DefaultTimeout)
-	}
-	return []string{
-		"HERDBENCH_EDGE_TIMEOUT=" + c.Timeout.String(),
-		"HERDBENCH_EDGE_RETRY=" + c.Retry.String(),
-		"HERDBENCH_EDGE_RETRY_BUDGET=" + c.Budget.String(),
-		"HERDBENCH_EDGE_BREAKER=" + c.Breaker.String(),
-		"HERDBENCH_EDGE_BULKHEAD=" + strconv.Itoa(c.Bulkhead),
-		"HERDBENCH_EDGE_DEADLINE=" + c.Deadline.String(),
-	}
 }
 
 func replicaIndex(service string) int {

@@ -60,7 +60,7 @@ func TestComposeFileLoadsWithAndWithoutObservability(t *testing.T) {
 		disabled = append(disabled, name)
 	}
 	slices.Sort(disabled)
-	if want := slices.Sorted(slices.Values(append(append(slices.Clone(observability), edges...), "memcached"))); !slices.Equal(disabled, want) {
+	if want := slices.Sorted(slices.Values(append(append(slices.Clone(observability), edges...), "memcached", "mariadb"))); !slices.Equal(disabled, want) {
 		t.Errorf("services behind a profile = %v; want %v", disabled, want)
 	}
 	p = load(t, Profile)
@@ -119,7 +119,7 @@ func TestEveryServiceIsHealthcheckedAndWaitedFor(t *testing.T) {
 }
 
 func TestPortsBindLoopbackOnly(t *testing.T) {
-	p := load(t, Profile, TiersProfile, MemcachedProfile)
+	p := load(t, Profile, TiersProfile, MemcachedProfile, MariaDBProfile)
 	published := map[string]string{} // service -> host:port
 	for name, s := range p.Services {
 		for _, port := range s.Ports {
@@ -220,13 +220,15 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 		_, port, _ := net.SplitHostPort(px.Listen)
 		listen[px.Name] = "toxiproxy:" + port
 		want := map[string]string{"redis": "redis:6379", "postgres": "postgres:5432", "memcached": "memcached:11211",
-			"api-1": "api-1:8080", "api-2": "api-2:8080", "api-3": "api-3:8080"}
+			"mariadb": "mariadb:3306", "api-1": "api-1:8080", "api-2": "api-2:8080", "api-3": "api-3:8080"}
 		if px.Upstream != want[px.Name] {
 			t.Errorf("toxiproxy proxy %s upstream %s; want %s", px.Name, px.Upstream, want[px.Name])
 		}
 	}
-	if len(proxies) != 6 || listen["redis"] != Proxies["redis"] || listen["postgres"] != Proxies["postgres"] || listen["memcached"] != MemcachedProxy {
-		t.Errorf("toxiproxy.json proxies %+v; want redis and postgres at %v (the status' proxies), memcached at %s, and api-1..3", proxies, Proxies, MemcachedProxy)
+	if len(proxies) != 7 || listen["redis"] != Proxies["redis"] || listen["postgres"] != Proxies["postgres"] ||
+		listen["memcached"] != MemcachedProxy || listen["mariadb"] != MariaDBProxy {
+		t.Errorf("toxiproxy.json proxies %+v; want redis and postgres at %v (the status' proxies), memcached at %s, mariadb at %s, and api-1..3",
+			proxies, Proxies, MemcachedProxy, MariaDBProxy)
 	}
 	// the edges call the replicas through the api-N proxies, as status says
 	tiers := load(t, TiersProfile)
@@ -262,6 +264,7 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 		want := map[string]string{"--name": r, "--seed": fmt.Sprint(api.DefaultOptions.Seed + uint64(i)), "--redis": Proxies["redis"],
 			"--postgres": fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", testbed.AppRole, Proxies["postgres"], testbed.Database)}
 		want["--cache"], want["--memcached"] = api.CacheRedis, "" // Redis, unless up gives the memcached profile
+		want["--db"] = api.DBPostgres                             // and Postgres, unless up gives the mariadb one
 		for f, v := range want {
 			if got, ok := flags[f]; !ok || got != v {
 				t.Errorf("%s: %s %q; want %q", r, f, got, v)
@@ -277,7 +280,8 @@ func serveFlags(t *testing.T, p *types.Project, r string) map[string]string {
 	known := map[string]bool{"--listen": true}
 	o := api.DefaultOptions
 	o.Cache, o.MemcachedAddr = api.CacheMemcached, "x:1"
-	for _, a := range local.ServeArgs("x", o) {
+	o.DB, o.MySQLDSN = api.DBMariaDB, "x"
+	for _, a := range append(local.ServeArgs("x", o), local.ServeArgs("x", api.DefaultOptions)...) {
 		if strings.HasPrefix(a, "--") {
 			known[a] = true
 		}

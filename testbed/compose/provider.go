@@ -26,10 +26,11 @@ type Provider struct{}
 var _ testbed.Provider = Provider{}
 
 // Options are the testbed.Options the docker provider honours when set
-// (the cache: Redis, or Memcached with the memcached profile); the rest
+// (the cache: Redis, or Memcached with the memcached profile; the
+// database: Postgres, or MariaDB with the mariadb profile); the rest
 // (replicas, items, the replicas' knobs and pools) are fixed by
 // docker-compose.yml.
-var Options = append([]string{"state_dir", "provider", "compose_file", "observability", "grafana", "timeout", "tiers", "cache"}, testbed.EdgeOptions...)
+var Options = append([]string{"state_dir", "provider", "compose_file", "observability", "grafana", "timeout", "tiers", "cache", "db"}, testbed.EdgeOptions...)
 
 // Name is Name.
 func (Provider) Name() string { return Name }
@@ -40,14 +41,13 @@ func (Provider) Available(ctx context.Context, _ testbed.Options) error {
 	return err
 }
 
-// Problems refuses every set option the compose file fixes.
+// Problems refuses every set option the compose file fixes, a database it
+// has no service for, and the observability profile beside MariaDB.
 func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 	var bad herd.FieldErrors
 	for _, name := range o.Set {
-		if name == "db" { // the compose file's database is Postgres
-			if db := o.Replica.DB; db != "" && db != api.DBPostgres {
-				bad.Add(name, "%s: the docker provider's compose file has no %s service (accepted with --provider docker: %s; or --provider local, which runs Debian's mariadb-server)", db, db, api.DBPostgres)
-			}
+		if name == "db" {
+			dbProblems(&bad, o)
 			continue
 		}
 		if !slices.Contains(Options, name) {
@@ -57,6 +57,19 @@ func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 		}
 	}
 	return bad
+}
+
+// dbProblems refuses a database the compose file has no service for
+// (Postgres by default, MariaDB with its profile), and MariaDB with the
+// observability profile, whose exporter and dashboards read Postgres: as
+// the local provider does.
+func dbProblems(bad *herd.FieldErrors, o testbed.Options) {
+	switch db := o.Replica.DB; {
+	case db != "" && !slices.Contains(api.DBs, db):
+		bad.Add("db", "%q: the docker provider's compose file has no %s service (accepted: %s)", db, db, strings.Join(api.DBs, ", "))
+	case db == api.DBMariaDB && o.Observability:
+		bad.Add("observability", "its Postgres exporter and dashboards read Postgres (accepted with --db mariadb: no --observability; db.* are in the results, from performance_schema)")
+	}
 }
 
 // Items is Items: the compose file's seed is fixed.
@@ -73,7 +86,7 @@ func (Provider) Up(ctx context.Context, o testbed.Options) (testbed.Status, func
 		fmt.Fprintf(log, "compose file %s (the first up builds the replicas' image)\n", file)
 	}
 	st, err := Up(ctx, Config{StateDir: o.StateDir, File: file, Observability: o.Observability, NoGrafana: !o.Grafana,
-		ReadyTimeout: o.ReadyTimeout, Log: log, Tiers: o.Tiers, Edge: o.Edge, Cache: o.Replica.Cache})
+		ReadyTimeout: o.ReadyTimeout, Log: log, Tiers: o.Tiers, Edge: o.Edge, Cache: o.Replica.Cache, DB: o.Replica.DB})
 	if err != nil || o.Detach {
 		return st, nil, err
 	}

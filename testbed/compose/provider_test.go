@@ -31,7 +31,7 @@ type fakeDocker struct {
 
 const fakeScript = `#!/bin/bash
 name=$(basename "$0")
-echo "${HERDBENCH_CACHE:+HERDBENCH_CACHE=$HERDBENCH_CACHE HERDBENCH_MEMCACHED=$HERDBENCH_MEMCACHED }$name $*" >> "$FAKE_DIR/calls"
+echo "${HERDBENCH_CACHE:+HERDBENCH_CACHE=$HERDBENCH_CACHE HERDBENCH_MEMCACHED=$HERDBENCH_MEMCACHED }${HERDBENCH_DB:+HERDBENCH_DB=$HERDBENCH_DB HERDBENCH_DB_FLAG=$HERDBENCH_DB_FLAG HERDBENCH_DB_DSN=$HERDBENCH_DB_DSN }$name $*" >> "$FAKE_DIR/calls"
 args=("$@")
 if [[ $name == docker ]]; then
   [[ $1 == compose ]] || { echo "fake docker: only compose" >&2; exit 3; }
@@ -154,6 +154,7 @@ var ports = map[string][2]int{
 	"api-1": {8080, 18081}, "api-2": {8080, 18082}, "api-3": {8080, 18083},
 	"redis": {6379, 16379}, "postgres": {5432, 15432}, "toxiproxy": {8474, 18474},
 	"redis-exporter": {9121, 19121}, "postgres-exporter": {9187, 19187}, "memcached": {11211, 21211},
+	"mariadb": {3306, 13306},
 }
 
 // healthy describes services as running and healthy, but for those in

@@ -40,6 +40,10 @@ func restart(ctx context.Context, dir, part string, rolling, kill bool) ([]strin
 	if !slices.Contains(herd.Parts, part) || len(batch) == 0 {
 		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(herd.Parts, ", "))
 	}
+	if part == herd.Postgres && slices.Contains(st.Profiles, MariaDBProfile) {
+		// it runs, idle: restarting it would break nothing the replicas use
+		return nil, fmt.Errorf("restart: this testbed's database is MariaDB, not Postgres (accepted: %s)", herd.MariaDB)
+	}
 	steps := [][]string{batch}
 	if rolling {
 		steps = nil

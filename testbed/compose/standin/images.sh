@@ -7,7 +7,7 @@
 #   herdbench testbed up --provider docker
 #
 # Steps, each skipped when its result is already there:
-#   1. a Debian root filesystem with Redis, PostgreSQL 15, Memcached,
+#   1. a Debian root filesystem with Redis, PostgreSQL 15, Memcached, MariaDB,
 #      Prometheus, both exporters and wget (debootstrap), imported as
 #      herdbench-local/base;
 #   2. the toxiproxy server and CLI, built from the module version go.mod pins;
@@ -23,7 +23,7 @@ repo=$(cd "$here/../../.." && pwd)
 cache=${HERDBENCH_STANDIN_CACHE:-/var/cache/herdbench-standin}
 suite=bookworm
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-packages=redis-server,postgresql-15,memcached,prometheus,prometheus-redis-exporter,prometheus-postgres-exporter,wget,ca-certificates
+packages=redis-server,postgresql-15,memcached,mariadb-server,mariadb-client,prometheus,prometheus-redis-exporter,prometheus-postgres-exporter,wget,ca-certificates
 base=herdbench-local/base:$suite
 
 log() { echo "standin: $*" >&2; }
@@ -44,7 +44,7 @@ if [[ $(label "$base") != "$base_sum" ]]; then
     debootstrap --variant=minbase --include="$packages" "$suite" "$rootfs" "$mirror" >"$cache/debootstrap.log" 2>&1 ||
       { tail -20 "$cache/debootstrap.log" >&2; exit 1; }
     chroot "$rootfs" apt-get clean
-    rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/lib/postgresql/15 "$rootfs"/etc/postgresql/15
+    rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/lib/postgresql/15 "$rootfs"/etc/postgresql/15 "$rootfs"/var/lib/mysql
     touch "$rootfs/.complete"
   fi
   log "importing $rootfs as $base"
@@ -99,10 +99,10 @@ build() { # image context [target]
   fi
 }
 declare -A tags=(
-  [redis]=7.0 [postgres]=15 [memcached]=1.6 [toxiproxy]=$toxiproxy [redis-exporter]=v1.45.0
+  [redis]=7.0 [postgres]=15 [memcached]=1.6 [mariadb]=10.11 [toxiproxy]=$toxiproxy [redis-exporter]=v1.45.0
   [postgres-exporter]=v0.11.1 [prometheus]=v2 [go]=${gover#go}
 )
-for target in redis postgres memcached toxiproxy redis-exporter postgres-exporter prometheus; do
+for target in redis postgres memcached mariadb toxiproxy redis-exporter postgres-exporter prometheus; do
   build "herdbench-local/$target:${tags[$target]}" "$ctx" "$target"
 done
 build "herdbench-local/go:${tags[go]}" "$goctx"
@@ -111,6 +111,7 @@ cat <<VARS
 export HERDBENCH_REDIS_IMAGE=herdbench-local/redis:${tags[redis]}
 export HERDBENCH_POSTGRES_IMAGE=herdbench-local/postgres:${tags[postgres]}
 export HERDBENCH_MEMCACHED_IMAGE=herdbench-local/memcached:${tags[memcached]}
+export HERDBENCH_MARIADB_IMAGE=herdbench-local/mariadb:${tags[mariadb]}
 export HERDBENCH_TOXIPROXY_IMAGE=herdbench-local/toxiproxy:${tags[toxiproxy]}
 export HERDBENCH_REDIS_EXPORTER_IMAGE=herdbench-local/redis-exporter:${tags[redis-exporter]}
 export HERDBENCH_POSTGRES_EXPORTER_IMAGE=herdbench-local/postgres-exporter:${tags[postgres-exporter]}
