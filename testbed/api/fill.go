@@ -82,12 +82,29 @@ func (s *Server) fill(ctx context.Context, from, to int64) (FillResponse, error)
 			b, ttl := s.entry(v, it, per)
 			batch = append(batch, entries(v, it.ID, b, ttl)...)
 		}
-		if err := s.cache.Set(ctx, batch...); err != nil {
+		if err := s.setFill(ctx, batch); err != nil {
 			return res, fmt.Errorf("fill items %d to %d: cache: %w", lo, hi, err)
 		}
 		res.Filled += int64(len(items))
 	}
 	return res, nil
+}
+
+// fillAttempts is how many times the fill sends a batch's entries: the
+// sets are idempotent, and one that timed out on a busy machine (a
+// Memcached set through toxiproxy once took more than --redis-timeout
+// while docker's tests ran beside it) is setup failing, not the herd.
+const fillAttempts = 3
+
+// setFill caches a fill's batch, again when a set failed.
+func (s *Server) setFill(ctx context.Context, batch []CacheEntry) error {
+	var err error
+	for range fillAttempts {
+		if err = s.cache.Set(ctx, batch...); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
 }
 
 // rows reads the items lo..hi.

@@ -16,7 +16,7 @@ import (
 )
 
 // `testbed up --provider docker --db mariadb --cache memcached` on a real
-// engine, the issue's target stack: the replicas read their rows from the
+// engine, Memcached and MariaDB together: the replicas read their rows from the
 // mariadb container through toxiproxy and cache them in Memcached; the
 // harness reads MariaDB's performance_schema as root on the published
 // port. An expire stampede's db.queries are MariaDB's digest counts, equal
