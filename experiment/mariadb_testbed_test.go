@@ -44,75 +44,8 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 		}
 		return rep
 	}
-	t.Run("expire: db.queries are MariaDB's, and the lock cuts the herd", func(t *testing.T) {
-		cfg := api.DefaultConfig
-		cfg.QueryCost = herd.Duration(200 * time.Millisecond)
-		p := Plan{Arms: Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
-			Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
-			Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
-		digest := &observe.MySQL{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
-		calls := func() int64 {
-			s, err := observe.Source{MySQL: digest}.Read(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s.Calls
-		}
-		before := calls()
-		rep := run(t, p)
-		grew := calls() - before
-		var counted int64
-		for _, a := range rep.Arms {
-			t.Logf("arm %s: db.queries %d (total %d), api.loads %d, cache hits %d, p99 %.1f ms", a.Name, a.DB.Queries, a.DB.QueriesTotal, a.API.Loads, a.Cache.Hits, a.HTTP.P99MS)
-			if a.API.Loads != a.DB.QueriesTotal {
-				t.Errorf("arm %s: api.loads %d, db.queries_total %d; want every load one item query in MariaDB's digest table", a.Name, a.API.Loads, a.DB.QueriesTotal)
-			}
-			counted += int64(p.HotKeys) + a.DB.QueriesTotal // each arm warms its hot keys with one load each
-		}
-		if grew != counted {
-			t.Errorf("the item query's COUNT_STAR grew %d over the run; the arms counted %d (their hot keys' warm-up and db.queries_total); want them equal", grew, counted)
-		}
-		none, lock := rep.Arms[0], rep.Arms[1]
-		if lock.DB.Queries > 2*20 || none.DB.Queries < 2*lock.DB.Queries {
-			t.Errorf("db queries after T: none %d, lock %d; want the lock near the 20 hot keys and none at least twice it", none.DB.Queries, lock.DB.Queries)
-		}
-	})
-	t.Run("writes: every acknowledged like is in MariaDB, with its fan-out, under each write strategy", func(t *testing.T) {
-		p := writePlan(writeArms(400), "write_rate", "40", "write_fanout", "2")
-		likes := func() int64 {
-			var n int64
-			if err := tg.MySQL.DB.QueryRow("SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM likes").Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-		before := likes()
-		rep := run(t, p)
-		var applied int64
-		for _, a := range rep.Arms {
-			d := a.Trigger.Detail.(*triggers.WritesDetail)
-			t.Logf("%s: %d acknowledged at T, %d steady, %d applied, %d feed rows, %d lost", a.Name, d.Acked, d.SteadyAcked, d.Applied, d.FeedRows, d.Lost)
-			if d.Lost != 0 || d.Applied < int64(d.Acked) || d.FeedRows != 2*d.Applied {
-				t.Errorf("%s: %+v; want nothing acknowledged lost, and two feed rows a like", a.Name, *d)
-			}
-			// the write statements, from MariaDB's digests: a statement
-			// a batch at least, and every feed row one they inserted
-			if w := a.Writes; w == nil || w.Statements < 1 || w.Rows < d.FeedRows {
-				t.Errorf("%s: writes %+v; want the write statements counted by their digests, their rows at least the %d feed rows", a.Name, a.Writes, d.FeedRows)
-			} else {
-				t.Logf("%s: %d write statements, %d rows, lock waits peak %d", a.Name, w.Statements, w.Rows, w.LockWaitsPeak)
-				// direct: each like its own transaction, its add and its
-				// fan-out, and rows its counter and its two feed rows
-				if a.Name == api.WriteDirect && (w.Statements != 2*d.Applied || w.Rows != 3*d.Applied) {
-					t.Errorf("direct: %d statements, %d rows for %d likes; want 2 and 3 a like", w.Statements, w.Rows, d.Applied)
-				}
-			}
-			applied += d.Applied
-		}
-		if got := likes() - before; got < applied {
-			t.Errorf("MariaDB's likes grew %d; the arms applied %d; want at least theirs (the steady likes of a drained arm may land after its count)", got, applied)
-		}
-	})
+	t.Run("expire: db.queries are MariaDB's, and the lock cuts the herd", func(t *testing.T) { expireOnMariaDB(t, tg, run) })
+	t.Run("writes: every acknowledged like is in MariaDB, with its fan-out, under each write strategy", func(t *testing.T) { writesOnMariaDB(t, tg, run) })
 	t.Run("outage of the database: MariaDB's proxy closes, and loads resume", func(t *testing.T) {
 		p := faultPlan("outage", "none")
 		p.Triggers.Set("dependency", herd.Postgres)
@@ -155,4 +88,79 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 			t.Errorf("restart mariadb: %d loads after T on %d new connections; want the replicas loading again on new ones", a.DB.Queries, a.DB.NewConnections)
 		}
 	})
+}
+
+// expireOnMariaDB: each arm's db.queries_total is its loads and the item
+// digest's growth, warm-up included; the lock cuts the herd.
+func expireOnMariaDB(t *testing.T, tg *targets.Target, run func(*testing.T, Plan) *Report) {
+	cfg := api.DefaultConfig
+	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
+	p := Plan{Arms: Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
+		Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
+	digest := &observe.MySQL{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
+	calls := func() int64 {
+		s, err := observe.Source{MySQL: digest}.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Calls
+	}
+	before := calls()
+	rep := run(t, p)
+	grew := calls() - before
+	var counted int64
+	for _, a := range rep.Arms {
+		t.Logf("arm %s: db.queries %d (total %d), api.loads %d, cache hits %d, p99 %.1f ms", a.Name, a.DB.Queries, a.DB.QueriesTotal, a.API.Loads, a.Cache.Hits, a.HTTP.P99MS)
+		if a.API.Loads != a.DB.QueriesTotal {
+			t.Errorf("arm %s: api.loads %d, db.queries_total %d; want every load one item query in MariaDB's digest table", a.Name, a.API.Loads, a.DB.QueriesTotal)
+		}
+		counted += int64(p.HotKeys) + a.DB.QueriesTotal // each arm warms its hot keys with one load each
+	}
+	if grew != counted {
+		t.Errorf("the item query's COUNT_STAR grew %d over the run; the arms counted %d (their hot keys' warm-up and db.queries_total); want them equal", grew, counted)
+	}
+	none, lock := rep.Arms[0], rep.Arms[1]
+	if lock.DB.Queries > 2*20 || none.DB.Queries < 2*lock.DB.Queries {
+		t.Errorf("db queries after T: none %d, lock %d; want the lock near the 20 hot keys and none at least twice it", none.DB.Queries, lock.DB.Queries)
+	}
+}
+
+// writesOnMariaDB: every acknowledged like applied with its fan-out, and
+// the write statements counted by their digests.
+func writesOnMariaDB(t *testing.T, tg *targets.Target, run func(*testing.T, Plan) *Report) {
+	p := writePlan(writeArms(400), "write_rate", "40", "write_fanout", "2")
+	likes := func() int64 {
+		var n int64
+		if err := tg.MySQL.DB.QueryRow("SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM likes").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := likes()
+	rep := run(t, p)
+	var applied int64
+	for _, a := range rep.Arms {
+		d := a.Trigger.Detail.(*triggers.WritesDetail)
+		t.Logf("%s: %d acknowledged at T, %d steady, %d applied, %d feed rows, %d lost", a.Name, d.Acked, d.SteadyAcked, d.Applied, d.FeedRows, d.Lost)
+		if d.Lost != 0 || d.Applied < int64(d.Acked) || d.FeedRows != 2*d.Applied {
+			t.Errorf("%s: %+v; want nothing acknowledged lost, and two feed rows a like", a.Name, *d)
+		}
+		// the write statements, from MariaDB's digests: a statement
+		// a batch at least, and every feed row one they inserted
+		if w := a.Writes; w == nil || w.Statements < 1 || w.Rows < d.FeedRows {
+			t.Errorf("%s: writes %+v; want the write statements counted by their digests, their rows at least the %d feed rows", a.Name, a.Writes, d.FeedRows)
+		} else {
+			t.Logf("%s: %d write statements, %d rows, lock waits peak %d", a.Name, w.Statements, w.Rows, w.LockWaitsPeak)
+			// direct: each like its own transaction, its add and its
+			// fan-out, and rows its counter and its two feed rows
+			if a.Name == api.WriteDirect && (w.Statements != 2*d.Applied || w.Rows != 3*d.Applied) {
+				t.Errorf("direct: %d statements, %d rows for %d likes; want 2 and 3 a like", w.Statements, w.Rows, d.Applied)
+			}
+		}
+		applied += d.Applied
+	}
+	if got := likes() - before; got < applied {
+		t.Errorf("MariaDB's likes grew %d; the arms applied %d; want at least theirs (the steady likes of a drained arm may land after its count)", got, applied)
+	}
 }
