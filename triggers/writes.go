@@ -65,7 +65,7 @@ type WritesDetail struct {
 	Restarted []string `json:"restarted,omitempty"` // what write_restart restarted during the burst
 	// SteadyAcked are the steady writes answered 2xx (write_rate)
 	SteadyAcked int64 `json:"steady_acked"`
-	Applied     int64 `json:"applied"` // the items' counters in Postgres rose by this much over the arm
+	Applied     int64 `json:"applied"` // the items' counters in the database rose by this much over the arm
 	Lost        int64 `json:"lost"`    // acknowledged, burst or steady, and never applied (a default gate: lost == 0)
 	// Unacknowledged were applied beyond what was acknowledged: committed,
 	// and the answer never arrived (a replica killed after the commit), so
@@ -195,7 +195,7 @@ func (w *Writes) Plan(env Env) string {
 		}
 		plan += fmt.Sprintf(", %s the testbed's %s %s after T", how, w.Restart, w.RestartAfter)
 	}
-	return plan + fmt.Sprintf("; then read their counters in Postgres until each acknowledged like is there (up to %s)", w.SettleFor)
+	return plan + fmt.Sprintf("; then read their counters in the database until each acknowledged like is there (up to %s)", w.SettleFor)
 }
 
 // Steady is the steady likes: write_rate per second to the written items.

@@ -128,6 +128,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"testbed", "status", "--state-dir", empty}, exitError, "no testbed is running"},
 		{[]string{"testbed", "status", "--json", "--template", "x", "--state-dir", empty}, exitUsage, "--json and --template: use one of them"},
 		{[]string{"testbed", "down", "--state-dir", empty}, exitOK, ""},
+		// a restart is planned on the testbed the run would start, for the
+		// parts it would run
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--trigger", "restart", "--restart", "memcached", "--cache", "memcached"}, exitOK, ""},
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--trigger", "restart", "--restart", "postgres", "--db", "mariadb"}, exitUsage,
+			"trigger restart needs a testbed that runs postgres (this one runs api, redis, mariadb)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

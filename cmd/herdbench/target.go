@@ -70,6 +70,9 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*targets.Target, e
 		}
 	}
 	tg := targets.FromTestbed(st)
+	if run.Provider != nil { // its parts will restart as the started testbed's do
+		tg.Restarter = run.Restarter()
+	}
 	tiers := "one tier"
 	if len(st.Edge) > 0 {
 		tiers = "edge replicas in front"
