@@ -60,6 +60,19 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 			t.Errorf("outage of MariaDB: %d load errors, %d loads after T; want loads failing during it and running after it", a.API.LoadErrors, a.DB.Queries)
 		}
 	})
+	t.Run("slowdb: MariaDB's replies slow down for a while", func(t *testing.T) { slowdbOnMariaDB(t, run) })
+	t.Run("flush: Memcached emptied whole, the items reloaded from MariaDB", func(t *testing.T) {
+		p := faultPlan("flush", "none")
+		p.Arms[0].Knobs = p.Arms[0].Knobs.With("ttl", herd.Duration(time.Minute))
+		a := run(t, p).Arms[0]
+		endedAfter(t, a, 0)
+		d, ok := a.Trigger.Detail.(*triggers.FlushDetail)
+		t.Logf("flush: %+v, %d loads after T, baseline %.1f q/s", a.Trigger.Detail, a.DB.Queries, a.DB.BaselineQPS)
+		if !ok || d.Memcached == nil || a.DB.Queries < 50 || a.DB.BaselineQPS > 5 {
+			t.Errorf("flush: detail %#v, %d loads after T, baseline %v q/s; want Memcached's flush_all, and the 100 hot items reloaded from a quiet baseline",
+				a.Trigger.Detail, a.DB.Queries, a.DB.BaselineQPS)
+		}
+	})
 	t.Run("conndrop: the proxies reset, the replicas reconnect to MariaDB", func(t *testing.T) {
 		a := run(t, faultPlan("conndrop", "none")).Arms[0]
 		d, ok := a.Trigger.Detail.(*triggers.ConndropDetail)
@@ -111,14 +124,16 @@ func expireOnMariaDB(t *testing.T, tg *targets.Target, run func(*testing.T, Plan
 	grew := calls() - before
 	var counted int64
 	for _, a := range rep.Arms {
-		t.Logf("arm %s: db.queries %d (total %d), api.loads %d, cache hits %d, p99 %.1f ms", a.Name, a.DB.Queries, a.DB.QueriesTotal, a.API.Loads, a.Cache.Hits, a.HTTP.P99MS)
+		t.Logf("arm %s: db.queries %d (total %d, warm %d), api.loads %d, cache hits %d, p99 %.1f ms", a.Name, a.DB.Queries, a.DB.QueriesTotal, a.Warm.Queries, a.API.Loads, a.Cache.Hits, a.HTTP.P99MS)
 		if a.API.Loads != a.DB.QueriesTotal {
 			t.Errorf("arm %s: api.loads %d, db.queries_total %d; want every load one item query in MariaDB's digest table", a.Name, a.API.Loads, a.DB.QueriesTotal)
 		}
-		counted += int64(p.HotKeys) + a.DB.QueriesTotal // each arm warms its hot keys with one load each
+		// the windows the arm read tile the run: its warm-up (about a load
+		// a hot key) and from the load on
+		counted += a.Warm.Queries + a.DB.QueriesTotal
 	}
 	if grew != counted {
-		t.Errorf("the item query's COUNT_STAR grew %d over the run; the arms counted %d (their hot keys' warm-up and db.queries_total); want them equal", grew, counted)
+		t.Errorf("the item query's COUNT_STAR grew %d over the run; the arms counted %d (warm.queries and db.queries_total, both from the digest); want them equal", grew, counted)
 	}
 	none, lock := rep.Arms[0], rep.Arms[1]
 	if lock.DB.Queries > 2*20 || none.DB.Queries < 2*lock.DB.Queries {
@@ -162,5 +177,25 @@ func writesOnMariaDB(t *testing.T, tg *targets.Target, run func(*testing.T, Plan
 	}
 	if got := likes() - before; got < applied {
 		t.Errorf("MariaDB's likes grew %d; the arms applied %d; want at least theirs (the steady likes of a drained arm may land after its count)", got, applied)
+	}
+}
+
+// slowdbOnMariaDB: toxiproxy's latency on the mariadb proxy, by the
+// database's role, shows in p99 while it lasts and not after.
+func slowdbOnMariaDB(t *testing.T, run func(*testing.T, Plan) *Report) {
+	a := run(t, faultPlan("slowdb", "none")).Arms[0]
+	endedAfter(t, a, a.Trigger.Detail.(*triggers.SlowDBDetail).SlowMS)
+	var slow, after float64
+	for _, r := range a.Timeline {
+		switch {
+		case r.TMS >= 200 && r.TMS < 800:
+			slow = max(slow, r.P99MS)
+		case r.TMS >= 1800:
+			after = max(after, r.P99MS)
+		}
+	}
+	t.Logf("slowdb on MariaDB: p99 %.0f ms during, %.0f ms after", slow, after)
+	if slow < 300 || after >= 300 {
+		t.Errorf("slowdb 300ms for 1s on MariaDB: p99 %.0fms during it, %.0fms after; want at least 300ms during, back after", slow, after)
 	}
 }
