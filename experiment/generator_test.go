@@ -61,8 +61,13 @@ func TestASaturatedGeneratorSaysSo(t *testing.T) {
 		if l.Saturated != rule || rep.Saturated != l.Saturated {
 			t.Errorf("rate %d: load.saturated %v, report saturated %v; want both %v, the rule applied to %+v", tt.rate, l.Saturated, rep.Saturated, rule, l)
 		}
-		if tt.saturated && (!l.Saturated || h.Errors.Unsent == 0 || h.DropRate == 0 || h.OK+h.Errors.Unsent > h.Requests) {
-			t.Errorf("rate %d: load %+v, http %+v; want saturated, the unsent requests after T among the requests, dropped", tt.rate, l, h)
+		// saturation shows as requests never sent, or as requests sent
+		// late: the generator's own attack path may send every one of the
+		// 60,000 within the arm, a second late (CI once: 59,999 of 59,999
+		// sent, lag p90 1,178 ms, none unsent)
+		late := l.LagP90MS > float64(SaturatedLag.Milliseconds())
+		if tt.saturated && (!l.Saturated || (h.Errors.Unsent == 0 && !late) || h.DropRate == 0 || h.OK+h.Errors.Unsent > h.Requests) {
+			t.Errorf("rate %d: load %+v, http %+v; want saturated, its requests unsent or late, the unsent after T among the requests, dropped", tt.rate, l, h)
 		}
 		// A shared CI machine may take the core from the generator for a
 		// few tens of milliseconds (lag p99); it never leaves a request of a
