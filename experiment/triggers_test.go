@@ -75,8 +75,15 @@ func TestFaultTriggers(t *testing.T) {
 				reqs += r.Requests
 			}
 		}
-		if amp := float64(inOutage) / float64(reqs); amp < 3 || amp > 5.6 {
-			t.Errorf("fixed:200ms:4: %.2f attempts per request late in the outage; want about 5 (N+1), and more than 3", amp)
+		// The window's requests are those intended in its rows, and a row
+		// the generator sent late holds more attempts than its own (5.63
+		// once in CI): the bound on retries is the arm's, at most N+1
+		// attempts a request over the arm
+		if amp := float64(inOutage) / float64(reqs); amp < 3 || amp > 6.5 {
+			t.Errorf("fixed:200ms:4: %.2f attempts per request late in the outage; want about 5 (N+1), more than 3", amp)
+		}
+		if amp := fixed.Retries.Amplification; amp > 5 {
+			t.Errorf("fixed:200ms:4: amplification %.2f over the arm; want at most 5, N+1 attempts a request", amp)
 		}
 		// once the database is back, the retries still pending arrive: fixed
 		// ones together within one interval, fully jittered ones spread over
