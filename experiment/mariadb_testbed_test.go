@@ -36,14 +36,7 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 		t.Fatalf("a MariaDB testbed: status mariadb %q postgres %q, target mysql %v, proxies %v; want MariaDB observed and proxied as the database, no Postgres",
 			st.MariaDB, st.Postgres, tg.MySQL, tg.Proxies)
 	}
-	run := func(t *testing.T, p Plan) *Report {
-		t.Helper()
-		rep, err := Run(context.Background(), p, Env{Target: tg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
+	run := runOn(tg)
 	t.Run("expire: db.queries are MariaDB's, and the lock cuts the herd", func(t *testing.T) { expireOnMariaDB(t, tg, run) })
 	t.Run("writes: every acknowledged like is in MariaDB, with its fan-out, under each write strategy", func(t *testing.T) { writesOnMariaDB(t, tg, run) })
 	t.Run("outage of the database: MariaDB's proxy closes, and loads resume", func(t *testing.T) {

@@ -36,14 +36,7 @@ func TestStampedeOnAMemcachedTestbed(t *testing.T) {
 		t.Fatalf("target on a Memcached testbed: memcached %v, caps %+v, proxies %v; want its items touched in Memcached, not Redis, and the cache's proxy Memcached's",
 			tg.Memcached, tg.Caps(), tg.Proxies)
 	}
-	run := func(t *testing.T, p Plan) *Report {
-		t.Helper()
-		rep, err := Run(context.Background(), p, Env{Target: tg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
+	run := runOn(tg)
 	t.Run("expire: the lock cuts the herd", func(t *testing.T) { expireOnMemcached(t, tb, tg) })
 	t.Run("outage of the cache: every request loads while Memcached is away", func(t *testing.T) {
 		p := faultPlan("outage", "none")

@@ -9,6 +9,7 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -39,9 +40,9 @@ func excessRows(a ArmResult, perRow, fromMS int64) (rows int, peak int64) {
 	return rows, peak
 }
 
-func TestFaultTriggers(t *testing.T) {
-	tg := startTestbed(t, 2)
-	run := func(t *testing.T, p Plan) *Report {
+// runOn runs plans on tg, failing the test that asked on an error.
+func runOn(tg *targets.Target) func(*testing.T, Plan) *Report {
+	return func(t *testing.T, p Plan) *Report {
 		t.Helper()
 		rep, err := Run(context.Background(), p, Env{Target: tg})
 		if err != nil {
@@ -49,6 +50,11 @@ func TestFaultTriggers(t *testing.T) {
 		}
 		return rep
 	}
+}
+
+func TestFaultTriggers(t *testing.T) {
+	tg := startTestbed(t, 2)
+	run := runOn(tg)
 
 	t.Run("outage: fixed retries come in waves, full jitter spreads them", func(t *testing.T) {
 		p := faultPlan("outage", "retry=none", "retry=fixed:200ms:4", "retry=full-jitter:200ms:2s:4")

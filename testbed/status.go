@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-sql-driver/mysql"
 	"os"
 	"path/filepath"
 )
@@ -80,4 +81,13 @@ func ReadStateFile(path string, v any, notRunning error) error {
 		return fmt.Errorf("state file %s: %w", path, err)
 	}
 	return nil
+}
+
+// MariaDBDSN is the Go MySQL driver's DSN of user on the testbed's
+// database, over net ("tcp" or "unix") at addr: what both providers give
+// the replicas and the harness of a MariaDB testbed.
+func MariaDBDSN(user, net, addr string) string {
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr, c.DBName = user, net, addr, Database
+	return c.FormatDSN()
 }

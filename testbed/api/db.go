@@ -64,3 +64,24 @@ func newDB(o Options) (DB, error) {
 	}
 	return nil, fmt.Errorf("db %q (accepted: %s)", o.DB, strings.Join(DBs, ", "))
 }
+
+// itemRows are the rows of FillQuery or FillQueryMariaDB, from either
+// driver.
+type itemRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanItems reads the fill's rows into items.
+func scanItems(rows itemRows) ([]Item, error) {
+	var items []Item
+	for rows.Next() {
+		var it Item
+		if err := rows.Scan(&it.ID, &it.Name, &it.Payload, &it.Likes); err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	return items, rows.Err()
+}

@@ -174,15 +174,7 @@ func (m *mariaDB) Items(ctx context.Context, lo, hi int64) ([]Item, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []Item
-	for rows.Next() {
-		var it Item
-		if err := rows.Scan(&it.ID, &it.Name, &it.Payload, &it.Likes); err != nil {
-			return nil, err
-		}
-		items = append(items, it)
-	}
-	return items, rows.Err()
+	return scanItems(rows)
 }
 
 func (m *mariaDB) Like(ctx context.Context, id int64) error {

@@ -6,8 +6,6 @@ import (
 	"maps"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -33,15 +31,7 @@ func DBEnv(db string) []string {
 		return nil
 	}
 	return []string{"HERDBENCH_DB=" + api.DBMariaDB, "HERDBENCH_DB_FLAG=--mysql",
-		"HERDBENCH_DB_DSN=" + mariadbDSN(testbed.AppRole, MariaDBProxy)}
-}
-
-// mariadbDSN is the Go MySQL driver's DSN of user on the testbed's
-// database at addr, over TCP (the local provider's form).
-func mariadbDSN(user, addr string) string {
-	c := mysql.NewConfig()
-	c.User, c.Net, c.Addr, c.DBName = user, "tcp", addr, testbed.Database
-	return c.FormatDSN()
+		"HERDBENCH_DB_DSN=" + testbed.MariaDBDSN(testbed.AppRole, "tcp", MariaDBProxy)}
 }
 
 // mariadbStatus fills s with the mariadb service in place of Postgres, as
@@ -52,7 +42,7 @@ func mariadbDSN(user, addr string) string {
 // nowhere, so no figure, fault or restart reaches it by the database's
 // role. addr is the published host:port of a service's port.
 func mariadbStatus(ctx context.Context, s *testbed.Status, addr func(service string, port int) string) {
-	s.MariaDB = mariadbDSN("root", addr(herd.MariaDB, 3306))
+	s.MariaDB = testbed.MariaDBDSN("root", "tcp", addr(herd.MariaDB, 3306))
 	s.Postgres = ""
 	delete(s.Versions, herd.Postgres)
 	s.Proxies = maps.Clone(s.Proxies)

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -164,16 +162,8 @@ func (tb *Testbed) startMariaDB(ctx context.Context, port int) (string, error) {
 	if err := seedMariaDB(ctx, root, socket, tb.cfg.Items); err != nil {
 		return "", fmt.Errorf("%w (log: %s)", err, p.log)
 	}
-	tb.status.MariaDB = mariadbDSN("root", "unix", tb.mariadbSocket())
+	tb.status.MariaDB = testbed.MariaDBDSN("root", "unix", tb.mariadbSocket())
 	return version, nil
-}
-
-// mariadbDSN is the Go MySQL driver's DSN of user on the testbed's
-// database, over net ("tcp" or "unix") at addr.
-func mariadbDSN(user, net, addr string) string {
-	c := mysql.NewConfig()
-	c.User, c.Net, c.Addr, c.DBName = user, net, addr, testbed.Database
-	return c.FormatDSN()
 }
 
 // seedMariaDB creates the database, the replicas' user and the items, as
@@ -190,7 +180,7 @@ func seedMariaDB(ctx context.Context, root *sql.DB, socket string, items int) er
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	db, err := sql.Open("mysql", mariadbDSN("root", "unix", socket))
+	db, err := sql.Open("mysql", testbed.MariaDBDSN("root", "unix", socket))
 	if err != nil {
 		return err
 	}

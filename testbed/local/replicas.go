@@ -31,7 +31,7 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 		opts.RedisAddr = tb.status.Proxies["redis"] // the cache, or beside Memcached the write queue's stream
 		opts.MemcachedAddr = tb.status.Proxies[api.CacheMemcached]
 		if addr, ok := tb.status.Proxies[mariadbPart]; ok {
-			opts.MySQLDSN = mariadbDSN(testbed.AppRole, "tcp", addr)
+			opts.MySQLDSN = testbed.MariaDBDSN(testbed.AppRole, "tcp", addr)
 		} else {
 			opts.PostgresDSN = postgresDSN(testbed.AppRole, tb.status.Proxies["postgres"])
 		}
