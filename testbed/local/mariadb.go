@@ -50,13 +50,6 @@ func findMariaDB() (server, install string, err error) {
 	return server, install, nil
 }
 
-// CheckMariaDB reports whether MariaDB, which the local testbed runs when
-// it is the replicas' database, is installed.
-func CheckMariaDB() error {
-	_, _, err := findMariaDB()
-	return err
-}
-
 func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
