@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/herdbench/herdbench/retry"
 )
@@ -21,8 +23,14 @@ import (
 // budget, as separate processes would. The hash keeps which client sends a
 // request independent of when it is sent: with i % K, a server that admits
 // every n-th request would admit the same few clients every time.
+//
+// The herd is the RoundTripper of the http.Client vegeta's attacker sends
+// with: vegeta's hit is one request, its attempts inside.
 type herd struct {
-	base    *transport
+	base    *http.Transport
+	sched   *schedule // where each hit falls
+	hits    hits      // the hits under way, by vegeta's Seq
+	share   float64   // of requests marked critical
 	timeout time.Duration // per attempt
 	targets []string      // replica base URLs: a hedge goes to the next one
 	hedge   time.Duration // 0: off
@@ -61,10 +69,19 @@ var (
 	errBreakerOpen = errors.New("herdbench: refused by the client's open circuit breaker")
 )
 
-func newHerd(c Config) *herd {
+var _ http.RoundTripper = (*herd)(nil)
+
+// errCut refuses a hit vegeta made after the schedule was cut: vegeta's
+// pacer may have been sleeping toward it when the cut came.
+var errCut = errors.New("herdbench: due after the schedule's cut, not sent")
+
+func newHerd(c Config, s *schedule) *herd {
 	n := max(c.Clients, 1)
 	h := &herd{
 		base:    newTransport(c.Timeout),
+		sched:   s,
+		hits:    hits{m: map[uint64]*hit{}},
+		share:   c.Critical,
 		timeout: c.Timeout,
 		targets: c.Targets,
 		hedge:   c.Hedge.Delay,
@@ -90,6 +107,48 @@ func newHerd(c Config) *herd {
 		h.clients[i] = cl
 	}
 	return h
+}
+
+// RoundTrip sends vegeta's hit req through its virtual client: the hit's
+// number (vegeta's X-Vegeta-Seq) places it on the schedule, which says
+// whether it is still owed and whether it is marked critical, and what
+// left for it is kept for its record. It sets the critical header on req,
+// which vegeta made for this hit alone and reads no more.
+func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
+	j, ok := seqOf(req)
+	if !ok {
+		return h.base.RoundTrip(req) // not one of the attack's hits
+	}
+	k := h.sched.global(j)
+	x := &hit{}
+	h.hits.put(j, x)
+	if h.sched.cutBefore(h.sched.due(k)) {
+		x.skipped = true
+		return nil, errCut
+	}
+	if x.critical = isCritical(k, h.share); x.critical {
+		req.Header.Set(criticalHeader, "critical")
+	}
+	return h.roundTrip(req, k, &x.sent)
+}
+
+// newTransport is net/http's Transport, set for load as vegeta's attacker
+// sets its own: connections kept alive and reused without a cap (vegeta's
+// DefaultConnections idle ones per host), dials bounded by the attempt's
+// timeout, HTTP/2 where a TLS server offers it (vegeta's -http2, on by
+// default), a proxy where the environment names one (HTTPS_PROXY,
+// HTTP_PROXY; never for loopback), and no compression negotiated, so every
+// answer is read as the server sent it.
+func newTransport(timeout time.Duration) *http.Transport {
+	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         d.DialContext,
+		MaxIdleConnsPerHost: vegeta.DefaultConnections,
+		TLSHandshakeTimeout: timeout,
+		ForceAttemptHTTP2:   true,
+		DisableCompression:  true,
+	}
 }
 
 // failed says whether an attempt's outcome is a failure of the service, as
@@ -124,8 +183,9 @@ func (h *herd) roundTrip(req *http.Request, id uint64, s *sent) (*http.Response,
 	c.mu.Unlock()
 	var prev time.Duration // this request's last wait
 	lastCost := 0          // what this request's last retry cost its budget
-	// a request that retries nothing has one attempt, which the request's
-	// own deadline bounds (attack.go): no timer of its own
+	// a request that retries nothing has one attempt, which the
+	// http.Client's Timeout (the request's Bound) already bounds: no
+	// timer of its own
 	single := c.backoff.Retries() == 0
 	for n := 0; ; n++ {
 		actx, cancel := req.Context(), context.CancelFunc(func() {})

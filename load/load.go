@@ -67,6 +67,11 @@ type Record struct {
 	Code     int
 	Cache    string // the X-Cache header, if any
 	Critical bool   // sent with X-Priority: critical
+	// What vegeta's result has of it, for its encoders (-o vegeta=): the
+	// request's method and URL, the error vegeta saw (a status of 400 or
+	// more included), the bytes of its body
+	Method, URL, Error string
+	BytesOut           uint64
 }
 
 // Validate reports every problem with c at once.
@@ -113,51 +118,6 @@ const criticalHeader = "X-Priority"
 // fixed hash of i, so the same requests are critical in every arm.
 func isCritical(i uint64, share float64) bool {
 	return share > 0 && float64(mix(i)%10_000) < share*10_000
-}
-
-// global is the schedule's number of this stripe's j-th request.
-func (c Config) global(j uint64) uint64 {
-	return j*uint64(max(c.Stripes, 1)) + uint64(c.Stripe)
-}
-
-// Attack runs c until its duration ends or ctx is done, and hands every
-// request's Record to record, one at a time, in completion order. It
-// returns the time the schedule started: Record.Intended is measured from it.
-func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, error) {
-	if err := c.Validate(); err != nil {
-		return time.Time{}, err
-	}
-	start := c.Start
-	if start.IsZero() {
-		start = time.Now()
-	}
-	a := newAttack(c, start, record)
-	if !SleepUntil(ctx, start) {
-		return start, ctx.Err()
-	}
-	a.run(ctx)
-	a.herd.base.CloseIdleConnections() // each arm starts with its own connections
-	a.recordUnsent()
-	return start, ctx.Err()
-}
-
-// LateGrace is how long after the window the generator may still send
-// the window's requests it is behind on: a request still unsent then is
-// recorded Unsent. A moment without a core at the window's end makes late
-// requests, not unsent ones; a generator that cannot keep up is seconds
-// behind, and what it owes past the grace is never sent.
-const LateGrace = 500 * time.Millisecond
-
-// SleepUntil waits until at, or returns false when ctx ends first.
-func SleepUntil(ctx context.Context, at time.Time) bool {
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // Request is how a key becomes a request: {key} in Path, in a Query value

@@ -1,88 +1,74 @@
 package load
 
-import "time"
+import (
+	"time"
 
-// sleeper is how a worker waits for its hit's instant on the schedule
-// (start + (k+1) intervals, vegeta's constant pacer anchored on the
-// schedule's start), more tightly than time.Sleep can: the Go runtime wakes
-// a goroutine sleeping less than a millisecond only when its poller's
-// millisecond timeout ends, so at 1,000 req/s vegeta's hits left about half
-// a millisecond late (measured here: a 300µs sleep overshoots by 820µs).
-// It waits on a kernel timer of its own (waker) set early by a low quantile
-// of the timer's lateness (early), so that most wakes land just after the
-// hit is due and send it at once; the few that land before it spin the
-// rest. A busy-wait on every hit (an earlier version set the timer early by
-// the mean lateness and spun up to 25µs) kept the median lag a few tens of
-// microseconds lower but took 30 to 60% of the generator's CPU samples in
-// profiles on a 2-core VM. The wait is counted on the schedule's clock
-// itself, so no hit leaves before its instant.
-type sleeper struct {
-	wake   *waker        // nil until the worker first sleeps; nil after a failed open
-	opened bool          // open was called
-	early  time.Duration // how early the timer is set: about the earlyQuantile of its lateness
-}
-
-// maxSpin is the most a sleeper busy-waits for a hit: closer to it than
-// the kernel's timer keeps time, it spins; farther, it sleeps again.
-const maxSpin = 25 * time.Microsecond
-
-// maxEarly bounds how early the timer is set to make up for its lateness.
-const maxEarly = 100 * time.Microsecond
-
-// earlyQuantile is the share of wakes that land before the hit is due (and
-// spin), and earlyStep how fast early follows the timer's lateness: it
-// grows by earlyQuantile steps after a wake later than it and shrinks by
-// the rest after one earlier, so it settles where that share of wakes are
-// earlier.
-const (
-	earlyQuantile = 0.1
-	earlyStep     = 10 * time.Microsecond
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// open makes the sleeper's timer; without one (out of files), it sleeps on
-// the runtime's timers.
-func (s *sleeper) open() {
-	s.opened = true
-	if w, err := newWaker(); err == nil {
-		s.wake = w
-	}
+// schedule is the vegeta Pacer of one attack: hit j of this stripe is the
+// schedule's request k = j*Stripes + Stripe, due at start + (k+1)
+// intervals, as vegeta's ConstantPacer has the whole schedule's hits, so
+// the stripes of several generators together are the single schedule
+// (k6's execution segments). It reads its own clock against the
+// schedule's start rather than vegeta's elapsed time, because the start
+// is the caller's (the instant T falls on), not the moment vegeta's
+// attack began.
+//
+// It stops the attack, and says it did: when the next hit would be due
+// past the duration, the cut, or the halt (ctx ended); and when the
+// generator is still behind LateGrace after the window, so what it owes
+// past the grace is counted Unsent, never sent late.
+type schedule struct {
+	start    time.Time
+	rate     int
+	interval time.Duration
+	duration time.Duration
+	stripe   uint64
+	stripes  uint64
+	last     time.Time // no hit leaves after it: the window and LateGrace
+	cut      *Cut      // the caller's; nil never cuts
+	halt     Cut       // the attack's own: ctx ended at it
+	now      func() time.Time
 }
 
-// until waits until due, and says whether it got there: false when it was
-// interrupted first.
-func (s *sleeper) until(due time.Time) bool {
-	if s.wake == nil {
-		time.Sleep(time.Until(due))
-		return true
-	}
-	for left := time.Until(due); left > 0; left = time.Until(due) {
-		if left <= min(maxSpin, s.early) {
-			continue // spin: the timer would wake later than this
-		}
-		// a timer of 0 never fires: at least a microsecond
-		set := max(left-s.early, time.Microsecond)
-		woke := time.Now().Add(set)
-		if !s.wake.sleep(set) {
-			return false
-		}
-		if time.Since(woke) > s.early {
-			s.early = min(s.early+time.Duration(earlyQuantile*float64(earlyStep)), maxEarly)
-		} else {
-			s.early = max(s.early-time.Duration((1-earlyQuantile)*float64(earlyStep)), 0)
-		}
-	}
-	return true
+var _ vegeta.Pacer = (*schedule)(nil)
+
+func newSchedule(c Config, start time.Time) *schedule {
+	return &schedule{start: start, rate: c.Rate, interval: time.Second / time.Duration(c.Rate), duration: c.Duration,
+		stripe: uint64(c.Stripe), stripes: uint64(max(c.Stripes, 1)), last: start.Add(c.Duration + LateGrace),
+		cut: c.Cut, now: time.Now}
 }
 
-// interrupt ends the sleeper's wait, and every later one, at once.
-func (s *sleeper) interrupt() {
-	if s.wake != nil {
-		s.wake.interrupt()
+// global is the schedule's number of this stripe's j-th hit.
+func (s *schedule) global(j uint64) uint64 { return j*s.stripes + s.stripe }
+
+// due is when the schedule has request k.
+func (s *schedule) due(k uint64) time.Time { return s.start.Add(time.Duration(k+1) * s.interval) }
+
+// Pace is how long vegeta waits before hit number hits, or stop.
+func (s *schedule) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
+	due := s.due(s.global(hits))
+	now := s.now()
+	switch {
+	case due.Sub(s.start) > s.duration, s.cutBefore(due), now.After(s.last):
+		return 0, true
 	}
+	return due.Sub(now), false
 }
 
-func (s *sleeper) close() {
-	if s.wake != nil {
-		s.wake.Close()
-	}
+// Rate is the stripe's share of the schedule's rate.
+func (s *schedule) Rate(time.Duration) float64 {
+	return float64(s.rate) / float64(s.stripes)
+}
+
+// cutBefore says whether due falls after the cut or the halt: a hit due
+// then is not owed, and is neither sent nor counted.
+func (s *schedule) cutBefore(due time.Time) bool { return s.cut.after(due) || s.halt.after(due) }
+
+// owed says whether hit j was owed to the service: due within the window,
+// and before the cut and the halt.
+func (s *schedule) owed(j uint64) bool {
+	due := s.due(s.global(j))
+	return due.Sub(s.start) <= s.duration && !s.cutBefore(due)
 }
