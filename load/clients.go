@@ -28,9 +28,9 @@ import (
 // with: vegeta's hit is one request, its attempts inside.
 type herd struct {
 	base    *http.Transport
-	sched   *schedule // where each hit falls
-	hits    hits      // the hits under way, by vegeta's Seq
-	share   float64   // of requests marked critical
+	sched   *schedule     // where each hit falls
+	hits    hits          // the hits under way, by vegeta's Seq
+	share   float64       // of requests marked critical
 	timeout time.Duration // per attempt
 	targets []string      // replica base URLs: a hedge goes to the next one
 	hedge   time.Duration // 0: off
