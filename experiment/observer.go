@@ -16,7 +16,9 @@ type Observer interface {
 	// false when the arm ends (after its drain).
 	Arm(name string, running bool)
 	// Request is called once per request as it ends, with the phase its
-	// intended send time falls in: PhaseWarmup, PhaseBefore or PhaseAfter.
+	// intended send time falls in: PhaseWarmup, PhaseBefore or PhaseAfter
+	// (the schedule's last tick, due at the arm's very end, is in none and
+	// not counted, as the results do not count it).
 	Request(arm, phase string, r load.Record)
 	// Trigger is called at T, just before the trigger fires.
 	Trigger(arm string, at time.Time)
@@ -52,6 +54,34 @@ func observed(rec *Recorder, obs Observer, arm string) func(load.Record) {
 	}
 	return func(r load.Record) {
 		rec.Add(r)
-		obs.Request(arm, phaseOf(r.Intended, rec.from, rec.t), r)
+		if r.Intended.Before(rec.end) { // the schedule's last tick, at the very end, is no phase's
+			obs.Request(arm, phaseOf(r.Intended, rec.from, rec.t), r)
+		}
+	}
+}
+
+// Observers is several observers as one: each sees every call, in order.
+type Observers []Observer
+
+var _ Observer = Observers(nil)
+
+// Arm calls every observer's Arm.
+func (os Observers) Arm(name string, running bool) {
+	for _, o := range os {
+		o.Arm(name, running)
+	}
+}
+
+// Request calls every observer's Request.
+func (os Observers) Request(arm, phase string, r load.Record) {
+	for _, o := range os {
+		o.Request(arm, phase, r)
+	}
+}
+
+// Trigger calls every observer's Trigger.
+func (os Observers) Trigger(arm string, at time.Time) {
+	for _, o := range os {
+		o.Trigger(arm, at)
 	}
 }

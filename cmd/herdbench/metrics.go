@@ -49,3 +49,11 @@ func printObservability(w io.Writer, st testbed.Status) {
 		fmt.Fprintf(w, "grafana\t%s\n", st.Grafana)
 	}
 }
+
+// withObserver is obs and more as one observer; obs may be nil.
+func withObserver(obs experiment.Observer, more experiment.Observer) experiment.Observer {
+	if obs == nil {
+		return more
+	}
+	return experiment.Observers{obs, more}
+}

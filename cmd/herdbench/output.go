@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -68,9 +70,66 @@ func outputFiles(outs []output) []string {
 	return files
 }
 
-// writeOutputs renders reps once per output.
+// vegetaFormat is -o vegeta=FILE: every request of the run as vegeta's
+// results (reporters.VegetaResults), written while it runs.
+const vegetaFormat = "vegeta"
+
+// runFormats are the formats of a command that runs an experiment: the
+// reports, and vegeta's results.
+func runFormats() []string { return append(reporters.FormatNames(), vegetaFormat) }
+
+// checkVegeta refuses -o vegeta without a file, and with workers, whose
+// requests stay on the workers (their histograms reach the controller).
+func checkVegeta(outs []output, workers string) herd.FieldErrors {
+	var errs herd.FieldErrors
+	for _, o := range outs {
+		switch {
+		case o.format != vegetaFormat:
+		case o.path == "":
+			errs.Add("output", "vegeta: needs a file, vegeta=FILE (vegeta's results are binary; stdout has the table)")
+		case workers != "":
+			errs.Add("output", "vegeta=%s with --workers: each request's record stays on its worker; only histograms reach the controller (accepted: one or the other)", o.path)
+		}
+	}
+	return errs
+}
+
+// vegetaResults opens the file of -o vegeta=FILE, if any, as an observer
+// of the run; done flushes and closes it. No such output: nil.
+func vegetaResults(outs []output) (obs *reporters.VegetaResults, done func() error, err error) {
+	for _, o := range outs {
+		if o.format != vegetaFormat {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(o.path), 0o755); err != nil {
+			return nil, nil, fmt.Errorf("-o vegeta=%s: %w", o.path, err)
+		}
+		f, err := os.Create(o.path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-o vegeta=%s: %w", o.path, err)
+		}
+		obs = reporters.NewVegetaResults(f)
+		return obs, func() error {
+			err := obs.Flush()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("-o vegeta=%s: %w", o.path, err)
+			}
+			return nil
+		}, nil
+	}
+	return nil, func() error { return nil }, nil
+}
+
+// writeOutputs renders reps once per output (vegeta's results are written
+// while the run goes).
 func writeOutputs(stdout io.Writer, outs []output, reps []*experiment.Report) error {
 	for _, o := range outs {
+		if o.format == vegetaFormat {
+			continue
+		}
 		if o.path == "" {
 			if err := reporters.Render(stdout, o.format, reps); err != nil {
 				return err

@@ -189,7 +189,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
 	addStartupFlags(fs, &opts.Startup)
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
-		" (repeatable; default: table)")
+		"; or vegeta=FILE, every request from T - before as vegeta's results, for vegeta report and plot (repeatable; default: table)")
 	fs.StringVar(&opts.JSONFile, "json", opts.JSONFile, "also write the results JSON to `FILE` (as -o json=FILE)")
 	fs.StringVar(&opts.ResultsDir, "results-dir", opts.ResultsDir, "where every run's results.json is written, in a directory per run")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
@@ -244,8 +244,9 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	if opts.Workers != "" && plan.AfterAuto {
 		bad.Add("after", "auto with --workers: the workers' schedules are theirs once sent, and cannot be cut when the arm recovers (accepted: a duration, or no --workers)")
 	}
-	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, reporters.FormatNames())
+	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, runFormats())
 	bad = append(bad, herd.Fields(err)...)
+	bad = append(bad, checkVegeta(outs, opts.Workers)...)
 	if plan.Repeat == 0 { // the plan's zero is once; a user's 0 is a mistake (above the cap: Validate)
 		bad.Add("repeat", "0 out of range (accepted: 1 to %d runs of each arm)", experiment.MaxRepeat)
 	}
@@ -347,6 +348,13 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		return err
 	}
 	defer stopMetrics()
+	vr, vegetaDone, err := vegetaResults(outs)
+	if err != nil {
+		return err
+	}
+	if vr != nil {
+		observer = withObserver(observer, vr)
+	}
 
 	trig, err := plan.TriggerSet().Get(plan.Trigger)
 	if err != nil {
@@ -369,6 +377,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		ResultsDir: absDir(dir),
 	})
 	line.close()
+	runErr = errors.Join(runErr, vegetaDone())
 	if rep == nil {
 		return runErr
 	}
