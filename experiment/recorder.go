@@ -212,6 +212,24 @@ const (
 	SaturatedSent = 0.99
 )
 
+// MaterialLagShare is when the generator's own lateness is a material part
+// of an arm's p99: the p99 counts from each request's intended send time,
+// so it holds the generator's lag as well as the service's time, and an
+// arm whose lag p99 is this share of its p99 or more reports a p99 that is
+// partly herdbench's (LagShare; the reports mark it). Saturation, judged
+// at the lag's p90, misses a generator that keeps up on most requests and
+// falls behind at T, the instant the herd is measured.
+const MaterialLagShare = 0.10
+
+// LagShare is the generator's lag p99 (load.lag_p99_ms, from T - before)
+// over the arm's p99 (http.p99_ms, from T); 0 without a p99.
+func (a ArmResult) LagShare() float64 {
+	if a.HTTP.P99MS <= 0 {
+		return 0
+	}
+	return a.Load.LagP99MS / a.HTTP.P99MS
+}
+
 // generator summarises how the generator kept its schedule from T - before
 // to the end; window is that span.
 func (r *Recorder) generator(window time.Duration) LoadFigures {

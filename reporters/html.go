@@ -85,7 +85,7 @@ type htmlReport struct {
 	Note      string       // what a repeated run's figures are, under the summary
 	Details   []htmlDetail // the layers and writes tables, when some arm has them
 	Verdict   *verdictLine
-	Warning   string // the generator was the bottleneck
+	Warnings  []string // the generator was the bottleneck, or late at the p99
 	Aborted   []abortItem
 	Gates     []gateRow
 	Failed    int
@@ -201,7 +201,11 @@ func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
 	if fewest, fastest, ok := best(rep); ok {
 		r.Verdict = &verdictLine{fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS)}
 	}
-	r.Warning = saturation(rep)
+	for _, w := range []string{saturation(rep), lateness(rep)} {
+		if w != "" {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
 	for _, a := range aborted(rep) {
 		r.Aborted = append(r.Aborted, abortItem{a.Name, offset(a.Aborted.AtMS), a.Aborted.Gate, a.Aborted.Reason})
 	}

@@ -44,6 +44,9 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 	if s := saturation(rep); s != "" {
 		fmt.Fprintf(b, "**Warning:** %s.\n\n", mdText(s))
 	}
+	if s := lateness(rep); s != "" {
+		fmt.Fprintf(b, "**Warning:** %s.\n\n", mdText(s))
+	}
 
 	if ab := aborted(rep); len(ab) > 0 {
 		b.WriteString("**Stopped early by a stop condition:**\n\n")

@@ -55,3 +55,35 @@ func TestSaturationWarningWithoutUnsent(t *testing.T) {
 		t.Errorf("table:\n%s\nwant the lag, and no word of unsent requests", out)
 	}
 }
+
+// A generator that keeps up on most requests and falls behind at T is not
+// saturated, but its lag is part of the p99 it reports: the arm whose lag
+// p99 is a material share of its p99 (experiment.MaterialLagShare) has its
+// p99 marked and a warning naming the share; under that share, nothing.
+func TestLatenessWarning(t *testing.T) {
+	rep := loadReport(t, "testdata/results.json")
+	for i := range rep.Arms { // the service's p99 alone: lag well under a tenth
+		rep.Arms[i].Load.LagP99MS = rep.Arms[i].HTTP.P99MS * 0.09
+	}
+	var quiet bytes.Buffer
+	if err := Table(&quiet, rep); err != nil || strings.Contains(quiet.String(), "sending lag") || strings.Contains(quiet.String(), " *") {
+		t.Errorf("lag p99 at 9%% of p99 is flagged (%v):\n%s", err, quiet.String())
+	}
+	a := &rep.Arms[1]
+	a.HTTP.P99MS, a.Load.LagP99MS, a.Load.LagP90MS = 505, 141, 0.2
+	want := "* herdbench's own sending lag is a material share of the p99 in " + a.Name + ": at worst " + a.Name +
+		", lag p99 141.0ms of p99 505.0ms (27.92%)"
+	var table, md bytes.Buffer
+	if err := Table(&table, rep); err != nil || !strings.Contains(table.String(), "warning   "+want) || !strings.Contains(table.String(), "505.0ms *") {
+		t.Errorf("table (%v):\n%s\nwant the p99 marked and the line %q", err, table.String(), want)
+	}
+	if strings.Contains(table.String(), "bottleneck") {
+		t.Errorf("table:\n%s\nwant no saturation: the lag's p90 is 0.2 ms", table.String())
+	}
+	if err := Markdown(&md, rep); err != nil || !strings.Contains(md.String(), mdText(want)) {
+		t.Errorf("markdown (%v):\n%s\nwant %q", err, md.String(), want)
+	}
+	if page, _ := renderHTML(t, rep); !strings.Contains(page, "27.92%") {
+		t.Errorf("html has no warning with the share")
+	}
+}

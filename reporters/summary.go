@@ -59,7 +59,7 @@ func summaryRow(a, first experiment.ArmResult, isFirst bool, base *int64, retrie
 		peak = spread(thousands(int64(a.DB.PeakQPS+0.5)), "db.peak_qps", showCount)
 	}
 	row := []string{a.Name, queries, vs, peak, spread(msString(a.HTTP.P50MS), "http.p50_ms", showMS),
-		spread(msString(a.HTTP.P99MS), "http.p99_ms", showMS), spread(pct(a.HTTP.DropRate), "http.drop_rate", showPct),
+		spread(msString(a.HTTP.P99MS), "http.p99_ms", showMS) + lateMark(a), spread(pct(a.HTTP.DropRate), "http.drop_rate", showPct),
 		spread(recoveryString(a), "recovery_ms", shown(msString, "not recovered")), verdictCell(a, cmp.Or(a.Verdict, "-"))}
 	if retried {
 		row = append(row, spread(strconv.FormatFloat(a.Retries.Amplification, 'f', 2, 64), "retries.amplification", showRatio))
@@ -179,6 +179,40 @@ func saturation(rep *experiment.Report) string {
 	}
 	return msg + fmt.Sprintf(" (saturated past %s of lag at p90 or under %s sent). Lower --rate, give herdbench more cores, or split the load over workers",
 		experiment.SaturatedLag, pct(experiment.SaturatedSent))
+}
+
+// lateMark marks a p99 that holds a material share of the generator's own
+// lag (experiment.MaterialLagShare).
+func lateMark(a experiment.ArmResult) string {
+	if a.LagShare() >= experiment.MaterialLagShare {
+		return " *"
+	}
+	return ""
+}
+
+// lateness says, when in some arm the generator's lag p99 is a material
+// share of the p99, which arms, the worst share and what it means; "" when
+// in none.
+func lateness(rep *experiment.Report) string {
+	var names []string
+	var worst experiment.ArmResult
+	for _, a := range rep.Arms {
+		if a.LagShare() < experiment.MaterialLagShare {
+			continue
+		}
+		names = append(names, a.Name)
+		if a.LagShare() > worst.LagShare() {
+			worst = a
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("* herdbench's own sending lag is a material share of the p99 in %s: at worst %s, lag p99 %s of p99 %s (%s). "+
+		"The p99 counts from each request's intended send time, so it holds the generator's lateness too (marked from %s). "+
+		"Give herdbench more cores, lower --rate, or split the load over workers to see the service's own",
+		strings.Join(names, ", "), worst.Name, msString(worst.Load.LagP99MS), msString(worst.HTTP.P99MS),
+		pct(worst.LagShare()), pct(experiment.MaterialLagShare))
 }
 
 // workersLine says how the workers of a distributed run kept the herd

@@ -70,6 +70,9 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := saturation(rep); s != "" {
 		fmt.Fprintln(w, "warning   "+s)
 	}
+	if s := lateness(rep); s != "" {
+		fmt.Fprintln(w, "warning   "+s)
+	}
 	for _, a := range aborted(rep) {
 		fmt.Fprintf(w, "aborted   %s at %s: %s\n", a.Name, offset(a.Aborted.AtMS), a.Aborted.Reason)
 	}
