@@ -44,7 +44,8 @@ func Attack(ctx context.Context, c Config, record func(Record)) (time.Time, erro
 		maxWorkers = c.MaxWorkers
 	}
 	atk := vegeta.NewAttacker(
-		vegeta.Client(NewClient(c.Bound(), h)),
+		// no Timeout: the herd bounds each request itself (herd.RoundTrip)
+		vegeta.Client(&http.Client{Transport: h, CheckRedirect: NoRedirects}),
 		vegeta.Workers(min(workers, maxWorkers)), vegeta.MaxWorkers(maxWorkers),
 		vegeta.MaxBody(0), // read and discarded, never kept
 	)
