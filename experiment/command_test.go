@@ -162,14 +162,14 @@ func TestCommandTrigger(t *testing.T) {
 	t.Run("on a service from a target file, between the arm's hooks", func(t *testing.T) {
 		svc := asService(t, tg, "keys: {list: [\"1\", \"2\"], hot: 1}\n")
 		log := filepath.Join(t.TempDir(), "order.log")
-		sel := &Select{Before: []string{"echo before >> " + log}, After: []string{"echo after >> " + log}}
+		sel := &Select{Before: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}, After: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}}
 		p := servicePlan("command", Arm{Name: "baseline", Select: sel})
 		p.Triggers = triggerOptions("run", `echo "run $HERDBENCH_ARM" >> `+log, "undo", "echo undo >> "+log, "command_timeout", "1s")
 		if _, err := Run(context.Background(), p, Env{Target: svc}); err != nil {
 			t.Fatal(err)
 		}
-		if b, err := os.ReadFile(log); err != nil || string(b) != "before\nrun baseline\nundo\nafter\n" {
-			t.Errorf("the hooks and the commands wrote %q, %v; want before, the command at T, its undo, then after", b, err)
+		if b, err := os.ReadFile(log); err != nil || string(b) != "before baseline\nrun baseline\nundo\nafter baseline\n" {
+			t.Errorf("the hooks and the commands wrote %q, %v; want before, the command at T, its undo, then after, each told its arm", b, err)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -32,18 +33,22 @@ func (s *serviceSubject) Apply(ctx context.Context, arm Arm) (Applied, error) {
 	if sel == nil {
 		return Applied{Arm: arm, After: func(context.Context) error { return nil }}, nil
 	}
-	if err := hooks(ctx, "before", sel.Before); err != nil {
+	if err := hooks(ctx, arm.Name, "before", sel.Before); err != nil {
 		return Applied{}, err
 	}
-	return Applied{Arm: arm, After: func(ctx context.Context) error { return hooks(ctx, "after", sel.After) }}, nil
+	return Applied{Arm: arm, After: func(ctx context.Context) error { return hooks(ctx, arm.Name, "after", sel.After) }}, nil
 }
 
-// hooks runs an arm's commands in order with sh -c; the first that fails
-// ends the arm, with its output.
-func hooks(ctx context.Context, when string, cmds []string) error {
+// hooks runs an arm's commands in order with sh -c, in herdbench's
+// environment with HERDBENCH_ARM (the arm's name) and HERDBENCH_HOOK
+// (before or after), so one command can switch every arm; the first that
+// fails ends the arm, with its output.
+func hooks(ctx context.Context, arm, when string, cmds []string) error {
 	for _, c := range cmds {
 		hctx, cancel := context.WithTimeout(ctx, hookTimeout)
-		out, err := exec.CommandContext(hctx, "sh", "-c", c).CombinedOutput()
+		cmd := exec.CommandContext(hctx, "sh", "-c", c)
+		cmd.Env = append(os.Environ(), "HERDBENCH_ARM="+arm, "HERDBENCH_HOOK="+when)
+		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%s hook %q: %v: %s", when, c, err, strings.TrimSpace(string(out)))
