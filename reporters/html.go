@@ -111,7 +111,7 @@ type htmlDetail struct {
 	Table htmlTable
 }
 
-type verdictLine struct{ Fewest, FewestQueries, Fastest, FastestP99 string }
+type verdictLine struct{ Fewest, FewestQueries, Fastest, FastestP99, Dropped string }
 
 type abortItem struct{ Arm, At, Gate, Reason string }
 
@@ -198,8 +198,8 @@ func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
 	for _, d := range details(rep) {
 		r.Details = append(r.Details, htmlDetail{d.intro, htmlTable{Class: d.key, Head: d.head, Rows: d.rows, TextCol: len(d.head) - 1}})
 	}
-	if fewest, fastest, ok := best(rep); ok {
-		r.Verdict = &verdictLine{fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS)}
+	if fewest, fastest, dropped, ok := best(rep); ok {
+		r.Verdict = &verdictLine{fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS), sentence(droppedNote(dropped))}
 	}
 	for _, w := range []string{saturation(rep), lateness(rep)} {
 		if w != "" {

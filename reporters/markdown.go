@@ -31,9 +31,13 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 	if s := repeatNote(rep); s != "" {
 		fmt.Fprintf(b, "%s\n\n", mdText(s))
 	}
-	if fewest, fastest, ok := best(rep); ok {
-		fmt.Fprintf(b, "Fewest DB queries after T: %s (%s); lowest p99: %s (%s).\n\n",
+	if fewest, fastest, dropped, ok := best(rep); ok {
+		fmt.Fprintf(b, "Fewest DB queries after T: %s (%s); lowest p99: %s (%s).",
 			code(fewest.Name), thousands(fewest.DB.Queries), code(fastest.Name), mdText(msString(fastest.HTTP.P99MS)))
+		if n := droppedNote(dropped); n != "" {
+			fmt.Fprintf(b, " %s.", mdText(sentence(n)))
+		}
+		fmt.Fprint(b, "\n\n")
 	}
 
 	for _, d := range details(rep) {

@@ -102,23 +102,64 @@ func details(rep *experiment.Report) []detail {
 	return out
 }
 
+// DropMargin is how far above the lowest drop rate of a run an arm's may be
+// and still be named best: a dropped request costs no query and answers
+// fast, so an arm that drops more would win both "fewest db queries" and
+// "lowest p99" by failing. One percentage point.
+const DropMargin = 0.01
+
 // best is the arm with the fewest DB queries after T and the one with the
-// lowest p99; ok is false with fewer than two arms, where there is nothing
-// to compare.
-func best(rep *experiment.Report) (fewest, fastest experiment.ArmResult, ok bool) {
+// lowest p99, among the arms whose drop rate is within DropMargin of the
+// run's lowest; dropped are the others, which are never named. ok is
+// false with fewer than two arms, where there is nothing to compare.
+func best(rep *experiment.Report) (fewest, fastest experiment.ArmResult, dropped []experiment.ArmResult, ok bool) {
 	if len(rep.Arms) < 2 || rep.Arms[0].DB == nil { // without DB figures there is no fewest
-		return fewest, fastest, false
+		return fewest, fastest, nil, false
 	}
-	fewest, fastest = rep.Arms[0], rep.Arms[0]
+	least := rep.Arms[0].HTTP.DropRate
 	for _, a := range rep.Arms[1:] {
-		if a.DB != nil && a.DB.Queries < fewest.DB.Queries {
+		least = min(least, a.HTTP.DropRate)
+	}
+	first := true
+	for _, a := range rep.Arms {
+		if a.HTTP.DropRate > least+DropMargin {
+			dropped = append(dropped, a)
+			continue
+		}
+		if first {
+			fewest, fastest, first = a, a, false
+			continue
+		}
+		if a.DB != nil && (fewest.DB == nil || a.DB.Queries < fewest.DB.Queries) {
 			fewest = a
 		}
 		if a.HTTP.P99MS < fastest.HTTP.P99MS {
 			fastest = a
 		}
 	}
-	return fewest, fastest, true
+	return fewest, fastest, dropped, fewest.DB != nil
+}
+
+// droppedNote says which arms best left out and what they dropped; "" when
+// none.
+func droppedNote(dropped []experiment.ArmResult) string {
+	if len(dropped) == 0 {
+		return ""
+	}
+	parts := make([]string, len(dropped))
+	for i, a := range dropped {
+		parts[i] = a.Name + " " + pct(a.HTTP.DropRate)
+	}
+	return fmt.Sprintf("not named, as they dropped over %g point more than the run's fewest: %s",
+		DropMargin*100, strings.Join(parts, ", "))
+}
+
+// sentence is s begun with a capital, for a line of its own.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // Expected is what a gate result had to satisfy, as its gate reads: the

@@ -162,12 +162,16 @@ func firstName(rep *experiment.Report) string {
 // verdict names the arm with the fewest DB queries after T and the one with
 // the lowest p99.
 func verdict(rep *experiment.Report) string {
-	fewest, fastest, ok := best(rep)
+	fewest, fastest, dropped, ok := best(rep)
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("fewest db queries after T: %s (%s); lowest p99: %s (%s)",
+	line := fmt.Sprintf("fewest db queries after T: %s (%s); lowest p99: %s (%s)",
 		fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS))
+	if n := droppedNote(dropped); n != "" {
+		line += "; " + n
+	}
+	return line
 }
 
 func versus(v, base int64) string {
