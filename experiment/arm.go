@@ -275,7 +275,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,
-		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical,
+		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical, ShedStatuses: a.tg.ShedStatuses,
 	}, Space: a.tg.Space, Seed: p.Seed, Before: time.Duration(p.Before), After: time.Duration(p.After), Critical: cl.Critical > 0,
 		Burst: a.splitBurst(), HotKeys: a.hot})
 	if err != nil {

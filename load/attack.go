@@ -148,7 +148,7 @@ func (h *herd) record(res *vegeta.Result) (Record, bool) {
 		}
 	}
 	rec.Latency = max(res.End().Sub(rec.Intended), 0)
-	rec.Outcome = Classify(rec.Code, res.Error)
+	rec.Outcome = h.shed.Classify(rec.Code, res.Error)
 	if res.Headers != nil {
 		rec.Cache = res.Headers.Get("X-Cache")
 	}

@@ -54,3 +54,33 @@ func TestStarvedAttackerCountsLateAndUnsent(t *testing.T) {
 		t.Errorf("worst lag %s; want the last requests sent over half a second late", worst)
 	}
 }
+
+// What a status means is the target's to say: by default a 503 is the
+// service shedding load; a target whose 503s come from its load balancer
+// (no server up) says shed_statuses: [429], and its 503s are errors.
+func TestShedStatusesSayWhatA503Means(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		shed Shedding
+		want Outcome
+	}{{nil, Shed}, {Shedding{429}, Error5xx}, {Shedding{429, 503}, Shed}} {
+		c := Config{Targets: []string{srv.URL}, Rate: 100, Duration: 100 * time.Millisecond, Keys: 10, Zipf: 1.1, Seed: 1,
+			Timeout: 5 * time.Second, ShedStatuses: tt.shed}
+		var got collect
+		if _, err := Attack(context.Background(), c, got.add); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got.recs {
+			if r.Outcome != tt.want {
+				t.Errorf("shed statuses %v: request %d of a 503 is %s; want %s", tt.shed, r.Seq, r.Outcome, tt.want)
+				break
+			}
+		}
+		if len(got.recs) != 10 {
+			t.Errorf("shed statuses %v: %d records; want 10", tt.shed, len(got.recs))
+		}
+	}
+}

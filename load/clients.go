@@ -32,6 +32,7 @@ type herd struct {
 	hits    hits          // the hits under way, by vegeta's Seq
 	share   float64       // of requests marked critical
 	bound   time.Duration // one request's, its retries included (Config.Bound)
+	shed    Shedding      // the statuses that mean shedding
 	timeout time.Duration // per attempt
 	targets []string      // replica base URLs: a hedge goes to the next one
 	hedge   time.Duration // 0: off
@@ -84,6 +85,7 @@ func newHerd(c Config, s *schedule) *herd {
 		hits:    hits{m: map[uint64]*hit{}},
 		share:   c.Critical,
 		bound:   c.Bound(),
+		shed:    c.ShedStatuses,
 		timeout: c.Timeout,
 		targets: c.Targets,
 		hedge:   c.Hedge.Delay,
@@ -218,7 +220,7 @@ func (h *herd) roundTrip(req *http.Request, id uint64, s *sent) (*http.Response,
 		} else {
 			code = resp.StatusCode
 		}
-		outcome := Classify(code, msg)
+		outcome := h.shed.Classify(code, msg)
 		c.mu.Lock()
 		if c.throttle != nil && !refused && outcome != Shed && outcome != Conn && outcome != Timeout {
 			c.throttle.Accepted(time.Now())
@@ -300,7 +302,7 @@ func (h *herd) send(ctx context.Context, req *http.Request, s *sent, hedge bool)
 			answers <- answer{resp, err, cancel}
 		}()
 	}
-	good := func(a answer) bool { return a.err == nil && !failed(Classify(a.resp.StatusCode, "")) }
+	good := func(a answer) bool { return a.err == nil && !failed(h.shed.Classify(a.resp.StatusCode, "")) }
 	// discard ends an answer nobody reads
 	discard := func(a answer) {
 		if a.resp != nil {

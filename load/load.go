@@ -31,6 +31,9 @@ type Config struct {
 	Throttle float64       // adaptive throttling's K (the SRE book uses 2); 0 is off
 	Hedge    retry.Hedge   // hedge slow attempts to another replica; zero is off
 	Breaker  retry.Breaker // each client's own circuit breaker; zero is off
+	// ShedStatuses are the statuses that mean the service shed the load
+	// (outcome Shed); empty: DefaultShedStatuses
+	ShedStatuses Shedding `json:"shed_statuses,omitempty"`
 	// Critical is the share of requests marked critical (the X-Priority
 	// header), chosen by a fixed hash of the request's sequence number
 	Critical float64

@@ -1,6 +1,9 @@
 package load
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Outcome is how one request ended. Each request has exactly one.
 type Outcome uint8
@@ -11,7 +14,7 @@ const (
 	Timeout                    // no response within the client timeout
 	Conn                       // connection refused, reset or closed
 	Error5xx                   // a 5xx other than 503
-	Shed                       // 429 or 503: the service refused the load
+	Shed                       // 429 or 503 (Config.ShedStatuses): the service refused the load
 	Other                      // any other status (3xx, 4xx)
 	Throttled                  // refused by the client itself (adaptive throttling): never sent
 	BreakerOpen                // refused by the client's own open circuit breaker: never sent
@@ -32,8 +35,30 @@ func (o Outcome) String() string {
 }
 
 // Classify maps a response status (0 when there was none) and the client's
+// error to an Outcome, 429 and 503 meaning shed.
+func Classify(code int, err string) Outcome { return Shedding(nil).Classify(code, err) }
+
+// DefaultShedStatuses are the statuses that mean a service refused the
+// load: 429 Too Many Requests and 503 Service Unavailable.
+var DefaultShedStatuses = []int{429, 503}
+
+// Shedding is the statuses that mean the service shed the load; nil or
+// empty: DefaultShedStatuses. A status outside it is what its class says
+// (another 5xx an error, another 4xx other): a load balancer's own 503
+// when no server is up is no server's shedding, and a target can say so.
+type Shedding []int
+
+// sheds says whether code means shedding.
+func (s Shedding) sheds(code int) bool {
+	if len(s) == 0 {
+		return code == 429 || code == 503
+	}
+	return slices.Contains(s, code)
+}
+
+// Classify maps a response status (0 when there was none) and the client's
 // error to an Outcome.
-func Classify(code int, err string) Outcome {
+func (s Shedding) Classify(code int, err string) Outcome {
 	switch {
 	case code == 0 && strings.Contains(err, errThrottled.Error()):
 		return Throttled
@@ -45,7 +70,7 @@ func Classify(code int, err string) Outcome {
 		return Conn
 	case code >= 200 && code < 300:
 		return OK
-	case code == 429 || code == 503:
+	case s.sheds(code):
 		return Shed
 	case code >= 500 && code < 600:
 		return Error5xx

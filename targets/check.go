@@ -56,7 +56,24 @@ func (f *File) check(env func(string) (string, bool)) herd.FieldErrors {
 	c.httpCache()
 	c.arms()
 	c.limits()
+	c.shedStatuses()
 	return c.errs
+}
+
+// shedStatuses checks the statuses that mean shedding: each a 4xx or 5xx,
+// once.
+func (c *checker) shedStatuses() {
+	seen := map[int]bool{}
+	for i, code := range c.f.ShedStatuses {
+		path := fmt.Sprintf("shed_statuses[%d]", i)
+		switch {
+		case code < 400 || code > 599:
+			c.bad(path, "%d (accepted: an HTTP status from 400 to 599, such as 429 or 503)", code)
+		case seen[code]:
+			c.bad(path, "%d twice (accepted: each status once)", code)
+		}
+		seen[code] = true
+	}
 }
 
 func (c *checker) endpoints() {

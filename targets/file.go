@@ -39,6 +39,9 @@ type File struct {
 	Arms       []ArmSpec         `yaml:"arms"`
 	Limits     Limits            `yaml:"limits"`
 	Abort      []string          `yaml:"abort"` // stop conditions, as --abort-on
+	// ShedStatuses are the statuses that mean the service refused the load
+	// (outcome shed); empty: 429 and 503. Another 5xx is an error.
+	ShedStatuses []int `yaml:"shed_statuses"`
 
 	doc *strictyaml.Doc
 }

@@ -283,3 +283,26 @@ http_cache:
 		t.Errorf("ParseFile(no purge) = %v; want the missing purge named", err)
 	}
 }
+
+// shed_statuses says which statuses mean the service shed the load: each
+// a 4xx or 5xx, once, refused at its line otherwise; the target carries
+// them to the load.
+func TestShedStatuses(t *testing.T) {
+	const base = "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/{key}\"}\nkeys: {list: [a]}\n"
+	f, err := ParseFile([]byte(base+"shed_statuses: [429]\n"), "t.yaml", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FromFile(f).ShedStatuses; len(got) != 1 || got[0] != 429 {
+		t.Errorf("ShedStatuses = %v; want [429]", got)
+	}
+	_, err = ParseFile([]byte(base+"shed_statuses: [503, 200, 503]\n"), "t.yaml", env(nil))
+	for _, want := range []string{
+		"t.yaml:4: shed_statuses[1]: 200 (accepted: an HTTP status from 400 to 599",
+		"t.yaml:4: shed_statuses[2]: 503 twice",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseFile error lacks\n  %s\nin\n%v", want, err)
+		}
+	}
+}

@@ -81,9 +81,12 @@ type Target struct {
 	Prometheus *PrometheusSpec
 	Arms       []ArmSpec // how arms are selected on a service herdbench does not control
 	Limits     Limits
-	Abort      []string          // stop conditions the target file adds
-	Hosts      map[string]string // every host the target touches -> where it is declared
-	Allow      []string          // hosts besides loopback that may be touched
+	// ShedStatuses are the statuses the service sheds load with; empty:
+	// load's default, 429 and 503
+	ShedStatuses []int
+	Abort        []string          // stop conditions the target file adds
+	Hosts        map[string]string // every host the target touches -> where it is declared
+	Allow        []string          // hosts besides loopback that may be touched
 
 	// What herdbench controls of the testbed, and nothing of another target.
 	// Owned: it started Redis and the proxies, so a trigger may flush all of
@@ -105,7 +108,7 @@ type Target struct {
 func FromFile(f *File) *Target {
 	t := &Target{Kind: KindFile, Name: f.doc.Name, Endpoints: f.Endpoints, Space: &f.Keys,
 		Request: load.Request{Method: f.Request.Method, Path: f.Request.Path, Query: f.Request.Query, Headers: f.Request.Headers},
-		Header:  http.Header{}, Prometheus: f.Prometheus, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort,
+		Header:  http.Header{}, Prometheus: f.Prometheus, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort, ShedStatuses: f.ShedStatuses,
 		Hosts: f.Hosts(), Allow: f.Allow, file: f}
 	for k, v := range f.Headers {
 		t.Header.Set(k, v)
