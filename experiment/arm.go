@@ -33,11 +33,12 @@ type armRun struct {
 	hot   []string
 
 	clock     *clock
-	phase     string    // the phase progress last reported
-	since     time.Time // when it began
-	loadStart time.Time // when the load's schedule began
-	writes0   [2]int64  // a write herd's write statements (calls, rows) after the fill
-	ending    *ending   // how the arm may end on its verdict; nil: it runs its after window
+	phase     string        // the phase progress last reported
+	since     time.Time     // when it began
+	loadStart time.Time     // when the load's schedule began
+	writes0   [2]int64      // a write herd's write statements (calls, rows) after the fill
+	ending    *ending       // how the arm may end on its verdict; nil: it runs its after window
+	settle    time.Duration // the longest timeout on the arm's path (settleOf), for judge
 }
 
 // scheduleLead is how long before its schedule starts a load is set up:
@@ -270,6 +271,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	header, query := a.arm.Select.apply(a.tg.Header)
 	lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: cl.Retry}
 	a.ending = newEnding(p, lc.Bound())
+	a.settle = settleOf(lc.Bound(), a.applied.Bound)
 	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Load: load.Config{
 		Targets: a.tg.Endpoints, Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,

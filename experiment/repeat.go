@@ -60,8 +60,9 @@ func (s Spread) Overlaps(o Spread) bool {
 }
 
 // verdictRank orders the verdicts from worst, to break a tie between the
-// most common ones: metastable, degraded, overloaded, recovered.
-var verdictRank = []string{Metastable, Degraded, Overloaded, Recovered}
+// most common ones: metastable, recovering (degraded, in v1 files),
+// overloaded, recovered.
+var verdictRank = []string{Metastable, Recovering, Degraded, Overloaded, Recovered}
 
 // Aggregate is one arm of several runs (in run order): every number its
 // runs' median, each with its spread, the most common verdict, and every
