@@ -55,15 +55,8 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	a.start = time.Now()
 	a.src = observe.Source{DB: a.tg.DB, MySQL: a.tg.MySQL, Redis: a.tg.Redis, Memcached: a.tg.Memcached,
 		Statements: a.tg.Statements, Role: a.tg.Role}
-	if a.tg.Edges != nil { // a call chain: each layer's counters, every row
-		a.src.Servers = func(ctx context.Context) (observe.Servers, error) {
-			e, err := a.tg.Edges.Counters(ctx)
-			if err != nil {
-				return observe.Servers{}, err
-			}
-			b, err := a.tg.Admin.Counters(ctx)
-			return observe.Servers{Edge: e.Requests, EdgeAttempts: e.Attempts, API: b.Requests, DBAttempts: b.Loads + b.LoadErrors}, err
-		}
+	if a.tg.Admin != nil { // the replicas' own counters, and a call chain's layers, every row
+		a.src.Servers = a.servers
 	}
 	if a.writeHerd() { // the write queue's depth, every row
 		a.src.Queue = observe.Queue{Stream: api.WriteStream, Group: api.WriteGroup}
@@ -116,6 +109,28 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 		res.Timing.FillMS = fillTook.Milliseconds()
 	}
 	return res, err
+}
+
+// servers reads the testbed's own counters for a row: the replicas' loads
+// and pools (the loop, loop.go) and, on a call chain, each layer's.
+func (a *armRun) servers(ctx context.Context) (observe.Servers, error) {
+	var s observe.Servers
+	if a.tg.Edges != nil {
+		e, err := a.tg.Edges.Counters(ctx)
+		if err != nil {
+			return s, err
+		}
+		s.Edge, s.EdgeAttempts = e.Requests, e.Attempts
+	}
+	b, err := a.tg.Admin.Counters(ctx)
+	if err != nil {
+		return s, err
+	}
+	if a.tg.Edges != nil {
+		s.API, s.DBAttempts = b.Requests, b.Loads+b.LoadErrors
+	}
+	s.Loads, s.LoadErrors, s.NewConns, s.CanceledAcquires = b.Loads, b.LoadErrors, b.DBNewConns, b.DBCanceledAcquires
+	return s, nil
 }
 
 // progress reports where the arm is, noting when its phase began.

@@ -73,6 +73,11 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
 	res.SettleMS = a.settleMS()
 	ld.ending.judgeOn(res)
+	res.Loop = loopOf(res.Timeline, res.Trigger.EndedMS, sources{db: a.tg.DB != nil || a.tg.MySQL != nil,
+		cache: a.tg.Redis != nil || a.tg.Memcached != nil, replicas: a.tg.Admin != nil})
+	if res.Verdict == Metastable {
+		res.Loop.HeldBy = heldBy(res.Loop)
+	}
 	if s := ld.ending.stop(); s != nil && res.Aborted == nil {
 		res.Aborted = s // after judging: the arm ran whole up to its stop
 	}

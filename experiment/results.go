@@ -95,6 +95,9 @@ type ArmResult struct {
 	// SettleMS is how long after the trigger's end the arm could first be
 	// judged metastable: the longest timeout on its path (settleOf)
 	SettleMS *int64 `json:"settle_ms,omitempty"`
+	// Loop is the after window's figures beside the before window's, and
+	// on a metastable arm the one furthest from its baseline (loop.go)
+	Loop *Loop `json:"loop,omitempty"`
 	// RecoveryMS is when the arm was back within its band, from the
 	// trigger's end (trigger.ended_ms); RecoveryFromTMS the same instant
 	// from T; null: not recovered
@@ -322,4 +325,11 @@ type Row struct {
 	// write queue's unacknowledged entries at the row's last sample
 	LockWaits  int64 `json:"lock_waits,omitempty"`
 	QueueDepth int64 `json:"queue_depth,omitempty"`
+	// The testbed replicas' in this row, from their own counters (as
+	// api.*): loads finished and failed, their pools' new connections and
+	// waits given up
+	Loads            int64 `json:"loads,omitempty"`
+	LoadErrors       int64 `json:"load_errors,omitempty"`
+	NewConns         int64 `json:"new_conns,omitempty"`
+	CanceledAcquires int64 `json:"canceled_acquires,omitempty"`
 }

@@ -91,6 +91,10 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 			a.edgeAttempts += step(p.EdgeAttempts, c.EdgeAttempts, c.EdgeAttempts < p.EdgeAttempts)
 			a.api += step(p.API, c.API, c.API < p.API)
 			a.dbAttempts += step(p.DBAttempts, c.DBAttempts, c.DBAttempts < p.DBAttempts)
+			a.loads += step(p.Loads, c.Loads, c.Loads < p.Loads)
+			a.loadErrors += step(p.LoadErrors, c.LoadErrors, c.LoadErrors < p.LoadErrors)
+			a.newConns += step(p.NewConns, c.NewConns, c.NewConns < p.NewConns)
+			a.canceledAcquires += step(p.CanceledAcquires, c.CanceledAcquires, c.CanceledAcquires < p.CanceledAcquires)
 		}
 	}
 	// A row no sample fell in (the sampler ran late) takes the rate of the
@@ -109,6 +113,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
 			row.Edge, row.EdgeAttempts, row.API, row.DBAttempts = a.edge, a.edgeAttempts, a.api, a.dbAttempts
 			row.LockWaits, row.QueueDepth = a.lockWaits, a.queueDepth
+			row.Loads, row.LoadErrors, row.NewConns, row.CanceledAcquires = a.loads, a.loadErrors, a.newConns, a.canceledAcquires
 		}
 		var hist *hdrhistogram.Histogram // a copy: the recorder goes on filing while an arm is judged live
 		if c := rec.rows[i]; c != nil {
@@ -127,6 +132,9 @@ type acc struct {
 	calls, hits, misses int64
 	edge, edgeAttempts  int64 // a call chain's layers (Sample.Servers)
 	api, dbAttempts     int64
+	loads, loadErrors   int64 // the replicas' (Sample.Servers): the loop's figures
+	newConns            int64
+	canceledAcquires    int64
 	dt                  time.Duration
 	conns               int64
 	lockWaits           int64   // the most in one sample
