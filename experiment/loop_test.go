@@ -156,3 +156,30 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	}
 	t.Logf("none: %v of %+v; canceled: %v of %+v, loop %+v", sum(quiet), *quiet.API, sum(cold), *cold.API, *cold.Loop)
 }
+
+// An arm of several runs is held by what its medians say, when its most
+// common verdict is metastable: the representative run's own word may be
+// another run's verdict, or none.
+func TestHeldByOfRepeats(t *testing.T) {
+	run := func(attempts, errs float64, verdict, held string) ArmResult {
+		r := synthRun(100, 5, nil, verdict)
+		r.Loop = &Loop{AttemptsPerRequest: &LoopFigure{Before: 1, After: attempts, Ratio: attempts},
+			LoadErrorsRPS: &LoopFigure{Before: 0, After: errs, Ratio: errs}, HeldBy: held}
+		return r
+	}
+	for _, c := range []struct {
+		runs []ArmResult
+		want string
+	}{
+		{[]ArmResult{run(5, 2, Metastable, "attempts x5"), run(4.8, 10, Metastable, "load errors x10"), run(1, 1, Recovered, "")}, "attempts x4.8"},
+		{[]ArmResult{run(5, 2, Metastable, "attempts x5"), run(1, 1, Recovered, ""), run(1, 1, Recovered, "")}, ""},
+	} {
+		out, err := Aggregate(c.runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Loop == nil || out.Loop.HeldBy != c.want {
+			t.Errorf("%s over %d runs: held by %+v; want %q", out.Verdict, len(c.runs), out.Loop, c.want)
+		}
+	}
+}
