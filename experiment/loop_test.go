@@ -82,7 +82,7 @@ func TestHeldByOnlyWhenStuck(t *testing.T) {
 
 // A row's replica figures are the growth of the replicas' counters over
 // the samples in it; a sum that went down had a replica restart, and
-// counts from zero.
+// counts from zero; a sample that could not read them loses nothing.
 func TestTimelineTakesTheReplicasCounters(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	p := Plan{Before: herd.Duration(100 * time.Millisecond), After: herd.Duration(200 * time.Millisecond)}
@@ -93,6 +93,7 @@ func TestTimelineTakesTheReplicasCounters(t *testing.T) {
 		at(-195, observe.Servers{Loads: 10, LoadErrors: 1, NewConns: 30, CanceledAcquires: 0}),
 		at(-95, observe.Servers{Loads: 12, LoadErrors: 1, NewConns: 30, CanceledAcquires: 0}),
 		at(5, observe.Servers{Loads: 12, LoadErrors: 9, NewConns: 34, CanceledAcquires: 6}),
+		{At: T.Add(55 * time.Millisecond)},                                                  // the replicas did not answer: their growth goes to the next sample that read them
 		at(105, observe.Servers{Loads: 1, LoadErrors: 2, NewConns: 3, CanceledAcquires: 1}), // restarted
 	}
 	rows, _ := timeline(p, T, samples, NewRecorder(T, 100*time.Millisecond, 200*time.Millisecond, false))
