@@ -110,26 +110,29 @@ func TestTimelineTakesTheReplicasCounters(t *testing.T) {
 // The loop's replica figures are the replicas' own counters, row by row:
 // on the testbed, an arm whose every load falls inside its timeline (the
 // cache warm before T, 5 hot keys expired at T and reloaded in 50 ms, each
-// load running on when its client gives up after 100 ms) has
-// the rows' loads add up to api.loads and to the queries Postgres
-// completed, and its failures and pool figures to theirs; an arm whose
-// loads die with their requests (200 ms queries, a 100 ms client timeout)
-// shows its failed loads and new connections in the rows,
-// at most what the replicas counted over the whole arm, its drain
-// included.
+// load running on when its client gives up after 200 ms) has the rows'
+// loads add up to api.loads and to the queries Postgres completed, and its
+// failures and pool figures to theirs, and recovers. An arm whose loads
+// die with their requests, each slower than the client's timeout (400 ms
+// queries), can never fill the hot keys again: a look-aside cache stuck
+// cold by construction. It shows its failed loads and new connections in
+// the rows, at most what the replicas counted over the whole arm, its
+// drain included; past its settle time (the replicas' 5 s db-timeout) it
+// is metastable, held by the figure of its loop furthest from its
+// baseline.
 func TestLoopFromTheReplicasCounters(t *testing.T) {
 	tg := startTestbed(t, 1)
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	canceled := cfg
-	canceled.QueryCost, canceled.AbandonedLoad = herd.Duration(200*time.Millisecond), api.AbandonCanceled
+	canceled.QueryCost, canceled.AbandonedLoad = herd.Duration(400*time.Millisecond), api.AbandonCanceled
 	arms := Arms([]string{api.None}, api.FullPatch(cfg))
 	cut := Arms([]string{api.None}, api.FullPatch(canceled))
 	cut[0].Name = "canceled"
 	p := Plan{
 		Arms: append(arms, cut...), Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 2,
-		Timeout: herd.Duration(100 * time.Millisecond), Warmup: herd.Duration(300 * time.Millisecond),
-		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 5,
+		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(300 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(7 * time.Second), Seed: 5,
 	}
 	rep, err := Run(context.Background(), p, Env{Target: tg})
 	if err != nil {
@@ -155,7 +158,12 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	if l := cold.Loop; l == nil || l.LoadErrorsRPS == nil || l.LoadErrorsRPS.After <= 0 || l.NewConnsRPS.After <= 0 {
 		t.Errorf("arm canceled: loop %+v; want failed loads and new connections after the trigger", l)
 	}
-	t.Logf("none: %v of %+v; canceled: %v of %+v, loop %+v", sum(quiet), *quiet.API, sum(cold), *cold.API, *cold.Loop)
+	if quiet.Verdict != Recovered || cold.Verdict != Metastable || cold.Loop.HeldBy == "" || cold.Loop.HeldBy != heldBy(cold.Loop) || quiet.Loop.HeldBy != "" {
+		t.Errorf("verdicts %s (held by %q), %s (held by %q); want recovered (none), metastable held by its loop's furthest figure %q",
+			quiet.Verdict, quiet.Loop.HeldBy, cold.Verdict, cold.Loop.HeldBy, heldBy(cold.Loop))
+	}
+	t.Logf("none: %v of %+v; canceled: %v of %+v, %s, depth %v, trend %v, held by %q", sum(quiet), *quiet.API, sum(cold), *cold.API,
+		cold.Verdict, fmtF(cold.Depth), fmtF(cold.Trend), cold.Loop.HeldBy)
 }
 
 // An arm of several runs is held by what its medians say, when its most
