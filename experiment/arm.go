@@ -33,11 +33,12 @@ type armRun struct {
 	hot   []string
 
 	clock     *clock
-	phase     string    // the phase progress last reported
-	since     time.Time // when it began
-	loadStart time.Time // when the load's schedule began
-	writes0   [2]int64  // a write herd's write statements (calls, rows) after the fill
-	ending    *ending   // how the arm may end on its verdict; nil: it runs its after window
+	phase     string        // the phase progress last reported
+	since     time.Time     // when it began
+	loadStart time.Time     // when the load's schedule began
+	writes0   [2]int64      // a write herd's write statements (calls, rows) after the fill
+	ending    *ending       // how the arm may end on its verdict; nil: it runs its after window
+	settle    time.Duration // the longest timeout on the arm's path (settleOf), for judge
 }
 
 // scheduleLead is how long before its schedule starts a load is set up:
@@ -54,15 +55,8 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	a.start = time.Now()
 	a.src = observe.Source{DB: a.tg.DB, MySQL: a.tg.MySQL, Redis: a.tg.Redis, Memcached: a.tg.Memcached,
 		Statements: a.tg.Statements, Role: a.tg.Role}
-	if a.tg.Edges != nil { // a call chain: each layer's counters, every row
-		a.src.Servers = func(ctx context.Context) (observe.Servers, error) {
-			e, err := a.tg.Edges.Counters(ctx)
-			if err != nil {
-				return observe.Servers{}, err
-			}
-			b, err := a.tg.Admin.Counters(ctx)
-			return observe.Servers{Edge: e.Requests, EdgeAttempts: e.Attempts, API: b.Requests, DBAttempts: b.Loads + b.LoadErrors}, err
-		}
+	if a.tg.Admin != nil { // the replicas' own counters, and a call chain's layers, every row
+		a.src.Servers = a.servers
 	}
 	if a.writeHerd() { // the write queue's depth, every row
 		a.src.Queue = observe.Queue{Stream: api.WriteStream, Group: api.WriteGroup}
@@ -115,6 +109,28 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 		res.Timing.FillMS = fillTook.Milliseconds()
 	}
 	return res, err
+}
+
+// servers reads the testbed's own counters for a row: the replicas' loads
+// and pools (the loop, loop.go) and, on a call chain, each layer's.
+func (a *armRun) servers(ctx context.Context) (observe.Servers, error) {
+	var s observe.Servers
+	if a.tg.Edges != nil {
+		e, err := a.tg.Edges.Counters(ctx)
+		if err != nil {
+			return s, err
+		}
+		s.Edge, s.EdgeAttempts = e.Requests, e.Attempts
+	}
+	b, err := a.tg.Admin.Counters(ctx)
+	if err != nil {
+		return s, err
+	}
+	if a.tg.Edges != nil {
+		s.API, s.DBAttempts = b.Requests, b.Loads+b.LoadErrors
+	}
+	s.Loads, s.LoadErrors, s.NewConns, s.CanceledAcquires = b.Loads, b.LoadErrors, b.DBNewConns, b.DBCanceledAcquires
+	return s, nil
 }
 
 // progress reports where the arm is, noting when its phase began.
@@ -270,6 +286,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	header, query := a.arm.Select.apply(a.tg.Header)
 	lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: cl.Retry}
 	a.ending = newEnding(p, lc.Bound())
+	a.settle = settleOf(lc.Bound(), a.applied.Bound)
 	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Load: load.Config{
 		Targets: a.tg.Endpoints, Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,

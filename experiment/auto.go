@@ -24,8 +24,8 @@ import (
 // there. Its verdict is then judged again on the whole arm.
 
 // LiveWords are the words a stop condition may name: verdict == one of
-// them ends the arm once its rows say so. Degraded is every arm's verdict
-// until it is decided, so it stops none.
+// them ends the arm once its rows say so. Recovering is every arm's
+// verdict until it is decided, so it stops none.
 var LiveWords = map[string][]string{"verdict": {Recovered, Metastable, Overloaded}}
 
 // liveFire is what the trigger left for the live judge: the snapshot at T
@@ -113,6 +113,7 @@ func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *
 	res := summarize(p, a.arm, t, f.atT, f.atT, last, samples, rec)
 	res.Trigger.EndedMS = &endMS
 	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
+	res.SettleMS = a.settleMS()
 	judge(res, res.baselineP99)
 	over := e.auto && (res.Verdict == Recovered || res.Verdict == Overloaded)
 	for _, c := range e.conds {

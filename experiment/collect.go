@@ -71,7 +71,13 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		res.Trigger.EndedMS = &ms
 	}
 	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
+	res.SettleMS = a.settleMS()
 	ld.ending.judgeOn(res)
+	res.Loop = loopOf(res.Timeline, res.Trigger.EndedMS, sources{db: a.tg.DB != nil || a.tg.MySQL != nil,
+		cache: a.tg.Redis != nil || a.tg.Memcached != nil, replicas: a.tg.Admin != nil})
+	if res.Verdict == Metastable {
+		res.Loop.HeldBy = heldBy(res.Loop)
+	}
 	if s := ld.ending.stop(); s != nil && res.Aborted == nil {
 		res.Aborted = s // after judging: the arm ran whole up to its stop
 	}
@@ -142,4 +148,10 @@ func (a *armRun) series(ctx context.Context, res *ArmResult, t time.Time) {
 		res.Warnings = append(res.Warnings, err.Error())
 	}
 	res.Prometheus = series
+}
+
+// settleMS is the arm's settle time, as the results say it.
+func (a *armRun) settleMS() *int64 {
+	ms := a.settle.Milliseconds()
+	return &ms
 }

@@ -60,6 +60,16 @@ func showAll(v reflect.Value) {
 // verdict == recovered.
 var GateWords = map[string][]string{"verdict": Verdicts}
 
+// GateWordsOf are the word paths a gate may name on results of schema:
+// GateWords, and on a v1 file its own verdicts, degraded in place of
+// recovering (a v1 file's words keep v1's meaning).
+func GateWordsOf(schema string) map[string][]string {
+	if schema == SchemaV1 {
+		return map[string][]string{"verdict": {Recovered, Metastable, Overloaded, Degraded}}
+	}
+	return GateWords
+}
+
 // CheckGates evaluates gs on every finished arm of rep: on a repeated
 // arm, on its medians and its most common verdict.
 func CheckGates(gs []gates.Gate, arms []ArmResult) []gates.Result {

@@ -60,8 +60,9 @@ func (s Spread) Overlaps(o Spread) bool {
 }
 
 // verdictRank orders the verdicts from worst, to break a tie between the
-// most common ones: metastable, degraded, overloaded, recovered.
-var verdictRank = []string{Metastable, Degraded, Overloaded, Recovered}
+// most common ones: metastable, recovering (degraded, in v1 files),
+// overloaded, recovered.
+var verdictRank = []string{Metastable, Recovering, Degraded, Overloaded, Recovered}
 
 // Aggregate is one arm of several runs (in run order): every number its
 // runs' median, each with its spread, the most common verdict, and every
@@ -75,8 +76,9 @@ var verdictRank = []string{Metastable, Degraded, Overloaded, Recovered}
 // closest to the medians, each figure's distance scaled by its spread,
 // the earliest on a tie (marked Representative in Runs). The verdict is the
 // most common over the runs; a tie goes to the worst, in the order
-// metastable, degraded, overloaded, recovered. Load.Saturated holds when
-// it held in any run.
+// metastable, recovering, overloaded, recovered; loop.held_by is named
+// from the medians when it is metastable. Load.Saturated holds when it
+// held in any run.
 func Aggregate(runs []ArmResult) (ArmResult, error) {
 	if len(runs) == 1 {
 		return runs[0], nil
@@ -126,6 +128,12 @@ func overRuns(runs []ArmResult) (ArmResult, error) {
 		return ArmResult{}, fmt.Errorf("aggregate %s: %w", runs[k].Name, err)
 	}
 	out.Verdict = mostCommon(runs)
+	if out.Loop != nil { // what held the arm is its medians', when it was stuck
+		out.Loop.HeldBy = ""
+		if out.Verdict == Metastable {
+			out.Loop.HeldBy = heldBy(out.Loop)
+		}
+	}
 	out.Runs, out.Spread = slices.Clone(runs), spread
 	out.Runs[k].Representative = true
 	for _, r := range runs {

@@ -13,7 +13,14 @@ import (
 )
 
 // Schema names the results format; it changes when a field changes meaning.
-const Schema = "herdbench.results/v1"
+// v2: the verdict tells a stuck arm (metastable) from one still on its way
+// back (recovering, which replaced degraded), and says how deep (depth)
+// and which way (trend) it was at its end.
+const Schema = "herdbench.results/v2"
+
+// SchemaV1 is the format before v2: its files read back with their own
+// verdict words (degraded among them), judged by v1's rule.
+const SchemaV1 = "herdbench.results/v1"
 
 // Report is an experiment's results: the contract gates, reports and other
 // tools read. Every figure traces to a source, named on its field.
@@ -75,9 +82,22 @@ type ArmResult struct {
 	Burst   *triggers.BurstResult `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
 	Writes  *WriteFigures         `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
 	Windows *Windows              `json:"windows"`          // before, during and after the trigger: offered, attempts and goodput per second (windows.go)
-	// Verdict is recovered, metastable, overloaded or degraded (verdict.go;
-	// docs/stampede.md, "The verdict")
+	// Verdict is recovered, recovering, metastable or overloaded
+	// (verdict.go; docs/stampede.md, "The verdict"); degraded in a v1 file
 	Verdict string `json:"verdict"`
+	// Depth is the goodput of the arm's last hold as a share of the
+	// before window's; null without a baseline goodput or a hold from T
+	Depth *float64 `json:"depth,omitempty"`
+	// Trend is the rise of the goodput fitted over the arm's last
+	// TrendSpan, as a share of the before window's; null without a
+	// baseline goodput or a whole span after the trigger's end
+	Trend *float64 `json:"trend,omitempty"`
+	// SettleMS is how long after the trigger's end the arm could first be
+	// judged metastable: the longest timeout on its path (settleOf)
+	SettleMS *int64 `json:"settle_ms,omitempty"`
+	// Loop is the after window's figures beside the before window's, and
+	// on a metastable arm the one furthest from its baseline (loop.go)
+	Loop *Loop `json:"loop,omitempty"`
 	// RecoveryMS is when the arm was back within its band, from the
 	// trigger's end (trigger.ended_ms); RecoveryFromTMS the same instant
 	// from T; null: not recovered
@@ -305,4 +325,11 @@ type Row struct {
 	// write queue's unacknowledged entries at the row's last sample
 	LockWaits  int64 `json:"lock_waits,omitempty"`
 	QueueDepth int64 `json:"queue_depth,omitempty"`
+	// The testbed replicas' in this row, from their own counters (as
+	// api.*): loads finished and failed, their pools' new connections and
+	// waits given up
+	Loads            int64 `json:"loads,omitempty"`
+	LoadErrors       int64 `json:"load_errors,omitempty"`
+	NewConns         int64 `json:"new_conns,omitempty"`
+	CanceledAcquires int64 `json:"canceled_acquires,omitempty"`
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -42,6 +43,10 @@ type Applied struct {
 	// Config is what the testbed's replicas run in the arm: the config
 	// they were started with, with what the arm sets; nil on a service
 	Config *api.Config
+	// Bound is the longest one load may take inside the service: the
+	// testbed replicas' db-timeout times their db_retry's attempts, and
+	// its waits; 0 on a service, whose own timeouts herdbench cannot read
+	Bound time.Duration
 	// After undoes what Apply did; it never is nil
 	After func(context.Context) error
 }

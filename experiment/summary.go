@@ -70,6 +70,10 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 	rows := make([]Row, 0, last-first+1)
 	hists := make([]*hdrhistogram.Histogram, 0, last-first+1)
 	server := map[int64]*acc{}
+	var servers *observe.Servers // the last sample's that read them
+	if len(samples) > 0 {
+		servers = samples[0].Servers
+	}
 	for i := 1; i < len(samples); i++ {
 		cur, prev := samples[i], samples[i-1]
 		r := rowIndex(cur.At, t)
@@ -84,13 +88,21 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 		a.dt += cur.At.Sub(prev.At)
 		a.conns = cur.Connections
 		a.lockWaits, a.queueDepth = max(a.lockWaits, cur.LockWaits), cur.QueueDepth
-		if p, c := prev.Servers, cur.Servers; p != nil && c != nil {
+		if p, c := servers, cur.Servers; p != nil && c != nil {
 			// a sum that went down had a replica restart: its counters
-			// count from zero
+			// count from zero; a sample that could not read them leaves
+			// their growth to the next that did
 			a.edge += step(p.Edge, c.Edge, c.Edge < p.Edge)
 			a.edgeAttempts += step(p.EdgeAttempts, c.EdgeAttempts, c.EdgeAttempts < p.EdgeAttempts)
 			a.api += step(p.API, c.API, c.API < p.API)
 			a.dbAttempts += step(p.DBAttempts, c.DBAttempts, c.DBAttempts < p.DBAttempts)
+			a.loads += step(p.Loads, c.Loads, c.Loads < p.Loads)
+			a.loadErrors += step(p.LoadErrors, c.LoadErrors, c.LoadErrors < p.LoadErrors)
+			a.newConns += step(p.NewConns, c.NewConns, c.NewConns < p.NewConns)
+			a.canceledAcquires += step(p.CanceledAcquires, c.CanceledAcquires, c.CanceledAcquires < p.CanceledAcquires)
+		}
+		if cur.Servers != nil {
+			servers = cur.Servers
 		}
 	}
 	// A row no sample fell in (the sampler ran late) takes the rate of the
@@ -109,6 +121,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
 			row.Edge, row.EdgeAttempts, row.API, row.DBAttempts = a.edge, a.edgeAttempts, a.api, a.dbAttempts
 			row.LockWaits, row.QueueDepth = a.lockWaits, a.queueDepth
+			row.Loads, row.LoadErrors, row.NewConns, row.CanceledAcquires = a.loads, a.loadErrors, a.newConns, a.canceledAcquires
 		}
 		var hist *hdrhistogram.Histogram // a copy: the recorder goes on filing while an arm is judged live
 		if c := rec.rows[i]; c != nil {
@@ -127,6 +140,9 @@ type acc struct {
 	calls, hits, misses int64
 	edge, edgeAttempts  int64 // a call chain's layers (Sample.Servers)
 	api, dbAttempts     int64
+	loads, loadErrors   int64 // the replicas' (Sample.Servers): the loop's figures
+	newConns            int64
+	canceledAcquires    int64
 	dt                  time.Duration
 	conns               int64
 	lockWaits           int64   // the most in one sample

@@ -201,7 +201,7 @@ func TestRecovery(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got *int64 // the band alone: no goodput to hold, the trigger over at T
-			if at, ok := recovered(tt.rows, nil, 0, tt.qps, tt.p99, 0); ok {
+			if at, ok := bandOf(tt.qps, tt.p99, 0).recovered(tt.rows, nil, 0); ok {
 				got = &at
 			}
 			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
@@ -72,7 +73,26 @@ func (s *testbedSubject) Apply(ctx context.Context, arm Arm) (Applied, error) {
 	if err != nil {
 		return Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
-	return Applied{Arm: arm, Config: &cfg, After: func(context.Context) error { return nil }}, nil
+	bound, err := s.loadBound(ctx, cfg)
+	if err != nil {
+		return Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+	}
+	return Applied{Arm: arm, Config: &cfg, Bound: bound, After: func(context.Context) error { return nil }}, nil
+}
+
+// loadBound is the longest one load of the replicas may take under cfg:
+// their db-timeout (each answers its own on /healthz; the longest) times
+// the attempts of their db_retry, and its waits.
+func (s *testbedSubject) loadBound(ctx context.Context, cfg api.Config) (time.Duration, error) {
+	var timeout time.Duration
+	for _, c := range s.tg.Admin {
+		h, err := c.Health(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("replica %s: db-timeout: %w", c.URL, err)
+		}
+		timeout = max(timeout, time.Duration(h.DBTimeoutMS)*time.Millisecond)
+	}
+	return load.Config{Timeout: timeout, Retry: cfg.DBRetry.Policy}.Bound(), nil
 }
 
 // Fill flushes the cache, fills it through the replicas (every key of the

@@ -41,7 +41,7 @@ func (p Plan) Validate() error {
 		if _, ok := LiveWords[c.Path]; ok && c.Word != "" && c.Op != "==" {
 			errs = append(errs, &herd.FieldError{Field: "abort_on", Elem: c.Expr, Msg: fmt.Sprintf(
 				"a stop condition on the %s takes == (accepted: %s == one of %s; an arm is %s until it is decided)",
-				c.Path, c.Path, strings.Join(LiveWords[c.Path], ", "), Degraded)})
+				c.Path, c.Path, strings.Join(LiveWords[c.Path], ", "), Recovering)})
 		}
 	}
 	trig, err := p.TriggerSet().Get(p.Trigger)

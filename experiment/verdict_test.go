@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,53 +15,36 @@ func TestVerdictRule(t *testing.T) {
 	good := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
 	down := Row{Requests: 10, OK: 0, Attempts: 10, DBQPS: 200, P99MS: 1000}
 	useless := Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000} // retries pile up, nothing gets through
-	idle := Row{Requests: 10, OK: 3, Attempts: 5, DBQPS: 3, P99MS: 900}      // poor, but not given the work
+	refused := Row{Requests: 10, OK: 3, Attempts: 5, DBQPS: 3, P99MS: 900}   // the clients throttle themselves
+	halved := Row{Requests: 5, OK: 1, Attempts: 5, DBQPS: 3, P99MS: 900}     // offered half the baseline's work
+	slow := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 400}   // every answer, late
 	at := func(ms int64) *int64 { return &ms }
-	// timeline is the before window, then rows from T: pattern(t_ms) until
-	// the arm's end
-	timeline := func(baseline Row, end int64, pattern func(tms int64) Row) []Row {
-		var rows []Row
-		for tms := int64(-1000); tms < end; tms += 100 {
-			r := baseline
-			if tms >= 0 {
-				r = pattern(tms)
-			}
-			r.TMS = tms
-			rows = append(rows, r)
-		}
-		return rows
-	}
-	until := func(ms int64, a, b Row) func(int64) Row {
-		return func(tms int64) Row {
-			if tms < ms {
-				return a
-			}
-			return b
-		}
-	}
 	for _, c := range []struct {
 		name           string
 		rows           []Row
-		ended          *int64
+		ended, settle  *int64
 		aborted        bool
 		want           string
 		fromEnd, fromT *int64
 	}{
-		{"back when the fault ends", timeline(good, 4000, until(500, down, good)), at(500), false, Recovered, at(0), at(500)},
-		{"back 700 ms after it", timeline(good, 4000, until(1200, down, good)), at(500), false, Recovered, at(700), at(1200)},
-		{"a trigger with no end: counted from T", timeline(good, 4000, until(300, down, good)), nil, false, Recovered, at(300), at(300)},
-		{"busy and useless long after", timeline(good, 6000, until(500, down, useless)), at(500), false, Metastable, nil, nil},
-		{"useless, but too soon to tell", timeline(good, 3000, until(500, down, useless)), at(500), false, Degraded, nil, nil},
-		{"poor but not given the work", timeline(good, 6000, until(500, down, idle)), at(500), false, Degraded, nil, nil},
-		{"the baseline out of band", timeline(idle, 4000, until(500, down, good)), at(500), false, Overloaded, nil, nil},
-		{"stopped early", timeline(good, 4000, until(500, down, good)), at(500), true, Degraded, nil, nil},
+		{"back when the fault ends", synthetic(good, 4000, until(500, down, good)), at(500), nil, false, Recovered, at(0), at(500)},
+		{"back 700 ms after it", synthetic(good, 4000, until(1200, down, good)), at(500), nil, false, Recovered, at(700), at(1200)},
+		{"a trigger with no end: counted from T", synthetic(good, 4000, until(300, down, good)), nil, nil, false, Recovered, at(300), at(300)},
+		{"busy and useless long after", synthetic(good, 6000, until(500, down, useless)), at(500), nil, false, Metastable, nil, nil},
+		{"useless, but too soon to tell", synthetic(good, 3000, until(500, down, useless)), at(500), nil, false, Recovering, nil, nil},
+		{"useless, but within a 5 s db-timeout of the end", synthetic(good, 6000, until(500, down, useless)), at(500), at(5000), false, Recovering, nil, nil},
+		{"useless once the 5 s db-timeout is over", synthetic(good, 6500, until(500, down, useless)), at(500), at(5000), false, Metastable, nil, nil},
+		{"the clients refuse the work themselves", synthetic(good, 6000, until(500, down, refused)), at(500), nil, false, Metastable, nil, nil},
+		{"offered half the baseline's work", synthetic(good, 6000, until(500, down, halved)), at(500), nil, false, Recovering, nil, nil},
+		{"every answer in time, but late", synthetic(good, 6000, until(500, down, slow)), at(500), nil, false, Metastable, nil, nil},
+		{"the baseline out of band", synthetic(refused, 4000, until(500, down, good)), at(500), nil, false, Overloaded, nil, nil},
+		{"stopped early", synthetic(good, 4000, until(500, down, good)), at(500), nil, true, Recovering, nil, nil},
 	} {
-		res := &ArmResult{Timeline: c.rows, DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: c.ended}}
+		res := judged(c.rows, c.ended, c.settle)
 		if c.aborted {
 			res.Aborted = &Abort{}
+			judge(res, 5)
 		}
-		res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
-		judge(res, 5)
 		if res.Verdict != c.want || !sameMS(res.RecoveryMS, c.fromEnd) || !sameMS(res.RecoveryFromTMS, c.fromT) {
 			t.Errorf("%s: verdict %s, recovery %s from the end, %s from T; want %s, %s, %s", c.name,
 				res.Verdict, fmtMS(res.RecoveryMS), fmtMS(res.RecoveryFromTMS), c.want, fmtMS(c.fromEnd), fmtMS(c.fromT))
@@ -68,23 +52,101 @@ func TestVerdictRule(t *testing.T) {
 	}
 }
 
-// A service that climbs back out, but not yet in band, is degraded, not
-// metastable: its last second has more goodput than the one before.
-func TestVerdictTrendBackIsNotMetastable(t *testing.T) {
+// synthetic is a before window of 1 s of baseline, then rows from T:
+// pattern(t_ms) until the arm's end.
+func synthetic(baseline Row, end int64, pattern func(tms int64) Row) []Row {
 	var rows []Row
-	for tms := int64(-1000); tms < 6000; tms += 100 {
-		r := Row{TMS: tms, Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
+	for tms := int64(-1000); tms < end; tms += 100 {
+		r := baseline
 		if tms >= 0 {
-			r = Row{TMS: tms, Requests: 10, OK: tms / 1500, Attempts: 50, DBQPS: 3, P99MS: 1000}
+			r = pattern(tms)
 		}
+		r.TMS = tms
 		rows = append(rows, r)
 	}
-	ended := int64(500)
-	res := &ArmResult{Timeline: rows, DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: &ended}}
-	res.Windows = windowsOf(rows, &ended)
+	return rows
+}
+
+// until is a before ms, b from it.
+func until(ms int64, a, b Row) func(int64) Row {
+	return func(tms int64) Row {
+		if tms < ms {
+			return a
+		}
+		return b
+	}
+}
+
+// judged is rows judged as an arm whose trigger ended at ended, with a
+// settle time of settle (nil: none said), at 10 DB q/s and a 5 ms p99
+// before T.
+func judged(rows []Row, ended, settle *int64) *ArmResult {
+	res := &ArmResult{Timeline: rows, DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: ended}, SettleMS: settle}
+	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
 	judge(res, 5)
-	if res.Verdict != Degraded {
-		t.Errorf("goodput climbing a row a second and a half, still under half the baseline: verdict %s; want %s", res.Verdict, Degraded)
+	return res
+}
+
+// Stuck or climbing back is the trend of the goodput over the last 3 s, a
+// line fitted through its rows, against a tolerance of 10% of the
+// baseline's goodput: a service stuck at a tenth of its baseline, whose
+// rows' noise or one lucky row moves the line less than that, is
+// metastable; one that climbs a tenth of the baseline in 3 s, or more, is
+// recovering, however far from its band. Depth is the last hold's goodput
+// against the baseline's.
+func TestVerdictTrend(t *testing.T) {
+	ended := int64(500)
+	for _, c := range []struct {
+		name         string
+		ok           func(tms int64) int64 // ok answers of a row from T, of 10 (the baseline's)
+		want         string
+		depth, trend float64
+	}{
+		{"flat", func(int64) int64 { return 1 }, Metastable, 0.1, 0},
+		{"noise around a flat line", func(tms int64) int64 { return 1 + (tms/100)%3 }, Metastable, 0.21, 0.03},
+		{"one lucky row at the end, 4 answers up", func(tms int64) int64 { return 1 + 4*b2i(tms == 5900) }, Metastable, 0.14, 0.07},
+		{"the cold cache: 70 to 80% of the baseline", func(tms int64) int64 { return 7 + (tms/100)%2 }, Metastable, 0.75, 0.01},
+		{"falling further", func(tms int64) int64 { return max(0, 5-tms/1000) }, Metastable, 0, -0.26},
+		{"climbing a row a second and a half", func(tms int64) int64 { return tms / 1500 }, Recovering, 0.3, 0.15},
+		{"climbing fast, still under half", func(tms int64) int64 { return max(0, (tms-3000)/600) }, Recovering, 0.36, 0.46},
+	} {
+		rows := synthetic(Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}, 6000, func(tms int64) Row {
+			return Row{Requests: 10, OK: c.ok(tms), Attempts: 50, DBQPS: 3, P99MS: 1000}
+		})
+		res := judged(rows, &ended, nil)
+		if res.Verdict != c.want || res.Depth == nil || *res.Depth != c.depth || res.Trend == nil || *res.Trend != c.trend {
+			t.Errorf("%s: verdict %s, depth %s, trend %s; want %s, %v, %v", c.name, res.Verdict, fmtF(res.Depth), fmtF(res.Trend), c.want, c.depth, c.trend)
+		}
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func fmtF(f *float64) string {
+	if f == nil {
+		return "null"
+	}
+	return strconv.FormatFloat(*f, 'g', -1, 64)
+}
+
+// The settle time is the longest timeout on the arm's path: the client's
+// whole deadline or the service's bound on a load, at least 2 s.
+func TestSettleIsTheLongestTimeout(t *testing.T) {
+	for _, c := range []struct{ client, service, want time.Duration }{
+		{time.Second, 0, MetastableSettle},                  // a service whose own bound herdbench cannot read
+		{time.Second, 5 * time.Second, 5 * time.Second},     // the testbed's default db-timeout
+		{9 * time.Second, 5 * time.Second, 9 * time.Second}, // 1 s, immediate:8
+		{500 * time.Millisecond, 0, 2 * time.Second},        //
+		{time.Second, 15 * time.Second, 15 * time.Second},   // db-timeout 5 s, db_retry immediate:2
+	} {
+		if got := settleOf(c.client, c.service); got != c.want {
+			t.Errorf("settleOf(%s, %s) = %s; want %s", c.client, c.service, got, c.want)
+		}
 	}
 }
 
@@ -116,10 +178,10 @@ func TestVerdictTakesTheHoldsRequestsTogether(t *testing.T) {
 		rows, hists = append(rows, r), append(hists, h)
 	}
 	// baseline: 500 req/s answered, 0 q/s, a p99 of 1 ms
-	if at, ok := recovered(rows, hists, 0, 0, 1, 500); !ok || at != 0 {
+	if at, ok := bandOf(0, 1, 500).recovered(rows, hists, 0); !ok || at != 0 {
 		t.Errorf("recovered with the rows' latencies = %d, %v; want 0, true: one slow request in a hundred is within the p99", at, ok)
 	}
-	if _, ok := recovered(rows, nil, 0, 0, 1, 500); ok {
+	if _, ok := bandOf(0, 1, 500).recovered(rows, nil, 0); ok {
 		t.Error("recovered without the rows' latencies = true; want false: each hold has a row whose p99 is 200 ms")
 	}
 }
@@ -144,7 +206,7 @@ func TestAnArmIsJudgedOnTheRowsItEndedOn(t *testing.T) {
 	for _, c := range []struct {
 		decided time.Duration
 		want    string
-	}{{6 * time.Second, Metastable}, {0, Degraded}} {
+	}{{6 * time.Second, Metastable}, {0, Recovering}} {
 		res := &ArmResult{Timeline: rows, DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: &ended}}
 		res.Windows = windowsOf(rows, &ended)
 		(&ending{decided: c.decided}).judgeOn(res)

@@ -50,9 +50,13 @@ type Sample struct {
 
 // Servers are the cumulative counters of a call chain's layers, each
 // summed over its replicas: what reached the edges and what they sent on,
-// what reached the API replicas and what they sent to the database.
+// what reached the API replicas and what they sent to the database; and
+// the API replicas' loads that finished and failed, and their pools' new
+// connections and waits given up (a testbed's, one tier or two).
 type Servers struct {
 	Edge, EdgeAttempts, API, DBAttempts int64
+	Loads, LoadErrors                   int64
+	NewConns, CanceledAcquires          int64
 }
 
 // CacheRestarted reports whether the cache (Redis, Memcached) restarted

@@ -99,6 +99,27 @@ func TestGoldenTable(t *testing.T) {
 	golden(t, "table.txt", render(t, Table))
 }
 
+// A v2 run whose first arm was stuck: its verdict, and the figure that
+// held it down in a column of its own; the others recovering.
+func TestGoldenHeldBy(t *testing.T) {
+	stuck := func(rep *experiment.Report) *experiment.Report {
+		rep.Schema = experiment.Schema
+		for i := range rep.Arms {
+			rep.Arms[i].Verdict = experiment.Recovering
+		}
+		ratio := &experiment.LoopFigure{Before: 1, After: 4.9, Ratio: 4.9}
+		rep.Arms[0].Verdict, rep.Arms[0].Loop = experiment.Metastable, &experiment.Loop{AttemptsPerRequest: ratio, HeldBy: "attempts x4.9"}
+		return rep
+	}
+	for name, f := range map[string]func(io.Writer, *experiment.Report) error{"held.txt": Table, "held.md": Markdown} {
+		var b bytes.Buffer
+		if err := f(&b, stuck(loadReport(t, fixture))); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name, b.Bytes())
+	}
+}
+
 func TestGoldenJSON(t *testing.T) {
 	got := render(t, JSON)
 	golden(t, "report.json", got)

@@ -33,7 +33,10 @@ func WriteJSONFile(path string, rep *experiment.Report) error {
 	return f.Close()
 }
 
-// ReadJSONFile reads a results file that JSON or WriteJSONFile wrote.
+// ReadJSONFile reads a results file that JSON or WriteJSONFile wrote, of
+// this version's schema or v1's. A v1 file keeps its schema and its
+// verdicts as written (degraded among them): they were judged by v1's
+// rule, and no word of it is read as v2's.
 func ReadJSONFile(path string) (*experiment.Report, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -43,8 +46,9 @@ func ReadJSONFile(path string) (*experiment.Report, error) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return nil, fmt.Errorf("results %s: not a results file: %w", path, err)
 	}
-	if rep.Schema != experiment.Schema {
-		return nil, fmt.Errorf("results %s: schema %q (accepted: %s, as herdbench stampede writes it)", path, rep.Schema, experiment.Schema)
+	if rep.Schema != experiment.Schema && rep.Schema != experiment.SchemaV1 {
+		return nil, fmt.Errorf("results %s: schema %q (accepted: %s, as herdbench stampede writes it, or %s, read with its own verdict words)",
+			path, rep.Schema, experiment.Schema, experiment.SchemaV1)
 	}
 	return &rep, nil
 }

@@ -20,13 +20,15 @@ type summary struct {
 }
 
 // summarize builds the summary of rep. Attempts per request appear only when
-// some arm retried or hedged, and the critical requests' drop rate only when
-// some arm counted critical requests ("-" for an arm that counted none).
+// some arm retried or hedged, the critical requests' drop rate only when
+// some arm counted critical requests ("-" for an arm that counted none),
+// and what held a stuck arm down only when some arm was stuck.
 func summarize(rep *experiment.Report) summary {
-	retried, critical := false, false
+	retried, critical, held := false, false, false
 	for _, a := range rep.Arms {
 		retried = retried || a.Retries.Amplification > 1
 		critical = critical || a.HTTP.Critical != nil
+		held = held || heldBy(a) != ""
 	}
 	s := summary{head: []string{"arm", "db queries", "vs " + firstName(rep), "peak db q/s", "p50", "p99", "drop rate", "recovery", "verdict"}}
 	if retried {
@@ -39,7 +41,22 @@ func summarize(rep *experiment.Report) summary {
 	for i, a := range rep.Arms {
 		s.rows = append(s.rows, summaryRow(a, rep.Arms[0], i == 0, &base, retried, critical))
 	}
+	if held {
+		s.head = append(s.head, "held by")
+		for i, a := range rep.Arms {
+			s.rows[i] = append(s.rows[i], cmp.Or(heldBy(a), "-"))
+		}
+	}
 	return s
+}
+
+// heldBy is the figure that held a stuck arm down (loop.held_by); "" for
+// any other arm.
+func heldBy(a experiment.ArmResult) string {
+	if a.Loop == nil {
+		return ""
+	}
+	return a.Loop.HeldBy
 }
 
 // summaryRow is one arm's row of the summary: with several runs, each

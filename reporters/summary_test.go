@@ -35,6 +35,15 @@ func TestSummarizeColumns(t *testing.T) {
 			cells: map[string]string{"none": "degraded", "hedge=50ms": "degraded"},
 		},
 		{
+			name: "a stuck arm: what held it",
+			edit: func(rep *experiment.Report) {
+				rep.Arms[0].Verdict, rep.Arms[0].Loop = experiment.Metastable, &experiment.Loop{HeldBy: "attempts x4.9"}
+				rep.Arms[1].Loop = &experiment.Loop{} // recovering: held by nothing
+			},
+			head:  append(slices.Clone(base), "attempts/req", "critical drop", "held by"),
+			cells: map[string]string{"none": "attempts x4.9", "lock": "-", "hedge=50ms": "-"},
+		},
+		{
 			name: "one arm without critical requests",
 			edit: func(rep *experiment.Report) {
 				for i := range rep.Arms {

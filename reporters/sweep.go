@@ -34,7 +34,7 @@ func RenderSweep(w io.Writer, name string, res *sweep.Results) error {
 	return f(w, res)
 }
 
-// SweepJSON writes the results as indented JSON: the herdbench.sweep/v1
+// SweepJSON writes the results as indented JSON: the herdbench.sweep/v2
 // contract.
 func SweepJSON(w io.Writer, res *sweep.Results) error {
 	enc := json.NewEncoder(w)

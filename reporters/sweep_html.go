@@ -165,7 +165,7 @@ type heatCell struct {
 
 // verdictColors are the heat map's: the verdicts from good to bad.
 var verdictColors = map[string]string{
-	experiment.Recovered: "#b7e4c7", experiment.Degraded: "#ffe8a3", experiment.Overloaded: "#d7b8f3", experiment.Metastable: "#f4a3a3",
+	experiment.Recovered: "#b7e4c7", experiment.Recovering: "#ffe8a3", experiment.Degraded: "#ffe8a3", experiment.Overloaded: "#d7b8f3", experiment.Metastable: "#f4a3a3",
 }
 
 // heatMap lays arm's cells out: rows the first axis' values, columns the

@@ -9,8 +9,10 @@ import (
 )
 
 // Schema names the sweep's results format; it changes when a field
-// changes meaning. docs/sweep.md documents every field.
-const Schema = "herdbench.sweep/v1"
+// changes meaning. docs/sweep.md documents every field. v2: its runs'
+// verdicts are herdbench.results/v2's (recovering in place of degraded,
+// metastable by v2's rule).
+const Schema = "herdbench.sweep/v2"
 
 // Why a sweep ended before its last probe (Results.Stopped,
 // ArmSweep.Stopped).

@@ -333,7 +333,7 @@ func atText(at []Setting) string {
 func AtText(at []Setting) string { return atText(at) }
 
 // severity orders verdicts for majority's ties: the worse first.
-var severity = []string{experiment.Metastable, experiment.Overloaded, experiment.Degraded, experiment.Recovered}
+var severity = []string{experiment.Metastable, experiment.Overloaded, experiment.Recovering, experiment.Degraded, experiment.Recovered}
 
 // majority is the runs' most common verdict, a tie to the worse.
 func majority(runs []Run) string {

@@ -94,7 +94,7 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 			for i, a := range rep.Arms {
 				names[i] = a.Name
 			}
-			if errs := gates.Validate(gs, names, experiment.GatePaths(), experiment.GateWords, "gate"); len(errs) > 0 {
+			if errs := gates.Validate(gs, names, experiment.GatePaths(), experiment.GateWordsOf(rep.Schema), "gate"); len(errs) > 0 {
 				bad = append(bad, fmt.Errorf("--gate on %s: %w", path, errs))
 				continue
 			}

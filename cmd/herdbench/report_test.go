@@ -38,6 +38,14 @@ func TestReportExitCodes(t *testing.T) {
 		r.Gates = experiment.CheckGates(r.Plan.Gates, r.Arms)
 	})
 	worse := results(t, func(r *experiment.Report) { r.Arms[1].DB.Queries = r.Arms[1].DB.Queries * 3 / 2 })
+	// the fixture is a v1 file, its arms degraded; as v2 they read recovering
+	v2 := results(t, func(r *experiment.Report) {
+		r.Schema, r.Arms = experiment.Schema, r.Arms[:3]
+		for i := range r.Arms {
+			r.Arms[i].Verdict = experiment.Recovering
+		}
+		r.Plan.Gates, r.Gates = nil, nil
+	})
 	out := t.TempDir()
 	tests := []struct {
 		name       string
@@ -57,6 +65,16 @@ func TestReportExitCodes(t *testing.T) {
 		{"an unknown path", []string{"report", clean, "--gate", "db.querys < 1"}, exitUsage, "",
 			`unknown path "db.querys" (accepted: aborted.at_ms,`},
 		{"not a results file", []string{"report", "../../go.mod"}, exitUsage, "", "go.mod: not a results file"},
+		{"a v1 file keeps its words", []string{"report", clean, "--gate", "verdict == degraded"}, exitOK,
+			"verdict == degraded   none            degraded   pass", ""},
+		{"a v1 file has no recovering", []string{"report", clean, "--gate", "verdict != recovering"}, exitUsage, "",
+			`unknown verdict "recovering" (accepted: recovered, metastable, overloaded, degraded)`},
+		{"a v2 file has no degraded", []string{"report", v2, "--gate", "verdict != degraded"}, exitUsage, "",
+			`unknown verdict "degraded" (accepted: recovered, metastable, overloaded, recovering)`},
+		{"a v2 file's words", []string{"report", v2, "--gate", "verdict == recovering"}, exitOK,
+			"verdict == recovering   none            recovering   pass", ""},
+		{"a schema of neither", []string{"report", results(t, func(r *experiment.Report) { r.Schema = "herdbench.results/v0" })}, exitUsage, "",
+			`schema "herdbench.results/v0" (accepted: herdbench.results/v2, as herdbench stampede writes it, or herdbench.results/v1`},
 		{"json to a file", []string{"report", clean, "-o", "json=" + filepath.Join(out, "again.json")}, exitGatesFailed, "arm ", ""},
 		{"one format per run", []string{"report", clean, clean, "-o", "table"}, exitUsage, "", "-o table: shows one run, and 2 results files were given (accepted: html"},
 		{"baseline: same figures", []string{"report", "--baseline", clean, clean, "--max-regression", "db.queries=10%"}, exitOK,

@@ -48,7 +48,7 @@ maps the verdicts.
 
 Every flag of the stampede applies to every run. Gates (--gate) are on
 tipping points: 'none:tipping >= 2s', 'lock:tipping == none'; a failed gate
-exits 99. Results (herdbench.sweep/v1) are written under --results-dir, also
+exits 99. Results (herdbench.sweep/v2) are written under --results-dir, also
 when interrupted or capped (marked partial).
 
 Magnitudes: rate, hot_keys, and the duration and count options of the

@@ -338,13 +338,17 @@ type Health struct {
 	Memcached string `json:"memcached,omitempty"` // with Cache memcached: "ok" or the error
 	Postgres  string `json:"postgres"`            // "ok" or the error; "unused" on MariaDB
 	MariaDB   string `json:"mariadb,omitempty"`   // with DB mariadb: "ok" or the error
+	// DBTimeoutMS is the replica's --db-timeout: the longest one item
+	// query may take, its pool wait included (a stuck arm's settle time
+	// is at least it)
+	DBTimeoutMS int64 `json:"db_timeout_ms"`
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	s.mu.Lock()
-	h := Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok"}
+	h := Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok", DBTimeoutMS: s.opts.DBTimeout.Milliseconds()}
 	s.mu.Unlock()
 	code := http.StatusOK
 	if s.opts.Cache == CacheMemcached {

@@ -1,0 +1,194 @@
+package experiment
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/testbed/api"
+)
+
+// The loop's figures on a synthetic retry storm: a second before T of 10
+// requests a row, one attempt each, 30 DB q/s, 3 loads a row and no
+// failure; the fault ends at T+500 ms, and from it the clients send five
+// attempts a request, Postgres completes 3 q/s, no load finishes, 20 fail
+// a row, the pools open 5 connections and give up 15 waits a row. A rate
+// that was 0 counts as one event over the before window, so its ratio is
+// a lower bound; one that stayed 0 is x1. The figure furthest from its
+// baseline, either way, holds the service: here the failed loads.
+func TestLoopFigures(t *testing.T) {
+	before := Row{Requests: 10, Attempts: 10, DBQPS: 30, Loads: 3, Misses: 3}
+	storm := Row{Requests: 10, Attempts: 50, DBQPS: 3, LoadErrors: 20, NewConns: 5, CanceledAcquires: 15, Misses: 40}
+	rows := synthetic(before, 3000, until(500, Row{Requests: 10, Attempts: 10}, storm))
+	ended := int64(500)
+	l := loopOf(rows, &ended, sources{db: true, cache: true, replicas: true})
+	for _, c := range []struct {
+		name string
+		got  *LoopFigure
+		want LoopFigure
+	}{
+		{"attempts_per_request", l.AttemptsPerRequest, LoopFigure{1, 5, 5}},
+		{"db_qps", l.DBQPS, LoopFigure{30, 3, 0.1}},
+		{"loads_rps", l.LoadsRPS, LoopFigure{30, 0, 0.03}},            // 0 after: one event a second, the floor
+		{"load_errors_rps", l.LoadErrorsRPS, LoopFigure{0, 200, 200}}, // from 0: at least x200
+		{"new_conns_rps", l.NewConnsRPS, LoopFigure{0, 50, 50}},       //
+		{"canceled_acquires_rps", l.CanceledAcquiresRPS, LoopFigure{0, 150, 150}},
+		{"misses_rps", l.MissesRPS, LoopFigure{30, 400, 13.33}},
+	} {
+		if c.got == nil || *c.got != c.want {
+			t.Errorf("loop.%s = %+v; want %+v", c.name, c.got, c.want)
+		}
+	}
+	if got, want := heldBy(l), "load errors x200"; got != want {
+		t.Errorf("heldBy = %q; want %q", got, want)
+	}
+	quiet := loopOf(synthetic(before, 3000, func(int64) Row { return before }), &ended, sources{db: true, replicas: true})
+	if quiet.NewConnsRPS.Ratio != 1 || quiet.MissesRPS != nil || heldBy(quiet) != "" {
+		t.Errorf("an arm whose figures stayed as before: new_conns_rps %+v, misses_rps %+v (no cache observed), held by %q; want x1, null, none",
+			quiet.NewConnsRPS, quiet.MissesRPS, heldBy(quiet))
+	}
+	if l := loopOf(rows, &ended, sources{}); l.DBQPS != nil || l.LoadsRPS != nil || l.AttemptsPerRequest == nil {
+		t.Errorf("a service without a database or replicas herdbench reads: %+v; want the clients' attempts alone", l)
+	}
+}
+
+// held by is a stuck arm's: a metastable one names its loop, a recovered
+// or recovering one none.
+func TestHeldByOnlyWhenStuck(t *testing.T) {
+	good := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
+	useless := Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
+	ended := int64(500)
+	for _, c := range []struct {
+		rows []Row
+		want string
+	}{
+		{synthetic(good, 6000, until(500, useless, useless)), "attempts x5"},
+		{synthetic(good, 6000, until(1000, useless, good)), ""},
+		{synthetic(good, 3000, until(500, useless, useless)), ""},
+	} {
+		res := judged(c.rows, &ended, nil)
+		res.Loop = loopOf(res.Timeline, &ended, sources{db: true})
+		if res.Verdict == Metastable {
+			res.Loop.HeldBy = heldBy(res.Loop)
+		}
+		if res.Loop.HeldBy != c.want {
+			t.Errorf("%s arm: held by %q; want %q", res.Verdict, res.Loop.HeldBy, c.want)
+		}
+	}
+}
+
+// A row's replica figures are the growth of the replicas' counters over
+// the samples in it; a sum that went down had a replica restart, and
+// counts from zero; a sample that could not read them loses nothing.
+func TestTimelineTakesTheReplicasCounters(t *testing.T) {
+	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := Plan{Before: herd.Duration(100 * time.Millisecond), After: herd.Duration(200 * time.Millisecond)}
+	at := func(ms int, s observe.Servers) observe.Sample {
+		return observe.Sample{At: T.Add(time.Duration(ms) * time.Millisecond), Servers: &s}
+	}
+	samples := []observe.Sample{
+		at(-195, observe.Servers{Loads: 10, LoadErrors: 1, NewConns: 30, CanceledAcquires: 0}),
+		at(-95, observe.Servers{Loads: 12, LoadErrors: 1, NewConns: 30, CanceledAcquires: 0}),
+		at(5, observe.Servers{Loads: 12, LoadErrors: 9, NewConns: 34, CanceledAcquires: 6}),
+		{At: T.Add(55 * time.Millisecond)},                                                  // the replicas did not answer: their growth goes to the next sample that read them
+		at(105, observe.Servers{Loads: 1, LoadErrors: 2, NewConns: 3, CanceledAcquires: 1}), // restarted
+	}
+	rows, _ := timeline(p, T, samples, NewRecorder(T, 100*time.Millisecond, 200*time.Millisecond, false))
+	var got [][4]int64
+	for _, r := range rows {
+		got = append(got, [4]int64{r.Loads, r.LoadErrors, r.NewConns, r.CanceledAcquires})
+	}
+	want := [][4]int64{{2, 0, 0, 0}, {0, 8, 4, 6}, {1, 2, 3, 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("timeline rows' loads, load errors, new conns, canceled waits = %v; want %v", got, want)
+	}
+}
+
+// The loop's replica figures are the replicas' own counters, row by row:
+// on the testbed, an arm whose every load falls inside its timeline (the
+// cache warm before T, 5 hot keys expired at T and reloaded in 50 ms, each
+// load running on when its client gives up after 200 ms) has the rows'
+// loads add up to api.loads and to the queries Postgres completed, and its
+// failures and pool figures to theirs, and recovers. An arm whose loads
+// die with their requests, each slower than the client's timeout (400 ms
+// queries), can never fill the hot keys again: a look-aside cache stuck
+// cold by construction. It shows its failed loads and new connections in
+// the rows, at most what the replicas counted over the whole arm, its
+// drain included; past its settle time (the replicas' 5 s db-timeout) it
+// is metastable, held by the figure of its loop furthest from its
+// baseline.
+func TestLoopFromTheReplicasCounters(t *testing.T) {
+	tg := startTestbed(t, 1)
+	cfg := api.DefaultConfig
+	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
+	canceled := cfg
+	canceled.QueryCost, canceled.AbandonedLoad = herd.Duration(400*time.Millisecond), api.AbandonCanceled
+	arms := Arms([]string{api.None}, api.FullPatch(cfg))
+	cut := Arms([]string{api.None}, api.FullPatch(canceled))
+	cut[0].Name = "canceled"
+	p := Plan{
+		Arms: append(arms, cut...), Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 2,
+		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(300 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(7 * time.Second), Seed: 5,
+	}
+	rep, err := Run(context.Background(), p, Env{Target: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(a ArmResult) (s [4]int64) {
+		for _, r := range a.Timeline {
+			s[0], s[1], s[2], s[3] = s[0]+r.Loads, s[1]+r.LoadErrors, s[2]+r.NewConns, s[3]+r.CanceledAcquires
+		}
+		return s
+	}
+	quiet, cold := rep.Arms[0], rep.Arms[1]
+	got, c := sum(quiet), quiet.API
+	if want := [4]int64{c.Loads, c.LoadErrors, c.DBNewConns, c.DBCanceledAcquires}; got != want || got[0] == 0 || c.Loads != quiet.DB.QueriesTotal {
+		t.Errorf("arm none: rows' loads, load errors, new conns, canceled waits %v; want the replicas' %v, loads above 0 and equal to db.queries_total %d",
+			got, want, quiet.DB.QueriesTotal)
+	}
+	got, c = sum(cold), cold.API
+	if got[1] == 0 || got[2] == 0 || got[1] > c.LoadErrors || got[2] > c.DBNewConns || got[3] > c.DBCanceledAcquires {
+		t.Errorf("arm canceled: rows' load errors, new conns, canceled waits %v; want above 0 (failures, connections) and at most the replicas' %d, %d, %d",
+			got[1:], c.LoadErrors, c.DBNewConns, c.DBCanceledAcquires)
+	}
+	if l := cold.Loop; l == nil || l.LoadErrorsRPS == nil || l.LoadErrorsRPS.After <= 0 || l.NewConnsRPS.After <= 0 {
+		t.Errorf("arm canceled: loop %+v; want failed loads and new connections after the trigger", l)
+	}
+	if quiet.Verdict != Recovered || cold.Verdict != Metastable || cold.Loop.HeldBy == "" || cold.Loop.HeldBy != heldBy(cold.Loop) || quiet.Loop.HeldBy != "" {
+		t.Errorf("verdicts %s (held by %q), %s (held by %q); want recovered (none), metastable held by its loop's furthest figure %q",
+			quiet.Verdict, quiet.Loop.HeldBy, cold.Verdict, cold.Loop.HeldBy, heldBy(cold.Loop))
+	}
+	t.Logf("none: %v of %+v; canceled: %v of %+v, %s, depth %v, trend %v, held by %q", sum(quiet), *quiet.API, sum(cold), *cold.API,
+		cold.Verdict, fmtF(cold.Depth), fmtF(cold.Trend), cold.Loop.HeldBy)
+}
+
+// An arm of several runs is held by what its medians say, when its most
+// common verdict is metastable: the representative run's own word may be
+// another run's verdict, or none.
+func TestHeldByOfRepeats(t *testing.T) {
+	run := func(attempts, errs float64, verdict, held string) ArmResult {
+		r := synthRun(100, 5, nil, verdict)
+		r.Loop = &Loop{AttemptsPerRequest: &LoopFigure{Before: 1, After: attempts, Ratio: attempts},
+			LoadErrorsRPS: &LoopFigure{Before: 0, After: errs, Ratio: errs}, HeldBy: held}
+		return r
+	}
+	for _, c := range []struct {
+		runs []ArmResult
+		want string
+	}{
+		{[]ArmResult{run(5, 2, Metastable, "attempts x5"), run(4.8, 10, Metastable, "load errors x10"), run(1, 1, Recovered, "")}, "attempts x4.8"},
+		{[]ArmResult{run(5, 2, Metastable, "attempts x5"), run(1, 1, Recovered, ""), run(1, 1, Recovered, "")}, ""},
+	} {
+		out, err := Aggregate(c.runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Loop == nil || out.Loop.HeldBy != c.want {
+			t.Errorf("%s over %d runs: held by %+v; want %q", out.Verdict, len(c.runs), out.Loop, c.want)
+		}
+	}
+}
