@@ -472,7 +472,10 @@ func TestHedging(t *testing.T) {
 		hedgedMax float64
 	}{
 		{"slow replica: hedged to the fast one", false, 0.4, 0.6},
-		{"failing replica: the error rate stops hedging", true, 0, 0.05},
+		// each of the 4 clients may hedge its first slow attempts, before
+		// an answer of the failing replica reached it (how many depends on
+		// the machine's load); after that, none
+		{"failing replica: the error rate stops hedging", true, 0, 0.1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var served atomic.Int64
@@ -509,6 +512,9 @@ func TestHedging(t *testing.T) {
 				attempts += r.Attempts
 				if r.Hedges > 0 {
 					hedged++
+					if tc.bFails && r.Seq >= 50 {
+						t.Errorf("request %d hedged; want no hedge after the first failures reached every client", r.Seq)
+					}
 					if r.Attempts != 2 || r.Hedges != 1 {
 						t.Errorf("request %d: %d attempts, %d hedges; want the attempt and one hedge", r.Seq, r.Attempts, r.Hedges)
 					}
