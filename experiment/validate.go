@@ -122,7 +122,7 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	if err := retry.CheckThrottle(p.Throttle); err != nil {
 		bad("throttle", "%v", err)
 	}
-	if p.Critical < 0 || p.Critical > 1 {
+	if !herd.Finite(p.Critical) || p.Critical < 0 || p.Critical > 1 {
 		bad("critical", "%g out of range (accepted: 0 to 1, the share of requests marked critical)", p.Critical)
 	}
 	if p.Clients < 1 || p.Clients > MaxClients {
@@ -134,7 +134,7 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	if p.HotKeys < 1 || p.HotKeys > p.Keys {
 		bad("hot_keys", "%d out of range (accepted: 1 to keys, %d)", p.HotKeys, p.Keys)
 	}
-	if p.Zipf <= 1 {
+	if !herd.Finite(p.Zipf) || p.Zipf <= 1 {
 		bad("zipf", "%g out of range (accepted: greater than 1)", p.Zipf)
 	}
 	if p.Timeout <= 0 {

@@ -292,7 +292,7 @@ func (c *checker) keys() {
 			c.bad("keys.zipf", "from %d to %d (accepted: 0 <= from < to, at most %d keys)", k.Zipf.From, k.Zipf.To, MaxKeys)
 			return
 		}
-		if k.Zipf.S <= 1 {
+		if !herd.Finite(k.Zipf.S) || k.Zipf.S <= 1 {
 			c.bad("keys.zipf.s", "s %g (accepted: greater than 1)", k.Zipf.S)
 		}
 		size = k.Zipf.To - k.Zipf.From + 1

@@ -147,7 +147,7 @@ func setFlag(fl *pflag.Flag, v string) error {
 	}
 	accepted := map[string]string{
 		"duration": "a duration such as 500ms, 2s or 1m30s", "int": "a whole number", "uint64": "a whole number, 0 or more",
-		"uint32": "a whole number, 0 or more", "float64": "a number", "bool": "true or false",
+		"uint32": "a whole number, 0 or more", "float64": "a finite number, such as 0.5", "bool": "true or false",
 	}[fl.Value.Type()]
 	if accepted == "" {
 		return err
@@ -241,6 +241,11 @@ func setKnob(a *experiment.Arm, flag, v string) error {
 	if err := setFlag(fl, v); err != nil {
 		return err
 	}
-	a.Knobs = a.Knobs.Merge(api.PatchOf(c, strings.ReplaceAll(flag, "-", "_")))
+	name := strings.ReplaceAll(flag, "-", "_")
+	// its range first: a value out of it (NaN) may not even marshal
+	if i := slices.IndexFunc(c.Problems(), func(e *herd.FieldError) bool { return e.Field == name }); i >= 0 {
+		return errors.New(c.Problems()[i].Msg)
+	}
+	a.Knobs = a.Knobs.Merge(api.PatchOf(c, name))
 	return nil
 }

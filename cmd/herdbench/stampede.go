@@ -256,10 +256,11 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	// strategy; an arm sends only them, over the testbed's own config
 	knobs := opts.Knobs
 	knobs.Strategy = api.None
-	base := api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
+	var base api.Patch // nil when the knobs have problems: reported once, not again with every arm
 	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
-		base = nil // reported once, not again with every arm
+	} else { // a knob out of range (NaN) may not even marshal
+		base = api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
 	}
 	switch svc := opts.service; {
 	case svc != nil:

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// badInput is one input of a kind of bad input (docs/bad-input.md): a
+// command line, the files it reads, and what its error must say. Every one
+// exits 2, before anything starts, with no Go stack trace.
+type badInput struct {
+	args  []string          // "{dir}" stands for the test's directory, where files are written
+	files map[string]string // file name in {dir}: content
+	want  string            // a part of stderr: the field or flag, and the accepted values
+}
+
+// badInputs are the kinds of docs/bad-input.md's table, each with inputs
+// of that kind: the table's first column names them.
+var badInputs = map[string][]badInput{
+	"a number that is not finite": {
+		{args: []string{"stampede", "--dry-run", "--ttl-jitter", "NaN"}, want: "--ttl-jitter: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"stampede", "--dry-run", "--xfetch-beta", "Inf"}, want: "--xfetch-beta: +Inf out of range (accepted: greater than 0"},
+		{args: []string{"stampede", "--dry-run", "--rate-limit", "NaN"}, want: "--rate-limit: NaN out of range (accepted: more than 0 loads/s)"},
+		{args: []string{"stampede", "--dry-run", "--early-probability", "NaN"}, want: "--early-probability: NaN out of range (accepted: 0 to 1)"},
+		{args: []string{"stampede", "--dry-run", "--local-jitter", "NaN"}, want: "--local-jitter: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"stampede", "--dry-run", "--apply-rate", "NaN"}, want: "--apply-rate: NaN out of range (accepted: 0, unbounded, or more writes/s)"},
+		{args: []string{"stampede", "--dry-run", "--zipf", "NaN"}, want: "--zipf: NaN out of range (accepted: greater than 1)"},
+		{args: []string{"stampede", "--dry-run", "--zipf", "-Inf"}, want: "--zipf: -Inf out of range (accepted: greater than 1)"},
+		{args: []string{"stampede", "--dry-run", "--critical", "NaN"}, want: "--critical: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"stampede", "--dry-run", "--throttle", "Inf"}, want: "--throttle: +Inf out of range (accepted: 0, off, or K above 0 and at most 100"},
+		{args: []string{"stampede", "--dry-run", "--retry-budget", "NaN%"}, want: `retry budget "NaN%": the ratio must be above 0% and at most 100%`},
+		{args: []string{"stampede", "--dry-run", "--hedge", "50ms:NaN%"}, want: `error rate "NaN%" is not a percentage above 0% and at most 100%`},
+		{args: []string{"stampede", "--dry-run", "--arms", "none,throttle=NaN"}, want: "throttle=NaN: NaN out of range (accepted: 0, off, or K above 0"},
+		{args: []string{"testbed", "up", "--ttl-jitter", "NaN"}, want: "--ttl-jitter: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.queries=NaN"}, want: `MAX "NaN" is not a number 0 or more`},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  zipf: .inf\n"},
+			want: "s.yaml:2: load.zipf: +Inf out of range (accepted: greater than 1)"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "knobs:\n  ttl_jitter: .nan\n"},
+			want: "s.yaml:2: knobs.ttl_jitter: \".nan\" is not a finite number, such as 0.5"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "arms:\n  - name: j\n    strategy: ttl_jitter\n    knobs:\n      ttl_jitter: NaN\n"},
+			want: "s.yaml:5: arms[0].knobs.ttl_jitter: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": "name: t\nendpoints: [http://127.0.0.1:1]\nrequest:\n  path: /items/{key}\nkeys:\n  zipf: {from: 1, to: 100, s: .nan}\n  hot: 10\n"},
+			want: "t.yaml:6: keys.zipf.s: s NaN (accepted: greater than 1)"},
+	},
+}
+
+// TestBadInputIsRefused runs every input of every kind: exit 2, the
+// message, no stack trace, and nothing started (no testbed recorded in
+// the state directory).
+func TestBadInputIsRefused(t *testing.T) {
+	for _, kind := range slices.Sorted(maps.Keys(badInputs)) {
+		t.Run(kind, func(t *testing.T) {
+			for _, in := range badInputs[kind] {
+				dir, state := t.TempDir(), t.TempDir()
+				args := withDir(in.args, dir)
+				if slices.Contains(args, "stampede") || slices.Contains(args, "run") || slices.Contains(args, "testbed") {
+					args = append(args, "--state-dir", state)
+				}
+				writeFiles(t, dir, in.files)
+				code, _, stderr := herdbench(t, args...)
+				if code != exitUsage || !strings.Contains(stderr, strings.ReplaceAll(in.want, "{dir}", dir)) || strings.Contains(stderr, "goroutine ") {
+					t.Errorf("herdbench %s = exit %d, stderr %q; want exit 2, stderr containing %q", strings.Join(args, " "), code, stderr, in.want)
+				}
+				if entries, _ := os.ReadDir(state); len(entries) > 0 {
+					t.Errorf("herdbench %s left %d entries in its state directory; want nothing started", strings.Join(args, " "), len(entries))
+				}
+			}
+		})
+	}
+}
+
+// TestBadInputKindsAreDocumented: docs/bad-input.md's table names every
+// kind the test runs, and no other.
+func TestBadInputKindsAreDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/bad-input.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile(`(?m)^\| ([^|]+?) \|`).FindAllStringSubmatch(string(b), -1) {
+		if m[1] != "kind" && !strings.HasPrefix(m[1], "---") {
+			documented = append(documented, m[1])
+		}
+	}
+	tested := slices.Sorted(maps.Keys(badInputs))
+	slices.Sort(documented)
+	if !slices.Equal(documented, tested) {
+		t.Errorf("docs/bad-input.md's kinds = %q; want the kinds TestBadInputIsRefused runs, %q", documented, tested)
+	}
+}
+
+func withDir(args []string, dir string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, "{dir}", dir)
+	}
+	return out
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
