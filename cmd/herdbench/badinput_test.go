@@ -47,6 +47,42 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": "name: t\nendpoints: [http://127.0.0.1:1]\nrequest:\n  path: /items/{key}\nkeys:\n  zipf: {from: 1, to: 100, s: .nan}\n  hot: 10\n"},
 			want: "t.yaml:6: keys.zipf.s: s NaN (accepted: greater than 1)"},
 	},
+	"a testbed option only the run checked": {
+		{args: []string{"stampede", "--dry-run", "--db-pool", "0"}, want: "--db-pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
+		{args: []string{"stampede", "--dry-run", "--redis-pool", "0"}, want: "--redis-pool: 0 out of range (accepted: 1 to 10000 connections per replica)"},
+		{args: []string{"stampede", "--dry-run", "--db-timeout", "0s"}, want: "--db-timeout: 0s out of range (accepted: more than 0, such as 1s)"},
+		{args: []string{"stampede", "--dry-run", "--cache", "memcached", "--write-invalidate", "refresh"}, want: "--write-invalidate: refresh broadcasts the written items on Redis pub/sub, which Memcached lacks (accepted with --cache memcached: none, delete; or --cache redis)"},
+		{args: []string{"stampede", "--dry-run", "--db-pool", "0", "--zipf", "0"}, want: "--zipf: 0 out of range (accepted: greater than 1)\n--db-pool: 0 out of range"},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--redis-pool", "0"}, want: "--redis-pool: 0 out of range"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "testbed:\n  db_pool: 0\n"},
+			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
+	},
+}
+
+// TestDryRunRefusesWhatTheRunRefuses runs the inputs of every kind that
+// take --dry-run both with it and without: the same exit code and the same
+// message. Without, PATH is empty, so that a run that got past its checks
+// could start nothing (no provider can run: exit 1, and the test fails).
+func TestDryRunRefusesWhatTheRunRefuses(t *testing.T) {
+	for _, kind := range slices.Sorted(maps.Keys(badInputs)) {
+		for _, in := range badInputs[kind] {
+			i := slices.Index(in.args, "--dry-run")
+			if i < 0 {
+				continue
+			}
+			dir, state := t.TempDir(), t.TempDir()
+			writeFiles(t, dir, in.files)
+			dry := append(withDir(in.args, dir), "--state-dir", state)
+			real := slices.Delete(slices.Clone(dry), i, i+1)
+			env := []string{"PATH=" + t.TempDir(), "HOME=" + dir}
+			dryCode, _, dryErr := herdbenchEnv(t, env, dry...)
+			code, _, stderr := herdbenchEnv(t, env, real...)
+			if code != exitUsage || code != dryCode || stderr != dryErr {
+				t.Errorf("%s:\nherdbench %s = exit %d, %q\nwithout --dry-run = exit %d, %q; want both exit 2 alike",
+					kind, strings.Join(dry, " "), dryCode, dryErr, code, stderr)
+			}
+		}
+	}
 }
 
 // TestBadInputIsRefused runs every input of every kind: exit 2, the

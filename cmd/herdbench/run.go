@@ -104,6 +104,7 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	// check the plan against its target: a service's arms are its target
 	// file's, and an edge arm needs a testbed of two tiers
 	svc, err := describeTarget(opts.Target)
+	var bed herd.FieldErrors // the testbed's options, the file's too: told at their lines
 	switch {
 	case err != nil:
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
@@ -111,12 +112,15 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 		opts.service = svc
 	default:
 		// a testbed that cannot be had is the run's to report, with its
-		// own exit code
-		opts.bed, _ = testbedToUse(ctx, opts)
+		// own exit code; problems with its options are the user's
+		var bedErr error
+		opts.bed, bedErr = testbedToUse(ctx, opts)
+		bed = inFile(testbedProblems(bedErr), path, f, fromFile, opts.Plan.Triggers)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	}
+	bad = withTestbed(bad, bed)
 	if len(bad) > 0 {
 		return opts, usageError{bad.ByLine()}
 	}

@@ -307,6 +307,9 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		opts.bed, bedErr = testbedToUse(ctx, opts)
 	}
 	plan, outs, err := buildPlan(opts)
+	if bad := testbedProblems(bedErr); len(bad) > 0 { // with the plan's: every problem at once
+		return usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
+	}
 	if err != nil {
 		return err
 	}
