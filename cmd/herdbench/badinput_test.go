@@ -57,6 +57,17 @@ var badInputs = map[string][]badInput{
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "testbed:\n  db_pool: 0\n"},
 			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 	},
+	"an option that cannot take effect": {
+		{args: []string{"stampede", "--dry-run", "--outage", "5s"}, want: "--outage: an option of trigger outage, and the plan's trigger is expire, so it would do nothing (accepted: with trigger outage, or left out)"},
+		{args: []string{"stampede", "--dry-run", "--trigger", "expire", "--rolling"}, want: "--rolling: an option of trigger restart, and the plan's trigger is expire"},
+		{args: []string{"stampede", "--dry-run", "--command-timeout", "3s"}, want: "--command-timeout: an option of trigger command, and the plan's trigger is expire"},
+		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--undo-timeout", "5s"}, want: "--undo-timeout: 5s, and there is no undo for it to bound (accepted: with undo, or left out)"},
+		{args: []string{"stampede", "--dry-run", "--arms", "none,retry=immediate:2+retry=fixed:1s:2"}, want: "retry twice: the second would replace the first (accepted: one retry=VALUE an arm"},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--vary", "burst=20..200"}, want: `for "--vary" flag: given twice, "burst=10..100" and "burst=20..200" (accepted: one axis to bisect`},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--grid", "burst=10,10,20"}, want: "--grid: burst=10,10,20: 10 twice (accepted: each value once)"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "trigger:\n  name: expire\n  outage: 5s\n"},
+			want: "s.yaml:3: trigger.outage: an option of trigger outage, and the plan's trigger is expire"},
+	},
 }
 
 // TestDryRunRefusesWhatTheRunRefuses runs the inputs of every kind that

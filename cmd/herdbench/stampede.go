@@ -287,6 +287,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	} else {
 		bad = append(bad, herd.Fields(plan.Validate())...)
 	}
+	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
 	if len(bad) > 0 {
 		return plan, nil, usageError{bad}
 	}

@@ -72,3 +72,20 @@ func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]boo
 	}
 	return plan, bad
 }
+
+// idleTriggerOptions are the trigger options given (set: the flags, on the
+// command line or in a scenario file) that belong to a trigger other than
+// the plan's: they would do nothing. A problem bad already has with the
+// option (command's run and undo, refused by CheckChosen) is not told
+// twice.
+func idleTriggerOptions(plan experiment.Plan, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
+	var idle herd.FieldErrors
+	for _, o := range plan.Triggers.Options() {
+		if !set[o.Flag()] || o.Trigger == plan.Trigger || slices.ContainsFunc(bad, func(e *herd.FieldError) bool { return e.Field == o.Key }) {
+			continue
+		}
+		idle.Add(o.Key, "an option of trigger %s, and the plan's trigger is %s, so it would do nothing (accepted: with trigger %s, or left out)",
+			o.Trigger, plan.Trigger, o.Trigger)
+	}
+	return idle
+}
