@@ -68,6 +68,18 @@ var badInputs = map[string][]badInput{
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "trigger:\n  name: expire\n  outage: 5s\n"},
 			want: "s.yaml:3: trigger.outage: an option of trigger outage, and the plan's trigger is expire"},
 	},
+	"an explicitly empty value": {
+		{args: []string{"stampede", "--dry-run", "--provider", ""}, want: `invalid argument "" for "--provider" flag: empty (accepted: auto, local, docker)`},
+		{args: []string{"stampede", "--dry-run", "--results-dir", ""}, want: `for "--results-dir" flag: empty (accepted: a directory`},
+		{args: []string{"stampede", "--dry-run", "--json", ""}, want: `for "--json" flag: empty (accepted: a file name`},
+		{args: []string{"stampede", "--dry-run", "--target", ""}, want: `for "--target" flag: empty (accepted: testbed`},
+		{args: []string{"testbed", "up", "--provider", ""}, want: `for "--provider" flag: empty (accepted: auto, local, docker)`},
+		{args: []string{"worker", "--listen", ""}, want: `for "--listen" flag: empty (accepted: HOST:PORT, such as 127.0.0.1:7070, or :7070 for every interface)`},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  rate: 100\narms: []\n"},
+			want: "s.yaml:3: arms: empty (accepted: one arm or more"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "results_dir: \"\"\n"},
+			want: "s.yaml:1: results_dir: empty (accepted: a directory"},
+	},
 }
 
 // TestDryRunRefusesWhatTheRunRefuses runs the inputs of every kind that

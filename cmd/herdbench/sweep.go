@@ -321,17 +321,3 @@ func writeSweepOutputs(stdout io.Writer, outs []output, res *sweep.Results) erro
 	}
 	return nil
 }
-
-// onceString is a string flag given at most once: a second --vary would
-// replace the first, which then does nothing.
-type onceString string
-
-func (s *onceString) String() string { return string(*s) }
-func (s *onceString) Type() string   { return "string" }
-func (s *onceString) Set(v string) error {
-	if *s != "" {
-		return fmt.Errorf("given twice, %q and %q (accepted: one axis to bisect; --grid for a map of two)", string(*s), v)
-	}
-	*s = onceString(v)
-	return nil
-}

@@ -22,7 +22,7 @@ import (
 
 // addProviderFlag binds --provider; help says what auto does in cmd.
 func addProviderFlag(fs *pflag.FlagSet, p *string, auto string) {
-	fs.StringVar(p, "provider", testbed.Auto, "which provider runs the testbed: "+strings.Join(providers.Default().Names(), ", ")+" ("+auto+")")
+	nonEmptyVar(fs, p, "provider", testbed.Auto, strings.Join(providers.Default().Names(), ", "), "which provider runs the testbed: "+strings.Join(providers.Default().Names(), ", ")+" ("+auto+")")
 }
 
 // startOptions are the flags that say which testbed to start, beside
