@@ -66,7 +66,7 @@ func Validate(ls []Limit, paths []string) error {
 	var errs []error
 	for _, l := range ls {
 		if !slices.Contains(paths, l.Path) {
-			errs = append(errs, fmt.Errorf("max regression %q: unknown path %q (accepted: %s)", l.Expr, l.Path, strings.Join(paths, ", ")))
+			errs = append(errs, fmt.Errorf("max regression %q: unknown path %q (%s)", l.Expr, l.Path, gates.Accepted(l.Path, paths)))
 		}
 	}
 	return errors.Join(errs...)

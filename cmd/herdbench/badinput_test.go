@@ -80,6 +80,17 @@ var badInputs = map[string][]badInput{
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "results_dir: \"\"\n"},
 			want: "s.yaml:1: results_dir: empty (accepted: a directory"},
 	},
+	"a gate the run cannot decide": {
+		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate < 150%"}, want: `--gate: "http.drop_rate < 150%": http.drop_rate < 150% holds whatever the run does: a ratio is 0% to 100% (accepted: a bound inside it`},
+		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate > 100%"}, want: "http.drop_rate > 100% fails whatever the run does"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "gates:\n  - \"lock:http.drop_rate <= 100%\"\n"},
+			want: "s.yaml:2: gates[0]: \"lock:http.drop_rate <= 100%\": http.drop_rate <= 100% holds whatever the run does"},
+	},
+	"a gate that does not read": {
+		{args: []string{"stampede", "--dry-run", "--gate", "db.queries => 10"}, want: `--gate: "db.queries => 10": read the operator "=>", which is not one (did you mean >=?)`},
+		{args: []string{"stampede", "--dry-run", "--gate", "db.querys < 10"}, want: `unknown path "db.querys" (nearest: db.queries, db.queries_total, warm.queries; all `},
+		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
+	},
 }
 
 // TestDryRunRefusesWhatTheRunRefuses runs the inputs of every kind that

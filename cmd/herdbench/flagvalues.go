@@ -9,7 +9,7 @@ import (
 
 // nonEmpty is a string flag whose explicit empty value is refused: the
 // flag's default is its own, and "" would silently become it, or worse
-// (--listen '' listens on every interface).
+// (--listen ” listens on every interface).
 type nonEmpty struct {
 	p        *string
 	accepted string // what the flag takes, for the error

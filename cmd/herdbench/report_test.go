@@ -55,7 +55,7 @@ func TestReportExitCodes(t *testing.T) {
 		{"a gate failing on the saved figures", []string{"report", clean, "--gate", "lock:db.queries < 90"}, exitGatesFailed,
 			"lock:db.queries < 90   lock   97         FAIL", "1 of 1 gates failed"},
 		{"an unknown path", []string{"report", clean, "--gate", "db.querys < 1"}, exitUsage, "",
-			`unknown path "db.querys" (accepted: aborted.at_ms,`},
+			`unknown path "db.querys" (nearest: db.queries, db.queries_total, warm.queries; all `},
 		{"not a results file", []string{"report", "../../go.mod"}, exitUsage, "", "go.mod: not a results file"},
 		{"json to a file", []string{"report", clean, "-o", "json=" + filepath.Join(out, "again.json")}, exitGatesFailed, "arm ", ""},
 		{"one format per run", []string{"report", clean, clean, "-o", "table"}, exitUsage, "", "-o table: shows one run, and 2 results files were given (accepted: html"},
