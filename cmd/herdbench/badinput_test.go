@@ -17,6 +17,7 @@ type badInput struct {
 	args  []string          // "{dir}" stands for the test's directory, where files are written
 	files map[string]string // file name in {dir}: content
 	want  string            // a part of stderr: the field or flag, and the accepted values
+	not   string            // not in stderr, if set
 }
 
 // badInputs are the kinds of docs/bad-input.md's table, each with inputs
@@ -91,6 +92,15 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--gate", "db.querys < 10"}, want: `unknown path "db.querys" (nearest: db.queries, db.queries_total, warm.queries; all `},
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
+	"a value or argument that does not parse": {
+		{args: []string{"stampede", "--dry-run", "--rate", "1.5k"}, want: `--rate: "1.5k" is not a whole number (accepted: a whole number: requests per second, open model (at most 20000))`},
+		{args: []string{"stampede", "--dry-run", "--timeout", "5"}, want: `--timeout: "5" is not a duration such as 500ms, 2s or 1m30s`},
+		{args: []string{"run"}, want: "run: a scenario file is required, such as examples/stampede.yaml"},
+		{args: []string{"run", "{dir}/a.yaml", "{dir}/b.yaml"}, want: "run: one argument, a scenario file, and 2 were given"},
+		{args: []string{"report"}, want: "report: a results file is required, such as "},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  rate: 1.5k\n"},
+			want: "s.yaml:2: load.rate:", not: "for usage"},
+	},
 }
 
 // TestDryRunRefusesWhatTheRunRefuses runs the inputs of every kind that
@@ -133,8 +143,9 @@ func TestBadInputIsRefused(t *testing.T) {
 				}
 				writeFiles(t, dir, in.files)
 				code, _, stderr := herdbench(t, args...)
-				if code != exitUsage || !strings.Contains(stderr, strings.ReplaceAll(in.want, "{dir}", dir)) || strings.Contains(stderr, "goroutine ") {
-					t.Errorf("herdbench %s = exit %d, stderr %q; want exit 2, stderr containing %q", strings.Join(args, " "), code, stderr, in.want)
+				if code != exitUsage || !strings.Contains(stderr, strings.ReplaceAll(in.want, "{dir}", dir)) || strings.Contains(stderr, "goroutine ") ||
+					(in.not != "" && strings.Contains(stderr, in.not)) {
+					t.Errorf("herdbench %s = exit %d, stderr %q; want exit 2, stderr containing %q (and not %q)", strings.Join(args, " "), code, stderr, in.want, in.not)
 				}
 				if entries, _ := os.ReadDir(state); len(entries) > 0 {
 					t.Errorf("herdbench %s left %d entries in its state directory; want nothing started", strings.Join(args, " "), len(entries))

@@ -37,7 +37,7 @@ and exit 2. The format's JSON Schema is docs/scenario.schema.json; examples
 are in examples/.`,
 		Example: `  herdbench run examples/stampede.yaml
   herdbench run examples/outage-retries.yaml --seed 7 -o html=report.html`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("run", "a scenario file", "such as examples/stampede.yaml"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o, err := scenarioOptions(c.Context(), args[0], c.Flags(), stderr, newTriggers)
 			if err != nil {
@@ -149,10 +149,7 @@ func setFlag(fl *pflag.Flag, v string) error {
 	if _, slice := fl.Value.(pflag.SliceValue); !slice {
 		_ = fl.Value.Set(old)
 	}
-	accepted := map[string]string{
-		"duration": "a duration such as 500ms, 2s or 1m30s", "int": "a whole number", "uint64": "a whole number, 0 or more",
-		"uint32": "a whole number, 0 or more", "float64": "a finite number, such as 0.5", "bool": "true or false",
-	}[fl.Value.Type()]
+	accepted := acceptedForms[fl.Value.Type()]
 	if accepted == "" {
 		return err
 	}
