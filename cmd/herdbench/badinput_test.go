@@ -101,7 +101,18 @@ var badInputs = map[string][]badInput{
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  rate: 1.5k\n"},
 			want: "s.yaml:2: load.rate:", not: "for usage"},
 	},
+	"a file whose parts cannot work together": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "redis:\n  address: 127.0.0.1:6379\n  key: \"item:{key}\"\n  pattern: \"product:*\"\n"},
+			want: `t.yaml:10: redis.key: "item:{key}" makes keys such as "item:1", which pattern "product:*" does not match`, not: "for usage"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "prometheus:\n  url: http://127.0.0.1:9090\n  series:\n    db_qps: \"sum(rate(x[10s]\"\n"},
+			want: `t.yaml:11: prometheus.series.db_qps: "sum(rate(x[10s]" is not PromQL: 1:16: parse error: unclosed left parenthesis`},
+		{args: []string{"stampede", "--dry-run", "--allow-host", "http://example.com"}, want: `--allow-host: "http://example.com" is not a host name or address (accepted: a host as it appears in the URLs`},
+		{args: []string{"worker", "--allow-host", "https://example.com"}, want: `--allow-host: "https://example.com" is not a host name or address`},
+	},
 }
+
+// targetFile is a target file's start, on loopback, keys 1 to 100.
+const targetFile = "name: t\nendpoints: [http://127.0.0.1:1]\nrequest:\n  path: /items/{key}\nkeys:\n  range: {from: 1, to: 100}\n  hot: 10\n"
 
 // TestDryRunRefusesWhatTheRunRefuses runs the inputs of every kind that
 // take --dry-run both with it and without: the same exit code and the same

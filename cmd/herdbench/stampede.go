@@ -244,6 +244,11 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	if opts.Workers != "" && plan.AfterAuto {
 		bad.Add("after", "auto with --workers: the workers' schedules are theirs once sent, and cannot be cut when the arm recovers (accepted: a duration, or no --workers)")
 	}
+	for _, h := range opts.AllowHosts {
+		if err := targets.CheckHost(h); err != nil {
+			bad = append(bad, &herd.FieldError{Field: "allow_host", Msg: err.Error()})
+		}
+	}
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, reporters.FormatNames())
 	bad = append(bad, herd.Fields(err)...)
 	if plan.Repeat == 0 { // the plan's zero is once; a user's 0 is a mistake (above the cap: Validate)

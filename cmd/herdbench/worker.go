@@ -40,6 +40,11 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 			if opts.Idle < 0 {
 				return usageErrorf("--idle-timeout %s is negative (accepted: 0, never, or a duration)", opts.Idle)
 			}
+			for _, h := range opts.AllowHosts {
+				if err := targets.CheckHost(h); err != nil {
+					return usageErrorf("--allow-host: %v", err)
+				}
+			}
 			ln, err := net.Listen("tcp", opts.Listen)
 			if err != nil {
 				return usageErrorf("--listen %s: %v (accepted: a free HOST:PORT, such as 127.0.0.1:7070 or :7070)", opts.Listen, err)
