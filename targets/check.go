@@ -269,8 +269,9 @@ func (c *checker) arms() {
 
 func (c *checker) limits() {
 	l := c.f.Limits
-	if l.MaxRate < 0 {
-		c.bad("limits.max_rate", "%d (accepted: 0, no cap of its own, or requests/s)", l.MaxRate)
+	// 0 would silently mean no cap: leaving the key out says that
+	if l.MaxRate < 0 || (l.MaxRate == 0 && c.f.doc.Line("limits.max_rate") > 0) {
+		c.bad("limits.max_rate", "%d (accepted: 1 or more requests/s; no max_rate for no cap of the target's own)", l.MaxRate)
 	}
 	if d := l.MaxDuration; d != "" {
 		if v, err := time.ParseDuration(d); err != nil || v <= 0 {

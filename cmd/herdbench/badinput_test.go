@@ -108,6 +108,8 @@ var badInputs = map[string][]badInput{
 			want: `t.yaml:11: prometheus.series.db_qps: "sum(rate(x[10s]" is not PromQL: 1:16: parse error: unclosed left parenthesis`},
 		{args: []string{"stampede", "--dry-run", "--allow-host", "http://example.com"}, want: `--allow-host: "http://example.com" is not a host name or address (accepted: a host as it appears in the URLs`},
 		{args: []string{"worker", "--allow-host", "https://example.com"}, want: `--allow-host: "https://example.com" is not a host name or address`},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "limits:\n  max_rate: 0\n"},
+			want: "t.yaml:9: limits.max_rate: 0 (accepted: 1 or more requests/s; no max_rate for no cap of the target's own)"},
 	},
 }
 
