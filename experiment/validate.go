@@ -162,7 +162,9 @@ func (p Plan) loadProblems() herd.FieldErrors {
 func (p Plan) ValidateFor(tg *targets.Target) error {
 	errs := herd.Fields(p.Validate())
 	if trig := p.trigger(); trig != nil {
-		if err := triggers.Supported(trig, tg.Caps()); err != nil {
+		if err := triggers.Supported(trig, tg.Caps()); err != nil && tg.Owned {
+			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(p.supportedOn(tg.Caps()), ", "))
+		} else if err != nil {
 			errs.Add("trigger", "%s: %v (the target declares what a trigger may touch)", tg.Name, err)
 		}
 	}
@@ -288,4 +290,15 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 	}
 	arm.Retry, arm.Throttle, arm.Hedge, arm.Breaker = client.Retry, client.Throttle, client.Hedge, client.Breaker
 	return arm, nil
+}
+
+// supportedOn are the triggers of the plan's set that caps support.
+func (p Plan) supportedOn(caps triggers.Caps) []string {
+	var ok []string
+	for _, t := range p.TriggerSet().Triggers() {
+		if triggers.Supported(t, caps) == nil {
+			ok = append(ok, t.Name())
+		}
+	}
+	return ok
 }

@@ -293,6 +293,9 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		bad = append(bad, herd.Fields(plan.Validate())...)
 	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
+	if opts.service != nil {
+		bad = atFileTrigger(bad, plan, opts.service, opts.TriggerSet)
+	}
 	if len(bad) > 0 {
 		return plan, nil, usageError{bad}
 	}
