@@ -13,6 +13,7 @@ package baseline
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func ParseLimit(s string) (Limit, error) {
 		num, l.Percent = p, true
 	}
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
+	if err != nil || !(v >= 0 && !math.IsInf(v, 1)) { // NaN and Inf too
 		return Limit{}, fmt.Errorf("max regression %q: MAX %q is not a number 0 or more (accepted: %s)", s, max, limitForm)
 	}
 	if l.Percent {
@@ -65,7 +66,7 @@ func Validate(ls []Limit, paths []string) error {
 	var errs []error
 	for _, l := range ls {
 		if !slices.Contains(paths, l.Path) {
-			errs = append(errs, fmt.Errorf("max regression %q: unknown path %q (accepted: %s)", l.Expr, l.Path, strings.Join(paths, ", ")))
+			errs = append(errs, fmt.Errorf("max regression %q: unknown path %q (%s)", l.Expr, l.Path, gates.Accepted(l.Path, paths)))
 		}
 	}
 	return errors.Join(errs...)

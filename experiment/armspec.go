@@ -186,6 +186,9 @@ func (a *Arm) setName() error {
 			return fmt.Errorf("unknown arm kind %q (accepted: a strategy, such as lock or lock+ttl_jitter, or KEY=VALUE, KEY one of %s, joined to a strategy with + if you like)",
 				key, strings.Join(ArmKeys(), ", "))
 		}
+		if slices.ContainsFunc(kinds, func(o ArmKind) bool { return o.Key == key }) {
+			return fmt.Errorf("%s twice: the second would replace the first (accepted: one %s=VALUE an arm; another arm to compare two)", key, key)
+		}
 		if err := k.set(a, v); err != nil {
 			return err
 		}

@@ -122,7 +122,7 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	if err := retry.CheckThrottle(p.Throttle); err != nil {
 		bad("throttle", "%v", err)
 	}
-	if p.Critical < 0 || p.Critical > 1 {
+	if !herd.Finite(p.Critical) || p.Critical < 0 || p.Critical > 1 {
 		bad("critical", "%g out of range (accepted: 0 to 1, the share of requests marked critical)", p.Critical)
 	}
 	if p.Clients < 1 || p.Clients > MaxClients {
@@ -134,7 +134,7 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	if p.HotKeys < 1 || p.HotKeys > p.Keys {
 		bad("hot_keys", "%d out of range (accepted: 1 to keys, %d)", p.HotKeys, p.Keys)
 	}
-	if p.Zipf <= 1 {
+	if !herd.Finite(p.Zipf) || p.Zipf <= 1 {
 		bad("zipf", "%g out of range (accepted: greater than 1)", p.Zipf)
 	}
 	if p.Timeout <= 0 {
@@ -162,7 +162,9 @@ func (p Plan) loadProblems() herd.FieldErrors {
 func (p Plan) ValidateFor(tg *targets.Target) error {
 	errs := herd.Fields(p.Validate())
 	if trig := p.trigger(); trig != nil {
-		if err := triggers.Supported(trig, tg.Caps()); err != nil {
+		if err := triggers.Supported(trig, tg.Caps()); err != nil && tg.Owned {
+			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(p.supportedOn(tg.Caps()), ", "))
+		} else if err != nil {
 			errs.Add("trigger", "%s: %v (the target declares what a trigger may touch)", tg.Name, err)
 		}
 	}
@@ -288,4 +290,15 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 	}
 	arm.Retry, arm.Throttle, arm.Hedge, arm.Breaker = client.Retry, client.Throttle, client.Hedge, client.Breaker
 	return arm, nil
+}
+
+// supportedOn are the triggers of the plan's set that caps support.
+func (p Plan) supportedOn(caps triggers.Caps) []string {
+	var ok []string
+	for _, t := range p.TriggerSet().Triggers() {
+		if triggers.Supported(t, caps) == nil {
+			ok = append(ok, t.Name())
+		}
+	}
+	return ok
 }

@@ -66,6 +66,15 @@ func parse(s string) (Gate, error) {
 	bad := func(format string, args ...any) (Gate, error) {
 		return Gate{}, fmt.Errorf("%s (accepted: %s; OP one of %s)", fmt.Sprintf(format, args...), grammar, strings.Join(Ops, " "))
 	}
+	// the operator is the last run of its characters: an arm's name
+	// before it may hold = (retry=exp:...), a VALUE after it none
+	if j := strings.LastIndexAny(expr, opChars); j >= 0 {
+		head := strings.TrimRight(expr[:j+1], opChars)
+		run := expr[len(head) : j+1]
+		if !slices.Contains(Ops, run) {
+			return bad("read the operator %q, which is not one%s", run, opHint(run))
+		}
+	}
 	at, op := -1, ""
 	for i := range len(expr) {
 		for _, o := range Ops {
@@ -224,9 +233,12 @@ func Validate(gs []Gate, arms, paths []string, words map[string][]string, field 
 		case g.Word != "" && slices.Contains(paths, g.Path):
 			bad(g, "%s is a number, and %q is not (accepted: a number, or a percentage for a ratio)", g.Path, g.Word)
 		case !slices.Contains(paths, g.Path):
-			bad(g, "unknown path %q (accepted: %s)", g.Path, strings.Join(append(slices.Clone(paths), slices.Sorted(maps.Keys(words))...), ", "))
+			bad(g, "unknown path %q (%s)", g.Path, Accepted(g.Path, append(slices.Clone(paths), slices.Sorted(maps.Keys(words))...)))
 		case g.Percent && !IsRatio(g.Path):
 			bad(g, "a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate or _ratio)", g.Path)
+		case g.Percent && vacuous(g) != "":
+			bad(g, "%s %s %s%% %s whatever the run does: a ratio is 0%% to 100%% (accepted: a bound inside it, such as %s < 1%%)",
+				g.Path, g.Op, strconv.FormatFloat(g.Value*100, 'g', -1, 64), vacuous(g), g.Path)
 		}
 	}
 	return errs
@@ -246,6 +258,31 @@ func ParseAll(exprs []string, field string) ([]Gate, herd.FieldErrors) {
 		gs = append(gs, g)
 	}
 	return gs, errs
+}
+
+// opChars are the characters of the operators.
+const opChars = "<>=!"
+
+// opHint is the operator a misread one was likely meant as.
+func opHint(run string) string {
+	if want, ok := map[string]string{"=>": ">=", "=<": "<=", "=": "==", "<>": "!=", "!": "!=", "===": "==", "=!": "!="}[run]; ok {
+		return fmt.Sprintf(" (did you mean %s?)", want)
+	}
+	return ""
+}
+
+// vacuous says how a gate on a ratio, 0 to 1, is decided before the run:
+// "holds" (it cannot fail: a bound at or beyond the range's end), "fails"
+// (it cannot pass), or "" when the run decides it.
+func vacuous(g Gate) string {
+	v := g.Value
+	switch {
+	case g.Op == "<" && v > 1, g.Op == "<=" && v >= 1, g.Op == ">" && v < 0, g.Op == ">=" && v <= 0, g.Op == "!=" && (v < 0 || v > 1):
+		return "holds"
+	case g.Op == "<" && v <= 0, g.Op == "<=" && v < 0, g.Op == ">" && v >= 1, g.Op == ">=" && v > 1, g.Op == "==" && (v < 0 || v > 1):
+		return "fails"
+	}
+	return ""
 }
 
 // IsRatio says whether path holds a ratio from 0 to 1, which a gate may

@@ -235,3 +235,65 @@ func TestWordGates(t *testing.T) {
 		}
 	}
 }
+
+func TestGatesThatRunDoesNotDecide(t *testing.T) {
+	for _, tt := range []struct {
+		expr, want string
+	}{
+		{"http.drop_rate < 150%", "holds"},
+		{"http.drop_rate <= 100%", "holds"},
+		{"http.drop_rate >= 0%", "holds"},
+		{"http.drop_rate < 0%", "fails"},
+		{"http.drop_rate > 100%", "fails"},
+		{"http.drop_rate == 120%", "fails"},
+		{"http.drop_rate < 100%", ""},
+		{"http.drop_rate < 1%", ""},
+		{"cache.hit_ratio >= 90%", ""},
+	} {
+		g, err := Parse(tt.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := vacuous(g); got != tt.want {
+			t.Errorf("vacuous(%s) = %q; want %q", tt.expr, got, tt.want)
+		}
+	}
+	errs := Validate([]Gate{mustParse(t, "http.drop_rate < 150%")}, nil, []string{"http.drop_rate"}, nil, "gates")
+	if want := "http.drop_rate < 150% holds whatever the run does: a ratio is 0% to 100%"; len(errs) != 1 || !strings.Contains(errs[0].Msg, want) {
+		t.Errorf("Validate(http.drop_rate < 150%%) = %v; want %q", errs, want)
+	}
+}
+
+func TestAMisreadOperatorIsNamed(t *testing.T) {
+	for in, want := range map[string]string{
+		"db.queries => 10": `read the operator "=>", which is not one (did you mean >=?)`,
+		"db.queries = 10":  `read the operator "=", which is not one (did you mean ==?)`,
+		"db.queries <<= 1": `read the operator "<<=", which is not one (accepted:`,
+	} {
+		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v; want %q", in, err, want)
+		}
+	}
+}
+
+func TestAnUnknownPathSuggestsTheNearest(t *testing.T) {
+	paths := []string{"aborted.at_ms", "api.loads", "cache.hits", "db.peak_qps", "db.queries", "db.queries_total", "http.p99_ms", "http.p999_ms", "recovery_ms", "warm.queries"}
+	if got, want := Nearest("db.querys", paths, 3), []string{"db.queries", "db.queries_total", "warm.queries"}; !slices.Equal(got, want) {
+		t.Errorf("Nearest(db.querys) = %q; want %q", got, want)
+	}
+	if got := Accepted("http.p99", paths); !strings.HasPrefix(got, "nearest: http.p99_ms, http.p999_ms") || !strings.Contains(got, "all 10 paths: "+ContractDoc) {
+		t.Errorf("Accepted(http.p99) = %q; want the nearest two first, and where all 10 are", got)
+	}
+	if got := Accepted("x", paths[:2]); got != "accepted: aborted.at_ms, api.loads" {
+		t.Errorf("Accepted(x) among two = %q; want both", got)
+	}
+}
+
+func mustParse(t *testing.T, s string) Gate {
+	t.Helper()
+	g, err := Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}

@@ -42,7 +42,7 @@ func ParseHedge(s string) (Hedge, error) {
 	h := Hedge{Delay: d, MaxErrorRate: DefaultHedgeMaxErrorRate}
 	if hasRate {
 		v, err := strconv.ParseFloat(strings.TrimSuffix(rs, "%"), 64)
-		if err != nil || !strings.HasSuffix(rs, "%") || v <= 0 || v > 100 {
+		if err != nil || !strings.HasSuffix(rs, "%") || !(v > 0 && v <= 100) {
 			return Hedge{}, fmt.Errorf("hedge %q: error rate %q is not a percentage above 0%% and at most 100%% (%s)", s, rs, hedgeAccepted)
 		}
 		h.MaxErrorRate = v / 100

@@ -247,7 +247,7 @@ func ParseBudget(s string) (Budget, error) {
 		return Budget{Kind: "tokens", Tokens: n}, nil
 	case strings.HasSuffix(s, "%"):
 		v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
-		if err != nil || v <= 0 || v > 100 {
+		if err != nil || !(v > 0 && v <= 100) {
 			return Budget{}, fmt.Errorf("retry budget %q: the ratio must be above 0%% and at most 100%% (%s)", s, budgetAccepted)
 		}
 		return Budget{Kind: "ratio", Ratio: v / 100}, nil
@@ -363,7 +363,7 @@ const throttleAccepted = "accepted: 0, off, or K above 0 and at most 100; the SR
 // or above 0 and at most MaxThrottle. It is the one rule for --throttle,
 // throttle= arms and scenario files.
 func CheckThrottle(k float64) error {
-	if k < 0 || k > MaxThrottle || k != k {
+	if !(k >= 0 && k <= MaxThrottle) { // NaN too
 		return fmt.Errorf("%g out of range (%s)", k, throttleAccepted)
 	}
 	return nil

@@ -199,6 +199,10 @@ func Parse(b []byte, name string, reg *triggers.Registry) (*File, error) {
 		a.Line = doc.Line(a.path)
 	}
 	problems := herd.Fields(err)
+	if len(f.Arms) == 0 && doc.Line("arms") > 0 { // arms: [] would run the default arms
+		problems = append(problems, &herd.FieldError{File: name, Line: doc.Line("arms"), Field: "arms",
+			Msg: "empty (accepted: one arm or more, such as [none, lock]; or no arms: key, for the default arms none, singleflight, lock, xfetch)"})
+	}
 	accepted := []string{"name"}
 	for _, o := range reg.Options() {
 		accepted = append(accepted, o.Key)

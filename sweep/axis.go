@@ -136,9 +136,10 @@ func ParseGrid(plan experiment.Plan, spec string) (GridAxis, *herd.FieldError) {
 		if e != nil {
 			return bad("%v", e)
 		}
-		if !slices.Contains(g.Values, v) {
-			g.Values = append(g.Values, v)
+		if slices.Contains(g.Values, v) {
+			return bad("%s twice (accepted: each value once)", Format(v, u))
 		}
+		g.Values = append(g.Values, v)
 	}
 	if len(g.Values) == 0 {
 		return bad("no values (accepted: one or more, NAME=V1,V2,...)")

@@ -2,6 +2,7 @@ package targets
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/herdbench/herdbench/herd"
 )
@@ -88,10 +90,19 @@ func (c *checker) endpoints() {
 		}
 	}
 	for i, h := range f.Allow {
-		if h == "" || strings.ContainsAny(h, "/: ") {
-			c.bad(fmt.Sprintf("allow[%d]", i), "%q is not a host name or address (accepted: a host as it appears in the URLs, such as staging.internal or 10.0.0.5)", h)
+		if err := CheckHost(h); err != nil {
+			c.bad(fmt.Sprintf("allow[%d]", i), "%v", err)
 		}
 	}
+}
+
+// CheckHost refuses what is not a host as a target's URLs name it (a
+// scheme, a port or a path would match no host, and allow nothing).
+func CheckHost(h string) error {
+	if h == "" || strings.ContainsAny(h, "/: ") {
+		return fmt.Errorf("%q is not a host name or address (accepted: a host as it appears in the URLs, such as staging.internal or 10.0.0.5)", h)
+	}
+	return nil
 }
 
 func (c *checker) request() {
@@ -130,6 +141,13 @@ func (c *checker) redis() {
 	}
 	if r.Key != "" && r.Pattern == "" {
 		c.bad("redis.pattern", "none (accepted: the only keys triggers may touch, such as item:*; required with redis.key)")
+	}
+	if r.Key != "" && r.Pattern != "" && strings.Contains(r.Key, "{key}") {
+		key := strings.ReplaceAll(r.Key, "{key}", sampleKey(c.f.Keys))
+		if re, err := globRegexp(r.Pattern); err != nil || !re.MatchString(key) {
+			c.bad("redis.key", "%q makes keys such as %q, which pattern %q does not match: a trigger would touch none of them (accepted: a key inside redis.pattern, such as %s)",
+				r.Key, key, r.Pattern, strings.ReplaceAll(r.Pattern, "*", "{key}"))
+		}
 	}
 	if r.Password != "" && !onlyEnvRef(r.Password) {
 		c.bad("redis.password", "a literal password (accepted: ${VAR}, read from the environment)")
@@ -241,6 +259,12 @@ func (c *checker) prometheus() {
 	if len(p.Series) == 0 {
 		c.bad("prometheus.series", "none (accepted: name: PromQL pairs)")
 	}
+	for _, name := range slices.Sorted(maps.Keys(p.Series)) {
+		// found now, not after the run, when the series are read
+		if _, err := parser.NewParser(parser.Options{}).ParseExpr(p.Series[name]); err != nil {
+			c.bad("prometheus.series."+name, "%q is not PromQL: %v (accepted: an expression Prometheus' query_range takes, such as sum(rate(http_requests_total[10s])))", p.Series[name], err)
+		}
+	}
 }
 
 func (c *checker) arms() {
@@ -262,8 +286,9 @@ func (c *checker) arms() {
 
 func (c *checker) limits() {
 	l := c.f.Limits
-	if l.MaxRate < 0 {
-		c.bad("limits.max_rate", "%d (accepted: 0, no cap of its own, or requests/s)", l.MaxRate)
+	// 0 would silently mean no cap: leaving the key out says that
+	if l.MaxRate < 0 || (l.MaxRate == 0 && c.f.doc.Line("limits.max_rate") > 0) {
+		c.bad("limits.max_rate", "%d (accepted: 1 or more requests/s; no max_rate for no cap of the target's own)", l.MaxRate)
 	}
 	if d := l.MaxDuration; d != "" {
 		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
@@ -309,7 +334,7 @@ func (c *checker) keys() {
 			c.bad("keys.zipf", "from %d to %d (accepted: 0 <= from < to, at most %d keys)", k.Zipf.From, k.Zipf.To, MaxKeys)
 			return
 		}
-		if k.Zipf.S <= 1 {
+		if !herd.Finite(k.Zipf.S) || k.Zipf.S <= 1 {
 			c.bad("keys.zipf.s", "s %g (accepted: greater than 1)", k.Zipf.S)
 		}
 		size = k.Zipf.To - k.Zipf.From + 1

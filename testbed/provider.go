@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
@@ -125,14 +124,9 @@ func (o Options) Problems() herd.FieldErrors {
 	if (o.Tiers != 0 || o.IsSet("tiers")) && o.Tiers != OneTier && o.Tiers != TwoTiers {
 		bad.Add("tiers", "%d out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)", o.Tiers)
 	}
-	for _, p := range o.Replica.Config.Problems() {
-		bad = append(bad, p)
-	}
-	// the stores: which the replicas run on, named as the flags are
-	if c := o.Replica.Cache; c != "" && !slices.Contains(api.Caches, c) {
-		bad.Add("cache", "%q is not a cache (accepted: %s)", c, strings.Join(api.Caches, ", "))
-	}
-	bad = append(bad, o.Replica.DBProblems()...)
+	// the replicas' own: their config, pools, timeouts and stores, as
+	// they would refuse them once started (a dry run previews this)
+	bad = append(bad, o.Replica.Problems()...)
 	edgeCfg := o.Edge
 	if edgeCfg.Timeout == 0 && !o.IsSet("edge_timeout") {
 		edgeCfg.Timeout = herd.Duration(edge.DefaultTimeout)

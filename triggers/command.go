@@ -90,7 +90,8 @@ func (c *Command) Validate() herd.FieldErrors {
 }
 
 // CheckChosen requires a command when the plan chooses this trigger, and
-// refuses one when it does not: it would never run.
+// refuses one when it does not: it would never run; so is an undo's
+// timeout other than the default without an undo.
 func (c *Command) CheckChosen(chosen bool) herd.FieldErrors {
 	var errs herd.FieldErrors
 	switch {
@@ -100,6 +101,8 @@ func (c *Command) CheckChosen(chosen bool) herd.FieldErrors {
 		errs.Add("run", "set, and the plan's trigger is not command, so it would never run (accepted: with trigger command)")
 	case !chosen && c.Undo != "":
 		errs.Add("undo", "set, and the plan's trigger is not command, so it would never run (accepted: with trigger command)")
+	case chosen && c.Undo == "" && c.UndoTimeout != NewCommand().UndoTimeout:
+		errs.Add("undo_timeout", "%s, and there is no undo for it to bound (accepted: with undo, or left out)", c.UndoTimeout)
 	}
 	return errs
 }

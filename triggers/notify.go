@@ -33,8 +33,11 @@ func (*Notify) Describe() string {
 
 // Requires a Redis and its invalidation channel.
 func (*Notify) Requires(c Caps) error {
-	if !c.Redis || !c.Channel {
+	switch {
+	case (!c.Redis || !c.Channel) && c.At != nil:
 		return errors.New("a Redis and the channel the service listens on for invalidations (redis.address and redis.invalidate_channel in the target file)")
+	case !c.Redis || !c.Channel:
+		return errors.New("a Redis the replicas read their items from, and a channel they listen on for invalidations")
 	}
 	return nil
 }

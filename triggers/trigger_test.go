@@ -66,7 +66,8 @@ func TestSupported(t *testing.T) {
 		{&SlowDB{}, withRedis, "toxiproxy in front of postgres"},
 		{&SlowDB{}, Caps{Proxies: []string{"postgres"}}, ""},
 		{&Restart{Part: "api"}, withRedis, "processes herdbench can restart"},
-		{&Notify{}, withRedis, "redis.invalidate_channel"},
+		{&Notify{}, Caps{Redis: true, At: func(f string) string { return "t.yaml: " + f }}, "redis.invalidate_channel in the target file"},
+		{&Notify{}, withRedis, "a channel they listen on for invalidations"}, // no file: the testbed's
 	} {
 		err := Supported(tt.trig, tt.caps)
 		switch {

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/herdbench/herdbench/herd"
 )
 
 // Exit codes, documented in the README.
@@ -50,9 +53,17 @@ func exitCode(err error, stderr io.Writer) int {
 	var u usageError
 	if errors.As(err, &u) {
 		fmt.Fprintf(stderr, "herdbench: %v\n", inFlagTerms(u.err))
-		fmt.Fprintln(stderr, "Run 'herdbench --help' for usage.")
+		if !inFiles(u.err) { // a file's problems are fixed in the file, at the lines named
+			fmt.Fprintln(stderr, "Run 'herdbench --help' for usage.")
+		}
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "herdbench: %v\n", err)
 	return exitError
+}
+
+// inFiles says whether every problem err carries is at a file's line.
+func inFiles(err error) bool {
+	fe := herd.Fields(err)
+	return len(fe) > 0 && !slices.ContainsFunc(fe, func(e *herd.FieldError) bool { return e.File == "" })
 }

@@ -121,7 +121,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--abort-on", "verdict == recovering"}, exitUsage, `--abort-on: "verdict == recovering": unknown verdict "recovering" (accepted: recovered, metastable, overloaded)`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "prometheus.db_qps.max <= 120"}, exitUsage, `--gate: "prometheus.db_qps.max <= 120": prometheus.db_qps.max names a series, and the local testbed the run would start in`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "prometheus.db_qps.p50 <= 120"}, exitUsage, `"p50" is not how a series becomes a figure (accepted: prometheus.NAME.AGG, AGG one of max, min, mean, sum, last, over the after window)`},
-		{[]string{"testbed", "up", "--replicas", "three"}, exitUsage, `invalid argument "three" for "--replicas"`},
+		{[]string{"testbed", "up", "--replicas", "three"}, exitUsage, `--replicas: "three" is not a whole number (accepted: a whole number: API replicas`},
 		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--strategy: unknown \"magic\" (accepted: none, singleflight, lock, xfetch, swr, lease, early, ttl_jitter, local"},
 		{[]string{"testbed", "up", "--strategy", "magic", "--ttl-jitter", "7"}, exitUsage, "--ttl-jitter: 7 out of range (accepted: 0 to 1"},
 		{[]string{"testbed", "serve"}, exitUsage, "--redis and --postgres are required"},

@@ -44,7 +44,7 @@ http.p99_ms=50 (at most 50 ms more). A limit exceeded exits 99.`,
   herdbench report before.json after.json -o html=compare.html
   herdbench report results.json --gate 'lock:db.queries <= 120' -o junit=gates.xml
   herdbench report --baseline main.json pr.json --max-regression db.queries=10% -o markdown=comment.md`,
-		Args: cobra.MinimumNArgs(1),
+		Args: someArgs("report", "a results file", "such as herdbench-results/20261128-101500/results.json"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Files = args
 			return reportRun(stdout, opts)

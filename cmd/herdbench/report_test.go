@@ -63,7 +63,7 @@ func TestReportExitCodes(t *testing.T) {
 		{"a gate failing on the saved figures", []string{"report", clean, "--gate", "lock:db.queries < 90"}, exitGatesFailed,
 			"lock:db.queries < 90   lock   97         FAIL", "1 of 1 gates failed"},
 		{"an unknown path", []string{"report", clean, "--gate", "db.querys < 1"}, exitUsage, "",
-			`unknown path "db.querys" (accepted: aborted.at_ms,`},
+			`unknown path "db.querys" (nearest: db.queries, db.queries_total, warm.queries; all `},
 		{"not a results file", []string{"report", "../../go.mod"}, exitUsage, "", "go.mod: not a results file"},
 		{"a v1 file keeps its words", []string{"report", clean, "--gate", "verdict == degraded"}, exitOK,
 			"verdict == degraded   none            degraded   pass", ""},

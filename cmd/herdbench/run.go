@@ -37,7 +37,7 @@ and exit 2. The format's JSON Schema is docs/scenario.schema.json; examples
 are in examples/.`,
 		Example: `  herdbench run examples/stampede.yaml
   herdbench run examples/outage-retries.yaml --seed 7 -o html=report.html`,
-		Args: cobra.ExactArgs(1),
+		Args: oneArg("run", "a scenario file", "such as examples/stampede.yaml"),
 		RunE: func(c *cobra.Command, args []string) error {
 			o, err := scenarioOptions(c.Context(), args[0], c.Flags(), stderr, newTriggers)
 			if err != nil {
@@ -104,6 +104,7 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	// check the plan against its target: a service's arms are its target
 	// file's, and an edge arm needs a testbed of two tiers
 	svc, err := describeTarget(opts.Target)
+	var bed herd.FieldErrors // the testbed's options, the file's too: told at their lines
 	switch {
 	case err != nil:
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
@@ -111,12 +112,15 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 		opts.service = svc
 	default:
 		// a testbed that cannot be had is the run's to report, with its
-		// own exit code
-		opts.bed, _ = testbedToUse(ctx, opts)
+		// own exit code; problems with its options are the user's
+		var bedErr error
+		opts.bed, bedErr = testbedToUse(ctx, opts)
+		bed = inFile(testbedProblems(bedErr), path, f, fromFile, opts.Plan.Triggers)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	}
+	bad = withTestbed(bad, bed)
 	if len(bad) > 0 {
 		return opts, usageError{bad.ByLine()}
 	}
@@ -145,10 +149,7 @@ func setFlag(fl *pflag.Flag, v string) error {
 	if _, slice := fl.Value.(pflag.SliceValue); !slice {
 		_ = fl.Value.Set(old)
 	}
-	accepted := map[string]string{
-		"duration": "a duration such as 500ms, 2s or 1m30s", "int": "a whole number", "uint64": "a whole number, 0 or more",
-		"uint32": "a whole number, 0 or more", "float64": "a number", "bool": "true or false",
-	}[fl.Value.Type()]
+	accepted := acceptedForms[fl.Value.Type()]
 	if accepted == "" {
 		return err
 	}
@@ -241,6 +242,11 @@ func setKnob(a *experiment.Arm, flag, v string) error {
 	if err := setFlag(fl, v); err != nil {
 		return err
 	}
-	a.Knobs = a.Knobs.Merge(api.PatchOf(c, strings.ReplaceAll(flag, "-", "_")))
+	name := strings.ReplaceAll(flag, "-", "_")
+	// its range first: a value out of it (NaN) may not even marshal
+	if i := slices.IndexFunc(c.Problems(), func(e *herd.FieldError) bool { return e.Field == name }); i >= 0 {
+		return errors.New(c.Problems()[i].Msg)
+	}
+	a.Knobs = a.Knobs.Merge(api.PatchOf(c, name))
 	return nil
 }

@@ -138,7 +138,7 @@ outputs: [pdf]
 		path + `:14: arms[2] (lokc): strategy: unknown "lokc" (accepted: none, singleflight,`,
 		path + ":15: arms[3] (edgy): sets the edge replicas' policy, and the local testbed the run would start in",
 		path + `:19: gates[0]: "lock:db.queries < 1": unknown arm "lock" (accepted: none, quick, lokc, edgy)`,
-		path + `:19: gates[1]: "db.querys < 2": unknown path "db.querys" (accepted: aborted.at_ms,`,
+		path + `:19: gates[1]: "db.querys < 2": unknown path "db.querys" (nearest: db.queries, `,
 		path + `:19: gates[2]: "layers.end_to_end < 2": layers.end_to_end is a figure of the edge tier`,
 		path + `:20: outputs[0]: pdf: unknown format "pdf" (accepted:`,
 	} {

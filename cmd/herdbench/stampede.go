@@ -190,12 +190,12 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	addStartupFlags(fs, &opts.Startup)
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		"; or vegeta=FILE, every request from T - before as vegeta's results, for vegeta report and plot (repeatable; default: table)")
-	fs.StringVar(&opts.JSONFile, "json", opts.JSONFile, "also write the results JSON to `FILE` (as -o json=FILE)")
-	fs.StringVar(&opts.ResultsDir, "results-dir", opts.ResultsDir, "where every run's results.json is written, in a directory per run")
+	nonEmptyVar(fs, &opts.JSONFile, "json", opts.JSONFile, "a file name, such as results.json; or leave --json out", "also write the results JSON to `FILE` (as -o json=FILE)")
+	nonEmptyVar(fs, &opts.ResultsDir, "results-dir", opts.ResultsDir, "a directory, such as herdbench-results, the default", "where every run's results.json is written, in a directory per run")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
 	addKnobFlags(fs, &opts.Knobs, opts.KnobsSet)
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
-	fs.StringVar(&opts.Target, "target", opts.Target, "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
+	nonEmptyVar(fs, &opts.Target, "target", opts.Target, "testbed, the default, a target file, or a base URL such as http://127.0.0.1:8080/items/{key}", "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
 	fs.StringVar(&opts.Workers, "workers", opts.Workers, "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
 	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT only, wait until this many workers resolve (0: as many as resolve at first)")
@@ -244,6 +244,11 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	if opts.Workers != "" && plan.AfterAuto {
 		bad.Add("after", "auto with --workers: the workers' schedules are theirs once sent, and cannot be cut when the arm recovers (accepted: a duration, or no --workers)")
 	}
+	for _, h := range opts.AllowHosts {
+		if err := targets.CheckHost(h); err != nil {
+			bad = append(bad, &herd.FieldError{Field: "allow_host", Msg: err.Error()})
+		}
+	}
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, runFormats())
 	bad = append(bad, herd.Fields(err)...)
 	bad = append(bad, checkVegeta(outs, opts.Workers)...)
@@ -257,10 +262,11 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	// strategy; an arm sends only them, over the testbed's own config
 	knobs := opts.Knobs
 	knobs.Strategy = api.None
-	base := api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
+	var base api.Patch // nil when the knobs have problems: reported once, not again with every arm
 	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
-		base = nil // reported once, not again with every arm
+	} else { // a knob out of range (NaN) may not even marshal
+		base = api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
 	}
 	switch svc := opts.service; {
 	case svc != nil:
@@ -287,6 +293,10 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	} else {
 		bad = append(bad, herd.Fields(plan.Validate())...)
 	}
+	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
+	if opts.service != nil {
+		bad = atFileTrigger(bad, plan, opts.service, opts.TriggerSet)
+	}
 	if len(bad) > 0 {
 		return plan, nil, usageError{bad}
 	}
@@ -307,6 +317,9 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		opts.bed, bedErr = testbedToUse(ctx, opts)
 	}
 	plan, outs, err := buildPlan(opts)
+	if bad := testbedProblems(bedErr); len(bad) > 0 { // with the plan's: every problem at once
+		return usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
+	}
 	if err != nil {
 		return err
 	}

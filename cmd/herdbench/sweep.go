@@ -68,7 +68,7 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
 	bindStampedeFlags(c.Flags(), &opts.stampedeOptions)
 	fs := c.Flags()
 	fs.Lookup("gate").Usage = "a pass/fail rule on a tipping point, [ARM:]tipping OP VALUE such as 'none:tipping >= 2s' or 'lock:tipping == none' (repeatable); a failed gate exits 99"
-	fs.StringVar(&opts.Vary, "vary", "", "bisect `NAME=FROM..TO` for each arm's tipping point: 500ms..10s for a duration, 10..1000 for a count")
+	fs.Var((*onceString)(&opts.Vary), "vary", "bisect `NAME=FROM..TO` for each arm's tipping point: 500ms..10s for a duration, 10..1000 for a count")
 	fs.StringArrayVar(&opts.Grid, "grid", nil, "run every cell instead: `NAME=V1,V2,...` (one or two axes, each its own flag or argument)")
 	fs.Float64Var(&opts.Settings.Resolution, "resolution", opts.Settings.Resolution, "bisect until the bracket's ends are within this ratio of each other (above 0, below 1)")
 	// the stampede's --repeat (each arm N times) is, in a sweep, the runs

@@ -11,6 +11,7 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // triggerFlagsSet are the flags of the trigger and its options that were
@@ -71,4 +72,43 @@ func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]boo
 		}
 	}
 	return plan, bad
+}
+
+// idleTriggerOptions are the trigger options given (set: the flags, on the
+// command line or in a scenario file) that belong to a trigger other than
+// the plan's: they would do nothing. A problem bad already has with the
+// option (command's run and undo, refused by CheckChosen) is not told
+// twice.
+func idleTriggerOptions(plan experiment.Plan, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
+	var idle herd.FieldErrors
+	for _, o := range plan.Triggers.Options() {
+		if !set[o.Flag()] || o.Trigger == plan.Trigger || slices.ContainsFunc(bad, func(e *herd.FieldError) bool { return e.Field == o.Key }) {
+			continue
+		}
+		idle.Add(o.Key, "an option of trigger %s, and the plan's trigger is %s, so it would do nothing (accepted: with trigger %s, or left out)",
+			o.Trigger, plan.Trigger, o.Trigger)
+	}
+	return idle
+}
+
+// atFileTrigger points the problems with options of the plan's trigger
+// that a target file chose, and that no flag set (command's run, when the
+// file's trigger: has none), at the file's trigger: rather than at flags
+// the user never gave.
+func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target, set map[string]bool) herd.FieldErrors {
+	f := svc.File()
+	if f == nil || f.Trigger == nil || f.Trigger.Name != plan.Trigger || set["trigger"] {
+		return bad
+	}
+	out := make(herd.FieldErrors, len(bad))
+	for i, e := range bad {
+		out[i] = e
+		isOption := slices.ContainsFunc(plan.Triggers.Options(), func(o triggers.Option) bool { return o.Trigger == plan.Trigger && o.Key == e.Field })
+		if e.File == "" && isOption && !set[strings.ReplaceAll(e.Field, "_", "-")] {
+			c := *e
+			c.File, c.Line, c.Field = svc.Name, svc.Line("trigger"), "trigger."+e.Field
+			out[i] = &c
+		}
+	}
+	return out
 }

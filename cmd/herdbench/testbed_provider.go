@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 
 // addProviderFlag binds --provider; help says what auto does in cmd.
 func addProviderFlag(fs *pflag.FlagSet, p *string, auto string) {
-	fs.StringVar(p, "provider", testbed.Auto, "which provider runs the testbed: "+strings.Join(providers.Default().Names(), ", ")+" ("+auto+")")
+	nonEmptyVar(fs, p, "provider", testbed.Auto, strings.Join(providers.Default().Names(), ", "), "which provider runs the testbed: "+strings.Join(providers.Default().Names(), ", ")+" ("+auto+")")
 }
 
 // startOptions are the flags that say which testbed to start, beside
@@ -71,6 +72,29 @@ func testbedError(err error) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// testbedProblems are the problems with the testbed's options err
+// carries (the flags of testbed up the stampede and run take), none when
+// err is another failure: one the run reports with its own exit code.
+func testbedProblems(err error) herd.FieldErrors {
+	var fe herd.FieldErrors
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return nil
+}
+
+// withTestbed is plan's problems and then bed's, each told once: the
+// replicas' knobs are both the plan's and the testbed's it would start.
+func withTestbed(plan, bed herd.FieldErrors) herd.FieldErrors {
+	out := slices.Clone(plan)
+	for _, e := range bed {
+		if !slices.ContainsFunc(out, func(p *herd.FieldError) bool { return p.Error() == e.Error() }) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // warnIgnored says what a running testbed does not have of what the

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -67,7 +68,12 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 			return upRun(c.Context(), stdout, stderr, opts)
 		},
 	}
-	fs := c.Flags()
+	bindUpFlags(c.Flags(), &opts)
+	return c
+}
+
+// bindUpFlags binds every flag of testbed up to opts.
+func bindUpFlags(fs *pflag.FlagSet, opts *upOptions) {
 	addStateDirFlag(fs, &opts.StateDir)
 	fs.IntVar(&opts.Replicas, "replicas", local.DefaultReplicas, "API replicas, each its own process (1 to 64)")
 	fs.DurationVar(&opts.Timeout, "timeout", local.DefaultReadyTimeout, "deadline for every part to become healthy")
@@ -83,15 +89,20 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
 	fs.TextVar(&opts.Edge.Breaker, "edge-breaker", retry.Breaker{}, "with --tiers 2: each edge's circuit `BREAKER` on its calls to the replicas: "+strings.Join(retry.BreakerForms, ", "))
 	fs.IntVar(&opts.Edge.Bulkhead, "edge-bulkhead", 0, "with --tiers 2: requests each edge lets call the replicas at once, the rest refused with 503; 0: unbounded")
 	fs.DurationVar((*time.Duration)(&opts.Edge.Deadline), "edge-deadline", 0, "with --tiers 2: each request's whole time at an edge, passed on to the replicas; 0: none")
-	return c
 }
 
-func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
+// upProblems are the problems of up's own options, before the testbed's
+// (which Ensure checks before it starts anything).
+func upProblems(opts upOptions) herd.FieldErrors {
 	bad := opts.Replica.Problems()
 	if opts.Timeout <= 0 {
 		bad.Add("timeout", "%s out of range (accepted: more than 0, such as 30s)", opts.Timeout)
 	}
-	if len(bad) > 0 {
+	return bad
+}
+
+func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
+	if bad := upProblems(opts); len(bad) > 0 {
 		return usageError{bad}
 	}
 	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr))

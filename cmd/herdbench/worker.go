@@ -40,6 +40,11 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 			if opts.Idle < 0 {
 				return usageErrorf("--idle-timeout %s is negative (accepted: 0, never, or a duration)", opts.Idle)
 			}
+			for _, h := range opts.AllowHosts {
+				if err := targets.CheckHost(h); err != nil {
+					return usageErrorf("--allow-host: %v", err)
+				}
+			}
 			ln, err := net.Listen("tcp", opts.Listen)
 			if err != nil {
 				return usageErrorf("--listen %s: %v (accepted: a free HOST:PORT, such as 127.0.0.1:7070 or :7070)", opts.Listen, err)
@@ -54,7 +59,7 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 		},
 	}
 	fs := c.Flags()
-	fs.StringVar(&opts.Listen, "listen", opts.Listen, "`HOST:PORT` to serve the worker API on (:7070 for every interface, as in a pod)")
+	nonEmptyVar(fs, &opts.Listen, "listen", opts.Listen, "HOST:PORT, such as 127.0.0.1:7070, or :7070 for every interface", "`HOST:PORT` to serve the worker API on (:7070 for every interface, as in a pod)")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "a host besides loopback this worker may send to (repeatable)")
 	fs.DurationVar(&opts.Idle, "idle-timeout", 0, "exit after this long with no request and nothing running (0: never)")
 	return c

@@ -201,7 +201,7 @@ func (c Config) writeProblems() herd.FieldErrors {
 	if !slices.Contains(WriteStrategies, c.WriteStrategy) {
 		bad("write_strategy", "%q is not a write strategy (accepted: %s)", c.WriteStrategy, strings.Join(WriteStrategies, ", "))
 	}
-	if c.ApplyRate < 0 {
+	if !herd.Finite(c.ApplyRate) || c.ApplyRate < 0 {
 		bad("apply_rate", "%g out of range (accepted: 0, unbounded, or more writes/s)", c.ApplyRate)
 	}
 	if c.WriteBatch < 1 || c.WriteBatch > 10_000 {

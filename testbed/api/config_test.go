@@ -109,3 +109,23 @@ func TestDBRetryJSON(t *testing.T) {
 		t.Errorf("Marshal(DefaultConfig) = %s; want db_retry none", b)
 	}
 }
+
+// Every float knob refuses NaN and the infinities, which strconv reads and
+// encoding/json cannot write: Problems names the knob, so no patch of one
+// is ever marshalled.
+func TestFloatKnobsAreFinite(t *testing.T) {
+	for _, k := range Knobs() {
+		if k.Type() != "float64" {
+			continue
+		}
+		for _, v := range []string{"NaN", "+Inf", "-Inf"} {
+			c := DefaultConfig
+			if err := k.Value(&c).Set(v); err != nil {
+				t.Fatalf("%s: Set(%q) = %v", k.Name, v, err)
+			}
+			if !slices.ContainsFunc(c.Problems(), func(e *herd.FieldError) bool { return e.Field == k.Name }) {
+				t.Errorf("%s = %s: Problems() = %v; want a problem with %s", k.Name, v, c.Problems(), k.Name)
+			}
+		}
+	}
+}

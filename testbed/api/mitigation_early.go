@@ -22,7 +22,7 @@ func (earlyStrategy) ExclusiveGroup() string { return KindLoader }
 
 func (e earlyStrategy) Problems() herd.FieldErrors {
 	var errs herd.FieldErrors
-	if e.Probability < 0 || e.Probability > 1 {
+	if !herd.Finite(e.Probability) || e.Probability < 0 || e.Probability > 1 {
 		errs.Add("early_probability", "%g out of range (accepted: 0 to 1)", e.Probability)
 	}
 	return errs

@@ -43,7 +43,7 @@ func (l localStrategy) Problems() herd.FieldErrors {
 	if l.TTL < herd.Duration(time.Millisecond) {
 		errs.Add("local_ttl", "%s is too short (accepted: 1ms or more)", l.TTL)
 	}
-	if l.Jitter < 0 || l.Jitter > 1 {
+	if !herd.Finite(l.Jitter) || l.Jitter < 0 || l.Jitter > 1 {
 		errs.Add("local_jitter", "%g out of range (accepted: 0 to 1, a fraction of local_ttl)", l.Jitter)
 	}
 	return errs

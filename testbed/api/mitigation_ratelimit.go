@@ -31,7 +31,7 @@ func (ratelimitStrategy) Kind() string { return KindProtection }
 
 func (l ratelimitStrategy) Problems() herd.FieldErrors {
 	var errs herd.FieldErrors
-	if l.Rate <= 0 {
+	if !herd.Finite(l.Rate) || l.Rate <= 0 {
 		errs.Add("rate_limit", "%g out of range (accepted: more than 0 loads/s)", l.Rate)
 	}
 	if l.Burst < 1 {

@@ -20,7 +20,7 @@ func (jitterStrategy) Kind() string     { return KindTTL }
 
 func (j jitterStrategy) Problems() herd.FieldErrors {
 	var errs herd.FieldErrors
-	if j.Fraction < 0 || j.Fraction > 1 {
+	if !herd.Finite(j.Fraction) || j.Fraction < 0 || j.Fraction > 1 {
 		errs.Add("ttl_jitter", "%g out of range (accepted: 0 to 1, a fraction of ttl)", j.Fraction)
 	}
 	return errs

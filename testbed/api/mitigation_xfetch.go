@@ -25,7 +25,7 @@ func (xfetchStrategy) ExclusiveGroup() string { return KindLoader }
 
 func (x xfetchStrategy) Problems() herd.FieldErrors {
 	var errs herd.FieldErrors
-	if x.Beta <= 0 {
+	if !herd.Finite(x.Beta) || x.Beta <= 0 {
 		errs.Add("xfetch_beta", "%g out of range (accepted: greater than 0; 1 is the paper's default)", x.Beta)
 	}
 	return errs

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// badInput is one input of a kind of bad input (docs/bad-input.md): a
+// command line, the files it reads, and what its error must say. Every one
+// exits 2, before anything starts, with no Go stack trace.
+type badInput struct {
+	args  []string          // "{dir}" stands for the test's directory, where files are written
+	files map[string]string // file name in {dir}: content
+	want  string            // a part of stderr: the field or flag, and the accepted values
+	not   string            // not in stderr, if set
+}
+
+// badInputs are the kinds of docs/bad-input.md's table, each with inputs
+// of that kind: the table's first column names them.
+var badInputs = map[string][]badInput{
+	"a number that is not finite": {
+		{args: []string{"stampede", "--dry-run", "--ttl-jitter", "NaN"}, want: "--ttl-jitter: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"stampede", "--dry-run", "--xfetch-beta", "Inf"}, want: "--xfetch-beta: +Inf out of range (accepted: greater than 0"},
+		{args: []string{"stampede", "--dry-run", "--rate-limit", "NaN"}, want: "--rate-limit: NaN out of range (accepted: more than 0 loads/s)"},
+		{args: []string{"stampede", "--dry-run", "--early-probability", "NaN"}, want: "--early-probability: NaN out of range (accepted: 0 to 1)"},
+		{args: []string{"stampede", "--dry-run", "--local-jitter", "NaN"}, want: "--local-jitter: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"stampede", "--dry-run", "--apply-rate", "NaN"}, want: "--apply-rate: NaN out of range (accepted: 0, unbounded, or more writes/s)"},
+		{args: []string{"stampede", "--dry-run", "--zipf", "NaN"}, want: "--zipf: NaN out of range (accepted: greater than 1)"},
+		{args: []string{"stampede", "--dry-run", "--zipf", "-Inf"}, want: "--zipf: -Inf out of range (accepted: greater than 1)"},
+		{args: []string{"stampede", "--dry-run", "--critical", "NaN"}, want: "--critical: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"stampede", "--dry-run", "--throttle", "Inf"}, want: "--throttle: +Inf out of range (accepted: 0, off, or K above 0 and at most 100"},
+		{args: []string{"stampede", "--dry-run", "--retry-budget", "NaN%"}, want: `retry budget "NaN%": the ratio must be above 0% and at most 100%`},
+		{args: []string{"stampede", "--dry-run", "--hedge", "50ms:NaN%"}, want: `error rate "NaN%" is not a percentage above 0% and at most 100%`},
+		{args: []string{"stampede", "--dry-run", "--arms", "none,throttle=NaN"}, want: "throttle=NaN: NaN out of range (accepted: 0, off, or K above 0"},
+		{args: []string{"testbed", "up", "--ttl-jitter", "NaN"}, want: "--ttl-jitter: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.queries=NaN"}, want: `MAX "NaN" is not a number 0 or more`},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  zipf: .inf\n"},
+			want: "s.yaml:2: load.zipf: +Inf out of range (accepted: greater than 1)"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "knobs:\n  ttl_jitter: .nan\n"},
+			want: "s.yaml:2: knobs.ttl_jitter: \".nan\" is not a finite number, such as 0.5"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "arms:\n  - name: j\n    strategy: ttl_jitter\n    knobs:\n      ttl_jitter: NaN\n"},
+			want: "s.yaml:5: arms[0].knobs.ttl_jitter: NaN out of range (accepted: 0 to 1"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": "name: t\nendpoints: [http://127.0.0.1:1]\nrequest:\n  path: /items/{key}\nkeys:\n  zipf: {from: 1, to: 100, s: .nan}\n  hot: 10\n"},
+			want: "t.yaml:6: keys.zipf.s: s NaN (accepted: greater than 1)"},
+	},
+	"a testbed option only the run checked": {
+		{args: []string{"stampede", "--dry-run", "--db-pool", "0"}, want: "--db-pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
+		{args: []string{"stampede", "--dry-run", "--redis-pool", "0"}, want: "--redis-pool: 0 out of range (accepted: 1 to 10000 connections per replica)"},
+		{args: []string{"stampede", "--dry-run", "--db-timeout", "0s"}, want: "--db-timeout: 0s out of range (accepted: more than 0, such as 1s)"},
+		{args: []string{"stampede", "--dry-run", "--cache", "memcached", "--write-invalidate", "refresh"}, want: "--write-invalidate: refresh broadcasts the written items on Redis pub/sub, which Memcached lacks (accepted with --cache memcached: none, delete; or --cache redis)"},
+		{args: []string{"stampede", "--dry-run", "--db-pool", "0", "--zipf", "0"}, want: "--zipf: 0 out of range (accepted: greater than 1)\n--db-pool: 0 out of range"},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--redis-pool", "0"}, want: "--redis-pool: 0 out of range"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "testbed:\n  db_pool: 0\n"},
+			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
+	},
+	"an option that cannot take effect": {
+		{args: []string{"stampede", "--dry-run", "--outage", "5s"}, want: "--outage: an option of trigger outage, and the plan's trigger is expire, so it would do nothing (accepted: with trigger outage, or left out)"},
+		{args: []string{"stampede", "--dry-run", "--trigger", "expire", "--rolling"}, want: "--rolling: an option of trigger restart, and the plan's trigger is expire"},
+		{args: []string{"stampede", "--dry-run", "--command-timeout", "3s"}, want: "--command-timeout: an option of trigger command, and the plan's trigger is expire"},
+		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--undo-timeout", "5s"}, want: "--undo-timeout: 5s, and there is no undo for it to bound (accepted: with undo, or left out)"},
+		{args: []string{"stampede", "--dry-run", "--arms", "none,retry=immediate:2+retry=fixed:1s:2"}, want: "retry twice: the second would replace the first (accepted: one retry=VALUE an arm"},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--vary", "burst=20..200"}, want: `for "--vary" flag: given twice, "burst=10..100" and "burst=20..200" (accepted: one axis to bisect`},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--grid", "burst=10,10,20"}, want: "--grid: burst=10,10,20: 10 twice (accepted: each value once)"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "trigger:\n  name: expire\n  outage: 5s\n"},
+			want: "s.yaml:3: trigger.outage: an option of trigger outage, and the plan's trigger is expire"},
+	},
+	"an explicitly empty value": {
+		{args: []string{"stampede", "--dry-run", "--provider", ""}, want: `invalid argument "" for "--provider" flag: empty (accepted: auto, local, docker)`},
+		{args: []string{"stampede", "--dry-run", "--results-dir", ""}, want: `for "--results-dir" flag: empty (accepted: a directory`},
+		{args: []string{"stampede", "--dry-run", "--json", ""}, want: `for "--json" flag: empty (accepted: a file name`},
+		{args: []string{"stampede", "--dry-run", "--target", ""}, want: `for "--target" flag: empty (accepted: testbed`},
+		{args: []string{"testbed", "up", "--provider", ""}, want: `for "--provider" flag: empty (accepted: auto, local, docker)`},
+		{args: []string{"worker", "--listen", ""}, want: `for "--listen" flag: empty (accepted: HOST:PORT, such as 127.0.0.1:7070, or :7070 for every interface)`},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  rate: 100\narms: []\n"},
+			want: "s.yaml:3: arms: empty (accepted: one arm or more"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "results_dir: \"\"\n"},
+			want: "s.yaml:1: results_dir: empty (accepted: a directory"},
+	},
+	"a gate the run cannot decide": {
+		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate < 150%"}, want: `--gate: "http.drop_rate < 150%": http.drop_rate < 150% holds whatever the run does: a ratio is 0% to 100% (accepted: a bound inside it`},
+		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate > 100%"}, want: "http.drop_rate > 100% fails whatever the run does"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "gates:\n  - \"lock:http.drop_rate <= 100%\"\n"},
+			want: "s.yaml:2: gates[0]: \"lock:http.drop_rate <= 100%\": http.drop_rate <= 100% holds whatever the run does"},
+	},
+	"a gate that does not read": {
+		{args: []string{"stampede", "--dry-run", "--gate", "db.queries => 10"}, want: `--gate: "db.queries => 10": read the operator "=>", which is not one (did you mean >=?)`},
+		{args: []string{"stampede", "--dry-run", "--gate", "db.querys < 10"}, want: `unknown path "db.querys" (nearest: db.queries, db.queries_total, warm.queries; all `},
+		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
+	},
+	"a value or argument that does not parse": {
+		{args: []string{"stampede", "--dry-run", "--rate", "1.5k"}, want: `--rate: "1.5k" is not a whole number (accepted: a whole number: requests per second, open model (at most 20000))`},
+		{args: []string{"stampede", "--dry-run", "--timeout", "5"}, want: `--timeout: "5" is not a duration such as 500ms, 2s or 1m30s`},
+		{args: []string{"run"}, want: "run: a scenario file is required, such as examples/stampede.yaml"},
+		{args: []string{"run", "{dir}/a.yaml", "{dir}/b.yaml"}, want: "run: one argument, a scenario file, and 2 were given"},
+		{args: []string{"report"}, want: "report: a results file is required, such as "},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  rate: 1.5k\n"},
+			want: "s.yaml:2: load.rate:", not: "for usage"},
+	},
+	"a file whose parts cannot work together": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "redis:\n  address: 127.0.0.1:6379\n  key: \"item:{key}\"\n  pattern: \"product:*\"\n"},
+			want: `t.yaml:10: redis.key: "item:{key}" makes keys such as "item:1", which pattern "product:*" does not match`, not: "for usage"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "prometheus:\n  url: http://127.0.0.1:9090\n  series:\n    db_qps: \"sum(rate(x[10s]\"\n"},
+			want: `t.yaml:11: prometheus.series.db_qps: "sum(rate(x[10s]" is not PromQL: 1:16: parse error: unclosed left parenthesis`},
+		{args: []string{"stampede", "--dry-run", "--allow-host", "http://example.com"}, want: `--allow-host: "http://example.com" is not a host name or address (accepted: a host as it appears in the URLs`},
+		{args: []string{"worker", "--allow-host", "https://example.com"}, want: `--allow-host: "https://example.com" is not a host name or address`},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "limits:\n  max_rate: 0\n"},
+			want: "t.yaml:9: limits.max_rate: 0 (accepted: 1 or more requests/s; no max_rate for no cap of the target's own)"},
+	},
+	"a trigger its target cannot run": {
+		{args: []string{"stampede", "--dry-run", "--cache", "memcached", "--trigger", "notify"},
+			want: "--trigger: the local testbed the run would start in {state} (3 replicas, 10000 items, one tier): trigger notify needs a Redis the replicas read their items from, and a channel they listen on for invalidations (accepted on it: expire, ttl,"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "trigger:\n  name: command\n"},
+			want: "t.yaml:8: trigger.run: required with trigger command (accepted: a shell command, run with sh -c at T)", not: "--run"},
+	},
+}
+
+// targetFile is a target file's start, on loopback, keys 1 to 100.
+const targetFile = "name: t\nendpoints: [http://127.0.0.1:1]\nrequest:\n  path: /items/{key}\nkeys:\n  range: {from: 1, to: 100}\n  hot: 10\n"
+
+// TestDryRunRefusesWhatTheRunRefuses runs the inputs of every kind that
+// take --dry-run both with it and without: the same exit code and the same
+// message. Without, PATH is empty, so that a run that got past its checks
+// could start nothing (no provider can run: exit 1, and the test fails).
+func TestDryRunRefusesWhatTheRunRefuses(t *testing.T) {
+	for _, kind := range slices.Sorted(maps.Keys(badInputs)) {
+		for _, in := range badInputs[kind] {
+			i := slices.Index(in.args, "--dry-run")
+			if i < 0 {
+				continue
+			}
+			dir, state := t.TempDir(), t.TempDir()
+			writeFiles(t, dir, in.files)
+			dry := append(withDir(in.args, dir), "--state-dir", state)
+			real := slices.Delete(slices.Clone(dry), i, i+1)
+			env := []string{"PATH=" + t.TempDir(), "HOME=" + dir}
+			dryCode, _, dryErr := herdbenchEnv(t, env, dry...)
+			code, _, stderr := herdbenchEnv(t, env, real...)
+			// a check of what the testbed to start has needs a provider
+			// that can start it, which PATH hides: both fail alike then
+			noProvider := code == exitError && strings.Contains(stderr, "no provider can run the testbed")
+			if (code != exitUsage && !noProvider) || code != dryCode || stderr != dryErr {
+				t.Errorf("%s:\nherdbench %s = exit %d, %q\nwithout --dry-run = exit %d, %q; want both exit 2 (or 1, no provider) alike",
+					kind, strings.Join(dry, " "), dryCode, dryErr, code, stderr)
+			}
+		}
+	}
+}
+
+// TestBadInputIsRefused runs every input of every kind: exit 2, the
+// message, no stack trace, and nothing started (no testbed recorded in
+// the state directory).
+func TestBadInputIsRefused(t *testing.T) {
+	for _, kind := range slices.Sorted(maps.Keys(badInputs)) {
+		t.Run(kind, func(t *testing.T) {
+			for _, in := range badInputs[kind] {
+				dir, state := t.TempDir(), t.TempDir()
+				args := withDir(in.args, dir)
+				if slices.Contains(args, "stampede") || slices.Contains(args, "run") || slices.Contains(args, "testbed") {
+					args = append(args, "--state-dir", state)
+				}
+				writeFiles(t, dir, in.files)
+				code, _, stderr := herdbench(t, args...)
+				want := strings.NewReplacer("{dir}", dir, "{state}", state).Replace(in.want)
+				if code != exitUsage || !strings.Contains(stderr, want) || strings.Contains(stderr, "goroutine ") ||
+					(in.not != "" && strings.Contains(stderr, in.not)) {
+					t.Errorf("herdbench %s = exit %d, stderr %q; want exit 2, stderr containing %q (and not %q)", strings.Join(args, " "), code, stderr, want, in.not)
+				}
+				if entries, _ := os.ReadDir(state); len(entries) > 0 {
+					t.Errorf("herdbench %s left %d entries in its state directory; want nothing started", strings.Join(args, " "), len(entries))
+				}
+			}
+		})
+	}
+}
+
+// TestBadInputKindsAreDocumented: docs/bad-input.md's table names every
+// kind the test runs, and no other.
+func TestBadInputKindsAreDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/bad-input.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile(`(?m)^\| ([^|]+?) \|`).FindAllStringSubmatch(string(b), -1) {
+		if m[1] != "kind" && !strings.HasPrefix(m[1], "---") {
+			documented = append(documented, m[1])
+		}
+	}
+	tested := slices.Sorted(maps.Keys(badInputs))
+	slices.Sort(documented)
+	if !slices.Equal(documented, tested) {
+		t.Errorf("docs/bad-input.md's kinds = %q; want the kinds TestBadInputIsRefused runs, %q", documented, tested)
+	}
+}
+
+func withDir(args []string, dir string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, "{dir}", dir)
+	}
+	return out
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

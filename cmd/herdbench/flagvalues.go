@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// nonEmpty is a string flag whose explicit empty value is refused: the
+// flag's default is its own, and "" would silently become it, or worse
+// (--listen ” listens on every interface).
+type nonEmpty struct {
+	p        *string
+	accepted string // what the flag takes, for the error
+}
+
+// nonEmptyVar binds a string flag that refuses "" (accepted: what it takes).
+func nonEmptyVar(fs *pflag.FlagSet, p *string, name, value, accepted, usage string) {
+	*p = value
+	fs.Var(nonEmpty{p, accepted}, name, usage)
+}
+
+func (v nonEmpty) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+func (v nonEmpty) Type() string { return "string" }
+func (v nonEmpty) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("empty (accepted: %s)", v.accepted)
+	}
+	*v.p = s
+	return nil
+}
+
+// onceString is a string flag given at most once: a second --vary would
+// replace the first, which then does nothing.
+type onceString string
+
+func (s *onceString) String() string { return string(*s) }
+func (s *onceString) Type() string   { return "string" }
+func (s *onceString) Set(v string) error {
+	if *s != "" {
+		return fmt.Errorf("given twice, %q and %q (accepted: one axis to bisect; --grid for a map of two)", string(*s), v)
+	}
+	*s = onceString(v)
+	return nil
+}
+
+// oneArg requires exactly one argument, what (a scenario file), and says
+// which, with an example, when it is missing or more are given.
+func oneArg(cmd, what, example string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return fmt.Errorf("%s: %s is required, %s", cmd, what, example)
+		case len(args) > 1:
+			return fmt.Errorf("%s: one argument, %s, and %d were given: %s (accepted: one; flags start with --)", cmd, what, len(args), strings.Join(args, " "))
+		}
+		return nil
+	}
+}
+
+// someArgs requires one argument or more, each what (a results file).
+func someArgs(cmd, what, example string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("%s: %s is required, %s", cmd, what, example)
+		}
+		return nil
+	}
+}
+
+// acceptedForms are the forms of pflag's value types, for errors.
+var acceptedForms = map[string]string{
+	"duration": "a duration such as 500ms, 2s or 1m30s", "int": "a whole number", "int32": "a whole number", "uint64": "a whole number, 0 or more",
+	"uint32": "a whole number, 0 or more", "float64": "a finite number, such as 0.5", "bool": "true or false",
+}
+
+// flagValueError is pflag's error for a value that does not parse (such as
+// strconv.ParseInt: parsing "1.5k": invalid syntax) as a problem with the
+// flag: the value, the form it takes and what the flag is.
+func flagValueError(err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	fl := bad.GetFlag()
+	form, ok := acceptedForms[fl.Value.Type()]
+	if !ok {
+		return err // the value's own error names its form
+	}
+	usage := strings.ReplaceAll(fl.Usage, "`", "")
+	return fmt.Errorf("--%s: %q is not %s (accepted: %s: %s)", fl.Name, bad.GetValue(), form, form, usage)
+}
