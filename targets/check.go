@@ -58,8 +58,24 @@ func (f *File) check(env func(string) (string, bool)) herd.FieldErrors {
 	c.httpCache()
 	c.arms()
 	c.limits()
+	c.plan()
 	c.shedStatuses()
 	return c.errs
+}
+
+// plan refuses a plan's key given with no value: it would silently be the
+// default. The values are read as their flags read them, when the plan is
+// applied.
+func (c *checker) plan() {
+	p := c.f.Plan
+	if p == nil {
+		return
+	}
+	for _, kv := range []struct{ key, v string }{{"rate", p.Rate}, {"warmup", p.Warmup}, {"before", p.Before}, {"after", p.After}, {"timeout", p.Timeout}} {
+		if kv.v == "" && c.f.doc.Line("plan."+kv.key) > 0 {
+			c.bad("plan."+kv.key, "empty (accepted: a value as --%s takes it; leave the key out for the default)", kv.key)
+		}
+	}
 }
 
 // shedStatuses checks the statuses that mean shedding: each a 4xx or 5xx,

@@ -36,6 +36,7 @@ type File struct {
 	Prometheus *PrometheusSpec   `yaml:"prometheus"`
 	HTTPCache  *HTTPCacheSpec    `yaml:"http_cache"`
 	Trigger    *TriggerSpec      `yaml:"trigger"` // how a herd is provoked on this service, unless a flag or scenario file says
+	Plan       *PlanSpec         `yaml:"plan"`    // the load this service is tested with, unless a flag or scenario file says
 	Arms       []ArmSpec         `yaml:"arms"`
 	Limits     Limits            `yaml:"limits"`
 	Abort      []string          `yaml:"abort"` // stop conditions, as --abort-on
@@ -134,6 +135,37 @@ type TriggerSpec struct {
 	Name    string            `yaml:"name"`
 	Options map[string]string `yaml:",inline"`
 }
+
+// PlanSpec is the experiment a target file proposes for its service: the
+// rate and timeline where neither the command line nor a scenario file
+// sets them (defaults < target file < scenario file < flags), within the
+// file's own limits. Each value is read as its flag reads it.
+type PlanSpec struct {
+	Rate    string `yaml:"rate"`    // --rate: requests/s
+	Warmup  string `yaml:"warmup"`  // --warmup
+	Before  string `yaml:"before"`  // --before
+	After   string `yaml:"after"`   // --after: a duration, or auto[:MAX]
+	Timeout string `yaml:"timeout"` // --timeout: the client's, per attempt
+}
+
+// Settings are the plan's values by flag, in the order the flags are
+// documented, with their paths in the file; unset ones are left out.
+func (p *PlanSpec) Settings() []PlanSetting {
+	if p == nil {
+		return nil
+	}
+	var out []PlanSetting
+	for _, s := range []PlanSetting{{"rate", p.Rate}, {"warmup", p.Warmup}, {"before", p.Before}, {"after", p.After}, {"timeout", p.Timeout}} {
+		if s.Value != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// PlanSetting is one value of a target file's plan: its flag (and key,
+// plan.FLAG) and its value as the flag takes it.
+type PlanSetting struct{ Flag, Value string }
 
 // Limits are the target's caps: a plan above them is refused.
 type Limits struct {

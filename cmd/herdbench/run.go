@@ -96,6 +96,12 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	}
 	opts.ArmsSet = cmdline.Changed("arms")
 	opts.TriggerSet = triggerFlagsSet(cmdline, opts.Plan)
+	opts.PlanSet = planFlagsSet(cmdline)
+	for _, f := range planFlags {
+		if _, ok := fromFile[f]; ok {
+			opts.PlanSet[f] = true // the scenario file's
+		}
+	}
 	for _, o := range append(opts.Plan.Triggers.Options(), triggers.Option{Key: "trigger"}) {
 		if _, ok := fromFile[o.Flag()]; ok {
 			opts.TriggerSet[o.Flag()] = true // the scenario file's

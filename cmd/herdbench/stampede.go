@@ -60,6 +60,7 @@ type stampedeOptions struct {
 	Yes         bool
 	ArmsSet     bool            // --arms was given
 	TriggerSet  map[string]bool // the flags of the trigger and its options given, on the command line or in a scenario file
+	PlanSet     map[string]bool // the flags of the plan a target file may set (planFlags) given, on the command line or in a scenario file
 	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
@@ -149,6 +150,7 @@ Triggers: ` + triggerHelp(opts.Plan.Triggers),
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
 			opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
+			opts.PlanSet = planFlagsSet(c.Flags())
 			return stampedeRun(c.Context(), stdout, stderr, opts)
 		},
 	}
@@ -231,8 +233,8 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // each naming its flag (or its place in the scenario file) and the
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
-	plan := opts.Plan
-	var bad, problems herd.FieldErrors
+	plan, bad := targetPlan(opts)
+	var problems herd.FieldErrors
 	plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
 	bad = append(bad, problems...)
 	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")

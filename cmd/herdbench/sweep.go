@@ -62,6 +62,7 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
 			opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
+			opts.PlanSet = planFlagsSet(c.Flags())
 			return sweepRun(c.Context(), stdout, stderr, opts)
 		},
 	}

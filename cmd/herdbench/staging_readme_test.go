@@ -1,0 +1,114 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// The README's staging commands work as written: every `./herdbench
+// stampede --target examples/staging.yaml ...` line in it passes a dry run
+// (its own --dry-run, or one added: the run itself would touch staging
+// hosts), with the two variables the README exports set. The target file's
+// plan gives the rate its caps allow; without it, the default rate was over
+// the cap and every line exited 2.
+func TestREADMEStagingCommandsDryRun(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"STAGING_TOKEN=token", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog"}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		cmd, _, _ := strings.Cut(line, "#") // a comment after the command
+		cmd = strings.TrimSpace(cmd)
+		if !strings.HasPrefix(cmd, "./herdbench stampede --target examples/staging.yaml") {
+			continue
+		}
+		n++
+		args := shellWords(t, strings.TrimPrefix(cmd, "./herdbench "))
+		for i, a := range args {
+			if a == "examples/staging.yaml" {
+				args[i] = "../../" + a // the README's paths are from the repository's top
+			}
+		}
+		if !strings.Contains(cmd, "--dry-run") {
+			args = append(args, "--dry-run")
+		}
+		args = append(args, "--state-dir", t.TempDir())
+		code, stdout, stderr := herdbenchEnv(t, env, args...)
+		if code != 0 || !strings.Contains(stdout+stderr, "dry run: nothing was sent") {
+			t.Errorf("%s: exit %d; want a dry run that passes\n%s%s", cmd, code, stdout, stderr)
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d staging commands in the README; want the staging section's two at least", n)
+	}
+}
+
+// shellWords splits a README command line as sh would for these: words
+// separated by spaces, single quotes keeping theirs.
+func shellWords(t *testing.T, s string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	quoted, in := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, in = !quoted, true
+		case r == ' ' && !quoted:
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteRune(r)
+			in = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unbalanced quote in %q", s)
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// A target file's plan sets what neither the command line nor a scenario
+// file sets: defaults < target file < scenario file < flags, shown in the
+// dry run's per-endpoint rate; a value its flag refuses is refused at the
+// file's line.
+func TestTargetFilePlanPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	target := dir + "/svc.yaml"
+	writeFiles(t, dir, map[string]string{
+		"svc.yaml": "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 10}\n" +
+			"plan: {rate: 200, before: 1s, after: 2s}\ntrigger: {name: burst, burst: \"1\"}\n",
+		"scenario.yaml": "target: " + target + "\nload: {rate: 150}\n",
+		"bad.yaml":      "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {list: [a]}\nplan:\n  rate: 200\n  after: soon\n",
+	})
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"the file's", []string{"stampede", "--target", target}, "load      200 req/s to http://127.0.0.1:1"},
+		{"a flag over the file's", []string{"stampede", "--target", target, "--rate", "250"}, "load      250 req/s"},
+		{"a scenario over the file's", []string{"run", dir + "/scenario.yaml"}, "load      150 req/s"},
+		{"a flag over the scenario's", []string{"run", dir + "/scenario.yaml", "--rate", "120"}, "load      120 req/s"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := herdbench(t, append(tt.args, "--dry-run", "--state-dir", t.TempDir())...)
+			if code != 0 || !strings.Contains(stdout, tt.want) {
+				t.Errorf("%v: exit %d; want a dry run with %q\n%s%s", tt.args, code, tt.want, stdout, stderr)
+			}
+		})
+	}
+	code, _, stderr := herdbench(t, "stampede", "--target", dir+"/bad.yaml", "--dry-run", "--state-dir", t.TempDir())
+	if want := "bad.yaml:6: plan.after: \"soon\""; code != exitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("a plan whose after is soon: exit %d; want %d and %q\n%s", code, exitUsage, want, stderr)
+	}
+}
