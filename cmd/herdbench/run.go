@@ -97,7 +97,7 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	opts.ArmsSet = cmdline.Changed("arms")
 	opts.TriggerSet = triggerFlagsSet(cmdline, opts.Plan)
 	opts.PlanSet = planFlagsSet(cmdline)
-	for _, f := range planFlags {
+	for _, f := range append(planFlags, keyFlags...) {
 		if _, ok := fromFile[f]; ok {
 			opts.PlanSet[f] = true // the scenario file's
 		}

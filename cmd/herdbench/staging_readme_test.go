@@ -112,3 +112,37 @@ func TestTargetFilePlanPrecedence(t *testing.T) {
 		t.Errorf("a plan whose after is soon: exit %d; want %d and %q\n%s", code, exitUsage, want, stderr)
 	}
 }
+
+// A flag that would be dropped without a word on a target herdbench does
+// not control is refused, naming it and why: the testbed's start-up
+// options and knobs on any target, the key space's flags where the target
+// file declares its keys; on a bare URL the key space's flags apply.
+func TestTestbedFlagsOnATargetAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	target := dir + "/svc.yaml"
+	writeFiles(t, dir, map[string]string{
+		"svc.yaml": "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 10}\n" +
+			"plan: {rate: 200, before: 1s, after: 2s}\ntrigger: {name: burst, burst: \"1\"}\n",
+	})
+	url := "http://127.0.0.1:1/items/{key}"
+	for _, tt := range []struct {
+		args []string
+		want string // "" passes
+	}{
+		{[]string{"--target", target, "--ttl", "4s"}, "--ttl: a knob of the bundled testbed's replicas"},
+		{[]string{"--target", url, "--trigger", "burst", "--query-cost", "10ms"}, "--query-cost: a knob of the bundled testbed's replicas"},
+		{[]string{"--target", target, "--replicas", "2"}, "--replicas: starts the bundled testbed"},
+		{[]string{"--target", target, "--db", "mariadb"}, "--db: starts the bundled testbed"},
+		{[]string{"--target", target, "--keys", "50"}, "--keys: " + target + " declares its keys (keys: at line 3)"},
+		{[]string{"--target", target, "--hot-keys", "5"}, "--hot-keys: " + target + " declares its keys"},
+		{[]string{"--target", url, "--trigger", "burst", "--keys", "50", "--hot-keys", "5", "--zipf", "1.3"}, ""},
+	} {
+		code, stdout, stderr := herdbench(t, append(append([]string{"stampede"}, tt.args...), "--dry-run", "--state-dir", t.TempDir())...)
+		switch {
+		case tt.want == "" && code != 0:
+			t.Errorf("%v: exit %d; want a dry run that passes\n%s%s", tt.args, code, stdout, stderr)
+		case tt.want != "" && (code != exitUsage || !strings.Contains(stderr, tt.want)):
+			t.Errorf("%v: exit %d; want %d and %q\n%s", tt.args, code, exitUsage, tt.want, stderr)
+		}
+	}
+}

@@ -234,6 +234,7 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan, bad := targetPlan(opts)
+	bad = append(bad, notForTarget(opts)...)
 	var problems herd.FieldErrors
 	plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
 	bad = append(bad, problems...)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -12,11 +14,12 @@ import (
 // planFlags are the flags a target file's plan: may set.
 var planFlags = []string{"rate", "warmup", "before", "after", "timeout"}
 
-// planFlagsSet are the plan's flags given on fs (the command line, or a
-// scenario file's): what a target file's plan does not override.
+// planFlagsSet are the plan's and the key space's flags given on fs (the
+// command line, or a scenario file's): what a target file's plan does not
+// override, and what its keys: do.
 func planFlagsSet(fs *pflag.FlagSet) map[string]bool {
 	set := map[string]bool{}
-	for _, f := range planFlags {
+	for _, f := range append(planFlags, keyFlags...) {
 		if fs.Changed(f) {
 			set[f] = true
 		}
@@ -53,4 +56,38 @@ func targetPlan(opts stampedeOptions) (experiment.Plan, herd.FieldErrors) {
 		}
 	}
 	return o.Plan, bad
+}
+
+// keyFlags are the key space's flags, which a target file's keys: replaces.
+var keyFlags = []string{"keys", "hot-keys", "zipf"}
+
+// notForTarget refuses the flags (or a scenario file's keys) that would
+// be dropped without a word on a target herdbench does not control: the
+// bundled testbed's start-up options and its replicas' knobs, and the key
+// space's flags where the target file declares its own keys (--hot-keys
+// only where it says how many are hot). An arm on a service is its
+// headers, query values and hooks, in its target file.
+func notForTarget(opts stampedeOptions) herd.FieldErrors {
+	svc := opts.service
+	if svc == nil {
+		return nil
+	}
+	var bad herd.FieldErrors
+	for _, f := range opts.TestbedSet {
+		bad.Add(optionName(f), "starts the bundled testbed, and --target %s is a service herdbench did not start (accepted: leave it out)", svc.Name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.KnobsSet)) {
+		bad.Add(k, "a knob of the bundled testbed's replicas, which --target %s does not run (accepted: leave it out; an arm on your service is its headers, query values or hooks in its target file: docs/targets.md)", svc.Name)
+	}
+	f := svc.File()
+	if f == nil || svc.Line("keys") == 0 {
+		return bad
+	}
+	for _, k := range keyFlags {
+		if !opts.PlanSet[k] || (k == "hot-keys" && f.Keys.Hot == 0) {
+			continue
+		}
+		bad.Add(optionName(k), "%s declares its keys (keys: at line %d), which replace the key space's flags (accepted: leave it out, or change keys: in the file)", svc.Name, svc.Line("keys"))
+	}
+	return bad
 }
