@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // checker gathers a target file's problems, each at its file:line.
@@ -160,7 +162,7 @@ func (c *checker) redis() {
 	}
 	if r.Key != "" && r.Pattern != "" && strings.Contains(r.Key, "{key}") {
 		key := strings.ReplaceAll(r.Key, "{key}", sampleKey(c.f.Keys))
-		if re, err := globRegexp(r.Pattern); err != nil || !re.MatchString(key) {
+		if !triggers.MatchPattern(r.Pattern, key) { // as the triggers will match it
 			c.bad("redis.key", "%q makes keys such as %q, which pattern %q does not match: a trigger would touch none of them (accepted: a key inside redis.pattern, such as %s)",
 				r.Key, key, r.Pattern, strings.ReplaceAll(r.Pattern, "*", "{key}"))
 		}
@@ -407,4 +409,17 @@ func literalPassword(dsn string) bool {
 func onlyEnvRef(v string) bool {
 	loc := envRef.FindStringIndex(v)
 	return loc != nil && loc[0] == 0 && loc[1] == len(v)
+}
+
+// sampleKey is a key of ks, for checking what a key becomes: its first.
+func sampleKey(ks KeySpace) string {
+	switch {
+	case len(ks.List) > 0:
+		return ks.List[0]
+	case ks.Range != nil:
+		return strconv.FormatInt(ks.Range.From, 10)
+	case ks.Zipf != nil:
+		return strconv.FormatInt(ks.Zipf.From, 10)
+	}
+	return "1"
 }

@@ -25,6 +25,8 @@ func TestMatchPattern(t *testing.T) {
 		{`item:\*`, "item:*", true},
 		{`item:\*`, "item:x", false},
 		{"a.b", "axb", false}, // dots are literal
+		{"item:[0-9]*", "item:42", true},
+		{"item:[^0-9]*", "item:42", false},
 		{"", "item:1", false},
 	} {
 		if got := MatchPattern(tt.pattern, tt.key); got != tt.want {
