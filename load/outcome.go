@@ -51,7 +51,7 @@ type Shedding []int
 // sheds says whether code means shedding.
 func (s Shedding) sheds(code int) bool {
 	if len(s) == 0 {
-		return code == 429 || code == 503
+		s = DefaultShedStatuses
 	}
 	return slices.Contains(s, code)
 }

@@ -77,6 +77,12 @@ func shellWords(t *testing.T, s string) []string {
 	return words
 }
 
+// planTarget is a target file on loopback that declares its keys and
+// proposes its plan and a burst of one: nothing it names is ever reached
+// by a dry run.
+const planTarget = "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 10}\n" +
+	"plan: {rate: 200, before: 1s, after: 2s}\ntrigger: {name: burst, burst: \"1\"}\n"
+
 // A target file's plan sets what neither the command line nor a scenario
 // file sets: defaults < target file < scenario file < flags, shown in the
 // dry run's per-endpoint rate; a value its flag refuses is refused at the
@@ -85,8 +91,7 @@ func TestTargetFilePlanPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	target := dir + "/svc.yaml"
 	writeFiles(t, dir, map[string]string{
-		"svc.yaml": "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 10}\n" +
-			"plan: {rate: 200, before: 1s, after: 2s}\ntrigger: {name: burst, burst: \"1\"}\n",
+		"svc.yaml":      planTarget,
 		"scenario.yaml": "target: " + target + "\nload: {rate: 150}\n",
 		"bad.yaml":      "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {list: [a]}\nplan:\n  rate: 200\n  after: soon\n",
 	})
@@ -121,8 +126,7 @@ func TestTestbedFlagsOnATargetAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	target := dir + "/svc.yaml"
 	writeFiles(t, dir, map[string]string{
-		"svc.yaml": "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 10}\n" +
-			"plan: {rate: 200, before: 1s, after: 2s}\ntrigger: {name: burst, burst: \"1\"}\n",
+		"svc.yaml": planTarget,
 	})
 	url := "http://127.0.0.1:1/items/{key}"
 	for _, tt := range []struct {
