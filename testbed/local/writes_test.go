@@ -110,12 +110,13 @@ func TestAWriteHerdSurvivesACrashedConsumerOnlyWhenQueued(t *testing.T) {
 	machinelock.Share(t) // the herd is load; the start is not
 	defer tb.Stop()
 	f := newFleet(t, tb)
-	kill := func(name string) {
+	signal := func(name string, sig syscall.Signal) {
 		t.Helper()
-		if err := syscall.Kill(tb.Status().PIDs[name], syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(tb.Status().PIDs[name], sig); err != nil {
 			t.Fatal(err)
 		}
 	}
+	kill := func(name string) { t.Helper(); signal(name, syscall.SIGKILL) }
 
 	// queue, applied at 100 writes/s per replica: a backlog the burst
 	// leaves behind, and api-1 dies with some of it read and unapplied
@@ -124,8 +125,10 @@ func TestAWriteHerdSurvivesACrashedConsumerOnlyWhenQueued(t *testing.T) {
 	acked := like(t, f.st.API, 7, 400)
 	// api-1 dies while it holds a batch: it reads 20, applies them over
 	// about 200 ms, then reads again, so it holds one nearly always, but a
-	// busy machine may find it between two; its pending entries stay its
-	// own after the kill until another consumer claims them (2 s idle)
+	// busy machine may find it between two. It is frozen (SIGSTOP) before
+	// its pending entries are read, so it cannot acknowledge them between
+	// the look and the kill; they stay its own after the kill until
+	// another consumer claims them (2 s idle)
 	held := func() int64 {
 		p, err := f.rdb.XPending(context.Background(), api.WriteStream, api.WriteGroup).Result()
 		if err != nil {
@@ -133,11 +136,17 @@ func TestAWriteHerdSurvivesACrashedConsumerOnlyWhenQueued(t *testing.T) {
 		}
 		return p.Consumers["api-1"]
 	}
-	for deadline := time.Now().Add(5 * time.Second); held() == 0 && time.Now().Before(deadline); {
+	var n int64
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		signal("api-1", syscall.SIGSTOP)
+		if n = held(); n > 0 || time.Now().After(deadline) {
+			break
+		}
+		signal("api-1", syscall.SIGCONT)
 		time.Sleep(5 * time.Millisecond) // polling, bounded by the deadline
 	}
 	kill("api-1")
-	if n := held(); n == 0 {
+	if n == 0 {
 		t.Errorf("queue: api-1 held no read and unapplied write when it died; want some, for another consumer to claim")
 	}
 	settles(t, "queue: every acknowledged write applied after api-1 died", func() bool { return f.likes(7)-before == acked })
