@@ -261,7 +261,7 @@ func (a *armRun) splitBurst() int {
 type fired struct {
 	at   time.Time
 	atT  observe.Sample // the snapshot just before firing
-	apiT *api.Counters  // the service's counters just before T; nil without
+	apiT *APICounters   // the service's counters just before T; nil without
 	triggers.Fired
 	err error
 }

@@ -49,13 +49,13 @@ func kindsOf(kinds ...ArmKind) []ArmKind {
 	for _, k := range edge.Keys {
 		kinds = append(kinds, ArmKind{Key: "edge-" + strings.ReplaceAll(k, "_", "-"), Example: examples[k], set: func(a *Arm, v string) error {
 			var p edge.Patch
-			if a.Edge != nil {
-				p = *a.Edge
+			if err := a.Edge.Decode(&p); err != nil {
+				return err
 			}
 			if err := p.Set(k, v); err != nil {
 				return err
 			}
-			a.Edge = &p
+			a.Edge = herd.SettingsOf(p)
 			return nil
 		}})
 	}

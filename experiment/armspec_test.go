@@ -130,9 +130,9 @@ var noneBase = api.PatchOf(api.DefaultConfig, "strategy")
 
 // armString is what an arm sets, for comparing.
 func armString(a Arm) string {
-	parts := []string{"strategy " + a.Knobs.Strategy()}
+	parts := []string{"strategy " + a.Knobs.Text("strategy")}
 	if a.Knobs.Sets("write_strategy") {
-		c, _ := a.Knobs.Apply(api.DefaultConfig)
+		c, _ := api.DefaultConfig.Patched(a.Knobs)
 		parts = append(parts, "write "+c.WriteStrategy)
 	}
 	if a.Retry != nil {
@@ -155,7 +155,7 @@ func armString(a Arm) string {
 		parts = append(parts, "edge "+string(b))
 	}
 	if a.Knobs.Sets("ttl") {
-		c, _ := a.Knobs.Apply(api.DefaultConfig)
+		c, _ := api.DefaultConfig.Patched(a.Knobs)
 		parts = append(parts, "ttl "+c.TTL.String())
 	}
 	return strings.Join(parts, ", ")

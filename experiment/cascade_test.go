@@ -36,10 +36,10 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 	cfg.TTL = herd.Duration(20 * time.Millisecond) // nearly every request reaches Postgres
 	cfg.QueryCost = herd.Duration(5 * time.Millisecond)
 	cfg.DBRetry = api.DBRetry{Policy: twice}
-	everywhere := Arm{Name: "everywhere", Knobs: api.FullPatch(cfg), Retry: &twice, Edge: &edge.Patch{Retry: &twice}}
+	everywhere := Arm{Name: "everywhere", Knobs: api.FullPatch(cfg), Retry: &twice, Edge: herd.SettingsOf(edge.Patch{Retry: &twice})}
 	breaker := everywhere
 	breaker.Name = "a-breaker"
-	breaker.Edge = &edge.Patch{Retry: &twice, Breaker: &retry.Breaker{Failures: 5, Open: 2 * time.Second}}
+	breaker.Edge = herd.SettingsOf(edge.Patch{Retry: &twice, Breaker: &retry.Breaker{Failures: 5, Open: 2 * time.Second}})
 	p := Plan{
 		Arms: []Arm{everywhere, breaker}, Trigger: "outage", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),

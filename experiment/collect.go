@@ -9,7 +9,6 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -38,9 +37,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		ms := after.Milliseconds()
 		res.Timing.AfterMS = &ms
 	}
-	if c := a.applied.Config; c != nil {
-		res.Config = *c // what the replicas ran, not only what the arm set
-	}
+	res.Config = a.applied.Config // what the replicas ran, not only what the arm set
 	res.Timing.DrainMS = time.Since(draining).Milliseconds()
 	res.Clients = a.p.ClientsOf(a.arm)
 	if s := ld.stopped; s != nil {
@@ -97,17 +94,17 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 // counters reads the service's own counters at the end: counted since the
 // reset before the load, up to T (atT), then from T on, read as a reset
 // where they went down (the replicas restarted).
-func (a *armRun) counters(ctx context.Context, res *ArmResult, atT *api.Counters) {
+func (a *armRun) counters(ctx context.Context, res *ArmResult, atT *APICounters) {
 	end, err := a.sub.Counters(ctx)
 	switch {
 	case err != nil: // the service's own counters are lost; the rest stands
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replica counters: %v", err))
 	case end != nil:
-		var t api.Counters
+		var t APICounters
 		if atT != nil {
 			t = *atT
 		}
-		c := t.Plus(end.Grown(t))
+		c := end.since(t)
 		res.API = &c
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -61,7 +59,7 @@ type Arm struct {
 	Name string `json:"name"`
 	// Knobs is what the arm sets of the replicas' config: its strategy and
 	// the knobs it names; the rest stays as the testbed was started
-	Knobs    api.Patch      `json:"knobs,omitempty"`
+	Knobs    herd.Settings  `json:"knobs,omitempty"`
 	Retry    *retry.Policy  `json:"retry,omitempty"`          // the clients' policy in this arm
 	Budget   *retry.Budget  `json:"retry_budget,omitempty"`   // what bounds the clients' retries in this arm
 	Throttle *float64       `json:"throttle,omitempty"`       // the clients' adaptive throttling K in this arm
@@ -69,7 +67,7 @@ type Arm struct {
 	Breaker  *retry.Breaker `json:"client_breaker,omitempty"` // the clients' circuit breaker in this arm
 	// Edge is what the arm sets of the edge replicas' policy (a two-tier
 	// testbed); the rest is theirs from testbed up
-	Edge *edge.Patch `json:"edge,omitempty"`
+	Edge herd.Settings `json:"edge,omitempty"`
 	// Select is how the arm is chosen on a service herdbench does not
 	// control; Knobs is then unused
 	Select *Select `json:"select,omitempty"`

@@ -40,7 +40,7 @@ func FuzzArms(f *testing.F) {
 			return
 		}
 		for _, a := range p.Arms {
-			cfg, cerr := a.Knobs.Apply(api.DefaultConfig)
+			cfg, cerr := api.DefaultConfig.Patched(a.Knobs)
 			if cerr == nil {
 				cerr = cfg.Validate()
 			}

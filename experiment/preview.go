@@ -135,7 +135,7 @@ func selection(a Arm) string {
 		for _, c := range s.After {
 			parts = append(parts, "after: "+c)
 		}
-	} else if st := a.Knobs.Strategy(); st != "" {
+	} else if st := a.Knobs.Text("strategy"); st != "" {
 		parts = append(parts, "the replicas' strategy "+st)
 		if others := slices.DeleteFunc(a.Knobs.Names(), func(n string) bool { return n == "strategy" }); len(others) > 0 {
 			parts = append(parts, "its knobs "+strings.Join(others, ", "))
@@ -144,7 +144,7 @@ func selection(a Arm) string {
 	if a.Retry != nil || a.Budget != nil || a.Throttle != nil || a.Hedge != nil || a.Breaker != nil {
 		parts = append(parts, "its clients' own policy")
 	}
-	if a.Edge != nil {
+	if len(a.Edge) > 0 {
 		b, _ := json.Marshal(a.Edge)
 		parts = append(parts, "the edges' policy with "+string(b))
 	}

@@ -1,13 +1,13 @@
 package experiment
 
 import (
+	"encoding/json"
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"time"
 
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -55,7 +55,7 @@ type Environment struct {
 	Herdbench string `json:"herdbench"`
 	// Replica is the testbed's replicas' config as the run found them:
 	// what every arm's knobs are set over (arms[].config is the result)
-	Replica *api.Config `json:"replica_config,omitempty"`
+	Replica json.RawMessage `json:"replica_config,omitempty"`
 }
 
 // ArmResult is one arm's figures. Windows: db.queries, cache.* and http.*
@@ -63,7 +63,7 @@ type Environment struct {
 // start of the load to the end; warm is the cache fill before the load.
 type ArmResult struct {
 	Name    string                `json:"name"`
-	Config  api.Config            `json:"config,omitzero"`  // the replicas' config: strategy and every knob (the testbed)
+	Config  json.RawMessage       `json:"config,omitempty"` // what the arm ran on, as its subject says it: the testbed's replicas' strategy and every knob
 	Select  *Select               `json:"select,omitempty"` // how the arm was chosen on a service herdbench does not control
 	Clients Clients               `json:"clients"`          // what every client did: retries, throttling, hedging, breaker
 	T       time.Time             `json:"t"`
@@ -256,9 +256,46 @@ type Retries struct {
 	Amplification float64 `json:"amplification"` // attempts / requests
 }
 
-// APICounters are the replicas' herdbench_api_* counters, summed, from the
-// start of the load (they are reset after the warm) to the end.
-type APICounters = api.Counters
+// APICounters are the replicas' own counters (the testbed's
+// herdbench_api_* series), summed, from the start of the load (they are
+// reset after the warm) to the end. A subject reads them (Subject.Counters);
+// the engine only adds them up.
+type APICounters struct {
+	Requests    int64 `json:"requests"`     // item requests answered, every outcome
+	Loads       int64 `json:"loads"`        // item queries completed in the database
+	LoadErrors  int64 `json:"load_errors"`  // item queries that failed
+	LoadRetries int64 `json:"load_retries"` // the replicas' own retries of a query (db_retry)
+	EarlyLoads  int64 `json:"early_loads"`  // loads before expiry (xfetch, early)
+	Coalesced   int64 `json:"coalesced"`    // requests that shared another's load (singleflight)
+	StaleServed int64 `json:"stale_served"` // stale values served (lock, swr)
+	LockWaits   int64 `json:"lock_waits"`   // waits on another's lock or lease
+	// DBNewConns and DBCanceledAcquires are the replicas' database pools'
+	DBNewConns         int64 `json:"db_new_conns"`
+	DBCanceledAcquires int64 `json:"db_canceled_acquires"`
+	LoadsInFlight      int64 `json:"-"` // a gauge, read to drain
+	Busy               int64 `json:"-"` // a gauge, read to drain
+}
+
+// counts are c's counters (not its gauges), in one order.
+func (c *APICounters) counts() []*int64 {
+	return []*int64{&c.Requests, &c.Loads, &c.LoadErrors, &c.LoadRetries, &c.EarlyLoads, &c.Coalesced,
+		&c.StaleServed, &c.LockWaits, &c.DBNewConns, &c.DBCanceledAcquires}
+}
+
+// since is what was counted up to t, plus how much each counter grew from
+// t to c, a counter that went down read as reset (its replica restarted)
+// and counted from zero, as Prometheus' rate() reads it. The gauges are c's.
+func (c APICounters) since(t APICounters) APICounters {
+	out := c
+	cur, prev := out.counts(), t.counts()
+	for i, v := range cur {
+		if *v >= *prev[i] {
+			continue // grown from t: t's count plus the growth is c's
+		}
+		*v += *prev[i] // reset: t's count plus what it counted since
+	}
+	return out
+}
 
 // EdgeTier is the edge replicas in an arm: the policy they ran with (their
 // start-up one with the arm's edge settings on it) and their counters,

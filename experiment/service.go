@@ -12,7 +12,6 @@ import (
 
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -85,7 +84,7 @@ func (s *serviceSubject) Fill(ctx context.Context, _ Plan, arm Applied, _ trigge
 
 // Counters: a service's own counters are not herdbench's to read (its
 // Prometheus series are, when its target file names them).
-func (s *serviceSubject) Counters(context.Context) (*api.Counters, error) { return nil, nil }
+func (s *serviceSubject) Counters(context.Context) (*APICounters, error) { return nil, nil }
 
 // Drain does nothing: herdbench cannot see what the service still runs.
 func (s *serviceSubject) Drain(context.Context) error { return nil }

@@ -2,11 +2,11 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -26,7 +26,7 @@ type Subject interface {
 	// trig the trigger (an Aligner wants its keys warmed to end at T).
 	Fill(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hot []string) (Warm, error)
 	// Counters reads the service's own counters; nil when it has none.
-	Counters(ctx context.Context) (*api.Counters, error)
+	Counters(ctx context.Context) (*APICounters, error)
 	// Drain waits until none of the arm's work runs in the service any
 	// more, so none of it lands in the next arm's figures.
 	Drain(ctx context.Context) error
@@ -40,9 +40,10 @@ type Subject interface {
 // Applied is an arm as a subject applied it.
 type Applied struct {
 	Arm
-	// Config is what the testbed's replicas run in the arm: the config
-	// they were started with, with what the arm sets; nil on a service
-	Config *api.Config
+	// Config is what the subject runs in the arm, as a JSON object the
+	// results carry as it is: the testbed's replicas' config, the one
+	// they were started with with what the arm sets; nil on a service
+	Config json.RawMessage
 	// Bound is the longest one load may take inside the service: the
 	// testbed replicas' db-timeout times their db_retry's attempts, and
 	// its waits; 0 on a service, whose own timeouts herdbench cannot read

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -37,7 +38,7 @@ const drainTimeout = 15 * time.Second
 
 // ReplicaConfig is the config tg's replicas run now, nil on a service or
 // when they do not answer.
-func ReplicaConfig(ctx context.Context, tg *targets.Target) *api.Config {
+func ReplicaConfig(ctx context.Context, tg *targets.Target) json.RawMessage {
 	if tg.Admin == nil {
 		return nil
 	}
@@ -45,7 +46,8 @@ func ReplicaConfig(ctx context.Context, tg *targets.Target) *api.Config {
 	if err != nil {
 		return nil
 	}
-	return &c
+	b, _ := json.Marshal(c)
+	return b
 }
 
 // Keep puts the replicas' config back as the run found it, and the edges'
@@ -77,7 +79,11 @@ func (s *testbedSubject) Apply(ctx context.Context, arm Arm) (Applied, error) {
 	if err != nil {
 		return Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
-	return Applied{Arm: arm, Config: &cfg, Bound: bound, After: func(context.Context) error { return nil }}, nil
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+	}
+	return Applied{Arm: arm, Config: raw, Bound: bound, After: func(context.Context) error { return nil }}, nil
 }
 
 // loadBound is the longest one load of the replicas may take under cfg:
@@ -121,8 +127,8 @@ func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Applied, trig tri
 	}
 	if s.tg.Edges != nil {
 		var patch edge.Patch
-		if arm.Edge != nil {
-			patch = *arm.Edge
+		if err := arm.Edge.Decode(&patch); err != nil {
+			return Warm{}, fmt.Errorf("arm %s: edge settings: %w", arm.Name, err)
 		}
 		if _, err := s.tg.Edges.SetConfig(ctx, patch); err != nil {
 			return Warm{}, err
@@ -151,10 +157,11 @@ func (s *testbedSubject) fillAll(ctx context.Context, p Plan, arm Applied, trig 
 	// shed) applies from the load on, and so does a lease: its token rate
 	// limits its key for lease_interval (2 s), so a warm's token would
 	// still hold at T and turn every miss after it into a waiter
-	if arm.Config == nil {
-		return fmt.Errorf("arm %s: not applied", arm.Name)
+	var cfg api.Config
+	if err := json.Unmarshal(arm.Config, &cfg); err != nil {
+		return fmt.Errorf("arm %s: not applied: %w", arm.Name, err)
 	}
-	base := *arm.Config
+	base := cfg
 	base.Strategy = forWarm(base.Strategy)
 	hotCfg := base
 	if al, ok := trig.(triggers.Aligner); ok {
@@ -188,7 +195,7 @@ func (s *testbedSubject) fillAll(ctx context.Context, p Plan, arm Applied, trig 
 			return err
 		}
 	}
-	return s.tg.Admin.SetConfig(ctx, *arm.Config)
+	return s.tg.Admin.SetConfig(ctx, cfg)
 }
 
 // all runs fns at once and returns their first error, after all ended.
@@ -235,12 +242,14 @@ func (s *testbedSubject) warm(ctx context.Context, ids []int64) error {
 }
 
 // Counters sums the replicas' counters.
-func (s *testbedSubject) Counters(ctx context.Context) (*api.Counters, error) {
+func (s *testbedSubject) Counters(ctx context.Context) (*APICounters, error) {
 	c, err := s.tg.Admin.Counters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &c, nil
+	return &APICounters{Requests: c.Requests, Loads: c.Loads, LoadErrors: c.LoadErrors, LoadRetries: c.LoadRetries,
+		EarlyLoads: c.EarlyLoads, Coalesced: c.Coalesced, StaleServed: c.StaleServed, LockWaits: c.LockWaits,
+		DBNewConns: c.DBNewConns, DBCanceledAcquires: c.DBCanceledAcquires, LoadsInFlight: c.LoadsInFlight, Busy: c.Busy}, nil
 }
 
 // Drain waits until no replica runs a load, serves an item request or has

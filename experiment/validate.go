@@ -12,6 +12,7 @@ import (
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -85,15 +86,16 @@ func (p Plan) armProblems() herd.FieldErrors {
 				bad(err, "throttle: %v", err)
 			}
 		}
-		if a.Edge != nil {
-			for _, e := range a.Edge.Problems() {
+		var ep edge.Patch
+		if len(a.Edge) > 0 && a.Edge.Decode(&ep) == nil {
+			for _, e := range ep.Problems() {
 				bad(e, "edge %v", e)
 			}
 		}
 		if a.Select != nil {
 			continue // a service's arm: no replica config to check
 		}
-		cfg, err := a.Knobs.Apply(api.DefaultConfig)
+		cfg, err := api.DefaultConfig.Patched(a.Knobs)
 		if err != nil {
 			bad(err, "%v", err)
 			continue
@@ -172,7 +174,7 @@ func (p Plan) ValidateFor(tg *targets.Target) error {
 	onSeries, _ := seriesGates(p.Gates)
 	errs = append(errs, seriesDeclared(onSeries, tg)...)
 	for _, a := range p.Arms {
-		if a.Edge != nil && tg.Edges == nil {
+		if len(a.Edge) > 0 && tg.Edges == nil {
 			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(
 				"sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)", tg.Name)})
 		}

@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func writesReport() *experiment.Report {
 	arm := func(name, strategy string, d triggers.WritesDetail, w experiment.WriteFigures) experiment.ArmResult {
 		cfg := api.DefaultConfig
 		cfg.WriteStrategy = strategy
-		return experiment.ArmResult{Name: name, Config: cfg, Trigger: experiment.TriggerResult{Name: "writes", Detail: &d}, Writes: &w}
+		return experiment.ArmResult{Name: name, Config: rawConfig(cfg), Trigger: experiment.TriggerResult{Name: "writes", Detail: &d}, Writes: &w}
 	}
 	steady := &experiment.SteadyWrites{Rate: 40, Acked: 110, HTTP: experiment.HTTP{Requests: 60, OK: 58, P99MS: 12.5}}
 	return withPlan("writes", []experiment.ArmResult{
@@ -55,9 +56,9 @@ func layersReport() *experiment.Report {
 	}
 	pol, _ := retry.Parse("immediate:2")
 	return withPlan("expire", []experiment.ArmResult{
-		reads(experiment.ArmResult{Name: "retry-everywhere", Config: api.DefaultConfig, Layers: layers(1000, 3000, 3000, 9000, 9000, 27000, 26950),
+		reads(experiment.ArmResult{Name: "retry-everywhere", Config: rawConfig(api.DefaultConfig), Layers: layers(1000, 3000, 3000, 9000, 9000, 27000, 26950),
 			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Retry: pol}}}, 26950, 480, 1000, 0.31, 3900),
-		reads(experiment.ArmResult{Name: "breaker", Config: api.DefaultConfig, Layers: layers(1000, 1000, 1000, 300, 300, 300, 300),
+		reads(experiment.ArmResult{Name: "breaker", Config: rawConfig(api.DefaultConfig), Layers: layers(1000, 1000, 1000, 300, 300, 300, 300),
 			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Breaker: retry.Breaker{Failures: 5, Open: 2_000_000_000}}}}, 300, 2.2, 35, 0.02, 700),
 	})
 }
@@ -68,11 +69,10 @@ func withPlan(trigger string, arms []experiment.ArmResult) *experiment.Report {
 	p := experiment.Plan{Trigger: trigger, HotKeys: 10, Rate: 2000, Keys: 1000, Zipf: 1.1, Clients: 1,
 		Timeout: herd.Duration(1e9), Warmup: herd.Duration(2e9), Before: herd.Duration(2e9), After: herd.Duration(4e9), Seed: 7}
 	for _, a := range arms {
-		p.Arms = append(p.Arms, experiment.Arm{Name: a.Name, Knobs: api.PatchOf(a.Config, "strategy", "write_strategy")})
+		p.Arms = append(p.Arms, experiment.Arm{Name: a.Name, Knobs: patchOf(a.Config)})
 	}
-	replica := api.DefaultConfig
 	return &experiment.Report{Seed: 7, Plan: p, Arms: arms, Environment: experiment.Environment{Provider: "local", Target: "testbed",
-		Replicas: 3, Redis: "7.0.15", Postgres: "16.4", CPUs: 2, Go: "go1.26", OS: "linux/amd64", Herdbench: "dev", Replica: &replica}}
+		Replicas: 3, Redis: "7.0.15", Postgres: "16.4", CPUs: 2, Go: "go1.26", OS: "linux/amd64", Herdbench: "dev", Replica: rawConfig(api.DefaultConfig)}}
 }
 
 // roundTrip is rep as `herdbench report` reads it from results.json:
@@ -164,4 +164,22 @@ func text(n *html.Node) string {
 		b.WriteString(text(c))
 	}
 	return b.String()
+}
+
+// rawConfig is c as an arm's results carry it.
+func rawConfig(c api.Config) json.RawMessage {
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// patchOf is what the arm that ran raw set: its strategy and write strategy.
+func patchOf(raw json.RawMessage) herd.Settings {
+	var c api.Config
+	if err := json.Unmarshal(raw, &c); err != nil {
+		panic(err)
+	}
+	return api.PatchOf(c, "strategy", "write_strategy")
 }

@@ -10,21 +10,16 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
-	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Header writes what is about to run: the testbed, the load and the trigger.
 func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 	e, p := rep.Environment, rep.Plan
-	c := api.DefaultConfig // the first arm's knobs, over the replicas'
-	if e.Replica != nil {
-		c = *e.Replica
-	}
+	var first experiment.Arm
 	if len(p.Arms) > 0 {
-		if applied, err := p.Arms[0].Knobs.Apply(c); err == nil {
-			c = applied
-		}
+		first = p.Arms[0]
 	}
+	c := configOf(e.Replica, first.Knobs)            // the first arm's knobs, over the replicas'
 	if e.Provider == "file" || e.Provider == "url" { // a service herdbench does not control
 		fmt.Fprintf(w, "target    %s (%s), %d endpoints        seed %d\n", e.Target, e.Provider, e.Replicas, rep.Seed)
 		fmt.Fprintf(w, "load      %s req/s open model over %s keys, client timeout %s\n",
@@ -33,7 +28,7 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		fmt.Fprintf(w, "testbed   %s, %d replicas, %s, %d CPUs        seed %d\n",
 			e.Provider, e.Replicas, stores(e), e.CPUs, rep.Seed)
 		fmt.Fprintf(w, "load      %s req/s open model, Zipf(%g) over %s keys, TTL %s, query %s, client timeout %s\n",
-			thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.TTL, c.QueryCost, p.Timeout)
+			thousands(int64(p.Rate)), p.Zipf, thousands(int64(p.Keys)), c.ttl(), c.query(), p.Timeout)
 	}
 	fmt.Fprintf(w, "clients   %d, retry %s, retry budget %s, adaptive throttling K %g, hedge %s, breaker %s",
 		max(p.Clients, 1), p.Retry, p.Budget, p.Throttle, p.Hedge, p.Breaker)

@@ -36,7 +36,7 @@ func writesTable(rep *experiment.Report) (head []string, rows [][]string) {
 		if l := w.Lag; l != nil && l.Count > 0 {
 			lag50, lag99 = msString(l.P50MS), msString(l.P99MS)
 		}
-		rows = append(rows, []string{a.Name, a.Config.WriteStrategy,
+		rows = append(rows, []string{a.Name, configOf(a.Config, nil).WriteStrategy,
 			fmt.Sprintf("%s of %s", thousands(int64(d.Acked)), thousands(int64(d.Sent))), msString(d.P99MS), steady, steadyP99,
 			thousands(w.Statements), thousands(w.Rows), thousands(w.LockWaitsPeak), thousands(w.QueueDepthPeak),
 			lag50, lag99, thousands(d.Applied), lost})

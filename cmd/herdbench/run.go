@@ -208,7 +208,7 @@ func fileArm(path string, f *scenario.File, i int, base api.Patch) (experiment.A
 	}
 	arms, errs := experiment.ParseArms([]experiment.ArmSpec{spec}, base, setKnob)
 	a := arms[0]
-	cfg, _ := a.Knobs.Apply(api.DefaultConfig) // every value came through its knob's flag
+	cfg, _ := api.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
 	if problems := cfg.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
 		for _, e := range problems {
 			errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
@@ -222,7 +222,7 @@ func fileArm(path string, f *scenario.File, i int, base api.Patch) (experiment.A
 // read as --arms reads it, or nil and a problem naming the file's arms.
 func notInFile(path string, f *scenario.File, base api.Patch, name string) (*experiment.Arm, herd.FieldErrors) {
 	arms, errs := experiment.ParseArms(experiment.NameSpecs([]string{name}), base, nil)
-	cfg, _ := arms[0].Knobs.Apply(api.DefaultConfig)
+	cfg, _ := api.DefaultConfig.Patched(arms[0].Knobs)
 	if len(errs) > 0 || !errors.Is(cfg.Validate(), api.ErrUnknownStrategy) {
 		return &arms[0], errs
 	}

@@ -101,7 +101,11 @@ func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
 	if err != nil || after.PIDs["supervisor"] != before.PIDs["supervisor"] || after.PIDs["api-1"] != before.PIDs["api-1"] {
 		t.Errorf("after the stampede: status %v, %v; want the same testbed still running (%v)", after.PIDs, err, before.PIDs)
 	}
-	for _, a := range readResults(t, jsonFile).Arms {
+	for _, arm := range readResults(t, jsonFile).Arms {
+		a := struct {
+			Name   string
+			Config api.Config
+		}{arm.Name, ranOn(t, arm)}
 		if a.Config.QueryCost != herd.Duration(20*time.Millisecond) || a.Config.Strategy != a.Name {
 			t.Errorf("arm %s ran %s at query_cost %s; want its strategy at the testbed's 20ms", a.Name, a.Config.Strategy, a.Config.QueryCost)
 		}
@@ -214,9 +218,9 @@ func TestArmsCompareWriteStrategies(t *testing.T) {
 		t.Fatalf("results: %d arms; want 2", len(rep.Arms))
 	}
 	direct, queue := rep.Arms[0], rep.Arms[1]
-	if direct.Config.WriteStrategy != "direct" || queue.Config.WriteStrategy != "queue" || queue.Config.Strategy != "singleflight" {
+	if dc, qc := ranOn(t, direct), ranOn(t, queue); dc.WriteStrategy != "direct" || qc.WriteStrategy != "queue" || qc.Strategy != "singleflight" {
 		t.Errorf("arms ran writes %s and %s (reads %s); want direct, then queue with singleflight",
-			direct.Config.WriteStrategy, queue.Config.WriteStrategy, queue.Config.Strategy)
+			dc.WriteStrategy, qc.WriteStrategy, qc.Strategy)
 	}
 	if direct.Writes == nil || queue.Writes == nil || direct.Writes.Statements < 300 || queue.Writes.Statements >= direct.Writes.Statements {
 		t.Errorf("write statements: direct %+v, queue %+v; want direct's 300 or more (one a like), the queue's fewer", direct.Writes, queue.Writes)
@@ -224,4 +228,14 @@ func TestArmsCompareWriteStrategies(t *testing.T) {
 	if !strings.Contains(stdout, "write=direct") || !strings.Contains(stdout, "singleflight+write=queue") {
 		t.Errorf("the table lacks the arms' names:\n%s", stdout)
 	}
+}
+
+// ranOn is the replicas' config arm a ran on, as its results carry it.
+func ranOn(t *testing.T, a experiment.ArmResult) api.Config {
+	t.Helper()
+	var c api.Config
+	if err := json.Unmarshal(a.Config, &c); err != nil {
+		t.Fatalf("arm %s: config %s: %v", a.Name, a.Config, err)
+	}
+	return c
 }

@@ -4,7 +4,6 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -228,8 +227,9 @@ func (v *KnobValue) Set(s string) error {
 // Patch is what an arm sets of the replicas' run-time config: the knobs it
 // names (and the strategy), each by its JSON name. PUT /admin/config reads
 // a patch over the config the replica was started with, so whatever an
-// arm does not name stays as the testbed was started.
-type Patch map[string]json.RawMessage
+// arm does not name stays as the testbed was started. It is herd's
+// Settings: the engine carries it without knowing the knobs.
+type Patch = herd.Settings
 
 // PatchOf is the patch that sets the knobs names (JSON names, "strategy"
 // too) to their values in c. An unknown name panics: names come from the
@@ -251,58 +251,10 @@ func PatchOf(c Config, names ...string) Patch {
 // replica given it runs c whatever it was started with.
 func FullPatch(c Config) Patch { return fullPatch(c) }
 
-func fullPatch(c Config) Patch {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(err) // every field marshals
-	}
-	var p Patch
-	_ = json.Unmarshal(b, &p)
-	return p
-}
+func fullPatch(c Config) Patch { return herd.SettingsOf(c) }
 
-// With is a copy of p that also sets name to v's JSON form.
-func (p Patch) With(name string, v any) Patch {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	q := maps.Clone(p)
-	if q == nil {
-		q = Patch{}
-	}
-	q[name] = b
-	return q
-}
-
-// Merge is a copy of p with every knob q sets set as q sets it.
-func (p Patch) Merge(q Patch) Patch {
-	out := maps.Clone(p)
-	if out == nil {
-		out = Patch{}
-	}
-	maps.Copy(out, q)
-	return out
-}
-
-// Strategy is the strategy p sets, "" when it sets none.
-func (p Patch) Strategy() string {
-	var s string
-	_ = json.Unmarshal(p["strategy"], &s)
-	return s
-}
-
-// Sets reports whether p sets the knob name.
-func (p Patch) Sets(name string) bool {
-	_, ok := p[name]
-	return ok
-}
-
-// Names are the knobs p sets, sorted.
-func (p Patch) Names() []string { return slices.Sorted(maps.Keys(p)) }
-
-// Apply is c with p's knobs set, as a replica started with c applies it.
-func (p Patch) Apply(c Config) (Config, error) {
+// Patched is c with p's knobs set, as a replica started with c applies it.
+func (c Config) Patched(p Patch) (Config, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return c, err
