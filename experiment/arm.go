@@ -11,7 +11,6 @@ import (
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -55,11 +54,11 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	a.start = time.Now()
 	a.src = observe.Source{DB: a.tg.DB, MySQL: a.tg.MySQL, Redis: a.tg.Redis, Memcached: a.tg.Memcached,
 		Statements: a.tg.Statements, Role: a.tg.Role}
-	if a.tg.Admin != nil { // the replicas' own counters, and a call chain's layers, every row
-		a.src.Servers = a.servers
+	if s, ok := a.sub.(ServerCounter); ok { // the replicas' own counters, and a call chain's layers, every row
+		a.src.Servers = s.Servers
 	}
 	if a.writeHerd() { // the write queue's depth, every row
-		a.src.Queue = observe.Queue{Stream: api.WriteStream, Group: api.WriteGroup}
+		a.src.Queue = a.sub.(WriteObserver).WriteQueue()
 	}
 	a.hot = a.tg.Hot(a.p.HotKeys)
 	a.progress(PhaseFill, 0, 0)
@@ -109,28 +108,6 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 		res.Timing.FillMS = fillTook.Milliseconds()
 	}
 	return res, err
-}
-
-// servers reads the testbed's own counters for a row: the replicas' loads
-// and pools (the loop, loop.go) and, on a call chain, each layer's.
-func (a *armRun) servers(ctx context.Context) (observe.Servers, error) {
-	var s observe.Servers
-	if a.tg.Edges != nil {
-		e, err := a.tg.Edges.Counters(ctx)
-		if err != nil {
-			return s, err
-		}
-		s.Edge, s.EdgeAttempts = e.Requests, e.Attempts
-	}
-	b, err := a.tg.Admin.Counters(ctx)
-	if err != nil {
-		return s, err
-	}
-	if a.tg.Edges != nil {
-		s.API, s.DBAttempts = b.Requests, b.Loads+b.LoadErrors
-	}
-	s.Loads, s.LoadErrors, s.NewConns, s.CanceledAcquires = b.Loads, b.LoadErrors, b.DBNewConns, b.DBCanceledAcquires
-	return s, nil
 }
 
 // progress reports where the arm is, noting when its phase began.

@@ -71,7 +71,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	res.SettleMS = a.settleMS()
 	ld.ending.judgeOn(res)
 	res.Loop = loopOf(res.Timeline, res.Trigger.EndedMS, sources{db: a.tg.DB != nil || a.tg.MySQL != nil,
-		cache: a.tg.Redis != nil || a.tg.Memcached != nil, replicas: a.tg.Admin != nil})
+		cache: a.tg.Redis != nil || a.tg.Memcached != nil, replicas: a.counted()})
 	if res.Verdict == Metastable {
 		res.Loop.HeldBy = heldBy(res.Loop)
 	}
@@ -112,20 +112,19 @@ func (a *armRun) counters(ctx context.Context, res *ArmResult, atT *APICounters)
 // layers reads the edge tier's policy and counters and puts each layer's
 // count side by side; without an edge tier there is no call chain to read.
 func (a *armRun) layers(ctx context.Context, res *ArmResult, rec *Recorder) {
-	if a.tg.Edges == nil || res.API == nil {
+	tiered, ok := a.sub.(Tiered)
+	if !ok || res.API == nil {
 		return
 	}
-	cfg, err := a.tg.Edges.Config(ctx)
+	tier, err := tiered.Tier(ctx)
 	if err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("edge policy: %v", err))
+		res.Warnings = append(res.Warnings, err.Error())
+	}
+	if tier == nil {
 		return
 	}
-	c, err := a.tg.Edges.Counters(ctx)
-	if err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("edge counters: %v", err))
-		return
-	}
-	res.Edge = &EdgeTier{Config: cfg, Counters: c}
+	res.Edge = tier
+	c := tier.Counters
 	l := Layers{Edge: c.Requests, EdgeAttempts: c.Attempts, API: res.API.Requests, DBAttempts: res.API.Loads + res.API.LoadErrors}
 	l.Requests, l.ClientAttempts = rec.layer()
 	if res.DB != nil {
@@ -151,4 +150,10 @@ func (a *armRun) series(ctx context.Context, res *ArmResult, t time.Time) {
 func (a *armRun) settleMS() *int64 {
 	ms := a.settle.Milliseconds()
 	return &ms
+}
+
+// counted says whether the subject's servers count for the rows.
+func (a *armRun) counted() bool {
+	_, ok := a.sub.(ServerCounter)
+	return ok
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -301,8 +301,15 @@ func (c APICounters) since(t APICounters) APICounters {
 // start-up one with the arm's edge settings on it) and their counters,
 // summed, from the start of the load to the end.
 type EdgeTier struct {
-	Config   edge.Config   `json:"config"`
-	Counters edge.Counters `json:"counters"`
+	Config   retry.Layer  `json:"config"`
+	Counters EdgeCounters `json:"counters"`
+}
+
+// EdgeCounters are the edge replicas' own counters, summed.
+type EdgeCounters struct {
+	Requests int64            `json:"requests"` // answered, every outcome
+	Attempts int64            `json:"attempts"` // calls to the replicas behind, retries included
+	Outcomes map[string]int64 `json:"outcomes"` // requests by outcome
 }
 
 // Layers is how the requests multiplied down the call chain of a two-tier

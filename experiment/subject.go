@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"github.com/herdbench/herdbench/observe"
 	"sync"
 	"time"
 
@@ -35,6 +36,25 @@ type Subject interface {
 	// FillRequests is how many requests Fill sends for a plan, for the dry
 	// run's count.
 	FillRequests(p Plan, hot []string) int64
+}
+
+// A subject may be asked for more than the Subject's methods: each of these
+// is asked for, never assumed, and a subject without one has no such
+// figures (WriteObserver, writes.go, is the third).
+
+// ServerCounter is a subject whose servers keep counters herdbench reads
+// every row: the loads and pools behind the loop's figures (loop.go) and
+// each layer's count on a call chain.
+type ServerCounter interface {
+	Servers(ctx context.Context) (observe.Servers, error)
+}
+
+// Tiered is a subject with a tier in front of its replicas (the
+// testbed's edges), whose policy and counters an arm's results carry
+// beside each layer's count (layers.*).
+type Tiered interface {
+	// Tier is the tier's policy and counters; nil without a tier
+	Tier(ctx context.Context) (*EdgeTier, error)
 }
 
 // Applied is an arm as a subject applied it.

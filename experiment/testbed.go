@@ -13,6 +13,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
@@ -26,7 +27,12 @@ type testbedSubject struct {
 	tg *targets.Target
 }
 
-var _ Subject = (*testbedSubject)(nil)
+var (
+	_ Subject       = (*testbedSubject)(nil)
+	_ WriteObserver = (*testbedSubject)(nil)
+	_ ServerCounter = (*testbedSubject)(nil)
+	_ Tiered        = (*testbedSubject)(nil)
+)
 
 // warmConcurrency is how many hot keys each replica is asked for at once:
 // its database pool (api.DefaultOptions.DBPoolSize), so the warm takes as
@@ -292,3 +298,63 @@ func (s *testbedSubject) FillPlan(p Plan, _ []string) string {
 
 // FillRequests is none of the load's: the replicas are filled directly.
 func (s *testbedSubject) FillRequests(Plan, []string) int64 { return 0 }
+
+// WriteQueue is the replicas' write stream and its consumers' group.
+func (s *testbedSubject) WriteQueue() observe.Queue {
+	return observe.Queue{Stream: api.WriteStream, Group: api.WriteGroup}
+}
+
+// WriteStatements reads the write statements' calls and rows so far: in
+// pg_stat_statements, or on MariaDB in its digest table (whose statements
+// apply a write in two or three, in a transaction; see docs/testbed.md).
+func (s *testbedSubject) WriteStatements(ctx context.Context) (calls, rows int64, err error) {
+	if s.tg.DB == nil {
+		m := &observe.MySQL{DB: s.tg.MySQL.DB, Pattern: api.WriteDigestMariaDB}
+		return m.Totals(ctx)
+	}
+	return observe.StatementTotals(ctx, s.tg.DB, s.tg.Role, api.WriteStatements)
+}
+
+// WriteLag reads the replicas' herdbench_api_write_lag_seconds, summed.
+func (s *testbedSubject) WriteLag(ctx context.Context) (WriteLag, error) {
+	l, err := s.tg.Admin.WriteLag(ctx)
+	return WriteLag{Count: l.Count, P50MS: l.P50MS, P99MS: l.P99MS}, err
+}
+
+// Servers reads the testbed's own counters for a row: the replicas' loads
+// and pools (the loop, loop.go) and, on a call chain, each layer's.
+func (s *testbedSubject) Servers(ctx context.Context) (observe.Servers, error) {
+	var out observe.Servers
+	if s.tg.Edges != nil {
+		e, err := s.tg.Edges.Counters(ctx)
+		if err != nil {
+			return out, err
+		}
+		out.Edge, out.EdgeAttempts = e.Requests, e.Attempts
+	}
+	b, err := s.tg.Admin.Counters(ctx)
+	if err != nil {
+		return out, err
+	}
+	if s.tg.Edges != nil {
+		out.API, out.DBAttempts = b.Requests, b.Loads+b.LoadErrors
+	}
+	out.Loads, out.LoadErrors, out.NewConns, out.CanceledAcquires = b.Loads, b.LoadErrors, b.DBNewConns, b.DBCanceledAcquires
+	return out, nil
+}
+
+// Tier is the edge replicas' policy and counters; nil without an edge tier.
+func (s *testbedSubject) Tier(ctx context.Context) (*EdgeTier, error) {
+	if s.tg.Edges == nil {
+		return nil, nil
+	}
+	cfg, err := s.tg.Edges.Config(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("edge policy: %w", err)
+	}
+	c, err := s.tg.Edges.Counters(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("edge counters: %w", err)
+	}
+	return &EdgeTier{Config: cfg, Counters: EdgeCounters{Requests: c.Requests, Attempts: c.Attempts, Outcomes: c.Outcomes}}, nil
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -21,8 +20,8 @@ type WriteFigures struct {
 	// Statements and Rows are the pg_stat_statements delta (calls, rows)
 	// of the testbed's write statements by the app role: direct's UPDATE,
 	// the queue's batch apply, coalesce's flush; on MariaDB, the delta of
-	// their digests (api.WriteDigestMariaDB: COUNT_STAR, rows affected
-	// and sent), two or three statements a write or batch
+	// their digests (COUNT_STAR, rows affected and sent), two or three
+	// statements a write or batch (WriteObserver.WriteStatements)
 	Statements int64 `json:"statements"`
 	Rows       int64 `json:"rows"`
 	// LockWaitsPeak is the most of the app role's backends waiting on a
@@ -35,7 +34,28 @@ type WriteFigures struct {
 	QueueDepthPeak int64 `json:"queue_depth_peak"`
 	// Lag is the queue's lag from acknowledgement to applied, from the
 	// replicas' herdbench_api_write_lag_seconds; null when not read
-	Lag *api.WriteLag `json:"lag"`
+	Lag *WriteLag `json:"lag"`
+}
+
+// WriteLag is how long acknowledged writes waited to be applied: their
+// count and percentiles, as the subject measured them.
+type WriteLag struct {
+	Count int64   `json:"count"`
+	P50MS float64 `json:"p50_ms"`
+	P99MS float64 `json:"p99_ms"`
+}
+
+// WriteObserver is a subject whose write path herdbench reads in a write
+// herd (the writes trigger): the queue the writes wait in, the statements
+// that apply them, and their lag. A subject without one has no write
+// figures; the testbed has one.
+type WriteObserver interface {
+	// WriteQueue is the stream and group whose depth every sample reads
+	WriteQueue() observe.Queue
+	// WriteStatements are the write statements' calls and rows so far
+	WriteStatements(ctx context.Context) (calls, rows int64, err error)
+	// WriteLag is the lag of the writes applied so far
+	WriteLag(ctx context.Context) (WriteLag, error)
 }
 
 // SteadyWrites are the steady writes a trigger sent beside the reads
@@ -52,19 +72,13 @@ type SteadyWrites struct {
 // figures are read.
 func (a *armRun) writeHerd() bool {
 	_, ok := a.trig.(triggers.Writer)
-	return ok && a.tg.LikesTable() != nil
+	_, observed := a.sub.(WriteObserver)
+	return ok && observed && a.tg.LikesTable() != nil
 }
 
-// writeStatements reads the write statements' calls and rows so far: in
-// pg_stat_statements, or on MariaDB in its digest table (whose statements
-// apply a write in two or three, in a transaction; see docs/testbed.md).
+// writeStatements reads the write statements' calls and rows so far.
 func (a *armRun) writeStatements(ctx context.Context) (calls, rows int64, err error) {
-	if a.tg.DB == nil {
-		m := &observe.MySQL{DB: a.tg.MySQL.DB, Pattern: api.WriteDigestMariaDB}
-		calls, rows, err = m.Totals(ctx)
-	} else {
-		calls, rows, err = observe.StatementTotals(ctx, a.tg.DB, a.tg.Role, api.WriteStatements)
-	}
+	calls, rows, err = a.sub.(WriteObserver).WriteStatements(ctx)
 	if err != nil {
 		err = fmt.Errorf("the write statements: %w", err)
 	}
@@ -141,12 +155,10 @@ func (a *armRun) writeFigures(ctx context.Context, res *ArmResult, w0 [2]int64, 
 		w.LocksWaitingPeak = max(w.LocksWaitingPeak, smp.LocksWaiting)
 		w.QueueDepthPeak = max(w.QueueDepthPeak, smp.QueueDepth)
 	}
-	if a.tg.Admin != nil {
-		if lag, err := a.tg.Admin.WriteLag(ctx); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("write lag: %v", err))
-		} else {
-			w.Lag = &lag
-		}
+	if lag, err := a.sub.(WriteObserver).WriteLag(ctx); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("write lag: %v", err))
+	} else {
+		w.Lag = &lag
 	}
 	if s != nil {
 		w.Steady = &SteadyWrites{Rate: s.rate, Acked: s.acked, HTTP: s.rec.http(),

@@ -31,7 +31,7 @@ func writesReport() *experiment.Report {
 		reads(arm("direct", api.WriteDirect, triggers.WritesDetail{Sent: 2000, Acked: 1990, P99MS: 640, Applied: 2100},
 			experiment.WriteFigures{Steady: steady, Statements: 2100, Rows: 2100, LockWaitsPeak: 17}), 2310, 3.1, 412, 0.004, 1800),
 		reads(arm("queue", api.WriteQueue, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 90, Applied: 2110},
-			experiment.WriteFigures{Statements: 31, Rows: 40, QueueDepthPeak: 1800, Lag: &api.WriteLag{Count: 2110, P50MS: 700, P99MS: 1450}}), 240, 1.2, 9.8, 0, 0),
+			experiment.WriteFigures{Statements: 31, Rows: 40, QueueDepthPeak: 1800, Lag: &experiment.WriteLag{Count: 2110, P50MS: 700, P99MS: 1450}}), 240, 1.2, 9.8, 0, 0),
 		reads(arm("coalesce", api.WriteCoalesce, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 30, Applied: 1950, Lost: 50},
 			experiment.WriteFigures{Statements: 12, Rows: 24}), 221, 1.1, 8.7, 0, 0),
 	})

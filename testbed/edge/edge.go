@@ -35,57 +35,12 @@ import (
 
 // Config is an edge replica's policy on its calls to B: what it starts
 // with, and what PUT /admin/config replaces, so each arm of a cascade
-// experiment sets its own. The zero value of each protection is off.
-type Config struct {
-	Timeout  herd.Duration `json:"timeout"`      // each attempt's own
-	Retry    retry.Policy  `json:"retry"`        // after a failed attempt
-	Budget   retry.Budget  `json:"retry_budget"` // bounds the retries over all of the edge's requests
-	Breaker  retry.Breaker `json:"breaker"`      // on the calls to B: FAILURES consecutive failures open it for OPEN
-	Bulkhead int           `json:"bulkhead"`     // requests calling B at once at most, the rest refused; 0: unbounded
-	// Deadline is the time the edge gives each request in all, attempts
-	// and backoff included, shortened by the caller's own DeadlineHeader;
-	// the edge passes what is left on to B (api.DeadlineHeader), so B does
-	// not work for an answer nobody waits for. 0: no deadline.
-	Deadline herd.Duration `json:"deadline"`
-}
+// experiment sets its own (retry.Layer; the zero value of each
+// protection is off).
+type Config = retry.Layer
 
 // DefaultTimeout is an attempt's timeout unless a Config says.
 const DefaultTimeout = time.Second
-
-// Problems says what is wrong with c, each by its field and with the
-// accepted values.
-func (c Config) Problems() herd.FieldErrors {
-	var errs herd.FieldErrors
-	bad := errs.Add
-	if c.Timeout < herd.Duration(time.Millisecond) || c.Timeout > herd.Duration(time.Minute) {
-		bad("timeout", "%s out of range (accepted: 1ms to 1m)", c.Timeout)
-	}
-	if c.Bulkhead < 0 || c.Bulkhead > 100000 {
-		bad("bulkhead", "%d out of range (accepted: 0, unbounded, to 100000)", c.Bulkhead)
-	}
-	if c.Deadline < 0 || c.Deadline > herd.Duration(time.Hour) {
-		bad("deadline", "%s out of range (accepted: 0, none, to 1h)", c.Deadline)
-	}
-	return errs
-}
-
-// String is the policy in the short forms the flags take.
-func (c Config) String() string {
-	parts := []string{"timeout " + c.Timeout.String(), "retry " + c.Retry.String()}
-	if c.Budget.Kind != "" && c.Budget.Kind != retry.None {
-		parts = append(parts, "budget "+c.Budget.String())
-	}
-	if c.Breaker.Failures > 0 {
-		parts = append(parts, "breaker "+c.Breaker.String())
-	}
-	if c.Bulkhead > 0 {
-		parts = append(parts, fmt.Sprintf("bulkhead %d", c.Bulkhead))
-	}
-	if c.Deadline > 0 {
-		parts = append(parts, "deadline "+c.Deadline.String())
-	}
-	return strings.Join(parts, ", ")
-}
 
 // Options configure an edge replica.
 type Options struct {
