@@ -1,13 +1,15 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // An arm run with --after auto ends once it has recovered and held, long
@@ -38,7 +40,7 @@ func TestAnArmEndsOnItsVerdict(t *testing.T) {
 		aborted bool
 	}{{"after auto", p, false}, {"verdict == recovered", fixed, true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := Run(context.Background(), tt.p, Env{Target: tg})
+			rep, err := Run(context.Background(), tt.p, Env{Target: tg, Subject: subject.Of(tg)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,11 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
@@ -12,6 +13,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // A cascade on a two-tier testbed: Postgres goes away for a second while
@@ -44,9 +46,9 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 		Arms: []Arm{everywhere, breaker}, Trigger: "outage", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,
-		Triggers: triggerOptions("outage", "1s"),
+		Triggers: TriggerOptions("outage", "1s"),
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}

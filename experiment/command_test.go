@@ -1,4 +1,4 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -25,7 +27,7 @@ func commandPlan(run, undo string, arms ...string) Plan {
 		Arms: Arms(arms, api.FullPatch(cfg)), Trigger: "command", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 11,
-		Triggers: triggerOptions("run", run, "undo", undo, "command_timeout", "1s"),
+		Triggers: TriggerOptions("run", run, "undo", undo, "command_timeout", "1s"),
 	}
 }
 
@@ -54,7 +56,7 @@ func TestCommandTrigger(t *testing.T) {
 	undo := `echo "$HERDBENCH_ARM:$HERDBENCH_EXIT_CODE" >> ` + undone
 
 	t.Run("an invalidation at T", func(t *testing.T) {
-		rep, err := Run(context.Background(), commandPlan(invalidate, undo, api.None, api.Singleflight), Env{Target: tg, ResultsDir: results})
+		rep, err := Run(context.Background(), commandPlan(invalidate, undo, api.None, api.Singleflight), Env{Target: tg, Subject: subject.Of(tg), ResultsDir: results})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +106,7 @@ func TestCommandTrigger(t *testing.T) {
 
 	t.Run("a failing command", func(t *testing.T) {
 		_ = os.Remove(undone)
-		rep, err := Run(context.Background(), commandPlan("echo purge refused: 403 >&2; exit 7", undo, api.None, api.Lock), Env{Target: tg})
+		rep, err := Run(context.Background(), commandPlan("echo purge refused: 403 >&2; exit 7", undo, api.None, api.Lock), Env{Target: tg, Subject: subject.Of(tg)})
 		if err == nil || !strings.Contains(err.Error(), `arm none: trigger command: command "echo purge refused: 403 >&2; exit 7": exit status 7: purge refused: 403`) {
 			t.Errorf("Run error = %v; want the first arm failed with the command's exit status and output", err)
 		}
@@ -117,7 +119,7 @@ func TestCommandTrigger(t *testing.T) {
 	})
 
 	t.Run("a failing undo", func(t *testing.T) {
-		rep, err := Run(context.Background(), commandPlan("redis-cli -u "+tg.Status.Redis+" UNLINK "+key, "echo rollback refused; exit 5", api.None), Env{Target: tg})
+		rep, err := Run(context.Background(), commandPlan("redis-cli -u "+tg.Status.Redis+" UNLINK "+key, "echo rollback refused; exit 5", api.None), Env{Target: tg, Subject: subject.Of(tg)})
 		if err == nil || !strings.Contains(err.Error(), `arm none: trigger command: undo "echo rollback refused; exit 5": exit status 5: rollback refused`) {
 			t.Errorf("Run error = %v; want the arm failed with the undo's exit status and output", err)
 		}
@@ -136,7 +138,7 @@ func TestCommandTrigger(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			_, err := Run(ctx, commandPlan("touch "+started+"; sleep 30", undo, api.None), Env{Target: tg})
+			_, err := Run(ctx, commandPlan("touch "+started+"; sleep 30", undo, api.None), Env{Target: tg, Subject: subject.Of(tg)})
 			done <- err
 		}()
 		// Ctrl-C once the command runs
@@ -164,7 +166,7 @@ func TestCommandTrigger(t *testing.T) {
 		log := filepath.Join(t.TempDir(), "order.log")
 		sel := &Select{Before: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}, After: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}}
 		p := servicePlan("command", Arm{Name: "baseline", Select: sel})
-		p.Triggers = triggerOptions("run", `echo "run $HERDBENCH_ARM" >> `+log, "undo", "echo undo >> "+log, "command_timeout", "1s")
+		p.Triggers = TriggerOptions("run", `echo "run $HERDBENCH_ARM" >> `+log, "undo", "echo undo >> "+log, "command_timeout", "1s")
 		if _, err := Run(context.Background(), p, Env{Target: svc}); err != nil {
 			t.Fatal(err)
 		}

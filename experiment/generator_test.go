@@ -1,4 +1,4 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // A run whose generator cannot keep its schedule says so: the requests it
@@ -34,11 +36,11 @@ func TestASaturatedGeneratorSaysSo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := Plan{Arms: []Arm{{Name: "baseline", Select: &Select{}}}, Trigger: "burst", Triggers: triggerOptions("burst", "1"),
+		p := Plan{Arms: []Arm{{Name: "baseline", Select: &Select{}}}, Trigger: "burst", Triggers: TriggerOptions("burst", "1"),
 			HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: tt.rate, Clients: 10, Timeout: herd.Duration(time.Second),
 			Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 1}
 		prev := runtime.GOMAXPROCS(tt.procs)
-		rep, err := Run(context.Background(), p, Env{Target: tg})
+		rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 		runtime.GOMAXPROCS(prev)
 		if err != nil {
 			t.Fatal(err)

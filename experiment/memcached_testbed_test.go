@@ -1,16 +1,18 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -89,7 +91,7 @@ func expireOnMemcached(t *testing.T, tb *local.Testbed, tg *targets.Target) {
 		return s
 	}
 	before := stats()
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}

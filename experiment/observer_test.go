@@ -1,4 +1,4 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 func TestPhaseOf(t *testing.T) {
@@ -27,8 +29,8 @@ func TestPhaseOf(t *testing.T) {
 		{time.Hour, PhaseAfter},
 	}
 	for _, tt := range tests {
-		if got := phaseOf(T.Add(tt.at), from, T); got != tt.want {
-			t.Errorf("phaseOf(T%+v) = %q; want %q", tt.at, got, tt.want)
+		if got := PhaseOf(T.Add(tt.at), from, T); got != tt.want {
+			t.Errorf("PhaseOf(T%+v) = %q; want %q", tt.at, got, tt.want)
 		}
 	}
 }
@@ -74,7 +76,7 @@ func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,
 	}
 	obs := &observation{triggers: map[string]time.Time{}, records: map[string][]load.Record{}}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Observer: obs})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg), Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,9 +47,8 @@ type ArmPreview struct {
 }
 
 // Describe works out the preview of p on tg; nothing is contacted.
-func Describe(p Plan, tg *targets.Target) Preview {
+func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	trig := p.trigger()
-	sub := SubjectOf(tg)
 	hot := tg.Hot(p.HotKeys)
 	runs := int64(p.Repeat.N()) * int64(len(p.Arms))
 	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration(), AfterAuto: p.AfterAuto, Repeat: p.Repeat.N(), Load: time.Duration(runs) * p.Duration()}

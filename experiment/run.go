@@ -30,7 +30,11 @@ import (
 
 // Env is what Run works with.
 type Env struct {
-	Target   *targets.Target
+	Target *targets.Target
+	// Subject is what each arm is applied to, filled, counted and drained
+	// through (the testbed's is testbed/subject.Of); nil: Target as a
+	// service herdbench does not control
+	Subject  Subject
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
 	Observer Observer       // sees every request and T as they happen; may be nil
@@ -40,6 +44,15 @@ type Env struct {
 	// ResultsDir is where the run's results are written, for a trigger
 	// that runs the user's commands to tell them; "" when it writes none.
 	ResultsDir string
+}
+
+// subject is what the arms are applied to: Subject, or the target as a
+// service herdbench does not control.
+func (e Env) subject() Subject {
+	if e.Subject == nil {
+		return ServiceSubject(e.Target)
+	}
+	return e.Subject
 }
 
 func (e Env) generator() Generator {
@@ -65,11 +78,13 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	// plan's gates cannot
 	p.Gates = withDefaultGates(p.Gates, p.trigger())
 	trig := p.trigger()
-	sub := SubjectOf(env.Target)
+	sub := env.subject()
 	rep := &Report{Schema: Schema, Version: env.Version, Seed: p.Seed, StartedAt: time.Now().UTC(), Plan: p,
 		Arms: []ArmResult{}, Environment: EnvironmentOf(env.Target)}
 	rep.Environment.Herdbench = env.Version
-	rep.Environment.Replica = ReplicaConfig(ctx, env.Target)
+	if c, ok := sub.(Configured); ok {
+		rep.Environment.Replica, _ = c.Config(ctx) // without it, the arms' own configs stand
+	}
 	// a fault whose undo failed, or an arm that failed mid-fault, must not
 	// outlive the run: undo what a trigger may have left, on every path
 	defer func() {

@@ -1,4 +1,4 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
@@ -16,6 +17,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -56,7 +58,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 7,
 	}
 	before := itemCalls(t, tg)
-	rep, err := Run(context.Background(), p, Env{Target: tg, Version: "test"})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +193,7 @@ func TestCancelledRunIsPartial(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := Env{Target: tg, Progress: func(pr Progress) {
+	env := Env{Target: tg, Subject: subject.Of(tg), Progress: func(pr Progress) {
 		if pr.Arm == 2 && pr.Phase == "before" {
 			cancel() // in the second arm
 		}
@@ -252,7 +254,7 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +297,7 @@ func TestFillIsItsOwnStatement(t *testing.T) {
 	p := Plan{Arms: Arms([]string{api.None}, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 2}
 	items, fills := statementCalls(t, tg, api.ItemQuery), statementCalls(t, tg, api.FillQuery)
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,18 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // An arm's settle_ms is the longest timeout on its path, read from what
@@ -47,7 +49,7 @@ func TestSettleIsReadFromThePath(t *testing.T) {
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/bradfitz/gomemcache/memcache"
 	"golang.org/x/sync/singleflight"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"

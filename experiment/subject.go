@@ -3,19 +3,20 @@ package experiment
 import (
 	"context"
 	"encoding/json"
-	"github.com/herdbench/herdbench/observe"
 	"sync"
 	"time"
 
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 // Subject is what an experiment works on, arm after arm. It is where an
-// arm is applied: the testbed (testbed.go), whose replicas herdbench
-// configures, fills and counts, or a service it does not control
-// (service.go), whose arms are chosen by hooks, headers and query values.
-// Run asks a Subject, never which of the two it has.
+// arm is applied: the bundled testbed (package testbed/subject), whose
+// replicas herdbench configures, fills and counts, a service it does not
+// control (ServiceSubject, service.go), whose arms are chosen by hooks,
+// headers and query values, or any other kind a caller brings (Env).
+// Run asks a Subject and its optional seams below, never which it has.
 type Subject interface {
 	// Keep returns what puts the subject back as the run found it.
 	Keep(ctx context.Context) (restore func())
@@ -72,13 +73,15 @@ type Applied struct {
 	After func(context.Context) error
 }
 
-// SubjectOf is the subject tg is: the testbed when herdbench controls its
-// replicas, else a service.
-func SubjectOf(tg *targets.Target) Subject {
-	if tg.Admin != nil {
-		return &testbedSubject{tg: tg}
-	}
-	return &serviceSubject{tg: tg}
+// ServiceSubject is tg as a service herdbench does not control: its arms
+// are chosen by hooks, headers and query values (service.go).
+func ServiceSubject(tg *targets.Target) Subject { return &serviceSubject{tg: tg} }
+
+// Configured is a subject whose own config the results carry as the run
+// found it (environment.replica_config): what every arm's settings are
+// set over.
+type Configured interface {
+	Config(ctx context.Context) (json.RawMessage, error)
 }
 
 // each runs fn for 0..n-1 on workers goroutines (fn learns which worker it

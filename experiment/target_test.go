@@ -1,4 +1,4 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
@@ -179,7 +180,7 @@ arms:
 toxiproxy: {url: %q, proxies: {postgres: postgres}}
 `, tb.Status.Toxiproxy))
 		p := servicePlan("outage", Arm{Name: "baseline", Select: &Select{}})
-		p.Triggers = triggerOptions("dependency", "postgres", "outage", "4s")
+		p.Triggers = TriggerOptions("dependency", "postgres", "outage", "4s")
 		p.After = herd.Duration(5 * time.Second)
 		g, err := gates.Parse("http.drop_rate > 30%")
 		if err != nil {

@@ -1,4 +1,4 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -24,7 +26,7 @@ func faultPlan(trigger string, arms ...string) Plan {
 		Arms: Arms(arms, api.FullPatch(cfg)), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2500 * time.Millisecond), Seed: 5,
-		Triggers: triggerOptions("outage", "1s", "slowdb_latency", "300ms", "slowdb_for", "1s"),
+		Triggers: TriggerOptions("outage", "1s", "slowdb_latency", "300ms", "slowdb_for", "1s"),
 	}
 }
 
@@ -44,7 +46,7 @@ func excessRows(a ArmResult, perRow, fromMS int64) (rows int, peak int64) {
 func runOn(tg *targets.Target) func(*testing.T, Plan) *Report {
 	return func(t *testing.T, p Plan) *Report {
 		t.Helper()
-		rep, err := Run(context.Background(), p, Env{Target: tg})
+		rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +308,7 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 9,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +346,7 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(3 * time.Second),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,15 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -29,7 +31,7 @@ func writePlan(arms []Arm, options ...string) Plan {
 	return Plan{Arms: arms, Trigger: "writes", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
-		Triggers: triggerOptions(append([]string{"write_burst", "300", "write_keys", "2"}, options...)...)}
+		Triggers: TriggerOptions(append([]string{"write_burst", "300", "write_keys", "2"}, options...)...)}
 }
 
 // pgScalar reads one number from Postgres, here in the test, apart from
@@ -60,7 +62,7 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 			tg.Role, []string{api.WriteDirectQuery, api.WriteApplyQuery, api.WriteFlushQuery})
 	}
 	before, statementsBefore := likes(), statements()
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 		"write_settle", "5s")
 	feed := func() int64 { return pgScalar(t, tg, `SELECT count(*) FROM feed`) }
 	feedBefore := feed()
-	rep, err := Run(context.Background(), p, Env{Target: tg})
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
 	if err != nil {
 		t.Fatal(err)
 	}

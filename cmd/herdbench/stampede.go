@@ -28,6 +28,7 @@ import (
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 	"github.com/herdbench/herdbench/workers"
 )
@@ -338,7 +339,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return runService(ctx, stdout, stderr, opts, svc, plan, outs)
 	}
 	if opts.DryRun {
-		return reporters.DryRun(stdout, experiment.Describe(plan, opts.bed))
+		return reporters.DryRun(stdout, experiment.Describe(plan, opts.bed, subject.Of(opts.bed)))
 	}
 	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, st *testbed.Status) error {
 		return runAndReport(ctx, stdout, stderr, opts, tg, plan, outs, st)
@@ -377,7 +378,10 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		return err
 	}
 	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: experiment.EnvironmentOf(target)}
-	header.Environment.Replica = experiment.ReplicaConfig(ctx, target)
+	sub := subject.Of(target)
+	if c, ok := sub.(experiment.Configured); ok {
+		header.Environment.Replica, _ = c.Config(ctx) // the header shows the first arm's knobs over it
+	}
 	// the header belongs with the table; other reports on stdout stay clean
 	hw := stderr
 	if tableOnStdout(outs) {
@@ -389,7 +393,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
 	line := newProgressLine(stderr, opts.Progress)
 	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
-		Target: target, Version: herdbenchVersion(), Progress: line.update, Observer: observer, Generator: gen,
+		Target: target, Subject: sub, Version: herdbenchVersion(), Progress: line.update, Observer: observer, Generator: gen,
 		ResultsDir: absDir(dir),
 	})
 	line.close()

@@ -17,6 +17,7 @@ import (
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -126,7 +127,7 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 		}
 	}
 	if opts.DryRun {
-		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), targetOf(opts)))
+		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), targetOf(opts), subject.Of(targetOf(opts))))
 	}
 	return openTarget(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, st *testbed.Status) error {
 		var status testbed.Status // a service has none
@@ -267,7 +268,7 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 	started := time.Now()
 	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
 	sw.Run = func(ctx context.Context, p experiment.Plan, _ []sweep.Setting) (*experiment.ArmResult, error) {
-		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen,
+		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Subject: subject.Of(target), Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen,
 			ResultsDir: absDir(dir)})
 		if err != nil {
 			return nil, err

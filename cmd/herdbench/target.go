@@ -15,6 +15,7 @@ import (
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/providers"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // describeTarget reads --target without contacting anything: nil for the
@@ -139,7 +140,7 @@ func runService(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpti
 		return usageError{err}
 	}
 	if opts.DryRun {
-		return reporters.DryRun(stdout, experiment.Describe(plan, svc))
+		return reporters.DryRun(stdout, experiment.Describe(plan, svc, subject.Of(svc)))
 	}
 	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, st *testbed.Status) error {
 		return runAndReport(ctx, stdout, stderr, opts, tg, plan, outs, st)

@@ -11,6 +11,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -43,7 +44,7 @@ func plan(t *testing.T, trigger string, ttl time.Duration, arm string, opts ...s
 func everyTrigger(t *testing.T, tg *targets.Target, toxiproxy string) {
 	run := func(t *testing.T, p experiment.Plan) experiment.ArmResult {
 		t.Helper()
-		rep, err := experiment.Run(context.Background(), p, experiment.Env{Target: tg})
+		rep, err := experiment.Run(context.Background(), p, experiment.Env{Target: tg, Subject: subject.Of(tg)})
 		if err != nil {
 			t.Fatal(err)
 		}

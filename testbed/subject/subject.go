@@ -1,4 +1,9 @@
-package experiment
+// Package subject is the bundled testbed as an experiment's subject: the
+// engine's Subject (experiment.Subject) and its optional seams for the
+// testbed's replicas, edges, write path and stores. The engine applies an
+// arm, fills, counts and drains through it and never asks which subject
+// it has; the command line picks this one for a testbed target (Of).
+package subject
 
 import (
 	"context"
@@ -11,6 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
@@ -20,18 +28,19 @@ import (
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// testbedSubject is the bundled testbed: every arm flushes its Redis and
+// Testbed is the bundled testbed: every arm flushes its Redis and
 // fills it the same way through the replicas, which it configures with the
 // arm's strategy and resets, and it reads the replicas' own counters.
-type testbedSubject struct {
+type Testbed struct {
 	tg *targets.Target
 }
 
 var (
-	_ Subject       = (*testbedSubject)(nil)
-	_ WriteObserver = (*testbedSubject)(nil)
-	_ ServerCounter = (*testbedSubject)(nil)
-	_ Tiered        = (*testbedSubject)(nil)
+	_ experiment.Subject       = (*Testbed)(nil)
+	_ experiment.WriteObserver = (*Testbed)(nil)
+	_ experiment.ServerCounter = (*Testbed)(nil)
+	_ experiment.Tiered        = (*Testbed)(nil)
+	_ experiment.Configured    = (*Testbed)(nil)
 )
 
 // warmConcurrency is how many hot keys each replica is asked for at once:
@@ -42,23 +51,27 @@ const warmConcurrency = 10
 // drainTimeout bounds the wait for the replicas' loads to finish.
 const drainTimeout = 15 * time.Second
 
-// ReplicaConfig is the config tg's replicas run now, nil on a service or
-// when they do not answer.
-func ReplicaConfig(ctx context.Context, tg *targets.Target) json.RawMessage {
-	if tg.Admin == nil {
-		return nil
+// Of is the subject tg is: the testbed when herdbench controls its
+// replicas, else a service it does not control (experiment.ServiceSubject).
+func Of(tg *targets.Target) experiment.Subject {
+	if tg.Admin != nil {
+		return &Testbed{tg: tg}
 	}
-	c, err := tg.Admin.Config(ctx)
+	return experiment.ServiceSubject(tg)
+}
+
+// Config is the config the replicas run now, as the run found them.
+func (s *Testbed) Config(ctx context.Context) (json.RawMessage, error) {
+	c, err := s.tg.Admin.Config(ctx)
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	b, _ := json.Marshal(c)
-	return b
+	return json.Marshal(c)
 }
 
 // Keep puts the replicas' config back as the run found it, and the edges'
 // policy back to their start-up one.
-func (s *testbedSubject) Keep(ctx context.Context) func() {
+func (s *Testbed) Keep(ctx context.Context) func() {
 	orig, err := s.tg.Admin.Config(ctx)
 	if err != nil {
 		return func() {}
@@ -76,26 +89,26 @@ func (s *testbedSubject) Keep(ctx context.Context) func() {
 // Apply sends the replicas what the arm sets of their config, over the
 // config they were started with, and reads back what they run: the arm's
 // effective config. Keep puts back what the run found.
-func (s *testbedSubject) Apply(ctx context.Context, arm Arm) (Applied, error) {
+func (s *Testbed) Apply(ctx context.Context, arm experiment.Arm) (experiment.Applied, error) {
 	cfg, err := s.tg.Admin.Patch(ctx, arm.Knobs)
 	if err != nil {
-		return Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
 	bound, err := s.loadBound(ctx, cfg)
 	if err != nil {
-		return Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
-		return Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
-	return Applied{Arm: arm, Config: raw, Bound: bound, After: func(context.Context) error { return nil }}, nil
+	return experiment.Applied{Arm: arm, Config: raw, Bound: bound, After: func(context.Context) error { return nil }}, nil
 }
 
 // loadBound is the longest one load of the replicas may take under cfg:
 // their db-timeout (each answers its own on /healthz; the longest) times
 // the attempts of their db_retry, and its waits.
-func (s *testbedSubject) loadBound(ctx context.Context, cfg api.Config) (time.Duration, error) {
+func (s *Testbed) loadBound(ctx context.Context, cfg api.Config) (time.Duration, error) {
 	var timeout time.Duration
 	for _, c := range s.tg.Admin {
 		h, err := c.Health(ctx)
@@ -111,9 +124,9 @@ func (s *testbedSubject) loadBound(ctx context.Context, cfg api.Config) (time.Du
 // key space once, so the arm measures the herd rather than first-time
 // loads of a cold tail), leaves the replicas configured with the arm's
 // effective config and resets them with the plan's seed.
-func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hot []string) (Warm, error) {
+func (s *Testbed) Fill(ctx context.Context, p experiment.Plan, arm experiment.Applied, trig triggers.Trigger, hot []string) (experiment.Warm, error) {
 	if err := s.tg.Redis.FlushDB(ctx).Err(); err != nil {
-		return Warm{}, fmt.Errorf("flush cache: %w", err)
+		return experiment.Warm{}, fmt.Errorf("flush cache: %w", err)
 	}
 	if addr := s.tg.Status.Memcached; addr != "" { // the items are there; Redis keeps the write queue
 		mc, err := api.NewCache(api.CacheOptions{Kind: api.CacheMemcached, Addr: addr, Pool: 1, Timeout: 5 * time.Second})
@@ -122,35 +135,35 @@ func (s *testbedSubject) Fill(ctx context.Context, p Plan, arm Applied, trig tri
 			_ = mc.Close()
 		}
 		if err != nil {
-			return Warm{}, fmt.Errorf("flush memcached %s: %w", addr, err)
+			return experiment.Warm{}, fmt.Errorf("flush memcached %s: %w", addr, err)
 		}
 	}
 	if err := s.fillAll(ctx, p, arm, trig, hot); err != nil {
-		return Warm{}, err
+		return experiment.Warm{}, err
 	}
 	if err := s.tg.Admin.Reset(ctx, p.Seed); err != nil {
-		return Warm{}, err
+		return experiment.Warm{}, err
 	}
 	if s.tg.Edges != nil {
 		var patch edge.Patch
 		if err := arm.Edge.Decode(&patch); err != nil {
-			return Warm{}, fmt.Errorf("arm %s: edge settings: %w", arm.Name, err)
+			return experiment.Warm{}, fmt.Errorf("arm %s: edge settings: %w", arm.Name, err)
 		}
 		if _, err := s.tg.Edges.SetConfig(ctx, patch); err != nil {
-			return Warm{}, err
+			return experiment.Warm{}, err
 		}
 		if err := s.tg.Edges.Reset(ctx, p.Seed); err != nil {
-			return Warm{}, err
+			return experiment.Warm{}, err
 		}
 	}
-	return Warm{Keys: p.Keys}, nil
+	return experiment.Warm{Keys: p.Keys}, nil
 }
 
 // fillAll caches the tail in bulk (POST /admin/fill: batches of rows,
 // stored as a miss of the arm's config stores them) and loads the hot keys
 // through the arm's own path at its query cost, so what the replicas store
 // about them (xfetch's load time) is real, with the trigger's TTL.
-func (s *testbedSubject) fillAll(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hotKeys []string) error {
+func (s *Testbed) fillAll(ctx context.Context, p experiment.Plan, arm experiment.Applied, trig triggers.Trigger, hotKeys []string) error {
 	hot := make([]int64, 0, len(hotKeys))
 	for _, k := range hotKeys {
 		id, err := strconv.ParseInt(k, 10, 64)
@@ -233,27 +246,32 @@ func forWarm(strategy string) string {
 
 // warm requests ids through the replicas, as many at once as their
 // database pools serve: each is a miss, so each is one load.
-func (s *testbedSubject) warm(ctx context.Context, ids []int64) error {
+func (s *Testbed) warm(ctx context.Context, ids []int64) error {
 	fleet := s.tg.Admin
-	return each(ctx, len(ids), warmConcurrency*len(fleet), func(ctx context.Context, w, i int) error {
-		code, err := fleet[w%len(fleet)].Item(ctx, ids[i])
-		if err == nil && code != 200 {
-			err = fmt.Errorf("status %d", code)
-		}
-		if err != nil {
-			return fmt.Errorf("warm item %d: %w", ids[i], err)
-		}
-		return nil
-	})
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(warmConcurrency * len(fleet))
+	for i, id := range ids {
+		g.Go(func() error {
+			code, err := fleet[i%len(fleet)].Item(ctx, id)
+			if err == nil && code != 200 {
+				err = fmt.Errorf("status %d", code)
+			}
+			if err != nil {
+				return fmt.Errorf("warm item %d: %w", id, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // Counters sums the replicas' counters.
-func (s *testbedSubject) Counters(ctx context.Context) (*APICounters, error) {
+func (s *Testbed) Counters(ctx context.Context) (*experiment.APICounters, error) {
 	c, err := s.tg.Admin.Counters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &APICounters{Requests: c.Requests, Loads: c.Loads, LoadErrors: c.LoadErrors, LoadRetries: c.LoadRetries,
+	return &experiment.APICounters{Requests: c.Requests, Loads: c.Loads, LoadErrors: c.LoadErrors, LoadRetries: c.LoadRetries,
 		EarlyLoads: c.EarlyLoads, Coalesced: c.Coalesced, StaleServed: c.StaleServed, LockWaits: c.LockWaits,
 		DBNewConns: c.DBNewConns, DBCanceledAcquires: c.DBCanceledAcquires, LoadsInFlight: c.LoadsInFlight, Busy: c.Busy}, nil
 }
@@ -262,7 +280,7 @@ func (s *testbedSubject) Counters(ctx context.Context) (*APICounters, error) {
 // one's background load still to start: under overload a request the
 // client gave up on may still be in a replica's hands, and its load would
 // land in the next arm or in none.
-func (s *testbedSubject) Drain(ctx context.Context) error {
+func (s *Testbed) Drain(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -288,7 +306,7 @@ func (s *testbedSubject) Drain(ctx context.Context) error {
 	}
 }
 
-func (s *testbedSubject) FillPlan(p Plan, _ []string) string {
+func (s *Testbed) FillPlan(p experiment.Plan, _ []string) string {
 	flush := "Redis"
 	if s.tg.Status.Memcached != "" {
 		flush = "Redis and Memcached"
@@ -297,17 +315,17 @@ func (s *testbedSubject) FillPlan(p Plan, _ []string) string {
 }
 
 // FillRequests is none of the load's: the replicas are filled directly.
-func (s *testbedSubject) FillRequests(Plan, []string) int64 { return 0 }
+func (s *Testbed) FillRequests(experiment.Plan, []string) int64 { return 0 }
 
 // WriteQueue is the replicas' write stream and its consumers' group.
-func (s *testbedSubject) WriteQueue() observe.Queue {
+func (s *Testbed) WriteQueue() observe.Queue {
 	return observe.Queue{Stream: api.WriteStream, Group: api.WriteGroup}
 }
 
 // WriteStatements reads the write statements' calls and rows so far: in
 // pg_stat_statements, or on MariaDB in its digest table (whose statements
 // apply a write in two or three, in a transaction; see docs/testbed.md).
-func (s *testbedSubject) WriteStatements(ctx context.Context) (calls, rows int64, err error) {
+func (s *Testbed) WriteStatements(ctx context.Context) (calls, rows int64, err error) {
 	if s.tg.DB == nil {
 		m := &observe.MySQL{DB: s.tg.MySQL.DB, Pattern: api.WriteDigestMariaDB}
 		return m.Totals(ctx)
@@ -316,14 +334,14 @@ func (s *testbedSubject) WriteStatements(ctx context.Context) (calls, rows int64
 }
 
 // WriteLag reads the replicas' herdbench_api_write_lag_seconds, summed.
-func (s *testbedSubject) WriteLag(ctx context.Context) (WriteLag, error) {
+func (s *Testbed) WriteLag(ctx context.Context) (experiment.WriteLag, error) {
 	l, err := s.tg.Admin.WriteLag(ctx)
-	return WriteLag{Count: l.Count, P50MS: l.P50MS, P99MS: l.P99MS}, err
+	return experiment.WriteLag{Count: l.Count, P50MS: l.P50MS, P99MS: l.P99MS}, err
 }
 
 // Servers reads the testbed's own counters for a row: the replicas' loads
 // and pools (the loop, loop.go) and, on a call chain, each layer's.
-func (s *testbedSubject) Servers(ctx context.Context) (observe.Servers, error) {
+func (s *Testbed) Servers(ctx context.Context) (observe.Servers, error) {
 	var out observe.Servers
 	if s.tg.Edges != nil {
 		e, err := s.tg.Edges.Counters(ctx)
@@ -344,7 +362,7 @@ func (s *testbedSubject) Servers(ctx context.Context) (observe.Servers, error) {
 }
 
 // Tier is the edge replicas' policy and counters; nil without an edge tier.
-func (s *testbedSubject) Tier(ctx context.Context) (*EdgeTier, error) {
+func (s *Testbed) Tier(ctx context.Context) (*experiment.EdgeTier, error) {
 	if s.tg.Edges == nil {
 		return nil, nil
 	}
@@ -356,5 +374,5 @@ func (s *testbedSubject) Tier(ctx context.Context) (*EdgeTier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge counters: %w", err)
 	}
-	return &EdgeTier{Config: cfg, Counters: EdgeCounters{Requests: c.Requests, Attempts: c.Attempts, Outcomes: c.Outcomes}}, nil
+	return &experiment.EdgeTier{Config: cfg, Counters: experiment.EdgeCounters{Requests: c.Requests, Attempts: c.Attempts, Outcomes: c.Outcomes}}, nil
 }

@@ -1,0 +1,71 @@
+package experiment_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
+)
+
+// The loop's replica figures are the replicas' own counters, row by row:
+// on the testbed, an arm whose every load falls inside its timeline (the
+// cache warm before T, 5 hot keys expired at T and reloaded in 50 ms, each
+// load running on when its client gives up after 200 ms) has the rows'
+// loads add up to api.loads and to the queries Postgres completed, and its
+// failures and pool figures to theirs, and recovers. An arm whose loads
+// die with their requests, each slower than the client's timeout (400 ms
+// queries), can never fill the hot keys again: a look-aside cache stuck
+// cold by construction. It shows its failed loads and new connections in
+// the rows, at most what the replicas counted over the whole arm, its
+// drain included; past its settle time (the replicas' 5 s db-timeout) it
+// is metastable, held by the figure of its loop furthest from its
+// baseline.
+func TestLoopFromTheReplicasCounters(t *testing.T) {
+	tg := startTestbed(t, 1)
+	cfg := api.DefaultConfig
+	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
+	canceled := cfg
+	canceled.QueryCost, canceled.AbandonedLoad = herd.Duration(400*time.Millisecond), api.AbandonCanceled
+	arms := Arms([]string{api.None}, api.FullPatch(cfg))
+	cut := Arms([]string{api.None}, api.FullPatch(canceled))
+	cut[0].Name = "canceled"
+	p := Plan{
+		Arms: append(arms, cut...), Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 2,
+		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(300 * time.Millisecond),
+		Before: herd.Duration(time.Second), After: herd.Duration(7 * time.Second), Seed: 5,
+	}
+	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(a ArmResult) (s [4]int64) {
+		for _, r := range a.Timeline {
+			s[0], s[1], s[2], s[3] = s[0]+r.Loads, s[1]+r.LoadErrors, s[2]+r.NewConns, s[3]+r.CanceledAcquires
+		}
+		return s
+	}
+	quiet, cold := rep.Arms[0], rep.Arms[1]
+	got, c := sum(quiet), quiet.API
+	if want := [4]int64{c.Loads, c.LoadErrors, c.DBNewConns, c.DBCanceledAcquires}; got != want || got[0] == 0 || c.Loads != quiet.DB.QueriesTotal {
+		t.Errorf("arm none: rows' loads, load errors, new conns, canceled waits %v; want the replicas' %v, loads above 0 and equal to db.queries_total %d",
+			got, want, quiet.DB.QueriesTotal)
+	}
+	got, c = sum(cold), cold.API
+	if got[1] == 0 || got[2] == 0 || got[1] > c.LoadErrors || got[2] > c.DBNewConns || got[3] > c.DBCanceledAcquires {
+		t.Errorf("arm canceled: rows' load errors, new conns, canceled waits %v; want above 0 (failures, connections) and at most the replicas' %d, %d, %d",
+			got[1:], c.LoadErrors, c.DBNewConns, c.DBCanceledAcquires)
+	}
+	if l := cold.Loop; l == nil || l.LoadErrorsRPS == nil || l.LoadErrorsRPS.After <= 0 || l.NewConnsRPS.After <= 0 {
+		t.Errorf("arm canceled: loop %+v; want failed loads and new connections after the trigger", l)
+	}
+	if quiet.Verdict != Recovered || cold.Verdict != Metastable || cold.Loop.HeldBy == "" || cold.Loop.HeldBy != HeldBy(cold.Loop) || quiet.Loop.HeldBy != "" {
+		t.Errorf("verdicts %s (held by %q), %s (held by %q); want recovered (none), metastable held by its loop's furthest figure %q",
+			quiet.Verdict, quiet.Loop.HeldBy, cold.Verdict, cold.Loop.HeldBy, HeldBy(cold.Loop))
+	}
+	t.Logf("none: %v of %+v; canceled: %v of %+v, %s, depth %v, trend %v, held by %q", sum(quiet), *quiet.API, sum(cold), *cold.API,
+		cold.Verdict, FmtF(cold.Depth), FmtF(cold.Trend), cold.Loop.HeldBy)
+}
