@@ -8,8 +8,6 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/edge"
 )
 
 // The one grammar of arms. An arm is written as --arms takes it: a
@@ -17,81 +15,69 @@ import (
 // KEY=VALUE of one of the arm kinds ("retry=full-jitter:100ms:2s:3",
 // "edge-breaker=5:2s"), which keeps the base's strategy. A scenario file's
 // arm is a name, maybe a strategy of its own, and settings whose keys are
-// the same kinds' (or knobs). ParseArms reads both.
+// the same kinds' (or knobs). ArmKinds.Parse reads both.
 
 // An ArmKind is one kind of KEY=VALUE arm: its key, as --arms and a
-// scenario file's arm spell it, and what its value sets. A kind is one
-// entry in armKinds.
+// scenario file's arm spell it, and what its value sets.
 type ArmKind struct {
 	Key     string // retry, throttle, hedge, client-breaker, edge-retry, ...
-	Example string // a value, for help and errors; "" leaves the kind out of ClientArms
-	set     func(a *Arm, v string) error
-	// alone is what an arm that is only this kind must hold besides (a
+	Example string // a value, for help and errors; "" leaves the kind out of Examples
+	Set     func(a *Arm, v string) error
+	// Alone is what an arm that is only this kind must hold besides (a
 	// hedge arm needs a delay); nil: nothing
-	alone func(a Arm) error
+	Alone func(a Arm) error
 }
 
-// armKinds is every kind of KEY=VALUE arm, in the order help lists them.
-var armKinds = kindsOf(
-	ArmKind{Key: "retry", Example: "full-jitter:100ms:2s:3", set: func(a *Arm, v string) error { return herd.SetText(&a.Retry, v) }},
-	ArmKind{Key: "retry-budget", Example: "10%", set: func(a *Arm, v string) error { return herd.SetText(&a.Budget, v) }},
-	ArmKind{Key: "throttle", Example: "2", set: setThrottle},
-	ArmKind{Key: "hedge", Example: "50ms", set: func(a *Arm, v string) error { return herd.SetText(&a.Hedge, v) }, alone: needsDelay},
-	ArmKind{Key: "client-breaker", Example: "5:2s", set: setClientBreaker},
-	ArmKind{Key: "write", Example: "queue", set: setWrite},
+// ArmKinds are the kinds of KEY=VALUE arm one grammar reads, in the order
+// help lists them: the clients' (ClientKinds), and those of a kind of
+// subject, which it adds (the testbed's write and edge-* arms).
+type ArmKinds []ArmKind
+
+// ClientKinds are the kinds of arm every subject takes: the clients'
+// policies, which herdbench's own clients apply.
+var ClientKinds = ArmKinds{}.With(
+	ArmKind{Key: "retry", Example: "full-jitter:100ms:2s:3", Set: func(a *Arm, v string) error { return herd.SetText(&a.Retry, v) }},
+	ArmKind{Key: "retry-budget", Example: "10%", Set: func(a *Arm, v string) error { return herd.SetText(&a.Budget, v) }},
+	ArmKind{Key: "throttle", Example: "2", Set: setThrottle},
+	ArmKind{Key: "hedge", Example: "50ms", Set: func(a *Arm, v string) error { return herd.SetText(&a.Hedge, v) }, Alone: needsDelay},
+	ArmKind{Key: "client-breaker", Example: "5:2s", Set: setClientBreaker},
 )
 
-// kindsOf is kinds, then one kind per key of the edges' policy
-// (edge-timeout, edge-retry, edge-retry-budget, ...: edge.Keys), each
-// setting that key of the arm's edge.Patch. It panics on a duplicate key.
-func kindsOf(kinds ...ArmKind) []ArmKind {
-	examples := map[string]string{"breaker": "5:2s"}
-	for _, k := range edge.Keys {
-		kinds = append(kinds, ArmKind{Key: "edge-" + strings.ReplaceAll(k, "_", "-"), Example: examples[k], set: func(a *Arm, v string) error {
-			var p edge.Patch
-			if err := a.Edge.Decode(&p); err != nil {
-				return err
-			}
-			if err := p.Set(k, v); err != nil {
-				return err
-			}
-			a.Edge = herd.SettingsOf(p)
-			return nil
-		}})
-	}
-	seen := map[string]bool{}
-	for _, k := range kinds {
-		if seen[k.Key] {
+// With is ks and more, in that order. It panics on a key twice.
+func (ks ArmKinds) With(more ...ArmKind) ArmKinds {
+	out := append(ArmKinds{}, ks...)
+	for _, k := range more {
+		if _, ok := out.kind(k.Key); ok {
 			panic("experiment: arm kind " + k.Key + " twice")
 		}
-		seen[k.Key] = true
+		out = append(out, k)
 	}
-	return kinds
+	return out
 }
 
-// ClientArms lists the arm kinds with an example of each, for help text
+// Examples are the kinds with an example each, KEY=EXAMPLE, for help text
 // and errors.
-var ClientArms = func() []string {
+func (ks ArmKinds) Examples() []string {
 	var out []string
-	for _, k := range armKinds {
+	for _, k := range ks {
 		if k.Example != "" {
 			out = append(out, k.Key+"="+k.Example)
 		}
 	}
 	return out
-}()
+}
 
-// ArmKeys are the keys of every arm kind.
-func ArmKeys() []string {
-	keys := make([]string, len(armKinds))
-	for i, k := range armKinds {
+// Keys are the keys of every kind.
+func (ks ArmKinds) Keys() []string {
+	keys := make([]string, len(ks))
+	for i, k := range ks {
 		keys[i] = k.Key
 	}
 	return keys
 }
 
-func kindOf(key string) (ArmKind, bool) {
-	for _, k := range armKinds {
+func (ks ArmKinds) kind(key string) (ArmKind, bool) {
+	for _, k := range ks {
 		if k.Key == key {
 			return k, true
 		}
@@ -131,24 +117,24 @@ func NameSpecs(names []string) []ArmSpec {
 	return specs
 }
 
-// ParseArms builds an arm per spec on base: its strategy, or its name read
+// Parse builds an arm per spec on base: its strategy, or its name read
 // as --arms reads it, then its settings: an arm kind's, or a knob's
 // through knob (nil: knobs are refused). Every problem is reported at once:
 // a name's as field arms, element the name; a setting's at its file, line
 // and field. An arm whose name does not read keeps base's config, and a
 // strategy's problems are the plan's to report (Plan.Validate).
-func ParseArms(specs []ArmSpec, base api.Patch, knob KnobSetter) ([]Arm, herd.FieldErrors) {
+func (ks ArmKinds) Parse(specs []ArmSpec, base herd.Settings, knob KnobSetter) ([]Arm, herd.FieldErrors) {
 	arms := make([]Arm, len(specs))
 	var errs herd.FieldErrors
 	for i, s := range specs {
 		a := Arm{Name: s.Name, Knobs: base}
 		if s.Strategy != nil {
 			a.Knobs = base.With("strategy", *s.Strategy)
-		} else if err := a.setName(); err != nil {
+		} else if err := a.setName(ks); err != nil {
 			errs = append(errs, &herd.FieldError{Field: "arms", Elem: s.Name, Msg: err.Error(), Err: err})
 		}
 		for _, st := range s.Settings {
-			if err := a.set(st.Key, st.Value, knob); err != nil {
+			if err := a.set(ks, st.Key, st.Value, knob); err != nil {
 				e := &herd.FieldError{File: st.File, Line: st.Line, Field: st.Field, Msg: err.Error(), Err: err}
 				if e.Field == "" {
 					e.Field, e.Elem, e.Msg = "arms", s.Name, st.Key+": "+e.Msg
@@ -161,18 +147,18 @@ func ParseArms(specs []ArmSpec, base api.Patch, knob KnobSetter) ([]Arm, herd.Fi
 	return arms, errs
 }
 
-// Arms is ParseArms of names that are known to read (the library's tests,
+// Arms is Parse of names that are known to read (the library's tests,
 // a caller that checked them): a name that does not read is an arm with
 // base's config, and its problem is lost.
-func Arms(names []string, base api.Patch) []Arm {
-	arms, _ := ParseArms(NameSpecs(names), base, nil)
+func (ks ArmKinds) Arms(names []string, base herd.Settings) []Arm {
+	arms, _ := ks.Parse(NameSpecs(names), base, nil)
 	return arms
 }
 
 // setName sets the arm from its name: parts joined with "+", each
 // KEY=VALUE of an arm kind or a part of the strategy ("lock+ttl_jitter",
 // "lock+write=queue", "write=coalesce").
-func (a *Arm) setName() error {
+func (a *Arm) setName(ks ArmKinds) error {
 	var strategy []string
 	var kinds []ArmKind
 	for part := range strings.SplitSeq(a.Name, "+") {
@@ -181,15 +167,15 @@ func (a *Arm) setName() error {
 			strategy = append(strategy, part)
 			continue
 		}
-		k, ok := kindOf(key)
+		k, ok := ks.kind(key)
 		if !ok {
 			return fmt.Errorf("unknown arm kind %q (accepted: a strategy, such as lock or lock+ttl_jitter, or KEY=VALUE, KEY one of %s, joined to a strategy with + if you like)",
-				key, strings.Join(ArmKeys(), ", "))
+				key, strings.Join(ks.Keys(), ", "))
 		}
 		if slices.ContainsFunc(kinds, func(o ArmKind) bool { return o.Key == key }) {
 			return fmt.Errorf("%s twice: the second would replace the first (accepted: one %s=VALUE an arm; another arm to compare two)", key, key)
 		}
-		if err := k.set(a, v); err != nil {
+		if err := k.Set(a, v); err != nil {
 			return err
 		}
 		kinds = append(kinds, k)
@@ -198,8 +184,8 @@ func (a *Arm) setName() error {
 		a.Knobs = a.Knobs.With("strategy", strings.Join(strategy, "+"))
 	}
 	for _, k := range kinds {
-		if k.alone != nil {
-			if err := k.alone(*a); err != nil {
+		if k.Alone != nil {
+			if err := k.Alone(*a); err != nil {
 				return err
 			}
 		}
@@ -208,23 +194,14 @@ func (a *Arm) setName() error {
 }
 
 // set sets one of the arm's settings: an arm kind's, or a knob's.
-func (a *Arm) set(key, v string, knob KnobSetter) error {
-	if k, ok := kindOf(key); ok {
-		return k.set(a, v)
+func (a *Arm) set(ks ArmKinds, key, v string, knob KnobSetter) error {
+	if k, ok := ks.kind(key); ok {
+		return k.Set(a, v)
 	}
 	if knob == nil {
-		return fmt.Errorf("unknown key %q (accepted: %s)", key, strings.Join(ArmKeys(), ", "))
+		return fmt.Errorf("unknown key %q (accepted: %s)", key, strings.Join(ks.Keys(), ", "))
 	}
 	return knob(a, key, v)
-}
-
-// setWrite sets the replicas' write strategy (write_strategy) in the arm.
-func setWrite(a *Arm, v string) error {
-	if !slices.Contains(api.WriteStrategies, v) {
-		return fmt.Errorf("write strategy %q (accepted: %s)", v, strings.Join(api.WriteStrategies, ", "))
-	}
-	a.Knobs = a.Knobs.With("write_strategy", v)
-	return nil
 }
 
 func setThrottle(a *Arm, v string) error {

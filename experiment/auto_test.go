@@ -24,7 +24,7 @@ func TestAnArmEndsOnItsVerdict(t *testing.T) {
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	const rate = 200
 	p := Plan{
-		Arms: Arms([]string{api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
+		Arms: ClientKinds.Arms([]string{api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
 		Clients: 10, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(30 * time.Second), AfterAuto: true, Seed: 11,
 	}

@@ -24,7 +24,7 @@ func commandPlan(run, undo string, arms ...string) Plan {
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	return Plan{
-		Arms: Arms(arms, api.FullPatch(cfg)), Trigger: "command", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
+		Arms: subject.ArmKinds.Arms(arms, api.FullPatch(cfg)), Trigger: "command", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 11,
 		Triggers: TriggerOptions("run", run, "undo", undo, "command_timeout", "1s"),

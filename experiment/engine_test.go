@@ -15,9 +15,6 @@ import (
 // each with why; issue #38 moves the rest out, and this list only
 // shrinks. A package missing here may import nothing under testbed/.
 var stillToMove = map[string][]string{
-	// the testbed's arm kinds (write, edge-*: armspec.go) and the check
-	// of an arm's strategy and edge policy (validate.go)
-	"experiment": {"testbed/api", "testbed/edge"},
 	// the trigger environment's likes table (writes)
 	"triggers": {"testbed/api"},
 	// the scenario file's knobs and their schema

@@ -30,8 +30,8 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	canceled := cfg
 	canceled.QueryCost, canceled.AbandonedLoad = herd.Duration(400*time.Millisecond), api.AbandonCanceled
-	arms := Arms([]string{api.None}, api.FullPatch(cfg))
-	cut := Arms([]string{api.None}, api.FullPatch(canceled))
+	arms := ClientKinds.Arms([]string{api.None}, api.FullPatch(cfg))
+	cut := ClientKinds.Arms([]string{api.None}, api.FullPatch(canceled))
 	cut[0].Name = "canceled"
 	p := Plan{
 		Arms: append(arms, cut...), Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 2,

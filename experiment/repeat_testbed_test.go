@@ -19,7 +19,7 @@ func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	p := Plan{
-		Arms:    Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)),
+		Arms:    ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 5, Keys: 20, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 7,
@@ -76,7 +76,7 @@ func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 func TestRepeatCancelledKeepsTheRunsThatFinished(t *testing.T) {
 	tg := startTestbed(t, 1)
 	p := Plan{
-		Arms:    Arms([]string{api.None, api.Lock}, api.FullPatch(api.DefaultConfig)),
+		Arms:    ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(api.DefaultConfig)),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
 		Repeat: 2,

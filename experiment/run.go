@@ -71,7 +71,7 @@ func (e Env) generator() Generator {
 func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	// the triggers are the plan's, so the report shows what ran
 	p.Triggers = p.TriggerSet()
-	if err := p.ValidateFor(env.Target); err != nil {
+	if err := p.ValidateFor(env.Target, env.subject()); err != nil {
 		return nil, err
 	}
 	// after the validation: they name the trigger's own detail, which a

@@ -52,7 +52,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	// one key, hammered through every replica: at 300 req/s and 200ms per
 	// load, none loads about 60 times after T
 	p := Plan{
-		Arms:    Arms([]string{api.None, api.Singleflight, api.Lock}, api.FullPatch(cfg)),
+		Arms:    ClientKinds.Arms([]string{api.None, api.Singleflight, api.Lock}, api.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 7,
@@ -187,7 +187,7 @@ func TestCancelledRunIsPartial(t *testing.T) {
 	tg := startTestbed(t, 1)
 	cfg := api.DefaultConfig
 	p := Plan{
-		Arms:    Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)),
+		Arms:    ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
 	}
@@ -212,7 +212,7 @@ func TestCancelledRunIsPartial(t *testing.T) {
 }
 
 func TestPlanValidate(t *testing.T) {
-	p := Plan{Arms: Arms([]string{"none", "none", "magic"}, api.FullPatch(api.DefaultConfig)), Trigger: "meteor",
+	p := Plan{Arms: ClientKinds.Arms([]string{"none", "none", "magic"}, api.FullPatch(api.DefaultConfig)), Trigger: "meteor",
 		Rate: MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: herd.Duration(time.Hour)}
 	err := p.Validate()
 	if err == nil {
@@ -249,7 +249,7 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 	// 100 hot keys at 200ms a load: the warm spreads their loads over about
 	// a second, yet they must all expire at T
 	p := Plan{
-		Arms:    Arms([]string{api.None, api.XFetch}, api.FullPatch(cfg)),
+		Arms:    ClientKinds.Arms([]string{api.None, api.XFetch}, api.FullPatch(cfg)),
 		Trigger: "ttl", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
@@ -294,7 +294,7 @@ func statementCalls(t testing.TB, tg *targets.Target, text string) int64 {
 // cost the database, the hot keys' item queries and the bulk reads.
 func TestFillIsItsOwnStatement(t *testing.T) {
 	tg := startTestbed(t, 3)
-	p := Plan{Arms: Arms([]string{api.None}, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
+	p := Plan{Arms: ClientKinds.Arms([]string{api.None}, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 2}
 	items, fills := statementCalls(t, tg, api.ItemQuery), statementCalls(t, tg, api.FillQuery)
 	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})

@@ -41,8 +41,8 @@ func TestSettleIsReadFromThePath(t *testing.T) {
 	cfg.QueryCost = herd.Duration(10 * time.Millisecond)
 	retried := cfg
 	retried.DBRetry = api.DBRetry{Policy: once}
-	arms := Arms([]string{api.None}, api.FullPatch(retried))
-	arms = append(arms, Arms([]string{api.None}, api.FullPatch(cfg))...)
+	arms := ClientKinds.Arms([]string{api.None}, api.FullPatch(retried))
+	arms = append(arms, ClientKinds.Arms([]string{api.None}, api.FullPatch(cfg))...)
 	arms[1].Name, arms[1].Retry = "clients-retry", &four
 	p := Plan{
 		Arms: arms, Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 50, Clients: 2,

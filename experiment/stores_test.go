@@ -141,7 +141,7 @@ func TestMemcachedMariaDBService(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Gates = []gates.Gate{gate}
-	if err := p.ValidateFor(svc); err != nil {
+	if err := p.ValidateFor(svc, nil); err != nil {
 		t.Fatal(err)
 	}
 	before := sleepCalls(t, m)

@@ -240,7 +240,7 @@ prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests
 	}
 	bad := p
 	bad.Gates = append(slices.Clone(p.Gates), gates.Gate{Expr: "prometheus.hits.max < 1", Path: "prometheus.hits.max", Op: "<", Value: 1})
-	if err := bad.ValidateFor(svc); err == nil || !strings.Contains(err.Error(), "prometheus.hits.max names a series "+svc.Name+" does not declare (accepted: prometheus.NAME.AGG, NAME one of loads, requests)") {
+	if err := bad.ValidateFor(svc, nil); err == nil || !strings.Contains(err.Error(), "prometheus.hits.max names a series "+svc.Name+" does not declare (accepted: prometheus.NAME.AGG, NAME one of loads, requests)") {
 		t.Errorf("ValidateFor(a gate on an undeclared series) = %v; want it refused, naming the declared ones", err)
 	}
 	rep, err := Run(context.Background(), p, Env{Target: svc})

@@ -23,7 +23,7 @@ func faultPlan(trigger string, arms ...string) Plan {
 	cfg.TTL = herd.Duration(20 * time.Millisecond)
 	cfg.QueryCost = herd.Duration(5 * time.Millisecond)
 	return Plan{
-		Arms: Arms(arms, api.FullPatch(cfg)), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
+		Arms: subject.ArmKinds.Arms(arms, api.FullPatch(cfg)), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2500 * time.Millisecond), Seed: 5,
 		Triggers: TriggerOptions("outage", "1s", "slowdb_latency", "300ms", "slowdb_for", "1s"),
@@ -298,7 +298,7 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{
-		Arms: Arms([]string{api.None, api.SWR, api.Lease, api.Local}, api.FullPatch(cfg)),
+		Arms: ClientKinds.Arms([]string{api.None, api.SWR, api.Lease, api.Local}, api.FullPatch(cfg)),
 		// 600 req/s: each of the 20 hot keys asked about 20 times a second,
 		// so none's herd (about 4 loads a key in a 200 ms load's window,
 		// more as the pool queues: 95 to 117) is well above the floor a
@@ -341,7 +341,7 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 	cfg.TTL = herd.Duration(time.Millisecond)
 	cfg.QueryCost = herd.Duration(time.Millisecond)
 	p := Plan{
-		Arms:    Arms([]string{"retry=none", "throttle=2"}, api.FullPatch(cfg).With("rate_limit", 20).With("rate_burst", 5)),
+		Arms:    ClientKinds.Arms([]string{"retry=none", "throttle=2"}, api.FullPatch(cfg).With("rate_limit", 20).With("rate_burst", 5)),
 		Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(3 * time.Second),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,

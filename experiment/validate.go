@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,8 +10,6 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -86,26 +83,25 @@ func (p Plan) armProblems() herd.FieldErrors {
 				bad(err, "throttle: %v", err)
 			}
 		}
-		var ep edge.Patch
-		if len(a.Edge) > 0 && a.Edge.Decode(&ep) == nil {
-			for _, e := range ep.Problems() {
-				bad(e, "edge %v", e)
-			}
-		}
-		if a.Select != nil {
-			continue // a service's arm: no replica config to check
-		}
-		cfg, err := api.DefaultConfig.Patched(a.Knobs)
-		if err != nil {
-			bad(err, "%v", err)
-			continue
-		}
-		for _, e := range cfg.Problems() {
-			msg := e.Error()
-			if errors.Is(e, api.ErrUnknownStrategy) {
-				msg += "; or a client policy: " + strings.Join(ClientArms, ", ")
-			}
-			bad(e, "%s", msg)
+	}
+	return errs
+}
+
+// ArmChecker is a subject that checks what an arm sets of it (its knobs,
+// its strategy, its edge policy) before anything starts; the testbed's
+// does (testbed/subject).
+type ArmChecker interface {
+	// CheckArm is every problem of what a sets, each an error of its own
+	CheckArm(a Arm) []error
+}
+
+// CheckArms is every arm's problems as c finds them, each of field arms,
+// the arm's name its element.
+func (p Plan) CheckArms(c ArmChecker) herd.FieldErrors {
+	var errs herd.FieldErrors
+	for _, a := range p.Arms {
+		for _, e := range c.CheckArm(a) {
+			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: e.Error(), Err: e})
 		}
 	}
 	return errs
@@ -157,12 +153,17 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	return errs
 }
 
-// ValidateFor checks the plan against the target it will run on, as well
-// as on its own: the trigger has what it needs of the target, the load
-// keeps to the target's caps, and no gate or stop condition reads a figure
-// the target does not let herdbench observe.
-func (p Plan) ValidateFor(tg *targets.Target) error {
+// ValidateFor checks the plan against the target it will run on and the
+// subject its arms are applied to (nil: a service), as well as on its
+// own: each arm sets what the subject takes, the trigger has what it
+// needs of the target, the load keeps to the target's caps, and no gate
+// or stop condition reads a figure the target does not let herdbench
+// observe.
+func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 	errs := herd.Fields(p.Validate())
+	if c, ok := sub.(ArmChecker); ok {
+		errs = append(errs, p.CheckArms(c)...)
+	}
 	if trig := p.trigger(); trig != nil {
 		if err := triggers.Supported(trig, tg.Caps()); err != nil && tg.Owned {
 			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(p.supportedOn(tg.Caps()), ", "))
@@ -173,12 +174,6 @@ func (p Plan) ValidateFor(tg *targets.Target) error {
 	errs = append(errs, tg.CheckLimits(p.Load())...)
 	onSeries, _ := seriesGates(p.Gates)
 	errs = append(errs, seriesDeclared(onSeries, tg)...)
-	for _, a := range p.Arms {
-		if len(a.Edge) > 0 && tg.Edges == nil {
-			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(
-				"sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)", tg.Name)})
-		}
-	}
 	obs := tg.Observes()
 	for _, set := range []struct {
 		field string
@@ -281,14 +276,14 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 	if name == "baseline" {
 		return arm, nil
 	}
-	arms, errs := ParseArms(NameSpecs([]string{name}), nil, nil)
+	arms, errs := ClientKinds.Parse(NameSpecs([]string{name}), nil, nil)
 	if len(errs) > 0 {
 		return Arm{}, errs[0] // one name: one problem
 	}
 	client := arms[0]
 	if client.Retry == nil && client.Throttle == nil && client.Hedge == nil && client.Breaker == nil {
 		return Arm{}, &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, baseline, or a client policy: %s)",
-			tg.Name, strings.Join(declared, ", "), strings.Join(ClientArms, ", "))}
+			tg.Name, strings.Join(declared, ", "), strings.Join(ClientKinds.Examples(), ", "))}
 	}
 	arm.Retry, arm.Throttle, arm.Hedge, arm.Breaker = client.Retry, client.Throttle, client.Hedge, client.Breaker
 	return arm, nil

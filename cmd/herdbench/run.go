@@ -15,6 +15,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -206,7 +207,7 @@ func fileArm(path string, f *scenario.File, i int, base api.Patch) (experiment.A
 	for _, s := range fa.Settings(f) {
 		spec.Settings = append(spec.Settings, experiment.ArmSetting{Key: s.Flag, Value: s.Values[0], File: path, Line: s.Line, Field: s.Path})
 	}
-	arms, errs := experiment.ParseArms([]experiment.ArmSpec{spec}, base, setKnob)
+	arms, errs := subject.ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
 	a := arms[0]
 	cfg, _ := api.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
 	if problems := cfg.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
@@ -221,7 +222,7 @@ func fileArm(path string, f *scenario.File, i int, base api.Patch) (experiment.A
 // notInFile is the arm --arms names that the scenario file does not have:
 // read as --arms reads it, or nil and a problem naming the file's arms.
 func notInFile(path string, f *scenario.File, base api.Patch, name string) (*experiment.Arm, herd.FieldErrors) {
-	arms, errs := experiment.ParseArms(experiment.NameSpecs([]string{name}), base, nil)
+	arms, errs := subject.ArmKinds.Parse(experiment.NameSpecs([]string{name}), base, nil)
 	cfg, _ := api.DefaultConfig.Patched(arms[0].Knobs)
 	if len(errs) > 0 || !errors.Is(cfg.Validate(), api.ErrUnknownStrategy) {
 		return &arms[0], errs
@@ -232,7 +233,7 @@ func notInFile(path string, f *scenario.File, base api.Patch, name string) (*exp
 	}
 	return nil, herd.FieldErrors{{Field: "arms", Elem: name, Msg: fmt.Sprintf(
 		"not an arm of %s (accepted: its arms %s; a strategy, such as lock or lock+ttl_jitter; or a client arm, such as %s)",
-		path, strings.Join(declared, ", "), experiment.ClientArms[0])}}
+		path, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])}}
 }
 
 // setKnob sets one of an arm's own knobs from a scenario file's value, by

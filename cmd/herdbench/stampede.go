@@ -165,7 +165,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	p := &opts.Plan
 	reg := p.Triggers
 	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+
-		", or several joined with +) or a client policy ("+strings.Join(experiment.ClientArms, ", ")+
+		", or several joined with +) or a client policy ("+strings.Join(subject.ArmKinds.Examples(), ", ")+
 		"); with a scenario or target file, also the names of its arms")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
 	addTriggerFlags(fs, reg)
@@ -289,13 +289,14 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		bad = append(bad, errs...)
 	default:
 		var errs herd.FieldErrors
-		plan.Arms, errs = experiment.ParseArms(experiment.NameSpecs(opts.Arms), base, nil)
+		plan.Arms, errs = subject.ArmKinds.Parse(experiment.NameSpecs(opts.Arms), base, nil)
 		bad = append(bad, errs...)
 	}
 	if tg := cmp.Or(opts.service, opts.bed); tg != nil {
-		bad = append(bad, herd.Fields(plan.ValidateFor(tg))...)
-	} else {
+		bad = append(bad, herd.Fields(plan.ValidateFor(tg, subject.Of(tg)))...)
+	} else { // the testbed could not be read: its arms are checked all the same
 		bad = append(bad, herd.Fields(plan.Validate())...)
+		bad = append(bad, plan.CheckArms(subject.Checker{})...)
 	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
 	if opts.service != nil {

@@ -233,9 +233,9 @@ func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets
 		if err == nil {
 			p.Arms = plan.Arms
 			if tg != nil {
-				err = p.ValidateFor(tg)
+				err = p.ValidateFor(tg, subject.Of(tg))
 			} else {
-				err = p.Validate()
+				err = append(herd.Fields(p.Validate()), p.CheckArms(subject.Checker{})...).Err()
 			}
 		}
 		for _, e := range herd.Fields(err) {

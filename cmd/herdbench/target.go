@@ -102,7 +102,7 @@ func servicePlan(plan experiment.Plan, svc *targets.Target, opts stampedeOptions
 			if a.Strategy != nil || len(a.Settings(sc)) > 0 {
 				bad = append(bad, &herd.FieldError{File: opts.ScenarioPath, Line: a.Line, Field: fmt.Sprintf("%s (%s)", a.Path(), a.Name),
 					Msg: fmt.Sprintf("a strategy, knobs or client policies of its own, for %s, which herdbench does not control (accepted: the name of one of its arms, %s, baseline, or a client arm such as %s)",
-						svc.Name, strings.Join(declared, ", "), experiment.ClientArms[0])})
+						svc.Name, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])})
 			}
 			names = append(names, a.Name)
 		}

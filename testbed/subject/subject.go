@@ -41,6 +41,7 @@ var (
 	_ experiment.ServerCounter = (*Testbed)(nil)
 	_ experiment.Tiered        = (*Testbed)(nil)
 	_ experiment.Configured    = (*Testbed)(nil)
+	_ experiment.ArmChecker    = (*Testbed)(nil)
 )
 
 // warmConcurrency is how many hot keys each replica is asked for at once:

@@ -30,7 +30,7 @@ func plan(t *testing.T, trigger string, ttl time.Duration, arm string, opts ...s
 		}
 	}
 	return experiment.Plan{
-		Arms: experiment.Arms([]string{arm}, api.FullPatch(cfg)), Trigger: trigger, Triggers: reg,
+		Arms: experiment.ClientKinds.Arms([]string{arm}, api.FullPatch(cfg)), Trigger: trigger, Triggers: reg,
 		HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2500 * time.Millisecond), Seed: 5,

@@ -1,15 +1,17 @@
-package experiment
+package subject_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // An edge arm and a gate on the edge tier's figures need a testbed of two
@@ -19,8 +21,8 @@ import (
 func TestValidateForTiers(t *testing.T) {
 	one := targets.FromTestbed(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}})
 	two := targets.FromTestbed(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}, Edge: []string{"http://127.0.0.1:2"}})
-	plan := func(arms []string, gate, abort string) Plan {
-		p := Plan{Arms: Arms(arms, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
+	plan := func(arms []string, gate, abort string) experiment.Plan {
+		p := experiment.Plan{Arms: subject.ArmKinds.Arms(arms, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
 			Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second)}
 		if gate != "" {
 			g, err := gates.Parse(gate)
@@ -40,7 +42,7 @@ func TestValidateForTiers(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		p     Plan
+		p     experiment.Plan
 		field string
 		want1 string // on one tier; "" passes
 		want2 string // on two tiers
@@ -76,7 +78,7 @@ func TestValidateForTiers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			for tiers, want := range map[int]string{1: tt.want1, 2: tt.want2} {
 				tg := map[int]*targets.Target{1: one, 2: two}[tiers]
-				err := tt.p.ValidateFor(tg)
+				err := tt.p.ValidateFor(tg, subject.Of(tg))
 				switch fe := herd.Fields(err); {
 				case want == "" && err != nil:
 					t.Errorf("ValidateFor(%d tiers) = %v; want nil", tiers, err)

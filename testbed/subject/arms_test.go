@@ -1,4 +1,4 @@
-package experiment
+package subject_test
 
 import (
 	"encoding/json"
@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // One --arms list with several bad arms: every one is reported at once,
@@ -16,7 +18,7 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 	names := []string{"none", "retry=exp:1s", "lock", "throttle=two", "hedge=none", "client-breaker=5", "edge-breaker=5",
 		"edge-bulkhead=x", "edge-bogus=1", "retry=immediate:2", "edge-retry-budget=10%", "write=queue", "lock+ttl_jitter+write=coalesce", "write=later",
 		"retry-budget=10%", "retry-budget=lots"}
-	arms, errs := ParseArms(NameSpecs(names), noneBase, nil)
+	arms, errs := subject.ArmKinds.Parse(experiment.NameSpecs(names), noneBase, nil)
 	want := []string{
 		`arms: "retry=exp:1s": retry policy "exp:1s": exp takes 4 parts separated by ':', got 2 (accepted: none, immediate:N`,
 		`arms: throttle=two: K "two" is not a number (accepted: 0, off, or K above 0`,
@@ -29,7 +31,7 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 		`arms: retry-budget=lots: retry budget "lots": unknown form (accepted: none, a ratio such as 10%`,
 	}
 	if len(errs) != len(want) {
-		t.Errorf("ParseArms(%q) = %d problems; want %d:\n%v", names, len(errs), len(want), errs)
+		t.Errorf("subject.ArmKinds.Parse(%q) = %d problems; want %d:\n%v", names, len(errs), len(want), errs)
 	}
 	for i, w := range want {
 		if i >= len(errs) || !strings.HasPrefix(errs[i].Error(), w) {
@@ -57,31 +59,31 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 // its file, line and field.
 func TestParseArmsOfAFile(t *testing.T) {
 	lock := api.Lock
-	at := func(line int, field, key, v string) ArmSetting {
-		return ArmSetting{Key: key, Value: v, File: "s.yaml", Line: line, Field: field}
+	at := func(line int, field, key, v string) experiment.ArmSetting {
+		return experiment.ArmSetting{Key: key, Value: v, File: "s.yaml", Line: line, Field: field}
 	}
-	specs := []ArmSpec{
-		{Name: "careful", Strategy: &lock, Settings: []ArmSetting{
+	specs := []experiment.ArmSpec{
+		{Name: "careful", Strategy: &lock, Settings: []experiment.ArmSetting{
 			at(3, "arms[0].retry", "retry", "exp:10ms:100ms:2"),
 			at(4, "arms[0].edge.breaker", "edge-breaker", "5:1s"),
 			at(5, "arms[0].knobs.ttl", "ttl", "2s"),
 		}},
-		{Name: "hedge=50ms", Settings: []ArmSetting{at(7, "arms[1].client_breaker", "client-breaker", "3:1s")}},
-		{Name: "broken", Strategy: &lock, Settings: []ArmSetting{
+		{Name: "hedge=50ms", Settings: []experiment.ArmSetting{at(7, "arms[1].client_breaker", "client-breaker", "3:1s")}},
+		{Name: "broken", Strategy: &lock, Settings: []experiment.ArmSetting{
 			at(9, "arms[2].retry", "retry", "linear:1s"),
 			at(10, "arms[2].edge.breaker", "edge-breaker", "5"),
 			at(11, "arms[2].throttle", "throttle", "-1"),
 			at(12, "arms[2].knobs.ttl", "ttl", "soon"),
 		}},
 	}
-	knob := func(a *Arm, key, v string) error {
+	knob := func(a *experiment.Arm, key, v string) error {
 		if key != "ttl" || v != "2s" {
 			return fmt.Errorf("%q is not a duration (accepted: such as 2s)", v)
 		}
 		a.Knobs = a.Knobs.With("ttl", herd.Duration(2e9))
 		return nil
 	}
-	arms, errs := ParseArms(specs, noneBase, knob)
+	arms, errs := subject.ArmKinds.Parse(specs, noneBase, knob)
 	want := []string{
 		`s.yaml:9: arms[2].retry: retry policy "linear:1s": unknown kind "linear" (accepted: none, immediate:N`,
 		`s.yaml:10: arms[2].edge.breaker: edge breaker "5": want two parts`,
@@ -103,7 +105,7 @@ func TestParseArmsOfAFile(t *testing.T) {
 		t.Errorf("arm hedge=50ms = %q; want %q", got, w)
 	}
 	// without a knob setter, a knob is not an arm's to set
-	_, errs = ParseArms(specs[:1], noneBase, nil)
+	_, errs = subject.ArmKinds.Parse(specs[:1], noneBase, nil)
 	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), `s.yaml:5: arms[0].knobs.ttl: unknown key "ttl" (accepted: retry, retry-budget, throttle, hedge, client-breaker, write, edge-timeout,`) {
 		t.Errorf("ParseArms of a knob without a setter = %v; want one problem at s.yaml:5 listing the arm keys", errs)
 	}
@@ -111,17 +113,17 @@ func TestParseArmsOfAFile(t *testing.T) {
 
 // Every kind reads its own example: help and errors show what works.
 func TestEveryArmKindReadsItsExample(t *testing.T) {
-	for _, k := range armKinds {
+	for _, k := range subject.ArmKinds {
 		ex := k.Example
 		if ex == "" {
 			continue
 		}
-		if _, errs := ParseArms(NameSpecs([]string{k.Key + "=" + ex}), noneBase, nil); len(errs) > 0 {
+		if _, errs := subject.ArmKinds.Parse(experiment.NameSpecs([]string{k.Key + "=" + ex}), noneBase, nil); len(errs) > 0 {
 			t.Errorf("arm %s=%s: %v; want it to read", k.Key, ex, errs)
 		}
 	}
-	if len(ClientArms) != 7 || ClientArms[0] != "retry=full-jitter:100ms:2s:3" || ClientArms[6] != "edge-breaker=5:2s" {
-		t.Errorf("ClientArms = %q; want the seven kinds with examples, retry first, edge-breaker last", ClientArms)
+	if ex := subject.ArmKinds.Examples(); len(ex) != 7 || ex[0] != "retry=full-jitter:100ms:2s:3" || ex[6] != "edge-breaker=5:2s" {
+		t.Errorf("the testbed's arm examples = %q; want the seven kinds with examples, retry first, edge-breaker last", ex)
 	}
 }
 
@@ -129,7 +131,7 @@ func TestEveryArmKindReadsItsExample(t *testing.T) {
 var noneBase = api.PatchOf(api.DefaultConfig, "strategy")
 
 // armString is what an arm sets, for comparing.
-func armString(a Arm) string {
+func armString(a experiment.Arm) string {
 	parts := []string{"strategy " + a.Knobs.Text("strategy")}
 	if a.Knobs.Sets("write_strategy") {
 		c, _ := api.DefaultConfig.Patched(a.Knobs)
