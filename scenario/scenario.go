@@ -23,7 +23,6 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/strictyaml"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -98,8 +97,8 @@ type Timeline struct {
 	After  *After    `yaml:"after,omitempty" flag:"after"`
 }
 
-// Knobs are the replicas' run-time config (docs/testbed.md): every knob of
-// api.Knobs by its name, the flag of the same name with underscores. The
+// Knobs are the replicas' run-time config (docs/testbed.md): every knob
+// the Vocabulary names, the flag of the same name with underscores. The
 // strategy is the arms'. A knob the replicas gain is a key here too.
 type Knobs struct {
 	Values map[string]string `yaml:",inline"`
@@ -165,22 +164,51 @@ func (s Setting) WhereValue(file, value string) string {
 	return s.Where(file)
 }
 
-// Read reads a scenario file whose trigger options are reg's (nil:
-// triggers.Default()). The returned error lists every problem the file
-// has; the file is returned too, with the values that did decode.
-func Read(path string, reg *triggers.Registry) (*File, error) {
+// Vocabulary is what a scenario file may name besides its own keys: the
+// triggers and their options (nil: triggers.Default()), and the knobs of
+// what the arms run on (the testbed's: testbed/subject.Knobs).
+type Vocabulary struct {
+	Triggers *triggers.Registry
+	Knobs    []Knob
+}
+
+// Knob is one knob a scenario may set: its JSON name, its flag's type
+// (duration, int, uint32, float64, bool, string), its accepted values when
+// they are a closed set, and its help line.
+type Knob struct {
+	Name, Type string
+	Enum       []string
+	Help       string
+}
+
+func (v Vocabulary) registry() *triggers.Registry {
+	if v.Triggers == nil {
+		return triggers.Default()
+	}
+	return v.Triggers
+}
+
+func (v Vocabulary) knobNames() []string {
+	names := make([]string, len(v.Knobs))
+	for i, k := range v.Knobs {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// Read reads a scenario file in v. The returned error lists every problem
+// the file has; the file is returned too, with the values that did decode.
+func Read(path string, v Vocabulary) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
-	return Parse(b, path, reg)
+	return Parse(b, path, v)
 }
 
 // Parse decodes a scenario from b; name is the file's name in errors.
-func Parse(b []byte, name string, reg *triggers.Registry) (*File, error) {
-	if reg == nil {
-		reg = triggers.Default()
-	}
+func Parse(b []byte, name string, v Vocabulary) (*File, error) {
+	reg := v.registry()
 	f := &File{}
 	doc, err := strictyaml.Decode(b, name, f)
 	if doc == nil {
@@ -208,9 +236,9 @@ func Parse(b []byte, name string, reg *triggers.Registry) (*File, error) {
 		accepted = append(accepted, o.Key)
 	}
 	problems = append(problems, f.unknownKeys(f.Trigger.Options, "trigger", accepted)...)
-	problems = append(problems, f.unknownKeys(f.Knobs.Values, "knobs", api.KnobNames())...)
+	problems = append(problems, f.unknownKeys(f.Knobs.Values, "knobs", v.knobNames())...)
 	for i := range f.Arms {
-		problems = append(problems, f.unknownKeys(f.Arms[i].Knobs.Values, f.Arms[i].path+".knobs", api.KnobNames())...)
+		problems = append(problems, f.unknownKeys(f.Arms[i].Knobs.Values, f.Arms[i].path+".knobs", v.knobNames())...)
 	}
 	return f, problems.ByLine().Err()
 }

@@ -38,7 +38,7 @@ gates:
 `
 
 func TestParseAndSettings(t *testing.T) {
-	f, err := Parse([]byte(good), "s.yaml", nil)
+	f, err := Parse([]byte(good), "s.yaml", testbed)
 	if err != nil {
 		t.Fatalf("Parse = %v; want nil", err)
 	}
@@ -92,7 +92,7 @@ arms:
   - name: x
     knobs: {lock_tll: 1s}
 `
-	_, err := Parse([]byte(bad), "bad.yaml", nil)
+	_, err := Parse([]byte(bad), "bad.yaml", testbed)
 	if err == nil {
 		t.Fatal("Parse of a file with six problems = nil")
 	}
@@ -114,10 +114,10 @@ arms:
 }
 
 func TestParseRejectsWhatIsNotYAML(t *testing.T) {
-	if _, err := Parse([]byte("load: [unclosed"), "x.yaml", nil); err == nil || !strings.Contains(err.Error(), "x.yaml:") {
+	if _, err := Parse([]byte("load: [unclosed"), "x.yaml", testbed); err == nil || !strings.Contains(err.Error(), "x.yaml:") {
 		t.Errorf("Parse of broken YAML = %v; want an error naming the file and line", err)
 	}
-	f, err := Parse(nil, "empty.yaml", nil)
+	f, err := Parse(nil, "empty.yaml", testbed)
 	if err != nil || len(f.Settings()) != 0 {
 		t.Errorf("Parse of an empty file = %+v, %v; want nothing set", f, err)
 	}
@@ -126,7 +126,7 @@ func TestParseRejectsWhatIsNotYAML(t *testing.T) {
 // Every knob of the replicas is a key of a scenario's knobs, in the schema
 // and in a file: both come from api.Knobs.
 func TestKnobsAreTheReplicasKnobs(t *testing.T) {
-	b, err := Schema(nil)
+	b, err := Schema(testbed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestKnobsAreTheReplicasKnobs(t *testing.T) {
 		if _, ok := schema.Properties.Knobs.Properties[name]; !ok {
 			t.Errorf("schema knobs lack %q", name)
 		}
-		f, err := Parse([]byte("knobs: {"+name+": x}\n"), "k.yaml", nil)
+		f, err := Parse([]byte("knobs: {"+name+": x}\n"), "k.yaml", testbed)
 		if err != nil || len(f.Settings()) != 1 || f.Settings()[0].Flag != strings.ReplaceAll(name, "_", "-") {
 			t.Errorf("knobs.%s: %v; want one setting of its flag", name, err)
 		}
@@ -156,7 +156,7 @@ func TestKnobsAreTheReplicasKnobs(t *testing.T) {
 
 // The committed schema is the one the Go types generate.
 func TestSchemaMatchesTheTypes(t *testing.T) {
-	b, err := Schema(nil)
+	b, err := Schema(testbed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("load: {rate: -1, keys: x}"))
 	f.Add([]byte("- just\n- a list"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		file, err := Parse(b, "f.yaml", nil)
+		file, err := Parse(b, "f.yaml", testbed)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "f.yaml") {
 				t.Fatalf("Parse error %q does not name the file", err)
@@ -206,3 +206,13 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// testbed is the vocabulary of the bundled testbed: the default triggers
+// and the replicas' knobs.
+var testbed = func() Vocabulary {
+	var v Vocabulary
+	for _, k := range api.DefaultMitigations().Knobs() {
+		v.Knobs = append(v.Knobs, Knob{Name: k.Name, Type: k.Type(), Enum: k.Enum, Help: k.Help})
+	}
+	return v
+}()

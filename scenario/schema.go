@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"reflect"
 
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 	"github.com/invopop/jsonschema"
 )
@@ -13,19 +12,10 @@ import (
 const SchemaID = "https://github.com/herdbench/herdbench/docs/scenario.schema.json"
 
 // Schema is the JSON Schema of scenario files, generated from File and,
-// for the trigger's keys, from reg (nil: triggers.Default()): what editors
-// use to complete and check a scenario as it is written.
-func Schema(reg *triggers.Registry) ([]byte, error) { return SchemaWith(reg, nil) }
-
-// SchemaWith is Schema with the knobs of mits' mitigations (nil:
-// api.DefaultMitigations()).
-func SchemaWith(reg *triggers.Registry, mits *api.Mitigations) ([]byte, error) {
-	if reg == nil {
-		reg = triggers.Default()
-	}
-	if mits == nil {
-		mits = api.DefaultMitigations()
-	}
+// for the trigger's keys and the knobs, from v: what editors use to
+// complete and check a scenario as it is written.
+func Schema(v Vocabulary) ([]byte, error) {
+	reg := v.registry()
 	r := &jsonschema.Reflector{
 		FieldNameTag:   "yaml",
 		DoNotReference: true,
@@ -39,7 +29,7 @@ func SchemaWith(reg *triggers.Registry, mits *api.Mitigations) ([]byte, error) {
 			case reflect.TypeOf(Trigger{}):
 				return triggerSchema(reg)
 			case reflect.TypeOf(Knobs{}):
-				return knobsSchema(mits)
+				return knobsSchema(v.Knobs)
 			}
 			return nil
 		},
@@ -78,11 +68,11 @@ func afterSchema() *jsonschema.Schema {
 }
 
 // knobsSchema is a knobs section: every knob of the replicas' config
-// (the Knobs of mits), each typed and described as its flag is.
-func knobsSchema(mits *api.Mitigations) *jsonschema.Schema {
+// (the Vocabulary's), each typed and described as its flag is.
+func knobsSchema(knobs []Knob) *jsonschema.Schema {
 	props := jsonschema.NewProperties()
-	for _, k := range mits.Knobs() {
-		props.Set(k.Name, valueSchema(k.Type(), k.Enum, k.Help))
+	for _, k := range knobs {
+		props.Set(k.Name, valueSchema(k.Type, k.Enum, k.Help))
 	}
 	return &jsonschema.Schema{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema,
 		Description: "The replicas' knobs (docs/testbed.md); an arm's own override the file's, and what is not set stays as the testbed was started"}

@@ -24,7 +24,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
 )
 
 // Trigger provokes a herd at T.
@@ -62,8 +61,8 @@ type Env struct {
 	Toxiproxy *toxiclient.Client // the proxies between the service and its dependencies
 	Proxies   map[string]string  // dependency (postgres, redis) -> proxy name
 
-	DB    *pgxpool.Pool  // the target's Postgres, to reset Role's connections (conndrop without toxiproxy)
-	Likes api.LikesTable // the testbed's likes and feed, in Postgres or MariaDB (writes)
+	DB    *pgxpool.Pool // the target's Postgres, to reset Role's connections (conndrop without toxiproxy)
+	Likes LikesTable    // the testbed's likes and feed, in Postgres or MariaDB (writes)
 	Role  string
 
 	HTTPCache *HTTPCache // an HTTP cache in front of the service, invalidated through its own API; nil: none

@@ -14,6 +14,14 @@ import (
 	"github.com/herdbench/herdbench/herd"
 )
 
+// LikesTable is where a write herd's likes land and are counted: the
+// testbed's likes and feed, in Postgres or MariaDB (its api.LikesTable).
+type LikesTable interface {
+	Likes(ctx context.Context, ids []int64) (int64, error)
+	LikesAndFeed(ctx context.Context, ids []int64) (likes, feed int64, err error)
+	SetFollowers(ctx context.Context, ids []int64, n int) error
+}
+
 // Writes is a write herd: at T, write_burst likes land on the write_keys
 // hottest items at once (POST /items/{id}/likes on the testbed), as a
 // viral post's do, on top of the steady read load and of write_rate steady

@@ -14,6 +14,7 @@ import (
 
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -64,7 +65,7 @@ func TestAddingAMitigationIsOneTypeAndOneRegistryLine(t *testing.T) {
 		!strings.Contains(list.String(), "--tally-outcome tallied") {
 		t.Errorf("herdbench mitigations = %v:\n%s\nwant tally, its kind and its knob", err, list.String())
 	}
-	schema, err := scenario.SchemaWith(nil, withTally())
+	schema, err := scenario.Schema(scenario.Vocabulary{Knobs: subject.Knobs(withTally())})
 	if err != nil || !bytes.Contains(schema, []byte(`"tally_outcome"`)) {
 		t.Errorf("scenario schema (%v) lacks the mitigation's knob", err)
 	}

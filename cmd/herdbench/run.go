@@ -57,7 +57,7 @@ are in examples/.`,
 // problems of the plan it makes, in file order.
 func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, stderr io.Writer, newTriggers func() *triggers.Registry) (stampedeOptions, error) {
 	opts := newStampedeOptions(stderr, newTriggers)
-	f, err := scenario.Read(path, opts.Plan.Triggers)
+	f, err := scenario.Read(path, scenario.Vocabulary{Triggers: opts.Plan.Triggers, Knobs: subject.Knobs(nil)})
 	if f == nil {
 		return stampedeOptions{}, usageError{err}
 	}

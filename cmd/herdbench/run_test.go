@@ -17,6 +17,7 @@ import (
 
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -46,7 +47,7 @@ func TestEveryStampedeFlagHasAScenarioKey(t *testing.T) {
 	// the triggers' options are the trigger section's other keys: each
 	// must come out of a file as its flag
 	for _, o := range triggers.Default().Options() {
-		f, err := scenario.Parse([]byte(fmt.Sprintf("trigger: {%s: %s}", o.Key, o)), "t.yaml", nil)
+		f, err := scenario.Parse([]byte(fmt.Sprintf("trigger: {%s: %s}", o.Key, o)), "t.yaml", scenario.Vocabulary{Knobs: subject.Knobs(nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +61,7 @@ func TestEveryStampedeFlagHasAScenarioKey(t *testing.T) {
 	for _, k := range api.Knobs() {
 		c := api.DefaultConfig
 		v := k.Value(&c).String()
-		f, err := scenario.Parse(fmt.Appendf(nil, "knobs: {%s: %q}", k.Name, v), "k.yaml", nil)
+		f, err := scenario.Parse(fmt.Appendf(nil, "knobs: {%s: %q}", k.Name, v), "k.yaml", scenario.Vocabulary{Knobs: subject.Knobs(nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +223,7 @@ func TestExamplesRun(t *testing.T) {
 			continue // needs two tiers: TestCascadeExampleRuns
 		}
 		t.Run(filepath.Base(ex), func(t *testing.T) {
-			f, err := scenario.Read(ex, nil)
+			f, err := scenario.Read(ex, scenario.Vocabulary{Knobs: subject.Knobs(nil)})
 			if err != nil {
 				t.Fatalf("example does not parse: %v", err)
 			}

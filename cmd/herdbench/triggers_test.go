@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -62,7 +63,7 @@ func TestAddingATriggerIsOneTypeAndOneRegistryLine(t *testing.T) {
 	if code, out, _ := inProcess(t, withDrizzle, "triggers"); code != exitOK || !strings.Contains(out, "--drizzle-drops 3") {
 		t.Errorf("herdbench triggers = exit %d:\n%s\nwant drizzle with its option", code, out)
 	}
-	schema, err := scenario.Schema(withDrizzle())
+	schema, err := scenario.Schema(scenario.Vocabulary{Triggers: withDrizzle(), Knobs: subject.Knobs(nil)})
 	if err != nil || !bytes.Contains(schema, []byte(`"drizzle_drops"`)) || !bytes.Contains(schema, []byte(`"drizzle"`)) {
 		t.Errorf("scenario schema (%v) lacks the trigger's name or its option", err)
 	}
@@ -89,7 +90,7 @@ func TestTriggerSurfacesFollowTheRegistry(t *testing.T) {
 	reg := triggers.Default()
 	_, help, _ := inProcess(t, triggers.Default, "stampede", "--help")
 	_, list, _ := inProcess(t, triggers.Default, "triggers")
-	schema, err := scenario.Schema(nil)
+	schema, err := scenario.Schema(scenario.Vocabulary{Knobs: subject.Knobs(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

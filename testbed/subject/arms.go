@@ -8,6 +8,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
@@ -88,4 +89,17 @@ func (s *Testbed) CheckArm(a experiment.Arm) []error {
 		errs = append(errs, fmt.Errorf("sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)", s.tg.Name))
 	}
 	return errs
+}
+
+// Knobs are the replicas' knobs as a scenario file sets them: mits' (nil:
+// the bundled mitigations'), each with its flag's type, values and help.
+func Knobs(mits *api.Mitigations) []scenario.Knob {
+	if mits == nil {
+		mits = api.DefaultMitigations()
+	}
+	var out []scenario.Knob
+	for _, k := range mits.Knobs() {
+		out = append(out, scenario.Knob{Name: k.Name, Type: k.Type(), Enum: k.Enum, Help: k.Help})
+	}
+	return out
 }
