@@ -214,7 +214,8 @@ func TestCancelledRunIsPartial(t *testing.T) {
 func TestPlanValidate(t *testing.T) {
 	p := Plan{Arms: ClientKinds.Arms([]string{"none", "none", "magic"}, api.FullPatch(api.DefaultConfig)), Trigger: "meteor",
 		Rate: MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: herd.Duration(time.Hour)}
-	err := p.Validate()
+	// the plan's own problems, and the arms' as the testbed checks them
+	err := append(herd.Fields(p.Validate()), p.CheckArms(subject.Checker{})...).Err()
 	if err == nil {
 		t.Fatal("Validate of a plan with many problems = nil")
 	}

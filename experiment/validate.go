@@ -62,8 +62,9 @@ func (p Plan) Validate() error {
 }
 
 // armProblems checks the arms: how many, unique names, and each arm's
-// client policies and replica config. Whether an arm's name reads is
-// ParseArms' to say, where it was written.
+// client policies; what an arm sets of its subject is the subject's to
+// check (CheckArms). Whether an arm's name reads is ArmKinds.Parse's to
+// say, where it was written.
 func (p Plan) armProblems() herd.FieldErrors {
 	var errs herd.FieldErrors
 	if len(p.Arms) == 0 || len(p.Arms) > MaxArms {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // tally is the throwaway mitigation of docs/architecture.md's recipe: one

@@ -198,7 +198,7 @@ func scenarioArms(path string, f *scenario.File, base api.Patch, names []string)
 	return arms, errs
 }
 
-// fileArm is the file's arm i, as experiment.ParseArms reads it. A named
+// fileArm is the file's arm i, as subject.ArmKinds.Parse reads it. A named
 // arm's config (one with a strategy of its own) is checked here, with its
 // place; arms read as --arms are checked by the plan.
 func fileArm(path string, f *scenario.File, i int, base api.Patch) (experiment.Arm, herd.FieldErrors) {

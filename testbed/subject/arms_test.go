@@ -35,7 +35,7 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 	}
 	for i, w := range want {
 		if i >= len(errs) || !strings.HasPrefix(errs[i].Error(), w) {
-			t.Errorf("ParseArms problem %d = %v; want it to begin %q", i, errs[i], w)
+			t.Errorf("ArmKinds.Parse problem %d = %v; want it to begin %q", i, errs[i], w)
 		}
 	}
 	got := map[string]string{}
@@ -49,7 +49,7 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 		"write=queue":           "strategy none, write queue", "lock+ttl_jitter+write=coalesce": "strategy lock+ttl_jitter, write coalesce",
 	} {
 		if got[name] != w {
-			t.Errorf("ParseArms: arm %s = %q; want %q", name, got[name], w)
+			t.Errorf("ArmKinds.Parse: arm %s = %q; want %q", name, got[name], w)
 		}
 	}
 }
@@ -91,11 +91,11 @@ func TestParseArmsOfAFile(t *testing.T) {
 		`s.yaml:12: arms[2].knobs.ttl: "soon" is not a duration`,
 	}
 	if len(errs) != len(want) {
-		t.Errorf("ParseArms of a file = %d problems; want %d:\n%v", len(errs), len(want), errs)
+		t.Errorf("ArmKinds.Parse of a file = %d problems; want %d:\n%v", len(errs), len(want), errs)
 	}
 	for i, w := range want {
 		if i >= len(errs) || !strings.HasPrefix(errs[i].Error(), w) {
-			t.Errorf("ParseArms of a file, problem %d = %v; want it to begin %q", i, errs[i], w)
+			t.Errorf("ArmKinds.Parse of a file, problem %d = %v; want it to begin %q", i, errs[i], w)
 		}
 	}
 	if got, w := armString(arms[0]), `strategy lock, retry exp:10ms:100ms:2, edge {"breaker":"5:1s"}, ttl 2s`; got != w {
@@ -107,7 +107,7 @@ func TestParseArmsOfAFile(t *testing.T) {
 	// without a knob setter, a knob is not an arm's to set
 	_, errs = subject.ArmKinds.Parse(specs[:1], noneBase, nil)
 	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), `s.yaml:5: arms[0].knobs.ttl: unknown key "ttl" (accepted: retry, retry-budget, throttle, hedge, client-breaker, write, edge-timeout,`) {
-		t.Errorf("ParseArms of a knob without a setter = %v; want one problem at s.yaml:5 listing the arm keys", errs)
+		t.Errorf("ArmKinds.Parse of a knob without a setter = %v; want one problem at s.yaml:5 listing the arm keys", errs)
 	}
 }
 
