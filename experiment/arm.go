@@ -166,7 +166,7 @@ func (a *armRun) triggerEnv() triggers.Env {
 	env := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Owned, Channel: tg.Channel,
 		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
 		HotKeys: a.hot, API: tg.Endpoints, Request: armRequester(tg, a.arm), Restarter: tg.Restarter,
-		Memcached: tg.MemcachedItems(), MySQL: tg.MySQLConns(), Likes: tg.LikesTable(),
+		Memcached: tg.MemcachedItems(), MySQL: tg.MySQLConns(), Likes: tg.Likes,
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
 	if tg.RedisKey != "" {
 		env.RedisKey = tg.KeyOf

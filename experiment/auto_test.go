@@ -9,7 +9,6 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // An arm run with --after auto ends once it has recovered and held, long
@@ -40,7 +39,7 @@ func TestAnArmEndsOnItsVerdict(t *testing.T) {
 		aborted bool
 	}{{"after auto", p, false}, {"verdict == recovered", fixed, true}} {
 		t.Run(tt.name, func(t *testing.T) {
-			rep, err := Run(context.Background(), tt.p, Env{Target: tg, Subject: subject.Of(tg)})
+			rep, err := Run(context.Background(), tt.p, Env{Target: tg.Target, Subject: tg})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,6 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -25,7 +24,7 @@ import (
 func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Tiers: local.TwoTiers,
 		Edge: edge.Options{Config: edge.Config{Timeout: herd.Duration(time.Second)}}})
-	tg, err := targets.Testbed(context.Background(), tb.Status(), tb)
+	tg, err := subject.Open(context.Background(), tb.Status(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +47,7 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,
 		Triggers: TriggerOptions("outage", "1s"),
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}

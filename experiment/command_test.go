@@ -56,7 +56,7 @@ func TestCommandTrigger(t *testing.T) {
 	undo := `echo "$HERDBENCH_ARM:$HERDBENCH_EXIT_CODE" >> ` + undone
 
 	t.Run("an invalidation at T", func(t *testing.T) {
-		rep, err := Run(context.Background(), commandPlan(invalidate, undo, api.None, api.Singleflight), Env{Target: tg, Subject: subject.Of(tg), ResultsDir: results})
+		rep, err := Run(context.Background(), commandPlan(invalidate, undo, api.None, api.Singleflight), Env{Target: tg.Target, Subject: tg, ResultsDir: results})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestCommandTrigger(t *testing.T) {
 
 	t.Run("a failing command", func(t *testing.T) {
 		_ = os.Remove(undone)
-		rep, err := Run(context.Background(), commandPlan("echo purge refused: 403 >&2; exit 7", undo, api.None, api.Lock), Env{Target: tg, Subject: subject.Of(tg)})
+		rep, err := Run(context.Background(), commandPlan("echo purge refused: 403 >&2; exit 7", undo, api.None, api.Lock), Env{Target: tg.Target, Subject: tg})
 		if err == nil || !strings.Contains(err.Error(), `arm none: trigger command: command "echo purge refused: 403 >&2; exit 7": exit status 7: purge refused: 403`) {
 			t.Errorf("Run error = %v; want the first arm failed with the command's exit status and output", err)
 		}
@@ -119,7 +119,7 @@ func TestCommandTrigger(t *testing.T) {
 	})
 
 	t.Run("a failing undo", func(t *testing.T) {
-		rep, err := Run(context.Background(), commandPlan("redis-cli -u "+tg.Status.Redis+" UNLINK "+key, "echo rollback refused; exit 5", api.None), Env{Target: tg, Subject: subject.Of(tg)})
+		rep, err := Run(context.Background(), commandPlan("redis-cli -u "+tg.Status.Redis+" UNLINK "+key, "echo rollback refused; exit 5", api.None), Env{Target: tg.Target, Subject: tg})
 		if err == nil || !strings.Contains(err.Error(), `arm none: trigger command: undo "echo rollback refused; exit 5": exit status 5: rollback refused`) {
 			t.Errorf("Run error = %v; want the arm failed with the undo's exit status and output", err)
 		}
@@ -138,7 +138,7 @@ func TestCommandTrigger(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			_, err := Run(ctx, commandPlan("touch "+started+"; sleep 30", undo, api.None), Env{Target: tg, Subject: subject.Of(tg)})
+			_, err := Run(ctx, commandPlan("touch "+started+"; sleep 30", undo, api.None), Env{Target: tg.Target, Subject: tg})
 			done <- err
 		}()
 		// Ctrl-C once the command runs

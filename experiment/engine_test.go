@@ -11,46 +11,27 @@ import (
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
-// stillToMove is what the engine's packages still import of the testbed,
-// each with why; issue #38 moves the rest out, and this list only
-// shrinks. A package missing here may import nothing under testbed/.
-var stillToMove = map[string][]string{
-	// the testbed's kind of target: its status, replicas and edges
-	"targets": {"testbed", "testbed/api", "testbed/edge"},
-}
-
-// The engine's packages import of the testbed only what stillToMove
-// lists, directly; a package that drops one must drop it from the list
-// too, so the list says where the reshape stands.
-func TestTheEngineImportsOnlyWhatIsStillToMoveOfTheTestbed(t *testing.T) {
+// The engine's packages import nothing under testbed/, directly or
+// through another package: the testbed is a plug-in of the engine
+// (testbed/subject), which the command line puts in; a new import the
+// other way fails here, naming the package that pulls it in.
+func TestTheEngineImportsNothingOfTheTestbed(t *testing.T) {
 	const mod = "github.com/herdbench/herdbench/"
 	engine := []string{"experiment", "sweep", "workers", "triggers", "reporters", "scenario", "gates", "targets", "load", "retry", "observe", "baseline"}
-	args := append([]string{"list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}, prefixed(mod, engine)...)
-	out, err := exec.Command("go", args...).Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Fields(line)
-		pkg := strings.TrimPrefix(fields[0], mod)
-		var got []string
-		for _, imp := range fields[1:] {
-			if rel := strings.TrimPrefix(imp, mod); rel == "testbed" || strings.HasPrefix(rel, "testbed/") {
-				got = append(got, rel)
+	for _, pkg := range engine {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", mod+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+			fields := strings.Fields(line)
+			for _, imp := range fields[1:] {
+				if rel := strings.TrimPrefix(imp, mod); rel == "testbed" || strings.HasPrefix(rel, "testbed/") {
+					t.Errorf("%s imports %s, through %s (accepted: nothing under testbed/; the testbed plugs in through testbed/subject)", pkg, rel, fields[0])
+				}
 			}
 		}
-		if want := stillToMove[pkg]; !slices.Equal(got, want) {
-			t.Errorf("%s imports %q of the testbed; the list says %q (a new import moves the wrong way; a dropped one leaves the list)", pkg, got, want)
-		}
 	}
-}
-
-func prefixed(prefix string, names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = prefix + n
-	}
-	return out
 }
 
 // The engine's APICounters are the replicas' counters under the same

@@ -14,7 +14,6 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/localtest"
-	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // A run whose generator cannot keep its schedule says so: the requests it
@@ -40,7 +39,7 @@ func TestASaturatedGeneratorSaysSo(t *testing.T) {
 			HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: tt.rate, Clients: 10, Timeout: herd.Duration(time.Second),
 			Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 1}
 		prev := runtime.GOMAXPROCS(tt.procs)
-		rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+		rep, err := Run(context.Background(), p, Env{Target: tg})
 		runtime.GOMAXPROCS(prev)
 		if err != nil {
 			t.Fatal(err)

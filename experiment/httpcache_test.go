@@ -12,13 +12,14 @@ import (
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/cachetest"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 // cacheOrigin is a testbed whose replicas are the origin behind an HTTP
 // cache: no mitigation of their own, and a 200 ms query, so every request
 // that passes the cache and misses Redis is one Postgres query.
-func cacheOrigin(t *testing.T) *targets.Target {
+func cacheOrigin(t *testing.T) *subject.Testbed {
 	t.Helper()
 	tb := startTestbed(t, 2)
 	cfg := api.DefaultConfig
@@ -30,7 +31,7 @@ func cacheOrigin(t *testing.T) *targets.Target {
 }
 
 // origins are the replicas' host:port.
-func origins(tb *targets.Target) []string {
+func origins(tb *subject.Testbed) []string {
 	var out []string
 	for _, u := range tb.Status.API {
 		out = append(out, strings.TrimPrefix(u, "http://"))
@@ -42,7 +43,7 @@ func origins(tb *targets.Target) []string {
 // load and the invalidations go to the cache, Redis and Postgres are the
 // service's, and cache (YAML) says how the cache is invalidated and how
 // its arms are chosen.
-func behindCache(t *testing.T, tb *targets.Target, base, cache string) *targets.Target {
+func behindCache(t *testing.T, tb *subject.Testbed, base, cache string) *targets.Target {
 	t.Helper()
 	y := fmt.Sprintf(`name: the testbed behind a cache
 endpoints: [%q]

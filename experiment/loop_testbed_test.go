@@ -8,7 +8,6 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // The loop's replica figures are the replicas' own counters, row by row:
@@ -38,7 +37,7 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(7 * time.Second), Seed: 5,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -28,7 +28,7 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 	opts.Cache, opts.DB = api.CacheMemcached, api.DBMariaDB
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Replica: opts})
 	st := tb.Status()
-	tg, err := targets.Testbed(context.Background(), st, tb)
+	tg, err := subject.Open(context.Background(), st, tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 
 // expireOnMariaDB: each arm's db.queries_total is its loads and the item
 // digest's growth, warm-up included; the lock cuts the herd.
-func expireOnMariaDB(t *testing.T, tg *targets.Target, run func(*testing.T, Plan) *Report) {
+func expireOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Plan) *Report) {
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{Arms: ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
@@ -137,7 +137,7 @@ func expireOnMariaDB(t *testing.T, tg *targets.Target, run func(*testing.T, Plan
 
 // writesOnMariaDB: every acknowledged like applied with its fan-out, and
 // the write statements counted by their digests.
-func writesOnMariaDB(t *testing.T, tg *targets.Target, run func(*testing.T, Plan) *Report) {
+func writesOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Plan) *Report) {
 	p := writePlan(writeArms(400), "write_rate", "40", "write_fanout", "2")
 	likes := func() int64 {
 		var n int64

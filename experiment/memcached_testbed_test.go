@@ -8,7 +8,6 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -29,7 +28,7 @@ func TestStampedeOnAMemcachedTestbed(t *testing.T) {
 	opts := api.DefaultOptions
 	opts.Cache = api.CacheMemcached
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Replica: opts})
-	tg, err := targets.Testbed(context.Background(), tb.Status(), tb)
+	tg, err := subject.Open(context.Background(), tb.Status(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +74,7 @@ func TestStampedeOnAMemcachedTestbed(t *testing.T) {
 }
 
 // expireOnMemcached is the stampede: none against the fleet lock.
-func expireOnMemcached(t *testing.T, tb *local.Testbed, tg *targets.Target) {
+func expireOnMemcached(t *testing.T, tb *local.Testbed, tg *subject.Testbed) {
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{Arms: ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
@@ -91,7 +90,7 @@ func expireOnMemcached(t *testing.T, tb *local.Testbed, tg *targets.Target) {
 		return s
 	}
 	before := stats()
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 func TestPhaseOf(t *testing.T) {
@@ -76,7 +75,7 @@ func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,
 	}
 	obs := &observation{triggers: map[string]time.Time{}, records: map[string][]load.Record{}}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg), Observer: obs})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // Two arms run twice on the real testbed: the runs interleave (none, lock,
@@ -26,7 +25,7 @@ func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 		Repeat: 2,
 	}
 	var rounds []int // the round of every progress report, in order
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg), Version: "test", Progress: func(pr Progress) {
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg, Version: "test", Progress: func(pr Progress) {
 		if len(rounds) == 0 || rounds[len(rounds)-1] != pr.Run {
 			rounds = append(rounds, pr.Run)
 		}
@@ -83,7 +82,7 @@ func TestRepeatCancelledKeepsTheRunsThatFinished(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rep, err := Run(ctx, p, Env{Target: tg, Subject: subject.Of(tg), Progress: func(pr Progress) {
+	rep, err := Run(ctx, p, Env{Target: tg.Target, Subject: tg, Progress: func(pr Progress) {
 		if pr.Run == 2 && pr.Arm == 2 && pr.Phase == "before" {
 			cancel() // lock's second run
 		}

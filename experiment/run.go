@@ -151,11 +151,11 @@ func withDefaultGates(gs []gates.Gate, trig triggers.Trigger) []gates.Gate {
 // versions, or the target's kind, and this machine.
 func EnvironmentOf(tg *targets.Target) Environment {
 	e := Environment{Provider: tg.Kind, Target: tg.Name, Replicas: len(tg.Endpoints),
-		Redis: tg.Status.Versions["redis"], Postgres: tg.Status.Versions["postgres"],
-		Memcached: tg.Status.Versions["memcached"], MariaDB: tg.Status.Versions["mariadb"],
+		Redis: tg.Versions["redis"], Postgres: tg.Versions["postgres"],
+		Memcached: tg.Versions["memcached"], MariaDB: tg.Versions["mariadb"],
 		CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
-	if tg.Status.Provider != "" {
-		e.Provider = tg.Status.Provider
+	if tg.Provider != "" {
+		e.Provider = tg.Provider
 	}
 	return e
 }

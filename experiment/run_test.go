@@ -12,7 +12,6 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -24,10 +23,10 @@ import (
 func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 
 // startTestbed starts a local testbed for one test and opens it as a target.
-func startTestbed(t testing.TB, replicas int) *targets.Target {
+func startTestbed(t testing.TB, replicas int) *subject.Testbed {
 	t.Helper()
 	tb := localtest.Start(t, local.Config{Replicas: replicas, Items: 1000})
-	tg, err := targets.Testbed(context.Background(), tb.Status(), tb)
+	tg, err := subject.Open(context.Background(), tb.Status(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func startTestbed(t testing.TB, replicas int) *targets.Target {
 }
 
 // itemCalls reads pg_stat_statements itself, independently of the run.
-func itemCalls(t testing.TB, tg *targets.Target) int64 {
+func itemCalls(t testing.TB, tg *subject.Testbed) int64 {
 	t.Helper()
 	s, err := observe.Source{DB: tg.DB, Redis: tg.Redis, Statements: observe.Statements{Text: api.ItemQuery}, Role: testbed.AppRole}.Read(context.Background())
 	if err != nil {
@@ -58,7 +57,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 7,
 	}
 	before := itemCalls(t, tg)
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg), Version: "test"})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +192,7 @@ func TestCancelledRunIsPartial(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := Env{Target: tg, Subject: subject.Of(tg), Progress: func(pr Progress) {
+	env := Env{Target: tg.Target, Subject: tg, Progress: func(pr Progress) {
 		if pr.Arm == 2 && pr.Phase == "before" {
 			cancel() // in the second arm
 		}
@@ -255,7 +254,7 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +278,7 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 
 // statementCalls reads pg_stat_statements itself: the calls of one
 // statement text by the app's role.
-func statementCalls(t testing.TB, tg *targets.Target, text string) int64 {
+func statementCalls(t testing.TB, tg *subject.Testbed, text string) int64 {
 	t.Helper()
 	var n int64
 	err := tg.DB.QueryRow(context.Background(), `SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
@@ -298,7 +297,7 @@ func TestFillIsItsOwnStatement(t *testing.T) {
 	p := Plan{Arms: ClientKinds.Arms([]string{api.None}, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 2}
 	items, fills := statementCalls(t, tg, api.ItemQuery), statementCalls(t, tg, api.FillQuery)
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -25,7 +24,7 @@ func TestSettleIsReadFromThePath(t *testing.T) {
 	opts := api.DefaultOptions
 	opts.DBTimeout = 3 * time.Second
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Replica: opts})
-	tg, err := targets.Testbed(context.Background(), tb.Status(), tb)
+	tg, err := subject.Open(context.Background(), tb.Status(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,7 @@ func TestSettleIsReadFromThePath(t *testing.T) {
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,13 +19,14 @@ import (
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 // asService addresses a running testbed through a target file, as if
 // herdbench had not started it: its endpoints, its Redis and Postgres (the
 // DSN from the environment) and the rest of the file.
-func asService(t *testing.T, tb *targets.Target, rest string) *targets.Target {
+func asService(t *testing.T, tb *subject.Testbed, rest string) *targets.Target {
 	t.Helper()
 	var eps []string
 	for _, e := range tb.Status.API {
@@ -221,7 +222,7 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 func TestServiceSeriesFromPrometheus(t *testing.T) {
 	localtest.RequireObservability(t)
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Observability: true})
-	tg, err := targets.Testbed(context.Background(), tb.Status(), tb)
+	tg, err := subject.Open(context.Background(), tb.Status(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -43,10 +42,10 @@ func excessRows(a ArmResult, perRow, fromMS int64) (rows int, peak int64) {
 }
 
 // runOn runs plans on tg, failing the test that asked on an error.
-func runOn(tg *targets.Target) func(*testing.T, Plan) *Report {
+func runOn(tg *subject.Testbed) func(*testing.T, Plan) *Report {
 	return func(t *testing.T, p Plan) *Report {
 		t.Helper()
-		rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+		rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +307,7 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 9,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +345,7 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(3 * time.Second),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -36,7 +35,7 @@ func writePlan(arms []Arm, options ...string) Plan {
 
 // pgScalar reads one number from Postgres, here in the test, apart from
 // what the run reads.
-func pgScalar(t *testing.T, tg *targets.Target, sql string, args ...any) int64 {
+func pgScalar(t *testing.T, tg *subject.Testbed, sql string, args ...any) int64 {
 	t.Helper()
 	var n int64
 	if err := tg.DB.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
@@ -62,7 +61,7 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 			tg.Role, []string{api.WriteDirectQuery, api.WriteApplyQuery, api.WriteFlushQuery})
 	}
 	before, statementsBefore := likes(), statements()
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +140,7 @@ func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 		"write_settle", "5s")
 	feed := func() int64 { return pgScalar(t, tg, `SELECT count(*) FROM feed`) }
 	feedBefore := feed()
-	rep, err := Run(context.Background(), p, Env{Target: tg, Subject: subject.Of(tg)})
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +183,7 @@ func TestWriteSettleCountsTheFanOutWhenItGivesUp(t *testing.T) {
 	w := triggers.NewWrites()
 	w.Burst, w.Keys, w.Fanout = 1, 1, 2
 	w.SettleFor = herd.Duration(time.Second) // the 6 steady writes never come: give up soon
-	env := triggers.Env{DB: tg.DB, Likes: tg.LikesTable(), Role: tg.Role, HotKeys: []string{"5"}, API: tg.Endpoints}
+	env := triggers.Env{DB: tg.DB, Likes: tg.Likes, Role: tg.Role, HotKeys: []string{"5"}, API: tg.Endpoints}
 	armed, err := w.Prepare(ctx, env)
 	if err != nil {
 		t.Fatal(err)

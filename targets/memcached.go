@@ -56,9 +56,18 @@ func (c *checker) memcached() {
 // triggers and a stats reader, and checks it answers.
 func (t *Target) connectMemcached(ctx context.Context) error {
 	m := t.file.Memcached
-	client := memcache.New(m.Address)
+	if err := t.OpenMemcached(ctx, m.Address); err != nil {
+		return fmt.Errorf("%s: %w", t.file.doc.At("memcached.address"), err)
+	}
+	return nil
+}
+
+// OpenMemcached opens the Memcached at addr as the target's: a client for
+// the triggers and a stats reader, and checks it answers.
+func (t *Target) OpenMemcached(ctx context.Context, addr string) error {
+	client := memcache.New(addr)
 	client.Timeout = 5 * time.Second
-	stats := &observe.Memcached{Address: m.Address}
+	stats := &observe.Memcached{Address: addr}
 	_, err := stats.Stats(ctx)
 	if err == nil {
 		err = client.Ping()
@@ -66,7 +75,7 @@ func (t *Target) connectMemcached(ctx context.Context) error {
 	if err != nil {
 		stats.Close()
 		client.Close()
-		return fmt.Errorf("%s: memcached %s: %w", t.file.doc.At("memcached.address"), m.Address, err)
+		return fmt.Errorf("memcached %s: %w", addr, err)
 	}
 	t.Memcached, t.mc = stats, client
 	return nil
@@ -76,8 +85,8 @@ func (t *Target) connectMemcached(ctx context.Context) error {
 // it declares none. Before Connect its client is nil: enough for a dry
 // run's plan, which contacts nothing.
 func (t *Target) MemcachedItems() *triggers.Memcached {
-	if t.Kind == KindTestbed && t.Status.Memcached != "" { // herdbench's own: every item is the testbed's
-		return &triggers.Memcached{Client: t.mc, AllowFlushAll: true, Key: func(key string) string { return "item:" + key }}
+	if tmpl := t.OwnedItems; tmpl != "" { // herdbench's own: every item is its
+		return &triggers.Memcached{Client: t.mc, AllowFlushAll: true, Key: func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }}
 	}
 	if t.file == nil || t.file.Memcached == nil {
 		return nil

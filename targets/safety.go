@@ -60,8 +60,8 @@ type Observes struct {
 
 // Observes says what herdbench may observe of t, before connecting to it.
 func (t *Target) Observes() Observes {
-	if t.Owned {
-		return Observes{DB: true, Cache: true, API: t.Admin != nil, Layers: t.Edges != nil}
+	if t.Observed != nil {
+		return *t.Observed
 	}
 	f := t.file
 	return Observes{DB: f != nil && (f.Postgres != nil || f.MySQL != nil), Cache: f != nil && (f.Redis != nil || f.Memcached != nil)}

@@ -30,26 +30,26 @@ import (
 
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// Kinds of target.
+// Kinds of target: a target file's and a URL's; a plug-in that describes
+// a target names its own kind (the testbed's is "testbed").
 const (
-	KindTestbed = "testbed" // the bundled testbed, which herdbench controls
-	KindFile    = "file"    // a service described by a target file
-	KindURL     = "url"     // a bare base URL: HTTP only
+	KindFile = "file" // a service described by a target file
+	KindURL  = "url"  // a bare base URL: HTTP only
 )
 
 // Target is a service under test with the handles an experiment needs.
 // What a target does not declare is nil or empty, and what needs it says
 // so (Caps).
 type Target struct {
-	Kind   string
-	Name   string         // the testbed, the target file, or the URL
-	Status testbed.Status // the testbed's, for KindTestbed
+	Kind string
+	Name string // the testbed, the target file, or the URL
+	// Provider and Versions are where the target runs and its servers'
+	// versions (redis, postgres, ...), when herdbench started it
+	Provider string
+	Versions map[string]string
 
 	Endpoints []string     // base URLs the load goes to, round-robin
 	Request   load.Request // how a key becomes a request
@@ -88,16 +88,25 @@ type Target struct {
 	Hosts        map[string]string // every host the target touches -> where it is declared
 	Allow        []string          // hosts besides loopback that may be touched
 
-	// What herdbench controls of the testbed, and nothing of another target.
+	// What herdbench controls of a target it started (the testbed), and
+	// nothing of another, each set by the plug-in that describes it.
 	// Owned: it started Redis and the proxies, so a trigger may flush all of
-	// Redis and every fault may be undone. Admin: the replicas' admin API.
-	// Restarter: how its parts restart; nil when they cannot.
-	Owned bool
-	Admin api.Fleet
-	// Edges administers the edge replicas of a two-tier testbed, which
-	// the clients attack; nil with one tier.
-	Edges     *edge.Fleet
+	// Redis and every fault may be undone. Restarter: how its parts
+	// restart; nil when they cannot.
+	Owned     bool
 	Restarter triggers.Restarter
+	// Granted is what the target lets triggers do beyond what Caps reads
+	// of it (its parts, its stores' rights); Observed what herdbench may
+	// observe of it; nil: what its file declares
+	Granted  triggers.Caps
+	Observed *Observes
+	// OwnedItems is the key of an item (item:{key}) in a Memcached
+	// herdbench started, every item of which a trigger may touch and
+	// flush; "" on any other target
+	OwnedItems string
+	// Likes is where a write herd's likes land and are counted; nil: the
+	// target takes no write herd
+	Likes triggers.LikesTable
 
 	file *File
 }
@@ -245,7 +254,8 @@ func (t *Target) File() *File { return t.file }
 
 // Caps is what the target lets triggers do.
 func (t *Target) Caps() triggers.Caps {
-	c := triggers.Caps{Endpoints: len(t.Endpoints) > 0, Restart: t.Restarter != nil, Writes: t.Kind == KindTestbed}
+	c := t.Granted
+	c.Endpoints, c.Restart, c.Writes = len(t.Endpoints) > 0, t.Restarter != nil, c.Writes || t.Likes != nil
 	if t.Kind == KindFile {
 		f := t.file
 		c.Redis = f.Redis != nil
@@ -263,19 +273,11 @@ func (t *Target) Caps() triggers.Caps {
 		}
 		c.MySQLUser = f.MySQL != nil && f.MySQL.User != ""
 		c.At = t.declared
-	} else if t.Owned && t.Status.Memcached != "" {
-		// the items in Memcached, the write queue in Redis: no pub/sub
-		c.Memcached, c.MemcachedKeys, c.FlushAll, c.Role = true, true, true, true
-	} else if t.Owned {
-		c.Redis, c.RedisKeys, c.Pattern, c.Channel, c.Role, c.Pause = true, true, true, true, true, true
 	}
 	for dep := range t.Proxies {
 		c.Proxies = append(c.Proxies, dep)
 	}
 	slices.Sort(c.Proxies)
-	if t.Kind == KindTestbed {
-		c.Parts = testbedParts(t.Status)
-	}
 	return c
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,7 +65,7 @@ type stampedeOptions struct {
 	InTTY       bool
 
 	service *targets.Target // the --target that is not the testbed, once described
-	bed     *targets.Target // else the testbed the run will use, once described (testbedToUse)
+	bed     *subject.Testbed // else the testbed the run will use, once described (testbedToUse)
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -292,8 +291,8 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		plan.Arms, errs = subject.ArmKinds.Parse(experiment.NameSpecs(opts.Arms), base, nil)
 		bad = append(bad, errs...)
 	}
-	if tg := cmp.Or(opts.service, opts.bed); tg != nil {
-		bad = append(bad, herd.Fields(plan.ValidateFor(tg, subject.Of(tg)))...)
+	if tg, sub := opts.target(); tg != nil {
+		bad = append(bad, herd.Fields(plan.ValidateFor(tg, sub))...)
 	} else { // the testbed could not be read: its arms are checked all the same
 		bad = append(bad, herd.Fields(plan.Validate())...)
 		bad = append(bad, plan.CheckArms(subject.Checker{})...)
@@ -340,10 +339,10 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return runService(ctx, stdout, stderr, opts, svc, plan, outs)
 	}
 	if opts.DryRun {
-		return reporters.DryRun(stdout, experiment.Describe(plan, opts.bed, subject.Of(opts.bed)))
+		return reporters.DryRun(stdout, experiment.Describe(plan, opts.bed.Target, opts.bed))
 	}
-	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, st *testbed.Status) error {
-		return runAndReport(ctx, stdout, stderr, opts, tg, plan, outs, st)
+	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
+		return runAndReport(ctx, stdout, stderr, opts, tg, sub, plan, outs, st)
 	})
 }
 
@@ -351,7 +350,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 // reports, and maps what happened to an error: gates failed (99), the run
 // failed or was interrupted (1, with partial results). st is the testbed's
 // status, nil for other targets.
-func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, target *targets.Target, plan experiment.Plan,
+func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, target *targets.Target, sub experiment.Subject, plan experiment.Plan,
 	outs []output, st *testbed.Status) error {
 	var status testbed.Status
 	if st != nil {
@@ -379,7 +378,6 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		return err
 	}
 	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: experiment.EnvironmentOf(target)}
-	sub := subject.Of(target)
 	if c, ok := sub.(experiment.Configured); ok {
 		header.Environment.Replica, _ = c.Config(ctx) // the header shows the first arm's knobs over it
 	}

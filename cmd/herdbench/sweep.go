@@ -127,14 +127,15 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 		}
 	}
 	if opts.DryRun {
-		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), targetOf(opts), subject.Of(targetOf(opts))))
+		tg, sub := opts.target()
+		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), tg, sub))
 	}
-	return openTarget(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, st *testbed.Status) error {
+	return openTarget(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
 		var status testbed.Status // a service has none
 		if st != nil {
 			status = *st
 		}
-		return sweepAndReport(ctx, stdout, stderr, opts, tg, sw, gates, outs, status)
+		return sweepAndReport(ctx, stdout, stderr, opts, tg, sub, sw, gates, outs, status)
 	})
 }
 
@@ -153,14 +154,6 @@ func heaviest(sw sweep.Sweep) experiment.Plan {
 	}
 	p.Arms = sw.Plan.Arms
 	return p
-}
-
-// targetOf is the target the sweep's plan was checked against.
-func targetOf(opts sweepOptions) *targets.Target {
-	if opts.service != nil {
-		return opts.service
-	}
-	return opts.bed
 }
 
 // buildSweep reads the sweep's flags for plan: every problem at once,
@@ -213,7 +206,8 @@ func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sw
 		gs, errs = sweep.ParseGates(gateExprs, sw.Vary, arms)
 		bad = append(bad, errs...)
 	}
-	bad = append(bad, checkExtremes(plan, extremes, targetOf(opts), opts.Vary != "")...)
+	tg, sub := opts.target()
+	bad = append(bad, checkExtremes(plan, extremes, tg, sub, opts.Vary != "")...)
 	if len(bad) > 0 {
 		return sw, nil, usageError{bad}
 	}
@@ -222,7 +216,7 @@ func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sw
 
 // checkExtremes checks the plan at each setting on tg, its problems
 // named by the --vary or --grid that asks for it.
-func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets.Target, vary bool) herd.FieldErrors {
+func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets.Target, sub experiment.Subject, vary bool) herd.FieldErrors {
 	field := "grid"
 	if vary {
 		field = "vary"
@@ -233,7 +227,7 @@ func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets
 		if err == nil {
 			p.Arms = plan.Arms
 			if tg != nil {
-				err = p.ValidateFor(tg, subject.Of(tg))
+				err = p.ValidateFor(tg, sub)
 			} else {
 				err = append(herd.Fields(p.Validate()), p.CheckArms(subject.Checker{})...).Err()
 			}
@@ -252,7 +246,7 @@ func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets
 // reports: gates failed (99), interrupted or failed (1, with the results
 // so far). st is the testbed's status, empty for other targets: where the
 // live metrics are served by default.
-func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, target *targets.Target, sw sweep.Sweep,
+func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, target *targets.Target, sub experiment.Subject, sw sweep.Sweep,
 	gates []sweep.Gate, outs []output, st testbed.Status) error {
 	gen, err := workersFor(ctx, opts.stampedeOptions, target)
 	if err != nil {
@@ -268,7 +262,7 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 	started := time.Now()
 	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
 	sw.Run = func(ctx context.Context, p experiment.Plan, _ []sweep.Setting) (*experiment.ArmResult, error) {
-		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Subject: subject.Of(target), Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen,
+		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Subject: sub, Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen,
 			ResultsDir: absDir(dir)})
 		if err != nil {
 			return nil, err

@@ -48,7 +48,7 @@ func describeTarget(spec string) (*targets.Target, error) {
 // is checked against it (an edge arm needs two tiers) and a dry run shows
 // it. When the testbed cannot be had as asked, the error says why and the
 // target is the one the flags describe, so the plan is still checked.
-func testbedToUse(ctx context.Context, opts stampedeOptions) (*targets.Target, error) {
+func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, error) {
 	run, err := providers.Default().Preview(ctx, opts.testbed(io.Discard, opts.Plan))
 	if err != nil {
 		provider := opts.Provider
@@ -59,7 +59,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*targets.Target, e
 	}
 	st := run.Status
 	if !run.Started {
-		tg := targets.FromTestbed(st)
+		tg := subject.Describe(st)
 		tg.Restarter = run.Restarter()
 		tg.Name = fmt.Sprintf("the testbed running in %s", st.StateDir)
 		return tg, nil
@@ -70,7 +70,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*targets.Target, e
 			st.Edge = append(st.Edge, fmt.Sprintf("http://127.0.0.1:EDGE%d", i+1))
 		}
 	}
-	tg := targets.FromTestbed(st)
+	tg := subject.Describe(st)
 	if run.Provider != nil { // its parts will restart as the started testbed's do
 		tg.Restarter = run.Restarter()
 	}
@@ -80,6 +80,19 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*targets.Target, e
 	}
 	tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items, %s)", st.Provider, opts.StateDir, len(st.API), st.Items, tiers)
 	return tg, err
+}
+
+// target is what the plan is checked and run against, with its subject:
+// the service --target names, or the testbed; nil before either is
+// described.
+func (o stampedeOptions) target() (*targets.Target, experiment.Subject) {
+	switch {
+	case o.service != nil:
+		return o.service, experiment.ServiceSubject(o.service)
+	case o.bed != nil:
+		return o.bed.Target, o.bed
+	}
+	return nil, nil
 }
 
 // servicePlan fits the plan to a service herdbench does not control
@@ -140,10 +153,10 @@ func runService(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpti
 		return usageError{err}
 	}
 	if opts.DryRun {
-		return reporters.DryRun(stdout, experiment.Describe(plan, svc, subject.Of(svc)))
+		return reporters.DryRun(stdout, experiment.Describe(plan, svc, experiment.ServiceSubject(svc)))
 	}
-	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, st *testbed.Status) error {
-		return runAndReport(ctx, stdout, stderr, opts, tg, plan, outs, st)
+	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
+		return runAndReport(ctx, stdout, stderr, opts, tg, sub, plan, outs, st)
 	})
 }
 
@@ -152,7 +165,7 @@ func runService(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpti
 // service of --target, confirmed and connected, or the testbed, the
 // running one or one started for the run and stopped after it.
 func openTarget(ctx context.Context, stderr io.Writer, opts stampedeOptions, plan experiment.Plan,
-	use func(tg *targets.Target, st *testbed.Status) error) error {
+	use func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error) error {
 	if svc := opts.service; svc != nil {
 		if err := confirm(stderr, opts, svc, plan); err != nil {
 			return err
@@ -167,7 +180,7 @@ func openTarget(ctx context.Context, stderr io.Writer, opts stampedeOptions, pla
 			return err
 		}
 		defer svc.Close()
-		return use(svc, nil)
+		return use(svc, experiment.ServiceSubject(svc), nil)
 	}
 	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
 	if err != nil {
@@ -178,10 +191,10 @@ func openTarget(ctx context.Context, stderr io.Writer, opts stampedeOptions, pla
 		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
 		warnIgnored(stderr, run.Ignored)
 	}
-	target, err := targets.Testbed(ctx, run.Status, run.Restarter())
+	bed, err := subject.Open(ctx, run.Status, run.Restarter())
 	if err != nil {
 		return err
 	}
-	defer target.Close()
-	return use(target, &run.Status)
+	defer bed.Close()
+	return use(bed.Target, bed, &run.Status)
 }

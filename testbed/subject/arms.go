@@ -85,8 +85,8 @@ func (Checker) CheckArm(a experiment.Arm) []error { return CheckArm(a) }
 // CheckArm is CheckArm, and an edge arm on a testbed without edges.
 func (s *Testbed) CheckArm(a experiment.Arm) []error {
 	errs := CheckArm(a)
-	if len(a.Edge) > 0 && s.tg.Edges == nil {
-		errs = append(errs, fmt.Errorf("sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)", s.tg.Name))
+	if len(a.Edge) > 0 && s.Edges == nil {
+		errs = append(errs, fmt.Errorf("sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)", s.Name))
 	}
 	return errs
 }

@@ -23,16 +23,25 @@ import (
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// Testbed is the bundled testbed: every arm flushes its Redis and
-// fills it the same way through the replicas, which it configures with the
-// arm's strategy and resets, and it reads the replicas' own counters.
+// Testbed is the bundled testbed, as a target (the Target it embeds: its
+// endpoints and the handles triggers and observers get) and as the
+// experiment's subject: every arm flushes its cache and fills it the same
+// way through the replicas, which it configures with the arm's strategy
+// and resets, and it reads the replicas' own counters. Describe and Open
+// make one.
 type Testbed struct {
-	tg *targets.Target
+	*targets.Target
+	Status testbed.Status // as its provider reported it
+	Admin  api.Fleet      // the replicas' admin API
+	// Edges administers the edge replicas of a two-tier testbed, which the
+	// clients attack; nil with one tier
+	Edges *edge.Fleet
 }
 
 var (
@@ -52,18 +61,9 @@ const warmConcurrency = 10
 // drainTimeout bounds the wait for the replicas' loads to finish.
 const drainTimeout = 15 * time.Second
 
-// Of is the subject tg is: the testbed when herdbench controls its
-// replicas, else a service it does not control (experiment.ServiceSubject).
-func Of(tg *targets.Target) experiment.Subject {
-	if tg.Admin != nil {
-		return &Testbed{tg: tg}
-	}
-	return experiment.ServiceSubject(tg)
-}
-
 // Config is the config the replicas run now, as the run found them.
 func (s *Testbed) Config(ctx context.Context) (json.RawMessage, error) {
-	c, err := s.tg.Admin.Config(ctx)
+	c, err := s.Admin.Config(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -73,16 +73,16 @@ func (s *Testbed) Config(ctx context.Context) (json.RawMessage, error) {
 // Keep puts the replicas' config back as the run found it, and the edges'
 // policy back to their start-up one.
 func (s *Testbed) Keep(ctx context.Context) func() {
-	orig, err := s.tg.Admin.Config(ctx)
+	orig, err := s.Admin.Config(ctx)
 	if err != nil {
 		return func() {}
 	}
 	return func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = s.tg.Admin.SetConfig(rctx, orig)
-		if s.tg.Edges != nil {
-			_, _ = s.tg.Edges.SetConfig(rctx, edge.Patch{})
+		_ = s.Admin.SetConfig(rctx, orig)
+		if s.Edges != nil {
+			_, _ = s.Edges.SetConfig(rctx, edge.Patch{})
 		}
 	}
 }
@@ -91,7 +91,7 @@ func (s *Testbed) Keep(ctx context.Context) func() {
 // config they were started with, and reads back what they run: the arm's
 // effective config. Keep puts back what the run found.
 func (s *Testbed) Apply(ctx context.Context, arm experiment.Arm) (experiment.Applied, error) {
-	cfg, err := s.tg.Admin.Patch(ctx, arm.Knobs)
+	cfg, err := s.Admin.Patch(ctx, arm.Knobs)
 	if err != nil {
 		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
@@ -111,7 +111,7 @@ func (s *Testbed) Apply(ctx context.Context, arm experiment.Arm) (experiment.App
 // the attempts of their db_retry, and its waits.
 func (s *Testbed) loadBound(ctx context.Context, cfg api.Config) (time.Duration, error) {
 	var timeout time.Duration
-	for _, c := range s.tg.Admin {
+	for _, c := range s.Admin {
 		h, err := c.Health(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("replica %s: db-timeout: %w", c.URL, err)
@@ -126,10 +126,10 @@ func (s *Testbed) loadBound(ctx context.Context, cfg api.Config) (time.Duration,
 // loads of a cold tail), leaves the replicas configured with the arm's
 // effective config and resets them with the plan's seed.
 func (s *Testbed) Fill(ctx context.Context, p experiment.Plan, arm experiment.Applied, trig triggers.Trigger, hot []string) (experiment.Warm, error) {
-	if err := s.tg.Redis.FlushDB(ctx).Err(); err != nil {
+	if err := s.Redis.FlushDB(ctx).Err(); err != nil {
 		return experiment.Warm{}, fmt.Errorf("flush cache: %w", err)
 	}
-	if addr := s.tg.Status.Memcached; addr != "" { // the items are there; Redis keeps the write queue
+	if addr := s.Status.Memcached; addr != "" { // the items are there; Redis keeps the write queue
 		mc, err := api.NewCache(api.CacheOptions{Kind: api.CacheMemcached, Addr: addr, Pool: 1, Timeout: 5 * time.Second})
 		if err == nil {
 			err = mc.Flush(ctx)
@@ -142,18 +142,18 @@ func (s *Testbed) Fill(ctx context.Context, p experiment.Plan, arm experiment.Ap
 	if err := s.fillAll(ctx, p, arm, trig, hot); err != nil {
 		return experiment.Warm{}, err
 	}
-	if err := s.tg.Admin.Reset(ctx, p.Seed); err != nil {
+	if err := s.Admin.Reset(ctx, p.Seed); err != nil {
 		return experiment.Warm{}, err
 	}
-	if s.tg.Edges != nil {
+	if s.Edges != nil {
 		var patch edge.Patch
 		if err := arm.Edge.Decode(&patch); err != nil {
 			return experiment.Warm{}, fmt.Errorf("arm %s: edge settings: %w", arm.Name, err)
 		}
-		if _, err := s.tg.Edges.SetConfig(ctx, patch); err != nil {
+		if _, err := s.Edges.SetConfig(ctx, patch); err != nil {
 			return experiment.Warm{}, err
 		}
-		if err := s.tg.Edges.Reset(ctx, p.Seed); err != nil {
+		if err := s.Edges.Reset(ctx, p.Seed); err != nil {
 			return experiment.Warm{}, err
 		}
 	}
@@ -191,12 +191,12 @@ func (s *Testbed) fillAll(ctx context.Context, p experiment.Plan, arm experiment
 		}
 	}
 	tail := func(ctx context.Context) error {
-		if _, err := s.tg.Admin.Fill(ctx, int64(p.HotKeys+1), int64(p.Keys)); err != nil {
+		if _, err := s.Admin.Fill(ctx, int64(p.HotKeys+1), int64(p.Keys)); err != nil {
 			return fmt.Errorf("fill the cache: %w", err)
 		}
 		return nil
 	}
-	if err := s.tg.Admin.SetConfig(ctx, base); err != nil {
+	if err := s.Admin.SetConfig(ctx, base); err != nil {
 		return err
 	}
 	if hotCfg == base {
@@ -208,14 +208,14 @@ func (s *Testbed) fillAll(ctx context.Context, p experiment.Plan, arm experiment
 		if err := tail(ctx); err != nil {
 			return err
 		}
-		if err := s.tg.Admin.SetConfig(ctx, hotCfg); err != nil {
+		if err := s.Admin.SetConfig(ctx, hotCfg); err != nil {
 			return err
 		}
 		if err := s.warm(ctx, hot); err != nil {
 			return err
 		}
 	}
-	return s.tg.Admin.SetConfig(ctx, cfg)
+	return s.Admin.SetConfig(ctx, cfg)
 }
 
 // all runs fns at once and returns their first error, after all ended.
@@ -248,7 +248,7 @@ func forWarm(strategy string) string {
 // warm requests ids through the replicas, as many at once as their
 // database pools serve: each is a miss, so each is one load.
 func (s *Testbed) warm(ctx context.Context, ids []int64) error {
-	fleet := s.tg.Admin
+	fleet := s.Admin
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(warmConcurrency * len(fleet))
 	for i, id := range ids {
@@ -268,7 +268,7 @@ func (s *Testbed) warm(ctx context.Context, ids []int64) error {
 
 // Counters sums the replicas' counters.
 func (s *Testbed) Counters(ctx context.Context) (*experiment.APICounters, error) {
-	c, err := s.tg.Admin.Counters(ctx)
+	c, err := s.Admin.Counters(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -289,12 +289,12 @@ func (s *Testbed) Drain(ctx context.Context) error {
 	for {
 		var e edge.Counters // the edges first: they may still call the replicas
 		var err error
-		if s.tg.Edges != nil {
-			e, err = s.tg.Edges.Counters(ctx)
+		if s.Edges != nil {
+			e, err = s.Edges.Counters(ctx)
 		}
 		var c api.Counters
 		if err == nil && e.InFlight == 0 {
-			c, err = s.tg.Admin.Counters(ctx)
+			c, err = s.Admin.Counters(ctx)
 		}
 		if err == nil && e.InFlight == 0 && c.LoadsInFlight == 0 && c.Busy == 0 {
 			return nil
@@ -309,7 +309,7 @@ func (s *Testbed) Drain(ctx context.Context) error {
 
 func (s *Testbed) FillPlan(p experiment.Plan, _ []string) string {
 	flush := "Redis"
-	if s.tg.Status.Memcached != "" {
+	if s.Status.Memcached != "" {
 		flush = "Redis and Memcached"
 	}
 	return fmt.Sprintf("flush the testbed's %s, load every key once through the replicas (%d)", flush, p.Keys)
@@ -327,16 +327,16 @@ func (s *Testbed) WriteQueue() observe.Queue {
 // pg_stat_statements, or on MariaDB in its digest table (whose statements
 // apply a write in two or three, in a transaction; see docs/testbed.md).
 func (s *Testbed) WriteStatements(ctx context.Context) (calls, rows int64, err error) {
-	if s.tg.DB == nil {
-		m := &observe.MySQL{DB: s.tg.MySQL.DB, Pattern: api.WriteDigestMariaDB}
+	if s.DB == nil {
+		m := &observe.MySQL{DB: s.MySQL.DB, Pattern: api.WriteDigestMariaDB}
 		return m.Totals(ctx)
 	}
-	return observe.StatementTotals(ctx, s.tg.DB, s.tg.Role, api.WriteStatements)
+	return observe.StatementTotals(ctx, s.DB, s.Role, api.WriteStatements)
 }
 
 // WriteLag reads the replicas' herdbench_api_write_lag_seconds, summed.
 func (s *Testbed) WriteLag(ctx context.Context) (experiment.WriteLag, error) {
-	l, err := s.tg.Admin.WriteLag(ctx)
+	l, err := s.Admin.WriteLag(ctx)
 	return experiment.WriteLag{Count: l.Count, P50MS: l.P50MS, P99MS: l.P99MS}, err
 }
 
@@ -344,18 +344,18 @@ func (s *Testbed) WriteLag(ctx context.Context) (experiment.WriteLag, error) {
 // and pools (the loop, loop.go) and, on a call chain, each layer's.
 func (s *Testbed) Servers(ctx context.Context) (observe.Servers, error) {
 	var out observe.Servers
-	if s.tg.Edges != nil {
-		e, err := s.tg.Edges.Counters(ctx)
+	if s.Edges != nil {
+		e, err := s.Edges.Counters(ctx)
 		if err != nil {
 			return out, err
 		}
 		out.Edge, out.EdgeAttempts = e.Requests, e.Attempts
 	}
-	b, err := s.tg.Admin.Counters(ctx)
+	b, err := s.Admin.Counters(ctx)
 	if err != nil {
 		return out, err
 	}
-	if s.tg.Edges != nil {
+	if s.Edges != nil {
 		out.API, out.DBAttempts = b.Requests, b.Loads+b.LoadErrors
 	}
 	out.Loads, out.LoadErrors, out.NewConns, out.CanceledAcquires = b.Loads, b.LoadErrors, b.DBNewConns, b.DBCanceledAcquires
@@ -364,14 +364,14 @@ func (s *Testbed) Servers(ctx context.Context) (observe.Servers, error) {
 
 // Tier is the edge replicas' policy and counters; nil without an edge tier.
 func (s *Testbed) Tier(ctx context.Context) (*experiment.EdgeTier, error) {
-	if s.tg.Edges == nil {
+	if s.Edges == nil {
 		return nil, nil
 	}
-	cfg, err := s.tg.Edges.Config(ctx)
+	cfg, err := s.Edges.Config(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("edge policy: %w", err)
 	}
-	c, err := s.tg.Edges.Counters(ctx)
+	c, err := s.Edges.Counters(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("edge counters: %w", err)
 	}

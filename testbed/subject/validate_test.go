@@ -8,7 +8,6 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -19,8 +18,8 @@ import (
 // would take it; on two they pass. An edge arm's values are checked as the
 // edges would check them.
 func TestValidateForTiers(t *testing.T) {
-	one := targets.FromTestbed(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}})
-	two := targets.FromTestbed(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}, Edge: []string{"http://127.0.0.1:2"}})
+	one := subject.Describe(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}})
+	two := subject.Describe(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}, Edge: []string{"http://127.0.0.1:2"}})
 	plan := func(arms []string, gate, abort string) experiment.Plan {
 		p := experiment.Plan{Arms: subject.ArmKinds.Arms(arms, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
 			Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second)}
@@ -77,8 +76,8 @@ func TestValidateForTiers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for tiers, want := range map[int]string{1: tt.want1, 2: tt.want2} {
-				tg := map[int]*targets.Target{1: one, 2: two}[tiers]
-				err := tt.p.ValidateFor(tg, subject.Of(tg))
+				tg := map[int]*subject.Testbed{1: one, 2: two}[tiers]
+				err := tt.p.ValidateFor(tg.Target, tg)
 				switch fe := herd.Fields(err); {
 				case want == "" && err != nil:
 					t.Errorf("ValidateFor(%d tiers) = %v; want nil", tiers, err)

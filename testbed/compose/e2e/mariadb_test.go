@@ -8,11 +8,11 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // `testbed up --provider docker --db mariadb --cache memcached` on a real
@@ -31,7 +31,7 @@ func TestMariaDBOnDocker(t *testing.T) {
 		t.Fatalf("up --db mariadb: mariadb %q, postgres %q, proxies %v, versions %v, memcached %q; want root on 127.0.0.1:13306 behind %s, its version, no Postgres, Memcached",
 			st.MariaDB, st.Postgres, st.Proxies, st.Versions, st.Memcached, compose.MariaDBProxy)
 	}
-	tg, err := targets.Testbed(context.Background(), st, compose.Restarter{StateDir: dir})
+	tg, err := subject.Open(context.Background(), st, compose.Restarter{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

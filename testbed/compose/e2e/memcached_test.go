@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -28,7 +28,7 @@ func TestMemcachedOnDocker(t *testing.T) {
 		t.Fatalf("up --cache memcached: memcached %q, proxies %v, versions %v, redis %q; want 127.0.0.1:21211 behind %s, its version, and Redis beside it",
 			st.Memcached, st.Proxies, st.Versions, st.Redis, compose.MemcachedProxy)
 	}
-	tg, err := targets.Testbed(context.Background(), st, compose.Restarter{StateDir: dir})
+	tg, err := subject.Open(context.Background(), st, compose.Restarter{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

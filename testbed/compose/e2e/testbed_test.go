@@ -15,12 +15,12 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // One docker testbed, as `testbed up --provider docker` starts it, serves
@@ -59,7 +59,7 @@ func TestDockerTestbed(t *testing.T) {
 		}
 	}
 
-	tg, err := targets.Testbed(context.Background(), st, compose.Restarter{StateDir: dir})
+	tg, err := subject.Open(context.Background(), st, compose.Restarter{StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestDockerTestbed(t *testing.T) {
 
 // calls reads the item and fill statements' calls from pg_stat_statements
 // itself, independently of the run.
-func calls(t *testing.T, tg *targets.Target) (item, fill int64) {
+func calls(t *testing.T, tg *subject.Testbed) (item, fill int64) {
 	t.Helper()
 	s, err := observe.Source{DB: tg.DB, Redis: tg.Redis, Role: testbed.AppRole,
 		Statements: observe.Statements{Text: api.ItemQuery, Fill: api.FillQuery}}.Read(context.Background())
@@ -87,7 +87,7 @@ func calls(t *testing.T, tg *targets.Target) (item, fill int64) {
 	return s.Calls, s.FillCalls
 }
 
-func defaultStampede(t *testing.T, dir string, tg *targets.Target) {
+func defaultStampede(t *testing.T, dir string, tg *subject.Testbed) {
 	item0, fill0 := calls(t, tg)
 	results := filepath.Join(t.TempDir(), "results.json")
 	began := time.Now()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -41,10 +40,10 @@ func plan(t *testing.T, trigger string, ttl time.Duration, arm string, opts ...s
 // containers, and checks its effect in the servers' own counters: Postgres
 // (pg_stat_statements, pg_stat_activity), Redis INFO, the replicas'
 // /metrics, toxiproxy's API and the engine.
-func everyTrigger(t *testing.T, tg *targets.Target, toxiproxy string) {
+func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 	run := func(t *testing.T, p experiment.Plan) experiment.ArmResult {
 		t.Helper()
-		rep, err := experiment.Run(context.Background(), p, experiment.Env{Target: tg, Subject: subject.Of(tg)})
+		rep, err := experiment.Run(context.Background(), p, experiment.Env{Target: tg.Target, Subject: tg})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,14 +1,14 @@
-package targets
+package subject
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/bradfitz/gomemcache/memcache"
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
@@ -16,20 +16,25 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// Testbed opens a target on a running testbed, whose parts restart
-// through restart (the provider's: the local supervisor's control API, or
-// docker compose); nil when they cannot.
-func Testbed(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*Target, error) {
+// Kind is the testbed's kind of target (targets.Target.Kind).
+const Kind = "testbed"
+
+// Open opens the running testbed st as a target and as the experiment's
+// subject, its parts restarting through restart (the provider's: the local
+// supervisor's control API, or docker compose); nil when they cannot.
+func Open(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*Testbed, error) {
 	if len(st.API) == 0 {
 		return nil, errors.New("testbed status lists no API replica")
 	}
-	t := FromTestbed(st)
+	s := Describe(st)
+	t := s.Target
 	t.Restarter = restart
 	ropt, err := redis.ParseURL(st.Redis)
 	if err != nil {
@@ -37,16 +42,14 @@ func Testbed(ctx context.Context, st testbed.Status, restart triggers.Restarter)
 	}
 	ropt.DisableIdentity = true
 	t.Redis = redis.NewClient(ropt)
-	if err := t.openTestbedDB(ctx); err != nil {
+	if err := s.openDB(ctx); err != nil {
 		t.Close()
 		return nil, err
 	}
 	if st.Memcached != "" { // the replicas' item cache; Redis beside it keeps the write queue
-		t.Memcached, t.mc = &observe.Memcached{Address: st.Memcached}, memcache.New(st.Memcached)
-		t.mc.Timeout = 5 * time.Second
-		if _, err := t.Memcached.Stats(ctx); err != nil {
+		if err := t.OpenMemcached(ctx, st.Memcached); err != nil {
 			t.Close()
-			return nil, fmt.Errorf("memcached %s: %w", st.Memcached, err)
+			return nil, err
 		}
 	}
 	if st.Toxiproxy != "" {
@@ -56,14 +59,15 @@ func Testbed(ctx context.Context, st testbed.Status, restart triggers.Restarter)
 		t.Close()
 		return nil, fmt.Errorf("redis %s: %w", st.Redis, err)
 	}
-	return t, nil
+	s.setLikes()
+	return s, nil
 }
 
-// openTestbedDB opens the testbed's database as its owner: Postgres,
-// whose pg_stat_statements count the item queries, or MariaDB, whose
-// digest table does.
-func (t *Target) openTestbedDB(ctx context.Context) error {
-	st := t.Status
+// openDB opens the testbed's database as its owner: Postgres, whose
+// pg_stat_statements count the item queries, or MariaDB, whose digest
+// table does.
+func (s *Testbed) openDB(ctx context.Context) error {
+	st, t := s.Status, s.Target
 	if st.MariaDB != "" {
 		cfg, err := mysql.ParseDSN(st.MariaDB)
 		if err != nil {
@@ -71,7 +75,7 @@ func (t *Target) openTestbedDB(ctx context.Context) error {
 		}
 		cfg.InterpolateParams = true // no server-side statements: MariaDB keeps no digest of them
 		cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
-		cfg.ConnectionAttributes = "program_name:" + ProgramName
+		cfg.ConnectionAttributes = "program_name:" + targets.ProgramName
 		conn, err := mysql.NewConnector(cfg)
 		if err != nil {
 			return fmt.Errorf("mariadb dsn: %w", err)
@@ -98,19 +102,27 @@ func (t *Target) openTestbedDB(ctx context.Context) error {
 	return nil
 }
 
-// FromTestbed describes a testbed as a target, without connecting to it.
-func FromTestbed(st testbed.Status) *Target {
-	t := &Target{Kind: KindTestbed, Name: "testbed", Status: st, Endpoints: st.API,
+// Describe describes the testbed st as a target and as the experiment's
+// subject, without connecting to it: what a dry run shows, and what Open
+// then connects.
+func Describe(st testbed.Status) *Testbed {
+	t := &targets.Target{Kind: Kind, Name: "testbed", Provider: st.Provider, Versions: st.Versions, Endpoints: st.API,
 		Request: load.Request{Path: "/items/{key}"}, RedisKey: "item:{key}",
 		Pattern: api.ItemKeyPattern, Channel: api.InvalidateChannel,
 		Statements: observe.Statements{Text: api.ItemQuery, Fill: api.FillQuery}, Role: testbed.AppRole,
 		Proxies: map[string]string{herd.Postgres: herd.Postgres, herd.Redis: herd.Redis},
-		Hosts:   map[string]string{}, Owned: true, Admin: api.NewFleet(st.API)}
+		Hosts:   map[string]string{}, Owned: true}
+	s := &Testbed{Target: t, Status: st, Admin: api.NewFleet(st.API)}
+	t.Granted = triggers.Caps{Redis: true, RedisKeys: true, Pattern: true, Channel: true, Role: true, Pause: true, Writes: true, Parts: parts(st)}
+	t.Observed = &targets.Observes{DB: true, Cache: true, API: true, Layers: len(st.Edge) > 0}
 	for _, u := range st.API {
 		t.Hosts[hostOf(u)] = "testbed api"
 	}
 	if st.Memcached != "" { // triggers touch the items there, not in Redis
 		t.RedisKey, t.Pattern, t.Channel = "", "", ""
+		t.OwnedItems = "item:{key}"
+		// the items in Memcached, the write queue in Redis: no pub/sub
+		t.Granted = triggers.Caps{Memcached: true, MemcachedKeys: true, FlushAll: true, Role: true, Writes: true, Parts: parts(st)}
 		// and the cache a fault breaks is the items', as in a target file
 		// (Redis, kept for the write queue, is out of the faults' reach)
 		if _, ok := st.Proxies[herd.Memcached]; ok {
@@ -125,32 +137,36 @@ func FromTestbed(st testbed.Status) *Target {
 		}
 	}
 	if len(st.Edge) > 0 { // two tiers: the clients attack the edges, which call the replicas
-		t.Endpoints, t.Edges = st.Edge, edge.NewFleet(st.Edge)
+		t.Endpoints, s.Edges = st.Edge, edge.NewFleet(st.Edge)
 		for _, u := range st.Edge {
 			t.Hosts[hostOf(u)] = "testbed edge"
 		}
 	}
-	return t
+	return s
 }
 
-// LikesTable is the testbed's likes and feed, which a write herd reads
-// and sets: in MariaDB or Postgres; nil on a target that is not the
-// testbed, or before it is open.
-func (t *Target) LikesTable() api.LikesTable {
-	switch {
-	case t.Kind != KindTestbed:
-		return nil
-	case t.Status.MariaDB != "" && t.MySQL != nil:
-		return api.MariaDBLikes{DB: t.MySQL.DB}
+// setLikes gives the write herd the testbed's likes and feed, in MariaDB
+// or Postgres, once they are open.
+func (s *Testbed) setLikes() {
+	switch t := s.Target; {
+	case s.Status.MariaDB != "" && t.MySQL != nil:
+		t.Likes = api.MariaDBLikes{DB: t.MySQL.DB}
 	case t.DB != nil:
-		return api.PostgresLikes{Pool: t.DB}
+		t.Likes = api.PostgresLikes{Pool: t.DB}
 	}
-	return nil
 }
 
-// testbedParts are the parts of herd.Parts st runs: the replicas, Redis,
-// its database (Postgres or MariaDB) and Memcached when it caches there.
-func testbedParts(st testbed.Status) []string {
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// parts are the parts of herd.Parts st runs: the replicas, Redis, its
+// database (Postgres or MariaDB) and Memcached when it caches there.
+func parts(st testbed.Status) []string {
 	parts := []string{herd.API, herd.Redis, herd.Postgres}
 	if st.MariaDB != "" {
 		parts[2] = herd.MariaDB

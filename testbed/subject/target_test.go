@@ -1,4 +1,4 @@
-package targets
+package subject
 
 import (
 	"slices"
@@ -15,7 +15,7 @@ import (
 func TestTestbedOnMemcachedAndMariaDB(t *testing.T) {
 	st := testbed.Status{API: []string{"http://127.0.0.1:1"}, Memcached: "127.0.0.1:2", MariaDB: "root@unix(/s)/herdbench",
 		Proxies: map[string]string{herd.Redis: "127.0.0.1:3", herd.Memcached: "127.0.0.1:4", herd.MariaDB: "127.0.0.1:5"}}
-	tg := FromTestbed(st)
+	tg := Describe(st).Target
 	tg.Restarter = restarter{}
 	if tg.Proxies[herd.Postgres] != herd.MariaDB || tg.Proxies[herd.Redis] != herd.Memcached || tg.RedisKey != "" {
 		t.Errorf("proxies %v, redis key %q; want the database's role on mariadb, the cache's on memcached, no Redis items", tg.Proxies, tg.RedisKey)
@@ -30,7 +30,7 @@ func TestTestbedOnMemcachedAndMariaDB(t *testing.T) {
 			t.Errorf("restart %s: %v; want refused only when the testbed does not run it, naming what it runs", part, err)
 		}
 	}
-	if c := FromTestbed(testbed.Status{API: st.API}).Caps(); !slices.Equal(c.Parts, []string{herd.API, herd.Redis, herd.Postgres}) {
+	if c := Describe(testbed.Status{API: st.API}).Caps(); !slices.Equal(c.Parts, []string{herd.API, herd.Redis, herd.Postgres}) {
 		t.Errorf("a testbed on Redis and Postgres: parts %v", c.Parts)
 	}
 }
