@@ -110,18 +110,13 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	}
 	// check the plan against its target: a service's arms are its target
 	// file's, and an edge arm needs a testbed of two tiers
-	svc, err := describeTarget(opts.Target)
-	var bed herd.FieldErrors // the testbed's options, the file's too: told at their lines
-	switch {
-	case err != nil:
+	// a testbed that cannot be had is the run's to report, with its own
+	// exit code; problems with its options are the user's, told at their
+	// lines in the file too
+	var bed herd.FieldErrors
+	if bedErr, err := opts.resolveTarget(ctx); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
-	case svc != nil:
-		opts.service = svc
-	default:
-		// a testbed that cannot be had is the run's to report, with its
-		// own exit code; problems with its options are the user's
-		var bedErr error
-		opts.bed, bedErr = testbedToUse(ctx, opts)
+	} else {
 		bed = inFile(testbedProblems(bedErr), path, f, fromFile, opts.Plan.Triggers)
 	}
 	if _, _, err := buildPlan(opts); err != nil {

@@ -311,16 +311,12 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 }
 
 func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions) error {
-	svc, err := describeTarget(opts.Target)
+	bedErr, err := opts.resolveTarget(ctx)
 	if err != nil {
 		return err
 	}
-	opts.service = svc
-	var bedErr error // the plan's own problems first: they name flags
-	if svc == nil {
-		opts.bed, bedErr = testbedToUse(ctx, opts)
-	}
-	plan, outs, err := buildPlan(opts)
+	svc := opts.service
+	plan, outs, err := buildPlan(opts) // the plan's own problems first: they name flags
 	if bad := testbedProblems(bedErr); len(bad) > 0 { // with the plan's: every problem at once
 		return usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
 	}

@@ -94,15 +94,11 @@ func magnitudeHelp(reg *triggers.Registry) string {
 }
 
 func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) error {
-	svc, err := describeTarget(opts.Target)
+	bedErr, err := opts.resolveTarget(ctx)
 	if err != nil {
 		return err
 	}
-	opts.service = svc
-	var bedErr error
-	if svc == nil {
-		opts.bed, bedErr = testbedToUse(ctx, opts.stampedeOptions)
-	}
+	svc := opts.service
 	gateExprs := opts.Gates
 	opts.Gates = nil // the sweep's, on tipping points: not the runs'
 	plan, outs, err := buildPlan(opts.stampedeOptions)

@@ -18,9 +18,27 @@ import (
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
-// describeTarget reads --target without contacting anything: nil for the
-// testbed, else the service a target file or a base URL names.
-func describeTarget(spec string) (*targets.Target, error) {
+// resolveTarget reads --target once, without contacting anything: the
+// service a target file or a base URL names (o.service), or else the
+// testbed the run will use (o.bed, testbedToUse). bedErr says why that
+// testbed cannot be had as asked, to be told with the plan's problems;
+// err is --target's own problem.
+func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error) {
+	svc, err := serviceOf(o.Target)
+	switch {
+	case err != nil:
+		return nil, err
+	case svc != nil:
+		o.service = svc
+		return nil, nil
+	}
+	o.bed, bedErr = testbedToUse(ctx, *o)
+	return bedErr, nil
+}
+
+// serviceOf is the service --target names, a target file or a base URL;
+// nil when it names the testbed.
+func serviceOf(spec string) (*targets.Target, error) {
 	switch {
 	case spec == "" || spec == "testbed":
 		return nil, nil
