@@ -17,9 +17,10 @@ import (
 func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *loaded) (*ArmResult, error) {
 	a.progress(PhaseDrain, 0, ld.rec.requests())
 	draining := time.Now()
-	if err := a.sub.Drain(ctx); err != nil {
+	drainErr := a.sub.Drain(ctx)
+	if drainErr != nil && !errors.Is(drainErr, ErrStillRunning) {
 		ld.sampler.Stop()
-		return nil, err
+		return nil, drainErr
 	}
 	end, err := a.src.Read(ctx)
 	samples, missed, serr := ld.sampler.Stop()
@@ -39,6 +40,10 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	}
 	res.Config = a.applied.Config // what the replicas ran, not only what the arm set
 	res.Timing.DrainMS = time.Since(draining).Milliseconds()
+	if drainErr != nil { // measured all the same: what still ran may land in the next arm
+		res.Timing.DrainTimedOut = true
+		res.Warnings = append(res.Warnings, drainErr.Error())
+	}
 	res.Clients = a.p.ClientsOf(a.arm)
 	if s := ld.stopped; s != nil {
 		// the arm ended early: it did not recover, and the rows after the

@@ -139,6 +139,9 @@ type Abort struct {
 type Timing struct {
 	FillMS  int64 `json:"fill_ms"`  // bringing the service to the arm's start: the fill, resets, snapshots
 	DrainMS int64 `json:"drain_ms"` // from the load's end until nothing of the arm runs and the last snapshot is read
+	// DrainTimedOut: the service still ran the arm's work when the drain
+	// gave up (Subject.Drain's ErrStillRunning); a warning says what ran
+	DrainTimedOut bool `json:"drain_timed_out,omitempty"`
 	// AfterMS is how long the load ran after T when the arm ended on its
 	// verdict (--after auto, a stop condition on the verdict); absent when
 	// it ran its after window whole

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -86,8 +87,50 @@ func (s *serviceSubject) Fill(ctx context.Context, _ Plan, arm Applied, _ trigge
 // Prometheus series are, when its target file names them).
 func (s *serviceSubject) Counters(context.Context) (*APICounters, error) { return nil, nil }
 
-// Drain does nothing: herdbench cannot see what the service still runs.
-func (s *serviceSubject) Drain(context.Context) error { return nil }
+// DrainLimit bounds a service's drain: past it, the arm is measured with
+// the work still running, and says so.
+const DrainLimit = 15 * time.Second
+
+// drainTick is how often a service's drain reads its database.
+const drainTick = 100 * time.Millisecond
+
+// Drain waits, up to DrainLimit, until the database the target declares
+// is quiet: none of its role's statements runs (Sample.Active) and the
+// statements that count as DB queries stopped completing (their count
+// unchanged over a tick). Without a declared database herdbench cannot
+// see what the service still runs, and Drain returns at once. Past the
+// limit it returns an error wrapping ErrStillRunning.
+func (s *serviceSubject) Drain(ctx context.Context) error {
+	tg := s.tg
+	if tg.DB == nil && tg.MySQL == nil {
+		return nil
+	}
+	src := observe.Source{DB: tg.DB, MySQL: tg.MySQL, Statements: tg.Statements, Role: tg.Role}
+	prev, err := src.Read(ctx)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(DrainLimit)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(drainTick):
+		}
+		cur, err := src.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if cur.Active == 0 && cur.Calls == prev.Calls {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("drain: after %s the service still ran %d statements of its role, %d DB queries completing in the last %s: %w",
+				DrainLimit, cur.Active, cur.Calls-prev.Calls, drainTick, ErrStillRunning)
+		}
+		prev = cur
+	}
+}
 
 func (s *serviceSubject) FillPlan(_ Plan, hot []string) string {
 	return fmt.Sprintf("one request for each hot key (%d), with the arm's selection", len(hot))

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -30,7 +31,10 @@ type Subject interface {
 	// Counters reads the service's own counters; nil when it has none.
 	Counters(ctx context.Context) (*APICounters, error)
 	// Drain waits until none of the arm's work runs in the service any
-	// more, so none of it lands in the next arm's figures.
+	// more, so none of it lands in the next arm's figures. An error that
+	// wraps ErrStillRunning is a drain that gave up with work running:
+	// the arm is measured all the same, with a warning; any other error
+	// fails the arm.
 	Drain(ctx context.Context) error
 	// FillPlan says what Fill does, for a dry run; it contacts nothing.
 	FillPlan(p Plan, hot []string) string
@@ -72,6 +76,10 @@ type Applied struct {
 	// After undoes what Apply did; it never is nil
 	After func(context.Context) error
 }
+
+// ErrStillRunning is wrapped by a drain that gave up while the service
+// still ran the arm's work.
+var ErrStillRunning = errors.New("still running")
 
 // ServiceSubject is tg as a service herdbench does not control: its arms
 // are chosen by hooks, headers and query values (service.go).

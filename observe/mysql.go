@@ -40,7 +40,8 @@ const mysqlSampleSQL = `SELECT
 	(SELECT COUNT(*) FROM information_schema.PROCESSLIST p WHERE p.USER = ? AND (p.STATE LIKE 'Waiting for%lock'
 		OR p.ID IN (SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'))),
 	CAST((SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_ROW_LOCK_CURRENT_WAITS') AS SIGNED)
-	+ (SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for%lock')`
+	+ (SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for%lock'),
+	(SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = ? AND COMMAND IN ('Query', 'Execute'))`
 
 // selection is the WHERE clause that selects the digests, and its
 // arguments.
@@ -68,7 +69,8 @@ func (m *MySQL) selection() (string, []any) {
 // CURRENT_CONNECTIONS and TOTAL_CONNECTIONS of User), LockWaits (User's
 // connections waiting on a row lock, INNODB_TRX in LOCK WAIT, or on a
 // metadata lock), LocksWaiting (every user's: Innodb_row_lock_current_waits
-// and the metadata lock waits), DBStart.
+// and the metadata lock waits), Active (User's connections executing a
+// statement), DBStart.
 //
 // InnoDB refreshes INNODB_TRX only when it was last read more than 100 ms
 // before, so LockWaits may be a sample late; Innodb_row_lock_current_waits
@@ -77,10 +79,10 @@ func (m *MySQL) selection() (string, []any) {
 // a service that prepares its statements on the server is not counted.
 func (m *MySQL) read(ctx context.Context, smp *Sample) error {
 	where, args := m.selection()
-	args = append(args, m.User, m.User, m.User)
+	args = append(args, m.User, m.User, m.User, m.User)
 	var start int64
 	err := m.DB.QueryRowContext(ctx, strings.Replace(mysqlSampleSQL, "{selection}", where, 1), args...).Scan(&smp.Calls, &smp.Connections,
-		&smp.ConnectionsOpened, &start, &smp.LockWaits, &smp.LocksWaiting)
+		&smp.ConnectionsOpened, &start, &smp.LockWaits, &smp.LocksWaiting, &smp.Active)
 	if err != nil {
 		return fmt.Errorf("sample mysql: %w", err)
 	}

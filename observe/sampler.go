@@ -29,6 +29,10 @@ type Sample struct {
 	// T is the new connections; 0 on Postgres, which has NewConnections
 	ConnectionsOpened int64
 	LockWaits         int64 // ... waiting on a lock now (wait_event_type Lock; MySQL: a row lock, INNODB_TRX LOCK WAIT, or a metadata lock)
+	// Active are the role's statements running now (pg_stat_activity
+	// state active, which needs pg_read_all_stats to see another role's;
+	// MySQL: the user's PROCESSLIST entries executing a query)
+	Active int64
 	LocksWaiting      int64 // pg_locks not granted now, any role; MySQL: every user's waits
 	// The cache: Redis INFO keyspace_hits, keyspace_misses, expired_keys,
 	// total_connections_received, connected_clients, evicted_keys; or
@@ -113,7 +117,8 @@ const sampleSQL = `SELECT
 	(SELECT coalesce(sum(s.calls), 0)::bigint FROM pg_stat_statements s
 		JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $2 AND $6 <> '' AND s.query = $6),
 	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND wait_event_type = 'Lock'),
-	(SELECT count(*) FROM pg_locks WHERE NOT granted)`
+	(SELECT count(*) FROM pg_locks WHERE NOT granted),
+	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND state = 'active' AND pid <> pg_backend_pid())`
 
 // Read takes one sample.
 func (s Source) Read(ctx context.Context) (Sample, error) {
@@ -131,7 +136,7 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 			ids = []int64{}
 		}
 		err := s.DB.QueryRow(ctx, sampleSQL, st.Text, s.Role, s.Since, ids, st.Pattern, st.Fill).Scan(&smp.Calls, &smp.Connections,
-			&smp.NewConnections, &smp.DBStart, &smp.FillCalls, &smp.LockWaits, &smp.LocksWaiting)
+			&smp.NewConnections, &smp.DBStart, &smp.FillCalls, &smp.LockWaits, &smp.LocksWaiting, &smp.Active)
 		if err != nil {
 			return smp, fmt.Errorf("sample postgres: %w", err)
 		}
