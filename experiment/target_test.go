@@ -15,6 +15,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -282,5 +283,52 @@ prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests
 	}
 	if first, last := loads[0], loads[len(loads)-1]; first.TMS < -int64(time.Duration(p.Before)/time.Millisecond) || last.TMS > 4000 {
 		t.Errorf("loads from %d to %d ms; want within the timeline, -1000 to 4000", first.TMS, last.TMS)
+	}
+}
+
+// A target whose origin falls behind: its loads take 200 ms on a pool of
+// ten connections, nearly every request misses (a 50 ms TTL), and the
+// clients give up after 100 ms while the loads run on, so each arm ends
+// with a backlog in the service. The drain waits for it, through the
+// database the target declares: every statement pg_stat_statements
+// counted over the run belongs to an arm, its warm or its load up to its
+// drain, and the second arm's warm counts only its own hot keys' loads.
+func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
+	tb := startTestbed(t, 1)
+	cfg := api.DefaultConfig
+	cfg.QueryCost, cfg.TTL, cfg.StaleTTL = herd.Duration(200*time.Millisecond), herd.Duration(50*time.Millisecond), herd.Duration(time.Second)
+	if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	svc := asService(t, tb, "keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}\n")
+	p := servicePlan("expire", Arm{Name: "first", Select: &Select{}}, Arm{Name: "second", Select: &Select{}})
+	p.Rate, p.Clients, p.Timeout, p.After = 100, 10, herd.Duration(100*time.Millisecond), herd.Duration(time.Second)
+	src := observe.Source{DB: svc.DB, Statements: svc.Statements, Role: svc.Role}
+	calls := func() int64 {
+		s, err := src.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Calls
+	}
+	before := calls()
+	rep, err := Run(context.Background(), p, Env{Target: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grew := calls() - before
+	var counted int64
+	for _, a := range rep.Arms {
+		t.Logf("arm %s: warm %d queries, db.queries_total %d, drain %d ms", a.Name, a.Warm.Queries, a.DB.QueriesTotal, a.Timing.DrainMS)
+		if a.Timing.DrainTimedOut || a.Timing.DrainMS < 300 {
+			t.Errorf("arm %s: drain %d ms, timed out %v; want it to wait out the backlog (more than 300 ms) and end", a.Name, a.Timing.DrainMS, a.Timing.DrainTimedOut)
+		}
+		counted += a.Warm.Queries + a.DB.QueriesTotal
+	}
+	if counted != grew {
+		t.Errorf("the arms counted %d item queries (warm and load); pg_stat_statements grew %d over the run; want them equal", counted, grew)
+	}
+	if w := rep.Arms[1].Warm.Queries; w > 20 {
+		t.Errorf("second arm's warm: %d queries; want at most one per hot key (20), none of the first arm's backlog", w)
 	}
 }

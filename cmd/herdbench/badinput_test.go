@@ -93,7 +93,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
-		{args: []string{"stampede", "--dry-run", "--rate", "1.5k"}, want: `--rate: "1.5k" is not a whole number (accepted: a whole number: requests per second, open model (at most 20000))`},
+		{args: []string{"stampede", "--dry-run", "--rate", "1.5"}, want: `invalid argument "1.5" for "--rate" flag: "1.5" is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to 20000)`},
 		{args: []string{"stampede", "--dry-run", "--timeout", "5"}, want: `--timeout: "5" is not a duration such as 500ms, 2s or 1m30s`},
 		{args: []string{"run"}, want: "run: a scenario file is required, such as examples/stampede.yaml"},
 		{args: []string{"run", "{dir}/a.yaml", "{dir}/b.yaml"}, want: "run: one argument, a scenario file, and 2 were given"},

@@ -3,10 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/herdbench/herdbench/experiment"
 )
 
 // nonEmpty is a string flag whose explicit empty value is refused: the
@@ -97,4 +101,30 @@ func flagValueError(err error) error {
 	}
 	usage := strings.ReplaceAll(fl.Usage, "`", "")
 	return fmt.Errorf("--%s: %q is not %s (accepted: %s: %s)", fl.Name, bad.GetValue(), form, form, usage)
+}
+
+// rateValue is --rate: requests per second, written 1000, 1k, 1.5k or
+// 2k/s; the range is the plan's to check (experiment.MaxRate).
+type rateValue struct{ p *int }
+
+func (v rateValue) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*v.p)
+}
+func (v rateValue) Type() string { return "rate" }
+func (v rateValue) Set(s string) error {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
+	mult := 1.0
+	if u := strings.TrimRight(t, "kK"); len(u) == len(t)-1 {
+		t, mult = u, 1000
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	n := f * mult
+	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || n != math.Trunc(n) || math.Abs(n) > 1e9 {
+		return fmt.Errorf("%q is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to %d)", s, experiment.MaxRate)
+	}
+	*v.p = int(n)
+	return nil
 }

@@ -64,7 +64,7 @@ type stampedeOptions struct {
 	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
-	service *targets.Target // the --target that is not the testbed, once described
+	service *targets.Target  // the --target that is not the testbed, once described
 	bed     *subject.Testbed // else the testbed the run will use, once described (testbedToUse)
 
 	// A scenario file's arms, when it has some and --arms was not given;
@@ -177,7 +177,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.Float64Var(&p.Critical, "critical", p.Critical, "share of requests sent with X-Priority: critical, 0 to 1 (shed_priority admits them first)")
 	fs.StringArrayVar(&opts.Gates, "gate", opts.Gates, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%' (repeatable); a failed gate exits 99")
 	fs.StringArrayVar(&opts.Abort, "abort-on", opts.Abort, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(experiment.LivePaths, ", ")+"; or verdict == "+strings.Join(experiment.LiveWords["verdict"], "|")+", judged on the rows answered so far)")
-	fs.IntVar(&p.Rate, "rate", p.Rate, fmt.Sprintf("requests per second, open model (at most %d)", experiment.MaxRate))
+	fs.Var(rateValue{&p.Rate}, "rate", fmt.Sprintf("requests per second, open model: 500, 1k, 1.5k or 2k/s (at most %d)", experiment.MaxRate))
 	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")
 	fs.IntVar(&p.HotKeys, "hot-keys", p.HotKeys, "the hottest ids, warmed before each arm and hit by the trigger")
 	fs.Float64Var(&p.Zipf, "zipf", p.Zipf, "Zipf exponent of the key distribution (greater than 1)")
@@ -316,7 +316,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		return err
 	}
 	svc := opts.service
-	plan, outs, err := buildPlan(opts) // the plan's own problems first: they name flags
+	plan, outs, err := buildPlan(opts)                // the plan's own problems first: they name flags
 	if bad := testbedProblems(bedErr); len(bad) > 0 { // with the plan's: every problem at once
 		return usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
 	}
