@@ -29,11 +29,11 @@ type Sample struct {
 	// T is the new connections; 0 on Postgres, which has NewConnections
 	ConnectionsOpened int64
 	LockWaits         int64 // ... waiting on a lock now (wait_event_type Lock; MySQL: a row lock, INNODB_TRX LOCK WAIT, or a metadata lock)
+	LocksWaiting      int64 // pg_locks not granted now, any role; MySQL: every user's waits
 	// Active are the role's statements running now (pg_stat_activity
 	// state active, which needs pg_read_all_stats to see another role's;
 	// MySQL: the user's PROCESSLIST entries executing a query)
-	Active       int64
-	LocksWaiting int64 // pg_locks not granted now, any role; MySQL: every user's waits
+	Active int64
 	// The cache: Redis INFO keyspace_hits, keyspace_misses, expired_keys,
 	// total_connections_received, connected_clients, evicted_keys; or
 	// Memcached stats get_hits, get_misses, total_connections,
