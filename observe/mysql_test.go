@@ -149,7 +149,8 @@ func TestMySQLConnectionsAreTheUsers(t *testing.T) {
 }
 
 // LockWaits counts the service user's connection waiting on a row lock
-// while it waits, and none once the lock is released.
+// while it waits, and none once the lock is released; Active counts its
+// statement running (the wait) and not the holder's idle transaction.
 func TestMySQLLockWaits(t *testing.T) {
 	_, shop, hb := shopDB(t)
 	ctx := context.Background()
@@ -183,8 +184,8 @@ func TestMySQLLockWaits(t *testing.T) {
 		}
 	}
 	s := until("the update's lock wait never showed", func(s Sample) bool { return s.LockWaits == 1 })
-	if s.LocksWaiting < 1 {
-		t.Errorf("LocksWaiting = %d while shop waits; want at least its 1", s.LocksWaiting)
+	if s.LocksWaiting < 1 || s.Active != 1 {
+		t.Errorf("LocksWaiting = %d, Active = %d while shop waits; want at least its 1, and its one statement running (the holder's is done)", s.LocksWaiting, s.Active)
 	}
 	if err := holder.Rollback(); err != nil {
 		t.Fatal(err)
@@ -192,5 +193,5 @@ func TestMySQLLockWaits(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Fatalf("the waiting update: %v", err)
 	}
-	until("the lock wait outlived the lock", func(s Sample) bool { return s.LockWaits == 0 && s.LocksWaiting == 0 })
+	until("the lock wait, or the statement, outlived the lock", func(s Sample) bool { return s.LockWaits == 0 && s.LocksWaiting == 0 && s.Active == 0 })
 }
