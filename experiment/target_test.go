@@ -316,6 +316,22 @@ func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the test's own wait for the service to be done, whatever the run's
+	// drain did: every statement of the run is then counted
+	for deadline, last := time.Now().Add(20*time.Second), int64(-1); ; {
+		s, err := src.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Active == 0 && s.Calls == last {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the service still ran %d statements 20 s after the run", s.Active)
+		}
+		last = s.Calls
+		time.Sleep(200 * time.Millisecond) // polling, bounded by the deadline
+	}
 	grew := calls() - before
 	var counted int64
 	for _, a := range rep.Arms {
