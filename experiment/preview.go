@@ -32,6 +32,9 @@ type Preview struct {
 	Abort     []string
 	Gates     []string
 	Touches   []string // every host and what herdbench does there
+	// Needed are the ${VAR}s of the target file that are not set: the run
+	// needs them, the dry run does not (targets.ReadFileForDryRun)
+	Needed []string
 }
 
 // HostLoad is the share of the load one endpoint gets.
@@ -110,6 +113,14 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 		pv.Touches = append(pv.Touches, fmt.Sprintf("%s (%s)", h, where))
 	}
 	slices.Sort(pv.Touches)
+	if f := tg.File(); f != nil {
+		for _, n := range f.Needed {
+			pv.Needed = append(pv.Needed, fmt.Sprintf("%s for %s (line %d)", n.Var, n.Field, n.Line))
+			if strings.HasSuffix(n.Field, ".dsn") || strings.HasSuffix(n.Field, ".address") {
+				pv.Touches = append(pv.Touches, fmt.Sprintf("the host in %s, once %s is set", n.Field, n.Var))
+			}
+		}
+	}
 	return pv
 }
 

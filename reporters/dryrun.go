@@ -43,6 +43,9 @@ func DryRun(w io.Writer, p experiment.Preview) error {
 			thousands(p.Requests), len(p.Arms), thousands(p.Worst))
 	}
 	fmt.Fprintf(w, "touches   %s\n", strings.Join(p.Touches, ", "))
+	for _, n := range p.Needed {
+		fmt.Fprintf(w, "needs     %s: not set now, needed at run time\n", n)
+	}
 	return nil
 }
 

@@ -23,11 +23,20 @@ type checker struct {
 	f    *File
 	env  func(string) (string, bool)
 	errs herd.FieldErrors
+	// later: a variable that is not set is needed at run time (File.Needed),
+	// for a dry run, rather than a problem
+	later bool
 }
 
 // bad is a problem with the value at path; one the file left out is at
 // the line of the nearest section above it.
 func (c *checker) bad(path, format string, args ...any) {
+	c.errs = append(c.errs, &herd.FieldError{File: c.f.doc.Name, Line: c.line(path), Field: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// line is the line of the value at path, or of the nearest section above
+// it that the file has.
+func (c *checker) line(path string) int {
 	line := 0
 	for p := path; line == 0 && p != ""; {
 		if line = c.f.doc.Line(p); line > 0 {
@@ -39,12 +48,12 @@ func (c *checker) bad(path, format string, args ...any) {
 		}
 		p = p[:i]
 	}
-	c.errs = append(c.errs, &herd.FieldError{File: c.f.doc.Name, Line: line, Field: path, Msg: fmt.Sprintf(format, args...)})
+	return line
 }
 
 // check validates what decoded, and reads the secrets.
-func (f *File) check(env func(string) (string, bool)) herd.FieldErrors {
-	c := &checker{f: f, env: env}
+func (f *File) check(env func(string) (string, bool), later bool) herd.FieldErrors {
+	c := &checker{f: f, env: env, later: later}
 	c.endpoints()
 	c.request()
 	c.keys()
@@ -211,9 +220,9 @@ func (c *checker) dsn(f dsnForm, dsn string) string {
 	if f.literal(dsn) {
 		c.bad(f.field, "holds a password (accepted: ${VAR} for the DSN or its password, read from the environment%s)", f.pwExample)
 	}
-	before := len(c.errs)
+	before, needed := len(c.errs), len(c.f.Needed)
 	dsn = c.expand(f.field, dsn)
-	expanded := len(c.errs) == before
+	expanded := len(c.errs) == before && len(c.f.Needed) == needed
 	switch {
 	case dsn == "" && expanded:
 		c.bad(f.field, "empty (accepted: a DSN, such as %s)", f.example)
@@ -367,7 +376,8 @@ func (c *checker) keys() {
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expand replaces ${VAR} in the value at path from the environment; a
-// variable that is not set is a problem, and leaves the value empty.
+// variable that is not set is a problem, or needed at run time (c.later),
+// and leaves the value empty.
 func (c *checker) expand(path, v string) string {
 	var missing []string
 	out := envRef.ReplaceAllStringFunc(v, func(ref string) string {
@@ -378,7 +388,13 @@ func (c *checker) expand(path, v string) string {
 		}
 		return val
 	})
-	if len(missing) > 0 {
+	switch {
+	case len(missing) > 0 && c.later:
+		for _, name := range missing {
+			c.f.Needed = append(c.f.Needed, Needed{Var: name, Field: path, Line: c.line(path)})
+		}
+		return ""
+	case len(missing) > 0:
 		c.bad(path, "environment variable %s is not set (accepted: export it before the run; secrets are read from the environment, never written to results)",
 			strings.Join(missing, ", "))
 		return ""

@@ -44,6 +44,10 @@ type File struct {
 	// (outcome shed); empty: 429 and 503. Another 5xx is an error.
 	ShedStatuses []int `yaml:"shed_statuses"`
 
+	// Needed are the ${VAR}s a dry run's read found not set
+	// (ReadFileForDryRun): the run needs them; empty otherwise
+	Needed []Needed `yaml:"-"`
+
 	doc *strictyaml.Doc
 }
 
@@ -176,16 +180,27 @@ type Limits struct {
 // ReadFile reads and checks a target file. Every problem is reported at
 // once, each at its file:line with the accepted values; secrets are read
 // from the environment now, so a missing one stops the run before it starts.
-func ReadFile(path string) (*File, error) {
+func ReadFile(path string) (*File, error) { return readFile(path, false) }
+
+// ReadFileForDryRun is ReadFile for a dry run, which sends nothing: a
+// ${VAR} that is not set is needed at run time (File.Needed), not a
+// problem, and the value it is in stays empty.
+func ReadFileForDryRun(path string) (*File, error) { return readFile(path, true) }
+
+func readFile(path string, later bool) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
-	return ParseFile(b, path, os.LookupEnv)
+	return parseFile(b, path, os.LookupEnv, later)
 }
 
 // ParseFile decodes and checks a target file; env looks up variables.
 func ParseFile(b []byte, name string, env func(string) (string, bool)) (*File, error) {
+	return parseFile(b, name, env, false)
+}
+
+func parseFile(b []byte, name string, env func(string) (string, bool), later bool) (*File, error) {
 	f := &File{}
 	doc, err := strictyaml.Decode(b, name, f)
 	if doc == nil {
@@ -193,8 +208,15 @@ func ParseFile(b []byte, name string, env func(string) (string, bool)) (*File, e
 	}
 	f.doc = doc
 	errs := herd.Fields(err)
-	errs = append(errs, f.check(env)...)
+	errs = append(errs, f.check(env, later)...)
 	return f, errs.ByLine().Err()
+}
+
+// Needed is a ${VAR} a dry run found not set: the run needs it.
+type Needed struct {
+	Var   string // the variable
+	Field string // where it is used: headers.Authorization, postgres.dsn
+	Line  int    // the line of the field in the target file
 }
 
 // resolve is a path relative to the target file's directory.
@@ -243,12 +265,12 @@ func (f *File) Hosts() map[string]string {
 			hosts[h] = "redis.address"
 		}
 	}
-	if f.Postgres != nil {
+	if f.Postgres != nil && f.Postgres.DSN != "" { // "" until a dry run's ${VAR} is set
 		for _, h := range pgHosts(f.Postgres.DSN) {
 			hosts[h] = "postgres.dsn"
 		}
 	}
-	if f.MySQL != nil {
+	if f.MySQL != nil && f.MySQL.DSN != "" {
 		for _, h := range mysqlHosts(f.MySQL.DSN) {
 			hosts[h] = "mysql.dsn"
 		}

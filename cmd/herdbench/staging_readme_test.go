@@ -150,3 +150,30 @@ func TestTestbedFlagsOnATargetAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A staging dry run needs none of the target file's secrets: a ${VAR}
+// that is not set is listed as needed at run time, with its field and
+// line, and the host a DSN will name as unknown yet; the run itself
+// refuses the same file until they are set, naming each.
+func TestAStagingDryRunListsTheSecretsItNeeds(t *testing.T) {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()} // no STAGING_* at all
+	args := []string{"stampede", "--target", "../../examples/staging.yaml", "--state-dir", t.TempDir()}
+	code, stdout, stderr := herdbenchEnv(t, env, append(args, "--dry-run")...)
+	for _, want := range []string{
+		"needs     STAGING_TOKEN for headers.Authorization (line 39): not set now, needed at run time",
+		"needs     STAGING_PG_DSN for postgres.dsn (line 55): not set now, needed at run time",
+		"the host in postgres.dsn, once STAGING_PG_DSN is set",
+	} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("dry run without the secrets: exit %d; want 0 and %q\n%s%s", code, want, stdout, stderr)
+		}
+	}
+	if strings.Contains(stdout, "localhost") {
+		t.Errorf("dry run without the DSN names localhost, the default of an empty DSN:\n%s", stdout)
+	}
+	code, stdout, stderr = herdbenchEnv(t, env, append(args, "--yes")...)
+	if code != exitUsage || !strings.Contains(stderr, "staging.yaml:39: headers.Authorization: environment variable STAGING_TOKEN is not set") ||
+		!strings.Contains(stderr, "staging.yaml:55: postgres.dsn: environment variable STAGING_PG_DSN is not set") {
+		t.Errorf("the run without the secrets: exit %d; want %d naming both at their lines\n%s%s", code, exitUsage, stdout, stderr)
+	}
+}

@@ -24,7 +24,7 @@ import (
 // testbed cannot be had as asked, to be told with the plan's problems;
 // err is --target's own problem.
 func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error) {
-	svc, err := serviceOf(o.Target)
+	svc, err := serviceOf(o.Target, o.DryRun)
 	switch {
 	case err != nil:
 		return nil, err
@@ -37,8 +37,9 @@ func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error)
 }
 
 // serviceOf is the service --target names, a target file or a base URL;
-// nil when it names the testbed.
-func serviceOf(spec string) (*targets.Target, error) {
+// nil when it names the testbed. For a dry run, a target file's ${VAR}
+// that is not set is needed at run time, not a problem.
+func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 	switch {
 	case spec == "" || spec == "testbed":
 		return nil, nil
@@ -49,7 +50,11 @@ func serviceOf(spec string) (*targets.Target, error) {
 		}
 		return tg, nil
 	}
-	f, err := targets.ReadFile(spec)
+	read := targets.ReadFile
+	if dryRun {
+		read = targets.ReadFileForDryRun
+	}
+	f, err := read(spec)
 	if f == nil {
 		return nil, usageError{herd.Errorf("target", "%v (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", err)}
 	}
