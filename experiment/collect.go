@@ -40,10 +40,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	}
 	res.Config = a.applied.Config // what the replicas ran, not only what the arm set
 	res.Timing.DrainMS = time.Since(draining).Milliseconds()
-	if drainErr != nil { // measured all the same: what still ran may land in the next arm
-		res.Timing.DrainTimedOut = true
-		res.Warnings = append(res.Warnings, drainErr.Error())
-	}
+	res.drainedOrNot(drainErr)
 	res.Clients = a.p.ClientsOf(a.arm)
 	if s := ld.stopped; s != nil {
 		// the arm ended early: it did not recover, and the rows after the
@@ -161,4 +158,13 @@ func (a *armRun) settleMS() *int64 {
 func (a *armRun) counted() bool {
 	_, ok := a.sub.(ServerCounter)
 	return ok
+}
+
+// drainedOrNot notes a drain that gave up: the arm is measured all the
+// same, and what still ran may land in the next arm.
+func (res *ArmResult) drainedOrNot(err error) {
+	if err != nil {
+		res.Timing.DrainTimedOut = true
+		res.Warnings = append(res.Warnings, err.Error())
+	}
 }

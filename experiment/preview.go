@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -51,6 +52,9 @@ type ArmPreview struct {
 
 // Describe works out the preview of p on tg; nothing is contacted.
 func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
+	if sub == nil {
+		sub = ServiceSubject(tg) // as Env takes nil
+	}
 	trig := p.trigger()
 	hot := tg.Hot(p.HotKeys)
 	runs := int64(p.Repeat.N()) * int64(len(p.Arms))
@@ -114,10 +118,12 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	}
 	slices.Sort(pv.Touches)
 	if f := tg.File(); f != nil {
+		unknown := map[string]bool{} // a DSN whose host is one of its variables
 		for _, n := range f.Needed {
 			pv.Needed = append(pv.Needed, fmt.Sprintf("%s for %s (line %d)", n.Var, n.Field, n.Line))
-			if strings.HasSuffix(n.Field, ".dsn") || strings.HasSuffix(n.Field, ".address") {
-				pv.Touches = append(pv.Touches, fmt.Sprintf("the host in %s, once %s is set", n.Field, n.Var))
+			if strings.HasSuffix(n.Field, ".dsn") && !slices.Contains(slices.Collect(maps.Values(tg.Hosts)), n.Field) && !unknown[n.Field] {
+				unknown[n.Field] = true
+				pv.Touches = append(pv.Touches, fmt.Sprintf("the host in %s, once its variables are set", n.Field))
 			}
 		}
 	}

@@ -7,7 +7,9 @@
 // load (warmup, before), fire the trigger at T, load on (after), drain,
 // and collect the figures. Where the steps differ between the testbed,
 // which herdbench controls, and a service it does not, the Subject says
-// (testbed.go, service.go). Arms run one after another: at once, each
+// (subject.go: the testbed's is package testbed/subject, a service's
+// service.go), and the engine never asks which it has. The engine imports
+// nothing of the testbed. Arms run one after another: at once, each
 // arm's load would hit the others. A plan that repeats its arms runs them
 // in interleaved rounds, and reports each arm's median (repeat.go).
 //
@@ -32,8 +34,9 @@ import (
 type Env struct {
 	Target *targets.Target
 	// Subject is what each arm is applied to, filled, counted and drained
-	// through (the testbed's is testbed/subject.Of); nil: Target as a
-	// service herdbench does not control
+	// through (the testbed's: the subject.Testbed that testbed/subject's
+	// Open makes); nil: Target as a service herdbench does not control,
+	// refused for a target herdbench started (Target.Owned)
 	Subject  Subject
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
@@ -71,6 +74,11 @@ func (e Env) generator() Generator {
 func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	// the triggers are the plan's, so the report shows what ran
 	p.Triggers = p.TriggerSet()
+	if env.Subject == nil && env.Target.Owned {
+		// herdbench started it: its own subject applies, fills and counts
+		// the arms (the testbed's: testbed/subject), never a service's
+		return nil, fmt.Errorf("%s: a target herdbench started needs its subject in Env.Subject", env.Target.Name)
+	}
 	if err := p.ValidateFor(env.Target, env.subject()); err != nil {
 		return nil, err
 	}

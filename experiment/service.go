@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/herdbench/herdbench/load"
@@ -48,6 +49,11 @@ func hooks(ctx context.Context, arm, when string, cmds []string) error {
 		hctx, cancel := context.WithTimeout(ctx, hookTimeout)
 		cmd := exec.CommandContext(hctx, "sh", "-c", c)
 		cmd.Env = append(os.Environ(), "HERDBENCH_ARM="+arm, "HERDBENCH_HOOK="+when)
+		// in a group of its own, killed whole at the timeout: a child of
+		// sh's (a sleep, a curl) does not outlive it holding the output
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = time.Second
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {

@@ -277,14 +277,22 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 	if name == "baseline" {
 		return arm, nil
 	}
+	notAnArm := func() *herd.FieldError {
+		return &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, or a client policy: %s)",
+			tg.Name, strings.Join(append(slices.Clone(declared), "baseline"), ", "), strings.Join(ClientKinds.Examples(), ", "))}
+	}
+	for part := range strings.SplitSeq(name, "+") {
+		if key, _, ok := strings.Cut(part, "="); ok && !slices.Contains(ClientKinds.Keys(), key) {
+			return Arm{}, notAnArm() // another subject's kind (write=, edge-...=): not a service's
+		}
+	}
 	arms, errs := ClientKinds.Parse(NameSpecs([]string{name}), nil, nil)
 	if len(errs) > 0 {
 		return Arm{}, errs[0] // one name: one problem
 	}
 	client := arms[0]
 	if client.Retry == nil && client.Throttle == nil && client.Hedge == nil && client.Breaker == nil {
-		return Arm{}, &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, baseline, or a client policy: %s)",
-			tg.Name, strings.Join(declared, ", "), strings.Join(ClientKinds.Examples(), ", "))}
+		return Arm{}, notAnArm()
 	}
 	arm.Retry, arm.Throttle, arm.Hedge, arm.Breaker = client.Retry, client.Throttle, client.Hedge, client.Breaker
 	return arm, nil

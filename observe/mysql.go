@@ -41,7 +41,7 @@ const mysqlSampleSQL = `SELECT
 		OR p.ID IN (SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'))),
 	CAST((SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_ROW_LOCK_CURRENT_WAITS') AS SIGNED)
 	+ (SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for%lock'),
-	(SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = ? AND COMMAND IN ('Query', 'Execute'))`
+	(SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = ? AND COMMAND IN ('Query', 'Execute') AND ID <> CONNECTION_ID())`
 
 // selection is the WHERE clause that selects the digests, and its
 // arguments.
@@ -70,7 +70,7 @@ func (m *MySQL) selection() (string, []any) {
 // connections waiting on a row lock, INNODB_TRX in LOCK WAIT, or on a
 // metadata lock), LocksWaiting (every user's: Innodb_row_lock_current_waits
 // and the metadata lock waits), Active (User's connections executing a
-// statement), DBStart.
+// statement, this reading excepted), DBStart.
 //
 // InnoDB refreshes INNODB_TRX only when it was last read more than 100 ms
 // before, so LockWaits may be a sample late; Innodb_row_lock_current_waits

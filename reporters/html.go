@@ -269,10 +269,14 @@ func knobs(arms []experiment.ArmResult) (knobTable, error) {
 	values := make([]map[string]string, len(arms))
 	for i, a := range arms {
 		t.Arms = append(t.Arms, a.Name)
+		var cfg any // a service's arm has no config of the subject's: no rows, rather than null
+		if len(a.Config) > 0 {
+			cfg = a.Config
+		}
 		kvs, err := flatten(struct {
-			Config  any `json:"config"`
+			Config  any `json:"config,omitempty"`
 			Clients any `json:"clients"`
-		}{a.Config, a.Clients})
+		}{cfg, a.Clients})
 		if err != nil {
 			return t, err
 		}

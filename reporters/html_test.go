@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -328,5 +329,31 @@ func TestFlatten(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("flatten[%d] = %v; want %v", i, got[i], want[i])
 		}
+	}
+}
+
+// The knob table shows the config a subject wrote for its arm, key by key,
+// and none for a service's arm, which has no config of herdbench's: no
+// config rows rather than a row of null.
+func TestKnobsShowTheSubjectsConfigOnly(t *testing.T) {
+	arms := []experiment.ArmResult{
+		{Name: "testbed", Config: []byte(`{"strategy":"lock","ttl":"1s"}`)},
+		{Name: "service"},
+	}
+	tbl, err := knobs(arms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range tbl.Rows {
+		keys = append(keys, r.Key)
+	}
+	for _, want := range []string{"config.strategy", "config.ttl"} {
+		if !slices.Contains(keys, want) {
+			t.Errorf("knob rows %q; want %s", keys, want)
+		}
+	}
+	if slices.Contains(keys, "config") {
+		t.Errorf("knob rows %q; want no bare config row (null for the service)", keys)
 	}
 }

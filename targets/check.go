@@ -222,6 +222,7 @@ func (c *checker) dsn(f dsnForm, dsn string) string {
 	}
 	before, needed := len(c.errs), len(c.f.Needed)
 	dsn = c.expand(f.field, dsn)
+	// a DSN missing a variable a dry run has yet to read is not checked
 	expanded := len(c.errs) == before && len(c.f.Needed) == needed
 	switch {
 	case dsn == "" && expanded:
@@ -376,8 +377,9 @@ func (c *checker) keys() {
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // expand replaces ${VAR} in the value at path from the environment; a
-// variable that is not set is a problem, or needed at run time (c.later),
-// and leaves the value empty.
+// variable that is not set is a problem, and leaves the value empty; or,
+// for a dry run (c.later), it is needed at run time and reads as empty,
+// the rest of the value kept (a DSN's host is still checked).
 func (c *checker) expand(path, v string) string {
 	var missing []string
 	out := envRef.ReplaceAllStringFunc(v, func(ref string) string {
@@ -393,7 +395,7 @@ func (c *checker) expand(path, v string) string {
 		for _, name := range missing {
 			c.f.Needed = append(c.f.Needed, Needed{Var: name, Field: path, Line: c.line(path)})
 		}
-		return ""
+		return out
 	case len(missing) > 0:
 		c.bad(path, "environment variable %s is not set (accepted: export it before the run; secrets are read from the environment, never written to results)",
 			strings.Join(missing, ", "))

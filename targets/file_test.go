@@ -309,8 +309,8 @@ func TestShedStatuses(t *testing.T) {
 }
 
 // For a dry run, a ${VAR} that is not set is needed at run time, at its
-// field and line, and the value stays empty without a problem; the run's
-// read of the same file refuses it.
+// field and line, and reads as empty, the rest of its value kept, without
+// a problem; the run's read of the same file refuses it.
 func TestADryRunNeedsTheVariablesLater(t *testing.T) {
 	y := "name: s\nendpoints: [\"http://127.0.0.1:8080\"]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 10}}\nheaders: {Authorization: \"Bearer ${HB_T}\"}\npostgres: {dsn: \"${HB_DSN}\", role: app, statements: items}\n"
 	none := func(string) (string, bool) { return "", false }
@@ -319,8 +319,13 @@ func TestADryRunNeedsTheVariablesLater(t *testing.T) {
 		t.Fatalf("dry run's read: %v; want no problem", err)
 	}
 	want := []Needed{{Var: "HB_T", Field: "headers.Authorization", Line: 5}, {Var: "HB_DSN", Field: "postgres.dsn", Line: 6}}
-	if !slices.Equal(f.Needed, want) || f.Headers["Authorization"] != "" || len(f.Hosts()) != 1 {
-		t.Errorf("needed %v, header %q, hosts %v; want %v, an empty header, the endpoint's host only", f.Needed, f.Headers["Authorization"], f.Hosts(), want)
+	if !slices.Equal(f.Needed, want) || f.Headers["Authorization"] != "Bearer " || len(f.Hosts()) != 1 {
+		t.Errorf("needed %v, header %q, hosts %v; want %v, the header without its variable, the endpoint's host only", f.Needed, f.Headers["Authorization"], f.Hosts(), want)
+	}
+	// a DSN short of its password keeps its host, which is still checked
+	partial := strings.Replace(y, `${HB_DSN}`, `postgres://app:${HB_PW}@db.example.com/x`, 1)
+	if f, err := parseFile([]byte(partial), "t.yaml", none, true); err != nil || f.Hosts()["db.example.com"] != "postgres.dsn" {
+		t.Errorf("a DSN short of its password: %v, hosts %v; want its host kept, from postgres.dsn", err, f.Hosts())
 	}
 	if _, err := ParseFile([]byte(y), "t.yaml", none); err == nil || !strings.Contains(err.Error(), "t.yaml:5: headers.Authorization: environment variable HB_T is not set") {
 		t.Errorf("the run's read: %v; want the variable refused at its line", err)

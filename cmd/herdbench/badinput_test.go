@@ -93,6 +93,8 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
+		{args: []string{"stampede", "--dry-run", "--target", "http://127.0.0.1:1/items/{key}", "--arms", "write=queue"},
+			want: `--arms: write=queue: not an arm of http://127.0.0.1:1/items/{key} (accepted: baseline, or a client policy: retry=full-jitter:100ms:2s:3`},
 		{args: []string{"stampede", "--dry-run", "--rate", "1.5"}, want: `invalid argument "1.5" for "--rate" flag: "1.5" is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to 20000)`},
 		{args: []string{"stampede", "--dry-run", "--timeout", "5"}, want: `--timeout: "5" is not a duration such as 500ms, 2s or 1m30s`},
 		{args: []string{"run"}, want: "run: a scenario file is required, such as examples/stampede.yaml"},

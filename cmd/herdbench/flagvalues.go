@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -116,15 +115,23 @@ func (v rateValue) String() string {
 func (v rateValue) Type() string { return "rate" }
 func (v rateValue) Set(s string) error {
 	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
-	mult := 1.0
+	scale := 0 // decimal places the k shifts
 	if u := strings.TrimRight(t, "kK"); len(u) == len(t)-1 {
-		t, mult = u, 1000
+		t, scale = u, 3
 	}
-	f, err := strconv.ParseFloat(t, 64)
-	n := f * mult
-	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) || n != math.Trunc(n) || math.Abs(n) > 1e9 {
-		return fmt.Errorf("%q is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to %d)", s, experiment.MaxRate)
+	whole, frac, _ := strings.Cut(t, ".")
+	if len(frac) > scale || (frac == "" && strings.HasSuffix(t, ".")) {
+		return badRate(s)
+	}
+	// the decimal point shifted on the text: 1.5k is 1500 exactly
+	n, err := strconv.ParseInt(whole+frac+strings.Repeat("0", scale-len(frac)), 10, 32)
+	if err != nil || whole == "" || strings.ContainsAny(whole, "+") {
+		return badRate(s)
 	}
 	*v.p = int(n)
 	return nil
+}
+
+func badRate(s string) error {
+	return fmt.Errorf("%q is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to %d)", s, experiment.MaxRate)
 }

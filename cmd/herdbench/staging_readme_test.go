@@ -162,7 +162,7 @@ func TestAStagingDryRunListsTheSecretsItNeeds(t *testing.T) {
 	for _, want := range []string{
 		"needs     STAGING_TOKEN for headers.Authorization (line 39): not set now, needed at run time",
 		"needs     STAGING_PG_DSN for postgres.dsn (line 55): not set now, needed at run time",
-		"the host in postgres.dsn, once STAGING_PG_DSN is set",
+		"the host in postgres.dsn, once its variables are set",
 	} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("dry run without the secrets: exit %d; want 0 and %q\n%s%s", code, want, stdout, stderr)

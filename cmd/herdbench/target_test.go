@@ -99,7 +99,7 @@ limits: {max_rate: 400}
 			`--arms: swr: not an arm of ` + local + ` (accepted: none, lock, baseline, or a client policy:`},
 		{"a gate on what the target does not show", []string{"--target", local, "--gate", "db.queries < 10", "--dry-run"}, nil, exitUsage, nil,
 			`--gate: "db.queries < 10": db.queries names postgres, which ` + local + ` does not let herdbench observe`},
-		{"a secret missing", []string{"--target", local, "--dry-run"}, []string{"HB_STAGING_TOKEN"}, exitUsage, nil,
+		{"a secret missing (the run; a dry run lists it as needed)", []string{"--target", local, "--yes"}, []string{"HB_STAGING_TOKEN"}, exitUsage, nil,
 			"local.yaml:4: headers.Authorization: environment variable HB_STAGING_TOKEN is not set"},
 		{"a bare URL", []string{"--target", st.API[0] + "/items/{key}", "--trigger", "expire", "--dry-run"}, nil, exitUsage, nil,
 			"trigger expire needs a Redis"},

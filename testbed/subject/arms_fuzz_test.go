@@ -25,7 +25,7 @@ func FuzzArms(f *testing.F) {
 		parsed, errs := subject.ArmKinds.Parse(experiment.NameSpecs(strings.Split(arms, ",")), api.FullPatch(api.DefaultConfig), nil)
 		for _, e := range errs {
 			if e.Msg == "" || e.Field != "arms" {
-				t.Fatalf("ParseArms(%q): %#v; want a message about an arm", arms, e)
+				t.Fatalf("ArmKinds.Parse(%q): %#v; want a message about an arm", arms, e)
 			}
 		}
 		if len(errs) > 0 {

@@ -2,7 +2,9 @@
 // engine's Subject (experiment.Subject) and its optional seams for the
 // testbed's replicas, edges, write path and stores. The engine applies an
 // arm, fills, counts and drains through it and never asks which subject
-// it has; the command line picks this one for a testbed target (Of).
+// it has; the command line puts this one in for a testbed target (Open,
+// or Describe for a dry run). It is also the testbed's kind of target, its
+// arm kinds (write, edge-*), its checks of an arm and its knobs.
 package subject
 
 import (
@@ -249,20 +251,34 @@ func forWarm(strategy string) string {
 // database pools serve: each is a miss, so each is one load.
 func (s *Testbed) warm(ctx context.Context, ids []int64) error {
 	fleet := s.Admin
+	work := make(chan int64)
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(warmConcurrency * len(fleet))
-	for i, id := range ids {
+	for w := range warmConcurrency * len(fleet) {
+		c := fleet[w%len(fleet)] // a worker asks one replica: each is asked its pool's worth at once
 		g.Go(func() error {
-			code, err := fleet[i%len(fleet)].Item(ctx, id)
-			if err == nil && code != 200 {
-				err = fmt.Errorf("status %d", code)
-			}
-			if err != nil {
-				return fmt.Errorf("warm item %d: %w", id, err)
+			for id := range work {
+				code, err := c.Item(ctx, id)
+				if err == nil && code != 200 {
+					err = fmt.Errorf("status %d", code)
+				}
+				if err != nil {
+					return fmt.Errorf("warm item %d: %w", id, err)
+				}
 			}
 			return nil
 		})
 	}
+	g.Go(func() error {
+		defer close(work)
+		for _, id := range ids {
+			select {
+			case work <- id:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
 	return g.Wait()
 }
 
