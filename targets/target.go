@@ -339,6 +339,16 @@ func (t *Target) NewRequest(ctx context.Context, base, key string) (*http.Reques
 	return t.Request.New(ctx, base, key, t.Header, nil)
 }
 
+// AddHost notes the host of the base URL raw as one the target touches,
+// for where (the safety checks and a dry run name it): a plug-in that
+// describes a target adds its own.
+func (t *Target) AddHost(raw, where string) {
+	if t.Hosts == nil {
+		t.Hosts = map[string]string{}
+	}
+	t.Hosts[hostOf(raw)] = where
+}
+
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
@@ -116,7 +115,7 @@ func Describe(st testbed.Status) *Testbed {
 	t.Granted = triggers.Caps{Redis: true, RedisKeys: true, Pattern: true, Channel: true, Role: true, Pause: true, Writes: true, Parts: parts(st)}
 	t.Observed = &targets.Observes{DB: true, Cache: true, API: true, Layers: len(st.Edge) > 0}
 	for _, u := range st.API {
-		t.Hosts[hostOf(u)] = "testbed api"
+		t.AddHost(u, "testbed api")
 	}
 	if st.Memcached != "" { // triggers touch the items there, not in Redis
 		t.RedisKey, t.Pattern, t.Channel = "", "", ""
@@ -139,7 +138,7 @@ func Describe(st testbed.Status) *Testbed {
 	if len(st.Edge) > 0 { // two tiers: the clients attack the edges, which call the replicas
 		t.Endpoints, s.Edges = st.Edge, edge.NewFleet(st.Edge)
 		for _, u := range st.Edge {
-			t.Hosts[hostOf(u)] = "testbed edge"
+			t.AddHost(u, "testbed edge")
 		}
 	}
 	return s
@@ -154,14 +153,6 @@ func (s *Testbed) setLikes() {
 	case t.DB != nil:
 		t.Likes = api.PostgresLikes{Pool: t.DB}
 	}
-}
-
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
 }
 
 // parts are the parts of herd.Parts st runs: the replicas, Redis, its
