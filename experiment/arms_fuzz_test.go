@@ -1,15 +1,14 @@
-package subject_test
+package experiment_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/subject"
-	"github.com/herdbench/herdbench/triggers"
 )
 
 // FuzzArms: any --arms list of the testbed either fails to parse or validate with a
@@ -22,7 +21,7 @@ func FuzzArms(f *testing.F) {
 		f.Add(s, "expire", "postgres")
 	}
 	f.Fuzz(func(t *testing.T, arms, trigger, dependency string) {
-		parsed, errs := subject.ArmKinds.Parse(experiment.NameSpecs(strings.Split(arms, ",")), api.FullPatch(api.DefaultConfig), nil)
+		parsed, errs := subject.ArmKinds.Parse(NameSpecs(strings.Split(arms, ",")), api.FullPatch(api.DefaultConfig), nil)
 		for _, e := range errs {
 			if e.Msg == "" || e.Field != "arms" {
 				t.Fatalf("ArmKinds.Parse(%q): %#v; want a message about an arm", arms, e)
@@ -31,9 +30,9 @@ func FuzzArms(f *testing.F) {
 		if len(errs) > 0 {
 			return
 		}
-		p := experiment.Plan{Arms: parsed, Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
+		p := Plan{Arms: parsed, Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
 			Rate: 10, Clients: 1, Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second),
-			Triggers: triggerOptions("dependency", dependency)}
+			Triggers: TriggerOptions("dependency", dependency)}
 		err := append(herd.Fields(p.Validate()), p.CheckArms(subject.Checker{})...).Err()
 		if err != nil {
 			if err.Error() == "" {
@@ -63,16 +62,4 @@ func FuzzArms(f *testing.F) {
 			}
 		}
 	})
-}
-
-// triggerOptions is every trigger with its defaults but for the options
-// given, key then value, as a flag would set them.
-func triggerOptions(kv ...string) *triggers.Registry {
-	reg := triggers.Default()
-	for i := 0; i+1 < len(kv); i += 2 {
-		if err := reg.Set(kv[i], kv[i+1]); err != nil {
-			panic(err)
-		}
-	}
-	return reg
 }
