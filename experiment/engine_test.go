@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"reflect"
 	"slices"
@@ -69,5 +70,20 @@ func TestCountersSinceReadAResetAsAReset(t *testing.T) {
 	got := end.since(atT)
 	if got.Requests != 150 || got.Loads != 14 || got.Busy != 1 {
 		t.Errorf("since = %+v; want requests 150 (grown), loads 14 (10, reset, 4 since), busy 1 (the gauge at the end)", got)
+	}
+}
+
+// An arm whose drain gave up is measured all the same, and says so in
+// timing.drain_timed_out and a warning; one whose drain ended says
+// nothing.
+func TestADrainThatGaveUpIsInTheResults(t *testing.T) {
+	var ended, gaveUp ArmResult
+	ended.drainedOrNot(nil)
+	gaveUp.drainedOrNot(fmt.Errorf("drain: after 15s the service still ran 2 statements: %w", ErrStillRunning))
+	if ended.Timing.DrainTimedOut || len(ended.Warnings) != 0 {
+		t.Errorf("a drain that ended: %+v, warnings %q; want neither", ended.Timing, ended.Warnings)
+	}
+	if !gaveUp.Timing.DrainTimedOut || len(gaveUp.Warnings) != 1 || !strings.Contains(gaveUp.Warnings[0], "still ran 2 statements") {
+		t.Errorf("a drain that gave up: %+v, warnings %q; want drain_timed_out and the drain's words", gaveUp.Timing, gaveUp.Warnings)
 	}
 }

@@ -1,6 +1,12 @@
 package experiment
 
-import "github.com/herdbench/herdbench/triggers"
+import (
+	"context"
+	"time"
+
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/triggers"
+)
 
 // What the tests that run on the testbed need of the package's insides:
 // they are package experiment_test, as the testbed's subject
@@ -10,6 +16,12 @@ var (
 	PhaseOf = phaseOf
 	FmtF    = fmtF
 )
+
+// ServiceDrainWithin is a service subject's Drain on tg, giving up after
+// limit rather than DrainLimit.
+func ServiceDrainWithin(tg *targets.Target, limit time.Duration) func(context.Context) error {
+	return (&serviceSubject{tg: tg, limit: limit}).Drain
+}
 
 // TriggerOptions is triggerOptions, for the external tests.
 func TriggerOptions(kv ...string) *triggers.Registry { return triggerOptions(kv...) }

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -21,7 +22,8 @@ import (
 // selected by its hooks, headers and query values; the cache is warmed
 // with one request per hot key; nothing is flushed, reset or counted.
 type serviceSubject struct {
-	tg *targets.Target
+	tg    *targets.Target
+	limit time.Duration // the drain's; 0: DrainLimit
 }
 
 var _ Subject = (*serviceSubject)(nil)
@@ -116,7 +118,8 @@ func (s *serviceSubject) Drain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(DrainLimit)
+	limit := cmp.Or(s.limit, DrainLimit)
+	deadline := time.Now().Add(limit)
 	for {
 		select {
 		case <-ctx.Done():
@@ -132,7 +135,7 @@ func (s *serviceSubject) Drain(ctx context.Context) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("drain: after %s the service still ran %d statements of its role, %d DB queries completing in the last %s: %w",
-				DrainLimit, cur.Active, cur.Calls-prev.Calls, drainTick, ErrStillRunning)
+				limit, cur.Active, cur.Calls-prev.Calls, drainTick, ErrStillRunning)
 		}
 		prev = cur
 	}

@@ -3,8 +3,10 @@ package experiment_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -346,5 +348,47 @@ func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
 	}
 	if w := rep.Arms[1].Warm.Queries; w > 20 {
 		t.Errorf("second arm's warm: %d queries; want at most one per hot key (20), none of the first arm's backlog", w)
+	}
+}
+
+// A drain that gives up says so: with one of the role's statements still
+// running (a 3 s load in Postgres) past its limit, Drain's error wraps
+// ErrStillRunning and names the statement running, which the arm then
+// carries as timing.drain_timed_out and a warning.
+func TestADrainGivesUpWithTheWorkStillRunning(t *testing.T) {
+	tb := startTestbed(t, 1)
+	cfg := api.DefaultConfig
+	cfg.QueryCost = herd.Duration(3 * time.Second)
+	if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	svc := asService(t, tb, "keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}\n")
+	done := make(chan error, 1)
+	go func() { // a miss: one 3 s load, as the app role
+		resp, err := http.Get(tb.Endpoints[0] + "/items/7")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	src := observe.Source{DB: svc.DB, Statements: svc.Statements, Role: svc.Role}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if s, err := src.Read(context.Background()); err == nil && s.Active > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the load never showed as the role's running statement")
+		}
+		time.Sleep(20 * time.Millisecond) // polling, bounded by the deadline
+	}
+	err := ServiceDrainWithin(svc, 300*time.Millisecond)(context.Background())
+	if !errors.Is(err, ErrStillRunning) || !strings.Contains(err.Error(), "still ran 1 statements of its role") {
+		t.Errorf("Drain with a 3 s load running = %v; want ErrStillRunning naming the one statement", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := ServiceDrainWithin(svc, 5*time.Second)(context.Background()); err != nil {
+		t.Errorf("Drain once the load ended = %v; want nil", err)
 	}
 }
