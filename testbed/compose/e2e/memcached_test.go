@@ -78,6 +78,13 @@ func TestMemcachedOnDocker(t *testing.T) {
 	}
 	if lock.DB.Queries > hot || lock.DB.Queries >= none.DB.Queries {
 		t.Errorf("db queries after T: none %d, lock %d; want the lock at most one per hot key (%d) and fewer than none", none.DB.Queries, lock.DB.Queries, hot)
+		for _, a := range rep.Arms { // seen once: none's misses with few loads after T; what each row counted
+			for _, r := range a.Timeline {
+				if r.TMS >= -500 && r.TMS <= 1500 {
+					t.Logf("%s t=%dms: db_qps %.0f, hits %d, misses %d, loads %d, p99 %.1fms", a.Name, r.TMS, r.DBQPS, r.Hits, r.Misses, r.Loads, r.P99MS)
+				}
+			}
+		}
 	}
 
 	herdbench(t, "testbed", "down", "--state-dir", dir)
