@@ -93,7 +93,7 @@ func TestTargetFilePlanPrecedence(t *testing.T) {
 	writeFiles(t, dir, map[string]string{
 		"svc.yaml":      planTarget,
 		"scenario.yaml": "target: " + target + "\nload: {rate: 150}\n",
-		"bad.yaml":      "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {list: [a]}\nplan:\n  rate: 200\n  after: soon\n",
+		"bad.yaml":      "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {list: [a]}\nplan:\n  rate: 200\n  after: soon\n  warmup: 2\n",
 	})
 	for _, tt := range []struct {
 		name string
@@ -115,6 +115,9 @@ func TestTargetFilePlanPrecedence(t *testing.T) {
 	code, _, stderr := herdbench(t, "stampede", "--target", dir+"/bad.yaml", "--dry-run", "--state-dir", t.TempDir())
 	if want := "bad.yaml:6: plan.after: \"soon\""; code != exitUsage || !strings.Contains(stderr, want) {
 		t.Errorf("a plan whose after is soon: exit %d; want %d and %q\n%s", code, exitUsage, want, stderr)
+	}
+	if want := `bad.yaml:7: plan.warmup: "2" is not a duration such as 500ms, 2s or 1m30s (accepted:`; !strings.Contains(stderr, want) {
+		t.Errorf("a plan whose warmup is 2: %q; want %q, the accepted form named once", stderr, want)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
@@ -49,10 +48,9 @@ func targetPlan(opts stampedeOptions) (experiment.Plan, herd.FieldErrors) {
 		if opts.PlanSet[s.Flag] {
 			continue // the command line's or a scenario file's
 		}
-		if err := fs.Set(s.Flag, s.Value); err != nil {
+		if err := setFlag(fs.Lookup(s.Flag), s.Value); err != nil { // names the accepted form, as a scenario's value
 			path := "plan." + s.Flag
-			bad = append(bad, &herd.FieldError{File: svc.Name, Line: svc.Line(path), Field: path,
-				Msg: fmt.Sprintf("%q: %v", s.Value, err)})
+			bad = append(bad, &herd.FieldError{File: svc.Name, Line: svc.Line(path), Field: path, Msg: err.Error()})
 		}
 	}
 	return o.Plan, bad

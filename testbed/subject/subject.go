@@ -116,7 +116,7 @@ func (s *Testbed) loadBound(ctx context.Context, cfg api.Config) (time.Duration,
 	for _, c := range s.Admin {
 		h, err := c.Health(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("replica %s: db-timeout: %w", c.URL, err)
+			return 0, fmt.Errorf("replica %s: its db-timeout on /healthz: %w (check it: herdbench testbed status; restart it: herdbench testbed down, then up)", c.URL, err)
 		}
 		timeout = max(timeout, time.Duration(h.DBTimeoutMS)*time.Millisecond)
 	}
