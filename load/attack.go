@@ -96,6 +96,7 @@ type hit struct {
 	sent
 	skipped  bool // due after the cut or the halt: not owed, not sent
 	critical bool
+	class    int
 }
 
 // hits are the hits under way, by vegeta's Seq, from the herd's
@@ -141,7 +142,7 @@ func (h *herd) record(res *vegeta.Result) (Record, bool) {
 		if x.skipped {
 			return Record{}, false
 		}
-		rec.Critical = x.critical
+		rec.Critical, rec.Class = x.critical, x.class
 		rec.SentAt, rec.Attempts, rec.Hedges = x.at, len(x.at), x.hedges
 		if len(x.at) > 0 {
 			rec.Left = x.at[0]

@@ -116,8 +116,9 @@ func newHerd(c Config, s *schedule) *herd {
 // RoundTrip sends vegeta's hit req through its virtual client: the hit's
 // number (vegeta's X-Vegeta-Seq) places it on the schedule, which says
 // whether it is still owed and whether it is marked critical, and what
-// left for it is kept for its record. It sets the critical header on req,
-// which vegeta made for this hit alone and reads no more.
+// left for it is kept for its record. It sets the critical header on req
+// and takes the class header off it, which vegeta made for this hit alone
+// and reads no more.
 func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 	j, ok := seqOf(req)
 	if !ok {
@@ -125,6 +126,10 @@ func (h *herd) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	k := h.sched.global(j)
 	x := &hit{}
+	if v := req.Header[classHeader]; len(v) == 1 {
+		x.class, _ = strconv.Atoi(v[0])
+		delete(req.Header, classHeader) // the targeter's note, not the service's
+	}
 	h.hits.put(j, x)
 	if h.sched.cutBefore(h.sched.due(k)) {
 		x.skipped = true
@@ -212,7 +217,7 @@ func (h *herd) roundTrip(req *http.Request, id uint64, s *sent) (*http.Response,
 		breakerDone, hedge, err := c.admit(time.Now())
 		refused := err != nil
 		if !refused {
-			resp, err = h.send(actx, req, s, hedge)
+			resp, err = h.send(actx, rewound(req, n), s, hedge)
 		}
 		code, msg := 0, ""
 		if err != nil {
@@ -343,9 +348,24 @@ func (h *herd) send(ctx context.Context, req *http.Request, s *sent, hedge bool)
 	return win(second)
 }
 
-// toNextReplica is req sent to the replica after its own.
+// rewound is req for its attempt n: from the second on, with its body
+// from the start again (the first attempt read it). A request without a
+// body is itself.
+func rewound(req *http.Request, n int) *http.Request {
+	if n == 0 || req.GetBody == nil || req.Body == nil || req.Body == http.NoBody {
+		return req
+	}
+	r := req.WithContext(req.Context())
+	if b, err := req.GetBody(); err == nil {
+		r.Body = b
+	}
+	return r
+}
+
+// toNextReplica is req sent to the replica after its own, with its body
+// from the start: the first copy is reading it.
 func (h *herd) toNextReplica(req *http.Request) *http.Request {
-	r := req.Clone(req.Context())
+	r := rewound(req.Clone(req.Context()), 1)
 	for i, t := range h.targets {
 		if u, err := url.Parse(t); err == nil && u.Host == req.URL.Host {
 			next, _ := url.Parse(h.targets[(i+1)%len(h.targets)])

@@ -1,9 +1,11 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,6 +20,9 @@ type Config struct {
 	Rate     int           // requests per second, open model
 	Duration time.Duration // how long to attack
 	Request  Request       // how a key becomes a request; zero: GET /items/{key}
+	// Classes are a mix of requests, each its share of Rate; empty: one
+	// class, Request. Record.Class is a request's index in them.
+	Classes  []Class
 	Source   KeySource     `json:"-"` // where keys come from; nil: Zipf over ids 1..Keys
 	Keys     int           // item ids 1..Keys, without Source
 	Zipf     float64       // Zipf exponent s > 1: P(id) ∝ id^-s, without Source
@@ -70,6 +75,7 @@ type Record struct {
 	Code     int
 	Cache    string // the X-Cache header, if any
 	Critical bool   // sent with X-Priority: critical
+	Class    int    // its class: an index in Config.Classes; 0 without classes
 	// What vegeta's result has of it, for its encoders (-o vegeta=): the
 	// request's method and URL, the error vegeta saw (a status of 400 or
 	// more included), the bytes of its body
@@ -110,6 +116,7 @@ func (c Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("timeout: %s (accepted: more than 0)", c.Timeout))
 	}
+	errs = append(errs, validateClasses(c.Classes))
 	return errors.Join(errs...)
 }
 
@@ -123,13 +130,14 @@ func isCritical(i uint64, share float64) bool {
 	return share > 0 && float64(mix(i)%10_000) < share*10_000
 }
 
-// Request is how a key becomes a request: {key} in Path, in a Query value
-// or in a Headers value is replaced by the key.
+// Request is how a key becomes a request: {key} in Path, in a Query value,
+// in a Headers value or in Body is replaced by the key.
 type Request struct {
 	Method  string            // GET when empty
 	Path    string            // /items/{key} when empty
 	Query   map[string]string // added to the query
 	Headers map[string]string
+	Body    string `json:",omitempty"` // sent as it is, {key} replaced; empty: none
 }
 
 // NoRedirects makes a client return a redirect as the response: the load
@@ -158,7 +166,11 @@ func (r Request) orDefault() Request {
 // New builds the request for key on base, with header under the
 // request's own headers and query added, as the load sends it.
 func (r Request) New(ctx context.Context, base, key string, header http.Header, query url.Values) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, r.MethodOrGet(), r.URL(base, key, query), nil)
+	var body io.Reader
+	if f := r.bodyFunc(); f != nil {
+		body = bytes.NewReader(f(key))
+	}
+	req, err := http.NewRequestWithContext(ctx, r.MethodOrGet(), r.URL(base, key, query), body)
 	if err != nil {
 		return nil, err
 	}

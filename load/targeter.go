@@ -2,13 +2,16 @@ package load
 
 import (
 	"net/http"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// targeter makes each of vegeta's hits its request: the next key drawn
-// from the seeded key source, on the endpoints in turn. Requests whose
+// targeter makes each of vegeta's hits its request: the next class of
+// the mix (one, without Config.Classes), the next key drawn from that
+// class's seeded key source, on the endpoints in turn. Requests whose
 // headers do not depend on the key share one prepared header, which
 // vegeta copies into each request it makes.
 //
@@ -16,35 +19,111 @@ import (
 // order its workers took their hits: the sequence of keys is the seed's,
 // and two hits taken in the same instant may swap theirs.
 type targeter struct {
-	keys   KeySource
+	classes []classTarget
+	mix     *mixer        // nil: one class
+	next    atomic.Uint64 // the endpoint's turn
+}
+
+// classTarget is one class's request, put together once.
+type classTarget struct {
 	req    Request
+	keys   KeySource // nil: its request takes no key
 	urls   []func(key string) string
 	header http.Header // the config's own, for templated headers
-	plain  http.Header
-	next   atomic.Uint64 // the endpoint's turn
+	plain  http.Header // the whole header, when no value takes the key
+	body   func(key string) []byte
 }
 
 func newTargeter(c Config) vegeta.Targeter {
-	t := &targeter{keys: c.Source, req: c.Request.orDefault(), header: c.Header}
-	if t.keys == nil {
-		t.keys = NewKeys(c.Keys, c.Zipf, c.Seed)
+	keys := c.Source
+	if keys == nil {
+		keys = NewKeys(c.Keys, c.Zipf, c.Seed)
 	}
-	for _, base := range c.Targets {
-		t.urls = append(t.urls, t.req.urlFunc(base, c.Query))
+	classes := c.Classes
+	if len(classes) == 0 {
+		classes = []Class{{Weight: 1, Request: c.Request}}
 	}
-	t.plain = c.Header.Clone()
+	t := &targeter{}
+	if len(classes) > 1 {
+		t.mix = newMixer(classes)
+	}
+	for i, cl := range classes {
+		ct := classTarget{req: cl.Request.orDefault(), header: c.Header.Clone()}
+		if ct.header == nil {
+			ct.header = http.Header{}
+		}
+		if t.mix != nil {
+			ct.header.Set(classHeader, strconv.Itoa(i))
+		}
+		if ct.req.takesKey() {
+			ct.keys = cmpOr(cl.Source, keys)
+		}
+		for _, base := range c.Targets {
+			ct.urls = append(ct.urls, ct.req.urlFunc(base, c.Query))
+		}
+		ct.plain = ct.header
+		ct.body = ct.req.bodyFunc()
+		t.classes = append(t.classes, ct)
+	}
 	return t.target
 }
 
-// target is the Targeter: the next hit's method, URL and headers.
+// cmpOr is a, or b when a is nil.
+func cmpOr(a, b KeySource) KeySource {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// target is the Targeter: the next hit's method, URL, headers and body.
 func (t *targeter) target(tgt *vegeta.Target) error {
-	key := t.keys.Key()
-	tgt.Method = t.req.Method
-	tgt.URL = t.urls[(t.next.Add(1)-1)%uint64(len(t.urls))](key)
-	if len(t.req.Headers) > 0 {
-		tgt.Header = t.req.Header(key, t.header)
+	ct := &t.classes[0]
+	if t.mix != nil {
+		ct = &t.classes[t.mix.next()]
+	}
+	key := ""
+	if ct.keys != nil {
+		key = ct.keys.Key()
+	}
+	tgt.Method = ct.req.Method
+	tgt.URL = ct.urls[(t.next.Add(1)-1)%uint64(len(ct.urls))](key)
+	if len(ct.req.Headers) > 0 {
+		tgt.Header = ct.req.Header(key, ct.header)
 	} else {
-		tgt.Header = t.plain
+		tgt.Header = ct.plain
+	}
+	tgt.Body = nil
+	if ct.body != nil {
+		tgt.Body = ct.body(key)
 	}
 	return nil
+}
+
+// takesKey says whether the request's path, query, headers or body hold
+// {key}.
+func (r Request) takesKey() bool {
+	if strings.Contains(r.Path, "{key}") || strings.Contains(r.Body, "{key}") {
+		return true
+	}
+	for _, m := range []map[string]string{r.Query, r.Headers} {
+		for _, v := range m {
+			if strings.Contains(v, "{key}") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bodyFunc is the request's body for a key; nil without a body.
+func (r Request) bodyFunc() func(key string) []byte {
+	switch {
+	case r.Body == "":
+		return nil
+	case !strings.Contains(r.Body, "{key}"):
+		b := []byte(r.Body) // read-only: vegeta reads it into each request
+		return func(string) []byte { return b }
+	}
+	return func(key string) []byte { return []byte(strings.ReplaceAll(r.Body, "{key}", key)) }
 }

@@ -1,0 +1,82 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Class is one kind of request in a mix of traffic: its share of the
+// rate, how a key becomes its request, and where its keys come from. A
+// load of several classes sends each hit as one of them, in proportion
+// to their weights, and each Record says which (Record.Class).
+type Class struct {
+	Name    string
+	Weight  int     // its share of the rate: Weight over the classes' total
+	Request Request // its method, path, query, headers and body; {key} templated
+	// Source draws its keys; nil: the Config's (its Source, or Zipf over
+	// Keys). A class whose request has no {key} draws none.
+	Source KeySource `json:"-"`
+}
+
+// classHeader carries a hit's class from the targeter to the herd's
+// RoundTrip, which takes it off before the request leaves: the service
+// never sees it.
+const classHeader = "X-Herdbench-Class"
+
+// validateClasses reports every problem of cs at once.
+func validateClasses(cs []Class) error {
+	var errs []error
+	total := 0
+	seen := map[string]bool{}
+	for i, c := range cs {
+		if c.Name == "" || seen[c.Name] {
+			errs = append(errs, fmt.Errorf("classes[%d]: name %q (accepted: a name of its own, once)", i, c.Name))
+		}
+		seen[c.Name] = true
+		if c.Weight < 1 {
+			errs = append(errs, fmt.Errorf("classes[%d] %s: weight %d (accepted: 1 or more)", i, c.Name, c.Weight))
+		}
+		total += c.Weight
+	}
+	if len(cs) > 0 && total < 1 {
+		errs = append(errs, errors.New("classes: the weights add up to nothing (accepted: a positive total)"))
+	}
+	return errors.Join(errs...)
+}
+
+// mixer picks each hit's class by smooth weighted round-robin (nginx's
+// upstream balancing): in every run of total hits each class has exactly
+// its weight of them, spread out rather than in blocks, so a class's share
+// of any 100 ms row of the timeline is its share of the rate, not only on
+// average. No randomness: the same mix in every arm.
+type mixer struct {
+	mu      sync.Mutex
+	weights []int
+	current []int
+	total   int
+}
+
+func newMixer(cs []Class) *mixer {
+	m := &mixer{weights: make([]int, len(cs)), current: make([]int, len(cs))}
+	for i, c := range cs {
+		m.weights[i] = c.Weight
+		m.total += c.Weight
+	}
+	return m
+}
+
+// next is the class of the next hit.
+func (m *mixer) next() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	best := 0
+	for i, w := range m.weights {
+		m.current[i] += w
+		if m.current[i] > m.current[best] {
+			best = i
+		}
+	}
+	m.current[best] -= m.total
+	return best
+}
