@@ -55,7 +55,7 @@ func newTargeter(c Config) vegeta.Targeter {
 		if t.mix != nil {
 			ct.header.Set(classHeader, strconv.Itoa(i))
 		}
-		if ct.req.takesKey() {
+		if ct.req.TakesKey() {
 			ct.keys = cmpOr(cl.Source, keys)
 		}
 		for _, base := range c.Targets {
@@ -100,9 +100,9 @@ func (t *targeter) target(tgt *vegeta.Target) error {
 	return nil
 }
 
-// takesKey says whether the request's path, query, headers or body hold
+// TakesKey says whether the request's path, query, headers or body hold
 // {key}.
-func (r Request) takesKey() bool {
+func (r Request) TakesKey() bool {
 	if strings.Contains(r.Path, "{key}") || strings.Contains(r.Body, "{key}") {
 		return true
 	}

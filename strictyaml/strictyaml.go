@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -210,7 +211,8 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 }
 
 // Fields maps a struct's YAML keys to their types. An inline map field,
-// which takes every other key, is under ",inline".
+// which takes every other key, is under ",inline"; an inline struct's keys
+// are the struct's own.
 func Fields(t reflect.Type) map[string]reflect.Type {
 	m := map[string]reflect.Type{}
 	for i := range t.NumField() {
@@ -221,6 +223,10 @@ func Fields(t reflect.Type) map[string]reflect.Type {
 		}
 		if opts == "inline" && f.Type.Kind() == reflect.Map {
 			m[",inline"] = f.Type
+			continue
+		}
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			maps.Copy(m, Fields(f.Type)) // its keys are the outer struct's
 			continue
 		}
 		if name == "" {

@@ -55,8 +55,11 @@ func (c *checker) line(path string) int {
 func (f *File) check(env func(string) (string, bool), later bool) herd.FieldErrors {
 	c := &checker{f: f, env: env, later: later}
 	c.endpoints()
-	c.request()
+	if len(f.Requests) == 0 {
+		c.request()
+	}
 	c.keys()
+	c.classes()
 	for k, v := range f.Headers {
 		f.Headers[k] = c.expand("headers."+k, v)
 	}
@@ -132,23 +135,12 @@ func CheckHost(h string) error {
 	return nil
 }
 
+// request checks the file's one request: what every class is checked
+// for, and that it takes a key.
 func (c *checker) request() {
-	r := c.f.Request
-	if m := r.Method; m != "" && !slices.Contains([]string{"GET", "HEAD", "POST", "PUT", "DELETE"}, m) {
-		c.bad("request.method", "%q (accepted: GET, HEAD, POST, PUT, DELETE)", m)
-	}
-	if p := r.Path; p != "" && !strings.HasPrefix(p, "/") {
-		c.bad("request.path", "%q does not start with / (accepted: a path such as /items/{key})", p)
-	}
-	uses := strings.Contains(r.Path, "{key}")
-	for _, v := range r.Query {
-		uses = uses || strings.Contains(v, "{key}")
-	}
-	for _, v := range r.Headers {
-		uses = uses || strings.Contains(v, "{key}")
-	}
-	if !uses {
-		c.bad("request", "{key} appears nowhere (accepted: {key} in request.path, a request.query value or a request.headers value)")
+	c.requestAt("request", &c.f.Request)
+	if !c.f.Request.load().TakesKey() {
+		c.bad("request", "{key} appears nowhere (accepted: {key} in request.path, a request.query value, a request.headers value or request.body)")
 	}
 }
 
@@ -330,9 +322,12 @@ const MaxKeys = 1 << 31
 
 // keys checks the key space: exactly one source, and a hot count within
 // it. A file of keys is read now.
-func (c *checker) keys() {
+func (c *checker) keys() { c.keySpace("keys", &c.f.Keys) }
+
+// keySpace checks the key space at path, and reads its file of keys.
+func (c *checker) keySpace(path string, ks *KeySpace) {
 	f := c.f
-	k := f.Keys
+	k := *ks
 	n := 0
 	for _, set := range []bool{len(k.List) > 0, k.File != "", k.Range != nil, k.Zipf != nil} {
 		if set {
@@ -340,7 +335,7 @@ func (c *checker) keys() {
 		}
 	}
 	if n != 1 {
-		c.bad("keys", "%d sources of keys (accepted: exactly one of list, file, range, zipf)", n)
+		c.bad(path, "%d sources of keys (accepted: exactly one of list, file, range, zipf)", n)
 		return
 	}
 	size := int64(len(k.List))
@@ -348,29 +343,29 @@ func (c *checker) keys() {
 	case k.File != "":
 		keys, err := readKeys(f.resolve(k.File))
 		if err != nil {
-			c.bad("keys.file", "%v (accepted: a file of keys, one per line)", err)
+			c.bad(path+".file", "%v (accepted: a file of keys, one per line)", err)
 		}
 		k.List, size = keys, int64(len(keys))
 	case k.Range != nil:
 		if k.Range.From < 0 || k.Range.To < k.Range.From || k.Range.To-k.Range.From >= MaxKeys {
-			c.bad("keys.range", "from %d to %d (accepted: 0 <= from <= to, at most %d keys)", k.Range.From, k.Range.To, MaxKeys)
+			c.bad(path+".range", "from %d to %d (accepted: 0 <= from <= to, at most %d keys)", k.Range.From, k.Range.To, MaxKeys)
 			return
 		}
 		size = k.Range.To - k.Range.From + 1
 	case k.Zipf != nil:
 		if k.Zipf.From < 0 || k.Zipf.To <= k.Zipf.From || k.Zipf.To-k.Zipf.From >= MaxKeys {
-			c.bad("keys.zipf", "from %d to %d (accepted: 0 <= from < to, at most %d keys)", k.Zipf.From, k.Zipf.To, MaxKeys)
+			c.bad(path+".zipf", "from %d to %d (accepted: 0 <= from < to, at most %d keys)", k.Zipf.From, k.Zipf.To, MaxKeys)
 			return
 		}
 		if !herd.Finite(k.Zipf.S) || k.Zipf.S <= 1 {
-			c.bad("keys.zipf.s", "s %g (accepted: greater than 1)", k.Zipf.S)
+			c.bad(path+".zipf.s", "s %g (accepted: greater than 1)", k.Zipf.S)
 		}
 		size = k.Zipf.To - k.Zipf.From + 1
 	}
 	if k.Hot < 0 || int64(k.Hot) > size {
-		c.bad("keys.hot", "%d (accepted: 0 to the key space's %d keys)", k.Hot, size)
+		c.bad(path+".hot", "%d (accepted: 0 to the key space's %d keys)", k.Hot, size)
 	}
-	f.Keys = k
+	*ks = k
 }
 
 // envRef is ${VAR} in a value.

@@ -22,10 +22,14 @@ import (
 // touch of it, and the limits it keeps to. docs/targets.md describes each
 // field; examples/staging.yaml is one.
 type File struct {
-	Name       string            `yaml:"name"`
-	Endpoints  []string          `yaml:"endpoints"` // base URLs the load goes to, round-robin
-	Allow      []string          `yaml:"allow"`     // hosts besides loopback that herdbench may touch
-	Request    Request           `yaml:"request"`
+	Name      string   `yaml:"name"`
+	Endpoints []string `yaml:"endpoints"` // base URLs the load goes to, round-robin
+	Allow     []string `yaml:"allow"`     // hosts besides loopback that herdbench may touch
+	Request   Request  `yaml:"request"`
+	// Requests are the service's traffic as classes of requests, each its
+	// share of the rate, one of them the herd's (classes.go); without
+	// them, Request is the one class
+	Requests   []RequestClass    `yaml:"requests"`
 	Keys       KeySpace          `yaml:"keys"`
 	Headers    map[string]string `yaml:"headers"` // sent with every request; ${VAR} reads the environment
 	Redis      *RedisSpec        `yaml:"redis"`
@@ -58,6 +62,12 @@ type Request struct {
 	Path    string            `yaml:"path"`   // such as /items/{key}
 	Query   map[string]string `yaml:"query"`
 	Headers map[string]string `yaml:"headers"`
+	// Body is sent as written, {key} replaced; BodyFile is a file beside
+	// the target file read as the body instead (at most MaxBody). A GET
+	// or HEAD takes a body only with AllowBody.
+	Body      string `yaml:"body"`
+	BodyFile  string `yaml:"body_file"`
+	AllowBody bool   `yaml:"allow_body"`
 }
 
 // KeySpace is where keys come from: exactly one of a list, a file (one key

@@ -89,7 +89,7 @@ colour: red
 	for _, want := range []string{
 		`bad.yaml:9: colour: unknown key "colour" (accepted: abort, allow, arms, endpoints,`,
 		`bad.yaml:1: endpoints[0]: "ftp://x" is not a base URL`,
-		`bad.yaml:2: request.method: "FETCH" (accepted: GET, HEAD, POST, PUT, DELETE)`,
+		`bad.yaml:2: request.method: "FETCH" (accepted: GET, HEAD, POST, PUT, PATCH, DELETE)`,
 		`bad.yaml:2: request.path: "items" does not start with /`,
 		`request: {key} appears nowhere`,
 		`bad.yaml:3: keys: 2 sources of keys (accepted: exactly one of list, file, range, zipf)`,

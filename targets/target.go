@@ -52,9 +52,12 @@ type Target struct {
 	Versions map[string]string
 
 	Endpoints []string     // base URLs the load goes to, round-robin
-	Request   load.Request // how a key becomes a request
-	Header    http.Header  // sent with every request; may hold secrets, never written
-	Space     *KeySpace    // where keys come from; nil: the plan's Zipf over item ids
+	Request   load.Request // how a key becomes a request: the herd's, with Classes
+	// Classes are the target's traffic as classes of requests, one of
+	// them the herd's (Request); none: Request is the whole traffic
+	Classes []Class
+	Header  http.Header // sent with every request; may hold secrets, never written
+	Space   *KeySpace   // where keys come from; nil: the plan's Zipf over item ids
 
 	Redis    *redis.Client // direct, for triggers and observers; nil: none
 	RedisKey string        // the Redis key of a request's key: item:{key}
@@ -115,9 +118,10 @@ type Target struct {
 // connecting to anything: what a dry run shows, and what the safety
 // checks read.
 func FromFile(f *File) *Target {
+	classes, herd := classesOf(f)
 	t := &Target{Kind: KindFile, Name: f.doc.Name, Endpoints: f.Endpoints, Space: &f.Keys,
-		Request: load.Request{Method: f.Request.Method, Path: f.Request.Path, Query: f.Request.Query, Headers: f.Request.Headers},
-		Header:  http.Header{}, Prometheus: f.Prometheus, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort, ShedStatuses: f.ShedStatuses,
+		Request: herd, Classes: classes,
+		Header: http.Header{}, Prometheus: f.Prometheus, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort, ShedStatuses: f.ShedStatuses,
 		Hosts: f.Hosts(), Allow: f.Allow, file: f}
 	for k, v := range f.Headers {
 		t.Header.Set(k, v)
