@@ -72,6 +72,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
 	res.SettleMS = a.settleMS()
 	ld.ending.judgeOn(res)
+	res.Requests = ld.rec.requestFigures(classesOf(a.tg.Classes), res)
 	res.Loop = loopOf(res.Timeline, res.Trigger.EndedMS, sources{db: a.tg.DB != nil || a.tg.MySQL != nil,
 		cache: a.tg.Redis != nil || a.tg.Memcached != nil, replicas: a.counted()})
 	if res.Verdict == Metastable {

@@ -24,6 +24,7 @@ type Job struct {
 	Arm      string
 	Load     load.Config       // Start and Source unset
 	Space    *targets.KeySpace // where keys come from; nil: Zipf over Load.Keys
+	Classes  []targets.Class   // the target's classes of requests; none: Load.Request alone
 	Seed     uint64            // seeds the key draws of Space
 	Before   time.Duration
 	After    time.Duration
@@ -96,6 +97,7 @@ type inProcess struct{}
 func (inProcess) Prepare(_ context.Context, job Job) (Prepared, error) {
 	c := job.Load
 	c.Source = job.Space.Source(job.Seed)
+	c.Classes = loadClasses(job.Classes, job.Seed)
 	c.Cut = job.Cut
 	return localLoad{c}, nil
 }

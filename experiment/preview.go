@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/targets"
 )
 
@@ -18,7 +21,8 @@ type Preview struct {
 	Target  string
 	Kind    string
 	Hosts   []HostLoad    // where the load goes
-	Request string        // how a key becomes a request
+	Request string        // how a key becomes a request: the herd's, with Classes
+	Classes []string      // each request class: its share and rate, its request, its keys
 	Keys    string        // the key space and the hot keys
 	Arms    []ArmPreview  // how each arm is selected
 	Trigger string        // the trigger and exactly what it touches
@@ -62,35 +66,11 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	for _, e := range tg.Endpoints {
 		pv.Hosts = append(pv.Hosts, HostLoad{Endpoint: e, Rate: float64(p.Rate) / float64(len(tg.Endpoints))})
 	}
-	method := tg.Request.Method
-	if method == "" {
-		method = "GET"
-	}
-	req := method + " " + tg.Request.Path
-	if len(tg.Request.Query) > 0 {
-		req += "?" + keys(tg.Request.Query)
-	}
-	names := make([]string, 0, len(tg.Header)+len(tg.Request.Headers))
-	for k := range tg.Header {
-		names = append(names, k)
-	}
-	for k := range tg.Request.Headers {
-		names = append(names, k)
-	}
-	if len(names) > 0 {
-		sort.Strings(names)
-		req += ", headers " + strings.Join(names, ", ") + " (values not shown)"
-	}
-	pv.Request = req
-	switch s := tg.Space; {
-	case s == nil:
-		pv.Keys = fmt.Sprintf("Zipf(%g) over item ids 1..%d", p.Zipf, p.Keys)
-	case len(s.List) > 0:
-		pv.Keys = fmt.Sprintf("uniform over a list of %d keys", len(s.List))
-	case s.Range != nil:
-		pv.Keys = fmt.Sprintf("uniform over %d..%d", s.Range.From, s.Range.To)
-	case s.Zipf != nil:
-		pv.Keys = fmt.Sprintf("Zipf(%g) over %d..%d", s.Zipf.S, s.Zipf.From, s.Zipf.To)
+	pv.Request = requestLine(tg.Request, tg.Header)
+	pv.Classes = classLines(p, tg)
+	pv.Keys = fmt.Sprintf("Zipf(%g) over item ids 1..%d", p.Zipf, p.Keys)
+	if tg.Space != nil {
+		pv.Keys = spaceLine(tg.Space)
 	}
 	pv.Keys += fmt.Sprintf("; %d hot keys: %s", len(hot), shortList(hot))
 	for _, a := range p.Arms {
@@ -184,4 +164,64 @@ func shortList(items []string) string {
 		return strings.Join(items, ", ")
 	}
 	return strings.Join(items[:5], ", ") + fmt.Sprintf(", ... (%d)", len(items))
+}
+
+// requestLine is how a key becomes r: its method, path and query, and the
+// names of its headers (common's too), never their values.
+func requestLine(r load.Request, common http.Header) string {
+	method := r.Method
+	if method == "" {
+		method = "GET"
+	}
+	req := method + " " + r.Path
+	if len(r.Query) > 0 {
+		req += "?" + keys(r.Query)
+	}
+	names := make([]string, 0, len(common)+len(r.Headers))
+	for k := range common {
+		names = append(names, k)
+	}
+	for k := range r.Headers {
+		names = append(names, k)
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		req += ", headers " + strings.Join(names, ", ") + " (values not shown)"
+	}
+	if r.Body != "" {
+		req += fmt.Sprintf(", a body of %d bytes", len(r.Body))
+	}
+	return req
+}
+
+// classLines describe each request class of tg: its share of the rate,
+// its request, and where its keys come from.
+func classLines(p Plan, tg *targets.Target) []string {
+	var out []string
+	for _, c := range classesOf(tg.Classes) {
+		cl := tg.Classes[slices.IndexFunc(tg.Classes, func(x targets.Class) bool { return x.Name == c.Name })]
+		keys := "no key: the same request each time"
+		switch {
+		case c.Herd:
+			keys = "the herd's: the keys below, whose hot keys the trigger hits"
+		case cl.Space != nil:
+			keys = "keys of its own: " + spaceLine(cl.Space)
+		}
+		out = append(out, fmt.Sprintf("%s: %.4g%% of the rate, %s req/s; %s; %s", c.Name, c.Share*100,
+			strconv.FormatFloat(c.Share*float64(p.Rate), 'f', -1, 64), requestLine(cl.Request, nil), keys))
+	}
+	return out
+}
+
+// spaceLine says where a key space's keys come from.
+func spaceLine(s *targets.KeySpace) string {
+	switch {
+	case len(s.List) > 0:
+		return fmt.Sprintf("uniform over a list of %d keys", len(s.List))
+	case s.Range != nil:
+		return fmt.Sprintf("uniform over %d..%d", s.Range.From, s.Range.To)
+	case s.Zipf != nil:
+		return fmt.Sprintf("Zipf(%g) over %d..%d", s.Zipf.S, s.Zipf.From, s.Zipf.To)
+	}
+	return "none"
 }

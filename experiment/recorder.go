@@ -43,6 +43,7 @@ type Recorder struct {
 	live     [liveSlots]liveBucket   // the last LiveWindow of completed requests, for stop conditions
 	liveOn   bool                    // the plan has stop conditions: keep live
 	gen      genAcc                  // the generator's own figures, from T - before to the end
+	classes  []*classRec             // each request class's own, by Record.Class; nil: one class
 }
 
 // genAcc is how the generator kept its schedule: requests intended, those
@@ -101,6 +102,9 @@ func (r *Recorder) Add(rec load.Record) {
 	row := r.row(rowIndex(rec.Intended, r.t))
 	row.requests++
 	r.gen.intended++
+	if rec.Class >= 0 && rec.Class < len(r.classes) {
+		r.classes[rec.Class].add(rec, us, r.t)
+	}
 	if rec.Outcome == load.Unsent {
 		// owed and never sent: a request, dropped, with no latency
 		row.unsent++
@@ -163,22 +167,8 @@ func (r *Recorder) requests() int64 {
 func (r *Recorder) http() HTTP {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h := HTTP{
-		OK:    r.outcomes[load.OK],
-		Stale: r.stale,
-		Local: r.local,
-		Errors: Errors{
-			Timeout: r.outcomes[load.Timeout],
-			Conn:    r.outcomes[load.Conn],
-			E5xx:    r.outcomes[load.Error5xx],
-			Shed:    r.outcomes[load.Shed],
-			Other:   r.outcomes[load.Other],
-
-			Throttled:     r.outcomes[load.Throttled],
-			ClientBreaker: r.outcomes[load.BreakerOpen],
-			Unsent:        r.outcomes[load.Unsent],
-		},
-	}
+	h := httpOf(r.outcomes, r.after)
+	h.Stale, h.Local = r.stale, r.local
 	if c := r.critical; c != nil {
 		h.Critical = &Class{Requests: c.requests, OK: c.ok, Shed: c.shed}
 		if c.requests > 0 {
@@ -186,16 +176,35 @@ func (r *Recorder) http() HTTP {
 			h.Critical.P99MS = ms(c.hist.ValueAtQuantile(99))
 		}
 	}
-	for _, n := range r.outcomes {
+	return h
+}
+
+// httpOf sums up requests by outcome and the latencies of those answered.
+func httpOf(outcomes map[load.Outcome]int64, after *hdrhistogram.Histogram) HTTP {
+	h := HTTP{
+		OK: outcomes[load.OK],
+		Errors: Errors{
+			Timeout: outcomes[load.Timeout],
+			Conn:    outcomes[load.Conn],
+			E5xx:    outcomes[load.Error5xx],
+			Shed:    outcomes[load.Shed],
+			Other:   outcomes[load.Other],
+
+			Throttled:     outcomes[load.Throttled],
+			ClientBreaker: outcomes[load.BreakerOpen],
+			Unsent:        outcomes[load.Unsent],
+		},
+	}
+	for _, n := range outcomes {
 		h.Requests += n
 	}
 	if h.Requests > 0 {
 		h.DropRate = float64(h.Requests-h.OK) / float64(h.Requests)
-		h.P50MS = ms(r.after.ValueAtQuantile(50))
-		h.P90MS = ms(r.after.ValueAtQuantile(90))
-		h.P99MS = ms(r.after.ValueAtQuantile(99))
-		h.P999MS = ms(r.after.ValueAtQuantile(99.9))
-		h.MaxMS = ms(r.after.Max())
+		h.P50MS = ms(after.ValueAtQuantile(50))
+		h.P90MS = ms(after.ValueAtQuantile(90))
+		h.P99MS = ms(after.ValueAtQuantile(99))
+		h.P999MS = ms(after.ValueAtQuantile(99.9))
+		h.MaxMS = ms(after.Max())
 	}
 	return h
 }

@@ -56,32 +56,38 @@ type Environment struct {
 	// Replica is the testbed's replicas' config as the run found them:
 	// what every arm's knobs are set over (arms[].config is the result)
 	Replica json.RawMessage `json:"replica_config,omitempty"`
+	// Requests are the classes of the target's traffic (its file's
+	// requests:), in its order; absent for a target of one request
+	Requests []ClassInfo `json:"requests,omitempty"`
 }
 
 // ArmResult is one arm's figures. Windows: db.queries, cache.* and http.*
 // count from T to the end of the arm; db.queries_total and api.* from the
 // start of the load to the end; warm is the cache fill before the load.
 type ArmResult struct {
-	Name    string                `json:"name"`
-	Config  json.RawMessage       `json:"config,omitempty"` // what the arm ran on, as its subject says it: the testbed's replicas' strategy and every knob
-	Select  *Select               `json:"select,omitempty"` // how the arm was chosen on a service herdbench does not control
-	Clients Clients               `json:"clients"`          // what every client did: retries, throttling, hedging, breaker
-	T       time.Time             `json:"t"`
-	Warm    Warm                  `json:"warm"`
-	Timing  Timing                `json:"timing"` // the arm's overhead beside its load windows
-	Trigger TriggerResult         `json:"trigger"`
-	DB      *DB                   `json:"db"`    // null: the target declares no Postgres
-	Cache   *Cache                `json:"cache"` // null: the target declares no Redis
-	HTTP    HTTP                  `json:"http"`
-	Load    LoadFigures           `json:"load"`              // whether the generator kept its schedule
-	Workers *Workers              `json:"workers,omitempty"` // the workers that sent the load (--workers)
-	API     *APICounters          `json:"api"`               // null: not the testbed, whose replicas count
-	Edge    *EdgeTier             `json:"edge,omitempty"`    // the edge replicas of a two-tier testbed
-	Layers  *Layers               `json:"layers,omitempty"`  // a two-tier testbed: how requests multiplied, layer by layer
-	Retries Retries               `json:"retries"`
-	Burst   *triggers.BurstResult `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
-	Writes  *WriteFigures         `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
-	Windows *Windows              `json:"windows"`          // before, during and after the trigger: offered, attempts and goodput per second (windows.go)
+	Name    string          `json:"name"`
+	Config  json.RawMessage `json:"config,omitempty"` // what the arm ran on, as its subject says it: the testbed's replicas' strategy and every knob
+	Select  *Select         `json:"select,omitempty"` // how the arm was chosen on a service herdbench does not control
+	Clients Clients         `json:"clients"`          // what every client did: retries, throttling, hedging, breaker
+	T       time.Time       `json:"t"`
+	Warm    Warm            `json:"warm"`
+	Timing  Timing          `json:"timing"` // the arm's overhead beside its load windows
+	Trigger TriggerResult   `json:"trigger"`
+	DB      *DB             `json:"db"`    // null: the target declares no Postgres
+	Cache   *Cache          `json:"cache"` // null: the target declares no Redis
+	HTTP    HTTP            `json:"http"`
+	// Requests are each request class's own figures (classes.go), by its
+	// name; absent for a target of one request
+	Requests map[string]*RequestFigures `json:"requests,omitempty"`
+	Load     LoadFigures                `json:"load"`              // whether the generator kept its schedule
+	Workers  *Workers                   `json:"workers,omitempty"` // the workers that sent the load (--workers)
+	API      *APICounters               `json:"api"`               // null: not the testbed, whose replicas count
+	Edge     *EdgeTier                  `json:"edge,omitempty"`    // the edge replicas of a two-tier testbed
+	Layers   *Layers                    `json:"layers,omitempty"`  // a two-tier testbed: how requests multiplied, layer by layer
+	Retries  Retries                    `json:"retries"`
+	Burst    *triggers.BurstResult      `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
+	Writes   *WriteFigures              `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
+	Windows  *Windows                   `json:"windows"`          // before, during and after the trigger: offered, attempts and goodput per second (windows.go)
 	// Verdict is recovered, recovering, metastable or overloaded
 	// (verdict.go; docs/stampede.md, "The verdict"); degraded in a v1 file
 	Verdict string `json:"verdict"`

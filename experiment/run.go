@@ -162,6 +162,9 @@ func EnvironmentOf(tg *targets.Target) Environment {
 		Redis: tg.Versions["redis"], Postgres: tg.Versions["postgres"],
 		Memcached: tg.Versions["memcached"], MariaDB: tg.Versions["mariadb"],
 		CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if len(tg.Classes) > 0 {
+		e.Requests = classesOf(tg.Classes)
+	}
 	if tg.Provider != "" {
 		e.Provider = tg.Provider
 	}

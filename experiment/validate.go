@@ -32,6 +32,7 @@ func (p Plan) Validate() error {
 		names[i] = a.Name
 	}
 	onSeries, others := seriesGates(p.Gates)
+	_, others = classGates(others) // the target's classes name them: ValidateFor
 	errs = append(errs, gates.Validate(others, names, GatePaths(), GateWords, "gates")...)
 	errs = append(errs, seriesForm(onSeries, names)...)
 	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, "abort_on")...)
@@ -173,8 +174,9 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 		}
 	}
 	errs = append(errs, tg.CheckLimits(p.Load())...)
-	onSeries, _ := seriesGates(p.Gates)
+	onSeries, rest := seriesGates(p.Gates)
 	errs = append(errs, seriesDeclared(onSeries, tg)...)
+	errs = append(errs, p.classGatesFor(rest, tg)...)
 	obs := tg.Observes()
 	for _, set := range []struct {
 		field string

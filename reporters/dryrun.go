@@ -17,7 +17,13 @@ func DryRun(w io.Writer, p experiment.Preview) error {
 	for _, h := range p.Hosts {
 		fmt.Fprintf(w, "load      %s req/s to %s\n", trimFloat(h.Rate), h.Endpoint)
 	}
-	fmt.Fprintf(w, "request   %s\n", p.Request)
+	if len(p.Classes) > 0 {
+		for _, c := range p.Classes {
+			fmt.Fprintf(w, "class     %s\n", c)
+		}
+	} else {
+		fmt.Fprintf(w, "request   %s\n", p.Request)
+	}
 	fmt.Fprintf(w, "keys      %s\n", p.Keys)
 	upTo := ""
 	if p.AfterAuto {

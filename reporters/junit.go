@@ -56,6 +56,11 @@ func JUnit(w io.Writer, rep *experiment.Report) error {
 		if a.Verdict != "" {
 			suite.AddProperty("verdict:"+a.Name, a.Verdict)
 		}
+		for _, c := range e.Requests { // each request class's own, the herd's and the bystanders'
+			if f := a.Requests[c.Name]; f != nil {
+				suite.AddProperty("verdict:"+a.Name+":"+c.Name, f.Verdict)
+			}
+		}
 	}
 	class := "herdbench." + rep.Plan.Trigger
 	for _, g := range rep.Gates {

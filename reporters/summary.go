@@ -109,6 +109,7 @@ func details(rep *experiment.Report) []detail {
 		key, intro string
 		table      func(*experiment.Report) ([]string, [][]string)
 	}{
+		{"requests", "Request class by request class, each from the clients' records of it alone (the herd's blast radius)", classesTable},
 		{"layers", "Layer by layer, each from its own counters", layersTable},
 		{"writes", "The write herd, from the clients, pg_stat_statements, pg_stat_activity, the queue and the replicas' lag", writesTable},
 	} {

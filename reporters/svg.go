@@ -44,9 +44,43 @@ func charts(rep *experiment.Report) []chart {
 				return float64(r.Requests-r.OK) / float64(r.Requests) * 100, true
 			}, func(v float64) string { return number(v) + "%" }},
 	}
+	return append(drawCharts(rep.Arms, specs), classCharts(rep)...)
+}
+
+// classCharts are the p99 of each request class of rep over the
+// timeline, every arm's on one chart: the herd's blast radius, class by
+// class. None for a target of one request.
+func classCharts(rep *experiment.Report) []chart {
+	var out []chart
+	for _, c := range rep.Environment.Requests {
+		arms := make([]experiment.ArmResult, 0, len(rep.Arms))
+		for _, a := range rep.Arms {
+			f := a.Requests[c.Name]
+			if f == nil {
+				continue
+			}
+			rows := make([]experiment.Row, len(f.Timeline))
+			for i, r := range f.Timeline {
+				rows[i] = experiment.Row{TMS: r.TMS, Requests: r.Requests, OK: r.OK, Unsent: r.Unsent, P99MS: r.P99MS}
+			}
+			arms = append(arms, experiment.ArmResult{Name: a.Name, Aborted: a.Aborted, Timeline: rows})
+		}
+		role := "a bystander"
+		if c.Herd {
+			role = "the herd's"
+		}
+		out = append(out, drawCharts(arms, []chartSpec{{"p99_ms-" + c.Name, "p99 latency of " + c.Name + ", " + role + " class (ms)",
+			"p99_ms of each row of requests." + c.Name + ".timeline: the class's requests intended in the row, from their intended send time",
+			func(r experiment.Row) (float64, bool) { return r.P99MS, r.Requests > 0 }, number}})...)
+	}
+	return out
+}
+
+// drawCharts draws each spec over the arms' timelines.
+func drawCharts(arms []experiment.ArmResult, specs []chartSpec) []chart {
 	xmin, xmax := int64(0), int64(0)
 	first := true
-	for _, a := range rep.Arms {
+	for _, a := range arms {
 		for _, row := range a.Timeline {
 			if first || row.TMS < xmin {
 				xmin = row.TMS
@@ -65,7 +99,7 @@ func charts(rep *experiment.Report) []chart {
 	var out []chart
 	for _, sp := range specs {
 		ymax := 0.0
-		for _, a := range rep.Arms {
+		for _, a := range arms {
 			for _, row := range a.Timeline {
 				if v, ok := sp.value(row); ok && v > ymax {
 					ymax = v
@@ -88,7 +122,7 @@ func charts(rep *experiment.Report) []chart {
 				c.XTicks = append(c.XTicks, tick{coord(x(ms)), tLabel(ms)})
 			}
 		}
-		for i, a := range rep.Arms {
+		for i, a := range arms {
 			color, dash := armStyle(i)
 			if d := stepPath(a.Timeline, sp.value, x, y); d != "" {
 				c.Series = append(c.Series, series{a.Name, color, dash, d})

@@ -94,7 +94,8 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 			for i, a := range rep.Arms {
 				names[i] = a.Name
 			}
-			if errs := gates.Validate(gs, names, experiment.GatePaths(), experiment.GateWordsOf(rep.Schema), "gate"); len(errs) > 0 {
+			paths, words := rep.GatePaths()
+			if errs := gates.Validate(gs, names, paths, words, "gate"); len(errs) > 0 {
 				bad = append(bad, fmt.Errorf("--gate on %s: %w", path, errs))
 				continue
 			}

@@ -1,0 +1,53 @@
+package experiment
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/targets"
+)
+
+// Each class's figures are its own records': a herd class stuck after T
+// reads metastable and dropped, while the bystander beside it, answered as
+// before, reads recovered at once; the classes add up to the arm.
+func TestEachClassIsCountedAndJudgedOnItsOwn(t *testing.T) {
+	T := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	before, after := 2*time.Second, 6*time.Second
+	r := NewRecorder(T, before, after, false)
+	r.fileClasses(2)
+	for at := -before; at < after; at += 5 * time.Millisecond { // 200 req/s a class
+		hr := load.Record{Intended: T.Add(at), Latency: 10 * time.Millisecond, Outcome: load.OK, Class: 0}
+		if at >= 0 { // from T the herd's class is stuck: every request times out
+			hr.Latency, hr.Outcome = time.Second, load.Timeout
+		}
+		r.Add(hr)
+		r.Add(load.Record{Intended: T.Add(at), Latency: 12 * time.Millisecond, Outcome: load.OK, Class: 1})
+	}
+	p := Plan{Before: herd.Duration(before), After: herd.Duration(after)}
+	rows, hists := timeline(p, T, nil, r)
+	zero := int64(0)
+	res := &ArmResult{Timeline: rows, rowHists: hists, Trigger: TriggerResult{EndedMS: &zero}}
+	classes := classesOf([]targets.Class{{Name: "items", Weight: 1, Herd: true}, {Name: "checkout", Weight: 1}})
+	got := r.requestFigures(classes, res)
+	items, checkout := got["items"], got["checkout"]
+	if items == nil || checkout == nil {
+		t.Fatalf("figures %v; want items and checkout", got)
+	}
+	if h := r.http(); items.Requests+checkout.Requests != h.Requests || items.Requests != 1200 {
+		t.Errorf("classes' requests %d + %d; want the arm's %d, 1,200 each (6 s at 200/s)", items.Requests, checkout.Requests, h.Requests)
+	}
+	if !items.Herd || items.OK != 0 || items.DropRate != 1 || items.Errors.Timeout != 1200 || items.Verdict != Metastable {
+		t.Errorf("items = herd %v, ok %d, drop %v, timeouts %d, %s; want the herd's class stuck: none ok, metastable",
+			items.Herd, items.OK, items.DropRate, items.Errors.Timeout, items.Verdict)
+	}
+	if checkout.Herd || checkout.OK != 1200 || checkout.DropRate != 0 || math.Abs(checkout.P99MS-12) > 0.1 || checkout.BaselineP99MS != checkout.P99MS ||
+		checkout.GoodputRPS != 200 || checkout.Verdict != Recovered || checkout.RecoveryMS == nil || *checkout.RecoveryMS != 0 {
+		t.Errorf("checkout = %+v; want the bystander untouched: all ok, p99 12 ms as before T, 200/s, recovered at once", *checkout)
+	}
+	if n := len(checkout.Timeline); n != len(rows) || checkout.Timeline[0].TMS != -2000 || checkout.Timeline[0].Requests != 20 {
+		t.Errorf("checkout's timeline: %d rows from %+v; want the arm's %d rows, 20 requests each", n, checkout.Timeline[0], len(rows))
+	}
+}
