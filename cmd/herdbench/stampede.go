@@ -293,6 +293,10 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	}
 	if tg, sub := opts.target(); tg != nil {
 		bad = append(bad, herd.Fields(plan.ValidateFor(tg, sub))...)
+		if opts.Workers != "" && len(tg.Classes) > 0 {
+			bad.Add("workers", "%s sends %d classes of requests (requests:), and the workers send one (accepted: no --workers, or a target of one request)",
+				tg.Name, len(tg.Classes))
+		}
 	} else { // the testbed could not be read: its arms are checked all the same
 		bad = append(bad, herd.Fields(plan.Validate())...)
 		bad = append(bad, plan.CheckArms(subject.Checker{})...)
