@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // Class is one kind of request in a mix of traffic: its share of the
@@ -17,6 +19,10 @@ type Class struct {
 	// Source draws its keys; nil: the Config's (its Source, or Zipf over
 	// Keys). A class whose request has no {key} draws none.
 	Source KeySource `json:"-"`
+	// Targets are the class's requests as vegeta's targets (a file in its
+	// HTTP format), each hit the next in turn, instead of Request; their
+	// URLs are whole, so the endpoints do not apply to them
+	Targets []vegeta.Target `json:",omitempty"`
 }
 
 // classHeader carries a hit's class from the targeter to the herd's

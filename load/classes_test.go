@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/herdbench/herdbench/retry"
 )
 
@@ -112,5 +114,44 @@ func TestClassesAreValidated(t *testing.T) {
 	err := c.Validate()
 	if err == nil || !strings.Contains(err.Error(), `name "a"`) || !strings.Contains(err.Error(), "weight 0") {
 		t.Fatalf("Validate = %v; want the twice-named class and the weight of 0 named", err)
+	}
+}
+
+// A class of vegeta targets: each hit the next target whole, its method,
+// URL, headers and body as vegeta's file has them, with the arm's query
+// and headers added.
+func TestAClassOfVegetaTargets(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[r.Method+" "+r.URL.Path+" "+r.URL.Query().Get("arm")+" "+r.Header.Get("X-Tag")+" "+r.Header.Get("X-Arm")+" "+string(b)]++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	c := Config{Targets: []string{srv.URL}, Rate: 200, Duration: 300 * time.Millisecond, Timeout: time.Second, Seed: 1, Keys: 10, Zipf: 1.1,
+		Header: http.Header{"X-Arm": []string{"lock"}}, Query: map[string][]string{"arm": {"lock"}},
+		Classes: []Class{
+			{Name: "items", Weight: 1, Request: Request{Path: "/items/{key}"}},
+			{Name: "browse", Weight: 1, Targets: []vegeta.Target{
+				{Method: "GET", URL: srv.URL + "/browse", Header: http.Header{"X-Tag": []string{"b"}}},
+				{Method: "POST", URL: srv.URL + "/search", Body: []byte("q=hat")},
+			}},
+		}}
+	var recs collect
+	if _, err := Attack(context.Background(), c, recs.add); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	browse, search := seen["GET /browse lock b lock "], seen["POST /search lock  lock q=hat"]
+	if browse == 0 || search == 0 || browse-search > 1 || search-browse > 1 {
+		t.Errorf("the service saw %v; want /browse and /search in turn, with the arm's query and header", seen)
+	}
+	for _, r := range recs.recs {
+		if r.Class == 1 && !strings.Contains(r.URL, "/browse") && !strings.Contains(r.URL, "/search") {
+			t.Errorf("a browse record went to %s", r.URL)
+		}
 	}
 }

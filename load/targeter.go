@@ -2,6 +2,7 @@ package load
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -32,6 +33,10 @@ type classTarget struct {
 	header http.Header // the config's own, for templated headers
 	plain  http.Header // the whole header, when no value takes the key
 	body   func(key string) []byte
+	// fixed are a class of vegeta targets, whole, each with the config's
+	// headers and query added; turn is the next one's
+	fixed []vegeta.Target
+	turn  *atomic.Uint64
 }
 
 func newTargeter(c Config) vegeta.Targeter {
@@ -63,6 +68,9 @@ func newTargeter(c Config) vegeta.Targeter {
 		}
 		ct.plain = ct.header
 		ct.body = ct.req.bodyFunc()
+		if len(cl.Targets) > 0 {
+			ct.fixed, ct.turn, ct.keys = prepared(cl.Targets, ct.header, c.Query), &atomic.Uint64{}, nil
+		}
 		t.classes = append(t.classes, ct)
 	}
 	return t.target
@@ -81,6 +89,10 @@ func (t *targeter) target(tgt *vegeta.Target) error {
 	ct := &t.classes[0]
 	if t.mix != nil {
 		ct = &t.classes[t.mix.next()]
+	}
+	if ct.fixed != nil {
+		*tgt = ct.fixed[(ct.turn.Add(1)-1)%uint64(len(ct.fixed))]
+		return nil
 	}
 	key := ""
 	if ct.keys != nil {
@@ -126,4 +138,30 @@ func (r Request) bodyFunc() func(key string) []byte {
 		return func(string) []byte { return b }
 	}
 	return func(key string) []byte { return []byte(strings.ReplaceAll(r.Body, "{key}", key)) }
+}
+
+// prepared are vegeta's targets ts as the load sends them: each with the
+// config's headers (header: the target's, an arm's, the class's note)
+// under its own, and the config's query values (an arm's) added.
+func prepared(ts []vegeta.Target, header http.Header, query url.Values) []vegeta.Target {
+	out := make([]vegeta.Target, len(ts))
+	for i, t := range ts {
+		h := header.Clone()
+		for k, vs := range t.Header {
+			h[k] = vs
+		}
+		t.Header = h
+		if len(query) > 0 {
+			if u, err := url.Parse(t.URL); err == nil {
+				q := u.Query()
+				for k, vs := range query {
+					q[k] = append(q[k], vs...)
+				}
+				u.RawQuery = q.Encode()
+				t.URL = u.String()
+			}
+		}
+		out[i] = t
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/load"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // RequestClass is one class of a target's traffic (requests:): the name
@@ -21,7 +22,12 @@ type RequestClass struct {
 	Weight  int       `yaml:"weight"` // its share of the rate: weight over the classes' total
 	Herd    bool      `yaml:"herd"`
 	Keys    *KeySpace `yaml:"keys"` // a bystander's own keys; none for a fixed request
+	// Vegeta is a file of vegeta's HTTP targets, beside the target file:
+	// the class's requests, taken in turn, instead of Request (vegeta.go)
+	Vegeta  string `yaml:"vegeta"`
 	Request `yaml:",inline"`
+
+	vegeta []vegeta.Target // read from Vegeta
 }
 
 // Class is one class of a target's load, as the engine sends it.
@@ -33,11 +39,14 @@ type Class struct {
 	// Space is a bystander's own keys; nil: the herd's (the target's
 	// Space), or none for a request that takes no key
 	Space *KeySpace
+	// Vegeta are the class's requests as vegeta's targets, taken in
+	// turn; none: Request
+	Vegeta []vegeta.Target
 }
 
 // Load is c as the load sends it, its own keys drawn with seed.
 func (c Class) Load(seed uint64) load.Class {
-	return load.Class{Name: c.Name, Weight: c.Weight, Request: c.Request, Source: c.Space.Source(seed)}
+	return load.Class{Name: c.Name, Weight: c.Weight, Request: c.Request, Source: c.Space.Source(seed), Targets: c.Vegeta}
 }
 
 // MaxBody bounds a request's body, inline or from its file.
@@ -69,6 +78,10 @@ func (c *checker) classes() {
 		if rc.Weight < 1 {
 			c.bad(at+".weight", "%d (accepted: 1 or more: the class's share of the rate is its weight over the classes' total)", rc.Weight)
 		}
+		if rc.Vegeta != "" {
+			c.vegetaClass(at, rc)
+			continue
+		}
 		c.requestAt(at, &rc.Request)
 		for k, v := range rc.Headers {
 			rc.Headers[k] = c.expand(at+".headers."+k, v)
@@ -84,7 +97,9 @@ func (c *checker) classes() {
 		herd = c.soleHerd()
 	}
 	for i := range f.Requests {
-		c.classKeys(i, i == herd)
+		if f.Requests[i].Vegeta == "" {
+			c.classKeys(i, i == herd)
+		}
 	}
 }
 
@@ -188,11 +203,28 @@ func classesOf(f *File) ([]Class, load.Request) {
 	var out []Class
 	var herd load.Request
 	for _, rc := range f.Requests {
-		cl := Class{Name: rc.Name, Weight: rc.Weight, Herd: rc.Herd, Request: rc.Request.load(), Space: rc.Keys}
+		cl := Class{Name: rc.Name, Weight: rc.Weight, Herd: rc.Herd, Request: rc.Request.load(), Space: rc.Keys, Vegeta: rc.vegeta}
 		if rc.Herd {
 			herd = cl.Request
 		}
 		out = append(out, cl)
 	}
 	return out, herd
+}
+
+// vegetaClass checks a class of vegeta targets: nothing of a request
+// beside its file, never the herd's; and reads the file.
+func (c *checker) vegetaClass(at string, rc *RequestClass) {
+	r := rc.Request
+	if r.Method != "" || r.Path != "" || len(r.Query) > 0 || len(r.Headers) > 0 || r.Body != "" || r.BodyFile != "" || rc.Keys != nil {
+		c.bad(at+".vegeta", "beside a request of its own (accepted: vegeta: alone, its file holding each request, or the class's method, path, query, headers, body and keys without it)")
+	}
+	if rc.Herd {
+		c.bad(at+".herd", "on a class of vegeta targets (accepted: herd: true on a class of its own request, whose {key} takes the hot keys)")
+	}
+	tgts, err := readVegeta(c.f.resolve(rc.Vegeta))
+	if err != nil {
+		c.bad(at+".vegeta", "%v", err)
+	}
+	rc.vegeta = tgts
 }

@@ -114,3 +114,53 @@ requests:
 		t.Fatalf("ParseFile = %v; want the two possible herds refused at requests:", err)
 	}
 }
+
+// A class of vegeta targets is read by vegeta's own targeter, its body
+// files beside it; a line vegeta cannot parse is named, and so is a host
+// outside the allowed ones.
+func TestAClassOfVegetaTargetsFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("q.txt", "q=hat")
+	write("browse.targets", "GET http://127.0.0.1:8080/browse\nX-Tag: b\n\nPOST http://127.0.0.1:8080/search\n@q.txt\n")
+	write("bad.targets", "GET http://127.0.0.1:8080/ok\n\nGET http://127.0.0.1:8080/a\nno header here\n")
+	write("far.targets", "GET http://far.example.com/x\n")
+	file := func(vegetaFile string, extra string) string {
+		return `endpoints: [http://127.0.0.1:8080]
+keys: {range: {from: 1, to: 10}}
+requests:
+  - {name: items, weight: 3, path: "/items/{key}"}
+  - {name: browse, weight: 1, vegeta: ` + vegetaFile + extra + `}
+`
+	}
+	f, err := ParseFile([]byte(file("browse.targets", "")), filepath.Join(dir, "t.yaml"), env(nil))
+	if err != nil {
+		t.Fatalf("ParseFile = %v", err)
+	}
+	tg := FromFile(f)
+	v := tg.Classes[1].Vegeta
+	if len(v) != 2 || v[0].URL != "http://127.0.0.1:8080/browse" || v[0].Header.Get("X-Tag") != "b" || string(v[1].Body) != "q=hat" || !tg.Classes[0].Herd {
+		t.Fatalf("browse's targets %+v; want vegeta's two, the body read beside the file; items the herd's", v)
+	}
+	for _, tt := range []struct{ name, vegeta, extra, want string }{
+		{"a bad line", "bad.targets", "", filepath.Join(dir, "bad.targets") + ":4: bad header: no header here"},
+		{"beside a path", "browse.targets", ", path: /x", "requests[1].vegeta: beside a request of its own"},
+		{"the herd", "browse.targets", ", herd: true", "requests[1].herd: on a class of vegeta targets"},
+	} {
+		_, err := ParseFile([]byte(file(tt.vegeta, tt.extra)), filepath.Join(dir, "t.yaml"), env(nil))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: ParseFile = %v; want %q", tt.name, err, tt.want)
+		}
+	}
+	f, err = ParseFile([]byte(file("far.targets", "")), filepath.Join(dir, "t.yaml"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := FromFile(f).CheckHosts(nil); err == nil || !strings.Contains(err.Error(), "far.example.com") || !strings.Contains(err.Error(), "requests[1].vegeta") {
+		t.Errorf("CheckHosts = %v; want far.example.com refused, named at requests[1].vegeta", err)
+	}
+}

@@ -270,6 +270,11 @@ func (f *File) Hosts() map[string]string {
 	for i, e := range f.Endpoints {
 		add(fmt.Sprintf("endpoints[%d]", i), e)
 	}
+	for i, rc := range f.Requests {
+		for _, t := range rc.vegeta {
+			add(fmt.Sprintf("requests[%d].vegeta (%s)", i, rc.Vegeta), t.URL)
+		}
+	}
 	if f.Redis != nil {
 		if h, _, err := net.SplitHostPort(f.Redis.Address); err == nil {
 			hosts[h] = "redis.address"

@@ -17,8 +17,9 @@ import (
 )
 
 // The bundled testbed run as a plain service with two classes of
-// requests: the herd's GET /items/{key}, whose hot keys expire at T, and a
-// bystander POST of a like with a JSON body. Each class's figures are its
+// requests: the herd's GET /items/{key}, whose hot keys expire at T, a
+// bystander POST of a like with a JSON body, and a bystander of vegeta
+// targets (two fixed items, read by vegeta's targeter). Each class's figures are its
 // own and add up to the arm's; the bystander's ok answers are the likes
 // the replicas acknowledged, by their own counter; its share is its
 // weight's; gates on a class's figures decide the exit; every report
@@ -45,10 +46,17 @@ requests:
     headers: {Content-Type: application/json}
     body: '{"by": "herdbench", "item": {key}}'
     keys: {range: {from: 1, to: 1000}}
+  - name: browse
+    weight: 1
+    vegeta: browse.targets
 redis: {address: %s, key: "item:{key}", pattern: "item:*"}
 postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i, pg_sleep"}
 `, strings.Join(st.API, ", "), strings.TrimPrefix(st.Redis, "redis://"))
 	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	browse := fmt.Sprintf("GET %s/items/7\nX-Client: browse\n\nGET %s/items/8\n", st.API[0], st.API[len(st.API)-1])
+	if err := os.WriteFile(filepath.Join(dir, "browse.targets"), []byte(browse), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "SHOP_PG_DSN="+st.Postgres)
@@ -69,15 +77,16 @@ postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i
 	acked := apiCounter(t, st.API, api.MetricWrites, api.WriteAcked) - acked0
 	rep := readResults(t, filepath.Join(out, "r.json"))
 	a := rep.Arms[0]
-	items, likes := a.Requests["items"], a.Requests["likes"]
-	if items == nil || likes == nil || len(rep.Environment.Requests) != 2 || !items.Herd || likes.Herd {
-		t.Fatalf("classes: %v, environment %+v; want items (the herd's) and likes", a.Requests, rep.Environment.Requests)
+	items, likes, browsing := a.Requests["items"], a.Requests["likes"], a.Requests["browse"]
+	if items == nil || likes == nil || browsing == nil || len(rep.Environment.Requests) != 3 || !items.Herd || likes.Herd {
+		t.Fatalf("classes: %v, environment %+v; want items (the herd's), likes and browse", a.Requests, rep.Environment.Requests)
 	}
-	if items.Requests+likes.Requests != a.HTTP.Requests || items.OK+likes.OK != a.HTTP.OK {
-		t.Errorf("items %d (%d ok) + likes %d (%d ok); want the arm's %d (%d ok)", items.Requests, items.OK, likes.Requests, likes.OK, a.HTTP.Requests, a.HTTP.OK)
+	if items.Requests+likes.Requests+browsing.Requests != a.HTTP.Requests || items.OK+likes.OK+browsing.OK != a.HTTP.OK {
+		t.Errorf("items %d (%d ok) + likes %d (%d ok) + browse %d (%d ok); want the arm's %d (%d ok)", items.Requests, items.OK,
+			likes.Requests, likes.OK, browsing.Requests, browsing.OK, a.HTTP.Requests, a.HTTP.OK)
 	}
-	if total := a.HTTP.Requests; likes.Requests < total/5-2 || likes.Requests > total/5+2 {
-		t.Errorf("likes sent %d of %d requests after T; want a fifth (weights 4:1)", likes.Requests, total)
+	if total := a.HTTP.Requests; likes.Requests < total/6-2 || likes.Requests > total/6+2 || browsing.Requests < total/6-2 || browsing.Requests > total/6+2 {
+		t.Errorf("likes sent %d and browse %d of %d requests after T; want a sixth each (weights 4:1:1)", likes.Requests, browsing.Requests, total)
 	}
 	var sent int64 // every like of the load, which ran from T - before (no warmup)
 	for _, r := range likes.Timeline {
