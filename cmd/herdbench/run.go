@@ -48,6 +48,7 @@ are in examples/.`,
 		},
 	}
 	bindStampedeFlags(c.Flags(), &opts)
+	groupHelp(c)
 	return c
 }
 

@@ -143,7 +143,7 @@ Gates (--gate) are checked on every arm once it has run; stop conditions
 Triggers: ` + triggerHelp(opts.Plan.Triggers),
 		Example: `  herdbench stampede
   herdbench stampede --arms none,lock,lock+ttl_jitter --rate 500
-  herdbench stampede --trigger ttl --ttl 4s --keys 100 --hot-keys 100 --arms none,xfetch,ttl_jitter,lock
+  herdbench stampede --trigger ttl --ttl 4s --hot-keys 100 --arms none,xfetch,ttl_jitter,lock
   herdbench stampede --gate 'lock:db.queries <= 120' -o markdown=summary.md -o junit=gates.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -155,6 +155,7 @@ Triggers: ` + triggerHelp(opts.Plan.Triggers),
 		},
 	}
 	bindStampedeFlags(c.Flags(), &opts)
+	groupHelp(c)
 	return c
 }
 
@@ -187,15 +188,17 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.Var(experiment.AfterValue{P: p}, "after", "measured load after T: a duration, or auto[:MAX] to go on until the arm has recovered and held, or MAX (default "+experiment.DefaultAfterMax.String()+") has passed")
 	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", experiment.MaxRepeat))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
-	fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
-	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
-	addStartupFlags(fs, &opts.Startup)
+	grouped(fs, groupTestbed, func() {
+		fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
+		addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
+		addStartupFlags(fs, &opts.Startup)
+	})
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		"; or vegeta=FILE, every request from T - before as vegeta's results, for vegeta report and plot (repeatable; default: table)")
 	nonEmptyVar(fs, &opts.JSONFile, "json", opts.JSONFile, "a file name, such as results.json; or leave --json out", "also write the results JSON to `FILE` (as -o json=FILE)")
 	nonEmptyVar(fs, &opts.ResultsDir, "results-dir", opts.ResultsDir, "a directory, such as herdbench-results, the default", "where every run's results.json is written, in a directory per run")
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
-	addKnobFlags(fs, &opts.Knobs, opts.KnobsSet)
+	grouped(fs, groupKnobs, func() { addKnobFlags(fs, &opts.Knobs, opts.KnobsSet) })
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 	nonEmptyVar(fs, &opts.Target, "target", opts.Target, "testbed, the default, a target file, or a base URL such as http://127.0.0.1:8080/items/{key}", "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
@@ -203,13 +206,29 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT only, wait until this many workers resolve (0: as many as resolve at first)")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
+	groupStampedeFlags(fs, reg)
+}
+
+// groupStampedeFlags files each flag of the stampede under its purpose,
+// for help (helpgroups.go).
+func groupStampedeFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
+	regroup(fs, groupTarget, "target", "allow-host", "dry-run", "yes", "workers", "worker-count")
+	regroup(fs, groupPlan, "arms", "rate", "keys", "hot-keys", "zipf", "warmup", "before", "after", "repeat", "seed")
+	regroup(fs, groupClients, "clients", "timeout", "retry", "retry-budget", "throttle", "hedge", "client-breaker", "critical")
+	regroup(fs, groupTrigger, "trigger")
+	for _, o := range reg.Options() {
+		regroup(fs, groupTrigger, o.Flag())
+	}
+	regroup(fs, groupGates, "gate", "abort-on")
+	regroup(fs, groupOutput, "output", "json", "results-dir", "metrics-addr")
+	regroup(fs, groupTestbed, "state-dir")
 }
 
 func triggerHelp(reg *triggers.Registry) string {
 	var b strings.Builder
 	for _, n := range reg.Names() {
 		t, _ := reg.Get(n)
-		fmt.Fprintf(&b, "\n  %-8s %s", n, t.Describe())
+		b.WriteString(wrapItem(n, t.Describe()))
 	}
 	return b.String()
 }

@@ -80,6 +80,8 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
 	*fs.Lookup("repeat") = *own.Lookup("repeat")
 	fs.IntVar(&opts.Settings.MaxRuns, "max-runs", opts.Settings.MaxRuns, "stop after this many runs in all, with the brackets so far (marked partial)")
 	fs.DurationVar((*time.Duration)(&opts.Settings.MaxTime), "max-time", time.Duration(opts.Settings.MaxTime), "start no run after this long, and stop with the brackets so far (marked partial)")
+	regroup(fs, groupSweep, "vary", "grid", "resolution", "repeat", "max-runs", "max-time")
+	groupHelp(c)
 	return c
 }
 
@@ -88,7 +90,7 @@ func magnitudeHelp(reg *triggers.Registry) string {
 	var b strings.Builder
 	for _, n := range reg.Names() {
 		names := sweep.MagnitudeNames(experiment.Plan{Trigger: n, Triggers: reg})
-		fmt.Fprintf(&b, "\n  %-8s %s", n, strings.Join(names, ", "))
+		b.WriteString(wrapItem(n, strings.Join(names, ", ")))
 	}
 	return b.String()
 }
