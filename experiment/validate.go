@@ -280,8 +280,14 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 		return arm, nil
 	}
 	notAnArm := func() *herd.FieldError {
-		return &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, or a client policy: %s)",
-			tg.Name, strings.Join(append(slices.Clone(declared), "baseline"), ", "), strings.Join(ClientKinds.Examples(), ", "))}
+		accepted := slices.Clone(declared)
+		if !slices.Contains(accepted, "baseline") {
+			accepted = append(accepted, "baseline")
+		}
+		return &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, or a client policy: %s; "+
+			"strategies such as lock are the bundled testbed's: an arm of your service is declared under arms: in its target file, "+
+			"as the headers, query values or hooks that switch it, docs/targets.md)",
+			tg.Name, strings.Join(accepted, ", "), strings.Join(ClientKinds.Examples(), ", "))}
 	}
 	for part := range strings.SplitSeq(name, "+") {
 		if key, _, ok := strings.Cut(part, "="); ok && !slices.Contains(ClientKinds.Keys(), key) {
