@@ -81,6 +81,9 @@ type Select struct {
 	Query   map[string]string `json:"query,omitempty"`
 	Before  []string          `json:"before,omitempty"`
 	After   []string          `json:"after,omitempty"`
+	// Secret are the headers whose values came from the environment: a
+	// dry run shows the other headers' values, never these
+	Secret []string `json:"-"`
 }
 
 // MarshalJSON writes the header names, never their values.

@@ -93,10 +93,16 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	for _, g := range p.Gates {
 		pv.Gates = append(pv.Gates, g.Expr)
 	}
-	for h, where := range tg.Hosts {
-		pv.Touches = append(pv.Touches, fmt.Sprintf("%s (%s)", h, where))
+	if f := tg.File(); f != nil { // every use, one each: the endpoints and Redis on one host are two
+		for _, u := range f.HostUses() {
+			pv.Touches = append(pv.Touches, fmt.Sprintf("%s (%s)", u.Host, u.Where))
+		}
+	} else {
+		for h, where := range tg.Hosts {
+			pv.Touches = append(pv.Touches, fmt.Sprintf("%s (%s)", h, where))
+		}
+		slices.Sort(pv.Touches)
 	}
-	slices.Sort(pv.Touches)
 	if f := tg.File(); f != nil {
 		unknown := map[string]bool{} // a DSN whose host is one of its variables
 		for _, n := range f.Needed {
@@ -115,7 +121,15 @@ func selection(a Arm) string {
 	var parts []string
 	if s := a.Select; s != nil {
 		if len(s.Headers) > 0 {
-			parts = append(parts, "headers "+keys(s.Headers)+" (values not shown)")
+			var h []string
+			for k, v := range s.Headers {
+				if slices.Contains(s.Secret, k) {
+					v = "(from the environment, not shown)"
+				}
+				h = append(h, k+": "+v)
+			}
+			sort.Strings(h)
+			parts = append(parts, "headers "+strings.Join(h, ", "))
 		}
 		if len(s.Query) > 0 {
 			var q []string

@@ -48,7 +48,9 @@ func DryRun(w io.Writer, p experiment.Preview) error {
 		fmt.Fprintf(w, "total     %s requests, about, over %d arms; at most %s with every retry, hedge and burst\n",
 			thousands(p.Requests), len(p.Arms), thousands(p.Worst))
 	}
-	fmt.Fprintf(w, "touches   %s\n", strings.Join(p.Touches, ", "))
+	for _, t := range p.Touches { // one line each: every host and what it is for
+		fmt.Fprintf(w, "touches   %s\n", t)
+	}
 	for _, n := range p.Needed {
 		fmt.Fprintf(w, "needs     %s: not set now, needed at run time\n", n)
 	}

@@ -299,6 +299,9 @@ func (c *checker) arms() {
 		}
 		seen[a.Name] = true
 		for k, v := range a.Headers {
+			if envRef.MatchString(v) {
+				a.Secret = append(a.Secret, k)
+			}
 			a.Headers[k] = c.expand(p+".headers."+k, v)
 		}
 	}

@@ -164,3 +164,19 @@ requests:
 		t.Errorf("CheckHosts = %v; want far.example.com refused, named at requests[1].vegeta", err)
 	}
 }
+
+// An arm's header from the environment is marked secret, for the dry run
+// to hide; the others are not.
+func TestAnArmsSecretHeadersAreMarked(t *testing.T) {
+	f, err := ParseFile([]byte(`endpoints: [http://127.0.0.1:8080]
+keys: {range: {from: 1, to: 10}}
+request: {path: "/items/{key}"}
+arms: [{name: lock, headers: {X-Mode: lock, X-Token: "${ARM_TOKEN}"}}]
+`), "a.yaml", env(map[string]string{"ARM_TOKEN": "t0k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := f.Arms[0]; len(a.Secret) != 1 || a.Secret[0] != "X-Token" || a.Headers["X-Token"] != "t0k" {
+		t.Errorf("arm %+v; want X-Token alone secret, read from the environment", a)
+	}
+}

@@ -140,6 +140,9 @@ type ArmSpec struct {
 	Query   map[string]string `yaml:"query"`
 	Before  []string          `yaml:"before"`
 	After   []string          `yaml:"after"`
+	// Secret are the headers whose values come from the environment
+	// (${VAR}): a dry run shows the others' values, never these
+	Secret []string `yaml:"-"`
 }
 
 // TriggerSpec is the trigger a target file proposes, with its options
@@ -259,12 +262,28 @@ func readKeys(path string) ([]string, error) {
 	return keys, nil
 }
 
-// Hosts lists every host the file lets herdbench touch, with where it is.
+// Hosts lists every host the file lets herdbench touch, with where it is
+// (the last of its uses, when it has several).
 func (f *File) Hosts() map[string]string {
 	hosts := map[string]string{}
+	for _, u := range f.HostUses() {
+		hosts[u.Host] = u.Where
+	}
+	return hosts
+}
+
+// HostUse is one use of a host by a target file: the host, and the field
+// that names it.
+type HostUse struct{ Host, Where string }
+
+// HostUses lists every use of a host the file makes, in the file's order,
+// one each: a host named by the endpoints and by redis.address is used
+// twice, and a dry run says both.
+func (f *File) HostUses() []HostUse {
+	var uses []HostUse
 	add := func(where, rawURL string) {
 		if u, err := url.Parse(rawURL); err == nil && u.Hostname() != "" {
-			hosts[u.Hostname()] = where
+			uses = append(uses, HostUse{u.Hostname(), where})
 		}
 	}
 	for i, e := range f.Endpoints {
@@ -277,22 +296,22 @@ func (f *File) Hosts() map[string]string {
 	}
 	if f.Redis != nil {
 		if h, _, err := net.SplitHostPort(f.Redis.Address); err == nil {
-			hosts[h] = "redis.address"
+			uses = append(uses, HostUse{h, "redis.address"})
 		}
 	}
 	if f.Postgres != nil && f.Postgres.DSN != "" { // "" until a dry run's ${VAR} is set
 		for _, h := range pgHosts(f.Postgres.DSN) {
-			hosts[h] = "postgres.dsn"
+			uses = append(uses, HostUse{h, "postgres.dsn"})
 		}
 	}
 	if f.MySQL != nil && f.MySQL.DSN != "" {
 		for _, h := range mysqlHosts(f.MySQL.DSN) {
-			hosts[h] = "mysql.dsn"
+			uses = append(uses, HostUse{h, "mysql.dsn"})
 		}
 	}
 	if f.Memcached != nil {
 		if h, _, err := net.SplitHostPort(f.Memcached.Address); err == nil {
-			hosts[h] = "memcached.address"
+			uses = append(uses, HostUse{h, "memcached.address"})
 		}
 	}
 	if f.Toxiproxy != nil {
@@ -306,7 +325,7 @@ func (f *File) Hosts() map[string]string {
 			add(fmt.Sprintf("http_cache.urls[%d]", i), u)
 		}
 	}
-	return hosts
+	return uses
 }
 
 // pgHosts are every host a DSN reaches, as pgx reads it: its hosts and

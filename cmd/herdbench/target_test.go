@@ -79,7 +79,7 @@ limits: {max_rate: 400}
 		wantStderr string
 	}{
 		{"dry run", []string{"--target", local, "--dry-run", "--rate", "300"}, nil, exitOK,
-			[]string{"dry run: nothing was sent", "load      150 req/s to " + st.API[0], "arm       lock: headers X-Herdbench-Strategy (values not shown)",
+			[]string{"dry run: nothing was sent", "load      150 req/s to " + st.API[0], "arm       lock: headers X-Herdbench-Strategy: lock",
 				"trigger   expire at T: UNLINK 50 Redis keys (the hot keys matching item:*): item:1, item:2,", "request   GET /items/{key}, headers Authorization (values not shown)"}, ""},
 		{"a host not allowed", []string{"--target", remote, "--rate", "300"}, nil, exitUsage, nil,
 			"remote.yaml:1: endpoints[1]: host 10.255.255.1 is not loopback and not allowed (accepted: loopback; or list it under allow: in the target file, or --allow-host 10.255.255.1)"},
