@@ -289,7 +289,8 @@ func (c *checker) prometheus() {
 
 func (c *checker) arms() {
 	seen := map[string]bool{}
-	for i, a := range c.f.Arms {
+	for i := range c.f.Arms {
+		a := &c.f.Arms[i]
 		p := fmt.Sprintf("arms[%d]", i)
 		if a.Name == "" {
 			c.bad(p, "an arm needs a name")
