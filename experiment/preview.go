@@ -32,6 +32,9 @@ type Preview struct {
 	Repeat    int           // runs of each arm, interleaved
 	Load      time.Duration // the whole run's load: PerArm for every run of every arm
 	Warm      string        // what each arm does before its load
+	Timeline  string        // warmup, before, T, after
+	Seed      string        // the seed, or that the run picks one
+	Caps      string        // the caps the plan is held to: the target's and herdbench's
 	Requests  int64         // requests the whole run sends, about
 	Worst     int64         // the most it may send: every retry and hedge taken, the burst
 	Abort     []string
@@ -83,6 +86,15 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 		pv.Trigger += ": " + trig.Plan(env)
 	}
 	pv.Warm = sub.FillPlan(p, hot)
+	pv.Timeline = fmt.Sprintf("warmup %s, before %s, T, after %s", p.Warmup, p.Before, p.After)
+	if p.AfterAuto {
+		pv.Timeline += " at most (auto: until the arm has recovered and held)"
+	}
+	pv.Seed = strconv.FormatUint(p.Seed, 10)
+	if p.Seed == 0 {
+		pv.Seed = "picked when the run starts, and printed"
+	}
+	pv.Caps = capsLine(tg.Limits)
 	perArm := int64(float64(p.Rate)*p.Duration().Seconds()) + sub.FillRequests(p, hot)
 	pv.Requests = perArm * runs
 	l := p.Load()
@@ -238,4 +250,21 @@ func spaceLine(s *targets.KeySpace) string {
 		return fmt.Sprintf("Zipf(%g) over %d..%d", s.Zipf.S, s.Zipf.From, s.Zipf.To)
 	}
 	return "none"
+}
+
+// capsLine says the caps a plan on a target is held to: the target's own
+// limits, then herdbench's.
+func capsLine(l targets.Limits) string {
+	own := "herdbench's: " + strconv.Itoa(MaxRate) + " req/s, " + MaxArmDuration.String() + " an arm"
+	var t []string
+	if l.MaxRate > 0 {
+		t = append(t, strconv.Itoa(l.MaxRate)+" req/s with every retry, hedge and burst")
+	}
+	if d := l.Duration(); d > 0 {
+		t = append(t, d.String()+" an arm")
+	}
+	if len(t) == 0 {
+		return own + "; the target sets none of its own"
+	}
+	return "the target's: " + strings.Join(t, ", ") + "; " + own
 }

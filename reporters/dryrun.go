@@ -30,6 +30,9 @@ func DryRun(w io.Writer, p experiment.Preview) error {
 		upTo = "up to " // the rest once the arm has recovered and held
 	}
 	fmt.Fprintf(w, "per arm   %s%s of load; before it: %s\n", upTo, p.PerArm, p.Warm)
+	fmt.Fprintf(w, "timeline  %s\n", p.Timeline)
+	fmt.Fprintf(w, "seed      %s\n", p.Seed)
+	fmt.Fprintf(w, "caps      %s\n", p.Caps)
 	for _, a := range p.Arms {
 		fmt.Fprintf(w, "arm       %s: %s\n", a.Name, a.Selection)
 	}
