@@ -54,12 +54,13 @@ when interrupted or capped (marked partial).
 
 Magnitudes: rate, hot_keys, and the duration and count options of the
 trigger: ` + magnitudeHelp(opts.Plan.Triggers),
-		Example: `  herdbench sweep --trigger slowdb --retry immediate:4 --vary slowdb_for=500ms..10s --arms none,lock
+		Example: `  herdbench sweep --trigger slowdb --retry immediate:4 --vary slowdb_for=500ms..10s --after 12s
   herdbench sweep --trigger burst --vary burst=10..2000 --resolution 0.05 --repeat 1
   herdbench sweep --trigger expire --grid rate=300,1000,3000 hot_keys=10,100,1000 -o html=map.html
   herdbench sweep --trigger burst --vary burst=10..2000 --gate 'none:tipping >= 200' --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			baseOnAxes(c.Flags(), opts.Vary, opts.Grid)
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
 			opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
@@ -314,4 +315,27 @@ func writeSweepOutputs(stdout io.Writer, outs []output, res *sweep.Results) erro
 		}
 	}
 	return nil
+}
+
+// baseOnAxes sets each swept magnitude the command line left alone to the
+// first value of its range: every run of the sweep sets it, so the plan
+// checked before the sweep is then one of its runs', not a default from
+// outside the range (a burst of 1,000 against a target's cap of 300, when
+// the sweep asks for 10 to 300). A value that does not read is left for
+// the sweep's own check to name.
+func baseOnAxes(fs *pflag.FlagSet, vary string, grid []string) {
+	specs, sep := grid, ","
+	if vary != "" {
+		specs, sep = []string{vary}, ".."
+	}
+	for _, spec := range specs {
+		name, values, ok := strings.Cut(spec, "=")
+		if !ok {
+			continue
+		}
+		first, _, _ := strings.Cut(values, sep)
+		if f := fs.Lookup(strings.ReplaceAll(name, "_", "-")); f != nil && !f.Changed && first != "" {
+			_ = fs.Set(f.Name, first)
+		}
+	}
 }
