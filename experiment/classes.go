@@ -265,3 +265,15 @@ func (r *Report) GatePaths() ([]string, map[string][]string) {
 	maps.Copy(words, GateWordsOf(r.Schema))
 	return append(GatePaths(), paths...), words
 }
+
+// classRuns are runs seen as request class name's alone (its verdict), for
+// the verdict of a repeated arm's class.
+func classRuns(runs []ArmResult, name string) []ArmResult {
+	out := make([]ArmResult, 0, len(runs))
+	for _, r := range runs {
+		if f := r.Requests[name]; f != nil {
+			out = append(out, ArmResult{Verdict: f.Verdict})
+		}
+	}
+	return out
+}

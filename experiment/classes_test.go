@@ -51,3 +51,23 @@ func TestEachClassIsCountedAndJudgedOnItsOwn(t *testing.T) {
 		t.Errorf("checkout's timeline: %d rows from %+v; want the arm's %d rows, 20 requests each", n, checkout.Timeline[0], len(rows))
 	}
 }
+
+// A repeated arm's class figures are their medians over the runs, and its
+// verdict the most common, as the arm's are; the runs keep their own.
+func TestARepeatedArmsClassesTakeTheirMedians(t *testing.T) {
+	run := func(requests int64, verdict string) ArmResult {
+		return ArmResult{Name: "none", Verdict: Recovered, Requests: map[string]*RequestFigures{
+			"checkout": {Requests: requests, Verdict: verdict}}}
+	}
+	got, err := Aggregate([]ArmResult{run(100, Metastable), run(300, Recovered), run(200, Metastable)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.Requests["checkout"]
+	if c == nil || c.Requests != 200 || c.Verdict != Metastable {
+		t.Fatalf("checkout = %+v; want the median 200 requests, metastable (two runs of three)", c)
+	}
+	if got.Runs[1].Requests["checkout"].Verdict != Recovered {
+		t.Errorf("run 2's checkout = %s; want its own, recovered", got.Runs[1].Requests["checkout"].Verdict)
+	}
+}

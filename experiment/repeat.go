@@ -128,6 +128,9 @@ func overRuns(runs []ArmResult) (ArmResult, error) {
 		return ArmResult{}, fmt.Errorf("aggregate %s: %w", runs[k].Name, err)
 	}
 	out.Verdict = mostCommon(runs)
+	for name, f := range out.Requests { // each class's verdict by the same rule, over its runs
+		f.Verdict = mostCommon(classRuns(runs, name))
+	}
 	if out.Loop != nil { // what held the arm is its medians', when it was stuck
 		out.Loop.HeldBy = ""
 		if out.Verdict == Metastable {
