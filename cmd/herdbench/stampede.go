@@ -334,35 +334,55 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 }
 
 func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions) error {
-	bedErr, err := opts.resolveTarget(ctx)
+	plan, outs, err := prepare(ctx, &opts, nil)
 	if err != nil {
 		return err
-	}
-	svc := opts.service
-	plan, outs, err := buildPlan(opts)                // the plan's own problems first: they name flags
-	if bad := testbedProblems(bedErr); len(bad) > 0 { // with the plan's: every problem at once
-		return usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
-	}
-	if err != nil {
-		return err
-	}
-	if bedErr != nil {
-		return testbedError(bedErr)
-	}
-	if opts.MetricsAddr != "" {
-		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
-			return usageErrorf("--metrics-addr: %v", err)
-		}
-	}
-	if svc != nil {
-		return runService(ctx, stdout, stderr, opts, svc, plan, outs)
 	}
 	if opts.DryRun {
-		return reporters.DryRun(stdout, experiment.Describe(plan, opts.bed.Target, opts.bed))
+		tg, sub := opts.target()
+		return reporters.DryRun(stdout, experiment.Describe(plan, tg, sub))
 	}
 	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
 		return runAndReport(ctx, stdout, stderr, opts, tg, sub, plan, outs, st)
 	})
+}
+
+// prepare is every check stampede, run and sweep make before anything
+// starts, the one path they share: --target resolved once, the plan built
+// from the options and checked on that target, then more of it (a sweep's
+// range), the testbed's own problems beside the plan's (every problem at
+// once), the live metrics' address, a service's hosts. What it refuses is
+// a usage error (exit 2). Then a dry run describes the plan, or
+// openTarget runs it.
+func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Plan) error) (experiment.Plan, []output, error) {
+	bedErr, err := opts.resolveTarget(ctx)
+	if err != nil {
+		return experiment.Plan{}, nil, err
+	}
+	plan, outs, err := buildPlan(*opts) // the plan's own problems first: they name flags
+	if err == nil && more != nil {
+		err = more(plan)
+	}
+	if bad := testbedProblems(bedErr); len(bad) > 0 { // with the plan's: every problem at once
+		return plan, nil, usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
+	}
+	if err != nil {
+		return plan, nil, err
+	}
+	if bedErr != nil {
+		return plan, nil, testbedError(bedErr)
+	}
+	if opts.MetricsAddr != "" {
+		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
+			return plan, nil, usageErrorf("--metrics-addr: %v", err)
+		}
+	}
+	if svc := opts.service; svc != nil {
+		if err := svc.CheckHosts(opts.AllowHosts); err != nil {
+			return plan, nil, usageError{err}
+		}
+	}
+	return plan, outs, nil
 }
 
 // runAndReport runs the plan on an open target, writes the results and the

@@ -60,7 +60,7 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
   herdbench sweep --trigger burst --vary burst=10..2000 --gate 'none:tipping >= 200' --dry-run`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			baseOnAxes(c.Flags(), opts.Vary, opts.Grid)
+			baseOnAxes(c.Flags(), opts.Plan, opts.Vary, opts.Grid)
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
 			opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
@@ -97,33 +97,16 @@ func magnitudeHelp(reg *triggers.Registry) string {
 }
 
 func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) error {
-	bedErr, err := opts.resolveTarget(ctx)
-	if err != nil {
-		return err
-	}
-	svc := opts.service
 	gateExprs := opts.Gates
 	opts.Gates = nil // the sweep's, on tipping points: not the runs'
-	plan, outs, err := buildPlan(opts.stampedeOptions)
+	var sw sweep.Sweep
+	var gates []sweep.Gate
+	plan, outs, err := prepare(ctx, &opts.stampedeOptions, func(plan experiment.Plan) (err error) {
+		sw, gates, err = buildSweep(opts, plan, gateExprs)
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	sw, gates, err := buildSweep(opts, plan, gateExprs)
-	if err != nil {
-		return err
-	}
-	if bedErr != nil {
-		return testbedError(bedErr)
-	}
-	if opts.MetricsAddr != "" {
-		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
-			return usageErrorf("--metrics-addr: %v", err)
-		}
-	}
-	if svc != nil {
-		if err := svc.CheckHosts(opts.AllowHosts); err != nil {
-			return usageError{err}
-		}
 	}
 	if opts.DryRun {
 		tg, sub := opts.target()
@@ -322,8 +305,15 @@ func writeSweepOutputs(stdout io.Writer, outs []output, res *sweep.Results) erro
 // checked before the sweep is then one of its runs', not a default from
 // outside the range (a burst of 1,000 against a target's cap of 300, when
 // the sweep asks for 10 to 300). A value that does not read is left for
-// the sweep's own check to name.
-func baseOnAxes(fs *pflag.FlagSet, vary string, grid []string) {
+// the sweep's own check to name, and so is an option of a trigger the
+// plan does not run.
+func baseOnAxes(fs *pflag.FlagSet, plan experiment.Plan, vary string, grid []string) {
+	other := map[string]bool{} // the options of the triggers the plan does not run
+	for _, o := range plan.Triggers.Options() {
+		if o.Trigger != plan.Trigger {
+			other[o.Flag()] = true
+		}
+	}
 	specs, sep := grid, ","
 	if vary != "" {
 		specs, sep = []string{vary}, ".."
@@ -334,7 +324,7 @@ func baseOnAxes(fs *pflag.FlagSet, vary string, grid []string) {
 			continue
 		}
 		first, _, _ := strings.Cut(values, sep)
-		if f := fs.Lookup(strings.ReplaceAll(name, "_", "-")); f != nil && !f.Changed && first != "" {
+		if f := fs.Lookup(strings.ReplaceAll(name, "_", "-")); f != nil && !f.Changed && first != "" && !other[f.Name] {
 			_ = fs.Set(f.Name, first)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/providers"
@@ -168,19 +167,6 @@ func confirm(stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan e
 		return errors.New("not confirmed: nothing was sent")
 	}
 	return nil
-}
-
-// runService runs the plan against a service herdbench does not control.
-func runService(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan experiment.Plan, outs []output) error {
-	if err := svc.CheckHosts(opts.AllowHosts); err != nil {
-		return usageError{err}
-	}
-	if opts.DryRun {
-		return reporters.DryRun(stdout, experiment.Describe(plan, svc, experiment.ServiceSubject(svc)))
-	}
-	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
-		return runAndReport(ctx, stdout, stderr, opts, tg, sub, plan, outs, st)
-	})
 }
 
 // openTarget opens what a run sends its load to, once past its dry run,
