@@ -84,6 +84,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	a.counters(ctx, res, f.apiT)
 	a.layers(ctx, res, ld.rec)
 	a.series(ctx, res, ld.t)
+	a.loadBalancer(ctx, res)
 	// what the target does not let herdbench observe has no figures
 	if a.tg.DB == nil && a.tg.MySQL == nil {
 		res.DB, res.Warm.Queries = nil, 0

@@ -84,6 +84,7 @@ type ArmResult struct {
 	API      *APICounters               `json:"api"`               // null: not the testbed, whose replicas count
 	Edge     *EdgeTier                  `json:"edge,omitempty"`    // the edge replicas of a two-tier testbed
 	Layers   *Layers                    `json:"layers,omitempty"`  // a two-tier testbed: how requests multiplied, layer by layer
+	LB       *LoadBalancer              `json:"lb,omitempty"`      // the load balancer in front of the service (a target's haproxy:), by its own counters
 	Retries  Retries                    `json:"retries"`
 	Burst    *triggers.BurstResult      `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
 	Writes   *WriteFigures              `json:"writes,omitempty"` // the writes trigger's: what the write herd cost

@@ -220,6 +220,8 @@ func unobserved(obs targets.Observes, path string) string {
 		return "the testbed's replicas"
 	case (strings.HasPrefix(path, "edge.") || strings.HasPrefix(path, "layers.")) && !obs.Layers:
 		return edgeTier
+	case strings.HasPrefix(path, "lb.") && !obs.LB:
+		return "haproxy"
 	}
 	return ""
 }

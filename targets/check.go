@@ -69,6 +69,7 @@ func (f *File) check(env func(string) (string, bool), later bool) herd.FieldErro
 	c.memcached()
 	c.toxiproxy()
 	c.prometheus()
+	c.haproxy()
 	c.httpCache()
 	c.arms()
 	c.limits()

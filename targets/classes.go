@@ -18,10 +18,10 @@ import (
 // the file's keys:, whose hot keys the trigger hits; the others are the
 // traffic the herd lands beside (the bystanders).
 type RequestClass struct {
-	Name    string    `yaml:"name"`
-	Weight  int       `yaml:"weight"` // its share of the rate: weight over the classes' total
-	Herd    bool      `yaml:"herd"`
-	Keys    *KeySpace `yaml:"keys"` // a bystander's own keys; none for a fixed request
+	Name   string    `yaml:"name"`
+	Weight int       `yaml:"weight"` // its share of the rate: weight over the classes' total
+	Herd   bool      `yaml:"herd"`
+	Keys   *KeySpace `yaml:"keys"` // a bystander's own keys; none for a fixed request
 	// Vegeta is a file of vegeta's HTTP targets, beside the target file:
 	// the class's requests, taken in turn, instead of Request (vegeta.go)
 	Vegeta  string `yaml:"vegeta"`

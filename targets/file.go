@@ -38,6 +38,7 @@ type File struct {
 	Memcached  *MemcachedSpec    `yaml:"memcached"`
 	Toxiproxy  *ToxiproxySpec    `yaml:"toxiproxy"`
 	Prometheus *PrometheusSpec   `yaml:"prometheus"`
+	HAProxy    *HAProxySpec      `yaml:"haproxy"` // a load balancer in front of the service, its own counters read (haproxy.go)
 	HTTPCache  *HTTPCacheSpec    `yaml:"http_cache"`
 	Trigger    *TriggerSpec      `yaml:"trigger"` // how a herd is provoked on this service, unless a flag or scenario file says
 	Plan       *PlanSpec         `yaml:"plan"`    // the load this service is tested with, unless a flag or scenario file says
@@ -319,6 +320,9 @@ func (f *File) HostUses() []HostUse {
 	}
 	if f.Prometheus != nil {
 		add("prometheus.url", f.Prometheus.URL)
+	}
+	if f.HAProxy != nil {
+		add("haproxy.stats", f.HAProxy.Stats)
 	}
 	if f.HTTPCache != nil {
 		for i, u := range f.HTTPCache.URLs {

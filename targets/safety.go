@@ -56,6 +56,7 @@ type Observes struct {
 	// Layers: a two-tier testbed's edge tier, its policy and counters
 	// (edge.*) and the call chain's layers (layers.*)
 	Layers bool
+	LB     bool // a load balancer's own counters (haproxy:): lb.*
 }
 
 // Observes says what herdbench may observe of t, before connecting to it.
@@ -64,7 +65,8 @@ func (t *Target) Observes() Observes {
 		return *t.Observed
 	}
 	f := t.file
-	return Observes{DB: f != nil && (f.Postgres != nil || f.MySQL != nil), Cache: f != nil && (f.Redis != nil || f.Memcached != nil)}
+	return Observes{DB: f != nil && (f.Postgres != nil || f.MySQL != nil), Cache: f != nil && (f.Redis != nil || f.Memcached != nil),
+		LB: t.HAProxy != nil}
 }
 
 // CheckHosts refuses a target that touches a host that is not loopback and

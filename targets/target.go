@@ -82,7 +82,8 @@ type Target struct {
 	Proxies   map[string]string // dependency -> proxy name
 
 	Prometheus *PrometheusSpec
-	Arms       []ArmSpec // how arms are selected on a service herdbench does not control
+	HAProxy    *HAProxySpec // a load balancer in front of the service; nil: none
+	Arms       []ArmSpec    // how arms are selected on a service herdbench does not control
 	Limits     Limits
 	// ShedStatuses are the statuses the service sheds load with; empty:
 	// load's default, 429 and 503
@@ -121,7 +122,7 @@ func FromFile(f *File) *Target {
 	classes, herd := classesOf(f)
 	t := &Target{Kind: KindFile, Name: f.doc.Name, Endpoints: f.Endpoints, Space: &f.Keys,
 		Request: herd, Classes: classes,
-		Header: http.Header{}, Prometheus: f.Prometheus, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort, ShedStatuses: f.ShedStatuses,
+		Header: http.Header{}, Prometheus: f.Prometheus, HAProxy: f.HAProxy, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort, ShedStatuses: f.ShedStatuses,
 		Hosts: f.Hosts(), Allow: f.Allow, file: f}
 	for k, v := range f.Headers {
 		t.Header.Set(k, v)

@@ -1,6 +1,7 @@
-// Package cachetest starts real HTTP caches for tests, from Debian's
-// packages, in front of the testbed's replicas: nginx with the cache purge
-// module (nginx.conf.tmpl) and Varnish (varnish.vcl.tmpl). Each runs as a
+// Package cachetest starts real HTTP caches and a load balancer for tests,
+// from Debian's packages, in front of the testbed's replicas: nginx with
+// the cache purge module (nginx.conf.tmpl), Varnish (varnish.vcl.tmpl) and
+// HAProxy (haproxy.cfg.tmpl). Each runs as a
 // process of the test's own, on a free loopback port, in a directory of
 // its own; it is killed, with its workers, when the test ends. A machine
 // without them skips the test, unless CI is set: then it fails.
@@ -28,6 +29,8 @@ var (
 	nginxConf string
 	//go:embed varnish.vcl.tmpl
 	varnishVCL string
+	//go:embed haproxy.cfg.tmpl
+	haproxyCfg string
 )
 
 // PurgeModule is where Debian's libnginx-mod-http-cache-purge puts the
@@ -112,6 +115,22 @@ func Varnish(t testing.TB, origins []string, ttl time.Duration) string {
 	done := proctest.Start(t, dir, bins[0], "-F", "-n", filepath.Join(dir, "instance"), "-a", listen, "-f", path,
 		"-s", "malloc,64m", "-j", "none", "-p", "default_grace=0", "-p", "thread_pool_min=50")
 	return ready(t, "http://"+listen, log, done)
+}
+
+// HAProxy starts HAProxy balancing round robin over origins (host:port
+// each), retrying a failed request (a 5xx, a failed connection) up to
+// retries times with redispatch to another server, and returns its base
+// URL and its stats page's.
+func HAProxy(t testing.TB, origins []string, retries int) (base, stats string) {
+	t.Helper()
+	bins := require(t, "haproxy", "haproxy")
+	dir := proctest.WorkDir(t, "haproxy")
+	listen, statsAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
+	path := filepath.Join(dir, "haproxy.cfg")
+	write(t, path, render(t, haproxyCfg, map[string]any{"Listen": listen, "Stats": statsAddr, "Origins": origins, "Retries": retries}))
+	done := proctest.Start(t, dir, bins[0], "-f", path, "-db")
+	ready(t, "http://"+statsAddr, filepath.Join(dir, "output.log"), done)
+	return "http://" + listen, "http://" + statsAddr + "/stats"
 }
 
 func render(t testing.TB, text string, data any) string {
