@@ -168,7 +168,7 @@ func (a *armRun) triggerEnv() triggers.Env {
 	tg := a.tg
 	env := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Owned, Channel: tg.Channel,
 		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
-		HotKeys: a.hot, API: tg.Endpoints, Request: armRequester(tg, a.arm), Restarter: tg.Restarter,
+		HotKeys: a.hot, API: endpointsOf(tg, a.arm), Request: armRequester(tg, a.arm), Restarter: tg.Restarter,
 		Memcached: tg.MemcachedItems(), MySQL: tg.MySQLConns(), Likes: tg.Likes,
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
 	if tg.RedisKey != "" {
@@ -268,7 +268,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	a.ending = newEnding(p, lc.Bound())
 	a.settle = settleOf(lc.Bound(), a.applied.Bound)
 	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Load: load.Config{
-		Targets: a.tg.Endpoints, Rate: p.Rate, Duration: p.Duration(),
+		Targets: endpointsOf(a.tg, a.arm), Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,

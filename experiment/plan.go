@@ -84,6 +84,8 @@ type Select struct {
 	// Secret are the headers whose values came from the environment: a
 	// dry run shows the other headers' values, never these
 	Secret []string `json:"-"`
+	// Endpoints are the arm's own base URLs, instead of the target's
+	Endpoints []string `json:"endpoints,omitempty"`
 }
 
 // MarshalJSON writes the header names, never their values.

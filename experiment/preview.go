@@ -151,6 +151,9 @@ func selection(a Arm) string {
 			sort.Strings(q)
 			parts = append(parts, "query "+strings.Join(q, "&"))
 		}
+		if len(s.Endpoints) > 0 {
+			parts = append(parts, "its own endpoints "+strings.Join(s.Endpoints, ", "))
+		}
 		for _, c := range s.Before {
 			parts = append(parts, "before: "+c)
 		}

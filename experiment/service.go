@@ -70,8 +70,9 @@ func hooks(ctx context.Context, arm, when string, cmds []string) error {
 func (s *serviceSubject) Fill(ctx context.Context, _ Plan, arm Applied, _ triggers.Trigger, hot []string) (Warm, error) {
 	build := armRequester(s.tg, arm.Arm)
 	client := load.NewClient(10*time.Second, nil)
+	endpoints := endpointsOf(s.tg, arm.Arm)
 	err := each(ctx, len(hot), 8, func(ctx context.Context, _, i int) error {
-		base := s.tg.Endpoints[i%len(s.tg.Endpoints)]
+		base := endpoints[i%len(endpoints)]
 		req, err := build(ctx, base, hot[i])
 		if err == nil {
 			var resp *http.Response
@@ -167,4 +168,13 @@ func armRequester(tg *targets.Target, arm Arm) triggers.Requester {
 		}
 		return req, nil
 	}
+}
+
+// endpointsOf are where an arm's load goes: its own endpoints, when its
+// target file gives it some, else the target's.
+func endpointsOf(tg *targets.Target, a Arm) []string {
+	if s := a.Select; s != nil && len(s.Endpoints) > 0 {
+		return s.Endpoints
+	}
+	return tg.Endpoints
 }

@@ -274,7 +274,7 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 	arm := Arm{Name: name, Select: &Select{}}
 	for _, a := range tg.Arms {
 		if a.Name == name {
-			arm.Select = &Select{Headers: a.Headers, Query: a.Query, Before: a.Before, After: a.After, Secret: a.Secret}
+			arm.Select = &Select{Headers: a.Headers, Query: a.Query, Before: a.Before, After: a.After, Secret: a.Secret, Endpoints: a.Endpoints}
 			return arm, nil
 		}
 	}

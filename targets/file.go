@@ -141,6 +141,9 @@ type ArmSpec struct {
 	Query   map[string]string `yaml:"query"`
 	Before  []string          `yaml:"before"`
 	After   []string          `yaml:"after"`
+	// Endpoints are the arm's own base URLs, instead of the file's (two
+	// frontends of one load balancer, one per arm: no reload between arms)
+	Endpoints []string `yaml:"endpoints"`
 	// Secret are the headers whose values come from the environment
 	// (${VAR}): a dry run shows the others' values, never these
 	Secret []string `yaml:"-"`
@@ -289,6 +292,11 @@ func (f *File) HostUses() []HostUse {
 	}
 	for i, e := range f.Endpoints {
 		add(fmt.Sprintf("endpoints[%d]", i), e)
+	}
+	for i, a := range f.Arms {
+		for j, e := range a.Endpoints {
+			add(fmt.Sprintf("arms[%d].endpoints[%d]", i, j), e)
+		}
 	}
 	for i, rc := range f.Requests {
 		for _, t := range rc.vegeta {
