@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -26,7 +29,15 @@ type Command struct {
 	Timeout     herd.Duration `json:"command_timeout" help:"how long the command may run before it is killed (shorter than after)"`
 	UndoTimeout herd.Duration `json:"undo_timeout" help:"how long the undo may run before it is killed"`
 	For         herd.Duration `json:"command_for" help:"the trigger's end, counted from T, instead of the command's exit (0: when it exits)"`
+	// EndedWhen is a URL polled from the command's exit until it answers
+	// 2xx: the trigger's end, as the service says it (a health check, a
+	// load balancer's server page), instead of the exit or a guess
+	EndedWhen string `json:"ended_when" help:"the trigger's end: when this URL, polled every 100 ms from the command's exit, first answers 2xx (its host loopback or allowed; at most 1m)"`
 }
+
+// MaxEndProbe bounds how long an end probe is polled: past it, the
+// trigger's end is unknown (null) and the detail says so.
+const MaxEndProbe = time.Minute
 
 // NewCommand is a command trigger with its defaults: the command killed
 // after 5 s (shorter than the stampede's default after), its undo after
@@ -46,6 +57,9 @@ const (
 type CommandDetail struct {
 	StartedMS int64 `json:"started_ms"`
 	ExitedMS  int64 `json:"exited_ms"`
+	// EndedWhenMS is when the end probe first answered 2xx; null without
+	// one, or when it never did within MaxEndProbe
+	EndedWhenMS *int64 `json:"ended_when_ms,omitempty"`
 	Outcome
 	Undo *Outcome `json:"undo,omitempty"` // nil without an undo
 }
@@ -86,6 +100,14 @@ func (c *Command) Validate() herd.FieldErrors {
 	if c.For < 0 || c.For > herd.Duration(time.Minute) {
 		errs.Add("command_for", "%s out of range (accepted: 0, the command's exit, to 1m)", c.For)
 	}
+	if c.EndedWhen != "" {
+		if u, err := url.Parse(c.EndedWhen); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs.Add("ended_when", "%q is not an http URL (accepted: a URL that answers 2xx once the trigger's cause is over, such as http://127.0.0.1:8080/healthz)", c.EndedWhen)
+		}
+		if c.For > 0 {
+			errs.Add("ended_when", "beside command_for (accepted: one end: a probe, a duration, or the command's exit)")
+		}
+	}
 	return errs
 }
 
@@ -118,8 +140,11 @@ func (c *Command) Lasts() (string, time.Duration) {
 
 func (c *Command) Plan(Env) string {
 	end := "its exit"
-	if c.For > 0 {
+	switch {
+	case c.For > 0:
 		end = "T+" + c.For.String()
+	case c.EndedWhen != "":
+		end = fmt.Sprintf("when %s first answers 2xx after its exit, polled every 100 ms for at most %s", c.EndedWhen, herd.Duration(MaxEndProbe))
 	}
 	p := fmt.Sprintf("run %q with sh -c (killed after %s; the trigger's end: %s)", c.Run, c.Timeout, end)
 	if c.Undo != "" {
@@ -184,9 +209,16 @@ func (a *armedCommand) Fire(ctx context.Context, env Env) (Fired, error) {
 		return Fired{Detail: d}, fmt.Errorf("command %q: %w", a.c.Run, failure(o, err))
 	}
 	ended := exited
-	if a.c.For > 0 {
+	switch {
+	case a.c.For > 0:
 		ended = fired.Add(time.Duration(a.c.For))
 		wait(ctx, time.Until(ended))
+	case a.c.EndedWhen != "":
+		ended = probe(ctx, a.c.EndedWhen, MaxEndProbe)
+		if !ended.IsZero() {
+			ms := ended.Sub(env.T).Milliseconds()
+			d.EndedWhenMS = &ms
+		}
 	}
 	return Fired{Detail: d, Ended: ended}, nil
 }
@@ -222,4 +254,30 @@ func failure(o Outcome, err error) error {
 		out = "(no output)"
 	}
 	return fmt.Errorf("%w: %s", err, out)
+}
+
+// probe polls u every 100 ms until it answers 2xx, and returns when it
+// first did; zero when it did not within limit, or ctx ended.
+func probe(ctx context.Context, u string, limit time.Duration) time.Time {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil); err == nil {
+			if resp, err := client.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+					return time.Now()
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}
+		case <-tick.C:
+		}
+	}
 }

@@ -377,6 +377,9 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Pl
 			return plan, nil, usageErrorf("--metrics-addr: %v", err)
 		}
 	}
+	if err := probeHost(plan, opts); err != nil {
+		return plan, nil, err
+	}
 	if svc := opts.service; svc != nil {
 		if err := svc.CheckHosts(opts.AllowHosts); err != nil {
 			return plan, nil, usageError{err}
