@@ -100,7 +100,7 @@ arms:
 		`bad.yaml:2: load.rate: the string ` + "`fast`" + ` where a whole number is expected (accepted: a whole number)`,
 		`bad.yaml:3: load.bogus: unknown key "bogus" (accepted: client_breaker, clients,`,
 		`bad.yaml:4: load.keys: a list where a whole number is expected`,
-		`bad.yaml:5: trigger.colour: unknown key "colour" (accepted: burst, command_for, command_timeout, dependency, name, outage, restart, rolling, run, slowdb_for, slowdb_latency, undo, undo_timeout, write_burst, write_fanout, write_keys, write_kill, write_rate, write_restart, write_restart_after, write_settle)`,
+		`bad.yaml:5: trigger.colour: unknown key "colour" (accepted: burst, command_for, command_timeout, dependency, ended_when, name, outage, restart, rolling, run, slowdb_for, slowdb_latency, undo, undo_timeout, write_burst, write_fanout, write_keys, write_kill, write_rate, write_restart, write_restart_after, write_settle)`,
 		`bad.yaml:8: an arm needs a name`,
 		`bad.yaml:10: arms[2].knobs.lock_tll: unknown key "lock_tll" (accepted: abandoned_load, apply_rate, breaker_failures,`,
 	} {
