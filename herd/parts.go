@@ -1,5 +1,7 @@
 package herd
 
+import "regexp"
+
 // The testbed's parts: what a restart can name.
 const (
 	API       = "api"       // the API replicas
@@ -21,3 +23,25 @@ var Parts = []string{API, Redis, Postgres, Memcached, MariaDB}
 // is its Memcached; a MariaDB testbed's postgres is its MariaDB, and a
 // target's may be its MySQL).
 var Dependencies = []string{Postgres, Redis}
+
+// OneReplica is how a restart names one API replica, by its number from
+// 1: api-2; the accepted lists show it as ReplicaForm.
+var OneReplica = regexp.MustCompile(`^api-[1-9][0-9]*$`)
+
+// ReplicaForm is one replica's part as help and errors list it.
+const ReplicaForm = "api-N"
+
+// PartPattern is every part a restart can name, as a regular expression:
+// the schema's for the restart option.
+const PartPattern = `^(api|redis|postgres|memcached|mariadb|api-[1-9][0-9]*)$`
+
+// IsPart says whether p names a part a restart can name: one of Parts, or
+// one replica (api-2).
+func IsPart(p string) bool {
+	for _, x := range Parts {
+		if p == x {
+			return true
+		}
+	}
+	return OneReplica.MatchString(p)
+}

@@ -112,7 +112,11 @@ func triggerSchema(reg *triggers.Registry) *jsonschema.Schema {
 	}
 	props.Set("name", &jsonschema.Schema{Type: "string", Enum: names, Description: "What provokes the herd at T (herdbench triggers)"})
 	for _, o := range reg.Options() {
-		props.Set(o.Key, valueSchema(o.Type(), o.Enum, o.Trigger+": "+o.Help))
+		s := valueSchema(o.Type(), o.Enum, o.Trigger+": "+o.Help)
+		if o.Pattern != "" { // its forms (api-N) are not values
+			s.Enum, s.Pattern = nil, o.Pattern
+		}
+		props.Set(o.Key, s)
 	}
 	return &jsonschema.Schema{Type: "object", Properties: props, AdditionalProperties: jsonschema.FalseSchema,
 		Description: "What provokes the herd at T, and its options"}

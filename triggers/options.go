@@ -3,6 +3,7 @@ package triggers
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ type Option struct {
 	Key     string   // slowdb_latency: the scenario key and the results field
 	Help    string   // what it sets, for the flag's help and the schema
 	Enum    []string // the accepted values of a closed set; nil for any value of its type
+	// Pattern, when set, is what a value must match instead of being one
+	// of Enum, which then lists its forms (api-N)
+	Pattern string
 	field   reflect.Value
 }
 
@@ -36,8 +40,11 @@ func (Dependency) Accepted() []string { return herd.Dependencies }
 // Part is a part of the testbed a restart can name.
 type Part string
 
-// Accepted lists the parts.
-func (Part) Accepted() []string { return herd.Parts }
+// Accepted lists the parts: each of herd.Parts, and one replica, api-N.
+func (Part) Accepted() []string { return append(slices.Clone(herd.Parts), herd.ReplicaForm) }
+
+// Pattern is what a part matches: one of herd.Parts, or one replica.
+func (Part) Pattern() string { return herd.PartPattern }
 
 // optionsOf reads the options of t, a pointer to a struct, from its
 // fields' tags.
@@ -57,6 +64,9 @@ func optionsOf(t Trigger) []Option {
 		o := Option{Trigger: t.Name(), Key: key, Help: f.Tag.Get("help"), field: v.Field(i)}
 		if e, ok := v.Field(i).Interface().(Enum); ok {
 			o.Enum = e.Accepted()
+		}
+		if pt, ok := v.Field(i).Interface().(interface{ Pattern() string }); ok {
+			o.Pattern = pt.Pattern()
 		}
 		if o.Type() == "" {
 			panic(fmt.Sprintf("triggers: option %s of %s has type %s (accepted: herd.Duration, int, bool, string kinds)", key, t.Name(), f.Type))

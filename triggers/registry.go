@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -110,7 +111,7 @@ func (r *Registry) Clone() *Registry {
 func (r *Registry) Validate() herd.FieldErrors {
 	var errs herd.FieldErrors
 	for _, o := range r.options {
-		if v := o.String(); o.Enum != nil && !slices.Contains(o.Enum, v) {
+		if v := o.String(); o.Enum != nil && !slices.Contains(o.Enum, v) && (o.Pattern == "" || !regexp.MustCompile(o.Pattern).MatchString(v)) {
 			errs.Add(o.Key, "unknown %q (accepted: %s)", v, strings.Join(o.Enum, ", "))
 		}
 	}

@@ -37,8 +37,8 @@ func restart(ctx context.Context, dir, part string, rolling, kill bool) ([]strin
 			batch = append(batch, s)
 		}
 	}
-	if !slices.Contains(herd.Parts, part) || len(batch) == 0 {
-		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(herd.Parts, ", "))
+	if !herd.IsPart(part) || len(batch) == 0 {
+		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s, %s)", part, strings.Join(herd.Parts, ", "), herd.ReplicaForm)
 	}
 	if part == herd.Postgres && slices.Contains(st.Profiles, MariaDBProfile) {
 		// it runs, idle: restarting it would break nothing the replicas use

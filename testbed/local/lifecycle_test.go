@@ -272,6 +272,22 @@ func TestRestartReplacesPartsAndStopLeavesNothing(t *testing.T) {
 	if _, err := tb.Restart(ctx, "kafka", false); err == nil || !strings.Contains(err.Error(), "accepted: api, redis, postgres") {
 		t.Errorf("Restart(kafka) = %v; want an error listing the parts", err)
 	}
+	// one replica by its name: the other keeps serving, the state file
+	// follows the new process
+	one, err := ReadStatus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tb.Restart(ctx, "api-2", false); err != nil || !slices.Equal(got, []string{"api-2"}) {
+		t.Fatalf("Restart(api-2) = %v, %v; want api-2 alone", got, err)
+	}
+	if after, err := ReadStatus(dir); err != nil || after.PIDs["api-1"] != one.PIDs["api-1"] || after.PIDs["api-2"] == one.PIDs["api-2"] ||
+		!alive(after.PIDs["api-2"], 0) || alive(one.PIDs["api-2"], 0) {
+		t.Errorf("after Restart(api-2): pids %v (before %v), %v; want api-2's alone new and alive, its old one gone", after.PIDs, one.PIDs, err)
+	}
+	if _, err := tb.Restart(ctx, "api-3", false); err == nil {
+		t.Error("Restart(api-3) of two replicas = nil; want it refused")
+	}
 
 	st, err := ReadStatus(dir)
 	if err != nil {

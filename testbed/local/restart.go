@@ -57,8 +57,8 @@ func (tb *Testbed) restartPart(ctx context.Context, part string, rolling bool, g
 		}
 	}
 	tb.mu.Unlock()
-	if !slices.Contains(herd.Parts, part) {
-		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s)", part, strings.Join(herd.Parts, ", "))
+	if !herd.IsPart(part) {
+		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s, %s)", part, strings.Join(herd.Parts, ", "), herd.ReplicaForm)
 	}
 	if len(batch) == 0 { // memcached or mariadb, on a testbed that runs Redis or Postgres, or the other way
 		return nil, fmt.Errorf("restart: this testbed runs no %s (%s)", part, partFlag(part))

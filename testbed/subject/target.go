@@ -165,5 +165,8 @@ func parts(st testbed.Status) []string {
 	if st.Memcached != "" {
 		parts = append(parts, herd.Memcached)
 	}
+	for i := range st.API { // one replica by its name: api-1, api-2, ...
+		parts = append(parts, fmt.Sprintf("%s-%d", herd.API, i+1))
+	}
 	return parts
 }
