@@ -26,7 +26,7 @@ func TestOptionsComeFromTheTags(t *testing.T) {
 		"slowdb.slowdb_for:duration=3s", "burst.burst:int=1000", "restart.restart:string=api", "restart.rolling:bool=false",
 		"writes.write_burst:int=500", "writes.write_keys:int=3",
 		"writes.write_rate:int=0", "writes.write_restart:string=none", "writes.write_restart_after:duration=20ms", "writes.write_kill:bool=false", "writes.write_fanout:int=0", "writes.write_settle:duration=15s",
-		"command.run:string=", "command.undo:string=", "command.command_timeout:duration=5s", "command.undo_timeout:duration=30s", "command.command_for:duration=0s"}
+		"command.run:string=", "command.undo:string=", "command.command_timeout:duration=5s", "command.undo_timeout:duration=30s", "command.command_for:duration=0s", "command.ended_when:string="}
 	if !slices.Equal(got, want) {
 		t.Errorf("Options = %v; want %v", got, want)
 	}
@@ -37,8 +37,8 @@ func TestOptionsComeFromTheTags(t *testing.T) {
 				t.Errorf("dependency accepts %v; want %v", o.Enum, herd.Dependencies)
 			}
 		case "restart":
-			if !slices.Equal(o.Enum, herd.Parts) {
-				t.Errorf("restart accepts %v; want %v", o.Enum, herd.Parts)
+			if want := append(slices.Clone(herd.Parts), herd.ReplicaForm); !slices.Equal(o.Enum, want) || o.Pattern != herd.PartPattern {
+				t.Errorf("restart accepts %v, pattern %q; want %v, one replica by name too", o.Enum, o.Pattern, want)
 			}
 		}
 	}
@@ -79,7 +79,7 @@ func TestRegistryJSONRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"outage":"2s","dependency":"postgres","slowdb_latency":"300ms","slowdb_for":"4s","burst":1000,"restart":"api","rolling":false,"write_burst":500,"write_keys":3,"write_rate":0,"write_restart":"none","write_restart_after":"20ms","write_kill":false,"write_fanout":0,"write_settle":"15s","run":"","undo":"","command_timeout":"5s","undo_timeout":"30s","command_for":"0s"}`
+	want := `{"outage":"2s","dependency":"postgres","slowdb_latency":"300ms","slowdb_for":"4s","burst":1000,"restart":"api","rolling":false,"write_burst":500,"write_keys":3,"write_rate":0,"write_restart":"none","write_restart_after":"20ms","write_kill":false,"write_fanout":0,"write_settle":"15s","run":"","undo":"","command_timeout":"5s","undo_timeout":"30s","command_for":"0s","ended_when":""}`
 	if string(b) != want {
 		t.Errorf("JSON = %s; want %s", b, want)
 	}
@@ -107,7 +107,7 @@ func TestValidateNamesTheOptionAndTheAcceptedValues(t *testing.T) {
 		"burst: 0 out of range (accepted: 1 to 10000 clients)",
 		`dependency: unknown "dns" (accepted: postgres, redis)`,
 		"outage: 0s out of range (accepted: more than 0, at most 1m)",
-		`restart: unknown "kafka" (accepted: api, redis, postgres, memcached, mariadb)`,
+		`restart: unknown "kafka" (accepted: api, redis, postgres, memcached, mariadb, api-N)`,
 		"slowdb_latency: 1m0s out of range (accepted: more than 0, at most 30s)",
 	}
 	if !slices.Equal(got, want) {
