@@ -60,10 +60,21 @@ func (r *Restart) Requires(c Caps) error {
 // requirePart refuses a part the testbed does not run: memcached beside
 // Redis, mariadb beside Postgres, or the other way round.
 func requirePart(c Caps, part string) error {
-	if c.Parts != nil && !slices.Contains(c.Parts, part) {
-		return fmt.Errorf("a testbed that runs %s (this one runs %s)", part, strings.Join(c.Parts, ", "))
+	if c.Parts == nil || slices.Contains(c.Parts, part) {
+		return nil
 	}
-	return nil
+	var parts, replicas []string // its parts, and its replicas by name (api-1, ...)
+	for _, p := range c.Parts {
+		if herd.OneReplica.MatchString(p) {
+			replicas = append(replicas, p)
+		} else {
+			parts = append(parts, p)
+		}
+	}
+	if herd.OneReplica.MatchString(part) && len(replicas) > 0 {
+		return fmt.Errorf("a testbed that runs %s (this one runs %s to %s)", part, replicas[0], replicas[len(replicas)-1])
+	}
+	return fmt.Errorf("a testbed that runs %s (this one runs %s)", part, strings.Join(parts, ", "))
 }
 
 func (r *Restart) Plan(env Env) string {
