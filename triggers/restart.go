@@ -72,7 +72,11 @@ func requirePart(c Caps, part string) error {
 		}
 	}
 	if herd.OneReplica.MatchString(part) && len(replicas) > 0 {
-		return fmt.Errorf("a testbed that runs %s (this one runs %s to %s)", part, replicas[0], replicas[len(replicas)-1])
+		names := replicas[0]
+		if len(replicas) > 1 {
+			names += " to " + replicas[len(replicas)-1]
+		}
+		return fmt.Errorf("a testbed that runs %s (this one runs %s)", part, names)
 	}
 	return fmt.Errorf("a testbed that runs %s (this one runs %s)", part, strings.Join(parts, ", "))
 }

@@ -21,16 +21,20 @@ func TestTestbedOnMemcachedAndMariaDB(t *testing.T) {
 		t.Errorf("proxies %v, redis key %q; want the database's role on mariadb, the cache's on memcached, no Redis items", tg.Proxies, tg.RedisKey)
 	}
 	c := tg.Caps()
-	if want := []string{herd.API, herd.Redis, herd.MariaDB, herd.Memcached}; !slices.Equal(c.Parts, want) {
+	if want := []string{herd.API, herd.Redis, herd.MariaDB, herd.Memcached, "api-1"}; !slices.Equal(c.Parts, want) {
 		t.Errorf("parts %v; want %v", c.Parts, want)
 	}
-	for part, ok := range map[string]bool{herd.MariaDB: true, herd.Memcached: true, herd.Postgres: false} {
+	for part, ok := range map[string]bool{herd.MariaDB: true, herd.Memcached: true, herd.Postgres: false, "api-1": true, "api-2": false} {
 		err := (&triggers.Restart{Part: triggers.Part(part)}).Requires(c)
-		if ok != (err == nil) || (!ok && !strings.Contains(err.Error(), "this one runs api, redis, mariadb, memcached")) {
+		runs := "this one runs api, redis, mariadb, memcached)"
+		if part == "api-2" {
+			runs = "this one runs api-1)"
+		}
+		if ok != (err == nil) || (!ok && !strings.Contains(err.Error(), runs)) {
 			t.Errorf("restart %s: %v; want refused only when the testbed does not run it, naming what it runs", part, err)
 		}
 	}
-	if c := Describe(testbed.Status{API: st.API}).Caps(); !slices.Equal(c.Parts, []string{herd.API, herd.Redis, herd.Postgres}) {
+	if c := Describe(testbed.Status{API: st.API}).Caps(); !slices.Equal(c.Parts, []string{herd.API, herd.Redis, herd.Postgres, "api-1"}) {
 		t.Errorf("a testbed on Redis and Postgres: parts %v", c.Parts)
 	}
 }
