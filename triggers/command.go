@@ -32,7 +32,7 @@ type Command struct {
 	// EndedWhen is a URL polled from the command's exit until it answers
 	// 2xx: the trigger's end, as the service says it (a health check, a
 	// load balancer's server page), instead of the exit or a guess
-	EndedWhen string `json:"ended_when" help:"the trigger's end: when this URL, polled every 100 ms from the command's exit, first answers 2xx (its host loopback or allowed; at most 1m)"`
+	EndedWhen string `json:"ended_when,omitempty" help:"the trigger's end: when this URL, polled every 100 ms from the command's exit, first answers 2xx (its host loopback or allowed; at most 1m)"`
 }
 
 // MaxEndProbe bounds how long an end probe is polled: past it, the

@@ -23,8 +23,9 @@ type Option struct {
 	Enum    []string // the accepted values of a closed set; nil for any value of its type
 	// Pattern, when set, is what a value must match instead of being one
 	// of Enum, which then lists its forms (api-N)
-	Pattern string
-	field   reflect.Value
+	Pattern   string
+	omitEmpty bool // its json tag says omitempty: left out of the JSON when unset
+	field     reflect.Value
 }
 
 // Enum is implemented by the types of options whose values form a closed
@@ -57,11 +58,11 @@ func optionsOf(t Trigger) []Option {
 	var out []Option
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
-		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		key, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if !f.IsExported() || key == "" || key == "-" {
 			continue
 		}
-		o := Option{Trigger: t.Name(), Key: key, Help: f.Tag.Get("help"), field: v.Field(i)}
+		o := Option{Trigger: t.Name(), Key: key, Help: f.Tag.Get("help"), field: v.Field(i), omitEmpty: opts == "omitempty"}
 		if e, ok := v.Field(i).Interface().(Enum); ok {
 			o.Enum = e.Accepted()
 		}

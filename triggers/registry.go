@@ -128,10 +128,15 @@ func (r *Registry) Validate() herd.FieldErrors {
 func (r *Registry) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, o := range r.options {
-		if i > 0 {
+	first := true
+	for _, o := range r.options {
+		if o.omitEmpty && o.field.IsZero() {
+			continue // an option added since results were written: left out unset, they read back as written
+		}
+		if !first {
 			b.WriteByte(',')
 		}
+		first = false
 		v, err := json.Marshal(o.field.Interface())
 		if err != nil {
 			return nil, err

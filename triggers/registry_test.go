@@ -79,7 +79,7 @@ func TestRegistryJSONRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"outage":"2s","dependency":"postgres","slowdb_latency":"300ms","slowdb_for":"4s","burst":1000,"restart":"api","rolling":false,"write_burst":500,"write_keys":3,"write_rate":0,"write_restart":"none","write_restart_after":"20ms","write_kill":false,"write_fanout":0,"write_settle":"15s","run":"","undo":"","command_timeout":"5s","undo_timeout":"30s","command_for":"0s","ended_when":""}`
+	want := `{"outage":"2s","dependency":"postgres","slowdb_latency":"300ms","slowdb_for":"4s","burst":1000,"restart":"api","rolling":false,"write_burst":500,"write_keys":3,"write_rate":0,"write_restart":"none","write_restart_after":"20ms","write_kill":false,"write_fanout":0,"write_settle":"15s","run":"","undo":"","command_timeout":"5s","undo_timeout":"30s","command_for":"0s"}`
 	if string(b) != want {
 		t.Errorf("JSON = %s; want %s", b, want)
 	}
