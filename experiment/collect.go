@@ -22,7 +22,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		ld.sampler.Stop()
 		return nil, drainErr
 	}
-	end, err := a.settled(ctx)
+	end, err := a.settled(ctx, s0)
 	samples, missed, serr := ld.sampler.Stop()
 	if err = errors.Join(err, serr); err != nil {
 		return nil, err
@@ -172,24 +172,41 @@ func (res *ArmResult) drainedOrNot(err error) {
 }
 
 // settleLimit bounds how long the last snapshot waits for the database's
-// own count of statements to hold still.
-const settleLimit = time.Second
+// own count of statements to catch up.
+const settleLimit = 2 * time.Second
 
-// settled is the arm's last snapshot, once the database's count of the
-// statements that count holds still between two reads 50 ms apart (for
-// settleLimit at most): a statement the service has finished may reach
-// the database's own count a moment later (MariaDB's digest table is
-// updated after the result is sent; seen once: 76 loads, 75 statements,
-// the 76th in the next arm's warm-up).
-func (a *armRun) settled(ctx context.Context) (observe.Sample, error) {
+// settled is the arm's last snapshot, once the database's own count of
+// the statements that count has caught up: it holds still between two
+// reads 50 ms apart and, where the service counts its own completed loads
+// (the testbed's replicas), it has at least as many since s0 as they
+// completed; settleLimit at most. A statement the service has finished
+// may reach the database's count a moment later (MariaDB's digest table
+// is updated after the result is sent: under a loaded machine, once 78
+// loads and 77 statements, the 78th in the next arm's warm-up).
+func (a *armRun) settled(ctx context.Context, s0 observe.Sample) (observe.Sample, error) {
 	end, err := a.src.Read(ctx)
 	for deadline := time.Now().Add(settleLimit); err == nil && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond) // polling, with the deadline above
 		next, nerr := a.src.Read(ctx)
-		if nerr != nil || next.Calls == end.Calls {
+		if nerr != nil {
 			break
 		}
+		still := next.Calls == end.Calls
 		end = next
+		if still && a.caughtUp(ctx, s0, end) {
+			break
+		}
 	}
 	return end, err
+}
+
+// caughtUp says whether the database counted, from s0 to end, at least
+// the loads the service says it completed; true where the service counts
+// none (a target) or its counters cannot be read.
+func (a *armRun) caughtUp(ctx context.Context, s0, end observe.Sample) bool {
+	c, err := a.sub.Counters(ctx)
+	if err != nil || c == nil {
+		return true
+	}
+	return end.Calls-s0.Calls >= c.Loads
 }
