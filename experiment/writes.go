@@ -146,6 +146,16 @@ func (s *steady) acknowledged() int64 {
 func (a *armRun) writeFigures(ctx context.Context, res *ArmResult, w0 [2]int64, samples []observe.Sample, s *steady) {
 	w := &WriteFigures{}
 	calls, rows, err := a.writeStatements(ctx)
+	// as the item query's (settled): until the database's count of the
+	// write statements and their rows holds still, 1 s at most
+	for deadline := time.Now().Add(time.Second); err == nil && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // polling, with the deadline above
+		c, r, nerr := a.writeStatements(ctx)
+		if nerr != nil || (c == calls && r == rows) {
+			break
+		}
+		calls, rows = c, r
+	}
 	if err != nil {
 		res.Warnings = append(res.Warnings, err.Error())
 	}
