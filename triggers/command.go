@@ -35,6 +35,15 @@ type Command struct {
 	EndedWhen string `json:"ended_when,omitempty" help:"the trigger's end: when this URL, polled every 100 ms from the command's exit, first answers 2xx (its host loopback or allowed; at most 1m)"`
 }
 
+// EndProber is a trigger whose end a URL says (its first 2xx): the run
+// checks the URL's host as one it touches.
+type EndProber interface {
+	EndProbe() string // the URL; "" without one
+}
+
+// EndProbe is the command's end probe, ended_when.
+func (c *Command) EndProbe() string { return c.EndedWhen }
+
 // MaxEndProbe bounds how long an end probe is polled: past it, the
 // trigger's end is unknown (null) and the detail says so.
 const MaxEndProbe = time.Minute

@@ -347,47 +347,6 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	})
 }
 
-// prepare is every check stampede, run and sweep make before anything
-// starts, the one path they share: --target resolved once, the plan built
-// from the options and checked on that target, then more of it (a sweep's
-// range), the testbed's own problems beside the plan's (every problem at
-// once), the live metrics' address, a service's hosts. What it refuses is
-// a usage error (exit 2). Then a dry run describes the plan, or
-// openTarget runs it.
-func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Plan) error) (experiment.Plan, []output, error) {
-	bedErr, err := opts.resolveTarget(ctx)
-	if err != nil {
-		return experiment.Plan{}, nil, err
-	}
-	plan, outs, err := buildPlan(*opts) // the plan's own problems first: they name flags
-	if err == nil && more != nil {
-		err = more(plan)
-	}
-	if bad := testbedProblems(bedErr); len(bad) > 0 { // with the plan's: every problem at once
-		return plan, nil, usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
-	}
-	if err != nil {
-		return plan, nil, err
-	}
-	if bedErr != nil {
-		return plan, nil, testbedError(bedErr)
-	}
-	if opts.MetricsAddr != "" {
-		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
-			return plan, nil, usageErrorf("--metrics-addr: %v", err)
-		}
-	}
-	if err := probeHost(plan, opts); err != nil {
-		return plan, nil, err
-	}
-	if svc := opts.service; svc != nil {
-		if err := svc.CheckHosts(opts.AllowHosts); err != nil {
-			return plan, nil, usageError{err}
-		}
-	}
-	return plan, outs, nil
-}
-
 // runAndReport runs the plan on an open target, writes the results and the
 // reports, and maps what happened to an error: gates failed (99), the run
 // failed or was interrupted (1, with partial results). st is the testbed's

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -112,27 +111,4 @@ func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Targ
 		}
 	}
 	return out
-}
-
-// probeHost holds the command trigger's end probe (--ended-when) to the
-// hosts a run may touch: on a service, it is one of the target's hosts,
-// checked with the rest; on the testbed, loopback or --allow-host.
-func probeHost(plan experiment.Plan, opts *stampedeOptions) error {
-	t, err := plan.Triggers.Get(plan.Trigger)
-	c, ok := t.(*triggers.Command)
-	if err != nil || !ok || c.EndedWhen == "" {
-		return nil
-	}
-	if svc := opts.service; svc != nil {
-		svc.AddHost(c.EndedWhen, "--ended-when")
-		return nil
-	}
-	u, err := url.Parse(c.EndedWhen)
-	if err != nil {
-		return nil // the trigger's own check named it
-	}
-	if h := u.Hostname(); !targets.Loopback(h) && !slices.Contains(opts.AllowHosts, h) {
-		return usageErrorf("--ended-when: host %s is not loopback and not allowed (accepted: loopback, or --allow-host %s)", h, h)
-	}
-	return nil
 }
