@@ -31,37 +31,7 @@ func JUnit(w io.Writer, rep *experiment.Report) error {
 	if !rep.StartedAt.IsZero() {
 		suite.Timestamp = rep.StartedAt.UTC().Format("2006-01-02T15:04:05Z")
 	}
-	e := rep.Environment
-	for _, p := range [][2]string{
-		{"seed", strconv.FormatUint(rep.Seed, 10)},
-		{"trigger", rep.Plan.Trigger},
-		{"schema", rep.Schema},
-		{"provider", e.Provider},
-		{"replicas", strconv.Itoa(e.Replicas)},
-		{"redis", e.Redis},
-		{"postgres", e.Postgres},
-		{"cpus", strconv.Itoa(e.CPUs)},
-		{"go", e.Go},
-		{"os", e.OS},
-		{"herdbench", e.Herdbench},
-	} {
-		suite.AddProperty(p[0], p[1])
-	}
-	for _, p := range [][2]string{{"memcached", e.Memcached}, {"mariadb", e.MariaDB}} { // the testbed's, when it runs them
-		if p[1] != "" {
-			suite.AddProperty(p[0], p[1])
-		}
-	}
-	for _, a := range rep.Arms {
-		if a.Verdict != "" {
-			suite.AddProperty("verdict:"+a.Name, a.Verdict)
-		}
-		for _, c := range e.Requests { // each request class's own, the herd's and the bystanders'
-			if f := a.Requests[c.Name]; f != nil {
-				suite.AddProperty("verdict:"+a.Name+":"+c.Name, f.Verdict)
-			}
-		}
-	}
+	properties(&suite, rep)
 	class := "herdbench." + rep.Plan.Trigger
 	for _, g := range rep.Gates {
 		tc := junit.Testcase{Name: g.Gate + " [" + g.Arm + "]", Classname: class, Time: "0.000"}
@@ -103,6 +73,42 @@ func JUnit(w io.Writer, rep *experiment.Report) error {
 		return err
 	}
 	return suites.WriteXML(w)
+}
+
+// properties are the run's: its seed, trigger, schema and environment,
+// and each arm's verdict, and each request class's under it.
+func properties(suite *junit.Testsuite, rep *experiment.Report) {
+	e := rep.Environment
+	for _, p := range [][2]string{
+		{"seed", strconv.FormatUint(rep.Seed, 10)},
+		{"trigger", rep.Plan.Trigger},
+		{"schema", rep.Schema},
+		{"provider", e.Provider},
+		{"replicas", strconv.Itoa(e.Replicas)},
+		{"redis", e.Redis},
+		{"postgres", e.Postgres},
+		{"cpus", strconv.Itoa(e.CPUs)},
+		{"go", e.Go},
+		{"os", e.OS},
+		{"herdbench", e.Herdbench},
+	} {
+		suite.AddProperty(p[0], p[1])
+	}
+	for _, p := range [][2]string{{"memcached", e.Memcached}, {"mariadb", e.MariaDB}} { // the testbed's, when it runs them
+		if p[1] != "" {
+			suite.AddProperty(p[0], p[1])
+		}
+	}
+	for _, a := range rep.Arms {
+		if a.Verdict != "" {
+			suite.AddProperty("verdict:"+a.Name, a.Verdict)
+		}
+		for _, c := range e.Requests { // each request class's own, the herd's and the bystanders'
+			if f := a.Requests[c.Name]; f != nil {
+				suite.AddProperty("verdict:"+a.Name+":"+c.Name, f.Verdict)
+			}
+		}
+	}
 }
 
 // measuredLong is a gate result's measured value, saying why there is none.
