@@ -114,7 +114,7 @@ postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i
 }
 
 // apiCounter sums a counter of the replicas' /metrics, over the series
-// whose one label is value.
+// whose one label is value ("": every series).
 func apiCounter(t *testing.T, urls []string, name, value string) float64 {
 	t.Helper()
 	var n float64
@@ -130,7 +130,7 @@ func apiCounter(t *testing.T, urls []string, name, value string) float64 {
 			t.Fatal(err)
 		}
 		for _, m := range mfs[name].GetMetric() {
-			if l := m.GetLabel(); len(l) == 1 && l[0].GetValue() == value {
+			if l := m.GetLabel(); value == "" || (len(l) == 1 && l[0].GetValue() == value) {
 				n += m.GetCounter().GetValue()
 			}
 		}

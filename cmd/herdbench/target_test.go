@@ -3,15 +3,11 @@ package main
 import (
 	"fmt"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -20,23 +16,7 @@ import (
 // itemRequests sums what the replicas served, from their own counters.
 func itemRequests(t *testing.T, api []string) float64 {
 	t.Helper()
-	var n float64
-	for _, u := range api {
-		resp, err := http.Get(u + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		mfs, err := parser.TextToMetricFamilies(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range mfs["herdbench_api_requests_total"].GetMetric() {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n
+	return apiCounter(t, api, "herdbench_api_requests_total", "")
 }
 
 // A target file on the testbed, as if herdbench had not started it: the
