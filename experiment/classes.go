@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -72,16 +73,9 @@ func classesOf(cs []targets.Class) []ClassInfo {
 	out := make([]ClassInfo, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, ClassInfo{Name: c.Name, Share: round4(float64(c.Weight) / float64(max(total, 1))),
-			Herd: c.Herd, Request: cmpOr(c.Request.Method, "GET") + " " + c.Request.Path})
+			Herd: c.Herd, Request: cmp.Or(c.Request.Method, "GET") + " " + c.Request.Path})
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // loadClasses are cs as the load sends them, each bystander's keys seeded

@@ -227,8 +227,8 @@ func requestLine(r load.Request, common http.Header) string {
 // its request, and where its keys come from.
 func classLines(p Plan, tg *targets.Target) []string {
 	var out []string
-	for _, c := range classesOf(tg.Classes) {
-		cl := tg.Classes[slices.IndexFunc(tg.Classes, func(x targets.Class) bool { return x.Name == c.Name })]
+	for i, c := range classesOf(tg.Classes) {
+		cl := tg.Classes[i]
 		keys := "no key: the same request each time"
 		switch {
 		case c.Herd:

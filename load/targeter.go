@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -61,7 +62,7 @@ func newTargeter(c Config) vegeta.Targeter {
 			ct.header.Set(classHeader, strconv.Itoa(i))
 		}
 		if ct.req.TakesKey() {
-			ct.keys = cmpOr(cl.Source, keys)
+			ct.keys = cmp.Or(cl.Source, keys)
 		}
 		for _, base := range c.Targets {
 			ct.urls = append(ct.urls, ct.req.urlFunc(base, c.Query))
@@ -74,14 +75,6 @@ func newTargeter(c Config) vegeta.Targeter {
 		t.classes = append(t.classes, ct)
 	}
 	return t.target
-}
-
-// cmpOr is a, or b when a is nil.
-func cmpOr(a, b KeySource) KeySource {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // target is the Targeter: the next hit's method, URL, headers and body.

@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"regexp"
@@ -109,7 +110,7 @@ func (c *checker) classes() {
 func (c *checker) soleHerd() int {
 	var keyed []int
 	for i, rc := range c.f.Requests {
-		if rc.Keys == nil && c.loadRequest(rc.Request).TakesKey() {
+		if rc.Keys == nil && rc.Request.load().TakesKey() {
 			keyed = append(keyed, i)
 		}
 	}
@@ -125,7 +126,7 @@ func (c *checker) soleHerd() int {
 func (c *checker) classKeys(i int, herd bool) {
 	rc := &c.f.Requests[i]
 	at := fmt.Sprintf("requests[%d]", i)
-	takes := c.loadRequest(rc.Request).TakesKey()
+	takes := rc.Request.load().TakesKey()
 	switch {
 	case herd && rc.Keys != nil:
 		c.bad(at+".keys", "on the herd's class (accepted: none: the herd's keys are the file's keys:, whose hot keys the trigger hits)")
@@ -164,15 +165,8 @@ func (c *checker) requestAt(path string, r *Request) {
 	}
 	if r.Body != "" && (r.Method == "" || r.Method == "GET" || r.Method == "HEAD") && !r.AllowBody {
 		c.bad(path+".body", "a body on a %s request (accepted: a POST, PUT, PATCH or DELETE; or allow_body: true, for a service that reads a GET's body)",
-			cmpString(r.Method, "GET"))
+			cmp.Or(r.Method, "GET"))
 	}
-}
-
-func cmpString(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // readBody reads a body file of at most MaxBody bytes.
@@ -187,9 +181,7 @@ func readBody(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// loadRequest is r as the load sends it.
-func (c *checker) loadRequest(r Request) load.Request { return r.load() }
-
+// load is r as the load sends it.
 func (r Request) load() load.Request {
 	return load.Request{Method: r.Method, Path: r.Path, Query: r.Query, Headers: r.Headers, Body: r.Body}
 }
