@@ -58,7 +58,10 @@ func (a *armRun) loadBalancer(ctx context.Context, res *ArmResult) {
 	if err == nil {
 		err = a.lbErr
 	}
-	if err != nil || a.lb0 == nil || end == nil {
+	if err == nil && (a.lb0 == nil || end == nil) {
+		err = fmt.Errorf("HAProxy's stats were not read where the load started (check haproxy.stats: %s)", a.tg.HAProxy.Stats)
+	}
+	if err != nil { // the arm is measured all the same; lb.* is left out
 		res.Warnings = append(res.Warnings, fmt.Sprintf("load balancer: %v", err))
 		return
 	}
