@@ -32,14 +32,12 @@ type armRun struct {
 	hot   []string
 
 	clock     *clock
-	phase     string           // the phase progress last reported
-	since     time.Time        // when it began
-	loadStart time.Time        // when the load's schedule began
-	writes0   [2]int64         // a write herd's write statements (calls, rows) after the fill
-	lb0       *targets.LBStats // the load balancer's counters where the load starts (lb.go); nil: none
-	lbErr     error            // why they could not be read
-	ending    *ending          // how the arm may end on its verdict; nil: it runs its after window
-	settle    time.Duration    // the longest timeout on the arm's path (settleOf), for judge
+	phase     string        // the phase progress last reported
+	since     time.Time     // when it began
+	loadStart time.Time     // when the load's schedule began
+	writes0   [2]int64      // a write herd's write statements (calls, rows) after the fill
+	ending    *ending       // how the arm may end on its verdict; nil: it runs its after window
+	settle    time.Duration // the longest timeout on the arm's path (settleOf), for judge
 }
 
 // scheduleLead is how long before its schedule starts a load is set up:
@@ -55,7 +53,7 @@ const hookTimeout = time.Minute
 func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	a.start = time.Now()
 	a.src = observe.Source{DB: a.tg.DB, MySQL: a.tg.MySQL, Redis: a.tg.Redis, Memcached: a.tg.Memcached,
-		Statements: a.tg.Statements, Role: a.tg.Role}
+		Statements: a.tg.Statements, Role: a.tg.Role, HAProxy: a.tg.LB()}
 	if s, ok := a.sub.(ServerCounter); ok { // the replicas' own counters, and a call chain's layers, every row
 		a.src.Servers = s.Servers
 	}
@@ -158,7 +156,6 @@ func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
 	if err != nil {
 		return Warm{}, observe.Sample{}, err
 	}
-	a.lbStart(ctx) // and lb.*
 	warm.Queries = s0.Calls - w0.Calls + s0.FillCalls - w0.FillCalls
 	return warm, s0, nil
 }

@@ -257,7 +257,7 @@ func (r *Report) GatePaths() ([]string, map[string][]string) {
 	}
 	paths, words := ClassPaths(names)
 	maps.Copy(words, GateWordsOf(r.Schema))
-	return append(GatePaths(), paths...), words
+	return append(append(GatePaths(), paths...), r.lbServerPaths()...), words
 }
 
 // classRuns are runs seen as request class name's alone (its verdict), for

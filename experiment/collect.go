@@ -84,7 +84,6 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	a.counters(ctx, res, f.apiT)
 	a.layers(ctx, res, ld.rec)
 	a.series(ctx, res, ld.t)
-	a.loadBalancer(ctx, res)
 	// what the target does not let herdbench observe has no figures
 	if a.tg.DB == nil && a.tg.MySQL == nil {
 		res.DB, res.Warm.Queries = nil, 0
@@ -92,6 +91,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	if a.tg.Redis == nil && a.tg.Memcached == nil {
 		res.Cache = nil
 	}
+	a.loadBalancer(res, f.atT, end) // after: its end-to-end figure has a database's factor only where one is observed
 	return res, nil
 }
 

@@ -1,90 +1,227 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
 
-	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/observe"
 )
 
 // LoadBalancer is what the load balancer in front of the service (a
 // target file's haproxy:) did in an arm, by its own counters (HAProxy's
-// stats page), from the start of the load to the end: the requests that
-// entered it, what it sent to the servers behind it, retries and
-// redispatches included, and each server's share. A retry at the load
-// balancer shows here as more server attempts than requests, which the
-// clients' own records cannot see.
+// stats page), from T to the arm's end as the other figures: the requests
+// that entered it, what it sent to the servers behind it, retries and
+// redispatches included, the answers it made itself, and each server's
+// share. A retry at the load balancer shows here as more server attempts
+// than requests, which the clients' own records cannot see.
 type LoadBalancer struct {
 	Requests       int64 `json:"requests"`        // HTTP requests the backend received from its frontends, once each: req_tot
 	ServerAttempts int64 `json:"server_attempts"` // sessions the backend's servers took, summed: stot
 	Retries        int64 `json:"retries"`         // the backend's retries: wretr
 	Redispatches   int64 `json:"redispatches"`    // requests it sent to another server after a failure: wredis
+	// Own5xx are the 5xx HAProxy answered itself, not a server: 503 with
+	// no server to try, 502 or 504 for a server's bad or late answer (the
+	// backend's hrsp_5xx less its servers')
+	Own5xx int64 `json:"own_5xx"`
 	// Amplification is server attempts per request; 1 when it retried
 	// nothing
-	Amplification float64    `json:"amplification"`
-	Servers       []LBServer `json:"servers"`
+	Amplification float64 `json:"amplification"`
+	// EndToEnd is every layer's amplification multiplied: the clients'
+	// attempts per request (retries.amplification), the load balancer's
+	// server attempts per request it received, and the database's queries
+	// per server attempt (db.queries over server_attempts); 0 when a
+	// layer has no count (no database observed: its factor is left out)
+	EndToEnd float64 `json:"end_to_end"`
+	// Servers are the backend's servers by name
+	Servers map[string]*LBServer `json:"servers"`
 }
 
 // LBServer is one server behind the load balancer in an arm.
 type LBServer struct {
-	Name         string `json:"name"`
-	Attempts     int64  `json:"attempts"`      // stot
-	Responses5xx int64  `json:"responses_5xx"` // hrsp_5xx
-	ConnErrors   int64  `json:"conn_errors"`   // econ
-	Downs        int64  `json:"downs"`         // chkdown: the times its health check marked it down
-	Status       string `json:"status"`        // at the arm's end
+	Attempts     int64 `json:"attempts"`      // stot
+	Responses5xx int64 `json:"responses_5xx"` // hrsp_5xx: the 5xx it answered
+	ConnErrors   int64 `json:"conn_errors"`   // econ
+	Downs        int64 `json:"downs"`         // chkdown: the times its health check marked it down
+	// PeakRPS is its most attempts in any second of the timeline from T
+	// (ten 100 ms rows): a returning server's herd, or slowstart's ramp
+	PeakRPS float64 `json:"peak_rps"`
+	Weight  int64   `json:"weight"` // its effective weight at the arm's end
+	Status  string  `json:"status"` // at the arm's end
 }
 
-// lbStart reads the load balancer's counters where the load starts; nil
-// without one. A failed read is the arm's warning, not its end.
-func (a *armRun) lbStart(ctx context.Context) {
+// loadBalancer puts in res what the load balancer's counters grew by from
+// T to the arm's end, and takes its own 503s out of the clients' shed
+// answers. Without haproxy: it does nothing; an unread snapshot is the
+// arm's warning, and lb.* is left out.
+func (a *armRun) loadBalancer(res *ArmResult, atT, end observe.Sample) {
 	if a.tg.HAProxy == nil {
 		return
 	}
-	s, err := a.tg.LB(ctx)
-	if err != nil {
-		a.lbErr = err
-	}
-	a.lb0 = s
-}
-
-// loadBalancer reads the load balancer's counters at the arm's end and
-// puts in res what grew since the load started.
-func (a *armRun) loadBalancer(ctx context.Context, res *ArmResult) {
-	if a.tg.HAProxy == nil {
+	if atT.LB == nil || end.LB == nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("load balancer: HAProxy's stats were not read at T and at the arm's end (check haproxy.stats: %s)", a.tg.HAProxy.Stats))
 		return
 	}
-	end, err := a.tg.LB(ctx)
-	if err == nil {
-		err = a.lbErr
-	}
-	if err == nil && (a.lb0 == nil || end == nil) {
-		err = fmt.Errorf("HAProxy's stats were not read where the load started (check haproxy.stats: %s)", a.tg.HAProxy.Stats)
-	}
-	if err != nil { // the arm is measured all the same; lb.* is left out
-		res.Warnings = append(res.Warnings, fmt.Sprintf("load balancer: %v", err))
-		return
-	}
-	res.LB = lbDelta(*a.lb0, *end)
+	lb := lbDelta(*atT.LB, *end.LB)
+	peaks(lb, res.Timeline)
+	lb.EndToEnd = endToEnd(res, lb)
+	res.LB = lb
+	own503(res, lb, *atT.LB, *end.LB)
 }
 
 // lbDelta is what the counters of HAProxy grew by from s0 to s1.
-func lbDelta(s0, s1 targets.LBStats) *LoadBalancer {
-	before := map[string]targets.LBRow{}
+func lbDelta(s0, s1 observe.LBStats) *LoadBalancer {
+	before := map[string]observe.LBRow{}
 	for _, r := range s0.Servers {
 		before[r.Name] = r
 	}
 	lb := &LoadBalancer{Requests: s1.Backend.Requests - s0.Backend.Requests, Retries: s1.Backend.Retries - s0.Backend.Retries,
-		Redispatches: s1.Backend.Redispatches - s0.Backend.Redispatches, Servers: []LBServer{}}
+		Redispatches: s1.Backend.Redispatches - s0.Backend.Redispatches, Own5xx: max(s1.Own5xx()-s0.Own5xx(), 0),
+		Servers: map[string]*LBServer{}}
 	for _, r := range s1.Servers {
 		b := before[r.Name]
-		sv := LBServer{Name: r.Name, Attempts: r.Sessions - b.Sessions, Responses5xx: r.Responses5xx - b.Responses5xx,
-			ConnErrors: r.ConnErrors - b.ConnErrors, Downs: r.Downs - b.Downs, Status: r.Status}
+		sv := &LBServer{Attempts: r.Sessions - b.Sessions, Responses5xx: r.Responses5xx - b.Responses5xx,
+			ConnErrors: r.ConnErrors - b.ConnErrors, Downs: r.Downs - b.Downs, Weight: r.Weight, Status: r.Status}
 		lb.ServerAttempts += sv.Attempts
-		lb.Servers = append(lb.Servers, sv)
+		lb.Servers[r.Name] = sv
 	}
 	if lb.Requests > 0 {
 		lb.Amplification = round4(float64(lb.ServerAttempts) / float64(lb.Requests))
 	}
 	return lb
+}
+
+// peaks sets each server's peak_rps from the timeline's rows from T.
+func peaks(lb *LoadBalancer, rows []Row) {
+	window := int(time.Second / RowWidth)
+	for name, sv := range lb.Servers {
+		var sum, best int64
+		var in []int64
+		for _, r := range rows {
+			if r.TMS < 0 {
+				continue
+			}
+			n := r.LBServers[name]
+			in = append(in, n)
+			sum += n
+			if len(in) > window {
+				sum -= in[len(in)-1-window]
+			}
+			best = max(best, sum)
+		}
+		sv.PeakRPS = float64(best) / (float64(window) * RowWidth.Seconds())
+	}
+}
+
+// endToEnd multiplies the layers' amplifications: the clients', the load
+// balancer's and the database's per server attempt.
+func endToEnd(res *ArmResult, lb *LoadBalancer) float64 {
+	if lb.Requests == 0 || lb.ServerAttempts == 0 || res.HTTP.Requests == 0 {
+		return 0
+	}
+	e := res.Retries.Amplification * lb.Amplification
+	if res.DB != nil {
+		e *= float64(res.DB.Queries) / float64(lb.ServerAttempts)
+	}
+	return round4(e)
+}
+
+// own503 moves the 503s HAProxy made itself from the clients' shed
+// answers to errors.lb: a load balancer with no server to try is not the
+// service shedding load. HAProxy counts its own 5xx (Own5xx) but not by
+// status: those it made for a server's bad or late answer (502, 504) are
+// that server's eresp, so its own 503s are Own5xx less the servers'
+// eresp, and at most the shed answers the clients saw.
+func own503(res *ArmResult, lb *LoadBalancer, s0, s1 observe.LBStats) {
+	n := lb.Own5xx
+	before := map[string]int64{}
+	for _, r := range s0.Servers {
+		before[r.Name] = r.RespErrors
+	}
+	for _, r := range s1.Servers {
+		n -= r.RespErrors - before[r.Name]
+	}
+	n = min(max(n, 0), res.HTTP.Errors.Shed)
+	res.HTTP.Errors.Shed -= n
+	res.HTTP.Errors.LB += n
+}
+
+// lbRows spreads the load balancer's counters over the timeline: each
+// sample's growth since the last that read them, in the row the sample
+// falls in (a counter that went down was reset by a reload: it counts
+// from zero).
+func lbRows(samples []observe.Sample, t time.Time) map[int64]*Row {
+	out := map[int64]*Row{}
+	var prev *observe.LBStats
+	for _, s := range samples {
+		cur := s.LB
+		if cur == nil {
+			continue
+		}
+		if prev != nil {
+			i := rowIndex(s.At, t)
+			r := out[i]
+			if r == nil {
+				r = &Row{LBServers: map[string]int64{}}
+				out[i] = r
+			}
+			r.LBRequests += step(prev.Backend.Requests, cur.Backend.Requests, cur.Backend.Requests < prev.Backend.Requests)
+			before := map[string]int64{}
+			for _, sv := range prev.Servers {
+				before[sv.Name] = sv.Sessions
+			}
+			for _, sv := range cur.Servers {
+				n := step(before[sv.Name], sv.Sessions, sv.Sessions < before[sv.Name])
+				r.LBServers[sv.Name] += n
+				r.LBSent += n
+			}
+		}
+		prev = cur
+	}
+	return out
+}
+
+// LBServerFigures are the figures of one server behind the load balancer
+// a gate may name, as lb.servers.NAME.FIGURE: the servers are the load
+// balancer's, known once it is read, so any NAME passes validation, and a
+// server HAProxy does not list has no figure, which fails the gate.
+var LBServerFigures = func() []string {
+	nums, _ := gates.Numbers(LBServer{})
+	return slices.Sorted(maps.Keys(nums))
+}()
+
+// lbServerGates splits gs into the gates on one server's figures and the
+// rest; a gate on a figure a server does not have stays in rest, for
+// Validate to name the accepted paths.
+func lbServerGates(gs []gates.Gate) (servers, rest []gates.Gate) {
+	for _, g := range gs {
+		server, ok := strings.CutPrefix(g.Path, "lb.servers.")
+		dot := strings.LastIndex(server, ".") // a server's name may hold dots; a figure none
+		if ok && dot > 0 && slices.Contains(LBServerFigures, server[dot+1:]) {
+			servers = append(servers, g)
+		} else {
+			rest = append(rest, g)
+		}
+	}
+	return servers, rest
+}
+
+// lbServerPaths are the gate paths of the servers rep's arms saw behind
+// the load balancer.
+func (r *Report) lbServerPaths() []string {
+	seen := map[string]bool{}
+	for _, a := range r.Arms {
+		if a.LB == nil {
+			continue
+		}
+		for name := range a.LB.Servers {
+			for _, f := range LBServerFigures {
+				seen["lb.servers."+name+"."+f] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }

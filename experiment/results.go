@@ -242,6 +242,10 @@ type Errors struct {
 	// Unsent were owed by the schedule and never sent: the generator was
 	// behind when the load ended (load.saturated says so)
 	Unsent int64 `json:"unsent"`
+	// LB are 503s the load balancer answered itself, with no server to
+	// try (haproxy:, by its counters: lb.own_5xx less its servers' eresp),
+	// taken out of shed: not the service shedding load
+	LB int64 `json:"lb"`
 }
 
 // LoadFigures say whether the generator kept its schedule, from T - before
@@ -386,4 +390,10 @@ type Row struct {
 	LoadErrors       int64 `json:"load_errors,omitempty"`
 	NewConns         int64 `json:"new_conns,omitempty"`
 	CanceledAcquires int64 `json:"canceled_acquires,omitempty"`
+	// The load balancer's in this row, from its own counters (as lb.*):
+	// requests it received, attempts it sent to the servers, and each
+	// server's attempts by name
+	LBRequests int64            `json:"lb_requests,omitempty"`
+	LBSent     int64            `json:"lb_sent,omitempty"`
+	LBServers  map[string]int64 `json:"lb_servers,omitempty"`
 }

@@ -112,10 +112,14 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 			server[i] = &acc{conns: next.conns, rate: next.rateOf(), queueDepth: next.queueDepth}
 		}
 	}
+	lb := lbRows(samples, t)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for i := first; i <= last; i++ {
 		row := Row{TMS: i * RowWidth.Milliseconds()}
+		if l := lb[i]; l != nil {
+			row.LBRequests, row.LBSent, row.LBServers = l.LBRequests, l.LBSent, l.LBServers
+		}
 		if a := server[i]; a != nil {
 			row.DBQPS = round2(a.rateOf())
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns

@@ -32,7 +32,8 @@ func (p Plan) Validate() error {
 		names[i] = a.Name
 	}
 	onSeries, others := seriesGates(p.Gates)
-	_, others = classGates(others) // the target's classes name them: ValidateFor
+	_, others = classGates(others)    // the target's classes name them: ValidateFor
+	_, others = lbServerGates(others) // the load balancer names its servers
 	errs = append(errs, gates.Validate(others, names, GatePaths(), GateWords, "gates")...)
 	errs = append(errs, seriesForm(onSeries, names)...)
 	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, "abort_on")...)

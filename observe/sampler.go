@@ -50,6 +50,9 @@ type Sample struct {
 	// The servers' own counters of a call chain (Source.Servers); nil when
 	// not read, or when a server did not answer
 	Servers *Servers
+	// LB is the load balancer's counters (Source.HAProxy); nil when not
+	// read, or when its stats page did not answer
+	LB *LBStats
 }
 
 // Servers are the cumulative counters of a call chain's layers, each
@@ -90,6 +93,10 @@ type Source struct {
 	// Queue is a Redis stream and its consumer group whose depth is read
 	// (the testbed's write queue); zero: not read
 	Queue Queue
+	// HAProxy is the load balancer in front of the service; nil: not
+	// read. A failed read leaves the sample's LB nil, and the rest of the
+	// sample stands.
+	HAProxy *HAProxy
 }
 
 // Queue is a Redis stream read by a consumer group.
@@ -129,6 +136,9 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 		}
 	}
 	smp.At = time.Now()
+	if s.HAProxy != nil {
+		smp.LB, _ = s.HAProxy.Read(ctx)
+	}
 	if s.DB != nil {
 		st := s.Statements
 		ids := st.QueryIDs

@@ -111,7 +111,7 @@ func details(rep *experiment.Report) []detail {
 	}{
 		{"requests", "Request class by request class, each from the clients' records of it alone (the herd's blast radius)", classesTable},
 		{"layers", "Layer by layer, each from its own counters", layersTable},
-		{"lb", "The load balancer in front of the service, by its own counters (HAProxy's stats)", lbTable},
+		{"lb", "The load balancer in front of the service, by its own counters (HAProxy's stats), from T", lbTable},
 		{"writes", "The write herd, from the clients, pg_stat_statements, pg_stat_activity, the queue and the replicas' lag", writesTable},
 	} {
 		if head, rows := d.table(rep); rows != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,14 +69,30 @@ haproxy: {stats: %q, backend: api}
 	if lb == nil {
 		t.Fatalf("no lb in the results; warnings %v", a.Warnings)
 	}
-	if d := lb.Requests - a.Load.Sent; d < 0 || d > 1 {
-		t.Errorf("HAProxy received %d requests; the clients sent %d (their records, the whole load)", lb.Requests, a.Load.Sent)
+	// from T, as the clients' requests: those in flight at T are on
+	// either side of HAProxy's snapshot
+	if d := lb.Requests - a.HTTP.Requests; d < -3 || d > 3 {
+		t.Errorf("HAProxy received %d requests from T; the clients sent %d (their records), want within 3", lb.Requests, a.HTTP.Requests)
 	}
 	var sum int64
-	for _, s := range lb.Servers {
+	for name, s := range lb.Servers {
 		sum += s.Attempts
 		if s.Attempts == 0 || s.Status == "" || strings.Contains(s.Status, "DOWN") {
-			t.Errorf("server %s: %d attempts, %q at the end; want its share, not down (no check: HAProxy's own word)", s.Name, s.Attempts, s.Status)
+			t.Errorf("server %s: %d attempts, %q at the end; want its share, not down (no check: HAProxy's own word)", name, s.Attempts, s.Status)
+		}
+		// the timeline's rows from T add up to the server's attempts, but
+		// for the sample intervals across T and the arm's end
+		var rows int64
+		for _, r := range a.Timeline {
+			if r.TMS >= 0 {
+				rows += r.LBServers[name]
+			}
+		}
+		if d := s.Attempts - rows; d < 0 || d > s.Attempts/5+5 {
+			t.Errorf("server %s: %d attempts from T; the timeline's lb_servers add up to %d", name, s.Attempts, rows)
+		}
+		if s.PeakRPS <= 0 || s.PeakRPS > float64(s.Attempts) {
+			t.Errorf("server %s: peak %v/s for %d attempts; want a busiest second within them", name, s.PeakRPS, s.Attempts)
 		}
 	}
 	if len(lb.Servers) != 2 || sum != lb.ServerAttempts {
@@ -83,5 +101,67 @@ haproxy: {stats: %q, backend: api}
 	if lb.Retries == 0 || lb.ServerAttempts <= lb.Requests || a.Retries.Amplification != 1 {
 		t.Errorf("lb %+v, the clients' amplification %v; want HAProxy's retries showing (more server attempts than requests) "+
 			"while the clients sent one attempt a request", *lb, a.Retries.Amplification)
+	}
+	want := a.Retries.Amplification * lb.Amplification * float64(a.DB.Queries) / float64(lb.ServerAttempts)
+	if d := lb.EndToEnd - want; d < -0.001 || d > 0.001 {
+		t.Errorf("lb.end_to_end %v; want the clients' %v x HAProxy's %v x the database's %d queries per %d server attempts = %v",
+			lb.EndToEnd, a.Retries.Amplification, lb.Amplification, a.DB.Queries, lb.ServerAttempts, want)
+	}
+}
+
+// HAProxy with no server to try answers 503 itself: that is not the
+// service shedding load. HAProxy sends to one server, which answers until
+// T, when the command trigger takes it away (its listener closes: every
+// connection refused). Every request after T that fails is counted under
+// http.errors.lb, none under shed, and HAProxy's own 5xx (its backend's
+// less its servers') hold them.
+func TestALoadBalancersOwn503IsNotShedding(t *testing.T) {
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone")
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") }))
+	defer origin.Close()
+	go func() { // the server goes away once the trigger has made the file
+		for range time.Tick(10 * time.Millisecond) {
+			if _, err := os.Stat(gone); err == nil {
+				origin.Listener.Close()
+				origin.CloseClientConnections()
+				return
+			}
+		}
+	}()
+	// no retries: HAProxy waits up to a second before retrying a refused
+	// connection, longer than the clients wait
+	base, stats := cachetest.HAProxy(t, []string{origin.Listener.Addr().String()}, 0)
+	target := filepath.Join(dir, "lb.yaml")
+	yaml := fmt.Sprintf(`name: HAProxy whose only server goes away
+endpoints: [%s]
+request: {path: "/items/{key}"}
+keys:
+  range: {from: 1, to: 100}
+  hot: 1
+haproxy: {stats: %q, backend: api}
+`, base, stats)
+	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	jsonFile := filepath.Join(out, "r.json")
+	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch "+gone, "--command-timeout", "1s",
+		"--rate", "100", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3", "--results-dir", out,
+		"-o", "json="+jsonFile, "--state-dir", t.TempDir())
+	t.Logf("stampede:\n%s%s", stdout, stderr)
+	if code != exitOK {
+		t.Fatalf("stampede behind HAProxy with no server = exit %d", code)
+	}
+	a := readResults(t, jsonFile).Arms[0]
+	if a.LB == nil {
+		t.Fatalf("no lb in the results; warnings %v", a.Warnings)
+	}
+	e := a.HTTP.Errors
+	if e.LB+a.HTTP.OK != a.HTTP.Requests || e.Shed != 0 || e.LB < a.HTTP.Requests/2 {
+		t.Errorf("%d requests: errors %+v, %d ok; want every one that failed HAProxy's own 503 (errors.lb), none shed", a.HTTP.Requests, e, a.HTTP.OK)
+	}
+	if a.LB.Own5xx < e.LB {
+		t.Errorf("lb.own_5xx %d under errors.lb %d: HAProxy's counters must hold what is moved out of shed", a.LB.Own5xx, e.LB)
 	}
 }

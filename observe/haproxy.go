@@ -1,0 +1,121 @@
+package observe
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// HAProxy is a load balancer's stats page (HAProxy's, in CSV) and the
+// backend whose servers the load reaches: read every sample like the
+// stores, so its sends, retries and each server's share are on the
+// timeline.
+type HAProxy struct {
+	Stats   string // the stats page, such as http://127.0.0.1:8404/stats; ;csv is added
+	Backend string // the backend the load's frontend sends to
+}
+
+// haproxyClient reads stats pages: a sample must not wait longer than its
+// interval does on a stuck load balancer.
+var haproxyClient = &http.Client{Timeout: 2 * time.Second}
+
+// LBStats are HAProxy's counters at one instant: the backend's and its
+// servers'.
+type LBStats struct {
+	Backend LBRow
+	Servers []LBRow // in the stats page's order
+}
+
+// LBRow is one proxy or server line of HAProxy's stats, the counters
+// herdbench reads (HAProxy's management guide, "9.1. CSV format").
+type LBRow struct {
+	Name         string
+	Requests     int64  // req_tot: HTTP requests it received (a backend: from its frontends, once each)
+	Sessions     int64  // stot: connections (HTTP: requests) sent to it, retries included
+	Retries      int64  // wretr: retries of a connection to a server
+	Redispatches int64  // wredis: requests sent to another server after a failure
+	Responses5xx int64  // hrsp_5xx: a backend's include those HAProxy made itself
+	ConnErrors   int64  // econ: connections to the server that failed (a backend's: also no server to try)
+	RespErrors   int64  // eresp: a server's answer failed or timed out (HAProxy answered 502 or 504)
+	Downs        int64  // chkdown: transitions from up to down
+	Weight       int64  // weight: a server's effective weight now (slowstart ramps it)
+	Status       string // UP, DOWN, MAINT, ...
+}
+
+// Own5xx are the 5xx answers the backend sent that none of its servers
+// did: HAProxy's own (503 with no server to try, 502 or 504 for a
+// server's bad or late answer), the backend's hrsp_5xx less its servers'.
+func (s LBStats) Own5xx() int64 {
+	n := s.Backend.Responses5xx
+	for _, r := range s.Servers {
+		n -= r.Responses5xx
+	}
+	return max(n, 0)
+}
+
+// Read reads HAProxy's counters for h's backend.
+func (h *HAProxy) Read(ctx context.Context) (*LBStats, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(h.Stats, "/")+";csv", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := haproxyClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("haproxy stats: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("haproxy stats %s: %s", h.Stats, resp.Status)
+	}
+	return ParseLBStats(resp.Body, h.Backend)
+}
+
+// ParseLBStats reads HAProxy's CSV stats for backend.
+func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("haproxy stats: %w", err)
+	}
+	if len(rows) == 0 || !strings.HasPrefix(rows[0][0], "# ") {
+		return nil, fmt.Errorf("haproxy stats: no header line (accepted: HAProxy's stats page, ;csv)")
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[strings.TrimPrefix(name, "# ")] = i
+	}
+	get := func(row []string, name string) string {
+		if i, ok := col[name]; ok && i < len(row) {
+			return row[i]
+		}
+		return ""
+	}
+	num := func(row []string, name string) int64 {
+		n, _ := strconv.ParseInt(get(row, name), 10, 64) // an empty cell: the counter does not apply
+		return n
+	}
+	line := func(row []string) LBRow {
+		return LBRow{Name: get(row, "svname"), Requests: num(row, "req_tot"), Sessions: num(row, "stot"), Retries: num(row, "wretr"),
+			Redispatches: num(row, "wredis"), Responses5xx: num(row, "hrsp_5xx"), ConnErrors: num(row, "econ"),
+			RespErrors: num(row, "eresp"), Downs: num(row, "chkdown"), Weight: num(row, "weight"), Status: get(row, "status")}
+	}
+	out := &LBStats{}
+	found := false
+	for _, row := range rows[1:] {
+		switch {
+		case get(row, "pxname") != backend:
+		case get(row, "svname") == "BACKEND":
+			out.Backend, found = line(row), true
+		case get(row, "svname") != "FRONTEND":
+			out.Servers = append(out.Servers, line(row))
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("haproxy stats: no backend %q (accepted: a backend the stats page lists)", backend)
+	}
+	return out, nil
+}
