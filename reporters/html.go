@@ -153,6 +153,7 @@ type chart struct {
 	TX                 string // x of T
 	Series             []series
 	Aborts             []abortMark
+	Ends               []abortMark // where the trigger's cause ended (the load balancer's charts)
 }
 
 type tick struct{ Pos, Label string }
@@ -164,6 +165,10 @@ type abortMark struct{ Arm, Color, X, Title string }
 // palette is Okabe and Ito's colour-blind-safe set (yellow left out, too
 // pale on white); past it, arms reuse the colours with dashes.
 var palette = [...]string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#444444"}
+
+// paletteNames name palette's colours, in its order, for a chart whose
+// series the legend does not name.
+var paletteNames = [...]string{"blue", "vermillion", "green", "pink", "orange", "sky blue", "grey"}
 
 var dashes = [...]string{"", "6 3", "2 3"}
 

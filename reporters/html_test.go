@@ -357,3 +357,33 @@ func TestKnobsShowTheSubjectsConfigOnly(t *testing.T) {
 		t.Errorf("knob rows %q; want no bare config row (null for the service)", keys)
 	}
 }
+
+// An arm behind a load balancer has a chart of its own: one series per
+// server, each row's attempts at 10 a second per attempt in its 100 ms,
+// and the trigger's end marked beside T.
+func TestHTMLChartsEachServerBehindTheLoadBalancer(t *testing.T) {
+	rep := loadReport(t, fixture)
+	a := &rep.Arms[0]
+	ended := int64(500)
+	a.Trigger.EndedMS = &ended
+	a.LB = &experiment.LoadBalancer{Servers: map[string]*experiment.LBServer{"api-1": {}, "api-2": {}}}
+	for i := range a.Timeline {
+		a.Timeline[i].LBServers = map[string]int64{"api-1": 10, "api-2": int64(i)}
+	}
+	_, doc := renderHTML(t, rep)
+	key := "lb_servers-" + a.Name
+	if svgs := find(doc, "svg", map[string]string{"data-report": "r1", "data-chart": key}); len(svgs) != 1 {
+		t.Fatalf("%d charts %s; want 1", len(svgs), key)
+	}
+	for _, s := range []string{"api-1", "api-2"} {
+		if n := len(find(doc, "path", map[string]string{"class": "series", "data-chart": key, "data-arm": s})); n != 1 {
+			t.Errorf("chart %s: %d series for server %s; want 1", key, n, s)
+		}
+	}
+	if n := len(find(doc, "line", map[string]string{"class": "t-marker t-end"})); n != 1 {
+		t.Errorf("%d marks of the trigger's end; want 1, on the load balancer's chart", n)
+	}
+	if n := len(find(doc, "svg", map[string]string{"data-chart": "lb_servers-" + rep.Arms[1].Name})); n != 0 {
+		t.Errorf("arm %s has no load balancer, and %d charts of one", rep.Arms[1].Name, n)
+	}
+}

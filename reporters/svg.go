@@ -44,7 +44,7 @@ func charts(rep *experiment.Report) []chart {
 				return float64(r.Requests-r.OK) / float64(r.Requests) * 100, true
 			}, func(v float64) string { return number(v) + "%" }},
 	}
-	return append(drawCharts(rep.Arms, specs), classCharts(rep)...)
+	return append(append(drawCharts(rep.Arms, specs), classCharts(rep)...), lbCharts(rep)...)
 }
 
 // classCharts are the p99 of each request class of rep over the
@@ -76,9 +76,9 @@ func classCharts(rep *experiment.Report) []chart {
 	return out
 }
 
-// drawCharts draws each spec over the arms' timelines.
-func drawCharts(arms []experiment.ArmResult, specs []chartSpec) []chart {
-	xmin, xmax := int64(0), int64(0)
+// xRange is the x range of the arms' timelines, T always on it, and the
+// x of an instant in ms from T.
+func xRange(arms []experiment.ArmResult) (xmin, xmax int64, x func(ms int64) float64) {
 	first := true
 	for _, a := range arms {
 		for _, row := range a.Timeline {
@@ -91,11 +91,15 @@ func drawCharts(arms []experiment.ArmResult, specs []chartSpec) []chart {
 			first = false
 		}
 	}
-	// T is always on the chart
 	xmin, xmax = min(xmin, 0), max(xmax, rowMS)
-	x := func(ms int64) float64 {
+	return xmin, xmax, func(ms int64) float64 {
 		return plotLeft + float64(ms-xmin)/float64(xmax-xmin)*(plotRight-plotLeft)
 	}
+}
+
+// drawCharts draws each spec over the arms' timelines.
+func drawCharts(arms []experiment.ArmResult, specs []chartSpec) []chart {
+	xmin, xmax, x := xRange(arms)
 	var out []chart
 	for _, sp := range specs {
 		ymax := 0.0

@@ -59,6 +59,7 @@ haproxy: {stats: %q, backend: api}
 	code, stdout, stderr := herdbenchEnv(t, append(os.Environ(), "LB_PG_DSN="+st.Postgres), "stampede", "--target", target,
 		"--arms", "baseline", "--trigger", "outage", "--dependency", "postgres", "--outage", "1s", "--rate", "200",
 		"--warmup", "0s", "--before", "1s", "--after", "3s", "--seed", "3", "--results-dir", out, "-o", "table", "-o", "json="+jsonFile,
+		"-o", "junit="+filepath.Join(out, "r.xml"), "-o", "html="+filepath.Join(out, "r.html"), "-o", "markdown="+filepath.Join(out, "r.md"),
 		"--gate", "lb.amplification > 1", "--state-dir", t.TempDir())
 	t.Logf("stampede:\n%s%s", stdout, stderr)
 	if code != exitOK {
@@ -101,6 +102,12 @@ haproxy: {stats: %q, backend: api}
 	if lb.Retries == 0 || lb.ServerAttempts <= lb.Requests || a.Retries.Amplification != 1 {
 		t.Errorf("lb %+v, the clients' amplification %v; want HAProxy's retries showing (more server attempts than requests) "+
 			"while the clients sent one attempt a request", *lb, a.Retries.Amplification)
+	}
+	for file, want := range map[string]string{"r.xml": `name="lb.amplification:baseline"`, "r.html": `data-chart="lb_servers-baseline"`,
+		"r.md": "sent per request"} { // every format carries the load balancer
+		if b, err := os.ReadFile(filepath.Join(out, file)); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v; want it to hold %s", file, err, want)
+		}
 	}
 	want := a.Retries.Amplification * lb.Amplification * float64(a.DB.Queries) / float64(lb.ServerAttempts)
 	if d := lb.EndToEnd - want; d < -0.001 || d > 0.001 {
