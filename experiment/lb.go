@@ -198,15 +198,21 @@ var LBServerFigures = func() []string {
 // Validate to name the accepted paths.
 func lbServerGates(gs []gates.Gate) (servers, rest []gates.Gate) {
 	for _, g := range gs {
-		server, ok := strings.CutPrefix(g.Path, "lb.servers.")
-		dot := strings.LastIndex(server, ".") // a server's name may hold dots; a figure none
-		if ok && dot > 0 && slices.Contains(LBServerFigures, server[dot+1:]) {
+		if isLBServerPath(g.Path) {
 			servers = append(servers, g)
 		} else {
 			rest = append(rest, g)
 		}
 	}
 	return servers, rest
+}
+
+// isLBServerPath says whether path is lb.servers.NAME.FIGURE, FIGURE one of
+// LBServerFigures (a server's name may hold dots; a figure none).
+func isLBServerPath(path string) bool {
+	server, ok := strings.CutPrefix(path, "lb.servers.")
+	dot := strings.LastIndex(server, ".")
+	return ok && dot > 0 && slices.Contains(LBServerFigures, server[dot+1:])
 }
 
 // lbServerPaths are the gate paths of the servers rep's arms saw behind

@@ -189,7 +189,7 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 				errs = append(errs, &herd.FieldError{Field: set.field, Elem: g.Expr, Msg: fmt.Sprintf(format, args...)})
 			}
 			switch what := unobserved(obs, g.Path); {
-			case !slices.Contains(set.paths, g.Path): // an unknown path: Validate said so
+			case !slices.Contains(set.paths, g.Path) && !isLBServerPath(g.Path): // an unknown path: Validate said so
 			case what == edgeTier:
 				bad("%s is a figure of the edge tier, and %s has none (accepted: a path outside %s, or a testbed started with --tiers 2, by testbed up or by the run)",
 					g.Path, tg.Name, strings.Join(tierPaths, " and "))

@@ -172,3 +172,36 @@ haproxy: {stats: %q, backend: api}
 		t.Errorf("lb.own_5xx %d under errors.lb %d: HAProxy's counters must hold what is moved out of shed", a.LB.Own5xx, e.LB)
 	}
 }
+
+// A gate may read one server behind the load balancer by its name, which
+// only HAProxy knows: any name passes before the run, a figure a server
+// does not have is refused with the accepted ones, and so is a gate on
+// lb.* for a target without haproxy:.
+func TestAGateReadsOneServerBehindTheLoadBalancer(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, extra string) string {
+		p := filepath.Join(dir, name)
+		body := "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}}\n" + extra
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lb := file("lb.yaml", "haproxy: {stats: \"http://127.0.0.1:2/stats\", backend: api}\n")
+	plain := file("plain.yaml", "")
+	for _, tt := range []struct {
+		target, gate string
+		code         int
+		want         string
+	}{
+		{lb, "lb.servers.api-2.peak_rps <= 150", exitOK, "dry run"},
+		{lb, "lb.servers.web.1.attempts > 0", exitOK, "dry run"},
+		{lb, "lb.servers.api-2.peak <= 150", exitUsage, "lb.servers.api-2.peak"},
+		{plain, "lb.servers.api-2.peak_rps <= 150", exitUsage, "haproxy"},
+	} {
+		code, stdout, stderr := herdbench(t, "stampede", "--dry-run", "--target", tt.target, "--trigger", "burst", "--gate", tt.gate, "--state-dir", t.TempDir())
+		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
+			t.Errorf("--gate %q on %s = exit %d, %q; want exit %d naming %q", tt.gate, filepath.Base(tt.target), code, stdout+stderr, tt.code, tt.want)
+		}
+	}
+}
