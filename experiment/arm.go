@@ -165,7 +165,7 @@ func (a *armRun) triggerEnv() triggers.Env {
 	tg := a.tg
 	env := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Owned, Channel: tg.Channel,
 		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
-		HotKeys: a.hot, API: endpointsOf(tg, a.arm), Request: armRequester(tg, a.arm), Restarter: tg.Restarter,
+		HotKeys: a.hot, API: endpointsOf(tg, a.arm), Request: armRequester(tg, a.arm), Restarter: tg.Restarter, LB: tg.LB(),
 		Memcached: tg.MemcachedItems(), MySQL: tg.MySQLConns(), Likes: tg.Likes,
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
 	if tg.RedisKey != "" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/observe"
 )
 
 // Command runs the user's own command at T, with sh -c on this machine,
@@ -30,9 +31,10 @@ type Command struct {
 	UndoTimeout herd.Duration `json:"undo_timeout" help:"how long the undo may run before it is killed"`
 	For         herd.Duration `json:"command_for" help:"the trigger's end, counted from T, instead of the command's exit (0: when it exits)"`
 	// EndedWhen is a URL polled from the command's exit until it answers
-	// 2xx: the trigger's end, as the service says it (a health check, a
-	// load balancer's server page), instead of the exit or a guess
-	EndedWhen string `json:"ended_when,omitempty" help:"the trigger's end: when this URL, polled every 100 ms from the command's exit, first answers 2xx (its host loopback or allowed; at most 1m)"`
+	// 2xx, or lb:SERVER, the target's HAProxy read until it lists SERVER
+	// UP: the trigger's end, as the service says it (a health check, the
+	// load balancer putting a server back), instead of the exit or a guess
+	EndedWhen string `json:"ended_when,omitempty" help:"the trigger's end, polled every 100 ms from the command's exit (at most 1m): a URL's first 2xx (its host loopback or allowed), or lb:SERVER, when the target file's haproxy: lists SERVER UP"`
 }
 
 // EndProber is a trigger whose end a URL says (its first 2xx): the run
@@ -41,8 +43,26 @@ type EndProber interface {
 	EndProbe() string // the URL; "" without one
 }
 
-// EndProbe is the command's end probe, ended_when.
-func (c *Command) EndProbe() string { return c.EndedWhen }
+// LBEndProber is a trigger whose end a load balancer's server says (its
+// return to UP): the run checks that the target has a load balancer.
+type LBEndProber interface {
+	EndServer() (string, bool) // the server; false without one
+}
+
+// EndProbe is the command's end probe, ended_when, when it is a URL.
+func (c *Command) EndProbe() string {
+	if _, ok := c.EndServer(); ok {
+		return ""
+	}
+	return c.EndedWhen
+}
+
+// EndServer is the server behind the target's load balancer whose return
+// ends the trigger (ended_when: lb:SERVER).
+func (c *Command) EndServer() (string, bool) { return strings.CutPrefix(c.EndedWhen, lbPrefix) }
+
+// lbPrefix marks an end probe on the load balancer's stats: lb:SERVER.
+const lbPrefix = "lb:"
 
 // MaxEndProbe bounds how long an end probe is polled: past it, the
 // trigger's end is unknown (null) and the detail says so.
@@ -109,10 +129,12 @@ func (c *Command) Validate() herd.FieldErrors {
 	if c.For < 0 || c.For > herd.Duration(time.Minute) {
 		errs.Add("command_for", "%s out of range (accepted: 0, the command's exit, to 1m)", c.For)
 	}
+	if server, ok := c.EndServer(); ok && server == "" {
+		errs.Add("ended_when", "lb: names no server (accepted: lb:SERVER, a server of the target file's haproxy.backend, such as lb:api-2)")
+	} else if u, err := url.Parse(c.EndedWhen); !ok && c.EndedWhen != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		errs.Add("ended_when", "%q is not an http URL (accepted: a URL that answers 2xx once the trigger's cause is over, such as http://127.0.0.1:8080/healthz; or lb:SERVER)", c.EndedWhen)
+	}
 	if c.EndedWhen != "" {
-		if u, err := url.Parse(c.EndedWhen); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs.Add("ended_when", "%q is not an http URL (accepted: a URL that answers 2xx once the trigger's cause is over, such as http://127.0.0.1:8080/healthz)", c.EndedWhen)
-		}
 		if c.For > 0 {
 			errs.Add("ended_when", "beside command_for (accepted: one end: a probe, a duration, or the command's exit)")
 		}
@@ -154,6 +176,9 @@ func (c *Command) Plan(Env) string {
 		end = "T+" + c.For.String()
 	case c.EndedWhen != "":
 		end = fmt.Sprintf("when %s first answers 2xx after its exit, polled every 100 ms for at most %s", c.EndedWhen, herd.Duration(MaxEndProbe))
+		if server, ok := c.EndServer(); ok {
+			end = fmt.Sprintf("when HAProxy's stats first list server %s UP after its exit, read every 100 ms for at most %s", server, herd.Duration(MaxEndProbe))
+		}
 	}
 	p := fmt.Sprintf("run %q with sh -c (killed after %s; the trigger's end: %s)", c.Run, c.Timeout, end)
 	if c.Undo != "" {
@@ -223,7 +248,11 @@ func (a *armedCommand) Fire(ctx context.Context, env Env) (Fired, error) {
 		ended = fired.Add(time.Duration(a.c.For))
 		wait(ctx, time.Until(ended))
 	case a.c.EndedWhen != "":
-		ended = probe(ctx, a.c.EndedWhen, MaxEndProbe)
+		if server, ok := a.c.EndServer(); ok {
+			ended = probeLB(ctx, env.LB, server, MaxEndProbe)
+		} else {
+			ended = probe(ctx, a.c.EndedWhen, MaxEndProbe)
+		}
 		if !ended.IsZero() {
 			ms := ended.Sub(env.T).Milliseconds()
 			d.EndedWhenMS = &ms
@@ -279,6 +308,33 @@ func probe(ctx context.Context, u string, limit time.Duration) time.Time {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+					return time.Now()
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}
+		case <-tick.C:
+		}
+	}
+}
+
+// probeLB reads lb every 100 ms until it lists server UP (HAProxy's word
+// for a server its checks put back in rotation), and returns when it first
+// did; zero when it did not within limit, ctx ended, or there is no lb.
+func probeLB(ctx context.Context, lb *observe.HAProxy, server string, limit time.Duration) time.Time {
+	if lb == nil {
+		return time.Time{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if st, err := lb.Read(ctx); err == nil {
+			for _, s := range st.Servers {
+				if s.Name == server && s.Status == "UP" {
 					return time.Now()
 				}
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/observe"
 )
 
 // Trigger provokes a herd at T.
@@ -69,11 +70,12 @@ type Env struct {
 	Memcached *Memcached // the service's Memcached: its hot keys' items, flush_all when allowed; nil: none
 	MySQL     *MySQL     // the service's MySQL or MariaDB, to KILL its user's connections (conndrop without toxiproxy); nil: none
 
-	HotKeys   []string  // the keys warmed before the arm, hottest first
-	API       []string  // the service's base URLs
-	Request   Requester // builds the service's request for a key
-	Restarter Restarter // restarts the target's processes; nil when it cannot
-	T         time.Time // the planned instant of the trigger
+	HotKeys   []string         // the keys warmed before the arm, hottest first
+	API       []string         // the service's base URLs
+	Request   Requester        // builds the service's request for a key
+	LB        *observe.HAProxy // the load balancer in front of the target (haproxy:); nil without
+	Restarter Restarter        // restarts the target's processes; nil when it cannot
+	T         time.Time        // the planned instant of the trigger
 
 	Arm        string // the arm's name
 	Seed       uint64 // the run's seed

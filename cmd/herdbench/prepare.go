@@ -58,6 +58,11 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Pl
 // checked with the rest; on the testbed, loopback or --allow-host.
 func probeHost(plan experiment.Plan, opts *stampedeOptions) error {
 	t, err := plan.Triggers.Get(plan.Trigger)
+	if lp, ok := t.(triggers.LBEndProber); ok && err == nil {
+		if server, on := lp.EndServer(); on && (opts.service == nil || opts.service.HAProxy == nil) {
+			return usageErrorf("--ended-when: lb:%s reads the load balancer's stats, and the target has none (accepted: a URL; or lb:SERVER with a target file's haproxy:)", server)
+		}
+	}
 	p, ok := t.(triggers.EndProber)
 	if err != nil || !ok || p.EndProbe() == "" {
 		return nil

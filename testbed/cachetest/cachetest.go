@@ -120,14 +120,27 @@ func Varnish(t testing.TB, origins []string, ttl time.Duration) string {
 // HAProxy starts HAProxy balancing round robin over origins (host:port
 // each), retrying a failed request (a 5xx, a failed connection) up to
 // retries times with redispatch to another server, and returns its base
-// URL and its stats page's.
+// URL and its stats page's. Its servers are api-0, api-1, ... in origins'
+// order, with no health check.
 func HAProxy(t testing.TB, origins []string, retries int) (base, stats string) {
+	return startHAProxy(t, map[string]any{"Origins": origins, "Retries": retries})
+}
+
+// HAProxyChecked is HAProxy with a health check on every server, every
+// 100 ms (down after one failure, up after two passes), and slowstart
+// ("": none): a server that comes back ramps its weight over it.
+func HAProxyChecked(t testing.TB, origins []string, retries int, slowstart string) (base, stats string) {
+	return startHAProxy(t, map[string]any{"Origins": origins, "Retries": retries, "Check": true, "SlowStart": slowstart})
+}
+
+func startHAProxy(t testing.TB, data map[string]any) (base, stats string) {
 	t.Helper()
 	bins := require(t, "haproxy", "haproxy")
 	dir := proctest.WorkDir(t, "haproxy")
 	listen, statsAddr := proctest.FreeAddr(t), proctest.FreeAddr(t)
+	data["Listen"], data["Stats"] = listen, statsAddr
 	path := filepath.Join(dir, "haproxy.cfg")
-	write(t, path, render(t, haproxyCfg, map[string]any{"Listen": listen, "Stats": statsAddr, "Origins": origins, "Retries": retries}))
+	write(t, path, render(t, haproxyCfg, data))
 	done := proctest.Start(t, dir, bins[0], "-f", path, "-db")
 	ready(t, "http://"+statsAddr, filepath.Join(dir, "output.log"), done)
 	return "http://" + listen, "http://" + statsAddr + "/stats"
