@@ -396,4 +396,8 @@ type Row struct {
 	LBRequests int64            `json:"lb_requests,omitempty"`
 	LBSent     int64            `json:"lb_sent,omitempty"`
 	LBServers  map[string]int64 `json:"lb_servers,omitempty"`
+	// The testbed's API replicas' in this row, each by its name (api-1,
+	// ...), from their own counters (herdbench_api_requests_total): the
+	// requests each answered, so one replica's herd shows
+	Replicas map[string]int64 `json:"replicas,omitempty"`
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"maps"
 
 	"math"
 	"time"
@@ -69,42 +70,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 	last := rowIndex(t.Add(time.Duration(p.After)), t) - 1
 	rows := make([]Row, 0, last-first+1)
 	hists := make([]*hdrhistogram.Histogram, 0, last-first+1)
-	server := map[int64]*acc{}
-	var servers *observe.Servers // the last sample's that read them
-	if len(samples) > 0 {
-		servers = samples[0].Servers
-	}
-	for i := 1; i < len(samples); i++ {
-		cur, prev := samples[i], samples[i-1]
-		r := rowIndex(cur.At, t)
-		a := server[r]
-		if a == nil {
-			a = &acc{}
-			server[r] = a
-		}
-		a.calls += step(prev.Calls, cur.Calls, observe.DBRestarted(prev, cur))
-		a.hits += step(prev.Hits, cur.Hits, observe.CacheRestarted(prev, cur))
-		a.misses += step(prev.Misses, cur.Misses, observe.CacheRestarted(prev, cur))
-		a.dt += cur.At.Sub(prev.At)
-		a.conns = cur.Connections
-		a.lockWaits, a.queueDepth = max(a.lockWaits, cur.LockWaits), cur.QueueDepth
-		if p, c := servers, cur.Servers; p != nil && c != nil {
-			// a sum that went down had a replica restart: its counters
-			// count from zero; a sample that could not read them leaves
-			// their growth to the next that did
-			a.edge += step(p.Edge, c.Edge, c.Edge < p.Edge)
-			a.edgeAttempts += step(p.EdgeAttempts, c.EdgeAttempts, c.EdgeAttempts < p.EdgeAttempts)
-			a.api += step(p.API, c.API, c.API < p.API)
-			a.dbAttempts += step(p.DBAttempts, c.DBAttempts, c.DBAttempts < p.DBAttempts)
-			a.loads += step(p.Loads, c.Loads, c.Loads < p.Loads)
-			a.loadErrors += step(p.LoadErrors, c.LoadErrors, c.LoadErrors < p.LoadErrors)
-			a.newConns += step(p.NewConns, c.NewConns, c.NewConns < p.NewConns)
-			a.canceledAcquires += step(p.CanceledAcquires, c.CanceledAcquires, c.CanceledAcquires < p.CanceledAcquires)
-		}
-		if cur.Servers != nil {
-			servers = cur.Servers
-		}
-	}
+	server := serverRows(samples, t)
 	// A row no sample fell in (the sampler ran late) takes the rate of the
 	// next sample's interval, which spans it; the counts stay with that row.
 	for i := last; i >= first; i-- {
@@ -126,6 +92,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 			row.Edge, row.EdgeAttempts, row.API, row.DBAttempts = a.edge, a.edgeAttempts, a.api, a.dbAttempts
 			row.LockWaits, row.QueueDepth = a.lockWaits, a.queueDepth
 			row.Loads, row.LoadErrors, row.NewConns, row.CanceledAcquires = a.loads, a.loadErrors, a.newConns, a.canceledAcquires
+			row.Replicas = a.replicas
 		}
 		var hist *hdrhistogram.Histogram // a copy: the recorder goes on filing while an arm is judged live
 		if c := rec.rows[i]; c != nil {
@@ -139,6 +106,46 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 	return rows, hists
 }
 
+// serverRows gathers the samples' growth by the row each sample falls
+// in: every counter's since the sample before, the servers' since the last
+// sample that read them all, each replica's since its last reading.
+func serverRows(samples []observe.Sample, t time.Time) map[int64]*acc {
+	server := map[int64]*acc{}
+	var servers *observe.Servers   // the last sample's that read them all
+	replicas := map[string]int64{} // each replica's last reading
+	if len(samples) > 0 && samples[0].Servers != nil {
+		if !samples[0].Servers.Partial {
+			servers = samples[0].Servers
+		}
+		maps.Copy(replicas, samples[0].Servers.Replicas)
+	}
+	for i := 1; i < len(samples); i++ {
+		cur, prev := samples[i], samples[i-1]
+		r := rowIndex(cur.At, t)
+		a := server[r]
+		if a == nil {
+			a = &acc{}
+			server[r] = a
+		}
+		a.calls += step(prev.Calls, cur.Calls, observe.DBRestarted(prev, cur))
+		a.hits += step(prev.Hits, cur.Hits, observe.CacheRestarted(prev, cur))
+		a.misses += step(prev.Misses, cur.Misses, observe.CacheRestarted(prev, cur))
+		a.dt += cur.At.Sub(prev.At)
+		a.conns = cur.Connections
+		a.lockWaits, a.queueDepth = max(a.lockWaits, cur.LockWaits), cur.QueueDepth
+		if c := cur.Servers; c != nil {
+			if p := servers; p != nil && !c.Partial {
+				a.addServers(p, c)
+			}
+			a.addReplicas(replicas, c.Replicas)
+			if !c.Partial {
+				servers = c
+			}
+		}
+	}
+	return server
+}
+
 // acc gathers the sample deltas that fall in one timeline row.
 type acc struct {
 	calls, hits, misses int64
@@ -147,11 +154,42 @@ type acc struct {
 	loads, loadErrors   int64 // the replicas' (Sample.Servers): the loop's figures
 	newConns            int64
 	canceledAcquires    int64
+	replicas            map[string]int64 // each API replica's requests
 	dt                  time.Duration
 	conns               int64
 	lockWaits           int64   // the most in one sample
 	queueDepth          int64   // the last sample's
 	rate                float64 // set for a row without its own sample
+}
+
+// addServers adds what the servers' counters grew by from p to c. A sum
+// that went down had a replica restart: its counters count from zero; a
+// sample that could not read them leaves their growth to the next that
+// did.
+func (a *acc) addServers(p, c *observe.Servers) {
+	a.edge += step(p.Edge, c.Edge, c.Edge < p.Edge)
+	a.edgeAttempts += step(p.EdgeAttempts, c.EdgeAttempts, c.EdgeAttempts < p.EdgeAttempts)
+	a.api += step(p.API, c.API, c.API < p.API)
+	a.dbAttempts += step(p.DBAttempts, c.DBAttempts, c.DBAttempts < p.DBAttempts)
+	a.loads += step(p.Loads, c.Loads, c.Loads < p.Loads)
+	a.loadErrors += step(p.LoadErrors, c.LoadErrors, c.LoadErrors < p.LoadErrors)
+	a.newConns += step(p.NewConns, c.NewConns, c.NewConns < p.NewConns)
+	a.canceledAcquires += step(p.CanceledAcquires, c.CanceledAcquires, c.CanceledAcquires < p.CanceledAcquires)
+}
+
+// addReplicas adds each replica's growth since its last reading (last,
+// which it updates); a replica that was not read (restarting) adds
+// nothing to the row, and its growth goes to its next reading.
+func (a *acc) addReplicas(last, cur map[string]int64) {
+	for name, n := range cur {
+		if a.replicas == nil {
+			a.replicas = map[string]int64{}
+		}
+		if prev, seen := last[name]; seen {
+			a.replicas[name] += step(prev, n, n < prev)
+		}
+		last[name] = n
+	}
 }
 
 func (a *acc) rateOf() float64 {

@@ -271,6 +271,36 @@ func TestFaultTriggers(t *testing.T) {
 		})
 	}
 
+	t.Run("restart api-2: one replica goes and comes back, the others serve on", func(t *testing.T) {
+		p := faultPlan("restart", "none")
+		p.Triggers.Set("restart", "api-2")
+		p.After = herd.Duration(4 * time.Second)
+		a := run(t, p).Arms[0]
+		if got := a.Trigger.Detail.(*triggers.RestartDetail).Restarted; len(got) != 1 || got[0] != "api-2" {
+			t.Fatalf("restart api-2: detail %v; want api-2 alone restarted", a.Trigger.Detail)
+		}
+		endedAfter(t, a, a.Trigger.Detail.(*triggers.RestartDetail).TookMS)
+		// each replica's own counter, row by row: api-2 answers nothing in
+		// some row of its restart while api-1 answers on, and answers again
+		// after the trigger's end
+		var gap, back bool
+		for _, r := range a.Timeline {
+			if r.Replicas == nil {
+				continue
+			}
+			if r.TMS >= 0 && r.TMS < *a.Trigger.EndedMS && r.Replicas["api-2"] == 0 && r.Replicas["api-1"] > 0 {
+				gap = true
+			}
+			if r.TMS > *a.Trigger.EndedMS && r.Replicas["api-2"] > 0 {
+				back = true
+			}
+		}
+		if !gap || !back {
+			t.Errorf("the timeline's replicas: a row with api-2 silent and api-1 serving during the restart %v, api-2 serving after it %v; want both",
+				gap, back)
+		}
+	})
+
 	t.Run("notify: every replica wakes and reloads; lock reloads once", func(t *testing.T) {
 		p := faultPlan("notify", "none", "lock")
 		p.HotKeys = 20

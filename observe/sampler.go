@@ -64,6 +64,12 @@ type Servers struct {
 	Edge, EdgeAttempts, API, DBAttempts int64
 	Loads, LoadErrors                   int64
 	NewConns, CanceledAcquires          int64
+	// Replicas are the requests each API replica answered, by its name
+	// (api-1, ...): one replica's herd, such as a restarted one's. A
+	// replica that did not answer (restarting) is left out, and the
+	// reading is Partial: its sums above are not set
+	Replicas map[string]int64
+	Partial  bool
 }
 
 // CacheRestarted reports whether the cache (Redis, Memcached) restarted

@@ -47,30 +47,9 @@ func lbCharts(rep *experiment.Report) []chart {
 		if a.LB == nil {
 			continue
 		}
-		names := slices.Sorted(maps.Keys(a.LB.Servers))
-		servers := make([]experiment.ArmResult, len(names))
-		legend := make([]string, len(names))
-		for i, n := range names {
-			rows := make([]experiment.Row, len(a.Timeline))
-			for j, r := range a.Timeline {
-				rows[j] = experiment.Row{TMS: r.TMS, DBQPS: float64(r.LBServers[n]) / (rowMS / 1000.0)}
-			}
-			servers[i] = experiment.ArmResult{Name: n, Timeline: rows}
-			legend[i] = n + " " + paletteNames[i%len(paletteNames)]
-			if i >= len(paletteNames) {
-				legend[i] += ", dashed"
-			}
-		}
-		charts := drawCharts(servers, []chartSpec{{"lb_servers-" + a.Name, "Attempts per second at each server behind the load balancer, arm " + a.Name,
-			"lb_servers of each 100 ms row: HAProxy's stot of each server (" + strings.Join(legend, ", ") + ")",
-			func(r experiment.Row) (float64, bool) { return r.DBQPS, true }, number}})
-		if e := a.Trigger.EndedMS; e != nil && len(charts) == 1 {
-			_, xmax, x := xRange(servers)
-			if *e <= xmax {
-				charts[0].Ends = append(charts[0].Ends, abortMark{a.Name, "#cf222e", coord(x(*e)), "the trigger's cause ended at " + offset(*e)})
-			}
-		}
-		out = append(out, charts...)
+		out = append(out, partCharts(a, "lb_servers", "Attempts per second at each server behind the load balancer",
+			"lb_servers of each 100 ms row: HAProxy's stot of each server", slices.Sorted(maps.Keys(a.LB.Servers)),
+			func(r experiment.Row, name string) int64 { return r.LBServers[name] })...)
 	}
 	return out
 }

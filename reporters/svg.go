@@ -44,7 +44,8 @@ func charts(rep *experiment.Report) []chart {
 				return float64(r.Requests-r.OK) / float64(r.Requests) * 100, true
 			}, func(v float64) string { return number(v) + "%" }},
 	}
-	return append(append(drawCharts(rep.Arms, specs), classCharts(rep)...), lbCharts(rep)...)
+	out := append(drawCharts(rep.Arms, specs), classCharts(rep)...)
+	return append(append(out, lbCharts(rep)...), replicaCharts(rep)...)
 }
 
 // classCharts are the p99 of each request class of rep over the

@@ -373,9 +373,19 @@ func (s *Testbed) Servers(ctx context.Context) (observe.Servers, error) {
 		}
 		out.Edge, out.EdgeAttempts = e.Requests, e.Attempts
 	}
-	b, err := s.Admin.Counters(ctx)
-	if err != nil {
-		return out, err
+	var b api.Counters
+	out.Replicas = make(map[string]int64, len(s.Admin))
+	for i, c := range s.Admin { // each replica's, then their sum
+		r, err := c.Counters(ctx)
+		if err != nil { // restarting: the others' stand, the sums cannot
+			out.Partial = true
+			continue
+		}
+		out.Replicas[fmt.Sprintf("api-%d", i+1)] = r.Requests
+		b = b.Plus(r)
+	}
+	if out.Partial {
+		return observe.Servers{Replicas: out.Replicas, Partial: true}, nil
 	}
 	if s.Edges != nil {
 		out.API, out.DBAttempts = b.Requests, b.Loads+b.LoadErrors
