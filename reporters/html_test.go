@@ -387,3 +387,25 @@ func TestHTMLChartsEachServerBehindTheLoadBalancer(t *testing.T) {
 		t.Errorf("arm %s has no load balancer, and %d charts of one", rep.Arms[1].Name, n)
 	}
 }
+
+// An arm whose trigger restarted the testbed's replicas has a chart of
+// each replica's requests a second; another trigger's arm has none.
+func TestHTMLChartsEachReplicaOnARestart(t *testing.T) {
+	rep := loadReport(t, fixture)
+	for i := range rep.Arms {
+		for j := range rep.Arms[i].Timeline {
+			rep.Arms[i].Timeline[j].Replicas = map[string]int64{"api-1": 10, "api-2": int64(j % 3)}
+		}
+	}
+	rep.Arms[0].Trigger.Name, rep.Arms[1].Trigger.Name = "restart", "expire"
+	_, doc := renderHTML(t, rep)
+	key := "replicas-" + rep.Arms[0].Name
+	for _, s := range []string{"api-1", "api-2"} {
+		if n := len(find(doc, "path", map[string]string{"class": "series", "data-chart": key, "data-arm": s})); n != 1 {
+			t.Errorf("chart %s: %d series for replica %s; want 1", key, n, s)
+		}
+	}
+	if n := len(find(doc, "svg", map[string]string{"data-chart": "replicas-" + rep.Arms[1].Name})); n != 0 {
+		t.Errorf("arm %s's trigger restarted nothing, and it has %d charts of its replicas", rep.Arms[1].Name, n)
+	}
+}
