@@ -1,4 +1,4 @@
-package experiment_test
+package ontestbed_test
 
 import (
 	"context"
