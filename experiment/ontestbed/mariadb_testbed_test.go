@@ -119,8 +119,11 @@ func expireOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Pla
 	var counted int64
 	for _, a := range rep.Arms {
 		t.Logf("arm %s: db.queries %d (total %d, warm %d), api.loads %d, cache hits %d, p99 %.1f ms", a.Name, a.DB.Queries, a.DB.QueriesTotal, a.Warm.Queries, a.API.Loads, a.Cache.Hits, a.HTTP.P99MS)
-		if a.API.Loads != a.DB.QueriesTotal {
-			t.Errorf("arm %s: api.loads %d, db.queries_total %d; want every load one item query in MariaDB's digest table", a.Name, a.API.Loads, a.DB.QueriesTotal)
+		// every load one item query in the digest table, but one: see
+		// docs/testbed.md, "On MariaDB", for the load in a hundred or so
+		// that CI has seen without its statement
+		if d := a.API.Loads - a.DB.QueriesTotal; d < 0 || d > 1 {
+			t.Errorf("arm %s: api.loads %d, db.queries_total %d; want every load one item query in MariaDB's digest table (one load short at most)", a.Name, a.API.Loads, a.DB.QueriesTotal)
 		}
 		// the windows the arm read tile the run: its warm-up (about a load
 		// a hot key) and from the load on
