@@ -1,6 +1,10 @@
 package herd
 
-import "regexp"
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
 
 // The testbed's parts: what a restart can name.
 const (
@@ -28,20 +32,35 @@ var Dependencies = []string{Postgres, Redis}
 // 1: api-2; the accepted lists show it as ReplicaForm.
 var OneReplica = regexp.MustCompile(`^api-[1-9][0-9]*$`)
 
-// ReplicaForm is one replica's part as help and errors list it.
-const ReplicaForm = "api-N"
+// SomeReplicas is how a restart names several API replicas: a list of
+// them, api-1,api-3, restarted together (or one after another, rolling).
+var SomeReplicas = regexp.MustCompile(`^api-[1-9][0-9]*(,api-[1-9][0-9]*)+$`)
+
+// ReplicaForm is one replica's part as help and errors list it, and a list
+// of them.
+const ReplicaForm = "api-N or a list such as api-1,api-3"
 
 // PartPattern is every part a restart can name, as a regular expression:
 // the schema's for the restart option.
-const PartPattern = `^(api|redis|postgres|memcached|mariadb|api-[1-9][0-9]*)$`
+const PartPattern = `^(api|redis|postgres|memcached|mariadb|api-[1-9][0-9]*(,api-[1-9][0-9]*)*)$`
 
-// IsPart says whether p names a part a restart can name: one of Parts, or
-// one replica (api-2).
+// IsPart says whether p names a part a restart can name: one of Parts, one
+// replica (api-2), or a list of replicas each named once (api-1,api-3).
 func IsPart(p string) bool {
-	for _, x := range Parts {
-		if p == x {
-			return true
-		}
+	if slices.Contains(Parts, p) || OneReplica.MatchString(p) {
+		return true
 	}
-	return OneReplica.MatchString(p)
+	names := strings.Split(p, ",")
+	slices.Sort(names)
+	return SomeReplicas.MatchString(p) && len(slices.Compact(names)) == len(strings.Split(p, ","))
+}
+
+// PartNames are the processes part names: itself, or each replica of a
+// list.
+func PartNames(part string) []string { return strings.Split(part, ",") }
+
+// InPart says whether the process named name is one part restarts: the
+// part itself, every replica for api, or one of a list's replicas.
+func InPart(part, name string) bool {
+	return slices.Contains(PartNames(part), name) || (part == API && strings.HasPrefix(name, API+"-"))
 }

@@ -107,7 +107,7 @@ func TestValidateNamesTheOptionAndTheAcceptedValues(t *testing.T) {
 		"burst: 0 out of range (accepted: 1 to 10000 clients)",
 		`dependency: unknown "dns" (accepted: postgres, redis)`,
 		"outage: 0s out of range (accepted: more than 0, at most 1m)",
-		`restart: unknown "kafka" (accepted: api, redis, postgres, memcached, mariadb, api-N)`,
+		`restart: unknown "kafka" (accepted: api, redis, postgres, memcached, mariadb, api-N or a list such as api-1,api-3)`,
 		"slowdb_latency: 1m0s out of range (accepted: more than 0, at most 30s)",
 	}
 	if !slices.Equal(got, want) {

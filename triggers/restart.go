@@ -48,6 +48,16 @@ func (r *Restart) Describe() string {
 	return fmt.Sprintf("%s restarted at T (%s): cold state, reconnects, a warm-up stampede", r.Part, how)
 }
 
+// Validate refuses a list of replicas that names one twice: it would be
+// restarted once.
+func (r *Restart) Validate() herd.FieldErrors {
+	var errs herd.FieldErrors
+	if herd.SomeReplicas.MatchString(string(r.Part)) && !herd.IsPart(string(r.Part)) {
+		errs.Add("restart", "%q names a replica twice (accepted: %s, %s, each replica once)", r.Part, strings.Join(herd.Parts, ", "), herd.ReplicaForm)
+	}
+	return errs
+}
+
 // Requires a target whose processes herdbench can restart, among them
 // the part.
 func (r *Restart) Requires(c Caps) error {
@@ -60,7 +70,7 @@ func (r *Restart) Requires(c Caps) error {
 // requirePart refuses a part the testbed does not run: memcached beside
 // Redis, mariadb beside Postgres, or the other way round.
 func requirePart(c Caps, part string) error {
-	if c.Parts == nil || slices.Contains(c.Parts, part) {
+	if c.Parts == nil || !slices.ContainsFunc(herd.PartNames(part), func(p string) bool { return !slices.Contains(c.Parts, p) }) {
 		return nil
 	}
 	var parts, replicas []string // its parts, and its replicas by name (api-1, ...)
@@ -71,7 +81,7 @@ func requirePart(c Caps, part string) error {
 			parts = append(parts, p)
 		}
 	}
-	if herd.OneReplica.MatchString(part) && len(replicas) > 0 {
+	if (herd.OneReplica.MatchString(part) || herd.SomeReplicas.MatchString(part)) && len(replicas) > 0 {
 		names := replicas[0]
 		if len(replicas) > 1 {
 			names += " to " + replicas[len(replicas)-1]

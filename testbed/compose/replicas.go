@@ -33,11 +33,11 @@ func restart(ctx context.Context, dir, part string, rolling, kill bool) ([]strin
 	}
 	var batch []string
 	for _, s := range st.Services {
-		if s == part || (part == "api" && strings.HasPrefix(s, "api-")) {
+		if herd.InPart(part, s) {
 			batch = append(batch, s)
 		}
 	}
-	if !herd.IsPart(part) || len(batch) == 0 {
+	if !herd.IsPart(part) || len(batch) == 0 || (part != herd.API && len(batch) < len(herd.PartNames(part))) {
 		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s, %s)", part, strings.Join(herd.Parts, ", "), herd.ReplicaForm)
 	}
 	if part == herd.Postgres && slices.Contains(st.Profiles, MariaDBProfile) {

@@ -288,6 +288,14 @@ func TestRestartReplacesPartsAndStopLeavesNothing(t *testing.T) {
 	if _, err := tb.Restart(ctx, "api-3", false); err == nil {
 		t.Error("Restart(api-3) of two replicas = nil; want it refused")
 	}
+	// a list of replicas, restarted together; one the testbed does not
+	// run refuses the whole list
+	if got, err := tb.Restart(ctx, "api-1,api-2", false); err != nil || !slices.Equal(got, []string{"api-1", "api-2"}) {
+		t.Errorf("Restart(api-1,api-2) = %v, %v; want both", got, err)
+	}
+	if _, err := tb.Restart(ctx, "api-1,api-3", false); err == nil {
+		t.Error("Restart(api-1,api-3) of two replicas = nil; want it refused")
+	}
 
 	st, err := ReadStatus(dir)
 	if err != nil {

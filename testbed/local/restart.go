@@ -52,7 +52,7 @@ func (tb *Testbed) restartPart(ctx context.Context, part string, rolling bool, g
 		return nil, errors.New("the testbed is stopping")
 	}
 	for _, p := range tb.procs {
-		if p.name == part || (part == "api" && strings.HasPrefix(p.name, "api-")) {
+		if herd.InPart(part, p.name) {
 			batch = append(batch, p)
 		}
 	}
@@ -60,7 +60,7 @@ func (tb *Testbed) restartPart(ctx context.Context, part string, rolling bool, g
 	if !herd.IsPart(part) {
 		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s, %s)", part, strings.Join(herd.Parts, ", "), herd.ReplicaForm)
 	}
-	if len(batch) == 0 { // memcached or mariadb, on a testbed that runs Redis or Postgres, or the other way
+	if len(batch) == 0 || (part != herd.API && len(batch) < len(herd.PartNames(part))) { // memcached or mariadb, on a testbed that runs Redis or Postgres, or the other way; a replica it does not run
 		return nil, fmt.Errorf("restart: this testbed runs no %s (%s)", part, partFlag(part))
 	}
 	if !rolling {
