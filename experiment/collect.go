@@ -91,7 +91,7 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	if a.tg.Redis == nil && a.tg.Memcached == nil {
 		res.Cache = nil
 	}
-	a.loadBalancer(res, f.atT, end) // after: its end-to-end figure has a database's factor only where one is observed
+	a.loadBalancer(res, f.atT, end, samples) // after: its end-to-end figure has a database's factor only where one is observed
 	return res, nil
 }
 

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,7 +38,33 @@ type LoadBalancer struct {
 	// layer has no count (no database observed: its factor is left out)
 	EndToEnd float64 `json:"end_to_end"`
 	// Servers are the backend's servers by name
-	Servers map[string]*LBServer `json:"servers"`
+	Servers LBServers `json:"servers"`
+}
+
+// LBServers are the servers behind the load balancer, by name.
+type LBServers map[string]*LBServer
+
+// UnmarshalJSON reads the servers by name, or as the list results files
+// held before they were keyed by name (each with its name, the counters
+// then counted from the load's start).
+func (s *LBServers) UnmarshalJSON(b []byte) error {
+	var byName map[string]*LBServer
+	if err := json.Unmarshal(b, &byName); err == nil {
+		*s = byName
+		return nil
+	}
+	var list []struct {
+		Name string `json:"name"`
+		LBServer
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("lb.servers: %w (accepted: servers by name, or a list of servers with their names)", err)
+	}
+	*s = LBServers{}
+	for _, e := range list {
+		(*s)[e.Name] = &e.LBServer
+	}
+	return nil
 }
 
 // LBServer is one server behind the load balancer in an arm.
@@ -54,10 +81,11 @@ type LBServer struct {
 }
 
 // loadBalancer puts in res what the load balancer's counters grew by from
-// T to the arm's end, and takes its own 503s out of the clients' shed
-// answers. Without haproxy: it does nothing; an unread snapshot is the
-// arm's warning, and lb.* is left out.
-func (a *armRun) loadBalancer(res *ArmResult, atT, end observe.Sample) {
+// T to the arm's end, along the samples between (a reload on the way
+// counts right), and takes its own 503s out of the clients' shed answers.
+// Without haproxy: it does nothing; an unread snapshot is the arm's
+// warning, and lb.* is left out.
+func (a *armRun) loadBalancer(res *ArmResult, atT, end observe.Sample, samples []observe.Sample) {
 	if a.tg.HAProxy == nil {
 		return
 	}
@@ -65,26 +93,75 @@ func (a *armRun) loadBalancer(res *ArmResult, atT, end observe.Sample) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("load balancer: HAProxy's stats were not read at T and at the arm's end (check haproxy.stats: %s)", a.tg.HAProxy.Stats))
 		return
 	}
-	lb := lbDelta(*atT.LB, *end.LB)
+	g := lbSpan(atT, end, samples)
+	lb := lbOf(g, *end.LB)
 	peaks(lb, res.Timeline)
 	lb.EndToEnd = endToEnd(res, lb)
 	res.LB = lb
-	own503(res, lb, *atT.LB, *end.LB)
+	own503(res, lb, g)
 }
 
-// lbDelta is what the counters of HAProxy grew by from s0 to s1.
-func lbDelta(s0, s1 observe.LBStats) *LoadBalancer {
-	before := map[string]observe.LBRow{}
-	for _, r := range s0.Servers {
-		before[r.Name] = r
+// lbSpan is what HAProxy's counters grew by from one snapshot to another,
+// summed along the samples that read them between, as span does the
+// stores': a backend whose req_tot went down was reloaded, and counts
+// from zero.
+func lbSpan(from, to observe.Sample, samples []observe.Sample) observe.LBStats {
+	var sum observe.LBStats
+	servers := map[string]*observe.LBRow{}
+	prev := *from.LB
+	add := func(cur observe.LBStats) {
+		reset := cur.Backend.Requests < prev.Backend.Requests
+		before := map[string]observe.LBRow{}
+		for _, r := range prev.Servers {
+			before[r.Name] = r
+		}
+		addRow(&sum.Backend, prev.Backend, cur.Backend, reset)
+		for _, r := range cur.Servers {
+			if servers[r.Name] == nil {
+				servers[r.Name] = &observe.LBRow{Name: r.Name}
+			}
+			addRow(servers[r.Name], before[r.Name], r, reset)
+		}
+		prev = cur
 	}
-	lb := &LoadBalancer{Requests: s1.Backend.Requests - s0.Backend.Requests, Retries: s1.Backend.Retries - s0.Backend.Retries,
-		Redispatches: s1.Backend.Redispatches - s0.Backend.Redispatches, Own5xx: max(s1.Own5xx()-s0.Own5xx(), 0),
-		Servers: map[string]*LBServer{}}
-	for _, r := range s1.Servers {
-		b := before[r.Name]
-		sv := &LBServer{Attempts: r.Sessions - b.Sessions, Responses5xx: r.Responses5xx - b.Responses5xx,
-			ConnErrors: r.ConnErrors - b.ConnErrors, Downs: r.Downs - b.Downs, Weight: r.Weight, Status: r.Status}
+	for _, s := range samples {
+		if s.LB != nil && s.At.After(from.At) && s.At.Before(to.At) {
+			add(*s.LB)
+		}
+	}
+	add(*to.LB)
+	for _, r := range to.LB.Servers { // in the stats page's order
+		sum.Servers = append(sum.Servers, *servers[r.Name])
+	}
+	return sum
+}
+
+// addRow adds to sum what each counter of a row grew by from p to c.
+func addRow(sum *observe.LBRow, p, c observe.LBRow, reset bool) {
+	grew := func(a, b int64) int64 { return step(a, b, reset) }
+	sum.Requests += grew(p.Requests, c.Requests)
+	sum.Sessions += grew(p.Sessions, c.Sessions)
+	sum.Retries += grew(p.Retries, c.Retries)
+	sum.Redispatches += grew(p.Redispatches, c.Redispatches)
+	sum.Responses5xx += grew(p.Responses5xx, c.Responses5xx)
+	sum.ConnErrors += grew(p.ConnErrors, c.ConnErrors)
+	sum.RespErrors += grew(p.RespErrors, c.RespErrors)
+	sum.InternalErrors += grew(p.InternalErrors, c.InternalErrors)
+	sum.Downs += grew(p.Downs, c.Downs)
+}
+
+// lbOf is the arm's load balancer figures from the counters' growth g and
+// the last reading end (each server's weight and status).
+func lbOf(g, end observe.LBStats) *LoadBalancer {
+	lb := &LoadBalancer{Requests: g.Backend.Requests, Retries: g.Backend.Retries, Redispatches: g.Backend.Redispatches,
+		Own5xx: g.Own5xx(), Servers: LBServers{}}
+	last := map[string]observe.LBRow{}
+	for _, r := range end.Servers {
+		last[r.Name] = r
+	}
+	for _, r := range g.Servers {
+		sv := &LBServer{Attempts: r.Sessions, Responses5xx: r.Responses5xx, ConnErrors: r.ConnErrors, Downs: r.Downs,
+			Weight: last[r.Name].Weight, Status: last[r.Name].Status}
 		lb.ServerAttempts += sv.Attempts
 		lb.Servers[r.Name] = sv
 	}
@@ -131,18 +208,17 @@ func endToEnd(res *ArmResult, lb *LoadBalancer) float64 {
 
 // own503 moves the 503s HAProxy made itself from the clients' shed
 // answers to errors.lb: a load balancer with no server to try is not the
-// service shedding load. HAProxy counts its own 5xx (Own5xx) but not by
-// status: those it made for a server's bad or late answer (502, 504) are
-// that server's eresp, so its own 503s are Own5xx less the servers'
-// eresp, and at most the shed answers the clients saw.
-func own503(res *ArmResult, lb *LoadBalancer, s0, s1 observe.LBStats) {
-	n := lb.Own5xx
-	before := map[string]int64{}
-	for _, r := range s0.Servers {
-		before[r.Name] = r.RespErrors
-	}
-	for _, r := range s1.Servers {
-		n -= r.RespErrors - before[r.Name]
+// service shedding load. HAProxy counts its own 5xx (Own5xx, from the
+// counters' growth g) but not by status: those it made for a server's bad
+// or late answer (502, 504) are that server's eresp, its own 500s the
+// backend's eint, and what is left are its 503s, at most the shed answers
+// the clients saw. An estimate: eresp also counts a server's abort after
+// a 2xx, and under retry-on a server's retried 5xx hide HAProxy's own, so
+// it may count fewer than HAProxy made.
+func own503(res *ArmResult, lb *LoadBalancer, g observe.LBStats) {
+	n := lb.Own5xx - g.Backend.InternalErrors
+	for _, r := range g.Servers {
+		n -= r.RespErrors
 	}
 	n = min(max(n, 0), res.HTTP.Errors.Shed)
 	res.HTTP.Errors.Shed -= n
@@ -213,6 +289,20 @@ func isLBServerPath(path string) bool {
 	server, ok := strings.CutPrefix(path, "lb.servers.")
 	dot := strings.LastIndex(server, ".")
 	return ok && dot > 0 && slices.Contains(LBServerFigures, server[dot+1:])
+}
+
+// lbServerPathsOf are the paths of the servers gs name, every figure of
+// each: what a gate on one server is checked against before the run (its
+// arm, its operator, a percentage on a count).
+func lbServerPathsOf(gs []gates.Gate) []string {
+	var paths []string
+	for _, g := range gs {
+		server := g.Path[:strings.LastIndex(g.Path, ".")+1]
+		for _, f := range LBServerFigures {
+			paths = append(paths, server+f)
+		}
+	}
+	return paths
 }
 
 // lbServerPaths are the gate paths of the servers rep's arms saw behind

@@ -33,8 +33,9 @@ func (p Plan) Validate() error {
 	}
 	onSeries, others := seriesGates(p.Gates)
 	_, others = classGates(others)    // the target's classes name them: ValidateFor
-	_, others = lbServerGates(others) // the load balancer names its servers
+	onServers, others := lbServerGates(others) // the load balancer names its servers: any name
 	errs = append(errs, gates.Validate(others, names, GatePaths(), GateWords, "gates")...)
+	errs = append(errs, gates.Validate(onServers, names, lbServerPathsOf(onServers), nil, "gates")...)
 	errs = append(errs, seriesForm(onSeries, names)...)
 	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, "abort_on")...)
 	for _, c := range p.Abort {

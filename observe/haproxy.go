@@ -20,8 +20,13 @@ type HAProxy struct {
 	Backend string // the backend the load's frontend sends to
 }
 
-// haproxyClient reads stats pages: a sample must not wait longer than its
-// interval does on a stuck load balancer.
+// LBReadLimit bounds a sample's read of the stats page, which runs beside
+// the stores' reads: past it the sample has no LB (its growth goes to the
+// next that read it), and a slow load balancer delays neither the sample
+// nor T by more.
+const LBReadLimit = 250 * time.Millisecond
+
+// haproxyClient reads stats pages; Read's caller bounds each read.
 var haproxyClient = &http.Client{Timeout: 2 * time.Second}
 
 // LBStats are HAProxy's counters at one instant: the backend's and its
@@ -35,21 +40,26 @@ type LBStats struct {
 // herdbench reads (HAProxy's management guide, "9.1. CSV format").
 type LBRow struct {
 	Name         string
-	Requests     int64  // req_tot: HTTP requests it received (a backend: from its frontends, once each)
-	Sessions     int64  // stot: connections (HTTP: requests) sent to it, retries included
-	Retries      int64  // wretr: retries of a connection to a server
-	Redispatches int64  // wredis: requests sent to another server after a failure
-	Responses5xx int64  // hrsp_5xx: a backend's include those HAProxy made itself
-	ConnErrors   int64  // econ: connections to the server that failed (a backend's: also no server to try)
-	RespErrors   int64  // eresp: a server's answer failed or timed out (HAProxy answered 502 or 504)
-	Downs        int64  // chkdown: transitions from up to down
-	Weight       int64  // weight: a server's effective weight now (slowstart ramps it)
-	Status       string // UP, DOWN, MAINT, ...
+	Requests     int64 // req_tot: HTTP requests it received (a backend: from its frontends, once each)
+	Sessions     int64 // stot: connections (HTTP: requests) sent to it, retries included
+	Retries      int64 // wretr: retries of a connection to a server
+	Redispatches int64 // wredis: requests sent to another server after a failure
+	Responses5xx int64 // hrsp_5xx: a backend's include those HAProxy made itself
+	ConnErrors   int64 // econ: connections to the server that failed (a backend's: also no server to try)
+	RespErrors   int64 // eresp: a server's answer failed or timed out (HAProxy answered 502 or 504)
+	// InternalErrors are eint: HAProxy's own internal errors (it answered 500)
+	InternalErrors int64
+	Downs          int64  // chkdown: transitions from up to down
+	Weight         int64  // weight: a server's effective weight now (slowstart ramps it)
+	Status         string // UP, DOWN, MAINT, ...
 }
 
 // Own5xx are the 5xx answers the backend sent that none of its servers
 // did: HAProxy's own (503 with no server to try, 502 or 504 for a
-// server's bad or late answer), the backend's hrsp_5xx less its servers'.
+// server's bad or late answer, 500), the backend's hrsp_5xx less its
+// servers'. Of the counters' growth, not of their totals: under retry-on,
+// a server's 5xx that HAProxy retried into a 2xx make the totals'
+// difference negative, and a clamp there would hide later own answers.
 func (s LBStats) Own5xx() int64 {
 	n := s.Backend.Responses5xx
 	for _, r := range s.Servers {
@@ -101,7 +111,7 @@ func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
 	line := func(row []string) LBRow {
 		return LBRow{Name: get(row, "svname"), Requests: num(row, "req_tot"), Sessions: num(row, "stot"), Retries: num(row, "wretr"),
 			Redispatches: num(row, "wredis"), Responses5xx: num(row, "hrsp_5xx"), ConnErrors: num(row, "econ"),
-			RespErrors: num(row, "eresp"), Downs: num(row, "chkdown"), Weight: num(row, "weight"), Status: get(row, "status")}
+			RespErrors: num(row, "eresp"), InternalErrors: num(row, "eint"), Downs: num(row, "chkdown"), Weight: num(row, "weight"), Status: get(row, "status")}
 	}
 	out := &LBStats{}
 	found := false

@@ -134,16 +134,22 @@ const sampleSQL = `SELECT
 	(SELECT count(*) FROM pg_stat_activity WHERE usename = $2 AND state = 'active' AND pid <> pg_backend_pid())`
 
 // Read takes one sample.
-func (s Source) Read(ctx context.Context) (Sample, error) {
-	var smp Sample
+func (s Source) Read(ctx context.Context) (smp Sample, err error) {
 	if s.Servers != nil { // before At: the stores' reading stays at At
 		if sv, err := s.Servers(ctx); err == nil {
 			smp.Servers = &sv
 		}
 	}
 	smp.At = time.Now()
-	if s.HAProxy != nil {
-		smp.LB, _ = s.HAProxy.Read(ctx)
+	if s.HAProxy != nil { // beside the stores, bounded: a slow load balancer delays no sample, nor T
+		lb := make(chan *LBStats, 1)
+		go func() {
+			rctx, cancel := context.WithTimeout(ctx, LBReadLimit)
+			defer cancel()
+			st, _ := s.HAProxy.Read(rctx)
+			lb <- st
+		}()
+		defer func() { smp.LB = <-lb }()
 	}
 	if s.DB != nil {
 		st := s.Statements
@@ -175,7 +181,6 @@ func (s Source) Read(ctx context.Context) (Sample, error) {
 			return smp, err
 		}
 	}
-	var err error
 	if s.Queue.Stream != "" {
 		smp.QueueDepth, err = s.Queue.depth(ctx, s.Redis)
 	}

@@ -237,6 +237,10 @@ func (a *armedCommand) Fire(ctx context.Context, env Env) (Fired, error) {
 	a.env, a.started, a.detail = env, true, d
 	a.mu.Unlock()
 	fired := time.Now()
+	downs, err := a.downsAtT(ctx, env)
+	if err != nil {
+		return Fired{Detail: d}, err
+	}
 	o, started, exited, err := shell(ctx, a.c.Run, time.Duration(a.c.Timeout), Environ(env))
 	d.Outcome, d.StartedMS, d.ExitedMS = o, started.Sub(env.T).Milliseconds(), exited.Sub(env.T).Milliseconds()
 	if err != nil {
@@ -249,7 +253,7 @@ func (a *armedCommand) Fire(ctx context.Context, env Env) (Fired, error) {
 		wait(ctx, time.Until(ended))
 	case a.c.EndedWhen != "":
 		if server, ok := a.c.EndServer(); ok {
-			ended = probeLB(ctx, env.LB, server, MaxEndProbe)
+			ended = probeLB(ctx, env.LB, server, downs, MaxEndProbe)
 		} else {
 			ended = probe(ctx, a.c.EndedWhen, MaxEndProbe)
 		}
@@ -320,10 +324,35 @@ func probe(ctx context.Context, u string, limit time.Duration) time.Time {
 	}
 }
 
+// downsAtT reads, before the command runs, how many times the load
+// balancer's checks had marked the end probe's server down: its end is
+// when it is UP again after a time down. A server HAProxy does not list
+// fails the trigger, naming those it does.
+func (a *armedCommand) downsAtT(ctx context.Context, env Env) (int64, error) {
+	server, ok := a.c.EndServer()
+	if !ok || env.LB == nil {
+		return 0, nil
+	}
+	st, err := env.LB.Read(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("ended_when lb:%s: %w", server, err)
+	}
+	var names []string
+	for _, s := range st.Servers {
+		if s.Name == server {
+			return s.Downs, nil
+		}
+		names = append(names, s.Name)
+	}
+	return 0, fmt.Errorf("ended_when lb:%s: HAProxy's backend %s has no server %s (accepted: %s)", server, env.LB.Backend, server, strings.Join(names, ", "))
+}
+
 // probeLB reads lb every 100 ms until it lists server UP (HAProxy's word
-// for a server its checks put back in rotation), and returns when it first
-// did; zero when it did not within limit, ctx ended, or there is no lb.
-func probeLB(ctx context.Context, lb *observe.HAProxy, server string, limit time.Duration) time.Time {
+// for a server its checks put back in rotation) after a time down (its
+// checks marked it down since T, downs before then, or it was read not
+// UP), and returns when it first did; zero when it did not within limit,
+// ctx ended, or there is no lb.
+func probeLB(ctx context.Context, lb *observe.HAProxy, server string, downs int64, limit time.Duration) time.Time {
 	if lb == nil {
 		return time.Time{}
 	}
@@ -331,10 +360,15 @@ func probeLB(ctx context.Context, lb *observe.HAProxy, server string, limit time
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	wasDown := false
 	for {
 		if st, err := lb.Read(ctx); err == nil {
 			for _, s := range st.Servers {
-				if s.Name == server && s.Status == "UP" {
+				if s.Name != server {
+					continue
+				}
+				wasDown = wasDown || s.Status != "UP" || s.Downs > downs
+				if s.Status == "UP" && wasDown {
 					return time.Now()
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,5 +128,25 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 					first, before)
 			}
 		})
+	}
+}
+
+// An end probe on a server HAProxy does not list fails the trigger at T,
+// naming the servers it does, rather than leaving the end unknown after a
+// minute.
+func TestAnEndProbeOnAServerHAProxyLacksFails(t *testing.T) {
+	dir := t.TempDir()
+	api0 := startOrigin(t, dir)
+	base, stats := cachetest.HAProxyChecked(t, []string{api0.addr}, 0, "")
+	target := filepath.Join(dir, "lb.yaml")
+	yaml := fmt.Sprintf("endpoints: [%s]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 1}\nhaproxy: {stats: %q, backend: api}\n", base, stats)
+	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
+		"--command-timeout", "1s", "--ended-when", "lb:api-9", "--rate", "50", "--warmup", "0s", "--before", "1s", "--after", "2s",
+		"--results-dir", t.TempDir(), "--state-dir", t.TempDir())
+	if want := "has no server api-9 (accepted: api-0)"; code != 1 || !strings.Contains(stdout+stderr, want) {
+		t.Errorf("stampede --ended-when lb:api-9 = exit %d, %s%s; want exit 1 naming %q", code, stdout, stderr, want)
 	}
 }

@@ -127,7 +127,8 @@ func HAProxy(t testing.TB, origins []string, retries int) (base, stats string) {
 }
 
 // HAProxyChecked is HAProxy with a health check on every server, every
-// 100 ms (down after one failure, up after two passes), and slowstart
+// 100 ms (down after two failures, up after two passes, a check
+// waiting up to a second), and slowstart
 // ("": none): a server that comes back ramps its weight over it.
 func HAProxyChecked(t testing.TB, origins []string, retries int, slowstart string) (base, stats string) {
 	return startHAProxy(t, map[string]any{"Origins": origins, "Retries": retries, "Check": true, "SlowStart": slowstart})
