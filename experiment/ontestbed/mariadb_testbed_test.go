@@ -165,10 +165,13 @@ func writesOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Pla
 		} else {
 			t.Logf("%s: %d write statements, %d rows, lock waits peak %d", a.Name, w.Statements, w.Rows, w.LockWaitsPeak)
 			// direct: each like its own transaction, its add and its
-			// fan-out, and rows its counter and its two feed rows
-			if a.Name == api.WriteDirect && (w.Statements != 2*d.Applied || w.Rows != 3*d.Applied) {
-				t.Errorf("direct: %d statements, %d rows for %d likes; want 2 and 3 a like", w.Statements, w.Rows, d.Applied)
-				logDigests(t, tg) // seen once, 823 statements for 412 likes with the rows exact: what each digest counted
+			// fan-out, and rows its counter and its two feed rows; the
+			// digests one statement short at most (docs/testbed.md, "One
+			// load short, sometimes": seen thrice, 823 for 412 likes with
+			// the rows and the feed exact)
+			if short := 2*d.Applied - w.Statements; a.Name == api.WriteDirect && (short < 0 || short > 1 || w.Rows != 3*d.Applied) {
+				t.Errorf("direct: %d statements, %d rows for %d likes; want 2 and 3 a like (one statement short at most)", w.Statements, w.Rows, d.Applied)
+				logDigests(t, tg)
 			}
 		}
 		applied += d.Applied
