@@ -32,7 +32,7 @@ func (p Plan) Validate() error {
 		names[i] = a.Name
 	}
 	onSeries, others := seriesGates(p.Gates)
-	_, others = classGates(others)    // the target's classes name them: ValidateFor
+	_, others = classGates(others)             // the target's classes name them: ValidateFor
 	onServers, others := lbServerGates(others) // the load balancer names its servers: any name
 	errs = append(errs, gates.Validate(others, names, GatePaths(), GateWords, "gates")...)
 	errs = append(errs, gates.Validate(onServers, names, lbServerPathsOf(onServers), nil, "gates")...)
