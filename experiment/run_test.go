@@ -14,7 +14,6 @@ import (
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -23,16 +22,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 
 // startTestbed starts a local testbed for one test and opens it as a target.
-func startTestbed(t testing.TB, replicas int) *subject.Testbed {
-	t.Helper()
-	tb := localtest.Start(t, local.Config{Replicas: replicas, Items: 1000})
-	tg, err := subject.Open(context.Background(), tb.Status(), tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tg.Close)
-	return tg
-}
+func startTestbed(t testing.TB, replicas int) *subject.Testbed { return localtest.Subject(t, replicas) }
 
 // itemCalls reads pg_stat_statements itself, independently of the run.
 func itemCalls(t testing.TB, tg *subject.Testbed) int64 {

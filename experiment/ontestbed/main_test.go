@@ -1,11 +1,9 @@
 package ontestbed_test
 
 import (
-	"context"
 	"os"
 	"testing"
 
-	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -25,15 +23,5 @@ func TriggerOptions(kv ...string) *triggers.Registry {
 	return reg
 }
 
-// startTestbed starts a local testbed of replicas over 1,000 items and
-// opens it as the engine's subject, both closed with t.
-func startTestbed(t testing.TB, replicas int) *subject.Testbed {
-	t.Helper()
-	tb := localtest.Start(t, local.Config{Replicas: replicas, Items: 1000})
-	tg, err := subject.Open(context.Background(), tb.Status(), tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tg.Close)
-	return tg
-}
+// startTestbed is a local testbed opened as the engine's subject.
+func startTestbed(t testing.TB, replicas int) *subject.Testbed { return localtest.Subject(t, replicas) }

@@ -1,0 +1,22 @@
+package localtest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/subject"
+)
+
+// Subject starts a local testbed of replicas over 1,000 items, as Start
+// does, and opens it as the engine's subject; both are closed with t.
+func Subject(t testing.TB, replicas int) *subject.Testbed {
+	t.Helper()
+	tb := Start(t, local.Config{Replicas: replicas, Items: 1000})
+	tg, err := subject.Open(context.Background(), tb.Status(), tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	return tg
+}
