@@ -16,13 +16,16 @@ import (
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/subject"
+	"github.com/herdbench/herdbench/testbed/subject/subjecttest"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 
 // startTestbed starts a local testbed for one test and opens it as a target.
-func startTestbed(t testing.TB, replicas int) *subject.Testbed { return localtest.Subject(t, replicas) }
+func startTestbed(t testing.TB, replicas int) *subject.Testbed {
+	return subjecttest.Subject(t, replicas)
+}
 
 // itemCalls reads pg_stat_statements itself, independently of the run.
 func itemCalls(t testing.TB, tg *subject.Testbed) int64 {

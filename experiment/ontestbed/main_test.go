@@ -6,6 +6,7 @@ import (
 
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/subject"
+	"github.com/herdbench/herdbench/testbed/subject/subjecttest"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -24,4 +25,6 @@ func TriggerOptions(kv ...string) *triggers.Registry {
 }
 
 // startTestbed is a local testbed opened as the engine's subject.
-func startTestbed(t testing.TB, replicas int) *subject.Testbed { return localtest.Subject(t, replicas) }
+func startTestbed(t testing.TB, replicas int) *subject.Testbed {
+	return subjecttest.Subject(t, replicas)
+}
