@@ -64,8 +64,7 @@ type stampedeOptions struct {
 	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
-	service *targets.Target  // the --target that is not the testbed, once described
-	bed     *subject.Testbed // else the testbed the run will use, once described (testbedToUse)
+	chosen choice // what --target names, once resolved (resolveTarget); nil when it could not be
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -252,8 +251,10 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // each naming its flag (or its place in the scenario file) and the
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
-	plan, bad := targetPlan(opts)
-	bad = append(bad, notForTarget(opts)...)
+	plan, bad := opts.Plan, herd.FieldErrors(nil)
+	if c := opts.chosen; c != nil {
+		plan, bad = c.plan(opts)
+	}
 	var problems herd.FieldErrors
 	plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
 	bad = append(bad, problems...)
@@ -290,39 +291,24 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	} else { // a knob out of range (NaN) may not even marshal
 		base = api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
 	}
-	switch svc := opts.service; {
-	case svc != nil:
-		plan, problems = targetTrigger(plan, svc, opts.TriggerSet)
+	tg, sub := opts.target()
+	if c := opts.chosen; c != nil {
+		plan, problems = c.arms(plan, opts, base)
 		bad = append(bad, problems...)
-		var err error
-		plan, err = servicePlan(plan, svc, opts)
-		bad = append(bad, herd.Fields(err)...)
-	case opts.Scenario != nil && len(opts.Scenario.Arms) > 0:
-		var names []string // --arms picks of the file's arms
-		if opts.ArmsSet {
-			names = opts.Arms
-		}
-		var errs herd.FieldErrors
-		plan.Arms, errs = scenarioArms(opts.ScenarioPath, opts.Scenario, base, names)
-		bad = append(bad, errs...)
-	default:
-		var errs herd.FieldErrors
-		plan.Arms, errs = subject.ArmKinds.Parse(experiment.NameSpecs(opts.Arms), base, nil)
-		bad = append(bad, errs...)
-	}
-	if tg, sub := opts.target(); tg != nil {
 		bad = append(bad, herd.Fields(plan.ValidateFor(tg, sub))...)
-		if opts.Workers != "" && len(tg.Classes) > 0 {
-			bad.Add("workers", "%s sends %d classes of requests (requests:), and the workers send one (accepted: no --workers, or a target of one request)",
-				tg.Name, len(tg.Classes))
-		}
-	} else { // the testbed could not be read: its arms are checked all the same
+	} else { // --target could not be read: the arms are checked as the testbed's all the same
+		plan, problems = testbedChoice{}.arms(plan, opts, base)
+		bad = append(bad, problems...)
 		bad = append(bad, herd.Fields(plan.Validate())...)
 		bad = append(bad, plan.CheckArms(subject.Checker{})...)
 	}
+	if tg != nil && opts.Workers != "" && len(tg.Classes) > 0 {
+		bad.Add("workers", "%s sends %d classes of requests (requests:), and the workers send one (accepted: no --workers, or a target of one request)",
+			tg.Name, len(tg.Classes))
+	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
-	if opts.service != nil {
-		bad = atFileTrigger(bad, plan, opts.service, opts.TriggerSet)
+	if c := opts.chosen; c != nil {
+		bad = c.problems(plan, opts, bad)
 	}
 	if len(bad) > 0 {
 		return plan, nil, usageError{bad}
@@ -342,7 +328,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		tg, sub := opts.target()
 		return reporters.DryRun(stdout, experiment.Describe(plan, tg, sub))
 	}
-	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
+	return opts.chosen.open(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
 		return runAndReport(ctx, stdout, stderr, opts, tg, sub, plan, outs, st)
 	})
 }
