@@ -131,22 +131,32 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 	}
 }
 
-// An end probe on a server HAProxy does not list fails the trigger at T,
-// naming the servers it does, rather than leaving the end unknown after a
-// minute.
-func TestAnEndProbeOnAServerHAProxyLacksFails(t *testing.T) {
+// An end probe that could never end fails the arm before its load: a
+// server the load balancer does not list, or one it lists and does not
+// check (HAProxy never marks it down, nor UP again).
+func TestAnEndProbeThatCannotEndFails(t *testing.T) {
 	dir := t.TempDir()
 	api0 := startOrigin(t, dir)
-	base, stats := cachetest.HAProxyChecked(t, []string{api0.addr}, 0, "")
-	target := filepath.Join(dir, "lb.yaml")
-	yaml := fmt.Sprintf("endpoints: [%s]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 1}\nhaproxy: {stats: %q, backend: api}\n", base, stats)
-	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
-		"--command-timeout", "1s", "--ended-when", "lb:api-9", "--rate", "50", "--warmup", "0s", "--before", "1s", "--after", "2s",
-		"--results-dir", t.TempDir(), "--state-dir", t.TempDir())
-	if want := "has no server api-9 (accepted: api-0)"; code != 1 || !strings.Contains(stdout+stderr, want) {
-		t.Errorf("stampede --ended-when lb:api-9 = exit %d, %s%s; want exit 1 naming %q", code, stdout, stderr, want)
+	checked, checkedStats := cachetest.HAProxyChecked(t, []string{api0.addr}, 0, "")
+	unchecked, uncheckedStats := cachetest.HAProxy(t, []string{api0.addr}, 0)
+	for _, c := range []struct {
+		name, base, stats, server, want string
+	}{
+		{"a server HAProxy lacks", checked, checkedStats, "api-9", "has no server api-9 (accepted: api-0)"},
+		{"a server HAProxy does not check", unchecked, uncheckedStats, "api-0", `HAProxy does not check api-0 (status "no check")`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			target := filepath.Join(t.TempDir(), "lb.yaml")
+			yaml := fmt.Sprintf("endpoints: [%s]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 1}\nhaproxy: {stats: %q, backend: api}\n", c.base, c.stats)
+			if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
+				"--command-timeout", "1s", "--ended-when", "lb:"+c.server, "--rate", "50", "--warmup", "0s", "--before", "1s", "--after", "2s",
+				"--results-dir", t.TempDir(), "--state-dir", t.TempDir())
+			if code != 1 || !strings.Contains(stdout+stderr, c.want) {
+				t.Errorf("stampede --ended-when lb:%s = exit %d, %s%s; want exit 1 naming %q", c.server, code, stdout, stderr, c.want)
+			}
+		})
 	}
 }
