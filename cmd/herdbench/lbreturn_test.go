@@ -1,16 +1,19 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 )
 
@@ -127,8 +130,70 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 				t.Errorf("no slowstart: api-0 took %d attempts in its first second back, %d a second before T; want its share at once, 60%% or more",
 					first, before)
 			}
+			serverFiguresAreHAProxys(t, a.LB, stats, tt.ramp)
 		})
 	}
+}
+
+// serverFiguresAreHAProxys ties lb.* to HAProxy's own stats page, read
+// after the arm (its load over, the counters still): api-0 was healthy
+// before T, so what its counters hold now is what they grew by from T.
+// Its checks marked it down (downs), its refused connections (conn_errors)
+// and the backend's redispatches are HAProxy's; its weight is the page's,
+// or, while slowstart still ramps it, at most the page's.
+func serverFiguresAreHAProxys(t *testing.T, lb *experiment.LoadBalancer, stats string, ramp bool) {
+	t.Helper()
+	page := haproxyPage(t, stats)
+	s, row := lb.Servers["api-0"], page["api-0"]
+	if s == nil || row == nil {
+		t.Fatalf("api-0: results %+v, HAProxy's row %v; want both", s, row)
+	}
+	t.Logf("api-0: downs %d, conn_errors %d, responses_5xx %d, weight %d; lb.redispatches %d (HAProxy's: chkdown %d, econ %d, hrsp_5xx %d, weight %d; wredis %d)",
+		s.Downs, s.ConnErrors, s.Responses5xx, s.Weight, lb.Redispatches, row["chkdown"], row["econ"], row["hrsp_5xx"], row["weight"], page["BACKEND"]["wredis"])
+	if s.Downs < 1 || s.Downs != row["chkdown"] {
+		t.Errorf("api-0: downs %d; HAProxy's chkdown %d, want the same, 1 or more (it went away)", s.Downs, row["chkdown"])
+	}
+	if s.ConnErrors != row["econ"] || s.Responses5xx != row["hrsp_5xx"] {
+		t.Errorf("api-0: conn_errors %d, responses_5xx %d; HAProxy's econ %d, hrsp_5xx %d", s.ConnErrors, s.Responses5xx, row["econ"], row["hrsp_5xx"])
+	}
+	if lb.Redispatches != page["BACKEND"]["wredis"] {
+		t.Errorf("lb.redispatches %d; HAProxy's backend wredis %d", lb.Redispatches, page["BACKEND"]["wredis"])
+	}
+	if w := row["weight"]; s.Weight > w || (!ramp && s.Weight != w) || s.Weight < 1 {
+		t.Errorf("api-0: weight %d at the arm's end; HAProxy's %d now (slowstart ramping: %v)", s.Weight, w, ramp)
+	}
+}
+
+// haproxyPage is HAProxy's CSV stats page, read here apart from
+// herdbench's reader: backend api's rows by server name (BACKEND for the
+// backend's own), each column's whole number (empty: 0).
+func haproxyPage(t *testing.T, stats string) map[string]map[string]int64 {
+	t.Helper()
+	resp, err := http.Get(stats + ";csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rows, err := csv.NewReader(resp.Body).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("HAProxy's stats page: %d rows, %v", len(rows), err)
+	}
+	head := rows[0]
+	head[0] = strings.TrimPrefix(head[0], "# ")
+	out := map[string]map[string]int64{}
+	for _, r := range rows[1:] {
+		if len(r) < 2 || r[0] != "api" {
+			continue
+		}
+		m := map[string]int64{}
+		for i, col := range head {
+			if i < len(r) {
+				m[col], _ = strconv.ParseInt(r[i], 10, 64)
+			}
+		}
+		out[r[1]] = m
+	}
+	return out
 }
 
 // An end probe that could never end fails the arm before its load: a
