@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -362,6 +363,9 @@ func TestRestartStatusDown(t *testing.T) {
 		{"api", true, []string{base + "restart api-1", base + "restart api-2", base + "restart api-3"}},
 		{"redis", false, []string{base + "restart redis"}},
 		{"postgres", true, []string{base + "restart postgres"}},
+		{"api-2", false, []string{base + "restart api-2"}}, // one replica's herd: the others serve on
+		{"api-1,api-3", false, []string{base + "restart api-1 api-3"}},
+		{"api-3,api-1", true, []string{base + "restart api-1", base + "restart api-3"}}, // in the testbed's order
 	}
 	for _, tt := range tests {
 		f.reset(t)
@@ -383,7 +387,8 @@ func TestRestartStatusDown(t *testing.T) {
 		if !slices.Equal(restarts, tt.want) || psAfter < len(tt.want) {
 			t.Errorf("Restart(%s, rolling %v) ran %q with %d health checks after; want %q, each followed by one", tt.part, tt.rolling, restarts, psAfter, tt.want)
 		}
-		wantNames := []string{tt.part}
+		wantNames := herd.PartNames(tt.part)
+		slices.Sort(wantNames)
 		if tt.part == "api" {
 			wantNames = []string{"api-1", "api-2", "api-3"}
 		}
@@ -393,6 +398,9 @@ func TestRestartStatusDown(t *testing.T) {
 	}
 	if _, err := Restart(context.Background(), dir, "dns", false); err == nil || !strings.Contains(err.Error(), "accepted: api, redis, postgres") {
 		t.Errorf("Restart(dns) = %v; want the accepted parts", err)
+	}
+	if _, err := Restart(context.Background(), dir, "api-4", false); err == nil || !strings.Contains(err.Error(), "unknown part") {
+		t.Errorf("Restart(api-4) on 3 replicas = %v; want it refused", err)
 	}
 	// a service gone makes status say so
 	_ = os.Remove(filepath.Join(f.dir, "ps-1.json"))
