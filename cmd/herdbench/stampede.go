@@ -56,6 +56,7 @@ type stampedeOptions struct {
 	AllowHosts  []string // --allow-host
 	Workers     string   // --workers: URLs or dns:NAME:PORT
 	WorkerCount int      // --worker-count
+	WorkerToken string   // --worker-token-file: the file the workers' token is read from ("": $HERDBENCH_WORKER_TOKEN)
 	DryRun      bool
 	Yes         bool
 	ArmsSet     bool            // --arms was given
@@ -203,6 +204,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
 	fs.StringVar(&opts.Workers, "workers", opts.Workers, "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
 	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT only, wait until this many workers resolve (0: as many as resolve at first)")
+	fs.StringVar(&opts.WorkerToken, "worker-token-file", "", "with --workers, the `FILE` holding the workers' token (default: $HERDBENCH_WORKER_TOKEN)")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 	groupStampedeFlags(fs, reg)
@@ -211,7 +213,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 // groupStampedeFlags files each flag of the stampede under its purpose,
 // for help (helpgroups.go).
 func groupStampedeFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
-	regroup(fs, groupTarget, "target", "allow-host", "dry-run", "yes", "workers", "worker-count")
+	regroup(fs, groupTarget, "target", "allow-host", "dry-run", "yes", "workers", "worker-count", "worker-token-file")
 	regroup(fs, groupPlan, "arms", "rate", "keys", "hot-keys", "zipf", "warmup", "before", "after", "repeat", "seed")
 	regroup(fs, groupClients, "clients", "timeout", "retry", "retry-budget", "throttle", "hedge", "client-breaker", "critical")
 	regroup(fs, groupTrigger, "trigger")
@@ -261,6 +263,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
 	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
+	bad = append(bad, workerTokenProblems(opts)...)
 	if opts.Workers != "" && len(opts.Abort) > 0 {
 		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
 	}
