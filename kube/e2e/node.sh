@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One Kubernetes node on this machine, built from the Go module proxy and
 # Debian's packages only, for running `herdbench kube`'s manifests for real
-# (kube/e2e/run.sh). See kube/e2e/README.md.
+# (kube/e2e/run.sh). docs/distributed.md, "On a real node", says what
+# ran and what it measured.
 #
 #   bash kube/e2e/node.sh build   # the binaries and images (cached)
 #   bash kube/e2e/node.sh up      # build, then start the node and wait for Ready
@@ -318,10 +319,10 @@ start() { # NAME ARGS...: in the background, its pid in $RUN/pids
 }
 
 wait_for() { # WHAT SECONDS COMMAND...
-  local what=$1 deadline=$((SECONDS + $2))
+  local what=$1 secs=$2 deadline=$((SECONDS + $2))
   shift 2
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || die "$what: not within $(($2)) s; see $BASE/logs"
+    ((SECONDS < deadline)) || die "$what: not within $secs s; see $BASE/logs"
     sleep 0.5
   done
 }

@@ -112,7 +112,7 @@ finish() { # NAME
   kubectl logs "job/$job" >"$OUT/$name.log" 2>&1
   code=$(kubectl get pods -l job-name="$job" -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}')
   condition=$(kubectl get job "$job" -o jsonpath='{.status.conditions[?(@.status=="True")].type}' | grep -oE 'Complete|Failed' | head -1)
-  sed -n '/^{/,$p' "$OUT/$name.log" >"$OUT/$name.json"
+  sed -n '/^{/,/^}/p' "$OUT/$name.log" >"$OUT/$name.json"
   log "$name: controller exit $code, job $condition"
 }
 
@@ -183,7 +183,8 @@ log "lost: deleting worker pod $victim ($victim_ip) mid-arm"
 kubectl delete pod "$victim" --wait=false >/dev/null
 finish herd-lost
 check "lost: the controller exits 1 (exit $code, $condition)" test "$code" = 1
-check "lost: the log names the lost worker at $victim_ip" grep -q "$victim_ip.*lost mid-arm\|lost mid-arm.*$victim_ip" "$OUT/herd-lost.log"
+check "lost: the log names the lost worker at $victim_ip" grep -q "(http://$victim_ip:7070): lost mid-arm" "$OUT/herd-lost.log"
+check "lost: the log says partial results were written" grep -q "partial results" "$OUT/herd-lost.log"
 check "lost: after kubectl delete nothing of the run is on the node" gone herd-lost
 
 echo "$pass passed, $fail failed"

@@ -1,5 +1,5 @@
 // Command coredns is CoreDNS with the few plugins the node's cluster DNS
-// uses (kubernetes, errors, log, health, ready), built from CoreDNS's module:
+// uses (bind, ready, errors, kubernetes; health and log for debugging), built from CoreDNS's module:
 // the whole plugin set would build the cloud providers' SDKs for nothing.
 package main
 
@@ -7,6 +7,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/coremain"
 
+	_ "github.com/coredns/coredns/plugin/bind"
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/health"
 	_ "github.com/coredns/coredns/plugin/kubernetes"
@@ -16,7 +17,7 @@ import (
 
 func init() {
 	// in CoreDNS's own order (core/dnsserver/zdirectives.go)
-	dnsserver.Directives = []string{"errors", "log", "health", "ready", "kubernetes"}
+	dnsserver.Directives = []string{"bind", "ready", "health", "errors", "log", "kubernetes"}
 }
 
 func main() { coremain.Run() }
