@@ -243,6 +243,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   path = "$BASE/opt"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE"
+  # this machine's root may not lower an oom_score_adj (runc's "failed to
+  # update /proc/self/oom_score_adj: Permission denied" for a sandbox's -998)
+  restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
   enable_selinux = false
   [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -252,6 +255,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$RUN/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$CNI_BIN"
     conf_dir = "$BASE/cni/net.d"
@@ -376,6 +380,7 @@ cmd_up() {
     --kubelet-client-certificate "$p/apiserver-kubelet-client.crt" --kubelet-client-key "$p/apiserver-kubelet-client.key" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$p/sa.pub" --service-account-signing-key-file "$p/sa.key" \
+    --kubelet-preferred-address-types InternalIP \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction --profiling=false
   wait_for kube-apiserver 90 healthy --cacert "$p/ca.crt" "$API/readyz"
 
@@ -391,9 +396,13 @@ cmd_up() {
   wait_for containerd 30 ctr_ version
   local img
   for img in "$CACHE/pause-image.tar:$PAUSE" "$CACHE/herdbench-image.tar:$IMAGE"; do
-    if ! ctr_ images ls -q | grep -qx "${img#*:}"; then
-      log "importing ${img#*:} into the node's containerd"
-      ctr_ images import "${img%%:*}" >/dev/null
+    local tar=${img%%:*} name=${img#*:} imported
+    imported=$BASE/imported-$(basename "$tar")
+    # imported again when the build made another (its stamp is the image's id)
+    if ! ctr_ images ls -q | grep -qx "$name" || [[ $(cat "$imported" 2>/dev/null) != $(cat "$tar.stamp") ]]; then
+      log "importing $name into the node's containerd"
+      ctr_ images import "$tar" >/dev/null
+      cp "$tar.stamp" "$imported"
     fi
   done
 
