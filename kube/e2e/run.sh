@@ -151,9 +151,13 @@ check "ok: the controller exits 0 and the Job is Complete (exit $code, $conditio
 check "ok: the report is in the controller's log" grep -q '^workers   3' "$OUT/herd-ok.log"
 intended=$(jq '.arms[0].load.intended' "$OUT/herd-ok.json" 2>/dev/null)
 sum=$(jq '[.arms[0].workers.each[].load.intended] | add' "$OUT/herd-ok.json" 2>/dev/null)
-want=$((RATE * 35 / 10)) # warmup 0.5 s + before 1 s + after 2 s at RATE
+want=$((RATE * 3)) # before 1 s + after 2 s at RATE (the warmup is not the arm's)
 check "ok: the plan's request total ($want) is load.intended ($intended) and the workers' sum ($sum)" \
   test "$intended" = "$want" -a "$sum" = "$want"
+requests=$(jq '.arms[0].http.requests' "$OUT/herd-ok.json" 2>/dev/null)
+outcomes=$(jq '.arms[0].http | .ok + ([.errors | (.timeout, .conn, ."5xx", .shed, .other, .throttled, .client_breaker, .unsent)] | add)' "$OUT/herd-ok.json" 2>/dev/null)
+check "ok: http.requests ($requests) is the 2 s after T at $RATE req/s, every one an outcome ($outcomes)" \
+  test "$requests" = $((RATE * 2)) -a "$outcomes" = "$requests"
 skew=$(jq -r '.arms[0].workers.start_skew_max_ms' "$OUT/herd-ok.json" 2>/dev/null)
 log "ok: start skew max $skew ms"
 echo "skew_ms $skew" >>"$OUT/figures"
@@ -178,7 +182,9 @@ log "lost: deleting worker pod $victim ($victim_ip) mid-arm"
 kubectl delete pod "$victim" --wait=false >/dev/null
 finish herd-lost
 check "lost: the controller exits 1 (exit $code, $condition)" test "$code" = 1
-check "lost: the log names the lost worker at $victim_ip" grep -q "(http://$victim_ip:7070): lost mid-arm" "$OUT/herd-lost.log"
+lost=$(grep -o "worker [0-9] (http://$victim_ip:7070): [^(]*" "$OUT/herd-lost.log" | head -1)
+log "lost: the controller says: $lost"
+check "lost: the arm ends naming the deleted pod's worker ($lost)" test -n "$lost"
 check "lost: the log says partial results were written" grep -q "partial results" "$OUT/herd-lost.log"
 check "lost: after kubectl delete nothing of the run is on the node" gone herd-lost
 
