@@ -179,10 +179,12 @@ sleep 6 # the workers prepared and the arm under way (warmup 0.5 s, before 1 s, 
 victim=$(kubectl get pods -l job-name=herd-lost-workers -o jsonpath='{.items[1].metadata.name}')
 victim_ip=$(kubectl get pod "$victim" -o jsonpath='{.status.podIP}')
 log "lost: deleting worker pod $victim ($victim_ip) mid-arm"
+deleted=$SECONDS
 kubectl delete pod "$victim" --wait=false >/dev/null
 finish herd-lost
+log "lost: the controller's Job ended $((SECONDS - deleted)) s after the pod's deletion (its arm had 15 s to go)"
 check "lost: the controller exits 1 (exit $code, $condition)" test "$code" = 1
-lost=$(grep -o "worker [0-9] (http://$victim_ip:7070): [^(]*" "$OUT/herd-lost.log" | head -1)
+lost=$(grep -o "^herdbench: .*worker [0-9] (http://$victim_ip:7070): [^(]*" "$OUT/herd-lost.log" | head -1)
 log "lost: the controller says: $lost"
 check "lost: the arm ends naming the deleted pod's worker ($lost)" test -n "$lost"
 check "lost: the log says partial results were written" grep -q "partial results" "$OUT/herd-lost.log"
