@@ -182,7 +182,7 @@ log "lost: deleting worker pod $victim ($victim_ip) mid-arm"
 deleted=$SECONDS
 kubectl delete pod "$victim" --wait=false >/dev/null
 finish herd-lost
-log "lost: the controller's Job ended $((SECONDS - deleted)) s after the pod's deletion (its arm had 15 s to go)"
+log "lost: the controller's Job ended $((SECONDS - deleted)) s after the pod's deletion (the arm: 20 s after T)"
 check "lost: the controller exits 1 (exit $code, $condition)" test "$code" = 1
 lost=$(grep -o "^herdbench: .*worker [0-9] (http://$victim_ip:7070): [^(]*" "$OUT/herd-lost.log" | head -1)
 log "lost: the controller says: $lost"
