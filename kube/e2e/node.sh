@@ -340,6 +340,7 @@ save_host_state() {
     for s in "${KUBELET_SYSCTLS[@]}"; do echo "sysctl $s=$(sysctl -n "$s")"; done
     [[ -e /var/log/containers ]] || echo "rmdir /var/log/containers"
     [[ -e /var/lib/cni ]] || echo "rmdir /var/lib/cni"
+    [[ -e /var/lib/kubelet ]] || echo "rmdir /var/lib/kubelet"
   } >"$BASE/host.saved"
 }
 
@@ -365,7 +366,11 @@ cmd_up() {
   iptables -C FORWARD -i "$BRIDGE" -o "$BRIDGE" -m comment --comment "$IPT_COMMENT" -j ACCEPT 2>/dev/null ||
     iptables -I FORWARD 1 -i "$BRIDGE" -o "$BRIDGE" -m comment --comment "$IPT_COMMENT" -j ACCEPT
 
-  start etcd "$BIN/etcd" --name herdbench-kube --data-dir "$BASE/etcd" --unsafe-no-fsync \
+  # HERDBENCH_KUBE_ETCD: another etcd binary, such as Debian's etcd-server
+  # 3.4 (docs/distributed.md says how the apiserver took it)
+  local etcd=${HERDBENCH_KUBE_ETCD:-$BIN/etcd} nofsync=()
+  "$etcd" --help 2>&1 | grep -q -- --unsafe-no-fsync && nofsync=(--unsafe-no-fsync)
+  start etcd "$etcd" --name herdbench-kube --data-dir "$BASE/etcd" "${nofsync[@]}" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls http://127.0.0.1:23800 --initial-advertise-peer-urls http://127.0.0.1:23800 \
     --initial-cluster herdbench-kube=http://127.0.0.1:23800
@@ -495,6 +500,8 @@ cmd_down() {
   # what the kubelet and CNI write outside the node's directories
   find /var/log/containers -maxdepth 1 -type l -lname "$BASE/*" -delete 2>/dev/null || true
   rm -f /var/lib/cni/results/"$CNI_NET"-* 2>/dev/null || true
+  # the kubelet's device-plugin socket is at a fixed path, whatever its root dir
+  rm -f /var/lib/kubelet/device-plugins/kubelet.sock
   if [[ -e $BASE/host.saved ]]; then
     local what arg
     while read -r what arg; do
