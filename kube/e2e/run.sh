@@ -45,6 +45,10 @@ cleanup() {
 }
 [[ -n ${KEEP:-} ]] || trap cleanup EXIT
 
+# what the node may write outside its own dirs, there before it or not
+outside=(/var/lib/kubelet /var/lib/cni /var/log/containers)
+before=$(ls -d "${outside[@]}" 2>/dev/null)
+
 t0=$SECONDS
 node up || exit 1
 log "node up in $((SECONDS - t0)) s"
@@ -190,5 +194,25 @@ check "lost: the arm ends naming the deleted pod's worker ($lost)" test -n "$los
 check "lost: the log says partial results were written" grep -q "partial results" "$OUT/herd-lost.log"
 check "lost: after kubectl delete nothing of the run is on the node" gone herd-lost
 
+# after down: nothing of the node on the host
+host_clean() {
+  local left
+  left=$({
+    pgrep -af '/var/cache/herdbench-kube/bin/|herdbench-kube/containerd|containerd-shim-runc-v2 .*herdbench-kube'
+    findmnt -rn -o TARGET | grep herdbench-kube
+    ip -o link show hbk0 2>/dev/null
+    iptables-save 2>/dev/null | grep -E 'KUBE-|herdbench-kube'
+    ip6tables-save 2>/dev/null | grep -E 'KUBE-'
+    ls -d /var/lib/herdbench-kube /run/herdbench-kube /sys/fs/cgroup/*/kubepods 2>/dev/null
+    comm -13 <(echo "$before") <(ls -d "${outside[@]}" 2>/dev/null)
+  })
+  [[ -z $left ]] || log "left after down: $left"
+  [[ -z $left ]]
+}
+if [[ -z ${KEEP:-} ]]; then
+  trap - EXIT
+  cleanup
+  check "down: no process, mount, bridge, iptables rule, cgroup or file of the node is left" host_clean
+fi
 echo "$pass passed, $fail failed"
 ((fail == 0))
