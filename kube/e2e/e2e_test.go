@@ -3,8 +3,9 @@
 // them unchanged and checks the Jobs' exit codes, the report, the request
 // totals and that nothing of a run is left on the node.
 //
-// It needs root, Docker, and about 20 minutes for the first build, so it is
-// not part of `go test ./...`: set HERDBENCH_KUBE_E2E=1 to run it.
+// It needs root, Docker, and about 15 minutes for the first build, so it is
+// not part of `go test ./...`: set HERDBENCH_KUBE_E2E=1 to run it, with
+// -timeout 60m (docs/distributed.md, "On a real node").
 package e2e
 
 import (
