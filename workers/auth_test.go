@@ -60,7 +60,7 @@ func TestWorkersTakeOnlyCallsWithTheirToken(t *testing.T) {
 	}
 	// a controller without the token is refused by every worker
 	localtest.Measures(t)
-	args := []string{"stampede", "--workers", urls(ws), "--arms", "none", "--rate", "200", "--warmup", "0s", "--before", "500ms",
+	args := []string{"stampede", "--workers", urls(ws), "--arms", "none", "--rate", "200", "--warmup", "0s", "--before", "1s",
 		"--after", "1s", "--state-dir", localtest.StateDir(t), "--results-dir", t.TempDir()}
 	var env []string
 	for _, e := range os.Environ() {
