@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -454,7 +455,7 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 			case "GET /admin/config":
 				_ = json.NewEncoder(w).Encode(r.config)
 			case "GET /healthz":
-				_ = json.NewEncoder(w).Encode(api.Health{Replica: fmt.Sprintf("api-%d", i+1), Seed: r.seed})
+				_ = json.NewEncoder(w).Encode(admin.Health{Replica: fmt.Sprintf("api-%d", i+1), Seed: r.seed})
 			case "PUT /admin/config":
 				_ = json.NewDecoder(req.Body).Decode(&r.config)
 			case "POST /admin/reset":
@@ -480,7 +481,8 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 	}
 	for i, r := range replicas {
 		// what the replica answers now: a restart not yet seen shows here
-		c, err := api.NewClient(urls[i]).Config(context.Background())
+		raw, err := admin.NewClient(urls[i]).Config(context.Background())
+		c, _ := api.ConfigOf(raw)
 		if err != nil || c.Strategy != api.Lock {
 			t.Errorf("api-%d answers strategy %q, %v after the restart; want lock", i+1, c.Strategy, err)
 		}
