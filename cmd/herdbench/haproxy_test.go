@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -31,7 +32,7 @@ func TestALoadBalancersRetriesAreCounted(t *testing.T) {
 	st := tb.Status()
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(time.Millisecond) // cheap loads: only the outage fails them
-	if err := api.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
+	if err := admin.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	var origins []string
