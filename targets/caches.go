@@ -13,7 +13,7 @@ import (
 // run's plan, which contacts nothing.
 func (t *Target) Caches() []triggers.Cache {
 	var caches []triggers.Cache
-	if r := t.redisKeys(); r != nil {
+	if r := t.redisCache(); r != nil {
 		caches = append(caches, r)
 	}
 	if m := t.memcachedItems(); m != nil {
@@ -25,15 +25,16 @@ func (t *Target) Caches() []triggers.Cache {
 	return caches
 }
 
-// redisKeys is the target's Redis as triggers touch its keys, nil when it
+// redisCache is the target's Redis as triggers touch it, nil when it
 // declares none: on a testbed that caches in Memcached, the Redis kept for
-// the write queue has no key a trigger touches, but flush empties it
-// still, as herdbench started it.
-func (t *Target) redisKeys() *triggers.Redis {
-	if t.Redis == nil && t.RedisKey == "" && t.Pattern == "" && !t.Owned {
+// the write queue has no key or channel a trigger touches, but flush
+// empties it still, as herdbench started it.
+func (t *Target) redisCache() *triggers.Redis {
+	declared := t.file != nil && t.file.Redis != nil
+	if t.Redis == nil && !declared && t.RedisKey == "" && t.Pattern == "" && t.Channel == "" && !t.Owned {
 		return nil
 	}
-	r := &triggers.Redis{Client: t.Redis, Pattern: t.Pattern, Owned: t.Owned}
+	r := &triggers.Redis{Client: t.Redis, Pattern: t.Pattern, Owned: t.Owned, Channel: t.Channel}
 	if tmpl := t.RedisKey; tmpl != "" {
 		r.Key = func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }
 	}

@@ -12,7 +12,8 @@ import (
 // the order the triggers act on them, so a trigger is one loop over them:
 // expire deletes the hot keys from every cache that is Keyed, flush
 // empties every cache that Flushes, ttl aligns every Keyed Expirer. What
-// only some stores do is an optional interface (Expirer, Selective).
+// only some stores do is an optional interface (Expirer, Selective,
+// Broadcaster, Pauser).
 //
 // Each Describe method says exactly what its action would touch, for a
 // dry run, and contacts nothing: before the target connects, a cache's
@@ -45,6 +46,24 @@ type Expirer interface {
 // keys its entries by the arm's header purges the arm's own.
 type Selective interface {
 	Select(headers, query map[string]string)
+}
+
+// Broadcaster is a cache that carries a broadcast invalidation of keys
+// to every replica of the service (notify): Redis' pub/sub, when the
+// target names the channel (Broadcasts).
+type Broadcaster interface {
+	Broadcasts() bool
+	DescribeBroadcast(hot []string) string
+	Broadcast(ctx context.Context, hot []string) (receivers int64, err error)
+}
+
+// Pauser is a cache that can stop answering every client for a while, by
+// itself (outage without toxiproxy): Redis' CLIENT PAUSE. Unpause ends
+// the pause early.
+type Pauser interface {
+	DescribePause(d time.Duration) string
+	Pause(ctx context.Context, d time.Duration) error
+	Unpause(ctx context.Context) error
 }
 
 // Touched is what a cache did for a trigger, which the trigger adds to its

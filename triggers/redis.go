@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,18 +12,23 @@ import (
 
 // Redis is a Redis as triggers touch it: the keys of the hot keys that
 // its pattern lets them touch (expire unlinks them, ttl makes them expire
-// at T), and for flush every key of the pattern, or the whole database
-// when herdbench started it (Owned).
+// at T), for flush every key of the pattern, or the whole database when
+// herdbench started it (Owned); and what only Redis does: a broadcast
+// invalidation on the service's channel (notify), a pause of every client
+// (outage).
 type Redis struct {
 	Client  *redis.Client
 	Key     func(key string) string // the Redis key of a request's key; nil when the target declares none
 	Pattern string                  // the only keys a trigger may touch (a Redis glob)
 	Owned   bool                    // herdbench started it: flush may empty the whole database
+	Channel string                  // where the service listens for broadcast invalidations; "": none
 }
 
 var (
-	_ Cache   = (*Redis)(nil)
-	_ Expirer = (*Redis)(nil)
+	_ Cache       = (*Redis)(nil)
+	_ Expirer     = (*Redis)(nil)
+	_ Broadcaster = (*Redis)(nil)
+	_ Pauser      = (*Redis)(nil)
 )
 
 // HotKeys are the Redis keys of the hot keys that the pattern lets a
@@ -135,4 +141,43 @@ func (r *Redis) unlinkMatching(ctx context.Context) (int64, error) {
 		}
 	}
 	return n, errors.Join(iter.Err(), unlink())
+}
+
+// Broadcasts says whether the target names the channel the service
+// listens on for invalidations.
+func (r *Redis) Broadcasts() bool { return r.Channel != "" }
+
+func (r *Redis) DescribeBroadcast(hot []string) string {
+	return fmt.Sprintf("PUBLISH the %d hot keys on channel %s: %s", len(hot), r.Channel, list(hot))
+}
+
+// Broadcast publishes the hot keys on the channel, and returns how many
+// subscribers got them.
+func (r *Redis) Broadcast(ctx context.Context, hot []string) (int64, error) {
+	n, err := r.Client.Publish(ctx, r.Channel, strings.Join(hot, ",")).Result()
+	if err != nil {
+		return 0, fmt.Errorf("publish: %w", err)
+	}
+	return n, nil
+}
+
+func (r *Redis) DescribePause(d time.Duration) string {
+	return fmt.Sprintf("CLIENT PAUSE %d ALL on the Redis (every client of it waits) for %s, then CLIENT UNPAUSE", d.Milliseconds(), d)
+}
+
+// Pause makes Redis stop answering every client for d (CLIENT PAUSE ALL),
+// which Redis ends by itself.
+func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
+	if err := r.Client.Do(ctx, "CLIENT", "PAUSE", d.Milliseconds(), "ALL").Err(); err != nil {
+		return fmt.Errorf("pause redis: %w", err)
+	}
+	return nil
+}
+
+// Unpause ends a pause early (CLIENT UNPAUSE).
+func (r *Redis) Unpause(ctx context.Context) error {
+	if err := r.Client.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+		return fmt.Errorf("unpause redis: %w", err)
+	}
+	return nil
 }

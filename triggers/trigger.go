@@ -20,7 +20,6 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
@@ -54,12 +53,10 @@ type Fired struct {
 type Env struct {
 	// Caches are the service's caches a trigger may touch, in the order
 	// the triggers act on them: its Redis or its Memcached, then an HTTP
-	// cache in front of it
+	// cache in front of it; what only some can do (a broadcast, a pause)
+	// is an optional interface of theirs
 	Caches []Cache
 	Conns  ConnKiller // the service's database, whose connections conndrop ends without toxiproxy; nil: none
-
-	Redis   *redis.Client // the service's Redis, for what only Redis does: pub/sub (notify), CLIENT PAUSE (outage); nil: none
-	Channel string        // where broadcast invalidations go
 
 	Toxiproxy *toxiclient.Client // the proxies between the service and its dependencies
 	Proxies   map[string]string  // dependency (postgres, redis) -> proxy name
