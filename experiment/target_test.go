@@ -19,6 +19,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -89,8 +90,8 @@ arms:
   - {name: lock, headers: {X-Herdbench-Strategy: lock}}
 `)
 		arms := []Arm{
-			{Name: "none", Select: &Select{Headers: map[string]string{api.StrategyHeader: "none"}}},
-			{Name: "lock", Select: &Select{Headers: map[string]string{api.StrategyHeader: "lock"}}},
+			{Name: "none", Select: &Select{Headers: map[string]string{admin.StrategyHeader: "none"}}},
+			{Name: "lock", Select: &Select{Headers: map[string]string{admin.StrategyHeader: "lock"}}},
 		}
 		rep, err := Run(context.Background(), servicePlan("expire", arms...), Env{Target: svc})
 		if err != nil {

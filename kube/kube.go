@@ -23,15 +23,37 @@ const WorkerPort = 7070
 
 // Spec is one distributed run.
 type Spec struct {
-	Name       string   // prefix of every object
-	Namespace  string   // where they go
-	Image      string   // herdbench's image
-	Workers    int      // worker pods
-	WorkerCPU  string   // each worker's CPU request and limit, such as "1"
-	ConfigMap  string   // holds target.yaml (and a scenario), mounted at /config
-	Secret     string   // its keys become the controller's environment; "" for none
-	AllowHosts []string // hosts beyond loopback the workers may send to
-	Args       []string // the controller's command line: stampede or run, with its flags
+	Name      string // prefix of every object
+	Namespace string // where they go
+	Image     string // herdbench's image
+	Workers   int    // worker pods
+	WorkerCPU string // each worker's CPU request and limit, such as "1"
+	ConfigMap string // holds target.yaml (and a scenario), mounted at /config
+	Secret    string // its keys become the controller's environment; "" for none
+	// TokenSecret holds the worker API's token under key "token": the
+	// workers require it on every call, the controller sends it ("":
+	// NAME-worker-token).
+	TokenSecret string
+	AllowHosts  []string // hosts beyond loopback the workers may send to
+	Args        []string // the controller's command line: stampede or run, with its flags
+}
+
+// TokenKey is the key of the token in TokenSecret.
+const TokenKey = "token"
+
+// TokenSecretName is the Secret the worker token is read from.
+func (s Spec) TokenSecretName() string {
+	if s.TokenSecret != "" {
+		return s.TokenSecret
+	}
+	return s.Name + "-worker-token"
+}
+
+// tokenEnv is the worker token in the environment both sides read it from
+// (workers.TokenEnv), from the token Secret.
+func (s Spec) tokenEnv() corev1.EnvVar {
+	return corev1.EnvVar{Name: "HERDBENCH_WORKER_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: s.TokenSecretName()}, Key: TokenKey}}}
 }
 
 // ServiceName is the headless Service that names the worker pods.
@@ -90,10 +112,11 @@ func (s Spec) workerJob() *batchv1.Job {
 	c := corev1.Container{
 		Name: "worker", Image: s.Image, Args: args,
 		Ports: []corev1.ContainerPort{{Name: "api", ContainerPort: WorkerPort}},
-		// the Service lists a worker once it answers: the controller waits
-		// for all of them
+		Env:   []corev1.EnvVar{s.tokenEnv()}, // every call must carry it
+		// the Service lists a worker once it listens: the controller waits
+		// for all of them (a TCP probe: the API's calls need the token)
 		ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
-			HTTPGet: &corev1.HTTPGetAction{Path: "/v1/clock", Port: intstr.FromInt32(WorkerPort)}}, PeriodSeconds: 2},
+			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(WorkerPort)}}, PeriodSeconds: 2},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: cpu},
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: cpu},
@@ -125,7 +148,7 @@ func (s Spec) controllerJob() *batchv1.Job {
 		// results are written under /work, the target read from /config
 		Name: "controller", Image: s.Image, Args: args, WorkingDir: "/work",
 		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/config", ReadOnly: true}, {Name: "work", MountPath: "/work"}},
-		Env:          []corev1.EnvVar{{Name: "CI", Value: "true"}}, // no live line in a log
+		Env:          []corev1.EnvVar{{Name: "CI", Value: "true"}, s.tokenEnv()}, // CI: no live line in a log
 	}
 	if s.Secret != "" {
 		c.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: s.Secret}}}}

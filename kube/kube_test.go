@@ -59,6 +59,20 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if e := controller.Spec.Template.Spec.Containers[0].EnvFrom; len(e) != 1 || e[0].SecretRef.Name != "herd-secrets" {
 		t.Errorf("controller env from %+v; want the Secret herd-secrets", e)
 	}
+	// the workers require the token and the controller sends it: both from
+	// the token Secret, never in the manifests; the readiness probe calls
+	// no API (TCP)
+	wc, cc := ws.Template.Spec.Containers[0], controller.Spec.Template.Spec.Containers[0]
+	for _, c := range []corev1.Container{wc, cc} {
+		i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "HERDBENCH_WORKER_TOKEN" })
+		if i < 0 || c.Env[i].Value != "" || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.SecretKeyRef == nil ||
+			c.Env[i].ValueFrom.SecretKeyRef.Name != "herd-worker-token" || c.Env[i].ValueFrom.SecretKeyRef.Key != "token" {
+			t.Errorf("%s env %+v; want HERDBENCH_WORKER_TOKEN from the Secret herd-worker-token, key token", c.Name, c.Env)
+		}
+	}
+	if p := wc.ReadinessProbe; p == nil || p.TCPSocket == nil || p.HTTPGet != nil {
+		t.Errorf("worker readiness %+v; want a TCP probe (the API's calls need the token)", p)
+	}
 	// and the check can fail
 	bad := bytes.Replace(docs[1], []byte("completionMode:"), []byte("completionMod:"), 1)
 	if err := yaml.UnmarshalStrict(bad, &batchv1.Job{}); err == nil {

@@ -188,14 +188,45 @@ func (c *Command) Plan(Env) string {
 }
 
 // Prepare makes the run's results directory, where the command may write,
-// and arms the command: its Fire runs it, its Undo undoes it.
-func (c *Command) Prepare(_ context.Context, env Env) (Armed, error) {
+// checks before the load that an end probe on the load balancer can end
+// (lbServerChecked), and arms the command: its Fire runs it, its Undo
+// undoes it.
+func (c *Command) Prepare(ctx context.Context, env Env) (Armed, error) {
 	if env.ResultsDir != "" {
 		if err := os.MkdirAll(env.ResultsDir, 0o755); err != nil {
 			return nil, fmt.Errorf("command: results directory: %w", err)
 		}
 	}
+	if server, ok := c.EndServer(); ok {
+		if err := lbServerChecked(ctx, env.LB, server); err != nil {
+			return nil, err
+		}
+	}
 	return &armedCommand{c: *c}, nil
+}
+
+// lbServerChecked fails, before any load, an end probe that could never
+// end: a server the load balancer does not list, or one it does not check
+// (HAProxy's status "no check": it never marks it down, nor UP again).
+func lbServerChecked(ctx context.Context, lb *observe.HAProxy, server string) error {
+	if lb == nil {
+		return nil
+	}
+	st, err := lb.Read(ctx)
+	if err != nil {
+		return fmt.Errorf("ended_when lb:%s: %w", server, err)
+	}
+	var names []string
+	for _, s := range st.Servers {
+		switch {
+		case s.Name == server && strings.EqualFold(s.Status, "no check"):
+			return fmt.Errorf("ended_when lb:%s: HAProxy does not check %s (status %q), so it never marks it down and UP again, and the trigger would never end (accepted: a server with check on its server line, or a URL)", server, server, s.Status)
+		case s.Name == server:
+			return nil
+		}
+		names = append(names, s.Name)
+	}
+	return fmt.Errorf("ended_when lb:%s: HAProxy's backend %s has no server %s (accepted: %s)", server, lb.Backend, server, strings.Join(names, ", "))
 }
 
 // Fire runs the command, then its undo.

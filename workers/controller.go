@@ -46,9 +46,10 @@ type Controller struct {
 	run  string
 }
 
-// NewController sends from the workers at urls.
-func NewController(urls []string, version string, hosts []string) *Controller {
-	return &Controller{URLs: urls, Version: version, Hosts: hosts, Client: &http.Client{},
+// NewController sends from the workers at urls, every call carrying
+// token ("": none, for workers that take any call on loopback).
+func NewController(urls []string, version string, hosts []string, token string) *Controller {
+	return &Controller{URLs: urls, Version: version, Hosts: hosts, Client: WithToken(&http.Client{}, token),
 		run: strconv.FormatInt(time.Now().UnixNano(), 36)}
 }
 

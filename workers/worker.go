@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
@@ -26,8 +27,11 @@ import (
 type Worker struct {
 	Version string   // herdbench's: a controller of another version is refused
 	Allow   []string // hosts beyond loopback it may send to (--allow-host)
+	Token   string   // every call must carry it (guard); "": none, on loopback only
 	Client  *http.Client
 	Log     *slog.Logger
+
+	refused atomic.Int64 // calls refused for want of the token
 
 	boot string
 	mu   sync.Mutex
@@ -47,12 +51,14 @@ type job struct {
 }
 
 // NewWorker makes a worker of version v that may send beyond loopback only
-// to the hosts in allow.
-func NewWorker(v string, allow []string) *Worker {
+// to the hosts in allow, and serves only calls that carry token ("": any
+// call, for a worker on loopback). Its own calls to the reference worker
+// carry it too.
+func NewWorker(v string, allow []string, token string) *Worker {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &Worker{Version: v, Allow: allow, Client: &http.Client{Timeout: 5 * time.Second}, Log: slog.New(slog.DiscardHandler),
-		boot: hex.EncodeToString(b), used: make(chan struct{}, 1)}
+	return &Worker{Version: v, Allow: allow, Token: token, Client: WithToken(&http.Client{Timeout: 5 * time.Second}, token),
+		Log: slog.New(slog.DiscardHandler), boot: hex.EncodeToString(b), used: make(chan struct{}, 1)}
 }
 
 // Handler is the worker's API.
@@ -65,12 +71,13 @@ func (w *Worker) Handler() http.Handler {
 	mux.HandleFunc("POST "+pathStart, w.start)
 	mux.HandleFunc("GET "+pathResult, w.result)
 	mux.HandleFunc("POST /v1/stop", w.stop)
+	guarded := w.guard(mux)
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		select {
 		case w.used <- struct{}{}:
 		default:
 		}
-		mux.ServeHTTP(rw, r)
+		guarded.ServeHTTP(rw, r)
 	})
 }
 

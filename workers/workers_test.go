@@ -34,6 +34,13 @@ type workerProc struct {
 // until each answers.
 func startWorkers(t *testing.T, n int) []*workerProc {
 	t.Helper()
+	return startWorkersEnv(t, n, nil)
+}
+
+// startWorkersEnv is startWorkers with env as the workers' environment
+// (nil: this process's).
+func startWorkersEnv(t *testing.T, n int, env []string) []*workerProc {
+	t.Helper()
 	ws := make([]*workerProc, n)
 	for i := range ws {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -43,6 +50,7 @@ func startWorkers(t *testing.T, n int) []*workerProc {
 		addr := ln.Addr().String()
 		ln.Close()
 		cmd := exec.Command(localtest.Binary(), "worker", "--listen", addr)
+		cmd.Env = env
 		pr, pw := io.Pipe()
 		cmd.Stderr = pw
 		if err := cmd.Start(); err != nil {

@@ -7,11 +7,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -30,14 +32,14 @@ func TestALoadBalancersRetriesAreCounted(t *testing.T) {
 	st := tb.Status()
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(time.Millisecond) // cheap loads: only the outage fails them
-	if err := api.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
+	if err := admin.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	var origins []string
 	for _, u := range st.API {
 		origins = append(origins, strings.TrimPrefix(u, "http://"))
 	}
-	base, stats := cachetest.HAProxy(t, origins, 3)
+	base, stats, haproxyLog := cachetest.HAProxyLogged(t, origins, 3)
 	localtest.Measures(t)
 	dir := t.TempDir()
 	target := filepath.Join(dir, "lb.yaml")
@@ -103,6 +105,17 @@ haproxy: {stats: %q, backend: api}
 	if lb.Retries == 0 || lb.ServerAttempts <= lb.Requests || a.Retries.Amplification != 1 {
 		t.Errorf("lb %+v, the clients' amplification %v; want HAProxy's retries showing (more server attempts than requests) "+
 			"while the clients sent one attempt a request", *lb, a.Retries.Amplification)
+	}
+	// HAProxy's second account: its log's retries, a line a request (the
+	// healthy second before T retried nothing, so its whole log is T's on)
+	logged, redispatched := loggedRetries(t, haproxyLog)
+	t.Logf("HAProxy's log: %d retries, %d requests redispatched; its stats from T: lb.retries %d, lb.redispatches %d",
+		logged, redispatched, lb.Retries, lb.Redispatches)
+	// a redispatch is one of the retries, of a request marked "+": with
+	// option redispatch, each retry goes to another server
+	if logged != lb.Retries || redispatched == 0 || lb.Redispatches < redispatched || lb.Redispatches > lb.Retries {
+		t.Errorf("lb.retries %d, lb.redispatches %d; HAProxy's log has %d retries (%%rc), %d requests redispatched: "+
+			"want its retries, and redispatches between the requests redispatched and the retries", lb.Retries, lb.Redispatches, logged, redispatched)
 	}
 	everyFormatHolds(t, out, map[string]string{"r.xml": `name="lb.amplification:baseline"`, "r.html": `data-chart="lb_servers-baseline"`,
 		"r.md": "sent per request"})
@@ -214,4 +227,30 @@ func everyFormatHolds(t *testing.T, dir string, want map[string]string) {
 			t.Errorf("%s: %v; want it to hold %s", file, err, w)
 		}
 	}
+}
+
+// loggedRetries sums the retries HAProxy's log lines give its requests
+// (cachetest.HAProxyLogged's format), and counts those redispatched.
+func loggedRetries(t *testing.T, path string) (retries, redispatched int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		_, rest, ok := strings.Cut(line, "herdbench-request rc=")
+		if !ok {
+			continue
+		}
+		rc, _, _ := strings.Cut(rest, " ")
+		if strings.HasPrefix(rc, "+") {
+			redispatched++
+		}
+		n, err := strconv.ParseInt(strings.TrimPrefix(rc, "+"), 10, 64)
+		if err != nil {
+			t.Fatalf("HAProxy's log line %q: retries %q", line, rc)
+		}
+		retries += n
+	}
+	return retries, redispatched
 }

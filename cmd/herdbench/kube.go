@@ -20,7 +20,11 @@ func newKubeCmd(stdout io.Writer) *cobra.Command {
 Service and an Indexed Job of workers, and the controller as a Job that
 reads its target file from a ConfigMap (mounted at /config) and its
 secrets from a Secret. The controller's log has the report; its exit code
-follows the gates.
+follows the gates. The workers take only calls that carry the token in
+the Secret --token-secret names (key token), which the controller sends:
+
+  kubectl create secret generic herdbench-worker-token \
+    --from-literal=token=$(openssl rand -hex 32)
 
   herdbench kube --image REGISTRY/herdbench:TAG --configmap herd-config \
     -- stampede --target /config/target.yaml | kubectl apply -f -
@@ -51,6 +55,7 @@ docs/distributed.md has the whole path and what to size.`,
 	fs.StringVar(&s.WorkerCPU, "worker-cpu", s.WorkerCPU, "each worker's CPU request and limit (about 10,000 req/s per core)")
 	fs.StringVar(&s.ConfigMap, "configmap", "", "ConfigMap holding the target file (and a scenario), mounted at /config")
 	fs.StringVar(&s.Secret, "secret", "", "Secret whose keys become the controller's environment (a DSN's password)")
+	fs.StringVar(&s.TokenSecret, "token-secret", "", "Secret holding the workers' token under key token: every call to a worker carries it (default: NAME-worker-token)")
 	fs.StringArrayVar(&s.AllowHosts, "allow-host", nil, "a host besides loopback the workers may send to (repeatable)")
 	return c
 }
@@ -73,6 +78,9 @@ func checkKube(s kube.Spec) error {
 		return usageErrorf("the controller's command %q (accepted: stampede or run, after --)", s.Args[0])
 	case slices.Contains(s.Args, "--workers") || slices.Contains(s.Args, "--worker-count"):
 		return usageErrorf("--workers after --: the manifests set it to the workers' Service (accepted: kube --workers N)")
+	}
+	if errs := validation.IsDNS1123Subdomain(s.TokenSecretName()); len(errs) > 0 {
+		return usageErrorf("--token-secret %q: %s (accepted: a Secret's name, such as herdbench-worker-token)", s.TokenSecretName(), errs[0])
 	}
 	if _, err := resource.ParseQuantity(s.WorkerCPU); err != nil {
 		return usageErrorf("--worker-cpu %q: %v (accepted: a CPU quantity such as 1 or 500m)", s.WorkerCPU, err)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,6 +22,12 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "testbed", "up"}, `command "testbed" (accepted: stampede or run`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--workers", "x"}, "the manifests set it"},
 		{[]string{"worker", "--idle-timeout", "-1s"}, "--idle-timeout -1s is negative"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--token-secret", "Bad_Name"}, `--token-secret "Bad_Name"`},
+		{[]string{"worker", "--listen", ":7070"}, "--listen :7070: beyond loopback without a token"},
+		{[]string{"worker", "--listen", "0.0.0.0:7070"}, "--listen 0.0.0.0:7070: beyond loopback without a token"},
+		{[]string{"worker", "--token-file", "/nonexistent/token"}, "--token-file: open /nonexistent/token"},
+		{[]string{"stampede", "--worker-token-file", "/nonexistent/token"}, "--worker-token-file: without --workers it would do nothing"},
+		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--worker-token-file", "/nonexistent/token"}, "--worker-token-file: open /nonexistent/token"},
 		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--abort-on", "http.drop_rate > 50%"}, "--abort-on: stop conditions with --workers"},
 		{[]string{"stampede", "--worker-count", "3"}, "--worker-count: 3 without --workers dns:NAME:PORT (accepted: with dns:NAME:PORT only, how many addresses to wait for"},
 		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--worker-count", "1"}, "--worker-count: 1 without --workers dns:NAME:PORT"},
@@ -30,6 +38,22 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		if code := run(context.Background(), tc.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("herdbench %s: exit %d, %q; want exit %d naming %q", strings.Join(tc.args, " "), code, errb.String(), exitUsage, tc.want)
 		}
+	}
+	// a token shorter than 16 characters, in a file or the environment
+	short := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(short, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var sout, serr bytes.Buffer
+	if code := run(context.Background(), []string{"worker", "--token-file", short}, &sout, &serr); code != exitUsage ||
+		!strings.Contains(serr.String(), "a token of 6 characters (accepted: 16 or more") {
+		t.Errorf("worker --token-file of 6 characters: exit %d, %q; want 2 naming the length and the accepted", code, serr.String())
+	}
+	t.Setenv("HERDBENCH_WORKER_TOKEN", "short")
+	serr.Reset()
+	if code := run(context.Background(), []string{"stampede", "--workers", "http://127.0.0.1:1", "--dry-run"}, &sout, &serr); code != exitUsage ||
+		!strings.Contains(serr.String(), "$HERDBENCH_WORKER_TOKEN: a token of 5 characters") {
+		t.Errorf("stampede --workers with a short $HERDBENCH_WORKER_TOKEN: exit %d, %q; want 2 naming it", code, serr.String())
 	}
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--workers", "2"}, &out, &errb)

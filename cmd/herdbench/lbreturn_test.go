@@ -1,16 +1,19 @@
 package main
 
 import (
+	"encoding/csv"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 )
 
@@ -127,26 +130,98 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 				t.Errorf("no slowstart: api-0 took %d attempts in its first second back, %d a second before T; want its share at once, 60%% or more",
 					first, before)
 			}
+			serverFiguresAreHAProxys(t, a.LB, stats, tt.ramp)
 		})
 	}
 }
 
-// An end probe on a server HAProxy does not list fails the trigger at T,
-// naming the servers it does, rather than leaving the end unknown after a
-// minute.
-func TestAnEndProbeOnAServerHAProxyLacksFails(t *testing.T) {
-	dir := t.TempDir()
-	api0 := startOrigin(t, dir)
-	base, stats := cachetest.HAProxyChecked(t, []string{api0.addr}, 0, "")
-	target := filepath.Join(dir, "lb.yaml")
-	yaml := fmt.Sprintf("endpoints: [%s]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 1}\nhaproxy: {stats: %q, backend: api}\n", base, stats)
-	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+// serverFiguresAreHAProxys ties lb.* to HAProxy's own stats page, read
+// after the arm (its load over, the counters still): api-0 was healthy
+// before T, so what its counters hold now is what they grew by from T.
+// Its checks marked it down (downs), its refused connections (conn_errors)
+// and the backend's redispatches are HAProxy's; its weight is the page's,
+// or, while slowstart still ramps it, at most the page's.
+func serverFiguresAreHAProxys(t *testing.T, lb *experiment.LoadBalancer, stats string, ramp bool) {
+	t.Helper()
+	page := haproxyPage(t, stats)
+	s, row := lb.Servers["api-0"], page["api-0"]
+	if s == nil || row == nil {
+		t.Fatalf("api-0: results %+v, HAProxy's row %v; want both", s, row)
+	}
+	t.Logf("api-0: downs %d, conn_errors %d, responses_5xx %d, weight %d; lb.redispatches %d (HAProxy's: chkdown %d, econ %d, hrsp_5xx %d, weight %d; wredis %d)",
+		s.Downs, s.ConnErrors, s.Responses5xx, s.Weight, lb.Redispatches, row["chkdown"], row["econ"], row["hrsp_5xx"], row["weight"], page["BACKEND"]["wredis"])
+	if s.Downs < 1 || s.Downs != row["chkdown"] {
+		t.Errorf("api-0: downs %d; HAProxy's chkdown %d, want the same, 1 or more (it went away)", s.Downs, row["chkdown"])
+	}
+	if s.ConnErrors != row["econ"] || s.Responses5xx != row["hrsp_5xx"] {
+		t.Errorf("api-0: conn_errors %d, responses_5xx %d; HAProxy's econ %d, hrsp_5xx %d", s.ConnErrors, s.Responses5xx, row["econ"], row["hrsp_5xx"])
+	}
+	if lb.Redispatches != page["BACKEND"]["wredis"] {
+		t.Errorf("lb.redispatches %d; HAProxy's backend wredis %d", lb.Redispatches, page["BACKEND"]["wredis"])
+	}
+	if w := row["weight"]; s.Weight > w || (!ramp && s.Weight != w) || s.Weight < 1 {
+		t.Errorf("api-0: weight %d at the arm's end; HAProxy's %d now (slowstart ramping: %v)", s.Weight, w, ramp)
+	}
+}
+
+// haproxyPage is HAProxy's CSV stats page, read here apart from
+// herdbench's reader: backend api's rows by server name (BACKEND for the
+// backend's own), each column's whole number (empty: 0).
+func haproxyPage(t *testing.T, stats string) map[string]map[string]int64 {
+	t.Helper()
+	resp, err := http.Get(stats + ";csv")
+	if err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
-		"--command-timeout", "1s", "--ended-when", "lb:api-9", "--rate", "50", "--warmup", "0s", "--before", "1s", "--after", "2s",
-		"--results-dir", t.TempDir(), "--state-dir", t.TempDir())
-	if want := "has no server api-9 (accepted: api-0)"; code != 1 || !strings.Contains(stdout+stderr, want) {
-		t.Errorf("stampede --ended-when lb:api-9 = exit %d, %s%s; want exit 1 naming %q", code, stdout, stderr, want)
+	defer resp.Body.Close()
+	rows, err := csv.NewReader(resp.Body).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("HAProxy's stats page: %d rows, %v", len(rows), err)
+	}
+	head := rows[0]
+	head[0] = strings.TrimPrefix(head[0], "# ")
+	out := map[string]map[string]int64{}
+	for _, r := range rows[1:] {
+		if len(r) < 2 || r[0] != "api" {
+			continue
+		}
+		m := map[string]int64{}
+		for i, col := range head {
+			if i < len(r) {
+				m[col], _ = strconv.ParseInt(r[i], 10, 64)
+			}
+		}
+		out[r[1]] = m
+	}
+	return out
+}
+
+// An end probe that could never end fails the arm before its load: a
+// server the load balancer does not list, or one it lists and does not
+// check (HAProxy never marks it down, nor UP again).
+func TestAnEndProbeThatCannotEndFails(t *testing.T) {
+	dir := t.TempDir()
+	api0 := startOrigin(t, dir)
+	checked, checkedStats := cachetest.HAProxyChecked(t, []string{api0.addr}, 0, "")
+	unchecked, uncheckedStats := cachetest.HAProxy(t, []string{api0.addr}, 0)
+	for _, c := range []struct {
+		name, base, stats, server, want string
+	}{
+		{"a server HAProxy lacks", checked, checkedStats, "api-9", "has no server api-9 (accepted: api-0)"},
+		{"a server HAProxy does not check", unchecked, uncheckedStats, "api-0", `HAProxy does not check api-0 (status "no check")`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			target := filepath.Join(t.TempDir(), "lb.yaml")
+			yaml := fmt.Sprintf("endpoints: [%s]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 1}\nhaproxy: {stats: %q, backend: api}\n", c.base, c.stats)
+			if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
+				"--command-timeout", "1s", "--ended-when", "lb:"+c.server, "--rate", "50", "--warmup", "0s", "--before", "1s", "--after", "2s",
+				"--results-dir", t.TempDir(), "--state-dir", t.TempDir())
+			if code != 1 || !strings.Contains(stdout+stderr, c.want) {
+				t.Errorf("stampede --ended-when lb:%s = exit %d, %s%s; want exit 1 naming %q", c.server, code, stdout, stderr, c.want)
+			}
+		})
 	}
 }

@@ -77,7 +77,7 @@ func TestEveryStampedeFlagHasAScenarioKey(t *testing.T) {
 	// arms have their own section; --json is -o json=FILE; a file must not
 	// say yes or dry run for whoever runs it, nor where the load is sent
 	// from (workers are the runner's machines, not the experiment's)
-	special := []string{"arms", "json", "yes", "dry-run", "workers", "worker-count"}
+	special := []string{"arms", "json", "yes", "dry-run", "workers", "worker-count", "worker-token-file"}
 	fs.VisitAll(func(f *pflag.Flag) {
 		if !tags[f.Name] && !slices.Contains(special, f.Name) {
 			t.Errorf("--%s has no scenario key", f.Name)

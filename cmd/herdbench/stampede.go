@@ -25,6 +25,7 @@ import (
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -56,6 +57,7 @@ type stampedeOptions struct {
 	AllowHosts  []string // --allow-host
 	Workers     string   // --workers: URLs or dns:NAME:PORT
 	WorkerCount int      // --worker-count
+	WorkerToken string   // --worker-token-file: the file the workers' token is read from ("": $HERDBENCH_WORKER_TOKEN)
 	DryRun      bool
 	Yes         bool
 	ArmsSet     bool            // --arms was given
@@ -64,8 +66,7 @@ type stampedeOptions struct {
 	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
-	service *targets.Target  // the --target that is not the testbed, once described
-	bed     *subject.Testbed // else the testbed the run will use, once described (testbedToUse)
+	chosen choice // what --target names, once resolved (resolveTarget); nil when it could not be
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -204,6 +205,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
 	fs.StringVar(&opts.Workers, "workers", opts.Workers, "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
 	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT only, wait until this many workers resolve (0: as many as resolve at first)")
+	fs.StringVar(&opts.WorkerToken, "worker-token-file", "", "with --workers, the `FILE` holding the workers' token (default: $HERDBENCH_WORKER_TOKEN)")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 	groupStampedeFlags(fs, reg)
@@ -212,7 +214,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 // groupStampedeFlags files each flag of the stampede under its purpose,
 // for help (helpgroups.go).
 func groupStampedeFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
-	regroup(fs, groupTarget, "target", "allow-host", "dry-run", "yes", "workers", "worker-count")
+	regroup(fs, groupTarget, "target", "allow-host", "dry-run", "yes", "workers", "worker-count", "worker-token-file")
 	regroup(fs, groupPlan, "arms", "rate", "keys", "hot-keys", "zipf", "warmup", "before", "after", "repeat", "seed")
 	regroup(fs, groupClients, "clients", "timeout", "retry", "retry-budget", "throttle", "hedge", "client-breaker", "critical")
 	regroup(fs, groupTrigger, "trigger")
@@ -252,14 +254,17 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // each naming its flag (or its place in the scenario file) and the
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
-	plan, bad := targetPlan(opts)
-	bad = append(bad, notForTarget(opts)...)
+	plan, bad := opts.Plan, herd.FieldErrors(nil)
+	if c := opts.chosen; c != nil {
+		plan, bad = c.plan(opts)
+	}
 	var problems herd.FieldErrors
 	plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
 	bad = append(bad, problems...)
 	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
 	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
+	bad = append(bad, workerTokenProblems(opts)...)
 	if opts.Workers != "" && len(opts.Abort) > 0 {
 		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
 	}
@@ -284,45 +289,30 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	// strategy; an arm sends only them, over the testbed's own config
 	knobs := opts.Knobs
 	knobs.Strategy = api.None
-	var base api.Patch // nil when the knobs have problems: reported once, not again with every arm
+	var base admin.Patch // nil when the knobs have problems: reported once, not again with every arm
 	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
 	} else { // a knob out of range (NaN) may not even marshal
 		base = api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
 	}
-	switch svc := opts.service; {
-	case svc != nil:
-		plan, problems = targetTrigger(plan, svc, opts.TriggerSet)
+	tg, sub := opts.target()
+	if c := opts.chosen; c != nil {
+		plan, problems = c.arms(plan, opts, base)
 		bad = append(bad, problems...)
-		var err error
-		plan, err = servicePlan(plan, svc, opts)
-		bad = append(bad, herd.Fields(err)...)
-	case opts.Scenario != nil && len(opts.Scenario.Arms) > 0:
-		var names []string // --arms picks of the file's arms
-		if opts.ArmsSet {
-			names = opts.Arms
-		}
-		var errs herd.FieldErrors
-		plan.Arms, errs = scenarioArms(opts.ScenarioPath, opts.Scenario, base, names)
-		bad = append(bad, errs...)
-	default:
-		var errs herd.FieldErrors
-		plan.Arms, errs = subject.ArmKinds.Parse(experiment.NameSpecs(opts.Arms), base, nil)
-		bad = append(bad, errs...)
-	}
-	if tg, sub := opts.target(); tg != nil {
 		bad = append(bad, herd.Fields(plan.ValidateFor(tg, sub))...)
-		if opts.Workers != "" && len(tg.Classes) > 0 {
-			bad.Add("workers", "%s sends %d classes of requests (requests:), and the workers send one (accepted: no --workers, or a target of one request)",
-				tg.Name, len(tg.Classes))
-		}
-	} else { // the testbed could not be read: its arms are checked all the same
+	} else { // --target could not be read: the arms are checked as the testbed's all the same
+		plan, problems = testbedChoice{}.arms(plan, opts, base)
+		bad = append(bad, problems...)
 		bad = append(bad, herd.Fields(plan.Validate())...)
 		bad = append(bad, plan.CheckArms(subject.Checker{})...)
 	}
+	if tg != nil && opts.Workers != "" && len(tg.Classes) > 0 {
+		bad.Add("workers", "%s sends %d classes of requests (requests:), and the workers send one (accepted: no --workers, or a target of one request)",
+			tg.Name, len(tg.Classes))
+	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
-	if opts.service != nil {
-		bad = atFileTrigger(bad, plan, opts.service, opts.TriggerSet)
+	if c := opts.chosen; c != nil {
+		bad = c.problems(plan, opts, bad)
 	}
 	if len(bad) > 0 {
 		return plan, nil, usageError{bad}
@@ -342,7 +332,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		tg, sub := opts.target()
 		return reporters.DryRun(stdout, experiment.Describe(plan, tg, sub))
 	}
-	return openTarget(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
+	return opts.chosen.open(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
 		return runAndReport(ctx, stdout, stderr, opts, tg, sub, plan, outs, st)
 	})
 }

@@ -112,7 +112,7 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 		tg, sub := opts.target()
 		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), tg, sub))
 	}
-	return openTarget(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
+	return opts.chosen.open(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
 		var status testbed.Status // a service has none
 		if st != nil {
 			status = *st

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
@@ -17,21 +16,22 @@ import (
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
-// resolveTarget reads --target once, without contacting anything: the
-// service a target file or a base URL names (o.service), or else the
-// testbed the run will use (o.bed, testbedToUse). bedErr says why that
-// testbed cannot be had as asked, to be told with the plan's problems;
-// err is --target's own problem.
+// resolveTarget reads --target once, without contacting anything, into
+// o.chosen: the service a target file or a base URL names, or else the
+// testbed the run will use (testbedToUse). bedErr says why that testbed
+// cannot be had as asked, to be told with the plan's problems; err is
+// --target's own problem, and leaves o.chosen nil.
 func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error) {
 	svc, err := serviceOf(o.Target, o.DryRun)
 	switch {
 	case err != nil:
 		return nil, err
 	case svc != nil:
-		o.service = svc
+		o.chosen = serviceChoice{svc}
 		return nil, nil
 	}
-	o.bed, bedErr = testbedToUse(ctx, *o)
+	bed, bedErr := testbedToUse(ctx, *o)
+	o.chosen = testbedChoice{bed}
 	return bedErr, nil
 }
 
@@ -104,17 +104,13 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 	return tg, err
 }
 
-// target is what the plan is checked and run against, with its subject:
-// the service --target names, or the testbed; nil before either is
-// described.
+// target is what the plan is checked and dry-run against, with its
+// subject; nil when --target could not be resolved.
 func (o stampedeOptions) target() (*targets.Target, experiment.Subject) {
-	switch {
-	case o.service != nil:
-		return o.service, experiment.ServiceSubject(o.service)
-	case o.bed != nil:
-		return o.bed.Target, o.bed
+	if o.chosen == nil {
+		return nil, nil
 	}
-	return nil, nil
+	return o.chosen.describe()
 }
 
 // servicePlan fits the plan to a service herdbench does not control
@@ -167,43 +163,4 @@ func confirm(stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan e
 		return errors.New("not confirmed: nothing was sent")
 	}
 	return nil
-}
-
-// openTarget opens what a run sends its load to, once past its dry run,
-// and hands it to use with the testbed's status (nil for a service): the
-// service of --target, confirmed and connected, or the testbed, the
-// running one or one started for the run and stopped after it.
-func openTarget(ctx context.Context, stderr io.Writer, opts stampedeOptions, plan experiment.Plan,
-	use func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error) error {
-	if svc := opts.service; svc != nil {
-		if err := confirm(stderr, opts, svc, plan); err != nil {
-			return err
-		}
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := svc.Connect(cctx)
-		cancel()
-		if herd.IsField(err) { // the target file's to fix: performance_schema off, a user without grants
-			return usageError{err}
-		}
-		if err != nil {
-			return err
-		}
-		defer svc.Close()
-		return use(svc, experiment.ServiceSubject(svc), nil)
-	}
-	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr, plan))
-	if err != nil {
-		return testbedError(err)
-	}
-	defer stopTestbed(ctx, stderr, run)
-	if !run.Started {
-		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
-		warnIgnored(stderr, run.Ignored)
-	}
-	bed, err := subject.Open(ctx, run.Status, run.Restarter())
-	if err != nil {
-		return err
-	}
-	defer bed.Close()
-	return use(bed.Target, bed, &run.Status)
 }

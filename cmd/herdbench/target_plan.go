@@ -8,6 +8,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/targets"
 )
 
 // planFlags are the flags a target file's plan: may set.
@@ -30,9 +31,8 @@ func planFlagsSet(fs *pflag.FlagSet) map[string]bool {
 // line nor a scenario file set (opts.PlanSet), read as its flag reads it,
 // so precedence is defaults < target file < scenario file < flags.
 // Problems are at the value's file:line.
-func targetPlan(opts stampedeOptions) (experiment.Plan, herd.FieldErrors) {
-	svc := opts.service
-	if svc == nil || svc.File() == nil {
+func targetPlan(opts stampedeOptions, svc *targets.Target) (experiment.Plan, herd.FieldErrors) {
+	if svc.File() == nil {
 		return opts.Plan, nil
 	}
 	settings := svc.File().Plan.Settings()
@@ -65,11 +65,7 @@ var keyFlags = []string{"keys", "hot-keys", "zipf"}
 // space's flags where the target file declares its own keys (--hot-keys
 // only where it says how many are hot). An arm on a service is its
 // headers, query values and hooks, in its target file.
-func notForTarget(opts stampedeOptions) herd.FieldErrors {
-	svc := opts.service
-	if svc == nil {
-		return nil
-	}
+func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
 	var bad herd.FieldErrors
 	for _, f := range opts.TestbedSet {
 		bad.Add(optionName(f), "starts the bundled testbed, and --target %s is a service herdbench did not start (accepted: leave it out)", svc.Name)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/workers"
 )
@@ -23,6 +24,7 @@ type workerOptions struct {
 	Listen     string
 	AllowHosts []string
 	Idle       time.Duration
+	TokenFile  string // "": $HERDBENCH_WORKER_TOKEN
 }
 
 func newWorkerCmd(stderr io.Writer) *cobra.Command {
@@ -33,7 +35,9 @@ func newWorkerCmd(stderr io.Writer) *cobra.Command {
 		Long: `Serve the worker API: a controller (herdbench stampede --workers ...) gives
 this worker its stripe of each arm's schedule, the worker starts it at the
 instant it is told on its own clock, and returns what it recorded. It
-sends only to loopback and to the hosts --allow-host names.
+sends only to loopback and to the hosts --allow-host names. Beyond
+loopback, every call must carry its token (--token-file, or
+$HERDBENCH_WORKER_TOKEN; the controller's --worker-token-file).
 docs/distributed.md has the whole path, Kubernetes included.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -45,14 +49,27 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 					return usageErrorf("--allow-host: %v", err)
 				}
 			}
+			token, err := workers.ReadToken(opts.TokenFile)
+			if err != nil {
+				return usageErrorf("--token-file: %v", err)
+			}
+			if token == "" && !workers.LoopbackOnly(opts.Listen) {
+				return usageErrorf("--listen %s: beyond loopback without a token, anything that reaches it could make this worker send load "+
+					"(accepted: --token-file FILE or $%s, %d characters or more; or a loopback address such as 127.0.0.1:7070)",
+					opts.Listen, workers.TokenEnv, workers.MinTokenLen)
+			}
 			ln, err := net.Listen("tcp", opts.Listen)
 			if err != nil {
 				return usageErrorf("--listen %s: %v (accepted: a free HOST:PORT, such as 127.0.0.1:7070 or :7070)", opts.Listen, err)
 			}
-			w := workers.NewWorker(herdbenchVersion(), opts.AllowHosts)
+			w := workers.NewWorker(herdbenchVersion(), opts.AllowHosts, token)
 			w.Log = slog.New(slog.NewTextHandler(stderr, nil))
 			fmt.Fprintf(stderr, "herdbench worker %s listening on %s\n", herdbenchVersion(), ln.Addr())
-			if err := w.Serve(c.Context(), ln, opts.Idle); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			err = w.Serve(c.Context(), ln, opts.Idle)
+			if n := w.Refused(); n > 0 {
+				fmt.Fprintf(stderr, "refused %d calls without the worker token\n", n)
+			}
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil
@@ -62,6 +79,7 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 	nonEmptyVar(fs, &opts.Listen, "listen", opts.Listen, "HOST:PORT, such as 127.0.0.1:7070, or :7070 for every interface", "`HOST:PORT` to serve the worker API on (:7070 for every interface, as in a pod)")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "a host besides loopback this worker may send to (repeatable)")
 	fs.DurationVar(&opts.Idle, "idle-timeout", 0, "exit after this long with no request and nothing running (0: never)")
+	fs.StringVar(&opts.TokenFile, "token-file", "", "`FILE` holding the token every call must carry (default: $HERDBENCH_WORKER_TOKEN; required to listen beyond loopback)")
 	return c
 }
 
@@ -87,5 +105,22 @@ func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Targe
 		}
 	}
 	slices.Sort(hosts)
-	return workers.NewController(urls, herdbenchVersion(), hosts), nil
+	token, err := workers.ReadToken(opts.WorkerToken) // checked before anything started
+	if err != nil {
+		return nil, usageError{herd.Errorf("worker_token_file", "%v", err)}
+	}
+	return workers.NewController(urls, herdbenchVersion(), hosts, token), nil
+}
+
+// workerTokenProblems are --worker-token-file's: given without --workers
+// (it would do nothing), or a token that cannot be read or is too short.
+func workerTokenProblems(opts stampedeOptions) herd.FieldErrors {
+	var bad herd.FieldErrors
+	switch _, err := workers.ReadToken(opts.WorkerToken); {
+	case opts.WorkerToken != "" && opts.Workers == "":
+		bad.Add("worker_token_file", "without --workers it would do nothing (accepted: with --workers, or left out)")
+	case err != nil && (opts.Workers != "" || opts.WorkerToken != ""):
+		bad.Add("worker_token_file", "%v", err)
+	}
+	return bad
 }

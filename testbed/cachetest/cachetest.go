@@ -134,6 +134,18 @@ func HAProxyChecked(t testing.TB, origins []string, retries int, slowstart strin
 	return startHAProxy(t, map[string]any{"Origins": origins, "Retries": retries, "Check": true, "SlowStart": slowstart})
 }
 
+// HAProxyLogged is HAProxy that also logs a line a request on its
+// standard output, the file log names: "herdbench-request rc=N
+// status=S", N its retries (%rc, "+" first when one was redispatched), S
+// the status it answered. It is HAProxy's second account of its retries,
+// beside its stats page's.
+func HAProxyLogged(t testing.TB, origins []string, retries int) (base, stats, log string) {
+	t.Helper()
+	data := map[string]any{"Origins": origins, "Retries": retries, "Log": true}
+	base, stats = startHAProxy(t, data)
+	return base, stats, data["Output"].(string)
+}
+
 func startHAProxy(t testing.TB, data map[string]any) (base, stats string) {
 	t.Helper()
 	bins := require(t, "haproxy", "haproxy")
@@ -143,6 +155,7 @@ func startHAProxy(t testing.TB, data map[string]any) (base, stats string) {
 	path := filepath.Join(dir, "haproxy.cfg")
 	write(t, path, render(t, haproxyCfg, data))
 	done := proctest.Start(t, dir, bins[0], "-f", path, "-db")
+	data["Output"] = filepath.Join(dir, "output.log")
 	ready(t, "http://"+statsAddr, filepath.Join(dir, "output.log"), done)
 	return "http://" + listen, "http://" + statsAddr + "/stats"
 }

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -362,6 +364,9 @@ func TestRestartStatusDown(t *testing.T) {
 		{"api", true, []string{base + "restart api-1", base + "restart api-2", base + "restart api-3"}},
 		{"redis", false, []string{base + "restart redis"}},
 		{"postgres", true, []string{base + "restart postgres"}},
+		{"api-2", false, []string{base + "restart api-2"}}, // one replica's herd: the others serve on
+		{"api-1,api-3", false, []string{base + "restart api-1 api-3"}},
+		{"api-3,api-1", true, []string{base + "restart api-1", base + "restart api-3"}}, // in the testbed's order
 	}
 	for _, tt := range tests {
 		f.reset(t)
@@ -383,7 +388,8 @@ func TestRestartStatusDown(t *testing.T) {
 		if !slices.Equal(restarts, tt.want) || psAfter < len(tt.want) {
 			t.Errorf("Restart(%s, rolling %v) ran %q with %d health checks after; want %q, each followed by one", tt.part, tt.rolling, restarts, psAfter, tt.want)
 		}
-		wantNames := []string{tt.part}
+		wantNames := herd.PartNames(tt.part)
+		slices.Sort(wantNames)
 		if tt.part == "api" {
 			wantNames = []string{"api-1", "api-2", "api-3"}
 		}
@@ -393,6 +399,9 @@ func TestRestartStatusDown(t *testing.T) {
 	}
 	if _, err := Restart(context.Background(), dir, "dns", false); err == nil || !strings.Contains(err.Error(), "accepted: api, redis, postgres") {
 		t.Errorf("Restart(dns) = %v; want the accepted parts", err)
+	}
+	if _, err := Restart(context.Background(), dir, "api-4", false); err == nil || !strings.Contains(err.Error(), "unknown part") {
+		t.Errorf("Restart(api-4) on 3 replicas = %v; want it refused", err)
 	}
 	// a service gone makes status say so
 	_ = os.Remove(filepath.Join(f.dir, "ps-1.json"))
@@ -454,7 +463,7 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 			case "GET /admin/config":
 				_ = json.NewEncoder(w).Encode(r.config)
 			case "GET /healthz":
-				_ = json.NewEncoder(w).Encode(api.Health{Replica: fmt.Sprintf("api-%d", i+1), Seed: r.seed})
+				_ = json.NewEncoder(w).Encode(admin.Health{Replica: fmt.Sprintf("api-%d", i+1), Seed: r.seed})
 			case "PUT /admin/config":
 				_ = json.NewDecoder(req.Body).Decode(&r.config)
 			case "POST /admin/reset":
@@ -480,7 +489,8 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 	}
 	for i, r := range replicas {
 		// what the replica answers now: a restart not yet seen shows here
-		c, err := api.NewClient(urls[i]).Config(context.Background())
+		raw, err := admin.NewClient(urls[i]).Config(context.Background())
+		c, _ := api.ConfigOf(raw)
 		if err != nil || c.Strategy != api.Lock {
 			t.Errorf("api-%d answers strategy %q, %v after the restart; want lock", i+1, c.Strategy, err)
 		}

@@ -150,7 +150,7 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 			return string(out)
 		}
 	}
-	for _, part := range []string{"api", "redis", "postgres"} {
+	for _, part := range []string{"api", "api-2", "redis", "postgres"} {
 		t.Run("restart "+part+" through the engine", func(t *testing.T) {
 			before := started(t, part)
 			p := plan(t, "restart", time.Minute, api.None, "restart", part)
@@ -168,6 +168,10 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 			}
 			if part == "api" && strings.Count(after, "\n") != 3 {
 				t.Errorf("restart api: start times %q; want the 3 replicas'", after)
+			}
+			if was, is := strings.Split(before, "\n"), strings.Split(after, "\n"); part == "api-2" &&
+				(len(is) < 3 || was[0] != is[0] || was[1] == is[1] || was[2] != is[2]) {
+				t.Errorf("restart api-2: start times %q, then %q; want api-2's alone new (one replica's herd: the others serve on)", was, is)
 			}
 			switch part {
 			case "redis": // a new, empty Redis: reconnected replicas reload what is asked

@@ -37,10 +37,17 @@ func TestWorkersAsContainersOnADockerNetwork(t *testing.T) {
 		replicas = append(replicas, ip(strings.TrimSpace(docker("ps", "-q", svc))))
 	}
 
+	// beyond loopback a worker takes only calls with its token
+	const token = "e2e-worker-token-0123456789abcdef"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var urls, seen []string
 	for i := range workers {
 		name := fmt.Sprintf("%s-worker-%d", project, i)
-		args := []string{"run", "-d", "--rm", "--name", name, "--network", network, "herdbench:local", "worker", "--listen", ":7070"}
+		args := []string{"run", "-d", "--rm", "--name", name, "--network", network, "-e", "HERDBENCH_WORKER_TOKEN=" + token,
+			"herdbench:local", "worker", "--listen", ":7070"}
 		for _, r := range replicas {
 			args = append(args, "--allow-host", r)
 		}
@@ -93,7 +100,7 @@ postgres:
 	}
 	out := filepath.Join(dir, "results.json")
 	const rate = 300
-	code, stdout, stderr := localtest.Run(t, nil, "stampede", "--target", target, "--yes", "--workers", strings.Join(urls, ","),
+	code, stdout, stderr := localtest.Run(t, nil, "stampede", "--target", target, "--yes", "--workers", strings.Join(urls, ","), "--worker-token-file", tokenFile,
 		"--rate", fmt.Sprint(rate), "--warmup", "500ms", "--before", "1s", "--after", "2s", "--results-dir", dir, "--json", out)
 	t.Logf("stampede from %d worker containers: exit %d\n%s%s", workers, code, stdout, stderr)
 	if code != 0 {
