@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/herdbench/herdbench/load"
@@ -163,27 +162,17 @@ func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
 // triggerEnv is what the trigger may touch of the target.
 func (a *armRun) triggerEnv() triggers.Env {
 	tg := a.tg
-	env := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Owned, Channel: tg.Channel,
-		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
+	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Likes,
 		HotKeys: a.hot, API: endpointsOf(tg, a.arm), Request: armRequester(tg, a.arm), Restarter: tg.Restarter, LB: tg.LB(),
-		Memcached: tg.MemcachedItems(), MySQL: tg.MySQLConns(), Likes: tg.Likes,
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
-	if tg.RedisKey != "" {
-		env.RedisKey = tg.KeyOf
-	}
-	if c := tg.HTTPCache(); c != nil {
-		// the arm's selection goes with its invalidations: a cache that
-		// keys its entries by the arm's header purges the arm's own
-		if s := a.arm.Select; s != nil {
-			for k, v := range s.Headers {
-				c.Header.Set(k, v)
-			}
-			c.Query = url.Values{}
-			for k, v := range s.Query {
-				c.Query.Set(k, v)
+	if s := a.arm.Select; s != nil {
+		// the arm's selection goes with the caches' invalidations: a cache
+		// that keys its entries by the arm's header purges the arm's own
+		for _, c := range env.Caches {
+			if sc, ok := c.(triggers.Selective); ok {
+				sc.Select(s.Headers, s.Query)
 			}
 		}
-		env.HTTPCache = c
 	}
 	return env
 }
