@@ -32,7 +32,7 @@ type Escape struct {
 	Limit  herd.Duration `json:"step_limit"`
 }
 
-// DefaultEscape is --escape alone (on): 75%, 50%, 25% and 10% of the
+// DefaultEscape is --escape on: 75%, 50%, 25% and 10% of the
 // arm's rate, each judged for up to 10 s.
 var DefaultEscape = Escape{Shares: []float64{0.75, 0.5, 0.25, 0.1}, Limit: herd.Duration(10 * time.Second)}
 
@@ -123,8 +123,8 @@ func (e Escape) String() string {
 
 func pct(v float64) string { return strconv.FormatFloat(v*100, 'g', 4, 64) + "%" }
 
-// EscapeValue is --escape as text, for a flag (pflag's Value; "on" when
-// given without a value): it sets P.Escape, nil for off.
+// EscapeValue is --escape as text, for a flag (pflag's Value): it sets
+// P.Escape, nil for off.
 type EscapeValue struct{ P *Plan }
 
 func (v EscapeValue) String() string {
