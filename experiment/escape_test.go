@@ -140,3 +140,45 @@ func TestEscapeNextStep(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func sameFloat(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// Over repeated runs, a run that found no escape load counts below every
+// rate stepped to: the median of none, 5 and 10 req/s is 5; of none, none
+// and 5 is none; the spread's min is then null.
+func TestEscapeMedians(t *testing.T) {
+	run := func(rps *float64) ArmResult {
+		r := synthRun(100, 1, nil, Metastable)
+		start := int64(7000)
+		r.Escape = &EscapeResult{FromRPS: 20, StartMS: &start, RPS: rps, Steps: []EscapeStep{}}
+		if rps != nil {
+			r.Escape.Share = num(*rps / 20)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		rps  []*float64
+		want *float64
+	}{{[]*float64{nil, num(10), num(5)}, num(5)}, {[]*float64{num(5), nil, nil}, nil}, {[]*float64{num(10), num(5), num(10)}, num(10)}} {
+		var runs []ArmResult
+		for _, v := range c.rps {
+			runs = append(runs, run(v))
+		}
+		got, err := Aggregate(runs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameFloat(got.Escape.RPS, c.want) {
+			t.Errorf("median escape.rps of %v = %s; want %s", fmtNums(c.rps), fmtNum(got.Escape.RPS), fmtNum(c.want))
+		}
+		if s, ok := got.SpreadOf("escape.rps"); c.rps[1] == nil && (!ok || s.Min != nil) {
+			t.Errorf("spread of escape.rps over %v = %+v; want min null", fmtNums(c.rps), s)
+		}
+	}
+}
+
+func fmtNums(vs []*float64) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = fmtNum(v)
+	}
+	return out
+}
