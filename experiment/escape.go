@@ -114,11 +114,16 @@ func (e Escape) Check() error {
 
 // String is e as --escape takes it: 75%,50%,25%,10%:10s.
 func (e Escape) String() string {
+	return strings.Join(escapeShares(e), ",") + ":" + e.Limit.String()
+}
+
+// escapeShares are e's shares as percentages: 75%.
+func escapeShares(e Escape) []string {
 	parts := make([]string, len(e.Shares))
 	for i, v := range e.Shares {
 		parts[i] = pct(v)
 	}
-	return strings.Join(parts, ",") + ":" + e.Limit.String()
+	return parts
 }
 
 func pct(v float64) string { return strconv.FormatFloat(v*100, 'g', 4, 64) + "%" }
