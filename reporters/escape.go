@@ -9,18 +9,27 @@ import (
 
 // escapeCell is the summary's escape column for a (--escape): the escape
 // load and its share of the rate that tipped the arm, "none" when no step
-// brought the service back, "not stuck" when the arm never stepped down.
+// brought the service back, "not stuck" when the arm never stepped down
+// ("no room" when it was stuck too late in its after window for a step).
 func escapeCell(a experiment.ArmResult) string {
-	e := a.Escape
-	switch {
-	case e == nil:
+	if a.Escape == nil {
 		return "-"
-	case e.StartMS == nil:
-		return "not stuck"
-	case e.RPS == nil:
-		return "none"
 	}
-	return rps(*e.RPS) + " (" + pct(*e.Share) + ")"
+	if a.Escape.RPS == nil {
+		return unstepped(a)
+	}
+	return rps(*a.Escape.RPS) + " (" + pct(*a.Escape.Share) + ")"
+}
+
+// unstepped is why a has no escape load: none, not stuck or no room.
+func unstepped(a experiment.ArmResult) string {
+	switch {
+	case a.Escape.StartMS != nil:
+		return "none"
+	case a.Verdict == experiment.Metastable:
+		return "no room"
+	}
+	return "not stuck"
 }
 
 // hasEscape says whether some arm of rep ran with --escape.
@@ -61,22 +70,18 @@ func rps(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "/s" }
 // tPlus is an instant from T: "T+12.3s".
 func tPlus(ms int64) string { return fmt.Sprintf("T%+.1fs", float64(ms)/1000) }
 
-// escapeRPS and escapeShare are e's escape load and its share as JUnit
-// properties: "none" when no step came back, "not stuck" when the arm
-// never stepped down.
-func escapeRPS(e *experiment.EscapeResult) string {
-	switch {
-	case e.StartMS == nil:
-		return "not stuck"
-	case e.RPS == nil:
-		return "none"
+// escapeRPS and escapeShare are a's escape load and its share as JUnit
+// properties, or why there is none (unstepped).
+func escapeRPS(a experiment.ArmResult) string {
+	if a.Escape.RPS == nil {
+		return unstepped(a)
 	}
-	return rps(*e.RPS)
+	return strconv.FormatFloat(*a.Escape.RPS, 'f', -1, 64)
 }
 
-func escapeShare(e *experiment.EscapeResult) string {
-	if e.Share == nil {
-		return escapeRPS(e)
+func escapeShare(a experiment.ArmResult) string {
+	if a.Escape.Share == nil {
+		return unstepped(a)
 	}
-	return strconv.FormatFloat(*e.Share, 'f', -1, 64)
+	return strconv.FormatFloat(*a.Escape.Share, 'f', -1, 64)
 }

@@ -108,9 +108,9 @@ func properties(suite *junit.Testsuite, rep *experiment.Report) {
 				suite.AddProperty("verdict:"+a.Name+":"+c.Name, f.Verdict)
 			}
 		}
-		if e := a.Escape; e != nil { // the escape load, or none
-			suite.AddProperty("escape.rps:"+a.Name, strings.TrimSuffix(escapeRPS(e), "/s"))
-			suite.AddProperty("escape.share:"+a.Name, escapeShare(e))
+		if a.Escape != nil { // the escape load, or why there is none
+			suite.AddProperty("escape.rps:"+a.Name, escapeRPS(a))
+			suite.AddProperty("escape.share:"+a.Name, escapeShare(a))
 		}
 		if lb := a.LB; lb != nil { // what the load balancer sent on, by its own counters
 			suite.AddProperty("lb.amplification:"+a.Name, strconv.FormatFloat(lb.Amplification, 'f', -1, 64))
