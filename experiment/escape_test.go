@@ -182,3 +182,57 @@ func fmtNums(vs []*float64) []string {
 	}
 	return out
 }
+
+// The live escape, on rows as they are answered: the first metastable
+// verdict begins the first step (its rows are the verdict's), a step
+// whose rows reach the limit without coming back makes way for the next,
+// and a step back in band ends the arm, its load cut at the next row's
+// edge.
+func TestEscapeStepsDownLive(t *testing.T) {
+	tt := time.Unix(1000, 0)
+	base := Row{Requests: 20, OK: 20, Attempts: 20, DBQPS: 10, P99MS: 5}
+	stuck := Row{Requests: 15, OK: 1, Attempts: 75, DBQPS: 3, P99MS: 1000}
+	back := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 8, P99MS: 5}
+	// stuck until the second step, at 9.2 s, and back from 9.5 s
+	rows := synthetic(base, 20000, func(tms int64) Row {
+		if tms < 9500 {
+			return stuck
+		}
+		return back
+	})
+	ended := int64(500)
+	resTo := func(to int64) *ArmResult {
+		n := 0
+		for n < len(rows) && rows[n].TMS < to {
+			n++
+		}
+		res := &ArmResult{Timeline: rows[:n], DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: &ended}, baselineP99: 5, Verdict: Metastable}
+		res.Windows = windowsOf(rows[:n], &ended)
+		return res
+	}
+	a := &armRun{p: Plan{After: herd.Duration(60 * time.Second)}}
+	e := &ending{escape: &escaping{plan: Escape{Shares: []float64{0.75, 0.5, 0.25}, Limit: herd.Duration(2 * time.Second)}, rate: 200}}
+	x := e.escape
+	for _, c := range []struct {
+		now, answered time.Duration
+		over          bool
+		steps         int
+	}{
+		{6 * time.Second, 5 * time.Second, false, 1},          // metastable on the rows to T+5 s: 75% from T+6.2 s
+		{7 * time.Second, 6500 * time.Millisecond, false, 1},  // judging the step's first rows
+		{9 * time.Second, 8200 * time.Millisecond, false, 2},  // its 2 s are over, stuck: 50% from T+9.2 s
+		{11 * time.Second, 10 * time.Second, false, 2},        // back from 9.5 s, but its hold not whole yet
+		{12 * time.Second, 10600 * time.Millisecond, true, 2}, // a hold in band: over
+	} {
+		over := e.stepDown(x, a, resTo(c.answered.Milliseconds()), tt.Add(c.now), tt, c.answered)
+		if over != c.over || len(x.begun) != c.steps {
+			t.Fatalf("at T+%s (rows to T+%s): over %t, %d steps; want %t, %d", c.now, c.answered, over, len(x.begun), c.over, c.steps)
+		}
+	}
+	if e.decided != 5*time.Second || x.begun[0].StartMS != 6200 || x.begun[1].StartMS != 9200 {
+		t.Errorf("decided on rows to %s, steps from %d and %d ms; want 5s, 6200, 9200", e.decided, x.begun[0].StartMS, x.begun[1].StartMS)
+	}
+	if at, ok := e.cut.When(); !ok || !at.Equal(tt.Add(12100*time.Millisecond-time.Nanosecond)) {
+		t.Errorf("cut at %v (%t); want the row's edge after T+12 s, less a nanosecond", at.Sub(tt), ok)
+	}
+}
