@@ -79,7 +79,8 @@ func ParseEscape(s string) (*Escape, error) {
 	return &e, nil
 }
 
-// parseShare reads a share as a percentage (75%) or a ratio (0.75).
+// parseShare reads a share as a percentage (75%) or a ratio (0.75), to
+// a millionth (0.0001%), so that its text reads back the same.
 func parseShare(f string) (float64, error) {
 	p, pct := strings.CutSuffix(f, "%")
 	v, err := strconv.ParseFloat(p, 64)
@@ -89,7 +90,7 @@ func parseShare(f string) (float64, error) {
 	if pct {
 		v /= 100
 	}
-	return v, nil
+	return math.Round(v*1e6) / 1e6, nil
 }
 
 // Check says what is wrong with e: shares out of (0, 1) or not
@@ -126,7 +127,8 @@ func escapeShares(e Escape) []string {
 	return parts
 }
 
-func pct(v float64) string { return strconv.FormatFloat(v*100, 'g', 4, 64) + "%" }
+// pct is a share as a percentage, to its millionth: 75%, 12.3456%.
+func pct(v float64) string { return strconv.FormatFloat(math.Round(v*1e6)/1e4, 'g', -1, 64) + "%" }
 
 // EscapeValue is --escape as text, for a flag (pflag's Value): it sets
 // P.Escape, nil for off.

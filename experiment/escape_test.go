@@ -236,3 +236,21 @@ func TestEscapeStepsDownLive(t *testing.T) {
 		t.Errorf("cut at %v (%t); want the row's edge after T+12 s, less a nanosecond", at.Sub(tt), ok)
 	}
 }
+
+// FuzzParseEscape: --escape's parser never panics, and what it accepts
+// reads back the same from its own String.
+func FuzzParseEscape(f *testing.F) {
+	for _, s := range []string{"on", "off", "on:20s", "75%,50%", "0.6,0.3:15s", "50%,75%", ":", "%", "1e-400%,", "on:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := ParseEscape(s)
+		if err != nil || e == nil {
+			return
+		}
+		again, err := ParseEscape(e.String())
+		if err != nil || again == nil || again.String() != e.String() {
+			t.Errorf("ParseEscape(%q).String() = %q reads back as %v, %v", s, e.String(), again, err)
+		}
+	})
+}
