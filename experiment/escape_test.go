@@ -191,12 +191,18 @@ func fmtNums(vs []*float64) []string {
 func TestEscapeStepsDownLive(t *testing.T) {
 	tt := time.Unix(1000, 0)
 	base := Row{Requests: 20, OK: 20, Attempts: 20, DBQPS: 10, P99MS: 5}
-	stuck := Row{Requests: 15, OK: 1, Attempts: 75, DBQPS: 3, P99MS: 1000}
+	stuck := func(n int64) Row { return Row{Requests: n, OK: 1, Attempts: 5 * n, DBQPS: 3, P99MS: 1000} }
 	back := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 8, P99MS: 5}
-	// stuck until the second step, at 9.2 s, and back from 9.5 s
+	// stuck at the arm's rate, at 75% from 6.2 s, at 50% from 9.2 s, and
+	// back from 9.5 s
 	rows := synthetic(base, 20000, func(tms int64) Row {
-		if tms < 9500 {
-			return stuck
+		switch {
+		case tms < 6200:
+			return stuck(20)
+		case tms < 9200:
+			return stuck(15)
+		case tms < 9500:
+			return stuck(10)
 		}
 		return back
 	})
@@ -234,6 +240,16 @@ func TestEscapeStepsDownLive(t *testing.T) {
 	}
 	if at, ok := e.cut.When(); !ok || !at.Equal(tt.Add(12100*time.Millisecond-time.Nanosecond)) {
 		t.Errorf("cut at %v (%t); want the row's edge after T+12 s, less a nanosecond", at.Sub(tt), ok)
+	}
+	// the arm's verdict is the rows' it was decided on: judged on the
+	// whole timeline, its last hold at half the rate is offered less than
+	// the baseline's work, and reads recovering, not what held it down
+	whole := resTo(12100)
+	e.judgeOn(whole)
+	alone := resTo(12100)
+	judge(alone, 5)
+	if whole.Verdict != Metastable || alone.Verdict != Recovering {
+		t.Errorf("verdict on the rows decided %s, on the whole timeline %s; want metastable, recovering", whole.Verdict, alone.Verdict)
 	}
 }
 
