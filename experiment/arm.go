@@ -253,7 +253,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: cl.Retry}
 	a.ending = newEnding(p, lc.Bound())
 	a.settle = settleOf(lc.Bound(), a.applied.Bound)
-	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Load: load.Config{
+	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Steps: a.ending.stepsOf(), Load: load.Config{
 		Targets: endpointsOf(a.tg, a.arm), Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),

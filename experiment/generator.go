@@ -36,6 +36,9 @@ type Job struct {
 	// Cut may end the load before its After (an arm that ends on its
 	// verdict); a Generator that cannot cut refuses a Job that has one
 	Cut *load.Cut
+	// Steps may lower the load's rate while it runs (--escape); it comes
+	// with a Cut, so a Generator that cannot cut refuses it too
+	Steps *load.Steps
 }
 
 // BurstSender is a Generator that releases the burst trigger's clients
@@ -98,7 +101,7 @@ func (inProcess) Prepare(_ context.Context, job Job) (Prepared, error) {
 	c := job.Load
 	c.Source = job.Space.Source(job.Seed)
 	c.Classes = loadClasses(job.Classes, job.Seed)
-	c.Cut = job.Cut
+	c.Cut, c.Steps = job.Cut, job.Steps
 	return localLoad{c}, nil
 }
 

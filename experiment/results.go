@@ -105,6 +105,9 @@ type ArmResult struct {
 	// Loop is the after window's figures beside the before window's, and
 	// on a metastable arm the one furthest from its baseline (loop.go)
 	Loop *Loop `json:"loop,omitempty"`
+	// Escape is what stepping the load down found once the arm was
+	// metastable (--escape, escape.go); absent without --escape
+	Escape *EscapeResult `json:"escape,omitempty"`
 	// RecoveryMS is when the arm was back within its band, from the
 	// trigger's end (trigger.ended_ms); RecoveryFromTMS the same instant
 	// from T; null: not recovered

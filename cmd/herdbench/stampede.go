@@ -187,6 +187,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.DurationVar((*time.Duration)(&p.Warmup), "warmup", time.Duration(p.Warmup), "load before measuring")
 	fs.DurationVar((*time.Duration)(&p.Before), "before", time.Duration(p.Before), "measured load before T: the baseline")
 	fs.Var(experiment.AfterValue{P: p}, "after", "measured load after T: a duration, or auto[:MAX] to go on until the arm has recovered and held, or MAX (default "+experiment.DefaultAfterMax.String()+") has passed")
+	fs.Var(experiment.EscapeValue{P: p}, "escape", "once an arm is judged metastable, step its rate down until the service comes back: the escape load (escape.rps); "+experiment.EscapeForms)
 	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", experiment.MaxRepeat))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
 	grouped(fs, groupTestbed, func() {
@@ -215,7 +216,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 // for help (helpgroups.go).
 func groupStampedeFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 	regroup(fs, groupTarget, "target", "allow-host", "dry-run", "yes", "workers", "worker-count", "worker-token-file")
-	regroup(fs, groupPlan, "arms", "rate", "keys", "hot-keys", "zipf", "warmup", "before", "after", "repeat", "seed")
+	regroup(fs, groupPlan, "arms", "rate", "keys", "hot-keys", "zipf", "warmup", "before", "after", "escape", "repeat", "seed")
 	regroup(fs, groupClients, "clients", "timeout", "retry", "retry-budget", "throttle", "hedge", "client-breaker", "critical")
 	regroup(fs, groupTrigger, "trigger")
 	for _, o := range reg.Options() {
@@ -267,6 +268,9 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, workerTokenProblems(opts)...)
 	if opts.Workers != "" && len(opts.Abort) > 0 {
 		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
+	}
+	if opts.Workers != "" && plan.Escape != nil {
+		bad.Add("escape", "with --workers: the workers' schedules are theirs once sent, and cannot step down when the arm is stuck (accepted: off, or no --workers)")
 	}
 	if opts.Workers != "" && plan.AfterAuto {
 		bad.Add("after", "auto with --workers: the workers' schedules are theirs once sent, and cannot be cut when the arm recovers (accepted: a duration, or no --workers)")
