@@ -398,6 +398,7 @@ type Row struct {
 	// server's attempts by name
 	LBRequests int64            `json:"lb_requests,omitempty"`
 	LBSent     int64            `json:"lb_sent,omitempty"`
+	LBQueue    int64            `json:"lb_queue,omitempty"` // the most requests HAProxy held queued in the row's readings
 	LBServers  map[string]int64 `json:"lb_servers,omitempty"`
 	// The testbed's API replicas' in this row, each by its name (api-1,
 	// ...), from their own counters (herdbench_api_requests_total): the

@@ -291,3 +291,51 @@ func loggedRetries(t *testing.T, path string) (retries, redispatched int64) {
 	}
 	return retries, redispatched
 }
+
+// A herd waits in the load balancer's queue: one slow server (100 ms a
+// request) that takes one request at a time behind HAProxy, sent 40 a
+// second. lb.queue_peak is the most requests HAProxy held queued in a
+// reading, at most what its own stats page says was ever queued (qmax,
+// read after the run), and the timeline's lb_queue rows never exceed it.
+func TestALoadBalancersQueueIsSampled(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(100 * time.Millisecond): // a slow server's work
+		case <-r.Context().Done():
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer origin.Close()
+	base, stats := cachetest.HAProxyQueued(t, []string{origin.Listener.Addr().String()}, 1)
+	dir := t.TempDir()
+	target := filepath.Join(dir, "lb.yaml")
+	yaml := fmt.Sprintf("endpoints: [%s]\nrequest: {path: \"/items/{key}\"}\nkeys: {range: {from: 1, to: 100}, hot: 1}\nhaproxy: {stats: %q, backend: api}\n", base, stats)
+	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jsonFile := filepath.Join(dir, "r.json")
+	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
+		"--command-timeout", "1s", "--rate", "40", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3",
+		"--results-dir", dir, "-o", "json="+jsonFile, "--state-dir", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("stampede behind a queueing HAProxy = exit %d\n%s%s", code, stdout, stderr)
+	}
+	a := readResults(t, jsonFile).Arms[0]
+	if a.LB == nil {
+		t.Fatalf("no lb in the results; warnings %v", a.Warnings)
+	}
+	page := haproxyPage(t, stats)
+	qmax := page["BACKEND"]["qmax"] + page["api-0"]["qmax"]
+	var rows int64
+	for _, r := range a.Timeline {
+		if r.TMS >= 0 {
+			rows = max(rows, r.LBQueue)
+		}
+	}
+	t.Logf("lb.queue_peak %d, api-0's %d; the timeline's lb_queue from T at most %d; HAProxy's qmax %d", a.LB.QueuePeak,
+		a.LB.Servers["api-0"].QueuePeak, rows, qmax)
+	if a.LB.QueuePeak < 2 || a.LB.QueuePeak > qmax || rows > a.LB.QueuePeak {
+		t.Errorf("lb.queue_peak %d, rows' peak %d, HAProxy's qmax %d; want a queue of 2 or more (40/s offered, 10/s served), within qmax, the rows within the peak",
+			a.LB.QueuePeak, rows, qmax)
+	}
+}
