@@ -71,14 +71,15 @@ func (w *Worker) Handler() http.Handler {
 	mux.HandleFunc("POST "+pathStart, w.start)
 	mux.HandleFunc("GET "+pathResult, w.result)
 	mux.HandleFunc("POST /v1/stop", w.stop)
-	guarded := w.guard(mux)
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	// a call refused for want of the token does not keep an idle worker
+	// alive: the idle timer starts again only on the calls guard lets in
+	return w.guard(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		select {
 		case w.used <- struct{}{}:
 		default:
 		}
-		guarded.ServeHTTP(rw, r)
-	})
+		mux.ServeHTTP(rw, r)
+	}))
 }
 
 // Serve serves the worker's API on ln until ctx ends, or until idle passes

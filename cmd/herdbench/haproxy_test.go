@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
@@ -60,6 +62,17 @@ func TestALoadBalancersRetriesAreCounted(t *testing.T) {
 func lbOutage(t *testing.T, st testbed.Status, origins []string, retries int) experiment.ArmResult {
 	t.Helper()
 	base, stats, haproxyLog := cachetest.HAProxyLogged(t, origins, retries)
+	// each run starts from a cold cache: the keys the outage fails are
+	// those no run before cached
+	opt, err := redis.ParseURL(st.Redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	if err := rdb.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
 	localtest.Measures(t)
 	dir := t.TempDir()
 	target := filepath.Join(dir, "lb.yaml")
@@ -109,7 +122,9 @@ haproxy: {stats: %q, backend: api}
 		logged, redispatched, lb.Retries, lb.Redispatches)
 	// a redispatch is one of the retries, of a request marked "+": with
 	// option redispatch, each retry goes to another server
-	if logged != lb.Retries || lb.Redispatches < redispatched || lb.Redispatches > lb.Retries {
+	// the log is the whole run's and the stats count from T: a retry
+	// before T (a slow answer on a busy machine) is in the log alone
+	if d := logged - lb.Retries; d < 0 || d > 3 || lb.Redispatches < redispatched || lb.Redispatches > lb.Retries {
 		t.Errorf("lb.retries %d, lb.redispatches %d; HAProxy's log has %d retries (%%rc), %d requests redispatched: "+
 			"want its retries, and redispatches between the requests redispatched and the retries", lb.Retries, lb.Redispatches, logged, redispatched)
 	}
