@@ -24,6 +24,10 @@ type Redis struct {
 	Channel string                  // where the service listens for broadcast invalidations; "": none
 }
 
+// errNoRedis fails an action on a Redis the target declares and never
+// connected (a dry run's target, or one whose connection failed).
+var errNoRedis = errors.New("the target's Redis is not connected")
+
 var (
 	_ Cache       = (*Redis)(nil)
 	_ Expirer     = (*Redis)(nil)
@@ -57,6 +61,9 @@ func (r *Redis) Delete(ctx context.Context, hot []string) (Touched, error) {
 	if len(keys) == 0 {
 		return Touched{}, nil
 	}
+	if r.Client == nil {
+		return Touched{}, errNoRedis
+	}
 	n, err := r.Client.Unlink(ctx, keys...).Result()
 	if err != nil {
 		return Touched{}, fmt.Errorf("unlink %d hot keys: %w", len(keys), err)
@@ -72,6 +79,9 @@ func (r *Redis) DescribeExpireAt(hot []string) string {
 // ExpireAt makes the hot keys expire exactly at (PEXPIREAT).
 func (r *Redis) ExpireAt(ctx context.Context, hot []string, at time.Time) (Touched, error) {
 	keys := r.HotKeys(hot)
+	if r.Client == nil {
+		return Touched{}, errNoRedis
+	}
 	_, err := r.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range keys {
 			p.PExpireAt(ctx, k, at)
@@ -95,6 +105,9 @@ func (r *Redis) DescribeFlush() string {
 // Flush empties the database (FLUSHDB) when herdbench started it, and
 // otherwise unlinks every key matching the pattern.
 func (r *Redis) Flush(ctx context.Context, _ Env) (Touched, error) {
+	if r.Client == nil {
+		return Touched{}, errNoRedis
+	}
 	if r.Owned {
 		n, err := r.Client.DBSize(ctx).Result()
 		if err != nil {
@@ -154,6 +167,9 @@ func (r *Redis) DescribeBroadcast(hot []string) string {
 // Broadcast publishes the hot keys on the channel, and returns how many
 // subscribers got them.
 func (r *Redis) Broadcast(ctx context.Context, hot []string) (int64, error) {
+	if r.Client == nil {
+		return 0, errNoRedis
+	}
 	n, err := r.Client.Publish(ctx, r.Channel, strings.Join(hot, ",")).Result()
 	if err != nil {
 		return 0, fmt.Errorf("publish: %w", err)
@@ -168,6 +184,9 @@ func (r *Redis) DescribePause(d time.Duration) string {
 // Pause makes Redis stop answering every client for d (CLIENT PAUSE ALL),
 // which Redis ends by itself.
 func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
+	if r.Client == nil {
+		return errNoRedis
+	}
 	if err := r.Client.Do(ctx, "CLIENT", "PAUSE", d.Milliseconds(), "ALL").Err(); err != nil {
 		return fmt.Errorf("pause redis: %w", err)
 	}
@@ -176,6 +195,9 @@ func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
 
 // Unpause ends a pause early (CLIENT UNPAUSE).
 func (r *Redis) Unpause(ctx context.Context) error {
+	if r.Client == nil {
+		return errNoRedis
+	}
 	if err := r.Client.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
 		return fmt.Errorf("unpause redis: %w", err)
 	}

@@ -146,9 +146,35 @@ func TestNotifyAndPauseOnRedis(t *testing.T) {
 	if got, want := o.Plan(env), "CLIENT PAUSE 300 ALL on the Redis (every client of it waits) for 300ms, then CLIENT UNPAUSE"; got != want {
 		t.Errorf("Plan = %q; want %q", got, want)
 	}
+	// a client of the Redis waits out the pause: its command, sent once
+	// the pause began, is answered only after it
+	held := make(chan time.Duration, 1)
+	go func() {
+		other := redis.NewClient(&redis.Options{Addr: rc.Options().Addr, ReadTimeout: 5 * time.Second, DisableIdentity: true})
+		defer other.Close()
+		for begin := time.Now(); time.Since(begin) < 3*time.Second; { // until the pause shows: a GET that takes 200 ms or more
+			start := time.Now()
+			if err := other.Get(ctx, "herdbench-pause-probe").Err(); err != nil && err != redis.Nil {
+				held <- 0
+				return
+			}
+			if d := time.Since(start); d >= 200*time.Millisecond {
+				held <- d
+				return
+			}
+		}
+	}()
 	fired, err = o.Fire(ctx, env)
 	if err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case d := <-held:
+		if d < 200*time.Millisecond {
+			t.Errorf("a client's GET during the pause failed; want it held, then answered")
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("no client's GET was held by the pause; want one waiting 200 ms or more")
 	}
 	if d := fired.Detail.(*OutageDetail); !d.Paused || d.Dependency != herd.Redis || d.ForMS != 300 || d.DownMS < 300 {
 		t.Errorf("detail = %+v; want redis paused for 300 ms", d)

@@ -131,6 +131,8 @@ func (testbedChoice) problems(_ experiment.Plan, _ stampedeOptions, bad herd.Fie
 	return bad
 }
 
+// describe: bed is never nil once resolveTarget made the choice
+// (testbedToUse describes one from the flags even when it cannot be had).
 func (c testbedChoice) describe() (*targets.Target, experiment.Subject) {
 	return c.bed.Target, c.bed
 }
