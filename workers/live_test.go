@@ -172,7 +172,10 @@ func TestWorkersStopOnAFigure(t *testing.T) {
 // herdbench sweep runs from workers: each probe's arm ends on its verdict,
 // cut when it recovered (--after auto) and stopped when it is metastable
 // (--abort-on 'verdict == metastable'), the same look-aside cache as
-// cmd/herdbench's sweep test: 4 hot keys recover, 40 do not.
+// cmd/herdbench's sweep test: 4 hot keys recover, 40 do not. Such an arm
+// is judged metastable from about T+6 s (its settle time and a hold after
+// the trigger), stopped at T+7.0 to 7.4 s here: MAX leaves room for a
+// busy machine.
 func TestWorkersSweep(t *testing.T) {
 	localtest.Require(t)
 	localtest.Measures(t)
@@ -182,7 +185,7 @@ func TestWorkersSweep(t *testing.T) {
 		"--trigger", "expire", "--vary", "hot_keys=4..40", "--repeat", "1", "--max-runs", "2",
 		"--rate", "100", "--keys", "100", "--replicas", "1", "--db-pool", "2", "--query-cost", "200ms",
 		"--timeout", "500ms", "--abandoned-load", "canceled", "--arms", "none",
-		"--warmup", "200ms", "--before", "1s", "--after", "auto:8s", "--abort-on", "verdict == metastable", "--seed", "5")
+		"--warmup", "200ms", "--before", "1s", "--after", "auto:12s", "--abort-on", "verdict == metastable", "--seed", "5")
 	if code != 0 {
 		t.Fatalf("sweep from workers: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -210,8 +213,8 @@ func TestWorkersSweep(t *testing.T) {
 			t.Errorf("probe %s: verdict %s, workers %+v; want %s from 3 workers", sweep.AtText(probed[i].At), r.Verdict, a.Workers, want)
 		}
 	}
-	if a := probed[0].Runs[0].Result; a.Timing.AfterMS == nil || *a.Timing.AfterMS >= 8000 {
-		t.Errorf("4 hot keys: timing %+v; want cut when it recovered, before 8 s", a.Timing)
+	if a := probed[0].Runs[0].Result; a.Timing.AfterMS == nil || *a.Timing.AfterMS >= 12_000 {
+		t.Errorf("4 hot keys: timing %+v; want cut when it recovered, before 12 s", a.Timing)
 	}
 	if a := probed[1].Runs[0].Result; a.Aborted == nil || a.Aborted.Gate != "verdict == metastable" {
 		t.Errorf("40 hot keys: aborted %+v; want stopped by verdict == metastable", a.Aborted)
