@@ -3,8 +3,13 @@ package workers_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -134,18 +139,36 @@ func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
 // records they stream say so: a look-aside cache whose 40 hot keys expire
 // at once drops most requests, and http.drop_rate > 50% stops the arm
 // long before its after window's end (exit 99, as any stop condition).
+// Before T, --metrics-addr already counts the workers' requests.
 func TestWorkersStopOnAFigure(t *testing.T) {
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results.json")
-	code, stdout, stderr := localtest.Run(t, nil, "stampede", "--workers", urls(ws), "--state-dir", localtest.StateDir(t), "--results-dir", dir, "--json", out,
+	metrics := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, localtest.Binary(), "stampede", "--workers", urls(ws), "--state-dir", localtest.StateDir(t), "--results-dir", dir, "--json", out,
 		"--trigger", "expire", "--hot-keys", "40", "--rate", "100", "--keys", "100", "--replicas", "1", "--db-pool", "2", "--query-cost", "200ms",
-		"--timeout", "500ms", "--abandoned-load", "canceled", "--arms", "none", "--warmup", "200ms", "--before", "1s", "--after", "20s",
-		"--abort-on", "http.drop_rate > 50%")
-	if code != 99 {
-		t.Fatalf("stampede with a stop condition that holds: exit %d; want 99\n%s\n%s", code, stdout, stderr)
+		"--timeout", "500ms", "--abandoned-load", "canceled", "--arms", "none", "--warmup", "200ms", "--before", "2s", "--after", "20s",
+		"--abort-on", "http.drop_rate > 50%", "--metrics-addr", metrics)
+	var outb strings.Builder
+	cmd.Stdout, cmd.Stderr = &outb, &outb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var err error
+	go func() { err = cmd.Wait(); close(exited) }()
+	before := requestsBeforeT(ctx, exited, "http://"+metrics+"/metrics")
+	<-exited
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 99 {
+		t.Fatalf("stampede with a stop condition that holds: %v; want exit 99\n%s", err, outb.String())
+	}
+	t.Logf("--metrics-addr before T: %g requests", before)
+	if before <= 0 {
+		t.Errorf("--metrics-addr counted %g requests before T; want the workers' as they came", before)
 	}
 	var rep experiment.Report
 	b, err := os.ReadFile(out)
@@ -226,4 +249,50 @@ func fmtMS(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// freeAddr is a free loopback HOST:PORT.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// requestsBeforeT scrapes the live metrics at u every 50 ms until the
+// trigger fired (its timestamp is set), the run exited or ctx ends, and
+// returns the most requests they counted before T.
+func requestsBeforeT(ctx context.Context, exited <-chan struct{}, u string) float64 {
+	var most float64
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return most
+		case <-exited:
+			return most
+		case <-tick.C:
+		}
+		resp, err := http.Get(u)
+		if err != nil {
+			continue // not serving yet, or done
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var sum float64
+		for _, l := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(l, "herdbench_trigger_timestamp_seconds{") {
+				return most // T: what follows is not before it
+			}
+			if f := strings.Fields(l); strings.HasPrefix(l, "herdbench_requests_total{") && len(f) == 2 {
+				v, _ := strconv.ParseFloat(f[1], 64)
+				sum += v
+			}
+		}
+		most = max(most, sum)
+	}
 }
