@@ -264,6 +264,10 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	if err != nil {
 		return nil, err
 	}
+	heard := heardOf(gen)
+	if a.ending != nil {
+		a.ending.heard = heard
+	}
 	// the load's schedule starts a moment from now, once everything below
 	// is ready, so that T falls on it
 	loadStart := time.Now().Add(gen.Lead())
@@ -285,7 +289,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	defer abortArm(nil)
 	firedc := a.fireAt(armCtx, abortArm, t, tenv, fire)
 	w := watcher{sampler: ld.sampler, rec: rec, t: t, loadStart: loadStart, warmup: time.Duration(p.Warmup), progress: a.progress,
-		conds: numberConds(p.Abort), abort: abortArm, observesDB: a.tg.DB != nil || a.tg.MySQL != nil, judgeEvery: judgeEvery}
+		conds: numberConds(p.Abort), abort: abortArm, observesDB: a.tg.DB != nil || a.tg.MySQL != nil, judgeEvery: judgeEvery, heard: heard}
 	if e := a.ending; e != nil {
 		w.judge = func(now time.Time) bool { return e.check(a, now, ld.sampler, rec, t) }
 	}

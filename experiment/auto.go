@@ -41,6 +41,7 @@ type ending struct {
 	conds []gates.Gate // stop conditions on the verdict
 	bound time.Duration
 	cut   load.Cut
+	heard func(now time.Time) time.Time // the requests are filed up to it (Hearer); nil: now
 
 	escape *escaping // --escape's steps; nil without
 
@@ -133,7 +134,7 @@ func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, re
 	}
 	// a request intended at i has its record by i + bound (and its lag);
 	// its row's last sample comes a row later
-	answered := now.Add(-e.bound - 2*RowWidth)
+	answered := heardAt(e.heard, now).Add(-e.bound - 2*RowWidth)
 	after := min(answered.Sub(t).Truncate(RowWidth), time.Duration(a.p.After)) // no row past the schedule's end
 	endMS := max(f.ended.Sub(t).Milliseconds(), 0)
 	if after <= time.Duration(endMS)*time.Millisecond {

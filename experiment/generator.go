@@ -59,10 +59,10 @@ type Prepared interface {
 	// Lead is how long before its schedule starts the load must be told.
 	Lead() time.Duration
 	// Run sends the load on its schedule from start, with T at t, until
-	// it ends or ctx does, and files every request into rec: one by one
-	// through each where the requests are sent from this process, merged
-	// from the workers' recorders where they are not. It returns how the
-	// workers kept the herd together; nil on this machine.
+	// it ends or ctx does, and files every request through each, one by
+	// one, as it ends (the workers' as they stream in: see Hearer); rec is
+	// the arm's recorder each files into. It returns how the workers kept
+	// the herd together; nil on this machine.
 	Run(ctx context.Context, start, t time.Time, rec *Recorder, each func(load.Record)) (*Workers, error)
 }
 
@@ -92,6 +92,9 @@ type Worker struct {
 	FirstLagMS float64     `json:"first_lag_ms"`
 	Load       LoadFigures `json:"load"`            // its generator's own figures
 	Burst      int         `json:"burst,omitempty"` // the burst trigger's clients it released
+	// PastCut is how many requests it sent past the arm's cut, which
+	// reached it after its instant: not in the arm's figures
+	PastCut int64 `json:"past_cut,omitempty"`
 }
 
 // inProcess sends the load from this process.

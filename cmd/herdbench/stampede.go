@@ -266,14 +266,8 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, problems...)
 	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
 	bad = append(bad, workerTokenProblems(opts)...)
-	if opts.Workers != "" && len(opts.Abort) > 0 {
-		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
-	}
 	if opts.Workers != "" && plan.Escape != nil {
-		bad.Add("escape", "with --workers: the workers' schedules are theirs once sent, and cannot step down when the arm is stuck (accepted: off, or no --workers)")
-	}
-	if opts.Workers != "" && plan.AfterAuto {
-		bad.Add("after", "auto with --workers: the workers' schedules are theirs once sent, and cannot be cut when the arm recovers (accepted: a duration, or no --workers)")
+		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
 	}
 	for _, h := range opts.AllowHosts {
 		if err := targets.CheckHost(h); err != nil {
