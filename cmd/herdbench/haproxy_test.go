@@ -48,9 +48,11 @@ func TestALoadBalancersRetriesAreCounted(t *testing.T) {
 	none := lbOutage(t, st, origins, 0)
 	t.Logf("retries 3: drop rate %.1f%%, HAProxy %.2f attempts a request; retries 0: drop rate %.1f%%, %.2f",
 		100*three.HTTP.DropRate, three.LB.Amplification, 100*none.HTTP.DropRate, none.LB.Amplification)
-	// one attempt a request but for the snapshots' edges (601 requests,
-	// 600 attempts: one in flight as the arm's end was read)
-	if d := none.LB.ServerAttempts - none.LB.Requests; none.LB.Retries != 0 || d < -3 || d > 3 || none.HTTP.DropRate == 0 {
+	// one attempt a request but for the snapshots' edges: those in flight
+	// or queued as T and the arm's end were read, and those the clients
+	// gave up on before HAProxy chose a server (601 and 600 on a quiet
+	// machine, 606 and 598 on a busy CI one)
+	if d, tol := none.LB.ServerAttempts-none.LB.Requests, max(3, none.LB.Requests/50); none.LB.Retries != 0 || d < -tol || d > tol || none.HTTP.DropRate == 0 {
 		t.Errorf("retries 0: lb %+v, drop rate %v; want no retries, one server attempt a request, the outage's failures reaching the clients",
 			*none.LB, none.HTTP.DropRate)
 	}
