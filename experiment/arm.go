@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/herdbench/herdbench/load"
@@ -163,27 +162,17 @@ func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
 // triggerEnv is what the trigger may touch of the target.
 func (a *armRun) triggerEnv() triggers.Env {
 	tg := a.tg
-	env := triggers.Env{Redis: tg.Redis, Pattern: tg.Pattern, Owned: tg.Owned, Channel: tg.Channel,
-		Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, DB: tg.DB, Role: tg.Role,
+	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Likes,
 		HotKeys: a.hot, API: endpointsOf(tg, a.arm), Request: armRequester(tg, a.arm), Restarter: tg.Restarter, LB: tg.LB(),
-		Memcached: tg.MemcachedItems(), MySQL: tg.MySQLConns(), Likes: tg.Likes,
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
-	if tg.RedisKey != "" {
-		env.RedisKey = tg.KeyOf
-	}
-	if c := tg.HTTPCache(); c != nil {
-		// the arm's selection goes with its invalidations: a cache that
-		// keys its entries by the arm's header purges the arm's own
-		if s := a.arm.Select; s != nil {
-			for k, v := range s.Headers {
-				c.Header.Set(k, v)
-			}
-			c.Query = url.Values{}
-			for k, v := range s.Query {
-				c.Query.Set(k, v)
+	if s := a.arm.Select; s != nil {
+		// the arm's selection goes with the caches' invalidations: a cache
+		// that keys its entries by the arm's header purges the arm's own
+		for _, c := range env.Caches {
+			if sc, ok := c.(triggers.Selective); ok {
+				sc.Select(s.Headers, s.Query)
 			}
 		}
-		env.HTTPCache = c
 	}
 	return env
 }
@@ -264,7 +253,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: cl.Retry}
 	a.ending = newEnding(p, lc.Bound())
 	a.settle = settleOf(lc.Bound(), a.applied.Bound)
-	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Load: load.Config{
+	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Steps: a.ending.stepsOf(), Load: load.Config{
 		Targets: endpointsOf(a.tg, a.arm), Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
@@ -274,6 +263,10 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 		Burst: a.splitBurst(), HotKeys: a.hot})
 	if err != nil {
 		return nil, err
+	}
+	heard := heardOf(gen)
+	if a.ending != nil {
+		a.ending.heard = heard
 	}
 	// the load's schedule starts a moment from now, once everything below
 	// is ready, so that T falls on it
@@ -296,7 +289,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	defer abortArm(nil)
 	firedc := a.fireAt(armCtx, abortArm, t, tenv, fire)
 	w := watcher{sampler: ld.sampler, rec: rec, t: t, loadStart: loadStart, warmup: time.Duration(p.Warmup), progress: a.progress,
-		conds: numberConds(p.Abort), abort: abortArm, observesDB: a.tg.DB != nil || a.tg.MySQL != nil, judgeEvery: judgeEvery}
+		conds: numberConds(p.Abort), abort: abortArm, observesDB: a.tg.DB != nil || a.tg.MySQL != nil, judgeEvery: judgeEvery, heard: heard}
 	if e := a.ending; e != nil {
 		w.judge = func(now time.Time) bool { return e.check(a, now, ld.sampler, rec, t) }
 	}

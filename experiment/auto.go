@@ -41,6 +41,9 @@ type ending struct {
 	conds []gates.Gate // stop conditions on the verdict
 	bound time.Duration
 	cut   load.Cut
+	heard func(now time.Time) time.Time // the requests are filed up to it (Hearer); nil: now
+
+	escape *escaping // --escape's steps; nil without
 
 	mu      sync.Mutex
 	fire    *liveFire     // nil until the trigger's cause is over
@@ -57,7 +60,10 @@ func newEnding(p Plan, bound time.Duration) *ending {
 			e.conds = append(e.conds, c)
 		}
 	}
-	if !e.auto && len(e.conds) == 0 {
+	if p.Escape != nil {
+		e.escape = &escaping{plan: *p.Escape, rate: float64(p.Rate)}
+	}
+	if !e.auto && len(e.conds) == 0 && e.escape == nil {
 		return nil
 	}
 	return e
@@ -87,34 +93,16 @@ func (e *ending) fired(atT observe.Sample, ended time.Time) {
 }
 
 // check judges a's rows answered by now and cuts the load when the arm is
-// over; it says whether it is.
+// over; it says whether it is. With an escape, an arm judged metastable
+// steps its load down instead (escape_live.go).
 func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *Recorder, t time.Time) bool {
-	e.mu.Lock()
-	f := e.fire
-	e.mu.Unlock()
-	if f == nil {
+	res, after, ok := e.answered(a, now, sampler, rec, t)
+	if !ok {
 		return false
 	}
-	// a request intended at i has its record by i + bound (and its lag);
-	// its row's last sample comes a row later
-	answered := now.Add(-e.bound - 2*RowWidth)
-	after := min(answered.Sub(t).Truncate(RowWidth), time.Duration(a.p.After)) // no row past the schedule's end
-	endMS := max(f.ended.Sub(t).Milliseconds(), 0)
-	if after <= time.Duration(endMS)*time.Millisecond {
-		return false
+	if x := e.escape; x != nil && (x.started() || res.Verdict == Metastable) {
+		return e.stepDown(x, a, res, now, t, after)
 	}
-	p := a.p
-	p.After = herd.Duration(after)
-	samples := sampler.Samples()
-	last := f.atT
-	if len(samples) > 0 {
-		last = samples[len(samples)-1]
-	}
-	res := summarize(p, a.arm, t, f.atT, f.atT, last, samples, rec)
-	res.Trigger.EndedMS = &endMS
-	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
-	res.SettleMS = a.settleMS()
-	judge(res, res.baselineP99)
 	over := e.auto && (res.Verdict == Recovered || res.Verdict == Overloaded)
 	for _, c := range e.conds {
 		if c.HoldsWord(res.Verdict) {
@@ -129,16 +117,58 @@ func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *
 	if !over {
 		return false
 	}
+	e.decide(after)
+	e.cutNext(a, now, t)
+	return true
+}
+
+// answered is a's result on the rows answered by now, judged, and the
+// end of those rows from T; ok is false before the trigger's end, or
+// before a row after it is answered.
+func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, rec *Recorder, t time.Time) (*ArmResult, time.Duration, bool) {
+	e.mu.Lock()
+	f := e.fire
+	e.mu.Unlock()
+	if f == nil {
+		return nil, 0, false
+	}
+	// a request intended at i has its record by i + bound (and its lag);
+	// its row's last sample comes a row later
+	answered := heardAt(e.heard, now).Add(-e.bound - 2*RowWidth)
+	after := min(answered.Sub(t).Truncate(RowWidth), time.Duration(a.p.After)) // no row past the schedule's end
+	endMS := max(f.ended.Sub(t).Milliseconds(), 0)
+	if after <= time.Duration(endMS)*time.Millisecond {
+		return nil, 0, false
+	}
+	p := a.p
+	p.After = herd.Duration(after)
+	samples := sampler.Samples()
+	last := f.atT
+	if len(samples) > 0 {
+		last = samples[len(samples)-1]
+	}
+	res := summarize(p, a.arm, t, f.atT, f.atT, last, samples, rec)
+	res.Trigger.EndedMS = &endMS
+	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
+	res.SettleMS = a.settleMS()
+	judge(res, res.baselineP99)
+	return res, after, true
+}
+
+// decide notes the rows the arm's verdict was decided on, from T.
+func (e *ending) decide(after time.Duration) {
 	e.mu.Lock()
 	e.decided = after
 	e.mu.Unlock()
-	// at a row's edge, a moment before it: the last row is whole, and no
-	// request falls on the edge itself; past the schedule's end there is
-	// nothing left to cut
+}
+
+// cutNext cuts the load at the next row's edge, a moment before it: the
+// last row is whole, and no request falls on the edge itself; past the
+// schedule's end there is nothing left to cut.
+func (e *ending) cutNext(a *armRun, now, t time.Time) {
 	if edge := t.Add(now.Sub(t).Truncate(RowWidth) + RowWidth); edge.Before(t.Add(time.Duration(a.p.After))) {
 		e.cut.At(edge.Add(-time.Nanosecond))
 	}
-	return true
 }
 
 // cutAfter is how long the load ran after T when the arm ended on its

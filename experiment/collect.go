@@ -69,11 +69,13 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		ms := f.Ended.Sub(ld.t).Milliseconds()
 		res.Trigger.EndedMS = &ms
 	}
-	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
+	stuck := ld.ending.stuckRows(res.Timeline) // an escape's lower load is not the loop's
+	res.Windows = windowsOf(stuck, res.Trigger.EndedMS)
 	res.SettleMS = a.settleMS()
 	ld.ending.judgeOn(res)
+	res.Escape = ld.ending.escapeResult(res)
 	res.Requests = ld.rec.requestFigures(classesOf(a.tg.Classes), res)
-	res.Loop = loopOf(res.Timeline, res.Trigger.EndedMS, sources{db: a.tg.DB != nil || a.tg.MySQL != nil,
+	res.Loop = loopOf(stuck, res.Trigger.EndedMS, sources{db: a.tg.DB != nil || a.tg.MySQL != nil,
 		cache: a.tg.Redis != nil || a.tg.Memcached != nil, replicas: a.counted()})
 	if res.Verdict == Metastable {
 		res.Loop.HeldBy = heldBy(res.Loop)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // The engine's packages import nothing under testbed/, directly or
@@ -47,10 +47,10 @@ func TestAPICountersNameWhatTheReplicasCount(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := names(APICounters{}), names(api.Counters{}); !slices.Equal(got, want) {
-		t.Errorf("APICounters fields %q; the replicas' api.Counters %q", got, want)
+	if got, want := names(APICounters{}), names(admin.Counters{}); !slices.Equal(got, want) {
+		t.Errorf("APICounters fields %q; the replicas' admin.Counters %q", got, want)
 	}
-	c := api.Counters{Requests: 1, Loads: 2, LoadErrors: 3, LoadRetries: 4, EarlyLoads: 5, Coalesced: 6, StaleServed: 7,
+	c := admin.Counters{Requests: 1, Loads: 2, LoadErrors: 3, LoadRetries: 4, EarlyLoads: 5, Coalesced: 6, StaleServed: 7,
 		LockWaits: 8, DBNewConns: 9, DBCanceledAcquires: 10}
 	b, _ := json.Marshal(c)
 	var e APICounters

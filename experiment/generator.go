@@ -36,6 +36,9 @@ type Job struct {
 	// Cut may end the load before its After (an arm that ends on its
 	// verdict); a Generator that cannot cut refuses a Job that has one
 	Cut *load.Cut
+	// Steps may lower the load's rate while it runs (--escape); it comes
+	// with a Cut, so a Generator that cannot cut refuses it too
+	Steps *load.Steps
 }
 
 // BurstSender is a Generator that releases the burst trigger's clients
@@ -56,10 +59,10 @@ type Prepared interface {
 	// Lead is how long before its schedule starts the load must be told.
 	Lead() time.Duration
 	// Run sends the load on its schedule from start, with T at t, until
-	// it ends or ctx does, and files every request into rec: one by one
-	// through each where the requests are sent from this process, merged
-	// from the workers' recorders where they are not. It returns how the
-	// workers kept the herd together; nil on this machine.
+	// it ends or ctx does, and files every request through each, one by
+	// one, as it ends (the workers' as they stream in: see Hearer); rec is
+	// the arm's recorder each files into. It returns how the workers kept
+	// the herd together; nil on this machine.
 	Run(ctx context.Context, start, t time.Time, rec *Recorder, each func(load.Record)) (*Workers, error)
 }
 
@@ -89,6 +92,9 @@ type Worker struct {
 	FirstLagMS float64     `json:"first_lag_ms"`
 	Load       LoadFigures `json:"load"`            // its generator's own figures
 	Burst      int         `json:"burst,omitempty"` // the burst trigger's clients it released
+	// PastCut is how many requests it sent past the arm's cut, which
+	// reached it after its instant: not in the arm's figures
+	PastCut int64 `json:"past_cut,omitempty"`
 }
 
 // inProcess sends the load from this process.
@@ -98,7 +104,7 @@ func (inProcess) Prepare(_ context.Context, job Job) (Prepared, error) {
 	c := job.Load
 	c.Source = job.Space.Source(job.Seed)
 	c.Classes = loadClasses(job.Classes, job.Seed)
-	c.Cut = job.Cut
+	c.Cut, c.Steps = job.Cut, job.Steps
 	return localLoad{c}, nil
 }
 

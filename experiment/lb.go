@@ -37,6 +37,11 @@ type LoadBalancer struct {
 	// per server attempt (db.queries over server_attempts); 0 when a
 	// layer has no count (no database observed: its factor is left out)
 	EndToEnd float64 `json:"end_to_end"`
+	// QueuePeak is the most requests HAProxy held queued at once, over
+	// the samples from T to the arm's end: the backend's queue and its
+	// servers' (qcur, a gauge read every 100 ms, so a queue shorter than
+	// a sample's interval may be missed)
+	QueuePeak int64 `json:"queue_peak"`
 	// Servers are the backend's servers by name
 	Servers LBServers `json:"servers"`
 }
@@ -77,7 +82,10 @@ type LBServer struct {
 	// (ten 100 ms rows): a returning server's herd, or slowstart's ramp
 	PeakRPS float64 `json:"peak_rps"`
 	Weight  int64   `json:"weight"` // its effective weight at the arm's end
-	Status  string  `json:"status"` // at the arm's end
+	// QueuePeak is the most requests queued for it at once (qcur, over
+	// the samples from T: at its maxconn)
+	QueuePeak int64  `json:"queue_peak"`
+	Status    string `json:"status"` // at the arm's end
 }
 
 // loadBalancer puts in res what the load balancer's counters grew by from
@@ -95,6 +103,7 @@ func (a *armRun) loadBalancer(res *ArmResult, atT, end observe.Sample, samples [
 	}
 	g := lbSpan(atT, end, samples)
 	lb := lbOf(g, *end.LB)
+	queuePeaks(lb, atT, end, samples)
 	peaks(lb, res.Timeline)
 	lb.EndToEnd = endToEnd(res, lb)
 	res.LB = lb
@@ -193,6 +202,39 @@ func peaks(lb *LoadBalancer, rows []Row) {
 	}
 }
 
+// queuePeaks sets the backend's and each server's most requests queued at
+// once, over the readings from T to the arm's end.
+func queuePeaks(lb *LoadBalancer, from, to observe.Sample, samples []observe.Sample) {
+	read := func(st *observe.LBStats) {
+		if st == nil {
+			return
+		}
+		lb.QueuePeak = max(lb.QueuePeak, lbQueued(*st))
+		for _, r := range st.Servers {
+			if sv := lb.Servers[r.Name]; sv != nil {
+				sv.QueuePeak = max(sv.QueuePeak, r.Queue)
+			}
+		}
+	}
+	read(from.LB)
+	for _, s := range samples {
+		if s.At.After(from.At) && s.At.Before(to.At) {
+			read(s.LB)
+		}
+	}
+	read(to.LB)
+}
+
+// lbQueued is every request HAProxy holds queued in one reading: the
+// backend's and its servers'.
+func lbQueued(st observe.LBStats) int64 {
+	n := st.Backend.Queue
+	for _, r := range st.Servers {
+		n += r.Queue
+	}
+	return n
+}
+
 // endToEnd multiplies the layers' amplifications: the clients', the load
 // balancer's and the database's per server attempt.
 func endToEnd(res *ArmResult, lb *LoadBalancer) float64 {
@@ -245,6 +287,7 @@ func lbRows(samples []observe.Sample, t time.Time) map[int64]*Row {
 				out[i] = r
 			}
 			r.LBRequests += step(prev.Backend.Requests, cur.Backend.Requests, cur.Backend.Requests < prev.Backend.Requests)
+			r.LBQueue = max(r.LBQueue, lbQueued(*cur))
 			before := map[string]int64{}
 			for _, sv := range prev.Servers {
 				before[sv.Name] = sv.Sessions

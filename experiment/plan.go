@@ -31,11 +31,14 @@ type Plan struct {
 	After    herd.Duration      `json:"after"`    // measured load after T; the most, with AfterAuto
 	// AfterAuto: the load after T goes on until the arm has recovered and
 	// held (the verdict's rule), or After has passed (--after auto:MAX)
-	AfterAuto bool         `json:"after_auto,omitempty"`
-	Seed      uint64       `json:"seed"`
-	Clients   int          `json:"clients"`      // virtual clients, each with its own retry state
-	Retry     retry.Policy `json:"retry"`        // the clients' policy, unless an arm sets its own
-	Budget    retry.Budget `json:"retry_budget"` // what bounds each client's retries
+	AfterAuto bool `json:"after_auto,omitempty"`
+	// Escape, when set, steps an arm's load down once it is metastable
+	// to find the load it escapes at (escape.go); nil: off
+	Escape  *Escape      `json:"escape,omitempty"`
+	Seed    uint64       `json:"seed"`
+	Clients int          `json:"clients"`      // virtual clients, each with its own retry state
+	Retry   retry.Policy `json:"retry"`        // the clients' policy, unless an arm sets its own
+	Budget  retry.Budget `json:"retry_budget"` // what bounds each client's retries
 	// Throttle is adaptive throttling's K for every client (0: off),
 	// unless an arm sets its own
 	Throttle float64       `json:"throttle"`

@@ -90,6 +90,10 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	if p.AfterAuto {
 		pv.Timeline += " at most (auto: until the arm has recovered and held)"
 	}
+	if e := p.Escape; e != nil {
+		pv.Timeline += fmt.Sprintf("; once metastable, the rate steps down to %s of it, each step until back or %s (--escape), within the after window",
+			strings.Join(escapeShares(*e), ", "), e.Limit)
+	}
 	pv.Seed = strconv.FormatUint(p.Seed, 10)
 	if p.Seed == 0 {
 		pv.Seed = "picked when the run starts, and printed"

@@ -32,7 +32,9 @@ func (r Repeat) IsZero() bool { return r <= 1 }
 
 // Spread is one figure of a repeated arm over its runs: its least and its
 // greatest; a figure no run had a value of has none. A run without a value (recovery_ms of a run that never
-// recovered) counts above every value, so Max is null when one had none.
+// recovered) counts above every value, so Max is null when one had none;
+// on escape.rps and escape.share (missingLowest) below every value, so
+// Min is null when one had none.
 type Spread struct {
 	Path string   `json:"path"` // the figure's gate path: db.queries
 	Min  *float64 `json:"min"`
@@ -70,8 +72,9 @@ var verdictRank = []string{Metastable, Recovering, Degraded, Overloaded, Recover
 //
 // The median of an even count is the mean of the middle two, rounded half
 // up when the figure is a whole number in its type (a count); a run
-// without a value counts above every value, so a median that falls on one
-// has none. What is not a number (the timeline, the trigger's detail
+// without a value counts above every value (below, on escape.rps and
+// escape.share: an escape not found is under every rate stepped to), so a
+// median that falls on one has none. What is not a number (the timeline, the trigger's detail
 // words, the config) is the representative's: the run whose figures lie
 // closest to the medians, each figure's distance scaled by its spread,
 // the earliest on a tie (marked Representative in Runs). The verdict is the
@@ -116,9 +119,13 @@ func overRuns(runs []ArmResult) (ArmResult, error) {
 		for i := range runs {
 			vals[i] = figs[i][p]
 		}
-		sortMissingLast(vals)
+		if missingLowest[p] {
+			slices.SortStableFunc(vals, cmpMissingFirst)
+		} else {
+			sortMissingLast(vals)
+		}
 		medians[p] = median(vals, whole[p])
-		if vals[0] != nil { // a figure no run has (aborted: null) has no spread
+		if vals[0] != nil || vals[len(vals)-1] != nil { // a figure no run has (aborted: null) has no spread
 			spread = append(spread, Spread{Path: p, Min: vals[0], Max: vals[len(vals)-1]})
 		}
 	}
@@ -146,6 +153,24 @@ func overRuns(runs []ArmResult) (ArmResult, error) {
 }
 
 // sortMissingLast sorts vals ascending, nil after every number.
+// missingLowest are the figures a run without a value has the lowest of,
+// not the highest: an escape load not found lies under every rate stepped
+// to (escape.rps, escape.share). Their runs without one sort first.
+var missingLowest = map[string]bool{"escape.rps": true, "escape.share": true}
+
+// cmpMissingFirst orders nil before every value.
+func cmpMissingFirst(a, b *float64) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return cmpFloat(*a, *b)
+}
+
 func sortMissingLast(vals []*float64) {
 	slices.SortStableFunc(vals, func(a, b *float64) int {
 		switch {

@@ -105,6 +105,9 @@ type ArmResult struct {
 	// Loop is the after window's figures beside the before window's, and
 	// on a metastable arm the one furthest from its baseline (loop.go)
 	Loop *Loop `json:"loop,omitempty"`
+	// Escape is what stepping the load down found once the arm was
+	// metastable (--escape, escape.go); absent without --escape
+	Escape *EscapeResult `json:"escape,omitempty"`
 	// RecoveryMS is when the arm was back within its band, from the
 	// trigger's end (trigger.ended_ms); RecoveryFromTMS the same instant
 	// from T; null: not recovered
@@ -395,6 +398,7 @@ type Row struct {
 	// server's attempts by name
 	LBRequests int64            `json:"lb_requests,omitempty"`
 	LBSent     int64            `json:"lb_sent,omitempty"`
+	LBQueue    int64            `json:"lb_queue,omitempty"` // the most requests HAProxy held queued in the row's readings
 	LBServers  map[string]int64 `json:"lb_servers,omitempty"`
 	// The testbed's API replicas' in this row, each by its name (api-1,
 	// ...), from their own counters (herdbench_api_requests_total): the

@@ -42,7 +42,8 @@ type Env struct {
 	Progress func(Progress) // called a few times a second; may be nil
 	Observer Observer       // sees every request and T as they happen; may be nil
 	// Generator sends the load; nil: this process. With workers, requests
-	// reach the Observer and the stop conditions only when the arm ends.
+	// reach the Observer and the stop conditions as the workers stream
+	// them, every 100 ms.
 	Generator Generator
 	// ResultsDir is where the run's results are written, for a trigger
 	// that runs the user's commands to tell them; "" when it writes none.

@@ -200,7 +200,8 @@ func TestCancelledRunIsPartial(t *testing.T) {
 		t.Errorf("partial report: partial %v, %d arms, error %q; want partial, the finished arm none, and why", rep.Partial, len(rep.Arms), rep.Error)
 	}
 	// the replicas are left as they were found
-	if c, err := tg.Admin.Config(context.Background()); err != nil || c.Strategy != api.None {
+	raw, err := tg.Admin.Config(context.Background())
+	if c, _ := api.ConfigOf(raw); err != nil || c.Strategy != api.None {
 		t.Errorf("replica config after the run = %+v, %v; want the original (strategy none)", c, err)
 	}
 }

@@ -84,7 +84,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 	for i := first; i <= last; i++ {
 		row := Row{TMS: i * RowWidth.Milliseconds()}
 		if l := lb[i]; l != nil {
-			row.LBRequests, row.LBSent, row.LBServers = l.LBRequests, l.LBSent, l.LBServers
+			row.LBRequests, row.LBSent, row.LBServers, row.LBQueue = l.LBRequests, l.LBSent, l.LBServers, l.LBQueue
 		}
 		if a := server[i]; a != nil {
 			row.DBQPS = round2(a.rateOf())

@@ -45,6 +45,7 @@ func (p Plan) Validate() error {
 				c.Path, c.Path, strings.Join(LiveWords[c.Path], ", "), Recovering)})
 		}
 	}
+	errs = append(errs, p.escapeProblems()...)
 	trig, err := p.TriggerSet().Get(p.Trigger)
 	if err != nil {
 		errs.Add("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(p.TriggerSet().Names(), ", "))

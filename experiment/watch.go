@@ -29,6 +29,8 @@ type watcher struct {
 	observesDB bool                     // db.qps is a live figure
 	judge      func(now time.Time) bool // checked every judgeEvery after T; true: the arm is over (nil: never)
 	judgeEvery time.Duration            // how often judge is asked
+
+	heard func(now time.Time) time.Time // the requests are filed up to it (Hearer); nil: now
 }
 
 // judgeEvery is how often an arm that may end on its verdict (--after
@@ -79,7 +81,7 @@ func watch(ctx context.Context, w watcher) (stop func()) {
 			if len(w.conds) == 0 {
 				continue
 			}
-			figures := w.rec.liveFigures(now)
+			figures := w.rec.liveFigures(heardAt(w.heard, now))
 			if haveQPS && w.observesDB {
 				figures["db.qps"] = &qps
 			}

@@ -235,7 +235,7 @@ func Validate(gs []Gate, arms, paths []string, words map[string][]string, field 
 		case !slices.Contains(paths, g.Path):
 			bad(g, "unknown path %q (%s)", g.Path, Accepted(g.Path, append(slices.Clone(paths), slices.Sorted(maps.Keys(words))...)))
 		case g.Percent && !IsRatio(g.Path):
-			bad(g, "a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate or _ratio)", g.Path)
+			bad(g, "a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate, _ratio or share)", g.Path)
 		case g.Percent && vacuous(g) != "":
 			bad(g, "%s %s %s%% %s whatever the run does: a ratio is 0%% to 100%% (accepted: a bound inside it, such as %s < 1%%)",
 				g.Path, g.Op, strconv.FormatFloat(g.Value*100, 'g', -1, 64), vacuous(g), g.Path)
@@ -286,9 +286,10 @@ func vacuous(g Gate) string {
 }
 
 // IsRatio says whether path holds a ratio from 0 to 1, which a gate may
-// compare with a percentage.
+// compare with a percentage: the paths ending in _rate, _ratio or share
+// (escape.share, the escape load's share of the rate that tipped it).
 func IsRatio(path string) bool {
-	return strings.HasSuffix(path, "_rate") || strings.HasSuffix(path, "_ratio")
+	return strings.HasSuffix(path, "_rate") || strings.HasSuffix(path, "_ratio") || strings.HasSuffix(path, "share")
 }
 
 // Result is one gate checked on one arm.

@@ -297,3 +297,34 @@ func mustParse(t *testing.T, s string) Gate {
 	}
 	return g
 }
+
+// The escape load's share of the rate that tipped the arm is a ratio: a
+// gate reads it as a percentage (none:escape.share >= 50%), and an arm
+// that never came back, its share null, fails it.
+func TestTheEscapeShareIsARatio(t *testing.T) {
+	g, err := Parse("none:escape.share >= 50%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := Validate([]Gate{g}, []string{"none"}, []string{"escape.share"}, nil, "gates"); len(errs) > 0 {
+		t.Fatalf("Validate(%s) = %v; want none", g.Expr, errs)
+	}
+	type escape struct {
+		Share *float64 `json:"share"`
+	}
+	half := 0.5
+	for _, c := range []struct {
+		share *float64
+		pass  bool
+	}{{&half, true}, {nil, false}} {
+		n, err := Numbers(struct {
+			Escape escape `json:"escape"`
+		}{escape{c.share}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := Check([]Gate{g}, []Arm{{Name: "none", Figures: n}}); len(r) != 1 || r[0].Pass != c.pass {
+			t.Errorf("%s on share %v = %+v; want pass %t", g.Expr, c.share, r, c.pass)
+		}
+	}
+}

@@ -23,19 +23,19 @@ const WorkerPort = 7070
 
 // Spec is one distributed run.
 type Spec struct {
-	Name       string   // prefix of every object
-	Namespace  string   // where they go
-	Image      string   // herdbench's image
-	Workers    int      // worker pods
-	WorkerCPU  string   // each worker's CPU request and limit, such as "1"
-	ConfigMap  string   // holds target.yaml (and a scenario), mounted at /config
-	Secret     string   // its keys become the controller's environment; "" for none
+	Name      string // prefix of every object
+	Namespace string // where they go
+	Image     string // herdbench's image
+	Workers   int    // worker pods
+	WorkerCPU string // each worker's CPU request and limit, such as "1"
+	ConfigMap string // holds target.yaml (and a scenario), mounted at /config
+	Secret    string // its keys become the controller's environment; "" for none
 	// TokenSecret holds the worker API's token under key "token": the
 	// workers require it on every call, the controller sends it ("":
 	// NAME-worker-token).
 	TokenSecret string
-	AllowHosts []string // hosts beyond loopback the workers may send to
-	Args       []string // the controller's command line: stampede or run, with its flags
+	AllowHosts  []string // hosts beyond loopback the workers may send to
+	Args        []string // the controller's command line: stampede or run, with its flags
 }
 
 // TokenKey is the key of the token in TokenSecret.

@@ -66,3 +66,7 @@ func (c *Cut) after(due time.Time) bool {
 func (c Config) Bound() time.Duration {
 	return time.Duration(c.Retry.Retries+1)*c.Timeout + time.Duration(c.Retry.Retries)*max(c.Retry.Base, c.Retry.Cap)
 }
+
+// Done is closed once the schedule is cut; nil (never) for a nil Cut. It
+// lets a caller pass the cut on, such as to workers sending the schedule.
+func (c *Cut) Done() <-chan struct{} { return c.cut() }

@@ -59,13 +59,16 @@ type Config struct {
 	Stripe, Stripes int
 	// Cut, when set, may end the schedule before Duration; nil: never
 	Cut *Cut `json:"-"`
+	// Steps, when set, may lower the schedule's rate while it runs; nil:
+	// Rate throughout
+	Steps *Steps `json:"-"`
 }
 
 // Record is one request's end. Every request the schedule owed the
 // service has one, also those the generator never sent (Outcome Unsent).
 type Record struct {
 	Seq      uint64
-	Intended time.Time     // start + (Seq+1)/Rate, when the pacer schedules it
+	Intended time.Time     // start + (Seq+1)/Rate (or as Steps have it), when the pacer schedules it
 	Left     time.Time     // when it left the generator: its first attempt, or the client's own refusal; zero when Unsent
 	Latency  time.Duration // from Intended to the end of the last attempt; 0 when Unsent
 	Outcome  Outcome       // the last attempt's

@@ -28,6 +28,7 @@ type schedule struct {
 	stripes  uint64
 	last     time.Time // no hit leaves after it: the window and LateGrace
 	cut      *Cut      // the caller's; nil never cuts
+	steps    *Steps    // the caller's; nil never steps
 	halt     Cut       // the attack's own: ctx ended at it
 	now      func() time.Time
 }
@@ -37,14 +38,20 @@ var _ vegeta.Pacer = (*schedule)(nil)
 func newSchedule(c Config, start time.Time) *schedule {
 	return &schedule{start: start, rate: c.Rate, interval: time.Second / time.Duration(c.Rate), duration: c.Duration,
 		stripe: uint64(c.Stripe), stripes: uint64(max(c.Stripes, 1)), last: start.Add(c.Duration + LateGrace),
-		cut: c.Cut, now: time.Now}
+		cut: c.Cut, steps: c.Steps, now: time.Now}
 }
 
 // global is the schedule's number of this stripe's j-th hit.
 func (s *schedule) global(j uint64) uint64 { return j*s.stripes + s.stripe }
 
-// due is when the schedule has request k.
-func (s *schedule) due(k uint64) time.Time { return s.start.Add(time.Duration(k+1) * s.interval) }
+// due is when the schedule has request k: start + (k+1) intervals, or as
+// its steps have it once stepped.
+func (s *schedule) due(k uint64) time.Time {
+	if s.steps == nil {
+		return s.start.Add(time.Duration(k+1) * s.interval)
+	}
+	return s.steps.due(s.start, s.interval, k)
+}
 
 // Pace is how long vegeta waits before hit number hits, or stop.
 func (s *schedule) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
@@ -57,9 +64,10 @@ func (s *schedule) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
 	return due.Sub(now), false
 }
 
-// Rate is the stripe's share of the schedule's rate.
-func (s *schedule) Rate(time.Duration) float64 {
-	return float64(s.rate) / float64(s.stripes)
+// Rate is the stripe's share of the schedule's rate at elapsed from its
+// start (stepped down when its steps say so).
+func (s *schedule) Rate(elapsed time.Duration) float64 {
+	return s.steps.rateAt(float64(s.rate), s.start.Add(elapsed)) / float64(s.stripes)
 }
 
 // cutBefore says whether due falls after the cut or the halt: a hit due

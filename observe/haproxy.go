@@ -49,9 +49,12 @@ type LBRow struct {
 	RespErrors   int64 // eresp: a server's answer failed or timed out (HAProxy answered 502 or 504)
 	// InternalErrors are eint: HAProxy's own internal errors (it answered 500)
 	InternalErrors int64
-	Downs          int64  // chkdown: transitions from up to down
-	Weight         int64  // weight: a server's effective weight now (slowstart ramps it)
-	Status         string // UP, DOWN, MAINT, ...
+	Downs          int64 // chkdown: transitions from up to down
+	// Queue is qcur: requests waiting now (a backend's: for no server
+	// yet; a server's: for that server, at its maxconn), a gauge
+	Queue  int64
+	Weight int64  // weight: a server's effective weight now (slowstart ramps it)
+	Status string // UP, DOWN, MAINT, ...
 }
 
 // Own5xx are the 5xx answers the backend sent that none of its servers
@@ -111,7 +114,8 @@ func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
 	line := func(row []string) LBRow {
 		return LBRow{Name: get(row, "svname"), Requests: num(row, "req_tot"), Sessions: num(row, "stot"), Retries: num(row, "wretr"),
 			Redispatches: num(row, "wredis"), Responses5xx: num(row, "hrsp_5xx"), ConnErrors: num(row, "econ"),
-			RespErrors: num(row, "eresp"), InternalErrors: num(row, "eint"), Downs: num(row, "chkdown"), Weight: num(row, "weight"), Status: get(row, "status")}
+			RespErrors: num(row, "eresp"), InternalErrors: num(row, "eint"), Downs: num(row, "chkdown"), Weight: num(row, "weight"), Status: get(row, "status"),
+			Queue: num(row, "qcur")}
 	}
 	out := &LBStats{}
 	found := false

@@ -120,6 +120,34 @@ func TestGoldenHeldBy(t *testing.T) {
 	}
 }
 
+// A run with --escape: the first arm stuck, stepped down to 75% (stuck for
+// its limit) and to 50% (back after 1.2 s), the escape load in the
+// summary and its steps in a table of their own; the second arm never
+// stuck; every format.
+func TestGoldenEscape(t *testing.T) {
+	escaped := func(rep *experiment.Report) *experiment.Report {
+		rep.Schema = experiment.Schema
+		for i := range rep.Arms {
+			rep.Arms[i].Verdict = experiment.Recovering
+			rep.Arms[i].Escape = &experiment.EscapeResult{FromRPS: 100, Steps: []experiment.EscapeStep{}}
+		}
+		start, rate, share, back := int64(7300), 50.0, 0.5, int64(1200)
+		rep.Arms[0].Verdict = experiment.Metastable
+		rep.Arms[0].Escape = &experiment.EscapeResult{FromRPS: 100, StartMS: &start, RPS: &rate, Share: &share, Steps: []experiment.EscapeStep{
+			{Share: 0.75, RPS: 75, StartMS: 7300, EndMS: 22600, JudgedToMS: 17300, OfferedRPS: 75, GoodputRPS: 12.4, AttemptsRPS: 360, DBQPS: 21, Read: experiment.StepStuck},
+			{Share: 0.5, RPS: 50, StartMS: 22600, EndMS: 30000, JudgedToMS: 24800, OfferedRPS: 50, GoodputRPS: 41.5, AttemptsRPS: 80, DBQPS: 48, Read: experiment.StepRecovered, RecoveryMS: &back},
+		}}
+		return rep
+	}
+	for name, f := range map[string]func(io.Writer, *experiment.Report) error{"escape.txt": Table, "escape.md": Markdown, "escape.html": func(w io.Writer, r *experiment.Report) error { return HTML(w, []*experiment.Report{r}) }, "escape.junit.xml": JUnit} {
+		var b bytes.Buffer
+		if err := f(&b, escaped(loadReport(t, fixture))); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, name, b.Bytes())
+	}
+}
+
 func TestGoldenJSON(t *testing.T) {
 	got := render(t, JSON)
 	golden(t, "report.json", got)

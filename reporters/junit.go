@@ -108,6 +108,10 @@ func properties(suite *junit.Testsuite, rep *experiment.Report) {
 				suite.AddProperty("verdict:"+a.Name+":"+c.Name, f.Verdict)
 			}
 		}
+		if a.Escape != nil { // the escape load, or why there is none
+			suite.AddProperty("escape.rps:"+a.Name, escapeRPS(a))
+			suite.AddProperty("escape.share:"+a.Name, escapeShare(a))
+		}
 		if lb := a.LB; lb != nil { // what the load balancer sent on, by its own counters
 			suite.AddProperty("lb.amplification:"+a.Name, strconv.FormatFloat(lb.Amplification, 'f', -1, 64))
 			suite.AddProperty("lb.own_5xx:"+a.Name, strconv.FormatInt(lb.Own5xx, 10))

@@ -22,7 +22,8 @@ type summary struct {
 // summarize builds the summary of rep. Attempts per request appear only when
 // some arm retried or hedged, the critical requests' drop rate only when
 // some arm counted critical requests ("-" for an arm that counted none),
-// and what held a stuck arm down only when some arm was stuck.
+// what held a stuck arm down only when some arm was stuck, and the escape
+// load only when the run had --escape.
 func summarize(rep *experiment.Report) summary {
 	retried, critical, held := false, false, false
 	for _, a := range rep.Arms {
@@ -45,6 +46,12 @@ func summarize(rep *experiment.Report) summary {
 		s.head = append(s.head, "held by")
 		for i, a := range rep.Arms {
 			s.rows[i] = append(s.rows[i], cmp.Or(heldBy(a), "-"))
+		}
+	}
+	if hasEscape(rep) {
+		s.head = append(s.head, "escape")
+		for i, a := range rep.Arms {
+			s.rows[i] = append(s.rows[i], escapeCell(a))
 		}
 	}
 	return s
@@ -113,6 +120,7 @@ func details(rep *experiment.Report) []detail {
 		{"layers", "Layer by layer, each from its own counters", layersTable},
 		{"lb", "The load balancer in front of the service, by its own counters (HAProxy's stats), from T", lbTable},
 		{"writes", "The write herd, from the clients, pg_stat_statements, pg_stat_activity, the queue and the replicas' lag", writesTable},
+		{"escape", "The escape load: once the arm was metastable its rate stepped down, each step until a hold of its rows was back in band or its limit passed (--escape), from the timeline's rows", escapeTable},
 	} {
 		if head, rows := d.table(rep); rows != nil {
 			out = append(out, detail{d.key, d.intro, head, rows})

@@ -37,6 +37,7 @@ type File struct {
 	Knobs       Knobs    `yaml:"knobs,omitempty" jsonschema:"description=Every arm's replica config; an arm's own knobs override them"`
 	Arms        []Arm    `yaml:"arms,omitempty" jsonschema:"description=The configurations compared\\, one after another"`
 	Timeline    Timeline `yaml:"timeline,omitempty" jsonschema:"description=Each arm's load: warmup\\, then before (the baseline)\\, T\\, after"`
+	Escape      *string  `yaml:"escape,omitempty" flag:"escape" jsonschema:"description=Once an arm is metastable\\, step its rate down until the service comes back: on\\, on:LIMIT\\, SHARES or SHARES:LIMIT such as 60%\\,30%:15s\\, or off"`
 	Repeat      *int     `yaml:"repeat,omitempty" flag:"repeat" jsonschema:"description=Runs of each arm\\, interleaved; reports show each figure's median with its min-max,minimum=1,maximum=20"`
 	Seed        *uint64  `yaml:"seed,omitempty" flag:"seed" jsonschema:"description=Seeds the key draws and every random source (0: pick one and print it)"`
 	Gates       []string `yaml:"gates,omitempty" flag:"gate" jsonschema:"description=Pass/fail rules on every arm's results: [ARM:]PATH OP VALUE"`

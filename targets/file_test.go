@@ -218,8 +218,8 @@ func FuzzParseFile(f *testing.F) {
 		// and draws keys
 		tg := FromFile(file)
 		_ = tg.Caps()
-		_ = tg.MemcachedItems()
-		_ = tg.MySQLConns()
+		_ = tg.Caches()
+		_ = tg.Conns()
 		_ = tg.Hot(10)
 		_ = tg.CheckHosts(nil)
 		if src := tg.Source(1); src != nil {
@@ -247,8 +247,8 @@ http_cache:
 		t.Fatalf("ParseFile = %v; want nil", err)
 	}
 	tg := FromFile(f)
-	c := tg.HTTPCache()
-	if c == nil || c.Purge.Headers["X-Purge-Token"] != "tok" || c.Flush == nil || c.Flush.Method != "BAN" || c.URLs[0] != "http://10.0.0.9:6081" {
+	c := tg.httpCache()
+	if c == nil || c.Purge.Headers["X-Purge-Token"] != "tok" || c.FlushRequest == nil || c.FlushRequest.Method != "BAN" || c.URLs[0] != "http://10.0.0.9:6081" {
 		t.Fatalf("HTTPCache = %+v; want the purge with its secret read, the BAN flush, the cache's URL", c)
 	}
 	if caps := tg.Caps(); !caps.HTTPPurge || !caps.HTTPFlush || caps.Redis {

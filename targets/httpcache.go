@@ -116,9 +116,9 @@ func (h *HTTPCacheSpec) cacheURLs(endpoints []string) []string {
 	return endpoints
 }
 
-// HTTPCache is the target's HTTP cache as a trigger touches it, nil when
+// httpCache is the target's HTTP cache as a trigger touches it, nil when
 // it declares none: the target's headers go with every invalidation.
-func (t *Target) HTTPCache() *triggers.HTTPCache {
+func (t *Target) httpCache() *triggers.HTTPCache {
 	if t.file == nil || t.file.HTTPCache == nil || t.file.HTTPCache.Purge == nil {
 		return nil
 	}
@@ -129,7 +129,7 @@ func (t *Target) HTTPCache() *triggers.HTTPCache {
 		c.Run = fl.Run
 	} else if fl != nil {
 		r := triggers.CacheRequest(*fl.request())
-		c.Flush = &r
+		c.FlushRequest = &r
 	}
 	return c
 }

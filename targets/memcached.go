@@ -81,10 +81,10 @@ func (t *Target) OpenMemcached(ctx context.Context, addr string) error {
 	return nil
 }
 
-// MemcachedItems is the target's Memcached as triggers touch it, nil when
+// memcachedItems is the target's Memcached as triggers touch it, nil when
 // it declares none. Before Connect its client is nil: enough for a dry
 // run's plan, which contacts nothing.
-func (t *Target) MemcachedItems() *triggers.Memcached {
+func (t *Target) memcachedItems() *triggers.Memcached {
 	if tmpl := t.OwnedItems; tmpl != "" { // herdbench's own: every item is its
 		return &triggers.Memcached{Client: t.mc, AllowFlushAll: true, Key: func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }}
 	}

@@ -186,11 +186,11 @@ func (t *Target) checkMySQL(ctx context.Context, db *sql.DB, bad func(field, for
 	return nil
 }
 
-// MySQLConns is the target's MySQL as conndrop touches it: the service
+// mysqlConns is the target's MySQL as conndrop touches it: the service
 // user's connections to KILL; nil when the target declares none. Before
 // Connect it has no DB: enough for a dry run's plan, which contacts
 // nothing.
-func (t *Target) MySQLConns() *triggers.MySQL {
+func (t *Target) mysqlConns() *triggers.MySQL {
 	switch {
 	case t.MySQL != nil:
 		return &triggers.MySQL{DB: t.MySQL.DB, User: t.MySQL.User, Spare: ProgramName}

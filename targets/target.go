@@ -72,7 +72,7 @@ type Target struct {
 	// read-only but for conndrop's KILL of its user's connections; nil: none
 	MySQL *observe.MySQL
 	// Memcached is a Memcached instead of Redis, its stats read; its
-	// items are touched through MemcachedItems; nil: none
+	// items are touched through Caches; nil: none
 	Memcached *observe.Memcached
 	mc        *memcache.Client
 

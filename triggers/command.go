@@ -210,7 +210,7 @@ func (c *Command) Prepare(ctx context.Context, env Env) (Armed, error) {
 // (HAProxy's status "no check": it never marks it down, nor UP again).
 func lbServerChecked(ctx context.Context, lb *observe.HAProxy, server string) error {
 	if lb == nil {
-		return nil
+		return nil // the command line refuses lb:SERVER on a target without haproxy: (choice.hosts)
 	}
 	st, err := lb.Read(ctx)
 	if err != nil {

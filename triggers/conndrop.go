@@ -48,33 +48,27 @@ func (*Conndrop) Requires(c Caps) error {
 }
 
 func (*Conndrop) Plan(env Env) string {
-	if len(env.Proxies) > 0 {
+	switch {
+	case len(env.Proxies) > 0:
 		return fmt.Sprintf("close and reopen the toxiproxy proxies %s", proxyNames(env))
+	case env.Conns != nil:
+		return env.Conns.DescribeKill()
 	}
-	if m := env.MySQL; m != nil {
-		return fmt.Sprintf("KILL every connection of MySQL user %s, but herdbench's own", m.User)
-	}
-	return fmt.Sprintf("pg_terminate_backend every connection of role %s", env.Role)
+	return "nothing: the target declares no toxiproxy, no Postgres role and no MySQL user"
 }
 
 // Fire disables and re-enables each proxy, which closes its connections,
-// or terminates the role's backends.
+// or ends the connections of the database's role or user.
 func (*Conndrop) Fire(ctx context.Context, env Env) (Fired, error) {
-	if len(env.Proxies) == 0 && env.MySQL != nil {
-		n, err := env.MySQL.Kill(ctx)
+	if len(env.Proxies) == 0 {
+		if env.Conns == nil {
+			return Fired{}, errors.New("conndrop: the target declares no toxiproxy, no Postgres role and no MySQL user")
+		}
+		d, err := env.Conns.Kill(ctx)
 		if err != nil {
 			return Fired{}, fmt.Errorf("conndrop: %w", err)
 		}
-		return Fired{Detail: &ConndropDetail{User: env.MySQL.User, ConnectionsReset: &n}, Ended: time.Now()}, nil
-	}
-	if len(env.Proxies) == 0 {
-		var n int64
-		err := env.DB.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE usename = $1 AND pid <> pg_backend_pid()`, env.Role).Scan(&n)
-		if err != nil {
-			return Fired{}, fmt.Errorf("conndrop: terminate the connections of %s: %w", env.Role, err)
-		}
-		return Fired{Detail: &ConndropDetail{Role: env.Role, ConnectionsReset: &n}, Ended: time.Now()}, nil
+		return Fired{Detail: &d, Ended: time.Now()}, nil
 	}
 	var reset []string
 	for _, dep := range herd.Dependencies {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -52,56 +51,45 @@ func (*Expire) Requires(c Caps) error {
 
 func (*Expire) Plan(env Env) string {
 	var parts []string
-	if env.RedisKey != nil {
-		keys := HotRedisKeys(env)
-		parts = append(parts, fmt.Sprintf("UNLINK %d Redis keys (the hot keys matching %s): %s", len(keys), env.Pattern, list(keys)))
-	}
-	if m := env.Memcached; m.keyed() {
-		parts = append(parts, fmt.Sprintf("delete %d Memcached items (the hot keys): %s", len(env.HotKeys), list(m.Items(env.HotKeys))))
-	}
-	if c := env.HTTPCache; c != nil {
-		parts = append(parts, fmt.Sprintf("%s, with the arm's selection, for each of %d hot keys: %s", c.Describe(c.Purge), len(env.HotKeys), list(env.HotKeys)))
+	for _, c := range env.Caches {
+		if c.Keyed() {
+			parts = append(parts, c.DescribeDelete(env.HotKeys))
+		}
 	}
 	return joinPlans(parts)
 }
 
-// Fire unlinks the hot keys' fresh copies in Redis (stale copies stay),
-// deletes their items in Memcached, and purges them from the HTTP cache.
+// Fire deletes the hot keys from every cache that knows their entries, in
+// turn: their fresh copies in Redis (stale copies stay), their items in
+// Memcached, their pages in the HTTP cache.
 func (*Expire) Fire(ctx context.Context, env Env) (Fired, error) {
-	d := &ExpireDetail{}
-	if env.RedisKey != nil {
-		keys := HotRedisKeys(env)
-		if len(keys) > 0 {
-			n, err := env.Redis.Unlink(ctx, keys...).Result()
-			if err != nil {
-				return Fired{}, fmt.Errorf("expire: unlink %d hot keys: %w", len(keys), err)
-			}
-			d.Keys, d.KeysRemoved = len(keys), n
+	d, acted := &ExpireDetail{}, false
+	for _, c := range env.Caches {
+		if !c.Keyed() {
+			continue
 		}
-	}
-	if m := env.Memcached; m.keyed() {
-		md, err := m.Delete(ctx, env.HotKeys)
-		d.Keys, d.KeysRemoved, d.Memcached = len(env.HotKeys), d.KeysRemoved+int64(md.Found), &md
+		t, err := c.Delete(ctx, env.HotKeys)
+		d.add(t)
 		if err != nil {
 			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("expire: %w", err)
 		}
+		acted = true
 	}
-	if c := env.HTTPCache; c != nil {
-		a, err := c.PurgeKeys(ctx, env.HotKeys)
-		d.Keys, d.HTTPCache = len(env.HotKeys), &a
-		if err != nil {
-			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("expire: %w", err)
-		}
-	} else if env.RedisKey == nil && !env.Memcached.keyed() {
-		return Fired{}, fmt.Errorf("expire: %w, no Redis keys and no Memcached", errNoHTTPCache)
+	if !acted {
+		return Fired{}, errors.New("expire: the target declares no http_cache, no Redis keys and no Memcached")
 	}
 	return Fired{Detail: d, Ended: time.Now()}, nil
 }
 
-// joinPlans joins what a trigger does to each part of a target.
-func joinPlans(parts []string) string {
-	if len(parts) == 0 {
-		return "nothing: the target declares no cache it may touch"
+// add is what a cache deleted: the keys it acted on (the last cache's:
+// a Redis counts only the hot keys its pattern lets it touch), the
+// entries it removed, and its own record.
+func (d *ExpireDetail) add(t Touched) {
+	d.Keys, d.KeysRemoved = t.Keys, d.KeysRemoved+t.Removed
+	if t.Memcached != nil {
+		d.Memcached = t.Memcached
 	}
-	return strings.Join(parts, "; and ")
+	if t.HTTPCache != nil {
+		d.HTTPCache = t.HTTPCache
+	}
 }

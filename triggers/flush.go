@@ -55,50 +55,28 @@ func (*Flush) Requires(c Caps) error {
 
 func (*Flush) Plan(env Env) string {
 	var parts []string
-	switch {
-	case env.Owned:
-		parts = append(parts, "FLUSHDB on the testbed's Redis")
-	case env.Redis != nil || env.Pattern != "":
-		parts = append(parts, fmt.Sprintf("SCAN MATCH %s and UNLINK every key it finds (only keys matching the pattern)", env.Pattern))
-	}
-	if env.Memcached != nil {
-		parts = append(parts, "flush_all on the Memcached (every item of it)")
-	}
-	if c := env.HTTPCache; c != nil && c.Flush != nil {
-		parts = append(parts, c.Describe(*c.Flush))
-	} else if c != nil && c.Run != "" {
-		parts = append(parts, fmt.Sprintf("run %q (sh -c, on this machine, at most %s)", c.Run, c.Limit))
+	for _, c := range env.Caches {
+		if c.Flushes() {
+			parts = append(parts, c.DescribeFlush())
+		}
 	}
 	return joinPlans(parts)
 }
 
-// Fire flushes the database the service uses (all of it on the testbed,
-// the keys matching the pattern elsewhere), and the HTTP cache.
-func (f *Flush) Fire(ctx context.Context, env Env) (Fired, error) {
+// Fire empties every cache that may be emptied, in turn: the Redis the
+// service uses (all of it on the testbed, the keys matching the pattern
+// elsewhere), its Memcached, the HTTP cache.
+func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 	var d *FlushDetail
-	if env.Redis != nil && (env.Owned || env.Pattern != "") {
-		fired, err := f.flushRedis(ctx, env)
-		if err != nil {
-			return fired, err
+	for _, c := range env.Caches {
+		if !c.Flushes() {
+			continue
 		}
-		d = fired.Detail.(*FlushDetail)
-	}
-	if m := env.Memcached; m != nil {
 		if d == nil {
 			d = &FlushDetail{}
 		}
-		md, err := m.FlushAll()
-		d.Memcached = &md
-		if err != nil {
-			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("flush: %w", err)
-		}
-	}
-	if c := env.HTTPCache; c != nil && (c.Flush != nil || c.Run != "") {
-		if d == nil {
-			d = &FlushDetail{}
-		}
-		a, err := c.FlushAll(ctx, Environ(env))
-		d.HTTPCache = &a
+		t, err := c.Flush(ctx, env)
+		d.add(t)
 		if err != nil {
 			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("flush: %w", err)
 		}
@@ -109,52 +87,17 @@ func (f *Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 	return Fired{Detail: d, Ended: time.Now()}, nil
 }
 
-// flushRedis flushes the Redis the service uses.
-func (*Flush) flushRedis(ctx context.Context, env Env) (Fired, error) {
-	if env.Owned {
-		n, err := env.Redis.DBSize(ctx).Result()
-		if err != nil {
-			return Fired{}, fmt.Errorf("flush: count keys: %w", err)
-		}
-		if err := env.Redis.FlushDB(ctx).Err(); err != nil {
-			return Fired{}, fmt.Errorf("flush: %w", err)
-		}
-		return Fired{Detail: &FlushDetail{KeysFlushed: n}, Ended: time.Now()}, nil
+// add is what a cache flushed: the keys it removed (and the pattern they
+// were limited to), and its own record.
+func (d *FlushDetail) add(t Touched) {
+	d.KeysFlushed += t.Removed
+	if t.Pattern != "" {
+		d.Pattern = t.Pattern
 	}
-	if env.Pattern == "" {
-		return Fired{}, errors.New("flush: the target declares no pattern of keys it may touch")
+	if t.Memcached != nil {
+		d.Memcached = t.Memcached
 	}
-	n, err := unlinkMatching(ctx, env)
-	if err != nil {
-		return Fired{}, fmt.Errorf("flush %s: %w", env.Pattern, err)
+	if t.HTTPCache != nil {
+		d.HTTPCache = t.HTTPCache
 	}
-	return Fired{Detail: &FlushDetail{KeysFlushed: n, Pattern: env.Pattern}, Ended: time.Now()}, nil
-}
-
-// unlinkMatching unlinks every key matching env.Pattern, a thousand at a
-// time, and returns how many it removed.
-func unlinkMatching(ctx context.Context, env Env) (int64, error) {
-	var n int64
-	iter := env.Redis.Scan(ctx, 0, env.Pattern, 1000).Iterator()
-	var batch []string
-	unlink := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		m, err := env.Redis.Unlink(ctx, batch...).Result()
-		n += m
-		batch = batch[:0]
-		return err
-	}
-	for iter.Next(ctx) {
-		if k := iter.Val(); MatchPattern(env.Pattern, k) { // SCAN's match, checked again
-			batch = append(batch, k)
-		}
-		if len(batch) == 1000 {
-			if err := unlink(); err != nil {
-				return n, fmt.Errorf("unlink: %w", err)
-			}
-		}
-	}
-	return n, errors.Join(iter.Err(), unlink())
 }

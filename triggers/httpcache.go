@@ -2,7 +2,6 @@ package triggers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,14 +18,69 @@ import (
 // per key (PURGE /items/{key}), and for the whole cache a request (BAN) or
 // a command. Every invalidation goes to each of URLs, one per cache node.
 type HTTPCache struct {
-	URLs   []string     // base URLs of the cache nodes, each loopback or allowed
-	Purge  CacheRequest // one key's invalidation: {key} in its path or a header
-	Flush  *CacheRequest
-	Run    string        // the whole cache's invalidation as a command, when Flush is nil
-	Header http.Header   // sent with every invalidation: the target's headers, then the arm's
-	Query  url.Values    // the arm's query values, added to every invalidation
-	Client *http.Client  // nil: a client of its own that follows no redirect
-	Limit  time.Duration // how long one invalidation, or the flush command, may take
+	URLs  []string     // base URLs of the cache nodes, each loopback or allowed
+	Purge CacheRequest // one key's invalidation: {key} in its path or a header
+	// FlushRequest is the whole cache's invalidation (BAN); Run, a
+	// command, when it is nil
+	FlushRequest *CacheRequest
+	Run          string        // the whole cache's invalidation as a command, when FlushRequest is nil
+	Header       http.Header   // sent with every invalidation: the target's headers, then the arm's
+	Query        url.Values    // the arm's query values, added to every invalidation
+	Client       *http.Client  // nil: a client of its own that follows no redirect
+	Limit        time.Duration // how long one invalidation, or the flush command, may take
+}
+
+var (
+	_ Cache     = (*HTTPCache)(nil)
+	_ Selective = (*HTTPCache)(nil)
+)
+
+// Keyed is always true: an HTTP cache is declared with its purge request
+// for one key (http_cache.purge).
+func (c *HTTPCache) Keyed() bool { return true }
+
+func (c *HTTPCache) DescribeDelete(hot []string) string {
+	return fmt.Sprintf("%s, with the arm's selection, for each of %d hot keys: %s", c.describe(c.Purge), len(hot), list(hot))
+}
+
+// Delete purges the hot keys on every cache node.
+func (c *HTTPCache) Delete(ctx context.Context, hot []string) (Touched, error) {
+	a, err := c.purgeKeys(ctx, hot)
+	return Touched{Keys: len(hot), HTTPCache: &a}, err
+}
+
+// Flushes says whether the target declares how to invalidate the whole
+// cache: a request or a command (http_cache.flush).
+func (c *HTTPCache) Flushes() bool { return c.FlushRequest != nil || c.Run != "" }
+
+func (c *HTTPCache) DescribeFlush() string {
+	if c.FlushRequest != nil {
+		return c.describe(*c.FlushRequest)
+	}
+	return fmt.Sprintf("run %q (sh -c, on this machine, at most %s)", c.Run, c.Limit)
+}
+
+// Flush invalidates the whole cache, its command running with the arm's
+// variables (Environ).
+func (c *HTTPCache) Flush(ctx context.Context, env Env) (Touched, error) {
+	a, err := c.flushAll(ctx, Environ(env))
+	return Touched{HTTPCache: &a}, err
+}
+
+// Select makes the arm's headers and query values go with every
+// invalidation: a cache that keys its entries by the arm's header purges
+// the arm's own.
+func (c *HTTPCache) Select(headers, query map[string]string) {
+	if c.Header == nil {
+		c.Header = http.Header{}
+	}
+	for k, v := range headers {
+		c.Header.Set(k, v)
+	}
+	c.Query = url.Values{}
+	for k, v := range query {
+		c.Query.Set(k, v)
+	}
 }
 
 // CacheRequest is one invalidation request: its method (a token such as
@@ -62,11 +116,11 @@ func (a CacheAnswers) Purged() int64 {
 // purgeConcurrency bounds the invalidations in flight at once.
 const purgeConcurrency = 32
 
-// PurgeKeys invalidates each key on every cache node, at most
+// purgeKeys invalidates each key on every cache node, at most
 // purgeConcurrency at once. A 2xx is an invalidated entry and a 404 one
 // the cache did not hold (nginx's cache purge and Varnish's purge answer
 // so); any other status, or no answer, fails it, naming the first.
-func (c *HTTPCache) PurgeKeys(ctx context.Context, keys []string) (CacheAnswers, error) {
+func (c *HTTPCache) purgeKeys(ctx context.Context, keys []string) (CacheAnswers, error) {
 	var reqs []*http.Request
 	for _, base := range c.URLs {
 		for _, k := range keys {
@@ -80,10 +134,10 @@ func (c *HTTPCache) PurgeKeys(ctx context.Context, keys []string) (CacheAnswers,
 	return c.send(reqs, c.Purge.Method)
 }
 
-// FlushAll invalidates the whole cache: the flush request on every node,
+// flushAll invalidates the whole cache: the flush request on every node,
 // or the flush command once.
-func (c *HTTPCache) FlushAll(ctx context.Context, environ []string) (CacheAnswers, error) {
-	if c.Flush == nil {
+func (c *HTTPCache) flushAll(ctx context.Context, environ []string) (CacheAnswers, error) {
+	if c.FlushRequest == nil {
 		o, _, _, err := shell(ctx, c.Run, c.Limit, environ)
 		a := CacheAnswers{Method: "command", Command: &o, TookMS: o.TookMS}
 		if err != nil {
@@ -93,13 +147,13 @@ func (c *HTTPCache) FlushAll(ctx context.Context, environ []string) (CacheAnswer
 	}
 	var reqs []*http.Request
 	for _, base := range c.URLs {
-		r, err := c.request(ctx, base, *c.Flush, "")
+		r, err := c.request(ctx, base, *c.FlushRequest, "")
 		if err != nil {
 			return CacheAnswers{}, err
 		}
 		reqs = append(reqs, r)
 	}
-	return c.send(reqs, c.Flush.Method)
+	return c.send(reqs, c.FlushRequest.Method)
 }
 
 // request is cr on base for key, with the cache's headers and query.
@@ -182,9 +236,9 @@ func lastLine(out string) string {
 	return lines[len(lines)-1]
 }
 
-// Describe says what the cache's invalidations are, for a dry run: the
+// describe says what the cache's invalidations are, for a dry run: the
 // requests and the nodes, header names but never their values.
-func (c *HTTPCache) Describe(cr CacheRequest) string {
+func (c *HTTPCache) describe(cr CacheRequest) string {
 	s := cr.Method + " " + cr.Path
 	if len(cr.Headers) > 0 {
 		var names []string
@@ -196,7 +250,3 @@ func (c *HTTPCache) Describe(cr CacheRequest) string {
 	}
 	return s + " on " + strings.Join(c.URLs, ", ")
 }
-
-// errNoHTTPCache is a trigger asked to invalidate an HTTP cache that the
-// target does not declare.
-var errNoHTTPCache = errors.New("the target declares no http_cache")

@@ -17,18 +17,6 @@ func needKeys(c Caps) error {
 	return nil
 }
 
-// HotRedisKeys are the Redis keys of the hot keys that the pattern lets a
-// trigger touch, hottest first.
-func HotRedisKeys(env Env) []string {
-	var keys []string
-	for _, k := range env.HotKeys {
-		if rk := env.RedisKey(k); MatchPattern(env.Pattern, rk) {
-			keys = append(keys, rk)
-		}
-	}
-	return keys
-}
-
 // MatchPattern says whether key matches a Redis glob pattern (*, ?, [...]
 // and \ escapes, as KEYS and SCAN MATCH read them); "" matches nothing.
 func MatchPattern(pattern, key string) bool {

@@ -31,9 +31,14 @@ type MemcachedDetail struct {
 	TookMS    int64  `json:"took_ms"`              // from the first command to the last answer
 }
 
-// keyed says whether m knows the item of a request's key: what expire and
+var (
+	_ Cache   = (*Memcached)(nil)
+	_ Expirer = (*Memcached)(nil)
+)
+
+// Keyed says whether m knows the item of a request's key: what expire and
 // ttl need of it.
-func (m *Memcached) keyed() bool { return m != nil && m.Key != nil }
+func (m *Memcached) Keyed() bool { return m.Key != nil }
 
 // Items are the Memcached keys of the hot keys, hottest first.
 func (m *Memcached) Items(hot []string) []string {
@@ -44,40 +49,56 @@ func (m *Memcached) Items(hot []string) []string {
 	return out
 }
 
+func (m *Memcached) DescribeDelete(hot []string) string {
+	return fmt.Sprintf("delete %d Memcached items (the hot keys): %s", len(hot), list(m.Items(hot)))
+}
+
 // Delete deletes the hot keys' items.
-func (m *Memcached) Delete(ctx context.Context, hot []string) (MemcachedDetail, error) {
-	return m.each(ctx, "delete", hot, m.Client.Delete)
+func (m *Memcached) Delete(ctx context.Context, hot []string) (Touched, error) {
+	d, err := m.each(ctx, "delete", hot, m.Client.Delete)
+	return Touched{Keys: len(hot), Removed: int64(d.Found), Memcached: &d}, err
+}
+
+func (m *Memcached) DescribeExpireAt(hot []string) string {
+	return fmt.Sprintf("touch %d Memcached items (the hot keys) to expire at T's second before the load: %s", len(hot), list(m.Items(hot)))
 }
 
 // ExpireAt makes the hot keys' items expire at the first whole second at
 // or after at (touch with an absolute expiry): Memcached keeps time in
 // whole seconds of its own clock, which ticks once a second, so they
 // expire within about a second after it, never before.
-func (m *Memcached) ExpireAt(ctx context.Context, hot []string, at time.Time) (MemcachedDetail, error) {
+func (m *Memcached) ExpireAt(ctx context.Context, hot []string, at time.Time) (Touched, error) {
 	sec := at.Unix()
 	if at.After(time.Unix(sec, 0)) {
 		sec++
 	}
 	if sec > math.MaxInt32 {
-		return MemcachedDetail{}, fmt.Errorf("memcached: expiry %d is past what touch takes", sec)
+		return Touched{}, fmt.Errorf("memcached: expiry %d is past what touch takes", sec)
 	}
 	d, err := m.each(ctx, "touch", hot, func(k string) error { return m.Client.Touch(k, int32(sec)) })
 	d.ExpiresAt = sec
-	return d, err
+	return Touched{Keys: len(hot), Memcached: &d}, err
 }
 
-// FlushAll empties the whole instance, when the target allows it.
-func (m *Memcached) FlushAll() (MemcachedDetail, error) {
+// Flushes is always true: a Memcached the target does not let be emptied
+// refuses the flush when it is asked (errMemcachedFlush), as the plan's
+// validation did before the run.
+func (m *Memcached) Flushes() bool { return true }
+
+func (m *Memcached) DescribeFlush() string { return "flush_all on the Memcached (every item of it)" }
+
+// Flush empties the whole instance (flush_all), when the target allows it.
+func (m *Memcached) Flush(context.Context, Env) (Touched, error) {
 	if !m.AllowFlushAll {
-		return MemcachedDetail{}, errMemcachedFlush
+		return Touched{Memcached: &MemcachedDetail{}}, errMemcachedFlush
 	}
 	start := time.Now()
 	err := m.Client.FlushAll()
 	d := MemcachedDetail{Command: "flush_all", Sent: 1, TookMS: time.Since(start).Milliseconds()}
 	if err != nil {
-		return d, fmt.Errorf("memcached flush_all: %w", err)
+		return Touched{Memcached: &d}, fmt.Errorf("memcached flush_all: %w", err)
 	}
-	return d, nil
+	return Touched{Memcached: &d}, nil
 }
 
 // each sends command for each hot key's item, one after another; a key

@@ -18,14 +18,29 @@ type MySQL struct {
 	Spare string // the program_name of herdbench's own connections
 }
 
+var _ ConnKiller = (*MySQL)(nil)
+
+func (m *MySQL) DescribeKill() string {
+	return fmt.Sprintf("KILL every connection of MySQL user %s, but herdbench's own", m.User)
+}
+
+// Kill ends every connection of User but herdbench's own (KILL
+// CONNECTION), and says how many it ended; one that ended meanwhile is
+// not counted.
+func (m *MySQL) Kill(ctx context.Context) (ConndropDetail, error) {
+	n, err := m.kill(ctx)
+	if err != nil {
+		return ConndropDetail{}, err
+	}
+	return ConndropDetail{User: m.User, ConnectionsReset: &n}, nil
+}
+
 // errUnknownThread is MySQL's answer to a KILL of a connection that ended
 // meanwhile.
 const errUnknownThread = 1094
 
-// Kill ends every connection of User but herdbench's own (KILL
-// CONNECTION), and returns how many it ended; one that ended meanwhile is
-// not counted.
-func (m *MySQL) Kill(ctx context.Context) (int64, error) {
+// kill ends the connections and returns how many.
+func (m *MySQL) kill(ctx context.Context) (int64, error) {
 	rows, err := m.DB.QueryContext(ctx, `SELECT p.ID FROM information_schema.PROCESSLIST p
 		WHERE p.USER = ? AND p.ID <> CONNECTION_ID() AND p.ID NOT IN (SELECT PROCESSLIST_ID
 			FROM performance_schema.session_connect_attrs WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE = ?)`, m.User, m.Spare)

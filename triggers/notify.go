@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -43,14 +42,36 @@ func (*Notify) Requires(c Caps) error {
 }
 
 func (*Notify) Plan(env Env) string {
-	return fmt.Sprintf("PUBLISH the %d hot keys on channel %s: %s", len(env.HotKeys), env.Channel, list(env.HotKeys))
+	var parts []string
+	for _, b := range broadcasters(env) {
+		parts = append(parts, b.DescribeBroadcast(env.HotKeys))
+	}
+	return joinPlans(parts)
 }
 
-// Fire publishes the hot keys on the target's channel.
+// Fire publishes the hot keys on every channel the target names.
 func (*Notify) Fire(ctx context.Context, env Env) (Fired, error) {
-	n, err := env.Redis.Publish(ctx, env.Channel, strings.Join(env.HotKeys, ",")).Result()
-	if err != nil {
-		return Fired{}, fmt.Errorf("notify: publish: %w", err)
+	d, acted := &NotifyDetail{Keys: len(env.HotKeys)}, false
+	for _, b := range broadcasters(env) {
+		n, err := b.Broadcast(ctx, env.HotKeys)
+		if err != nil {
+			return Fired{}, fmt.Errorf("notify: %w", err)
+		}
+		d.Receivers, acted = d.Receivers+n, true
 	}
-	return Fired{Detail: &NotifyDetail{Keys: len(env.HotKeys), Receivers: n}, Ended: time.Now()}, nil
+	if !acted {
+		return Fired{}, errors.New("notify: the target declares no Redis channel for invalidations")
+	}
+	return Fired{Detail: d, Ended: time.Now()}, nil
+}
+
+// broadcasters are the caches of env that carry broadcast invalidations.
+func broadcasters(env Env) []Broadcaster {
+	var out []Broadcaster
+	for _, c := range env.Caches {
+		if b, ok := c.(Broadcaster); ok && b.Broadcasts() {
+			out = append(out, b)
+		}
+	}
+	return out
 }

@@ -75,7 +75,10 @@ func (o *Outage) Plan(env Env) string {
 	if name, ok := env.Proxies[string(o.Dependency)]; ok {
 		return fmt.Sprintf("disable toxiproxy proxy %s (%s) for %s, then enable it", name, o.Dependency, o.For)
 	}
-	return fmt.Sprintf("CLIENT PAUSE %d ALL on the Redis (every client of it waits) for %s, then CLIENT UNPAUSE", time.Duration(o.For).Milliseconds(), o.For)
+	if p := pauser(env); p != nil && o.Dependency == herd.Redis {
+		return p.DescribePause(time.Duration(o.For))
+	}
+	return fmt.Sprintf("nothing: the target declares no toxiproxy in front of %s and no cache that may be paused", o.Dependency)
 }
 
 // Fire closes the dependency's proxy, or pauses Redis, for o.For. It
@@ -105,18 +108,31 @@ func (o *Outage) Fire(ctx context.Context, env Env) (Fired, error) {
 // early still waits out the pause before Fire returns: keep Redis outages
 // short, or put toxiproxy in front of Redis, whose proxy reopens at once.
 func (o *Outage) pause(ctx context.Context, env Env) (Fired, error) {
-	d := time.Duration(o.For)
-	if err := env.Redis.Do(ctx, "CLIENT", "PAUSE", d.Milliseconds(), "ALL").Err(); err != nil {
-		return Fired{}, fmt.Errorf("outage: pause redis: %w", err)
+	d, p := time.Duration(o.For), pauser(env)
+	if p == nil || o.Dependency != herd.Redis {
+		return Fired{}, fmt.Errorf("outage: the target has no toxiproxy in front of %s and no cache that may be paused", o.Dependency)
+	}
+	if err := p.Pause(ctx, d); err != nil {
+		return Fired{}, fmt.Errorf("outage: %w", err)
 	}
 	down := time.Now()
 	wait(ctx, d)
 	if ctx.Err() != nil { // stopped early: do not wait for Redis to end the pause
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := env.Redis.Do(uctx, "CLIENT", "UNPAUSE").Err(); err != nil {
-			return Fired{}, fmt.Errorf("outage: unpause redis: %w", err)
+		if err := p.Unpause(uctx); err != nil {
+			return Fired{}, fmt.Errorf("outage: %w", err)
 		}
 	}
 	return Fired{Detail: &OutageDetail{Dependency: herd.Redis, Paused: true, ForMS: d.Milliseconds(), DownMS: time.Since(down).Milliseconds()}, Ended: time.Now()}, nil
+}
+
+// pauser is the cache of env that may be paused whole; nil: none.
+func pauser(env Env) Pauser {
+	for _, c := range env.Caches {
+		if p, ok := c.(Pauser); ok {
+			return p
+		}
+	}
+	return nil
 }

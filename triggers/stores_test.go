@@ -16,7 +16,7 @@ import (
 
 // memcachedEnv is a real Memcached holding item:1 to item:5 and other:1,
 // with the hot keys 1, 2, 3 and 9 (which it does not hold).
-func memcachedEnv(t *testing.T, allowFlush bool) (Env, *memcache.Client) {
+func memcachedEnv(t *testing.T, allowFlush bool) (Env, *Memcached, *memcache.Client) {
 	t.Helper()
 	mc := memcache.New(storetest.Memcached(t))
 	t.Cleanup(func() { mc.Close() })
@@ -26,7 +26,7 @@ func memcachedEnv(t *testing.T, allowFlush bool) (Env, *memcache.Client) {
 		}
 	}
 	m := &Memcached{Client: mc, AllowFlushAll: allowFlush, Key: func(k string) string { return "item:" + k }}
-	return Env{Memcached: m, HotKeys: []string{"1", "2", "3", "9"}}, mc
+	return Env{Caches: []Cache{m}, HotKeys: []string{"1", "2", "3", "9"}}, m, mc
 }
 
 // cached lists which of keys the cache holds.
@@ -47,7 +47,7 @@ func cached(t *testing.T, mc *memcache.Client, keys ...string) []string {
 
 // expire deletes the hot keys' items, and only them.
 func TestExpireDeletesTheHotItemsInMemcached(t *testing.T) {
-	env, mc := memcachedEnv(t, false)
+	env, _, mc := memcachedEnv(t, false)
 	if plan := (&Expire{}).Plan(env); !strings.Contains(plan, "delete 4 Memcached items (the hot keys): item:1, item:2, item:3, item:9") {
 		t.Errorf("Plan = %q", plan)
 	}
@@ -67,7 +67,7 @@ func TestExpireDeletesTheHotItemsInMemcached(t *testing.T) {
 // ttl makes the hot keys' items expire at T's second, never before T;
 // the others keep theirs.
 func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
-	env, mc := memcachedEnv(t, false)
+	env, _, mc := memcachedEnv(t, false)
 	env.T = time.Now().Add(2500 * time.Millisecond)
 	ttl := &TTL{}
 	if err := ttl.Align(context.Background(), env); err != nil {
@@ -107,14 +107,14 @@ func TestFlushMemcachedOnlyWhenAllowed(t *testing.T) {
 	if err := Supported(&Flush{}, Caps{Memcached: true, FlushAll: true}); err != nil {
 		t.Errorf("Supported(flush) with allow_flush_all = %v; want nil", err)
 	}
-	env, mc := memcachedEnv(t, false)
+	env, m, mc := memcachedEnv(t, false)
 	if _, err := (&Flush{}).Fire(context.Background(), env); !errors.Is(err, errMemcachedFlush) {
 		t.Errorf("flush without allow_flush_all = %v; want refused", err)
 	}
 	if got := cached(t, mc, "other:1"); len(got) != 1 {
 		t.Fatalf("a refused flush emptied the cache")
 	}
-	env.Memcached.AllowFlushAll = true
+	m.AllowFlushAll = true
 	fired, err := (&Flush{}).Fire(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func TestConndropKillsTheMySQLUsersConnections(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	env := Env{MySQL: &MySQL{DB: hb, User: "shop", Spare: "herdbench"}}
+	env := Env{Conns: &MySQL{DB: hb, User: "shop", Spare: "herdbench"}}
 	if err := Supported(&Conndrop{}, Caps{MySQLUser: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,6 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
@@ -53,22 +51,17 @@ type Fired struct {
 // Env is what a trigger may touch. What a target does not declare is
 // zero, and the triggers that need it say so (Caps, Requires).
 type Env struct {
-	Redis    *redis.Client
-	RedisKey func(key string) string // the Redis key of a request's key; nil when the target declares none
-	Pattern  string                  // the only Redis keys a trigger may touch (a Redis glob)
-	Owned    bool                    // herdbench started the dependencies: flush may empty the whole database
-	Channel  string                  // where broadcast invalidations go
+	// Caches are the service's caches a trigger may touch, in the order
+	// the triggers act on them: its Redis or its Memcached, then an HTTP
+	// cache in front of it; what only some can do (a broadcast, a pause)
+	// is an optional interface of theirs
+	Caches []Cache
+	Conns  ConnKiller // the service's database, whose connections conndrop ends without toxiproxy; nil: none
 
 	Toxiproxy *toxiclient.Client // the proxies between the service and its dependencies
 	Proxies   map[string]string  // dependency (postgres, redis) -> proxy name
 
-	DB    *pgxpool.Pool // the target's Postgres, to reset Role's connections (conndrop without toxiproxy)
-	Likes LikesTable    // the testbed's likes and feed, in Postgres or MariaDB (writes)
-	Role  string
-
-	HTTPCache *HTTPCache // an HTTP cache in front of the service, invalidated through its own API; nil: none
-	Memcached *Memcached // the service's Memcached: its hot keys' items, flush_all when allowed; nil: none
-	MySQL     *MySQL     // the service's MySQL or MariaDB, to KILL its user's connections (conndrop without toxiproxy); nil: none
+	Likes LikesTable // the testbed's likes and feed, in Postgres or MariaDB (writes)
 
 	HotKeys   []string         // the keys warmed before the arm, hottest first
 	API       []string         // the service's base URLs

@@ -36,9 +36,9 @@ func TestMatchPattern(t *testing.T) {
 }
 
 func TestHotRedisKeysKeepToThePattern(t *testing.T) {
-	env := Env{HotKeys: []string{"1", "2", "10", "11", "3"}, RedisKey: func(k string) string { return "item:" + k }, Pattern: "item:1*"}
-	if got := strings.Join(HotRedisKeys(env), ","); got != "item:1,item:10,item:11" {
-		t.Errorf("HotRedisKeys = %s; want only the keys matching item:1*, hottest first", got)
+	r := &Redis{Key: func(k string) string { return "item:" + k }, Pattern: "item:1*"}
+	if got := strings.Join(r.HotKeys([]string{"1", "2", "10", "11", "3"}), ","); got != "item:1,item:10,item:11" {
+		t.Errorf("HotKeys = %s; want only the keys matching item:1*, hottest first", got)
 	}
 }
 

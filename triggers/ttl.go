@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // TTL warms the hot keys together with a TTL that ends at T, so they expire
@@ -16,7 +14,7 @@ import (
 // Memcached, which keeps whole seconds, the items expire at the first
 // second at or after T (touch with an absolute expiry).
 type TTL struct {
-	aligned *MemcachedDetail // what Align did to a Memcached, for Fire's detail
+	aligned TTLDetail // what Align did, for Fire's detail
 }
 
 // TTLDetail is what ttl did.
@@ -52,13 +50,8 @@ func (*TTL) Requires(c Caps) error {
 
 func (*TTL) Plan(env Env) string {
 	var parts []string
-	if env.RedisKey != nil {
-		keys := HotRedisKeys(env)
-		parts = append(parts, fmt.Sprintf("PEXPIREAT T on %d Redis keys (the hot keys matching %s) before the load: %s", len(keys), env.Pattern, list(keys)))
-	}
-	if m := env.Memcached; m.keyed() {
-		parts = append(parts, fmt.Sprintf("touch %d Memcached items (the hot keys) to expire at T's second before the load: %s",
-			len(env.HotKeys), list(m.Items(env.HotKeys))))
+	for _, c := range expirers(env) {
+		parts = append(parts, c.DescribeExpireAt(env.HotKeys))
 	}
 	return joinPlans(parts)
 }
@@ -68,42 +61,40 @@ func (*TTL) Plan(env Env) string {
 // is the warm instant plus this TTL, up to the warm's length before T.
 func (*TTL) WarmTTL(untilT time.Duration) time.Duration { return untilT }
 
-// Align makes the hot keys expire in Redis exactly at T, and in Memcached
-// at T's second: the warm took time, and each key's TTL started when it
-// was loaded.
+// Align makes the hot keys expire exactly at T in every cache that can
+// (in Memcached at T's second): the warm took time, and each key's TTL
+// started when it was loaded.
 func (t *TTL) Align(ctx context.Context, env Env) error {
-	t.aligned = nil
-	if m := env.Memcached; m.keyed() {
-		d, err := m.ExpireAt(ctx, env.HotKeys, env.T)
+	t.aligned = TTLDetail{}
+	for _, c := range expirers(env) {
+		done, err := c.ExpireAt(ctx, env.HotKeys, env.T)
 		if err != nil {
 			return fmt.Errorf("align the hot keys' expiry at T: %w", err)
 		}
-		t.aligned = &d
-	}
-	if env.RedisKey == nil {
-		return nil
-	}
-	_, err := env.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, k := range HotRedisKeys(env) {
-			p.PExpireAt(ctx, k, env.T)
+		t.aligned.Keys = done.Keys
+		if done.Memcached != nil {
+			t.aligned.Memcached = done.Memcached
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("align the hot keys' expiry at T: %w", err)
 	}
 	return nil
 }
 
 // Fire does nothing: the keys expire by themselves. It reads nothing from
-// Redis either, so the cache figures are the herd's alone.
-func (t *TTL) Fire(ctx context.Context, env Env) (Fired, error) {
-	d := &TTLDetail{Memcached: t.aligned}
-	if env.RedisKey != nil {
-		d.Keys = len(HotRedisKeys(env))
+// the cache either, so the cache figures are the herd's alone; its detail
+// is what Align did.
+func (t *TTL) Fire(context.Context, Env) (Fired, error) {
+	d := t.aligned
+	return Fired{Detail: &d, Ended: time.Now()}, nil
+}
+
+// expirers are the caches of env whose hot keys' entries can be made to
+// expire at T, in order.
+func expirers(env Env) []Expirer {
+	var out []Expirer
+	for _, c := range env.Caches {
+		if e, ok := c.(Expirer); ok && c.Keyed() {
+			out = append(out, e)
+		}
 	}
-	if env.Memcached.keyed() {
-		d.Keys = len(env.HotKeys)
-	}
-	return Fired{Detail: d, Ended: time.Now()}, nil
+	return out
 }

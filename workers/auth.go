@@ -81,12 +81,15 @@ func (w *Worker) guard(h http.Handler) http.Handler {
 func (w *Worker) Refused() int64 { return w.refused.Load() }
 
 // WithToken is c sending token on every call ("": c as it is), for a
-// controller's calls and a worker's own to the reference worker.
+// controller's calls and a worker's own to the reference worker. It
+// follows no redirect: the worker API never redirects, and a redirect
+// followed would carry the token to whatever host it names.
 func WithToken(c *http.Client, token string) *http.Client {
 	if token == "" {
 		return c
 	}
 	out := *c
+	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	next := c.Transport
 	if next == nil {
 		next = http.DefaultTransport

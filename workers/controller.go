@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
@@ -68,20 +69,18 @@ type prepared struct {
 	run     string
 	job     experiment.Job
 	workers []worker
+	heard   []atomic.Int64 // each worker's records are filed up to this instant (Unix ns)
 }
 
 // Prepare gives every worker its stripe of job and waits until each is
 // ready; a worker that refuses or does not answer fails the arm, named.
 func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experiment.Prepared, error) {
-	if job.Cut != nil { // the workers' schedules are theirs once sent
-		return nil, errors.New("an arm that ends on its verdict (--after auto, a stop condition on the verdict) with workers (accepted: one or the other)")
-	}
 	c.mu.Lock()
 	c.arms++
 	run := fmt.Sprintf("%s-%d-%s", c.run, c.arms, job.Arm) // the arm's name, for the workers' logs
 	c.mu.Unlock()
 	n := len(c.URLs)
-	p := &prepared{c: c, run: run, job: job, workers: make([]worker, n)}
+	p := &prepared{c: c, run: run, job: job, workers: make([]worker, n), heard: make([]atomic.Int64, n)}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	err := each(n, func(i int) error {
@@ -129,11 +128,15 @@ func (p *prepared) Lead() time.Duration { return StartMargin }
 // clients at T.
 func (*Controller) SendsBursts() bool { return true }
 
-// Run starts every worker at start on its own clock, waits for their
-// results and merges them into rec. A worker that refuses the start, dies
-// or restarts fails the arm, named; when ctx ends, the workers are stopped
-// and what they recorded is merged.
-func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.Recorder, _ func(load.Record)) (*experiment.Workers, error) {
+// Run starts every worker at start on its own clock, files their records
+// through file as they stream in, passes the arm's cut on, and waits for
+// their results. A worker that refuses the start, dies or restarts fails
+// the arm, named; when ctx ends, the workers are stopped and what they
+// recorded is filed.
+func (p *prepared) Run(ctx context.Context, start, t time.Time, _ *experiment.Recorder, file func(load.Record)) (*experiment.Workers, error) {
+	for i := range p.heard {
+		p.heard[i].Store(start.UnixNano())
+	}
 	err := each(len(p.workers), func(i int) error {
 		w := p.workers[i]
 		if err := p.c.post(ctx, w.url+pathStart, Start{Run: p.run, Boot: w.ready.Boot, Start: start, T: t}, nil); err != nil {
@@ -145,22 +148,62 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 		p.stop()
 		return nil, err
 	}
+	stopped := context.AfterFunc(ctx, p.stop)
+	defer stopped()
+	ended := make(chan struct{})
+	var cutting sync.WaitGroup
+	cutting.Go(func() { p.passCut(ended) })
+	defer cutting.Wait()
+	defer close(ended)
+	pastCut := make([]atomic.Int64, len(p.workers))
+	results, streamed, err := p.gather(ctx, start, t, func(i int) func(load.Record) {
+		return func(r load.Record) {
+			if at, ok := p.job.Cut.When(); ok && r.Intended.After(at) {
+				pastCut[i].Add(1) // the cut reached it late: past the arm's end
+				return
+			}
+			file(r)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, res := range results {
+		if streamed[i] != res.State.Records {
+			return nil, fmt.Errorf("%s: streamed %d records, and its recorder filed %d: each must be filed once", p.workers[i], streamed[i], res.State.Records)
+		}
+	}
+	ws, err := p.merge(results)
+	if err == nil {
+		for i := range ws.Each {
+			ws.Each[i].PastCut = pastCut[i].Load()
+		}
+	}
+	return ws, err
+}
+
+// gather streams every worker's records through the filer of its index
+// until its share ends, then takes its result. The results are taken
+// also once ctx ends (the workers stop and answer with what they
+// recorded); one worker lost ends the others.
+func (p *prepared) gather(ctx context.Context, start, t time.Time, filer func(i int) func(load.Record)) ([]Result, []int64, error) {
 	// the worst end: the window, the late grace, and a request's whole timeout
 	c := p.job.Load
 	worst := start.Add(c.Duration + load.LateGrace + time.Duration(c.Retry.Retries+1)*c.Timeout + resultSlack)
-	stopped := context.AfterFunc(ctx, p.stop)
-	defer stopped()
 	results := make([]Result, len(p.workers))
-	// the results are fetched also once ctx ends (the workers stop and
-	// answer with what they recorded); one worker lost ends the others
+	streamed := make([]int64, len(p.workers))
 	dctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), worst)
 	defer cancel()
 	rctx, lost := context.WithCancelCause(dctx)
 	defer lost(nil)
-	err = each(len(p.workers), func(i int) error {
+	err := each(len(p.workers), func(i int) error {
 		w := p.workers[i]
-		q := url.Values{"run": {p.run}, "boot": {w.ready.Boot}}
-		err := p.c.get(rctx, w.url+pathResult+"?"+q.Encode(), &results[i])
+		n, err := p.follow(rctx, i, t, filer(i), &p.heard[i])
+		streamed[i] = n
+		if err == nil {
+			q := url.Values{"run": {p.run}, "boot": {w.ready.Boot}}
+			err = p.c.get(rctx, w.url+pathResult+"?"+q.Encode(), &results[i])
+		}
 		switch {
 		case errors.Is(context.Cause(rctx), errOtherLost):
 			return nil // the worker lost first is named
@@ -177,21 +220,16 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 		p.stop()
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return p.merge(rec, results)
+	return results, streamed, err
 }
 
-// merge adds every worker's result to rec and sums up how they kept the herd.
-func (p *prepared) merge(rec *experiment.Recorder, results []Result) (*experiment.Workers, error) {
+// merge sums up how the workers kept the herd: each one's own figures
+// from its recorder, their start skew and their burst.
+func (p *prepared) merge(results []Result) (*experiment.Workers, error) {
 	ws := &experiment.Workers{Count: len(p.workers)}
 	dev := make([]time.Duration, len(p.workers))
 	for i, res := range results {
 		w := p.workers[i]
-		if err := rec.Merge(res.State); err != nil {
-			return nil, fmt.Errorf("%s: its results do not merge: %w", w, err)
-		}
 		own := experiment.NewRecorder(res.State.T, res.State.Before, res.State.After, res.State.Critical != nil)
 		if err := own.Merge(res.State); err != nil {
 			return nil, fmt.Errorf("%s: %w", w, err)

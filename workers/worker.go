@@ -48,6 +48,8 @@ type job struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed with res set
 	res     Result
+	stream  stream   // its records, until the controller takes them
+	cut     load.Cut // the controller's cut, when the arm ends early
 }
 
 // NewWorker makes a worker of version v that may send beyond loopback only
@@ -71,14 +73,17 @@ func (w *Worker) Handler() http.Handler {
 	mux.HandleFunc("POST "+pathStart, w.start)
 	mux.HandleFunc("GET "+pathResult, w.result)
 	mux.HandleFunc("POST /v1/stop", w.stop)
-	guarded := w.guard(mux)
-	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+pathRecords, w.records)
+	mux.HandleFunc("POST "+pathCut, w.cut)
+	// a call refused for want of the token does not keep an idle worker
+	// alive: the idle timer starts again only on the calls guard lets in
+	return w.guard(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		select {
 		case w.used <- struct{}{}:
 		default:
 		}
-		guarded.ServeHTTP(rw, r)
-	})
+		mux.ServeHTTP(rw, r)
+	}))
 }
 
 // Serve serves the worker's API on ln until ctx ends, or until idle passes
@@ -235,6 +240,9 @@ func (w *Worker) start(rw http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	j.started, j.cancel = true, cancel
+	j.stream.mu.Lock()
+	j.stream.t = s.T
+	j.stream.mu.Unlock()
 	w.mu.Unlock()
 	w.Log.Info("started", "run", s.Run, "stripe", j.share.Index, "of", j.share.Of, "rate", j.cfg.Rate, "start", s.Start, "t", s.T)
 	go func() {
@@ -254,6 +262,7 @@ func (j *job) run(ctx context.Context, s Start, sending func()) {
 	first, firstLag := ^uint64(0), time.Duration(0)
 	cfg := j.cfg
 	cfg.Start = s.Start
+	cfg.Cut = &j.cut
 	burst := make(chan error, 1)
 	if j.burst != nil {
 		go func() { burst <- j.release(ctx, s.T) }()
@@ -267,6 +276,7 @@ func (j *job) run(ctx context.Context, s Start, sending func()) {
 			first, firstLag = r.Seq, r.Left.Sub(r.Intended)
 		}
 		rec.Add(r)
+		j.stream.add(r)
 	})
 	err = errors.Join(err, <-burst)
 	j.res.State, j.res.FirstLag = rec.State(), firstLag

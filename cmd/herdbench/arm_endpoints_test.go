@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -24,7 +25,7 @@ func TestAnArmSendsToItsOwnEndpoints(t *testing.T) {
 	st := tb.Status()
 	cfg := api.DefaultConfig
 	cfg.QueryCost = herd.Duration(time.Millisecond) // every request answered within its timeout: none still served after the arm
-	if err := api.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
+	if err := admin.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

@@ -12,7 +12,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/providers"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -30,7 +30,7 @@ type choice interface {
 	// arms sets the plan's arms (and a target file's trigger) as the
 	// target takes them; base is the replicas' knobs every arm sends, nil
 	// when they have problems (told once, not with every arm).
-	arms(plan experiment.Plan, opts stampedeOptions, base api.Patch) (experiment.Plan, herd.FieldErrors)
+	arms(plan experiment.Plan, opts stampedeOptions, base admin.Patch) (experiment.Plan, herd.FieldErrors)
 	// problems are bad's, placed where the target's own file said them.
 	problems(plan experiment.Plan, opts stampedeOptions, bad herd.FieldErrors) herd.FieldErrors
 	// describe is what the plan is checked and dry-run against: the
@@ -56,7 +56,7 @@ func (c serviceChoice) plan(opts stampedeOptions) (experiment.Plan, herd.FieldEr
 	return plan, append(bad, notForTarget(opts, c.svc)...)
 }
 
-func (c serviceChoice) arms(plan experiment.Plan, opts stampedeOptions, _ api.Patch) (experiment.Plan, herd.FieldErrors) {
+func (c serviceChoice) arms(plan experiment.Plan, opts stampedeOptions, _ admin.Patch) (experiment.Plan, herd.FieldErrors) {
 	plan, bad := targetTrigger(plan, c.svc, opts.TriggerSet)
 	plan, err := servicePlan(plan, c.svc, opts)
 	return plan, append(bad, herd.Fields(err)...)
@@ -113,7 +113,7 @@ func (testbedChoice) plan(opts stampedeOptions) (experiment.Plan, herd.FieldErro
 
 // arms are a scenario file's (--arms picks of them), or else --arms'
 // specs, over the knobs every arm sends.
-func (testbedChoice) arms(plan experiment.Plan, opts stampedeOptions, base api.Patch) (experiment.Plan, herd.FieldErrors) {
+func (testbedChoice) arms(plan experiment.Plan, opts stampedeOptions, base admin.Patch) (experiment.Plan, herd.FieldErrors) {
 	var bad herd.FieldErrors
 	if sc := opts.Scenario; sc != nil && len(sc.Arms) > 0 {
 		var names []string
@@ -131,6 +131,8 @@ func (testbedChoice) problems(_ experiment.Plan, _ stampedeOptions, bad herd.Fie
 	return bad
 }
 
+// describe: bed is never nil once resolveTarget made the choice
+// (testbedToUse describes one from the flags even when it cannot be had).
 func (c testbedChoice) describe() (*targets.Target, experiment.Subject) {
 	return c.bed.Target, c.bed
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -68,13 +68,13 @@ postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i
 	for format, name := range files {
 		args = append(args, "-o", format+"="+filepath.Join(out, name))
 	}
-	acked0 := apiCounter(t, st.API, api.MetricWrites, api.WriteAcked)
+	acked0 := apiCounter(t, st.API, admin.MetricWrites, admin.WriteAcked)
 	code, stdout, stderr := herdbenchEnv(t, env, args...)
 	if code != exitGatesFailed {
 		t.Fatalf("stampede = exit %d; want %d, the gate on items' p99 failing\n%s%s", code, exitGatesFailed, stdout, stderr)
 	}
 	t.Logf("stampede:\n%s%s", stdout, stderr)
-	acked := apiCounter(t, st.API, api.MetricWrites, api.WriteAcked) - acked0
+	acked := apiCounter(t, st.API, admin.MetricWrites, admin.WriteAcked) - acked0
 	rep := readResults(t, filepath.Join(out, "r.json"))
 	a := rep.Arms[0]
 	items, likes, browsing := a.Requests["items"], a.Requests["likes"], a.Requests["browse"]

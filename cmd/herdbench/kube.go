@@ -23,8 +23,8 @@ secrets from a Secret. The controller's log has the report; its exit code
 follows the gates. The workers take only calls that carry the token in
 the Secret --token-secret names (key token), which the controller sends:
 
-  kubectl create secret generic herdbench-worker-token \
-    --from-literal=token=$(openssl rand -hex 32)
+  openssl rand -hex 32 > worker.token
+  kubectl create secret generic herdbench-worker-token --from-file=token=worker.token
 
   herdbench kube --image REGISTRY/herdbench:TAG --configmap herd-config \
     -- stampede --target /config/target.yaml | kubectl apply -f -

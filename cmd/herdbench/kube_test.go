@@ -28,7 +28,7 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"worker", "--token-file", "/nonexistent/token"}, "--token-file: open /nonexistent/token"},
 		{[]string{"stampede", "--worker-token-file", "/nonexistent/token"}, "--worker-token-file: without --workers it would do nothing"},
 		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--worker-token-file", "/nonexistent/token"}, "--worker-token-file: open /nonexistent/token"},
-		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--abort-on", "http.drop_rate > 50%"}, "--abort-on: stop conditions with --workers"},
+		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--abort-on", "verdict == recovering"}, `--abort-on: "verdict == recovering": unknown verdict`},
 		{[]string{"stampede", "--worker-count", "3"}, "--worker-count: 3 without --workers dns:NAME:PORT (accepted: with dns:NAME:PORT only, how many addresses to wait for"},
 		{[]string{"stampede", "--workers", "http://127.0.0.1:1", "--worker-count", "1"}, "--worker-count: 1 without --workers dns:NAME:PORT"},
 		{[]string{"stampede", "--workers", "dns:herdbench-workers"}, "--workers: dns:herdbench-workers: want a name and a port (accepted: dns:NAME:PORT such as dns:herdbench-workers:7070)"},
@@ -59,5 +59,22 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 	code := run(context.Background(), []string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--workers", "2"}, &out, &errb)
 	if code != exitOK || !strings.Contains(out.String(), "completionMode: Indexed") || !strings.Contains(out.String(), "--target\n        - /config/target.yaml") {
 		t.Errorf("herdbench kube: exit %d\n%s%s; want the manifests, the controller reading /config/target.yaml", code, out.String(), errb.String())
+	}
+}
+
+// Every feature takes --workers: --after auto, stop conditions on figures
+// and on the verdict, and a sweep plan without a refusal (their runs on
+// loopback workers are in workers/live_test.go).
+func TestWorkersTakeEveryFeature(t *testing.T) {
+	for _, args := range [][]string{
+		{"stampede", "--after", "auto:20s"},
+		{"stampede", "--abort-on", "http.drop_rate > 50%", "--abort-on", "verdict == metastable"},
+		{"sweep", "--trigger", "expire", "--vary", "hot_keys=4..40", "--after", "auto:6s", "--abort-on", "verdict == metastable"},
+	} {
+		args = append(args, "--workers", "http://127.0.0.1:1", "--dry-run", "--state-dir", t.TempDir())
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != exitOK {
+			t.Errorf("herdbench %s: exit %d, %q; want 0", strings.Join(args, " "), code, errb.String())
+		}
 	}
 }

@@ -117,7 +117,6 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "verdict > 1"}, exitUsage, `--gate: "verdict > 1": verdict is a word (accepted: == or != one of recovered, metastable, overloaded, recovering)`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--after", "soon"}, exitUsage, `invalid argument "soon" for "--after" flag: "soon" is neither a duration such as 8s nor auto or auto:MAX such as auto:30s`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--after", "auto:1m:2"}, exitUsage, `"auto:1m:2": auto's MAX is not a duration (accepted: auto, or auto:MAX such as auto:30s)`},
-		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--after", "auto", "--workers", "http://127.0.0.1:1"}, exitUsage, "--after: auto with --workers"},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--abort-on", "verdict == recovering"}, exitUsage, `--abort-on: "verdict == recovering": unknown verdict "recovering" (accepted: recovered, metastable, overloaded)`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "prometheus.db_qps.max <= 120"}, exitUsage, `--gate: "prometheus.db_qps.max <= 120": prometheus.db_qps.max names a series, and the local testbed the run would start in`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "prometheus.db_qps.p50 <= 120"}, exitUsage, `"p50" is not how a series becomes a figure (accepted: prometheus.NAME.AGG, AGG one of max, min, mean, sum, last, over the after window)`},

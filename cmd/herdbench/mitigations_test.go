@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -115,7 +116,7 @@ func TestAddingAMitigationIsOneTypeAndOneRegistryLine(t *testing.T) {
 	// a miss is tally's: its outcome from the flag, its counter counting;
 	// a hit is not
 	miss("counted")
-	if resp, _ := get("/items/8"); resp.Header.Get("X-Cache") != api.OutcomeHit {
+	if resp, _ := get("/items/8"); resp.Header.Get("X-Cache") != admin.OutcomeHit {
 		t.Errorf("GET /items/8 again: X-Cache %q; want hit", resp.Header.Get("X-Cache"))
 	}
 	if _, metrics := get("/metrics"); !strings.Contains(metrics, metricTallied+" 1\n") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -28,7 +29,7 @@ func TestGateOnNginxInFrontOfAService(t *testing.T) {
 	st := tb.Status()
 	cfg := api.DefaultConfig
 	cfg.Strategy, cfg.QueryCost = "none", herd.Duration(200*time.Millisecond)
-	if err := api.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
+	if err := admin.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	var origins []string

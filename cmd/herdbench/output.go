@@ -79,7 +79,8 @@ const vegetaFormat = "vegeta"
 func runFormats() []string { return append(reporters.FormatNames(), vegetaFormat) }
 
 // checkVegeta refuses -o vegeta without a file, and with workers, whose
-// requests stay on the workers (their histograms reach the controller).
+// records reach the controller without what vegeta's results hold (the
+// URL, the error, the bytes).
 func checkVegeta(outs []output, workers string) herd.FieldErrors {
 	var errs herd.FieldErrors
 	for _, o := range outs {
@@ -88,7 +89,7 @@ func checkVegeta(outs []output, workers string) herd.FieldErrors {
 		case o.path == "":
 			errs.Add("output", "vegeta: needs a file, vegeta=FILE (vegeta's results are binary; stdout has the table)")
 		case workers != "":
-			errs.Add("output", "vegeta=%s with --workers: each request's record stays on its worker; only histograms reach the controller (accepted: one or the other)", o.path)
+			errs.Add("output", "vegeta=%s with --workers: each request's record reaches the controller without its URL, error and bytes, which vegeta's results hold (accepted: one or the other)", o.path)
 		}
 	}
 	return errs

@@ -14,6 +14,7 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -165,7 +166,7 @@ func setFlag(fl *pflag.Flag, v string) error {
 // file's arms. A name that is none of the file's arms is read as --arms
 // reads it (a strategy or a client arm); one that is neither is refused,
 // naming the file's arms.
-func scenarioArms(path string, f *scenario.File, base api.Patch, names []string) ([]experiment.Arm, herd.FieldErrors) {
+func scenarioArms(path string, f *scenario.File, base admin.Patch, names []string) ([]experiment.Arm, herd.FieldErrors) {
 	picks := make([]int, len(f.Arms)) // indexes in f.Arms; -1: a name the file does not have
 	for i := range picks {
 		picks[i] = i
@@ -197,7 +198,7 @@ func scenarioArms(path string, f *scenario.File, base api.Patch, names []string)
 // fileArm is the file's arm i, as subject.ArmKinds.Parse reads it. A named
 // arm's config (one with a strategy of its own) is checked here, with its
 // place; arms read as --arms are checked by the plan.
-func fileArm(path string, f *scenario.File, i int, base api.Patch) (experiment.Arm, herd.FieldErrors) {
+func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment.Arm, herd.FieldErrors) {
 	fa := f.Arms[i]
 	spec := experiment.ArmSpec{Name: fa.Name, Strategy: fa.Strategy}
 	for _, s := range fa.Settings(f) {
@@ -217,7 +218,7 @@ func fileArm(path string, f *scenario.File, i int, base api.Patch) (experiment.A
 
 // notInFile is the arm --arms names that the scenario file does not have:
 // read as --arms reads it, or nil and a problem naming the file's arms.
-func notInFile(path string, f *scenario.File, base api.Patch, name string) (*experiment.Arm, herd.FieldErrors) {
+func notInFile(path string, f *scenario.File, base admin.Patch, name string) (*experiment.Arm, herd.FieldErrors) {
 	arms, errs := subject.ArmKinds.Parse(experiment.NameSpecs([]string{name}), base, nil)
 	cfg, _ := api.DefaultConfig.Patched(arms[0].Knobs)
 	if len(errs) > 0 || !errors.Is(cfg.Validate(), api.ErrUnknownStrategy) {

@@ -25,6 +25,7 @@ import (
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -186,6 +187,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.DurationVar((*time.Duration)(&p.Warmup), "warmup", time.Duration(p.Warmup), "load before measuring")
 	fs.DurationVar((*time.Duration)(&p.Before), "before", time.Duration(p.Before), "measured load before T: the baseline")
 	fs.Var(experiment.AfterValue{P: p}, "after", "measured load after T: a duration, or auto[:MAX] to go on until the arm has recovered and held, or MAX (default "+experiment.DefaultAfterMax.String()+") has passed")
+	fs.Var(experiment.EscapeValue{P: p}, "escape", "once an arm is judged metastable, step its rate down until the service comes back: the escape load (escape.rps); "+experiment.EscapeForms)
 	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", experiment.MaxRepeat))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
 	grouped(fs, groupTestbed, func() {
@@ -214,7 +216,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 // for help (helpgroups.go).
 func groupStampedeFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 	regroup(fs, groupTarget, "target", "allow-host", "dry-run", "yes", "workers", "worker-count", "worker-token-file")
-	regroup(fs, groupPlan, "arms", "rate", "keys", "hot-keys", "zipf", "warmup", "before", "after", "repeat", "seed")
+	regroup(fs, groupPlan, "arms", "rate", "keys", "hot-keys", "zipf", "warmup", "before", "after", "escape", "repeat", "seed")
 	regroup(fs, groupClients, "clients", "timeout", "retry", "retry-budget", "throttle", "hedge", "client-breaker", "critical")
 	regroup(fs, groupTrigger, "trigger")
 	for _, o := range reg.Options() {
@@ -264,11 +266,8 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, problems...)
 	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
 	bad = append(bad, workerTokenProblems(opts)...)
-	if opts.Workers != "" && len(opts.Abort) > 0 {
-		bad.Add("abort_on", "stop conditions with --workers: they read requests as they end, and the workers' reach the controller when the arm ends (accepted: one or the other)")
-	}
-	if opts.Workers != "" && plan.AfterAuto {
-		bad.Add("after", "auto with --workers: the workers' schedules are theirs once sent, and cannot be cut when the arm recovers (accepted: a duration, or no --workers)")
+	if opts.Workers != "" && plan.Escape != nil {
+		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
 	}
 	for _, h := range opts.AllowHosts {
 		if err := targets.CheckHost(h); err != nil {
@@ -288,7 +287,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	// strategy; an arm sends only them, over the testbed's own config
 	knobs := opts.Knobs
 	knobs.Strategy = api.None
-	var base api.Patch // nil when the knobs have problems: reported once, not again with every arm
+	var base admin.Patch // nil when the knobs have problems: reported once, not again with every arm
 	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
 	} else { // a knob out of range (NaN) may not even marshal

@@ -145,6 +145,9 @@ func heaviest(sw sweep.Sweep) experiment.Plan {
 func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sweep.Sweep, []sweep.Gate, error) {
 	sw := sweep.Sweep{Plan: plan, Settings: opts.Settings}
 	bad := opts.Settings.Validate()
+	if plan.Escape != nil {
+		bad.Add("escape", "on a sweep: its probes end once their verdict is decided, and the escape load is a figure of one stuck arm (accepted: off; measure it with stampede or run --escape at a magnitude past the tip)")
+	}
 	var extremes [][]sweep.Setting
 	switch {
 	case opts.Vary != "" && len(opts.Grid) > 0:

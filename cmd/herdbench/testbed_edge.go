@@ -11,7 +11,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
 
@@ -64,7 +64,7 @@ amplification. docs/testbed.md has an example.`,
 	fs.TextVar(&pol.Budget, "retry-budget", pol.Budget, "bounds the retries over all the edge's requests, a `BUDGET`: "+strings.Join(retry.BudgetForms, ", "))
 	fs.TextVar(&pol.Breaker, "breaker", pol.Breaker, "circuit `BREAKER` on the calls to the API replicas: "+strings.Join(retry.BreakerForms, ", "))
 	fs.IntVar(&pol.Bulkhead, "bulkhead", 0, "requests calling the API replicas at once at most, the rest refused with 503; 0: unbounded")
-	fs.DurationVar((*time.Duration)(&pol.Deadline), "deadline", 0, "each request's whole time, passed on to the API replicas in "+api.DeadlineHeader+"; 0: none")
+	fs.DurationVar((*time.Duration)(&pol.Deadline), "deadline", 0, "each request's whole time, passed on to the API replicas in "+admin.DeadlineHeader+"; 0: none")
 	fs.Uint64Var(&seed, "seed", 0, "seed of the backoff's jitter")
 	return c
 }

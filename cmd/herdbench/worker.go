@@ -50,8 +50,11 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 				}
 			}
 			token, err := workers.ReadToken(opts.TokenFile)
-			if err != nil {
+			switch {
+			case err != nil && opts.TokenFile != "":
 				return usageErrorf("--token-file: %v", err)
+			case err != nil: // from the environment: it names itself
+				return usageErrorf("%v", err)
 			}
 			if token == "" && !workers.LoopbackOnly(opts.Listen) {
 				return usageErrorf("--listen %s: beyond loopback without a token, anything that reaches it could make this worker send load "+
@@ -105,9 +108,9 @@ func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Targe
 		}
 	}
 	slices.Sort(hosts)
-	token, err := workers.ReadToken(opts.WorkerToken) // checked before anything started
+	token, err := workers.ReadToken(opts.WorkerToken) // checked before anything started (workerTokenProblems)
 	if err != nil {
-		return nil, usageError{herd.Errorf("worker_token_file", "%v", err)}
+		return nil, usageError{err}
 	}
 	return workers.NewController(urls, herdbenchVersion(), hosts, token), nil
 }
@@ -119,8 +122,10 @@ func workerTokenProblems(opts stampedeOptions) herd.FieldErrors {
 	switch _, err := workers.ReadToken(opts.WorkerToken); {
 	case opts.WorkerToken != "" && opts.Workers == "":
 		bad.Add("worker_token_file", "without --workers it would do nothing (accepted: with --workers, or left out)")
-	case err != nil && (opts.Workers != "" || opts.WorkerToken != ""):
+	case err != nil && opts.WorkerToken != "":
 		bad.Add("worker_token_file", "%v", err)
+	case err != nil && opts.Workers != "": // from the environment: it names itself
+		bad = append(bad, &herd.FieldError{Msg: err.Error()})
 	}
 	return bad
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // The cache's key layout, the same in Redis and Memcached. Triggers match
@@ -84,7 +85,7 @@ func (s *Server) serveShared(r *Request) (Item, string, error) {
 				return it, outcome, nil
 			}
 		}
-		return e.Item, OutcomeHit, nil
+		return e.Item, admin.OutcomeHit, nil
 	}
 	if v.plan.loader != nil {
 		return v.plan.loader.LoadMiss(r)
@@ -93,10 +94,10 @@ func (s *Server) serveShared(r *Request) (Item, string, error) {
 	if errors.Is(err, errStaleOK) { // serve the stale copy, or fail fast
 		if e, ok := s.read(ctx, v, staleKey(id)); ok {
 			v.m.staleServed.Inc()
-			return e.Item, OutcomeStale, nil
+			return e.Item, admin.OutcomeStale, nil
 		}
 	}
-	return it, OutcomeMiss, err
+	return it, admin.OutcomeMiss, err
 }
 
 // ErrShed ends a request that a protection refused: 503 at once. A

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // startServer runs a cache server program (redis-server, memcached) with
@@ -244,7 +245,7 @@ func TestReplicaOnMemcachedAlone(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	code, body := do(t, http.MethodGet, srv.URL+"/healthz", "")
-	var h Health
+	var h admin.Health
 	if err := json.Unmarshal([]byte(body), &h); err != nil || h.Memcached != "ok" || h.Redis != "unused" || code != http.StatusServiceUnavailable {
 		t.Errorf("GET /healthz = %d %s; want memcached ok, redis unused, 503 for the Postgres that is away", code, body)
 	}

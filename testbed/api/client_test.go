@@ -4,25 +4,16 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-)
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
-func TestCountersGrown(t *testing.T) {
-	prev := Counters{Loads: 10, Coalesced: 5, LoadsInFlight: 3, Busy: 6}
-	cur := Counters{Loads: 14, Coalesced: 2, LoadsInFlight: 1, Busy: 2}
-	got := cur.Grown(prev)
-	// loads grew by 4; coalesced went down, so its replica restarted and
-	// counted 2 since; the gauges are now's
-	if want := (Counters{Loads: 4, Coalesced: 2, LoadsInFlight: 1, Busy: 2}); got != want {
-		t.Errorf("%+v.Grown(%+v) = %+v; want %+v", cur, prev, got, want)
-	}
-	if got, want := prev.Plus(cur), (Counters{Loads: 24, Coalesced: 7, LoadsInFlight: 4, Busy: 8}); got != want {
-		t.Errorf("Plus = %+v; want %+v", got, want)
-	}
-}
+	"github.com/herdbench/herdbench/testbed/admin"
+)
 
 // The client reads the counters by the names the server registers: a
 // rename on one side shows here as a zero.
@@ -41,10 +32,61 @@ func TestClientReadsTheServersCounters(t *testing.T) {
 		promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	}))
 	defer srv.Close()
-	f := NewFleet([]string{srv.URL, srv.URL})
+	f := admin.NewFleet([]string{srv.URL, srv.URL})
 	got, err := f.Counters(context.Background())
-	want := Counters{Loads: 14, LoadErrors: 10, EarlyLoads: 12, Coalesced: 4, StaleServed: 6, LockWaits: 8, LoadsInFlight: 2, Busy: 6}
+	want := admin.Counters{Loads: 14, LoadErrors: 10, EarlyLoads: 12, Coalesced: 4, StaleServed: 6, LockWaits: 8, LoadsInFlight: 2, Busy: 6}
 	if err != nil || got != want {
 		t.Errorf("Fleet.Counters = %+v, %v; want %+v (two replicas, summed)", got, err, want)
+	}
+}
+
+// The wire package reads the server's own exposition as Prometheus'
+// parser does: every counter's and gauge's sum, by outcome too, and the
+// write lag histogram's count and buckets.
+func TestTheWireReadsTheServersExpositionAsPrometheusDoes(t *testing.T) {
+	var inFlight, busy atomic.Int64
+	m := newMetrics(DefaultMitigations(), gauges{loads: &inFlight, busy: &busy, shedLimit: func() float64 { return 2.5 }})
+	m.requests.WithLabelValues(admin.OutcomeHit).Add(40)
+	m.requests.WithLabelValues(admin.OutcomeShed).Add(3)
+	m.loads.Add(7)
+	busy.Store(4)
+	for _, s := range []float64{0.0005, 0.003, 0.003, 0.1, 40} {
+		m.writeLag.Observe(s)
+	}
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, admin.PathMetrics, nil))
+	text := rec.Body.String()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := admin.ParseMetrics(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, mf := range mfs {
+		var want float64
+		for _, s := range mf.GetMetric() {
+			want += s.GetCounter().GetValue() + s.GetGauge().GetValue()
+		}
+		if g := got.Sum(name); g != int64(want) {
+			t.Errorf("Sum(%s) = %d; Prometheus' parser reads %d", name, g, int64(want))
+		}
+	}
+	for _, o := range admin.Outcomes {
+		if g, want := got.Sum(admin.MetricRequests, "outcome", o), map[string]int64{admin.OutcomeHit: 40, admin.OutcomeShed: 3}[o]; g != want {
+			t.Errorf("Sum(%s, outcome %s) = %d; want %d", admin.MetricRequests, o, g, want)
+		}
+	}
+	h := mfs[admin.MetricWriteLag].GetMetric()[0].GetHistogram()
+	count, buckets := got.Histogram(admin.MetricWriteLag)
+	if count != h.GetSampleCount() || len(buckets) != len(h.GetBucket()) {
+		t.Fatalf("Histogram(%s) = %d over %d buckets; Prometheus' parser reads %d over %d", admin.MetricWriteLag, count, len(buckets), h.GetSampleCount(), len(h.GetBucket()))
+	}
+	for _, b := range h.GetBucket() {
+		if buckets[b.GetUpperBound()] != b.GetCumulativeCount() {
+			t.Errorf("bucket le=%g: %d; Prometheus' parser reads %d", b.GetUpperBound(), buckets[b.GetUpperBound()], b.GetCumulativeCount())
+		}
 	}
 }

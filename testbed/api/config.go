@@ -32,11 +32,6 @@ const (
 // help text and error messages.
 var Strategies = defaultRegistry().Names()
 
-// StrategyHeader chooses the strategy of one request, over the replica's
-// own: a service whose mitigation a header selects, as a feature flag
-// carried by the request would. The other knobs stay the replica's.
-const StrategyHeader = "X-Herdbench-Strategy"
-
 // Protections are the default registry's strategies that refuse loads to
 // protect the database (KindProtection).
 var Protections = defaultRegistry().OfKind(KindProtection)

@@ -86,3 +86,11 @@ func unmarshalField(raw json.RawMessage, p any, name string) error {
 	}
 	return err
 }
+
+// ConfigOf reads a config as a replica answers it (admin.Client.Config,
+// admin.Fleet.Patch): over a zero Config, keys it does not know ignored.
+func ConfigOf(raw json.RawMessage) (Config, error) {
+	var c Config
+	err := json.Unmarshal(raw, &c)
+	return c, err
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/storetest"
 )
 
@@ -21,7 +22,7 @@ import (
 // it returns the replica's client, the server and root's pool on the
 // seeded database.
 type mariaReplica struct {
-	c     *Client
+	c     *admin.Client
 	m     *storetest.MariaDB
 	owner *sql.DB // root, on the herdbench database
 	redis string
@@ -55,7 +56,7 @@ func startMariaReplica(t *testing.T, items int, tune func(*Options)) mariaReplic
 	t.Cleanup(s.Close)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	r.c = NewClient(srv.URL)
+	r.c = admin.NewClient(srv.URL)
 	return r
 }
 
@@ -72,7 +73,7 @@ func (r mariaReplica) digestCalls(t *testing.T, re string) int64 {
 	return n
 }
 
-func (r mariaReplica) counters(t *testing.T) Counters {
+func (r mariaReplica) counters(t *testing.T) admin.Counters {
 	t.Helper()
 	cs, err := r.c.Counters(context.Background())
 	if err != nil {
@@ -124,7 +125,7 @@ func TestMariaDBReadPath(t *testing.T) {
 	held := make(chan string, 1)
 	go func() { held <- r.heldBySleep("0.6") }()
 	start := time.Now()
-	if code, how := r.get(t, 7); code != 200 || how != OutcomeMiss {
+	if code, how := r.get(t, 7); code != 200 || how != admin.OutcomeMiss {
 		t.Fatalf("first GET /items/7 = %d %s; want 200 miss", code, how)
 	}
 	if took := time.Since(start); took < 600*time.Millisecond {
@@ -133,7 +134,7 @@ func TestMariaDBReadPath(t *testing.T) {
 	if state := <-held; state != "" {
 		t.Error(state)
 	}
-	if code, how := r.get(t, 7); code != 200 || how != OutcomeHit {
+	if code, how := r.get(t, 7); code != 200 || how != admin.OutcomeHit {
 		t.Errorf("second GET /items/7 = %d %s; want 200 hit", code, how)
 	}
 	if code, _ := r.get(t, 99999); code != 404 {
@@ -143,7 +144,7 @@ func TestMariaDBReadPath(t *testing.T) {
 	if err != nil || res.Filled != 2500 || res.Queries != 3 {
 		t.Fatalf("fill 1..2500 = %+v, %v; want 2500 items in 3 queries", res, err)
 	}
-	if code, how := r.get(t, 2000); code != 200 || how != OutcomeHit {
+	if code, how := r.get(t, 2000); code != 200 || how != admin.OutcomeHit {
 		t.Errorf("GET /items/2000 after the fill = %d %s; want 200 hit", code, how)
 	}
 	cs := r.counters(t)
@@ -197,7 +198,7 @@ func TestMariaDBPoolCounters(t *testing.T) {
 	if state := r.heldBySleep("2"); state != "" {
 		t.Fatal(state)
 	}
-	if code, _ := r.get(t, 2, DeadlineHeader, "300"); code != http.StatusGatewayTimeout {
+	if code, _ := r.get(t, 2, admin.DeadlineHeader, "300"); code != http.StatusGatewayTimeout {
 		t.Errorf("GET /items/2 with a 300ms deadline while item 1 holds the only connection = %d; want 504", code)
 	}
 	if code := <-a; code != 200 {
@@ -207,10 +208,10 @@ func TestMariaDBPoolCounters(t *testing.T) {
 	if cs.DBCanceledAcquires != 1 || cs.DBNewConns != 1 || cs.Loads != 1 {
 		t.Errorf("after a wait that outlived its deadline: canceled acquires %d, new connections %d, loads %d; want 1, 1, 1", cs.DBCanceledAcquires, cs.DBNewConns, cs.Loads)
 	}
-	if code, _ := r.get(t, 3, DeadlineHeader, "1000"); code != http.StatusGatewayTimeout {
+	if code, _ := r.get(t, 3, admin.DeadlineHeader, "1000"); code != http.StatusGatewayTimeout {
 		t.Errorf("GET /items/3 with a 1s deadline on a 2s query = %d; want 504", code)
 	}
-	if code, how := r.get(t, 4); code != 200 || how != OutcomeMiss {
+	if code, how := r.get(t, 4); code != 200 || how != admin.OutcomeMiss {
 		t.Errorf("GET /items/4 = %d %s; want 200 miss", code, how)
 	}
 	cs = r.counters(t)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // post sends one like to item id, named wid when given, and returns the
@@ -20,7 +22,7 @@ func (r mariaReplica) post(t *testing.T, id int64, wid string) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/items/%d/likes", r.c.URL, id), nil)
 	if wid != "" {
-		req.Header.Set(WriteIDHeader, wid)
+		req.Header.Set(admin.WriteIDHeader, wid)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -128,7 +130,7 @@ func TestMariaDBWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	total, _ := LikesMariaDB(ctx, app, all)
-	if applied := Sum(mfs, MetricWritesApplied); total != 81 || applied != 81 {
+	if applied := mfs.Sum(admin.MetricWritesApplied); total != 81 || applied != 81 {
 		t.Errorf("likes in MariaDB %d, the replica's applied %d; want 81, 81", total, applied)
 	}
 	r.digestsAreOneEach(t)

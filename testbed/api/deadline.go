@@ -6,19 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
-
-// DeadlineHeader carries the time the caller has left for a request, in
-// whole milliseconds when it was sent, as Envoy's
-// x-envoy-expected-rq-timeout-ms and gRPC's grpc-timeout do: deadline
-// propagation. A replica does not start a load, or a load's retry, past
-// it, and a query still running at it is canceled: nobody waits for the
-// answer any more. The edge role sends it when its config has a deadline.
-const DeadlineHeader = "X-Herdbench-Deadline-Ms"
-
-// OutcomeExpired is a request whose propagated deadline passed before the
-// replica had an answer: 504, and no load started past it.
-const OutcomeExpired = "expired"
 
 // errExpired ends a request whose propagated deadline passed.
 var errExpired = errors.New("the caller's deadline passed")
@@ -26,7 +16,7 @@ var errExpired = errors.New("the caller's deadline passed")
 // deadlineKey marks a request's context with its propagated deadline.
 type deadlineKey struct{}
 
-// withDeadline reads DeadlineHeader's value h into ctx as an absolute
+// withDeadline reads admin.DeadlineHeader's value h into ctx as an absolute
 // deadline counted from now. An empty h leaves ctx as it is; a value that
 // is not a whole number of milliseconds from 0 to 1 hour is an error.
 func withDeadline(ctx context.Context, h string, now time.Time) (context.Context, error) {
@@ -35,7 +25,7 @@ func withDeadline(ctx context.Context, h string, now time.Time) (context.Context
 	}
 	ms, err := strconv.ParseInt(h, 10, 64)
 	if err != nil || ms < 0 || ms > int64(time.Hour/time.Millisecond) {
-		return ctx, fmt.Errorf("%s: %q: want the milliseconds the caller has left, a whole number from 0 to 3600000", DeadlineHeader, h)
+		return ctx, fmt.Errorf("%s: %q: want the milliseconds the caller has left, a whole number from 0 to 3600000", admin.DeadlineHeader, h)
 	}
 	return context.WithValue(ctx, deadlineKey{}, now.Add(time.Duration(ms)*time.Millisecond)), nil
 }

@@ -12,6 +12,9 @@
 // (Strategies) and its knobs; POST /admin/reset clears in-process state and
 // counters so every arm of an experiment starts equal. /metrics exports the
 // herdbench_api_* series and /healthz checks both dependencies.
+// What travels on the wire (the endpoints' paths and bodies, the headers,
+// the X-Cache outcomes, the metric names) and the harness's client of it
+// are package testbed/admin; the server answers by its names.
 //
 // Guarantees the harness relies on: herdbench_api_loads_total counts exactly
 // the item queries that completed in Postgres, so it equals the delta of

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // FillQuery is the bulk fill's statement: the rows of a range of items, a
@@ -19,25 +21,13 @@ const FillBatch = 1000
 // MaxFill bounds the items one POST /admin/fill may fill.
 const MaxFill = 1_000_000
 
-// FillRequest is the body of POST /admin/fill: the items from..to.
-type FillRequest struct {
-	From int64 `json:"from"`
-	To   int64 `json:"to"`
-}
-
-// FillResponse answers it.
-type FillResponse struct {
-	Filled  int64 `json:"filled"`  // items cached
-	Queries int   `json:"queries"` // FillQuery calls it took
-}
-
 // postFill caches the items of a range as misses would, with the replica's
 // run-time config: their entries, TTLs (jitter included) and stale copies
 // are what loadAndSet stores, so an experiment's cache starts full in a
 // moment rather than after one query per key. It runs no item query and
 // counts no load.
 func (s *Server) postFill(w http.ResponseWriter, r *http.Request) {
-	var req FillRequest
+	var req admin.FillRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -62,9 +52,9 @@ func (s *Server) postFill(w http.ResponseWriter, r *http.Request) {
 
 // fill caches the items from..to, FillBatch rows a query: each entry
 // records the batch's query time shared among its rows as its load time.
-func (s *Server) fill(ctx context.Context, from, to int64) (FillResponse, error) {
+func (s *Server) fill(ctx context.Context, from, to int64) (admin.FillResponse, error) {
 	v := s.view()
-	var res FillResponse
+	var res admin.FillResponse
 	for lo := from; lo <= to; lo += FillBatch {
 		hi := min(lo+FillBatch-1, to)
 		start := time.Now()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // Knob is one setting of a replica's run-time config other than its
@@ -224,19 +225,12 @@ func (v *KnobValue) Set(s string) error {
 	return fmt.Errorf("%s: no flag form", v.k.Name)
 }
 
-// Patch is what an arm sets of the replicas' run-time config: the knobs it
-// names (and the strategy), each by its JSON name. PUT /admin/config reads
-// a patch over the config the replica was started with, so whatever an
-// arm does not name stays as the testbed was started. It is herd's
-// Settings: the engine carries it without knowing the knobs.
-type Patch = herd.Settings
-
 // PatchOf is the patch that sets the knobs names (JSON names, "strategy"
 // too) to their values in c. An unknown name panics: names come from the
 // knobs.
-func PatchOf(c Config, names ...string) Patch {
+func PatchOf(c Config, names ...string) admin.Patch {
 	all := fullPatch(c)
-	p := Patch{}
+	p := admin.Patch{}
 	for _, n := range names {
 		v, ok := all[n]
 		if !ok {
@@ -249,12 +243,12 @@ func PatchOf(c Config, names ...string) Patch {
 
 // FullPatch sets every knob and the strategy to their values in c: a
 // replica given it runs c whatever it was started with.
-func FullPatch(c Config) Patch { return fullPatch(c) }
+func FullPatch(c Config) admin.Patch { return fullPatch(c) }
 
-func fullPatch(c Config) Patch { return herd.SettingsOf(c) }
+func fullPatch(c Config) admin.Patch { return herd.SettingsOf(c) }
 
 // Patched is c with p's knobs set, as a replica started with c applies it.
-func (c Config) Patched(p Patch) (Config, error) {
+func (c Config) Patched(p admin.Patch) (Config, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return c, err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // What the loaders (mitigation_lock.go, mitigation_lease.go and the
@@ -25,7 +27,7 @@ func (s *Server) unclaimed(ctx context.Context, v view, id int64) (Item, string,
 	}
 	v.m.cacheErrors.Inc()
 	it, err := s.loadAndSet(ctx, v, id)
-	return it, OutcomeMiss, err
+	return it, admin.OutcomeMiss, err
 }
 
 // pollBackoff is how far a waiter's re-reads back off: the first after
@@ -67,11 +69,11 @@ func (s *Server) pollOnce(ctx context.Context, v view, id int64, p *poll) (Item,
 // since this request missed.
 func (s *Server) loadHolding(ctx context.Context, v view, id int64) (Item, string, error) {
 	if e, ok := s.read(ctx, v, ItemKey(id)); ok {
-		return e.Item, OutcomeHit, nil
+		return e.Item, admin.OutcomeHit, nil
 	}
 	if ctx.Err() != nil {
 		return Item{}, "", errCanceled
 	}
 	it, err := s.loadAndSet(ctx, v, id)
-	return it, OutcomeMiss, err
+	return it, admin.OutcomeMiss, err
 }

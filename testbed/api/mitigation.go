@@ -91,7 +91,7 @@ type QueryGuard interface {
 // start, at every PUT /admin/config and at every reset; prev is the state
 // it replaces (nil at start and reset). Hooks find it with Request.State.
 // A state of nil means the mitigation is not available to a request that
-// names it in StrategyHeader.
+// names it in admin.StrategyHeader.
 type Stateful interface {
 	NewState(env StateEnv, prev any) any
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // leaseStrategy is memcache's leases: one token per key per interval, and
@@ -55,11 +56,11 @@ func (l leaseStrategy) LoadMiss(r *Request) (Item, string, error) {
 		return s.unclaimed(ctx, v, id)
 	case won:
 		if e, ok := s.read(ctx, v, ItemKey(id)); ok { // filled since this request missed
-			return e.Item, OutcomeHit, nil
+			return e.Item, admin.OutcomeHit, nil
 		}
 		it, b, ttl, err := s.load(ctx, v, id)
 		if err != nil {
-			return it, OutcomeMiss, err
+			return it, admin.OutcomeMiss, err
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
 		defer cancel()
@@ -67,15 +68,15 @@ func (l leaseStrategy) LoadMiss(r *Request) (Item, string, error) {
 		if _, err := s.cache.SetIfHeld(sctx, claim, entries(v, id, b, ttl)...); err != nil {
 			v.m.cacheErrors.Inc()
 		}
-		return it, OutcomeMiss, nil
+		return it, admin.OutcomeMiss, nil
 	}
 	v.m.lockWaits.Inc()
 	deadline := time.Now().Add(time.Duration(l.Wait))
 	for p := newPoll(v); time.Now().Before(deadline); {
 		if it, ok, err := s.pollOnce(ctx, v, id, p); ok || err != nil {
-			return it, OutcomeWaited, err
+			return it, admin.OutcomeWaited, err
 		}
 	}
 	it, _, _, err := s.load(ctx, v, id) // no token: the set would be refused
-	return it, OutcomeMiss, err
+	return it, admin.OutcomeMiss, err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -77,7 +78,7 @@ func (l localStrategy) ServeTier(r *Request, next func() (Item, string, error)) 
 	t := r.State(Local).(*localTier)
 	if it, ok := t.get(r.id); ok {
 		r.Count(MetricLocalHits)
-		return it, OutcomeLocal, nil
+		return it, admin.OutcomeLocal, nil
 	}
 	type filled struct {
 		it      Item
@@ -96,7 +97,7 @@ func (l localStrategy) ServeTier(r *Request, next func() (Item, string, error)) 
 	f, _ := res.(filled)
 	if !led && err == nil {
 		r.v.m.coalesced.Inc()
-		return f.it, OutcomeCoalesced, nil
+		return f.it, admin.OutcomeCoalesced, nil
 	}
 	return f.it, f.outcome, err
 }

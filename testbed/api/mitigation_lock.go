@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // lockStrategy lets one request in the fleet load a key: the one that
@@ -80,17 +81,17 @@ func (l lockStrategy) LoadMiss(r *Request) (Item, string, error) {
 		if !waiting {
 			if e, ok := s.read(ctx, v, staleKey(id)); ok {
 				v.m.staleServed.Inc()
-				return e.Item, OutcomeStale, nil
+				return e.Item, admin.OutcomeStale, nil
 			}
 			waiting = true
 			v.m.lockWaits.Inc()
 		}
 		if time.Now().After(deadline) {
 			it, err := r.Load()
-			return it, OutcomeMiss, err
+			return it, admin.OutcomeMiss, err
 		}
 		if it, ok, err := s.pollOnce(ctx, v, id, p); ok || err != nil {
-			return it, OutcomeWaited, err
+			return it, admin.OutcomeWaited, err
 		}
 	}
 }

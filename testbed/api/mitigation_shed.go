@@ -10,14 +10,6 @@ import (
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 )
 
-// PriorityHeader marks a request that must be served: under shed_priority a
-// request with "X-Priority: critical" is admitted before the rest, which
-// are shed first. Any other value, or none, is a normal request.
-const (
-	PriorityHeader   = "X-Priority"
-	PriorityCritical = "critical"
-)
-
 // shedder is the adaptive concurrency limit on DB loads of shed and
 // shed_priority: failsafe-go's adaptive limiter, which compares the recent
 // p90 load time with its baseline (a gradient, with a Vegas-style estimate
@@ -26,7 +18,7 @@ const (
 //
 // shed refuses a load at once when the limit is reached. shed_priority
 // refuses normal requests the same way, but lets critical ones
-// (PriorityHeader) wait up to shed_wait: a freed permit goes to a waiting
+// (admin.PriorityHeader) wait up to shed_wait: a freed permit goes to a waiting
 // critical request before any normal one can take it, so the rest are shed
 // first. (failsafe-go's own PriorityLimiter was tried: its calibrated
 // thresholds shed critical requests as readily as the rest once its queue

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // singleflightStrategy shares one load among the concurrent requests of a
@@ -46,12 +48,12 @@ func (singleflightStrategy) LoadMiss(r *Request) (Item, string, error) {
 	it, _ := res.(Item)
 	switch {
 	case led && loaded:
-		return it, OutcomeMiss, err
+		return it, admin.OutcomeMiss, err
 	case led:
-		return it, OutcomeHit, err
+		return it, admin.OutcomeHit, err
 	}
 	r.v.m.coalesced.Inc()
-	return it, OutcomeCoalesced, err
+	return it, admin.OutcomeCoalesced, err
 }
 
 // Reload shares a load already running in this replica.

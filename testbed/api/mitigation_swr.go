@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // swrStrategy is stale-while-revalidate: the stale copy is served while
@@ -27,7 +29,7 @@ func (swrStrategy) LoadMiss(r *Request) (Item, string, error) {
 	e, ok := s.read(ctx, v, staleKey(id))
 	if !ok {
 		it, err := r.Load()
-		return it, OutcomeMiss, err
+		return it, admin.OutcomeMiss, err
 	}
 	v.m.staleServed.Inc()
 	lockKey := lockPrefix + strconv.FormatInt(id, 10)
@@ -41,5 +43,5 @@ func (swrStrategy) LoadMiss(r *Request) (Item, string, error) {
 			_ = s.cache.DeleteIfEqual(context.Background(), lockKey, token)
 		})
 	}
-	return e.Item, OutcomeStale, nil
+	return e.Item, admin.OutcomeStale, nil
 }

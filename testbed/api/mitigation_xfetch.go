@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // xfetchStrategy is probabilistic early recomputation (Vattani,
@@ -41,7 +42,7 @@ func (x xfetchStrategy) RefreshHit(r *Request, e Entry) (Item, string, bool) {
 	}
 	r.v.m.earlyLoads.Inc()
 	if it, err := r.Load(); err == nil {
-		return it, OutcomeEarly, true
+		return it, admin.OutcomeEarly, true
 	}
 	return Item{}, "", false
 }

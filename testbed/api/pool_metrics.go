@@ -2,6 +2,8 @@ package api
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // The replica's connection pool, as it counts itself: what a herd costs
@@ -11,11 +13,6 @@ import (
 // (pgx, and go-sql-driver alike), and the pool opens a new one; a load
 // that waits longer than its db-timeout for a connection gives up in the
 // queue and never reaches the database.
-const (
-	MetricDBNewConns         = "herdbench_api_db_new_conns_total"
-	MetricDBCanceledAcquires = "herdbench_api_db_canceled_acquires_total"
-)
-
 // poolHelp is each database's Help of the two counters: what counts them.
 var poolHelp = map[string][2]string{
 	DBPostgres: {
@@ -40,9 +37,9 @@ func poolCollectors(db string, stat func() PoolStats) []prometheus.Collector {
 	}
 	base := stat()
 	return []prometheus.Collector{
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: MetricDBNewConns, Help: help[0]},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: admin.MetricDBNewConns, Help: help[0]},
 			func() float64 { return float64(stat().NewConns - base.NewConns) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: MetricDBCanceledAcquires, Help: help[1]},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: admin.MetricDBCanceledAcquires, Help: help[1]},
 			func() float64 { return float64(stat().CanceledAcquires - base.CanceledAcquires) }),
 	}
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // Options configure one replica at start. Config is its initial run-time
@@ -202,12 +204,12 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", s.getItem)
 	mux.HandleFunc("POST /items/{id}/likes", s.postLike)
-	mux.HandleFunc("GET /admin/config", s.getConfig)
-	mux.HandleFunc("PUT /admin/config", s.putConfig)
-	mux.HandleFunc("POST /admin/reset", s.postReset)
-	mux.HandleFunc("POST /admin/fill", s.postFill)
-	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+admin.PathConfig, s.getConfig)
+	mux.HandleFunc("PUT "+admin.PathConfig, s.putConfig)
+	mux.HandleFunc("POST "+admin.PathReset, s.postReset)
+	mux.HandleFunc("POST "+admin.PathFill, s.postFill)
+	mux.HandleFunc("GET "+admin.PathHealth, s.healthz)
+	mux.HandleFunc("GET "+admin.PathMetrics, func(w http.ResponseWriter, r *http.Request) {
 		reg := s.view().m.reg
 		promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}).ServeHTTP(w, r)
 	})
@@ -221,20 +223,20 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Replica", s.opts.Name)
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
-		v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
+		v.m.requests.WithLabelValues(admin.OutcomeInvalid).Inc()
 		RespondError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
 		return
 	}
-	if h := r.Header.Get(StrategyHeader); h != "" {
+	if h := r.Header.Get(admin.StrategyHeader); h != "" {
 		if v, err = v.withStrategy(h); err != nil {
-			v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
+			v.m.requests.WithLabelValues(admin.OutcomeInvalid).Inc()
 			RespondError(w, http.StatusBadRequest, err.Error())
 			return
 		}
 	}
-	ctx, err := withDeadline(r.Context(), r.Header.Get(DeadlineHeader), time.Now())
+	ctx, err := withDeadline(r.Context(), r.Header.Get(admin.DeadlineHeader), time.Now())
 	if err != nil {
-		v.m.requests.WithLabelValues(OutcomeInvalid).Inc()
+		v.m.requests.WithLabelValues(admin.OutcomeInvalid).Inc()
 		RespondError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -243,26 +245,26 @@ func (s *Server) getItem(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel = context.WithDeadline(ctx, d)
 		defer cancel()
 	}
-	if r.Header.Get(PriorityHeader) == PriorityCritical {
+	if r.Header.Get(admin.PriorityHeader) == admin.PriorityCritical {
 		ctx = withCritical(ctx)
 	}
 	it, outcome, err := s.serve(ctx, v, id)
 	switch {
 	case errors.Is(err, ErrShed):
-		outcome = OutcomeShed
+		outcome = admin.OutcomeShed
 		RespondError(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, errExpired), errors.Is(err, errCanceled) && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		outcome = OutcomeExpired
+		outcome = admin.OutcomeExpired
 		RespondError(w, http.StatusGatewayTimeout, err.Error())
 	case errors.Is(err, errCanceled):
-		outcome = OutcomeCanceled
+		outcome = admin.OutcomeCanceled
 		RespondError(w, http.StatusServiceUnavailable, "client went away")
 	case errors.Is(err, errNotFound):
-		outcome = OutcomeNotFound
+		outcome = admin.OutcomeNotFound
 		RespondError(w, http.StatusNotFound, fmt.Sprintf("item %d not found", id))
 	case err != nil:
 		// 500, not 503: clients count 429 and 503 as shed load
-		outcome = OutcomeError
+		outcome = admin.OutcomeError
 		RespondError(w, http.StatusInternalServerError, err.Error())
 	default:
 		w.Header().Set("X-Cache", outcome)
@@ -319,9 +321,7 @@ func (s *Server) postReset(w http.ResponseWriter, r *http.Request) {
 // ReadReset reads the optional body of POST /admin/reset, {"seed": N}: the
 // seed, nil without one. The edge role's reset takes the same body.
 func ReadReset(w http.ResponseWriter, r *http.Request) (*uint64, error) {
-	var body struct {
-		Seed *uint64 `json:"seed"`
-	}
+	var body admin.ResetRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
@@ -330,25 +330,11 @@ func ReadReset(w http.ResponseWriter, r *http.Request) (*uint64, error) {
 	return body.Seed, nil
 }
 
-// Health is the body of /healthz.
-type Health struct {
-	Replica   string `json:"replica"`
-	Seed      uint64 `json:"seed"`
-	Redis     string `json:"redis"`               // "ok", the error, or "unused" (Memcached without a Redis)
-	Memcached string `json:"memcached,omitempty"` // with Cache memcached: "ok" or the error
-	Postgres  string `json:"postgres"`            // "ok" or the error; "unused" on MariaDB
-	MariaDB   string `json:"mariadb,omitempty"`   // with DB mariadb: "ok" or the error
-	// DBTimeoutMS is the replica's --db-timeout: the longest one item
-	// query may take, its pool wait included (a stuck arm's settle time
-	// is at least it)
-	DBTimeoutMS int64 `json:"db_timeout_ms"`
-}
-
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	s.mu.Lock()
-	h := Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok", DBTimeoutMS: s.opts.DBTimeout.Milliseconds()}
+	h := admin.Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok", DBTimeoutMS: s.opts.DBTimeout.Milliseconds()}
 	s.mu.Unlock()
 	code := http.StatusOK
 	if s.opts.Cache == CacheMemcached {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // newUnconnected returns a replica whose dependencies are never dialed: the
@@ -176,7 +178,7 @@ func TestStrategyHeaderIsChecked(t *testing.T) {
 		{"shed", `\"shed\" needs the replica configured with shed`},
 	} {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items/1", nil)
-		req.Header.Set(StrategyHeader, tt.header)
+		req.Header.Set(admin.StrategyHeader, tt.header)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -184,7 +186,7 @@ func TestStrategyHeaderIsChecked(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), tt.want) {
-			t.Errorf("GET /items/1 with %s: %s = %d %s; want 400 saying %s", StrategyHeader, tt.header, resp.StatusCode, b, tt.want)
+			t.Errorf("GET /items/1 with %s: %s = %d %s; want 400 saying %s", admin.StrategyHeader, tt.header, resp.StatusCode, b, tt.want)
 		}
 	}
 }

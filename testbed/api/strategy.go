@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // plan is a parsed strategy: its mitigations with the config's knobs, in
@@ -95,7 +96,7 @@ type view struct {
 	state map[string]any // each Stateful mitigation's
 }
 
-// withStrategy is v under strategy h, a request's StrategyHeader: the
+// withStrategy is v under strategy h, a request's admin.StrategyHeader: the
 // replica's knobs and state, another choice of mitigations. One whose
 // state the replica does not keep (shed, unless configured) is refused.
 func (v view) withStrategy(h string) (view, error) {
@@ -105,7 +106,7 @@ func (v view) withStrategy(h string) (view, error) {
 	}
 	for _, n := range p.names {
 		if st, ok := v.state[n]; ok && st == nil {
-			return v, fmt.Errorf("%s: %q needs the replica configured with %s (accepted: a strategy without %s, or PUT /admin/config)", StrategyHeader, h, n, n)
+			return v, fmt.Errorf("%s: %q needs the replica configured with %s (accepted: a strategy without %s, or PUT /admin/config)", admin.StrategyHeader, h, n, n)
 		}
 	}
 	v.cfg.Strategy, v.plan = h, p

@@ -16,6 +16,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/time/rate"
+
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // The writes' statements, by their text in pg_stat_statements, which
@@ -49,10 +51,6 @@ const (
 	WriteStream = "herdbench:writes"
 	WriteGroup  = "appliers"
 )
-
-// WriteIDHeader names a write, so a client can tell which of its writes
-// were applied; a write without one gets a random id.
-const WriteIDHeader = "X-Herdbench-Write-Id"
 
 // claimIdle is how long a queued write stays with a consumer that read it
 // and did not acknowledge it before another consumer claims it: the
@@ -110,31 +108,31 @@ func (s *Server) postLike(w http.ResponseWriter, r *http.Request) {
 	v := s.view()
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
-		v.m.writes.WithLabelValues(WriteInvalid).Inc()
+		v.m.writes.WithLabelValues(admin.WriteInvalid).Inc()
 		RespondError(w, http.StatusBadRequest, fmt.Sprintf("item id %q: want a positive integer", r.PathValue("id")))
 		return
 	}
-	wid := r.Header.Get(WriteIDHeader)
+	wid := r.Header.Get(admin.WriteIDHeader)
 	if wid == "" {
 		b := make([]byte, 12)
 		_, _ = rand.Read(b)
 		wid = hex.EncodeToString(b)
 	}
 	if s.opts.DB == DBMariaDB && len(wid) > MaxWriteIDMariaDB {
-		v.m.writes.WithLabelValues(WriteInvalid).Inc()
-		RespondError(w, http.StatusBadRequest, fmt.Sprintf("%s: %d bytes (accepted on MariaDB: up to %d, the length of applied_writes.write_id)", WriteIDHeader, len(wid), MaxWriteIDMariaDB))
+		v.m.writes.WithLabelValues(admin.WriteInvalid).Inc()
+		RespondError(w, http.StatusBadRequest, fmt.Sprintf("%s: %d bytes (accepted on MariaDB: up to %d, the length of applied_writes.write_id)", admin.WriteIDHeader, len(wid), MaxWriteIDMariaDB))
 		return
 	}
 	s.busy.Add(1)
 	defer s.busy.Add(-1)
 	code, err := s.writer.write(r.Context(), v, id, wid)
 	if err != nil {
-		v.m.writes.WithLabelValues(WriteError).Inc()
+		v.m.writes.WithLabelValues(admin.WriteError).Inc()
 		RespondError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	v.m.writes.WithLabelValues(WriteAcked).Inc()
-	w.Header().Set(WriteIDHeader, wid)
+	v.m.writes.WithLabelValues(admin.WriteAcked).Inc()
+	w.Header().Set(admin.WriteIDHeader, wid)
 	w.WriteHeader(code)
 }
 

@@ -134,6 +134,13 @@ func HAProxyChecked(t testing.TB, origins []string, retries int, slowstart strin
 	return startHAProxy(t, map[string]any{"Origins": origins, "Retries": retries, "Check": true, "SlowStart": slowstart})
 }
 
+// HAProxyQueued is HAProxy with no retries whose servers each take at
+// most maxconn requests at once: the rest wait in its queue, up to a
+// second (timeout queue is timeout connect), then HAProxy answers 503.
+func HAProxyQueued(t testing.TB, origins []string, maxconn int) (base, stats string) {
+	return startHAProxy(t, map[string]any{"Origins": origins, "Retries": 0, "MaxConn": maxconn})
+}
+
 // HAProxyLogged is HAProxy that also logs a line a request on its
 // standard output, the file log names: "herdbench-request rc=N
 // status=S", N its retries (%rc, "+" first when one was redispatched), S

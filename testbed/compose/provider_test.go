@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -462,7 +463,7 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 			case "GET /admin/config":
 				_ = json.NewEncoder(w).Encode(r.config)
 			case "GET /healthz":
-				_ = json.NewEncoder(w).Encode(api.Health{Replica: fmt.Sprintf("api-%d", i+1), Seed: r.seed})
+				_ = json.NewEncoder(w).Encode(admin.Health{Replica: fmt.Sprintf("api-%d", i+1), Seed: r.seed})
 			case "PUT /admin/config":
 				_ = json.NewDecoder(req.Body).Decode(&r.config)
 			case "POST /admin/reset":
@@ -488,7 +489,8 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 	}
 	for i, r := range replicas {
 		// what the replica answers now: a restart not yet seen shows here
-		c, err := api.NewClient(urls[i]).Config(context.Background())
+		raw, err := admin.NewClient(urls[i]).Config(context.Background())
+		c, _ := api.ConfigOf(raw)
 		if err != nil || c.Strategy != api.Lock {
 			t.Errorf("api-%d answers strategy %q, %v after the restart; want lock", i+1, c.Strategy, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -101,7 +102,7 @@ func (r Restarter) Kill(ctx context.Context, part string) ([]string, error) {
 // its run-time config (PUT /admin/config) and its seed. The local provider
 // restarts a replica with both; this provider puts them back.
 type replicaState struct {
-	admin  *api.Client
+	admin  *admin.Client
 	config *api.Config
 	seed   *uint64
 }
@@ -113,9 +114,11 @@ func saveReplicas(ctx context.Context, urls []string) []replicaState {
 	defer cancel()
 	var out []replicaState
 	for _, u := range urls {
-		rs := replicaState{admin: api.NewClient(u)}
-		if c, err := rs.admin.Config(ctx); err == nil && c.Validate() == nil {
-			rs.config = &c
+		rs := replicaState{admin: admin.NewClient(u)}
+		if raw, err := rs.admin.Config(ctx); err == nil {
+			if c, err := api.ConfigOf(raw); err == nil && c.Validate() == nil {
+				rs.config = &c
+			}
 		}
 		// /healthz answers 503 with the seed while a dependency is away
 		if h, err := rs.admin.Health(ctx); err == nil && h.Replica != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -79,13 +80,13 @@ func (p *policy) succeeded(cost int) {
 }
 
 // deadline is when a request must be answered by, per the config and the
-// caller's own api.DeadlineHeader, the sooner; zero without a deadline.
+// caller's own admin.DeadlineHeader, the sooner; zero without a deadline.
 func (p *policy) deadline(r *http.Request, now time.Time) time.Time {
 	if p.cfg.Deadline <= 0 {
 		return time.Time{}
 	}
 	d := now.Add(time.Duration(p.cfg.Deadline))
-	if ms, err := strconv.ParseInt(r.Header.Get(api.DeadlineHeader), 10, 64); err == nil && ms >= 0 {
+	if ms, err := strconv.ParseInt(r.Header.Get(admin.DeadlineHeader), 10, 64); err == nil && ms >= 0 {
 		if c := now.Add(time.Duration(ms) * time.Millisecond); c.Before(d) {
 			d = c
 		}
@@ -180,8 +181,8 @@ type errStatus struct{ code int }
 func (e errStatus) Error() string { return "HTTP " + strconv.Itoa(e.code) }
 
 // forwarded are the request headers an edge passes on to B: a request's
-// own strategy and priority (testbed/api) travel with it.
-var forwarded = []string{api.StrategyHeader, api.PriorityHeader}
+// own strategy and priority (testbed/admin's headers) travel with it.
+var forwarded = []string{admin.StrategyHeader, admin.PriorityHeader}
 
 // attempt calls one B replica, the next in turn, under the policy's
 // timeout and the request's deadline, which it passes on: B's answer below
@@ -203,7 +204,7 @@ func (e *Edge) attempt(ctx context.Context, p *policy, m *metrics, id string, h 
 		}
 	}
 	if !deadline.IsZero() {
-		req.Header.Set(api.DeadlineHeader, strconv.FormatInt(max(time.Until(deadline).Milliseconds(), 0), 10))
+		req.Header.Set(admin.DeadlineHeader, strconv.FormatInt(max(time.Until(deadline).Milliseconds(), 0), 10))
 	}
 	resp, err := e.client.Do(req)
 	var body []byte

@@ -30,6 +30,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -174,17 +175,17 @@ func (e *Edge) current() (*policy, *metrics) {
 func (e *Edge) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /items/{id}", e.getItem)
-	mux.HandleFunc("GET /admin/config", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+admin.PathConfig, func(w http.ResponseWriter, _ *http.Request) {
 		p, _ := e.current()
 		api.RespondJSON(w, http.StatusOK, p.cfg)
 	})
-	mux.HandleFunc("PUT /admin/config", e.putConfig)
-	mux.HandleFunc("POST /admin/reset", e.postReset)
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("PUT "+admin.PathConfig, e.putConfig)
+	mux.HandleFunc("POST "+admin.PathReset, e.postReset)
+	mux.HandleFunc("GET "+admin.PathMetrics, func(w http.ResponseWriter, r *http.Request) {
 		_, m := e.current()
 		promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET "+admin.PathHealth, func(w http.ResponseWriter, _ *http.Request) {
 		api.RespondJSON(w, http.StatusOK, map[string]any{"edge": e.name, "upstreams": len(e.upstreams)})
 	})
 	return mux

@@ -13,7 +13,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // upstream is a B that answers each call with answer(n), n counting its
@@ -166,15 +166,15 @@ func TestForwardsTheRequestsStrategyAndPriority(t *testing.T) {
 	b := newUpstream(t, func(_ int64, w http.ResponseWriter, r *http.Request) { got = r.Header.Clone() })
 	_, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL}, Config: Config{Timeout: herd.Duration(time.Second)}})
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items/3", nil)
-	req.Header.Set(api.StrategyHeader, "lock")
-	req.Header.Set(api.PriorityHeader, api.PriorityCritical)
+	req.Header.Set(admin.StrategyHeader, "lock")
+	req.Header.Set(admin.PriorityHeader, admin.PriorityCritical)
 	req.Header.Set("X-Other", "kept out")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if got.Get(api.StrategyHeader) != "lock" || got.Get(api.PriorityHeader) != api.PriorityCritical || got.Get("X-Other") != "" {
+	if got.Get(admin.StrategyHeader) != "lock" || got.Get(admin.PriorityHeader) != admin.PriorityCritical || got.Get("X-Other") != "" {
 		t.Errorf("B received %v; want the strategy and priority headers only", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 // Patch is what an arm sets of the edges' policy: PUT /admin/config with
@@ -105,15 +105,15 @@ type Counters struct {
 	InFlight int64            `json:"-"`        // MetricInFlight: a gauge, read to drain
 }
 
-// Fleet administers every edge replica at once, through the API's one
-// admin client (api.Client).
-type Fleet struct{ clients []*api.Client }
+// Fleet administers every edge replica at once, through the testbed's one
+// admin client (admin.Client): the edges serve the same admin endpoints.
+type Fleet struct{ clients []*admin.Client }
 
 // NewFleet returns the fleet of the edge replicas at urls.
 func NewFleet(urls []string) *Fleet {
 	f := &Fleet{}
 	for _, u := range urls {
-		f.clients = append(f.clients, api.NewClient(u))
+		f.clients = append(f.clients, admin.NewClient(u))
 	}
 	return f
 }
@@ -123,7 +123,7 @@ func NewFleet(urls []string) *Fleet {
 func (f *Fleet) SetConfig(ctx context.Context, p Patch) (Config, error) {
 	var cfg Config
 	for _, c := range f.clients {
-		if err := c.Call(ctx, http.MethodPut, "/admin/config", p, &cfg); err != nil {
+		if err := c.Call(ctx, http.MethodPut, admin.PathConfig, p, &cfg); err != nil {
 			return Config{}, fmt.Errorf("edge %s: %w", c.URL, err)
 		}
 	}
@@ -137,14 +137,15 @@ func (f *Fleet) Config(ctx context.Context) (Config, error) {
 	if len(f.clients) == 0 {
 		return cfg, nil
 	}
-	err := f.clients[0].Call(ctx, http.MethodGet, "/admin/config", nil, &cfg)
+	err := f.clients[0].Call(ctx, http.MethodGet, admin.PathConfig, nil, &cfg)
 	return cfg, err
 }
 
 // Reset zeroes every edge's counters and policy state, reseeded.
 func (f *Fleet) Reset(ctx context.Context, seed uint64) error {
 	for i, c := range f.clients {
-		if err := c.Call(ctx, http.MethodPost, "/admin/reset", map[string]uint64{"seed": seed + uint64(i)}, nil); err != nil {
+		s := seed + uint64(i)
+		if err := c.Call(ctx, http.MethodPost, admin.PathReset, admin.ResetRequest{Seed: &s}, nil); err != nil {
 			return fmt.Errorf("edge %s: %w", c.URL, err)
 		}
 	}
@@ -159,11 +160,11 @@ func (f *Fleet) Counters(ctx context.Context) (Counters, error) {
 		if err != nil {
 			return Counters{}, err
 		}
-		sum.Requests += api.Sum(mfs, MetricRequests)
-		sum.Attempts += api.Sum(mfs, MetricAttempts)
-		sum.InFlight += api.Sum(mfs, MetricInFlight)
+		sum.Requests += mfs.Sum(MetricRequests)
+		sum.Attempts += mfs.Sum(MetricAttempts)
+		sum.InFlight += mfs.Sum(MetricInFlight)
 		for _, o := range outcomes {
-			sum.Outcomes[o] += api.Sum(mfs, MetricRequests, "outcome", o)
+			sum.Outcomes[o] += mfs.Sum(MetricRequests, "outcome", o)
 		}
 	}
 	return sum, nil

@@ -13,7 +13,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/admin"
 )
 
 func count(e *Edge, outcome string) float64 {
@@ -72,7 +72,7 @@ func TestDeadlineIsPassedOnAndEndsTheRetries(t *testing.T) {
 	var mu sync.Mutex
 	var left []int64
 	b := newUpstream(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
-		ms, _ := strconv.ParseInt(r.Header.Get(api.DeadlineHeader), 10, 64)
+		ms, _ := strconv.ParseInt(r.Header.Get(admin.DeadlineHeader), 10, 64)
 		mu.Lock()
 		left = append(left, ms)
 		mu.Unlock()
@@ -81,7 +81,7 @@ func TestDeadlineIsPassedOnAndEndsTheRetries(t *testing.T) {
 	e, srv := newEdge(t, Options{Name: "a1", Upstreams: []string{b.srv.URL},
 		Config: Config{Timeout: herd.Duration(time.Minute), Retry: parsePolicy(t, "immediate:5"), Deadline: herd.Duration(time.Minute)}})
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items/1", nil)
-	req.Header.Set(api.DeadlineHeader, "300")
+	req.Header.Set(admin.DeadlineHeader, "300")
 	start := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -22,8 +23,8 @@ func TestAbandonedLoadsRunOnOrDieWithTheirRequest(t *testing.T) {
 		calls int64  // item queries Postgres completed for the abandoned request
 		next  string // the next request's outcome
 	}{
-		{api.AbandonDetached, 1, api.OutcomeHit},
-		{api.AbandonCanceled, 0, api.OutcomeMiss},
+		{api.AbandonDetached, 1, admin.OutcomeHit},
+		{api.AbandonCanceled, 0, admin.OutcomeMiss},
 	} {
 		id := int64(31 + i)
 		f.configure(`{"strategy":"none","query_cost":"400ms","abandoned_load":"` + c.mode + `"}`)
@@ -64,7 +65,7 @@ func TestThePoolCountsAbandonedWaitsAndNewConnections(t *testing.T) {
 	f := newFleet(t, sharedTestbed(t))
 	f.configure(`{"strategy":"none","query_cost":"400ms","abandoned_load":"canceled"}`)
 	pool := int(api.DefaultOptions.DBPoolSize)
-	conns, waits := f.metric(api.MetricDBNewConns), f.metric(api.MetricDBCanceledAcquires)
+	conns, waits := f.metric(admin.MetricDBNewConns), f.metric(admin.MetricDBCanceledAcquires)
 	const extra = 5 // requests beyond the pool: they wait for a connection
 	for i := range pool + extra {
 		f.expire(int64(41+i), false)
@@ -90,8 +91,8 @@ func TestThePoolCountsAbandonedWaitsAndNewConnections(t *testing.T) {
 	f.drain()
 	f.get(0, 60) // a load after the herd: the pool's connections were lost with their queries
 	f.drain()
-	gotWaits := f.metric(api.MetricDBCanceledAcquires) - waits
-	gotConns := f.metric(api.MetricDBNewConns) - conns
+	gotWaits := f.metric(admin.MetricDBCanceledAcquires) - waits
+	gotConns := f.metric(admin.MetricDBNewConns) - conns
 	if gotWaits < 1 || gotWaits > extra || gotConns < 1 {
 		t.Errorf("canceled acquires %v, new connections %v; want 1 to 5 waits given up in the queue (15 loads, 10 connections) and at least one connection opened again",
 			gotWaits, gotConns)

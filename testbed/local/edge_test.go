@@ -16,7 +16,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
 
@@ -46,8 +46,8 @@ func TestRetriesMultiplyLayerByLayer(t *testing.T) {
 	type layers struct{ clients, attempts, atB, dbAttempts, queries int64 }
 	phase := func(ids []int64, wantStatus int) (l layers) {
 		t.Helper()
-		b0, q0 := f.metric(api.MetricRequests), f.itemQueryCalls()
-		db0 := f.metric(api.MetricLoads) + f.metric(api.MetricLoadErrors)
+		b0, q0 := f.metric(admin.MetricRequests), f.itemQueryCalls()
+		db0 := f.metric(admin.MetricLoads) + f.metric(admin.MetricLoadErrors)
 		at0 := edgeCounter(t, a.URL, edge.MetricAttempts)
 		for _, id := range ids {
 			f.expire(id, true) // a miss: B must load it
@@ -62,8 +62,8 @@ func TestRetriesMultiplyLayerByLayer(t *testing.T) {
 			}
 		}
 		l = layers{clients: int64(len(ids)), attempts: int64(edgeCounter(t, a.URL, edge.MetricAttempts) - at0),
-			atB: int64(f.metric(api.MetricRequests) - b0), queries: f.itemQueryCalls() - q0,
-			dbAttempts: int64(f.metric(api.MetricLoads) + f.metric(api.MetricLoadErrors) - db0)}
+			atB: int64(f.metric(admin.MetricRequests) - b0), queries: f.itemQueryCalls() - q0,
+			dbAttempts: int64(f.metric(admin.MetricLoads) + f.metric(admin.MetricLoadErrors) - db0)}
 		t.Logf("%+v", l)
 		return l
 	}
@@ -94,8 +94,8 @@ func TestRetriesMultiplyLayerByLayer(t *testing.T) {
 	if l := phase(ids(900), http.StatusBadGateway); l.attempts != 3*l.clients || l.atB != l.attempts || l.dbAttempts != 9*l.clients || l.queries != 0 {
 		t.Errorf("postgres cut off, B retrying its loads: %+v; want 3 edge attempts and 9 database attempts per client request", l)
 	}
-	if r := f.metric(api.MetricLoadRetries); r != 2*3*20 {
-		t.Errorf("%s = %g; want 2 per request at B, %d", api.MetricLoadRetries, r, 2*3*20)
+	if r := f.metric(admin.MetricLoadRetries); r != 2*3*20 {
+		t.Errorf("%s = %g; want 2 per request at B, %d", admin.MetricLoadRetries, r, 2*3*20)
 	}
 }
 
@@ -195,7 +195,7 @@ func TestPropagatedDeadlineStopsWorkNobodyWaitsFor(t *testing.T) {
 	}
 	idle := func() {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); f.metric(api.MetricBusy) != 0; {
+		for deadline := time.Now().Add(10 * time.Second); f.metric(admin.MetricBusy) != 0; {
 			if time.Now().After(deadline) {
 				t.Fatal("the replicas' loads did not end within 10s")
 			}
@@ -210,7 +210,7 @@ func TestPropagatedDeadlineStopsWorkNobodyWaitsFor(t *testing.T) {
 		}
 		a := httptest.NewServer(e.Handler())
 		defer a.Close()
-		q0, le0 := f.itemQueryCalls(), f.metric(api.MetricLoadErrors)
+		q0, le0 := f.itemQueryCalls(), f.metric(admin.MetricLoadErrors)
 		f.expire(id, true)
 		resp, err := http.Get(fmt.Sprintf("%s/items/%d", a.URL, id))
 		if err != nil {
@@ -218,7 +218,7 @@ func TestPropagatedDeadlineStopsWorkNobodyWaitsFor(t *testing.T) {
 		}
 		resp.Body.Close()
 		idle()
-		return resp.StatusCode, int64(edgeCounter(t, a.URL, edge.MetricAttempts)), f.itemQueryCalls() - q0, int64(f.metric(api.MetricLoadErrors) - le0)
+		return resp.StatusCode, int64(edgeCounter(t, a.URL, edge.MetricAttempts)), f.itemQueryCalls() - q0, int64(f.metric(admin.MetricLoadErrors) - le0)
 	}
 	c := edge.Config{Timeout: herd.Duration(300 * time.Millisecond), Retry: pol}
 	status, attempts, queries, _ := run(801, c)

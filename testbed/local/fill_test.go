@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -50,7 +51,7 @@ func (f *fleet) cached(id int64) cached {
 func TestFillStoresWhatAMissStores(t *testing.T) {
 	tb := sharedTestbed(t)
 	f := newFleet(t, tb)
-	admin := api.NewClient(tb.Status().API[0])
+	client := admin.NewClient(tb.Status().API[0])
 	ctx := context.Background()
 	for _, strategy := range api.Strategies {
 		t.Run(strategy, func(t *testing.T) {
@@ -59,19 +60,19 @@ func TestFillStoresWhatAMissStores(t *testing.T) {
 			if err := f.rdb.FlushDB(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
-			before := f.metric(api.MetricLoads)
-			res, err := admin.Fill(ctx, 40, 60)
+			before := f.metric(admin.MetricLoads)
+			res, err := client.Fill(ctx, 40, 60)
 			if err != nil || res.Filled != 21 || res.Queries != 1 {
 				t.Fatalf("Fill(40, 60) = %+v, %v; want 21 items in one query", res, err)
 			}
-			if loads := f.metric(api.MetricLoads) - before; loads != 0 {
+			if loads := f.metric(admin.MetricLoads) - before; loads != 0 {
 				t.Errorf("the fill counted %v loads; want none: it is no item query", loads)
 			}
 			filled := f.cached(50)
 			if err := f.rdb.Del(ctx, api.ItemKey(50), "stale:"+api.ItemKey(50)).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if o := f.get(0, 50); o != api.OutcomeMiss {
+			if o := f.get(0, 50); o != admin.OutcomeMiss {
 				t.Fatalf("GET /items/50 after its keys were removed = %q; want a miss", o)
 			}
 			missed := f.cached(50)
@@ -96,7 +97,7 @@ func TestFillStoresWhatAMissStores(t *testing.T) {
 // A fill of items the testbed does not have says so.
 func TestFillOfMissingItems(t *testing.T) {
 	tb := sharedTestbed(t)
-	_, err := api.NewClient(tb.Status().API[0]).Fill(context.Background(), 990, 1010)
+	_, err := admin.NewClient(tb.Status().API[0]).Fill(context.Background(), 990, 1010)
 	if err == nil || !strings.Contains(err.Error(), "11 of the 21 items from 990 to 1010 exist") {
 		t.Errorf("Fill(990, 1010) of 1000 items = %v; want how many exist", err)
 	}

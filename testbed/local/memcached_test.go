@@ -19,6 +19,7 @@ import (
 	"github.com/bradfitz/gomemcache/memcache"
 
 	"github.com/herdbench/herdbench/internal/machinelock"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -99,7 +100,7 @@ func TestMemcachedReadPath(t *testing.T) {
 	f.expire(31, true)
 	var first, second string
 	loads := f.loads(func() { first, second = f.get(0, 31), f.get(1, 31) })
-	if first != api.OutcomeMiss || second != api.OutcomeHit || loads != 1 {
+	if first != admin.OutcomeMiss || second != admin.OutcomeHit || loads != 1 {
 		t.Errorf("a miss then a read from another replica: %s, %s, %d loads; want miss, hit, 1 load", first, second, loads)
 	}
 	it, err := f.mc.Get(api.ItemKey(31))
@@ -122,16 +123,16 @@ func TestMemcachedReadPath(t *testing.T) {
 	for id := int64(200); id <= 260; id++ {
 		f.expire(id, true)
 	}
-	var res api.FillResponse
+	var res admin.FillResponse
 	loads = f.loads(func() {
-		if res, err = api.NewClient(f.st.API[0]).Fill(context.Background(), 200, 260); err != nil {
+		if res, err = admin.NewClient(f.st.API[0]).Fill(context.Background(), 200, 260); err != nil {
 			t.Fatal(err)
 		}
 	})
 	if res.Filled != 61 || loads != 0 || !f.has(api.ItemKey(200)) || !f.has("stale:"+api.ItemKey(260)) {
 		t.Errorf("fill 200..260: %+v, %d item loads; want 61 filled into memcached, fresh and stale, and no item query", res, loads)
 	}
-	if got := f.get(2, 230); got != api.OutcomeHit {
+	if got := f.get(2, 230); got != admin.OutcomeHit {
 		t.Errorf("a filled item: %s; want hit", got)
 	}
 }
@@ -160,7 +161,7 @@ func TestMemcachedClaimsCutTheHerd(t *testing.T) {
 			f.expire(tc.id, true)
 			loads := f.loads(func() { out = f.herd(tc.id, herdSize) })
 			t.Logf("%s on memcached: %d loads for a herd of %d, outcomes %v", tc.strategy, loads, herdSize, out)
-			if loads != 1 || out[api.OutcomeMiss] != 1 || out[api.OutcomeWaited]+out[api.OutcomeHit] != herdSize-1 || out[api.OutcomeWaited] == 0 {
+			if loads != 1 || out[admin.OutcomeMiss] != 1 || out[admin.OutcomeWaited]+out[admin.OutcomeHit] != herdSize-1 || out[admin.OutcomeWaited] == 0 {
 				t.Errorf("%s on memcached: %d loads, outcomes %v; want 1 load by the claim's holder and %d waited (or late hits)", tc.strategy, loads, out, herdSize-1)
 			}
 			if !f.has(api.ItemKey(tc.id)) {
@@ -237,7 +238,7 @@ func TestMemcachedStrategies(t *testing.T) {
 		f.configure(`{"strategy":"singleflight",` + herdQueryCost + `}`)
 		f.expire(35, true)
 		var out map[string]int
-		if loads := f.loads(func() { out = f.herd(35, herdSize) }); loads < 1 || loads > replicas || out[api.OutcomeCoalesced] == 0 {
+		if loads := f.loads(func() { out = f.herd(35, herdSize) }); loads < 1 || loads > replicas || out[admin.OutcomeCoalesced] == 0 {
 			t.Errorf("singleflight on memcached: %d loads, outcomes %v; want 1 to %d, some coalesced", loads, out, replicas)
 		}
 	})
@@ -250,7 +251,7 @@ func TestMemcachedStrategies(t *testing.T) {
 		f.expire(36, false)
 		var out map[string]int
 		loads := f.loads(func() { out = f.herd(36, herdSize) })
-		if loads != 1 || out[api.OutcomeMiss] != 0 || out[api.OutcomeStale]+out[api.OutcomeHit] != herdSize {
+		if loads != 1 || out[admin.OutcomeMiss] != 0 || out[admin.OutcomeStale]+out[admin.OutcomeHit] != herdSize {
 			t.Errorf("swr on memcached: %d loads, outcomes %v; want one background refresh, no client-visible miss", loads, out)
 		}
 	})
@@ -262,7 +263,7 @@ func TestMemcachedStrategies(t *testing.T) {
 		f.expire(37, true)
 		var out map[string]int
 		loads := f.loads(func() { out = steadyReads(f.fleet, 37, 3500*time.Millisecond) })
-		if out[api.OutcomeMiss] != 0 || out[api.OutcomeEarly] < 3 || loads != out[api.OutcomeEarly]+1 {
+		if out[admin.OutcomeMiss] != 0 || out[admin.OutcomeEarly] < 3 || loads != out[admin.OutcomeEarly]+1 {
 			t.Errorf("xfetch on memcached: %d loads, outcomes after warmup %v; want no misses, an early reload each TTL (3 or more), each a load, plus the warmup", loads, out)
 		}
 	})

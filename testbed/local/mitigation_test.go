@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -30,7 +31,7 @@ func TestHerdWithoutMitigationLoadsOncePerRequest(t *testing.T) {
 	var out map[string]int
 	loads := f.loads(func() { out = f.herd(11, herdSize) })
 	// a request that read the cache after the first load refilled it hits
-	if out[api.OutcomeMiss]+out[api.OutcomeHit] != herdSize || out[api.OutcomeMiss] < herdSize*8/10 {
+	if out[admin.OutcomeMiss]+out[admin.OutcomeHit] != herdSize || out[admin.OutcomeMiss] < herdSize*8/10 {
 		t.Errorf("outcomes = %v; want about %d misses, the rest hits", out, herdSize)
 	}
 	// a request that read the cache after the first load refilled it would
@@ -51,11 +52,11 @@ func TestSingleflightLoadsAtMostOncePerReplica(t *testing.T) {
 	if loads < 1 || loads > replicas {
 		t.Errorf("singleflight: %d loads over %d replicas; want 1 to %d", loads, replicas, replicas)
 	}
-	if out[api.OutcomeMiss]+out[api.OutcomeCoalesced]+out[api.OutcomeHit] != herdSize || out[api.OutcomeCoalesced] == 0 {
+	if out[admin.OutcomeMiss]+out[admin.OutcomeCoalesced]+out[admin.OutcomeHit] != herdSize || out[admin.OutcomeCoalesced] == 0 {
 		t.Errorf("outcomes = %v; want every request a miss, coalesced or (late) hit, some coalesced", out)
 	}
-	if got := f.metric("herdbench_api_coalesced_total"); int(got) != out[api.OutcomeCoalesced] {
-		t.Errorf("herdbench_api_coalesced_total = %v; clients saw %d coalesced", got, out[api.OutcomeCoalesced])
+	if got := f.metric("herdbench_api_coalesced_total"); int(got) != out[admin.OutcomeCoalesced] {
+		t.Errorf("herdbench_api_coalesced_total = %v; clients saw %d coalesced", got, out[admin.OutcomeCoalesced])
 	}
 }
 
@@ -66,8 +67,8 @@ func TestLockLoadsOnceFleetWide(t *testing.T) {
 		stale  bool   // a stale copy exists
 		others string // how the rest are served
 	}{
-		{"waiters re-read without a stale copy", false, api.OutcomeWaited},
-		{"stale copy served while one loads", true, api.OutcomeStale},
+		{"waiters re-read without a stale copy", false, admin.OutcomeWaited},
+		{"stale copy served while one loads", true, admin.OutcomeStale},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f.t = t
@@ -85,16 +86,16 @@ func TestLockLoadsOnceFleetWide(t *testing.T) {
 			}
 			// a request that took the lock only after the load found the
 			// value on its re-read: a hit, not a second load
-			if out[api.OutcomeMiss] != 1 || out[tc.others]+out[api.OutcomeHit] != herdSize-1 || out[tc.others] == 0 {
+			if out[admin.OutcomeMiss] != 1 || out[tc.others]+out[admin.OutcomeHit] != herdSize-1 || out[tc.others] == 0 {
 				t.Errorf("outcomes = %v; want 1 miss and %d %s (or hit), no errors", out, herdSize-1, tc.others)
 			}
-			if tc.others == api.OutcomeWaited {
+			if tc.others == admin.OutcomeWaited {
 				// every waited answer waited; a waiter may also end as a hit
-				if got := int(f.metric("herdbench_api_lock_waits_total")); got < out[api.OutcomeWaited] || got > out[api.OutcomeWaited]+out[api.OutcomeHit] {
-					t.Errorf("herdbench_api_lock_waits_total = %d; clients saw %d waited and %d hit", got, out[api.OutcomeWaited], out[api.OutcomeHit])
+				if got := int(f.metric("herdbench_api_lock_waits_total")); got < out[admin.OutcomeWaited] || got > out[admin.OutcomeWaited]+out[admin.OutcomeHit] {
+					t.Errorf("herdbench_api_lock_waits_total = %d; clients saw %d waited and %d hit", got, out[admin.OutcomeWaited], out[admin.OutcomeHit])
 				}
-			} else if got := f.metric("herdbench_api_stale_served_total"); int(got) != out[api.OutcomeStale] {
-				t.Errorf("herdbench_api_stale_served_total = %v; clients saw %d stale", got, out[api.OutcomeStale])
+			} else if got := f.metric("herdbench_api_stale_served_total"); int(got) != out[admin.OutcomeStale] {
+				t.Errorf("herdbench_api_stale_served_total = %v; clients saw %d stale", got, out[admin.OutcomeStale])
 			}
 		})
 	}
@@ -114,7 +115,7 @@ func TestLockOfCrashedHolderExpires(t *testing.T) {
 		t.Errorf("after the crashed holder's lock expired: %d loads; want 1", loads)
 	}
 	// the rest waited, or took the lock after the load and found the value
-	if out[api.OutcomeMiss] != 1 || out[api.OutcomeWaited]+out[api.OutcomeHit] != 4 {
+	if out[admin.OutcomeMiss] != 1 || out[admin.OutcomeWaited]+out[admin.OutcomeHit] != 4 {
 		t.Errorf("outcomes = %v; want 1 miss (took over the expired lock) and 4 waited or hit", out)
 	}
 }
@@ -154,10 +155,10 @@ func TestXFetchReloadsBeforeExpiry(t *testing.T) {
 	f.expire(15, true)
 	var out map[string]int
 	loads := f.loads(func() { out = steadyReads(f, 15, 3500*time.Millisecond) })
-	if out[api.OutcomeMiss] != 0 {
+	if out[admin.OutcomeMiss] != 0 {
 		t.Errorf("xfetch: outcomes after warmup = %v; want no misses", out)
 	}
-	if out[api.OutcomeEarly] < 3 || loads != out[api.OutcomeEarly]+1 {
+	if out[admin.OutcomeEarly] < 3 || loads != out[admin.OutcomeEarly]+1 {
 		t.Errorf("xfetch: %d loads, outcomes %v; want at least one early reload per TTL (3), each a load, plus the warmup", loads, out)
 	}
 
@@ -166,7 +167,7 @@ func TestXFetchReloadsBeforeExpiry(t *testing.T) {
 	f.configure(`{"strategy":"none",` + knobs + `}`)
 	f.expire(15, true)
 	out = steadyReads(f, 15, 2500*time.Millisecond)
-	if out[api.OutcomeMiss] < 2 {
+	if out[admin.OutcomeMiss] < 2 {
 		t.Errorf("none: outcomes after warmup = %v; want misses at each expiry (2 or more)", out)
 	}
 }
@@ -222,7 +223,7 @@ func TestSWRServesStaleWhileOneRefreshRuns(t *testing.T) {
 	f.expire(21, false) // the fresh copy goes, the stale one stays
 	var out map[string]int
 	loads := f.loads(func() { out = f.herd(21, herdSize) })
-	if out[api.OutcomeMiss] != 0 || out[api.OutcomeStale]+out[api.OutcomeHit] != herdSize {
+	if out[admin.OutcomeMiss] != 0 || out[admin.OutcomeStale]+out[admin.OutcomeHit] != herdSize {
 		t.Errorf("swr: outcomes %v; want no client-visible miss: stale (or hit once refreshed)", out)
 	}
 	if loads != 1 {
@@ -236,7 +237,7 @@ func TestLeaseLoadsOncePerKey(t *testing.T) {
 	f.expire(22, true)
 	var out map[string]int
 	loads := f.loads(func() { out = f.herd(22, herdSize) })
-	if loads != 1 || out[api.OutcomeMiss] != 1 || out[api.OutcomeWaited]+out[api.OutcomeHit] != herdSize-1 || out[api.OutcomeWaited] == 0 {
+	if loads != 1 || out[admin.OutcomeMiss] != 1 || out[admin.OutcomeWaited]+out[admin.OutcomeHit] != herdSize-1 || out[admin.OutcomeWaited] == 0 {
 		t.Errorf("lease: %d loads, outcomes %v; want one load by the token holder and %d waited (or late hits)", loads, out, herdSize-1)
 	}
 }
@@ -337,7 +338,7 @@ func TestBreakerOpensUnderAnOutageAndClosesAfter(t *testing.T) {
 		for r := range len(tb.Status().API) {
 			id := int64(600 + 3*i + r) // a fresh miss on each replica
 			f.expire(id, true)
-			if f.get(r, id) == api.OutcomeMiss {
+			if f.get(r, id) == admin.OutcomeMiss {
 				ok++
 			}
 		}
@@ -457,7 +458,7 @@ func TestShedPriorityServesCriticalRequestsFirst(t *testing.T) {
 		wg.Go(func() {
 			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/items/%d", f.st.API[i%len(f.st.API)], 1+i%500), nil)
 			if crit {
-				req.Header.Set(api.PriorityHeader, api.PriorityCritical)
+				req.Header.Set(admin.PriorityHeader, admin.PriorityCritical)
 			}
 			resp, err := http.DefaultClient.Do(req)
 			code := 0

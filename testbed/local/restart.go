@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -87,9 +88,11 @@ func (r *replicaSpec) live(ctx context.Context, wait time.Duration) api.Options 
 	o := r.opts
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	c := api.NewClient(r.url)
-	if cfg, err := c.Config(ctx); err == nil && cfg.Validate() == nil {
-		o.Config = cfg
+	c := admin.NewClient(r.url)
+	if raw, err := c.Config(ctx); err == nil {
+		if cfg, err := api.ConfigOf(raw); err == nil && cfg.Validate() == nil {
+			o.Config = cfg
+		}
 	}
 	// /healthz answers 503 while a dependency is away, with the seed all the same
 	if h, err := c.Health(ctx); err == nil && h.Replica != "" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/internal/machinelock"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -34,7 +35,7 @@ func like(t *testing.T, urls []string, id int64, n int) int64 {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/items/%d/likes", urls[i%len(urls)], id), nil)
-			req.Header.Set(api.WriteIDHeader, fmt.Sprintf("t%d-%d-%d", id, time.Now().UnixNano(), i))
+			req.Header.Set(admin.WriteIDHeader, fmt.Sprintf("t%d-%d-%d", id, time.Now().UnixNano(), i))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				return
@@ -85,9 +86,9 @@ func TestEveryWriteStrategyAppliesWhatItAcknowledged(t *testing.T) {
 			t.Errorf("%s: %d of 300 writes acknowledged; want all", strategy, acked)
 		}
 		settles(t, strategy+": the acknowledged writes in Postgres, and the replicas' count of them", func() bool {
-			return f.likes(id)-before == acked && int64(f.metric(api.MetricWritesApplied)) == acked
+			return f.likes(id)-before == acked && int64(f.metric(admin.MetricWritesApplied)) == acked
 		})
-		if w := f.metric(api.MetricWrites); int64(w) != acked {
+		if w := f.metric(admin.MetricWrites); int64(w) != acked {
 			t.Errorf("%s: replicas answered %g writes; want %d", strategy, w, acked)
 		}
 		rows := f.scalar(`SELECT count(*) FROM feed WHERE item_id = $1`, id) - feedBefore

@@ -1,10 +1,11 @@
-// Package storetest starts real Memcached and MariaDB servers for tests,
-// from Debian's memcached and mariadb-server packages, as cachetest starts
-// nginx and Varnish: each runs as a process group of the test's own, on a
-// free loopback port, in a directory of its own, and is killed with its
-// group when the test ends. Readiness is polled with a deadline, never
-// slept for. A machine without the binaries skips the test, unless CI is
-// set: then it fails, since a skipped test proves nothing.
+// Package storetest starts real Redis, Memcached and MariaDB servers for
+// tests, from Debian's redis-server, memcached and mariadb-server
+// packages, as cachetest starts nginx and Varnish: each runs as a process
+// group of the test's own, on a free loopback port, in a directory of its
+// own, and is killed with its group when the test ends. Readiness is
+// polled with a deadline, never slept for. A machine without the binaries
+// skips the test, unless CI is set: then it fails, since a skipped test
+// proves nothing.
 //
 // MariaDB runs with performance_schema on and its grant tables in force
 // (never skip-grant-tables), so tests can create users, grant them what

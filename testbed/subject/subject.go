@@ -26,6 +26,7 @@ import (
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
@@ -40,7 +41,7 @@ import (
 type Testbed struct {
 	*targets.Target
 	Status testbed.Status // as its provider reported it
-	Admin  api.Fleet      // the replicas' admin API
+	Admin  admin.Fleet    // the replicas' admin API
 	// Edges administers the edge replicas of a two-tier testbed, which the
 	// clients attack; nil with one tier
 	Edges *edge.Fleet
@@ -65,7 +66,11 @@ const drainTimeout = 15 * time.Second
 
 // Config is the config the replicas run now, as the run found them.
 func (s *Testbed) Config(ctx context.Context) (json.RawMessage, error) {
-	c, err := s.Admin.Config(ctx)
+	raw, err := s.Admin.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := api.ConfigOf(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +98,13 @@ func (s *Testbed) Keep(ctx context.Context) func() {
 // config they were started with, and reads back what they run: the arm's
 // effective config. Keep puts back what the run found.
 func (s *Testbed) Apply(ctx context.Context, arm experiment.Arm) (experiment.Applied, error) {
-	cfg, err := s.Admin.Patch(ctx, arm.Knobs)
+	answer, err := s.Admin.Patch(ctx, arm.Knobs)
 	if err != nil {
 		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+	}
+	cfg, err := api.ConfigOf(answer)
+	if err != nil {
+		return experiment.Applied{}, fmt.Errorf("arm %s: PUT %s: %w", arm.Name, admin.PathConfig, err)
 	}
 	bound, err := s.loadBound(ctx, cfg)
 	if err != nil {
@@ -314,7 +323,7 @@ func (s *Testbed) Drain(ctx context.Context) error {
 		if s.Edges != nil {
 			e, err = s.Edges.Counters(ctx)
 		}
-		var c api.Counters
+		var c admin.Counters
 		if err == nil && e.InFlight == 0 {
 			c, err = s.Admin.Counters(ctx)
 		}
@@ -373,7 +382,7 @@ func (s *Testbed) Servers(ctx context.Context) (observe.Servers, error) {
 		}
 		out.Edge, out.EdgeAttempts = e.Requests, e.Attempts
 	}
-	var b api.Counters
+	var b admin.Counters
 	out.Replicas = make(map[string]int64, len(s.Admin))
 	for i, c := range s.Admin { // each replica's, then their sum
 		r, err := c.Counters(ctx)

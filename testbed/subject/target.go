@@ -17,6 +17,7 @@ import (
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/triggers"
@@ -111,7 +112,7 @@ func Describe(st testbed.Status) *Testbed {
 		Statements: observe.Statements{Text: api.ItemQuery, Fill: api.FillQuery}, Role: testbed.AppRole,
 		Proxies: map[string]string{herd.Postgres: herd.Postgres, herd.Redis: herd.Redis},
 		Hosts:   map[string]string{}, Owned: true}
-	s := &Testbed{Target: t, Status: st, Admin: api.NewFleet(st.API)}
+	s := &Testbed{Target: t, Status: st, Admin: admin.NewFleet(st.API)}
 	t.Granted = triggers.Caps{Redis: true, RedisKeys: true, Pattern: true, Channel: true, Role: true, Pause: true, Writes: true, Parts: parts(st)}
 	t.Observed = &targets.Observes{DB: true, Cache: true, API: true, Layers: len(st.Edge) > 0}
 	for _, u := range st.API {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
@@ -26,13 +27,22 @@ func TestTwoTiersOnDocker(t *testing.T) {
 		t.Fatalf("up --tiers 2: edges %v, proxies %v; want 3 edges from 127.0.0.1:18091 and the api-N proxies", st.Edge, st.Proxies)
 	}
 	for i, e := range st.Edge {
-		resp, err := http.Get(e + "/items/42")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Edge") != fmt.Sprintf("edge-%d", i+1) {
-			t.Errorf("GET %s/items/42: %d from %q; want 200 from edge-%d", e, resp.StatusCode, resp.Header.Get("X-Edge"), i+1)
+		// the first load after up is cold: on a busy machine it may take
+		// longer than the edge's 500 ms twice (a 502, CI on 89927d7), so
+		// the edge is polled until it answers, with a deadline
+		var status int
+		var from string
+		waitFor(t, 20*time.Second, "edge "+e+" answers /items/42", func() bool {
+			resp, err := http.Get(e + "/items/42")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			status, from = resp.StatusCode, resp.Header.Get("X-Edge")
+			return status == http.StatusOK
+		})
+		if from != fmt.Sprintf("edge-%d", i+1) {
+			t.Errorf("GET %s/items/42: %d from %q; want 200 from edge-%d", e, status, from, i+1)
 		}
 	}
 	fleet := edge.NewFleet(st.Edge)

@@ -1,0 +1,116 @@
+package ontestbed_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/subject"
+)
+
+// The escape load on the testbed: a retry storm whose stuck state does
+// not depend on the machine's speed. One replica with two pooled
+// connections and 50 ms queries (every request a load: a 10 ms TTL) has a
+// capacity of 40 loads a second; 20 req/s use half of it. Clients that
+// give up after 200 ms and retry four times at once send up to 100
+// attempts a second, two and a half times the capacity: once a 3 s
+// slowdown of 500 ms a reply has made every request time out, the pool's
+// queue holds a second of waits (the replicas' db-timeout, 1 s), every
+// load that gets a connection has waited longer than its client, and the
+// retries keep the queue full. That is the loop rate < capacity <
+// rate x (1 + retries) predicts, with a margin on both sides: it holds on
+// a slow machine as on a fast one.
+//
+// Stepped down, the service comes back only well below the rate that
+// tipped it (hysteresis): at 75% (15 req/s, up to 75 attempts a second)
+// it stays stuck for its 4 s, and it comes back at 50% at the most (10
+// req/s, 50 attempts at most: on the edge) and at 25% for sure (25
+// attempts, under the capacity). Each step's requests are the stepped
+// schedule's: the rows of a step offer its rate.
+func TestEscapeOnTheTestbed(t *testing.T) {
+	opts := api.DefaultOptions
+	opts.DBPoolSize, opts.DBTimeout = 2, time.Second
+	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Replica: opts})
+	tg, err := subject.Open(context.Background(), tb.Status(), tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tg.Close)
+	var four retry.Policy
+	if err := four.UnmarshalText([]byte("immediate:4")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := api.DefaultConfig
+	cfg.QueryCost, cfg.TTL = herd.Duration(50*time.Millisecond), herd.Duration(10*time.Millisecond)
+	limit := 4 * time.Second
+	p := Plan{
+		Arms: ClientKinds.Arms([]string{api.None}, api.FullPatch(cfg)), Trigger: "slowdb",
+		Triggers: TriggerOptions("slowdb_latency", "500ms", "slowdb_for", "3s"),
+		HotKeys:  100, Keys: 100, Zipf: 1.1, Rate: 20, Clients: 10, Retry: four,
+		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(time.Second),
+		Before: herd.Duration(3 * time.Second), After: herd.Duration(60 * time.Second), AfterAuto: true, Seed: 7,
+		Escape: &Escape{Shares: DefaultEscape.Shares, Limit: herd.Duration(limit)},
+	}
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rep.Arms[0]
+	e := a.Escape
+	for _, s := range e.Steps {
+		t.Logf("step %g req/s from T%+.1fs to T%+.1fs: offered %g/s, goodput %g/s, attempts %g/s, db %g q/s: %s (back after %v ms)",
+			s.RPS, float64(s.StartMS)/1000, float64(s.EndMS)/1000, s.OfferedRPS, s.GoodputRPS, s.AttemptsRPS, s.DBQPS, s.Read, intOf(s.RecoveryMS))
+	}
+	t.Logf("verdict %s, held by %q, depth %v, settle %v ms; escape from %g req/s at %v ms: %v req/s, share %v",
+		a.Verdict, heldByOf(a), floatOf(a.Depth), intOf(a.SettleMS), e.FromRPS, intOf(e.StartMS), floatOf(e.RPS), floatOf(e.Share))
+	if a.Verdict != Metastable || e.StartMS == nil || len(e.Steps) < 2 {
+		t.Fatalf("verdict %s, escape from %v ms with %d steps; want metastable, stepped down at least twice", a.Verdict, intOf(e.StartMS), len(e.Steps))
+	}
+	if settled := *a.Trigger.EndedMS + *a.SettleMS; *e.StartMS < settled {
+		t.Errorf("escape began at T+%d ms; want no sooner than the trigger's end and the settle time, T+%d ms", *e.StartMS, settled)
+	}
+	if s := e.Steps[0]; s.Read != StepStuck || s.RPS != 15 {
+		t.Errorf("first step %g req/s read %s; want 15 req/s (75%%) stuck: over the capacity with its retries", s.RPS, s.Read)
+	}
+	if e.RPS == nil || e.Share == nil || *e.Share > 0.5 || *e.RPS != *e.Share*20 {
+		t.Errorf("escape load %v req/s, share %v; want one at 50%% of the 20 req/s that tipped it or less", floatOf(e.RPS), floatOf(e.Share))
+	}
+	for i, s := range e.Steps {
+		if s.OfferedRPS < 0.9*s.RPS || s.OfferedRPS > 1.1*s.RPS {
+			t.Errorf("step %d: offered %g req/s over its rows; want its rate %g within 10%%: the stepped schedule's requests", i, s.OfferedRPS, s.RPS)
+		}
+		if s.StartMS%RowWidth.Milliseconds() != 0 || (i > 0 && s.StartMS < e.Steps[i-1].StartMS+limit.Milliseconds()) {
+			t.Errorf("step %d began at T+%d ms; want a row's edge, at least the %s limit after the step before", i, s.StartMS, limit)
+		}
+	}
+	if last := e.Steps[len(e.Steps)-1]; last.Read != StepRecovered || a.Loop == nil || a.Loop.HeldBy == "" {
+		t.Errorf("last step read %s, loop %+v; want recovered (the arm ends there), and the loop of the stuck rows naming what held it", last.Read, a.Loop)
+	}
+}
+
+func floatOf(v *float64) any {
+	if v == nil {
+		return "null"
+	}
+	return *v
+}
+
+func intOf(v *int64) any {
+	if v == nil {
+		return "null"
+	}
+	return *v
+}
+
+func heldByOf(a ArmResult) string {
+	if a.Loop == nil {
+		return ""
+	}
+	return a.Loop.HeldBy
+}

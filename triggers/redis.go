@@ -1,0 +1,205 @@
+package triggers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a Redis as triggers touch it: the keys of the hot keys that
+// its pattern lets them touch (expire unlinks them, ttl makes them expire
+// at T), for flush every key of the pattern, or the whole database when
+// herdbench started it (Owned); and what only Redis does: a broadcast
+// invalidation on the service's channel (notify), a pause of every client
+// (outage).
+type Redis struct {
+	Client  *redis.Client
+	Key     func(key string) string // the Redis key of a request's key; nil when the target declares none
+	Pattern string                  // the only keys a trigger may touch (a Redis glob)
+	Owned   bool                    // herdbench started it: flush may empty the whole database
+	Channel string                  // where the service listens for broadcast invalidations; "": none
+}
+
+// errNoRedis fails an action on a Redis the target declares and never
+// connected (a dry run's target, or one whose connection failed).
+var errNoRedis = errors.New("the target's Redis is not connected")
+
+var (
+	_ Cache       = (*Redis)(nil)
+	_ Expirer     = (*Redis)(nil)
+	_ Broadcaster = (*Redis)(nil)
+	_ Pauser      = (*Redis)(nil)
+)
+
+// HotKeys are the Redis keys of the hot keys that the pattern lets a
+// trigger touch, hottest first.
+func (r *Redis) HotKeys(hot []string) []string {
+	var keys []string
+	for _, k := range hot {
+		if rk := r.Key(k); MatchPattern(r.Pattern, rk) {
+			keys = append(keys, rk)
+		}
+	}
+	return keys
+}
+
+// Keyed says whether the target names the Redis key of a request's key.
+func (r *Redis) Keyed() bool { return r.Key != nil }
+
+func (r *Redis) DescribeDelete(hot []string) string {
+	keys := r.HotKeys(hot)
+	return fmt.Sprintf("UNLINK %d Redis keys (the hot keys matching %s): %s", len(keys), r.Pattern, list(keys))
+}
+
+// Delete unlinks the hot keys' fresh copies (stale copies stay).
+func (r *Redis) Delete(ctx context.Context, hot []string) (Touched, error) {
+	keys := r.HotKeys(hot)
+	if len(keys) == 0 {
+		return Touched{}, nil
+	}
+	if r.Client == nil {
+		return Touched{}, errNoRedis
+	}
+	n, err := r.Client.Unlink(ctx, keys...).Result()
+	if err != nil {
+		return Touched{}, fmt.Errorf("unlink %d hot keys: %w", len(keys), err)
+	}
+	return Touched{Keys: len(keys), Removed: n}, nil
+}
+
+func (r *Redis) DescribeExpireAt(hot []string) string {
+	keys := r.HotKeys(hot)
+	return fmt.Sprintf("PEXPIREAT T on %d Redis keys (the hot keys matching %s) before the load: %s", len(keys), r.Pattern, list(keys))
+}
+
+// ExpireAt makes the hot keys expire exactly at (PEXPIREAT).
+func (r *Redis) ExpireAt(ctx context.Context, hot []string, at time.Time) (Touched, error) {
+	keys := r.HotKeys(hot)
+	if r.Client == nil {
+		return Touched{}, errNoRedis
+	}
+	_, err := r.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range keys {
+			p.PExpireAt(ctx, k, at)
+		}
+		return nil
+	})
+	return Touched{Keys: len(keys)}, err
+}
+
+// Flushes says whether flush may touch it: all of it when herdbench
+// started it, else the keys of its pattern.
+func (r *Redis) Flushes() bool { return r.Owned || r.Pattern != "" }
+
+func (r *Redis) DescribeFlush() string {
+	if r.Owned {
+		return "FLUSHDB on the testbed's Redis"
+	}
+	return fmt.Sprintf("SCAN MATCH %s and UNLINK every key it finds (only keys matching the pattern)", r.Pattern)
+}
+
+// Flush empties the database (FLUSHDB) when herdbench started it, and
+// otherwise unlinks every key matching the pattern.
+func (r *Redis) Flush(ctx context.Context, _ Env) (Touched, error) {
+	if r.Client == nil {
+		return Touched{}, errNoRedis
+	}
+	if r.Owned {
+		n, err := r.Client.DBSize(ctx).Result()
+		if err != nil {
+			return Touched{}, fmt.Errorf("count keys: %w", err)
+		}
+		if err := r.Client.FlushDB(ctx).Err(); err != nil {
+			return Touched{}, err
+		}
+		return Touched{Removed: n}, nil
+	}
+	if r.Pattern == "" {
+		return Touched{}, errors.New("the target declares no pattern of keys it may touch")
+	}
+	n, err := r.unlinkMatching(ctx)
+	if err != nil {
+		return Touched{}, fmt.Errorf("the keys matching %s: %w", r.Pattern, err)
+	}
+	return Touched{Removed: n, Pattern: r.Pattern}, nil
+}
+
+// unlinkMatching unlinks every key matching the pattern, a thousand at a
+// time, and returns how many it removed.
+func (r *Redis) unlinkMatching(ctx context.Context) (int64, error) {
+	var n int64
+	iter := r.Client.Scan(ctx, 0, r.Pattern, 1000).Iterator()
+	var batch []string
+	unlink := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		m, err := r.Client.Unlink(ctx, batch...).Result()
+		n += m
+		batch = batch[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		if k := iter.Val(); MatchPattern(r.Pattern, k) { // SCAN's match, checked again
+			batch = append(batch, k)
+		}
+		if len(batch) == 1000 {
+			if err := unlink(); err != nil {
+				return n, fmt.Errorf("unlink: %w", err)
+			}
+		}
+	}
+	return n, errors.Join(iter.Err(), unlink())
+}
+
+// Broadcasts says whether the target names the channel the service
+// listens on for invalidations.
+func (r *Redis) Broadcasts() bool { return r.Channel != "" }
+
+func (r *Redis) DescribeBroadcast(hot []string) string {
+	return fmt.Sprintf("PUBLISH the %d hot keys on channel %s: %s", len(hot), r.Channel, list(hot))
+}
+
+// Broadcast publishes the hot keys on the channel, and returns how many
+// subscribers got them.
+func (r *Redis) Broadcast(ctx context.Context, hot []string) (int64, error) {
+	if r.Client == nil {
+		return 0, errNoRedis
+	}
+	n, err := r.Client.Publish(ctx, r.Channel, strings.Join(hot, ",")).Result()
+	if err != nil {
+		return 0, fmt.Errorf("publish: %w", err)
+	}
+	return n, nil
+}
+
+func (r *Redis) DescribePause(d time.Duration) string {
+	return fmt.Sprintf("CLIENT PAUSE %d ALL on the Redis (every client of it waits) for %s, then CLIENT UNPAUSE", d.Milliseconds(), d)
+}
+
+// Pause makes Redis stop answering every client for d (CLIENT PAUSE ALL),
+// which Redis ends by itself.
+func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
+	if r.Client == nil {
+		return errNoRedis
+	}
+	if err := r.Client.Do(ctx, "CLIENT", "PAUSE", d.Milliseconds(), "ALL").Err(); err != nil {
+		return fmt.Errorf("pause redis: %w", err)
+	}
+	return nil
+}
+
+// Unpause ends a pause early (CLIENT UNPAUSE).
+func (r *Redis) Unpause(ctx context.Context) error {
+	if r.Client == nil {
+		return errNoRedis
+	}
+	if err := r.Client.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+		return fmt.Errorf("unpause redis: %w", err)
+	}
+	return nil
+}
