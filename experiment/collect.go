@@ -54,20 +54,9 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	res.Workers = ld.workers
 	res.Warm = warm
 	res.Burst = f.Burst
-	res.Trigger = TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
-	if st, ok := a.trig.(triggers.Settler); ok && f.err == nil && !f.at.IsZero() {
-		res.Trigger.Detail = st.Settle(ctx, a.triggerEnv(), f.Detail, ld.steady.acknowledged())
-	}
+	res.Trigger = a.triggerResult(ctx, ld)
 	if a.writeHerd() {
 		a.writeFigures(ctx, res, a.writes0, samples, ld.steady)
-	}
-	if !f.at.IsZero() {
-		at := f.at.UTC()
-		res.Trigger.FiredAt = &at
-	}
-	if !f.Ended.IsZero() {
-		ms := f.Ended.Sub(ld.t).Milliseconds()
-		res.Trigger.EndedMS = &ms
 	}
 	stuck := ld.ending.stuckRows(res.Timeline) // an escape's lower load is not the loop's
 	res.Windows = windowsOf(stuck, res.Trigger.EndedMS)
@@ -95,6 +84,26 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	}
 	a.loadBalancer(res, f.atT, end, samples) // after: its end-to-end figure has a database's factor only where one is observed
 	return res, nil
+}
+
+// triggerResult is what the trigger did: its detail (settled, for a
+// trigger whose figures finish after T), when it fired and when its cause
+// was over, from T.
+func (a *armRun) triggerResult(ctx context.Context, ld *loaded) TriggerResult {
+	f := ld.fired
+	tr := TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
+	if st, ok := a.trig.(triggers.Settler); ok && f.err == nil && !f.at.IsZero() {
+		tr.Detail = st.Settle(ctx, a.triggerEnv(), f.Detail, ld.steady.acknowledged())
+	}
+	if !f.at.IsZero() {
+		at := f.at.UTC()
+		tr.FiredAt = &at
+	}
+	if !f.Ended.IsZero() {
+		ms := f.Ended.Sub(ld.t).Milliseconds()
+		tr.EndedMS = &ms
+	}
+	return tr
 }
 
 // counters reads the service's own counters at the end: counted since the

@@ -62,27 +62,28 @@ func Memcached(t testing.TB) string {
 		argv = append(argv, "-u", "nobody") // memcached refuses to run as root without -u
 	}
 	done := proctest.Start(t, dir, argv...)
-	poll(t, "memcached on "+addr, dir, done, func() error { return memcachedVersion(addr) })
+	poll(t, "memcached on "+addr, dir, done, func() error { return answers(addr, "version", "VERSION ") })
 	return addr
 }
 
-// memcachedVersion asks for memcached's version on a connection of its own.
-func memcachedVersion(addr string) error {
+// answers sends line on a connection of its own and says whether the
+// first line back starts with want: a server that speaks its protocol.
+func answers(addr, line, want string) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("version\r\n")); err != nil {
+	if _, err := c.Write([]byte(line + "\r\n")); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	got, err := bufio.NewReader(c).ReadString('\n')
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(line, "VERSION ") {
-		return fmt.Errorf("answered %q", line)
+	if !strings.HasPrefix(got, want) {
+		return fmt.Errorf("answered %q", got)
 	}
 	return nil
 }
