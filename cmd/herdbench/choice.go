@@ -74,7 +74,7 @@ func (c serviceChoice) describe() (*targets.Target, experiment.Subject) {
 // rest against --allow-host.
 func (c serviceChoice) hosts(plan experiment.Plan, opts stampedeOptions) error {
 	if server, on := lbEndServer(plan); on && c.svc.HAProxy == nil {
-		return usageErrorf("--ended-when: lb:%s reads the load balancer's stats, and the target has none (accepted: a URL; or lb:SERVER with a target file's haproxy:)", server)
+		return noLoadBalancer(server)
 	}
 	if probe := endProbe(plan); probe != "" {
 		c.svc.AddHost(probe, "--ended-when")
@@ -141,7 +141,7 @@ func (c testbedChoice) describe() (*targets.Target, experiment.Subject) {
 // load balancer of its own to read.
 func (testbedChoice) hosts(plan experiment.Plan, opts stampedeOptions) error {
 	if server, on := lbEndServer(plan); on {
-		return usageErrorf("--ended-when: lb:%s reads the load balancer's stats, and the target has none (accepted: a URL; or lb:SERVER with a target file's haproxy:)", server)
+		return noLoadBalancer(server)
 	}
 	probe := endProbe(plan)
 	if probe == "" {
@@ -175,6 +175,12 @@ func (testbedChoice) open(ctx context.Context, stderr io.Writer, opts stampedeOp
 	}
 	defer bed.Close()
 	return use(bed.Target, bed, &run.Status)
+}
+
+// noLoadBalancer refuses an end probe on a load balancer's server where
+// the target declares no load balancer.
+func noLoadBalancer(server string) error {
+	return usageErrorf("--ended-when: lb:%s reads the load balancer's stats, and the target has none (accepted: a URL; or lb:SERVER with a target file's haproxy:)", server)
 }
 
 // lbEndServer is the server the command trigger's end probe waits for
