@@ -36,7 +36,7 @@ type Env struct {
 	// Subject is what each arm is applied to, filled, counted and drained
 	// through (the testbed's: the subject.Testbed that testbed/subject's
 	// Open makes); nil: Target as a service herdbench does not control,
-	// refused for a target herdbench started (Target.Owned)
+	// refused for a target whose plug-in applies its arms (Target.SubjectOnly)
 	Subject  Subject
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
@@ -75,10 +75,10 @@ func (e Env) generator() Generator {
 func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	// the triggers are the plan's, so the report shows what ran
 	p.Triggers = p.TriggerSet()
-	if env.Subject == nil && env.Target.Owned {
-		// herdbench started it: its own subject applies, fills and counts
-		// the arms (the testbed's: testbed/subject), never a service's
-		return nil, fmt.Errorf("%s: a target herdbench started needs its subject in Env.Subject", env.Target.Name)
+	if env.Subject == nil && env.Target.SubjectOnly {
+		// its plug-in's subject applies, fills and counts the arms (the
+		// testbed's: testbed/subject), never a service's
+		return nil, fmt.Errorf("%s: this target's arms are applied through its own subject: set Env.Subject", env.Target.Name)
 	}
 	if err := p.ValidateFor(env.Target, env.subject()); err != nil {
 		return nil, err

@@ -170,8 +170,10 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 		errs = append(errs, p.CheckArms(c)...)
 	}
 	if trig := p.trigger(); trig != nil {
-		if err := triggers.Supported(trig, tg.Caps()); err != nil && tg.Owned {
-			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(p.supportedOn(tg.Caps()), ", "))
+		err := triggers.Supported(trig, tg.Caps())
+		if ok := p.supportedOn(tg.Caps()); err != nil && tg.File() == nil && len(ok) > 0 {
+			// no file to add to: say what its plug-in accepts
+			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(ok, ", "))
 		} else if err != nil {
 			errs.Add("trigger", "%s: %v (the target declares what a trigger may touch)", tg.Name, err)
 		}

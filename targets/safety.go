@@ -128,14 +128,14 @@ func (t *Target) declared(field string) string {
 	return t.file.doc.Name + ": " + field
 }
 
-// Rollback undoes what a killed run may have left: on the testbed, every
-// toxic and closed proxy; elsewhere the toxics herdbench names and the
+// Rollback undoes what a killed run may have left: every toxic and closed
+// proxy where the target grants it (ResetProxies: the testbed's); elsewhere the toxics herdbench names and the
 // declared proxies it may have closed. Redis pauses end by themselves.
 func (t *Target) Rollback() error {
 	if t.Toxiproxy == nil {
 		return nil
 	}
-	if t.Owned {
+	if t.ResetProxies {
 		return t.Toxiproxy.ResetState()
 	}
 	var errs []error

@@ -92,13 +92,16 @@ type Target struct {
 	Hosts        map[string]string // every host the target touches -> where it is declared
 	Allow        []string          // hosts besides loopback that may be touched
 
-	// What herdbench controls of a target it started (the testbed), and
-	// nothing of another, each set by the plug-in that describes it.
-	// Owned: it started Redis and the proxies, so a trigger may flush all of
-	// Redis and every fault may be undone. Restarter: how its parts
-	// restart; nil when they cannot.
-	Owned     bool
-	Restarter triggers.Restarter
+	// What herdbench controls of a target beyond what a file declares,
+	// each a grant set by the plug-in that describes it (the testbed's),
+	// never read as "is this the testbed". ResetProxies: every toxic and
+	// closed proxy on its toxiproxy is herdbench's, so a rollback resets
+	// them all. SubjectOnly: its arms are applied, filled and counted
+	// through its plug-in's Subject, so the engine refuses it without one.
+	// Restarter: how its parts restart; nil when they cannot.
+	ResetProxies bool
+	SubjectOnly  bool
+	Restarter    triggers.Restarter
 	// Granted is what the target lets triggers do beyond what Caps reads
 	// of it (its parts, its stores' rights); Observed what herdbench may
 	// observe of it; nil: what its file declares

@@ -13,14 +13,14 @@ import (
 // Redis is a Redis as triggers touch it: the keys of the hot keys that
 // its pattern lets them touch (expire unlinks them, ttl makes them expire
 // at T), for flush every key of the pattern, or the whole database when
-// herdbench started it (Owned); and what only Redis does: a broadcast
+// the target grants it (FlushDB: the testbed's); and what only Redis does: a broadcast
 // invalidation on the service's channel (notify), a pause of every client
 // (outage).
 type Redis struct {
 	Client  *redis.Client
 	Key     func(key string) string // the Redis key of a request's key; nil when the target declares none
 	Pattern string                  // the only keys a trigger may touch (a Redis glob)
-	Owned   bool                    // herdbench started it: flush may empty the whole database
+	FlushDB bool                    // flush may empty the whole database (Caps.FlushDB), not only the pattern's keys
 	Channel string                  // where the service listens for broadcast invalidations; "": none
 }
 
@@ -91,24 +91,24 @@ func (r *Redis) ExpireAt(ctx context.Context, hot []string, at time.Time) (Touch
 	return Touched{Keys: len(keys)}, err
 }
 
-// Flushes says whether flush may touch it: all of it when herdbench
-// started it, else the keys of its pattern.
-func (r *Redis) Flushes() bool { return r.Owned || r.Pattern != "" }
+// Flushes says whether flush may touch it: all of it when the target
+// grants it, else the keys of its pattern.
+func (r *Redis) Flushes() bool { return r.FlushDB || r.Pattern != "" }
 
 func (r *Redis) DescribeFlush() string {
-	if r.Owned {
+	if r.FlushDB {
 		return "FLUSHDB on the testbed's Redis"
 	}
 	return fmt.Sprintf("SCAN MATCH %s and UNLINK every key it finds (only keys matching the pattern)", r.Pattern)
 }
 
-// Flush empties the database (FLUSHDB) when herdbench started it, and
+// Flush empties the database (FLUSHDB) when the target grants it, and
 // otherwise unlinks every key matching the pattern.
 func (r *Redis) Flush(ctx context.Context, _ Env) (Touched, error) {
 	if r.Client == nil {
 		return Touched{}, errNoRedis
 	}
-	if r.Owned {
+	if r.FlushDB {
 		n, err := r.Client.DBSize(ctx).Result()
 		if err != nil {
 			return Touched{}, fmt.Errorf("count keys: %w", err)

@@ -87,9 +87,9 @@ func TestTTLAlignsRedisKeysAtT(t *testing.T) {
 	}
 }
 
-// flush removes the keys of the pattern on a Redis herdbench did not
-// start, and the whole database on one it did.
-func TestFlushRedisKeepsToThePatternUnlessOwned(t *testing.T) {
+// flush removes the keys of the pattern on a Redis, and the whole
+// database on one whose target grants FLUSHDB (the testbed's).
+func TestFlushRedisKeepsToThePatternUnlessGrantedFlushDB(t *testing.T) {
 	env, r, rc := redisEnv(t)
 	ctx := context.Background()
 	if got, want := (&Flush{}).Plan(env), "SCAN MATCH item:* and UNLINK every key it finds (only keys matching the pattern)"; got != want {
@@ -105,7 +105,7 @@ func TestFlushRedisKeepsToThePatternUnlessOwned(t *testing.T) {
 	if got := inRedis(t, rc, allKeys...); got != "other:1" {
 		t.Errorf("left %q; want other:1", got)
 	}
-	r.Owned = true
+	r.FlushDB = true
 	if got, want := (&Flush{}).Plan(env), "FLUSHDB on the testbed's Redis"; got != want {
 		t.Errorf("Plan = %q; want %q", got, want)
 	}

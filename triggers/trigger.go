@@ -115,6 +115,7 @@ type Caps struct {
 	// MemcachedKeys: and the item of a request's key (memcached.key)
 	MemcachedKeys bool
 	FlushAll      bool // a Memcached that may be emptied whole (memcached.allow_flush_all)
+	FlushDB       bool // a Redis that may be emptied whole (FLUSHDB): the testbed's, which herdbench started
 	MySQLUser     bool // a MySQL user whose connections may be killed (mysql.user)
 	// At is where a target file declares field ("file:line: field"), for
 	// what a trigger needs of it; nil: the field alone

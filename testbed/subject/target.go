@@ -111,9 +111,9 @@ func Describe(st testbed.Status) *Testbed {
 		Pattern: api.ItemKeyPattern, Channel: api.InvalidateChannel,
 		Statements: observe.Statements{Text: api.ItemQuery, Fill: api.FillQuery}, Role: testbed.AppRole,
 		Proxies: map[string]string{herd.Postgres: herd.Postgres, herd.Redis: herd.Redis},
-		Hosts:   map[string]string{}, Owned: true}
+		Hosts:   map[string]string{}, ResetProxies: true, SubjectOnly: true}
 	s := &Testbed{Target: t, Status: st, Admin: admin.NewFleet(st.API)}
-	t.Granted = triggers.Caps{Redis: true, RedisKeys: true, Pattern: true, Channel: true, Role: true, Pause: true, Writes: true, Parts: parts(st)}
+	t.Granted = triggers.Caps{Redis: true, RedisKeys: true, Pattern: true, Channel: true, Role: true, Pause: true, Writes: true, FlushDB: true, Parts: parts(st)}
 	t.Observed = &targets.Observes{DB: true, Cache: true, API: true, Layers: len(st.Edge) > 0}
 	for _, u := range st.API {
 		t.AddHost(u, "testbed api")
@@ -122,7 +122,8 @@ func Describe(st testbed.Status) *Testbed {
 		t.RedisKey, t.Pattern, t.Channel = "", "", ""
 		t.OwnedItems = "item:{key}"
 		// the items in Memcached, the write queue in Redis: no pub/sub
-		t.Granted = triggers.Caps{Memcached: true, MemcachedKeys: true, FlushAll: true, Role: true, Writes: true, Parts: parts(st)}
+		// (flush still empties the Redis kept for the write queue: FlushDB)
+		t.Granted = triggers.Caps{Memcached: true, MemcachedKeys: true, FlushAll: true, FlushDB: true, Role: true, Writes: true, Parts: parts(st)}
 		// and the cache a fault breaks is the items', as in a target file
 		// (Redis, kept for the write queue, is out of the faults' reach)
 		if _, ok := st.Proxies[herd.Memcached]; ok {
