@@ -41,6 +41,9 @@ type Controller struct {
 	Version string   // herdbench's; every worker must run the same
 	Hosts   []string // the checked target's hosts beyond loopback
 	Client  *http.Client
+	// Vegeta: the workers stream what vegeta's results hold of each
+	// request too (-o vegeta), at a few dozen bytes more a record
+	Vegeta bool
 
 	mu   sync.Mutex
 	arms int
@@ -94,7 +97,7 @@ func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experimen
 			cfg.MaxWorkers = uint64(share(int(job.Load.MaxWorkers), n, i))
 		}
 		s := Share{Run: run, Version: c.Version, Index: i, Of: n, Reference: c.URLs[0], Load: cfg, Space: job.Space,
-			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Hosts: c.Hosts}
+			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Hosts: c.Hosts, Vegeta: c.Vegeta}
 		if job.Burst > 0 { // a share each, the remainder to the first; none when fewer clients than workers
 			s.Burst, s.HotKeys = job.Burst/n, job.HotKeys
 			if i < job.Burst%n {

@@ -73,11 +73,22 @@ type wireRecord struct {
 	Cache    string       `json:"x,omitempty"`
 	Critical bool         `json:"k,omitempty"`
 	Class    int          `json:"n,omitempty"`
+	// what vegeta's results hold, streamed only when the share asks
+	// (Share.Vegeta): each adds its bytes to every record
+	Method   string `json:"m,omitempty"`
+	URL      string `json:"u,omitempty"`
+	Error    string `json:"e,omitempty"`
+	BytesOut uint64 `json:"b,omitempty"`
 }
 
-func toWire(r load.Record, t time.Time) wireRecord {
+// toWire is r as streamed, its instants from t; vegeta: with what
+// vegeta's results hold of it.
+func toWire(r load.Record, t time.Time, vegeta bool) wireRecord {
 	w := wireRecord{Seq: r.Seq, Intended: int64(r.Intended.Sub(t)), Latency: int64(r.Latency), Outcome: r.Outcome, Attempts: r.Attempts,
 		Hedges: r.Hedges, Code: r.Code, Cache: r.Cache, Critical: r.Critical, Class: r.Class}
+	if vegeta {
+		w.Method, w.URL, w.Error, w.BytesOut = r.Method, r.URL, r.Error, r.BytesOut
+	}
 	if !r.Left.IsZero() {
 		l := int64(r.Left.Sub(t))
 		w.Left = &l
@@ -90,7 +101,8 @@ func toWire(r load.Record, t time.Time) wireRecord {
 
 func (w wireRecord) record(t time.Time) load.Record {
 	r := load.Record{Seq: w.Seq, Intended: t.Add(time.Duration(w.Intended)), Latency: time.Duration(w.Latency), Outcome: w.Outcome,
-		Attempts: w.Attempts, Hedges: w.Hedges, Code: w.Code, Cache: w.Cache, Critical: w.Critical, Class: w.Class}
+		Attempts: w.Attempts, Hedges: w.Hedges, Code: w.Code, Cache: w.Cache, Critical: w.Critical, Class: w.Class,
+		Method: w.Method, URL: w.URL, Error: w.Error, BytesOut: w.BytesOut}
 	if w.Left != nil {
 		r.Left = t.Add(time.Duration(*w.Left))
 	}
@@ -102,16 +114,17 @@ func (w wireRecord) record(t time.Time) load.Record {
 
 // stream is a running share's records not yet taken by the controller.
 type stream struct {
-	mu   sync.Mutex
-	t    time.Time // T: the records' instants are from it
-	base int64     // buf[0]'s number
-	buf  []wireRecord
+	mu     sync.Mutex
+	t      time.Time // T: the records' instants are from it
+	vegeta bool      // with what vegeta's results hold (Share.Vegeta)
+	base   int64     // buf[0]'s number
+	buf    []wireRecord
 }
 
 func (s *stream) add(r load.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.buf = append(s.buf, toWire(r, s.t))
+	s.buf = append(s.buf, toWire(r, s.t, s.vegeta))
 }
 
 // from answers the records from the nth on; those before n are forgotten.

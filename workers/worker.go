@@ -241,7 +241,7 @@ func (w *Worker) start(rw http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(context.Background())
 	j.started, j.cancel = true, cancel
 	j.stream.mu.Lock()
-	j.stream.t = s.T
+	j.stream.t, j.stream.vegeta = s.T, j.share.Vegeta
 	j.stream.mu.Unlock()
 	w.mu.Unlock()
 	w.Log.Info("started", "run", s.Run, "stripe", j.share.Index, "of", j.share.Of, "rate", j.cfg.Rate, "start", s.Start, "t", s.T)

@@ -78,21 +78,21 @@ const vegetaFormat = "vegeta"
 // reports, and vegeta's results.
 func runFormats() []string { return append(reporters.FormatNames(), vegetaFormat) }
 
-// checkVegeta refuses -o vegeta without a file, and with workers, whose
-// records reach the controller without what vegeta's results hold (the
-// URL, the error, the bytes).
-func checkVegeta(outs []output, workers string) herd.FieldErrors {
+// checkVegeta refuses -o vegeta without a file.
+func checkVegeta(outs []output) herd.FieldErrors {
 	var errs herd.FieldErrors
 	for _, o := range outs {
-		switch {
-		case o.format != vegetaFormat:
-		case o.path == "":
+		if o.format == vegetaFormat && o.path == "" {
 			errs.Add("output", "vegeta: needs a file, vegeta=FILE (vegeta's results are binary; stdout has the table)")
-		case workers != "":
-			errs.Add("output", "vegeta=%s with --workers: each request's record reaches the controller without its URL, error and bytes, which vegeta's results hold (accepted: one or the other)", o.path)
 		}
 	}
 	return errs
+}
+
+// wantsVegeta says whether outs write vegeta's results: with workers,
+// their records then carry what vegeta's results hold.
+func wantsVegeta(outs []output) bool {
+	return slices.ContainsFunc(outs, func(o output) bool { return o.format == vegetaFormat })
 }
 
 // vegetaResults opens the file of -o vegeta=FILE, if any, as an observer

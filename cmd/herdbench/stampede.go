@@ -276,7 +276,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	}
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, runFormats())
 	bad = append(bad, herd.Fields(err)...)
-	bad = append(bad, checkVegeta(outs, opts.Workers)...)
+	bad = append(bad, checkVegeta(outs)...)
 	if plan.Repeat == 0 { // the plan's zero is once; a user's 0 is a mistake (above the cap: Validate)
 		bad.Add("repeat", "0 out of range (accepted: 1 to %d runs of each arm)", experiment.MaxRepeat)
 	}
@@ -345,7 +345,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	if st != nil {
 		status = *st
 	}
-	gen, err := workersFor(ctx, opts, target)
+	gen, err := workersFor(ctx, opts, target, wantsVegeta(outs))
 	if err != nil {
 		return err
 	}

@@ -233,7 +233,7 @@ func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets
 // live metrics are served by default.
 func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, target *targets.Target, sub experiment.Subject, sw sweep.Sweep,
 	gates []sweep.Gate, outs []output, st testbed.Status) error {
-	gen, err := workersFor(ctx, opts.stampedeOptions, target)
+	gen, err := workersFor(ctx, opts.stampedeOptions, target, false)
 	if err != nil {
 		return err
 	}

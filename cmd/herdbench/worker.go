@@ -87,8 +87,9 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 }
 
 // workersFor is the generator of --workers, nil without: the controller of
-// the workers it names, sending only to the target's checked hosts.
-func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Target) (experiment.Generator, error) {
+// the workers it names, sending only to the target's checked hosts;
+// vegeta: their records carry what vegeta's results hold (-o vegeta).
+func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Target, vegeta bool) (experiment.Generator, error) {
 	if opts.Workers == "" {
 		return nil, nil
 	}
@@ -112,7 +113,9 @@ func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Targe
 	if err != nil {
 		return nil, usageError{err}
 	}
-	return workers.NewController(urls, herdbenchVersion(), hosts, token), nil
+	c := workers.NewController(urls, herdbenchVersion(), hosts, token)
+	c.Vegeta = vegeta
+	return c, nil
 }
 
 // workerTokenProblems are --worker-token-file's: given without --workers
