@@ -16,7 +16,6 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -190,28 +189,28 @@ func (MariaDB) Compose() Compose {
 
 // Describe: the database a fault breaks is MariaDB, by its role; its
 // digest table counts the queries (Open), not pg_stat_statements.
-func (MariaDB) Describe(t *targets.Target, _ *triggers.Caps, proxies map[string]string) {
+func (MariaDB) Describe(d *Description, proxies map[string]string) {
 	if _, ok := proxies[herd.MariaDB]; ok {
-		t.Proxies[DB.Dependency()] = herd.MariaDB
+		d.Proxies[DB.Dependency()] = herd.MariaDB
 	}
 }
 
 // Open opens MariaDB as root, whose digest table counts the item queries.
-func (MariaDB) Open(ctx context.Context, t *targets.Target, dsn string) error {
+func (MariaDB) Open(ctx context.Context, h *Handles, dsn string) error {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return fmt.Errorf("mariadb dsn: %w", err)
 	}
 	cfg.InterpolateParams = true // no server-side statements: MariaDB keeps no digest of them
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
-	cfg.ConnectionAttributes = "program_name:" + targets.ProgramName
+	cfg.ConnectionAttributes = "program_name:" + h.Program
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return fmt.Errorf("mariadb dsn: %w", err)
 	}
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(4)
-	t.MySQL = &observe.MySQL{DB: db, User: AppRole, Pattern: api.ItemDigestMariaDB}
+	h.MySQL = &observe.MySQL{DB: db, User: AppRole, Pattern: api.ItemDigestMariaDB}
 	if err := db.PingContext(ctx); err != nil {
 		return fmt.Errorf("mariadb %s: %w", dsn, err)
 	}
@@ -219,17 +218,17 @@ func (MariaDB) Open(ctx context.Context, t *targets.Target, dsn string) error {
 }
 
 // Likes are the likes and feed tables in MariaDB, once open.
-func (MariaDB) Likes(t *targets.Target) triggers.LikesTable {
-	if t.MySQL == nil {
+func (MariaDB) Likes(h *Handles) triggers.LikesTable {
+	if h.MySQL == nil {
 		return nil
 	}
-	return api.MariaDBLikes{DB: t.MySQL.DB}
+	return api.MariaDBLikes{DB: h.MySQL.DB}
 }
 
 // WriteStatements reads the write statements' calls and rows in the
 // digest table (whose statements apply a write in two or three, in a
 // transaction; see docs/testbed.md).
-func (MariaDB) WriteStatements(ctx context.Context, t *targets.Target) (int64, int64, error) {
-	m := &observe.MySQL{DB: t.MySQL.DB, Pattern: api.WriteDigestMariaDB}
+func (MariaDB) WriteStatements(ctx context.Context, h *Handles, role string) (int64, int64, error) {
+	m := &observe.MySQL{DB: h.MySQL.DB, Pattern: api.WriteDigestMariaDB}
 	return m.Totals(ctx)
 }

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/triggers"
 )
 
 // Memcached is the items' cache with testbed up --cache memcached; Redis
@@ -99,22 +97,22 @@ func (m Memcached) Compose() Compose {
 // there, not in Redis, which has no items and no pub/sub to offer; and the
 // cache a fault breaks is the items', as in a target file (Redis, kept for
 // the write queue, is out of the faults' reach).
-func (Memcached) Describe(t *targets.Target, c *triggers.Caps, proxies map[string]string) {
-	t.OwnedItems = "item:{key}"
-	c.Memcached, c.MemcachedKeys, c.FlushAll = true, true, true
-	t.Proxies[Cache.Dependency()] = herd.Redis
+func (Memcached) Describe(d *Description, proxies map[string]string) {
+	d.OwnedItems = "item:{key}"
+	d.Caps.Memcached, d.Caps.MemcachedKeys, d.Caps.FlushAll = true, true, true
+	d.Proxies[Cache.Dependency()] = herd.Redis
 	if _, ok := proxies[herd.Memcached]; ok {
-		t.Proxies[Cache.Dependency()] = herd.Memcached
+		d.Proxies[Cache.Dependency()] = herd.Memcached
 	}
 }
 
 // Open opens the target's Memcached client and stats reader.
-func (Memcached) Open(ctx context.Context, t *targets.Target, addr string) error {
-	return t.OpenMemcached(ctx, addr)
+func (Memcached) Open(ctx context.Context, h *Handles, addr string) error {
+	return h.OpenMemcached(ctx, addr)
 }
 
 // Flush empties it through a connection of its own.
-func (Memcached) Flush(ctx context.Context, _ *targets.Target, addr string) error {
+func (Memcached) Flush(ctx context.Context, _ *Handles, addr string) error {
 	mc, err := api.NewCache(api.CacheOptions{Kind: api.CacheMemcached, Addr: addr, Pool: 1, Timeout: 5 * time.Second})
 	if err == nil {
 		err = mc.Flush(ctx)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -215,38 +214,38 @@ func (Postgres) Compose() Compose {
 
 // Describe counts the item queries in pg_stat_statements, by the app's
 // role.
-func (Postgres) Describe(t *targets.Target, _ *triggers.Caps, _ map[string]string) {
-	t.Statements = observe.Statements{Text: api.ItemQuery, Fill: api.FillQuery}
-	t.Role = AppRole
-	t.Proxies[DB.Dependency()] = herd.Postgres
+func (Postgres) Describe(d *Description, _ map[string]string) {
+	d.Statements = observe.Statements{Text: api.ItemQuery, Fill: api.FillQuery}
+	d.Role = AppRole
+	d.Proxies[DB.Dependency()] = herd.Postgres
 }
 
 // Open opens a small pool as the database's owner.
-func (Postgres) Open(ctx context.Context, t *targets.Target, dsn string) error {
+func (Postgres) Open(ctx context.Context, h *Handles, dsn string) error {
 	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return fmt.Errorf("postgres dsn: %w", err)
 	}
 	pcfg.MaxConns = 4
-	if t.DB, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+	if h.DB, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
-	if err := t.DB.Ping(ctx); err != nil {
+	if err := h.DB.Ping(ctx); err != nil {
 		return fmt.Errorf("postgres %s: %w", dsn, err)
 	}
 	return nil
 }
 
 // Likes are the likes and feed tables in Postgres, once open.
-func (Postgres) Likes(t *targets.Target) triggers.LikesTable {
-	if t.DB == nil {
+func (Postgres) Likes(h *Handles) triggers.LikesTable {
+	if h.DB == nil {
 		return nil
 	}
-	return api.PostgresLikes{Pool: t.DB}
+	return api.PostgresLikes{Pool: h.DB}
 }
 
 // WriteStatements reads the write statements' calls and rows in
 // pg_stat_statements.
-func (Postgres) WriteStatements(ctx context.Context, t *targets.Target) (int64, int64, error) {
-	return observe.StatementTotals(ctx, t.DB, t.Role, api.WriteStatements)
+func (Postgres) WriteStatements(ctx context.Context, h *Handles, role string) (int64, int64, error) {
+	return observe.StatementTotals(ctx, h.DB, role, api.WriteStatements)
 }

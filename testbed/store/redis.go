@@ -10,9 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
-	"github.com/herdbench/herdbench/triggers"
 )
 
 // Redis is the default cache, and runs beside every other: the write
@@ -85,29 +83,29 @@ func (Redis) Compose() Compose {
 
 // Describe makes Redis the items' cache: their keys, the invalidation
 // channel, and the triggers that act on them there.
-func (Redis) Describe(t *targets.Target, c *triggers.Caps, _ map[string]string) {
-	t.RedisKey, t.Pattern, t.Channel = "item:{key}", api.ItemKeyPattern, api.InvalidateChannel
-	c.Redis, c.RedisKeys, c.Pattern, c.Channel, c.Pause = true, true, true, true, true
-	t.Proxies[Cache.Dependency()] = herd.Redis
+func (Redis) Describe(d *Description, _ map[string]string) {
+	d.RedisKey, d.Pattern, d.Channel = "item:{key}", api.ItemKeyPattern, api.InvalidateChannel
+	d.Caps.Redis, d.Caps.RedisKeys, d.Caps.Pattern, d.Caps.Channel, d.Caps.Pause = true, true, true, true, true
+	d.Proxies[Cache.Dependency()] = herd.Redis
 }
 
 // Open opens the target's Redis client.
-func (Redis) Open(ctx context.Context, t *targets.Target, addr string) error {
+func (Redis) Open(ctx context.Context, h *Handles, addr string) error {
 	opt, err := redis.ParseURL(addr)
 	if err != nil {
 		return fmt.Errorf("redis url %q: %w", addr, err)
 	}
 	opt.DisableIdentity = true
-	t.Redis = redis.NewClient(opt)
-	if err := t.Redis.Ping(ctx).Err(); err != nil {
+	h.Redis = redis.NewClient(opt)
+	if err := h.Redis.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redis %s: %w", addr, err)
 	}
 	return nil
 }
 
 // Flush empties it: the items and the write queue.
-func (Redis) Flush(ctx context.Context, t *targets.Target, _ string) error {
-	if err := t.Redis.FlushDB(ctx).Err(); err != nil {
+func (Redis) Flush(ctx context.Context, h *Handles, _ string) error {
+	if err := h.Redis.FlushDB(ctx).Err(); err != nil {
 		return fmt.Errorf("flush cache: %w", err)
 	}
 	return nil

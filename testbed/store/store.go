@@ -20,8 +20,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -117,26 +120,53 @@ type Compose struct {
 func (c Compose) Proxy() string { return fmt.Sprintf("toxiproxy:%d", c.Port) }
 
 // Observed is how the harness uses a store of the testbed as a target.
+// It speaks its own types, which the subject copies into its
+// targets.Target (this package may not import targets: the local
+// provider, which tests of the engine's own packages start, imports it).
 type Observed interface {
-	// Describe sets what the testbed's target has of it, without
+	// Describe says what the testbed's target has of it, without
 	// connecting: its keys or statements, the caps it grants and the
 	// server a fault on its role's dependency breaks (by proxies, the
 	// status' proxies).
-	Describe(t *targets.Target, c *triggers.Caps, proxies map[string]string)
-	// Open connects the target's handle of it at addr, its status address.
-	Open(ctx context.Context, t *targets.Target, addr string) error
+	Describe(d *Description, proxies map[string]string)
+	// Open connects its handle in h at addr, its status address.
+	Open(ctx context.Context, h *Handles, addr string) error
+}
+
+// Description is what the testbed's target says of its stores: the
+// fields of targets.Target of the same names, and its Granted caps.
+type Description struct {
+	RedisKey, Pattern, Channel string // the items in Redis, by key, pattern and invalidation channel
+	OwnedItems                 string // the items' key in a cache only the testbed owns
+	Statements                 observe.Statements
+	Role                       string
+	Proxies                    map[string]string // dependency -> the proxy a fault on it breaks
+	Caps                       *triggers.Caps
+}
+
+// Handles are the testbed target's connections to its stores: the
+// fields of targets.Target of the same names.
+type Handles struct {
+	Redis *redis.Client
+	DB    *pgxpool.Pool
+	MySQL *observe.MySQL
+	// OpenMemcached opens the target's Memcached client and stats reader
+	// (targets.Target.OpenMemcached).
+	OpenMemcached func(ctx context.Context, addr string) error
+	// Program is the harness' name on its connections (targets.ProgramName).
+	Program string
 }
 
 // Flusher is a cache the fill empties before every arm.
 type Flusher interface {
-	Flush(ctx context.Context, t *targets.Target, addr string) error
+	Flush(ctx context.Context, h *Handles, addr string) error
 }
 
 // Writable is a database the write herd writes to: its likes table and
 // how its write statements are counted.
 type Writable interface {
-	Likes(t *targets.Target) triggers.LikesTable
-	WriteStatements(ctx context.Context, t *targets.Target) (calls, rows int64, err error)
+	Likes(h *Handles) triggers.LikesTable
+	WriteStatements(ctx context.Context, h *Handles, role string) (calls, rows int64, err error)
 }
 
 // Unobserved is a store the observability stack (its exporters and

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -90,6 +91,24 @@ func TestMissingBinariesNameTheirPackages(t *testing.T) {
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Find() = %q; want it to say %q", err, want)
+		}
+	}
+}
+
+// The stores import nothing of the engine that tests of the engine's own
+// packages reach back through: load's tests start the local testbed
+// (localtest), which imports this package, so targets (which imports
+// load) would make an import cycle. The subject copies a store's
+// Description and Handles into its targets.Target instead.
+func TestStoresImportNeitherTargetsNorLoad(t *testing.T) {
+	const mod = "github.com/herdbench/herdbench/"
+	out, err := exec.Command("go", "list", "-deps", mod+"testbed/store").Output()
+	if err != nil {
+		t.Fatalf("go list -deps testbed/store: %v", err)
+	}
+	for _, pkg := range []string{"targets", "load", "experiment", "testbed"} {
+		if slices.Contains(strings.Fields(string(out)), mod+pkg) {
+			t.Errorf("testbed/store depends on %s%s; want neither targets nor load nor what imports them", mod, pkg)
 		}
 	}
 }

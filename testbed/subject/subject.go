@@ -139,7 +139,7 @@ func (s *Testbed) loadBound(ctx context.Context, cfg api.Config) (time.Duration,
 // effective config and resets them with the plan's seed.
 func (s *Testbed) Fill(ctx context.Context, p experiment.Plan, arm experiment.Applied, trig triggers.Trigger, hot []string) (experiment.Warm, error) {
 	for _, c := range s.flushers() { // Redis and the items' cache when it is another
-		if err := c.(store.Flusher).Flush(ctx, s.Target, *c.Addr(&s.Status.Addrs)); err != nil {
+		if err := c.(store.Flusher).Flush(ctx, handles(s.Target), *c.Addr(&s.Status.Addrs)); err != nil {
 			return experiment.Warm{}, err
 		}
 	}
@@ -366,7 +366,7 @@ func (s *Testbed) WriteStatements(ctx context.Context) (calls, rows int64, err e
 	if !ok {
 		return 0, 0, fmt.Errorf("the testbed's %s counts no write statements", store.In(s.Status.Addrs).DB.Title())
 	}
-	return db.WriteStatements(ctx, s.Target)
+	return db.WriteStatements(ctx, handles(s.Target), s.Role)
 }
 
 // WriteLag reads the replicas' herdbench_api_write_lag_seconds, summed.

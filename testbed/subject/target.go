@@ -30,8 +30,11 @@ func Open(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*
 	s := Describe(st)
 	t := s.Target
 	t.Restarter = restart
-	for _, k := range store.In(st.Addrs).Running() { // Redis, its cache, its database
-		if err := k.Open(ctx, t, *k.Addr(&st.Addrs)); err != nil {
+	h := handles(t)
+	for _, k := range store.In(st.Addrs).Running() { // Redis, its database, its cache
+		err := k.Open(ctx, h, *k.Addr(&st.Addrs))
+		t.Redis, t.DB, t.MySQL = h.Redis, h.DB, h.MySQL // what t.Close closes
+		if err != nil {
 			t.Close()
 			return nil, err
 		}
@@ -40,7 +43,7 @@ func Open(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*
 		t.Toxiproxy = toxiclient.NewClient(st.Toxiproxy)
 	}
 	if db, ok := store.In(st.Addrs).DB.(store.Writable); ok {
-		t.Likes = db.Likes(t) // the write herd's likes and feed
+		t.Likes = db.Likes(h) // the write herd's likes and feed
 	}
 	return s, nil
 }
@@ -55,9 +58,12 @@ func Describe(st testbed.Status) *Testbed {
 		Request: load.Request{Path: "/items/{key}"}, Proxies: map[string]string{}, Hosts: map[string]string{}, Owned: true}
 	s := &Testbed{Target: t, Status: st, Admin: admin.NewFleet(st.API)}
 	t.Granted = triggers.Caps{Role: true, Writes: true, Parts: parts(st)}
+	d := store.Description{Proxies: t.Proxies, Caps: &t.Granted}
 	set := store.In(st.Addrs)
-	set.Cache.Describe(t, &t.Granted, st.Proxies)
-	set.DB.Describe(t, &t.Granted, st.Proxies)
+	set.Cache.Describe(&d, st.Proxies)
+	set.DB.Describe(&d, st.Proxies)
+	t.RedisKey, t.Pattern, t.Channel, t.OwnedItems = d.RedisKey, d.Pattern, d.Channel, d.OwnedItems
+	t.Statements, t.Role = d.Statements, d.Role
 	t.Observed = &targets.Observes{DB: true, Cache: true, API: true, Layers: len(st.Edge) > 0}
 	for _, u := range st.API {
 		t.AddHost(u, "testbed api")
@@ -82,4 +88,10 @@ func parts(st testbed.Status) []string {
 		parts = append(parts, fmt.Sprintf("%s-%d", herd.API, i+1))
 	}
 	return parts
+}
+
+// handles are t's connections to the testbed's stores, as the stores
+// open and use them.
+func handles(t *targets.Target) *store.Handles {
+	return &store.Handles{Redis: t.Redis, DB: t.DB, MySQL: t.MySQL, OpenMemcached: t.OpenMemcached, Program: targets.ProgramName}
 }
