@@ -13,6 +13,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // Registry is the providers a command picks from by name, in the order
@@ -180,8 +181,8 @@ func (r *Registry) Ensure(ctx context.Context, o Options) (*Running, error) {
 // Preview is what Ensure(o) would do, doing none of it, with the same
 // checks: the running testbed it would use, or, Started set, the one it
 // would start, whose Status names only its provider, state directory,
-// items and stores (it has no endpoints yet; a Memcached or MariaDB it
-// would run is named "to start", with its proxy).
+// items and stores (it has no endpoints yet; a store it would run other
+// than its role's default is named "to start", with its proxy).
 func (r *Registry) Preview(ctx context.Context, o Options) (*Running, error) {
 	o = o.withDefaults()
 	run, p, err := r.prepare(ctx, o)
@@ -189,11 +190,10 @@ func (r *Registry) Preview(ctx context.Context, o Options) (*Running, error) {
 		return run, err
 	}
 	st := Status{Provider: p.Name(), StateDir: o.StateDir, Items: p.Items(o), Proxies: map[string]string{}}
-	if o.Replica.Cache == api.CacheMemcached {
-		st.Memcached, st.Proxies[herd.Memcached] = toStart, toStart
-	}
-	if o.Replica.DB == api.DBMariaDB {
-		st.MariaDB, st.Proxies[herd.MariaDB] = toStart, toStart
+	for _, s := range store.MustFor(o.Replica).Running() { // checked by prepare
+		if !store.IsDefault(s) {
+			*s.Addr(&st.Addrs), st.Proxies[s.Name()] = toStart, toStart
+		}
 	}
 	return &Running{Status: st, Provider: p, Started: true}, nil
 }
@@ -285,15 +285,9 @@ func ignored(o Options, st Status) []Mismatch {
 		case "observability":
 			m.Asked, m.Has = strconv.FormatBool(o.Observability), strconv.FormatBool(st.Prometheus != "")
 		case "cache":
-			m.Asked, m.Has = o.Replica.Cache, api.CacheRedis
-			if st.Memcached != "" {
-				m.Has = api.CacheMemcached
-			}
+			m.Asked, m.Has = o.Replica.Cache, store.In(st.Addrs).Cache.Name()
 		case "db":
-			m.Asked, m.Has = cmp.Or(o.Replica.DB, api.DBPostgres), api.DBPostgres
-			if st.MariaDB != "" {
-				m.Has = api.DBMariaDB
-			}
+			m.Asked, m.Has = cmp.Or(o.Replica.DB, store.Names(store.DB)[0]), store.In(st.Addrs).DB.Name()
 		}
 		if m.Asked == "" || m.Asked != m.Has {
 			out = append(out, m)

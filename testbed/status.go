@@ -16,27 +16,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/go-sql-driver/mysql"
 	"os"
 	"path/filepath"
+
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
-// Names every provider creates in Postgres.
+// Names every provider creates in the testbed's database.
 const (
-	Database  = "herdbench"     // the database holding the items table
-	Superuser = "herdbench"     // owner; reads pg_stat_statements
-	AppRole   = "herdbench_app" // the replicas' role; its connections are the app's
+	Database  = store.Database  // the database holding the items table
+	Superuser = store.Superuser // owner; reads pg_stat_statements
+	AppRole   = store.AppRole   // the replicas' role; its connections are the app's
 )
 
 // Status is a running testbed's endpoints and processes.
 type Status struct {
-	Provider   string            `json:"provider"`             // "local" or "docker"
-	API        []string          `json:"api"`                  // base URL of each replica
-	Edge       []string          `json:"edge,omitempty"`       // base URL of each edge replica, in front of the replicas (tiers 2)
-	Redis      string            `json:"redis"`                // redis://host:port, direct (not proxied)
-	Memcached  string            `json:"memcached,omitempty"`  // host:port, direct (not proxied), when the replicas' item cache is Memcached
-	Postgres   string            `json:"postgres"`             // superuser DSN, direct; reads pg_stat_statements
-	MariaDB    string            `json:"mariadb,omitempty"`    // root's DSN (the Go MySQL driver's), direct, when the replicas' database is MariaDB; reads performance_schema
+	Provider string   `json:"provider"`       // "local" or "docker"
+	API      []string `json:"api"`            // base URL of each replica
+	Edge     []string `json:"edge,omitempty"` // base URL of each edge replica, in front of the replicas (tiers 2)
+	// the stores' addresses, direct (not proxied): redis, postgres, and
+	// the others the testbed runs (store.Addrs; store.In says which)
+	store.Addrs
 	Toxiproxy  string            `json:"toxiproxy"`            // toxiproxy API URL
 	Control    string            `json:"control,omitempty"`    // the supervisor's control API: POST /restart
 	Proxies    map[string]string `json:"proxies"`              // dependency -> proxied host:port the replicas use
@@ -81,13 +81,4 @@ func ReadStateFile(path string, v any, notRunning error) error {
 		return fmt.Errorf("state file %s: %w", path, err)
 	}
 	return nil
-}
-
-// MariaDBDSN is the Go MySQL driver's DSN of user on the testbed's
-// database, over net ("tcp" or "unix") at addr: what both providers give
-// the replicas and the harness of a MariaDB testbed.
-func MariaDBDSN(user, net, addr string) string {
-	c := mysql.NewConfig()
-	c.User, c.Net, c.Addr, c.DBName = user, net, addr, Database
-	return c.FormatDSN()
 }

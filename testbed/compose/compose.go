@@ -1,8 +1,8 @@
 // Package compose runs the testbed with docker compose, the provider for
 // machines with Docker: the services of the repository's docker-compose.yml
 // (API replicas built from its Dockerfile, Redis, Postgres, toxiproxy; with
-// the memcached profile Memcached as the replicas' cache, with the mariadb
-// profile MariaDB as their database, and with the observability profile
+// a store's profile (testbed/store: its Compose) that store as the
+// replicas' cache or database, and with the observability profile
 // Prometheus, Grafana and the exporters).
 // It drives the `docker compose` CLI (or the standalone `docker-compose`),
 // waits until every service is healthy, and describes the result with the
@@ -33,7 +33,6 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/scrape"
 )
@@ -62,10 +61,6 @@ const (
 // Config.NoGrafana.
 const GrafanaService = "grafana"
 
-// Proxies are the toxiproxy proxies the replicas use, inside the compose
-// network (testbed/compose/toxiproxy.json).
-var Proxies = map[string]string{"redis": "toxiproxy:6379", "postgres": "toxiproxy:5432"}
-
 // pollInterval is how often ps is read while waiting for health.
 var pollInterval = 500 * time.Millisecond
 
@@ -77,8 +72,8 @@ type Config struct {
 	Observability bool          // with the observability profile
 	Tiers         int           // 2: with the edge replicas (TiersProfile); 0 or 1: without
 	Edge          edge.Config   // with Tiers 2, the edges' start-up policy (HERDBENCH_EDGE_*)
-	Cache         string        // the replicas' item cache: "" or redis, or memcached (MemcachedProfile)
-	DB            string        // the replicas' database: "" or postgres, or mariadb (MariaDBProfile)
+	Cache         string        // the replicas' item cache: "" (Redis) or a store's name (store.Names(store.Cache)); its profile, if any
+	DB            string        // the replicas' database: "" (Postgres) or a store's name (store.Names(store.DB)); its profile, if any
 	NoGrafana     bool          // with it, all but Grafana (where its image cannot be had)
 	ReadyTimeout  time.Duration // default DefaultReadyTimeout
 	Log           io.Writer     // compose's own output (builds, pulls); nil discards
@@ -285,13 +280,8 @@ func (cfg Config) profiles() (profiles, env []string) {
 	if cfg.Tiers == 2 {
 		profiles, env = append(profiles, TiersProfile), EdgeEnv(cfg.Edge)
 	}
-	if cfg.Cache == api.CacheMemcached {
-		profiles, env = append(profiles, MemcachedProfile), append(env, CacheEnv(cfg.Cache)...)
-	}
-	if cfg.DB == api.DBMariaDB {
-		profiles, env = append(profiles, MariaDBProfile), append(env, DBEnv(cfg.DB)...)
-	}
-	return profiles, env
+	stores, storesEnv := cfg.storeProfiles()
+	return append(profiles, stores...), append(env, storesEnv...)
 }
 
 // chooseServices is what up starts of the compose file's services, and the
@@ -351,16 +341,8 @@ func (st state) status(ctx context.Context, dir string, cs map[string]container)
 			s.Edge = append(s.Edge, "http://"+addr("edge-"+strings.TrimPrefix(r, "api-"), 8090))
 		}
 	}
-	s.Redis = "redis://" + addr("redis", 6379)
-	s.Postgres = fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", testbed.Superuser, addr("postgres", 5432), testbed.Database)
 	s.Toxiproxy = "http://" + addr("toxiproxy", 8474)
-	maps.Copy(s.Versions, versions(ctx, s.Redis, s.Postgres))
-	if slices.Contains(st.Profiles, MemcachedProfile) {
-		memcachedStatus(ctx, &s, addr)
-	}
-	if slices.Contains(st.Profiles, MariaDBProfile) {
-		mariadbStatus(ctx, &s, addr)
-	}
+	storesStatus(ctx, &s, storesOf(st.Profiles), addr)
 	if slices.Contains(st.Profiles, Profile) {
 		targets, err := scrape.Committed()
 		if err != nil {

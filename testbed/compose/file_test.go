@@ -23,6 +23,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/scrape"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
@@ -81,14 +82,14 @@ func TestComposeFileLoadsWithAndWithoutObservability(t *testing.T) {
 			t.Errorf("%s: profiles %v; want [%s]", name, s.Profiles, TiersProfile)
 		}
 	}
-	p = load(t, MemcachedProfile)
+	p = load(t, (store.Memcached{}).Compose().Profile)
 	if got, want := p.ServiceNames(), slices.Sorted(slices.Values(append(slices.Clone(core), "memcached"))); !slices.Equal(got, want) {
-		t.Errorf("services with profile %s = %v; want %v", MemcachedProfile, got, want)
+		t.Errorf("services with profile %s = %v; want %v", (store.Memcached{}).Compose().Profile, got, want)
 	}
 }
 
 func TestEveryServiceIsHealthcheckedAndWaitedFor(t *testing.T) {
-	p := load(t, Profile, TiersProfile, MemcachedProfile)
+	p := load(t, Profile, TiersProfile, (store.Memcached{}).Compose().Profile)
 	for name, s := range p.Services {
 		if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) < 2 || s.HealthCheck.Test[0] == "NONE" {
 			t.Errorf("%s: healthcheck %+v; want a test command", name, s.HealthCheck)
@@ -119,7 +120,7 @@ func TestEveryServiceIsHealthcheckedAndWaitedFor(t *testing.T) {
 }
 
 func TestPortsBindLoopbackOnly(t *testing.T) {
-	p := load(t, Profile, TiersProfile, MemcachedProfile, MariaDBProfile)
+	p := load(t, Profile, TiersProfile, (store.Memcached{}).Compose().Profile, (store.MariaDB{}).Compose().Profile)
 	published := map[string]string{} // service -> host:port
 	for name, s := range p.Services {
 		for _, port := range s.Ports {
@@ -226,9 +227,9 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 		}
 	}
 	if len(proxies) != 7 || listen["redis"] != Proxies["redis"] || listen["postgres"] != Proxies["postgres"] ||
-		listen["memcached"] != MemcachedProxy || listen["mariadb"] != MariaDBProxy {
+		listen["memcached"] != (store.Memcached{}).Compose().Proxy() || listen["mariadb"] != (store.MariaDB{}).Compose().Proxy() {
 		t.Errorf("toxiproxy.json proxies %+v; want redis and postgres at %v (the status' proxies), memcached at %s, mariadb at %s, and api-1..3",
-			proxies, Proxies, MemcachedProxy, MariaDBProxy)
+			proxies, Proxies, (store.Memcached{}).Compose().Proxy(), (store.MariaDB{}).Compose().Proxy())
 	}
 	// the edges call the replicas through the api-N proxies, as status says
 	tiers := load(t, TiersProfile)
@@ -369,9 +370,11 @@ func TestInitScriptSeedsAsTheLocalProvider(t *testing.T) {
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 10})
 	ctx := context.Background()
 	// the status' versions are read the same way from a compose testbed
-	want := tb.Status().Versions
-	if got := versions(ctx, tb.Status().Redis, tb.Status().Postgres); got["redis"] != want["redis"] || got["postgres"] != want["postgres"] {
-		t.Errorf("versions() = %v; want redis %s, postgres %s as the local provider read them", got, want["redis"], want["postgres"])
+	st := tb.Status()
+	for _, k := range []store.Store{store.Redis{}, store.Postgres{}} {
+		if got, err := k.Version(ctx, *k.Addr(&st.Addrs)); err != nil || got != st.Versions[k.Name()] {
+			t.Errorf("%s.Version() = %q, %v; want %s as the local provider read it", k.Name(), got, err, st.Versions[k.Name()])
+		}
 	}
 	admin, err := pgx.Connect(ctx, tb.Status().Postgres)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 	"github.com/herdbench/herdbench/testbed/storetest"
 )
 
@@ -63,12 +64,12 @@ func TestUpWithMariaDBUsesTheProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := "HERDBENCH_DB=mariadb HERDBENCH_DB_FLAG=--mysql HERDBENCH_DB_DSN=" + testbed.AppRole + "@tcp(" + MariaDBProxy + ")/herdbench "
+	env := "HERDBENCH_DB=mariadb HERDBENCH_DB_FLAG=--mysql HERDBENCH_DB_DSN=" + testbed.AppRole + "@tcp(" + (store.MariaDB{}).Compose().Proxy() + ")/herdbench "
 	want := env + "docker compose -f FILE -p herdbench --profile mariadb up -d --build --remove-orphans"
 	if calls := f.calls(t); !slices.Contains(calls, want) {
 		t.Errorf("calls =\n%s\nwant among them\n%s", strings.Join(calls, "\n"), want)
 	}
-	if st.MariaDB != "root@tcp(127.0.0.1:13306)/herdbench" || st.Postgres != "" || st.Proxies[herd.MariaDB] != MariaDBProxy ||
+	if st.MariaDB != "root@tcp(127.0.0.1:13306)/herdbench" || st.Postgres != "" || st.Proxies[herd.MariaDB] != (store.MariaDB{}).Compose().Proxy() ||
 		st.Proxies[herd.Postgres] != "" || st.Proxies["redis"] != Proxies["redis"] || Proxies[herd.Postgres] == "" {
 		t.Errorf("status mariadb %q, postgres %q, proxies %v; want root@tcp(127.0.0.1:13306)/herdbench, no postgres, "+
 			"the mariadb proxy in place of postgres's (the package's map untouched)", st.MariaDB, st.Postgres, st.Proxies)
@@ -96,20 +97,20 @@ func TestUpWithMariaDBUsesTheProfile(t *testing.T) {
 // (testbed serve refuses --postgres beside --db mariadb); without it,
 // Postgres as always.
 func TestReplicasUseMariaDBWithItsProfile(t *testing.T) {
-	for _, kv := range DBEnv(api.DBMariaDB) {
+	for _, kv := range (store.MariaDB{}).Compose().Env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	p := load(t, MariaDBProfile)
+	p := load(t, (store.MariaDB{}).Compose().Profile)
 	for _, r := range []string{"api-1", "api-2", "api-3"} {
 		flags := serveFlags(t, p, r)
 		_, pg := flags["--postgres"]
-		if flags["--db"] != api.DBMariaDB || flags["--mysql"] != testbed.AppRole+"@tcp("+MariaDBProxy+")/"+testbed.Database || pg {
-			t.Errorf("%s: flags %v; want --db mariadb, --mysql %s@tcp(%s)/%s and no --postgres", r, flags, testbed.AppRole, MariaDBProxy, testbed.Database)
+		if flags["--db"] != api.DBMariaDB || flags["--mysql"] != testbed.AppRole+"@tcp("+(store.MariaDB{}).Compose().Proxy()+")/"+testbed.Database || pg {
+			t.Errorf("%s: flags %v; want --db mariadb, --mysql %s@tcp(%s)/%s and no --postgres", r, flags, testbed.AppRole, (store.MariaDB{}).Compose().Proxy(), testbed.Database)
 		}
 	}
-	if DBEnv(api.DBPostgres) != nil || DBEnv("") != nil {
-		t.Errorf("DBEnv(postgres) = %q; want none: the compose file's default is Postgres", DBEnv(api.DBPostgres))
+	if env := (store.Postgres{}).Compose().Env; env != nil {
+		t.Errorf("Postgres' compose env = %q; want none: the compose file's default is Postgres", env)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // The docker provider takes --cache memcached: it is no problem, and up
@@ -31,12 +32,12 @@ func TestUpWithMemcachedUsesTheProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := "HERDBENCH_CACHE=memcached HERDBENCH_MEMCACHED=" + MemcachedProxy + " "
+	env := "HERDBENCH_CACHE=memcached HERDBENCH_MEMCACHED=" + (store.Memcached{}).Compose().Proxy() + " "
 	want := env + "docker compose -f FILE -p herdbench --profile memcached up -d --build --remove-orphans"
 	if calls := f.calls(t); !slices.Contains(calls, want) {
 		t.Errorf("calls =\n%s\nwant among them\n%s", strings.Join(calls, "\n"), want)
 	}
-	if st.Memcached != "127.0.0.1:21211" || st.Proxies[api.CacheMemcached] != MemcachedProxy || st.Proxies["redis"] != Proxies["redis"] ||
+	if st.Memcached != "127.0.0.1:21211" || st.Proxies[api.CacheMemcached] != (store.Memcached{}).Compose().Proxy() || st.Proxies["redis"] != Proxies["redis"] ||
 		st.Redis != "redis://127.0.0.1:16379" || Proxies[api.CacheMemcached] != "" {
 		t.Errorf("status memcached %q, proxies %v, redis %q; want 127.0.0.1:21211, its proxy beside redis and postgres (the package's map untouched), and Redis for the queue",
 			st.Memcached, st.Proxies, st.Redis)
@@ -55,19 +56,19 @@ func TestUpWithMemcachedUsesTheProfile(t *testing.T) {
 // in Memcached through its toxiproxy proxy, and keep Redis beside it for
 // the write queue.
 func TestReplicasCacheInMemcachedWithItsProfile(t *testing.T) {
-	for _, kv := range CacheEnv(api.CacheMemcached) {
+	for _, kv := range (store.Memcached{}).Compose().Env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	p := load(t, MemcachedProfile)
+	p := load(t, (store.Memcached{}).Compose().Profile)
 	for _, r := range []string{"api-1", "api-2", "api-3"} {
 		flags := serveFlags(t, p, r)
-		if flags["--cache"] != api.CacheMemcached || flags["--memcached"] != MemcachedProxy || flags["--redis"] != Proxies["redis"] {
+		if flags["--cache"] != api.CacheMemcached || flags["--memcached"] != (store.Memcached{}).Compose().Proxy() || flags["--redis"] != Proxies["redis"] {
 			t.Errorf("%s: --cache %q, --memcached %q, --redis %q; want memcached, %s, and %s for the queue",
-				r, flags["--cache"], flags["--memcached"], flags["--redis"], MemcachedProxy, Proxies["redis"])
+				r, flags["--cache"], flags["--memcached"], flags["--redis"], (store.Memcached{}).Compose().Proxy(), Proxies["redis"])
 		}
 	}
-	if CacheEnv(api.CacheRedis) != nil || CacheEnv("") != nil {
-		t.Errorf("CacheEnv(redis) = %q; want none: the compose file's default is Redis", CacheEnv(api.CacheRedis))
+	if env := (store.Redis{}).Compose().Env; env != nil {
+		t.Errorf("Redis' compose env = %q; want none: the compose file's default is Redis", env)
 	}
 }

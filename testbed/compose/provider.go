@@ -9,7 +9,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // Name is the docker provider's name, in testbed.Status.Provider.
@@ -26,8 +26,8 @@ type Provider struct{}
 var _ testbed.Provider = Provider{}
 
 // Options are the testbed.Options the docker provider honours when set
-// (the cache: Redis, or Memcached with the memcached profile; the
-// database: Postgres, or MariaDB with the mariadb profile); the rest
+// (the cache and the database: the default stores, or another with its
+// profile); the rest
 // (replicas, items, the replicas' knobs and pools) are fixed by
 // docker-compose.yml.
 var Options = append([]string{"state_dir", "provider", "compose_file", "observability", "grafana", "timeout", "tiers", "cache", "db"}, testbed.EdgeOptions...)
@@ -42,7 +42,8 @@ func (Provider) Available(ctx context.Context, _ testbed.Options) error {
 }
 
 // Problems refuses every set option the compose file fixes, a database it
-// has no service for, and the observability profile beside MariaDB.
+// has no service for, and the observability profile beside a database
+// it cannot read.
 func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 	var bad herd.FieldErrors
 	for _, name := range o.Set {
@@ -59,16 +60,18 @@ func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 	return bad
 }
 
-// dbProblems refuses a database the compose file has no service for
-// (Postgres by default, MariaDB with its profile), and MariaDB with the
-// observability profile, whose exporter and dashboards read Postgres: as
-// the local provider does.
+// dbProblems refuses a database the compose file has no service for,
+// and one the observability profile cannot read beside it: as the local
+// provider does.
 func dbProblems(bad *herd.FieldErrors, o testbed.Options) {
-	switch db := o.Replica.DB; {
-	case db != "" && !slices.Contains(api.DBs, db):
-		bad.Add("db", "%q: the docker provider's compose file has no %s service (accepted: %s)", db, db, strings.Join(api.DBs, ", "))
-	case db == api.DBMariaDB && o.Observability:
-		bad.Add("observability", "its Postgres exporter and dashboards read Postgres (accepted with --db mariadb: no --observability; db.* are in the results, from performance_schema)")
+	db, err := store.Lookup(store.DB, o.Replica.DB)
+	if err != nil {
+		bad.Add("db", "%q: the docker provider's compose file has no %s service (accepted: %s)", o.Replica.DB, o.Replica.DB, strings.Join(store.Names(store.DB), ", "))
+		return
+	}
+	if u, ok := db.(store.Unobserved); ok && o.Observability {
+		why, accepted := u.Unobserved()
+		bad.Add("observability", "%s (%s)", why, accepted)
 	}
 }
 

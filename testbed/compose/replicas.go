@@ -3,16 +3,13 @@ package compose
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // Restart restarts part ("api", "redis", "postgres") of the compose
@@ -41,9 +38,10 @@ func restart(ctx context.Context, dir, part string, rolling, kill bool) ([]strin
 	if !herd.IsPart(part) || len(batch) == 0 || (part != herd.API && len(batch) < len(herd.PartNames(part))) {
 		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s, %s)", part, strings.Join(herd.Parts, ", "), herd.ReplicaForm)
 	}
-	if part == herd.Postgres && slices.Contains(st.Profiles, MariaDBProfile) {
+	if k, ok := store.Named(part); ok && !storesOf(st.Profiles).Runs(part) {
 		// it runs, idle: restarting it would break nothing the replicas use
-		return nil, fmt.Errorf("restart: this testbed's database is MariaDB, not Postgres (accepted: %s)", herd.MariaDB)
+		in := storesOf(st.Profiles).Of(k.Role())
+		return nil, fmt.Errorf("restart: this testbed's %s is %s, not %s (accepted: %s)", k.Role().Noun(), in.Title(), k.Title(), in.Name())
 	}
 	steps := [][]string{batch}
 	if rolling {
@@ -140,32 +138,4 @@ func (rs replicaState) restore(ctx context.Context) error {
 		return rs.admin.Reset(ctx, rs.seed)
 	}
 	return nil
-}
-
-// versions asks Redis and Postgres theirs through the published ports; a
-// part that does not answer is left out.
-func versions(ctx context.Context, redisURL, postgresDSN string) map[string]string {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	out := map[string]string{}
-	if opt, err := redis.ParseURL(redisURL); err == nil {
-		opt.DisableIdentity, opt.MaxRetries = true, -1
-		rdb := redis.NewClient(opt)
-		if info, err := rdb.Info(ctx, "server").Result(); err == nil {
-			for _, line := range strings.Split(info, "\n") {
-				if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-					out["redis"] = v
-				}
-			}
-		}
-		_ = rdb.Close()
-	}
-	if conn, err := pgx.Connect(ctx, postgresDSN); err == nil {
-		var v string
-		if conn.QueryRow(ctx, "SHOW server_version").Scan(&v) == nil {
-			out["postgres"], _, _ = strings.Cut(v, " ")
-		}
-		_ = conn.Close(ctx)
-	}
-	return out
 }

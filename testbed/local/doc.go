@@ -1,10 +1,10 @@
 // Package local runs the testbed as plain processes on loopback, the
-// embedded default that needs no Docker: redis-server and postgres (and
-// memcached, when it is the replicas' item cache) from the machine's
-// binaries on free ports in a state directory (Postgres with
-// pg_stat_statements), an embedded toxiproxy server with one proxy per
-// dependency, and the API replicas as separate OS processes of the herdbench
-// binary (`herdbench testbed serve`), which reach their cache and Postgres
+// embedded default that needs no Docker: the stores the replicas use
+// (testbed/store: Redis, their cache and their database, each started as
+// it says) from the machine's binaries on free ports in a state
+// directory, an embedded toxiproxy server with one proxy per dependency,
+// and the API replicas as separate OS processes of the herdbench binary
+// (`herdbench testbed serve`), which reach their cache and database
 // through the proxies so triggers can break real TCP.
 //
 // The process that calls Start is the testbed's supervisor: it owns every

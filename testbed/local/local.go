@@ -10,16 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // Defaults of Config.
@@ -52,8 +50,8 @@ type Config struct {
 
 // Ports fixes listening ports; a zero port is picked free.
 type Ports struct {
-	Redis, Postgres, Toxiproxy int   // Postgres: the database's, MariaDB's with --db mariadb
-	Memcached                  int   // when the replicas' cache is Memcached
+	Redis, Postgres, Toxiproxy int   // Postgres: the database's, whichever store it is
+	Memcached                  int   // the replicas' cache's, when it is not Redis
 	API                        []int // one per replica, in order
 	Edge                       []int // one per edge replica (Tiers 2), in order
 	// with Observability: Prometheus, its exporters, and where it expects
@@ -65,6 +63,7 @@ type Ports struct {
 type Testbed struct {
 	cfg    Config
 	bins   binaries
+	stores store.Set // its cache and database, and Redis
 	lock   *os.File
 	status testbed.Status
 
@@ -133,15 +132,18 @@ func (c Config) withDefaults() (Config, error) {
 		c.Replica = api.DefaultOptions
 	}
 	if c.Replica.Cache == "" {
-		c.Replica.Cache = api.CacheRedis
+		c.Replica.Cache = store.Names(store.Cache)[0]
 	}
-	if !slices.Contains(api.Caches, c.Replica.Cache) {
-		return c, fmt.Errorf("cache: %q (accepted: %s)", c.Replica.Cache, strings.Join(api.Caches, ", "))
+	if _, err := store.Lookup(store.Cache, c.Replica.Cache); err != nil {
+		return c, err
 	}
 	if err := append(c.Replica.Config.Problems(), c.Replica.CacheProblems(c.Replica.Config)...).Err(); err != nil {
 		return c, fmt.Errorf("replica config: %w", err)
 	}
-	if err := c.dbProblem(); err != nil {
+	if _, err := store.Lookup(store.DB, c.Replica.DB); err != nil {
+		return c, err
+	}
+	if err := c.storesProblem(); err != nil {
 		return c, err
 	}
 	if err := c.edgeDefaults(); err != nil {
@@ -156,8 +158,8 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// Start brings up Redis, Memcached when it is the replicas' cache
-// (Replica.Cache), Postgres, toxiproxy and the replicas, and returns
+// Start brings up the stores (Redis, the replicas' cache when it is
+// another, their database), toxiproxy and the replicas, and returns
 // when every part answers. On failure it tears down whatever it started and
 // the error names the part and its log. The caller owns the testbed and must
 // call Stop.
@@ -208,12 +210,8 @@ func prepare(cfg Config) (*Testbed, error) {
 	if err != nil {
 		return nil, err
 	}
-	bins, err := findBinaries(cfg.Replica.DB)
-	if cfg.Replica.Cache == api.CacheMemcached {
-		var mcErr error
-		bins.memcached, mcErr = findMemcached()
-		err = errors.Join(err, mcErr)
-	}
+	stores := store.MustFor(cfg.Replica) // checked by withDefaults
+	bins, err := findBinaries(stores)
 	if cfg.Observability {
 		var obsErr error
 		bins.obs, obsErr = findObservability()
@@ -243,6 +241,7 @@ func prepare(cfg Config) (*Testbed, error) {
 		endLife: endLife,
 		cfg:     cfg,
 		bins:    bins,
+		stores:  stores,
 		lock:    lock,
 		status: testbed.Status{
 			Provider: Name,
@@ -259,26 +258,17 @@ func prepare(cfg Config) (*Testbed, error) {
 	return tb, nil
 }
 
-// startParts starts every part in order: Redis, Memcached when it is the
-// replicas' cache, Postgres, the proxies in front of them, the replicas,
-// the control API and, when asked, the observability stack. Beside
-// Memcached, Redis still runs: the write queue's stream.
+// startParts starts every part in order: the stores (Redis, which keeps
+// the write queue's stream whatever the cache, the database, the cache
+// when it is another), the proxies in front of them, the replicas, the
+// control API and, when asked, the observability stack.
 func (tb *Testbed) startParts(ctx context.Context) error {
 	ports, err := tb.cfg.pickPorts()
 	if err != nil {
 		return err
 	}
-	if tb.status.Versions[herd.Redis], err = tb.startRedis(ctx, ports.Redis); err != nil {
-		return tb.partError(herd.Redis, err)
-	}
-	upstreams := map[string]string{herd.Redis: "127.0.0.1:" + strconv.Itoa(ports.Redis)}
-	if tb.cfg.Replica.Cache == api.CacheMemcached {
-		if tb.status.Versions[memcachedPart], err = tb.startMemcached(ctx, ports.Memcached); err != nil {
-			return tb.partError(memcachedPart, err)
-		}
-		upstreams[memcachedPart] = tb.status.Memcached
-	}
-	if err := tb.startDatabase(ctx, ports.Postgres, upstreams); err != nil {
+	upstreams := map[string]string{}
+	if err := tb.startStores(ctx, ports, upstreams); err != nil {
 		return err
 	}
 	tb.status.Proxies, err = tb.startProxy(ctx, ports.Toxiproxy, upstreams)
@@ -334,7 +324,7 @@ func (tb *Testbed) Stop() {
 
 	var replicas, deps []*process
 	for _, p := range procs {
-		if p.name == "redis" || p.name == "postgres" || p.name == memcachedPart || p.name == mariadbPart {
+		if isStore(p.name) {
 			deps = append(deps, p)
 		} else {
 			replicas = append(replicas, p)

@@ -21,6 +21,7 @@ import (
 	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // The testbed on Memcached the tests below share, started on first use
@@ -36,7 +37,7 @@ var (
 func sharedMemcachedTestbed(t *testing.T) *Testbed {
 	t.Helper()
 	requireBinaries(t)
-	if err := CheckMemcached(); err != nil {
+	if _, err := (store.Memcached{}).Find(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI is set and memcached is missing: %v", err)
 		}

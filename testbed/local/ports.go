@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // lowestPort is where listenFree starts looking: above the ports services
@@ -95,8 +95,8 @@ func (c Config) pickPorts() (Ports, error) {
 		p.Edge = make([]int, c.Replicas)
 	}
 	all := append(append([]*int{&p.Redis, &p.Postgres, &p.Toxiproxy}, ptrs(p.API)...), ptrs(p.Edge)...)
-	if c.Replica.Cache == api.CacheMemcached {
-		all = append(all, &p.Memcached)
+	if set := store.MustFor(c.Replica); set.Cache.Name() != store.Names(store.Cache)[0] {
+		all = append(all, p.of(set.Cache))
 	}
 	if c.Observability {
 		all = append(all, &p.Prometheus, &p.RedisExporter, &p.PostgresExporter, &p.Harness)
@@ -121,4 +121,16 @@ func ptrs(s []int) []*int {
 		out[i] = &s[i]
 	}
 	return out
+}
+
+// of is the port of store k: Redis's, the database's (Postgres, whichever
+// store it is), or the cache's when it is not Redis (Memcached).
+func (p *Ports) of(k store.Store) *int {
+	switch {
+	case k.Role() == store.DB:
+		return &p.Postgres
+	case store.IsDefault(k):
+		return &p.Redis
+	}
+	return &p.Memcached
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // Name is the local provider's name, in testbed.Status.Provider.
@@ -27,9 +27,9 @@ var _ testbed.Provider = Provider{}
 // Name is Name.
 func (Provider) Name() string { return Name }
 
-// Available says whether redis-server and PostgreSQL (with --db mariadb,
-// MariaDB instead; with --cache memcached, memcached; with observability,
-// Prometheus and its exporters) are installed.
+// Available says whether the programs of the stores o asks for (Redis,
+// its cache and database) are installed, and with observability
+// Prometheus and its exporters.
 func (Provider) Available(_ context.Context, o testbed.Options) error {
 	err := CheckBinariesFor(o.Replica)
 	if o.Observability {
@@ -47,8 +47,13 @@ func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 	if o.IsSet("compose_file") {
 		bad.Add("compose_file", "the local provider runs no compose file (accepted with --provider docker)")
 	}
-	if o.Observability && o.Replica.DB == api.DBMariaDB {
-		bad.Add("observability", "its Postgres exporter and dashboards read Postgres, and the database is MariaDB (accepted with --db mariadb: no --observability; db.* are in the results, from performance_schema)")
+	if set, err := store.For(o.Replica); err == nil && o.Observability {
+		for _, k := range set.Running() {
+			if u, ok := k.(store.Unobserved); ok {
+				why, accepted := u.Unobserved()
+				bad.Add("observability", "%s, and the %s is %s (%s)", why, k.Role().Noun(), k.Title(), accepted)
+			}
+		}
 	}
 	return bad
 }

@@ -9,13 +9,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // startReplicas starts the replicas as `testbed serve` processes reaching
-// Redis (and Memcached, when it is their cache) and Postgres through the
-// proxies, and waits for each /healthz.
+// the stores through the proxies, and waits for each /healthz.
 func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 	type started struct {
 		p   *process
@@ -28,12 +27,8 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 		opts := tb.cfg.Replica
 		opts.Name = name
 		opts.Seed = tb.cfg.Replica.Seed + uint64(i)
-		opts.RedisAddr = tb.status.Proxies["redis"] // the cache, or beside Memcached the write queue's stream
-		opts.MemcachedAddr = tb.status.Proxies[api.CacheMemcached]
-		if addr, ok := tb.status.Proxies[mariadbPart]; ok {
-			opts.MySQLDSN = testbed.MariaDBDSN(testbed.AppRole, "tcp", addr)
-		} else {
-			opts.PostgresDSN = postgresDSN(testbed.AppRole, tb.status.Proxies["postgres"])
+		for _, k := range tb.stores.Running() { // Redis: the cache, or beside another the write queue's stream
+			k.Replica(&opts, tb.status.Proxies[k.Name()])
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		specs = append(specs, opts)
@@ -90,19 +85,17 @@ func ServeArgs(addr string, o api.Options) []string {
 	if o.Cache != "" {
 		args = append(args, "--cache", o.Cache)
 	}
-	if o.MemcachedAddr != "" {
-		args = append(args, "--memcached", o.MemcachedAddr)
-	}
-	// the database and its DSN; Postgres's is left out on MariaDB,
-	// which serve would refuse beside it
 	if o.DB != "" {
 		args = append(args, "--db", o.DB)
 	}
-	if o.MySQLDSN != "" {
-		args = append(args, "--mysql", o.MySQLDSN)
-	}
-	if o.DB != api.DBMariaDB {
-		args = append(args, "--postgres", o.PostgresDSN)
+	// each store's address: the one o names in each role, and any other
+	// o has an address of, but not a default o does not use (serve
+	// refuses Postgres's DSN beside MariaDB's)
+	set := store.MustFor(o)
+	for _, k := range store.Kinds() {
+		if set.Runs(k.Name()) || !store.IsDefault(k) {
+			args = append(args, k.Flags(o)...)
+		}
 	}
 	for _, k := range c.Registry().Knobs() { // its mitigations' knobs too
 		args = append(args, "--"+k.Flag(), k.Value(&c).String())

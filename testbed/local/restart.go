@@ -17,6 +17,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // Restart stops and starts part again in place, with the same arguments,
@@ -61,7 +62,7 @@ func (tb *Testbed) restartPart(ctx context.Context, part string, rolling bool, g
 	if !herd.IsPart(part) {
 		return nil, fmt.Errorf("restart: unknown part %q (accepted: %s, %s)", part, strings.Join(herd.Parts, ", "), herd.ReplicaForm)
 	}
-	if len(batch) == 0 || (part != herd.API && len(batch) < len(herd.PartNames(part))) { // memcached or mariadb, on a testbed that runs Redis or Postgres, or the other way; a replica it does not run
+	if len(batch) == 0 || (part != herd.API && len(batch) < len(herd.PartNames(part))) { // a store this testbed does not run (Memcached beside Redis, Postgres beside MariaDB); a replica it does not run
 		return nil, fmt.Errorf("restart: this testbed runs no %s (%s)", part, partFlag(part))
 	}
 	if !rolling {
@@ -266,13 +267,14 @@ func (c Control) post(ctx context.Context, r RestartRequest) ([]string, error) {
 // partFlag is the testbed up flag that runs part, for the error of a
 // restart of a part this testbed does not run.
 func partFlag(part string) string {
-	switch part {
-	case herd.Postgres:
-		return "it runs without --db mariadb"
-	case herd.Redis:
+	k, ok := store.Named(part)
+	switch {
+	case !ok:
+		return "it runs with testbed up --cache " + part
+	case k.Name() == store.Names(store.Cache)[0]:
 		return "every testbed runs it"
-	case herd.MariaDB:
-		return "it runs with testbed up --db mariadb"
+	case store.IsDefault(k):
+		return "it runs without --" + string(k.Role()) + " " + strings.Join(store.Names(k.Role())[1:], ", --"+string(k.Role())+" ")
 	}
-	return "it runs with testbed up --cache " + part
+	return "it runs with testbed up --" + string(k.Role()) + " " + part
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/store"
 )
 
 // ErrNotRunning is returned by ReadStatus and Down when the state directory
@@ -135,7 +136,11 @@ func cleanup(dir string) error {
 
 // removeData deletes what a testbed stores, keeping the logs.
 func removeData(dir string) {
-	for _, name := range []string{"redis", "postgres", mariadbPart, "prometheus", "state.json", "state.json.tmp"} {
+	names := []string{"prometheus", "state.json", "state.json.tmp"}
+	for _, k := range store.Kinds() { // their data directories
+		names = append(names, k.Name())
+	}
+	for _, name := range names {
 		_ = os.RemoveAll(filepath.Join(dir, name))
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/store"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -137,17 +138,9 @@ func (s *Testbed) loadBound(ctx context.Context, cfg api.Config) (time.Duration,
 // loads of a cold tail), leaves the replicas configured with the arm's
 // effective config and resets them with the plan's seed.
 func (s *Testbed) Fill(ctx context.Context, p experiment.Plan, arm experiment.Applied, trig triggers.Trigger, hot []string) (experiment.Warm, error) {
-	if err := s.Redis.FlushDB(ctx).Err(); err != nil {
-		return experiment.Warm{}, fmt.Errorf("flush cache: %w", err)
-	}
-	if addr := s.Status.Memcached; addr != "" { // the items are there; Redis keeps the write queue
-		mc, err := api.NewCache(api.CacheOptions{Kind: api.CacheMemcached, Addr: addr, Pool: 1, Timeout: 5 * time.Second})
-		if err == nil {
-			err = mc.Flush(ctx)
-			_ = mc.Close()
-		}
-		if err != nil {
-			return experiment.Warm{}, fmt.Errorf("flush memcached %s: %w", addr, err)
+	for _, c := range s.flushers() { // Redis and the items' cache when it is another
+		if err := c.(store.Flusher).Flush(ctx, handles(s.Target), *c.Addr(&s.Status.Addrs)); err != nil {
+			return experiment.Warm{}, err
 		}
 	}
 	if err := s.fillAll(ctx, p, arm, trig, hot); err != nil {
@@ -339,11 +332,22 @@ func (s *Testbed) Drain(ctx context.Context) error {
 }
 
 func (s *Testbed) FillPlan(p experiment.Plan, _ []string) string {
-	flush := "Redis"
-	if s.Status.Memcached != "" {
-		flush = "Redis and Memcached"
+	var flush []string
+	for _, c := range s.flushers() {
+		flush = append(flush, c.Title())
 	}
-	return fmt.Sprintf("flush the testbed's %s, load every key once through the replicas (%d)", flush, p.Keys)
+	return fmt.Sprintf("flush the testbed's %s, load every key once through the replicas (%d)", strings.Join(flush, " and "), p.Keys)
+}
+
+// flushers are the stores the fill empties.
+func (s *Testbed) flushers() []store.Store {
+	var out []store.Store
+	for _, k := range store.In(s.Status.Addrs).Running() {
+		if _, ok := k.(store.Flusher); ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // FillRequests is none of the load's: the replicas are filled directly.
@@ -358,11 +362,11 @@ func (s *Testbed) WriteQueue() observe.Queue {
 // pg_stat_statements, or on MariaDB in its digest table (whose statements
 // apply a write in two or three, in a transaction; see docs/testbed.md).
 func (s *Testbed) WriteStatements(ctx context.Context) (calls, rows int64, err error) {
-	if s.DB == nil {
-		m := &observe.MySQL{DB: s.MySQL.DB, Pattern: api.WriteDigestMariaDB}
-		return m.Totals(ctx)
+	db, ok := store.In(s.Status.Addrs).DB.(store.Writable)
+	if !ok {
+		return 0, 0, fmt.Errorf("the testbed's %s counts no write statements", store.In(s.Status.Addrs).DB.Title())
 	}
-	return observe.StatementTotals(ctx, s.DB, s.Role, api.WriteStatements)
+	return db.WriteStatements(ctx, handles(s.Target), s.Role)
 }
 
 // WriteLag reads the replicas' herdbench_api_write_lag_seconds, summed.

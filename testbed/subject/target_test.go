@@ -7,13 +7,14 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/store"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 // A testbed on Memcached and MariaDB: the faults' roles are their
 // proxies, and a restart may name only the parts it runs.
 func TestTestbedOnMemcachedAndMariaDB(t *testing.T) {
-	st := testbed.Status{API: []string{"http://127.0.0.1:1"}, Memcached: "127.0.0.1:2", MariaDB: "root@unix(/s)/herdbench",
+	st := testbed.Status{API: []string{"http://127.0.0.1:1"}, Addrs: store.Addrs{Memcached: "127.0.0.1:2", MariaDB: "root@unix(/s)/herdbench"},
 		Proxies: map[string]string{herd.Redis: "127.0.0.1:3", herd.Memcached: "127.0.0.1:4", herd.MariaDB: "127.0.0.1:5"}}
 	tg := Describe(st).Target
 	tg.Restarter = restarter{}

@@ -12,6 +12,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/store"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -26,10 +27,10 @@ func TestMariaDBOnDocker(t *testing.T) {
 	composetest.Require(t)
 	st, dir := up(t, "--db", "mariadb", "--cache", "memcached")
 	localtest.Exclusive(t) // what follows measures; the up does not
-	if st.MariaDB != "root@tcp(127.0.0.1:13306)/herdbench" || st.Postgres != "" || st.Proxies[herd.MariaDB] != compose.MariaDBProxy ||
+	if st.MariaDB != "root@tcp(127.0.0.1:13306)/herdbench" || st.Postgres != "" || st.Proxies[herd.MariaDB] != (store.MariaDB{}).Compose().Proxy() ||
 		st.Proxies[herd.Postgres] != "" || !strings.Contains(st.Versions[herd.MariaDB], "MariaDB") || st.Memcached == "" {
 		t.Fatalf("up --db mariadb: mariadb %q, postgres %q, proxies %v, versions %v, memcached %q; want root on 127.0.0.1:13306 behind %s, its version, no Postgres, Memcached",
-			st.MariaDB, st.Postgres, st.Proxies, st.Versions, st.Memcached, compose.MariaDBProxy)
+			st.MariaDB, st.Postgres, st.Proxies, st.Versions, st.Memcached, (store.MariaDB{}).Compose().Proxy())
 	}
 	tg, err := subject.Open(context.Background(), st, compose.Restarter{StateDir: dir})
 	if err != nil {
