@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -187,11 +186,7 @@ func (f *RequestFigures) judge(res *ArmResult, c *classRec) {
 
 // ClassFigurePaths are the paths a gate may name of a class's figures,
 // after requests.NAME.
-var ClassFigurePaths = func() []string {
-	var f RequestFigures
-	nums, _ := gates.Numbers(f)
-	return slices.Sorted(maps.Keys(nums))
-}()
+var ClassFigurePaths = figurePaths(&RequestFigures{})
 
 // classGates splits gs into the gates on a request class's figures
 // (requests.NAME.FIGURE) and the rest.

@@ -3,57 +3,23 @@ package experiment
 import (
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// GatePaths lists every path a gate may name: the numbers of an arm's
+// GatePaths lists every path a gate may name: the figures of an arm's
 // results, sorted, with those of every trigger's detail
 // (trigger.detail.lost: the writes trigger's).
 func GatePaths() []string {
 	seen := map[string]bool{}
 	for _, t := range triggers.Default().Triggers() {
-		var a ArmResult
-		showAll(reflect.ValueOf(&a).Elem())
-		d := t.Detail()
-		showAll(reflect.ValueOf(d))
-		a.Trigger.Detail = d
-		nums, _ := gates.Numbers(a)
-		for p := range nums {
+		for _, p := range figurePaths(&ArmResult{Trigger: TriggerResult{Detail: t.Detail()}}) {
 			seen[p] = true
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))
-}
-
-// showAll sets every nil pointer in v, recursively, so that every field of a
-// results struct shows in its JSON, and every nil slice and map to an empty
-// one, so they show as what they are rather than null.
-func showAll(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
-		}
-		showAll(v.Elem())
-	case reflect.Slice: // empty, not null: arrays are no gate's business
-		if v.IsNil() {
-			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
-		}
-	case reflect.Map:
-		if v.IsNil() {
-			v.Set(reflect.MakeMap(v.Type()))
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				showAll(v.Field(i))
-			}
-		}
-	}
 }
 
 // GateWords are the word paths a gate may name, each with its words:
@@ -75,7 +41,7 @@ func GateWordsOf(schema string) map[string][]string {
 func CheckGates(gs []gates.Gate, arms []ArmResult) []gates.Result {
 	named := make([]gates.Arm, 0, len(arms))
 	for _, a := range arms {
-		nums, _ := gates.Numbers(a)
+		nums := a.Figures()
 		maps.Copy(nums, seriesFigures(a.Prometheus)) // prometheus.NAME.AGG
 		words, _ := gates.Words(a)
 		named = append(named, gates.Arm{Name: a.Name, Figures: nums, Words: words, Runs: len(a.Runs)})

@@ -307,10 +307,7 @@ func lbRows(samples []observe.Sample, t time.Time) map[int64]*Row {
 // a gate may name, as lb.servers.NAME.FIGURE: the servers are the load
 // balancer's, known once it is read, so any NAME passes validation, and a
 // server HAProxy does not list has no figure, which fails the gate.
-var LBServerFigures = func() []string {
-	nums, _ := gates.Numbers(LBServer{})
-	return slices.Sorted(maps.Keys(nums))
-}()
+var LBServerFigures = figurePaths(&LBServer{})
 
 // lbServerGates splits gs into the gates on one server's figures and the
 // rest; a gate on a figure a server does not have stays in rest, for

@@ -1,18 +1,12 @@
 package experiment
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
-
-	"github.com/herdbench/herdbench/gates"
 )
 
 // Repeat is how many times a plan runs each arm (--repeat); 0 and 1 both
@@ -96,44 +90,17 @@ func overRuns(runs []ArmResult) (ArmResult, error) {
 		return ArmResult{}, fmt.Errorf("aggregate: no runs")
 	}
 	figs := make([]map[string]*float64, len(runs))
-	paths := map[string]bool{}
-	for i, r := range runs {
-		r.Runs, r.Spread = nil, nil
-		m, err := gates.Numbers(r)
-		if err != nil {
-			return ArmResult{}, err
-		}
-		figs[i] = m
-		for p := range m {
-			paths[p] = true
-		}
-	}
 	whole := map[string]bool{}
-	for _, r := range runs {
-		wholePaths(reflect.ValueOf(r), "", whole)
-	}
-	medians := map[string]*float64{}
-	var spread []Spread
-	for _, p := range slices.Sorted(maps.Keys(paths)) {
-		vals := make([]*float64, len(runs))
-		for i := range runs {
-			vals[i] = figs[i][p]
-		}
-		if missingLowest[p] {
-			slices.SortStableFunc(vals, cmpMissingFirst)
-		} else {
-			sortMissingLast(vals)
-		}
-		medians[p] = median(vals, whole[p])
-		if vals[0] != nil || vals[len(vals)-1] != nil { // a figure no run has (aborted: null) has no spread
-			spread = append(spread, Spread{Path: p, Min: vals[0], Max: vals[len(vals)-1]})
+	for i := range runs {
+		figs[i] = map[string]*float64{}
+		for _, f := range figuresOf(&runs[i]) {
+			figs[i][f.Path] = f.Value()
+			whole[f.Path] = whole[f.Path] || f.Whole
 		}
 	}
+	medians, spread := mediansOf(figs, whole)
 	k := representative(figs, medians, spread)
-	out, err := withNumbers(runs[k], medians)
-	if err != nil {
-		return ArmResult{}, fmt.Errorf("aggregate %s: %w", runs[k].Name, err)
-	}
+	out := medianRun(runs[k], medians)
 	out.Verdict = mostCommon(runs)
 	for name, f := range out.Requests { // each class's verdict by the same rule, over its runs
 		f.Verdict = mostCommon(classRuns(runs, name))
@@ -150,6 +117,43 @@ func overRuns(runs []ArmResult) (ArmResult, error) {
 		out.Load.Saturated = out.Load.Saturated || r.Load.Saturated
 	}
 	return out, nil
+}
+
+// mediansOf are the median of each figure of the runs' figs, and the
+// spread of each that some run has a value of, by path; whole: the
+// figures that are counts.
+func mediansOf(figs []map[string]*float64, whole map[string]bool) (map[string]*float64, []Spread) {
+	medians := map[string]*float64{}
+	var spread []Spread
+	for _, p := range slices.Sorted(maps.Keys(whole)) {
+		vals := make([]*float64, len(figs))
+		for i, m := range figs {
+			vals[i] = m[p]
+		}
+		if missingLowest[p] {
+			slices.SortStableFunc(vals, cmpMissingFirst)
+		} else {
+			sortMissingLast(vals)
+		}
+		medians[p] = median(vals, whole[p])
+		if vals[0] != nil || vals[len(vals)-1] != nil { // a figure no run has (aborted: null) has no spread
+			spread = append(spread, Spread{Path: p, Min: vals[0], Max: vals[len(vals)-1]})
+		}
+	}
+	return medians, spread
+}
+
+// medianRun is a copy of r with each of its figures set to its median.
+// A figure r does not have (under a pointer nil in r, or left out as
+// omitempty) is left as r has it.
+func medianRun(r ArmResult, medians map[string]*float64) ArmResult {
+	r.Runs, r.Spread, r.Representative = nil, nil, false
+	r.baselineP99, r.rowHists = 0, nil // judged: as a results file reads back
+	out := deepCopy(reflect.ValueOf(r)).Interface().(ArmResult)
+	for _, f := range figuresOf(&out) {
+		f.Set(medians[f.Path])
+	}
+	return out
 }
 
 // sortMissingLast sorts vals ascending, nil after every number.
@@ -238,94 +242,53 @@ func representative(figs []map[string]*float64, medians map[string]*float64, spr
 	return best
 }
 
-// withNumbers is r with every number at a path of nums set to its value
-// there (null for nil), through r's JSON: the same walk gates.Numbers
-// makes, so every figure a gate can read is replaced. A path r's JSON
-// does not have (an object null in r) is left as r has it.
-func withNumbers(r ArmResult, nums map[string]*float64) (ArmResult, error) {
-	r.Runs, r.Spread, r.Representative = nil, nil, false
-	b, err := json.Marshal(r)
-	if err != nil {
-		return ArmResult{}, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber() // what is not replaced stays exactly as it was
-	var tree map[string]any
-	if err := dec.Decode(&tree); err != nil {
-		return ArmResult{}, err
-	}
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		for k, v := range m {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			if sub, ok := v.(map[string]any); ok {
-				walk(p, sub)
-				continue
-			}
-			if n, ok := nums[p]; ok {
-				if n == nil {
-					m[k] = nil
-				} else {
-					m[k] = *n
-				}
-			}
-		}
-	}
-	walk("", tree)
-	if b, err = json.Marshal(tree); err != nil {
-		return ArmResult{}, err
-	}
-	var out ArmResult
-	if err := json.Unmarshal(b, &out); err != nil {
-		return ArmResult{}, err
-	}
-	return out, nil
-}
-
-// wholePaths adds to out the gate path of every whole-number field of v
-// (an int of any size), nil pointers included, as its JSON names it.
-func wholePaths(v reflect.Value, prefix string, out map[string]bool) {
-	join := func(name string) string {
-		if prefix == "" {
-			return name
-		}
-		return prefix + "." + name
-	}
+// deepCopy is a copy of v that shares nothing with it a figure's Set or
+// an aggregate's verdicts could write through: every pointer, map,
+// slice and interface copied, unexported fields as they are.
+func deepCopy(v reflect.Value) reflect.Value {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
-			v = reflect.New(v.Type().Elem())
+			return v
 		}
-		wholePaths(v.Elem(), prefix, out)
+		c := reflect.New(v.Type().Elem())
+		c.Elem().Set(deepCopy(v.Elem()))
+		return c
 	case reflect.Interface:
+		c := reflect.New(v.Type()).Elem()
 		if !v.IsNil() {
-			wholePaths(v.Elem(), prefix, out)
+			c.Set(deepCopy(v.Elem()))
 		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		out[prefix] = true
+		return c
 	case reflect.Map:
-		if v.Type().Key().Kind() == reflect.String {
-			for _, k := range v.MapKeys() {
-				wholePaths(v.MapIndex(k), join(k.String()), out)
-			}
+		if v.IsNil() {
+			return v
 		}
+		c := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			c.SetMapIndex(it.Key(), deepCopy(it.Value()))
+		}
+		return c
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			c.Index(i).Set(deepCopy(v.Index(i)))
+		}
+		return c
 	case reflect.Struct:
+		c := reflect.New(v.Type()).Elem()
+		c.Set(v)
 		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			switch {
-			case !f.IsExported() || name == "-":
-			case f.Anonymous && name == "": // inlined, as encoding/json does
-				wholePaths(v.Field(i), prefix, out)
-			default:
-				wholePaths(v.Field(i), join(cmp.Or(name, f.Name)), out)
+			if v.Type().Field(i).IsExported() {
+				c.Field(i).Set(deepCopy(v.Field(i)))
 			}
 		}
+		return c
 	}
+	return v
 }
 
 // mostCommon is the verdict most runs had; a tie goes to the worst.

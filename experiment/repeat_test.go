@@ -199,3 +199,18 @@ func TestRepeatInThePlanJSON(t *testing.T) {
 		}
 	}
 }
+
+// A run without a timeline (null in its results) leaves the
+// representative's as it is: only numbers are medians. (Through JSON, a
+// null in any run replaced the representative's array.)
+func TestAggregateKeepsTheRepresentativesTimeline(t *testing.T) {
+	runs := []ArmResult{synthRun(430, 30, at(900), Recovered), synthRun(398, 10, at(500), Recovered), synthRun(412, 20, at(700), Recovered)}
+	runs[0].Timeline = nil
+	got, err := Aggregate(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Timeline) != 1 || got.Timeline[0].TMS != 412 {
+		t.Errorf("timeline %v; want the representative's, [{t_ms 412}]", got.Timeline)
+	}
+}

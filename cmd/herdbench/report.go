@@ -192,8 +192,7 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 func figures(rep *experiment.Report) []gates.Arm {
 	arms := make([]gates.Arm, 0, len(rep.Arms))
 	for _, a := range rep.Arms {
-		nums, _ := gates.Numbers(a)
-		arms = append(arms, gates.Arm{Name: a.Name, Figures: nums})
+		arms = append(arms, gates.Arm{Name: a.Name, Figures: a.Figures()})
 	}
 	return arms
 }

@@ -1,0 +1,231 @@
+package experiment
+
+import (
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// contractDoc holds the results contract, whose table of an arm's
+// figures is rendered from contract (contract.go).
+const contractDoc = "../docs/stampede.md"
+
+const contractHeading = "## The results contract"
+
+// The table in docs/stampede.md is the one contract renders; -update
+// writes it there.
+func TestContractTableIsTheDocs(t *testing.T) {
+	b, err := os.ReadFile(contractDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start, end := contractSpan(t, doc)
+	want := contractTable()
+	if *update {
+		if err := os.WriteFile(contractDoc, []byte(doc[:start]+want+doc[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got := doc[start:end]; got != want {
+		t.Errorf("%s: the results contract's table differs from contract (experiment/contract.go); edit the rows there and run go test ./experiment -run Contract -update.\ngot:\n%s\nwant:\n%s", contractDoc, got, want)
+	}
+}
+
+// contractSpan is where the results contract's table of an arm's figures
+// lies in doc: from its header line to the end of its last row.
+func contractSpan(t *testing.T, doc string) (start, end int) {
+	t.Helper()
+	i := strings.Index(doc, contractHeading)
+	if i < 0 {
+		t.Fatalf("%s: no %q section", contractDoc, contractHeading)
+	}
+	j := strings.Index(doc[i:], "\n| field | source | window |\n")
+	if j < 0 {
+		t.Fatalf("%s: no table under %q", contractDoc, contractHeading)
+	}
+	start = i + j + 1
+	end = start
+	for line := range strings.Lines(doc[start:]) {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		end += len(line)
+	}
+	return start, end
+}
+
+// Every figure a gate may name has a row in the contract, which says
+// where it comes from and over which window: GatePaths, a request
+// class's (requests.NAME.FIGURE) and a load balancer's server's
+// (lb.servers.NAME.FIGURE). A figure added to ArmResult or a type under
+// it without one, or a field renamed, fails here, named.
+func TestEveryFigureHasAContractRow(t *testing.T) {
+	order := resultNodes()
+	doc := contractOf(contract)
+	var paths []string
+	paths = append(paths, GatePaths()...)
+	for _, p := range ClassFigurePaths {
+		paths = append(paths, "requests.NAME."+p)
+	}
+	for _, p := range LBServerFigures {
+		paths = append(paths, "lb.servers.NAME."+p)
+	}
+	var missing []string
+	for _, p := range paths {
+		if !doc.covers(p, order) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("figures with no row in the results contract (contract.go: name each with its source and window):\n%s", strings.Join(missing, "\n"))
+	}
+}
+
+// Every name a row gives is something an arm's results hold, and a range
+// ends at figures: a field renamed or gone fails here, named.
+func TestEveryContractRowNamesAField(t *testing.T) {
+	order := resultNodes()
+	for _, r := range contract {
+		doc := contractOf([]contractRow{r})
+		for _, n := range doc.names {
+			if _, ok := order[n]; !ok {
+				t.Errorf("contract row %q names %s, which an arm's results do not hold", r.Fields, n)
+			}
+		}
+		for _, rg := range doc.ranges {
+			for _, end := range rg {
+				if _, ok := order[end]; !ok {
+					t.Errorf("contract row %q: the range %s … %s ends at %s, which an arm's results do not hold", r.Fields, rg[0], rg[1], end)
+				}
+			}
+		}
+	}
+}
+
+// The forms the table's first column uses, expanded as the tests above
+// read them.
+func TestContractFormsExpand(t *testing.T) {
+	order := resultNodes()
+	doc := contractOf([]contractRow{{Fields: "`db.{queries,peak_qps}`, `workers.*`, `trigger`, `http.p50_ms` … `http.p99_ms`, `escape.steps[]` (a file's `requests:`)"}})
+	for p, want := range map[string]bool{
+		"db.queries": true, "db.peak_qps": true, "db.queries_total": false, // braces: each name, exactly
+		"workers.count": true, "trigger.detail": true, // a wildcard, or a bare name: everything under it
+		"http.p50_ms": true, "http.p90_ms": true, "http.p99_ms": true, // a range: in the results' order
+		"http.p999_ms": false, "http.max_ms": false, "http.ok": false,
+		"escape.steps": true, "requests:": false, // an array by its name; what is in brackets names nothing
+	} {
+		if got := doc.covers(p, order); got != want {
+			t.Errorf("%s documented: %v; want %v", p, got, want)
+		}
+	}
+}
+
+// contractNames are the names the rows' first column gives, as code
+// spans outside brackets, in the forms contractRow describes.
+type contractNames struct {
+	names  []string    // each covers itself and what is under it
+	ranges [][2]string // each covers its ends and what lies between
+}
+
+var (
+	rangeForm = regexp.MustCompile("`([^`]+)` … `([^`]+)`")
+	codeSpan  = regexp.MustCompile("`([^`]+)`")
+	braces    = regexp.MustCompile(`^(.*)\{([^}]*)\}(.*)$`)
+	bracketed = regexp.MustCompile(`\([^)]*\)`)
+)
+
+// contractOf reads the names of rows' first cells.
+func contractOf(rows []contractRow) contractNames {
+	var c contractNames
+	for _, r := range rows {
+		cell := bracketed.ReplaceAllString(r.Fields, "")
+		for _, m := range rangeForm.FindAllStringSubmatch(cell, -1) {
+			c.ranges = append(c.ranges, [2]string{m[1], m[2]})
+		}
+		for _, m := range codeSpan.FindAllStringSubmatch(rangeForm.ReplaceAllString(cell, ""), -1) {
+			names := []string{m[1]}
+			if b := braces.FindStringSubmatch(m[1]); b != nil {
+				names = names[:0]
+				for _, alt := range strings.Split(b[2], ",") {
+					names = append(names, b[1]+strings.TrimSpace(alt)+b[3])
+				}
+			}
+			for _, n := range names {
+				c.names = append(c.names, strings.TrimSuffix(strings.TrimSuffix(n, ".*"), "[]"))
+			}
+		}
+	}
+	return c
+}
+
+// covers says whether path is named, order being where each field comes
+// in the results.
+func (c *contractNames) covers(path string, order map[string]int) bool {
+	for _, n := range c.names {
+		if path == n || strings.HasPrefix(path, n+".") {
+			return true
+		}
+	}
+	i, ok := order[path]
+	if !ok {
+		return false
+	}
+	return slices.ContainsFunc(c.ranges, func(r [2]string) bool {
+		lo, okLo := order[r[0]]
+		hi, okHi := order[r[1]]
+		return okLo && okHi && lo <= i && i <= hi
+	})
+}
+
+// resultNodes numbers every field of an arm's results by its path, in
+// the order the results print them, from the Go types: objects, arrays,
+// words and numbers; a map's values under NAME; every trigger's detail
+// under trigger.detail.
+func resultNodes() map[string]int {
+	order := map[string]int{}
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		if _, ok := order[path]; !ok && path != "" {
+			order[path] = len(order)
+		}
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == rawType || reflect.PointerTo(t).Implements(jsonType) || reflect.PointerTo(t).Implements(textType) {
+			return // a word of its own, or the subject's config
+		}
+		switch t.Kind() {
+		case reflect.Map:
+			walk(t.Elem(), path+".NAME")
+		case reflect.Interface:
+			for _, tr := range triggers.Default().Triggers() {
+				walk(reflect.TypeOf(tr.Detail()), path)
+			}
+		case reflect.Struct:
+			for i := range t.NumField() {
+				f := t.Field(i)
+				tag, hasTag := f.Tag.Lookup("json")
+				name, _, _ := strings.Cut(tag, ",")
+				switch {
+				case !f.IsExported() || name == "-":
+				case f.Anonymous && name == "":
+					walk(f.Type, path)
+				default:
+					if !hasTag || name == "" {
+						name = f.Name
+					}
+					walk(f.Type, join(path, name))
+				}
+			}
+		}
+	}
+	walk(reflect.TypeFor[ArmResult](), "")
+	return order
+}
