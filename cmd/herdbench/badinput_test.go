@@ -84,6 +84,11 @@ var badInputs = map[string][]badInput{
 	"a gate the run cannot decide": {
 		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate < 150%"}, want: `--gate: "http.drop_rate < 150%": http.drop_rate < 150% holds whatever the run does: a ratio is 0% to 100% (accepted: a bound inside it`},
 		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate > 100%"}, want: "http.drop_rate > 100% fails whatever the run does"},
+		{args: []string{"stampede", "--dry-run", "--gate", "db.queries < 0"}, want: `--gate: "db.queries < 0": db.queries < 0 fails whatever the run does: db.queries is never negative (accepted: a bound above 0`},
+		{args: []string{"stampede", "--dry-run", "--gate", "db.queries >= 0"}, want: "db.queries >= 0 holds whatever the run does: db.queries is never negative"},
+		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate < 1.5"}, want: "http.drop_rate < 1.5 holds whatever the run does: a ratio is 0 to 1, here as a bare number too (accepted: a bound inside it, such as http.drop_rate < 0.01"},
+		{args: []string{"report", "--gate", "db.queries < 0", "{dir}/r.json"}, files: map[string]string{"r.json": resultsFile},
+			want: "db.queries < 0 fails whatever the run does"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "gates:\n  - \"lock:http.drop_rate <= 100%\"\n"},
 			want: "s.yaml:2: gates[0]: \"lock:http.drop_rate <= 100%\": http.drop_rate <= 100% holds whatever the run does"},
 	},
@@ -127,6 +132,15 @@ var badInputs = map[string][]badInput{
 			want: "t.yaml:8: trigger.run: required with trigger command (accepted: a shell command, run with sh -c at T)", not: "--run"},
 	},
 }
+
+// resultsFile is a results file that reads, for report.
+var resultsFile = func() string {
+	b, err := os.ReadFile("../../reporters/testdata/results.json")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // targetFile is a target file's start, on loopback, keys 1 to 100.
 const targetFile = "name: t\nendpoints: [http://127.0.0.1:1]\nrequest:\n  path: /items/{key}\nkeys:\n  range: {from: 1, to: 100}\n  hot: 10\n"
