@@ -309,6 +309,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 			tg.Name, len(tg.Classes))
 	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
+	bad = append(bad, idleKnobs(plan, opts.Knobs.Registry(), opts.KnobsSet)...)
 	if c := opts.chosen; c != nil {
 		bad = c.problems(plan, opts, bad)
 	}
