@@ -36,4 +36,3 @@ func idleKnobs(plan experiment.Plan, reg *api.Mitigations, set map[string]bool) 
 	}
 	return idle
 }
-
