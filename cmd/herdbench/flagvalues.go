@@ -41,6 +41,20 @@ func (v nonEmpty) Set(s string) error {
 	return nil
 }
 
+// nonEmptyValue is a flag's value that refuses "" before its own Set
+// (accepted: what it takes).
+type nonEmptyValue struct {
+	pflag.Value
+	accepted string
+}
+
+func (v nonEmptyValue) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("empty (accepted: %s)", v.accepted)
+	}
+	return v.Value.Set(s)
+}
+
 // onceString is a string flag given at most once: a second --vary would
 // replace the first, which then does nothing.
 type onceString string

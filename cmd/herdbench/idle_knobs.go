@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
@@ -12,8 +13,9 @@ import (
 // idleKnobs are the knobs set for every arm (set: a flag, or a scenario
 // file's knobs:) that belong to a mitigation no arm's strategy uses: they
 // would do nothing. An arm that names no strategy keeps the testbed's,
-// which may be any: then nothing is said.
-func idleKnobs(plan experiment.Plan, reg *api.Mitigations, set map[string]bool) herd.FieldErrors {
+// which may be any: then nothing is said. A knob bad already has a
+// problem with is not told twice.
+func idleKnobs(plan experiment.Plan, reg *api.Mitigations, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
 	used := map[string]bool{}
 	var arms []string
 	for _, a := range plan.Arms {
@@ -28,7 +30,7 @@ func idleKnobs(plan experiment.Plan, reg *api.Mitigations, set map[string]bool) 
 	}
 	var idle herd.FieldErrors
 	for _, k := range reg.Knobs() {
-		if !set[k.Name] || k.Mitigation == "" || used[k.Mitigation] {
+		if !set[k.Name] || k.Mitigation == "" || used[k.Mitigation] || slices.ContainsFunc(bad, func(e *herd.FieldError) bool { return e.Field == k.Name }) {
 			continue
 		}
 		idle.Add(k.Name, "no arm uses %s (arms: %s), so it would do nothing (accepted: an arm whose strategy has %s, or left out)",

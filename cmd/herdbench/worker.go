@@ -82,7 +82,7 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 	nonEmptyVar(fs, &opts.Listen, "listen", opts.Listen, "HOST:PORT, such as 127.0.0.1:7070, or :7070 for every interface", "`HOST:PORT` to serve the worker API on (:7070 for every interface, as in a pod)")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "a host besides loopback this worker may send to (repeatable)")
 	fs.DurationVar(&opts.Idle, "idle-timeout", 0, "exit after this long with no request and nothing running (0: never)")
-	fs.StringVar(&opts.TokenFile, "token-file", "", "`FILE` holding the token every call must carry (default: $HERDBENCH_WORKER_TOKEN; required to listen beyond loopback)")
+	nonEmptyVar(fs, &opts.TokenFile, "token-file", "", "a file holding the token; or leave it out for $HERDBENCH_WORKER_TOKEN", "`FILE` holding the token every call must carry (default: $HERDBENCH_WORKER_TOKEN; required to listen beyond loopback)")
 	return c
 }
 
