@@ -98,6 +98,7 @@ func upProblems(opts upOptions) herd.FieldErrors {
 	if opts.Timeout <= 0 {
 		bad.Add("timeout", "%s out of range (accepted: more than 0, such as 30s)", opts.Timeout)
 	}
+	bad = append(bad, herd.Fields(withComposeFile(nil, opts.Provider, opts.ComposeFile))...)
 	return bad
 }
 
