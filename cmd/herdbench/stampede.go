@@ -337,6 +337,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	}
 	if opts.DryRun {
 		tg, sub := opts.target()
+		seePlan(ctx, plan, tg, sub)
 		return reporters.DryRun(stdout, experiment.Describe(plan, tg, sub))
 	}
 	return opts.chosen.open(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
@@ -432,4 +433,16 @@ func absDir(dir string) string {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// planSeen is the context key of a func a test that runs a dry run in its
+// process (fuzz_test.go) sets, to be handed the plan the dry run prints
+// with its target, and check it on its own.
+type planSeen struct{}
+
+// seePlan hands plan to the func ctx holds under planSeen, if any.
+func seePlan(ctx context.Context, plan experiment.Plan, tg *targets.Target, sub experiment.Subject) {
+	if f, ok := ctx.Value(planSeen{}).(func(experiment.Plan, *targets.Target, experiment.Subject)); ok {
+		f(plan, tg, sub)
+	}
 }

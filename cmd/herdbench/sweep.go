@@ -115,6 +115,7 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 	}
 	if opts.DryRun {
 		tg, sub := opts.target()
+		seePlan(ctx, heaviest(sw), tg, sub)
 		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), tg, sub))
 	}
 	return opts.chosen.open(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
