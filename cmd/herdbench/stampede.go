@@ -146,7 +146,7 @@ Triggers: ` + triggerHelp(opts.Plan.Triggers),
   herdbench stampede --arms none,lock,lock+ttl_jitter --rate 500
   herdbench stampede --trigger ttl --ttl 4s --hot-keys 100 --arms none,xfetch,ttl_jitter,lock
   herdbench stampede --gate 'lock:db.queries <= 120' -o markdown=summary.md -o junit=gates.xml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")

@@ -62,7 +62,7 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
   herdbench sweep --trigger burst --vary burst=10..2000 --resolution 0.05 --repeat 1
   herdbench sweep --trigger expire --grid rate=300,1000,3000 hot_keys=10,100,1000 -o html=map.html
   herdbench sweep --trigger burst --vary burst=10..2000 --gate 'none:tipping >= 200' --dry-run`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Given = given(c.Flags())
 			baseOnAxes(c.Flags(), opts.Plan, opts.Vary, opts.Grid)

@@ -62,7 +62,7 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
   herdbench testbed up --foreground
   herdbench testbed up --observability
   herdbench testbed up --provider docker --observability`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) { opts.setFlags = append(opts.setFlags, f.Name) })
 			return upRun(c.Context(), stdout, stderr, opts)
