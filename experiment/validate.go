@@ -80,7 +80,7 @@ func (p Plan) armProblems() herd.FieldErrors {
 			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(format, args...), Err: cause})
 		}
 		if seen[a.Name] {
-			bad(nil, "twice")
+			bad(nil, "named twice (accepted: each arm once)")
 		}
 		seen[a.Name] = true
 		if a.Throttle != nil {
@@ -144,7 +144,7 @@ func (p Plan) loadProblems() herd.FieldErrors {
 		bad("timeout", "%s (accepted: more than 0)", p.Timeout)
 	}
 	if p.Warmup < 0 {
-		bad("warmup", "%s is negative", p.Warmup)
+		bad("warmup", "%s is negative (accepted: 0 or more, such as 2s)", p.Warmup)
 	}
 	if p.Before < herd.Duration(time.Second) {
 		bad("before", "%s too short (accepted: 1s or more: it is the baseline)", p.Before)
@@ -153,7 +153,8 @@ func (p Plan) loadProblems() herd.FieldErrors {
 		bad("after", "%s too short (accepted: 1s or more)", p.After)
 	}
 	if p.Duration() > MaxArmDuration {
-		bad("after", "warmup + before + after = %s exceeds the cap of %s per arm", p.Duration(), MaxArmDuration)
+		bad("after", "warmup + before + after = %s exceeds the cap of %s per arm (accepted: after at most %s, with warmup %s and before %s)",
+			p.Duration(), MaxArmDuration, MaxArmDuration-p.Duration()+time.Duration(p.After), p.Warmup, p.Before)
 	}
 	return errs
 }

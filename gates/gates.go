@@ -236,9 +236,8 @@ func Validate(gs []Gate, arms, paths []string, words map[string][]string, field 
 			bad(g, "unknown path %q (%s)", g.Path, Accepted(g.Path, append(slices.Clone(paths), slices.Sorted(maps.Keys(words))...)))
 		case g.Percent && !IsRatio(g.Path):
 			bad(g, "a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate, _ratio or share)", g.Path)
-		case g.Percent && vacuous(g) != "":
-			bad(g, "%s %s %s%% %s whatever the run does: a ratio is 0%% to 100%% (accepted: a bound inside it, such as %s < 1%%)",
-				g.Path, g.Op, strconv.FormatFloat(g.Value*100, 'g', -1, 64), vacuous(g), g.Path)
+		case vacuous(g) != "":
+			bad(g, "%s", vacuousWhy(g))
 		}
 	}
 	return errs
@@ -271,24 +270,66 @@ func opHint(run string) string {
 	return ""
 }
 
-// vacuous says how a gate on a ratio, 0 to 1, is decided before the run:
+// vacuous says how a number gate is decided before the run, from the
+// range its path's figures lie in (a ratio 0 to 1, whether written as a
+// percentage or not; any other figure but a signed one 0 or more):
 // "holds" (it cannot fail: a bound at or beyond the range's end), "fails"
 // (it cannot pass), or "" when the run decides it.
 func vacuous(g Gate) string {
-	v := g.Value
+	if g.Word != "" || Signed(g.Path) {
+		return ""
+	}
+	v, top := g.Value, math.Inf(1)
+	if IsRatio(g.Path) {
+		top = 1
+	}
 	switch {
-	case g.Op == "<" && v > 1, g.Op == "<=" && v >= 1, g.Op == ">" && v < 0, g.Op == ">=" && v <= 0, g.Op == "!=" && (v < 0 || v > 1):
+	case g.Op == "<" && v > top, g.Op == "<=" && v >= top, g.Op == ">" && v < 0, g.Op == ">=" && v <= 0, g.Op == "!=" && (v < 0 || v > top):
 		return "holds"
-	case g.Op == "<" && v <= 0, g.Op == "<=" && v < 0, g.Op == ">" && v >= 1, g.Op == ">=" && v > 1, g.Op == "==" && (v < 0 || v > 1):
+	case g.Op == "<" && v <= 0, g.Op == "<=" && v < 0, g.Op == ">" && v >= top, g.Op == ">=" && v > top, g.Op == "==" && (v < 0 || v > top):
 		return "fails"
 	}
 	return ""
 }
 
+// vacuousWhy says why a gate vacuous decides is decided before the run,
+// and what would not be.
+func vacuousWhy(g Gate) string {
+	num := strconv.FormatFloat(g.Value, 'g', -1, 64)
+	switch {
+	case IsRatio(g.Path) && g.Percent:
+		return fmt.Sprintf("%s %s %s%% %s whatever the run does: a ratio is 0%% to 100%% (accepted: a bound inside it, such as %s < 1%%)",
+			g.Path, g.Op, strconv.FormatFloat(g.Value*100, 'g', -1, 64), vacuous(g), g.Path)
+	case IsRatio(g.Path):
+		return fmt.Sprintf("%s %s %s %s whatever the run does: a ratio is 0 to 1, here as a bare number too (accepted: a bound inside it, such as %s < 0.01 or %s < 1%%)",
+			g.Path, g.Op, num, vacuous(g), g.Path, g.Path)
+	}
+	return fmt.Sprintf("%s %s %s %s whatever the run does: %s is never negative (accepted: a bound above 0, such as %s <= 100 or %s > 0)",
+		g.Path, g.Op, num, vacuous(g), g.Path, g.Path, g.Path)
+}
+
+// Signed says whether path's figure may be negative, so that no bound on
+// it is decided before the run: an instant relative to T (at_ms, from_ms,
+// to_ms, start_ms, started_ms, ended_ms, exited_ms, ended_when_ms,
+// recovery_ms, recovery_from_t_ms), the goodput's trend, an exit code.
+// Every other figure is a count, a duration, a rate or a ratio: 0 or more.
+func Signed(path string) bool {
+	last := path[strings.LastIndex(path, ".")+1:]
+	switch last {
+	case "trend", "exit_code", "at_ms", "from_ms", "to_ms", "start_ms", "started_ms", "ended_ms", "exited_ms", "ended_when_ms", "recovery_ms", "recovery_from_t_ms":
+		return true
+	}
+	return false
+}
+
 // IsRatio says whether path holds a ratio from 0 to 1, which a gate may
 // compare with a percentage: the paths ending in _rate, _ratio or share
-// (escape.share, the escape load's share of the rate that tipped it).
+// (escape.share, the escape load's share of the rate that tipped it), but
+// load.achieved_rate, which is requests sent per second.
 func IsRatio(path string) bool {
+	if strings.HasSuffix(path, "achieved_rate") { // load.achieved_rate: sent per second
+		return false
+	}
 	return strings.HasSuffix(path, "_rate") || strings.HasSuffix(path, "_ratio") || strings.HasSuffix(path, "share")
 }
 

@@ -249,6 +249,17 @@ func TestGatesThatRunDoesNotDecide(t *testing.T) {
 		{"http.drop_rate < 100%", ""},
 		{"http.drop_rate < 1%", ""},
 		{"cache.hit_ratio >= 90%", ""},
+		{"http.drop_rate < 1.5", "holds"},
+		{"http.drop_rate > 1", "fails"},
+		{"http.drop_rate < 0.01", ""},
+		{"db.queries < 0", "fails"},
+		{"db.queries >= 0", "holds"},
+		{"db.queries != -1", "holds"},
+		{"db.queries > 0", ""},
+		{"db.queries < 1e9", ""},
+		{"load.achieved_rate > 400", ""},
+		{"aborted.at_ms < 0", ""},
+		{"trend >= -0.5", ""},
 	} {
 		g, err := Parse(tt.expr)
 		if err != nil {
@@ -261,6 +272,10 @@ func TestGatesThatRunDoesNotDecide(t *testing.T) {
 	errs := Validate([]Gate{mustParse(t, "http.drop_rate < 150%")}, nil, []string{"http.drop_rate"}, nil, "gates")
 	if want := "http.drop_rate < 150% holds whatever the run does: a ratio is 0% to 100%"; len(errs) != 1 || !strings.Contains(errs[0].Msg, want) {
 		t.Errorf("Validate(http.drop_rate < 150%%) = %v; want %q", errs, want)
+	}
+	errs = Validate([]Gate{mustParse(t, "db.queries < 0")}, nil, []string{"db.queries"}, nil, "gates")
+	if want := "db.queries < 0 fails whatever the run does: db.queries is never negative (accepted: a bound above 0"; len(errs) != 1 || !strings.Contains(errs[0].Msg, want) {
+		t.Errorf("Validate(db.queries < 0) = %v; want %q", errs, want)
 	}
 }
 

@@ -198,7 +198,8 @@ func (v Vocabulary) knobNames() []string {
 }
 
 // Read reads a scenario file in v. The returned error lists every problem
-// the file has; the file is returned too, with the values that did decode.
+// the file has. A file whose values do not all decode (YAML, a type, a
+// key twice) is nil, with those problems alone; else it is returned too.
 func Read(path string, v Vocabulary) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -211,7 +212,7 @@ func Read(path string, v Vocabulary) (*File, error) {
 func Parse(b []byte, name string, v Vocabulary) (*File, error) {
 	reg := v.registry()
 	f := &File{}
-	doc, err := strictyaml.Decode(b, name, f)
+	doc, err := strictyaml.Decode(b, name, "scenario", f)
 	if doc == nil {
 		return nil, err
 	}
@@ -227,19 +228,22 @@ func Parse(b []byte, name string, v Vocabulary) (*File, error) {
 		}
 		a.Line = doc.Line(a.path)
 	}
-	problems := herd.Fields(err)
-	if len(f.Arms) == 0 && doc.Line("arms") > 0 { // arms: [] would run the default arms
-		problems = append(problems, &herd.FieldError{File: name, Line: doc.Line("arms"), Field: "arms",
-			Msg: "empty (accepted: one arm or more, such as [none, lock]; or no arms: key, for the default arms none, singleflight, lock, xfetch)"})
-	}
 	accepted := []string{"name"}
 	for _, o := range reg.Options() {
 		accepted = append(accepted, o.Key)
 	}
+	problems := herd.Fields(err)
 	problems = append(problems, f.unknownKeys(f.Trigger.Options, "trigger", accepted)...)
 	problems = append(problems, f.unknownKeys(f.Knobs.Values, "knobs", v.knobNames())...)
 	for i := range f.Arms {
 		problems = append(problems, f.unknownKeys(f.Arms[i].Knobs.Values, f.Arms[i].path+".knobs", v.knobNames())...)
+	}
+	if doc.Failed() { // what did not decode is not checked further: it would blame other fields
+		return nil, problems.ByLine().Err()
+	}
+	if len(f.Arms) == 0 && doc.Line("arms") > 0 { // arms: [] would run the default arms
+		problems = append(problems, &herd.FieldError{File: name, Line: doc.Line("arms"), Field: "arms",
+			Msg: "empty (accepted: one arm or more, such as [none, lock]; or no arms: key, for the default arms none, singleflight, lock, xfetch)"})
 	}
 	return f, problems.ByLine().Err()
 }

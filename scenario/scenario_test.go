@@ -117,9 +117,22 @@ func TestParseRejectsWhatIsNotYAML(t *testing.T) {
 	if _, err := Parse([]byte("load: [unclosed"), "x.yaml", testbed); err == nil || !strings.Contains(err.Error(), "x.yaml:") {
 		t.Errorf("Parse of broken YAML = %v; want an error naming the file and line", err)
 	}
-	f, err := Parse(nil, "empty.yaml", testbed)
-	if err != nil || len(f.Settings()) != 0 {
-		t.Errorf("Parse of an empty file = %+v, %v; want nothing set", f, err)
+	// an empty file, a null one, a key with no value and a second
+	// document would each run the defaults, silently
+	for in, want := range map[string]string{
+		"":                                 "e.yaml:1: empty: no keys (accepted: a scenario's keys, docs/scenarios.md)",
+		"# a comment\n":                    "e.yaml:1: empty: no keys",
+		"~\n":                              "e.yaml:1: empty: no keys",
+		"load: null\n":                     "e.yaml:1: load: no value (accepted: a mapping; or leave the key out, for its default)",
+		"load:\n  rate: ~\n":               "e.yaml:2: load.rate: no value (accepted: a whole number; or leave the key out",
+		"load:\n  rate: 1\n---\nseed: 2\n": "e.yaml:3: a second document at line 3: one scenario per file",
+		"load:\n  zipf: 1e999\n":           "e.yaml:2: load.zipf: 1e999 is not a finite number (accepted: a number, such as 0.5)",
+		"arms:\n  - name: j\n    strategy: ttl_jitter\n    knobs:\n      ttl_jitter: 0.1\n      ttl_jitter: 0.2\n": "e.yaml:6: arms[0].knobs.ttl_jitter: given twice, at lines 5 and 6 (accepted: each key once)",
+	} {
+		f, err := Parse([]byte(in), "e.yaml", testbed)
+		if f != nil || err == nil || err.Error() != want && !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, %v; want nil, %q alone", in, f, err, want)
+		}
 	}
 }
 

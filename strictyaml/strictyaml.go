@@ -13,9 +13,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/herdbench/herdbench/herd"
@@ -28,7 +30,16 @@ type Doc struct {
 	lines map[string]int // path -> line of its key (or element)
 	bad   map[int]bool   // lines whose value did not decode
 	leaf  map[string]bool
+	// failed: a value did not decode (of the wrong type, null, a key given
+	// twice), so v lacks it and checks of v would blame other fields
+	failed bool
 }
+
+// Failed says whether a value of the file did not decode: its problems
+// should then be reported alone, since checks of what decoded would
+// blame fields the user got right. An unknown key is dropped, and does
+// not count.
+func (d *Doc) Failed() bool { return d.failed }
 
 // Line is where path is in the file, 0 when it is not.
 func (d *Doc) Line(path string) int { return d.lines[path] }
@@ -40,29 +51,52 @@ func (d *Doc) Bad(path string) bool { return d.bad[d.lines[path]] }
 // At is "file:line: path", for an error about the value at path.
 func (d *Doc) At(path string) string { return fmt.Sprintf("%s:%d: %s", d.Name, d.lines[path], path) }
 
-// Decode decodes b into v, a pointer to a struct. The error lists every
-// problem, each a herd.FieldError with the file, line and key path, in
-// file order; v holds what did decode, so later checks can go on. An empty
-// file decodes to v as it was.
-func Decode(b []byte, name string, v any) (*Doc, error) {
+// Decode decodes b, a file of one document, into v, a pointer to a
+// struct; what names the document in errors (scenario, target). The error
+// lists every problem, each a herd.FieldError with the file, line and key
+// path, in file order: keys the type has no field for, a key given twice,
+// a key with no value (null, ~: leaving the key out gives its default),
+// values of the wrong type, an empty file and a second document. v holds
+// what did decode; when Doc.Failed, a caller should report these problems
+// alone, since checks of what did not decode would blame the wrong field.
+func Decode(b []byte, name, what string, v any) (*Doc, error) {
 	d := &Doc{Name: name, lines: map[string]int{}, bad: map[int]bool{}, leaf: map[string]bool{}}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil {
+	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
 		return nil, yamlError(name, err)
 	}
-	if len(root.Content) == 0 {
-		return d, nil
+	if len(root.Content) == 0 || isNull(root.Content[0]) {
+		d.failed = true
+		return d, herd.FieldErrors{{File: name, Line: 1, Msg: fmt.Sprintf("empty: no keys (accepted: a %s's keys, docs/%ss.md)", what, what)}}.Err()
+	}
+	var second yaml.Node
+	if err := dec.Decode(&second); !errors.Is(err, io.EOF) {
+		line := second.Line
+		if err != nil {
+			line = yamlLine(strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		d.failed = true
+		return d, herd.FieldErrors{{File: name, Line: line, Msg: fmt.Sprintf("a second document at line %d: one %s per file (accepted: one document, with --- at its top at most)", line, what)}}.Err()
 	}
 	doc := root.Content[0]
-	d.index(doc, "")
-	problems := unknownKeys(doc, reflect.TypeOf(v), "")
+	problems := d.index(doc, "")
+	unknown := unknownKeys(doc, reflect.TypeOf(v), "")
+	for _, p := range unknown {
+		d.failed = d.failed || !strings.HasPrefix(p.Msg, "unknown key ")
+	}
+	problems = append(problems, unknown...)
+	d.failed = d.failed || len(problems) > len(unknown)
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
 			return nil, yamlError(name, err)
 		}
 		for _, p := range te.Errors {
-			problems = append(problems, d.explain(p))
+			if !strings.Contains(p, " already defined at line ") { // index named the key given twice
+				problems = append(problems, d.explain(p))
+				d.failed = true
+			}
 		}
 	}
 	for _, p := range problems {
@@ -71,31 +105,45 @@ func Decode(b []byte, name string, v any) (*Doc, error) {
 	return d, problems.ByLine().Err()
 }
 
+// isNull says whether n is a YAML null: null, ~ or nothing after a key.
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
 // Problem makes a problem with the value at n for an unmarshaler, worded
 // as the decoder words its own, so Decode reports it with its line.
 func Problem(n *yaml.Node, format string, args ...any) error {
 	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: ", n.Line) + fmt.Sprintf(format, args...)}}
 }
 
-// index records where each key and element of n is.
-func (d *Doc) index(n *yaml.Node, path string) {
+// index records where each key and element of n is, and returns the
+// keys given twice in a mapping.
+func (d *Doc) index(n *yaml.Node, path string) herd.FieldErrors {
 	if _, ok := d.lines[path]; !ok {
 		d.lines[path] = n.Line
 	}
+	var twice herd.FieldErrors
 	switch n.Kind {
 	case yaml.ScalarNode:
 		d.leaf[path] = true
 	case yaml.MappingNode:
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := Join(path, n.Content[i].Value)
-			d.lines[p] = n.Content[i].Line
-			d.index(n.Content[i+1], p)
+			k := n.Content[i]
+			p := Join(path, k.Value)
+			if first, dup := seen[k.Value]; dup {
+				twice = append(twice, &herd.FieldError{Line: k.Line, Field: p,
+					Msg: fmt.Sprintf("given twice, at lines %d and %d (accepted: each key once)", first, k.Line)})
+				continue
+			}
+			seen[k.Value] = k.Line
+			d.lines[p] = k.Line
+			twice = append(twice, d.index(n.Content[i+1], p)...)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			d.index(c, fmt.Sprintf("%s[%d]", path, i))
+			twice = append(twice, d.index(c, fmt.Sprintf("%s[%d]", path, i))...)
 		}
 	}
+	return twice
 }
 
 // kinds names what a Go type accepts, for type errors.
@@ -129,6 +177,12 @@ func (d *Doc) explain(p string) *herd.FieldError {
 	default:
 		want = "a mapping"
 	}
+	if into == "float64" && strings.HasPrefix(got, "!!str `") {
+		num := strings.TrimSuffix(strings.TrimPrefix(got, "!!str `"), "`")
+		if _, err := strconv.ParseFloat(num, 64); errors.Is(err, strconv.ErrRange) {
+			return &herd.FieldError{Line: line, Field: d.leafAt(line), Msg: fmt.Sprintf("%s is not a finite number (accepted: a number, such as 0.5)", num)}
+		}
+	}
 	got = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
 		"!!float", "the number", "!!bool", "the value").Replace(got)
 	// a key and its value's elements share a line: a list or mapping that
@@ -140,12 +194,28 @@ func (d *Doc) explain(p string) *herd.FieldError {
 			at = append(at, path)
 		}
 	}
-	slices.SortFunc(at, func(a, b string) int { return len(a) - len(b) })
-	field := ""
-	if len(at) > 0 && !slices.ContainsFunc(at, func(p string) bool { return !strings.HasPrefix(p, at[0]) }) {
-		field = at[0]
+	return &herd.FieldError{Line: line, Field: shortest(at), Msg: fmt.Sprintf("%s where %s is expected (accepted: %s)", got, want, want)}
+}
+
+// leafAt is the key of the scalar at line, "" when there is not one.
+func (d *Doc) leafAt(line int) string {
+	var at []string
+	for path, l := range d.lines {
+		if l == line && path != "" && d.leaf[path] {
+			at = append(at, path)
+		}
 	}
-	return &herd.FieldError{Line: line, Field: field, Msg: fmt.Sprintf("%s where %s is expected (accepted: %s)", got, want, want)}
+	return shortest(at)
+}
+
+// shortest is the shortest of paths when it is the start of every other,
+// as a key is of its value's elements on the same line; else "".
+func shortest(at []string) string {
+	slices.SortFunc(at, func(a, b string) int { return len(a) - len(b) })
+	if len(at) > 0 && !slices.ContainsFunc(at, func(p string) bool { return !strings.HasPrefix(p, at[0]) }) {
+		return at[0]
+	}
+	return ""
 }
 
 // yamlError is a YAML syntax error of file name, with its line.
@@ -183,7 +253,12 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
 		var out herd.FieldErrors
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			out = append(out, unknownKeys(n.Content[i+1], t.Elem(), Join(path, n.Content[i].Value))...)
+			p := Join(path, n.Content[i].Value)
+			if isNull(n.Content[i+1]) {
+				out = append(out, noValue(n.Content[i], p, t.Elem()))
+				continue
+			}
+			out = append(out, unknownKeys(n.Content[i+1], t.Elem(), p)...)
 		}
 		return out
 	case t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode:
@@ -196,6 +271,8 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 		k, v := n.Content[i], n.Content[i+1]
 		ft, ok := fields[k.Value]
 		switch {
+		case ok && isNull(v):
+			out = append(out, noValue(k, Join(path, k.Value), ft))
 		case ok:
 			out = append(out, unknownKeys(v, ft, Join(path, k.Value))...)
 		case !open:
@@ -208,6 +285,25 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 		}
 	}
 	return out
+}
+
+// noValue is the problem of key k, at path, given no value (null, ~ or
+// nothing): decoded, it would be the default, as if the key were left out.
+func noValue(k *yaml.Node, path string, t reflect.Type) *herd.FieldError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	want, ok := kinds[t.String()]
+	switch {
+	case ok:
+	case t.Kind() == reflect.Slice:
+		want = "a list"
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
+		want = "a mapping"
+	default:
+		want = "a value"
+	}
+	return &herd.FieldError{Line: k.Line, Field: path, Msg: fmt.Sprintf("no value (accepted: %s; or leave the key out, for its default)", want)}
 }
 
 // Fields maps a struct's YAML keys to their types. An inline map field,

@@ -29,7 +29,7 @@ by_name:
 extra: 1
 `
 	var v doc
-	d, err := Decode([]byte(in), "f.yaml", &v)
+	d, err := Decode([]byte(in), "f.yaml", "doc", &v)
 	if err == nil {
 		t.Fatal("Decode = nil; want four problems")
 	}
@@ -56,7 +56,7 @@ extra: 1
 
 func TestDecodeRejectsBrokenYAML(t *testing.T) {
 	var v doc
-	if _, err := Decode([]byte("name: [x"), "b.yaml", &v); err == nil || !strings.HasPrefix(err.Error(), "b.yaml:1: did not find") {
+	if _, err := Decode([]byte("name: [x"), "b.yaml", "doc", &v); err == nil || !strings.HasPrefix(err.Error(), "b.yaml:1: did not find") {
 		t.Errorf("Decode of broken YAML = %v; want an error naming the file", err)
 	}
 }

@@ -109,7 +109,11 @@ func ParseAxis(plan experiment.Plan, spec string) (Axis, *herd.FieldError) {
 		return bad("TO: %v", e)
 	}
 	if a.From >= a.To {
-		return bad("FROM %s is not below TO %s (accepted: FROM < TO, such as %s=%s..%s)", Format(a.From, u), Format(a.To, u), name, Format(a.To, u), Format(a.From, u))
+		lo, hi := a.To, a.From // swapped
+		if a.From == a.To {
+			lo, hi = a.From, a.From*10
+		}
+		return bad("FROM %s is not below TO %s (accepted: FROM < TO, such as %s=%s..%s)", Format(a.From, u), Format(a.To, u), name, Format(lo, u), Format(hi, u))
 	}
 	return a, nil
 }

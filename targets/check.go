@@ -299,6 +299,9 @@ func (c *checker) prometheus() {
 }
 
 func (c *checker) arms() {
+	if len(c.f.Arms) == 0 && c.f.doc.Line("arms") > 0 { // arms: [] would run the one arm of a file without arms
+		c.bad("arms", "empty (accepted: one arm or more, each with its name, such as [{name: baseline}]; or no arms: key, for one arm, baseline, the service as it is)")
+	}
 	seen := map[string]bool{}
 	for i := range c.f.Arms {
 		a := &c.f.Arms[i]
@@ -377,8 +380,9 @@ func (c *checker) keySpace(path string, ks *KeySpace) {
 		}
 		size = k.Zipf.To - k.Zipf.From + 1
 	}
-	if k.Hot < 0 || int64(k.Hot) > size {
-		c.bad(path+".hot", "%d (accepted: 0 to the key space's %d keys)", k.Hot, size)
+	// 0 would silently mean --hot-keys: leaving the key out says that
+	if k.Hot < 0 || int64(k.Hot) > size || (k.Hot == 0 && f.doc.Line(path+".hot") > 0) {
+		c.bad(path+".hot", "%d (accepted: 1 to the key space's %d keys; no hot: for --hot-keys)", k.Hot, size)
 	}
 	*ks = k
 }

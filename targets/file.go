@@ -219,11 +219,14 @@ func ParseFile(b []byte, name string, env func(string) (string, bool)) (*File, e
 
 func parseFile(b []byte, name string, env func(string) (string, bool), later bool) (*File, error) {
 	f := &File{}
-	doc, err := strictyaml.Decode(b, name, f)
+	doc, err := strictyaml.Decode(b, name, "target", f)
 	if doc == nil {
 		return nil, err
 	}
 	f.doc = doc
+	if doc.Failed() { // what did not decode is not checked further: it would blame other fields
+		return f, err
+	}
 	errs := herd.Fields(err)
 	errs = append(errs, f.check(env, later)...)
 	return f, errs.ByLine().Err()

@@ -63,7 +63,7 @@ func (c serviceChoice) arms(plan experiment.Plan, opts stampedeOptions, _ admin.
 }
 
 func (c serviceChoice) problems(plan experiment.Plan, opts stampedeOptions, bad herd.FieldErrors) herd.FieldErrors {
-	return atFileTrigger(bad, plan, c.svc, opts.TriggerSet)
+	return atFilePlan(atFileTrigger(bad, plan, c.svc, opts.TriggerSet), c.svc, opts.PlanSet)
 }
 
 func (c serviceChoice) describe() (*targets.Target, experiment.Subject) {

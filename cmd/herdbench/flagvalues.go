@@ -41,6 +41,20 @@ func (v nonEmpty) Set(s string) error {
 	return nil
 }
 
+// nonEmptyValue is a flag's value that refuses "" before its own Set
+// (accepted: what it takes).
+type nonEmptyValue struct {
+	pflag.Value
+	accepted string
+}
+
+func (v nonEmptyValue) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("empty (accepted: %s)", v.accepted)
+	}
+	return v.Value.Set(s)
+}
+
 // onceString is a string flag given at most once: a second --vary would
 // replace the first, which then does nothing.
 type onceString string
@@ -134,4 +148,14 @@ func (v rateValue) Set(s string) error {
 
 func badRate(s string) error {
 	return fmt.Errorf("%q is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to %d)", s, experiment.MaxRate)
+}
+
+// noArgs refuses arguments to a command that takes none, naming them:
+// cobra's own says "unknown command", as if one were misspelt.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%s: takes no arguments, and was given %s (accepted: flags only, which start with --; see %s --help)",
+			c.CommandPath(), strings.Join(args, " "), c.CommandPath())
+	}
+	return nil
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/providers"
@@ -23,8 +25,10 @@ import (
 // kube (which prints), worker on a canceled context and loopback, and
 // testbed up's flags and checks without Ensure. A panic fails them; so
 // does an exit other than 0, 1 and 2, an exit 2 that does not say why, or
-// a dry run that exits 0 without its plan. `go test` runs their seeds
-// (the bad-input table and the examples); `go test -fuzz` explores.
+// a dry run that exits 0 without its plan, or whose plan fails the plan's
+// own validation. `go test` runs their seeds (the bad-input table and the
+// examples) and, with the same checks, a seeded random exploration bounded
+// in time (fuzz_explore_test.go); `go test -fuzz` explores further.
 
 // FuzzCommandLine takes a command line, one argument a line.
 func FuzzCommandLine(f *testing.F) {
@@ -59,14 +63,18 @@ func FuzzScenarioFile(f *testing.F) {
 	addFiles(f, "../../examples/*.yaml")
 	f.Add("load:\n  zipf: .inf\narms: []\ngates:\n  - \"db.queries => 1\"\n")
 	f.Add("arms:\n  - name: j\n    strategy: ttl_jitter\n    knobs: {ttl_jitter: .nan}\n")
-	f.Fuzz(func(t *testing.T, content string) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "s.yaml")
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		checkCommandLine(t, []string{"run", path}, dir)
-	})
+	f.Fuzz(func(t *testing.T, content string) { checkScenarioFile(t, content, t.TempDir()) })
+}
+
+// checkScenarioFile runs `run --dry-run` on content as a scenario file in
+// dir, as FuzzScenarioFile does.
+func checkScenarioFile(t *testing.T, content, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkCommandLine(t, []string{"run", path}, dir)
 }
 
 // FuzzTargetFile runs `stampede --dry-run --target` on a target file.
@@ -74,14 +82,18 @@ func FuzzTargetFile(f *testing.F) {
 	addFiles(f, "../../examples/*service*.yaml")
 	addFiles(f, "../../examples/staging.yaml")
 	f.Add("name: t\nendpoints: [http://127.0.0.1:1]\nrequest: {path: /items/{key}}\nkeys: {zipf: {from: 1, to: 100, s: .nan}, hot: 10}\n")
-	f.Fuzz(func(t *testing.T, content string) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "t.yaml")
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		checkCommandLine(t, []string{"stampede", "--target", path}, dir)
-	})
+	f.Fuzz(func(t *testing.T, content string) { checkTargetFile(t, content, t.TempDir()) })
+}
+
+// checkTargetFile runs `stampede --dry-run --target` on content as a
+// target file in dir, as FuzzTargetFile does.
+func checkTargetFile(t *testing.T, content, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "t.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkCommandLine(t, []string{"stampede", "--target", path}, dir)
 }
 
 // checkCommandLine runs args as the fuzzers do, in dir.
@@ -91,7 +103,16 @@ func checkCommandLine(t *testing.T, args []string, dir string) {
 		return
 	}
 	var stdout, stderr bytes.Buffer
-	ctx := context.Background()
+	// the plan a dry run prints passes the plan's own validation, on the
+	// target it was checked against
+	var invalid error
+	ctx := context.WithValue(context.Background(), planSeen{}, func(p experiment.Plan, tg *targets.Target, sub experiment.Subject) {
+		if tg == nil {
+			invalid = p.Validate()
+			return
+		}
+		invalid = p.ValidateFor(tg, sub)
+	})
 	switch {
 	case slices.Contains([]string{"stampede", "run", "sweep"}, args[0]):
 		// last, so the fuzzed line cannot turn them off
@@ -111,10 +132,12 @@ func checkCommandLine(t *testing.T, args []string, dir string) {
 	switch {
 	case code == exitUsage && !strings.HasPrefix(stderr.String(), "herdbench: "):
 		t.Errorf("herdbench %q = exit 2 with stderr %q; want it to say why", args, stderr.String())
-	case code == exitOK && slices.Contains(args, "--dry-run") && !strings.Contains(stdout.String(), "dry run: nothing was sent"):
+	case code == exitOK && args[0] != "kube" && slices.Contains(args, "--dry-run") && !strings.Contains(stdout.String(), "dry run: nothing was sent"):
 		t.Errorf("herdbench %q = exit 0 with stdout %q; want the dry run's plan", args, stdout.String())
 	case code != exitOK && code != exitError && code != exitUsage && code != exitGatesFailed:
 		t.Errorf("herdbench %q = exit %d; want 0, 1, 2 or 99", args, code)
+	case code == exitOK && invalid != nil:
+		t.Errorf("herdbench %q = exit 0, and the plan its dry run printed fails its own validation: %v", args, invalid)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "state")); err == nil {
 		t.Errorf("herdbench %q wrote its state directory; want nothing started", args)

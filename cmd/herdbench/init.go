@@ -37,7 +37,7 @@ dry run passes as written; edit it, then:
 		Example: `  herdbench init --url 'http://127.0.0.1:8080/products/{key}'
   herdbench init --url 'http://staging.internal:8080/items/{key}' --redis 10.0.0.7:6379 \
     --postgres 10.0.0.8:5432 --file staging.yaml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return runInit(stdout, o) },
 	}
 	fs := c.Flags()

@@ -20,7 +20,7 @@ func newMitigationsCmd(stdout io.Writer, newMitigations func() *api.Mitigations)
 			"A strategy joins several with +, such as lock+ttl_jitter: at most one loader or refresh, none alone.\n" +
 			"docs/mitigations.md explains each. They are the testbed's: on your own service, an arm is whatever\n" +
 			"switches it (a header, a query value, a hook), declared under arms: in its target file (docs/targets.md).",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			reg := newMitigations()
 			cfg := reg.DefaultConfig()

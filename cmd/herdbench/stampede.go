@@ -146,7 +146,7 @@ Triggers: ` + triggerHelp(opts.Plan.Triggers),
   herdbench stampede --arms none,lock,lock+ttl_jitter --rate 500
   herdbench stampede --trigger ttl --ttl 4s --hot-keys 100 --arms none,xfetch,ttl_jitter,lock
   herdbench stampede --gate 'lock:db.queries <= 120' -o markdown=summary.md -o junit=gates.xml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
@@ -199,14 +199,14 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 		"; or vegeta=FILE, every request from T - before as vegeta's results, for vegeta report and plot (repeatable; default: table)")
 	nonEmptyVar(fs, &opts.JSONFile, "json", opts.JSONFile, "a file name, such as results.json; or leave --json out", "also write the results JSON to `FILE` (as -o json=FILE)")
 	nonEmptyVar(fs, &opts.ResultsDir, "results-dir", opts.ResultsDir, "a directory, such as herdbench-results, the default", "where every run's results.json is written, in a directory per run")
-	fs.StringVar(&opts.MetricsAddr, "metrics-addr", "", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
+	nonEmptyVar(fs, &opts.MetricsAddr, "metrics-addr", "", "HOST:PORT on loopback, such as 127.0.0.1:9464; or leave it out", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
 	grouped(fs, groupKnobs, func() { addKnobFlags(fs, &opts.Knobs, opts.KnobsSet) })
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 	nonEmptyVar(fs, &opts.Target, "target", opts.Target, "testbed, the default, a target file, or a base URL such as http://127.0.0.1:8080/items/{key}", "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
-	fs.StringVar(&opts.Workers, "workers", opts.Workers, "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
+	nonEmptyVar(fs, &opts.Workers, "workers", opts.Workers, "URL,URL,... of workers, such as http://10.0.0.5:7070, or dns:NAME:PORT; or leave it out to send the load from here", "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
 	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT only, wait until this many workers resolve (0: as many as resolve at first)")
-	fs.StringVar(&opts.WorkerToken, "worker-token-file", "", "with --workers, the `FILE` holding the workers' token (default: $HERDBENCH_WORKER_TOKEN)")
+	nonEmptyVar(fs, &opts.WorkerToken, "worker-token-file", "", "a file holding the workers' token; or leave it out for $HERDBENCH_WORKER_TOKEN", "with --workers, the `FILE` holding the workers' token (default: $HERDBENCH_WORKER_TOKEN)")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 	groupStampedeFlags(fs, reg)
@@ -244,7 +244,15 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 		if o.Enum != nil {
 			help += ": " + strings.Join(o.Enum, ", ")
 		}
-		fs.Var(o, o.Flag(), help)
+		var v pflag.Value = o
+		if o.Type() == "string" {
+			accepted := o.Help
+			if o.Enum != nil {
+				accepted = strings.Join(o.Enum, ", ")
+			}
+			v = nonEmptyValue{o, accepted + "; or leave it out"}
+		}
+		fs.Var(v, o.Flag(), help)
 		if o.Type() == "bool" {
 			fs.Lookup(o.Flag()).NoOptDefVal = "true"
 		}
@@ -309,6 +317,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 			tg.Name, len(tg.Classes))
 	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
+	bad = append(bad, idleKnobs(plan, opts.Knobs.Registry(), opts.KnobsSet, bad)...)
 	if c := opts.chosen; c != nil {
 		bad = c.problems(plan, opts, bad)
 	}
@@ -328,6 +337,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 	}
 	if opts.DryRun {
 		tg, sub := opts.target()
+		seePlan(ctx, plan, tg, sub)
 		return reporters.DryRun(stdout, experiment.Describe(plan, tg, sub))
 	}
 	return opts.chosen.open(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
@@ -423,4 +433,16 @@ func absDir(dir string) string {
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// planSeen is the context key of a func a test that runs a dry run in its
+// process (fuzz_test.go) sets, to be handed the plan the dry run prints
+// with its target, and check it on its own.
+type planSeen struct{}
+
+// seePlan hands plan to the func ctx holds under planSeen, if any.
+func seePlan(ctx context.Context, plan experiment.Plan, tg *targets.Target, sub experiment.Subject) {
+	if f, ok := ctx.Value(planSeen{}).(func(experiment.Plan, *targets.Target, experiment.Subject)); ok {
+		f(plan, tg, sub)
+	}
 }

@@ -28,6 +28,10 @@ type sweepOptions struct {
 	Vary     string
 	Grid     []string
 	Settings sweep.Settings
+	// Given are the flags the command line set, with their values, before
+	// baseOnAxes sets the swept ones: an axis refuses a flag that sets
+	// its magnitude, which every run would replace
+	Given map[string]string
 }
 
 func newSweepCmd(stdout, stderr io.Writer, newTriggers func() *triggers.Registry) *cobra.Command {
@@ -58,8 +62,9 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
   herdbench sweep --trigger burst --vary burst=10..2000 --resolution 0.05 --repeat 1
   herdbench sweep --trigger expire --grid rate=300,1000,3000 hot_keys=10,100,1000 -o html=map.html
   herdbench sweep --trigger burst --vary burst=10..2000 --gate 'none:tipping >= 200' --dry-run`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			opts.Given = given(c.Flags())
 			baseOnAxes(c.Flags(), opts.Plan, opts.Vary, opts.Grid)
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
@@ -110,6 +115,7 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 	}
 	if opts.DryRun {
 		tg, sub := opts.target()
+		seePlan(ctx, heaviest(sw), tg, sub)
 		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), tg, sub))
 	}
 	return opts.chosen.open(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
@@ -161,6 +167,7 @@ func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sw
 			break
 		}
 		sw.Vary = &ax
+		bad = append(bad, opts.replaced("vary", opts.Vary, ax.Name)...)
 		extremes = [][]sweep.Setting{{{Name: ax.Name, Value: ax.From, Unit: ax.Unit, Text: sweep.Format(ax.From, ax.Unit)}},
 			{{Name: ax.Name, Value: ax.To, Unit: ax.Unit, Text: sweep.Format(ax.To, ax.Unit)}}}
 	case len(opts.Grid) > 2:
@@ -173,6 +180,7 @@ func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sw
 				continue
 			}
 			sw.Grid = append(sw.Grid, g)
+			bad = append(bad, opts.replaced("grid", spec, g.Name)...)
 		}
 		if len(sw.Grid) == 2 && sw.Grid[0].Name == sw.Grid[1].Name {
 			bad.Add("grid", "%s twice (accepted: two different axes)", sw.Grid[0].Name)
@@ -197,6 +205,27 @@ func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sw
 		return sw, nil, usageError{bad}
 	}
 	return sw, gs, nil
+}
+
+// replaced is the problem of a flag given beside the axis spec (of
+// field) that sweeps its magnitude name: every run would set the axis's
+// value in its place.
+func (opts sweepOptions) replaced(field, spec, name string) herd.FieldErrors {
+	flag := strings.ReplaceAll(name, "_", "-")
+	v, ok := opts.Given[flag]
+	if !ok {
+		return nil
+	}
+	return herd.FieldErrors{{Field: field, Elem: spec, Msg: fmt.Sprintf(
+		"sweeps %s, and --%s %s sets it too: every run would replace it with the axis's value (accepted: one of them: the axis, or --%s on stampede)",
+		name, flag, v, flag)}}
+}
+
+// given is every flag of fs the command line set, with its value.
+func given(fs *pflag.FlagSet) map[string]string {
+	out := map[string]string{}
+	fs.Visit(func(f *pflag.Flag) { out[f.Name] = f.Value.String() })
+	return out
 }
 
 // checkExtremes checks the plan at each setting on tg, its problems

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/providers"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
@@ -101,7 +103,28 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 		tiers = "edge replicas in front"
 	}
 	tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items, %s)", st.Provider, opts.StateDir, len(st.API), st.Items, tiers)
-	return tg, err
+	return tg, withComposeFile(err, st.Provider, opts.ComposeFile)
+}
+
+// withComposeFile is err with the problem of a compose file that is not
+// there, when the testbed the run would start is docker's: the run would
+// stop at it after its checks (exit 1), and the dry run said nothing.
+func withComposeFile(err error, provider, file string) error {
+	if provider != "docker" {
+		return err
+	}
+	if _, serr := os.Stat(file); serr == nil {
+		return err
+	}
+	bad := herd.FieldErrors{{Field: "compose_file", Msg: fmt.Sprintf("%q: no such file (accepted: the compose file of the herdbench repository, %s from its root, or its path)", file, compose.DefaultFile)}}
+	var fe herd.FieldErrors
+	switch {
+	case err == nil:
+		return bad
+	case errors.As(err, &fe):
+		return append(fe, bad...)
+	}
+	return err // another failure, which the run reports with its own exit code
 }
 
 // target is what the plan is checked and dry-run against, with its

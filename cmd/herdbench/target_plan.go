@@ -85,3 +85,25 @@ func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
 	}
 	return bad
 }
+
+// atFilePlan points the plan's problems with a value the target file's
+// plan: gave (and no flag or scenario file replaced: set) at the file's
+// line, plan.rate, rather than at a flag the user never gave.
+func atFilePlan(bad herd.FieldErrors, svc *targets.Target, set map[string]bool) herd.FieldErrors {
+	f := svc.File()
+	if f == nil {
+		return bad
+	}
+	out := make(herd.FieldErrors, len(bad))
+	for i, e := range bad {
+		out[i] = e
+		for _, s := range f.Plan.Settings() {
+			if e.File == "" && e.Field == s.Flag && !set[s.Flag] {
+				c := *e
+				c.File, c.Line, c.Field = svc.Name, svc.Line("plan."+s.Flag), "plan."+s.Flag
+				out[i] = &c
+			}
+		}
+	}
+	return out
+}

@@ -107,7 +107,7 @@ func TestProviderFlagIsChecked(t *testing.T) {
 func TestDockerProviderNeedsTheComposeFile(t *testing.T) {
 	env, _ := withFakeDocker(t)
 	code, _, stderr := herdbenchEnv(t, env, "testbed", "up", "--provider", "docker", "--state-dir", t.TempDir(), "--compose-file", filepath.Join(t.TempDir(), "missing.yml"))
-	if code != exitError || !strings.Contains(stderr, "compose file") || !strings.Contains(stderr, "missing.yml") {
-		t.Errorf("up --provider docker without a compose file = exit %d, %q; want 1 naming the file", code, stderr)
+	if code != exitUsage || !strings.Contains(stderr, "--compose-file") || !strings.Contains(stderr, "missing.yml") {
+		t.Errorf("up --provider docker without a compose file = exit %d, %q; want 2 naming the flag and the file", code, stderr)
 	}
 }

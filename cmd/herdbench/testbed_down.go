@@ -27,7 +27,7 @@ func newTestbedDownCmd(stdout io.Writer) *cobra.Command {
 		Long: `Stop every process of the testbed and remove its data. Logs stay in the
 state directory until the next up. Running down when nothing runs is not an
 error.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return downRun(c.Context(), stdout, opts) },
 	}
 	addStateDirFlag(c.Flags(), &opts.StateDir)

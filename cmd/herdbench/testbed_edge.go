@@ -34,7 +34,7 @@ failed attempt (an error, a timeout or a 5xx) retried per --retry and
 requests it answered (herdbench_edge_requests_total) and the attempts it
 sent (herdbench_edge_upstream_attempts_total): their ratio is the layer's
 amplification. docs/testbed.md has an example.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o := edge.Options{Name: name, Seed: seed, Config: pol}
 			bad := pol.Problems()

@@ -39,7 +39,7 @@ func addStartFlags(fs *pflag.FlagSet, o *startOptions, auto string) {
 	addProviderFlag(fs, &o.Provider, auto)
 	fs.IntVar(&o.Items, "items", local.DefaultItems, "items seeded into the database (Postgres or MariaDB)")
 	fs.IntVar(&o.Tiers, "tiers", testbed.OneTier, "1: the API replicas; 2: also one edge replica per API replica in front of them, calling them over HTTP (status lists them under edge; the stampede's clients attack them)")
-	fs.StringVar(&o.ComposeFile, "compose-file", compose.DefaultFile, "the docker provider's compose file, in the herdbench repository")
+	nonEmptyVar(fs, &o.ComposeFile, "compose-file", compose.DefaultFile, "a compose file, such as "+compose.DefaultFile+", the default", "the docker provider's compose file, in the herdbench repository")
 }
 
 // addStartupFlags binds a replica's start-up options: its pools and

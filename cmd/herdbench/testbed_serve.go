@@ -25,7 +25,7 @@ func newTestbedServeCmd(stderr io.Writer) *cobra.Command {
 in front of Postgres (or MariaDB, --db mariadb --mysql DSN), PUT /admin/config
 to switch mitigations, POST /admin/reset, /metrics and /healthz. testbed up
 starts each replica with this command.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := opts.API.Problems().Err(); err != nil {
 				return usageError{err}

@@ -17,7 +17,7 @@ func newTestbedSuperviseCmd(stderr io.Writer) *cobra.Command {
 		Use:    "supervise",
 		Short:  "Run a detached local testbed's supervisor (testbed up starts it)",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return local.Supervise(c.Context(), os.Stdin, os.NewFile(local.NotifyFD, "notify"), stderr)
 		},

@@ -62,7 +62,7 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
   herdbench testbed up --foreground
   herdbench testbed up --observability
   herdbench testbed up --provider docker --observability`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) { opts.setFlags = append(opts.setFlags, f.Name) })
 			return upRun(c.Context(), stdout, stderr, opts)
@@ -98,6 +98,7 @@ func upProblems(opts upOptions) herd.FieldErrors {
 	if opts.Timeout <= 0 {
 		bad.Add("timeout", "%s out of range (accepted: more than 0, such as 30s)", opts.Timeout)
 	}
+	bad = append(bad, herd.Fields(withComposeFile(nil, opts.Provider, opts.ComposeFile))...)
 	return bad
 }
 

@@ -17,7 +17,7 @@ func newTriggersCmd(stdout io.Writer, newTriggers func() *triggers.Registry) *co
 		Short: "List the triggers that provoke a herd, a line each",
 		Long: "List the triggers `herdbench stampede --trigger NAME` can fire at T, each with the flags of its options\n" +
 			"(a scenario file's trigger keys, with underscores). docs/triggers.md explains each.",
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			reg := newTriggers()
 			opts := map[string][]string{}

@@ -27,7 +27,7 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print herdbench's version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(stdout, "herdbench %s %s %s/%s\n", herdbenchVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return err

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ sends only to loopback and to the hosts --allow-host names. Beyond
 loopback, every call must carry its token (--token-file, or
 $HERDBENCH_WORKER_TOKEN; the controller's --worker-token-file).
 docs/distributed.md has the whole path, Kubernetes included.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if opts.Idle < 0 {
 				return usageErrorf("--idle-timeout %s is negative (accepted: 0, never, or a duration)", opts.Idle)
@@ -55,6 +56,9 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 				return usageErrorf("--token-file: %v", err)
 			case err != nil: // from the environment: it names itself
 				return usageErrorf("%v", err)
+			}
+			if err := checkListen(opts.Listen); err != nil {
+				return usageErrorf("--listen %s: %v (accepted: HOST:PORT, port 1 to 65535, such as 127.0.0.1:7070, or :7070 for every interface)", opts.Listen, err)
 			}
 			if token == "" && !workers.LoopbackOnly(opts.Listen) {
 				return usageErrorf("--listen %s: beyond loopback without a token, anything that reaches it could make this worker send load "+
@@ -82,7 +86,7 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 	nonEmptyVar(fs, &opts.Listen, "listen", opts.Listen, "HOST:PORT, such as 127.0.0.1:7070, or :7070 for every interface", "`HOST:PORT` to serve the worker API on (:7070 for every interface, as in a pod)")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "a host besides loopback this worker may send to (repeatable)")
 	fs.DurationVar(&opts.Idle, "idle-timeout", 0, "exit after this long with no request and nothing running (0: never)")
-	fs.StringVar(&opts.TokenFile, "token-file", "", "`FILE` holding the token every call must carry (default: $HERDBENCH_WORKER_TOKEN; required to listen beyond loopback)")
+	nonEmptyVar(fs, &opts.TokenFile, "token-file", "", "a file holding the token; or leave it out for $HERDBENCH_WORKER_TOKEN", "`FILE` holding the token every call must carry (default: $HERDBENCH_WORKER_TOKEN; required to listen beyond loopback)")
 	return c
 }
 
@@ -131,4 +135,18 @@ func workerTokenProblems(opts stampedeOptions) herd.FieldErrors {
 		bad = append(bad, &herd.FieldError{Msg: err.Error()})
 	}
 	return bad
+}
+
+// checkListen says what is wrong with addr as a HOST:PORT to listen on,
+// before it is read as beyond loopback. Port 0, any free port, is for
+// tests.
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("not HOST:PORT")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	return nil
 }
