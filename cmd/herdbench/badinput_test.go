@@ -48,6 +48,11 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": "name: t\nendpoints: [http://127.0.0.1:1]\nrequest:\n  path: /items/{key}\nkeys:\n  zipf: {from: 1, to: 100, s: .nan}\n  hot: 10\n"},
 			want: "t.yaml:6: keys.zipf.s: s NaN (accepted: greater than 1)"},
 	},
+	"a command line only the cluster checked": {
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--zipf", "NaN"}, want: "--zipf: NaN out of range (accepted: greater than 1)"},
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--outage", "5s"}, want: "--outage: an option of trigger outage"},
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "http://x", "--worker-cpu", "-1"}, want: `--worker-cpu: "-1" is not above 0`},
+	},
 	"a testbed option only the run checked": {
 		{args: []string{"stampede", "--dry-run", "--db-pool", "0"}, want: "--db-pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 		{args: []string{"stampede", "--dry-run", "--redis-pool", "0"}, want: "--redis-pool: 0 out of range (accepted: 1 to 10000 connections per replica)"},

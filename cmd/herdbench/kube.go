@@ -4,6 +4,11 @@ import (
 	"io"
 	"slices"
 
+	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/triggers"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -60,30 +65,87 @@ docs/distributed.md has the whole path and what to size.`,
 	return c
 }
 
-// checkKube refuses a spec Kubernetes or herdbench would refuse later.
+// checkKube refuses a spec Kubernetes or herdbench would refuse later,
+// every problem at once: the objects' names, the image and ConfigMap, the
+// workers and their CPU, the hosts, and the controller's command line as
+// its own command parses it (its target file is the ConfigMap's, not
+// here: what only the file decides is checked in the cluster).
 func checkKube(s kube.Spec) error {
-	for flag, v := range map[string]string{"--name": s.Name, "--namespace": s.Namespace} {
+	var bad herd.FieldErrors
+	for flag, v := range map[string]string{"name": s.Name, "namespace": s.Namespace} {
 		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
-			return usageErrorf("%s %q: %s (accepted: a DNS label, such as herdbench)", flag, v, errs[0])
+			bad.Add(flag, "%q: %s (accepted: a DNS label, such as herdbench)", v, errs[0])
 		}
 	}
-	switch {
-	case s.Image == "":
-		return usageErrorf("--image is required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)")
-	case s.ConfigMap == "":
-		return usageErrorf("--configmap is required (accepted: the name of a ConfigMap holding the target file)")
-	case s.Workers < 1 || s.Workers > 1000:
-		return usageErrorf("--workers %d (accepted: 1 to 1000)", s.Workers)
-	case s.Args[0] != "stampede" && s.Args[0] != "run":
-		return usageErrorf("the controller's command %q (accepted: stampede or run, after --)", s.Args[0])
-	case slices.Contains(s.Args, "--workers") || slices.Contains(s.Args, "--worker-count"):
-		return usageErrorf("--workers after --: the manifests set it to the workers' Service (accepted: kube --workers N)")
+	if s.Image == "" {
+		bad.Add("image", "required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)")
 	}
-	if errs := validation.IsDNS1123Subdomain(s.TokenSecretName()); len(errs) > 0 {
-		return usageErrorf("--token-secret %q: %s (accepted: a Secret's name, such as herdbench-worker-token)", s.TokenSecretName(), errs[0])
+	if s.ConfigMap == "" {
+		bad.Add("configmap", "required (accepted: the name of a ConfigMap holding the target file)")
 	}
-	if _, err := resource.ParseQuantity(s.WorkerCPU); err != nil {
-		return usageErrorf("--worker-cpu %q: %v (accepted: a CPU quantity such as 1 or 500m)", s.WorkerCPU, err)
+	if s.Workers < 1 || s.Workers > 1000 {
+		bad.Add("workers", "%d (accepted: 1 to 1000)", s.Workers)
+	}
+	for flag, name := range map[string]string{"token-secret": s.TokenSecretName(), "secret": s.Secret} {
+		if errs := validation.IsDNS1123Subdomain(name); name != "" && len(errs) > 0 {
+			bad.Add(flag, "%q: %s (accepted: a Secret's name, such as herdbench-worker-token)", name, errs[0])
+		}
+	}
+	if q, err := resource.ParseQuantity(s.WorkerCPU); err != nil {
+		bad.Add("worker-cpu", "%q: %v (accepted: a CPU quantity such as 1 or 500m)", s.WorkerCPU, err)
+	} else if q.Sign() <= 0 {
+		bad.Add("worker-cpu", "%q is not above 0 (accepted: a CPU quantity such as 1 or 500m)", s.WorkerCPU)
+	}
+	for _, h := range s.AllowHosts {
+		if err := targets.CheckHost(h); err != nil {
+			bad.Add("allow-host", "%v", err)
+		}
+	}
+	bad = append(bad, controllerProblems(s.Args)...)
+	if len(bad) > 0 {
+		return usageError{bad}
 	}
 	return nil
+}
+
+// controllerProblems are those of the controller's command line after --:
+// stampede or run, without --workers (the manifests set it), its flags
+// as the command itself parses them, and a stampede's gates and plan.
+func controllerProblems(args []string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	switch {
+	case args[0] != "stampede" && args[0] != "run":
+		bad.Add("", "after --: the controller's command %q (accepted: stampede or run, after --)", args[0])
+		return bad
+	case slices.Contains(args, "--workers") || slices.Contains(args, "--worker-count"):
+		bad.Add("", "--workers after --: the manifests set it to the workers' Service (accepted: kube --workers N)")
+	}
+	var c *cobra.Command
+	var opts *stampedeOptions
+	if args[0] == "stampede" {
+		o := newStampedeOptions(io.Discard, triggers.Default)
+		opts = &o
+		c = &cobra.Command{Use: "stampede"}
+		bindStampedeFlags(c.Flags(), opts)
+	} else {
+		c = newRunCmd(io.Discard, io.Discard, triggers.Default)
+	}
+	if err := c.ParseFlags(args[1:]); err != nil {
+		bad.Add("", "after --: %s: %v", args[0], err)
+		return bad
+	}
+	if opts == nil {
+		return bad
+	}
+	for _, g := range [][2]any{{opts.Gates, "gates"}, {opts.Abort, "abort_on"}} {
+		_, problems := gates.ParseAll(g[0].([]string), g[1].(string))
+		bad = append(bad, problems...)
+	}
+	for _, e := range herd.Fields(opts.Plan.Validate()) {
+		if e.Field != "arms" { // the target file's, in the ConfigMap
+			bad = append(bad, e)
+		}
+	}
+	opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
+	return append(bad, idleTriggerOptions(opts.Plan, opts.TriggerSet, bad)...)
 }

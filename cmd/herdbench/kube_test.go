@@ -16,13 +16,26 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"kube", "--configmap", "c"}, "--image is required"},
-		{[]string{"kube", "--image", "i", "--configmap", "c", "--workers", "0"}, "--workers 0 (accepted: 1 to 1000)"},
-		{[]string{"kube", "--image", "i", "--configmap", "c", "--name", "Herd_1"}, `--name "Herd_1"`},
+		{[]string{"kube", "--configmap", "c"}, "--image: required (accepted: the herdbench image"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--workers", "0"}, "--workers: 0 (accepted: 1 to 1000)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--name", "Herd_1"}, `--name: "Herd_1"`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "testbed", "up"}, `command "testbed" (accepted: stampede or run`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--workers", "x"}, "the manifests set it"},
 		{[]string{"worker", "--idle-timeout", "-1s"}, "--idle-timeout -1s is negative"},
-		{[]string{"kube", "--image", "i", "--configmap", "c", "--token-secret", "Bad_Name"}, `--token-secret "Bad_Name"`},
+		// the controller's command line, as its own command would refuse
+		// it in the cluster; and what goes into the manifests
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--rate", "-1"}, "--rate: -1 out of range (accepted: 1 to"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--zipf", "NaN"}, "--zipf: NaN out of range (accepted: greater than 1)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--trigger", "bogus"}, `--trigger: unknown "bogus" (accepted: expire,`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--gate", "db.queries => 10"}, `did you mean >=?`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--outage", "5s"}, "--outage: an option of trigger outage, and the plan's trigger is expire"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "--bogus", "x"}, "after --: run: unknown flag: --bogus"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "http://x"}, `--allow-host: "http://x" is not a host name`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--worker-cpu", "-1"}, `--worker-cpu: "-1" is not above 0`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--secret", "Bad_Name"}, `--secret: "Bad_Name"`},
+		// every problem at once, not the first alone
+		{[]string{"kube", "--workers", "0", "--", "stampede", "--rate", "0"}, "--image: required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)\n--configmap: required (accepted: the name of a ConfigMap holding the target file)\n--workers: 0 (accepted: 1 to 1000)\n--rate: 0 out of range"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--token-secret", "Bad_Name"}, `--token-secret: "Bad_Name"`},
 		{[]string{"worker", "--listen", ":7070"}, "--listen :7070: beyond loopback without a token"},
 		{[]string{"worker", "--listen", "0.0.0.0:7070"}, "--listen 0.0.0.0:7070: beyond loopback without a token"},
 		{[]string{"worker", "--token-file", "/nonexistent/token"}, "--token-file: open /nonexistent/token"},
