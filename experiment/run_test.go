@@ -215,7 +215,7 @@ func TestPlanValidate(t *testing.T) {
 		t.Fatal("Validate of a plan with many problems = nil")
 	}
 	for _, want := range []string{`arms: none: named twice`, `magic`, `trigger: unknown "meteor" (accepted: expire, ttl, flush, conndrop, outage, slowdb, burst, restart, notify, writes, command)`,
-		"rate: 20001 out of range", "hot_keys: 20 out of range", "zipf: 1 out of range", "before:", "exceeds the cap",
+		"rate: 20001 out of range", "hot_keys: 20 is more than keys, 10", "zipf: 1 out of range", "before:", "exceeds the cap",
 		"clients: 0 out of range (accepted: 1 to 100000)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %q; want it to mention %q", err, want)

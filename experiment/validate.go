@@ -134,8 +134,11 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	if p.Keys < 1 {
 		bad("keys", "%d out of range (accepted: 1 or more)", p.Keys)
 	}
-	if p.HotKeys < 1 || p.HotKeys > p.Keys {
+	switch { // keys out of range says so once: no hot_keys problem follows from it
+	case p.HotKeys < 1:
 		bad("hot_keys", "%d out of range (accepted: 1 to keys, %d)", p.HotKeys, p.Keys)
+	case p.Keys >= 1 && p.HotKeys > p.Keys:
+		bad("hot_keys", "%d is more than keys, %d (accepted: 1 to keys: fewer hot keys, or more keys)", p.HotKeys, p.Keys)
 	}
 	if !herd.Finite(p.Zipf) || p.Zipf <= 1 {
 		bad("zipf", "%g out of range (accepted: greater than 1)", p.Zipf)

@@ -67,6 +67,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 	},
 	"an option that cannot take effect": {
+		{args: []string{"stampede", "--dry-run", "--target", "http://127.0.0.1:8080/", "--trigger", "burst", "--keys", "50"}, want: "--keys: --target http://127.0.0.1:8080/ has no {key}, so every request asks for that one path and --keys would do nothing"},
+		{args: []string{"stampede", "--dry-run", "--keys", "0"}, want: "--keys: 0 out of range (accepted: 1 or more)", not: "hot-keys"},
 		{args: []string{"stampede", "--dry-run", "--outage", "5s"}, want: "--outage: an option of trigger outage, and the plan's trigger is expire, so it would do nothing (accepted: with trigger outage, or left out)"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "expire", "--rolling"}, want: "--rolling: an option of trigger restart, and the plan's trigger is expire"},
 		{args: []string{"stampede", "--dry-run", "--command-timeout", "3s"}, want: "--command-timeout: an option of trigger command, and the plan's trigger is expire"},

@@ -3,6 +3,7 @@ package main
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -74,6 +75,14 @@ func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
 		bad.Add(k, "a knob of the bundled testbed's replicas, which --target %s does not run (accepted: leave it out; an arm on your service is its headers, query values or hooks in its target file: docs/targets.md)", svc.Name)
 	}
 	f := svc.File()
+	if f == nil && !strings.Contains(svc.Request.Path, "{key}") {
+		// one path for every request: no key space for these to shape
+		for _, k := range keyFlags {
+			if opts.PlanSet[k] {
+				bad.Add(k, "--target %s has no {key}, so every request asks for that one path and --%s would do nothing (accepted: a URL with {key}, such as http://127.0.0.1:8080/items/{key}; or leave it out)", svc.Name, k)
+			}
+		}
+	}
 	if f == nil || svc.Line("keys") == 0 {
 		return bad
 	}
