@@ -183,6 +183,12 @@ func (d *Doc) explain(p string) *herd.FieldError {
 			return &herd.FieldError{Line: line, Field: d.leafAt(line), Msg: fmt.Sprintf("%s is not a finite number (accepted: a number, such as 0.5)", num)}
 		}
 	}
+	if num, ok := strings.CutPrefix(got, "!!float `"); ok && (strings.HasPrefix(into, "int") || strings.HasPrefix(into, "uint")) {
+		num = strings.TrimSuffix(num, "`")
+		if v := strings.ToLower(strings.TrimLeft(num, "+-")); v == ".inf" || v == ".nan" {
+			return &herd.FieldError{Line: line, Field: d.leafAt(line), Msg: fmt.Sprintf("%s is not a finite number (accepted: a whole number, such as 100)", num)}
+		}
+	}
 	got = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
 		"!!float", "the number", "!!bool", "the value").Replace(got)
 	// a key and its value's elements share a line: a list or mapping that

@@ -60,3 +60,16 @@ func TestDecodeRejectsBrokenYAML(t *testing.T) {
 		t.Errorf("Decode of broken YAML = %v; want an error naming the file", err)
 	}
 }
+
+// A whole number that is not finite is named so, not as a number of the
+// wrong kind.
+func TestDecodeNamesANonFiniteWholeNumber(t *testing.T) {
+	for _, in := range []string{".inf", "+.Inf", ".nan"} {
+		var v doc
+		_, err := Decode([]byte("inner: {n: "+in+"}\n"), "f.yaml", "doc", &v)
+		want := "f.yaml:1: inner.n: " + in + " is not a finite number (accepted: a whole number, such as 100)"
+		if err == nil || err.Error() != want {
+			t.Errorf("Decode of n: %s = %v; want %q", in, err, want)
+		}
+	}
+}
