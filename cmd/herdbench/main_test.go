@@ -62,7 +62,7 @@ func TestExitCodes(t *testing.T) {
 		wantStderr string
 	}{
 		{[]string{"version"}, exitOK, ""},
-		{[]string{"triggers", "extra"}, exitUsage, `unknown command "extra"`},
+		{[]string{"triggers", "extra"}, exitUsage, `herdbench triggers: takes no arguments, and was given extra`},
 		{[]string{"stampede", "--retry", "linear:1s"}, exitUsage, `for "--retry" flag: retry policy "linear:1s": unknown kind "linear" (accepted: none, immediate:N`},
 		{[]string{"stampede", "--retry-budget", "lots"}, exitUsage, `for "--retry-budget" flag: retry budget "lots": unknown form (accepted: none, a ratio such as 10%`},
 		{[]string{"stampede", "--arms", "none,throttle=two"}, exitUsage, `--arms: throttle=two: K "two" is not a number (accepted: 0, off, or K above 0 and at most 100`},
