@@ -168,7 +168,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "arms:\n  - name: j\n    strategy: ttl_jitter\n    knobs:\n      ttl_jitter: 0.1\n      ttl_jitter: 0.2\n"},
 			want: "s.yaml:6: arms[0].knobs.ttl_jitter: given twice, at lines 5 and 6 (accepted: each key once)\n", not: "arms: empty"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "limits:\n  max_rate: .inf\n"},
-			want: "t.yaml:9: limits.max_rate: the number `.inf` where a whole number is expected", not: "max_rate: 0"},
+			want: "t.yaml:9: limits.max_rate: .inf is not a finite number (accepted: a whole number, such as 100)", not: "max_rate: 0"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  zipf: 1e999\n"},
 			want: "s.yaml:2: load.zipf: 1e999 is not a finite number (accepted: a number, such as 0.5)"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "plan:\n  rate: 100000\n"},

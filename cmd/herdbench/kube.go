@@ -86,7 +86,8 @@ func checkKube(s kube.Spec) error {
 	if s.Workers < 1 || s.Workers > 1000 {
 		bad.Add("workers", "%d (accepted: 1 to 1000)", s.Workers)
 	}
-	for flag, name := range map[string]string{"token-secret": s.TokenSecretName(), "secret": s.Secret} {
+	// the token Secret's default is NAME-worker-token: a bad --name says so once
+	for flag, name := range map[string]string{"token-secret": s.TokenSecret, "secret": s.Secret} {
 		if errs := validation.IsDNS1123Subdomain(name); name != "" && len(errs) > 0 {
 			bad.Add(flag, "%q: %s (accepted: a Secret's name, such as herdbench-worker-token)", name, errs[0])
 		}

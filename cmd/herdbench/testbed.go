@@ -49,7 +49,7 @@ func addStateDirFlag(fs *pflag.FlagSet, dir *string) {
 // them on to `testbed serve`; local.ServeArgs renders the same names.
 func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
 	c := &o.Config
-	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the replica's random source (jitter, xfetch draws); `testbed up` gives replica i seed+i")
+	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the replica's random source (jitter, xfetch draws); testbed up gives replica i seed+i")
 	addStartupFlags(fs, o)
 	fs.StringVar(&c.Strategy, "strategy", c.Strategy, "mitigation: "+strings.Join(c.Registry().Names(), ", ")+", or several joined with + (herdbench mitigations)")
 	addKnobFlags(fs, c, nil)
