@@ -150,15 +150,30 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	}
 
 	// the timeline's db_qps rows add up to the loads pg_stat_statements
-	// counted after T (the herd is over well before the window ends)
-	var fromRows float64
-	for _, r := range byName[api.None].Timeline {
+	// counted after T, when the herd is over before the window ends (on a
+	// busy machine, loads queued in the pools may still finish in the
+	// drain, which db.queries counts and no row holds: then the rows are
+	// only a lower share of it)
+	var fromRows, lastRows float64
+	tl := byName[api.None].Timeline
+	for i, r := range tl {
 		if r.TMS >= 0 {
 			fromRows += r.DBQPS * RowWidth.Seconds()
 		}
+		if i >= len(tl)-5 {
+			lastRows += r.DBQPS * RowWidth.Seconds()
+		}
 	}
-	if q := float64(byName[api.None].DB.Queries); fromRows < 0.8*q || fromRows > 1.05*q+2 {
-		t.Errorf("none: the timeline's db_qps after T add up to %.1f queries; db.queries (pg_stat_statements) = %v", fromRows, q)
+	q := float64(byName[api.None].DB.Queries)
+	// the rows from T start at the sample on T's row edge, pg_stat_statements
+	// at T's own snapshot: on a loaded machine the two are apart by a few
+	// loads (93.2 rows against 85 once, at a load average of 14)
+	over := lastRows == 0 // no load in the window's last half second
+	if fromRows > 1.15*q+5 || over && fromRows < 0.8*q {
+		t.Errorf("none: the timeline's db_qps after T add up to %.1f queries (%.1f in the last 5 rows); db.queries (pg_stat_statements) = %v", fromRows, lastRows, q)
+	}
+	if !over {
+		t.Logf("none: the herd still loaded in the window's last rows (%.1f queries); the rows' %.1f of db.queries %v are a lower bound", lastRows, fromRows, q)
 	}
 
 	none, sf, lock := byName[api.None].DB.Queries, byName[api.Singleflight].DB.Queries, byName[api.Lock].DB.Queries

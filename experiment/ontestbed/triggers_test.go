@@ -100,8 +100,10 @@ func TestFaultTriggers(t *testing.T) {
 		jitterRows, jitterPeak := excessRows(jitter, 20, 1500)
 		t.Logf("late-outage amplification %.2f; after the outage, fixed: %d rows above the rate, peak %d; full jitter: %d rows, peak %d",
 			float64(inOutage)/float64(reqs), fixedRows, fixedPeak, jitterRows, jitterPeak)
-		if fixedRows*2 > jitterRows {
-			t.Errorf("after the outage, fixed retries over %d rows (peak %d attempts); full jitter over %d rows (peak %d); want fixed concentrated, jitter spread over twice as many rows",
+		// about twice as many rows on a quiet machine (5 and 10 to 12); a
+		// busy one stretches both, so: more rows, and a lower peak
+		if jitterRows <= fixedRows || jitterPeak >= fixedPeak {
+			t.Errorf("after the outage, fixed retries over %d rows (peak %d attempts); full jitter over %d rows (peak %d); want fixed concentrated, jitter spread over more rows with a lower peak",
 				fixedRows, fixedPeak, jitterRows, jitterPeak)
 		}
 		if fixed.HTTP.DropRate >= none.HTTP.DropRate || fixed.Retries.Amplification <= 1 {
