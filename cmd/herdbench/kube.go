@@ -138,10 +138,10 @@ func controllerProblems(args []string) herd.FieldErrors {
 	if opts == nil {
 		return bad
 	}
-	for _, g := range [][2]any{{opts.Gates, "gates"}, {opts.Abort, "abort_on"}} {
-		_, problems := gates.ParseAll(g[0].([]string), g[1].(string))
-		bad = append(bad, problems...)
-	}
+	_, problems := gates.ParseAll(opts.Gates, "gates")
+	bad = append(bad, problems...)
+	_, problems = gates.ParseAll(opts.Abort, "abort_on")
+	bad = append(bad, problems...)
 	for _, e := range herd.Fields(opts.Plan.Validate()) {
 		if e.Field != "arms" { // the target file's, in the ConfigMap
 			bad = append(bad, e)
