@@ -567,12 +567,16 @@ func TestClientBreaker(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		attempts += r.Attempts
-		if r.Seq == rate && !healthy.Load() { // a second in
+		// a record reported before the server heals was answered by the
+		// failing server (or refused by a breaker); one sent before but
+		// reported after may have reached the healed server: neither
+		wasFailing := !healthy.Load()
+		if r.Seq == rate && wasFailing { // a second in
 			healedAt.Store(int64(r.Seq))
 			healthy.Store(true)
 		}
 		switch s := int64(r.Seq); {
-		case s < healedAt.Load():
+		case wasFailing && s < healedAt.Load():
 			failing[r.Outcome]++
 		case s > healedAt.Load()+rate/2: // half a second to close every breaker
 			recovered[r.Outcome]++

@@ -119,7 +119,7 @@ haproxy: {stats: %q, backend: api}
 	serversAddUp(t, a)
 	// HAProxy's second account: its log's retries, a line a request (the
 	// healthy second before T retried nothing, so its whole log is T's on)
-	logged, redispatched := loggedRetries(t, haproxyLog)
+	logged, redispatched := loggedRetries(t, haproxyLog, lb.Retries)
 	t.Logf("HAProxy's log: %d retries, %d requests redispatched; its stats from T: lb.retries %d, lb.redispatches %d",
 		logged, redispatched, lb.Retries, lb.Redispatches)
 	// a redispatch is one of the retries, of a request marked "+": with
@@ -285,7 +285,27 @@ func everyFormatHolds(t *testing.T, dir string, want map[string]string) {
 
 // loggedRetries sums the retries HAProxy's log lines give its requests
 // (cachetest.HAProxyLogged's format), and counts those redispatched.
-func loggedRetries(t *testing.T, path string) (retries, redispatched int64) {
+//
+// HAProxy writes a request's line when the request ends, and a request the
+// clients gave up on may still be retrying behind them when the run ends
+// (timeout server 5s a try): its retries are in the stats but not yet in
+// the log. The log is read again until it holds at least want retries, for
+// at most 25 s (4 tries of 5 s and some), then taken as it is.
+func loggedRetries(t *testing.T, path string, want int64) (retries, redispatched int64) {
+	t.Helper()
+	deadline := time.Now().Add(25 * time.Second)
+	for {
+		retries, redispatched = countRetries(t, path)
+		if retries >= want || time.Now().After(deadline) {
+			return retries, redispatched
+		}
+		time.Sleep(100 * time.Millisecond) // polling, with the deadline above
+	}
+}
+
+// countRetries reads HAProxy's log once: its retries and the requests
+// redispatched.
+func countRetries(t *testing.T, path string) (retries, redispatched int64) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
