@@ -132,9 +132,7 @@ func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, re
 	if f == nil {
 		return nil, 0, false
 	}
-	// a request intended at i has its record by i + bound (and its lag);
-	// its row's last sample comes a row later
-	answered := heardAt(e.heard, now).Add(-e.bound - 2*RowWidth)
+	answered := e.answeredBy(now, rec.filedUpTo())
 	after := min(answered.Sub(t).Truncate(RowWidth), time.Duration(a.p.After)) // no row past the schedule's end
 	endMS := max(f.ended.Sub(t).Milliseconds(), 0)
 	if after <= time.Duration(endMS)*time.Millisecond {
@@ -153,6 +151,20 @@ func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, re
 	res.SettleMS = a.settleMS()
 	judge(res, res.baselineP99)
 	return res, after, true
+}
+
+// answeredBy is the instant the rows before which are answered at now,
+// every request of theirs filed and their samples taken: a request
+// intended at i has its record by i + bound when its generator keeps
+// time, and no later than the schedule's requests are all filed up to
+// (filed, Recorder.filedUpTo) when it runs late; a row's last sample
+// comes a row later.
+func (e *ending) answeredBy(now, filed time.Time) time.Time {
+	bound := heardAt(e.heard, now).Add(-e.bound - 2*RowWidth)
+	if filed = filed.Add(-RowWidth); filed.Before(bound) {
+		return filed
+	}
+	return bound
 }
 
 // decide notes the rows the arm's verdict was decided on, from T.

@@ -34,3 +34,44 @@ func heardAt(heard func(time.Time) time.Time, now time.Time) time.Time {
 	}
 	return heard(now)
 }
+
+// filedMark is how far, in intended time, a recorder's requests are all
+// filed. The schedule numbers its requests in the order they are due
+// (load.Record.Seq), so once every number below next has its record,
+// every request due up to upTo, next-1's instant, has been filed. A
+// generator running late holds it back: requests due in a row but not yet
+// sent are missing from it, and a row missing its requests reads as an
+// empty one, which is within any band. The live judge reads no row past
+// it (ending.answeredBy).
+type filedMark struct {
+	next  uint64               // the lowest Seq not yet filed
+	ahead map[uint64]time.Time // Seqs above next filed already: their instants
+	upTo  time.Time            // Seq next-1's instant; zero before Seq 0 is filed
+}
+
+// add notes request seq, due at intended, filed.
+func (m *filedMark) add(seq uint64, intended time.Time) {
+	switch {
+	case seq > m.next:
+		if m.ahead == nil {
+			m.ahead = map[uint64]time.Time{}
+		}
+		m.ahead[seq] = intended
+		return
+	case seq < m.next:
+		return // filed twice: never, by the schedule's numbering
+	}
+	m.upTo, m.next = intended, m.next+1
+	for at, ok := m.ahead[m.next]; ok; at, ok = m.ahead[m.next] {
+		delete(m.ahead, m.next)
+		m.upTo, m.next = at, m.next+1
+	}
+}
+
+// filedUpTo is the instant up to which every request of the recorder's
+// schedule has been filed; zero before its first.
+func (r *Recorder) filedUpTo() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.filed.upTo
+}

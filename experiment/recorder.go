@@ -44,6 +44,7 @@ type Recorder struct {
 	liveOn   bool                    // the plan has stop conditions: keep live
 	gen      genAcc                  // the generator's own figures, from T - before to the end
 	classes  []*classRec             // each request class's own, by Record.Class; nil: one class
+	filed    filedMark               // how far every request is filed, for the live judge
 }
 
 // genAcc is how the generator kept its schedule: requests intended, those
@@ -86,6 +87,7 @@ func (r *Recorder) Add(rec load.Record) {
 	defer r.mu.Unlock()
 	r.sent++
 	r.sends += int64(rec.Attempts)
+	r.filed.add(rec.Seq, rec.Intended)
 	if r.liveOn && rec.Outcome != load.Unsent {
 		r.addLive(rec, us)
 	}
