@@ -20,6 +20,7 @@ import (
 
 	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 )
 
@@ -262,8 +263,10 @@ func (f *fleet) loads(fn func()) int {
 // background after answering.
 func (f *fleet) drain() {
 	f.t.Helper()
+	// loads in flight and requests being served: a load's query ends (and
+	// leaves the first gauge) before its request writes the cache
 	deadline := time.Now().Add(10 * time.Second)
-	for f.metric("herdbench_api_loads_in_flight") != 0 {
+	for f.metric(admin.MetricLoadsInFlight) != 0 || f.metric(admin.MetricBusy) != 0 {
 		if time.Now().After(deadline) {
 			f.t.Fatal("replicas still loading after 10s")
 		}
