@@ -86,6 +86,11 @@ func Decode(b []byte, name, what string, v any) (*Doc, error) {
 		d.failed = d.failed || !strings.HasPrefix(p.Msg, "unknown key ")
 	}
 	problems = append(problems, unknown...)
+	notWhole := wholeNumbers(doc, reflect.TypeOf(v), "")
+	for _, p := range notWhole {
+		d.bad[p.Line] = true
+	}
+	problems = append(problems, notWhole...)
 	d.failed = d.failed || len(problems) > len(unknown)
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
 		var te *yaml.TypeError
@@ -93,7 +98,8 @@ func Decode(b []byte, name, what string, v any) (*Doc, error) {
 			return nil, yamlError(name, err)
 		}
 		for _, p := range te.Errors {
-			if !strings.Contains(p, " already defined at line ") { // index named the key given twice
+			told := slices.ContainsFunc(notWhole, func(e *herd.FieldError) bool { return e.Line == yamlLine(p) })
+			if !told && !strings.Contains(p, " already defined at line ") { // index named the key given twice
 				problems = append(problems, d.explain(p))
 				d.failed = true
 			}
@@ -181,12 +187,6 @@ func (d *Doc) explain(p string) *herd.FieldError {
 		num := strings.TrimSuffix(strings.TrimPrefix(got, "!!str `"), "`")
 		if _, err := strconv.ParseFloat(num, 64); errors.Is(err, strconv.ErrRange) {
 			return &herd.FieldError{Line: line, Field: d.leafAt(line), Msg: fmt.Sprintf("%s is not a finite number (accepted: a number, such as 0.5)", num)}
-		}
-	}
-	if num, ok := strings.CutPrefix(got, "!!float `"); ok && (strings.HasPrefix(into, "int") || strings.HasPrefix(into, "uint")) {
-		num = strings.TrimSuffix(num, "`")
-		if v := strings.ToLower(strings.TrimLeft(num, "+-")); v == ".inf" || v == ".nan" {
-			return &herd.FieldError{Line: line, Field: d.leafAt(line), Msg: fmt.Sprintf("%s is not a finite number (accepted: a whole number, such as 100)", num)}
 		}
 	}
 	got = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",

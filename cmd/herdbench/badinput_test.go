@@ -47,6 +47,10 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:5: arms[0].knobs.ttl_jitter: NaN out of range (accepted: 0 to 1"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": "name: t\nendpoints: [http://127.0.0.1:1]\nrequest:\n  path: /items/{key}\nkeys:\n  zipf: {from: 1, to: 100, s: .nan}\n  hot: 10\n"},
 			want: "t.yaml:6: keys.zipf.s: s NaN (accepted: greater than 1)"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "hot: 10", "hot: -.inf", 1)},
+			want: "t.yaml:7: keys.hot: -.inf is not a finite number (accepted: a whole number, such as 100)", not: "9223372036854775808"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  keys: -.inf\n"},
+			want: "s.yaml:2: load.keys: -.inf is not a finite number (accepted: a whole number, such as 100)"},
 	},
 	"a command line only the cluster checked": {
 		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--zipf", "NaN"}, want: "--zipf: NaN out of range (accepted: greater than 1)"},
@@ -173,6 +177,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: load.zipf: 1e999 is not a finite number (accepted: a number, such as 0.5)"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "plan:\n  rate: 100000\n"},
 			want: "t.yaml:9: plan.rate: 100000 out of range (accepted: 1 to 20000 requests/s)", not: "--rate"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  rate: 1.5\n"},
+			want: "s.yaml:2: load.rate: 1.5 is not a whole number (accepted: a whole number, such as 100)"},
 	},
 	"a file whose parts cannot work together": {
 		{args: []string{"stampede", "--dry-run", "--escape", "on", "--abort-on", "verdict == metastable"}, want: `--abort-on: "verdict == metastable": ends the arm where --escape begins`},
