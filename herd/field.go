@@ -3,6 +3,8 @@ package herd
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,4 +160,21 @@ func (fe FieldErrors) ByLine() FieldErrors {
 func IsField(err error) bool {
 	var fe *FieldError
 	return errors.As(err, &fe)
+}
+
+// ReadFile reads the file at path, the user's; a file that cannot be
+// read is a problem at the file, naming why and what is accepted
+// (accepted: "a scenario file, such as examples/stampede.yaml"), not a
+// problem with a flag.
+func ReadFile(path, accepted string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return b, nil
+	}
+	why := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		why = pe.Err // the path is the file's name already
+	}
+	return nil, &FieldError{File: path, Msg: fmt.Sprintf("%v (accepted: %s)", why, accepted), Err: err}
 }

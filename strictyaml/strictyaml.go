@@ -64,7 +64,7 @@ func Decode(b []byte, name, what string, v any) (*Doc, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, what, err)
 	}
 	if len(root.Content) == 0 || isNull(root.Content[0]) {
 		d.failed = true
@@ -95,7 +95,7 @@ func Decode(b []byte, name, what string, v any) (*Doc, error) {
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, yamlError(name, err)
+			return nil, yamlError(name, what, err)
 		}
 		for _, p := range te.Errors {
 			told := slices.ContainsFunc(notWhole, func(e *herd.FieldError) bool { return e.Line == yamlLine(p) })
@@ -224,14 +224,15 @@ func shortest(at []string) string {
 	return ""
 }
 
-// yamlError is a YAML syntax error of file name, with its line.
-func yamlError(name string, err error) *herd.FieldError {
+// yamlError is a YAML syntax error of file name, a what, with its line.
+func yamlError(name, what string, err error) *herd.FieldError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := yamlLine(msg)
 	if _, rest, ok := strings.Cut(msg, ": "); ok && line > 0 {
 		msg = rest
 	}
-	return &herd.FieldError{File: name, Line: line, Msg: msg, Err: err}
+	return &herd.FieldError{File: name, Line: line, Err: err,
+		Msg: fmt.Sprintf("not YAML: %s (accepted: a %s file in YAML, docs/%ss.md)", msg, what, what)}
 }
 
 // yamlLine reads the line yaml.v3 puts in its messages ("line N: ...",

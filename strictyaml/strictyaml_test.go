@@ -56,7 +56,7 @@ extra: 1
 
 func TestDecodeRejectsBrokenYAML(t *testing.T) {
 	var v doc
-	if _, err := Decode([]byte("name: [x"), "b.yaml", "doc", &v); err == nil || !strings.HasPrefix(err.Error(), "b.yaml:1: did not find") {
+	if _, err := Decode([]byte("name: [x"), "b.yaml", "doc", &v); err == nil || err.Error() != "b.yaml:1: not YAML: did not find expected ',' or ']' (accepted: a doc file in YAML, docs/docs.md)" {
 		t.Errorf("Decode of broken YAML = %v; want an error naming the file", err)
 	}
 }
