@@ -138,7 +138,10 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	case p.HotKeys < 1:
 		bad("hot_keys", "%d out of range (accepted: 1 to keys, %d)", p.HotKeys, p.Keys)
 	case p.Keys >= 1 && p.HotKeys > p.Keys:
-		bad("hot_keys", "%d is more than keys, %d (accepted: 1 to keys: fewer hot keys, or more keys)", p.HotKeys, p.Keys)
+		errs = append(errs, &herd.FieldError{Field: "hot_keys",
+			Msg: fmt.Sprintf("%d is more than keys, %d (accepted: 1 to keys: fewer hot keys, or more keys)", p.HotKeys, p.Keys),
+			Other: &herd.FieldError{Field: "keys",
+				Msg: fmt.Sprintf("%d is fewer than hot_keys' default, %d (accepted: %d or more, or a hot_keys of at most %d)", p.Keys, p.HotKeys, p.HotKeys, p.Keys)}})
 	}
 	if !herd.Finite(p.Zipf) || p.Zipf <= 1 {
 		bad("zipf", "%g out of range (accepted: greater than 1)", p.Zipf)

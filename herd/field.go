@@ -22,6 +22,12 @@ type FieldError struct {
 	Line  int    // its line in File, 0 when unknown
 	Msg   string // what is wrong, with the accepted values
 	Err   error  // the cause, for errors.Is; may be nil
+	// Other is a problem of two fields' relation told as the other
+	// field's, for when the user set that one and left Field at its
+	// default (--ttl 1h beside stale_ttl's default, 10m): its Msg names
+	// Field's value as the default. FieldErrors.Blame picks; nil when the
+	// problem is Field's alone.
+	Other *FieldError
 }
 
 func (e *FieldError) Error() string {
@@ -134,6 +140,19 @@ func (fe FieldErrors) In(field string) FieldErrors {
 			c.Field = field + "." + c.Field
 		}
 		out[i] = &c
+	}
+	return out
+}
+
+// Blame is fe with each problem of two fields told as the field the user
+// set (set says which): a problem whose Field the user left at its
+// default, and whose Other's field the user set, becomes its Other.
+func (fe FieldErrors) Blame(set func(field string) bool) FieldErrors {
+	out := slices.Clone(fe)
+	for i, e := range fe {
+		if e.Other != nil && !set(e.Field) && set(e.Other.Field) {
+			out[i] = e.Other
+		}
 	}
 	return out
 }

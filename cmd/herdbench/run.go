@@ -119,7 +119,7 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	if bedErr, err := opts.resolveTarget(ctx); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	} else {
-		bed = inFile(testbedProblems(bedErr), path, f, fromFile, opts.Plan.Triggers)
+		bed = inFile(testbedProblems(bedErr, opts), path, f, fromFile, opts.Plan.Triggers)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
@@ -207,7 +207,10 @@ func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment
 	arms, errs := subject.ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
 	a := arms[0]
 	cfg, _ := api.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
-	if problems := cfg.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
+	set := func(field string) bool {
+		return slices.ContainsFunc(fa.Settings(f), func(s scenario.Setting) bool { return s.Flag == flagOf(field) })
+	}
+	if problems := cfg.Problems().Blame(set); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
 		for _, e := range problems {
 			errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
 		}
