@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -113,6 +114,28 @@ func atFilePlan(bad herd.FieldErrors, svc *targets.Target, set map[string]bool) 
 				out[i] = &c
 			}
 		}
+	}
+	return out
+}
+
+// atFileAbort points the problems with a stop condition the target file's
+// abort: gave at its line, abort[1], rather than at an --abort-on never
+// given. One that --abort-on gave too stays the flag's.
+func atFileAbort(bad herd.FieldErrors, svc *targets.Target, flags []string) herd.FieldErrors {
+	f := svc.File()
+	if f == nil {
+		return bad
+	}
+	out := slices.Clone(bad)
+	for i, e := range bad {
+		j := slices.Index(f.Abort, e.Elem)
+		if e.File != "" || e.Field != "abort_on" || j < 0 || slices.Contains(flags, e.Elem) {
+			continue
+		}
+		path := fmt.Sprintf("abort[%d]", j)
+		c := *e
+		c.File, c.Line, c.Field, c.Elem = svc.Name, svc.Line(path), path, ""
+		out[i] = &c
 	}
 	return out
 }
