@@ -59,6 +59,7 @@ func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]boo
 			own = append(own, o.Key)
 		}
 	}
+	var replaced []string
 	for _, k := range slices.Sorted(maps.Keys(spec.Options)) {
 		i := slices.Index(own, k)
 		if i < 0 {
@@ -66,10 +67,27 @@ func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]boo
 			continue
 		}
 		if plan.Trigger != spec.Name || set[strings.ReplaceAll(k, "_", "-")] {
-			continue // another trigger was chosen, or this option set elsewhere
+			replaced = append(replaced, k) // another trigger was chosen, or this option set elsewhere
+			continue
 		}
 		if err := reg.Set(k, spec.Options[k]); err != nil {
 			at("trigger."+k, "%v", err)
+		}
+	}
+	// a value the run does not take is still the file's to get right:
+	// checked on a copy of the triggers, as the file gives it
+	alone := reg.Clone()
+	var read []string // those that parse, to be checked
+	for _, k := range replaced {
+		if err := alone.Set(k, spec.Options[k]); err != nil {
+			at("trigger."+k, "%v", err)
+			continue
+		}
+		read = append(read, k)
+	}
+	for _, e := range alone.Validate() {
+		if slices.Contains(read, e.Field) {
+			at("trigger."+e.Field, "%s", e.Msg)
 		}
 	}
 	return plan, bad
