@@ -136,6 +136,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: knobs.ttl: 1h0m0s is not shorter than stale_ttl's default, 10m0s", not: "stale-ttl"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "arms:\n  - name: a\n    strategy: lock\n    knobs:\n      ttl: 1h\n"},
 			want: "s.yaml:2: arms[0]: ttl: 1h0m0s is not shorter than stale_ttl's default, 10m0s"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml", "--stale-ttl", "30m"}, files: map[string]string{"s.yaml": "arms:\n  - name: a\n    strategy: lock\n    knobs:\n      ttl: 1h\n"},
+			want: "s.yaml:2: arms[0]: stale_ttl: 30m0s is not longer than ttl, 1h0m0s (accepted: above 1h0m0s, or a shorter ttl)", not: "default"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  keys: 50\n"},
 			want: "s.yaml:2: load.keys: 50 is fewer than hot_keys' default, 100", not: "hot-keys"},
 	},

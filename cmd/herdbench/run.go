@@ -248,8 +248,8 @@ func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment
 	arms, errs := subject.ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
 	a := arms[0]
 	cfg, _ := api.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
-	set := func(field string) bool {
-		return slices.ContainsFunc(fa.Settings(f), func(s scenario.Setting) bool { return s.Flag == flagOf(field) })
+	set := func(field string) bool { // by the arm, or for every arm
+		return base.Sets(field) || slices.ContainsFunc(fa.Settings(f), func(s scenario.Setting) bool { return s.Flag == flagOf(field) })
 	}
 	if problems := cfg.Problems().Blame(set); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
 		for _, e := range problems {
