@@ -248,7 +248,8 @@ func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment
 	arms, errs := subject.ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
 	a := arms[0]
 	cfg, _ := api.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
-	set := func(field string) bool { // by the arm, or for every arm
+	// set by the arm, or for every arm
+	set := func(field string) bool {
 		return base.Sets(field) || slices.ContainsFunc(fa.Settings(f), func(s scenario.Setting) bool { return s.Flag == flagOf(field) })
 	}
 	if problems := cfg.Problems().Blame(set); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
