@@ -138,7 +138,10 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	case p.HotKeys < 1:
 		bad("hot_keys", "%d out of range (accepted: 1 to keys, %d)", p.HotKeys, p.Keys)
 	case p.Keys >= 1 && p.HotKeys > p.Keys:
-		bad("hot_keys", "%d is more than keys, %d (accepted: 1 to keys: fewer hot keys, or more keys)", p.HotKeys, p.Keys)
+		errs = append(errs, &herd.FieldError{Field: "hot_keys",
+			Msg: fmt.Sprintf("%d is more than keys, %d (accepted: 1 to keys: fewer hot keys, or more keys)", p.HotKeys, p.Keys),
+			Other: &herd.FieldError{Field: "keys",
+				Msg: fmt.Sprintf("%d is fewer than hot_keys' default, %d (accepted: %d or more, or a hot_keys of at most %d)", p.Keys, p.HotKeys, p.HotKeys, p.Keys)}})
 	}
 	if !herd.Finite(p.Zipf) || p.Zipf <= 1 {
 		bad("zipf", "%g out of range (accepted: greater than 1)", p.Zipf)
@@ -175,11 +178,12 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 	}
 	if trig := p.trigger(); trig != nil {
 		err := triggers.Supported(trig, tg.Caps())
-		if ok := p.supportedOn(tg.Caps()); err != nil && tg.File() == nil && len(ok) > 0 {
+		if ok := p.SupportedOn(tg.Caps()); err != nil && tg.File() == nil && len(ok) > 0 {
 			// no file to add to: say what its plug-in accepts
 			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(ok, ", "))
 		} else if err != nil {
-			errs.Add("trigger", "%s: %v (the target declares what a trigger may touch)", tg.Name, err)
+			errs = append(errs, &herd.FieldError{Field: "trigger", Err: err,
+				Msg: fmt.Sprintf("%s: %v (the target declares what a trigger may touch)", tg.Name, err)})
 		}
 	}
 	errs = append(errs, tg.CheckLimits(p.Load())...)
@@ -317,8 +321,8 @@ func serviceArm(tg *targets.Target, name string, declared []string) (Arm, *herd.
 	return arm, nil
 }
 
-// supportedOn are the triggers of the plan's set that caps support.
-func (p Plan) supportedOn(caps triggers.Caps) []string {
+// SupportedOn are the triggers of the plan's set that caps support.
+func (p Plan) SupportedOn(caps triggers.Caps) []string {
 	var ok []string
 	for _, t := range p.TriggerSet().Triggers() {
 		if triggers.Supported(t, caps) == nil {

@@ -3,6 +3,8 @@ package herd
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +22,12 @@ type FieldError struct {
 	Line  int    // its line in File, 0 when unknown
 	Msg   string // what is wrong, with the accepted values
 	Err   error  // the cause, for errors.Is; may be nil
+	// Other is a problem of two fields' relation told as the other
+	// field's, for when the user set that one and left Field at its
+	// default (--ttl 1h beside stale_ttl's default, 10m): its Msg names
+	// Field's value as the default. FieldErrors.Blame picks; nil when the
+	// problem is Field's alone.
+	Other *FieldError
 }
 
 func (e *FieldError) Error() string {
@@ -136,6 +144,19 @@ func (fe FieldErrors) In(field string) FieldErrors {
 	return out
 }
 
+// Blame is fe with each problem of two fields told as the field the user
+// set (set says which): a problem whose Field the user left at its
+// default, and whose Other's field the user set, becomes its Other.
+func (fe FieldErrors) Blame(set func(field string) bool) FieldErrors {
+	out := slices.Clone(fe)
+	for i, e := range fe {
+		if e.Other != nil && !set(e.Field) && set(e.Other.Field) {
+			out[i] = e.Other
+		}
+	}
+	return out
+}
+
 // ByLine orders problems by file and line; problems without a line keep
 // their order, after those with one.
 func (fe FieldErrors) ByLine() FieldErrors {
@@ -158,4 +179,21 @@ func (fe FieldErrors) ByLine() FieldErrors {
 func IsField(err error) bool {
 	var fe *FieldError
 	return errors.As(err, &fe)
+}
+
+// ReadFile reads the file at path, the user's; a file that cannot be
+// read is a problem at the file, naming why and what is accepted
+// (accepted: "a scenario file, such as examples/stampede.yaml"), not a
+// problem with a flag.
+func ReadFile(path, accepted string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return b, nil
+	}
+	why := err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		why = pe.Err // the path is the file's name already
+	}
+	return nil, &FieldError{File: path, Msg: fmt.Sprintf("%v (accepted: %s)", why, accepted), Err: err}
 }

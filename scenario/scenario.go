@@ -14,7 +14,6 @@ package scenario
 
 import (
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -201,9 +200,9 @@ func (v Vocabulary) knobNames() []string {
 // the file has. A file whose values do not all decode (YAML, a type, a
 // key twice) is nil, with those problems alone; else it is returned too.
 func Read(path string, v Vocabulary) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := herd.ReadFile(path, "a scenario file, such as examples/stampede.yaml")
 	if err != nil {
-		return nil, fmt.Errorf("scenario: %w", err)
+		return nil, err
 	}
 	return Parse(b, path, v)
 }

@@ -64,7 +64,7 @@ func Decode(b []byte, name, what string, v any) (*Doc, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, what, err)
 	}
 	if len(root.Content) == 0 || isNull(root.Content[0]) {
 		d.failed = true
@@ -86,14 +86,20 @@ func Decode(b []byte, name, what string, v any) (*Doc, error) {
 		d.failed = d.failed || !strings.HasPrefix(p.Msg, "unknown key ")
 	}
 	problems = append(problems, unknown...)
+	notWhole := wholeNumbers(doc, reflect.TypeOf(v), "")
+	for _, p := range notWhole {
+		d.bad[p.Line] = true
+	}
+	problems = append(problems, notWhole...)
 	d.failed = d.failed || len(problems) > len(unknown)
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, yamlError(name, err)
+			return nil, yamlError(name, what, err)
 		}
 		for _, p := range te.Errors {
-			if !strings.Contains(p, " already defined at line ") { // index named the key given twice
+			told := slices.ContainsFunc(notWhole, func(e *herd.FieldError) bool { return e.Line == yamlLine(p) })
+			if !told && !strings.Contains(p, " already defined at line ") { // index named the key given twice
 				problems = append(problems, d.explain(p))
 				d.failed = true
 			}
@@ -183,12 +189,6 @@ func (d *Doc) explain(p string) *herd.FieldError {
 			return &herd.FieldError{Line: line, Field: d.leafAt(line), Msg: fmt.Sprintf("%s is not a finite number (accepted: a number, such as 0.5)", num)}
 		}
 	}
-	if num, ok := strings.CutPrefix(got, "!!float `"); ok && (strings.HasPrefix(into, "int") || strings.HasPrefix(into, "uint")) {
-		num = strings.TrimSuffix(num, "`")
-		if v := strings.ToLower(strings.TrimLeft(num, "+-")); v == ".inf" || v == ".nan" {
-			return &herd.FieldError{Line: line, Field: d.leafAt(line), Msg: fmt.Sprintf("%s is not a finite number (accepted: a whole number, such as 100)", num)}
-		}
-	}
 	got = strings.NewReplacer("!!seq", "a list", "!!map", "a mapping", "!!str", "the string", "!!int", "the number",
 		"!!float", "the number", "!!bool", "the value").Replace(got)
 	// a key and its value's elements share a line: a list or mapping that
@@ -224,14 +224,15 @@ func shortest(at []string) string {
 	return ""
 }
 
-// yamlError is a YAML syntax error of file name, with its line.
-func yamlError(name string, err error) *herd.FieldError {
+// yamlError is a YAML syntax error of file name, a what, with its line.
+func yamlError(name, what string, err error) *herd.FieldError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := yamlLine(msg)
 	if _, rest, ok := strings.Cut(msg, ": "); ok && line > 0 {
 		msg = rest
 	}
-	return &herd.FieldError{File: name, Line: line, Msg: msg, Err: err}
+	return &herd.FieldError{File: name, Line: line, Err: err,
+		Msg: fmt.Sprintf("not YAML: %s (accepted: a %s file in YAML, docs/%ss.md)", msg, what, what)}
 }
 
 // yamlLine reads the line yaml.v3 puts in its messages ("line N: ...",

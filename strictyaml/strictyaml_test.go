@@ -56,7 +56,7 @@ extra: 1
 
 func TestDecodeRejectsBrokenYAML(t *testing.T) {
 	var v doc
-	if _, err := Decode([]byte("name: [x"), "b.yaml", "doc", &v); err == nil || !strings.HasPrefix(err.Error(), "b.yaml:1: did not find") {
+	if _, err := Decode([]byte("name: [x"), "b.yaml", "doc", &v); err == nil || err.Error() != "b.yaml:1: not YAML: did not find expected ',' or ']' (accepted: a doc file in YAML, docs/docs.md)" {
 		t.Errorf("Decode of broken YAML = %v; want an error naming the file", err)
 	}
 }
@@ -71,5 +71,27 @@ func TestDecodeNamesANonFiniteWholeNumber(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("Decode of n: %s = %v; want %q", in, err, want)
 		}
+	}
+}
+
+// A whole-number field refuses what yaml.v3 would truncate without a word
+// (-.inf or -1e300 to the least int64, 9.7 to 9), and names what it is.
+func TestDecodeRefusesWhatAWholeNumberWouldTruncate(t *testing.T) {
+	for in, want := range map[string]string{
+		"-.inf":  "-.inf is not a finite number (accepted: a whole number, such as 100)",
+		"-.Inf":  "-.Inf is not a finite number (accepted: a whole number, such as 100)",
+		"9.7":    "9.7 is not a whole number (accepted: a whole number, such as 100)",
+		"-1e300": "-1e300 out of range (accepted: a whole number, such as 100)",
+		"1e300":  "1e300 out of range (accepted: a whole number, such as 100)",
+	} {
+		var v doc
+		d, err := Decode([]byte("list:\n  - n: "+in+"\n"), "f.yaml", "doc", &v)
+		if want = "f.yaml:2: list[0].n: " + want; err == nil || err.Error() != want || !d.Failed() || !d.Bad("list[0].n") {
+			t.Errorf("Decode of n: %s = %v (failed %v); want %q, failed", in, err, d != nil && d.Failed(), want)
+		}
+	}
+	var v doc
+	if _, err := Decode([]byte("inner: {n: 3.0}\n"), "f.yaml", "doc", &v); err != nil || v.Inner.N != 3 {
+		t.Errorf("Decode of n: 3.0 = %v, n %d; want 3, no error", err, v.Inner.N)
 	}
 }

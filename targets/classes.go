@@ -61,6 +61,9 @@ var className = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
 // request and keys, and which is the herd's.
 func (c *checker) classes() {
 	f := c.f
+	if len(f.Requests) == 0 && f.doc.Line("requests") > 0 { // requests: [] would send request: alone, as if it were left out
+		c.bad("requests", "empty (accepted: one class or more, such as [{name: product, weight: 6, path: /products/{key}}]; or no requests: key, for request: alone)")
+	}
 	if len(f.Requests) == 0 {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -206,8 +207,12 @@ func ReadFileForDryRun(path string) (*File, error) { return readFile(path, true)
 
 func readFile(path string, later bool) (*File, error) {
 	b, err := os.ReadFile(path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s: %w", path, pe.Err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("target: %w", err)
+		return nil, err
 	}
 	return parseFile(b, path, os.LookupEnv, later)
 }

@@ -231,15 +231,24 @@ type Armed interface {
 }
 
 // Supported says whether trigger t can run on a target with caps, and
-// names what is missing when it cannot.
+// names what is missing when it cannot: an *Unsupported.
 func Supported(t Trigger, caps Caps) error {
 	if r, ok := t.(Requirer); ok {
 		if err := r.Requires(caps); err != nil {
-			return fmt.Errorf("trigger %s needs %w", t.Name(), err)
+			return &Unsupported{Trigger: t.Name(), Needs: err}
 		}
 	}
 	return nil
 }
+
+// Unsupported is a trigger a target lacks what it needs for.
+type Unsupported struct {
+	Trigger string
+	Needs   error // what it needs, and where a target file declares it
+}
+
+func (u *Unsupported) Error() string { return fmt.Sprintf("trigger %s needs %v", u.Trigger, u.Needs) }
+func (u *Unsupported) Unwrap() error { return u.Needs }
 
 // wait returns after d or when ctx ends.
 func wait(ctx context.Context, d time.Duration) {

@@ -63,7 +63,8 @@ func (c serviceChoice) arms(plan experiment.Plan, opts stampedeOptions, _ admin.
 }
 
 func (c serviceChoice) problems(plan experiment.Plan, opts stampedeOptions, bad herd.FieldErrors) herd.FieldErrors {
-	return atFilePlan(atFileTrigger(bad, plan, c.svc, opts.TriggerSet), c.svc, opts.PlanSet)
+	bad = atFileTrigger(bad, plan, c.svc, opts.TriggerSet)
+	return atFileAbort(atFilePlan(bad, c.svc, opts.PlanSet), c.svc, opts.Abort)
 }
 
 func (c serviceChoice) describe() (*targets.Target, experiment.Subject) {

@@ -37,6 +37,12 @@ func inFlagTerms(err error) error {
 	return fe
 }
 
+// userSet says whether the user set field, by a flag or in a scenario
+// file: a problem of two fields is told as the one they set (Blame).
+func (o stampedeOptions) userSet(field string) bool {
+	return o.KnobsSet[field] || o.PlanSet[flagOf(field)] || o.TriggerSet[flagOf(field)]
+}
+
 // fieldErr is a problem with a flag's value, in the plan's terms.
 func fieldErr(field string, err error) *herd.FieldError {
 	return &herd.FieldError{Field: field, Msg: err.Error(), Err: err}

@@ -24,7 +24,7 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Pl
 	if err == nil && more != nil {
 		err = more(plan)
 	}
-	if bad := testbedProblems(bedErr); len(bad) > 0 { // with the plan's: every problem at once
+	if bad := testbedProblems(bedErr, *opts); len(bad) > 0 { // with the plan's: every problem at once
 		return plan, nil, usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
 	}
 	if err != nil {

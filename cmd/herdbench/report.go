@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +15,6 @@ import (
 	"github.com/herdbench/herdbench/baseline"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
-	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 )
 
@@ -87,7 +84,7 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 	}
 	var reps []*experiment.Report
 	for _, path := range opts.Files {
-		rep, err := readResultsFile(path)
+		rep, err := reporters.ReadJSONFile(path)
 		if err != nil {
 			bad = append(bad, err)
 			continue
@@ -162,10 +159,10 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 	}
 	var base, run *experiment.Report
 	if len(bad) == 0 {
-		if base, err = readResultsFile(opts.Baseline); err != nil {
+		if base, err = reporters.ReadJSONFile(opts.Baseline); err != nil {
 			bad = append(bad, err)
 		}
-		if run, err = readResultsFile(opts.Files[0]); err != nil {
+		if run, err = reporters.ReadJSONFile(opts.Files[0]); err != nil {
 			bad = append(bad, err)
 		}
 	}
@@ -214,31 +211,4 @@ func writeFile(path string, render func(io.Writer) error) error {
 		err = cerr
 	}
 	return err
-}
-
-// readResultsFile reads a results file; its problem is the file's, at the
-// line and column of the JSON that did not read, so that no usage
-// trailer follows it.
-func readResultsFile(path string) (*experiment.Report, error) {
-	rep, err := reporters.ReadJSONFile(path)
-	if err == nil {
-		return rep, nil
-	}
-	fe := &herd.FieldError{File: path, Msg: err.Error(), Err: err}
-	var offset int64 = -1
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syntax):
-		offset = syntax.Offset
-	case errors.As(err, &typ):
-		offset = typ.Offset
-	}
-	if b, rerr := os.ReadFile(path); rerr == nil && offset >= 0 && offset <= int64(len(b)) {
-		before := b[:offset]
-		fe.Line = bytes.Count(before, []byte("\n")) + 1
-		col := int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
-		fe.Msg = fmt.Sprintf("column %d: %v", col, err)
-	}
-	return nil, fe
 }

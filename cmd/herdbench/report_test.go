@@ -64,7 +64,7 @@ func TestReportExitCodes(t *testing.T) {
 			"lock:db.queries < 90   lock   97         FAIL", "1 of 1 gates failed"},
 		{"an unknown path", []string{"report", clean, "--gate", "db.querys < 1"}, exitUsage, "",
 			`unknown path "db.querys" (nearest: db.queries, db.queries_total, warm.queries; all `},
-		{"not a results file", []string{"report", "../../go.mod"}, exitUsage, "", "go.mod: not a results file"},
+		{"not a results file", []string{"report", "../../go.mod"}, exitUsage, "", "go.mod:1: not JSON at column 1: invalid character 'm' looking for beginning of value (accepted: a results.json that herdbench stampede or run wrote"},
 		{"a v1 file keeps its words", []string{"report", clean, "--gate", "verdict == degraded"}, exitOK,
 			"verdict == degraded   none            degraded   pass", ""},
 		{"a v1 file has no recovering", []string{"report", clean, "--gate", "verdict != recovering"}, exitUsage, "",

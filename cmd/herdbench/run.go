@@ -32,7 +32,8 @@ policies if it likes), the timeline, gates, stop conditions and outputs.
 Every key of the file is the flag of the same name under another spelling
 (load.hot_keys is --hot-keys); flags given on the command line override the
 file. --arms picks the file's arms by name, in its own order (a name the
-file does not have is read as a strategy or a client arm). The file is
+file does not have is read as a strategy or a client arm); a value the file
+gives is checked all the same, since the file is valid on its own. The file is
 decoded strictly: unknown keys, values of the wrong type
 and values out of range are reported all at once, each with its file:line,
 and exit 2. The format's JSON Schema is docs/scenario.schema.json; examples
@@ -56,14 +57,39 @@ are in examples/.`,
 // scenarioOptions is the one place that orders a run's settings: the
 // stampede's defaults, then the scenario file, then the flags given on the
 // command line. Every problem of the file is reported at once, with the
-// problems of the plan it makes, in file order.
+// problems of the plan it makes, in file order. A value of the file that
+// a flag replaces is still checked as the file gives it: a file is valid
+// on its own (docs/bad-input.md).
 func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, stderr io.Writer, newTriggers func() *triggers.Registry) (stampedeOptions, error) {
-	opts := newStampedeOptions(stderr, newTriggers)
+	opts, bad, replaced, err := readScenario(ctx, path, cmdline, stderr, newTriggers)
+	if err != nil {
+		return stampedeOptions{}, err
+	}
+	if len(replaced) > 0 {
+		_, alone, _, _ := readScenario(ctx, path, dryRunFlags(), stderr, newTriggers)
+		for _, e := range alone {
+			if atSetting(e, path, replaced) && !slices.ContainsFunc(bad, func(b *herd.FieldError) bool { return b.Error() == e.Error() }) {
+				bad = append(bad, e)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return opts, usageError{bad.ByLine()}
+	}
+	return opts, nil
+}
+
+// readScenario is the stampede's options from the scenario file at path
+// and then cmdline, their problems, and the file's settings cmdline
+// replaced; err is a file that could not be read at all.
+func readScenario(ctx context.Context, path string, cmdline *pflag.FlagSet, stderr io.Writer, newTriggers func() *triggers.Registry) (
+	opts stampedeOptions, bad herd.FieldErrors, replaced []scenario.Setting, err error) {
+	opts = newStampedeOptions(stderr, newTriggers)
 	f, err := scenario.Read(path, scenario.Vocabulary{Triggers: opts.Plan.Triggers, Knobs: subject.Knobs(nil)})
 	if f == nil {
-		return stampedeOptions{}, usageError{err}
+		return stampedeOptions{}, nil, nil, usageError{err}
 	}
-	bad := herd.Fields(err)
+	bad = herd.Fields(err)
 	fs := pflag.NewFlagSet("scenario", pflag.ContinueOnError)
 	bindStampedeFlags(fs, &opts)
 	fromFile := map[string]scenario.Setting{}
@@ -83,6 +109,9 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	opts.Scenario, opts.ScenarioPath = f, path
 	// the command line last: a flag given there replaces the file's value
 	cmdline.Visit(func(fl *pflag.Flag) {
+		if s, ok := fromFile[fl.Name]; ok {
+			replaced = append(replaced, s)
+		}
 		delete(fromFile, fl.Name)
 		target := fs.Lookup(fl.Name)
 		if sv, ok := fl.Value.(pflag.SliceValue); ok {
@@ -119,16 +148,28 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 	if bedErr, err := opts.resolveTarget(ctx); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	} else {
-		bed = inFile(testbedProblems(bedErr), path, f, fromFile, opts.Plan.Triggers)
+		bed = inFile(testbedProblems(bedErr, opts), path, f, fromFile, opts.Plan.Triggers)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	}
-	bad = withTestbed(bad, bed)
-	if len(bad) > 0 {
-		return opts, usageError{bad.ByLine()}
-	}
-	return opts, nil
+	return opts, withTestbed(bad, bed), replaced, nil
+}
+
+// dryRunFlags is a command line of --dry-run alone: a scenario file read
+// on its own, sending nothing and needing no secret yet.
+func dryRunFlags() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("dry run", pflag.ContinueOnError)
+	fs.Bool("dry-run", false, "")
+	_ = fs.Set("dry-run", "true")
+	return fs
+}
+
+// atSetting says whether e is a problem of path at one of settings.
+func atSetting(e *herd.FieldError, path string, settings []scenario.Setting) bool {
+	return e.File == path && slices.ContainsFunc(settings, func(s scenario.Setting) bool {
+		return e.Field == s.Path || strings.HasPrefix(e.Field, s.Path+"[")
+	})
 }
 
 // unwrapUsage is the problems a usage error carries, before they were put
@@ -207,7 +248,11 @@ func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment
 	arms, errs := subject.ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
 	a := arms[0]
 	cfg, _ := api.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
-	if problems := cfg.Problems(); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
+	// set by the arm, or for every arm
+	set := func(field string) bool {
+		return base.Sets(field) || slices.ContainsFunc(fa.Settings(f), func(s scenario.Setting) bool { return s.Flag == flagOf(field) })
+	}
+	if problems := cfg.Problems().Blame(set); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
 		for _, e := range problems {
 			errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
 		}

@@ -322,7 +322,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		bad = c.problems(plan, opts, bad)
 	}
 	if len(bad) > 0 {
-		return plan, nil, usageError{bad}
+		return plan, nil, usageError{bad.Blame(opts.userSet)}
 	}
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype

@@ -56,7 +56,7 @@ func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 		read = targets.ReadFileForDryRun
 	}
 	f, err := read(spec)
-	if f == nil {
+	if f == nil && !herd.IsField(err) { // a file --target could not read: perhaps no file was meant
 		return nil, usageError{herd.Errorf("target", "%v (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", err)}
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -45,16 +46,49 @@ func targetPlan(opts stampedeOptions, svc *targets.Target) (experiment.Plan, her
 	fs := pflag.NewFlagSet("target plan", pflag.ContinueOnError)
 	bindStampedeFlags(fs, &o)
 	var bad herd.FieldErrors
+	var replaced []targets.PlanSetting
 	for _, s := range settings {
 		if opts.PlanSet[s.Flag] {
-			continue // the command line's or a scenario file's
+			replaced = append(replaced, s) // by the command line or a scenario file
+			continue
 		}
 		if err := setFlag(fs.Lookup(s.Flag), s.Value); err != nil { // names the accepted form, as a scenario's value
-			path := "plan." + s.Flag
-			bad = append(bad, &herd.FieldError{File: svc.Name, Line: svc.Line(path), Field: path, Msg: err.Error()})
+			bad = append(bad, atPlanSetting(svc, s.Flag, err.Error()))
 		}
 	}
-	return o.Plan, bad
+	return o.Plan, append(bad, planAlone(opts, svc, replaced)...)
+}
+
+// planAlone checks the values of a target file's plan that a flag or a
+// scenario file replaced as the file gives them, on the defaults and
+// within the file's own limits: a file is valid on its own, whatever replaces its values (docs/bad-input.md).
+func planAlone(opts stampedeOptions, svc *targets.Target, replaced []targets.PlanSetting) herd.FieldErrors {
+	if len(replaced) == 0 {
+		return nil
+	}
+	o := opts
+	o.Plan = stampedeDefaults
+	o.Plan.Triggers = opts.Plan.Triggers
+	fs := pflag.NewFlagSet("target plan alone", pflag.ContinueOnError)
+	bindStampedeFlags(fs, &o)
+	var bad herd.FieldErrors
+	for _, s := range replaced {
+		if err := setFlag(fs.Lookup(s.Flag), s.Value); err != nil {
+			bad = append(bad, atPlanSetting(svc, s.Flag, err.Error()))
+		}
+	}
+	for _, e := range append(herd.Fields(o.Plan.Validate()), svc.CheckLimits(o.Plan.Load())...) {
+		if e.File == "" && slices.ContainsFunc(replaced, func(s targets.PlanSetting) bool { return s.Flag == flagOf(e.Field) }) {
+			bad = append(bad, atPlanSetting(svc, flagOf(e.Field), e.Msg))
+		}
+	}
+	return bad
+}
+
+// atPlanSetting is a problem with the target file's plan value of flag.
+func atPlanSetting(svc *targets.Target, flag, msg string) *herd.FieldError {
+	path := "plan." + flag
+	return &herd.FieldError{File: svc.Name, Line: svc.Line(path), Field: path, Msg: msg}
 }
 
 // keyFlags are the key space's flags, which a target file's keys: replaces.
@@ -113,6 +147,28 @@ func atFilePlan(bad herd.FieldErrors, svc *targets.Target, set map[string]bool) 
 				out[i] = &c
 			}
 		}
+	}
+	return out
+}
+
+// atFileAbort points the problems with a stop condition the target file's
+// abort: gave at its line, abort[1], rather than at an --abort-on never
+// given. One that --abort-on gave too stays the flag's.
+func atFileAbort(bad herd.FieldErrors, svc *targets.Target, flags []string) herd.FieldErrors {
+	f := svc.File()
+	if f == nil {
+		return bad
+	}
+	out := slices.Clone(bad)
+	for i, e := range bad {
+		j := slices.Index(f.Abort, e.Elem)
+		if e.File != "" || e.Field != "abort_on" || j < 0 || slices.Contains(flags, e.Elem) {
+			continue
+		}
+		path := fmt.Sprintf("abort[%d]", j)
+		c := *e
+		c.File, c.Line, c.Field, c.Elem = svc.Name, svc.Line(path), path, ""
+		out[i] = &c
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -58,6 +59,7 @@ func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]boo
 			own = append(own, o.Key)
 		}
 	}
+	var replaced []string
 	for _, k := range slices.Sorted(maps.Keys(spec.Options)) {
 		i := slices.Index(own, k)
 		if i < 0 {
@@ -65,10 +67,27 @@ func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]boo
 			continue
 		}
 		if plan.Trigger != spec.Name || set[strings.ReplaceAll(k, "_", "-")] {
-			continue // another trigger was chosen, or this option set elsewhere
+			replaced = append(replaced, k) // another trigger was chosen, or this option set elsewhere
+			continue
 		}
 		if err := reg.Set(k, spec.Options[k]); err != nil {
 			at("trigger."+k, "%v", err)
+		}
+	}
+	// a value the run does not take is still the file's to get right:
+	// checked on a copy of the triggers, as the file gives it
+	alone := reg.Clone()
+	var read []string // those that parse, to be checked
+	for _, k := range replaced {
+		if err := alone.Set(k, spec.Options[k]); err != nil {
+			at("trigger."+k, "%v", err)
+			continue
+		}
+		read = append(read, k)
+	}
+	for _, e := range alone.Validate() {
+		if slices.Contains(read, e.Field) {
+			at("trigger."+e.Field, "%s", e.Msg)
 		}
 	}
 	return plan, bad
@@ -97,6 +116,9 @@ func idleTriggerOptions(plan experiment.Plan, set map[string]bool, bad herd.Fiel
 // the user never gave.
 func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target, set map[string]bool) herd.FieldErrors {
 	f := svc.File()
+	if f != nil && f.Trigger == nil && !set["trigger"] {
+		return atFileDefaultTrigger(bad, plan, svc)
+	}
 	if f == nil || f.Trigger == nil || f.Trigger.Name != plan.Trigger || set["trigger"] {
 		return bad
 	}
@@ -109,6 +131,26 @@ func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Targ
 			c.File, c.Line, c.Field = svc.Name, svc.Line("trigger"), "trigger."+e.Field
 			out[i] = &c
 		}
+	}
+	return out
+}
+
+// atFileDefaultTrigger points the problem of the default trigger, which
+// a target file that names none cannot run, at the file's missing
+// trigger: rather than at a --trigger the user never gave.
+func atFileDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target) herd.FieldErrors {
+	out := slices.Clone(bad)
+	for i, e := range bad {
+		var u *triggers.Unsupported
+		if e.File != "" || e.Field != "trigger" || !errors.As(e.Err, &u) {
+			continue
+		}
+		accepted := "a trigger: naming one it can run, docs/targets.md"
+		if ok := plan.SupportedOn(svc.Caps()); len(ok) > 0 {
+			accepted = fmt.Sprintf("a trigger: naming one it can run, %s, such as trigger: {name: %s}", strings.Join(ok, ", "), ok[0])
+		}
+		out[i] = &herd.FieldError{File: svc.Name, Field: "trigger", Err: e.Err,
+			Msg: fmt.Sprintf("none, and the default, %s, needs %v (accepted: %s; or --trigger NAME)", u.Trigger, u.Needs, accepted)}
 	}
 	return out
 }

@@ -77,10 +77,11 @@ func testbedError(err error) error {
 // testbedProblems are the problems with the testbed's options err
 // carries (the flags of testbed up the stampede and run take), none when
 // err is another failure: one the run reports with its own exit code.
-func testbedProblems(err error) herd.FieldErrors {
+// A problem of two options is told as the one opts' user set (Blame).
+func testbedProblems(err error, opts stampedeOptions) herd.FieldErrors {
 	var fe herd.FieldErrors
 	if errors.As(err, &fe) {
-		return fe
+		return fe.Blame(opts.userSet)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,7 +95,7 @@ func bindUpFlags(fs *pflag.FlagSet, opts *upOptions) {
 // upProblems are the problems of up's own options, before the testbed's
 // (which Ensure checks before it starts anything).
 func upProblems(opts upOptions) herd.FieldErrors {
-	bad := opts.Replica.Problems()
+	bad := opts.Replica.Problems().Blame(func(field string) bool { return slices.Contains(opts.setFlags, flagOf(field)) })
 	if opts.Timeout <= 0 {
 		bad.Add("timeout", "%s out of range (accepted: more than 0, such as 30s)", opts.Timeout)
 	}

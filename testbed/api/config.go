@@ -171,7 +171,10 @@ func (c Config) Problems() herd.FieldErrors {
 		bad("ttl", "%s is too short (accepted: 1ms or more)", c.TTL)
 	}
 	if c.StaleTTL <= c.TTL {
-		bad("stale_ttl", "%s must be longer than ttl %s", c.StaleTTL, c.TTL)
+		errs = append(errs, &herd.FieldError{Field: "stale_ttl",
+			Msg: fmt.Sprintf("%s is not longer than ttl, %s (accepted: above %s, or a shorter ttl)", c.StaleTTL, c.TTL, c.TTL),
+			Other: &herd.FieldError{Field: "ttl",
+				Msg: fmt.Sprintf("%s is not shorter than stale_ttl's default, %s (accepted: below %s, or a stale_ttl above %s)", c.TTL, c.StaleTTL, c.StaleTTL, c.TTL)}})
 	}
 	if !slices.Contains(AbandonedLoads, c.AbandonedLoad) {
 		bad("abandoned_load", "%q is not accepted (accepted: %s)", c.AbandonedLoad, strings.Join(AbandonedLoads, ", "))

@@ -1,0 +1,47 @@
+package herd
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// A problem of two fields is told as the one the user set; given both or
+// neither, as it was found.
+func TestBlameTellsTheFieldTheUserSet(t *testing.T) {
+	problem := &FieldError{Field: "stale_ttl", Msg: "10m0s is not longer than ttl, 1h0m0s",
+		Other: &FieldError{Field: "ttl", Msg: "1h0m0s is not shorter than stale_ttl's default, 10m0s"}}
+	alone := &FieldError{Field: "rate", Msg: "0 out of range"}
+	for _, tt := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"ttl"}, "ttl"},
+		{[]string{"stale_ttl"}, "stale_ttl"},
+		{[]string{"ttl", "stale_ttl"}, "stale_ttl"},
+		{nil, "stale_ttl"},
+	} {
+		got := FieldErrors{alone, problem}.Blame(func(f string) bool { return slices.Contains(tt.set, f) })
+		if len(got) != 2 || got[0] != alone || got[1].Field != tt.want {
+			t.Errorf("Blame(set %v) = %v; want rate's problem as it is, then %s's", tt.set, got, tt.want)
+		}
+	}
+}
+
+// A file that cannot be read is the file's problem, naming why and what
+// is accepted, without the path twice.
+func TestReadFileNamesTheFileAndWhatIsAccepted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.yaml")
+	_, err := ReadFile(path, "a scenario file")
+	fe, ok := err.(*FieldError)
+	if want := path + ": no such file or directory (accepted: a scenario file)"; !ok || fe.File != path || err.Error() != want {
+		t.Errorf("ReadFile(missing) = %v; want a FieldError %q", err, want)
+	}
+	if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadFile(path, "a scenario file"); err != nil || string(b) != "x" {
+		t.Errorf("ReadFile = %q, %v; want its content", b, err)
+	}
+}
