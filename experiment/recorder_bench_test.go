@@ -3,6 +3,7 @@ package experiment
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -82,6 +83,30 @@ func BenchmarkRecorderAddParallel(b *testing.B) {
 			i++
 		}
 	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	if got := r.requests(); got != int64(b.N) {
+		b.Fatalf("requests() = %d; want %d", got, b.N)
+	}
+}
+
+// BenchmarkRecorderAddOutOfOrder files the records in the order they end
+// (intended plus latency), each cycle's numbers after the last's, as an
+// attack's callback sees them: the filed mark (filedMark) holds each
+// record that ends before an earlier one until that one is filed.
+func BenchmarkRecorderAddOutOfOrder(b *testing.B) {
+	t := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	recs := benchRecords(t, 4096)
+	slices.SortFunc(recs, func(x, y load.Record) int {
+		return x.Intended.Add(x.Latency).Compare(y.Intended.Add(y.Latency))
+	})
+	r := NewRecorder(t, 10*time.Second, 10*time.Second, false)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		rec := recs[i%len(recs)]
+		rec.Seq += uint64(i / len(recs) * len(recs))
+		r.Add(rec)
+	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 	if got := r.requests(); got != int64(b.N) {
 		b.Fatalf("requests() = %d; want %d", got, b.N)
