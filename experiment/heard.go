@@ -44,27 +44,35 @@ func heardAt(heard func(time.Time) time.Time, now time.Time) time.Time {
 // empty one, which is within any band. The live judge reads no row past
 // it (ending.answeredBy).
 type filedMark struct {
-	next  uint64               // the lowest Seq not yet filed
-	ahead map[uint64]time.Time // Seqs above next filed already: their instants
-	upTo  time.Time            // Seq next-1's instant; zero before Seq 0 is filed
+	next uint64 // the lowest Seq not yet filed
+	// ahead[i] is the instant (Unix ns) of Seq next+i once it is filed, 0
+	// until then: requests end out of order, a window as wide as the
+	// requests in flight
+	ahead []int64
+	upTo  int64 // Seq next-1's instant (Unix ns); 0 before Seq 0 is filed
 }
+
+// maxAhead bounds the window: a Seq further ahead than this (a stream
+// that lost a stripe's records) is not held, and the mark stays where it
+// is, which only keeps the live judge from reading past the gap.
+const maxAhead = 1 << 22
 
 // add notes request seq, due at intended, filed.
 func (m *filedMark) add(seq uint64, intended time.Time) {
-	switch {
-	case seq > m.next:
-		if m.ahead == nil {
-			m.ahead = map[uint64]time.Time{}
-		}
-		m.ahead[seq] = intended
+	if seq == m.next && len(m.ahead) == 0 { // in order: the most common
+		m.upTo, m.next = intended.UnixNano(), m.next+1
 		return
-	case seq < m.next:
-		return // filed twice: never, by the schedule's numbering
 	}
-	m.upTo, m.next = intended, m.next+1
-	for at, ok := m.ahead[m.next]; ok; at, ok = m.ahead[m.next] {
-		delete(m.ahead, m.next)
-		m.upTo, m.next = at, m.next+1
+	if seq < m.next || seq-m.next >= maxAhead {
+		return // filed twice (never, by the schedule's numbering), or past the window
+	}
+	i := int(seq - m.next)
+	for len(m.ahead) <= i {
+		m.ahead = append(m.ahead, 0)
+	}
+	m.ahead[i] = intended.UnixNano()
+	for len(m.ahead) > 0 && m.ahead[0] != 0 {
+		m.upTo, m.next, m.ahead = m.ahead[0], m.next+1, m.ahead[1:]
 	}
 }
 
@@ -73,5 +81,8 @@ func (m *filedMark) add(seq uint64, intended time.Time) {
 func (r *Recorder) filedUpTo() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.filed.upTo
+	if r.filed.upTo == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, r.filed.upTo)
 }
