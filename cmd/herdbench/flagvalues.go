@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,7 @@ func (v nonEmpty) String() string {
 func (v nonEmpty) Type() string { return "string" }
 func (v nonEmpty) Set(s string) error {
 	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("empty (accepted: %s)", v.accepted)
+		return emptyError{v.accepted}
 	}
 	*v.p = s
 	return nil
@@ -50,9 +51,45 @@ type nonEmptyValue struct {
 
 func (v nonEmptyValue) Set(s string) error {
 	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("empty (accepted: %s)", v.accepted)
+		return emptyError{v.accepted}
 	}
 	return v.Value.Set(s)
+}
+
+// emptyError is an explicitly empty value, and what the flag or key takes.
+type emptyError struct{ accepted string }
+
+func (e emptyError) Error() string { return "empty (accepted: " + e.accepted + ")" }
+
+// refuseEmpty makes every flag of fs bound with pflag's own string or text
+// value (StringVar, TextVar) refuse an explicit "": to pflag, "" is a
+// value, which silently became the flag's default (--cache ” ran redis,
+// --hedge ” no hedging). What the flag accepts is its usage, without a
+// closing aside. Flags that refuse "" their own way are left alone.
+func refuseEmpty(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		t := reflect.TypeOf(f.Value)
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.PkgPath() != reflect.TypeOf(pflag.Flag{}).PkgPath() || (f.Value.Type() != "string" && f.Value.Type() != "") {
+			return
+		}
+		f.Value = nonEmptyValue{f.Value, usageAccepted(f)}
+	})
+}
+
+// usageAccepted is what f accepts, from its usage: without backquotes or
+// a closing aside in parentheses, and how to have its default.
+func usageAccepted(f *pflag.Flag) string {
+	u := strings.ReplaceAll(f.Usage, "`", "")
+	if i := strings.LastIndex(u, " ("); i > 0 && strings.HasSuffix(u, ")") && !strings.Contains(u[i+2:], "(") {
+		u = u[:i]
+	}
+	if f.DefValue == "" {
+		return u + "; or leave it out"
+	}
+	return fmt.Sprintf("%s; or leave it out, for %s", u, f.DefValue)
 }
 
 // onceString is a string flag given at most once: a second --vary would
@@ -108,6 +145,10 @@ func flagValueError(err error) error {
 		return err
 	}
 	fl := bad.GetFlag()
+	var empty emptyError
+	if errors.As(err, &empty) {
+		return fmt.Errorf("--%s: %w", fl.Name, empty)
+	}
 	form, ok := acceptedForms[fl.Value.Type()]
 	if !ok {
 		return err // the value's own error names its form

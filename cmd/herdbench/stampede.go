@@ -210,6 +210,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 	groupStampedeFlags(fs, reg)
+	refuseEmpty(fs) // a scenario file's "" too
 }
 
 // groupStampedeFlags files each flag of the stampede under its purpose,
