@@ -55,6 +55,10 @@ var badInputs = map[string][]badInput{
 	"a command line only the cluster checked": {
 		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--zipf", "NaN"}, want: "--zipf: NaN out of range (accepted: greater than 1)"},
 		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--outage", "5s"}, want: "--outage: an option of trigger outage"},
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--gate", "db.querys < 1"}, want: `--gate: "db.querys < 1": unknown path "db.querys" (nearest: db.queries,`},
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--gate", "http.drop_rate < 150%"}, want: "http.drop_rate < 150% holds whatever the run does"},
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "run"}, want: "after --: run: a scenario file is required, such as examples/stampede.yaml"},
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "extra"}, want: "after --: stampede: takes no arguments, and was given extra"},
 		{args: []string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "http://x", "--worker-cpu", "-1"}, want: `--worker-cpu: "-1" is not above 0`},
 	},
 	"a testbed option only the run checked": {
