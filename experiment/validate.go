@@ -159,8 +159,15 @@ func (p Plan) loadProblems() herd.FieldErrors {
 		bad("after", "%s too short (accepted: 1s or more)", p.After)
 	}
 	if p.Duration() > MaxArmDuration {
-		bad("after", "warmup + before + after = %s exceeds the cap of %s per arm (accepted: after at most %s, with warmup %s and before %s)",
-			p.Duration(), MaxArmDuration, MaxArmDuration-p.Duration()+time.Duration(p.After), p.Warmup, p.Before)
+		field, accepted := "after", fmt.Sprintf("after at most %s, with warmup %s and before %s", MaxArmDuration-p.Duration()+time.Duration(p.After), p.Warmup, p.Before)
+		if room := MaxArmDuration - time.Duration(p.Warmup+p.Before); room < time.Second { // no after fits: the longer of the two is to blame
+			field, accepted = "warmup", fmt.Sprintf("warmup + before at most %s, leaving after 1s or more", MaxArmDuration-time.Second)
+			if p.Before > p.Warmup {
+				field = "before"
+			}
+		}
+		errs = append(errs, &herd.FieldError{Field: field, Err: herd.ErrTooLong,
+			Msg: fmt.Sprintf("warmup + before + after = %s exceeds the cap of %s per arm (accepted: %s)", p.Duration(), MaxArmDuration, accepted)})
 	}
 	return errs
 }

@@ -260,6 +260,17 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 	}
 }
 
+// hostProblems are those of the hosts --allow-host gives.
+func hostProblems(hosts []string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	for _, h := range hosts {
+		if err := targets.CheckHost(h); err != nil {
+			bad = append(bad, &herd.FieldError{Field: "allow_host", Msg: err.Error()})
+		}
+	}
+	return bad
+}
+
 // buildPlan turns opts into a plan and checks it: every problem at once,
 // each naming its flag (or its place in the scenario file) and the
 // accepted values.
@@ -277,11 +288,6 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, workerTokenProblems(opts)...)
 	if opts.Workers != "" && plan.Escape != nil {
 		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
-	}
-	for _, h := range opts.AllowHosts {
-		if err := targets.CheckHost(h); err != nil {
-			bad = append(bad, &herd.FieldError{Field: "allow_host", Msg: err.Error()})
-		}
 	}
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, runFormats())
 	bad = append(bad, herd.Fields(err)...)
@@ -322,8 +328,10 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	if c := opts.chosen; c != nil {
 		bad = c.problems(plan, opts, bad)
 	}
-	if len(bad) > 0 {
-		return plan, nil, usageError{bad.Blame(opts.userSet)}
+	// one problem per value, its follow-ons dropped; each --allow-host is
+	// a value of its own, told apart by its message alone
+	if bad = append(bad.Blame(opts.userSet).FirstPerField(), hostProblems(opts.AllowHosts)...); len(bad) > 0 {
+		return plan, nil, usageError{bad}
 	}
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype
