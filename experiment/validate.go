@@ -172,6 +172,19 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	return errs
 }
 
+// triggerOptionsBad says whether errs holds a problem with an option of
+// the plan's trigger: what the trigger needs of the target follows from
+// them (an outage of a dependency that is none), so it is told once, as
+// the option's.
+func (p Plan) triggerOptionsBad(errs herd.FieldErrors) bool {
+	for _, o := range p.TriggerSet().Options() {
+		if o.Trigger == p.Trigger && slices.ContainsFunc(errs, func(e *herd.FieldError) bool { return e.Field == o.Key }) {
+			return true
+		}
+	}
+	return false
+}
+
 // ValidateFor checks the plan against the target it will run on and the
 // subject its arms are applied to (nil: a service), as well as on its
 // own: each arm sets what the subject takes, the trigger has what it
@@ -183,7 +196,7 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 	if c, ok := sub.(ArmChecker); ok {
 		errs = append(errs, p.CheckArms(c)...)
 	}
-	if trig := p.trigger(); trig != nil {
+	if trig := p.trigger(); trig != nil && !p.triggerOptionsBad(errs) {
 		err := triggers.Supported(trig, tg.Caps())
 		if ok := p.SupportedOn(tg.Caps()); err != nil && tg.File() == nil && len(ok) > 0 {
 			// no file to add to: say what its plug-in accepts
