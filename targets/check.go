@@ -134,7 +134,18 @@ func (c *checker) baseURL(path, e string) {
 	u, err := url.Parse(e)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		c.bad(path, "%q is not a base URL (accepted: http:// or https:// with a host, such as http://127.0.0.1:8080)", e)
+	} else if err := CheckPort(u.Port()); err != nil {
+		c.bad(path, "%q: %v", e, err)
 	}
+}
+
+// CheckPort refuses a port no connection can reach (the URL and host:port
+// parsers take any digits): "" is the scheme's own.
+func CheckPort(port string) error {
+	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535) {
+		return fmt.Errorf("port %s out of range (accepted: 1 to 65535)", port)
+	}
+	return nil
 }
 
 // CheckHost refuses what is not a host as a target's URLs name it (a
@@ -160,8 +171,10 @@ func (c *checker) redis() {
 	if r == nil {
 		return
 	}
-	if _, _, err := net.SplitHostPort(r.Address); err != nil {
+	if _, port, err := net.SplitHostPort(r.Address); err != nil {
 		c.bad("redis.address", "%q is not host:port (accepted: such as 127.0.0.1:6379)", r.Address)
+	} else if err := CheckPort(port); err != nil {
+		c.bad("redis.address", "%q: %v", r.Address, err)
 	}
 	if r.DB < 0 || r.DB > 15 {
 		c.bad("redis.db", "%d (accepted: 0 to 15)", r.DB)

@@ -44,7 +44,7 @@ func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 	switch {
 	case spec == "" || spec == "testbed":
 		return nil, nil
-	case strings.HasPrefix(spec, "http://"), strings.HasPrefix(spec, "https://"):
+	case strings.Contains(spec, "://"): // a URL, of a scheme FromURL may refuse, not a file
 		tg, err := targets.FromURL(spec)
 		if err != nil {
 			return nil, usageError{fieldErr("target", err)}
