@@ -132,8 +132,8 @@ func someArgs(cmd, what, example string) cobra.PositionalArgs {
 
 // acceptedForms are the forms of pflag's value types, for errors.
 var acceptedForms = map[string]string{
-	"duration": "a duration such as 500ms, 2s or 1m30s", "int": "a whole number", "int32": "a whole number", "uint64": "a whole number, 0 or more",
-	"uint32": "a whole number, 0 or more", "float64": "a finite number, such as 0.5", "bool": "true or false",
+	"duration": "a duration such as 500ms, 2s or 1m30s", "int": "a whole number", "int32": "a whole number", "uint64": "a whole number",
+	"uint32": "a whole number", "float64": "a finite number, such as 0.5", "bool": "true or false",
 }
 
 // flagValueError is pflag's error for a value that does not parse (such as
@@ -154,7 +154,27 @@ func flagValueError(err error) error {
 		return err // the value's own error names its form
 	}
 	usage := strings.ReplaceAll(fl.Usage, "`", "")
+	if outOfRange(bad.GetValue(), fl.Value.Type()) { // a whole number all the same: its bounds are the flag's to tell
+		return fmt.Errorf("--%s: %s out of range (accepted: %s: %s)", fl.Name, bad.GetValue(), form, usage)
+	}
 	return fmt.Errorf("--%s: %q is not %s (accepted: %s: %s)", fl.Name, bad.GetValue(), form, form, usage)
+}
+
+// outOfRange says whether v is a whole number that typ (int, int32,
+// uint64, uint32) cannot hold: 99999999999 for an int32, -1 for a uint.
+func outOfRange(v, typ string) bool {
+	if !strings.HasPrefix(typ, "int") && !strings.HasPrefix(typ, "uint") {
+		return false
+	}
+	bits := 64
+	if strings.HasSuffix(typ, "32") {
+		bits = 32
+	}
+	_, err := strconv.ParseInt(v, 10, bits)
+	if strings.HasPrefix(typ, "uint") && err == nil {
+		return true // negative, or it would have parsed
+	}
+	return errors.Is(err, strconv.ErrRange)
 }
 
 // rateValue is --rate: requests per second, written 1000, 1k, 1.5k or
