@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,7 +81,7 @@ func (p Plan) armProblems() herd.FieldErrors {
 			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(format, args...), Err: cause})
 		}
 		if seen[a.Name] {
-			bad(nil, "named twice (accepted: each arm once)")
+			bad(ErrNamedTwice, "named twice (accepted: each arm once)")
 		}
 		seen[a.Name] = true
 		if a.Throttle != nil {
@@ -171,6 +172,10 @@ func (p Plan) loadProblems() herd.FieldErrors {
 	}
 	return errs
 }
+
+// ErrNamedTwice is the cause of an arm named as an arm before it: the
+// problem is the later arm's.
+var ErrNamedTwice = errors.New("an arm named twice")
 
 // triggerOptionsBad says whether errs holds a problem with an option of
 // the plan's trigger: what the trigger needs of the target follows from

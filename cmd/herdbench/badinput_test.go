@@ -225,6 +225,8 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--warmup", "-1s"}, want: "--warmup: -1s is negative (accepted: 0 or more, such as 2s)"},
 		{args: []string{"stampede", "--dry-run", "--after", "auto:1h"}, want: "exceeds the cap of 10m0s per arm (accepted: after at most 9m55s, with warmup 2s and before 3s)"},
 		{args: []string{"stampede", "--dry-run", "--arms", "none,none"}, want: "--arms: none: named twice (accepted: each arm once)"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "arms:\n  - none\n  - none\n"},
+			want: "s.yaml:3: arms[1] (none): named twice (accepted: each arm once)", not: "arms[0]"},
 		{args: []string{"stampede", "--dry-run", "--target", "ftp://127.0.0.1/items/{key}"}, want: "--target: target ftp://127.0.0.1/items/{key}: scheme ftp not accepted (accepted: http:// or https://", not: "no such file"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "burst", "--target", "http://127.0.0.1:99999/items/{key}"}, want: "port 99999 out of range (accepted: 1 to 65535)"},
 		{args: []string{"stampede", "--dry-run", "--workers", "http://127.0.0.1:99999"}, want: "--workers: http://127.0.0.1:99999: port 99999 out of range (accepted: 1 to 65535"},
