@@ -205,6 +205,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report"}, want: "report: a results file is required, such as "},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "load:\n  rate: 1.5k\n"},
 			want: "s.yaml:2: load.rate:", not: "for usage"},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=-5..100"}, want: `--vary: burst=-5..100: FROM: "-5" is not a whole number of 1 or more`, not: "--burst"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..10"}, want: "FROM 10 is not below TO 10 (accepted: FROM < TO, such as burst=10..100)"},
 		{args: []string{"worker", "--listen", "abc"}, want: "--listen abc: not HOST:PORT (accepted: HOST:PORT, port 1 to 65535", not: "without a token"},
 		{args: []string{"worker", "--listen", ":99999"}, want: `--listen :99999: port "99999" is not a number from 1 to 65535`},

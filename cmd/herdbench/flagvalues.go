@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
 )
 
 // nonEmpty is a string flag whose explicit empty value is refused: the
@@ -189,18 +191,8 @@ func (v rateValue) String() string {
 }
 func (v rateValue) Type() string { return "rate" }
 func (v rateValue) Set(s string) error {
-	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
-	scale := 0 // decimal places the k shifts
-	if u := strings.TrimRight(t, "kK"); len(u) == len(t)-1 {
-		t, scale = u, 3
-	}
-	whole, frac, _ := strings.Cut(t, ".")
-	if len(frac) > scale || (frac == "" && strings.HasSuffix(t, ".")) {
-		return badRate(s)
-	}
-	// the decimal point shifted on the text: 1.5k is 1500 exactly
-	n, err := strconv.ParseInt(whole+frac+strings.Repeat("0", scale-len(frac)), 10, 32)
-	if err != nil || whole == "" || strings.ContainsAny(whole, "+") {
+	n, err := herd.ParseCount(strings.TrimSuffix(strings.TrimSpace(s), "/s"))
+	if err != nil || n > math.MaxInt32 {
 		return badRate(s)
 	}
 	*v.p = int(n)
