@@ -83,6 +83,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--undo-timeout", "5s"}, want: "--undo-timeout: 5s, and there is no undo for it to bound (accepted: with undo, or left out)"},
 		{args: []string{"stampede", "--dry-run", "--arms", "none,retry=immediate:2+retry=fixed:1s:2"}, want: "retry twice: the second would replace the first (accepted: one retry=VALUE an arm"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--vary", "burst=20..200"}, want: `for "--vary" flag: given twice, "burst=10..100" and "burst=20..200" (accepted: one axis to bisect`},
+		{args: []string{"stampede", "--dry-run", "--trigger", "expire", "--trigger", "ttl"}, want: `--trigger: given twice, "expire" and "ttl" (accepted: one value; the second would replace the first)`},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--grid", "burst=10,10,20"}, want: "--grid: burst=10,10,20: 10 twice (accepted: each value once)"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--burst", "50"},
 			want: "--vary: burst=10..100: sweeps burst, and --burst 50 sets it too: every run would replace it with the axis's value (accepted: one of them"},

@@ -94,6 +94,47 @@ func usageAccepted(f *pflag.Flag) string {
 	return fmt.Sprintf("%s; or leave it out, for %s", u, f.DefValue)
 }
 
+// once is a flag's value that refuses a second value on the command line:
+// pflag keeps the last, and the first then does nothing (--trigger expire
+// --trigger ttl ran ttl without a word).
+type once struct {
+	pflag.Value
+	given string // the first value; "" until one is given
+	set   bool
+}
+
+func (v *once) Set(s string) error {
+	if v.set {
+		return twiceError{v.given, s}
+	}
+	if err := v.Value.Set(s); err != nil {
+		return err
+	}
+	v.given, v.set = s, true
+	return nil
+}
+
+// twiceError is a single-valued flag given a second value.
+type twiceError struct{ first, second string }
+
+func (e twiceError) Error() string {
+	return fmt.Sprintf("given twice, %q and %q (accepted: one value; the second would replace the first)", e.first, e.second)
+}
+
+// refuseTwice makes every single-valued flag of fs refuse a second value
+// (once): all but the repeatable ones (lists), the booleans and those
+// that refuse it their own way (--vary).
+func refuseTwice(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		_, list := f.Value.(pflag.SliceValue)
+		_, vary := f.Value.(*onceString)
+		if _, done := f.Value.(*once); done || list || vary || f.Value.Type() == "bool" || f.NoOptDefVal != "" {
+			return
+		}
+		f.Value = &once{Value: f.Value}
+	})
+}
+
 // onceString is a string flag given at most once: a second --vary would
 // replace the first, which then does nothing.
 type onceString string
@@ -150,6 +191,10 @@ func flagValueError(err error) error {
 	var empty emptyError
 	if errors.As(err, &empty) {
 		return fmt.Errorf("--%s: %w", fl.Name, empty)
+	}
+	var twice twiceError
+	if errors.As(err, &twice) {
+		return fmt.Errorf("--%s: %w", fl.Name, twice)
 	}
 	form, ok := acceptedForms[fl.Value.Type()]
 	if !ok {

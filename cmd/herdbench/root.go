@@ -43,7 +43,8 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 }
 
 // refuseEmptyFlags makes the flags of c and its subcommands refuse an
-// explicit "" (refuseEmpty), but for the replicas' and edges' commands,
+// explicit "" (refuseEmpty) and a second value of one that takes one
+// (refuseTwice), but for the replicas' and edges' commands,
 // whose command lines testbed up writes, not a user.
 func refuseEmptyFlags(c *cobra.Command) {
 	if c.Annotations[builtByTestbed] != "" {
@@ -51,6 +52,8 @@ func refuseEmptyFlags(c *cobra.Command) {
 	}
 	refuseEmpty(c.Flags())
 	refuseEmpty(c.PersistentFlags())
+	refuseTwice(c.Flags()) // on the command line: a scenario's value a flag replaces is set twice
+	refuseTwice(c.PersistentFlags())
 	for _, sub := range c.Commands() {
 		refuseEmptyFlags(sub)
 	}
