@@ -173,6 +173,9 @@ func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sw
 	case len(opts.Grid) > 2:
 		bad.Add("grid", "%d axes (accepted: one or two)", len(opts.Grid))
 	default:
+		if v, ok := opts.Given["resolution"]; ok {
+			bad.Add("resolution", "%s: bisects a --vary, and --grid runs every cell it lists, so it would do nothing (accepted: with --vary, or left out)", v)
+		}
 		for _, spec := range opts.Grid {
 			g, err := sweep.ParseGrid(plan, spec)
 			if err != nil {
