@@ -91,6 +91,8 @@ var badInputs = map[string][]badInput{
 			want: "--vary: burst=10..100: sweeps burst, and --burst 50 sets it too: every run would replace it with the axis's value (accepted: one of them"},
 		{args: []string{"sweep", "--dry-run", "--vary", "rate=100..1000", "--rate", "700"}, want: "sweeps rate, and --rate 700 sets it too"},
 		{args: []string{"stampede", "--dry-run", "--xfetch-beta", "2", "--arms", "none,lock"}, want: "--xfetch-beta: no arm uses xfetch (arms: none, lock), so it would do nothing (accepted: an arm whose strategy has xfetch, or left out)"},
+		{args: []string{"stampede", "--dry-run", "--apply-rate", "5", "--write-strategy", "direct"},
+			want: "--apply-rate: an option of write strategy queue, and the arms' is direct, so it would do nothing (accepted: with --write-strategy queue or an arm write=queue, or left out)"},
 		{args: []string{"stampede", "--dry-run", "--lock-ttl", "5s", "--arms", "none,xfetch"}, want: "--lock-ttl: no arm uses lock (arms: none, xfetch)"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "knobs:\n  xfetch_beta: 2\narms: [none, lock]\n"},
 			want: "s.yaml:2: knobs.xfetch_beta: no arm uses xfetch (arms: none, lock)"},

@@ -260,17 +260,6 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 	}
 }
 
-// hostProblems are those of the hosts --allow-host gives.
-func hostProblems(hosts []string) herd.FieldErrors {
-	var bad herd.FieldErrors
-	for _, h := range hosts {
-		if err := targets.CheckHost(h); err != nil {
-			bad = append(bad, &herd.FieldError{Field: "allow_host", Msg: err.Error()})
-		}
-	}
-	return bad
-}
-
 // buildPlan turns opts into a plan and checks it: every problem at once,
 // each naming its flag (or its place in the scenario file) and the
 // accepted values.
@@ -325,6 +314,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
 	bad = append(bad, idleKnobs(plan, opts.Knobs.Registry(), opts.KnobsSet, bad)...)
+	bad = append(bad, idleWriteKnobs(plan, opts.KnobsSet, bad)...)
 	if c := opts.chosen; c != nil {
 		bad = c.problems(plan, opts, bad)
 	}

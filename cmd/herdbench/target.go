@@ -187,3 +187,14 @@ func confirm(stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan e
 	}
 	return nil
 }
+
+// hostProblems are those of the hosts --allow-host gives.
+func hostProblems(hosts []string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	for _, h := range hosts {
+		if err := targets.CheckHost(h); err != nil {
+			bad = append(bad, &herd.FieldError{Field: "allow_host", Msg: err.Error()})
+		}
+	}
+	return bad
+}
