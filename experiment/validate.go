@@ -203,7 +203,10 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 	}
 	if trig := p.trigger(); trig != nil && !p.triggerOptionsBad(errs) {
 		err := triggers.Supported(trig, tg.Caps())
-		if ok := p.SupportedOn(tg.Caps()); err != nil && tg.File() == nil && len(ok) > 0 {
+		var option *triggers.OptionNeeds
+		if ok := p.SupportedOn(tg.Caps()); errors.As(err, &option) { // the option's value: another trigger would not do
+			errs = append(errs, &herd.FieldError{Field: option.Option, Err: err, Msg: err.Error()})
+		} else if err != nil && tg.File() == nil && len(ok) > 0 {
 			// no file to add to: say what its plug-in accepts
 			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(ok, ", "))
 		} else if err != nil {

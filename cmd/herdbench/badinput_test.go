@@ -296,6 +296,8 @@ var badInputs = map[string][]badInput{
 	"a trigger its target cannot run": {
 		{args: []string{"stampede", "--dry-run", "--cache", "memcached", "--trigger", "notify"},
 			want: "--trigger: the local testbed the run would start in {state} (3 replicas, 10000 items, one tier): trigger notify needs a Redis the replicas read their items from, and a channel they listen on for invalidations (accepted on it: expire, ttl,"},
+		{args: []string{"stampede", "--dry-run", "--trigger", "restart", "--restart", "api-9"},
+			want: "--restart: trigger restart needs a testbed that runs api-9 (this one runs api-1 to api-3)", not: "--trigger"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "trigger:\n  name: command\n"},
 			want: "t.yaml:8: trigger.run: required with trigger command (accepted: a shell command, run with sh -c at T)", not: "--run"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "plan:\n  rate: 100\n"},
