@@ -139,24 +139,6 @@ func (c *checker) baseURL(path, e string) {
 	}
 }
 
-// CheckPort refuses a port no connection can reach (the URL and host:port
-// parsers take any digits): "" is the scheme's own.
-func CheckPort(port string) error {
-	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535) {
-		return fmt.Errorf("port %s out of range (accepted: 1 to 65535)", port)
-	}
-	return nil
-}
-
-// CheckHost refuses what is not a host as a target's URLs name it (a
-// scheme, a port or a path would match no host, and allow nothing).
-func CheckHost(h string) error {
-	if h == "" || strings.ContainsAny(h, "/: ") {
-		return fmt.Errorf("%q is not a host name or address (accepted: a host as it appears in the URLs, such as staging.internal or 10.0.0.5)", h)
-	}
-	return nil
-}
-
 // request checks the file's one request: what every class is checked
 // for, and that it takes a key.
 func (c *checker) request() {
