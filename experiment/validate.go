@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,7 +81,7 @@ func (p Plan) armProblems() herd.FieldErrors {
 			errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(format, args...), Err: cause})
 		}
 		if seen[a.Name] {
-			bad(nil, "named twice (accepted: each arm once)")
+			bad(ErrNamedTwice, "named twice (accepted: each arm once)")
 		}
 		seen[a.Name] = true
 		if a.Throttle != nil {
@@ -159,10 +160,34 @@ func (p Plan) loadProblems() herd.FieldErrors {
 		bad("after", "%s too short (accepted: 1s or more)", p.After)
 	}
 	if p.Duration() > MaxArmDuration {
-		bad("after", "warmup + before + after = %s exceeds the cap of %s per arm (accepted: after at most %s, with warmup %s and before %s)",
-			p.Duration(), MaxArmDuration, MaxArmDuration-p.Duration()+time.Duration(p.After), p.Warmup, p.Before)
+		field, accepted := "after", fmt.Sprintf("after at most %s, with warmup %s and before %s", MaxArmDuration-p.Duration()+time.Duration(p.After), p.Warmup, p.Before)
+		if room := MaxArmDuration - time.Duration(p.Warmup+p.Before); room < time.Second { // no after fits: the longer of the two is to blame
+			field, accepted = "warmup", fmt.Sprintf("warmup + before at most %s, leaving after 1s or more", MaxArmDuration-time.Second)
+			if p.Before > p.Warmup {
+				field = "before"
+			}
+		}
+		errs = append(errs, &herd.FieldError{Field: field, Err: herd.ErrTooLong,
+			Msg: fmt.Sprintf("warmup + before + after = %s exceeds the cap of %s per arm (accepted: %s)", p.Duration(), MaxArmDuration, accepted)})
 	}
 	return errs
+}
+
+// ErrNamedTwice is the cause of an arm named as an arm before it: the
+// problem is the later arm's.
+var ErrNamedTwice = errors.New("an arm named twice")
+
+// triggerOptionsBad says whether errs holds a problem with an option of
+// the plan's trigger: what the trigger needs of the target follows from
+// them (an outage of a dependency that is none), so it is told once, as
+// the option's.
+func (p Plan) triggerOptionsBad(errs herd.FieldErrors) bool {
+	for _, o := range p.TriggerSet().Options() {
+		if o.Trigger == p.Trigger && slices.ContainsFunc(errs, func(e *herd.FieldError) bool { return e.Field == o.Key }) {
+			return true
+		}
+	}
+	return false
 }
 
 // ValidateFor checks the plan against the target it will run on and the
@@ -176,9 +201,12 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 	if c, ok := sub.(ArmChecker); ok {
 		errs = append(errs, p.CheckArms(c)...)
 	}
-	if trig := p.trigger(); trig != nil {
+	if trig := p.trigger(); trig != nil && !p.triggerOptionsBad(errs) {
 		err := triggers.Supported(trig, tg.Caps())
-		if ok := p.SupportedOn(tg.Caps()); err != nil && tg.File() == nil && len(ok) > 0 {
+		var option *triggers.OptionNeeds
+		if ok := p.SupportedOn(tg.Caps()); errors.As(err, &option) { // the option's value: another trigger would not do
+			errs = append(errs, &herd.FieldError{Field: option.Option, Err: err, Msg: err.Error()})
+		} else if err != nil && tg.File() == nil && len(ok) > 0 {
 			// no file to add to: say what its plug-in accepts
 			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(ok, ", "))
 		} else if err != nil {

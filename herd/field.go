@@ -64,6 +64,11 @@ func Errorf(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// ErrTooLong is the cause of a problem with an arm's length, warmup +
+// before + after over a cap: the user may have set any of the three, or
+// the cap.
+var ErrTooLong = errors.New("an arm longer than its cap")
+
 // FieldErrors are every problem of a value at once, in the order found.
 type FieldErrors []*FieldError
 
@@ -153,6 +158,29 @@ func (fe FieldErrors) Blame(set func(field string) bool) FieldErrors {
 		if e.Other != nil && !set(e.Field) && set(e.Other.Field) {
 			out[i] = e.Other
 		}
+	}
+	return out
+}
+
+// FirstPerField is fe with one problem per value: the first found for
+// each field (and element, file and line). A later one is a follow-on of
+// the same bad value (plan.rate 100000 out of range, then over the
+// target's cap; a NaN knob, then that no arm uses it), which the user
+// fixes by fixing the first. Problems without a field are all kept.
+func (fe FieldErrors) FirstPerField() FieldErrors {
+	type where struct {
+		file, field, elem string
+		line              int
+	}
+	seen := map[where]bool{}
+	var out FieldErrors
+	for _, e := range fe {
+		w := where{e.File, e.Field, e.Elem, e.Line}
+		if e.Field != "" && seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, e)
 	}
 	return out
 }

@@ -45,3 +45,33 @@ func TestReadFileNamesTheFileAndWhatIsAccepted(t *testing.T) {
 		t.Errorf("ReadFile = %q, %v; want its content", b, err)
 	}
 }
+
+func TestFirstPerFieldDropsFollowOns(t *testing.T) {
+	fe := FieldErrors{
+		{File: "t.yaml", Line: 9, Field: "plan.rate", Msg: "100000 out of range"},
+		{Msg: "no field: kept"},
+		{File: "t.yaml", Line: 9, Field: "plan.rate", Msg: "over the target's cap"},
+		{Field: "gates", Elem: "a < 1", Msg: "first gate"},
+		{Field: "gates", Elem: "b < 1", Msg: "second gate, another element"},
+		{Msg: "no field: kept"},
+	}
+	got := fe.FirstPerField().Error()
+	want := "t.yaml:9: plan.rate: 100000 out of range\nno field: kept\ngates: \"a < 1\": first gate\ngates: \"b < 1\": second gate, another element\nno field: kept"
+	if got != want {
+		t.Errorf("FirstPerField() = %q; want %q", got, want)
+	}
+}
+
+func TestParseCountReadsAsAFlagDoes(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{{"500", 500, true}, {"1k", 1000, true}, {"1.5k", 1500, true}, {"2K", 2000, true}, {"-5", -5, true},
+		{"1.5", 0, false}, {"1.2345k", 0, false}, {"+5", 0, false}, {"k", 0, false}, {"", 0, false}, {"1.", 0, false}} {
+		got, err := ParseCount(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseCount(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}

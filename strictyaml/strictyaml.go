@@ -33,13 +33,36 @@ type Doc struct {
 	// failed: a value did not decode (of the wrong type, null, a key given
 	// twice), so v lacks it and checks of v would blame other fields
 	failed bool
+	// unknownIn: the sections (paths, "" for the top) holding an unknown key
+	unknownIn map[string]bool
 }
+
+// ErrUnknownKey is the cause of a key the type has no field for.
+var ErrUnknownKey = errors.New("unknown key")
 
 // Failed says whether a value of the file did not decode: its problems
 // should then be reported alone, since checks of what decoded would
 // blame fields the user got right. An unknown key is dropped, and does
 // not count.
 func (d *Doc) Failed() bool { return d.failed }
+
+// Misspelt says whether path is a key absent from a section that holds
+// an unknown key (prometheus.url beside prometheus.address): a check that
+// blames it (required, empty) follows from the misspelling the unknown
+// key's problem tells, and should not be told too.
+func (d *Doc) Misspelt(path string) bool {
+	section, _, _ := cutLast(path)
+	return d.lines[path] == 0 && d.unknownIn[section]
+}
+
+// cutLast splits path at its last dot: "prometheus.url" is "prometheus"
+// and "url"; a top-level key's section is "".
+func cutLast(path string) (section, key string, found bool) {
+	if i := strings.LastIndex(path, "."); i >= 0 {
+		return path[:i], path[i+1:], true
+	}
+	return "", path, false
+}
 
 // Line is where path is in the file, 0 when it is not.
 func (d *Doc) Line(path string) int { return d.lines[path] }
@@ -60,7 +83,7 @@ func (d *Doc) At(path string) string { return fmt.Sprintf("%s:%d: %s", d.Name, d
 // what did decode; when Doc.Failed, a caller should report these problems
 // alone, since checks of what did not decode would blame the wrong field.
 func Decode(b []byte, name, what string, v any) (*Doc, error) {
-	d := &Doc{Name: name, lines: map[string]int{}, bad: map[int]bool{}, leaf: map[string]bool{}}
+	d := &Doc{Name: name, lines: map[string]int{}, bad: map[int]bool{}, leaf: map[string]bool{}, unknownIn: map[string]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
@@ -83,7 +106,12 @@ func Decode(b []byte, name, what string, v any) (*Doc, error) {
 	problems := d.index(doc, "")
 	unknown := unknownKeys(doc, reflect.TypeOf(v), "")
 	for _, p := range unknown {
-		d.failed = d.failed || !strings.HasPrefix(p.Msg, "unknown key ")
+		if errors.Is(p.Err, ErrUnknownKey) {
+			section, _, _ := cutLast(p.Field)
+			d.unknownIn[section] = true
+		} else {
+			d.failed = true
+		}
 	}
 	problems = append(problems, unknown...)
 	notWhole := wholeNumbers(doc, reflect.TypeOf(v), "")
@@ -288,7 +316,8 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 				names = append(names, name)
 			}
 			slices.Sort(names)
-			out = append(out, &herd.FieldError{Line: k.Line, Field: Join(path, k.Value), Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k.Value, strings.Join(names, ", "))})
+			out = append(out, &herd.FieldError{Line: k.Line, Field: Join(path, k.Value), Err: ErrUnknownKey,
+				Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k.Value, strings.Join(names, ", "))})
 		}
 	}
 	return out

@@ -161,9 +161,9 @@ func parseValue(s string, u Unit) (float64, error) {
 		}
 		return math.Round(float64(d) / float64(time.Millisecond)), nil
 	}
-	n, err := strconv.Atoi(s)
+	n, err := herd.ParseCount(s) // as a flag reads it: rate=100..1.5k
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q is not a whole number of 1 or more", s)
+		return 0, fmt.Errorf("%q is not a whole number of 1 or more, such as 100, 1k or 1.5k", s)
 	}
 	return float64(n), nil
 }

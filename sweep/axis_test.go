@@ -15,6 +15,8 @@ func TestParseAxis(t *testing.T) {
 	}{
 		{"slowdb_for=500ms..10s", "slowdb_for 500..10000 ms", ""},
 		{"rate=100..1000", "rate 100..1000 count", ""},
+		{"rate=100..1.5k", "rate 100..1500 count", ""}, // as --rate reads it
+		{"rate=100..1.5", "", `"1.5" is not a whole number of 1 or more`},
 		{"burst=10..100", "", `"burst" is not a magnitude of trigger slowdb (accepted: hot_keys, rate, slowdb_for, slowdb_latency)`},
 		{"slowdb_for=10s..500ms", "", "FROM 10s is not below TO 500ms"},
 		{"rate=100..100", "", "FROM 100 is not below TO 100"},

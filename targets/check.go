@@ -134,16 +134,9 @@ func (c *checker) baseURL(path, e string) {
 	u, err := url.Parse(e)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		c.bad(path, "%q is not a base URL (accepted: http:// or https:// with a host, such as http://127.0.0.1:8080)", e)
+	} else if err := CheckPort(u.Port()); err != nil {
+		c.bad(path, "%q: %v", e, err)
 	}
-}
-
-// CheckHost refuses what is not a host as a target's URLs name it (a
-// scheme, a port or a path would match no host, and allow nothing).
-func CheckHost(h string) error {
-	if h == "" || strings.ContainsAny(h, "/: ") {
-		return fmt.Errorf("%q is not a host name or address (accepted: a host as it appears in the URLs, such as staging.internal or 10.0.0.5)", h)
-	}
-	return nil
 }
 
 // request checks the file's one request: what every class is checked
@@ -160,8 +153,10 @@ func (c *checker) redis() {
 	if r == nil {
 		return
 	}
-	if _, _, err := net.SplitHostPort(r.Address); err != nil {
+	if _, port, err := net.SplitHostPort(r.Address); err != nil {
 		c.bad("redis.address", "%q is not host:port (accepted: such as 127.0.0.1:6379)", r.Address)
+	} else if err := CheckPort(port); err != nil {
+		c.bad("redis.address", "%q: %v", r.Address, err)
 	}
 	if r.DB < 0 || r.DB > 15 {
 		c.bad("redis.db", "%d (accepted: 0 to 15)", r.DB)

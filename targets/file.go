@@ -233,7 +233,11 @@ func parseFile(b []byte, name string, env func(string) (string, bool), later boo
 		return f, err
 	}
 	errs := herd.Fields(err)
-	errs = append(errs, f.check(env, later)...)
+	for _, e := range f.check(env, later) {
+		if !doc.Misspelt(e.Field) { // the unknown key beside it says why
+			errs = append(errs, e)
+		}
+	}
 	return f, errs.ByLine().Err()
 }
 

@@ -187,8 +187,11 @@ func TestFromURL(t *testing.T) {
 	if err != nil || tg.Endpoints[0] != "http://127.0.0.1:8080" || tg.Request.Path != "/items/{key}?v=1" || tg.CheckHosts(nil) != nil {
 		t.Errorf("FromURL = %+v, %v; want the base and the path, loopback allowed", tg, err)
 	}
-	if _, err := FromURL("ftp://x"); err == nil || !strings.Contains(err.Error(), "accepted: testbed, a target file, or a base URL") {
-		t.Errorf("FromURL(ftp) = %v; want the accepted forms", err)
+	if _, err := FromURL("ftp://x"); err == nil || !strings.Contains(err.Error(), "scheme ftp not accepted (accepted: http:// or https://") {
+		t.Errorf("FromURL(ftp) = %v; want the scheme and the accepted ones", err)
+	}
+	if _, err := FromURL("http://127.0.0.1:99999/x"); err == nil || !strings.Contains(err.Error(), "port 99999 out of range (accepted: 1 to 65535)") {
+		t.Errorf("FromURL(port 99999) = %v; want the port out of range", err)
 	}
 	if _, err := FromURL("http://user:pw@127.0.0.1:8080/x?api_key=s3cret"); err == nil || strings.Contains(err.Error(), "pw") ||
 		strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "credentials in the URL") {

@@ -36,8 +36,10 @@ func (c *checker) memcached() {
 	if c.f.Redis != nil {
 		c.bad("memcached", "beside redis (accepted: one cache per target, redis or memcached: cache.* would mix them)")
 	}
-	if _, _, err := net.SplitHostPort(m.Address); err != nil {
+	if _, port, err := net.SplitHostPort(m.Address); err != nil {
 		c.bad("memcached.address", "%q is not host:port (accepted: such as 127.0.0.1:11211)", m.Address)
+	} else if err := CheckPort(port); err != nil {
+		c.bad("memcached.address", "%q: %v", m.Address, err)
 	}
 	if m.Key == "" {
 		return

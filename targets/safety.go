@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,7 +43,13 @@ func (t *Target) CheckLimits(l Load) herd.FieldErrors {
 		}
 	}
 	if max := t.Limits.Duration(); max > 0 && l.PerArm > max {
-		errs.Add("after", "warmup + before + after = %s exceeds the target's cap of %s per arm (limits.max_duration, %s)", l.PerArm, max, where)
+		e := &herd.FieldError{Field: "after", Err: herd.ErrTooLong,
+			Msg: fmt.Sprintf("warmup + before + after = %s exceeds the target's cap of %s per arm (limits.max_duration, %s; accepted: at most %s)", l.PerArm, max, where, max)}
+		if t.file != nil { // the cap, told as the file's when the user set none of the three
+			e.Other = &herd.FieldError{File: t.Name, Line: t.Line("limits.max_duration"), Field: "limits.max_duration", Err: herd.ErrTooLong,
+				Msg: fmt.Sprintf("%s is shorter than an arm, warmup + before + after = %s (accepted: %s or more; or a shorter --after, --warmup or --before)", max, l.PerArm, l.PerArm)}
+		}
+		errs = append(errs, e)
 	}
 	return errs
 }
@@ -82,8 +89,12 @@ func (t *Target) CheckHosts(allow []string) error {
 		if Loopback(h) || slices.Contains(t.Allow, h) || slices.Contains(allow, h) {
 			continue
 		}
-		errs = append(errs, fmt.Errorf("%s: host %s is not loopback and not allowed (accepted: loopback; or list it under allow: in the target file, or --allow-host %s)",
-			t.where(t.Hosts[h]), h, h))
+		msg := fmt.Sprintf("host %s is not loopback and not allowed (accepted: loopback; or list it under allow: in the target file, or --allow-host %s)", h, h)
+		if path := t.Hosts[h]; t.file != nil && t.file.doc.Line(path) > 0 { // the file's, at its line
+			errs = append(errs, &herd.FieldError{File: t.Name, Line: t.file.doc.Line(path), Field: path, Msg: msg})
+		} else {
+			errs = append(errs, fmt.Errorf("%s: %s", path, msg))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -98,14 +109,6 @@ func (t *Target) NonLoopback() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// where is "file:line: path" for a path of a file target.
-func (t *Target) where(path string) string {
-	if t.file != nil && t.file.doc.Line(path) > 0 {
-		return t.file.doc.At(path)
-	}
-	return path
 }
 
 // declared is "file:line: field" for a field of a file target: the line
@@ -160,4 +163,22 @@ func (t *Target) Rollback() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CheckHost refuses what is not a host as a target's URLs name it (a
+// scheme, a port or a path would match no host, and allow nothing).
+func CheckHost(h string) error {
+	if h == "" || strings.ContainsAny(h, "/: ") {
+		return fmt.Errorf("%q is not a host name or address (accepted: a host as it appears in the URLs, such as staging.internal or 10.0.0.5)", h)
+	}
+	return nil
+}
+
+// CheckPort refuses a port no connection can reach (the URL and host:port
+// parsers take any digits): "" is the scheme's own.
+func CheckPort(port string) error {
+	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535) {
+		return fmt.Errorf("port %s out of range (accepted: 1 to 65535)", port)
+	}
+	return nil
 }

@@ -152,8 +152,14 @@ func FromFile(f *File) *Target {
 // from the environment.
 func FromURL(raw string) (*Target, error) {
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	switch {
+	case err == nil && u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("target %s: scheme %s not accepted (accepted: http:// or https://, such as http://127.0.0.1:8080/items/{key})", redactURL(raw), u.Scheme)
+	case err != nil || u.Host == "":
 		return nil, fmt.Errorf("target %q is not a URL (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", redactURL(raw))
+	}
+	if err := CheckPort(u.Port()); err != nil {
+		return nil, fmt.Errorf("target %s: %w", redactURL(raw), err)
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("target %s: credentials in the URL (accepted: a URL without them; a target file sends them as headers, from the environment)", redactURL(raw))
@@ -177,7 +183,7 @@ func redactURL(raw string) string {
 		return "(a URL that does not parse)"
 	}
 	u.RawQuery = ""
-	return u.Redacted()
+	return strings.ReplaceAll(u.Redacted(), "%7Bkey%7D", "{key}")
 }
 
 // Connect opens the handles a file target declares and checks each

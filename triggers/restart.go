@@ -64,7 +64,10 @@ func (r *Restart) Requires(c Caps) error {
 	if !c.Restart {
 		return errors.New("processes herdbench can restart (the testbed)")
 	}
-	return requirePart(c, string(r.Part))
+	if err := requirePart(c, string(r.Part)); err != nil {
+		return &OptionNeeds{Option: "restart", Err: err}
+	}
+	return nil
 }
 
 // requirePart refuses a part the testbed does not run: memcached beside

@@ -250,6 +250,17 @@ type Unsupported struct {
 func (u *Unsupported) Error() string { return fmt.Sprintf("trigger %s needs %v", u.Trigger, u.Needs) }
 func (u *Unsupported) Unwrap() error { return u.Needs }
 
+// OptionNeeds is what a trigger needs of the target for the value of
+// one of its options (restart's part, api-9 on a testbed of three
+// replicas): the option's value is to blame, not the trigger.
+type OptionNeeds struct {
+	Option string // its key: restart, write_restart
+	Err    error
+}
+
+func (e *OptionNeeds) Error() string { return e.Err.Error() }
+func (e *OptionNeeds) Unwrap() error { return e.Err }
+
 // wait returns after d or when ctx ends.
 func wait(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -170,7 +170,9 @@ func (w *Writes) Requires(c Caps) error {
 		return errors.New("processes herdbench can restart, for write_restart (the testbed)")
 	}
 	if w.Restart != NoRestart {
-		return requirePart(c, string(w.Restart))
+		if err := requirePart(c, string(w.Restart)); err != nil {
+			return &OptionNeeds{Option: "write_restart", Err: err}
+		}
 	}
 	return nil
 }

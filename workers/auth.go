@@ -2,7 +2,9 @@ package workers
 
 import (
 	"crypto/subtle"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -26,7 +28,12 @@ func ReadToken(file string) (string, error) {
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return "", err
+			why := err
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				why = pe.Err // the path is named once, first
+			}
+			return "", fmt.Errorf("%s: %w (accepted: a file holding the token, %d characters or more, such as the output of openssl rand -hex 32 > FILE)", file, why, MinTokenLen)
 		}
 		from, tok = file, string(b)
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/triggers"
@@ -57,6 +59,7 @@ func fieldErr(field string, err error) *herd.FieldError {
 func inFile(err error, path string, f *scenario.File, fromFile map[string]scenario.Setting, reg *triggers.Registry) herd.FieldErrors {
 	fe := herd.Fields(err)
 	out := make(herd.FieldErrors, len(fe))
+	twice := map[string]int{}
 	for i, e := range fe {
 		c := *e
 		out[i] = &c
@@ -75,8 +78,17 @@ func inFile(err error, path string, f *scenario.File, fromFile map[string]scenar
 			continue
 		}
 		if e.Field == "arms" && e.Elem != "" {
+			skip := 0 // a second name is the arm after the first: the next of them each time
+			if errors.Is(e.Err, experiment.ErrNamedTwice) {
+				twice[e.Elem]++
+				skip = twice[e.Elem]
+			}
 			for j, a := range f.Arms {
 				if a.Name == e.Elem {
+					if skip > 0 {
+						skip--
+						continue
+					}
 					c.File, c.Line, c.Field, c.Elem = path, a.Line, fmt.Sprintf("arms[%d] (%s)", j, a.Name), ""
 					break
 				}

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
 )
 
 // nonEmpty is a string flag whose explicit empty value is refused: the
@@ -35,7 +38,7 @@ func (v nonEmpty) String() string {
 func (v nonEmpty) Type() string { return "string" }
 func (v nonEmpty) Set(s string) error {
 	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("empty (accepted: %s)", v.accepted)
+		return emptyError{v.accepted}
 	}
 	*v.p = s
 	return nil
@@ -50,9 +53,86 @@ type nonEmptyValue struct {
 
 func (v nonEmptyValue) Set(s string) error {
 	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("empty (accepted: %s)", v.accepted)
+		return emptyError{v.accepted}
 	}
 	return v.Value.Set(s)
+}
+
+// emptyError is an explicitly empty value, and what the flag or key takes.
+type emptyError struct{ accepted string }
+
+func (e emptyError) Error() string { return "empty (accepted: " + e.accepted + ")" }
+
+// refuseEmpty makes every flag of fs bound with pflag's own string or text
+// value (StringVar, TextVar) refuse an explicit "": to pflag, "" is a
+// value, which silently became the flag's default (--cache ” ran redis,
+// --hedge ” no hedging). What the flag accepts is its usage, without a
+// closing aside. Flags that refuse "" their own way are left alone.
+func refuseEmpty(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		t := reflect.TypeOf(f.Value)
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.PkgPath() != reflect.TypeOf(pflag.Flag{}).PkgPath() || (f.Value.Type() != "string" && f.Value.Type() != "") {
+			return
+		}
+		f.Value = nonEmptyValue{f.Value, usageAccepted(f)}
+	})
+}
+
+// usageAccepted is what f accepts, from its usage: without backquotes or
+// a closing aside in parentheses, and how to have its default.
+func usageAccepted(f *pflag.Flag) string {
+	u := strings.ReplaceAll(f.Usage, "`", "")
+	if i := strings.LastIndex(u, " ("); i > 0 && strings.HasSuffix(u, ")") && !strings.Contains(u[i+2:], "(") {
+		u = u[:i]
+	}
+	if f.DefValue == "" {
+		return u + "; or leave it out"
+	}
+	return fmt.Sprintf("%s; or leave it out, for %s", u, f.DefValue)
+}
+
+// once is a flag's value that refuses a second value on the command line:
+// pflag keeps the last, and the first then does nothing (--trigger expire
+// --trigger ttl ran ttl without a word).
+type once struct {
+	pflag.Value
+	given string // the first value; "" until one is given
+	set   bool
+}
+
+func (v *once) Set(s string) error {
+	if v.set {
+		return twiceError{v.given, s}
+	}
+	if err := v.Value.Set(s); err != nil {
+		return err
+	}
+	v.given, v.set = s, true
+	return nil
+}
+
+// twiceError is a single-valued flag given a second value.
+type twiceError struct{ first, second string }
+
+func (e twiceError) Error() string {
+	return fmt.Sprintf("given twice, %q and %q (accepted: one value; the second would replace the first)", e.first, e.second)
+}
+
+// refuseTwice makes every single-valued flag of fs refuse a second value
+// (once): all but the repeatable ones (lists), the booleans and those
+// that refuse it their own way (--vary).
+func refuseTwice(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		_, list := f.Value.(pflag.SliceValue)
+		_, vary := f.Value.(*onceString)
+		if _, done := f.Value.(*once); done || list || vary || f.Value.Type() == "bool" || f.NoOptDefVal != "" {
+			return
+		}
+		f.Value = &once{Value: f.Value}
+	})
 }
 
 // onceString is a string flag given at most once: a second --vary would
@@ -95,8 +175,8 @@ func someArgs(cmd, what, example string) cobra.PositionalArgs {
 
 // acceptedForms are the forms of pflag's value types, for errors.
 var acceptedForms = map[string]string{
-	"duration": "a duration such as 500ms, 2s or 1m30s", "int": "a whole number", "int32": "a whole number", "uint64": "a whole number, 0 or more",
-	"uint32": "a whole number, 0 or more", "float64": "a finite number, such as 0.5", "bool": "true or false",
+	"duration": "a duration such as 500ms, 2s or 1m30s", "int": "a whole number", "int32": "a whole number", "uint64": "a whole number",
+	"uint32": "a whole number", "float64": "a finite number, such as 0.5", "bool": "true or false",
 }
 
 // flagValueError is pflag's error for a value that does not parse (such as
@@ -108,12 +188,40 @@ func flagValueError(err error) error {
 		return err
 	}
 	fl := bad.GetFlag()
+	var empty emptyError
+	if errors.As(err, &empty) {
+		return fmt.Errorf("--%s: %w", fl.Name, empty)
+	}
+	var twice twiceError
+	if errors.As(err, &twice) {
+		return fmt.Errorf("--%s: %w", fl.Name, twice)
+	}
 	form, ok := acceptedForms[fl.Value.Type()]
 	if !ok {
 		return err // the value's own error names its form
 	}
 	usage := strings.ReplaceAll(fl.Usage, "`", "")
+	if outOfRange(bad.GetValue(), fl.Value.Type()) { // a whole number all the same: its bounds are the flag's to tell
+		return fmt.Errorf("--%s: %s out of range (accepted: %s: %s)", fl.Name, bad.GetValue(), form, usage)
+	}
 	return fmt.Errorf("--%s: %q is not %s (accepted: %s: %s)", fl.Name, bad.GetValue(), form, form, usage)
+}
+
+// outOfRange says whether v is a whole number that typ (int, int32,
+// uint64, uint32) cannot hold: 99999999999 for an int32, -1 for a uint.
+func outOfRange(v, typ string) bool {
+	if !strings.HasPrefix(typ, "int") && !strings.HasPrefix(typ, "uint") {
+		return false
+	}
+	bits := 64
+	if strings.HasSuffix(typ, "32") {
+		bits = 32
+	}
+	_, err := strconv.ParseInt(v, 10, bits)
+	if strings.HasPrefix(typ, "uint") && err == nil {
+		return true // negative, or it would have parsed
+	}
+	return errors.Is(err, strconv.ErrRange)
 }
 
 // rateValue is --rate: requests per second, written 1000, 1k, 1.5k or
@@ -128,18 +236,8 @@ func (v rateValue) String() string {
 }
 func (v rateValue) Type() string { return "rate" }
 func (v rateValue) Set(s string) error {
-	t := strings.TrimSuffix(strings.TrimSpace(s), "/s")
-	scale := 0 // decimal places the k shifts
-	if u := strings.TrimRight(t, "kK"); len(u) == len(t)-1 {
-		t, scale = u, 3
-	}
-	whole, frac, _ := strings.Cut(t, ".")
-	if len(frac) > scale || (frac == "" && strings.HasSuffix(t, ".")) {
-		return badRate(s)
-	}
-	// the decimal point shifted on the text: 1.5k is 1500 exactly
-	n, err := strconv.ParseInt(whole+frac+strings.Repeat("0", scale-len(frac)), 10, 32)
-	if err != nil || whole == "" || strings.ContainsAny(whole, "+") {
+	n, err := herd.ParseCount(strings.TrimSuffix(strings.TrimSpace(s), "/s"))
+	if err != nil || n > math.MaxInt32 {
 		return badRate(s)
 	}
 	*v.p = int(n)

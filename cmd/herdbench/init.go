@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 
@@ -71,8 +73,8 @@ func runInit(stdout io.Writer, o initOptions) error {
 	if errors.Is(err, os.ErrExist) {
 		return usageErrorf("--file: %s exists (accepted: a new file, or --force to overwrite it)", o.File)
 	}
-	if err != nil {
-		return err
+	if err != nil { // a directory that cannot be written: the user's to pick another
+		return usageErrorf("--file: %v (accepted: a new file in a directory you may write, such as herdbench-target.yaml)", err)
 	}
 	if err := starterTemplate.Execute(f, s); err != nil {
 		f.Close()
@@ -98,15 +100,22 @@ func (o initOptions) starter() (starter, herd.FieldErrors) {
 		bad.Add("url", "%q has no {key} (accepted: the key's place in the path or query, such as http://127.0.0.1:8080/items/{key})", o.URL)
 	}
 	for _, hp := range []struct{ flag, v string }{{"redis", o.Redis}, {"postgres", o.Postgres}, {"mysql", o.MySQL}} {
-		if _, _, err := net.SplitHostPort(hp.v); hp.v != "" && err != nil {
+		_, port, err := net.SplitHostPort(hp.v)
+		switch n, perr := strconv.Atoi(port); {
+		case hp.v == "":
+		case err != nil:
 			bad.Add(hp.flag, "%q is not host:port (accepted: such as 127.0.0.1:6379)", hp.v)
+		case perr != nil || n < 1 || n > 65535:
+			bad.Add(hp.flag, "%q: port %s out of range (accepted: host:port, port 1 to 65535, such as 127.0.0.1:6379)", hp.v, port)
 		}
 	}
 	if o.Postgres != "" && o.MySQL != "" {
 		bad.Add("mysql", "beside --postgres (accepted: one database, --postgres or --mysql)")
 	}
-	if o.File == "" {
+	if dir := filepath.Dir(o.File); o.File == "" {
 		bad.Add("file", "empty (accepted: a file name, such as herdbench-target.yaml)")
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		bad.Add("file", "%s: no directory %s (accepted: a file in a directory that exists, such as herdbench-target.yaml)", o.File, dir)
 	}
 	if len(bad) > 0 {
 		return starter{}, bad

@@ -126,21 +126,29 @@ func controllerProblems(args []string) herd.FieldErrors {
 	if args[0] == "stampede" {
 		o := newStampedeOptions(io.Discard, triggers.Default)
 		opts = &o
-		c = &cobra.Command{Use: "stampede"}
+		c = &cobra.Command{Use: "stampede", Args: noArgs}
 		bindStampedeFlags(c.Flags(), opts)
 	} else {
 		c = newRunCmd(io.Discard, io.Discard, triggers.Default)
 	}
 	if err := c.ParseFlags(args[1:]); err != nil {
-		bad.Add("", "after --: %s: %v", args[0], err)
+		bad.Add("", "after --: %s: %v", args[0], flagValueError(err))
 		return bad
+	}
+	if c.Args != nil { // run's scenario file, as run itself requires it
+		if err := c.Args(c, c.Flags().Args()); err != nil {
+			bad.Add("", "after --: %v", unwrapUsage(err))
+			return bad
+		}
 	}
 	if opts == nil {
 		return bad
 	}
-	_, problems := gates.ParseAll(opts.Gates, "gates")
+	// the gates as buildPlan parses them, into the plan Validate checks
+	var problems herd.FieldErrors
+	opts.Plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
 	bad = append(bad, problems...)
-	_, problems = gates.ParseAll(opts.Abort, "abort_on")
+	opts.Plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
 	for _, e := range herd.Fields(opts.Plan.Validate()) {
 		if e.Field != "arms" { // the target file's, in the ConfigMap

@@ -38,8 +38,29 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 	root.AddCommand(newStampedeCmd(stdout, stderr, newTriggers), newSweepCmd(stdout, stderr, newTriggers), newRunCmd(stdout, stderr, newTriggers), newReportCmd(stdout), newWorkerCmd(stderr), newKubeCmd(stdout),
 		newTriggersCmd(stdout, newTriggers), newInitCmd(stdout), newMitigationsCmd(stdout, api.DefaultMitigations), newTestbedCmd(stdout, stderr), newVersionCmd(stdout))
 	markUsageErrors(root)
+	refuseEmptyFlags(root)
 	return root
 }
+
+// refuseEmptyFlags makes the flags of c and its subcommands refuse an
+// explicit "" (refuseEmpty) and a second value of one that takes one
+// (refuseTwice), but for the replicas' and edges' commands,
+// whose command lines testbed up writes, not a user.
+func refuseEmptyFlags(c *cobra.Command) {
+	if c.Annotations[builtByTestbed] != "" {
+		return
+	}
+	refuseEmpty(c.Flags())
+	refuseEmpty(c.PersistentFlags())
+	refuseTwice(c.Flags()) // on the command line: a scenario's value a flag replaces is set twice
+	refuseTwice(c.PersistentFlags())
+	for _, sub := range c.Commands() {
+		refuseEmptyFlags(sub)
+	}
+}
+
+// builtByTestbed annotates a command whose command line testbed up writes.
+const builtByTestbed = "built-by-testbed"
 
 // showHelp is the RunE of command groups: bare, they print help; with an
 // unknown subcommand, their Args check fails with a usage error.

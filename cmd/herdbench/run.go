@@ -153,7 +153,7 @@ func readScenario(ctx context.Context, path string, cmdline *pflag.FlagSet, stde
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	}
-	return opts, withTestbed(bad, bed), replaced, nil
+	return opts, withTestbed(bad.FirstPerField(), bed), replaced, nil // one problem per value
 }
 
 // dryRunFlags is a command line of --dry-run alone: a scenario file read

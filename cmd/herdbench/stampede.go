@@ -210,6 +210,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 	groupStampedeFlags(fs, reg)
+	refuseEmpty(fs) // a scenario file's "" too
 }
 
 // groupStampedeFlags files each flag of the stampede under its purpose,
@@ -277,11 +278,6 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	if opts.Workers != "" && plan.Escape != nil {
 		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
 	}
-	for _, h := range opts.AllowHosts {
-		if err := targets.CheckHost(h); err != nil {
-			bad = append(bad, &herd.FieldError{Field: "allow_host", Msg: err.Error()})
-		}
-	}
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, runFormats())
 	bad = append(bad, herd.Fields(err)...)
 	bad = append(bad, checkVegeta(outs)...)
@@ -318,11 +314,14 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
 	bad = append(bad, idleKnobs(plan, opts.Knobs.Registry(), opts.KnobsSet, bad)...)
+	bad = append(bad, idleWriteKnobs(plan, opts.KnobsSet, bad)...)
 	if c := opts.chosen; c != nil {
 		bad = c.problems(plan, opts, bad)
 	}
-	if len(bad) > 0 {
-		return plan, nil, usageError{bad.Blame(opts.userSet)}
+	// one problem per value, its follow-ons dropped; each --allow-host is
+	// a value of its own, told apart by its message alone
+	if bad = append(bad.Blame(opts.userSet).FirstPerField(), hostProblems(opts.AllowHosts)...); len(bad) > 0 {
+		return plan, nil, usageError{bad}
 	}
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype

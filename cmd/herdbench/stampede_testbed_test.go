@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,8 +44,11 @@ func TestStampedeRefusesKeysBeyondTheItems(t *testing.T) {
 	if err != nil || st.Items != 50 {
 		t.Fatalf("status = items %d, %v; want 50 recorded", st.Items, err)
 	}
-	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--arms", "none"}, shortStampede...)
-	code, _, stderr := herdbench(t, append(args, "--keys", "100")...)
+	// shortStampede's --keys 200 replaced: a flag is given once
+	short := slices.Clone(shortStampede)
+	short[slices.Index(short, "--keys")+1] = "100"
+	args := append([]string{"stampede", "--state-dir", dir, "--results-dir", out, "--arms", "none"}, short...)
+	code, _, stderr := herdbench(t, args...)
 	for _, want := range []string{"--keys: 100 is more than the 50 items the testbed running in " + st.StateDir + " was seeded with",
 		"'herdbench testbed down', then 'herdbench testbed up --items 100'"} {
 		if code != exitUsage || !strings.Contains(stderr, want) {

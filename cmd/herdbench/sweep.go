@@ -173,6 +173,9 @@ func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sw
 	case len(opts.Grid) > 2:
 		bad.Add("grid", "%d axes (accepted: one or two)", len(opts.Grid))
 	default:
+		if v, ok := opts.Given["resolution"]; ok {
+			bad.Add("resolution", "%s: bisects a --vary, and --grid runs every cell it lists, so it would do nothing (accepted: with --vary, or left out)", v)
+		}
 		for _, spec := range opts.Grid {
 			g, err := sweep.ParseGrid(plan, spec)
 			if err != nil {
@@ -346,18 +349,33 @@ func baseOnAxes(fs *pflag.FlagSet, plan experiment.Plan, vary string, grid []str
 			other[o.Flag()] = true
 		}
 	}
-	specs, sep := grid, ","
+	specs := grid
 	if vary != "" {
-		specs, sep = []string{vary}, ".."
+		specs = []string{vary}
 	}
 	for _, spec := range specs {
-		name, values, ok := strings.Cut(spec, "=")
+		name, first, ok := axisStart(plan, spec, vary != "")
 		if !ok {
 			continue
 		}
-		first, _, _ := strings.Cut(values, sep)
-		if f := fs.Lookup(strings.ReplaceAll(name, "_", "-")); f != nil && !f.Changed && first != "" && !other[f.Name] {
+		if f := fs.Lookup(strings.ReplaceAll(name, "_", "-")); f != nil && !f.Changed && !other[f.Name] {
 			_ = fs.Set(f.Name, first)
 		}
 	}
+}
+
+// axisStart is the magnitude an axis spec sweeps and its first value, as
+// its flag reads it; !ok when the spec does not read as the sweep reads
+// it (burst=-5..100), which the sweep's own check names: the flag, which
+// would take -5, would be blamed for it.
+func axisStart(plan experiment.Plan, spec string, vary bool) (name, first string, ok bool) {
+	if vary {
+		ax, err := sweep.ParseAxis(plan, spec)
+		return ax.Name, sweep.Format(ax.From, ax.Unit), err == nil
+	}
+	g, err := sweep.ParseGrid(plan, spec)
+	if err != nil || len(g.Values) == 0 {
+		return "", "", false
+	}
+	return g.Name, sweep.Format(g.Values[0], g.Unit), true
 }

@@ -222,7 +222,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--grid", "burst=10", "--vary", "burst=10..100"}, "--vary: given with --grid (accepted: one of them"},
 		{nil, "--vary: required, or --grid (accepted: --vary NAME=FROM..TO or --grid NAME=V1,V2,...; NAME one of burst, hot_keys, rate)"},
 		{[]string{"--vary", "burst=10..100", "--gate", "lock:tipping >= 20"}, `--gate: "lock:tipping >= 20": arm "lock" is not swept (accepted: baseline)`},
-		{[]string{"--vary", "burst=10..100", "--gate", "tipping >= 2s"}, `--gate: "tipping >= 2s": "2s" is not a whole number of 1 or more (accepted: none, or a magnitude of burst in its unit)`},
+		{[]string{"--vary", "burst=10..100", "--gate", "tipping >= 2s"}, `--gate: "tipping >= 2s": "2s" is not a whole number of 1 or more, such as 100, 1k or 1.5k (accepted: none, or a magnitude of burst in its unit)`},
 		{[]string{"--vary", "burst=10..20000"}, "--vary: burst=20000: burst: 20000 out of range (accepted: 1 to 10000 clients)"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -44,7 +44,7 @@ func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 	switch {
 	case spec == "" || spec == "testbed":
 		return nil, nil
-	case strings.HasPrefix(spec, "http://"), strings.HasPrefix(spec, "https://"):
+	case strings.Contains(spec, "://"): // a URL, of a scheme FromURL may refuse, not a file
 		tg, err := targets.FromURL(spec)
 		if err != nil {
 			return nil, usageError{fieldErr("target", err)}
@@ -186,4 +186,15 @@ func confirm(stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan e
 		return errors.New("not confirmed: nothing was sent")
 	}
 	return nil
+}
+
+// hostProblems are those of the hosts --allow-host gives.
+func hostProblems(hosts []string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	for _, h := range hosts {
+		if err := targets.CheckHost(h); err != nil {
+			bad = append(bad, &herd.FieldError{Field: "allow_host", Msg: err.Error()})
+		}
+	}
+	return bad
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -147,6 +148,34 @@ func atFilePlan(bad herd.FieldErrors, svc *targets.Target, set map[string]bool) 
 				out[i] = &c
 			}
 		}
+	}
+	return out
+}
+
+// atFileDuration points a problem with an arm's length (warmup + before
+// + after over a cap) when no flag or scenario file set any of the three:
+// at the value the target file's plan: sets (plan.warmup: 1h), or else at
+// its limits.max_duration, rather than at an --after never given.
+func atFileDuration(bad herd.FieldErrors, svc *targets.Target, set map[string]bool) herd.FieldErrors {
+	if svc.File() == nil || set["after"] || set["warmup"] || set["before"] {
+		return bad
+	}
+	out := slices.Clone(bad)
+	for i, e := range bad {
+		if e.File != "" || !errors.Is(e.Err, herd.ErrTooLong) {
+			continue
+		}
+		c := *e
+		for _, flag := range []string{"after", "warmup", "before"} {
+			if line := svc.Line("plan." + flag); line > 0 {
+				c.File, c.Line, c.Field = svc.Name, line, "plan."+flag
+				break
+			}
+		}
+		if c.File == "" && e.Other != nil {
+			c = *e.Other
+		}
+		out[i] = &c
 	}
 	return out
 }

@@ -41,6 +41,9 @@ func downRun(ctx context.Context, stdout io.Writer, opts downOptions) error {
 	if err := reg.Check(opts.Provider); err != nil {
 		return usageError{err}
 	}
+	if opts.Timeout <= 0 { // 0 would kill at once, with no orderly stop at all
+		return usageErrorf("--timeout: %s out of range (accepted: more than 0, such as 30s, the default)", opts.Timeout)
+	}
 	done, err := reg.Down(context.WithoutCancel(ctx), opts.Provider, opts.StateDir, opts.Timeout)
 	if errors.Is(err, testbed.ErrNotRunning) {
 		_, err = fmt.Fprintf(stdout, "no testbed running in %s\n", opts.StateDir)

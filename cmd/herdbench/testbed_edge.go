@@ -23,8 +23,9 @@ func newTestbedEdgeCmd(stderr io.Writer) *cobra.Command {
 		seed         uint64
 	)
 	c := &cobra.Command{
-		Use:   "edge",
-		Short: "Run one edge replica in front of the API replicas (tier A of a call chain)",
+		Annotations: map[string]string{builtByTestbed: "yes"},
+		Use:         "edge",
+		Short:       "Run one edge replica in front of the API replicas (tier A of a call chain)",
 		Long: `Run one edge replica: GET /items/{id} answered by calling an API replica
 (--upstream, in turn) over HTTP, each attempt with its own --timeout, a
 failed attempt (an error, a timeout or a 5xx) retried per --retry and

@@ -19,8 +19,9 @@ type serveOptions struct {
 func newTestbedServeCmd(stderr io.Writer) *cobra.Command {
 	opts := serveOptions{Listen: "127.0.0.1:8080", API: api.DefaultOptions}
 	c := &cobra.Command{
-		Use:   "serve",
-		Short: "Run one API replica (testbed up starts these)",
+		Use:         "serve",
+		Annotations: map[string]string{builtByTestbed: "yes"},
+		Short:       "Run one API replica (testbed up starts these)",
 		Long: `Run one API replica: GET /items/{id} cache-aside from Redis (or Memcached)
 in front of Postgres (or MariaDB, --db mariadb --mysql DSN), PUT /admin/config
 to switch mitigations, POST /admin/reset, /metrics and /healthz. testbed up

@@ -70,6 +70,10 @@ const (
 	WriteCoalesce = "coalesce" // acknowledged at once; each replica sums in memory and flushes
 )
 
+// WriteKnobs are the knobs of one write strategy each: set for another,
+// they do nothing.
+var WriteKnobs = map[string]string{"apply_rate": WriteQueue, "write_batch": WriteQueue, "coalesce_interval": WriteCoalesce}
+
 // WriteStrategies is the one list of write strategy names.
 var WriteStrategies = []string{WriteDirect, WriteQueue, WriteCoalesce}
 

@@ -67,14 +67,18 @@ func TestConfigValidate(t *testing.T) {
 	bad.QueryCost = herd.Duration(2 * time.Minute)
 	err := bad.Validate()
 	if err == nil {
-		t.Fatal("Validate() of a config with eight problems = nil")
+		t.Fatal("Validate() of a config with seven problems = nil")
 	}
 	// every problem is reported at once, each naming its field
 	for _, field := range []string{"strategy:", "ttl_jitter:", "xfetch_beta:", "stale_ttl:", "lock_poll:", "query_cost:",
-		"shed_max_limit:", "shed_initial_limit:"} {
+		"shed_max_limit:"} {
 		if !strings.Contains(err.Error(), field) {
 			t.Errorf("Validate() = %q; want a problem naming %s", err, field)
 		}
+	}
+	// but not the initial limit within a range that is none: the range's problem
+	if strings.Contains(err.Error(), "shed_initial_limit:") {
+		t.Errorf("Validate() = %q; want no shed_initial_limit problem beside shed_max_limit's", err)
 	}
 }
 

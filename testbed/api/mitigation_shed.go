@@ -80,7 +80,9 @@ func (c shedStrategy) Problems() herd.FieldErrors {
 	if c.MaxLimit < c.MinLimit || c.MaxLimit > MaxShedLimit {
 		bad("shed_max_limit", "%d out of range (accepted: shed_min_limit, %d, to %d)", c.MaxLimit, c.MinLimit, MaxShedLimit)
 	}
-	if c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit {
+	// the initial limit within a range that is none yet would blame it for
+	// the range's problem, and maybe a shed_initial_limit never given
+	if len(errs) == 0 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
 		bad("shed_initial_limit", "%d out of range (accepted: shed_min_limit to shed_max_limit, %d to %d)", c.InitialLimit, c.MinLimit, c.MaxLimit)
 	}
 	return errs
