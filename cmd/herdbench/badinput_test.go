@@ -293,6 +293,15 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--trigger", "burst", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "abort:\n  - \"db.querys > 10\"\n"},
 			want: "t.yaml:9: abort[0]: unknown path \"db.querys\" (nearest: ", not: "--abort-on"},
 	},
+	"a place the run cannot write": {
+		{args: []string{"stampede", "--dry-run", "--results-dir", "{dir}/f"}, files: map[string]string{"f": "x"},
+			want: "--results-dir: {dir}/f is a file (accepted: a directory, or a path where one can be made)"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml", "--results-dir", "{dir}/f/sub"}, files: map[string]string{"f": "x", "s.yaml": "load:\n  rate: 100\n"},
+			want: "--results-dir: {dir}/f/sub is under {dir}/f, a file"},
+		{args: []string{"stampede", "--dry-run", "--json", "{dir}/a.json", "-o", "json={dir}/a.json"},
+			want: "{dir}/a.json is written twice, by json and by json (accepted: one output a file)"},
+		{args: []string{"stampede", "--dry-run", "-o", "html={dir}"}, want: "html={dir}: {dir} is a directory (accepted: a file's path"},
+	},
 	"a trigger its target cannot run": {
 		{args: []string{"stampede", "--dry-run", "--cache", "memcached", "--trigger", "notify"},
 			want: "--trigger: the local testbed the run would start in {state} (3 replicas, 10000 items, one tier): trigger notify needs a Redis the replicas read their items from, and a channel they listen on for invalidations (accepted on it: expire, ttl,"},

@@ -281,6 +281,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, runFormats())
 	bad = append(bad, herd.Fields(err)...)
 	bad = append(bad, checkVegeta(outs)...)
+	bad = append(bad, pathProblems(opts, outs)...)
 	if plan.Repeat == 0 { // the plan's zero is once; a user's 0 is a mistake (above the cap: Validate)
 		bad.Add("repeat", "0 out of range (accepted: 1 to %d runs of each arm)", experiment.MaxRepeat)
 	}
