@@ -208,7 +208,8 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 			errs = append(errs, &herd.FieldError{Field: option.Option, Err: err, Msg: err.Error()})
 		} else if err != nil && tg.File() == nil && len(ok) > 0 {
 			// no file to add to: say what its plug-in accepts
-			errs.Add("trigger", "%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(ok, ", "))
+			errs = append(errs, &herd.FieldError{Field: "trigger", Err: err,
+				Msg: fmt.Sprintf("%s: %v (accepted on it: %s)", tg.Name, err, strings.Join(ok, ", "))})
 		} else if err != nil {
 			errs = append(errs, &herd.FieldError{Field: "trigger", Err: err,
 				Msg: fmt.Sprintf("%s: %v (the target declares what a trigger may touch)", tg.Name, err)})

@@ -303,6 +303,8 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "-o", "html={dir}"}, want: "html={dir}: {dir} is a directory (accepted: a file's path"},
 	},
 	"a trigger its target cannot run": {
+		{args: []string{"stampede", "--dry-run", "--target", "http://127.0.0.1:1/items/{key}"},
+			want: "--target: http://127.0.0.1:1/items/{key}: no --trigger given, and the default, expire, needs a Redis", not: "--trigger:"},
 		{args: []string{"stampede", "--dry-run", "--cache", "memcached", "--trigger", "notify"},
 			want: "--trigger: the local testbed the run would start in {state} (3 replicas, 10000 items, one tier): trigger notify needs a Redis the replicas read their items from, and a channel they listen on for invalidations (accepted on it: expire, ttl,"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "restart", "--restart", "api-9"},

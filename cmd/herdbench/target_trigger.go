@@ -116,6 +116,9 @@ func idleTriggerOptions(plan experiment.Plan, set map[string]bool, bad herd.Fiel
 // the user never gave.
 func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target, set map[string]bool) herd.FieldErrors {
 	f := svc.File()
+	if f == nil && !set["trigger"] {
+		return atURLDefaultTrigger(bad, plan, svc)
+	}
 	if f != nil && f.Trigger == nil && !set["trigger"] {
 		return atFileDefaultTrigger(bad, plan, svc)
 	}
@@ -151,6 +154,26 @@ func atFileDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targe
 		}
 		out[i] = &herd.FieldError{File: svc.Name, Field: "trigger", Err: e.Err,
 			Msg: fmt.Sprintf("none, and the default, %s, needs %v (accepted: %s; or --trigger NAME)", u.Trigger, u.Needs, accepted)}
+	}
+	return out
+}
+
+// atURLDefaultTrigger points the problem of the default trigger, which a
+// URL target cannot run, at --target: the user gave a URL and no
+// --trigger, and is told which triggers the URL can take.
+func atURLDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target) herd.FieldErrors {
+	out := slices.Clone(bad)
+	for i, e := range bad {
+		var u *triggers.Unsupported
+		if e.File != "" || e.Field != "trigger" || !errors.As(e.Err, &u) {
+			continue
+		}
+		accepted := "a target file that gives what it needs, docs/targets.md"
+		if ok := plan.SupportedOn(svc.Caps()); len(ok) > 0 {
+			accepted = fmt.Sprintf("--trigger %s on it; or %s", strings.Join(ok, " or "), accepted)
+		}
+		out[i] = &herd.FieldError{Field: "target", Err: e.Err,
+			Msg: fmt.Sprintf("%s: no --trigger given, and the default, %s, needs %v (accepted: %s)", svc.Name, u.Trigger, u.Needs, accepted)}
 	}
 	return out
 }
