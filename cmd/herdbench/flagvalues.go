@@ -17,7 +17,7 @@ import (
 
 // nonEmpty is a string flag whose explicit empty value is refused: the
 // flag's default is its own, and "" would silently become it, or worse
-// (--listen ” listens on every interface).
+// (--listen "" listens on every interface).
 type nonEmpty struct {
 	p        *string
 	accepted string // what the flag takes, for the error
@@ -65,8 +65,8 @@ func (e emptyError) Error() string { return "empty (accepted: " + e.accepted + "
 
 // refuseEmpty makes every flag of fs bound with pflag's own string or text
 // value (StringVar, TextVar) refuse an explicit "": to pflag, "" is a
-// value, which silently became the flag's default (--cache ” ran redis,
-// --hedge ” no hedging). What the flag accepts is its usage, without a
+// value, which silently became the flag's default (--cache "" ran redis,
+// --hedge "" no hedging). What the flag accepts is its usage, without a
 // closing aside. Flags that refuse "" their own way are left alone.
 func refuseEmpty(fs *pflag.FlagSet) {
 	fs.VisitAll(func(f *pflag.Flag) {

@@ -42,26 +42,25 @@ func pathProblems(opts stampedeOptions, outs []output) herd.FieldErrors {
 
 // notADir says why path cannot be a directory: it is a file, or one of
 // its parents is; "" when it is one or can be made.
-func notADir(path string) string {
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.IsDir() {
-			return path + " is a file"
-		}
-		return ""
-	}
-	return fileAbove(path)
-}
+func notADir(path string) string { return notA(path, true) }
 
 // notAFile says why path cannot be written as a file: it is a directory,
 // or one of its parents is a file; "" otherwise.
-func notAFile(path string) string {
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return path + " is a directory"
-		}
-		return ""
+func notAFile(path string) string { return notA(path, false) }
+
+// notA says why path cannot be a directory (dir) or a file: it exists as
+// the other, or a parent of it is a file.
+func notA(path string, dir bool) string {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fileAbove(path)
+	case dir && !fi.IsDir():
+		return path + " is a file"
+	case !dir && fi.IsDir():
+		return path + " is a directory"
 	}
-	return fileAbove(path)
+	return ""
 }
 
 // fileAbove names the nearest existing parent of path when it is a file,

@@ -142,38 +142,41 @@ func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Targ
 // a target file that names none cannot run, at the file's missing
 // trigger: rather than at a --trigger the user never gave.
 func atFileDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target) herd.FieldErrors {
-	out := slices.Clone(bad)
-	for i, e := range bad {
-		var u *triggers.Unsupported
-		if e.File != "" || e.Field != "trigger" || !errors.As(e.Err, &u) {
-			continue
-		}
+	return atDefaultTrigger(bad, func(u *triggers.Unsupported) *herd.FieldError {
 		accepted := "a trigger: naming one it can run, docs/targets.md"
 		if ok := plan.SupportedOn(svc.Caps()); len(ok) > 0 {
 			accepted = fmt.Sprintf("a trigger: naming one it can run, %s, such as trigger: {name: %s}", strings.Join(ok, ", "), ok[0])
 		}
-		out[i] = &herd.FieldError{File: svc.Name, Field: "trigger", Err: e.Err,
+		return &herd.FieldError{File: svc.Name, Field: "trigger",
 			Msg: fmt.Sprintf("none, and the default, %s, needs %v (accepted: %s; or --trigger NAME)", u.Trigger, u.Needs, accepted)}
-	}
-	return out
+	})
 }
 
 // atURLDefaultTrigger points the problem of the default trigger, which a
 // URL target cannot run, at --target: the user gave a URL and no
 // --trigger, and is told which triggers the URL can take.
 func atURLDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target) herd.FieldErrors {
-	out := slices.Clone(bad)
-	for i, e := range bad {
-		var u *triggers.Unsupported
-		if e.File != "" || e.Field != "trigger" || !errors.As(e.Err, &u) {
-			continue
-		}
+	return atDefaultTrigger(bad, func(u *triggers.Unsupported) *herd.FieldError {
 		accepted := "a target file that gives what it needs, docs/targets.md"
 		if ok := plan.SupportedOn(svc.Caps()); len(ok) > 0 {
 			accepted = fmt.Sprintf("--trigger %s on it; or %s", strings.Join(ok, " or "), accepted)
 		}
-		out[i] = &herd.FieldError{Field: "target", Err: e.Err,
+		return &herd.FieldError{Field: "target",
 			Msg: fmt.Sprintf("%s: no --trigger given, and the default, %s, needs %v (accepted: %s)", svc.Name, u.Trigger, u.Needs, accepted)}
+	})
+}
+
+// atDefaultTrigger is bad with the default trigger's problem (a trigger
+// the target cannot run, told against --trigger) told as tell says.
+func atDefaultTrigger(bad herd.FieldErrors, tell func(*triggers.Unsupported) *herd.FieldError) herd.FieldErrors {
+	out := slices.Clone(bad)
+	for i, e := range bad {
+		var u *triggers.Unsupported
+		if e.File == "" && e.Field == "trigger" && errors.As(e.Err, &u) {
+			told := tell(u)
+			told.Err = e.Err
+			out[i] = told
+		}
 	}
 	return out
 }
