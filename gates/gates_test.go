@@ -174,6 +174,16 @@ func TestParseAll(t *testing.T) {
 	}
 }
 
+// A gate given twice, however written, is refused: the second decides
+// nothing. Two gates on one path that differ are a range, and kept.
+func TestParseAllRefusesAGateTwice(t *testing.T) {
+	gs, errs := ParseAll([]string{"http.drop_rate<1%", "http.drop_rate < 0.01", "lock:http.drop_rate < 1%", "http.drop_rate > 0"}, "gates")
+	if len(gs) != 3 || len(errs) != 1 || errs[0].Elem != "http.drop_rate < 0.01" ||
+		!strings.Contains(errs[0].Error(), `the same gate as "http.drop_rate<1%", given twice (accepted: each gate once)`) {
+		t.Errorf("ParseAll = %v, %v; want three gates and the second of the same refused", gs, errs)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"db.queries <= 150", "lock:db.queries<120", "http.drop_rate < 1%", "a:b:c == 1", "<=>", "x !== 1", "x < 1e400", "x<-0%"} {
 		f.Add(s)

@@ -21,6 +21,10 @@ import (
 // WorkerPort is the port the workers serve their API on.
 const WorkerPort = 7070
 
+// ConfigDir is where the controller's pod mounts the ConfigMap: its
+// target file and scenario are read from there.
+const ConfigDir = "/config"
+
 // Spec is one distributed run.
 type Spec struct {
 	Name      string // prefix of every object
@@ -147,7 +151,7 @@ func (s Spec) controllerJob() *batchv1.Job {
 	c := corev1.Container{
 		// results are written under /work, the target read from /config
 		Name: "controller", Image: s.Image, Args: args, WorkingDir: "/work",
-		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/config", ReadOnly: true}, {Name: "work", MountPath: "/work"}},
+		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: ConfigDir, ReadOnly: true}, {Name: "work", MountPath: "/work"}},
 		Env:          []corev1.EnvVar{{Name: "CI", Value: "true"}, s.tokenEnv()}, // CI: no live line in a log
 	}
 	if s.Secret != "" {

@@ -57,8 +57,8 @@ type Testbed struct {
 	Items        *int      `yaml:"items,omitempty" flag:"items" jsonschema:"description=Items seeded into the database (at least load.keys),minimum=1"`
 	Tiers        *int      `yaml:"tiers,omitempty" flag:"tiers" jsonschema:"description=1: the API replicas; 2: edge replicas in front of them,minimum=1,maximum=2"`
 	ComposeFile  *string   `yaml:"compose_file,omitempty" flag:"compose-file" jsonschema:"description=The docker provider's compose file"`
-	DBPool       *int      `yaml:"db_pool,omitempty" flag:"db-pool" jsonschema:"description=Database connections per replica (Postgres or MariaDB),minimum=1"`
-	RedisPool    *int      `yaml:"redis_pool,omitempty" flag:"redis-pool" jsonschema:"description=Redis connections per replica,minimum=1"`
+	DBPool       *int      `yaml:"db_pool,omitempty" flag:"db-pool" jsonschema:"description=Database connections per replica (Postgres or MariaDB),minimum=1,maximum=1000"`
+	RedisPool    *int      `yaml:"redis_pool,omitempty" flag:"redis-pool" jsonschema:"description=Redis connections per replica,minimum=1,maximum=10000"`
 	DBTimeout    *Duration `yaml:"db_timeout,omitempty" flag:"db-timeout" jsonschema:"description=Bound on one item query\\, pool wait included"`
 	RedisTimeout *Duration `yaml:"redis_timeout,omitempty" flag:"redis-timeout" jsonschema:"description=Dial\\, read and write timeout of Redis commands"`
 	Cache        *string   `yaml:"cache,omitempty" flag:"cache" jsonschema:"description=The replicas' item cache: redis or memcached,enum=redis,enum=memcached"`

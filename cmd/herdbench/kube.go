@@ -65,6 +65,10 @@ docs/distributed.md has the whole path and what to size.`,
 	return c
 }
 
+// maxWorkerCPU caps --worker-cpu: a worker sends --rate's cap at about
+// two cores, and no node has a million.
+var maxWorkerCPU = resource.MustParse("64")
+
 // checkKube refuses a spec Kubernetes or herdbench would refuse later,
 // every problem at once: the objects' names, the image and ConfigMap, the
 // workers and their CPU, the hosts, and the controller's command line as
@@ -94,15 +98,15 @@ func checkKube(s kube.Spec) error {
 	}
 	if q, err := resource.ParseQuantity(s.WorkerCPU); err != nil {
 		bad.Add("worker-cpu", "%q: %v (accepted: a CPU quantity such as 1 or 500m)", s.WorkerCPU, err)
-	} else if q.Sign() <= 0 {
-		bad.Add("worker-cpu", "%q is not above 0 (accepted: a CPU quantity such as 1 or 500m)", s.WorkerCPU)
+	} else if q.Sign() <= 0 || q.Cmp(maxWorkerCPU) > 0 {
+		bad.Add("worker-cpu", "%q is not above 0 and at most %s (accepted: a CPU quantity such as 1 or 500m, up to %s cores)", s.WorkerCPU, maxWorkerCPU.String(), maxWorkerCPU.String())
 	}
 	for _, h := range s.AllowHosts {
 		if err := targets.CheckHost(h); err != nil {
 			bad.Add("allow-host", "%v", err)
 		}
 	}
-	bad = append(bad, controllerProblems(s.Args)...)
+	bad = append(bad, controllerProblems(s.Args, s.AllowHosts)...)
 	if len(bad) > 0 {
 		return usageError{bad}
 	}
@@ -112,7 +116,7 @@ func checkKube(s kube.Spec) error {
 // controllerProblems are those of the controller's command line after --:
 // stampede or run, without --workers (the manifests set it), its flags
 // as the command itself parses them, and a stampede's gates and plan.
-func controllerProblems(args []string) herd.FieldErrors {
+func controllerProblems(args, allow []string) herd.FieldErrors {
 	var bad herd.FieldErrors
 	switch {
 	case args[0] != "stampede" && args[0] != "run":
@@ -141,9 +145,10 @@ func controllerProblems(args []string) herd.FieldErrors {
 			return bad
 		}
 	}
-	if opts == nil {
-		return bad
+	if opts == nil { // run's scenario, read in the pod
+		return append(bad, inConfigMap("run's scenario file", c.Flags().Arg(0))...)
 	}
+	bad = append(bad, controllerTarget(opts.Target, allow)...)
 	// the gates as buildPlan parses them, into the plan Validate checks
 	var problems herd.FieldErrors
 	opts.Plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")

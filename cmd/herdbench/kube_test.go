@@ -32,9 +32,16 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "--bogus", "x"}, "after --: run: unknown flag: --bogus"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "http://x"}, `--allow-host: "http://x" is not a host name`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--worker-cpu", "-1"}, `--worker-cpu: "-1" is not above 0`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--worker-cpu", "1e9"}, `--worker-cpu: "1e9" is not above 0 and at most 64 (accepted: a CPU quantity such as 1 or 500m, up to 64 cores)`},
+		// a target the controller's pod cannot reach
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede"}, "after --: stampede without --target would start the local testbed in the controller's pod"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "http://127.0.0.1:8080/items/{key}", "--trigger", "burst"}, "loopback, which in a pod is the pod itself"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst"}, "--allow-host: svc, the host of --target after --, is not listed: the workers would refuse it (accepted: --allow-host svc)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "target.yaml"}, "--target target.yaml is not in the ConfigMap"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "scenario.yaml"}, "run's scenario file scenario.yaml is not in the ConfigMap"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--secret", "Bad_Name"}, `--secret: "Bad_Name"`},
 		// every problem at once, not the first alone
-		{[]string{"kube", "--workers", "0", "--", "stampede", "--rate", "0"}, "--image: required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)\n--configmap: required (accepted: the name of a ConfigMap holding the target file)\n--workers: 0 (accepted: 1 to 1000)\n--rate: 0 out of range"},
+		{[]string{"kube", "--workers", "0", "--", "stampede", "--target", "/config/t.yaml", "--rate", "0"}, "--image: required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)\n--configmap: required (accepted: the name of a ConfigMap holding the target file)\n--workers: 0 (accepted: 1 to 1000)\n--rate: 0 out of range"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--token-secret", "Bad_Name"}, `--token-secret: "Bad_Name"`},
 		{[]string{"worker", "--listen", ":7070"}, "--listen :7070: beyond loopback without a token"},
 		{[]string{"worker", "--listen", "0.0.0.0:7070"}, "--listen 0.0.0.0:7070: beyond loopback without a token"},

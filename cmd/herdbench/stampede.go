@@ -275,6 +275,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, problems...)
 	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
 	bad = append(bad, workerTokenProblems(opts)...)
+	bad = append(bad, workersReach(opts.Workers, opts.chosen)...)
 	if opts.Workers != "" && plan.Escape != nil {
 		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
 	}

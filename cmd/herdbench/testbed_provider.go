@@ -45,8 +45,8 @@ func addStartFlags(fs *pflag.FlagSet, o *startOptions, auto string) {
 // addStartupFlags binds a replica's start-up options: its pools and
 // timeouts, which no arm changes.
 func addStartupFlags(fs *pflag.FlagSet, o *api.Options) {
-	fs.Int32Var(&o.DBPoolSize, "db-pool", o.DBPoolSize, "database connections per replica (Postgres or MariaDB)")
-	fs.IntVar(&o.RedisPoolSize, "redis-pool", o.RedisPoolSize, "Redis connections per replica")
+	fs.Int32Var(&o.DBPoolSize, "db-pool", o.DBPoolSize, "database connections per replica (Postgres or MariaDB), 1 to 1000")
+	fs.IntVar(&o.RedisPoolSize, "redis-pool", o.RedisPoolSize, "Redis connections per replica, 1 to 10000")
 	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
 	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")
 	fs.StringVar(&o.Cache, "cache", o.Cache, "the replicas' item cache: "+strings.Join(api.Caches, ", ")+" (memcached: write-invalidate refresh and notify refused, no pub/sub; docs/testbed.md)")

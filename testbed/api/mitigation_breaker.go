@@ -13,7 +13,7 @@ import (
 // breakerStrategy is a circuit breaker around the DB: while it is open a
 // miss serves the stale copy, or fails fast.
 type breakerStrategy struct {
-	Failures uint32        `json:"breaker_failures" help:"breaker: consecutive failed loads that open it"`
+	Failures uint32        `json:"breaker_failures" help:"breaker: consecutive failed loads that open it, 1 or more"`
 	Open     herd.Duration `json:"breaker_open" help:"breaker: how long it stays open before one trial load"`
 }
 

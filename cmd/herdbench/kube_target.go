@@ -1,0 +1,50 @@
+package main
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/kube"
+	"github.com/herdbench/herdbench/targets"
+)
+
+// controllerTarget refuses a controller's --target its pod cannot reach:
+// none or testbed (the image holds no testbed's servers), a file outside
+// the ConfigMap's mount, a loopback URL (in a pod, the pod itself), or a
+// URL whose host --allow-host does not list (the controller and workers
+// would refuse it in the cluster, after the Jobs were created).
+func controllerTarget(target string, allow []string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	switch {
+	case target == "" || target == "testbed":
+		bad.Add("", "after --: stampede without --target would start the local testbed in the controller's pod, whose image holds none of its servers (accepted: --target %s/FILE from --configmap, or the service's URL as the pods reach it)", kube.ConfigDir)
+	case strings.Contains(target, "://"):
+		tg, err := targets.FromURL(target)
+		if err != nil {
+			bad.Add("", "after --: --target: %v", err)
+			break
+		}
+		for host := range tg.Hosts {
+			switch {
+			case targets.Loopback(host):
+				bad.Add("", "after --: --target %s: loopback, which in a pod is the pod itself (accepted: the service's name or address as the pods reach it, listed with --allow-host)", tg.Name)
+			case !slices.Contains(allow, host):
+				bad.Add("allow-host", "%s, the host of --target after --, is not listed: the workers would refuse it (accepted: --allow-host %s)", host, host)
+			}
+		}
+	default:
+		bad = append(bad, inConfigMap("--target", target)...)
+	}
+	return bad
+}
+
+// inConfigMap refuses a file the controller reads that is not in the
+// ConfigMap's mount, the only files its pod has.
+func inConfigMap(what, path string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	if !strings.HasPrefix(path, kube.ConfigDir+"/") {
+		bad.Add("", "after --: %s %s is not in the ConfigMap, the only files the controller's pod has (accepted: %s/FILE, where --configmap is mounted)", what, path, kube.ConfigDir)
+	}
+	return bad
+}
