@@ -60,9 +60,7 @@ func (f *File) check(env func(string) (string, bool), later bool) herd.FieldErro
 	}
 	c.keys()
 	c.classes()
-	for k, v := range f.Headers {
-		f.Headers[k] = c.expand("headers."+k, v)
-	}
+	c.headers("", f.Headers, nil)
 	c.redis()
 	c.postgres()
 	c.mysql()
@@ -308,12 +306,7 @@ func (c *checker) arms() {
 			c.bad(p+".name", "%q twice (accepted: one arm per name)", a.Name)
 		}
 		seen[a.Name] = true
-		for k, v := range a.Headers {
-			if envRef.MatchString(v) {
-				a.Secret = append(a.Secret, k)
-			}
-			a.Headers[k] = c.expand(p+".headers."+k, v)
-		}
+		a.Secret = c.headers(p, a.Headers, a.Secret)
 	}
 }
 

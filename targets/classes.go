@@ -87,9 +87,6 @@ func (c *checker) classes() {
 			continue
 		}
 		c.requestAt(at, &rc.Request)
-		for k, v := range rc.Headers {
-			rc.Headers[k] = c.expand(at+".headers."+k, v)
-		}
 		if rc.Herd {
 			if herd >= 0 {
 				c.bad(at+".herd", "a second herd class, beside %s (accepted: herd: true on one class)", f.Requests[herd].Name)
@@ -154,6 +151,7 @@ func (c *checker) requestAt(path string, r *Request) {
 	if p := r.Path; p != "" && !strings.HasPrefix(p, "/") {
 		c.bad(path+".path", "%q does not start with / (accepted: a path such as /items/{key})", p)
 	}
+	c.headers(path, r.Headers, nil)
 	if r.BodyFile != "" {
 		if r.Body != "" {
 			c.bad(path+".body_file", "beside body (accepted: one of them)")

@@ -13,7 +13,7 @@ endpoints: [http://10.0.0.5:8080, "http://api.staging.internal:8080"]
 allow: [10.0.0.5]
 request:
   path: /items/{key}
-  headers: {X-Item: "{key}"}
+  headers: {X-Item: "{key}", X-Client: "${HB_CLIENT}"}
 keys:
   zipf: {from: 1, to: 100000, s: 1.1}
   hot: 100
@@ -42,13 +42,18 @@ func env(vars map[string]string) func(string) (string, bool) {
 }
 
 func TestParseFile(t *testing.T) {
-	f, err := ParseFile([]byte(stagingYAML), "staging.yaml", env(map[string]string{"HB_TOKEN": "s3cret", "HB_PG_DSN": "postgres://app@10.0.0.8/db"}))
+	f, err := ParseFile([]byte(stagingYAML), "staging.yaml", env(map[string]string{"HB_TOKEN": "s3cret", "HB_PG_DSN": "postgres://app@10.0.0.8/db", "HB_CLIENT": "herd"}))
 	if err != nil {
 		t.Fatalf("ParseFile = %v; want nil", err)
 	}
 	tg := FromFile(f)
 	if got := tg.Header.Get("Authorization"); got != "Bearer s3cret" {
 		t.Errorf("Authorization = %q; want the secret read from the environment", got)
+	}
+	// the request's own headers read the environment too (they were sent
+	// as written, ${HB_CLIENT} and all)
+	if got := tg.Request.Headers["X-Client"]; got != "herd" {
+		t.Errorf("request.headers.X-Client = %q; want herd, read from the environment", got)
 	}
 	if tg.KeyOf("42") != "item:42" || tg.Pattern != "item:*" || tg.Role != "app" || tg.Statements.Pattern != "FROM items" {
 		t.Errorf("target = key %q, pattern %q, role %q, statements %+v", tg.KeyOf("42"), tg.Pattern, tg.Role, tg.Statements)
@@ -73,7 +78,7 @@ func TestParseFile(t *testing.T) {
 
 func TestParseFileReportsEveryProblem(t *testing.T) {
 	bad := `endpoints: [ftp://x, "http://127.0.0.1:1"]
-request: {method: FETCH, path: items}
+request: {method: FETCH, path: items, headers: {X-Empty: "", "X Bad": v}}
 keys: {range: {from: 5, to: 1}, list: [a]}
 headers: {Authorization: "Bearer ${NOPE}"}
 redis: {address: nohost, key: "item:"}
@@ -91,6 +96,8 @@ colour: red
 		`bad.yaml:1: endpoints[0]: "ftp://x" is not a base URL`,
 		`bad.yaml:2: request.method: "FETCH" (accepted: GET, HEAD, POST, PUT, PATCH, DELETE)`,
 		`bad.yaml:2: request.path: "items" does not start with /`,
+		`bad.yaml:2: request.headers.X-Empty: empty (accepted: a value, or ${VAR} from the environment; or leave the header out to send none)`,
+		`bad.yaml:2: request.headers.X Bad: "X Bad" is not a header name`,
 		`request: {key} appears nowhere`,
 		`bad.yaml:3: keys: 2 sources of keys (accepted: exactly one of list, file, range, zipf)`,
 		`bad.yaml:4: headers.Authorization: environment variable NOPE is not set`,

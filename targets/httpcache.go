@@ -94,12 +94,7 @@ func (c *checker) cacheRequest(path string, r *CacheRequestSpec) {
 	if !strings.HasPrefix(r.Path, "/") {
 		c.bad(path+".path", "%q does not start with / (accepted: a path such as /items/{key})", r.Path)
 	}
-	for k, v := range r.Headers {
-		if !token(k) {
-			c.bad(path+".headers."+k, "%q is not a header name (accepted: a token, such as X-Purge-Token)", k)
-		}
-		r.Headers[k] = c.expand(path+".headers."+k, v)
-	}
+	c.headers(path, r.Headers, nil)
 }
 
 // token says whether s is an HTTP token (RFC 9110): a method or a header

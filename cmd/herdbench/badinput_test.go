@@ -106,6 +106,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:3: trigger.outage: an option of trigger outage, and the plan's trigger is expire"},
 	},
 	"an explicitly empty value": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "  path: /items/{key}\n", "  path: /items/{key}\n  headers: {X-Token: \"\"}\n", 1)},
+			want: "t.yaml:5: request.headers.X-Token: empty (accepted: a value, or ${VAR} from the environment; or leave the header out to send none)"},
 		{args: []string{"stampede", "--dry-run", "--provider", ""}, want: "--provider: empty (accepted: auto, local, docker)", not: "invalid argument"},
 		{args: []string{"stampede", "--dry-run", "--results-dir", ""}, want: `--results-dir: empty (accepted: a directory`},
 		{args: []string{"stampede", "--dry-run", "--json", ""}, want: `--json: empty (accepted: a file name`},
