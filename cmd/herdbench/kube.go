@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
@@ -148,15 +149,25 @@ func controllerProblems(args, allow []string) herd.FieldErrors {
 	if opts == nil { // run's scenario, read in the pod
 		return append(bad, inConfigMap("run's scenario file", c.Flags().Arg(0))...)
 	}
-	bad = append(bad, controllerTarget(opts.Target, allow)...)
+	url, problems := controllerTarget(opts.Target, allow)
+	bad = append(bad, problems...)
 	// the gates as buildPlan parses them, into the plan Validate checks
-	var problems herd.FieldErrors
 	opts.Plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
 	bad = append(bad, problems...)
 	opts.Plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
-	for _, e := range herd.Fields(opts.Plan.Validate()) {
-		if e.Field != "arms" { // the target file's, in the ConfigMap
+	// a URL's plan as the stampede checks it (its trigger among them); a
+	// file's is the ConfigMap's, and its arms too
+	checked := herd.Fields(opts.Plan.Validate())
+	if url != nil {
+		opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
+		checked = herd.Fields(opts.Plan.ValidateFor(url, experiment.ServiceSubject(url)))
+		if !opts.TriggerSet["trigger"] {
+			checked = atURLDefaultTrigger(checked, opts.Plan, url)
+		}
+	}
+	for _, e := range checked {
+		if e.Field != "arms" { // a file's, or a URL's baseline, as the pod's run sets them
 			bad = append(bad, e)
 		}
 	}

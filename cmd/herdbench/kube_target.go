@@ -9,13 +9,15 @@ import (
 	"github.com/herdbench/herdbench/targets"
 )
 
-// controllerTarget refuses a controller's --target its pod cannot reach:
+// controllerTarget refuses a controller's --target its pod cannot reach,
+// and returns it when it is a URL (a file is read in the pod):
 // none or testbed (the image holds no testbed's servers), a file outside
 // the ConfigMap's mount, a loopback URL (in a pod, the pod itself), or a
 // URL whose host --allow-host does not list (the controller and workers
 // would refuse it in the cluster, after the Jobs were created).
-func controllerTarget(target string, allow []string) herd.FieldErrors {
+func controllerTarget(target string, allow []string) (*targets.Target, herd.FieldErrors) {
 	var bad herd.FieldErrors
+	var url *targets.Target
 	switch {
 	case target == "" || target == "testbed":
 		bad.Add("", "after --: stampede without --target would start the local testbed in the controller's pod, whose image holds none of its servers (accepted: --target %s/FILE from --configmap, or the service's URL as the pods reach it)", kube.ConfigDir)
@@ -25,6 +27,7 @@ func controllerTarget(target string, allow []string) herd.FieldErrors {
 			bad.Add("", "after --: --target: %v", err)
 			break
 		}
+		url = tg
 		for host := range tg.Hosts {
 			switch {
 			case targets.Loopback(host):
@@ -36,7 +39,7 @@ func controllerTarget(target string, allow []string) herd.FieldErrors {
 	default:
 		bad = append(bad, inConfigMap("--target", target)...)
 	}
-	return bad
+	return url, bad
 }
 
 // inConfigMap refuses a file the controller reads that is not in the

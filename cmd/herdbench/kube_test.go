@@ -38,6 +38,8 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "http://127.0.0.1:8080/items/{key}", "--trigger", "burst"}, "loopback, which in a pod is the pod itself"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst"}, "--allow-host: svc, the host of --target after --, is not listed: the workers would refuse it (accepted: --allow-host svc)"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "target.yaml"}, "--target target.yaml is not in the ConfigMap"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}"}, "--target: http://svc:8080/items/{key}: no --trigger given, and the default, expire, needs"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "outage"}, "--trigger: http://svc:8080/items/{key}: trigger outage needs toxiproxy"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "scenario.yaml"}, "run's scenario file scenario.yaml is not in the ConfigMap"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--secret", "Bad_Name"}, `--secret: "Bad_Name"`},
 		// every problem at once, not the first alone
