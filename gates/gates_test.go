@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -306,8 +307,16 @@ func TestAnUnknownPathSuggestsTheNearest(t *testing.T) {
 	if got, want := Nearest("db.querys", paths, 3), []string{"db.queries", "db.queries_total", "warm.queries"}; !slices.Equal(got, want) {
 		t.Errorf("Nearest(db.querys) = %q; want %q", got, want)
 	}
-	if got := Accepted("http.p99", paths); !strings.HasPrefix(got, "nearest: http.p99_ms, http.p999_ms") || !strings.Contains(got, "all 10 paths: "+ContractDoc) {
-		t.Errorf("Accepted(http.p99) = %q; want the nearest two first, and where all 10 are", got)
+	many := slices.Clone(paths)
+	for i := range 20 {
+		many = append(many, fmt.Sprintf("z.path_%d", i))
+	}
+	if got := Accepted("http.p99", many); !strings.HasPrefix(got, "nearest: http.p99_ms, http.p999_ms") || !strings.Contains(got, "all 30 paths: "+ContractDoc) {
+		t.Errorf("Accepted(http.p99) = %q; want the nearest two first, and where all 30 are", got)
+	}
+	// a stop condition's 18 live figures, which no page lists apart: all
+	if got := Accepted("x", paths); got != "accepted: "+strings.Join(paths, ", ") {
+		t.Errorf("Accepted(x) among ten = %q; want all ten", got)
 	}
 	if got := Accepted("x", paths[:2]); got != "accepted: aborted.at_ms, api.loads" {
 		t.Errorf("Accepted(x) among two = %q; want both", got)

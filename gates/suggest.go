@@ -11,11 +11,12 @@ import (
 const ContractDoc = `docs/stampede.md, "The results contract"`
 
 // Accepted says which paths a gate on path, which is none of paths, may
-// name instead: all of them when they are few; else the nearest few (by
-// edits, on the whole path or its last part, nearer in the same group)
-// and where the rest are.
+// name instead: all of them when they are few (a stop condition's live
+// figures, which no page lists apart); else the nearest few (by edits,
+// on the whole path or its last part, nearer in the same group) and where
+// the rest are.
 func Accepted(path string, paths []string) string {
-	const few = 8
+	const few = 24
 	if len(paths) <= few {
 		return "accepted: " + strings.Join(paths, ", ")
 	}
