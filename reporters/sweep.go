@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,6 +26,9 @@ var sweepFormats = map[string]func(io.Writer, *sweep.Results) error{
 	"junit":    SweepJUnit,
 	"html":     SweepHTML,
 }
+
+// SweepFormatNames are the formats a sweep's results render in.
+func SweepFormatNames() []string { return slices.Sorted(maps.Keys(sweepFormats)) }
 
 // RenderSweep writes a sweep's results to w in the named format.
 func RenderSweep(w io.Writer, name string, res *sweep.Results) error {

@@ -80,6 +80,9 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 	},
 	"an option that cannot take effect": {
+		{args: []string{"stampede", "--dry-run", "-o", "html", "-o", "json"}, want: "--output: json: json on stdout beside html, which is there already (accepted: one output on stdout, the others as FORMAT=FILE)"},
+		{args: []string{"stampede", "--dry-run", "-o", "vegeta={dir}/a.bin", "-o", "vegeta={dir}/b.bin"}, want: "a second vegeta output: a run writes its requests to one (accepted: one vegeta=FILE)"},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "-o", "vegeta={dir}/v.bin"}, want: "--output: vegeta: a run's every request, and a sweep's results are its tipping points (accepted: html, json, junit, markdown, table)"},
 		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate<1%", "--gate", "http.drop_rate < 0.01"}, want: `--gate: "http.drop_rate < 0.01": the same gate as "http.drop_rate<1%", given twice (accepted: each gate once)`},
 		{args: []string{"stampede", "--dry-run", "--target", "http://127.0.0.1:8080/", "--trigger", "burst", "--keys", "50"}, want: "--keys: --target http://127.0.0.1:8080/ has no {key}, so every request asks for that one path and --keys would do nothing", not: "fewer than hot_keys"},
 		{args: []string{"stampede", "--dry-run", "--keys", "0"}, want: "--keys: 0 out of range (accepted: 1 or more)", not: "hot-keys"},
@@ -157,6 +160,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:3: a second document at line 3: one scenario per file"},
 	},
 	"two values that cannot both hold": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst", "--hot-keys", "500"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "  hot: 10\n", "", 1)},
+			want: "--hot-keys: 500 is more than the 100 keys "},
 		{args: []string{"stampede", "--dry-run", "--workers", "http://10.0.0.5:7070"}, want: "--workers: 10.0.0.5:7070 is on another machine, and the testbed listens on this machine's loopback"},
 		{args: []string{"stampede", "--dry-run", "--workers", "dns:herd-workers:7070", "--target", "http://127.0.0.1:1/items/{key}", "--trigger", "burst"}, want: "--workers: dns:herd-workers:7070 is on another machine, and http://127.0.0.1:1 listens on this machine's loopback"},
 		{args: []string{"stampede", "--dry-run", "--ttl", "1h"},
@@ -301,7 +306,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--trigger", "burst", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "abort:\n  - \"http.drop_rate > 50%\"\n  - \"db.qps > 10\"\n"},
 			want: "t.yaml:10: abort[1]: db.qps names postgres, which {dir}/t.yaml does not let herdbench observe (accepted: a path of what it declares; db.qps would need postgres in the target file)", not: "--abort-on"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "burst", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "abort:\n  - \"db.querys > 10\"\n"},
-			want: "t.yaml:9: abort[0]: unknown path \"db.querys\" (nearest: ", not: "--abort-on"},
+			want: "t.yaml:9: abort[0]: unknown path \"db.querys\" (accepted: db.qps, http.requests,", not: "--abort-on"},
 	},
 	"a place the run cannot write": {
 		{args: []string{"stampede", "--dry-run", "--results-dir", "{dir}/f"}, files: map[string]string{"f": "x"},

@@ -34,6 +34,16 @@ func parseOutputs(specs []string, jsonFile string, formats []string) ([]output, 
 			errs = append(errs, &herd.FieldError{Field: "output", Elem: s, Msg: "no file after '=' (accepted: FORMAT for stdout, or FORMAT=FILE)"})
 			continue
 		}
+		onStdout := func(o output) bool { return o.path == "" && o.format != vegetaFormat } // vegeta's own check: it needs a file
+		if i := slices.IndexFunc(outs, onStdout); i >= 0 && onStdout(output{format, path}) {
+			errs = append(errs, &herd.FieldError{Field: "output", Elem: s,
+				Msg: fmt.Sprintf("%s on stdout beside %s, which is there already (accepted: one output on stdout, the others as FORMAT=FILE)", format, outs[i].format)})
+			continue
+		}
+		if format == vegetaFormat && path != "" && slices.ContainsFunc(outs, func(o output) bool { return o.format == vegetaFormat && o.path != "" }) {
+			errs = append(errs, &herd.FieldError{Field: "output", Elem: s, Msg: "a second vegeta output: a run writes its requests to one (accepted: one vegeta=FILE)"})
+			continue
+		}
 		outs = append(outs, output{format: format, path: path})
 	}
 	if jsonFile != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,6 +152,9 @@ func heaviest(sw sweep.Sweep) experiment.Plan {
 func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sweep.Sweep, []sweep.Gate, error) {
 	sw := sweep.Sweep{Plan: plan, Settings: opts.Settings}
 	bad := opts.Settings.Validate()
+	if slices.ContainsFunc(opts.Outputs, func(o string) bool { return strings.HasPrefix(o, vegetaFormat) }) {
+		bad.Add("output", "vegeta: a run's every request, and a sweep's results are its tipping points (accepted: %s)", strings.Join(reporters.SweepFormatNames(), ", "))
+	}
 	if plan.Escape != nil {
 		bad.Add("escape", "on a sweep: its probes end once their verdict is decided, and the escape load is a figure of one stuck arm (accepted: off; measure it with stampede or run --escape at a magnitude past the tip)")
 	}

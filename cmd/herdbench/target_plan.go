@@ -122,6 +122,13 @@ func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
 		return bad
 	}
 	for _, k := range keyFlags {
+		if k == "hot-keys" && f.Keys.Hot == 0 && opts.PlanSet[k] {
+			// hot keys taken from the file's space: no more than it holds
+			if size := f.Keys.Size(); int64(opts.Plan.HotKeys) > size {
+				bad.Add(optionName(k), "%d is more than the %d keys %s declares (keys: at line %d) (accepted: 1 to %d; or keys.hot in the file)",
+					opts.Plan.HotKeys, size, svc.Name, svc.Line("keys"), size)
+			}
+		}
 		if !opts.PlanSet[k] || (k == "hot-keys" && f.Keys.Hot == 0) {
 			continue
 		}
