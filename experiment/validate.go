@@ -35,7 +35,11 @@ func (p Plan) Validate() error {
 	onSeries, others := seriesGates(p.Gates)
 	_, others = classGates(others)             // the target's classes name them: ValidateFor
 	onServers, others := lbServerGates(others) // the load balancer names its servers: any name
-	errs = append(errs, gates.Validate(others, names, GatePaths(), GateWords, "gates")...)
+	known := gates.Validate(others, names, GatePaths(), GateWords, "gates")
+	errs = append(errs, known...)
+	if len(known) == 0 {
+		errs = append(errs, p.unproducedGates()...)
+	}
 	errs = append(errs, gates.Validate(onServers, names, lbServerPathsOf(onServers), nil, "gates")...)
 	errs = append(errs, seriesForm(onSeries, names)...)
 	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, "abort_on")...)

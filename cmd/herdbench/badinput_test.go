@@ -197,6 +197,9 @@ var badInputs = map[string][]badInput{
 			want: "t.yaml:10: trigger.burst: -5 out of range (accepted: 1 to 10000 clients)"},
 	},
 	"a gate the run cannot decide": {
+		{args: []string{"stampede", "--dry-run", "--gate", "burst.clients >= 5"}, want: "burst.clients is the release of a burst (the burst or writes trigger), and the plan's trigger is expire, so the gate could only fail (accepted: --trigger burst, or a gate on another figure)"},
+		{args: []string{"stampede", "--dry-run", "--gate", "escape.rps > 10"}, want: "escape.rps is measured by --escape, which the plan leaves off, so the gate could only fail"},
+		{args: []string{"stampede", "--dry-run", "--gate", "trigger.detail.exit_code == 0"}, want: "trigger.detail.exit_code is a detail of another trigger than expire, so the gate could only fail (accepted: one of expire's: "},
 		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate < 150%"}, want: `--gate: "http.drop_rate < 150%": http.drop_rate < 150% holds whatever the run does: a ratio is 0% to 100% (accepted: a bound inside it`},
 		{args: []string{"stampede", "--dry-run", "--gate", "http.drop_rate > 100%"}, want: "http.drop_rate > 100% fails whatever the run does"},
 		{args: []string{"stampede", "--dry-run", "--gate", "db.queries < 0"}, want: `--gate: "db.queries < 0": db.queries < 0 fails whatever the run does: db.queries is never negative (accepted: a bound above 0`},
