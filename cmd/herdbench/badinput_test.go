@@ -160,6 +160,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:3: a second document at line 3: one scenario per file"},
 	},
 	"two values that cannot both hold": {
+		{args: []string{"stampede", "--dry-run", "--workers", "http://10.0.0.5:7070", "--target", "http://svc.example:8080/items/{key}", "--trigger", "burst", "--allow-host", "svc.example"},
+			want: "--workers: 10.0.0.5:7070 is on another machine, whose worker takes only calls that carry the workers' token, and none is given (accepted: --worker-token-file FILE, or $HERDBENCH_WORKER_TOKEN"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst", "--hot-keys", "500"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "  hot: 10\n", "", 1)},
 			want: "--hot-keys: 500 is more than the 100 keys "},
 		{args: []string{"stampede", "--dry-run", "--workers", "http://10.0.0.5:7070"}, want: "--workers: 10.0.0.5:7070 is on another machine, and the testbed listens on this machine's loopback"},
@@ -197,6 +199,7 @@ var badInputs = map[string][]badInput{
 			want: "t.yaml:10: trigger.burst: -5 out of range (accepted: 1 to 10000 clients)"},
 	},
 	"a gate the run cannot decide": {
+		{args: []string{"stampede", "--dry-run", "--gate", "workers.count >= 2"}, want: "workers.count is a figure of the workers that send the load, and without --workers it is sent from here, so the gate could only fail"},
 		{args: []string{"stampede", "--dry-run", "--gate", "burst.clients >= 5"}, want: "burst.clients is the release of a burst (the burst or writes trigger), and the plan's trigger is expire, so the gate could only fail (accepted: --trigger burst, or a gate on another figure)"},
 		{args: []string{"stampede", "--dry-run", "--gate", "escape.rps > 10"}, want: "escape.rps is measured by --escape, which the plan leaves off, so the gate could only fail"},
 		{args: []string{"stampede", "--dry-run", "--gate", "trigger.detail.exit_code == 0"}, want: "trigger.detail.exit_code is a detail of another trigger than expire, so the gate could only fail (accepted: one of expire's: "},

@@ -274,8 +274,9 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
 	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
+	bad = append(bad, workersReach(opts.Workers, opts.chosen)...) // before the token: no token makes it reach
 	bad = append(bad, workerTokenProblems(opts)...)
-	bad = append(bad, workersReach(opts.Workers, opts.chosen)...)
+	bad = append(bad, workerGates(plan.Gates, opts.Workers)...)
 	if opts.Workers != "" && plan.Escape != nil {
 		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
 	}

@@ -126,13 +126,17 @@ func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Targe
 // (it would do nothing), or a token that cannot be read or is too short.
 func workerTokenProblems(opts stampedeOptions) herd.FieldErrors {
 	var bad herd.FieldErrors
-	switch _, err := workers.ReadToken(opts.WorkerToken); {
+	switch tok, err := workers.ReadToken(opts.WorkerToken); {
 	case opts.WorkerToken != "" && opts.Workers == "":
 		bad.Add("worker_token_file", "without --workers it would do nothing (accepted: with --workers, or left out)")
 	case err != nil && opts.WorkerToken != "":
 		bad.Add("worker_token_file", "%v", err)
 	case err != nil && opts.Workers != "": // from the environment: it names itself
 		bad = append(bad, &herd.FieldError{Msg: err.Error()})
+	case tok == "" && remoteWorker(opts.Workers) != "":
+		// a worker beyond loopback refuses to listen without one
+		bad.Add("workers", "%s is on another machine, whose worker takes only calls that carry the workers' token, and none is given (accepted: --worker-token-file FILE, or $%s, holding the token the workers read)",
+			remoteWorker(opts.Workers), workers.TokenEnv)
 	}
 	return bad
 }

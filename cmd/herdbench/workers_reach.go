@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 )
@@ -54,4 +56,17 @@ func loopbackEndpoint(svc *targets.Target) string {
 		}
 	}
 	return ""
+}
+
+// workerGates refuses gates on the workers' figures without --workers:
+// the load is sent from here, and the arm has none.
+func workerGates(gs []gates.Gate, spec string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	for _, g := range gs {
+		if spec == "" && strings.HasPrefix(g.Path, "workers.") {
+			bad = append(bad, &herd.FieldError{Field: "gates", Elem: g.Expr,
+				Msg: fmt.Sprintf("%s is a figure of the workers that send the load, and without --workers it is sent from here, so the gate could only fail (accepted: --workers with the gate, or a gate on another figure)", g.Path)})
+		}
+	}
+	return bad
 }
