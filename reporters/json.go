@@ -84,6 +84,15 @@ func ReadJSONFile(path string) (*experiment.Report, error) {
 	} else if err != nil {
 		return nil, bad(err, "not a results file: %v", err)
 	}
+	// a run writes every arm it measured, and a partial run says so
+	if len(rep.Arms) == 0 && !rep.Partial {
+		return nil, bad(nil, "no arms, and not partial: a run writes each arm it measured")
+	}
+	for i, a := range rep.Arms {
+		if a.Name == "" {
+			return nil, bad(nil, "arms[%d] has no name (null, or an arm without one)", i)
+		}
+	}
 	return &rep, nil
 }
 

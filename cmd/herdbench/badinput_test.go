@@ -248,6 +248,10 @@ var badInputs = map[string][]badInput{
 			want: "missing.json: no such file or directory (accepted: a results.json that herdbench stampede or run wrote", not: "for usage"},
 		{args: []string{"report", "{dir}/sweep.json"}, files: map[string]string{"sweep.json": "{\"schema\": \"herdbench.sweep/v2\"}\n"},
 			want: "sweep.json: a sweep's results (schema herdbench.sweep/v2), which report does not read: sweep -o renders a sweep's reports (accepted: a results.json", not: "cannot unmarshal"},
+		{args: []string{"report", "{dir}/noarms.json"}, files: map[string]string{"noarms.json": "{\"schema\": \"herdbench.results/v2\", \"arms\": []}\n"},
+			want: "noarms.json: no arms, and not partial: a run writes each arm it measured (accepted: a results.json", not: "for usage"},
+		{args: []string{"report", "{dir}/nullarm.json"}, files: map[string]string{"nullarm.json": "{\"schema\": \"herdbench.results/v2\", \"arms\": [null]}\n"},
+			want: "nullarm.json: arms[0] has no name (null, or an arm without one) (accepted: a results.json", not: "for usage"},
 		{args: []string{"run", "{dir}/missing.yaml"}, want: "missing.yaml: no such file or directory (accepted: a scenario file, such as examples/stampede.yaml)", not: "for usage"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": "name: t\nendpoints: [http://127.0.0.1:1\n"},
 			want: "t.yaml:1: not YAML: did not find expected ',' or ']' (accepted: a target file in YAML, docs/targets.md)", not: "for usage"},
@@ -315,6 +319,7 @@ var badInputs = map[string][]badInput{
 			want: "t.yaml:9: abort[0]: unknown path \"db.querys\" (accepted: db.qps, http.requests,", not: "--abort-on"},
 	},
 	"a place the run cannot write": {
+		{args: []string{"report", "{dir}/r.json", "-o", "html={dir}"}, files: map[string]string{"r.json": resultsFile}, want: "is a directory (accepted: a file's path, made with its directories if need be)"},
 		{args: []string{"stampede", "--dry-run", "--results-dir", "{dir}/f"}, files: map[string]string{"f": "x"},
 			want: "--results-dir: {dir}/f is a file (accepted: a directory, or a path where one can be made)"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml", "--results-dir", "{dir}/f/sub"}, files: map[string]string{"f": "x", "s.yaml": "load:\n  rate: 100\n"},

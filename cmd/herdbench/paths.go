@@ -19,6 +19,13 @@ func pathProblems(opts stampedeOptions, outs []output) herd.FieldErrors {
 			bad.Add(d.field, "%s (accepted: a directory, or a path where one can be made)", msg)
 		}
 	}
+	return append(bad, outputPathProblems(outs)...)
+}
+
+// outputPathProblems are the outputs that cannot be written: a file that
+// is a directory (or under a file), two outputs to one file.
+func outputPathProblems(outs []output) herd.FieldErrors {
+	var bad herd.FieldErrors
 	written := map[string]output{}
 	for _, o := range outs {
 		if o.path == "" {

@@ -74,6 +74,9 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 		return usageErrorf("--max-regression: needs --baseline (accepted: report --baseline OLD.json NEW.json --max-regression PATH=MAX)")
 	}
 	outs, err := parseOutputs(opts.Outputs, "", reporters.FormatNames())
+	if err == nil {
+		err = outputPathProblems(outs).Err()
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -151,6 +154,9 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 		bad = append(bad, fmt.Errorf("--max-regression: %w", err))
 	}
 	outs, err := parseOutputs(opts.Outputs, "", slices.Sorted(maps.Keys(comparisonFormats)))
+	if err == nil {
+		err = outputPathProblems(outs).Err()
+	}
 	if err != nil {
 		bad = append(bad, err)
 	}
