@@ -107,36 +107,6 @@ func (c *checker) shedStatuses() {
 	}
 }
 
-func (c *checker) endpoints() {
-	f := c.f
-	if len(f.Endpoints) == 0 {
-		c.bad("endpoints", "none (accepted: one or more base URLs such as http://127.0.0.1:8080)")
-	}
-	for i, e := range f.Endpoints {
-		c.baseURL(fmt.Sprintf("endpoints[%d]", i), e)
-	}
-	for i, a := range f.Arms {
-		for j, e := range a.Endpoints {
-			c.baseURL(fmt.Sprintf("arms[%d].endpoints[%d]", i, j), e)
-		}
-	}
-	for i, h := range f.Allow {
-		if err := CheckHost(h); err != nil {
-			c.bad(fmt.Sprintf("allow[%d]", i), "%v", err)
-		}
-	}
-}
-
-// baseURL checks the base URL e at path.
-func (c *checker) baseURL(path, e string) {
-	u, err := url.Parse(e)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		c.bad(path, "%q is not a base URL (accepted: http:// or https:// with a host, such as http://127.0.0.1:8080)", e)
-	} else if err := CheckPort(u.Port()); err != nil {
-		c.bad(path, "%q: %v", e, err)
-	}
-}
-
 // request checks the file's one request: what every class is checked
 // for, and that it takes a key.
 func (c *checker) request() {

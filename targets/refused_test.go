@@ -39,6 +39,22 @@ func TestRefusedAtTheirLines(t *testing.T) {
 			"t.yaml:7: requests[0].weight: no weight (accepted: 1 to 1000000"},
 		{"a class name twice", twoClasses + "    weight: 1\n  - name: a\n    weight: 1\n    path: /x\n",
 			`t.yaml:10: requests[1].name: "a" twice (accepted: a name of its own`},
+		{"an endpoint with credentials, never shown", strings.Replace(oneRequest, "http://127.0.0.1:1", "http://user:pw@127.0.0.1:1", 1),
+			`t.yaml:2: endpoints[0]: "http://user:xxxxx@127.0.0.1:1" holds credentials`},
+		{"an endpoint with a query", strings.Replace(oneRequest, "http://127.0.0.1:1", `"http://127.0.0.1:1?x=1"`, 1),
+			`t.yaml:2: endpoints[0]: "http://127.0.0.1:1?x=1" has a query, after which the request's path would be appended (accepted: http:// or https://`},
+		{"an endpoint with a fragment", strings.Replace(oneRequest, "http://127.0.0.1:1", `"http://127.0.0.1:1#frag"`, 1),
+			`t.yaml:2: endpoints[0]: "http://127.0.0.1:1#frag" has a fragment`},
+		{"an endpoint with {key}", strings.Replace(oneRequest, "http://127.0.0.1:1", `"http://127.0.0.1:1/{key}"`, 1),
+			`t.yaml:2: endpoints[0]: "http://127.0.0.1:1/{key}" has {key}, which a base URL sends as written`},
+		{"an arm's endpoint with a query", oneRequest + "arms:\n  - name: a\n    endpoints: [\"http://127.0.0.1:2/?a=b\"]\n",
+			`t.yaml:10: arms[0].endpoints[0]: "http://127.0.0.1:2/?a=b" has a query`},
+		{"an arm's endpoints empty", oneRequest + "arms:\n  - name: a\n    endpoints: []\n",
+			"t.yaml:10: arms[0].endpoints: empty (accepted: one or more base URLs, each http:// or https:// with a host, such as http://127.0.0.1:8080, or a base path, http://127.0.0.1:8080/api; or leave the key out, for the file's endpoints)"},
+		{"the HTTP cache's urls empty", oneRequest + "http_cache:\n  urls: []\n  purge: {method: PURGE, path: \"/items/{key}\"}\n",
+			"t.yaml:9: http_cache.urls: empty (accepted: one or more base URLs, each the cache's http:// or https:// base URL, such as http://127.0.0.1:6081; or leave the key out, for the endpoints)"},
+		{"the HTTP cache's url with credentials", oneRequest + "http_cache:\n  urls: [\"http://u:secret@127.0.0.1:6081\"]\n  purge: {method: PURGE, path: \"/items/{key}\"}\n",
+			`t.yaml:9: http_cache.urls[0]: "http://u:xxxxx@127.0.0.1:6081" holds credentials`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseFile([]byte(tc.file), "t.yaml", env(nil))
@@ -46,5 +62,13 @@ func TestRefusedAtTheirLines(t *testing.T) {
 				t.Errorf("ParseFile(%s) = %v; want\n  %s", tc.name, err, tc.want)
 			}
 		})
+	}
+}
+
+// A base path is a base URL: the request's path is appended to it.
+func TestABasePathIsAccepted(t *testing.T) {
+	file := strings.Replace(oneRequest, "http://127.0.0.1:1", "http://127.0.0.1:1/api/", 1)
+	if _, err := ParseFile([]byte(file), "t.yaml", env(nil)); err != nil {
+		t.Errorf("ParseFile(a base path) = %v; want nil", err)
 	}
 }
