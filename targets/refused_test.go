@@ -55,9 +55,15 @@ func TestRefusedAtTheirLines(t *testing.T) {
 			"t.yaml:9: http_cache.urls: empty (accepted: one or more base URLs, each the cache's http:// or https:// base URL, such as http://127.0.0.1:6081; or leave the key out, for the endpoints)"},
 		{"the HTTP cache's url with credentials", oneRequest + "http_cache:\n  urls: [\"http://u:secret@127.0.0.1:6081\"]\n  purge: {method: PURGE, path: \"/items/{key}\"}\n",
 			`t.yaml:9: http_cache.urls[0]: "http://u:xxxxx@127.0.0.1:6081" holds credentials`},
+		{"a header value with a newline", oneRequest + "headers:\n  X-A: \"a\\nb\"\n",
+			`t.yaml:9: headers.X-A: "a\nb" has a newline or another control character, which net/http refuses to send (accepted: printable text and tabs)`},
+		{"a header twice, in two cases", strings.Replace(oneRequest, "  path: /items/{key}\n", "  path: /items/{key}\n  headers: {X-A: a, x-a: b}\n", 1),
+			"t.yaml:5: request.headers.x-a: the same header as X-A: header names are case-insensitive (accepted: each header once)"},
+		{"an environment's header value with a newline", oneRequest + "headers:\n  Authorization: \"${HB_NL}\"\n",
+			"t.yaml:9: headers.Authorization: the environment's value has a newline"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseFile([]byte(tc.file), "t.yaml", env(nil))
+			_, err := ParseFile([]byte(tc.file), "t.yaml", env(map[string]string{"HB_NL": "Bearer x\r\nX-Evil: 1"}))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("ParseFile(%s) = %v; want\n  %s", tc.name, err, tc.want)
 			}
