@@ -2,7 +2,6 @@ package targets
 
 import (
 	"fmt"
-	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/triggers"
@@ -240,25 +238,6 @@ func roleNames(role string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func (c *checker) prometheus() {
-	p := c.f.Prometheus
-	if p == nil {
-		return
-	}
-	if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		c.bad("prometheus.url", "%q is not an http URL (accepted: Prometheus' base URL, such as http://127.0.0.1:9090)", p.URL)
-	}
-	if len(p.Series) == 0 {
-		c.bad("prometheus.series", "none (accepted: name: PromQL pairs)")
-	}
-	for _, name := range slices.Sorted(maps.Keys(p.Series)) {
-		// found now, not after the run, when the series are read
-		if _, err := parser.NewParser(parser.Options{}).ParseExpr(p.Series[name]); err != nil {
-			c.bad("prometheus.series."+name, "%q is not PromQL: %v (accepted: an expression Prometheus' query_range takes, such as sum(rate(http_requests_total[10s])))", p.Series[name], err)
-		}
-	}
 }
 
 func (c *checker) arms() {

@@ -61,6 +61,10 @@ func TestRefusedAtTheirLines(t *testing.T) {
 			"t.yaml:5: request.headers.x-a: the same header as X-A: header names are case-insensitive (accepted: each header once)"},
 		{"an environment's header value with a newline", oneRequest + "headers:\n  Authorization: \"${HB_NL}\"\n",
 			"t.yaml:9: headers.Authorization: the environment's value has a newline"},
+		{"a range vector as a series", oneRequest + "prometheus:\n  url: http://127.0.0.1:9090\n  series: {up: \"up[5m]\"}\n",
+			`t.yaml:10: prometheus.series.up: "up[5m]" is a range vector, which query_range refuses (accepted: an expression Prometheus' query_range takes`},
+		{"a string as a series", oneRequest + "prometheus:\n  url: http://127.0.0.1:9090\n  series: {s: '\"x\"'}\n",
+			`t.yaml:10: prometheus.series.s: "\"x\"" is a string, which query_range refuses`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseFile([]byte(tc.file), "t.yaml", env(map[string]string{"HB_NL": "Bearer x\r\nX-Evil: 1"}))
@@ -76,5 +80,13 @@ func TestABasePathIsAccepted(t *testing.T) {
 	file := strings.Replace(oneRequest, "http://127.0.0.1:1", "http://127.0.0.1:1/api/", 1)
 	if _, err := ParseFile([]byte(file), "t.yaml", env(nil)); err != nil {
 		t.Errorf("ParseFile(a base path) = %v; want nil", err)
+	}
+}
+
+// What query_range takes passes: an instant vector, a scalar.
+func TestInstantSeriesAreAccepted(t *testing.T) {
+	file := oneRequest + "prometheus:\n  url: http://127.0.0.1:9090\n  series: {qps: \"sum(rate(x[10s]))\", one: \"1\", s: \"scalar(up)\"}\n"
+	if _, err := ParseFile([]byte(file), "t.yaml", env(nil)); err != nil {
+		t.Errorf("ParseFile(instant series) = %v; want nil", err)
 	}
 }
