@@ -68,6 +68,7 @@ func (f *File) check(env func(string) (string, bool), later bool) herd.FieldErro
 	c.haproxy()
 	c.httpCache()
 	c.arms()
+	c.empties()
 	c.limits()
 	c.plan()
 	c.shedStatuses()
