@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -273,58 +272,6 @@ func (c *checker) limits() {
 	}
 }
 
-// MaxKeys bounds a key space.
-const MaxKeys = 1 << 31
-
-// keys checks the key space: exactly one source, and a hot count within
-// it. A file of keys is read now.
-func (c *checker) keys() { c.keySpace("keys", &c.f.Keys) }
-
-// keySpace checks the key space at path, and reads its file of keys.
-func (c *checker) keySpace(path string, ks *KeySpace) {
-	f := c.f
-	k := *ks
-	n := 0
-	for _, set := range []bool{len(k.List) > 0, k.File != "", k.Range != nil, k.Zipf != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		c.bad(path, "%d sources of keys (accepted: exactly one of list, file, range, zipf)", n)
-		return
-	}
-	size := int64(len(k.List))
-	switch {
-	case k.File != "":
-		keys, err := readKeys(f.resolve(k.File))
-		if err != nil {
-			c.bad(path+".file", "%v (accepted: a file of keys, one per line)", err)
-		}
-		k.List, size = keys, int64(len(keys))
-	case k.Range != nil:
-		if k.Range.From < 0 || k.Range.To < k.Range.From || k.Range.To-k.Range.From >= MaxKeys {
-			c.bad(path+".range", "from %d to %d (accepted: 0 <= from <= to, at most %d keys)", k.Range.From, k.Range.To, MaxKeys)
-			return
-		}
-		size = k.Range.To - k.Range.From + 1
-	case k.Zipf != nil:
-		if k.Zipf.From < 0 || k.Zipf.To <= k.Zipf.From || k.Zipf.To-k.Zipf.From >= MaxKeys {
-			c.bad(path+".zipf", "from %d to %d (accepted: 0 <= from < to, at most %d keys)", k.Zipf.From, k.Zipf.To, MaxKeys)
-			return
-		}
-		if !herd.Finite(k.Zipf.S) || k.Zipf.S <= 1 {
-			c.bad(path+".zipf.s", "s %g (accepted: greater than 1)", k.Zipf.S)
-		}
-		size = k.Zipf.To - k.Zipf.From + 1
-	}
-	// 0 would silently mean --hot-keys: leaving the key out says that
-	if k.Hot < 0 || int64(k.Hot) > size || (k.Hot == 0 && f.doc.Line(path+".hot") > 0) {
-		c.bad(path+".hot", "%d (accepted: 1 to the key space's %d keys; no hot: for --hot-keys)", k.Hot, size)
-	}
-	*ks = k
-}
-
 // envRef is ${VAR} in a value.
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
@@ -379,17 +326,4 @@ func literalPassword(dsn string) bool {
 func onlyEnvRef(v string) bool {
 	loc := envRef.FindStringIndex(v)
 	return loc != nil && loc[0] == 0 && loc[1] == len(v)
-}
-
-// sampleKey is a key of ks, for checking what a key becomes: its first.
-func sampleKey(ks KeySpace) string {
-	switch {
-	case len(ks.List) > 0:
-		return ks.List[0]
-	case ks.Range != nil:
-		return strconv.FormatInt(ks.Range.From, 10)
-	case ks.Zipf != nil:
-		return strconv.FormatInt(ks.Zipf.From, 10)
-	}
-	return "1"
 }

@@ -87,6 +87,16 @@ func TestRefusedAtTheirLines(t *testing.T) {
 			"t.yaml:8: limits.max_duration: empty (accepted: a duration such as 2m; or leave the key out, for no cap of the target's own)"},
 		{"a hook given empty", oneRequest + "arms:\n  - name: a\n    before: [\" \"]\n    after: [\"\"]\n",
 			"t.yaml:10: arms[0].before[0]: empty (accepted: a command, run with sh -c before the arm; or leave it out, for none)\nt.yaml:11: arms[0].after[0]: empty"},
+		{"a zipf without s", strings.Replace(oneRequest, "range: {from: 1, to: 100}", "zipf: {from: 1, to: 100}", 1),
+			"t.yaml:6: keys.zipf.s: no s (accepted: the exponent, greater than 1, such as 1.1)"},
+		{"a range without to", strings.Replace(oneRequest, "range: {from: 1, to: 100}", "range: {from: 1}", 1),
+			"t.yaml:6: keys.range.to: no to (accepted: whole numbers from and to, 0 <= from <= to, at most 2147483648 keys)"},
+		{"a zipf without from", strings.Replace(oneRequest, "range: {from: 1, to: 100}", "zipf: {to: 100, s: 1.1}", 1),
+			"t.yaml:6: keys.zipf.from: no from (accepted: whole numbers from and to, 0 <= from < to"},
+		{"a key given empty", strings.Replace(oneRequest, "range: {from: 1, to: 100}\n  hot: 10", `list: [a, "", b]`, 1),
+			`t.yaml:6: keys.list[1]: empty (accepted: a key, such as 42 or sku-1; or leave it out)`},
+		{"a key twice", strings.Replace(oneRequest, "range: {from: 1, to: 100}\n  hot: 10", "list: [a, a, b]", 1),
+			`t.yaml:6: keys.list[1]: "a" twice, first at keys.list[0] (accepted: each key once)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseFile([]byte(tc.file), "t.yaml", env(map[string]string{"HB_NL": "Bearer x\r\nX-Evil: 1"}))
