@@ -207,6 +207,9 @@ func (c *checker) toxiproxy() {
 	if u, err := url.Parse(t.URL); err != nil || u.Scheme != "http" || u.Host == "" {
 		c.bad("toxiproxy.url", "%q is not an http URL (accepted: toxiproxy's API, such as http://127.0.0.1:8474)", t.URL)
 	}
+	if len(t.Proxies) == 0 { // toxiproxy would have nothing to break
+		c.bad("toxiproxy.proxies", "none: no trigger could break anything through it (accepted: each dependency whose connections go through toxiproxy, by its proxy's name, such as {postgres: pg, redis: cache}; or no toxiproxy:)")
+	}
 	roles := map[string]bool{}
 	for dep := range t.Proxies {
 		role, ok := proxyRoles[dep]
@@ -262,8 +265,11 @@ func (c *checker) arms() {
 func (c *checker) limits() {
 	l := c.f.Limits
 	// 0 would silently mean no cap: leaving the key out says that
-	if l.MaxRate < 0 || (l.MaxRate == 0 && c.f.doc.Line("limits.max_rate") > 0) {
-		c.bad("limits.max_rate", "%d (accepted: 1 or more requests/s; no max_rate for no cap of the target's own)", l.MaxRate)
+	switch {
+	case l.MaxRate < 0 || (l.MaxRate == 0 && c.f.doc.Line("limits.max_rate") > 0):
+		c.bad("limits.max_rate", "%d (accepted: 1 or more requests/s; no max_rate for no cap of the target's own)", l.MaxRate) // badinput_test.go holds this text
+	case l.MaxRate > herd.MaxRate: // it could never bind
+		c.bad("limits.max_rate", "%d is above herdbench's own cap of %d requests/s, so it caps nothing (accepted: 1 to %d; no max_rate for herdbench's cap alone)", l.MaxRate, herd.MaxRate, herd.MaxRate)
 	}
 	if d := l.MaxDuration; d != "" {
 		if v, err := time.ParseDuration(d); err != nil || v <= 0 {

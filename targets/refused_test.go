@@ -97,6 +97,10 @@ func TestRefusedAtTheirLines(t *testing.T) {
 			`t.yaml:6: keys.list[1]: empty (accepted: a key, such as 42 or sku-1; or leave it out)`},
 		{"a key twice", strings.Replace(oneRequest, "range: {from: 1, to: 100}\n  hot: 10", "list: [a, a, b]", 1),
 			`t.yaml:6: keys.list[1]: "a" twice, first at keys.list[0] (accepted: each key once)`},
+		{"a toxiproxy with no proxies", oneRequest + "toxiproxy:\n  url: http://127.0.0.1:8474\n",
+			"t.yaml:8: toxiproxy.proxies: none: no trigger could break anything through it (accepted: each dependency"},
+		{"a max_rate above herdbench's cap", oneRequest + "limits: {max_rate: 50000}\n",
+			"t.yaml:8: limits.max_rate: 50000 is above herdbench's own cap of 20000 requests/s, so it caps nothing (accepted: 1 to 20000; no max_rate for herdbench's cap alone)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseFile([]byte(tc.file), "t.yaml", env(map[string]string{"HB_NL": "Bearer x\r\nX-Evil: 1"}))
