@@ -101,6 +101,8 @@ func TestRefusedAtTheirLines(t *testing.T) {
 			"t.yaml:8: toxiproxy.proxies: none: no trigger could break anything through it (accepted: each dependency"},
 		{"a max_rate above herdbench's cap", oneRequest + "limits: {max_rate: 50000}\n",
 			"t.yaml:8: limits.max_rate: 50000 is above herdbench's own cap of 20000 requests/s, so it caps nothing (accepted: 1 to 20000; no max_rate for herdbench's cap alone)"},
+		{"a wildcard allowed", oneRequest + "allow: [\"*.example\"]\n",
+			`t.yaml:8: allow[0]: "*.example" is a wildcard, and hosts are matched exactly, so it allows nothing (accepted: a host as it appears in the URLs`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseFile([]byte(tc.file), "t.yaml", env(map[string]string{"HB_NL": "Bearer x\r\nX-Evil: 1"}))
@@ -124,5 +126,25 @@ func TestInstantSeriesAreAccepted(t *testing.T) {
 	file := oneRequest + "prometheus:\n  url: http://127.0.0.1:9090\n  series: {qps: \"sum(rate(x[10s]))\", one: \"1\", s: \"scalar(up)\"}\n"
 	if _, err := ParseFile([]byte(file), "t.yaml", env(nil)); err != nil {
 		t.Errorf("ParseFile(instant series) = %v; want nil", err)
+	}
+}
+
+// Host names are case-insensitive, as curl and nginx read them: an
+// allowed host matches whatever its case, in the file or --allow-host; a
+// wildcard is refused there too.
+func TestAllowedHostsIgnoreCase(t *testing.T) {
+	file := strings.Replace(oneRequest, "http://127.0.0.1:1", "http://Api.Example:1", 1) + "allow: [API.EXAMPLE]\nredis: {address: \"CACHE.example:6379\"}\n"
+	f, err := ParseFile([]byte(file), "t.yaml", env(nil))
+	if err != nil {
+		t.Fatalf("ParseFile = %v; want nil", err)
+	}
+	if err := FromFile(f).CheckHosts([]string{"cache.EXAMPLE"}); err != nil {
+		t.Errorf("CheckHosts(cache.EXAMPLE) = %v; want the hosts allowed whatever their case", err)
+	}
+	if !Loopback("LocalHost") {
+		t.Errorf("Loopback(LocalHost) = false; want true")
+	}
+	if err := CheckHost("*.example"); err == nil || !strings.Contains(err.Error(), "hosts are matched exactly") {
+		t.Errorf("CheckHost(*.example) = %v; want the wildcard refused", err)
 	}
 }
