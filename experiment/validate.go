@@ -16,7 +16,7 @@ import (
 
 // Safety caps: a plan above them is refused before anything is sent.
 const (
-	MaxRate        = 20_000           // requests per second
+	MaxRate        = herd.MaxRate     // requests per second
 	MaxArmDuration = 10 * time.Minute // warmup + before + after
 	MaxArms        = 16
 	MaxClients     = 100_000

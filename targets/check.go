@@ -2,17 +2,14 @@ package targets
 
 import (
 	"fmt"
-	"maps"
 	"net"
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/triggers"
@@ -70,6 +67,7 @@ func (f *File) check(env func(string) (string, bool), later bool) herd.FieldErro
 	c.haproxy()
 	c.httpCache()
 	c.arms()
+	c.empties()
 	c.limits()
 	c.plan()
 	c.shedStatuses()
@@ -104,36 +102,6 @@ func (c *checker) shedStatuses() {
 			c.bad(path, "%d twice (accepted: each status once)", code)
 		}
 		seen[code] = true
-	}
-}
-
-func (c *checker) endpoints() {
-	f := c.f
-	if len(f.Endpoints) == 0 {
-		c.bad("endpoints", "none (accepted: one or more base URLs such as http://127.0.0.1:8080)")
-	}
-	for i, e := range f.Endpoints {
-		c.baseURL(fmt.Sprintf("endpoints[%d]", i), e)
-	}
-	for i, a := range f.Arms {
-		for j, e := range a.Endpoints {
-			c.baseURL(fmt.Sprintf("arms[%d].endpoints[%d]", i, j), e)
-		}
-	}
-	for i, h := range f.Allow {
-		if err := CheckHost(h); err != nil {
-			c.bad(fmt.Sprintf("allow[%d]", i), "%v", err)
-		}
-	}
-}
-
-// baseURL checks the base URL e at path.
-func (c *checker) baseURL(path, e string) {
-	u, err := url.Parse(e)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		c.bad(path, "%q is not a base URL (accepted: http:// or https:// with a host, such as http://127.0.0.1:8080)", e)
-	} else if err := CheckPort(u.Port()); err != nil {
-		c.bad(path, "%q: %v", e, err)
 	}
 }
 
@@ -239,6 +207,9 @@ func (c *checker) toxiproxy() {
 	if u, err := url.Parse(t.URL); err != nil || u.Scheme != "http" || u.Host == "" {
 		c.bad("toxiproxy.url", "%q is not an http URL (accepted: toxiproxy's API, such as http://127.0.0.1:8474)", t.URL)
 	}
+	if len(t.Proxies) == 0 { // toxiproxy would have nothing to break
+		c.bad("toxiproxy.proxies", "none: no trigger could break anything through it (accepted: each dependency whose connections go through toxiproxy, by its proxy's name, such as {postgres: pg, redis: cache}; or no toxiproxy:)")
+	}
 	roles := map[string]bool{}
 	for dep := range t.Proxies {
 		role, ok := proxyRoles[dep]
@@ -272,25 +243,6 @@ func roleNames(role string) []string {
 	return out
 }
 
-func (c *checker) prometheus() {
-	p := c.f.Prometheus
-	if p == nil {
-		return
-	}
-	if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		c.bad("prometheus.url", "%q is not an http URL (accepted: Prometheus' base URL, such as http://127.0.0.1:9090)", p.URL)
-	}
-	if len(p.Series) == 0 {
-		c.bad("prometheus.series", "none (accepted: name: PromQL pairs)")
-	}
-	for _, name := range slices.Sorted(maps.Keys(p.Series)) {
-		// found now, not after the run, when the series are read
-		if _, err := parser.NewParser(parser.Options{}).ParseExpr(p.Series[name]); err != nil {
-			c.bad("prometheus.series."+name, "%q is not PromQL: %v (accepted: an expression Prometheus' query_range takes, such as sum(rate(http_requests_total[10s])))", p.Series[name], err)
-		}
-	}
-}
-
 func (c *checker) arms() {
 	if len(c.f.Arms) == 0 && c.f.doc.Line("arms") > 0 { // arms: [] would run the one arm of a file without arms
 		c.bad("arms", "empty (accepted: one arm or more, each with its name, such as [{name: baseline}]; or no arms: key, for one arm, baseline, the service as it is)")
@@ -313,66 +265,17 @@ func (c *checker) arms() {
 func (c *checker) limits() {
 	l := c.f.Limits
 	// 0 would silently mean no cap: leaving the key out says that
-	if l.MaxRate < 0 || (l.MaxRate == 0 && c.f.doc.Line("limits.max_rate") > 0) {
-		c.bad("limits.max_rate", "%d (accepted: 1 or more requests/s; no max_rate for no cap of the target's own)", l.MaxRate)
+	switch {
+	case l.MaxRate < 0 || (l.MaxRate == 0 && c.f.doc.Line("limits.max_rate") > 0):
+		c.bad("limits.max_rate", "%d (accepted: 1 or more requests/s; no max_rate for no cap of the target's own)", l.MaxRate) // badinput_test.go holds this text
+	case l.MaxRate > herd.MaxRate: // it could never bind
+		c.bad("limits.max_rate", "%d is above herdbench's own cap of %d requests/s, so it caps nothing (accepted: 1 to %d; no max_rate for herdbench's cap alone)", l.MaxRate, herd.MaxRate, herd.MaxRate)
 	}
 	if d := l.MaxDuration; d != "" {
 		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
 			c.bad("limits.max_duration", "%q (accepted: a duration such as 2m)", d)
 		}
 	}
-}
-
-// MaxKeys bounds a key space.
-const MaxKeys = 1 << 31
-
-// keys checks the key space: exactly one source, and a hot count within
-// it. A file of keys is read now.
-func (c *checker) keys() { c.keySpace("keys", &c.f.Keys) }
-
-// keySpace checks the key space at path, and reads its file of keys.
-func (c *checker) keySpace(path string, ks *KeySpace) {
-	f := c.f
-	k := *ks
-	n := 0
-	for _, set := range []bool{len(k.List) > 0, k.File != "", k.Range != nil, k.Zipf != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		c.bad(path, "%d sources of keys (accepted: exactly one of list, file, range, zipf)", n)
-		return
-	}
-	size := int64(len(k.List))
-	switch {
-	case k.File != "":
-		keys, err := readKeys(f.resolve(k.File))
-		if err != nil {
-			c.bad(path+".file", "%v (accepted: a file of keys, one per line)", err)
-		}
-		k.List, size = keys, int64(len(keys))
-	case k.Range != nil:
-		if k.Range.From < 0 || k.Range.To < k.Range.From || k.Range.To-k.Range.From >= MaxKeys {
-			c.bad(path+".range", "from %d to %d (accepted: 0 <= from <= to, at most %d keys)", k.Range.From, k.Range.To, MaxKeys)
-			return
-		}
-		size = k.Range.To - k.Range.From + 1
-	case k.Zipf != nil:
-		if k.Zipf.From < 0 || k.Zipf.To <= k.Zipf.From || k.Zipf.To-k.Zipf.From >= MaxKeys {
-			c.bad(path+".zipf", "from %d to %d (accepted: 0 <= from < to, at most %d keys)", k.Zipf.From, k.Zipf.To, MaxKeys)
-			return
-		}
-		if !herd.Finite(k.Zipf.S) || k.Zipf.S <= 1 {
-			c.bad(path+".zipf.s", "s %g (accepted: greater than 1)", k.Zipf.S)
-		}
-		size = k.Zipf.To - k.Zipf.From + 1
-	}
-	// 0 would silently mean --hot-keys: leaving the key out says that
-	if k.Hot < 0 || int64(k.Hot) > size || (k.Hot == 0 && f.doc.Line(path+".hot") > 0) {
-		c.bad(path+".hot", "%d (accepted: 1 to the key space's %d keys; no hot: for --hot-keys)", k.Hot, size)
-	}
-	*ks = k
 }
 
 // envRef is ${VAR} in a value.
@@ -429,17 +332,4 @@ func literalPassword(dsn string) bool {
 func onlyEnvRef(v string) bool {
 	loc := envRef.FindStringIndex(v)
 	return loc != nil && loc[0] == 0 && loc[1] == len(v)
-}
-
-// sampleKey is a key of ks, for checking what a key becomes: its first.
-func sampleKey(ks KeySpace) string {
-	switch {
-	case len(ks.List) > 0:
-		return ks.List[0]
-	case ks.Range != nil:
-		return strconv.FormatInt(ks.Range.From, 10)
-	case ks.Zipf != nil:
-		return strconv.FormatInt(ks.Zipf.From, 10)
-	}
-	return "1"
 }

@@ -75,13 +75,7 @@ func (c *checker) classes() {
 	for i := range f.Requests {
 		rc := &f.Requests[i]
 		at := fmt.Sprintf("requests[%d]", i)
-		if !className.MatchString(rc.Name) || seen[rc.Name] {
-			c.bad(at+".name", "%q (accepted: a name of its own of 1 to 32 lower-case letters, digits, - and _, starting with a letter or digit)", rc.Name)
-		}
-		seen[rc.Name] = true
-		if rc.Weight < 1 {
-			c.bad(at+".weight", "%d (accepted: 1 or more: the class's share of the rate is its weight over the classes' total)", rc.Weight)
-		}
+		c.classNameWeight(at, rc, seen)
 		if rc.Vegeta != "" {
 			c.vegetaClass(at, rc)
 			continue
@@ -101,6 +95,32 @@ func (c *checker) classes() {
 		if f.Requests[i].Vegeta == "" {
 			c.classKeys(i, i == herd)
 		}
+	}
+}
+
+// MaxWeight bounds a class's weight: the classes' total stays far from
+// overflowing, and a share of one in a million is as fine as a mix gets.
+const MaxWeight = 1_000_000
+
+// classNameWeight checks a class's name, its own among seen, and its
+// weight, which must be given: none would be a phantom 0.
+func (c *checker) classNameWeight(at string, rc *RequestClass, seen map[string]bool) {
+	const names = "a name of its own of 1 to 32 lower-case letters, digits, - and _, starting with a letter or digit"
+	switch {
+	case c.f.doc.Line(at+".name") == 0:
+		c.bad(at+".name", "no name (accepted: %s)", names)
+	case seen[rc.Name]:
+		c.bad(at+".name", "%q twice (accepted: %s)", rc.Name, names)
+	case !className.MatchString(rc.Name):
+		c.bad(at+".name", "%q (accepted: %s)", rc.Name, names)
+	}
+	seen[rc.Name] = true
+	const weights = "1 to 1000000: the class's share of the rate is its weight over the classes' total"
+	switch {
+	case c.f.doc.Line(at+".weight") == 0:
+		c.bad(at+".weight", "no weight (accepted: %s)", weights)
+	case rc.Weight < 1 || rc.Weight > MaxWeight:
+		c.bad(at+".weight", "%d out of range (accepted: %s)", rc.Weight, weights)
 	}
 }
 

@@ -86,7 +86,7 @@ requests:
 	for _, want := range []string{
 		`:3: request: beside requests:`,
 		`:5: requests[0].name: "Product" (accepted: a name of its own`,
-		`:5: requests[0].weight: 0 (accepted: 1 or more`,
+		`:5: requests[0].weight: 0 out of range (accepted: 1 to 1000000`,
 		`:6: requests[1].herd: a second herd class, beside Product`,
 		`:6: requests[1].keys: on the herd's class`,
 		`:7: requests[2].body: a body on a GET request (accepted:`,

@@ -386,7 +386,7 @@ func (l Limits) Duration() time.Duration {
 // Loopback says whether host is this machine: localhost or a loopback
 // address. Names are not resolved: a name must be allowed explicitly.
 func Loopback(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))

@@ -1,8 +1,6 @@
 package targets
 
 import (
-	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -52,11 +50,7 @@ func (c *checker) httpCache() {
 	if h == nil {
 		return
 	}
-	for i, u := range h.URLs {
-		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			c.bad(fmt.Sprintf("http_cache.urls[%d]", i), "%q is not a base URL (accepted: the cache's http:// or https:// base URL, such as http://127.0.0.1:6081)", u)
-		}
-	}
+	c.baseURLs("http_cache.urls", h.URLs, "the cache's http:// or https:// base URL, such as http://127.0.0.1:6081", "the endpoints")
 	if h.Purge == nil {
 		c.bad("http_cache", "no purge (accepted: http_cache.purge, the request that invalidates one key, such as {method: PURGE, path: /items/{key}})")
 	} else {

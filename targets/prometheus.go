@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/herdbench/herdbench/load"
 )
@@ -100,5 +103,34 @@ func (t *Target) queryRange(ctx context.Context, query string, from, to, T time.
 	slices.SortFunc(points, func(a, b Point) int { return int(a.TMS - b.TMS) })
 	return points, nil
 }
+
+func (c *checker) prometheus() {
+	p := c.f.Prometheus
+	if p == nil {
+		return
+	}
+	if u, err := url.Parse(p.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		c.bad("prometheus.url", "%q is not an http URL (accepted: Prometheus' base URL, such as http://127.0.0.1:9090)", p.URL)
+	}
+	if len(p.Series) == 0 {
+		c.bad("prometheus.series", "none (accepted: name: PromQL pairs)")
+	}
+	const accepted = "an expression Prometheus' query_range takes, such as sum(rate(http_requests_total[10s]))"
+	for _, name := range slices.Sorted(maps.Keys(p.Series)) {
+		// found now, not after the run, when the series are read
+		expr, err := parser.NewParser(parser.Options{}).ParseExpr(p.Series[name])
+		if err != nil {
+			c.bad("prometheus.series."+name, "%q is not PromQL: %v (accepted: %s)", p.Series[name], err, accepted)
+			continue
+		}
+		// query_range takes an instant vector or a scalar, nothing else
+		if typ := expr.Type(); typ != parser.ValueTypeVector && typ != parser.ValueTypeScalar {
+			c.bad("prometheus.series."+name, "%q is a %s, which query_range refuses (accepted: %s: an instant vector or a scalar)", p.Series[name], typeWord[typ], accepted)
+		}
+	}
+}
+
+// typeWord names a PromQL type query_range refuses.
+var typeWord = map[parser.ValueType]string{parser.ValueTypeMatrix: "range vector", parser.ValueTypeString: "string", parser.ValueTypeNone: "expression of no type"}
 
 func unix(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64) }

@@ -86,7 +86,7 @@ func (t *Target) CheckHosts(allow []string) error {
 	}
 	slices.Sort(hosts)
 	for _, h := range hosts {
-		if Loopback(h) || slices.Contains(t.Allow, h) || slices.Contains(allow, h) {
+		if Loopback(h) || Allowed(h, t.Allow, allow) {
 			continue
 		}
 		msg := fmt.Sprintf("host %s is not loopback and not allowed (accepted: loopback; or list it under allow: in the target file, or --allow-host %s)", h, h)
@@ -166,12 +166,30 @@ func (t *Target) Rollback() error {
 }
 
 // CheckHost refuses what is not a host as a target's URLs name it (a
-// scheme, a port or a path would match no host, and allow nothing).
+// scheme, a port or a path would match no host, and allow nothing), and a
+// wildcard: hosts are matched exactly (Allowed), so *.example would allow
+// nothing either.
 func CheckHost(h string) error {
-	if h == "" || strings.ContainsAny(h, "/: ") {
-		return fmt.Errorf("%q is not a host name or address (accepted: a host as it appears in the URLs, such as staging.internal or 10.0.0.5)", h)
+	const accepted = "accepted: a host as it appears in the URLs, such as staging.internal or 10.0.0.5"
+	switch {
+	case h == "" || strings.ContainsAny(h, "/: "):
+		return fmt.Errorf("%q is not a host name or address (%s)", h, accepted)
+	case strings.ContainsAny(h, "*?[]"):
+		return fmt.Errorf("%q is a wildcard, and hosts are matched exactly, so it allows nothing (%s; list each host)", h, accepted)
 	}
 	return nil
+}
+
+// Allowed says whether host is in one of the lists of allowed hosts: the
+// same name, whatever its case (host names are case-insensitive, as curl
+// and nginx read them), or the same address.
+func Allowed(host string, lists ...[]string) bool {
+	for _, l := range lists {
+		if slices.ContainsFunc(l, func(a string) bool { return strings.EqualFold(a, host) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckPort refuses a port no connection can reach (the URL and host:port

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -195,7 +194,7 @@ func (w *Worker) check(s Share) error {
 			continue
 		}
 		h := u.Hostname()
-		if targets.Loopback(h) || (slices.Contains(w.Allow, h) && slices.Contains(s.Hosts, h)) {
+		if targets.Loopback(h) || (targets.Allowed(h, w.Allow) && targets.Allowed(h, s.Hosts)) {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("target %s: host %s is not loopback and not allowed on this worker (accepted: loopback, or start the worker with --allow-host %s)", t, h, h))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
@@ -153,7 +152,7 @@ func (testbedChoice) hosts(plan experiment.Plan, opts stampedeOptions) error {
 	if err != nil {
 		return nil // the trigger's own check named it
 	}
-	if h := u.Hostname(); !targets.Loopback(h) && !slices.Contains(opts.AllowHosts, h) {
+	if h := u.Hostname(); !targets.Loopback(h) && !targets.Allowed(h, opts.AllowHosts) {
 		return usageErrorf("--ended-when: host %s is not loopback and not allowed (accepted: loopback, or --allow-host %s)", h, h)
 	}
 	return nil

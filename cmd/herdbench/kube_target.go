@@ -1,7 +1,6 @@
 package main
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/herdbench/herdbench/herd"
@@ -32,7 +31,7 @@ func controllerTarget(target string, allow []string) (*targets.Target, herd.Fiel
 			switch {
 			case targets.Loopback(host):
 				bad.Add("", "after --: --target %s: loopback, which in a pod is the pod itself (accepted: the service's name or address as the pods reach it, listed with --allow-host)", tg.Name)
-			case !slices.Contains(allow, host):
+			case !targets.Allowed(host, allow):
 				bad.Add("allow-host", "%s, the host of --target after --, is not listed: the workers would refuse it (accepted: --allow-host %s)", host, host)
 			}
 		}
