@@ -2,13 +2,9 @@ package main
 
 import (
 	"io"
-	"slices"
 
-	"github.com/herdbench/herdbench/experiment"
-	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/triggers"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -112,65 +108,4 @@ func checkKube(s kube.Spec) error {
 		return usageError{bad}
 	}
 	return nil
-}
-
-// controllerProblems are those of the controller's command line after --:
-// stampede or run, without --workers (the manifests set it), its flags
-// as the command itself parses them, and a stampede's gates and plan.
-func controllerProblems(args, allow []string) herd.FieldErrors {
-	var bad herd.FieldErrors
-	switch {
-	case args[0] != "stampede" && args[0] != "run":
-		bad.Add("", "after --: the controller's command %q (accepted: stampede or run, after --)", args[0])
-		return bad
-	case slices.Contains(args, "--workers") || slices.Contains(args, "--worker-count"):
-		bad.Add("", "--workers after --: the manifests set it to the workers' Service (accepted: kube --workers N)")
-	}
-	var c *cobra.Command
-	var opts *stampedeOptions
-	if args[0] == "stampede" {
-		o := newStampedeOptions(io.Discard, triggers.Default)
-		opts = &o
-		c = &cobra.Command{Use: "stampede", Args: noArgs}
-		bindStampedeFlags(c.Flags(), opts)
-	} else {
-		c = newRunCmd(io.Discard, io.Discard, triggers.Default)
-	}
-	if err := c.ParseFlags(args[1:]); err != nil {
-		bad.Add("", "after --: %s: %v", args[0], flagValueError(err))
-		return bad
-	}
-	if c.Args != nil { // run's scenario file, as run itself requires it
-		if err := c.Args(c, c.Flags().Args()); err != nil {
-			bad.Add("", "after --: %v", unwrapUsage(err))
-			return bad
-		}
-	}
-	if opts == nil { // run's scenario, read in the pod
-		return append(bad, inConfigMap("run's scenario file", c.Flags().Arg(0))...)
-	}
-	url, problems := controllerTarget(opts.Target, allow)
-	bad = append(bad, problems...)
-	// the gates as buildPlan parses them, into the plan Validate checks
-	opts.Plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
-	bad = append(bad, problems...)
-	opts.Plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
-	bad = append(bad, problems...)
-	// a URL's plan as the stampede checks it (its trigger among them); a
-	// file's is the ConfigMap's, and its arms too
-	checked := herd.Fields(opts.Plan.Validate())
-	if url != nil {
-		opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
-		checked = herd.Fields(opts.Plan.ValidateFor(url, experiment.ServiceSubject(url)))
-		if !opts.TriggerSet["trigger"] {
-			checked = atURLDefaultTrigger(checked, opts.Plan, url)
-		}
-	}
-	for _, e := range checked {
-		if e.Field != "arms" { // a file's, or a URL's baseline, as the pod's run sets them
-			bad = append(bad, e)
-		}
-	}
-	opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
-	return append(bad, idleTriggerOptions(opts.Plan, opts.TriggerSet, bad)...)
 }

@@ -42,6 +42,17 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "outage"}, "--trigger: http://svc:8080/items/{key}: trigger outage needs toxiproxy"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "scenario.yaml"}, "run's scenario file scenario.yaml is not in the ConfigMap"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--secret", "Bad_Name"}, `--secret: "Bad_Name"`},
+		// run's flags, as run checks them without its scenario (the ConfigMap's)
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--rate", "0"}, "--rate: 0 out of range (accepted: 1 to 20000 requests/s)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--zipf", "NaN"}, "--zipf: NaN out of range (accepted: greater than 1)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "bogus"}, `--trigger: unknown "bogus" (accepted: expire,`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--gate", "db.querys < 1"}, `--gate: "db.querys < 1": unknown path "db.querys" (nearest: db.queries,`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--target", "http://127.0.0.1:8080/items/{key}"}, "--target http://127.0.0.1:8080/items/{key}: loopback, which in a pod is the pod itself"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 to 20 runs of each arm)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 to 20 runs of each arm)"},
+		// a flag given twice, as the root command refuses it
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--rate", "1000", "--rate", "2000"}, `after --: stampede: --rate: given twice, "1000" and "2000" (accepted: one value; the second would replace the first)`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "burst", "--trigger", "expire"}, `after --: run: --trigger: given twice, "burst" and "expire"`},
 		// every problem at once, not the first alone
 		{[]string{"kube", "--workers", "0", "--", "stampede", "--target", "/config/t.yaml", "--rate", "0"}, "--image: required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)\n--configmap: required (accepted: the name of a ConfigMap holding the target file)\n--workers: 0 (accepted: 1 to 1000)\n--rate: 0 out of range"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--token-secret", "Bad_Name"}, `--token-secret: "Bad_Name"`},
@@ -94,6 +105,24 @@ func TestWorkersTakeEveryFeature(t *testing.T) {
 		{"sweep", "--trigger", "expire", "--vary", "hot_keys=4..40", "--after", "auto:6s", "--abort-on", "verdict == metastable"},
 	} {
 		args = append(args, "--workers", "http://127.0.0.1:1", "--dry-run", "--state-dir", t.TempDir())
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != exitOK {
+			t.Errorf("herdbench %s: exit %d, %q; want 0", strings.Join(args, " "), code, errb.String())
+		}
+	}
+}
+
+// What only the ConfigMap's files decide is left to the pod: a run's
+// value its scenario may complete (hot_keys beside --keys 50, a trigger
+// beside --outage), a target file's trigger beside its option.
+func TestKubeLeavesToThePodWhatItsFilesDecide(t *testing.T) {
+	for _, after := range [][]string{
+		{"run", "/config/s.yaml", "--keys", "50", "--yes"},
+		{"run", "/config/s.yaml", "--outage", "5s", "--yes"},
+		{"run", "/config/s.yaml", "--target", "http://svc:8080/items/{key}", "--yes"},
+		{"stampede", "--target", "/config/t.yaml", "--outage", "5s", "--yes"},
+	} {
+		args := append([]string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--allow-host", "svc", "--"}, after...)
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != exitOK {
 			t.Errorf("herdbench %s: exit %d, %q; want 0", strings.Join(args, " "), code, errb.String())
