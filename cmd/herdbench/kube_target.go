@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -43,11 +44,18 @@ func controllerTarget(target string, allow []string) (*targets.Target, herd.Fiel
 }
 
 // inConfigMap refuses a file the controller reads that is not in the
-// ConfigMap's mount, the only files its pod has.
-func inConfigMap(what, path string) herd.FieldErrors {
+// ConfigMap's mount, the only files its pod has: a file right in it, as
+// the ConfigMap's keys make them, once the path is cleaned (../ out of
+// it, or the mount itself, are not).
+func inConfigMap(what, p string) herd.FieldErrors {
 	var bad herd.FieldErrors
-	if !strings.HasPrefix(path, kube.ConfigDir+"/") {
-		bad.Add("", "after --: %s %s is not in the ConfigMap, the only files the controller's pod has (accepted: %s/FILE, where --configmap is mounted)", what, path, kube.ConfigDir)
+	clean := path.Clean(p)
+	if path.Dir(clean) == kube.ConfigDir && !strings.HasSuffix(p, "/") {
+		return nil
 	}
+	if clean != p && p != "" {
+		p += " (" + clean + ")"
+	}
+	bad.Add("", "after --: %s %s is not in the ConfigMap, the only files the controller's pod has (accepted: %s/FILE, FILE one of the keys of --configmap, which is mounted there)", what, p, kube.ConfigDir)
 	return bad
 }

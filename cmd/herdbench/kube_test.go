@@ -50,6 +50,10 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--target", "http://127.0.0.1:8080/items/{key}"}, "--target http://127.0.0.1:8080/items/{key}: loopback, which in a pod is the pod itself"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 to 20 runs of each arm)"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 to 20 runs of each arm)"},
+		// a file in the ConfigMap, once its path is cleaned
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/../etc/t.yaml"}, "--target /config/../etc/t.yaml (/etc/t.yaml) is not in the ConfigMap"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/"}, "--target /config/ (/config) is not in the ConfigMap, the only files the controller's pod has (accepted: /config/FILE, FILE one of the keys of --configmap, which is mounted there)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/sub/s.yaml"}, "run's scenario file /config/sub/s.yaml is not in the ConfigMap"},
 		// a flag given twice, as the root command refuses it
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--rate", "1000", "--rate", "2000"}, `after --: stampede: --rate: given twice, "1000" and "2000" (accepted: one value; the second would replace the first)`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "burst", "--trigger", "expire"}, `after --: run: --trigger: given twice, "burst" and "expire"`},
@@ -121,6 +125,7 @@ func TestKubeLeavesToThePodWhatItsFilesDecide(t *testing.T) {
 		{"run", "/config/s.yaml", "--outage", "5s", "--yes"},
 		{"run", "/config/s.yaml", "--target", "http://svc:8080/items/{key}", "--yes"},
 		{"stampede", "--target", "/config/t.yaml", "--outage", "5s", "--yes"},
+		{"stampede", "--target", "/config/./t.yaml", "--yes"},
 	} {
 		args := append([]string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--allow-host", "svc", "--"}, after...)
 		var out, errb bytes.Buffer
