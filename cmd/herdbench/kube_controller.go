@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
@@ -49,6 +50,14 @@ func controllerProblems(args, allow []string) herd.FieldErrors {
 	if isRun {
 		bad = append(bad, inConfigMap("run's scenario file", fs.Arg(0))...)
 	}
+	return append(bad, controllerChecks(opts, fs, isRun, allow)...)
+}
+
+// controllerChecks are the problems of the controller's flags, parsed
+// into opts, as stampede's (or run's) own checks find them: its target
+// (controllerTarget), the options the stampede drops on a service, and
+// its plan; one problem per value, told as the value the user gave.
+func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, allow []string) herd.FieldErrors {
 	opts.TestbedSet = changed(fs, startFlags)
 	opts.TriggerSet = triggerFlagsSet(fs, opts.Plan)
 	opts.PlanSet = planFlagsSet(fs)
@@ -57,7 +66,15 @@ func controllerProblems(args, allow []string) herd.FieldErrors {
 	if !isRun || fs.Changed("target") { // a run's may be its scenario's
 		url, checked = controllerTarget(opts.Target, allow)
 	}
+	targetFile := url == nil && opts.Target != "testbed" // its keys: and trigger: are read in the pod
+	switch {
+	case url != nil: // the testbed's options, a key space without {key}
+		checked = append(checked, notForTarget(opts, url)...)
+	case targetFile:
+		checked = append(checked, testbedOnly(opts, opts.Target)...)
+	}
 	checked = append(checked, planProblems(opts, url, !isRun)...)
+	var bad herd.FieldErrors
 	for _, e := range checked {
 		// a run's scenario may set what its command line does not, and
 		// the other value of a relation between two
@@ -66,12 +83,11 @@ func controllerProblems(args, allow []string) herd.FieldErrors {
 		}
 	}
 	// the trigger the options are for: --trigger's, or else the default,
-	// unless a scenario or target file, read in the pod, may name its own
-	targetFile := url == nil && opts.Target != "testbed"
+	// unless a scenario or target file may name its own
 	if fs.Changed("trigger") || !(isRun || targetFile) {
 		bad = append(bad, idleTriggerOptions(opts.Plan, opts.TriggerSet, bad)...)
 	}
-	return bad
+	return bad.Blame(opts.userSet).FirstPerField()
 }
 
 // planProblems are those of the plan the controller's flags make, as the

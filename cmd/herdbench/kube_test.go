@@ -54,6 +54,10 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/../etc/t.yaml"}, "--target /config/../etc/t.yaml (/etc/t.yaml) is not in the ConfigMap"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/"}, "--target /config/ (/config) is not in the ConfigMap, the only files the controller's pod has (accepted: /config/FILE, FILE one of the keys of --configmap, which is mounted there)"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/sub/s.yaml"}, "run's scenario file /config/sub/s.yaml is not in the ConfigMap"},
+		// the testbed's options beside a service, as the stampede refuses them
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--replicas", "2"}, "--replicas: starts the bundled testbed, and --target /config/t.yaml is a service herdbench did not start (accepted: leave it out)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--target", "/config/t.yaml", "--ttl", "5s"}, "--ttl: a knob of the bundled testbed's replicas, which --target /config/t.yaml does not run"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst", "--cache", "memcached"}, "--cache: starts the bundled testbed, and --target http://svc:8080/items/{key} is a service"},
 		// a flag given twice, as the root command refuses it
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--rate", "1000", "--rate", "2000"}, `after --: stampede: --rate: given twice, "1000" and "2000" (accepted: one value; the second would replace the first)`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "burst", "--trigger", "expire"}, `after --: run: --trigger: given twice, "burst" and "expire"`},
