@@ -74,6 +74,7 @@ func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, allow
 		checked = append(checked, testbedOnly(opts, opts.Target)...)
 	}
 	checked = append(checked, planProblems(opts, url, !isRun)...)
+	checked = append(checked, podOutputs(opts)...)
 	var bad herd.FieldErrors
 	for _, e := range checked {
 		// a run's scenario may set what its command line does not, and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -58,4 +59,44 @@ func inConfigMap(what, p string) herd.FieldErrors {
 	}
 	bad.Add("", "after --: %s %s is not in the ConfigMap, the only files the controller's pod has (accepted: %s/FILE, FILE one of the keys of --configmap, which is mounted there)", what, p, kube.ConfigDir)
 	return bad
+}
+
+// podOutputs refuses the controller's outputs its pod cannot write, with
+// the problems of -o as the stampede finds them: a file or directory in
+// the ConfigMap's mount, which is read-only. A relative path is under its
+// working directory, an emptyDir it writes.
+func podOutputs(opts stampedeOptions) herd.FieldErrors {
+	outs, err := parseOutputs(opts.Outputs, "", runFormats())
+	bad := append(herd.Fields(err), checkVegeta(outs)...)
+	for _, o := range outs {
+		if readOnlyInPod(o.path) {
+			bad = append(bad, &herd.FieldError{Field: "output", Elem: o.format + "=" + o.path, Msg: inConfigDir(o.path)})
+		}
+	}
+	for _, f := range []struct{ field, path string }{{"json", opts.JSONFile}, {"results_dir", opts.ResultsDir}} {
+		if readOnlyInPod(f.path) {
+			bad.Add(f.field, "%s", inConfigDir(f.path))
+		}
+	}
+	return bad
+}
+
+// readOnlyInPod says whether the controller's pod resolves p into the
+// ConfigMap's read-only mount.
+func readOnlyInPod(p string) bool {
+	if p == "" {
+		return false
+	}
+	if !path.IsAbs(p) {
+		p = path.Join(kube.WorkDir, p)
+	}
+	p = path.Clean(p)
+	return p == kube.ConfigDir || strings.HasPrefix(p, kube.ConfigDir+"/")
+}
+
+// inConfigDir is the problem of an output at p, in the ConfigMap's mount.
+func inConfigDir(p string) string {
+	base := path.Base(p)
+	return fmt.Sprintf("%s is in the ConfigMap's mount, %s, which is read-only (accepted: a path under %s, the controller's working directory, an emptyDir, such as %s or %s)",
+		p, kube.ConfigDir, kube.WorkDir, path.Join(kube.WorkDir, base), base)
 }

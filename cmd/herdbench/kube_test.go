@@ -58,6 +58,11 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--replicas", "2"}, "--replicas: starts the bundled testbed, and --target /config/t.yaml is a service herdbench did not start (accepted: leave it out)"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--target", "/config/t.yaml", "--ttl", "5s"}, "--ttl: a knob of the bundled testbed's replicas, which --target /config/t.yaml does not run"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst", "--cache", "memcached"}, "--cache: starts the bundled testbed, and --target http://svc:8080/items/{key} is a service"},
+		// an output in the ConfigMap's mount, which is read-only
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--json", "/config/out.json"}, "--json: /config/out.json is in the ConfigMap's mount, /config, which is read-only (accepted: a path under /work, the controller's working directory, an emptyDir, such as /work/out.json or out.json)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--results-dir", "/config/r"}, "--results-dir: /config/r is in the ConfigMap's mount"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "-o", "html=../config/x.html"}, "--output: html=../config/x.html: ../config/x.html is in the ConfigMap's mount"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "-o", "bogus"}, `--output: bogus: unknown format "bogus" (accepted: html,`},
 		// a flag given twice, as the root command refuses it
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--rate", "1000", "--rate", "2000"}, `after --: stampede: --rate: given twice, "1000" and "2000" (accepted: one value; the second would replace the first)`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "burst", "--trigger", "expire"}, `after --: run: --trigger: given twice, "burst" and "expire"`},
@@ -130,6 +135,7 @@ func TestKubeLeavesToThePodWhatItsFilesDecide(t *testing.T) {
 		{"run", "/config/s.yaml", "--target", "http://svc:8080/items/{key}", "--yes"},
 		{"stampede", "--target", "/config/t.yaml", "--outage", "5s", "--yes"},
 		{"stampede", "--target", "/config/./t.yaml", "--yes"},
+		{"run", "/config/s.yaml", "-o", "html=x.html", "--json", "/work/r.json", "--results-dir", "r", "--yes"},
 	} {
 		args := append([]string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--allow-host", "svc", "--"}, after...)
 		var out, errb bytes.Buffer
