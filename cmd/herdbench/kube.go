@@ -78,9 +78,7 @@ func checkKube(s kube.Spec) error {
 			bad.Add(flag, "%q: %s (accepted: a DNS label, such as herdbench)", v, errs[0])
 		}
 	}
-	if s.Image == "" {
-		bad.Add("image", "required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)")
-	}
+	bad = append(bad, imageProblems(s.Image)...)
 	if s.ConfigMap == "" {
 		bad.Add("configmap", "required (accepted: the name of a ConfigMap holding the target file)")
 	}
@@ -88,9 +86,13 @@ func checkKube(s kube.Spec) error {
 		bad.Add("workers", "%d (accepted: 1 to 1000)", s.Workers)
 	}
 	// the token Secret's default is NAME-worker-token: a bad --name says so once
-	for flag, name := range map[string]string{"token-secret": s.TokenSecret, "secret": s.Secret} {
-		if errs := validation.IsDNS1123Subdomain(name); name != "" && len(errs) > 0 {
-			bad.Add(flag, "%q: %s (accepted: a Secret's name, such as herdbench-worker-token)", name, errs[0])
+	for _, o := range []struct{ flag, name, kind, example string }{
+		{"configmap", s.ConfigMap, "ConfigMap", "herd-config"},
+		{"secret", s.Secret, "Secret", "herdbench-worker-token"},
+		{"token-secret", s.TokenSecret, "Secret", "herdbench-worker-token"},
+	} {
+		if errs := validation.IsDNS1123Subdomain(o.name); o.name != "" && len(errs) > 0 {
+			bad.Add(o.flag, "%q: %s (accepted: a %s's name, such as %s)", o.name, errs[0], o.kind, o.example)
 		}
 	}
 	if q, err := resource.ParseQuantity(s.WorkerCPU); err != nil {

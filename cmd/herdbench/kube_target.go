@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/distribution/reference"
+
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/kube"
 	"github.com/herdbench/herdbench/targets"
@@ -99,4 +101,18 @@ func inConfigDir(p string) string {
 	base := path.Base(p)
 	return fmt.Sprintf("%s is in the ConfigMap's mount, %s, which is read-only (accepted: a path under %s, the controller's working directory, an emptyDir, such as %s or %s)",
 		p, kube.ConfigDir, kube.WorkDir, path.Join(kube.WorkDir, base), base)
+}
+
+// imageProblems refuses an --image the cluster could not pull by that
+// name, as its container runtime parses a reference (distribution's
+// reference package): no whitespace, a lower-case repository path, an
+// optional :tag and @digest.
+func imageProblems(image string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	if image == "" {
+		bad.Add("image", "required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)")
+	} else if _, err := reference.ParseNormalizedNamed(image); err != nil {
+		bad.Add("image", "%q: %v (accepted: the herdbench image the cluster pulls, [REGISTRY/]REPOSITORY[:TAG][@DIGEST] with a lower-case repository, such as registry.example/herdbench:v1)", image, err)
+	}
+	return bad
 }

@@ -63,6 +63,10 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--results-dir", "/config/r"}, "--results-dir: /config/r is in the ConfigMap's mount"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "-o", "html=../config/x.html"}, "--output: html=../config/x.html: ../config/x.html is in the ConfigMap's mount"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "-o", "bogus"}, `--output: bogus: unknown format "bogus" (accepted: html,`},
+		// names the cluster would refuse
+		{[]string{"kube", "--image", "i", "--configmap", "Bad_Name"}, `--configmap: "Bad_Name": a lowercase RFC 1123 subdomain`},
+		{[]string{"kube", "--image", "bad image", "--configmap", "c"}, `--image: "bad image": invalid reference format (accepted: the herdbench image the cluster pulls, [REGISTRY/]REPOSITORY[:TAG][@DIGEST] with a lower-case repository`},
+		{[]string{"kube", "--image", "UPPER/Img:1", "--configmap", "c"}, `--image: "UPPER/Img:1": invalid reference format: repository name (Img) must be lowercase`},
 		// a flag given twice, as the root command refuses it
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--rate", "1000", "--rate", "2000"}, `after --: stampede: --rate: given twice, "1000" and "2000" (accepted: one value; the second would replace the first)`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "burst", "--trigger", "expire"}, `after --: run: --trigger: given twice, "burst" and "expire"`},
