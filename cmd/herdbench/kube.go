@@ -29,13 +29,15 @@ the Secret --token-secret names (key token), which the controller sends:
   kubectl create secret generic herdbench-worker-token --from-file=token=worker.token
 
   herdbench kube --image REGISTRY/herdbench:TAG --configmap herd-config \
-    -- stampede --target /config/target.yaml | kubectl apply -f -
+    -- stampede --target /config/target.yaml --yes | kubectl apply -f -
   kubectl logs -f job/herdbench-controller
 
 docs/distributed.md has the whole path and what to size.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				args = []string{"stampede", "--target", "/config/target.yaml"}
+				// the ConfigMap's target file, whose hosts --allow-host
+				// lists: a pod has no terminal to confirm them on
+				args = []string{"stampede", "--target", kube.ConfigDir + "/target.yaml", "--yes"}
 			}
 			s.Args = args
 			if err := checkKube(s); err != nil {

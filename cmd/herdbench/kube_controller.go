@@ -88,7 +88,15 @@ func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, allow
 	if fs.Changed("trigger") || !(isRun || targetFile) {
 		bad = append(bad, idleTriggerOptions(opts.Plan, opts.TriggerSet, bad)...)
 	}
-	return bad.Blame(opts.userSet).FirstPerField()
+	bad = bad.Blame(opts.userSet).FirstPerField()
+	// every target a pod reaches is off its loopback (controllerTarget)
+	if cmd := "stampede"; !opts.Yes && (isRun || url != nil || targetFile) {
+		if isRun {
+			cmd = "run"
+		}
+		bad.Add("yes", "not given after --, and the controller's pod has no terminal to ask on: %s would refuse to send to the target's hosts, which in a pod are never loopback (accepted: --yes after --, once you have read the hosts the plan touches, as %s --dry-run with the same flags prints them)", cmd, cmd)
+	}
+	return bad
 }
 
 // planProblems are those of the plan the controller's flags make, as the

@@ -67,6 +67,10 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "Bad_Name"}, `--configmap: "Bad_Name": a lowercase RFC 1123 subdomain`},
 		{[]string{"kube", "--image", "bad image", "--configmap", "c"}, `--image: "bad image": invalid reference format (accepted: the herdbench image the cluster pulls, [REGISTRY/]REPOSITORY[:TAG][@DIGEST] with a lower-case repository`},
 		{[]string{"kube", "--image", "UPPER/Img:1", "--configmap", "c"}, `--image: "UPPER/Img:1": invalid reference format: repository name (Img) must be lowercase`},
+		// a pod has no terminal to confirm the hosts on
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml"}, "--yes: not given after --, and the controller's pod has no terminal to ask on: stampede would refuse to send to the target's hosts, which in a pod are never loopback (accepted: --yes after --, once you have read the hosts the plan touches, as stampede --dry-run with the same flags prints them)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst"}, "--yes: not given after --"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml"}, "--yes: not given after --, and the controller's pod has no terminal to ask on: run would refuse"},
 		// a flag given twice, as the root command refuses it
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--rate", "1000", "--rate", "2000"}, `after --: stampede: --rate: given twice, "1000" and "2000" (accepted: one value; the second would replace the first)`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "burst", "--trigger", "expire"}, `after --: run: --trigger: given twice, "burst" and "expire"`},
@@ -107,8 +111,8 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--workers", "2"}, &out, &errb)
-	if code != exitOK || !strings.Contains(out.String(), "completionMode: Indexed") || !strings.Contains(out.String(), "--target\n        - /config/target.yaml") {
-		t.Errorf("herdbench kube: exit %d\n%s%s; want the manifests, the controller reading /config/target.yaml", code, out.String(), errb.String())
+	if code != exitOK || !strings.Contains(out.String(), "completionMode: Indexed") || !strings.Contains(out.String(), "--target\n        - /config/target.yaml\n        - --yes") {
+		t.Errorf("herdbench kube: exit %d\n%s%s; want the manifests, the controller reading /config/target.yaml with --yes", code, out.String(), errb.String())
 	}
 }
 
