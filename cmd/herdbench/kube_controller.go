@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -66,7 +67,8 @@ func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, allow
 	if !isRun || fs.Changed("target") { // a run's may be its scenario's
 		url, checked = controllerTarget(opts.Target, allow)
 	}
-	targetFile := url == nil && opts.Target != "testbed" // its keys: and trigger: are read in the pod
+	// a target file's keys: and trigger: are read in the pod
+	targetFile := opts.Target != "testbed" && !strings.Contains(opts.Target, "://")
 	switch {
 	case url != nil: // the testbed's options, a key space without {key}
 		checked = append(checked, notForTarget(opts, url)...)
