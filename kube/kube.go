@@ -25,6 +25,10 @@ const WorkerPort = 7070
 // target file and scenario are read from there.
 const ConfigDir = "/config"
 
+// WorkDir is the controller's working directory, an emptyDir: its results
+// are written there (ConfigDir is read-only).
+const WorkDir = "/work"
+
 // Spec is one distributed run.
 type Spec struct {
 	Name      string // prefix of every object
@@ -149,9 +153,9 @@ func (s Spec) controllerJob() *batchv1.Job {
 		args = append(args, "--allow-host", h)
 	}
 	c := corev1.Container{
-		// results are written under /work, the target read from /config
-		Name: "controller", Image: s.Image, Args: args, WorkingDir: "/work",
-		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: ConfigDir, ReadOnly: true}, {Name: "work", MountPath: "/work"}},
+		// results are written under WorkDir, the target read from ConfigDir
+		Name: "controller", Image: s.Image, Args: args, WorkingDir: WorkDir,
+		VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: ConfigDir, ReadOnly: true}, {Name: "work", MountPath: WorkDir}},
 		Env:          []corev1.EnvVar{{Name: "CI", Value: "true"}, s.tokenEnv()}, // CI: no live line in a log
 	}
 	if s.Secret != "" {

@@ -2,13 +2,9 @@ package main
 
 import (
 	"io"
-	"slices"
 
-	"github.com/herdbench/herdbench/experiment"
-	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/triggers"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -33,13 +29,15 @@ the Secret --token-secret names (key token), which the controller sends:
   kubectl create secret generic herdbench-worker-token --from-file=token=worker.token
 
   herdbench kube --image REGISTRY/herdbench:TAG --configmap herd-config \
-    -- stampede --target /config/target.yaml | kubectl apply -f -
+    -- stampede --target /config/target.yaml --yes | kubectl apply -f -
   kubectl logs -f job/herdbench-controller
 
 docs/distributed.md has the whole path and what to size.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				args = []string{"stampede", "--target", "/config/target.yaml"}
+				// the ConfigMap's target file, whose hosts --allow-host
+				// lists: a pod has no terminal to confirm them on
+				args = []string{"stampede", "--target", kube.ConfigDir + "/target.yaml", "--yes"}
 			}
 			s.Args = args
 			if err := checkKube(s); err != nil {
@@ -82,9 +80,7 @@ func checkKube(s kube.Spec) error {
 			bad.Add(flag, "%q: %s (accepted: a DNS label, such as herdbench)", v, errs[0])
 		}
 	}
-	if s.Image == "" {
-		bad.Add("image", "required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)")
-	}
+	bad = append(bad, imageProblems(s.Image)...)
 	if s.ConfigMap == "" {
 		bad.Add("configmap", "required (accepted: the name of a ConfigMap holding the target file)")
 	}
@@ -92,9 +88,13 @@ func checkKube(s kube.Spec) error {
 		bad.Add("workers", "%d (accepted: 1 to 1000)", s.Workers)
 	}
 	// the token Secret's default is NAME-worker-token: a bad --name says so once
-	for flag, name := range map[string]string{"token-secret": s.TokenSecret, "secret": s.Secret} {
-		if errs := validation.IsDNS1123Subdomain(name); name != "" && len(errs) > 0 {
-			bad.Add(flag, "%q: %s (accepted: a Secret's name, such as herdbench-worker-token)", name, errs[0])
+	for _, o := range []struct{ flag, name, kind, example string }{
+		{"configmap", s.ConfigMap, "ConfigMap", "herd-config"},
+		{"secret", s.Secret, "Secret", "herdbench-worker-token"},
+		{"token-secret", s.TokenSecret, "Secret", "herdbench-worker-token"},
+	} {
+		if errs := validation.IsDNS1123Subdomain(o.name); o.name != "" && len(errs) > 0 {
+			bad.Add(o.flag, "%q: %s (accepted: a %s's name, such as %s)", o.name, errs[0], o.kind, o.example)
 		}
 	}
 	if q, err := resource.ParseQuantity(s.WorkerCPU); err != nil {
@@ -112,65 +112,4 @@ func checkKube(s kube.Spec) error {
 		return usageError{bad}
 	}
 	return nil
-}
-
-// controllerProblems are those of the controller's command line after --:
-// stampede or run, without --workers (the manifests set it), its flags
-// as the command itself parses them, and a stampede's gates and plan.
-func controllerProblems(args, allow []string) herd.FieldErrors {
-	var bad herd.FieldErrors
-	switch {
-	case args[0] != "stampede" && args[0] != "run":
-		bad.Add("", "after --: the controller's command %q (accepted: stampede or run, after --)", args[0])
-		return bad
-	case slices.Contains(args, "--workers") || slices.Contains(args, "--worker-count"):
-		bad.Add("", "--workers after --: the manifests set it to the workers' Service (accepted: kube --workers N)")
-	}
-	var c *cobra.Command
-	var opts *stampedeOptions
-	if args[0] == "stampede" {
-		o := newStampedeOptions(io.Discard, triggers.Default)
-		opts = &o
-		c = &cobra.Command{Use: "stampede", Args: noArgs}
-		bindStampedeFlags(c.Flags(), opts)
-	} else {
-		c = newRunCmd(io.Discard, io.Discard, triggers.Default)
-	}
-	if err := c.ParseFlags(args[1:]); err != nil {
-		bad.Add("", "after --: %s: %v", args[0], flagValueError(err))
-		return bad
-	}
-	if c.Args != nil { // run's scenario file, as run itself requires it
-		if err := c.Args(c, c.Flags().Args()); err != nil {
-			bad.Add("", "after --: %v", unwrapUsage(err))
-			return bad
-		}
-	}
-	if opts == nil { // run's scenario, read in the pod
-		return append(bad, inConfigMap("run's scenario file", c.Flags().Arg(0))...)
-	}
-	url, problems := controllerTarget(opts.Target, allow)
-	bad = append(bad, problems...)
-	// the gates as buildPlan parses them, into the plan Validate checks
-	opts.Plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
-	bad = append(bad, problems...)
-	opts.Plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
-	bad = append(bad, problems...)
-	// a URL's plan as the stampede checks it (its trigger among them); a
-	// file's is the ConfigMap's, and its arms too
-	checked := herd.Fields(opts.Plan.Validate())
-	if url != nil {
-		opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
-		checked = herd.Fields(opts.Plan.ValidateFor(url, experiment.ServiceSubject(url)))
-		if !opts.TriggerSet["trigger"] {
-			checked = atURLDefaultTrigger(checked, opts.Plan, url)
-		}
-	}
-	for _, e := range checked {
-		if e.Field != "arms" { // a file's, or a URL's baseline, as the pod's run sets them
-			bad = append(bad, e)
-		}
-	}
-	opts.TriggerSet = triggerFlagsSet(c.Flags(), opts.Plan)
-	return append(bad, idleTriggerOptions(opts.Plan, opts.TriggerSet, bad)...)
 }

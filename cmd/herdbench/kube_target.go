@@ -1,7 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"path"
 	"strings"
+
+	"github.com/distribution/reference"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/kube"
@@ -42,11 +46,72 @@ func controllerTarget(target string, allow []string) (*targets.Target, herd.Fiel
 }
 
 // inConfigMap refuses a file the controller reads that is not in the
-// ConfigMap's mount, the only files its pod has.
-func inConfigMap(what, path string) herd.FieldErrors {
+// ConfigMap's mount, the only files its pod has: a file right in it, as
+// the ConfigMap's keys make them, once the path is cleaned (../ out of
+// it, or the mount itself, are not).
+func inConfigMap(what, p string) herd.FieldErrors {
 	var bad herd.FieldErrors
-	if !strings.HasPrefix(path, kube.ConfigDir+"/") {
-		bad.Add("", "after --: %s %s is not in the ConfigMap, the only files the controller's pod has (accepted: %s/FILE, where --configmap is mounted)", what, path, kube.ConfigDir)
+	clean := path.Clean(p)
+	if path.Dir(clean) == kube.ConfigDir && !strings.HasSuffix(p, "/") {
+		return nil
+	}
+	if clean != p && p != "" {
+		p += " (" + clean + ")"
+	}
+	bad.Add("", "after --: %s %s is not in the ConfigMap, the only files the controller's pod has (accepted: %s/FILE, FILE one of the keys of --configmap, which is mounted there)", what, p, kube.ConfigDir)
+	return bad
+}
+
+// podOutputs refuses the controller's outputs its pod cannot write, with
+// the problems of -o as the stampede finds them: a file or directory in
+// the ConfigMap's mount, which is read-only. A relative path is under its
+// working directory, an emptyDir it writes.
+func podOutputs(opts stampedeOptions) herd.FieldErrors {
+	outs, err := parseOutputs(opts.Outputs, "", runFormats())
+	bad := append(herd.Fields(err), checkVegeta(outs)...)
+	for _, o := range outs {
+		if readOnlyInPod(o.path) {
+			bad = append(bad, &herd.FieldError{Field: "output", Elem: o.format + "=" + o.path, Msg: inConfigDir(o.path)})
+		}
+	}
+	for _, f := range []struct{ field, path string }{{"json", opts.JSONFile}, {"results_dir", opts.ResultsDir}} {
+		if readOnlyInPod(f.path) {
+			bad.Add(f.field, "%s", inConfigDir(f.path))
+		}
+	}
+	return bad
+}
+
+// readOnlyInPod says whether the controller's pod resolves p into the
+// ConfigMap's read-only mount.
+func readOnlyInPod(p string) bool {
+	if p == "" {
+		return false
+	}
+	if !path.IsAbs(p) {
+		p = path.Join(kube.WorkDir, p)
+	}
+	p = path.Clean(p)
+	return p == kube.ConfigDir || strings.HasPrefix(p, kube.ConfigDir+"/")
+}
+
+// inConfigDir is the problem of an output at p, in the ConfigMap's mount.
+func inConfigDir(p string) string {
+	base := path.Base(p)
+	return fmt.Sprintf("%s is in the ConfigMap's mount, %s, which is read-only (accepted: a path under %s, the controller's working directory, an emptyDir, such as %s or %s)",
+		p, kube.ConfigDir, kube.WorkDir, path.Join(kube.WorkDir, base), base)
+}
+
+// imageProblems refuses an --image the cluster could not pull by that
+// name, as its container runtime parses a reference (distribution's
+// reference package): no whitespace, a lower-case repository path, an
+// optional :tag and @digest.
+func imageProblems(image string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	if image == "" {
+		bad.Add("image", "required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)")
+	} else if _, err := reference.ParseNormalizedNamed(image); err != nil {
+		bad.Add("image", "%q: %v (accepted: the herdbench image the cluster pulls, [REGISTRY/]REPOSITORY[:TAG][@DIGEST] with a lower-case repository, such as registry.example/herdbench:v1)", image, err)
 	}
 	return bad
 }

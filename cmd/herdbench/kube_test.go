@@ -42,6 +42,38 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "outage"}, "--trigger: http://svc:8080/items/{key}: trigger outage needs toxiproxy"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "scenario.yaml"}, "run's scenario file scenario.yaml is not in the ConfigMap"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--secret", "Bad_Name"}, `--secret: "Bad_Name"`},
+		// run's flags, as run checks them without its scenario (the ConfigMap's)
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--rate", "0"}, "--rate: 0 out of range (accepted: 1 to 20000 requests/s)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--zipf", "NaN"}, "--zipf: NaN out of range (accepted: greater than 1)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "bogus"}, `--trigger: unknown "bogus" (accepted: expire,`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--gate", "db.querys < 1"}, `--gate: "db.querys < 1": unknown path "db.querys" (nearest: db.queries,`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--target", "http://127.0.0.1:8080/items/{key}"}, "--target http://127.0.0.1:8080/items/{key}: loopback, which in a pod is the pod itself"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 to 20 runs of each arm)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 to 20 runs of each arm)"},
+		// a file in the ConfigMap, once its path is cleaned
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/../etc/t.yaml"}, "--target /config/../etc/t.yaml (/etc/t.yaml) is not in the ConfigMap"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/"}, "--target /config/ (/config) is not in the ConfigMap, the only files the controller's pod has (accepted: /config/FILE, FILE one of the keys of --configmap, which is mounted there)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/sub/s.yaml"}, "run's scenario file /config/sub/s.yaml is not in the ConfigMap"},
+		// the testbed's options beside a service, as the stampede refuses them
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--replicas", "2"}, "--replicas: starts the bundled testbed, and --target /config/t.yaml is a service herdbench did not start (accepted: leave it out)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--target", "/config/t.yaml", "--ttl", "5s"}, "--ttl: a knob of the bundled testbed's replicas, which --target /config/t.yaml does not run"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst", "--cache", "memcached"}, "--cache: starts the bundled testbed, and --target http://svc:8080/items/{key} is a service"},
+		// an output in the ConfigMap's mount, which is read-only
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--json", "/config/out.json"}, "--json: /config/out.json is in the ConfigMap's mount, /config, which is read-only (accepted: a path under /work, the controller's working directory, an emptyDir, such as /work/out.json or out.json)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--results-dir", "/config/r"}, "--results-dir: /config/r is in the ConfigMap's mount"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "-o", "html=../config/x.html"}, "--output: html=../config/x.html: ../config/x.html is in the ConfigMap's mount"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "-o", "bogus"}, `--output: bogus: unknown format "bogus" (accepted: html,`},
+		// names the cluster would refuse
+		{[]string{"kube", "--image", "i", "--configmap", "Bad_Name"}, `--configmap: "Bad_Name": a lowercase RFC 1123 subdomain`},
+		{[]string{"kube", "--image", "bad image", "--configmap", "c"}, `--image: "bad image": invalid reference format (accepted: the herdbench image the cluster pulls, [REGISTRY/]REPOSITORY[:TAG][@DIGEST] with a lower-case repository`},
+		{[]string{"kube", "--image", "UPPER/Img:1", "--configmap", "c"}, `--image: "UPPER/Img:1": invalid reference format: repository name (Img) must be lowercase`},
+		// a pod has no terminal to confirm the hosts on
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml"}, "--yes: not given after --, and the controller's pod has no terminal to ask on: stampede would refuse to send to the target's hosts, which in a pod are never loopback (accepted: --yes after --, once you have read the hosts the plan touches, as stampede --dry-run with the same flags prints them)"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst"}, "--yes: not given after --"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml"}, "--yes: not given after --, and the controller's pod has no terminal to ask on: run would refuse"},
+		// a flag given twice, as the root command refuses it
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--rate", "1000", "--rate", "2000"}, `after --: stampede: --rate: given twice, "1000" and "2000" (accepted: one value; the second would replace the first)`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--trigger", "burst", "--trigger", "expire"}, `after --: run: --trigger: given twice, "burst" and "expire"`},
 		// every problem at once, not the first alone
 		{[]string{"kube", "--workers", "0", "--", "stampede", "--target", "/config/t.yaml", "--rate", "0"}, "--image: required (accepted: the herdbench image the cluster pulls, such as registry.example/herdbench:v1)\n--configmap: required (accepted: the name of a ConfigMap holding the target file)\n--workers: 0 (accepted: 1 to 1000)\n--rate: 0 out of range"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--token-secret", "Bad_Name"}, `--token-secret: "Bad_Name"`},
@@ -79,8 +111,8 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--workers", "2"}, &out, &errb)
-	if code != exitOK || !strings.Contains(out.String(), "completionMode: Indexed") || !strings.Contains(out.String(), "--target\n        - /config/target.yaml") {
-		t.Errorf("herdbench kube: exit %d\n%s%s; want the manifests, the controller reading /config/target.yaml", code, out.String(), errb.String())
+	if code != exitOK || !strings.Contains(out.String(), "completionMode: Indexed") || !strings.Contains(out.String(), "--target\n        - /config/target.yaml\n        - --yes") {
+		t.Errorf("herdbench kube: exit %d\n%s%s; want the manifests, the controller reading /config/target.yaml with --yes", code, out.String(), errb.String())
 	}
 }
 
@@ -94,6 +126,26 @@ func TestWorkersTakeEveryFeature(t *testing.T) {
 		{"sweep", "--trigger", "expire", "--vary", "hot_keys=4..40", "--after", "auto:6s", "--abort-on", "verdict == metastable"},
 	} {
 		args = append(args, "--workers", "http://127.0.0.1:1", "--dry-run", "--state-dir", t.TempDir())
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != exitOK {
+			t.Errorf("herdbench %s: exit %d, %q; want 0", strings.Join(args, " "), code, errb.String())
+		}
+	}
+}
+
+// What only the ConfigMap's files decide is left to the pod: a run's
+// value its scenario may complete (hot_keys beside --keys 50, a trigger
+// beside --outage), a target file's trigger beside its option.
+func TestKubeLeavesToThePodWhatItsFilesDecide(t *testing.T) {
+	for _, after := range [][]string{
+		{"run", "/config/s.yaml", "--keys", "50", "--yes"},
+		{"run", "/config/s.yaml", "--outage", "5s", "--yes"},
+		{"run", "/config/s.yaml", "--target", "http://svc:8080/items/{key}", "--yes"},
+		{"stampede", "--target", "/config/t.yaml", "--outage", "5s", "--yes"},
+		{"stampede", "--target", "/config/./t.yaml", "--yes"},
+		{"run", "/config/s.yaml", "-o", "html=x.html", "--json", "/work/r.json", "--results-dir", "r", "--yes"},
+	} {
+		args := append([]string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--allow-host", "svc", "--"}, after...)
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != exitOK {
 			t.Errorf("herdbench %s: exit %d, %q; want 0", strings.Join(args, " "), code, errb.String())

@@ -43,3 +43,13 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Pl
 	}
 	return plan, outs, nil
 }
+
+// zeroRepeat refuses --repeat 0: the plan's zero is once, and a user's 0
+// a mistake (above the cap: the plan's Validate).
+func zeroRepeat(plan experiment.Plan) herd.FieldErrors {
+	var bad herd.FieldErrors
+	if plan.Repeat == 0 {
+		bad.Add("repeat", "0 out of range (accepted: 1 to %d runs of each arm)", experiment.MaxRepeat)
+	}
+	return bad
+}

@@ -284,9 +284,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, herd.Fields(err)...)
 	bad = append(bad, checkVegeta(outs)...)
 	bad = append(bad, pathProblems(opts, outs)...)
-	if plan.Repeat == 0 { // the plan's zero is once; a user's 0 is a mistake (above the cap: Validate)
-		bad.Add("repeat", "0 out of range (accepted: 1 to %d runs of each arm)", experiment.MaxRepeat)
-	}
+	bad = append(bad, zeroRepeat(plan)...)
 	if opts.Replicas < 1 || opts.Replicas > 64 {
 		bad.Add("replicas", "%d out of range (accepted: 1 to 64)", opts.Replicas)
 	}

@@ -102,13 +102,7 @@ var keyFlags = []string{"keys", "hot-keys", "zipf"}
 // only where it says how many are hot). An arm on a service is its
 // headers, query values and hooks, in its target file.
 func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
-	var bad herd.FieldErrors
-	for _, f := range opts.TestbedSet {
-		bad.Add(optionName(f), "starts the bundled testbed, and --target %s is a service herdbench did not start (accepted: leave it out)", svc.Name)
-	}
-	for _, k := range slices.Sorted(maps.Keys(opts.KnobsSet)) {
-		bad.Add(k, "a knob of the bundled testbed's replicas, which --target %s does not run (accepted: leave it out; an arm on your service is its headers, query values or hooks in its target file: docs/targets.md)", svc.Name)
-	}
+	bad := testbedOnly(opts, svc.Name)
 	f := svc.File()
 	if f == nil && !strings.Contains(svc.Request.Path, "{key}") {
 		// one path for every request: no key space for these to shape
@@ -133,6 +127,20 @@ func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
 			continue
 		}
 		bad.Add(optionName(k), "%s declares its keys (keys: at line %d), which replace the key space's flags (accepted: leave it out, or change keys: in the file)", svc.Name, svc.Line("keys"))
+	}
+	return bad
+}
+
+// testbedOnly refuses the bundled testbed's start-up options and its
+// replicas' knobs beside --target name, a service herdbench did not
+// start: what notForTarget refuses whatever the target's file says.
+func testbedOnly(opts stampedeOptions, name string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	for _, f := range opts.TestbedSet {
+		bad.Add(optionName(f), "starts the bundled testbed, and --target %s is a service herdbench did not start (accepted: leave it out)", name)
+	}
+	for _, k := range slices.Sorted(maps.Keys(opts.KnobsSet)) {
+		bad.Add(k, "a knob of the bundled testbed's replicas, which --target %s does not run (accepted: leave it out; an arm on your service is its headers, query values or hooks in its target file: docs/targets.md)", name)
 	}
 	return bad
 }
