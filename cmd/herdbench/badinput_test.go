@@ -53,6 +53,9 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: load.keys: -.inf is not a finite number (accepted: a whole number, such as 100)"},
 	},
 	"a command line only the cluster checked": {
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml"}, want: "--yes: not given after --, and the controller's pod has no terminal to ask on"},
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--yes", "--rate", "0"}, want: "--rate: 0 out of range"},
+		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--yes", "--json", "/config/out.json"}, want: "--json: /config/out.json is in the ConfigMap's mount, /config, which is read-only"},
 		{args: []string{"kube", "--image", "i", "--configmap", "c", "--worker-cpu", "1e9"}, want: `--worker-cpu: "1e9" is not above 0 and at most 64`},
 		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede"}, want: "after --: stampede without --target would start the local testbed in the controller's pod"},
 		{args: []string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "http://127.0.0.1:8080/items/{key}", "--trigger", "burst"}, want: "loopback, which in a pod is the pod itself"},
@@ -109,6 +112,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:3: trigger.outage: an option of trigger outage, and the plan's trigger is expire"},
 	},
 	"an explicitly empty value": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "limits:\n  max_duration: \"\"\n"},
+			want: "t.yaml:9: limits.max_duration: empty (accepted: a duration such as 2m; or leave the key out, for no cap of the target's own)"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "  path: /items/{key}\n", "  path: /items/{key}\n  headers: {X-Token: \"\"}\n", 1)},
 			want: "t.yaml:5: request.headers.X-Token: empty (accepted: a value, or ${VAR} from the environment; or leave the header out to send none)"},
 		{args: []string{"stampede", "--dry-run", "--provider", ""}, want: "--provider: empty (accepted: auto, local, docker)", not: "invalid argument"},
@@ -219,6 +224,8 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "request:\n  path: /items/{key}\n", "requests:\n  - {name: a, weight: 9223372036854775807, path: \"/a/{key}\", herd: true}\n  - {name: b, weight: 2, path: /b}\n", 1)},
+			want: "requests[0].weight: 9223372036854775807 out of range (accepted: 1 to 1000000"},
 		{args: []string{"stampede", "--dry-run", "--target", "http://127.0.0.1:1/items/{key}", "--arms", "write=queue"},
 			want: `--arms: write=queue: not an arm of http://127.0.0.1:1/items/{key} (accepted: baseline, or a client policy: retry=full-jitter:100ms:2s:3`},
 		{args: []string{"stampede", "--dry-run", "--rate", "1.5"}, want: `invalid argument "1.5" for "--rate" flag: "1.5" is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to 20000)`},
@@ -297,6 +304,10 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: load.rate: 1.5 is not a whole number (accepted: a whole number, such as 100)"},
 	},
 	"a file whose parts cannot work together": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "arms:\n  - name: a\n    endpoints: [\"http://u:pw@127.0.0.1:1\"]\n"},
+			want: `t.yaml:10: arms[0].endpoints[0]: "http://u:xxxxx@127.0.0.1:1" holds credentials`, not: "pw@"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "allow: [\"*.example\"]\n"},
+			want: `t.yaml:8: allow[0]: "*.example" is a wildcard, and hosts are matched exactly, so it allows nothing`},
 		{args: []string{"stampede", "--dry-run", "--escape", "on", "--abort-on", "verdict == metastable"}, want: `--abort-on: "verdict == metastable": ends the arm where --escape begins`},
 		{args: []string{"sweep", "--dry-run", "--escape", "on", "--trigger", "slowdb", "--vary", "slowdb_for=500ms..4s"}, want: `--escape: on a sweep`},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "redis:\n  address: 127.0.0.1:6379\n  key: \"item:{key}\"\n  pattern: \"product:*\"\n"},
