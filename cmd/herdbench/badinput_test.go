@@ -83,6 +83,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 	},
 	"an option that cannot take effect": {
+		// --dry-run --dry-run=false alike, which the dry run's own test cannot take out
+		{args: []string{"stampede", "--dry-run", "--yes", "--yes=false"}, want: `--yes: given twice, "true" and "false" (accepted: one value; the second would replace the first)`},
 		{args: []string{"stampede", "--dry-run", "-o", "html", "-o", "json"}, want: "--output: json: json on stdout beside html, which is there already (accepted: one output on stdout, the others as FORMAT=FILE)"},
 		{args: []string{"stampede", "--dry-run", "-o", "vegeta={dir}/a.bin", "-o", "vegeta={dir}/b.bin"}, want: "a second vegeta output: a run writes its requests to one (accepted: one vegeta=FILE)"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "-o", "vegeta={dir}/v.bin"}, want: "--output: vegeta: a run's every request, and a sweep's results are its tipping points (accepted: html, json, junit, markdown, table)"},

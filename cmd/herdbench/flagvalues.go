@@ -104,7 +104,7 @@ type once struct {
 }
 
 func (v *once) Set(s string) error {
-	if v.set {
+	if v.set && (v.Type() != "bool" || v.given != s) { // --yes --yes says one thing twice
 		return twiceError{v.given, s}
 	}
 	if err := v.Value.Set(s); err != nil {
@@ -122,13 +122,14 @@ func (e twiceError) Error() string {
 }
 
 // refuseTwice makes every single-valued flag of fs refuse a second value
-// (once): all but the repeatable ones (lists), the booleans and those
-// that refuse it their own way (--vary).
+// (once): all but the repeatable ones (lists) and those that refuse it
+// their own way (--vary). A boolean given twice the same way is one
+// value; --dry-run --dry-run=false is refused, not a run.
 func refuseTwice(fs *pflag.FlagSet) {
 	fs.VisitAll(func(f *pflag.Flag) {
 		_, list := f.Value.(pflag.SliceValue)
 		_, vary := f.Value.(*onceString)
-		if _, done := f.Value.(*once); done || list || vary || f.Value.Type() == "bool" || f.NoOptDefVal != "" {
+		if _, done := f.Value.(*once); done || list || vary || (f.NoOptDefVal != "" && f.Value.Type() != "bool") {
 			return
 		}
 		f.Value = &once{Value: f.Value}
