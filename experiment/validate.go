@@ -51,6 +51,7 @@ func (p Plan) Validate() error {
 		}
 	}
 	errs = append(errs, p.escapeProblems()...)
+	errs = append(errs, p.idleBudgets()...)
 	trig, err := p.TriggerSet().Get(p.Trigger)
 	if err != nil {
 		errs.Add("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(p.TriggerSet().Names(), ", "))

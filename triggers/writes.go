@@ -57,7 +57,7 @@ func (WriteRestart) Accepted() []string { return append([]string{string(NoRestar
 // steady writes, no restart (20 ms after T when one is set), up to 15 s
 // for the acknowledged writes to be applied.
 func NewWrites() *Writes {
-	return &Writes{Burst: 500, Keys: 3, Restart: NoRestart, RestartAfter: herd.Duration(20 * time.Millisecond),
+	return &Writes{Burst: 500, Keys: 3, Restart: NoRestart, RestartAfter: defaultRestartAfter,
 		SettleFor: herd.Duration(15 * time.Second)}
 }
 
@@ -110,6 +110,9 @@ const maxSettle = 10 * time.Minute
 
 func (*Writes) Name() string { return "writes" }
 
+// defaultRestartAfter is write_restart_after's default.
+const defaultRestartAfter = herd.Duration(20 * time.Millisecond)
+
 // WriteHerd marks the write herd: the arm reads the write statements.
 func (*Writes) WriteHerd() {}
 
@@ -139,6 +142,10 @@ func (w *Writes) Validate() herd.FieldErrors {
 	}
 	if w.Kill && w.Restart == NoRestart {
 		errs.Add("write_kill", "true without write_restart (accepted: with write_restart naming a part, such as api)")
+	}
+	// its default is no choice; another value without a restart does nothing
+	if def := defaultRestartAfter; w.RestartAfter != def && w.Restart == NoRestart {
+		errs.Add("write_restart_after", "%s without write_restart, so it would do nothing (accepted: with write_restart naming a part, such as api; or left out)", w.RestartAfter)
 	}
 	if w.Fanout < 0 || w.Fanout > MaxFanout {
 		errs.Add("write_fanout", "%d out of range (accepted: 0, none, to %d followers per item)", w.Fanout, MaxFanout)

@@ -83,6 +83,9 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 	},
 	"an option that cannot take effect": {
+		{args: []string{"stampede", "--dry-run", "--retry-budget", "10%"}, want: "--retry-budget: 10% bounds the clients' retries, and no arm it applies to retries, so it would do nothing (accepted: with --retry or an arm's retry=..., or left out)"},
+		{args: []string{"stampede", "--dry-run", "--arms", "none,retry-budget=10%"}, want: "--arms: retry-budget=10%: retry_budget=10% bounds the arm's retries, and it makes none, so it would do nothing"},
+		{args: []string{"stampede", "--dry-run", "--trigger", "writes", "--write-restart-after", "1s"}, want: "--write-restart-after: 1s without write_restart, so it would do nothing (accepted: with write_restart naming a part, such as api; or left out)"},
 		// --dry-run --dry-run=false alike, which the dry run's own test cannot take out
 		{args: []string{"stampede", "--dry-run", "--yes", "--yes=false"}, want: `--yes: given twice, "true" and "false" (accepted: one value; the second would replace the first)`},
 		{args: []string{"stampede", "--dry-run", "-o", "html", "-o", "json"}, want: "--output: json: json on stdout beside html, which is there already (accepted: one output on stdout, the others as FORMAT=FILE)"},
