@@ -92,6 +92,8 @@ func (t *Target) CheckHosts(allow []string) error {
 		msg := fmt.Sprintf("host %s is not loopback and not allowed (accepted: loopback; or list it under allow: in the target file, or --allow-host %s)", h, h)
 		if path := t.Hosts[h]; t.file != nil && t.file.doc.Line(path) > 0 { // the file's, at its line
 			errs = append(errs, &herd.FieldError{File: t.Name, Line: t.file.doc.Line(path), Field: path, Msg: msg})
+		} else if flag, ok := strings.CutPrefix(path, "--"); ok { // a flag's (or the scenario key it stands for)
+			errs = append(errs, &herd.FieldError{Field: strings.ReplaceAll(flag, "-", "_"), Msg: msg})
 		} else {
 			errs = append(errs, fmt.Errorf("%s: %s", path, msg))
 		}

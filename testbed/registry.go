@@ -245,7 +245,10 @@ func (r *Registry) prepare(ctx context.Context, o Options) (*Running, Provider, 
 
 func tooFewItems(keys, items int, where, fix string) *herd.FieldError {
 	return &herd.FieldError{Field: "keys", Msg: fmt.Sprintf("%d is more than the %d items %s: keys beyond them are not found (accepted: 1 to %d; %s)",
-		keys, items, where, items, fix)}
+		keys, items, where, items, fix),
+		// told against --items when the user set it and left keys at its default
+		Other: &herd.FieldError{Field: "items", Msg: fmt.Sprintf("%d is fewer than keys' default, %d: keys beyond the items are not found (accepted: %d or more; or --keys %d or fewer)",
+			items, keys, keys, items)}}
 }
 
 // itemsHint is how to get o.Keys items from p: --items, if p honours it.

@@ -170,6 +170,7 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:3: a second document at line 3: one scenario per file"},
 	},
 	"two values that cannot both hold": {
+		{args: []string{"stampede", "--dry-run", "--items", "100"}, want: "--items: 100 is fewer than keys' default, 10000: keys beyond the items are not found (accepted: 10000 or more; or --keys 100 or fewer)", not: "--keys:"},
 		{args: []string{"stampede", "--dry-run", "--workers", "http://10.0.0.5:7070", "--target", "http://svc.example:8080/items/{key}", "--trigger", "burst", "--allow-host", "svc.example"},
 			want: "--workers: 10.0.0.5:7070 is on another machine, whose worker takes only calls that carry the workers' token, and none is given (accepted: --worker-token-file FILE, or $HERDBENCH_WORKER_TOKEN"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst", "--hot-keys", "500"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "  hot: 10\n", "", 1)},
@@ -229,6 +230,10 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "metrics_addr: \"0.0.0.0:9090\"\n"},
+			want: "s.yaml:1: metrics_addr: \"0.0.0.0:9090\" is not a loopback address", not: "for usage"},
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "target: \"http://svc.example/items/{key}\"\ntrigger:\n  name: burst\n"},
+			want: "s.yaml:1: target: host svc.example is not loopback and not allowed", not: "for usage"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "request:\n  path: /items/{key}\n", "requests:\n  - {name: a, weight: 9223372036854775807, path: \"/a/{key}\", herd: true}\n  - {name: b, weight: 2, path: /b}\n", 1)},
 			want: "requests[0].weight: 9223372036854775807 out of range (accepted: 1 to 1000000"},
 		{args: []string{"stampede", "--dry-run", "--target", "http://127.0.0.1:1/items/{key}", "--arms", "write=queue"},

@@ -33,15 +33,25 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Pl
 	if bedErr != nil {
 		return plan, nil, testbedError(bedErr)
 	}
+	return plan, outs, nil
+}
+
+// reachProblems are where the run would send or listen that it may not:
+// a metrics address beyond loopback, a host neither loopback nor allowed.
+// Told with the plan's, so that a scenario's are at their lines.
+func reachProblems(plan experiment.Plan, opts stampedeOptions) herd.FieldErrors {
+	var bad herd.FieldErrors
 	if opts.MetricsAddr != "" {
 		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
-			return plan, nil, usageErrorf("--metrics-addr: %v", err)
+			bad = append(bad, fieldErr("metrics_addr", err))
 		}
 	}
-	if err := opts.chosen.hosts(plan, *opts); err != nil {
-		return plan, nil, err
+	if opts.chosen != nil {
+		if err := opts.chosen.hosts(plan, opts); err != nil {
+			bad = append(bad, herd.Fields(unwrapUsage(err))...)
+		}
 	}
-	return plan, outs, nil
+	return bad
 }
 
 // zeroRepeat refuses --repeat 0: the plan's zero is once, and a user's 0

@@ -319,6 +319,9 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	if c := opts.chosen; c != nil {
 		bad = c.problems(plan, opts, bad)
 	}
+	if len(bad) == 0 { // where it would send: once the plan is sound
+		bad = reachProblems(plan, opts)
+	}
 	// one problem per value, its follow-ons dropped; each --allow-host is
 	// a value of its own, told apart by its message alone
 	if bad = append(bad.Blame(opts.userSet).FirstPerField(), hostProblems(opts.AllowHosts)...); len(bad) > 0 {
