@@ -54,8 +54,11 @@ func (s *SlowDB) Describe() string {
 // Validate checks the latency and how long it lasts.
 func (s *SlowDB) Validate() herd.FieldErrors {
 	var errs herd.FieldErrors
-	if s.Latency <= 0 || s.Latency > herd.Duration(30*time.Second) {
+	switch {
+	case s.Latency <= 0 || s.Latency > herd.Duration(30*time.Second):
 		errs.Add("slowdb_latency", "%s out of range (accepted: more than 0, at most 30s)", s.Latency)
+	case time.Duration(s.Latency)%time.Millisecond != 0: // toxiproxy's latency toxic takes whole milliseconds
+		errs.Add("slowdb_latency", "%s is not whole milliseconds, and toxiproxy's latency toxic takes only those (accepted: such as 1ms or 300ms)", s.Latency)
 	}
 	if s.For <= 0 || s.For > herd.Duration(time.Minute) {
 		errs.Add("slowdb_for", "%s out of range (accepted: more than 0, at most 1m)", s.For)
