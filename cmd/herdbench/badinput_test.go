@@ -230,6 +230,8 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "testbed:\n  db_pool: 10000000000\n"},
+			want: "s.yaml:2: testbed.db_pool: 10000000000 out of range (accepted: a whole number: database connections per replica (Postgres or MariaDB), 1 to 1000)"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "slowdb", "--slowdb-latency", "500us"}, want: "--slowdb-latency: 500µs is not whole milliseconds, and toxiproxy's latency toxic takes only those (accepted: such as 1ms or 300ms)"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "metrics_addr: \"0.0.0.0:9090\"\n"},
 			want: "s.yaml:1: metrics_addr: \"0.0.0.0:9090\" is not a loopback address", not: "for usage"},

@@ -198,6 +198,9 @@ func setFlag(fl *pflag.Flag, v string) error {
 	if accepted == "" {
 		return err
 	}
+	if outOfRange(v, fl.Value.Type()) { // a whole number all the same: the flag tells its bounds
+		return fmt.Errorf("%s out of range (accepted: %s: %s)", v, accepted, strings.ReplaceAll(fl.Usage, "`", ""))
+	}
 	return fmt.Errorf("%q is not %s (accepted: %s)", v, accepted, accepted)
 }
 
