@@ -23,7 +23,11 @@ func wholeNumbers(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 	var out herd.FieldErrors
 	switch {
 	case n.Kind == yaml.ScalarNode:
-		if e := wholeNumber(n, t); e != nil {
+		e := wholeNumber(n, t)
+		if e == nil {
+			e = trueOrFalse(n, t)
+		}
+		if e != nil {
 			e.Field = path
 			out = append(out, e)
 		}
@@ -83,4 +87,15 @@ func wholeNumber(n *yaml.Node, t reflect.Type) *herd.FieldError {
 		return nil
 	}
 	return e
+}
+
+// trueOrFalse is the problem of a scalar n given to a bool that is not
+// true or false as YAML 1.2 writes them: yaml.v3 reads the string "yes",
+// quoted, as true, and so a switch like allow_pause was turned on by a
+// value that reads as a word.
+func trueOrFalse(n *yaml.Node, t reflect.Type) *herd.FieldError {
+	if t.Kind() != reflect.Bool || n.Tag == "!!bool" || n.Tag == "!!null" {
+		return nil
+	}
+	return &herd.FieldError{Line: n.Line, Msg: fmt.Sprintf("%q is not true or false (accepted: true or false, unquoted)", n.Value)}
 }

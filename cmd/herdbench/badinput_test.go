@@ -299,6 +299,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:1: escape:", not: "for usage"},
 	},
 	"a file that does not decode": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "redis:\n  address: 127.0.0.1:6379\n  allow_pause: \"yes\"\n"},
+			want: "t.yaml:10: redis.allow_pause: \"yes\" is not true or false (accepted: true or false, unquoted)"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": "name: t\n" + targetFile},
 			want: "t.yaml:2: name: given twice, at lines 1 and 2 (accepted: each key once)\n", not: "endpoints"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "arms:\n  - name: j\n    strategy: ttl_jitter\n    knobs:\n      ttl_jitter: 0.1\n      ttl_jitter: 0.2\n"},
