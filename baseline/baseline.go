@@ -60,14 +60,22 @@ func ParseLimit(s string) (Limit, error) {
 	return l, nil
 }
 
-// Validate checks limits against the paths a figure may have, and returns
-// every problem at once.
+// Validate checks limits against the paths a figure may have (one limit
+// a path, one a ratio can exceed), and returns every problem at once.
 func Validate(ls []Limit, paths []string) error {
 	var errs []error
+	seen := map[string]string{}
 	for _, l := range ls {
-		if !slices.Contains(paths, l.Path) {
+		switch first, twice := seen[l.Path]; {
+		case !slices.Contains(paths, l.Path):
 			errs = append(errs, fmt.Errorf("max regression %q: unknown path %q (%s)", l.Expr, l.Path, gates.Accepted(l.Path, paths)))
+		case twice:
+			errs = append(errs, fmt.Errorf("max regression %q: %s has a limit already, %q (accepted: one limit a path)", l.Expr, l.Path, first))
+		case gates.IsRatio(l.Path) && !l.Percent && l.Max >= 1:
+			// a ratio is 0 to 1: it cannot grow by 1 or more
+			errs = append(errs, fmt.Errorf("max regression %q: %s is a ratio, 0 to 1, and cannot grow by %g, so the limit holds whatever the run does (accepted: an amount below 1, such as %s=0.01, or a percentage of the baseline such as %s=10%%)", l.Expr, l.Path, l.Max, l.Path, l.Path))
 		}
+		seen[l.Path] = l.Expr
 	}
 	return errors.Join(errs...)
 }

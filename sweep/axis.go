@@ -132,7 +132,10 @@ func ParseGrid(plan experiment.Plan, spec string) (GridAxis, *herd.FieldError) {
 		return GridAxis{}, err
 	}
 	g := GridAxis{Name: name, Unit: u}
-	for _, s := range strings.Split(list, ",") {
+	for i, s := range strings.Split(list, ",") {
+		if strings.TrimSpace(s) == "" && list != "" {
+			return bad("value %d is empty (accepted: NAME=V1,V2,..., each value given once)", i+1)
+		}
 		if strings.TrimSpace(s) == "" {
 			continue
 		}

@@ -31,8 +31,14 @@ func TestParseAxis(t *testing.T) {
 			t.Errorf("ParseAxis(%q) = %+v, %v; want %s", tt.spec, a, err, tt.want)
 		}
 	}
-	if _, err := ParseGrid(p, "rate=,"); err == nil || !strings.Contains(err.Error(), "no values") {
-		t.Errorf("ParseGrid(rate=,) = %v; want no values", err)
+	if _, err := ParseGrid(p, "rate="); err == nil || !strings.Contains(err.Error(), "no values") {
+		t.Errorf("ParseGrid(rate=) = %v; want no values", err)
+	}
+	// an empty value is a slip, not a value left out (it was dropped)
+	for _, spec := range []string{"rate=,", "rate=100,,300"} {
+		if _, err := ParseGrid(p, spec); err == nil || !strings.Contains(err.Error(), "is empty (accepted: NAME=V1,V2,...") {
+			t.Errorf("ParseGrid(%s) = %v; want its empty value refused", spec, err)
+		}
 	}
 }
 

@@ -48,12 +48,16 @@ func (r *Restart) Describe() string {
 	return fmt.Sprintf("%s restarted at T (%s): cold state, reconnects, a warm-up stampede", r.Part, how)
 }
 
-// Validate refuses a list of replicas that names one twice: it would be
-// restarted once.
+// Validate refuses a list of replicas that names one twice (it would be
+// restarted once), and rolling on one process.
 func (r *Restart) Validate() herd.FieldErrors {
 	var errs herd.FieldErrors
 	if herd.SomeReplicas.MatchString(string(r.Part)) && !herd.IsPart(string(r.Part)) {
 		errs.Add("restart", "%q names a replica twice (accepted: %s, %s, each replica once)", r.Part, strings.Join(herd.Parts, ", "), herd.ReplicaForm)
+	}
+	// one after another takes more than one: the replicas, or a list
+	if r.Rolling && r.Part != herd.API && len(herd.PartNames(string(r.Part))) < 2 {
+		errs.Add("rolling", "true beside restart %s, one process, so it would do nothing (accepted: with restart api or a list of replicas, such as api-1,api-2; or left out)", r.Part)
 	}
 	return errs
 }

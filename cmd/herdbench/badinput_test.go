@@ -70,6 +70,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "http://x", "--worker-cpu", "-1"}, want: `--worker-cpu: "-1" is not above 0`},
 	},
 	"a testbed option only the run checked": {
+		{args: []string{"stampede", "--dry-run", "--provider", "docker", "--compose-file", "{dir}"}, want: `a directory (accepted: the compose file of the herdbench repository`},
 		{args: []string{"stampede", "--dry-run", "--db-pool", "0"}, want: "--db-pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 		{args: []string{"stampede", "--dry-run", "--redis-pool", "0"}, want: "--redis-pool: 0 out of range (accepted: 1 to 10000 connections per replica)"},
 		{args: []string{"stampede", "--dry-run", "--db-timeout", "0s"}, want: "--db-timeout: 0s out of range (accepted: more than 0, such as 1s)"},
@@ -83,6 +84,10 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 	},
 	"an option that cannot take effect": {
+		{args: []string{"stampede", "--dry-run", "--trigger", "restart", "--restart", "redis", "--rolling"}, want: "--rolling: true beside restart redis, one process, so it would do nothing"},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--grid", "burst=100,,"}, want: "--grid: burst=100,,: value 2 is empty"},
+		{args: []string{"report", "--baseline", "{dir}/r.json", "{dir}/r.json", "--max-regression", "db.queries=10%", "--max-regression", "db.queries=20%"}, files: map[string]string{"r.json": resultsFile},
+			want: `max regression "db.queries=20%": db.queries has a limit already, "db.queries=10%" (accepted: one limit a path)`},
 		{args: []string{"stampede", "--dry-run", "--retry-budget", "10%"}, want: "--retry-budget: 10% bounds the clients' retries, and no arm it applies to retries, so it would do nothing (accepted: with --retry or an arm's retry=..., or left out)"},
 		{args: []string{"stampede", "--dry-run", "--arms", "none,retry-budget=10%"}, want: "--arms: retry-budget=10%: retry_budget=10% bounds the arm's retries, and it makes none, so it would do nothing"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "writes", "--write-restart-after", "1s"}, want: "--write-restart-after: 1s without write_restart, so it would do nothing (accepted: with write_restart naming a part, such as api; or left out)"},
@@ -210,6 +215,8 @@ var badInputs = map[string][]badInput{
 			want: "t.yaml:10: trigger.burst: -5 out of range (accepted: 1 to 10000 clients)"},
 	},
 	"a gate the run cannot decide": {
+		{args: []string{"report", "--baseline", "{dir}/r.json", "{dir}/r.json", "--max-regression", "http.drop_rate=2"}, files: map[string]string{"r.json": resultsFile},
+			want: `max regression "http.drop_rate=2": http.drop_rate is a ratio, 0 to 1, and cannot grow by 2, so the limit holds whatever the run does`},
 		{args: []string{"stampede", "--dry-run", "--gate", "workers.count >= 2"}, want: "workers.count is a figure of the workers that send the load, and without --workers it is sent from here, so the gate could only fail"},
 		{args: []string{"stampede", "--dry-run", "--gate", "burst.clients >= 5"}, want: "burst.clients is the release of a burst (the burst or writes trigger), and the plan's trigger is expire, so the gate could only fail (accepted: --trigger burst, or a gate on another figure)"},
 		{args: []string{"stampede", "--dry-run", "--gate", "escape.rps > 10"}, want: "escape.rps is measured by --escape, which the plan leaves off, so the gate could only fail"},

@@ -107,16 +107,20 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 }
 
 // withComposeFile is err with the problem of a compose file that is not
-// there, when the testbed the run would start is docker's: the run would
+// there (or is a directory), when the testbed the run would start is docker's: the run would
 // stop at it after its checks (exit 1), and the dry run said nothing.
 func withComposeFile(err error, provider, file string) error {
 	if provider != "docker" {
 		return err
 	}
-	if _, serr := os.Stat(file); serr == nil {
+	why := "no such file"
+	switch fi, serr := os.Stat(file); {
+	case serr == nil && fi.IsDir():
+		why = "a directory"
+	case serr == nil:
 		return err
 	}
-	bad := herd.FieldErrors{{Field: "compose_file", Msg: fmt.Sprintf("%q: no such file (accepted: the compose file of the herdbench repository, %s from its root, or its path)", file, compose.DefaultFile)}}
+	bad := herd.FieldErrors{{Field: "compose_file", Msg: fmt.Sprintf("%q: %s (accepted: the compose file of the herdbench repository, %s from its root, or its path)", file, why, compose.DefaultFile)}}
 	var fe herd.FieldErrors
 	switch {
 	case err == nil:
