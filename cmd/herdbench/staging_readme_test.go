@@ -17,7 +17,8 @@ func TestREADMEStagingCommandsDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"STAGING_TOKEN=token", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog"}
+	env := []string{"STAGING_TOKEN=token", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog",
+		"HERDBENCH_WORKER_TOKEN=0123456789abcdef0123456789abcdef"} // the README exports it before its workers' command
 	n := 0
 	for _, line := range strings.Split(string(b), "\n") {
 		cmd, _, _ := strings.Cut(line, "#") // a comment after the command

@@ -61,7 +61,8 @@ Magnitudes: rate, hot_keys, and the duration and count options of the
 trigger: ` + magnitudeHelp(opts.Plan.Triggers),
 		Example: `  herdbench sweep --trigger slowdb --retry immediate:4 --vary slowdb_for=500ms..10s --after 12s
   herdbench sweep --trigger burst --vary burst=10..2000 --resolution 0.05 --repeat 1
-  herdbench sweep --trigger expire --grid rate=300,1000,3000 --grid hot_keys=10,100,1000 -o html=map.html
+  herdbench sweep --trigger expire --grid rate=300,1000,3000 --grid hot_keys=10,100,1000 \
+    -o html=map.html
   herdbench sweep --trigger burst --vary burst=10..2000 --gate 'none:tipping >= 200' --dry-run`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
