@@ -68,3 +68,33 @@ func idleWriteKnobs(plan experiment.Plan, set map[string]bool, bad herd.FieldErr
 	}
 	return idle
 }
+
+// idleArmKnobs are the knobs an arm sets of its own (a scenario's
+// arms[].knobs: not the ones set for every arm, in base) that belong to
+// a mitigation the arm's strategy does not use: strategy lock with an
+// xfetch_beta would do nothing, and the arm would read as tuned.
+func idleArmKnobs(plan experiment.Plan, reg *api.Mitigations, base herd.Settings) herd.FieldErrors {
+	mitigation := map[string]string{}
+	for _, k := range reg.Knobs() {
+		mitigation[k.Name] = k.Mitigation
+	}
+	var idle herd.FieldErrors
+	for _, a := range plan.Arms {
+		var s string
+		if a.Select != nil || json.Unmarshal(a.Knobs["strategy"], &s) != nil || s == "" {
+			continue
+		}
+		uses := strings.Split(s, "+")
+		for _, k := range slices.Sorted(maps.Keys(a.Knobs)) {
+			if m := mitigation[k]; m != "" && base[k] == nil && !slices.Contains(uses, m) {
+				such := s + "+" + m
+				if s == api.None {
+					such = m
+				}
+				idle = append(idle, &herd.FieldError{Field: "arms", Elem: a.Name,
+					Msg: k + " is a knob of " + m + ", and the arm's strategy is " + s + ", so it would do nothing (accepted: a strategy with " + m + ", such as " + such + "; or the knob left out)"})
+			}
+		}
+	}
+	return idle
+}

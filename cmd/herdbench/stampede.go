@@ -30,7 +30,6 @@ import (
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
-	"github.com/herdbench/herdbench/workers"
 )
 
 type stampedeOptions struct {
@@ -273,13 +272,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, problems...)
 	plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
-	bad = append(bad, herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))...)
-	bad = append(bad, workersReach(opts.Workers, opts.chosen)...) // before the token: no token makes it reach
-	bad = append(bad, workerTokenProblems(opts)...)
-	bad = append(bad, workerGates(plan.Gates, opts.Workers)...)
-	if opts.Workers != "" && plan.Escape != nil {
-		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
-	}
+	bad = append(bad, workerProblems(opts, plan)...)
 	outs, err := parseOutputs(opts.Outputs, opts.JSONFile, runFormats())
 	bad = append(bad, herd.Fields(err)...)
 	bad = append(bad, checkVegeta(outs)...)
@@ -309,12 +302,11 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		bad = append(bad, herd.Fields(plan.Validate())...)
 		bad = append(bad, plan.CheckArms(subject.Checker{})...)
 	}
-	if tg != nil && opts.Workers != "" && len(tg.Classes) > 0 {
-		bad.Add("workers", "%s sends %d classes of requests (requests:), and the workers send one (accepted: no --workers, or a target of one request)",
-			tg.Name, len(tg.Classes))
-	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
 	bad = append(bad, idleKnobs(plan, opts.Knobs.Registry(), opts.KnobsSet, bad)...)
+	if base != nil { // the knobs' own problems said, an arm's are its own
+		bad = append(bad, idleArmKnobs(plan, opts.Knobs.Registry(), base)...)
+	}
 	bad = append(bad, idleWriteKnobs(plan, opts.KnobsSet, bad)...)
 	if c := opts.chosen; c != nil {
 		bad = c.problems(plan, opts, bad)

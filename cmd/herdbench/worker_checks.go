@@ -5,10 +5,33 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/workers"
 )
+
+// workerProblems are those of --workers and what goes with it: its form,
+// its reach and token, and what the workers cannot do (an escape, a
+// target's classes of requests, gates on their figures without them).
+func workerProblems(opts stampedeOptions, plan experiment.Plan) herd.FieldErrors {
+	bad := herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))
+	bad = append(bad, workersReach(opts.Workers, opts.chosen)...) // before the token: no token makes it reach
+	bad = append(bad, workerTokenProblems(opts)...)
+	bad = append(bad, workerGates(plan.Gates, opts.Workers)...)
+	if opts.Workers == "" {
+		return bad
+	}
+	if plan.Escape != nil {
+		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
+	}
+	if tg, _ := opts.target(); tg != nil && len(tg.Classes) > 0 {
+		bad.Add("workers", "%s sends %d classes of requests (requests:), and the workers send one (accepted: no --workers, or a target of one request)",
+			tg.Name, len(tg.Classes))
+	}
+	return bad
+}
 
 // workersReach refuses workers on another machine sent to a target on
 // this machine's loopback (the testbed, or a service at 127.0.0.1): each
