@@ -217,6 +217,8 @@ var badInputs = map[string][]badInput{
 			want: "t.yaml:10: trigger.burst: -5 out of range (accepted: 1 to 10000 clients)"},
 	},
 	"a gate the run cannot decide": {
+		{args: []string{"report", "{dir}/r.json", "--gate", "layers.api_amplification < 3"}, files: map[string]string{"r.json": resultsFile},
+			want: "no arm of these results has layers.api_amplification: the run did not measure it, so the gate could only fail"},
 		{args: []string{"report", "--baseline", "{dir}/r.json", "{dir}/r.json", "--max-regression", "http.drop_rate=2"}, files: map[string]string{"r.json": resultsFile},
 			want: `max regression "http.drop_rate=2": http.drop_rate is a ratio, 0 to 1, and cannot grow by 2, so the limit holds whatever the run does`},
 		{args: []string{"stampede", "--dry-run", "--gate", "workers.count >= 2"}, want: "workers.count is a figure of the workers that send the load, and without --workers it is sent from here, so the gate could only fail"},

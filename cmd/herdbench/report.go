@@ -15,6 +15,7 @@ import (
 	"github.com/herdbench/herdbench/baseline"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 )
 
@@ -98,7 +99,11 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 				names[i] = a.Name
 			}
 			paths, words := rep.GatePaths()
-			if errs := gates.Validate(gs, names, paths, words, "gate"); len(errs) > 0 {
+			errs := gates.Validate(gs, names, paths, words, "gate")
+			if len(errs) == 0 {
+				errs = unmeasured(gs, rep, words)
+			}
+			if len(errs) > 0 {
 				bad = append(bad, fmt.Errorf("--gate on %s: %w", path, errs))
 				continue
 			}
@@ -217,4 +222,24 @@ func writeFile(path string, render func(io.Writer) error) error {
 		err = cerr
 	}
 	return err
+}
+
+// unmeasured refuses gates on a figure no arm of rep has (a two-tier
+// figure in a one-tier run's results, a burst's on another trigger): the
+// run did not measure it, and the gate could only fail, exit 99. The
+// target's own series are read apart, and pass.
+func unmeasured(gs []gates.Gate, rep *experiment.Report, words map[string][]string) herd.FieldErrors {
+	var bad herd.FieldErrors
+	for _, g := range gs {
+		if _, word := words[g.Path]; word || strings.HasPrefix(g.Path, "prometheus.") {
+			continue
+		}
+		if !slices.ContainsFunc(rep.Arms, func(a experiment.ArmResult) bool {
+			return (g.Arm == "" || g.Arm == a.Name) && a.Figures()[g.Path] != nil
+		}) {
+			bad = append(bad, &herd.FieldError{Field: "gate", Elem: g.Expr,
+				Msg: fmt.Sprintf("no arm of these results has %s: the run did not measure it, so the gate could only fail (accepted: a gate on a figure the results hold)", g.Path)})
+		}
+	}
+	return bad
 }
