@@ -91,13 +91,21 @@ func runInit(stdout io.Writer, o initOptions) error {
 func (o initOptions) starter() (starter, herd.FieldErrors) {
 	var bad herd.FieldErrors
 	u, err := url.Parse(o.URL)
+	_, ferr := targets.FromURL(o.URL) // as --target reads a URL: its scheme, port and no credentials
 	switch {
 	case o.URL == "":
 		bad.Add("url", "none (accepted: the service's request for one key, such as http://127.0.0.1:8080/items/{key})")
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		bad.Add("url", "%q (accepted: http:// or https:// with a host, such as http://127.0.0.1:8080/items/{key})", o.URL)
+	case ferr != nil:
+		bad.Add("url", "%v", ferr)
 	case !strings.Contains(u.Path, "{key}") && !strings.Contains(u.RawQuery, "{key}"):
 		bad.Add("url", "%q has no {key} (accepted: the key's place in the path or query, such as http://127.0.0.1:8080/items/{key})", o.URL)
+	}
+	for k, vs := range u.Query() {
+		if err == nil && len(vs) > 1 { // the file's query holds one value a name
+			bad.Add("url", "query %s given %d times (accepted: each name once)", k, len(vs))
+		}
 	}
 	for _, hp := range []struct{ flag, v string }{{"redis", o.Redis}, {"postgres", o.Postgres}, {"mysql", o.MySQL}} {
 		_, port, err := net.SplitHostPort(hp.v)
