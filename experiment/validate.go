@@ -303,8 +303,12 @@ func ForService(p Plan, tg *targets.Target, names []string) (Plan, error) {
 		p.Keys = int(min(tg.Space.Size(), int64(1<<31-1)))
 		p.HotKeys = len(tg.Hot(p.HotKeys))
 	}
+	fromFlags := len(p.Abort) // the file's may repeat one of --abort-on's: the user's choice
 	for i, s := range tg.Abort {
 		g, err := gates.Parse(s)
+		if j := slices.IndexFunc(p.Abort[fromFlags:], func(o gates.Gate) bool { return err == nil && gates.Same(o, g) }); j >= 0 {
+			err = fmt.Errorf("the same stop condition as %q, given twice (accepted: each once)", p.Abort[fromFlags+j].Expr)
+		}
 		if err != nil {
 			path := fmt.Sprintf("abort[%d]", i)
 			errs = append(errs, &herd.FieldError{File: tg.Name, Line: tg.Line(path), Field: path, Msg: err.Error(), Err: err})

@@ -254,7 +254,7 @@ func ParseAll(exprs []string, field string) ([]Gate, herd.FieldErrors) {
 			errs = append(errs, &herd.FieldError{Field: field, Elem: s, Msg: err.Error(), Err: err})
 			continue
 		}
-		if i := slices.IndexFunc(gs, func(o Gate) bool { return sameGate(o, g) }); i >= 0 {
+		if i := slices.IndexFunc(gs, func(o Gate) bool { return Same(o, g) }); i >= 0 {
 			errs = append(errs, &herd.FieldError{Field: field, Elem: s,
 				Msg: fmt.Sprintf("the same gate as %q, given twice (accepted: each gate once)", gs[i].Expr)})
 			continue
@@ -264,9 +264,9 @@ func ParseAll(exprs []string, field string) ([]Gate, herd.FieldErrors) {
 	return gs, errs
 }
 
-// sameGate says whether a and b decide the same thing, however written
+// Same says whether a and b decide the same thing, however written
 // (spaces, 1% and 0.01).
-func sameGate(a, b Gate) bool {
+func Same(a, b Gate) bool {
 	a.Expr, b.Expr, a.Percent, b.Percent = "", "", false, false
 	return a == b
 }

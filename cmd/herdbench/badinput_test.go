@@ -332,6 +332,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: load.rate: 1.5 is not a whole number (accepted: a whole number, such as 100)"},
 	},
 	"a file whose parts cannot work together": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "abort: [\"http.drop_rate > 20%\", \"http.drop_rate > 0.2\"]\n"},
+			want: `t.yaml:8: abort[1]: the same stop condition as "http.drop_rate > 20%", given twice (accepted: each once)`},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "arms:\n  - name: a\n    endpoints: [\"http://u:pw@127.0.0.1:1\"]\n"},
 			want: `t.yaml:10: arms[0].endpoints[0]: "http://u:xxxxx@127.0.0.1:1" holds credentials`, not: "pw@"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "allow: [\"*.example\"]\n"},
