@@ -360,6 +360,7 @@ var badInputs = map[string][]badInput{
 			want: "t.yaml:9: abort[0]: unknown path \"db.querys\" (accepted: db.qps, http.requests,", not: "--abort-on"},
 	},
 	"a place the run cannot write": {
+		{args: []string{"init", "--url", "http://127.0.0.1:8080/items/{key}", "--file", "{dir}"}, want: "is a directory (accepted: a file's path, such as herdbench-target.yaml)", not: "--force"},
 		{args: []string{"report", "{dir}/r.json", "-o", "html={dir}"}, files: map[string]string{"r.json": resultsFile}, want: "is a directory (accepted: a file's path, made with its directories if need be)"},
 		{args: []string{"stampede", "--dry-run", "--results-dir", "{dir}/f"}, files: map[string]string{"f": "x"},
 			want: "--results-dir: {dir}/f is a file (accepted: a directory, or a path where one can be made)"},

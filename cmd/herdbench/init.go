@@ -65,6 +65,9 @@ func runInit(stdout io.Writer, o initOptions) error {
 	if len(bad) > 0 {
 		return usageError{bad}
 	}
+	if msg := notAFile(o.File); msg != "" { // --force would not help
+		return usageErrorf("--file: %s (accepted: a file's path, such as herdbench-target.yaml)", msg)
+	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if o.Force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -107,14 +110,14 @@ func (o initOptions) starter() (starter, herd.FieldErrors) {
 			bad.Add("url", "query %s given %d times (accepted: each name once)", k, len(vs))
 		}
 	}
-	for _, hp := range []struct{ flag, v string }{{"redis", o.Redis}, {"postgres", o.Postgres}, {"mysql", o.MySQL}} {
+	for _, hp := range []struct{ flag, v, such string }{{"redis", o.Redis, "127.0.0.1:6379"}, {"postgres", o.Postgres, "127.0.0.1:5432"}, {"mysql", o.MySQL, "127.0.0.1:3306"}} {
 		_, port, err := net.SplitHostPort(hp.v)
 		switch n, perr := strconv.Atoi(port); {
 		case hp.v == "":
 		case err != nil:
-			bad.Add(hp.flag, "%q is not host:port (accepted: such as 127.0.0.1:6379)", hp.v)
+			bad.Add(hp.flag, "%q is not host:port (accepted: such as %s)", hp.v, hp.such)
 		case perr != nil || n < 1 || n > 65535:
-			bad.Add(hp.flag, "%q: port %s out of range (accepted: host:port, port 1 to 65535, such as 127.0.0.1:6379)", hp.v, port)
+			bad.Add(hp.flag, "%q: port %s out of range (accepted: host:port, port 1 to 65535, such as %s)", hp.v, port, hp.such)
 		}
 	}
 	if o.Postgres != "" && o.MySQL != "" {
