@@ -14,6 +14,7 @@ package targets
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -155,7 +156,14 @@ func FromURL(raw string) (*Target, error) {
 	switch {
 	case err == nil && u.Scheme != "http" && u.Scheme != "https":
 		return nil, fmt.Errorf("target %s: scheme %s not accepted (accepted: http:// or https://, such as http://127.0.0.1:8080/items/{key})", redactURL(raw), u.Scheme)
-	case err != nil || u.Host == "":
+	case err != nil:
+		var ue *url.Error
+		why := err
+		if errors.As(err, &ue) {
+			why = ue.Err // the URL is named once, redacted
+		}
+		return nil, fmt.Errorf("target %q is not a URL: %v (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", redactURL(raw), why)
+	case u.Host == "":
 		return nil, fmt.Errorf("target %q is not a URL (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", redactURL(raw))
 	}
 	if err := CheckPort(u.Port()); err != nil {
@@ -176,11 +184,15 @@ func FromURL(raw string) (*Target, error) {
 		Request: load.Request{Path: path}, Hosts: map[string]string{u.Hostname(): "--target"}}, nil
 }
 
+// userInfo is a URL's user information, as written.
+var userInfo = regexp.MustCompile(`//[^/]*@`)
+
 // redactURL keeps credentials and query values out of messages.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return "(a URL that does not parse)"
+	if err != nil { // as written, its user information and query left out
+		raw, _, _ = strings.Cut(raw, "?")
+		return userInfo.ReplaceAllString(raw, "//xxxxx@")
 	}
 	u.RawQuery = ""
 	return strings.ReplaceAll(u.Redacted(), "%7Bkey%7D", "{key}")
