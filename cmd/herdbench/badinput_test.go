@@ -84,6 +84,7 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 	},
 	"an option that cannot take effect": {
+		{args: []string{"sweep", "--dry-run", "--trigger", "writes", "--vary", "write_restart_after=1ms..5s"}, want: "--vary: write_restart_after=1ms..5s: 1ms without write_restart, so it would do nothing", not: "--write-restart-after:"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "arms:\n  - name: a\n    strategy: lock\n    knobs:\n      xfetch_beta: 2\n"},
 			want: "s.yaml:2: arms[0] (a): xfetch_beta is a knob of xfetch, and the arm's strategy is lock, so it would do nothing (accepted: a strategy with xfetch, such as lock+xfetch; or the knob left out)"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "restart", "--restart", "redis", "--rolling"}, want: "--rolling: true beside restart redis, one process, so it would do nothing"},

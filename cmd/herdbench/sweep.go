@@ -113,7 +113,7 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 		return err
 	})
 	if err != nil {
-		return err
+		return atAxis(err, opts)
 	}
 	if opts.DryRun {
 		tg, sub := opts.target()
