@@ -80,6 +80,12 @@ func checkKube(s kube.Spec) error {
 			bad.Add(flag, "%q: %s (accepted: a DNS label, such as herdbench)", v, errs[0])
 		}
 	}
+	// the objects' names grow from it: NAME-controller, and the workers'
+	// Service (a DNS-1035 label) whose pods are NAME-workers-INDEX
+	if errs := validation.IsDNS1035Label(s.ServiceName() + "-999"); len(s.Name) <= 63 && len(errs) > 0 && validation.IsDNS1123Label(s.Name) == nil {
+		bad.Add("name", "%q: the workers' Service and pods, %s-999, would not be a DNS label: %s (accepted: a name of at most %d characters that starts with a letter, such as herdbench)",
+			s.Name, s.ServiceName(), errs[0], 63-len("-workers-999"))
+	}
 	bad = append(bad, imageProblems(s.Image)...)
 	if s.ConfigMap == "" {
 		bad.Add("configmap", "required (accepted: the name of a ConfigMap holding the target file)")
