@@ -242,6 +242,8 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
+		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--ended-when", "http://127.0.0.1:99999/"}, want: "--ended-when: http://127.0.0.1:99999/: port 99999 out of range (accepted: 1 to 65535)"},
+		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--ended-when", "http://user:secretpw@127.0.0.1:8080/"}, want: "credentials in the URL", not: "secretpw"},
 		{args: []string{"stampede", "--dry-run", "--target", "http://u:p@127.0.0.1:8080/it%zz/{key}"}, want: `--target: target "http://xxxxx@127.0.0.1:8080/it%zz/{key}" is not a URL: invalid URL escape "%zz"`, not: "u:p@"},
 		{args: []string{"init", "--url", "http://127.0.0.1:0/items/{key}", "--file", "{dir}/t.yaml"}, want: "--url: target http://127.0.0.1:0/items/{key}: port 0 out of range (accepted: 1 to 65535)"},
 		{args: []string{"init", "--url", "http://u:p@127.0.0.1:8080/items/{key}", "--file", "{dir}/t.yaml"}, want: "credentials in the URL", not: "u:p@"},
