@@ -73,7 +73,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--provider", "docker", "--compose-file", "{dir}"}, want: `a directory (accepted: the compose file of the herdbench repository`},
 		{args: []string{"stampede", "--dry-run", "--db-pool", "0"}, want: "--db-pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 		{args: []string{"stampede", "--dry-run", "--redis-pool", "0"}, want: "--redis-pool: 0 out of range (accepted: 1 to 10000 connections per replica)"},
-		{args: []string{"stampede", "--dry-run", "--db-timeout", "0s"}, want: "--db-timeout: 0s out of range (accepted: more than 0, such as 1s)"},
+		{args: []string{"stampede", "--dry-run", "--db-timeout", "0s"}, want: "--db-timeout: 0s out of range (accepted: 1ms or more, such as 1s)"},
 		{args: []string{"stampede", "--dry-run", "--cache", "memcached", "--write-invalidate", "refresh"}, want: "--write-invalidate: refresh broadcasts the written items on Redis pub/sub, which Memcached lacks (accepted with --cache memcached: none, delete; or --cache redis)"},
 		{args: []string{"stampede", "--dry-run", "--db-pool", "0", "--zipf", "0"}, want: "--zipf: 0 out of range (accepted: greater than 1)\n--db-pool: 0 out of range"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--redis-pool", "0"}, want: "--redis-pool: 0 out of range"},

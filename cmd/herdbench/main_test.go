@@ -102,7 +102,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"testbed", "up", "--replicas", "0"}, exitUsage, "--replicas: 0 out of range (accepted: 1 to 64)"},
 		{[]string{"testbed", "up", "--timeout", "0s"}, exitUsage, "--timeout: 0s out of range (accepted: more than 0, such as 30s)"},
 		{[]string{"testbed", "up", "--db-pool", "0"}, exitUsage, "--db-pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
-		{[]string{"testbed", "up", "--redis-timeout", "0s"}, exitUsage, "--redis-timeout: 0s out of range (accepted: more than 0, such as 1s)"},
+		{[]string{"testbed", "up", "--redis-timeout", "0s"}, exitUsage, "--redis-timeout: 0s out of range (accepted: 1ms or more, such as 1s)"},
 		{[]string{"testbed", "serve", "--redis-pool", "0"}, exitUsage, "--redis-pool: 0 out of range (accepted: 1 to 10000 connections per replica)"},
 		{[]string{"stampede", "--clients", "0"}, exitUsage, "--clients: 0 out of range (accepted: 1 to 100000)"},
 		{[]string{"stampede", "--dry-run", "--arms", "none,edge-bulkhead=-5"}, exitUsage, "--arms: edge-bulkhead=-5: edge bulkhead: -5 out of range (accepted: 0, unbounded, to 100000)"},

@@ -101,9 +101,12 @@ func TestFaultTriggers(t *testing.T) {
 		t.Logf("late-outage amplification %.2f; after the outage, fixed: %d rows above the rate, peak %d; full jitter: %d rows, peak %d",
 			float64(inOutage)/float64(reqs), fixedRows, fixedPeak, jitterRows, jitterPeak)
 		// about twice as many rows on a quiet machine (5 and 10 to 12); a
-		// busy one stretches both, so: more rows, and a lower peak
-		if jitterRows <= fixedRows || jitterPeak >= fixedPeak {
-			t.Errorf("after the outage, fixed retries over %d rows (peak %d attempts); full jitter over %d rows (peak %d); want fixed concentrated, jitter spread over more rows with a lower peak",
+		// busy one stretches both, so: more rows. Both peaks can reach the
+		// clients' ceiling, about 100 attempts a row (CI once: fixed 101,
+		// jitter 102, over 3 and 10 rows), so jitter's is held only to no
+		// more than fixed's and a twentieth
+		if jitterRows <= fixedRows || jitterPeak > fixedPeak+fixedPeak/20 {
+			t.Errorf("after the outage, fixed retries over %d rows (peak %d attempts); full jitter over %d rows (peak %d); want fixed concentrated, jitter spread over more rows with no higher a peak",
 				fixedRows, fixedPeak, jitterRows, jitterPeak)
 		}
 		if fixed.HTTP.DropRate >= none.HTTP.DropRate || fixed.Retries.Amplification <= 1 {

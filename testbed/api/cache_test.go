@@ -235,7 +235,7 @@ func TestReplicaOnMemcachedAlone(t *testing.T) {
 	opts.Cache = CacheMemcached
 	opts.MemcachedAddr = startServer(t, "memcached", memcachedArgs()...)
 	opts.PostgresDSN = "postgres://nobody@127.0.0.1:1/none?sslmode=disable"
-	opts.DBTimeout = 200 * time.Millisecond
+	opts.DBTimeout = 300 * time.Millisecond // above the default query_cost, 200ms
 	s, err := New(opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -28,9 +29,17 @@ func (o Options) Problems() herd.FieldErrors {
 		field string
 		d     time.Duration
 	}{{"db_timeout", o.DBTimeout}, {"redis_timeout", o.RedisTimeout}} {
-		if d.d <= 0 {
-			errs.Add(d.field, "%s out of range (accepted: more than 0, such as 1s)", d.d)
+		if d.d < time.Millisecond { // a bound below the clock's grain of a round trip fails everything
+			errs.Add(d.field, "%s out of range (accepted: 1ms or more, such as 1s)", d.d)
 		}
+	}
+	// the item query holds its connection query_cost: a bound no longer
+	// than that times every load out
+	if cost := time.Duration(o.Config.QueryCost); o.DBTimeout >= time.Millisecond && cost >= o.DBTimeout {
+		errs = append(errs, &herd.FieldError{Field: "db_timeout",
+			Msg: fmt.Sprintf("%s is not longer than query_cost, %s: every item query would time out (accepted: above %s, or a query_cost below %s)", o.DBTimeout, cost, cost, o.DBTimeout),
+			Other: &herd.FieldError{Field: "query_cost",
+				Msg: fmt.Sprintf("%s is not shorter than db_timeout, %s: every item query would time out (accepted: below %s, or a db_timeout above %s)", cost, o.DBTimeout, o.DBTimeout, cost)}})
 	}
 	if o.Cache != "" && !slices.Contains(Caches, o.Cache) {
 		errs.Add("cache", "%q is not a cache (accepted: %s)", o.Cache, strings.Join(Caches, ", "))
