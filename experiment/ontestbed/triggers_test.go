@@ -31,10 +31,14 @@ func faultPlan(trigger string, arms ...string) Plan {
 }
 
 // excessRows counts the rows from fromMS whose attempts exceed the request
-// rate by a fifth: how widely retries spread.
+// rate by a fifth, and the most attempts in one of them: how widely
+// retries spread, and how high.
 func excessRows(a ArmResult, perRow, fromMS int64) (rows int, peak int64) {
 	for _, r := range a.Timeline {
-		if r.TMS >= fromMS && r.Attempts > perRow*6/5 {
+		if r.TMS < fromMS {
+			continue // the outage's own waves peak alike in every arm
+		}
+		if r.Attempts > perRow*6/5 {
 			rows++
 		}
 		peak = max(peak, r.Attempts)
@@ -101,12 +105,12 @@ func TestFaultTriggers(t *testing.T) {
 		t.Logf("late-outage amplification %.2f; after the outage, fixed: %d rows above the rate, peak %d; full jitter: %d rows, peak %d",
 			float64(inOutage)/float64(reqs), fixedRows, fixedPeak, jitterRows, jitterPeak)
 		// about twice as many rows on a quiet machine (5 and 10 to 12); a
-		// busy one stretches both, so: more rows. Both peaks can reach the
-		// clients' ceiling, about 100 attempts a row (CI once: fixed 101,
-		// jitter 102, over 3 and 10 rows), so jitter's is held only to no
-		// more than fixed's and a twentieth
-		if jitterRows <= fixedRows || jitterPeak > fixedPeak+fixedPeak/20 {
-			t.Errorf("after the outage, fixed retries over %d rows (peak %d attempts); full jitter over %d rows (peak %d); want fixed concentrated, jitter spread over more rows with no higher a peak",
+		// busy one stretches both, so: more rows, and a lower peak. The
+		// peaks are from the outage's end: the outage's own waves (N+1
+		// attempts of every request, about 100 a row) are alike in both,
+		// and CI once read them as the peaks, 101 and 102
+		if jitterRows <= fixedRows || jitterPeak >= fixedPeak {
+			t.Errorf("after the outage, fixed retries over %d rows (peak %d attempts); full jitter over %d rows (peak %d); want fixed concentrated, jitter spread over more rows with a lower peak",
 				fixedRows, fixedPeak, jitterRows, jitterPeak)
 		}
 		if fixed.HTTP.DropRate >= none.HTTP.DropRate || fixed.Retries.Amplification <= 1 {
