@@ -375,6 +375,8 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "-o", "html={dir}"}, want: "html={dir}: {dir} is a directory (accepted: a file's path"},
 	},
 	"a trigger its target cannot run": {
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "trigger: {name: outage}\n"},
+			want: "t.yaml:8: trigger.name: trigger outage needs toxiproxy", not: "for usage"},
 		{args: []string{"stampede", "--dry-run", "--target", "http://127.0.0.1:1/items/{key}"},
 			want: "--target: http://127.0.0.1:1/items/{key}: no --trigger given, and the default, expire, needs a Redis", not: "--trigger:"},
 		{args: []string{"stampede", "--dry-run", "--cache", "memcached", "--trigger", "notify"},

@@ -129,6 +129,16 @@ func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Targ
 	for i, e := range bad {
 		out[i] = e
 		isOption := slices.ContainsFunc(plan.Triggers.Options(), func(o triggers.Option) bool { return o.Trigger == plan.Trigger && o.Key == e.Field })
+		if e.File == "" && e.Field == "trigger" { // the file's trigger, which its target cannot run
+			c := *e
+			c.File, c.Line, c.Field = svc.Name, svc.Line("trigger.name"), "trigger.name"
+			c.Msg = strings.TrimPrefix(c.Msg, svc.Name+": ") // named once, as the place
+			if c.Line == 0 {
+				c.Line = svc.Line("trigger")
+			}
+			out[i] = &c
+			continue
+		}
 		if e.File == "" && isOption && !set[strings.ReplaceAll(e.Field, "_", "-")] {
 			c := *e
 			c.File, c.Line, c.Field = svc.Name, svc.Line("trigger"), "trigger."+e.Field
