@@ -244,6 +244,18 @@ func Parse(b []byte, name string, v Vocabulary) (*File, error) {
 		problems = append(problems, &herd.FieldError{File: name, Line: doc.Line("arms"), Field: "arms",
 			Msg: "empty (accepted: one arm or more, such as [none, lock]; or no arms: key, for the default arms none, singleflight, lock, xfetch)"})
 	}
+	// an empty list that means what leaving it out means reads as a choice
+	for _, l := range []struct {
+		key, such, without string
+		n                  int
+	}{{"outputs", "[table, json=results.json]", "the table on stdout", len(f.Outputs)},
+		{"gates", "[\"db.queries <= 100\"]", "no gates", len(f.Gates)},
+		{"abort_on", "[\"http.drop_rate > 50%\"]", "no stop conditions", len(f.AbortOn)}} {
+		if l.n == 0 && doc.Line(l.key) > 0 {
+			problems = append(problems, &herd.FieldError{File: name, Line: doc.Line(l.key), Field: l.key,
+				Msg: fmt.Sprintf("empty (accepted: one or more, such as %s; or no %s: key, for %s)", l.such, l.key, l.without)})
+		}
+	}
 	return f, problems.ByLine().Err()
 }
 

@@ -125,6 +125,8 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:3: trigger.outage: an option of trigger outage, and the plan's trigger is expire"},
 	},
 	"an explicitly empty value": {
+		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "outputs: []\n"},
+			want: "s.yaml:1: outputs: empty (accepted: one or more, such as [table, json=results.json]; or no outputs: key, for the table on stdout)"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "limits:\n  max_duration: \"\"\n"},
 			want: "t.yaml:9: limits.max_duration: empty (accepted: a duration such as 2m; or leave the key out, for no cap of the target's own)"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "  path: /items/{key}\n", "  path: /items/{key}\n  headers: {X-Token: \"\"}\n", 1)},
