@@ -322,13 +322,15 @@ func vacuousWhy(g Gate) string {
 
 // Signed says whether path's figure may be negative, so that no bound on
 // it is decided before the run: an instant relative to T (at_ms, from_ms,
-// to_ms, start_ms, started_ms, ended_ms, exited_ms, ended_when_ms,
-// recovery_ms, recovery_from_t_ms), the goodput's trend, an exit code.
-// Every other figure is a count, a duration, a rate or a ratio: 0 or more.
+// to_ms, start_ms, started_ms, ended_ms, exited_ms, ended_when_ms), the
+// goodput's trend, an exit code. Every other figure is a count, a
+// duration, a rate or a ratio: 0 or more. recovery_ms and
+// recovery_from_t_ms are durations: the first row of the hold back in
+// band is at or after the trigger's end, which is at or after T.
 func Signed(path string) bool {
 	last := path[strings.LastIndex(path, ".")+1:]
 	switch last {
-	case "trend", "exit_code", "at_ms", "from_ms", "to_ms", "start_ms", "started_ms", "ended_ms", "exited_ms", "ended_when_ms", "recovery_ms", "recovery_from_t_ms":
+	case "trend", "exit_code", "at_ms", "from_ms", "to_ms", "start_ms", "started_ms", "ended_ms", "exited_ms", "ended_when_ms":
 		return true
 	}
 	return false

@@ -93,6 +93,9 @@ func ReadJSONFile(path string) (*experiment.Report, error) {
 			return nil, bad(nil, "arms[%d] has no name (null, or an arm without one)", i)
 		}
 	}
+	if err := checkResults(path, b, &rep); err != nil {
+		return nil, err
+	}
 	return &rep, nil
 }
 

@@ -177,6 +177,9 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 			bad = append(bad, err)
 		}
 	}
+	if len(bad) == 0 {
+		bad = unheld(limits, base, run)
+	}
 	if len(bad) > 0 {
 		return usageError{errors.Join(bad...)}
 	}
@@ -239,6 +242,22 @@ func unmeasured(gs []gates.Gate, rep *experiment.Report, words map[string][]stri
 		}) {
 			bad = append(bad, &herd.FieldError{Field: "gate", Elem: g.Expr,
 				Msg: fmt.Sprintf("no arm of these results has %s: the run did not measure it, so the gate could only fail (accepted: a gate on a figure the results hold)", g.Path)})
+		}
+	}
+	return bad
+}
+
+// unheld refuses limits on a figure no arm of either results has, as
+// unmeasured refuses such a gate: neither run measured it, and the limit
+// could only read "no value" on every arm.
+func unheld(limits []baseline.Limit, reps ...*experiment.Report) []error {
+	var bad []error
+	for _, l := range limits {
+		held := slices.ContainsFunc(reps, func(rep *experiment.Report) bool {
+			return slices.ContainsFunc(rep.Arms, func(a experiment.ArmResult) bool { return a.Figures()[l.Path] != nil })
+		})
+		if !held {
+			bad = append(bad, fmt.Errorf("--max-regression: %q: no arm of either results has %s: neither run measured it, so the limit could only read no value (accepted: a limit on a figure the results hold)", l.Expr, l.Path))
 		}
 	}
 	return bad
