@@ -365,6 +365,12 @@ var badInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--trigger", "burst", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "abort:\n  - \"db.querys > 10\"\n"},
 			want: "t.yaml:9: abort[0]: unknown path \"db.querys\" (accepted: db.qps, http.requests,", not: "--abort-on"},
 	},
+	"results that cannot be true": {
+		{args: []string{"report", "{dir}/r.json", "--gate", "lock:db.queries <= 10"}, files: map[string]string{"r.json": strings.Replace(resultsFile, `"queries": 97,`, `"queries": null,`, 1)},
+			want: "r.json: arms[1].db.queries: null, and a run writes db.queries as a number wherever it writes db (accepted: a number 0 or more"},
+		{args: []string{"report", "{dir}/r.json"}, files: map[string]string{"r.json": strings.Replace(resultsFile, `"drop_rate": 0,`, `"drop_rate": 1.5,`, 1)},
+			want: "r.json: arms[0].http.drop_rate: 1.5 out of range (accepted: 0 to 1: a ratio)"},
+	},
 	"a place the run cannot write": {
 		{args: []string{"init", "--url", "http://127.0.0.1:8080/items/{key}", "--file", "{dir}"}, want: "is a directory (accepted: a file's path, such as herdbench-target.yaml)", not: "--force"},
 		{args: []string{"report", "{dir}/r.json", "-o", "html={dir}"}, files: map[string]string{"r.json": resultsFile}, want: "is a directory (accepted: a file's path, made with its directories if need be)"},
