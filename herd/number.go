@@ -29,10 +29,16 @@ func ParseCount(s string) (int64, error) {
 		return 0, errNotCount
 	}
 	n, err := strconv.ParseInt(whole+frac+strings.Repeat("0", scale-len(frac)), 10, 64)
-	if err != nil {
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, ErrCountRange
+	case err != nil:
 		return 0, errNotCount
 	}
 	return n, nil
 }
 
 var errNotCount = errors.New("not a whole count, such as 500, 1k or 1.5k")
+
+// ErrCountRange is a whole count beyond what any count holds.
+var ErrCountRange = errors.New("a whole count beyond 9223372036854775807")

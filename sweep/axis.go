@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -92,6 +93,7 @@ func ParseAxis(plan experiment.Plan, spec string) (Axis, *herd.FieldError) {
 		return Axis{}, &herd.FieldError{Field: "vary", Elem: spec, Msg: fmt.Sprintf(format, args...)}
 	}
 	name, rng, ok := strings.Cut(spec, "=")
+	name = strings.TrimSpace(name) // as --grid reads its values: spaces around them are not a value's
 	from, to, ok2 := strings.Cut(rng, "..")
 	if !ok || !ok2 || name == "" {
 		return bad("not a range (accepted: %s)", form)
@@ -124,6 +126,7 @@ func ParseGrid(plan experiment.Plan, spec string) (GridAxis, *herd.FieldError) {
 		return GridAxis{}, &herd.FieldError{Field: "grid", Elem: spec, Msg: fmt.Sprintf(format, args...)}
 	}
 	name, list, ok := strings.Cut(spec, "=")
+	name = strings.TrimSpace(name)
 	if !ok || name == "" {
 		return bad("not an axis (accepted: NAME=V1,V2,..., such as burst=10,100,1000)")
 	}
@@ -165,6 +168,9 @@ func parseValue(s string, u Unit) (float64, error) {
 		return math.Round(float64(d) / float64(time.Millisecond)), nil
 	}
 	n, err := herd.ParseCount(s) // as a flag reads it: rate=100..1.5k
+	if errors.Is(err, herd.ErrCountRange) {
+		return 0, fmt.Errorf("%q out of range (accepted: a whole number of 1 or more, such as 100, 1k or 1.5k)", s)
+	}
 	if err != nil || n < 1 {
 		return 0, fmt.Errorf("%q is not a whole number of 1 or more, such as 100, 1k or 1.5k", s)
 	}

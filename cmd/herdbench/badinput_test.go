@@ -244,6 +244,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "rate=9999999999999999999..99999999999999999999"}, want: `FROM: "9999999999999999999" out of range (accepted: a whole number of 1 or more`},
 		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--ended-when", "http://127.0.0.1:99999/"}, want: "--ended-when: http://127.0.0.1:99999/: port 99999 out of range (accepted: 1 to 65535)"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--ended-when", "http://user:secretpw@127.0.0.1:8080/"}, want: "credentials in the URL", not: "secretpw"},
 		{args: []string{"stampede", "--dry-run", "--target", "http://u:p@127.0.0.1:8080/it%zz/{key}"}, want: `--target: target "http://xxxxx@127.0.0.1:8080/it%zz/{key}" is not a URL: invalid URL escape "%zz"`, not: "u:p@"},

@@ -88,7 +88,10 @@ func usageAccepted(f *pflag.Flag) string {
 	if i := strings.LastIndex(u, " ("); i > 0 && strings.HasSuffix(u, ")") && !strings.Contains(u[i+2:], "(") {
 		u = u[:i]
 	}
-	if f.DefValue == "" {
+	switch {
+	case strings.Contains(u, "required"): // leaving it out is refused too
+		return u
+	case f.DefValue == "":
 		return u + "; or leave it out"
 	}
 	return fmt.Sprintf("%s; or leave it out, for %s", u, f.DefValue)
