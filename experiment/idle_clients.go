@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,43 +104,50 @@ func (p Plan) armNames() []string {
 
 // sameAsNone refuses an arm that sets the clients' policies, each the
 // plan's own (retry=none beside --retry none, throttle=0,
-// client-breaker=none), and nothing else, as hedge=none is refused by its
-// arm kind: it is the same as none, the plan's clients on the base's
-// strategy. An arm that also names a strategy (or a write strategy, an
-// edge policy, a way to select it on a service) is refused only when
-// another arm that sets no client policy is the same besides: it is that
-// arm again.
+// client-breaker=none), beside an arm it is the same as: none (an arm
+// that names no strategy keeps the base's, none), or the same strategy
+// with nothing set of the clients. It would run the same arm twice, as
+// two (hedge=none is refused by its arm kind). Alone, such an arm is the
+// comparison's baseline under a name that says so (retry=none beside
+// retry=fixed:200ms:4), and kept.
 func (p Plan) sameAsNone() herd.FieldErrors {
 	var errs herd.FieldErrors
 	plans := p.ClientsOf(Arm{})
+	noop := func(a Arm) bool { return p.ClientsOf(a) == plans }
 	for i, a := range p.Arms {
-		if !a.setsClients() || p.ClientsOf(a) != plans {
+		if !a.setsClients() || !noop(a) {
 			continue
 		}
-		same := noneStrategy
-		_, strategy := a.Knobs["strategy"]
-		_, writes := a.Knobs["write_strategy"]
-		if strategy || writes || len(a.Edge) > 0 || a.Select.sets() {
-			same = ""
-			for j, o := range p.Arms {
-				if j != i && !o.setsClients() && reflect.DeepEqual(a.Knobs, o.Knobs) && reflect.DeepEqual(a.Edge, o.Edge) && reflect.DeepEqual(a.Select, o.Select) {
-					same = o.Name
-					break
-				}
-			}
-		}
-		if same == "" {
+		j := slices.IndexFunc(p.Arms, func(o Arm) bool {
+			return o.Name != a.Name && noop(o) && sameSubject(a, o)
+		})
+		if j < 0 || (j > i && p.Arms[j].setsClients()) { // two alike: the later one is told
 			continue
 		}
 		errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(
 			"sets the clients' policies the plan gives every arm already (%s), so it changes nothing: it is the same as %s (accepted: a policy other than the plan's, such as %s; or leave the arm out)",
-			p.clientsString(), same, strings.Join(ClientKinds.Examples(), ", "))})
+			p.clientsString(), p.Arms[j].Name, strings.Join(ClientKinds.Examples(), ", "))})
 	}
 	return errs
 }
 
-// noneStrategy is the strategy that mitigates nothing, which an arm with no
-// strategy of its own keeps from the base.
+// sameSubject says whether a and o set the same of the subject: their
+// knobs (no strategy read as none, the base's), edge policy and
+// selection.
+func sameSubject(a, o Arm) bool {
+	strategyOf := func(x Arm) herd.Settings {
+		if _, ok := x.Knobs["strategy"]; ok {
+			return x.Knobs
+		}
+		return x.Knobs.With("strategy", noneStrategy)
+	}
+	sameEdge := len(a.Edge) == 0 && len(o.Edge) == 0 || reflect.DeepEqual(a.Edge, o.Edge)
+	sameSelect := !a.Select.sets() && !o.Select.sets() || reflect.DeepEqual(a.Select, o.Select)
+	return sameEdge && sameSelect && reflect.DeepEqual(strategyOf(a), strategyOf(o))
+}
+
+// noneStrategy is the strategy that mitigates nothing, which an arm with
+// no strategy of its own keeps from the base.
 const noneStrategy = "none"
 
 // setsClients says whether a sets any of the clients' policies.
