@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -25,7 +27,36 @@ func (p Plan) unproducedGates() herd.FieldErrors {
 				Msg: fmt.Sprintf("%s is %s, so the gate could only fail (accepted: %s)", g.Path, why, accepted)})
 		}
 	}
+	for _, set := range []struct {
+		field, what string
+		gs          []gates.Gate
+	}{{"gates", "the gate", p.Gates}, {"abort_on", "the stop condition", p.Abort}} {
+		for _, g := range set.gs {
+			if why, accepted := p.unusedClients(g.Path); why != "" {
+				errs = append(errs, &herd.FieldError{Field: set.field, Elem: g.Expr,
+					Msg: fmt.Sprintf("%s counts %s, so it is 0 whatever the run does and %s is decided before it (accepted: %s)", g.Path, why, set.what, accepted)})
+			}
+		}
+	}
 	return errs
+}
+
+// unusedClients says why the figure at path, a count of what one of the
+// clients' policies does, is 0 in every arm (no arm's clients use it),
+// and what would make it count; "" when some arm's may.
+func (p Plan) unusedClients(path string) (why, accepted string) {
+	uses := func(on func(Clients) bool) bool {
+		return slices.ContainsFunc(p.Arms, func(a Arm) bool { return on(p.ClientsOf(a)) })
+	}
+	switch {
+	case path == "retries.hedges" && !uses(func(c Clients) bool { return c.Hedge.Delay > 0 }):
+		return "the clients' hedged attempts, and no arm hedges", "--hedge DELAY or an arm's hedge=50ms with the gate, or a gate on another figure"
+	case path == "http.errors.throttled" && !uses(func(c Clients) bool { return c.Throttle > 0 }):
+		return "the requests the clients' adaptive throttling refused, and no arm throttles", "--throttle K or an arm's throttle=2 with the gate, or a gate on another figure"
+	case path == "http.errors.client_breaker" && !uses(func(c Clients) bool { return c.Breaker != retry.Breaker{} }):
+		return "the requests the clients' own breaker refused, and no arm has one", "--client-breaker or an arm's client-breaker=5:2s with the gate, or a gate on another figure"
+	}
+	return "", ""
 }
 
 // unproduced says why the plan, whose trigger is trig, produces no figure

@@ -52,6 +52,7 @@ func (p Plan) Validate() error {
 	}
 	errs = append(errs, p.escapeProblems()...)
 	errs = append(errs, p.idleBudgets()...)
+	errs = append(errs, p.clientProblems()...)
 	trig, err := p.TriggerSet().Get(p.Trigger)
 	if err != nil {
 		errs.Add("trigger", "unknown %q (accepted: %s)", p.Trigger, strings.Join(p.TriggerSet().Names(), ", "))
@@ -62,13 +63,27 @@ func (p Plan) Validate() error {
 		}
 	}
 	// a fault that outlasts the arm never shows its end
+	var lasts time.Duration
 	if l, ok := trig.(triggers.Lasting); ok {
-		if key, d := l.Lasts(); d >= time.Duration(p.After) {
-			errs.Add(key, "%s is not shorter than after, %s (accepted: shorter than after, so the arm sees the fault end)", herd.Duration(d), p.After)
+		var key string
+		if key, lasts = l.Lasts(); key != "" && lasts >= time.Duration(p.After) {
+			errs = append(errs, p.outlasts(key, lasts))
 		}
 	}
+	errs = append(errs, p.shortEscape(lasts)...)
 	errs = append(errs, p.loadProblems()...)
 	return errs.Err()
+}
+
+// outlasts is the problem of a fault that lasts d, by its option key, in
+// an after window not longer: the option's, or after's when the user set
+// after and left the option at its default (Blame).
+func (p Plan) outlasts(key string, d time.Duration) *herd.FieldError {
+	return &herd.FieldError{Field: key,
+		Msg: fmt.Sprintf("%s is not shorter than after, %s (accepted: shorter than after, so the arm sees the fault end)", herd.Duration(d), p.After),
+		Other: &herd.FieldError{Field: "after",
+			Msg: fmt.Sprintf("%s is not longer than %s's default, %s, so the arm would not see the fault end (accepted: more than %s; or %s below %s)",
+				p.After, key, herd.Duration(d), herd.Duration(d), key, p.After)}}
 }
 
 // armProblems checks the arms: how many, unique names, and each arm's

@@ -291,17 +291,27 @@ func vacuous(g Gate) string {
 	if g.Word != "" || Signed(g.Path) {
 		return ""
 	}
-	v, top := g.Value, math.Inf(1)
+	v, low, top := g.Value, 0.0, math.Inf(1)
 	if IsRatio(g.Path) {
 		top = 1
 	}
+	if AtLeastOne(g.Path) {
+		low = 1
+	}
 	switch {
-	case g.Op == "<" && v > top, g.Op == "<=" && v >= top, g.Op == ">" && v < 0, g.Op == ">=" && v <= 0, g.Op == "!=" && (v < 0 || v > top):
+	case g.Op == "<" && v > top, g.Op == "<=" && v >= top, g.Op == ">" && v < low, g.Op == ">=" && v <= low, g.Op == "!=" && (v < low || v > top):
 		return "holds"
-	case g.Op == "<" && v <= 0, g.Op == "<=" && v < 0, g.Op == ">" && v >= top, g.Op == ">=" && v > top, g.Op == "==" && (v < 0 || v > top):
+	case g.Op == "<" && v <= low, g.Op == "<=" && v < low, g.Op == ">" && v >= top, g.Op == ">=" && v > top, g.Op == "==" && (v < low || v > top):
 		return "fails"
 	}
 	return ""
+}
+
+// AtLeastOne says whether path's figure is never below 1: the clients'
+// attempts per request (retries.amplification), the first attempt
+// included.
+func AtLeastOne(path string) bool {
+	return path == "retries.amplification" || path == "layers.client_amplification"
 }
 
 // vacuousWhy says why a gate vacuous decides is decided before the run,
@@ -315,6 +325,10 @@ func vacuousWhy(g Gate) string {
 	case IsRatio(g.Path):
 		return fmt.Sprintf("%s %s %s %s whatever the run does: a ratio is 0 to 1, here as a bare number too (accepted: a bound inside it, such as %s < 0.01 or %s < 1%%)",
 			g.Path, g.Op, num, vacuous(g), g.Path, g.Path)
+	}
+	if AtLeastOne(g.Path) {
+		return fmt.Sprintf("%s %s %s %s whatever the run does: %s is attempts per request, the first included, never below 1 (accepted: a bound above 1, such as %s <= 2 or %s > 1.5)",
+			g.Path, g.Op, num, vacuous(g), g.Path, g.Path, g.Path)
 	}
 	return fmt.Sprintf("%s %s %s %s whatever the run does: %s is never negative (accepted: a bound above 0, such as %s <= 100 or %s > 0)",
 		g.Path, g.Op, num, vacuous(g), g.Path, g.Path, g.Path)

@@ -101,7 +101,10 @@ func Parse(s string) (Policy, error) {
 	}
 	retries, err := strconv.Atoi(parts[n-1])
 	if err != nil || retries < 0 || retries > MaxRetries {
-		return bad("N %q is not a whole number from 0 to %d", parts[n-1], MaxRetries)
+		return bad("N %q is not a whole number from 1 to %d", parts[n-1], MaxRetries)
+	}
+	if retries == 0 { // a policy that never retries is none, and an arm of it would read as retrying
+		return bad("N 0 makes no retries: say none")
 	}
 	p.Retries = retries
 	dur := func(name, v string) (time.Duration, error) {

@@ -134,6 +134,14 @@ func (p Probe) RecoveryMS() *int64 {
 	return &m
 }
 
+// Caps of a sweep's own limits: beyond them a sweep is not a bench but a
+// soak, and the dry run's arithmetic (runs times a run's length) would
+// overflow.
+const (
+	MaxRuns = 10_000
+	MaxTime = herd.Duration(7 * 24 * time.Hour)
+)
+
 // Validate checks the settings, every problem at once, each naming its
 // flag's field and the accepted values.
 func (s Settings) Validate() herd.FieldErrors {
@@ -141,14 +149,14 @@ func (s Settings) Validate() herd.FieldErrors {
 	if !(s.Resolution > 0 && s.Resolution < 1) {
 		errs.Add("resolution", "%v out of range (accepted: above 0 and below 1, such as 0.1 for a 10%% bracket)", s.Resolution)
 	}
-	if s.Repeat < 1 {
-		errs.Add("repeat", "%d out of range (accepted: 1 or more runs per probe)", s.Repeat)
+	if s.Repeat < 1 || s.Repeat > experiment.MaxRepeat {
+		errs.Add("repeat", "%d out of range (accepted: 1 to %d runs per probe, as the stampede's --repeat)", s.Repeat, experiment.MaxRepeat)
 	}
-	if s.MaxRuns < 1 {
-		errs.Add("max_runs", "%d out of range (accepted: 1 or more)", s.MaxRuns)
+	if s.MaxRuns < 1 || s.MaxRuns > MaxRuns {
+		errs.Add("max_runs", "%d out of range (accepted: 1 to %d runs in all)", s.MaxRuns, MaxRuns)
 	}
-	if s.MaxTime <= 0 {
-		errs.Add("max_time", "%s out of range (accepted: a duration above 0, such as 1h)", s.MaxTime)
+	if s.MaxTime <= 0 || s.MaxTime > MaxTime {
+		errs.Add("max_time", "%s out of range (accepted: a duration above 0 and at most %s, such as 1h)", s.MaxTime, MaxTime)
 	}
 	return errs
 }

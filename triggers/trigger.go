@@ -152,9 +152,10 @@ type (
 		WarmTTL(untilT time.Duration) time.Duration
 		Align(ctx context.Context, env Env) error
 	}
-	// Lasting is implemented by faults that last a while; option is the
-	// option that says how long, so a plan can refuse one that outlasts
-	// its arm.
+	// Lasting is implemented by faults that last a while, or begin a
+	// while after T; option is the option that says how long (or when),
+	// so a plan can refuse one that outlasts its arm, or that it ends
+	// before; "" when this one does neither.
 	Lasting interface {
 		Lasts() (option string, d time.Duration)
 	}

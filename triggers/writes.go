@@ -61,6 +61,17 @@ func NewWrites() *Writes {
 		SettleFor: herd.Duration(15 * time.Second)}
 }
 
+// Lasts is when the write_restart begins, for a plan to refuse one the
+// arm's after window ends before (it would be skipped, and the arm read
+// as restarted): "" with no restart. The restart's own length is the
+// part's, unknown until it runs.
+func (w *Writes) Lasts() (string, time.Duration) {
+	if w.Restart == NoRestart || w.Restart == "" {
+		return "", 0
+	}
+	return "write_restart_after", time.Duration(w.RestartAfter)
+}
+
 // WritesDetail is what the write herd did: the results' trigger.detail.
 // Applied and Lost are read after the arm, once the service settled.
 type WritesDetail struct {
@@ -99,6 +110,7 @@ var (
 	_ Workload = (*Writes)(nil)
 	_ Writer   = (*Writes)(nil)
 	_ Requirer = (*Writes)(nil)
+	_ Lasting  = (*Writes)(nil)
 )
 
 // DefaultGates fails an arm where an acknowledged write never reached

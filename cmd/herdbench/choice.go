@@ -62,7 +62,7 @@ func (c serviceChoice) arms(plan experiment.Plan, opts stampedeOptions, _ admin.
 }
 
 func (c serviceChoice) problems(plan experiment.Plan, opts stampedeOptions, bad herd.FieldErrors) herd.FieldErrors {
-	bad = atFileTrigger(bad, plan, c.svc, opts.TriggerSet)
+	bad = atFileTrigger(atFilePlanOther(bad, c.svc, opts), plan, c.svc, opts.TriggerSet)
 	bad = atFileDuration(bad, c.svc, opts.PlanSet)
 	return atFileAbort(atFilePlan(bad, c.svc, opts.PlanSet), c.svc, opts.Abort)
 }

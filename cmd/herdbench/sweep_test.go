@@ -217,7 +217,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--vary", "burst=10..10"}, "--vary: burst=10..10: FROM 10 is not below TO 10"},
 		{[]string{"--vary", "burst=10..1000", "--resolution", "1"}, "--resolution: 1 out of range (accepted: above 0 and below 1"},
 		{[]string{"--vary", "burst=10..1000", "--resolution", "0"}, "--resolution: 0 out of range (accepted: above 0 and below 1"},
-		{[]string{"--vary", "burst=10..1000", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 or more runs per probe)"},
+		{[]string{"--vary", "burst=10..1000", "--repeat", "0"}, "--repeat: 0 out of range (accepted: 1 to 20 runs per probe"},
 		{[]string{"--grid", "burst=", "--grid", "rate=10,20"}, "--grid: burst=: no values (accepted: one or more, NAME=V1,V2,...)"},
 		{[]string{"--grid", "burst=10", "--vary", "burst=10..100"}, "--vary: given with --grid (accepted: one of them"},
 		{nil, "--vary: required, or --grid (accepted: --vary NAME=FROM..TO or --grid NAME=V1,V2,...; NAME one of burst, hot_keys, rate)"},

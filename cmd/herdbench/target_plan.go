@@ -216,3 +216,24 @@ func atFileAbort(bad herd.FieldErrors, svc *targets.Target, flags []string) herd
 	}
 	return out
 }
+
+// atFilePlanOther tells a problem of two values as the target file's plan
+// value (plan.after: 3s beside command_timeout's default) when the file
+// set it, no flag or scenario file replaced it, and neither the file's
+// trigger nor a flag set the other value: rather than as an option the
+// user never gave.
+func atFilePlanOther(bad herd.FieldErrors, svc *targets.Target, opts stampedeOptions) herd.FieldErrors {
+	out := slices.Clone(bad)
+	for i, e := range bad {
+		o := e.Other
+		if e.File != "" || o == nil || svc.File() == nil || opts.PlanSet[flagOf(o.Field)] || opts.userSet(e.Field) || svc.Line("trigger."+e.Field) > 0 {
+			continue
+		}
+		if line := svc.Line("plan." + o.Field); line > 0 {
+			c := *o
+			c.File, c.Line, c.Field = svc.Name, line, "plan."+o.Field
+			out[i] = &c
+		}
+	}
+	return out
+}
