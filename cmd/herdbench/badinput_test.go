@@ -84,6 +84,11 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:2: testbed.db_pool: 0 out of range (accepted: 1 to 1000 connections per replica)"},
 	},
 	"an option that cannot take effect": {
+		{args: []string{"stampede", "--dry-run", "--hedge", "2s", "--timeout", "1s"}, want: "--hedge: 2s is not below the timeout, 1s: each attempt ends at its timeout before the hedge would be sent, so it would never fire"},
+		{args: []string{"stampede", "--dry-run", "--arms", "throttle=2,throttle=3", "--throttle", "4"}, want: "--throttle: every arm sets its own throttle"},
+		{args: []string{"stampede", "--dry-run", "--arms", "none,retry=none"}, want: "it is the same as none"},
+		{args: []string{"stampede", "--dry-run", "--escape", "on", "--after", "1s"}, want: "--after: 1s is too short for --escape"},
+		{args: []string{"stampede", "--dry-run", "--trigger", "writes", "--write-restart", "api", "--write-restart-after", "9s", "--after", "2s"}, want: "--write-restart-after: 9s is not shorter than after, 2s"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "writes", "--vary", "write_restart_after=1ms..5s"}, want: "--vary: write_restart_after=1ms..5s: 1ms without write_restart, so it would do nothing", not: "--write-restart-after:"},
 		{args: []string{"run", "--dry-run", "{dir}/s.yaml"}, files: map[string]string{"s.yaml": "arms:\n  - name: a\n    strategy: lock\n    knobs:\n      xfetch_beta: 2\n"},
 			want: "s.yaml:2: arms[0] (a): xfetch_beta is a knob of xfetch, and the arm's strategy is lock, so it would do nothing (accepted: a strategy with xfetch, such as lock+xfetch; or the knob left out)"},
@@ -180,6 +185,7 @@ var badInputs = map[string][]badInput{
 			want: "s.yaml:3: a second document at line 3: one scenario per file"},
 	},
 	"two values that cannot both hold": {
+		{args: []string{"stampede", "--dry-run", "--trigger", "outage", "--after", "1s"}, want: "--after: 1s is not longer than outage's default, 2s"},
 		{args: []string{"stampede", "--dry-run", "--items", "100"}, want: "--items: 100 is fewer than keys' default, 10000: keys beyond the items are not found (accepted: 10000 or more; or --keys 100 or fewer)", not: "--keys:"},
 		{args: []string{"stampede", "--dry-run", "--workers", "http://10.0.0.5:7070", "--target", "http://svc.example:8080/items/{key}", "--trigger", "burst", "--allow-host", "svc.example"},
 			want: "--workers: 10.0.0.5:7070 is on another machine, whose worker takes only calls that carry the workers' token, and none is given (accepted: --worker-token-file FILE, or $HERDBENCH_WORKER_TOKEN"},
@@ -220,6 +226,8 @@ var badInputs = map[string][]badInput{
 			want: "t.yaml:10: trigger.burst: -5 out of range (accepted: 1 to 10000 clients)"},
 	},
 	"a gate the run cannot decide": {
+		{args: []string{"stampede", "--dry-run", "--gate", "retries.hedges > 0"}, want: "retries.hedges counts the clients' hedged attempts, and no arm hedges"},
+		{args: []string{"stampede", "--dry-run", "--gate", "retries.amplification < 0.5"}, want: "retries.amplification < 0.5 fails whatever the run does"},
 		{args: []string{"report", "{dir}/r.json", "--gate", "layers.api_amplification < 3"}, files: map[string]string{"r.json": resultsFile},
 			want: "no arm of these results has layers.api_amplification: the run did not measure it, so the gate could only fail"},
 		{args: []string{"report", "--baseline", "{dir}/r.json", "{dir}/r.json", "--max-regression", "http.drop_rate=2"}, files: map[string]string{"r.json": resultsFile},
@@ -244,6 +252,8 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
+		{args: []string{"stampede", "--dry-run", "--retry", "immediate:0"}, want: "N 0 makes no retries: say none"},
+		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--repeat", "9223372036854775807"}, want: "--repeat: 9223372036854775807 out of range (accepted: 1 to 20"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "rate=9999999999999999999..99999999999999999999"}, want: `FROM: "9999999999999999999" out of range (accepted: a whole number of 1 or more`},
 		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--ended-when", "http://127.0.0.1:99999/"}, want: "--ended-when: http://127.0.0.1:99999/: port 99999 out of range (accepted: 1 to 65535)"},
 		{args: []string{"stampede", "--dry-run", "--trigger", "command", "--run", "true", "--ended-when", "http://user:secretpw@127.0.0.1:8080/"}, want: "credentials in the URL", not: "secretpw"},

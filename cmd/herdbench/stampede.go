@@ -250,7 +250,10 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 			if o.Enum != nil {
 				accepted = strings.Join(o.Enum, ", ")
 			}
-			v = nonEmptyValue{o, accepted + "; or leave it out"}
+			if !strings.Contains(o.Help, "required") { // leaving it out is refused too
+				accepted += "; or leave it out"
+			}
+			v = nonEmptyValue{o, accepted}
 		}
 		fs.Var(v, o.Flag(), help)
 		if o.Type() == "bool" {
