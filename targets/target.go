@@ -172,6 +172,9 @@ func FromURL(raw string) (*Target, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("target %s: credentials in the URL (accepted: a URL without them; a target file sends them as headers, from the environment)", redactURL(raw))
 	}
+	if u.Fragment != "" || strings.HasSuffix(raw, "#") {
+		return nil, fmt.Errorf("target %s: a fragment, #%s, which a request never sends (accepted: a URL without one)", redactURL(raw), u.Fragment)
+	}
 	path := u.Path
 	if path == "" {
 		path = "/"

@@ -252,6 +252,7 @@ var badInputs = map[string][]badInput{
 		{args: []string{"report", "--baseline", "{dir}/old.json", "{dir}/new.json", "--max-regression", "db.querys=10%"}, want: `max regression "db.querys=10%": unknown path "db.querys" (nearest: db.queries,`},
 	},
 	"a value or argument that does not parse": {
+		{args: []string{"init", "--url", "http://127.0.0.1:8080/items/{key}#frag", "--file", "{dir}/t.yaml"}, want: "a fragment, #frag, which a request never sends (accepted: a URL without one)"},
 		{args: []string{"stampede", "--dry-run", "--retry", "immediate:0"}, want: "N 0 makes no retries: say none"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "burst=10..100", "--repeat", "9223372036854775807"}, want: "--repeat: 9223372036854775807 out of range (accepted: 1 to 20"},
 		{args: []string{"sweep", "--dry-run", "--trigger", "burst", "--vary", "rate=9999999999999999999..99999999999999999999"}, want: `FROM: "9999999999999999999" out of range (accepted: a whole number of 1 or more`},
