@@ -121,7 +121,7 @@ func (c *checker) redis() {
 	}
 	if _, port, err := net.SplitHostPort(r.Address); err != nil {
 		c.bad("redis.address", "%q is not host:port (accepted: such as 127.0.0.1:6379)", r.Address)
-	} else if err := CheckPort(port); err != nil {
+	} else if err := herd.CheckPort(port); err != nil {
 		c.bad("redis.address", "%q: %v", r.Address, err)
 	}
 	if r.DB < 0 || r.DB > 15 {

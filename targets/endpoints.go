@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/herdbench/herdbench/herd"
 )
 
 // endpoints checks the base URLs the load and the arms go to, and the
@@ -61,7 +63,7 @@ func (c *checker) baseURL(path, e, accepted string) {
 	case strings.Contains(e, "{key}") || strings.Contains(u.Path, "{key}"):
 		c.bad(path, "%q has {key}, which a base URL sends as written (accepted: %s; {key} goes in the request's path, a query or header value, or its body)", e, accepted)
 	default:
-		if err := CheckPort(u.Port()); err != nil {
+		if err := herd.CheckPort(u.Port()); err != nil {
 			c.bad(path, "%q: %v", e, err)
 		}
 	}

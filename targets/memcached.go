@@ -9,6 +9,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -38,7 +39,7 @@ func (c *checker) memcached() {
 	}
 	if _, port, err := net.SplitHostPort(m.Address); err != nil {
 		c.bad("memcached.address", "%q is not host:port (accepted: such as 127.0.0.1:11211)", m.Address)
-	} else if err := CheckPort(port); err != nil {
+	} else if err := herd.CheckPort(port); err != nil {
 		c.bad("memcached.address", "%q: %v", m.Address, err)
 	}
 	if m.Key == "" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -192,13 +191,4 @@ func Allowed(host string, lists ...[]string) bool {
 		}
 	}
 	return false
-}
-
-// CheckPort refuses a port no connection can reach (the URL and host:port
-// parsers take any digits): "" is the scheme's own.
-func CheckPort(port string) error {
-	if n, err := strconv.Atoi(port); port != "" && (err != nil || n < 1 || n > 65535) {
-		return fmt.Errorf("port %s out of range (accepted: 1 to 65535)", port)
-	}
-	return nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/triggers"
@@ -166,7 +167,7 @@ func FromURL(raw string) (*Target, error) {
 	case u.Host == "":
 		return nil, fmt.Errorf("target %q is not a URL (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", redactURL(raw))
 	}
-	if err := CheckPort(u.Port()); err != nil {
+	if err := herd.CheckPort(u.Port()); err != nil {
 		return nil, fmt.Errorf("target %s: %w", redactURL(raw), err)
 	}
 	if u.User != nil {

@@ -134,8 +134,8 @@ func (c *Command) Validate() herd.FieldErrors {
 	} else if u, err := url.Parse(c.EndedWhen); !ok && c.EndedWhen != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		errs.Add("ended_when", "%q is not an http URL (accepted: a URL that answers 2xx once the trigger's cause is over, such as http://127.0.0.1:8080/healthz; or lb:SERVER)", c.EndedWhen)
 	} else if !ok && c.EndedWhen != "" {
-		if n, perr := strconv.Atoi(u.Port()); u.Port() != "" && (perr != nil || n < 1 || n > 65535) {
-			errs.Add("ended_when", "%s: port %s out of range (accepted: 1 to 65535)", u.Redacted(), u.Port())
+		if err := herd.CheckPort(u.Port()); err != nil {
+			errs.Add("ended_when", "%s: %v", u.Redacted(), err)
 		}
 		if u.User != nil { // the plan and results print it
 			errs.Add("ended_when", "%s: credentials in the URL (accepted: a probe without them, such as http://127.0.0.1:8080/healthz)", u.Redacted())

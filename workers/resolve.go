@@ -66,7 +66,7 @@ func parseList(spec string) ([]string, error) {
 		switch {
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/"):
 			errs.Add("workers", "%q is not a worker's base URL (accepted: http://HOST:PORT,... or dns:NAME:PORT)", s)
-		case !portInRange(u.Port()):
+		case herd.CheckPort(u.Port()) != nil:
 			errs.Add("workers", "%s: port %s out of range (accepted: 1 to 65535, such as http://10.0.0.5:7070)", s, u.Port())
 		case slices.Contains(urls, s):
 			errs.Add("workers", "%s is listed twice (accepted: each worker once)", s)
@@ -75,13 +75,6 @@ func parseList(spec string) ([]string, error) {
 		}
 	}
 	return urls, errs.Err()
-}
-
-// portInRange says whether a URL's port, "" for the scheme's own, is one
-// a connection can reach: the URL parser takes any digits.
-func portInRange(port string) bool {
-	n, err := strconv.Atoi(port)
-	return port == "" || (err == nil && n >= 1 && n <= 65535)
 }
 
 // splitDNS reads NAME:PORT of dns:NAME:PORT.
