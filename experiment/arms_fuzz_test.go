@@ -7,7 +7,7 @@ import (
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -21,7 +21,7 @@ func FuzzArms(f *testing.F) {
 		f.Add(s, "expire", "postgres")
 	}
 	f.Fuzz(func(t *testing.T, arms, trigger, dependency string) {
-		parsed, errs := subject.ArmKinds.Parse(NameSpecs(strings.Split(arms, ",")), api.FullPatch(api.DefaultConfig), nil)
+		parsed, errs := subject.ArmKinds.Parse(NameSpecs(strings.Split(arms, ",")), replica.FullPatch(replica.DefaultConfig), nil)
 		for _, e := range errs {
 			if e.Msg == "" || e.Field != "arms" {
 				t.Fatalf("ArmKinds.Parse(%q): %#v; want a message about an arm", arms, e)
@@ -41,7 +41,7 @@ func FuzzArms(f *testing.F) {
 			return
 		}
 		for _, a := range p.Arms {
-			cfg, cerr := api.DefaultConfig.Patched(a.Knobs)
+			cfg, cerr := replica.DefaultConfig.Patched(a.Knobs)
 			if cerr == nil {
 				cerr = cfg.Validate()
 			}

@@ -8,7 +8,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // An arm run with --after auto ends once it has recovered and held, long
@@ -19,11 +19,11 @@ import (
 // says so in aborted.
 func TestAnArmEndsOnItsVerdict(t *testing.T) {
 	tg := startTestbed(t, 1)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	const rate = 200
 	p := Plan{
-		Arms: ClientKinds.Arms([]string{api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
+		Arms: ClientKinds.Arms([]string{replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
 		Clients: 10, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(30 * time.Second), AfterAuto: true, Seed: 11,
 	}

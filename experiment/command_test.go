@@ -13,7 +13,7 @@ import (
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -21,10 +21,10 @@ import (
 // commandPlan is a short plan on one hot key, hammered through every
 // replica, whose trigger is the user's command run, with its undo.
 func commandPlan(run, undo string, arms ...string) Plan {
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	return Plan{
-		Arms: subject.ArmKinds.Arms(arms, api.FullPatch(cfg)), Trigger: "command", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
+		Arms: subject.ArmKinds.Arms(arms, replica.FullPatch(cfg)), Trigger: "command", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 11,
 		Triggers: TriggerOptions("run", run, "undo", undo, "command_timeout", "1s"),
@@ -56,7 +56,7 @@ func TestCommandTrigger(t *testing.T) {
 	undo := `echo "$HERDBENCH_ARM:$HERDBENCH_EXIT_CODE" >> ` + undone
 
 	t.Run("an invalidation at T", func(t *testing.T) {
-		rep, err := Run(context.Background(), commandPlan(invalidate, undo, api.None, api.Singleflight), Env{Target: tg.Target, Subject: tg, ResultsDir: results})
+		rep, err := Run(context.Background(), commandPlan(invalidate, undo, replica.None, replica.Singleflight), Env{Target: tg.Target, Subject: tg, ResultsDir: results})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestCommandTrigger(t *testing.T) {
 
 	t.Run("a failing command", func(t *testing.T) {
 		_ = os.Remove(undone)
-		rep, err := Run(context.Background(), commandPlan("echo purge refused: 403 >&2; exit 7", undo, api.None, api.Lock), Env{Target: tg.Target, Subject: tg})
+		rep, err := Run(context.Background(), commandPlan("echo purge refused: 403 >&2; exit 7", undo, replica.None, replica.Lock), Env{Target: tg.Target, Subject: tg})
 		if err == nil || !strings.Contains(err.Error(), `arm none: trigger command: command "echo purge refused: 403 >&2; exit 7": exit status 7: purge refused: 403`) {
 			t.Errorf("Run error = %v; want the first arm failed with the command's exit status and output", err)
 		}
@@ -119,7 +119,7 @@ func TestCommandTrigger(t *testing.T) {
 	})
 
 	t.Run("a failing undo", func(t *testing.T) {
-		rep, err := Run(context.Background(), commandPlan("redis-cli -u "+tg.Status.Redis+" UNLINK "+key, "echo rollback refused; exit 5", api.None), Env{Target: tg.Target, Subject: tg})
+		rep, err := Run(context.Background(), commandPlan("redis-cli -u "+tg.Status.Redis+" UNLINK "+key, "echo rollback refused; exit 5", replica.None), Env{Target: tg.Target, Subject: tg})
 		if err == nil || !strings.Contains(err.Error(), `arm none: trigger command: undo "echo rollback refused; exit 5": exit status 5: rollback refused`) {
 			t.Errorf("Run error = %v; want the arm failed with the undo's exit status and output", err)
 		}
@@ -138,7 +138,7 @@ func TestCommandTrigger(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			_, err := Run(ctx, commandPlan("touch "+started+"; sleep 30", undo, api.None), Env{Target: tg.Target, Subject: tg})
+			_, err := Run(ctx, commandPlan("touch "+started+"; sleep 30", undo, replica.None), Env{Target: tg.Target, Subject: tg})
 			done <- err
 		}()
 		// Ctrl-C once the command runs

@@ -10,8 +10,8 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/cachetest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -22,7 +22,7 @@ import (
 func cacheOrigin(t *testing.T) *subject.Testbed {
 	t.Helper()
 	tb := startTestbed(t, 2)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.Strategy, cfg.QueryCost = "none", herd.Duration(200*time.Millisecond)
 	if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)

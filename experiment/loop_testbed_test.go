@@ -7,7 +7,7 @@ import (
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // The loop's replica figures are the replicas' own counters, row by row:
@@ -25,12 +25,12 @@ import (
 // baseline.
 func TestLoopFromTheReplicasCounters(t *testing.T) {
 	tg := startTestbed(t, 1)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	canceled := cfg
-	canceled.QueryCost, canceled.AbandonedLoad = herd.Duration(400*time.Millisecond), api.AbandonCanceled
-	arms := ClientKinds.Arms([]string{api.None}, api.FullPatch(cfg))
-	cut := ClientKinds.Arms([]string{api.None}, api.FullPatch(canceled))
+	canceled.QueryCost, canceled.AbandonedLoad = herd.Duration(400*time.Millisecond), replica.AbandonCanceled
+	arms := ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg))
+	cut := ClientKinds.Arms([]string{replica.None}, replica.FullPatch(canceled))
 	cut[0].Name = "canceled"
 	p := Plan{
 		Arms: append(arms, cut...), Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 2,

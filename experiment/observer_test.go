@@ -10,7 +10,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 func TestPhaseOf(t *testing.T) {
@@ -69,7 +69,7 @@ func (o *observation) Trigger(arm string, at time.Time) {
 func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 	tg := startTestbed(t, 1)
 	p := Plan{
-		Arms:    ClientKinds.Arms([]string{api.None, api.Singleflight}, api.FullPatch(api.DefaultConfig)),
+		Arms:    ClientKinds.Arms([]string{replica.None, replica.Singleflight}, replica.FullPatch(replica.DefaultConfig)),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,

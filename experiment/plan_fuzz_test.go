@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 func TestFaultMustEndWithinTheArm(t *testing.T) {
-	p := Plan{Arms: ClientKinds.Arms([]string{"none"}, api.FullPatch(api.DefaultConfig)), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
+	p := Plan{Arms: ClientKinds.Arms([]string{"none"}, replica.FullPatch(replica.DefaultConfig)), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second),
 		Triggers: triggerOptions("outage", "3s")}
 	err := p.Validate()

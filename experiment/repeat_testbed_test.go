@@ -8,17 +8,17 @@ import (
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // Two arms run twice on the real testbed: the runs interleave (none, lock,
 // none, lock), each arm keeps both, and its figures are their medians.
 func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 	tg := startTestbed(t, 2)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	p := Plan{
-		Arms:    ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)),
+		Arms:    ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 5, Keys: 20, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 7,
@@ -75,7 +75,7 @@ func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 func TestRepeatCancelledKeepsTheRunsThatFinished(t *testing.T) {
 	tg := startTestbed(t, 1)
 	p := Plan{
-		Arms:    ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(api.DefaultConfig)),
+		Arms:    ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(replica.DefaultConfig)),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
 		Repeat: 2,

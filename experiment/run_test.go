@@ -15,6 +15,7 @@ import (
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/testbed/subject/subjecttest"
 	"github.com/herdbench/herdbench/triggers"
@@ -39,12 +40,12 @@ func itemCalls(t testing.TB, tg *subject.Testbed) int64 {
 
 func TestOneHotKeyAcrossArms(t *testing.T) {
 	tg := startTestbed(t, 3)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	// one key, hammered through every replica: at 300 req/s and 200ms per
 	// load, none loads about 60 times after T
 	p := Plan{
-		Arms:    ClientKinds.Arms([]string{api.None, api.Singleflight, api.Lock}, api.FullPatch(cfg)),
+		Arms:    ClientKinds.Arms([]string{replica.None, replica.Singleflight, replica.Lock}, replica.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 7,
@@ -133,7 +134,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	// request reads the cache exactly once, so the keyspace reads after T
 	// match the requests intended after T, give or take those in flight at
 	// T and at the end
-	for _, name := range []string{api.None, api.Singleflight} {
+	for _, name := range []string{replica.None, replica.Singleflight} {
 		a := byName[name]
 		reads, reqs := a.Cache.Hits+a.Cache.Misses, a.HTTP.Requests
 		if d := reads - reqs; d < -reqs/20-5 || d > reqs/20+5 {
@@ -155,7 +156,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	// drain, which db.queries counts and no row holds: then the rows are
 	// only a lower share of it)
 	var fromRows, lastRows float64
-	tl := byName[api.None].Timeline
+	tl := byName[replica.None].Timeline
 	for i, r := range tl {
 		if r.TMS >= 0 {
 			fromRows += r.DBQPS * RowWidth.Seconds()
@@ -164,7 +165,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 			lastRows += r.DBQPS * RowWidth.Seconds()
 		}
 	}
-	q := float64(byName[api.None].DB.Queries)
+	q := float64(byName[replica.None].DB.Queries)
 	// the rows from T start at the sample on T's row edge, pg_stat_statements
 	// at T's own snapshot: on a loaded machine the two are apart by a few
 	// loads (93.2 rows against 85 once, at a load average of 14)
@@ -176,7 +177,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		t.Logf("none: the herd still loaded in the window's last rows (%.1f queries); the rows' %.1f of db.queries %v are a lower bound", lastRows, fromRows, q)
 	}
 
-	none, sf, lock := byName[api.None].DB.Queries, byName[api.Singleflight].DB.Queries, byName[api.Lock].DB.Queries
+	none, sf, lock := byName[replica.None].DB.Queries, byName[replica.Singleflight].DB.Queries, byName[replica.Lock].DB.Queries
 	if lock != 1 {
 		t.Errorf("lock: %d loads after T; want exactly 1", lock)
 	}
@@ -186,17 +187,17 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	if none < 10 || none < 3*sf {
 		t.Errorf("none: %d loads after T; want far more than singleflight's %d and lock's %d", none, sf, lock)
 	}
-	if byName[api.Lock].API.StaleServed == 0 || byName[api.Singleflight].API.Coalesced == 0 {
+	if byName[replica.Lock].API.StaleServed == 0 || byName[replica.Singleflight].API.Coalesced == 0 {
 		t.Errorf("lock stale served %d, singleflight coalesced %d; want both above 0",
-			byName[api.Lock].API.StaleServed, byName[api.Singleflight].API.Coalesced)
+			byName[replica.Lock].API.StaleServed, byName[replica.Singleflight].API.Coalesced)
 	}
 }
 
 func TestCancelledRunIsPartial(t *testing.T) {
 	tg := startTestbed(t, 1)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	p := Plan{
-		Arms:    ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)),
+		Arms:    ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
 	}
@@ -211,18 +212,18 @@ func TestCancelledRunIsPartial(t *testing.T) {
 	if err == nil || rep == nil {
 		t.Fatalf("Run cancelled in arm 2 = %v, %v; want a partial report and an error", rep, err)
 	}
-	if !rep.Partial || len(rep.Arms) != 1 || rep.Arms[0].Name != api.None || rep.Error == "" {
+	if !rep.Partial || len(rep.Arms) != 1 || rep.Arms[0].Name != replica.None || rep.Error == "" {
 		t.Errorf("partial report: partial %v, %d arms, error %q; want partial, the finished arm none, and why", rep.Partial, len(rep.Arms), rep.Error)
 	}
 	// the replicas are left as they were found
 	raw, err := tg.Admin.Config(context.Background())
-	if c, _ := api.ConfigOf(raw); err != nil || c.Strategy != api.None {
+	if c, _ := replica.ConfigOf(raw); err != nil || c.Strategy != replica.None {
 		t.Errorf("replica config after the run = %+v, %v; want the original (strategy none)", c, err)
 	}
 }
 
 func TestPlanValidate(t *testing.T) {
-	p := Plan{Arms: ClientKinds.Arms([]string{"none", "none", "magic"}, api.FullPatch(api.DefaultConfig)), Trigger: "meteor",
+	p := Plan{Arms: ClientKinds.Arms([]string{"none", "none", "magic"}, replica.FullPatch(replica.DefaultConfig)), Trigger: "meteor",
 		Rate: MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: herd.Duration(time.Hour)}
 	// the plan's own problems, and the arms' as the testbed checks them
 	err := append(herd.Fields(p.Validate()), p.CheckArms(subject.Checker{})...).Err()
@@ -255,12 +256,12 @@ func BenchmarkSample(b *testing.B) {
 
 func TestTTLTriggerExpiresAtT(t *testing.T) {
 	tg := startTestbed(t, 2)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	// 100 hot keys at 200ms a load: the warm spreads their loads over about
 	// a second, yet they must all expire at T
 	p := Plan{
-		Arms:    ClientKinds.Arms([]string{api.None, api.XFetch}, api.FullPatch(cfg)),
+		Arms:    ClientKinds.Arms([]string{replica.None, replica.XFetch}, replica.FullPatch(cfg)),
 		Trigger: "ttl", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
@@ -305,7 +306,7 @@ func statementCalls(t testing.TB, tg *subject.Testbed, text string) int64 {
 // cost the database, the hot keys' item queries and the bulk reads.
 func TestFillIsItsOwnStatement(t *testing.T) {
 	tg := startTestbed(t, 3)
-	p := Plan{Arms: ClientKinds.Arms([]string{api.None}, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
+	p := Plan{Arms: ClientKinds.Arms([]string{replica.None}, replica.FullPatch(replica.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 2}
 	items, fills := statementCalls(t, tg, api.ItemQuery), statementCalls(t, tg, api.FillQuery)
 	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})

@@ -8,9 +8,9 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -21,7 +21,7 @@ import (
 // 1 s; the arm without db_retry settles after the clients' whole deadline,
 // 1 s and four immediate retries, 5 s.
 func TestSettleIsReadFromThePath(t *testing.T) {
-	opts := api.DefaultOptions
+	opts := replica.DefaultOptions
 	opts.DBTimeout = 3 * time.Second
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Replica: opts})
 	tg, err := subject.Open(context.Background(), tb.Status(), tb)
@@ -36,12 +36,12 @@ func TestSettleIsReadFromThePath(t *testing.T) {
 	if err := four.UnmarshalText([]byte("immediate:4")); err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(10 * time.Millisecond)
 	retried := cfg
-	retried.DBRetry = api.DBRetry{Policy: once}
-	arms := ClientKinds.Arms([]string{api.None}, api.FullPatch(retried))
-	arms = append(arms, ClientKinds.Arms([]string{api.None}, api.FullPatch(cfg))...)
+	retried.DBRetry = replica.DBRetry{Policy: once}
+	arms := ClientKinds.Arms([]string{replica.None}, replica.FullPatch(retried))
+	arms = append(arms, ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg))...)
 	arms[1].Name, arms[1].Retry = "clients-retry", &four
 	p := Plan{
 		Arms: arms, Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 50, Clients: 2,

@@ -20,9 +20,9 @@ import (
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -77,7 +77,7 @@ func servicePlan(trigger string, arms ...Arm) Plan {
 func TestRunOnAServiceFromATargetFile(t *testing.T) {
 	tb := startTestbed(t, 2)
 	// the service's own config: a load is expensive enough to herd
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 		}
 		p.Abort = []gates.Gate{g}
 		// every request a load, so the outage fails them
-		cfg := api.DefaultConfig
+		cfg := replica.DefaultConfig
 		cfg.TTL, cfg.QueryCost = herd.Duration(time.Millisecond), herd.Duration(time.Millisecond)
 		if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
 			t.Fatal(err)
@@ -303,7 +303,7 @@ prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests
 // drain, and the second arm's warm counts only its own hot keys' loads.
 func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
 	tb := startTestbed(t, 1)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost, cfg.TTL, cfg.StaleTTL = herd.Duration(200*time.Millisecond), herd.Duration(50*time.Millisecond), herd.Duration(time.Second)
 	if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -363,7 +363,7 @@ func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
 // carries as timing.drain_timed_out and a warning.
 func TestADrainGivesUpWithTheWorkStillRunning(t *testing.T) {
 	tb := startTestbed(t, 1)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(3 * time.Second)
 	if err := tb.Admin.SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -22,17 +22,17 @@ import (
 // acknowledged writes.
 func writesReport() *experiment.Report {
 	arm := func(name, strategy string, d triggers.WritesDetail, w experiment.WriteFigures) experiment.ArmResult {
-		cfg := api.DefaultConfig
+		cfg := replica.DefaultConfig
 		cfg.WriteStrategy = strategy
 		return experiment.ArmResult{Name: name, Config: rawConfig(cfg), Trigger: experiment.TriggerResult{Name: "writes", Detail: &d}, Writes: &w}
 	}
 	steady := &experiment.SteadyWrites{Rate: 40, Acked: 110, HTTP: experiment.HTTP{Requests: 60, OK: 58, P99MS: 12.5}}
 	return withPlan("writes", []experiment.ArmResult{
-		reads(arm("direct", api.WriteDirect, triggers.WritesDetail{Sent: 2000, Acked: 1990, P99MS: 640, Applied: 2100},
+		reads(arm("direct", replica.WriteDirect, triggers.WritesDetail{Sent: 2000, Acked: 1990, P99MS: 640, Applied: 2100},
 			experiment.WriteFigures{Steady: steady, Statements: 2100, Rows: 2100, LockWaitsPeak: 17}), 2310, 3.1, 412, 0.004, 1800),
-		reads(arm("queue", api.WriteQueue, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 90, Applied: 2110},
+		reads(arm("queue", replica.WriteQueue, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 90, Applied: 2110},
 			experiment.WriteFigures{Statements: 31, Rows: 40, QueueDepthPeak: 1800, Lag: &experiment.WriteLag{Count: 2110, P50MS: 700, P99MS: 1450}}), 240, 1.2, 9.8, 0, 0),
-		reads(arm("coalesce", api.WriteCoalesce, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 30, Applied: 1950, Lost: 50},
+		reads(arm("coalesce", replica.WriteCoalesce, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 30, Applied: 1950, Lost: 50},
 			experiment.WriteFigures{Statements: 12, Rows: 24}), 221, 1.1, 8.7, 0, 0),
 	})
 }
@@ -56,9 +56,9 @@ func layersReport() *experiment.Report {
 	}
 	pol, _ := retry.Parse("immediate:2")
 	return withPlan("expire", []experiment.ArmResult{
-		reads(experiment.ArmResult{Name: "retry-everywhere", Config: rawConfig(api.DefaultConfig), Layers: layers(1000, 3000, 3000, 9000, 9000, 27000, 26950),
+		reads(experiment.ArmResult{Name: "retry-everywhere", Config: rawConfig(replica.DefaultConfig), Layers: layers(1000, 3000, 3000, 9000, 9000, 27000, 26950),
 			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Retry: pol}}}, 26950, 480, 1000, 0.31, 3900),
-		reads(experiment.ArmResult{Name: "breaker", Config: rawConfig(api.DefaultConfig), Layers: layers(1000, 1000, 1000, 300, 300, 300, 300),
+		reads(experiment.ArmResult{Name: "breaker", Config: rawConfig(replica.DefaultConfig), Layers: layers(1000, 1000, 1000, 300, 300, 300, 300),
 			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Breaker: retry.Breaker{Failures: 5, Open: 2_000_000_000}}}}, 300, 2.2, 35, 0.02, 700),
 	})
 }
@@ -72,7 +72,7 @@ func withPlan(trigger string, arms []experiment.ArmResult) *experiment.Report {
 		p.Arms = append(p.Arms, experiment.Arm{Name: a.Name, Knobs: patchOf(a.Config)})
 	}
 	return &experiment.Report{Seed: 7, Plan: p, Arms: arms, Environment: experiment.Environment{Provider: "local", Target: "testbed",
-		Replicas: 3, Redis: "7.0.15", Postgres: "16.4", CPUs: 2, Go: "go1.26", OS: "linux/amd64", Herdbench: "dev", Replica: rawConfig(api.DefaultConfig)}}
+		Replicas: 3, Redis: "7.0.15", Postgres: "16.4", CPUs: 2, Go: "go1.26", OS: "linux/amd64", Herdbench: "dev", Replica: rawConfig(replica.DefaultConfig)}}
 }
 
 // roundTrip is rep as `herdbench report` reads it from results.json:
@@ -167,7 +167,7 @@ func text(n *html.Node) string {
 }
 
 // rawConfig is c as an arm's results carry it.
-func rawConfig(c api.Config) json.RawMessage {
+func rawConfig(c replica.Config) json.RawMessage {
 	b, err := json.Marshal(c)
 	if err != nil {
 		panic(err)
@@ -177,9 +177,9 @@ func rawConfig(c api.Config) json.RawMessage {
 
 // patchOf is what the arm that ran raw set: its strategy and write strategy.
 func patchOf(raw json.RawMessage) herd.Settings {
-	var c api.Config
+	var c replica.Config
 	if err := json.Unmarshal(raw, &c); err != nil {
 		panic(err)
 	}
-	return api.PatchOf(c, "strategy", "write_strategy")
+	return replica.PatchOf(c, "strategy", "write_strategy")
 }

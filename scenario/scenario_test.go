@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 var update = flag.Bool("update", false, "rewrite the committed JSON Schema from the Go types")
@@ -137,7 +137,7 @@ func TestParseRejectsWhatIsNotYAML(t *testing.T) {
 }
 
 // Every knob of the replicas is a key of a scenario's knobs, in the schema
-// and in a file: both come from api.Knobs.
+// and in a file: both come from replica.Knobs.
 func TestKnobsAreTheReplicasKnobs(t *testing.T) {
 	b, err := Schema(testbed)
 	if err != nil {
@@ -153,7 +153,7 @@ func TestKnobsAreTheReplicasKnobs(t *testing.T) {
 	if err := json.Unmarshal(b, &schema); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range api.KnobNames() {
+	for _, name := range replica.KnobNames() {
 		if _, ok := schema.Properties.Knobs.Properties[name]; !ok {
 			t.Errorf("schema knobs lack %q", name)
 		}
@@ -162,8 +162,8 @@ func TestKnobsAreTheReplicasKnobs(t *testing.T) {
 			t.Errorf("knobs.%s: %v; want one setting of its flag", name, err)
 		}
 	}
-	if len(schema.Properties.Knobs.Properties) != len(api.KnobNames()) {
-		t.Errorf("schema knobs = %d keys; want the %d knobs", len(schema.Properties.Knobs.Properties), len(api.KnobNames()))
+	if len(schema.Properties.Knobs.Properties) != len(replica.KnobNames()) {
+		t.Errorf("schema knobs = %d keys; want the %d knobs", len(schema.Properties.Knobs.Properties), len(replica.KnobNames()))
 	}
 }
 
@@ -224,7 +224,7 @@ func FuzzParse(f *testing.F) {
 // and the replicas' knobs.
 var testbed = func() Vocabulary {
 	var v Vocabulary
-	for _, k := range api.DefaultMitigations().Knobs() {
+	for _, k := range replica.DefaultMitigations().Knobs() {
 		v.Knobs = append(v.Knobs, Knob{Name: k.Name, Type: k.Type(), Enum: k.Enum, Help: k.Help})
 	}
 	return v

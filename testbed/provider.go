@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // Provider runs the testbed one way: testbed/local as processes on
@@ -74,7 +74,7 @@ type Options struct {
 	Replicas int    // API replicas, 1 to 64
 	Items    int    // rows seeded into the items table
 	Tiers    int    // OneTier, or TwoTiers: edge replicas in front
-	Replica  api.Options
+	Replica  replica.Options
 	Edge     edge.Config // with TwoTiers, the edges' start-up policy
 	// Observability also runs Prometheus and the exporters; Grafana too
 	// where the provider runs one.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -205,8 +205,8 @@ func (o Options) withDefaults() Options {
 	if o.Provider == "" {
 		o.Provider = Auto
 	}
-	if o.Replica == (api.Options{}) {
-		o.Replica = api.DefaultOptions
+	if o.Replica == (replica.Options{}) {
+		o.Replica = replica.DefaultOptions
 	}
 	return o
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // fake is a provider whose state is a file named after it in the state
@@ -173,8 +173,8 @@ func TestEnsureStartsOrUsesTheRunningTestbed(t *testing.T) {
 		t.Errorf("Restarter(docker status) = %v, %v; want docker's", rs, err)
 	}
 	// a second caller uses it, whatever it asks
-	mc := api.DefaultOptions
-	mc.Cache = api.CacheMemcached
+	mc := replica.DefaultOptions
+	mc.Cache = replica.CacheMemcached
 	again, err := r.Ensure(ctx, Options{StateDir: dir, Replicas: 3, Tiers: TwoTiers, Replica: mc, Set: []string{"replicas", "tiers", "db_pool", "cache"}})
 	want := []Mismatch{{Option: "replicas", Asked: "3", Has: "2"}, {Option: "tiers", Asked: "2", Has: "1"}, {Option: "db_pool"}, {Option: "cache", Asked: "memcached", Has: "redis"}}
 	if err != nil || again.Started || again.Owned() || again.Provider.Name() != "docker" || !slices.Equal(again.Ignored, want) {

@@ -21,8 +21,8 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/sweep"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject/subjecttest"
 	"github.com/herdbench/herdbench/workers"
 )
@@ -81,11 +81,11 @@ func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)
 	tg := subjecttest.Subject(t, 1)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	const rate = 300
 	p := experiment.Plan{
-		Arms: experiment.ClientKinds.Arms([]string{api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
+		Arms: experiment.ClientKinds.Arms([]string{replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
 		Clients: 10, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(30 * time.Second), AfterAuto: true, Seed: 11,
 	}

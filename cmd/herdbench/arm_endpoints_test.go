@@ -11,9 +11,9 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // An arm of a target file with endpoints of its own sends its load, its
@@ -23,7 +23,7 @@ import (
 func TestAnArmSendsToItsOwnEndpoints(t *testing.T) {
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000})
 	st := tb.Status()
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(time.Millisecond) // every request answered within its timeout: none still served after the arm
 	if err := admin.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)

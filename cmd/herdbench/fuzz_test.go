@@ -15,9 +15,9 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/providers"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // The fuzzers run herdbench in this process on what a user may type or
@@ -147,7 +147,7 @@ func checkCommandLine(t *testing.T, args []string, dir string) {
 // checkUp parses testbed up's flags and runs its checks, and the ones
 // Ensure makes before it starts anything, without Ensure.
 func checkUp(t *testing.T, args []string) {
-	opts := upOptions{Replica: api.DefaultOptions}
+	opts := upOptions{Replica: replica.DefaultOptions}
 	fs := pflag.NewFlagSet("up", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	bindUpFlags(fs, &opts)

@@ -18,10 +18,10 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // A load balancer's own counters in an arm: HAProxy in front of the
@@ -35,7 +35,7 @@ import (
 func TestALoadBalancersRetriesAreCounted(t *testing.T) {
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 10000})
 	st := tb.Status()
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(time.Millisecond) // cheap loads: only the outage fails them
 	if err := admin.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)

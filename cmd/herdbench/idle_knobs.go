@@ -8,7 +8,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // idleKnobs are the knobs set for every arm (set: a flag, or a scenario
@@ -16,7 +16,7 @@ import (
 // would do nothing. An arm that names no strategy keeps the testbed's,
 // which may be any: then nothing is said. A knob bad already has a
 // problem with is not told twice.
-func idleKnobs(plan experiment.Plan, reg *api.Mitigations, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
+func idleKnobs(plan experiment.Plan, reg *replica.Mitigations, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
 	used := map[string]bool{}
 	var arms []string
 	for _, a := range plan.Arms {
@@ -58,8 +58,8 @@ func idleWriteKnobs(plan experiment.Plan, set map[string]bool, bad herd.FieldErr
 		used[s] = true
 	}
 	var idle herd.FieldErrors
-	for _, k := range slices.Sorted(maps.Keys(api.WriteKnobs)) {
-		w := api.WriteKnobs[k]
+	for _, k := range slices.Sorted(maps.Keys(replica.WriteKnobs)) {
+		w := replica.WriteKnobs[k]
 		if !set[k] || used[w] || slices.ContainsFunc(bad, func(e *herd.FieldError) bool { return e.Field == k }) {
 			continue
 		}
@@ -73,7 +73,7 @@ func idleWriteKnobs(plan experiment.Plan, set map[string]bool, bad herd.FieldErr
 // arms[].knobs: not the ones set for every arm, in base) that belong to
 // a mitigation the arm's strategy does not use: strategy lock with an
 // xfetch_beta would do nothing, and the arm would read as tuned.
-func idleArmKnobs(plan experiment.Plan, reg *api.Mitigations, base herd.Settings) herd.FieldErrors {
+func idleArmKnobs(plan experiment.Plan, reg *replica.Mitigations, base herd.Settings) herd.FieldErrors {
 	mitigation := map[string]string{}
 	for _, k := range reg.Knobs() {
 		mitigation[k.Name] = k.Mitigation
@@ -88,7 +88,7 @@ func idleArmKnobs(plan experiment.Plan, reg *api.Mitigations, base herd.Settings
 		for _, k := range slices.Sorted(maps.Keys(a.Knobs)) {
 			if m := mitigation[k]; m != "" && base[k] == nil && !slices.Contains(uses, m) {
 				such := s + "+" + m
-				if s == api.None {
+				if s == replica.None {
 					such = m
 				}
 				idle = append(idle, &herd.FieldError{Field: "arms", Elem: a.Name,

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
-func newMitigationsCmd(stdout io.Writer, newMitigations func() *api.Mitigations) *cobra.Command {
+func newMitigationsCmd(stdout io.Writer, newMitigations func() *replica.Mitigations) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mitigations",
 		Short: "List the bundled testbed's mitigations, a line each",

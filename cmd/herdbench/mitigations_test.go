@@ -17,6 +17,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -34,8 +35,8 @@ func (tally) Name() string { return "tally" }
 func (tally) Describe() string {
 	return "every miss loads, counted and answered under a name of its own"
 }
-func (tally) Kind() string           { return api.KindLoader }
-func (tally) ExclusiveGroup() string { return api.KindLoader }
+func (tally) Kind() string           { return replica.KindLoader }
+func (tally) ExclusiveGroup() string { return replica.KindLoader }
 func (tally) Counters() []api.Counter {
 	return []api.Counter{{Name: metricTallied, Help: "Misses tally loaded."}}
 }
@@ -49,9 +50,9 @@ func (t tally) LoadMiss(r *api.Request) (api.Item, string, error) {
 }
 
 // withTally is the registry with the throwaway mitigation: what the one
-// line in api.DefaultMitigations makes it.
-func withTally() *api.Mitigations {
-	return api.NewMitigations(append(api.DefaultMitigations().Mitigations(), tally{Outcome: "tallied"})...)
+// line in replica.DefaultMitigations makes it.
+func withTally() *replica.Mitigations {
+	return replica.NewMitigations(append(replica.DefaultMitigations().Mitigations(), tally{Outcome: "tallied"})...)
 }
 
 // A mitigation added to the registry is in herdbench mitigations, the
@@ -74,7 +75,7 @@ func TestAddingAMitigationIsOneTypeAndOneRegistryLine(t *testing.T) {
 	// testbed up's flags take it, and pass it to the replicas' serve
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 20})
 	st := tb.Status()
-	up := api.DefaultOptions
+	up := replica.DefaultOptions
 	up.Config = withTally().DefaultConfig()
 	upFlags := pflag.NewFlagSet("up", pflag.ContinueOnError)
 	addReplicaFlags(upFlags, &up)
@@ -149,7 +150,7 @@ func grepMetric(metrics, name string) string {
 // args, its registry withTally, and returns it with its Redis address.
 func serveTally(t *testing.T, args []string) (*httptest.Server, string) {
 	t.Helper()
-	serve := serveOptions{API: api.DefaultOptions}
+	serve := serveOptions{API: replica.DefaultOptions}
 	serve.API.Mitigations = withTally()
 	serve.API.Config = serve.API.Mitigations.DefaultConfig()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)

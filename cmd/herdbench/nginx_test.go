@@ -12,10 +12,10 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // docs/ci.md's nginx job: examples/ci-nginx-gate.yaml gates the database
@@ -27,7 +27,7 @@ import (
 func TestGateOnNginxInFrontOfAService(t *testing.T) {
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000})
 	st := tb.Status()
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.Strategy, cfg.QueryCost = "none", herd.Duration(200*time.Millisecond)
 	if err := admin.NewFleet(st.API).SetConfig(context.Background(), cfg); err != nil {
 		t.Fatal(err)

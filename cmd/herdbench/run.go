@@ -15,7 +15,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -250,7 +250,7 @@ func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment
 	}
 	arms, errs := subject.ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
 	a := arms[0]
-	cfg, _ := api.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
+	cfg, _ := replica.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
 	// set by the arm, or for every arm
 	set := func(field string) bool {
 		return base.Sets(field) || slices.ContainsFunc(fa.Settings(f), func(s scenario.Setting) bool { return s.Flag == flagOf(field) })
@@ -259,7 +259,7 @@ func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment
 		for _, e := range problems {
 			errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
 		}
-		a.Knobs = base.With("strategy", api.None) // reported once
+		a.Knobs = base.With("strategy", replica.None) // reported once
 	}
 	return a, errs
 }
@@ -268,8 +268,8 @@ func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment
 // read as --arms reads it, or nil and a problem naming the file's arms.
 func notInFile(path string, f *scenario.File, base admin.Patch, name string) (*experiment.Arm, herd.FieldErrors) {
 	arms, errs := subject.ArmKinds.Parse(experiment.NameSpecs([]string{name}), base, nil)
-	cfg, _ := api.DefaultConfig.Patched(arms[0].Knobs)
-	if len(errs) > 0 || !errors.Is(cfg.Validate(), api.ErrUnknownStrategy) {
+	cfg, _ := replica.DefaultConfig.Patched(arms[0].Knobs)
+	if len(errs) > 0 || !errors.Is(cfg.Validate(), replica.ErrUnknownStrategy) {
 		return &arms[0], errs
 	}
 	declared := make([]string, len(f.Arms))
@@ -284,7 +284,7 @@ func notInFile(path string, f *scenario.File, base admin.Patch, name string) (*e
 // setKnob sets one of an arm's own knobs from a scenario file's value, by
 // the knob's flag.
 func setKnob(a *experiment.Arm, flag, v string) error {
-	var c api.Config
+	var c replica.Config
 	knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
 	addKnobFlags(knobs, &c, nil)
 	fl := knobs.Lookup(flag)
@@ -299,6 +299,6 @@ func setKnob(a *experiment.Arm, flag, v string) error {
 	if i := slices.IndexFunc(c.Problems(), func(e *herd.FieldError) bool { return e.Field == name }); i >= 0 {
 		return errors.New(c.Problems()[i].Msg)
 	}
-	a.Knobs = a.Knobs.Merge(api.PatchOf(c, name))
+	a.Knobs = a.Knobs.Merge(replica.PatchOf(c, name))
 	return nil
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/scenario"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -58,8 +58,8 @@ func TestEveryStampedeFlagHasAScenarioKey(t *testing.T) {
 		}
 	}
 	// so are the replicas' knobs in the knobs section
-	for _, k := range api.Knobs() {
-		c := api.DefaultConfig
+	for _, k := range replica.Knobs() {
+		c := replica.DefaultConfig
 		v := k.Value(&c).String()
 		f, err := scenario.Parse(fmt.Appendf(nil, "knobs: {%s: %q}", k.Name, v), "k.yaml", scenario.Vocabulary{Knobs: subject.Knobs(nil)})
 		if err != nil {

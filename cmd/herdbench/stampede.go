@@ -26,8 +26,8 @@ import (
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -35,7 +35,7 @@ import (
 type stampedeOptions struct {
 	Arms     []string
 	Plan     experiment.Plan
-	Knobs    api.Config      // the knob flags' values: api.DefaultConfig where not set
+	Knobs    replica.Config  // the knob flags' values: replica.DefaultConfig where not set
 	KnobsSet map[string]bool // the knobs a flag or the scenario file set: every arm sends them
 	Gates    []string        // --gate, parsed into Plan.Gates
 	Abort    []string        // --abort-on, parsed into Plan.Abort
@@ -46,7 +46,7 @@ type stampedeOptions struct {
 	// flags say: startOptions and the replicas' start-up options (their
 	// seed is --seed, their knobs every arm's).
 	startOptions
-	Startup     api.Options
+	Startup     replica.Options
 	TestbedSet  []string // the flags of startFlags that were given, on the command line or in a scenario file
 	JSONFile    string
 	ResultsDir  string
@@ -96,12 +96,12 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 	plan := stampedeDefaults
 	plan.Triggers = newTriggers()
 	return stampedeOptions{
-		Arms:       []string{api.None, api.Singleflight, api.Lock, api.XFetch},
+		Arms:       []string{replica.None, replica.Singleflight, replica.Lock, replica.XFetch},
 		Plan:       plan,
-		Knobs:      api.DefaultConfig,
+		Knobs:      replica.DefaultConfig,
 		KnobsSet:   map[string]bool{},
 		Replicas:   local.DefaultReplicas,
-		Startup:    api.DefaultOptions,
+		Startup:    replica.DefaultOptions,
 		StateDir:   defaultStateDir(),
 		Target:     "testbed",
 		In:         os.Stdin,
@@ -164,7 +164,7 @@ Triggers: ` + triggerHelp(opts.Plan.Triggers),
 func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	p := &opts.Plan
 	reg := p.Triggers
-	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(api.Strategies, ", ")+
+	fs.StringSliceVar(&opts.Arms, "arms", opts.Arms, "arms to compare, each a strategy ("+strings.Join(replica.Strategies, ", ")+
 		", or several joined with +) or a client policy ("+strings.Join(subject.ArmKinds.Examples(), ", ")+
 		"); with a scenario or target file, also the names of its arms")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
@@ -287,12 +287,12 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	// the knobs set are every arm's: check them once, then each arm's
 	// strategy; an arm sends only them, over the testbed's own config
 	knobs := opts.Knobs
-	knobs.Strategy = api.None
+	knobs.Strategy = replica.None
 	var base admin.Patch // nil when the knobs have problems: reported once, not again with every arm
 	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
 	} else { // a knob out of range (NaN) may not even marshal
-		base = api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
+		base = replica.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
 	}
 	tg, sub := opts.target()
 	if c := opts.chosen; c != nil {

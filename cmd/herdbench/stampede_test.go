@@ -22,6 +22,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // shortStampede are flags for a stampede of a few seconds an arm.
@@ -104,7 +105,7 @@ func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
 	for _, arm := range readResults(t, jsonFile).Arms {
 		a := struct {
 			Name   string
-			Config api.Config
+			Config replica.Config
 		}{arm.Name, ranOn(t, arm)}
 		if a.Config.QueryCost != herd.Duration(20*time.Millisecond) || a.Config.Strategy != a.Name {
 			t.Errorf("arm %s ran %s at query_cost %s; want its strategy at the testbed's 20ms", a.Name, a.Config.Strategy, a.Config.QueryCost)
@@ -231,9 +232,9 @@ func TestArmsCompareWriteStrategies(t *testing.T) {
 }
 
 // ranOn is the replicas' config arm a ran on, as its results carry it.
-func ranOn(t *testing.T, a experiment.ArmResult) api.Config {
+func ranOn(t *testing.T, a experiment.ArmResult) replica.Config {
 	t.Helper()
-	var c api.Config
+	var c replica.Config
 	if err := json.Unmarshal(a.Config, &c); err != nil {
 		t.Fatalf("arm %s: config %s: %v", a.Name, a.Config, err)
 	}

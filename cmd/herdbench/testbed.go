@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 func newTestbedCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -47,7 +47,7 @@ func addStateDirFlag(fs *pflag.FlagSet, dir *string) {
 
 // addReplicaFlags binds the options every replica takes. `testbed up` passes
 // them on to `testbed serve`; local.ServeArgs renders the same names.
-func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
+func addReplicaFlags(fs *pflag.FlagSet, o *replica.Options) {
 	c := &o.Config
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the replica's random source (jitter, xfetch draws); testbed up gives replica i seed+i")
 	addStartupFlags(fs, o)
@@ -59,8 +59,8 @@ func addReplicaFlags(fs *pflag.FlagSet, o *api.Options) {
 // (the Knobs of c's registry: Config's own and its mitigations'), each
 // the knob's name with dashes. set, when not nil, learns
 // the name of every knob a flag or a scenario file sets: what an arm sends
-// (api.PatchOf), the rest staying as the testbed was started.
-func addKnobFlags(fs *pflag.FlagSet, c *api.Config, set map[string]bool) {
+// (replica.PatchOf), the rest staying as the testbed was started.
+func addKnobFlags(fs *pflag.FlagSet, c *replica.Config, set map[string]bool) {
 	for _, k := range c.Registry().Knobs() {
 		help := k.Help
 		if k.Enum != nil {
@@ -72,7 +72,7 @@ func addKnobFlags(fs *pflag.FlagSet, c *api.Config, set map[string]bool) {
 
 // knobFlag is a knob's flag: it says when it was set.
 type knobFlag struct {
-	*api.KnobValue
+	*replica.KnobValue
 	name string
 	set  map[string]bool
 }

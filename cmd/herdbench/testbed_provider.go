@@ -14,10 +14,10 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/providers"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // addProviderFlag binds --provider; help says what auto does in cmd.
@@ -44,13 +44,13 @@ func addStartFlags(fs *pflag.FlagSet, o *startOptions, auto string) {
 
 // addStartupFlags binds a replica's start-up options: its pools and
 // timeouts, which no arm changes.
-func addStartupFlags(fs *pflag.FlagSet, o *api.Options) {
+func addStartupFlags(fs *pflag.FlagSet, o *replica.Options) {
 	fs.Int32Var(&o.DBPoolSize, "db-pool", o.DBPoolSize, "database connections per replica (Postgres or MariaDB), 1 to 1000")
 	fs.IntVar(&o.RedisPoolSize, "redis-pool", o.RedisPoolSize, "Redis connections per replica, 1 to 10000")
 	fs.DurationVar(&o.DBTimeout, "db-timeout", o.DBTimeout, "bound on one item query, pool wait included")
 	fs.DurationVar(&o.RedisTimeout, "redis-timeout", o.RedisTimeout, "dial, read and write timeout of Redis commands")
-	fs.StringVar(&o.Cache, "cache", o.Cache, "the replicas' item cache: "+strings.Join(api.Caches, ", ")+" (memcached: write-invalidate refresh and notify refused, no pub/sub; docs/testbed.md)")
-	fs.StringVar(&o.DB, "db", o.DB, "the replicas' database: "+strings.Join(api.DBs, ", ")+" (mariadb: docs/testbed.md, \"On MariaDB\")")
+	fs.StringVar(&o.Cache, "cache", o.Cache, "the replicas' item cache: "+strings.Join(replica.Caches, ", ")+" (memcached: write-invalidate refresh and notify refused, no pub/sub; docs/testbed.md)")
+	fs.StringVar(&o.DB, "db", o.DB, "the replicas' database: "+strings.Join(replica.DBs, ", ")+" (mariadb: docs/testbed.md, \"On MariaDB\")")
 }
 
 // startupFlags are the flags of addStartupFlags, and startFlags those of

@@ -9,15 +9,16 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 type serveOptions struct {
 	Listen string
-	API    api.Options
+	API    replica.Options
 }
 
 func newTestbedServeCmd(stderr io.Writer) *cobra.Command {
-	opts := serveOptions{Listen: "127.0.0.1:8080", API: api.DefaultOptions}
+	opts := serveOptions{Listen: "127.0.0.1:8080", API: replica.DefaultOptions}
 	c := &cobra.Command{
 		Use:         "serve",
 		Annotations: map[string]string{builtByTestbed: "yes"},
@@ -28,7 +29,7 @@ to switch mitigations, POST /admin/reset, /metrics and /healthz. testbed up
 starts each replica with this command.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := opts.API.Problems().Err(); err != nil {
+			if err := api.Problems(opts.API).Err(); err != nil {
 				return usageError{err}
 			}
 			if err := opts.requireAddrs(); err != nil {
@@ -49,7 +50,7 @@ starts each replica with this command.`,
 }
 
 // addServeAddrFlags binds the database's flags of testbed serve.
-func addServeAddrFlags(fs *pflag.FlagSet, o *api.Options) {
+func addServeAddrFlags(fs *pflag.FlagSet, o *replica.Options) {
 	fs.StringVar(&o.PostgresDSN, "postgres", "", "Postgres DSN of the app role, with --db postgres")
 	fs.StringVar(&o.MySQLDSN, "mysql", "", "with --db mariadb: the app user's DSN, user:password@tcp(host:port)/db (statements go as text: interpolateParams is added)")
 }
@@ -61,27 +62,27 @@ func (opts serveOptions) requireAddrs() error {
 	if err := otherDSN(o); err != nil {
 		return err
 	}
-	if o.Cache != api.CacheMemcached && o.MemcachedAddr != "" {
+	if o.Cache != replica.CacheMemcached && o.MemcachedAddr != "" {
 		return usageErrorf("--memcached is for --cache memcached (accepted: --cache memcached --memcached HOST:PORT, or no --memcached)")
 	}
 	var missing []string
 	switch {
-	case o.Cache == api.CacheMemcached && o.MemcachedAddr == "":
+	case o.Cache == replica.CacheMemcached && o.MemcachedAddr == "":
 		missing = append(missing, "--memcached")
-	case o.Cache != api.CacheMemcached && o.RedisAddr == "":
+	case o.Cache != replica.CacheMemcached && o.RedisAddr == "":
 		missing = append(missing, "--redis")
 	}
 	switch {
-	case o.DB == api.DBMariaDB && o.MySQLDSN == "":
+	case o.DB == replica.DBMariaDB && o.MySQLDSN == "":
 		missing = append(missing, "--mysql")
-	case o.DB != api.DBMariaDB && o.PostgresDSN == "":
+	case o.DB != replica.DBMariaDB && o.PostgresDSN == "":
 		missing = append(missing, "--postgres")
 	}
 	var with []string
-	if o.Cache == api.CacheMemcached {
+	if o.Cache == replica.CacheMemcached {
 		with = append(with, "--cache memcached")
 	}
-	if o.DB == api.DBMariaDB {
+	if o.DB == replica.DBMariaDB {
 		with = append(with, "--db mariadb")
 	}
 	switch {
@@ -102,11 +103,11 @@ func are(flags []string) string {
 }
 
 // otherDSN refuses the DSN of the database not chosen.
-func otherDSN(o api.Options) error {
-	if o.DB == api.DBMariaDB && o.PostgresDSN != "" {
+func otherDSN(o replica.Options) error {
+	if o.DB == replica.DBMariaDB && o.PostgresDSN != "" {
 		return usageErrorf("--postgres is for --db postgres (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
 	}
-	if o.DB != api.DBMariaDB && o.MySQLDSN != "" {
+	if o.DB != replica.DBMariaDB && o.MySQLDSN != "" {
 		return usageErrorf("--mysql is for --db mariadb (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
 	}
 	return nil

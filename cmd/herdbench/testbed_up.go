@@ -15,10 +15,10 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/providers"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 type upOptions struct {
@@ -27,7 +27,7 @@ type upOptions struct {
 	Timeout    time.Duration
 	Foreground bool
 	JSON       bool
-	Replica    api.Options
+	Replica    replica.Options
 	startOptions
 	// With --tiers 2, the edge replicas call the API replicas with Edge's
 	// policy (--edge-*).
@@ -39,7 +39,7 @@ type upOptions struct {
 }
 
 func newTestbedUpCmd(stdout, stderr io.Writer) *cobra.Command {
-	opts := upOptions{Replica: api.DefaultOptions}
+	opts := upOptions{Replica: replica.DefaultOptions}
 	c := &cobra.Command{
 		Use:   "up",
 		Short: "Start the testbed and return when every part is healthy",

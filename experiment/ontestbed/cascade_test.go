@@ -8,10 +8,10 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -33,11 +33,11 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.TTL = herd.Duration(20 * time.Millisecond) // nearly every request reaches Postgres
 	cfg.QueryCost = herd.Duration(5 * time.Millisecond)
-	cfg.DBRetry = api.DBRetry{Policy: twice}
-	everywhere := Arm{Name: "everywhere", Knobs: api.FullPatch(cfg), Retry: &twice, Edge: herd.SettingsOf(edge.Patch{Retry: &twice})}
+	cfg.DBRetry = replica.DBRetry{Policy: twice}
+	everywhere := Arm{Name: "everywhere", Knobs: replica.FullPatch(cfg), Retry: &twice, Edge: herd.SettingsOf(edge.Patch{Retry: &twice})}
 	breaker := everywhere
 	breaker.Name = "a-breaker"
 	breaker.Edge = herd.SettingsOf(edge.Patch{Retry: &twice, Breaker: &retry.Breaker{Failures: 5, Open: 2 * time.Second}})

@@ -8,9 +8,9 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -34,7 +34,7 @@ import (
 // attempts, under the capacity). Each step's requests are the stepped
 // schedule's: the rows of a step offer its rate.
 func TestEscapeOnTheTestbed(t *testing.T) {
-	opts := api.DefaultOptions
+	opts := replica.DefaultOptions
 	opts.DBPoolSize, opts.DBTimeout = 2, time.Second
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Replica: opts})
 	tg, err := subject.Open(context.Background(), tb.Status(), tb)
@@ -46,11 +46,11 @@ func TestEscapeOnTheTestbed(t *testing.T) {
 	if err := four.UnmarshalText([]byte("immediate:4")); err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost, cfg.TTL = herd.Duration(50*time.Millisecond), herd.Duration(10*time.Millisecond)
 	limit := 4 * time.Second
 	p := Plan{
-		Arms: ClientKinds.Arms([]string{api.None}, api.FullPatch(cfg)), Trigger: "slowdb",
+		Arms: ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg)), Trigger: "slowdb",
 		Triggers: TriggerOptions("slowdb_latency", "500ms", "slowdb_for", "3s"),
 		HotKeys:  100, Keys: 100, Zipf: 1.1, Rate: 20, Clients: 10, Retry: four,
 		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(time.Second),

@@ -12,6 +12,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -24,8 +25,8 @@ import (
 // included; the fleet lock cuts the herd as it does on Postgres; the
 // database's faults (outage, restart) act on MariaDB.
 func TestStampedeOnAMariaDBTestbed(t *testing.T) {
-	opts := api.DefaultOptions
-	opts.Cache, opts.DB = api.CacheMemcached, api.DBMariaDB
+	opts := replica.DefaultOptions
+	opts.Cache, opts.DB = replica.CacheMemcached, replica.DBMariaDB
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Replica: opts})
 	st := tb.Status()
 	tg, err := subject.Open(context.Background(), st, tb)
@@ -100,9 +101,9 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 // expireOnMariaDB: each arm's db.queries_total is its loads and the item
 // digest's growth, warm-up included; the lock cuts the herd.
 func expireOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Plan) *Report) {
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
-	p := Plan{Arms: ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
+	p := Plan{Arms: ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
 		Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
 	digest := &observe.MySQL{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
@@ -168,7 +169,7 @@ func writesOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Pla
 			// digests may lose a few increments (observe.DigestSlack:
 			// seen 822 and 823 statements for 412 likes, the feed exact)
 			stmts, rows := 2*d.Applied, 3*d.Applied
-			if a.Name == api.WriteDirect && (!within(w.Statements, stmts) || !within(w.Rows, rows)) {
+			if a.Name == replica.WriteDirect && (!within(w.Statements, stmts) || !within(w.Rows, rows)) {
 				t.Errorf("direct: %d statements, %d rows for %d likes; want 2 and 3 a like (%d and %d short at most)", w.Statements, w.Rows, d.Applied, observe.DigestSlack(stmts), observe.DigestSlack(rows))
 				logDigests(t, tg)
 			}

@@ -8,9 +8,9 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -25,8 +25,8 @@ import (
 // cache's role) closes the Memcached proxy, and a restart of memcached
 // empties it.
 func TestStampedeOnAMemcachedTestbed(t *testing.T) {
-	opts := api.DefaultOptions
-	opts.Cache = api.CacheMemcached
+	opts := replica.DefaultOptions
+	opts.Cache = replica.CacheMemcached
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Replica: opts})
 	tg, err := subject.Open(context.Background(), tb.Status(), tb)
 	if err != nil {
@@ -75,9 +75,9 @@ func TestStampedeOnAMemcachedTestbed(t *testing.T) {
 
 // expireOnMemcached is the stampede: none against the fleet lock.
 func expireOnMemcached(t *testing.T, tb *local.Testbed, tg *subject.Testbed) {
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
-	p := Plan{Arms: ClientKinds.Arms([]string{api.None, api.Lock}, api.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
+	p := Plan{Arms: ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
 		Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
 	mc := &observe.Memcached{Address: tb.Status().Memcached} // read apart from the run's own

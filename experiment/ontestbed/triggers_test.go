@@ -11,7 +11,7 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -19,11 +19,11 @@ import (
 // faultPlan is a short plan over 100 keys whose items expire every 20ms, so
 // nearly every request reaches Postgres: a fault there fails it.
 func faultPlan(trigger string, arms ...string) Plan {
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.TTL = herd.Duration(20 * time.Millisecond)
 	cfg.QueryCost = herd.Duration(5 * time.Millisecond)
 	return Plan{
-		Arms: subject.ArmKinds.Arms(arms, api.FullPatch(cfg)), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
+		Arms: subject.ArmKinds.Arms(arms, replica.FullPatch(cfg)), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2500 * time.Millisecond), Seed: 5,
 		Triggers: TriggerOptions("outage", "1s", "slowdb_latency", "300ms", "slowdb_for", "1s"),
@@ -341,10 +341,10 @@ func TestFaultTriggers(t *testing.T) {
 
 func TestMitigationsCutAnExpireStampede(t *testing.T) {
 	tg := startTestbed(t, 2)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	p := Plan{
-		Arms: ClientKinds.Arms([]string{api.None, api.SWR, api.Lease, api.Local}, api.FullPatch(cfg)),
+		Arms: ClientKinds.Arms([]string{replica.None, replica.SWR, replica.Lease, replica.Local}, replica.FullPatch(cfg)),
 		// 600 req/s: each of the 20 hot keys asked about 20 times a second,
 		// so none's herd (about 4 loads a key in a 200 ms load's window,
 		// more as the pool queues: 95 to 117) is well above the floor a
@@ -381,13 +381,13 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 
 func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 	tg := startTestbed(t, 2)
-	cfg := api.DefaultConfig
+	cfg := replica.DefaultConfig
 	// the backend: every request a load (1ms TTL), at most about 2 x 20/s
 	cfg.Strategy = "ratelimit"
 	cfg.TTL = herd.Duration(time.Millisecond)
 	cfg.QueryCost = herd.Duration(time.Millisecond)
 	p := Plan{
-		Arms:    ClientKinds.Arms([]string{"retry=none", "throttle=2"}, api.FullPatch(cfg).With("rate_limit", 20).With("rate_burst", 5)),
+		Arms:    ClientKinds.Arms([]string{"retry=none", "throttle=2"}, replica.FullPatch(cfg).With("rate_limit", 20).With("rate_burst", 5)),
 		Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(3 * time.Second),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,

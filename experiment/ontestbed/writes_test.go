@@ -8,6 +8,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -16,10 +17,10 @@ import (
 // at most applyRate writes/s each (0: unbounded).
 func writeArms(applyRate float64) []Arm {
 	var arms []Arm
-	for _, s := range api.WriteStrategies {
-		cfg := api.DefaultConfig
+	for _, s := range replica.WriteStrategies {
+		cfg := replica.DefaultConfig
 		cfg.WriteStrategy, cfg.CoalesceInterval, cfg.ApplyRate = s, herd.Duration(200*time.Millisecond), applyRate
-		arms = append(arms, Arm{Name: s, Knobs: api.FullPatch(cfg)})
+		arms = append(arms, Arm{Name: s, Knobs: replica.FullPatch(cfg)})
 	}
 	return arms
 }
@@ -88,15 +89,15 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 			t.Errorf("%s: steady writes %+v; want 40/s, 60 intended from T over 1.5 s, and the acknowledged ones settled (%d)", a.Name, *s, d.SteadyAcked)
 		}
 		switch a.Name {
-		case api.WriteDirect: // one UPDATE per write, each one row
+		case replica.WriteDirect: // one UPDATE per write, each one row
 			if w.Statements != d.Applied || w.Rows != d.Applied {
 				t.Errorf("direct: %d write statements, %d rows; want one of each per write applied (%d)", w.Statements, w.Rows, d.Applied)
 			}
-		case api.WriteQueue: // batches: fewer statements than writes; every write's lag measured
+		case replica.WriteQueue: // batches: fewer statements than writes; every write's lag measured
 			if w.Statements >= d.Applied || w.Lag == nil || w.Lag.Count != d.Applied || w.QueueDepthPeak < 1 {
 				t.Errorf("queue: %d statements for %d writes, lag %+v, depth peak %d; want batches, the lag of each write, a queue seen", w.Statements, d.Applied, w.Lag, w.QueueDepthPeak)
 			}
-		case api.WriteCoalesce: // a flush adds many writes at once
+		case replica.WriteCoalesce: // a flush adds many writes at once
 			if w.Statements < 1 || w.Statements >= d.Applied {
 				t.Errorf("coalesce: %d flushes for %d writes; want fewer flushes than writes", w.Statements, d.Applied)
 			}
@@ -158,7 +159,7 @@ func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 		if d.Unacknowledged != max(d.Applied-int64(d.Acked), 0) {
 			t.Errorf("%s: %d applied beyond the %d acknowledged; the detail says %d", a.Name, d.Applied-int64(d.Acked), d.Acked, d.Unacknowledged)
 		}
-		if lost := a.Name == api.WriteCoalesce; lost != (d.Lost > 0) || d.Lost != max(int64(d.Acked)-d.Applied, 0) {
+		if lost := a.Name == replica.WriteCoalesce; lost != (d.Lost > 0) || d.Lost != max(int64(d.Acked)-d.Applied, 0) {
 			t.Errorf("%s: %d lost of %d acknowledged, %d applied; want lost only under coalesce, and counted", a.Name, d.Lost, d.Acked, d.Applied)
 		}
 	}
@@ -166,7 +167,7 @@ func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 		t.Errorf("Postgres' feed grew by %d rows over the run; the arms counted %d", got, rows)
 	}
 	for _, g := range rep.Gates {
-		if g.Path == "trigger.detail.lost" && g.Pass != (g.Arm != api.WriteCoalesce) {
+		if g.Path == "trigger.detail.lost" && g.Pass != (g.Arm != replica.WriteCoalesce) {
 			t.Errorf("gate %s on %s: pass %v; want it failed on coalesce alone", g.Gate, g.Arm, g.Pass)
 		}
 	}

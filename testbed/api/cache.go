@@ -12,6 +12,7 @@ import (
 
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // The cache's key layout, the same in Redis and Memcached. Triggers match
@@ -171,7 +172,7 @@ func (s *Server) load(ctx context.Context, v view, id int64) (Item, []byte, time
 	// a propagated deadline bounds the whole load, retries included; a
 	// detached load outlives its request, a canceled one dies with it
 	own := context.WithoutCancel(ctx)
-	if v.cfg.AbandonedLoad == AbandonCanceled {
+	if v.cfg.AbandonedLoad == replica.AbandonCanceled {
 		own = ctx
 	}
 	base, cancelBase, expired := bounded(own, ctx)

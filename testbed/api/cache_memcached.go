@@ -7,6 +7,8 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // memcachedCache is the Cache on Memcached. A claim is an add (stored
@@ -30,10 +32,6 @@ type memcachedCache struct{ mc *memcache.Client }
 
 var _ Cache = (*memcachedCache)(nil)
 
-// maxMemcachedTTL is the longest TTL whose exptime memcached takes as a
-// relative time: 30 days, less the second expiry adds.
-const maxMemcachedTTL = 30*24*time.Hour - time.Second
-
 // setParallel bounds the sets a batch sends at once: memcached's text
 // protocol has no multi-key set, so a fill's batch is many round trips.
 const setParallel = 8
@@ -48,7 +46,7 @@ func newMemcachedCache(o CacheOptions) *memcachedCache {
 // expiry is ttl as memcached's exptime: whole seconds, rounded up, plus
 // the second memcached's clock may end it early; at most 30 days.
 func expiry(ttl time.Duration) int32 {
-	ttl = min(max(ttl, 0), maxMemcachedTTL)
+	ttl = min(max(ttl, 0), replica.MaxMemcachedTTL)
 	return int32((ttl+time.Second-1)/time.Second + 1)
 }
 

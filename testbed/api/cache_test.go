@@ -16,6 +16,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // startServer runs a cache server program (redis-server, memcached) with
@@ -74,8 +75,8 @@ func testCaches(t *testing.T) map[string]Cache {
 	t.Helper()
 	out := map[string]Cache{}
 	for kind, addr := range map[string]string{
-		CacheRedis:     startServer(t, "redis-server", "--port", "PORT", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
-		CacheMemcached: startServer(t, "memcached", memcachedArgs()...),
+		replica.CacheRedis:     startServer(t, "redis-server", "--port", "PORT", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
+		replica.CacheMemcached: startServer(t, "memcached", memcachedArgs()...),
 	} {
 		c, err := NewCache(CacheOptions{Kind: kind, Addr: addr, Pool: 4, Timeout: time.Second})
 		if err != nil {
@@ -165,7 +166,7 @@ func TestMemcachedExpiry(t *testing.T) {
 		want int32
 	}{
 		{time.Millisecond, 2}, {time.Second, 2}, {1001 * time.Millisecond, 3}, {time.Minute, 61},
-		{maxMemcachedTTL, 30 * 24 * 3600}, {maxMemcachedTTL + time.Hour, 30 * 24 * 3600}, {0, 1}, {-time.Second, 1},
+		{replica.MaxMemcachedTTL, 30 * 24 * 3600}, {replica.MaxMemcachedTTL + time.Hour, 30 * 24 * 3600}, {0, 1}, {-time.Second, 1},
 	} {
 		if got := expiry(tc.ttl); got != tc.want {
 			t.Errorf("expiry(%v) = %d; want %d", tc.ttl, got, tc.want)
@@ -185,12 +186,12 @@ func TestKeysFitMemcached(t *testing.T) {
 }
 
 func TestCacheProblems(t *testing.T) {
-	mc := DefaultOptions
-	mc.Cache, mc.MemcachedAddr = CacheMemcached, "127.0.0.1:11211"
+	mc := replica.DefaultOptions
+	mc.Cache, mc.MemcachedAddr = replica.CacheMemcached, "127.0.0.1:11211"
 	withRedis := mc
 	withRedis.RedisAddr = "127.0.0.1:6379"
-	set := func(c Config, field, v string) Config {
-		k, _ := KnobNamed(field)
+	set := func(c replica.Config, field, v string) replica.Config {
+		k, _ := replica.KnobNamed(field)
 		if err := k.Value(&c).Set(v); err != nil {
 			t.Fatal(err)
 		}
@@ -198,16 +199,16 @@ func TestCacheProblems(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		o     Options
-		c     Config
+		o     replica.Options
+		c     replica.Config
 		field string // "" for none
 	}{
-		{"redis takes refresh", DefaultOptions, set(DefaultConfig, "write_invalidate", "refresh"), ""},
-		{"memcached refuses refresh", mc, set(DefaultConfig, "write_invalidate", "refresh"), "write_invalidate"},
-		{"memcached alone refuses queue", mc, set(DefaultConfig, "write_strategy", "queue"), "write_strategy"},
-		{"memcached beside a redis takes queue", withRedis, set(DefaultConfig, "write_strategy", "queue"), ""},
-		{"memcached refuses a ttl past 30 days", mc, set(set(DefaultConfig, "stale_ttl", "1000h"), "ttl", "800h"), "ttl"},
-		{"memcached takes the defaults", mc, DefaultConfig, ""},
+		{"redis takes refresh", replica.DefaultOptions, set(replica.DefaultConfig, "write_invalidate", "refresh"), ""},
+		{"memcached refuses refresh", mc, set(replica.DefaultConfig, "write_invalidate", "refresh"), "write_invalidate"},
+		{"memcached alone refuses queue", mc, set(replica.DefaultConfig, "write_strategy", "queue"), "write_strategy"},
+		{"memcached beside a redis takes queue", withRedis, set(replica.DefaultConfig, "write_strategy", "queue"), ""},
+		{"memcached refuses a ttl past 30 days", mc, set(set(replica.DefaultConfig, "stale_ttl", "1000h"), "ttl", "800h"), "ttl"},
+		{"memcached takes the defaults", mc, replica.DefaultConfig, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := tc.o.CacheProblems(tc.c)
@@ -219,7 +220,7 @@ func TestCacheProblems(t *testing.T) {
 			}
 		})
 	}
-	bad := DefaultOptions
+	bad := replica.DefaultOptions
 	bad.Cache = "memcache"
 	if errs := bad.Problems(); len(errs.In("cache")) != 1 || !strings.Contains(errs.Error(), "redis, memcached") {
 		t.Errorf("Problems of cache %q = %v; want one naming the accepted caches", bad.Cache, errs)
@@ -231,8 +232,8 @@ func TestCacheProblems(t *testing.T) {
 // a miss with Postgres away is an error rather than a crash, and
 // PUT /admin/config refuses what needs Redis with the reason.
 func TestReplicaOnMemcachedAlone(t *testing.T) {
-	opts := DefaultOptions
-	opts.Cache = CacheMemcached
+	opts := replica.DefaultOptions
+	opts.Cache = replica.CacheMemcached
 	opts.MemcachedAddr = startServer(t, "memcached", memcachedArgs()...)
 	opts.PostgresDSN = "postgres://nobody@127.0.0.1:1/none?sslmode=disable"
 	opts.DBTimeout = 300 * time.Millisecond // above the default query_cost, 200ms

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // Cache is the store the replicas keep items in, shared by the fleet:
@@ -54,15 +56,6 @@ type Claim struct {
 	Expires    time.Time
 }
 
-// The caches Options.Cache accepts.
-const (
-	CacheRedis     = "redis"     // Redis: every mitigation, notify and every write strategy
-	CacheMemcached = "memcached" // Memcached: every mitigation; no broadcast invalidation; queue only beside a Redis
-)
-
-// Caches is the one list of Options.Cache's values.
-var Caches = []string{CacheRedis, CacheMemcached}
-
 // CacheOptions say which store to reach and how.
 type CacheOptions struct {
 	Kind    string        // CacheRedis or CacheMemcached
@@ -76,10 +69,10 @@ type CacheOptions struct {
 // Connections open lazily, so it succeeds while the store is down.
 func NewCache(o CacheOptions) (Cache, error) {
 	switch o.Kind {
-	case CacheRedis, "":
+	case replica.CacheRedis, "":
 		return &redisCache{rdb: newRedisClient(o)}, nil
-	case CacheMemcached:
+	case replica.CacheMemcached:
 		return newMemcachedCache(o), nil
 	}
-	return nil, fmt.Errorf("cache %q (accepted: %s)", o.Kind, strings.Join(Caches, ", "))
+	return nil, fmt.Errorf("cache %q (accepted: %s)", o.Kind, strings.Join(replica.Caches, ", "))
 }

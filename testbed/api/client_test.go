@@ -13,13 +13,14 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // The client reads the counters by the names the server registers: a
 // rename on one side shows here as a zero.
 func TestClientReadsTheServersCounters(t *testing.T) {
 	var inFlight, busy atomic.Int64
-	m := newMetrics(DefaultMitigations(), gauges{loads: &inFlight, busy: &busy, shedLimit: func() float64 { return 0 }})
+	m := newMetrics(replica.DefaultMitigations(), gauges{loads: &inFlight, busy: &busy, shedLimit: func() float64 { return 0 }})
 	m.loads.Add(7)
 	m.coalesced.Add(2)
 	m.staleServed.Add(3)
@@ -45,7 +46,7 @@ func TestClientReadsTheServersCounters(t *testing.T) {
 // write lag histogram's count and buckets.
 func TestTheWireReadsTheServersExpositionAsPrometheusDoes(t *testing.T) {
 	var inFlight, busy atomic.Int64
-	m := newMetrics(DefaultMitigations(), gauges{loads: &inFlight, busy: &busy, shedLimit: func() float64 { return 2.5 }})
+	m := newMetrics(replica.DefaultMitigations(), gauges{loads: &inFlight, busy: &busy, shedLimit: func() float64 { return 2.5 }})
 	m.requests.WithLabelValues(admin.OutcomeHit).Add(40)
 	m.requests.WithLabelValues(admin.OutcomeShed).Add(3)
 	m.loads.Add(7)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // DB is the replicas' database, shared by the fleet: Postgres
@@ -44,25 +46,16 @@ type PoolStats struct {
 	CanceledAcquires int64 // waits for a connection that ended with their context
 }
 
-// The databases Options.DB accepts.
-const (
-	DBPostgres = "postgres" // Postgres through pgxpool, at Options.PostgresDSN
-	DBMariaDB  = "mariadb"  // MariaDB (or MySQL) through database/sql and go-sql-driver, at Options.MySQLDSN
-)
-
-// DBs is the one list of Options.DB's values.
-var DBs = []string{DBPostgres, DBMariaDB}
-
 // newDB opens the pool of the database o names. Connections open lazily,
 // so it succeeds while the database is down.
-func newDB(o Options) (DB, error) {
+func newDB(o replica.Options) (DB, error) {
 	switch o.DB {
-	case DBPostgres, "":
+	case replica.DBPostgres, "":
 		return newPostgresDB(o)
-	case DBMariaDB:
+	case replica.DBMariaDB:
 		return newMariaDB(o)
 	}
-	return nil, fmt.Errorf("db %q (accepted: %s)", o.DB, strings.Join(DBs, ", "))
+	return nil, fmt.Errorf("db %q (accepted: %s)", o.DB, strings.Join(replica.DBs, ", "))
 }
 
 // itemRows are the rows of FillQuery or FillQueryMariaDB, from either

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // The replicas' statements on MariaDB (docs/testbed.md, "On MariaDB").
@@ -94,7 +96,7 @@ type mariaDB struct {
 
 var _ DB = (*mariaDB)(nil)
 
-func newMariaDB(o Options) (*mariaDB, error) {
+func newMariaDB(o replica.Options) (*mariaDB, error) {
 	cfg, err := mysql.ParseDSN(o.MySQLDSN)
 	if err != nil {
 		return nil, fmt.Errorf("mysql dsn: %w", err)

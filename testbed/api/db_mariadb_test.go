@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/storetest"
 )
 
@@ -28,7 +30,7 @@ type mariaReplica struct {
 	redis string
 }
 
-func startMariaReplica(t *testing.T, items int, tune func(*Options)) mariaReplica {
+func startMariaReplica(t *testing.T, items int, tune func(*replica.Options)) mariaReplica {
 	t.Helper()
 	m := storetest.StartMariaDB(t)
 	m.Exec(t, "CREATE DATABASE herdbench")
@@ -43,8 +45,8 @@ func startMariaReplica(t *testing.T, items int, tune func(*Options)) mariaReplic
 	}
 	r := mariaReplica{m: m, owner: owner,
 		redis: startServer(t, "redis-server", "--port", "PORT", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")}
-	opts := DefaultOptions
-	opts.DB, opts.MySQLDSN, opts.RedisAddr = DBMariaDB, m.DSN("app", "app-pw", "herdbench"), r.redis
+	opts := replica.DefaultOptions
+	opts.DB, opts.MySQLDSN, opts.RedisAddr = replica.DBMariaDB, m.DSN("app", "app-pw", "herdbench"), r.redis
 	opts.DBPoolSize = 4
 	if tune != nil {
 		tune(&opts)
@@ -119,7 +121,7 @@ func TestSeedMariaDBRowsAreSeeds(t *testing.T) {
 // the item query counts exactly the loads the replica counted, the fill's
 // exactly its queries.
 func TestMariaDBReadPath(t *testing.T) {
-	r := startMariaReplica(t, 3000, func(o *Options) { o.Config.QueryCost = herd.Duration(600 * time.Millisecond) })
+	r := startMariaReplica(t, 3000, func(o *replica.Options) { o.Config.QueryCost = herd.Duration(600 * time.Millisecond) })
 	item0, fill0 := r.digestCalls(t, ItemDigestMariaDB), r.digestCalls(t, FillDigestMariaDB)
 
 	held := make(chan string, 1)
@@ -188,7 +190,7 @@ func (r mariaReplica) heldBySleep(secs string) string {
 // the connection; the server notices once SLEEP returns), so its digest
 // counts it: the replica's loads plus that one.
 func TestMariaDBPoolCounters(t *testing.T) {
-	r := startMariaReplica(t, 10, func(o *Options) {
+	r := startMariaReplica(t, 10, func(o *replica.Options) {
 		o.DBPoolSize = 1
 		o.Config.QueryCost = herd.Duration(2 * time.Second)
 	})
@@ -231,32 +233,41 @@ func TestDBOptionsProblems(t *testing.T) {
 	dsn := "app:pw@tcp(127.0.0.1:3306)/herdbench"
 	for _, tt := range []struct {
 		name string
-		tune func(*Options)
+		tune func(*replica.Options)
 		want string // "" for none
 	}{
-		{"postgres, the default", func(o *Options) { o.DB = "" }, ""},
-		{"mariadb with its dsn", func(o *Options) { o.DB, o.MySQLDSN = DBMariaDB, dsn }, ""},
-		{"mariadb, no address yet", func(o *Options) { o.DB, o.RedisAddr = DBMariaDB, "" }, ""},
-		{"unknown", func(o *Options) { o.DB = "oracle" }, `db: "oracle" is not a database (accepted: postgres, mariadb)`},
-		{"dsn without mariadb", func(o *Options) { o.MySQLDSN = dsn }, "mysql: a MySQL DSN is for db mariadb, and the db is postgres"},
-		{"mariadb without dsn", func(o *Options) { o.DB = DBMariaDB }, "mysql: empty, and db mariadb needs the app user's DSN (accepted: a go-sql-driver DSN"},
-		{"bad dsn", func(o *Options) { o.DB, o.MySQLDSN = DBMariaDB, "app@127.0.0.1/x" }, "mysql: default addr for network '127.0.0.1' unknown (accepted: a go-sql-driver DSN"},
+		{"postgres, the default", func(o *replica.Options) { o.DB = "" }, ""},
+		{"mariadb with its dsn", func(o *replica.Options) { o.DB, o.MySQLDSN = replica.DBMariaDB, dsn }, ""},
+		{"mariadb, no address yet", func(o *replica.Options) { o.DB, o.RedisAddr = replica.DBMariaDB, "" }, ""},
+		{"unknown", func(o *replica.Options) { o.DB = "oracle" }, `db: "oracle" is not a database (accepted: postgres, mariadb)`},
+		{"dsn without mariadb", func(o *replica.Options) { o.MySQLDSN = dsn }, "mysql: a MySQL DSN is for db mariadb, and the db is postgres"},
+		{"mariadb without dsn", func(o *replica.Options) { o.DB = replica.DBMariaDB }, "mysql: empty, and db mariadb needs the app user's DSN (accepted: a go-sql-driver DSN"},
+		{"bad dsn", func(o *replica.Options) { o.DB, o.MySQLDSN = replica.DBMariaDB, "app@127.0.0.1/x" }, "mysql: default addr for network '127.0.0.1' unknown (accepted: a go-sql-driver DSN"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			o := DefaultOptions
+			o := replica.DefaultOptions
 			o.RedisAddr = "127.0.0.1:1"
 			tt.tune(&o)
-			got := o.Problems().Err()
+			got := Problems(o).Err()
 			switch {
 			case tt.want == "" && got != nil:
-				t.Errorf("Problems() = %v; want none", got)
+				t.Errorf("Problems(o) = %v; want none", got)
 			case tt.want != "" && (got == nil || !strings.Contains(got.Error(), tt.want)):
-				t.Errorf("Problems() = %v; want %s", got, tt.want)
+				t.Errorf("Problems(o) = %v; want %s", got, tt.want)
 			}
 		})
 	}
-	o := DefaultOptions
-	o.DB = DBMariaDB
+	o := replica.DefaultOptions
+	o.DB, o.MySQLDSN, o.DBPoolSize, o.Config.TTL = replica.DBMariaDB, "app@127.0.0.1/x", 0, 0
+	var fields []string
+	for _, e := range Problems(o) {
+		fields = append(fields, e.Field)
+	}
+	if want := []string{"db_pool", "mysql", "ttl"}; !slices.Equal(fields, want) {
+		t.Errorf("Problems(o) name %v; want %v: the DSN's at the database's place", fields, want)
+	}
+	o = replica.DefaultOptions
+	o.DB = replica.DBMariaDB
 	if _, err := New(o); err == nil || !strings.Contains(err.Error(), "mysql: empty") {
 		t.Errorf("New(mariadb, no DSN) = %v; want an error naming mysql", err)
 	}

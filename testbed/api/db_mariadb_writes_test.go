@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // post sends one like to item id, named wid when given, and returns the
@@ -151,7 +152,7 @@ func (r mariaReplica) redeliver(t *testing.T, id int64, n int) {
 	rdb := redis.NewClient(&redis.Options{Addr: r.redis})
 	defer rdb.Close()
 	for i := range n {
-		err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: WriteStream, Values: map[string]any{
+		err := rdb.XAdd(context.Background(), &redis.XAddArgs{Stream: replica.WriteStream, Values: map[string]any{
 			"item": id, "id": fmt.Sprintf("q%d", i), "at": time.Now().UnixNano()}}).Err()
 		if err != nil {
 			t.Fatal(err)

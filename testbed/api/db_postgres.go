@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // postgresDB is the replicas' Postgres: one pgxpool per replica, and the
@@ -17,7 +19,7 @@ type postgresDB struct{ pool *pgxpool.Pool }
 
 var _ DB = (*postgresDB)(nil)
 
-func newPostgresDB(o Options) (*postgresDB, error) {
+func newPostgresDB(o replica.Options) (*postgresDB, error) {
 	pcfg, err := pgxpool.ParseConfig(o.PostgresDSN)
 	if err != nil {
 		return nil, fmt.Errorf("postgres dsn: %w", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // FillQuery is the bulk fill's statement: the rows of a range of items, a
@@ -31,7 +32,7 @@ func (s *Server) postFill(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		RespondError(w, http.StatusBadRequest, "invalid fill: "+describeJSONError(err)+` (accepted: {"from": N, "to": M})`)
+		RespondError(w, http.StatusBadRequest, "invalid fill: "+replica.DefaultConfig.Registry().DescribeError(err)+` (accepted: {"from": N, "to": M})`)
 		return
 	}
 	if req.From < 1 || req.To < req.From || req.To-req.From >= MaxFill {

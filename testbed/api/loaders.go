@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // What the loaders (mitigation_lock.go, mitigation_lease.go and the
@@ -43,9 +44,9 @@ type poll struct{ next, max time.Duration }
 // newPoll starts a waiter's re-reads at lock's lock_poll, which lease's
 // waiters share.
 func newPoll(v view) *poll {
-	d := time.Duration(mitigation[lockStrategy](v.cfg).Poll)
+	d := time.Duration(replica.KnobsOf[replica.LockKnobs](v.cfg).Poll)
 	if d <= 0 { // a registry without lock
-		d = lockPoll
+		d = time.Duration(replica.KnobsOf[replica.LockKnobs](replica.DefaultConfig).Poll)
 	}
 	return &poll{next: d, max: pollBackoff * d}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // writeMetrics are the writes' series.
@@ -101,7 +102,7 @@ func (g gauges) collectors() []prometheus.Collector {
 
 // newMetrics makes the series afresh, with the Counters of reg's
 // mitigations.
-func newMetrics(reg *Mitigations, g gauges) *metrics {
+func newMetrics(reg *replica.Mitigations, g gauges) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(), writeMetrics: newWriteMetrics(), own: map[string]prometheus.Counter{},
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -162,7 +163,7 @@ func newMetrics(reg *Mitigations, g gauges) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
 	}
-	for _, c := range reg.counters() {
+	for _, c := range counters(reg) {
 		m.own[c.Name] = prometheus.NewCounter(prometheus.CounterOpts{Name: c.Name, Help: c.Help})
 		m.reg.MustRegister(m.own[c.Name])
 	}

@@ -3,40 +3,60 @@ package api
 import (
 	"context"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
-// Mitigation is one strategy of the replicas, a part of Config.Strategy:
-// its name, a line saying what it does and its kind. Its knobs are the
-// fields of its struct, each with a json tag (its flat key in PUT
-// /admin/config, scenario files and results, beside Config's own) and a
-// help tag (its flag's help); the value a registry holds is their
-// defaults. What it does is the hooks below it implements, with value
-// receivers: the server calls them on the value configured now.
-//
-// Adding a mitigation is its file and one line in DefaultMitigations
-// (docs/architecture.md, "Recipe: add a mitigation").
-type Mitigation interface {
-	Name() string
-	Describe() string
-	Kind() string // one of the Kind constants
+// The hooks below are what a mitigation does, its words (name, kind,
+// knobs) being package replica's (replica.Mitigation): a type of this
+// package over the mitigation's knobs implements the hooks it needs, with
+// value receivers, and hooksOf gives it; a mitigation of another registry
+// may implement them on its own type. The server calls them on the value
+// configured now.
+
+// hooksOf is the value whose hooks do what m says: the type of this
+// package over a default mitigation's knobs, or m itself. Adding a
+// mitigation is its words in package replica and its case here.
+func hooksOf(m replica.Mitigation) any {
+	switch k := m.(type) {
+	case replica.SingleflightKnobs:
+		return singleflightStrategy(k)
+	case replica.LockKnobs:
+		return lockStrategy(k)
+	case replica.XFetchKnobs:
+		return xfetchStrategy(k)
+	case replica.SWRKnobs:
+		return swrStrategy(k)
+	case replica.LeaseKnobs:
+		return leaseStrategy(k)
+	case replica.EarlyKnobs:
+		return earlyStrategy(k)
+	case replica.TTLJitterKnobs:
+		return jitterStrategy(k)
+	case replica.LocalKnobs:
+		return localStrategy(k)
+	case replica.RateLimitKnobs:
+		return ratelimitStrategy(k)
+	case replica.BreakerKnobs:
+		return breakerStrategy(k)
+	case replica.ShedKnobs:
+		return shedStrategy(k)
+	case replica.ShedPriorityKnobs:
+		return shedPriorityStrategy(k)
+	}
+	return m
 }
 
-// Kinds of mitigation, what `herdbench mitigations` shows. A strategy has
-// at most one of KindLoader and KindRefresh together (Exclusive), and none
-// only alone.
-const (
-	KindNone       = "none"       // plain cache-aside
-	KindLoader     = "loader"     // decides who loads on a miss (MissLoader)
-	KindRefresh    = "refresh"    // decides when a hit loads before expiry (HitRefresher)
-	KindTTL        = "ttl"        // changes what is cached for how long (TTLAdjuster)
-	KindTier       = "tier"       // answers before the shared cache (Tier)
-	KindProtection = "protection" // refuses loads to protect the database (LoadAdmitter, QueryGuard, RequestAdmitter)
-)
-
-// Exclusive mitigations of one group cannot be combined: the loaders and
-// refreshers (who loads on a miss, or when a hit reloads) are one group,
-// shed and shed_priority another.
-type Exclusive interface{ ExclusiveGroup() string }
+// counters are every Counter the mitigations of reg declare.
+func counters(reg *replica.Mitigations) []Counter {
+	var out []Counter
+	for _, m := range reg.Mitigations() {
+		if c, ok := hooksOf(m).(Counted); ok {
+			out = append(out, c.Counters()...)
+		}
+	}
+	return out
+}
 
 // MissLoader answers a request the shared cache missed: who loads, and
 // what the others do meanwhile. Without one, the request loads (none).
@@ -104,9 +124,9 @@ type Forgetter interface {
 
 // StateEnv is what NewState may use.
 type StateEnv struct {
-	Replica    string // the replica's name
-	Config     Config // the replica's config: every mitigation's knobs
-	Configured bool   // the replica's own strategy has this mitigation
+	Replica    string         // the replica's name
+	Config     replica.Config // the replica's config: every mitigation's knobs
+	Configured bool           // the replica's own strategy has this mitigation
 	Count      func(metric string)
 }
 

@@ -7,17 +7,12 @@ import (
 
 	"github.com/sony/gobreaker/v2"
 
-	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // breakerStrategy is a circuit breaker around the DB: while it is open a
 // miss serves the stale copy, or fails fast.
-type breakerStrategy struct {
-	Failures uint32        `json:"breaker_failures" help:"breaker: consecutive failed loads that open it, 1 or more"`
-	Open     herd.Duration `json:"breaker_open" help:"breaker: how long it stays open before one trial load"`
-}
-
-const breakerOpen = 2 * time.Second
+type breakerStrategy replica.BreakerKnobs
 
 var (
 	_ QueryGuard = breakerStrategy{}
@@ -28,25 +23,8 @@ var (
 // MetricBreakerOpens counts the breaker's openings.
 const MetricBreakerOpens = "herdbench_api_breaker_opens_total"
 
-func (breakerStrategy) Name() string { return Breaker }
-func (breakerStrategy) Describe() string {
-	return "a circuit breaker around the DB: stale copy or fail fast while open"
-}
-func (breakerStrategy) Kind() string { return KindProtection }
-
 func (breakerStrategy) Counters() []Counter {
 	return []Counter{{MetricBreakerOpens, "Times the breaker around the DB opened."}}
-}
-
-func (b breakerStrategy) Problems() herd.FieldErrors {
-	var errs herd.FieldErrors
-	if b.Failures < 1 {
-		errs.Add("breaker_failures", "%d out of range (accepted: 1 or more)", b.Failures)
-	}
-	if b.Open < herd.Duration(time.Millisecond) {
-		errs.Add("breaker_open", "%s is too short (accepted: 1ms or more)", b.Open)
-	}
-	return errs
 }
 
 // errBreakerOpen ends a load the open breaker refused; a miss under none
@@ -72,7 +50,7 @@ func (b breakerStrategy) NewState(env StateEnv, _ any) any {
 
 // GuardQuery runs the query through the breaker.
 func (breakerStrategy) GuardQuery(r *Request, query func() (Item, error)) (Item, error) {
-	it, err := r.State(Breaker).(*gobreaker.CircuitBreaker[Item]).Execute(query)
+	it, err := r.State(replica.Breaker).(*gobreaker.CircuitBreaker[Item]).Execute(query)
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 		return Item{}, errBreakerOpen
 	}

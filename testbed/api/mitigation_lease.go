@@ -5,41 +5,15 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // leaseStrategy is memcache's leases: one token per key per interval, and
 // a set needs it.
-type leaseStrategy struct {
-	Interval herd.Duration `json:"lease_interval" help:"lease: at most one token per key per interval"`
-	Wait     herd.Duration `json:"lease_wait" help:"lease: longest a request waits for the token holder's value"`
-}
-
-const (
-	leaseInterval = 2 * time.Second
-	leaseWait     = time.Second
-)
+type leaseStrategy replica.LeaseKnobs
 
 var _ MissLoader = leaseStrategy{}
-
-func (leaseStrategy) Name() string { return Lease }
-func (leaseStrategy) Describe() string {
-	return "memcache leases: one token per key per interval; sets need it"
-}
-func (leaseStrategy) Kind() string           { return KindLoader }
-func (leaseStrategy) ExclusiveGroup() string { return KindLoader }
-
-func (l leaseStrategy) Problems() herd.FieldErrors {
-	var errs herd.FieldErrors
-	if l.Interval < herd.Duration(time.Millisecond) {
-		errs.Add("lease_interval", "%s is too short (accepted: 1ms or more)", l.Interval)
-	}
-	if l.Wait < 0 {
-		errs.Add("lease_wait", "%s is negative (accepted: 0 or more)", l.Wait)
-	}
-	return errs
-}
 
 // LoadMiss gives the first miss of a key a lease token (at most one per
 // key per lease_interval, as memcache leases); it loads and sets with the

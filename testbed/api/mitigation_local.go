@@ -5,19 +5,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"golang.org/x/sync/singleflight"
 )
 
 // localStrategy is an in-process tier in front of Redis, with its own TTL
 // and jitter.
-type localStrategy struct {
-	TTL    herd.Duration `json:"local_ttl" help:"local: lifetime of a replica's in-process copy"`
-	Jitter float64       `json:"local_jitter" help:"local: fraction of local-ttl added at random, 0 to 1"`
-}
-
-const localTTL = 5 * time.Second
+type localStrategy replica.LocalKnobs
 
 var (
 	_ Tier      = localStrategy{}
@@ -29,25 +24,8 @@ var (
 // MetricLocalHits counts local's answers.
 const MetricLocalHits = "herdbench_api_local_hits_total"
 
-func (localStrategy) Name() string { return Local }
-func (localStrategy) Describe() string {
-	return "an in-process tier in front of Redis, with its own TTL and jitter"
-}
-func (localStrategy) Kind() string { return KindTier }
-
 func (localStrategy) Counters() []Counter {
 	return []Counter{{MetricLocalHits, "Requests answered from the replica's in-process tier (local), without Redis."}}
-}
-
-func (l localStrategy) Problems() herd.FieldErrors {
-	var errs herd.FieldErrors
-	if l.TTL < herd.Duration(time.Millisecond) {
-		errs.Add("local_ttl", "%s is too short (accepted: 1ms or more)", l.TTL)
-	}
-	if !herd.Finite(l.Jitter) || l.Jitter < 0 || l.Jitter > 1 {
-		errs.Add("local_jitter", "%g out of range (accepted: 0 to 1, a fraction of local_ttl)", l.Jitter)
-	}
-	return errs
 }
 
 // localTier is the replica's in-process copies, emptied by a reset and
@@ -75,7 +53,7 @@ func (localStrategy) NewState(_ StateEnv, prev any) any {
 // once per key, as loading caches such as Caffeine's do: the replica's
 // other requests for it wait and share it.
 func (l localStrategy) ServeTier(r *Request, next func() (Item, string, error)) (Item, string, error) {
-	t := r.State(Local).(*localTier)
+	t := r.State(replica.Local).(*localTier)
 	if it, ok := t.get(r.id); ok {
 		r.Count(MetricLocalHits)
 		return it, admin.OutcomeLocal, nil

@@ -5,52 +5,18 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // lockStrategy lets one request in the fleet load a key: the one that
 // takes its lock in the cache (Redis SET NX, Memcached add).
-type lockStrategy struct {
-	TTL  herd.Duration `json:"lock_ttl" help:"expiry of the fleet lock, so a crashed holder's lock ends"`
-	Wait herd.Duration `json:"lock_wait" help:"longest a lock waiter waits before loading itself"`
-	Poll herd.Duration `json:"lock_poll" help:"when a lock or lease waiter first re-reads the cache; each next re-read waits twice as long, up to 8 times this"`
-}
-
-// lock_ttl outlasts the default DB timeout (5s), so a slow holder keeps its
-// lock while it loads; lock_wait outlasts lock_ttl, so waiters are still
-// there to take over a crashed holder's lock when it expires.
-const (
-	lockTTL  = 6 * time.Second
-	lockWait = 8 * time.Second
-	lockPoll = 5 * time.Millisecond
-)
+type lockStrategy replica.LockKnobs
 
 var (
 	_ MissLoader = lockStrategy{}
 	_ Reloader   = lockStrategy{}
 )
-
-func (lockStrategy) Name() string { return Lock }
-func (lockStrategy) Describe() string {
-	return "fleet-wide lock in the cache, stale copy or wait for the rest"
-}
-func (lockStrategy) Kind() string           { return KindLoader }
-func (lockStrategy) ExclusiveGroup() string { return KindLoader }
-
-func (l lockStrategy) Problems() herd.FieldErrors {
-	var errs herd.FieldErrors
-	if l.TTL < herd.Duration(time.Millisecond) {
-		errs.Add("lock_ttl", "%s is too short (accepted: 1ms or more)", l.TTL)
-	}
-	if l.Wait < 0 {
-		errs.Add("lock_wait", "%s is negative (accepted: 0 or more)", l.Wait)
-	}
-	if l.Poll < herd.Duration(time.Millisecond) {
-		errs.Add("lock_poll", "%s is too short (accepted: 1ms or more)", l.Poll)
-	}
-	return errs
-}
 
 // LoadMiss lets one request in the fleet load: the one that takes the
 // lock (Cache.Add: SET NX PX, or Memcached's add) and still finds the cache empty (a request that

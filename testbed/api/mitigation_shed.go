@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/herdbench/herdbench/herd"
-
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
+
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // shedder is the adaptive concurrency limit on DB loads of shed and
@@ -31,22 +31,11 @@ type shedder struct {
 
 // shedStrategy is an adaptive concurrency limit on DB loads: a load
 // above it is refused at once.
-type shedStrategy struct {
-	MinLimit     int `json:"shed_min_limit" help:"shed: the adaptive limit's floor, concurrent DB loads per replica"`
-	MaxLimit     int `json:"shed_max_limit" help:"shed: the adaptive limit's ceiling"`
-	InitialLimit int `json:"shed_initial_limit" help:"shed: the limit it starts from"`
-}
+type shedStrategy replica.ShedKnobs
 
 // shedPriorityStrategy is shed, with shed's limits, but requests marked
 // critical are admitted first and may queue.
-type shedPriorityStrategy struct {
-	Wait herd.Duration `json:"shed_wait" help:"shed_priority: longest an admitted load queues for a permit"`
-}
-
-// MaxShedLimit bounds the shed limits: concurrent loads of one replica.
-const MaxShedLimit = 10_000
-
-const shedWait = 500 * time.Millisecond
+type shedPriorityStrategy replica.ShedPriorityKnobs
 
 var (
 	_ LoadAdmitter = shedStrategy{}
@@ -54,47 +43,6 @@ var (
 	_ LoadAdmitter = shedPriorityStrategy{}
 	_ Stateful     = shedPriorityStrategy{}
 )
-
-func (shedStrategy) Name() string { return Shed }
-func (shedStrategy) Describe() string {
-	return "an adaptive concurrency limit on DB loads: 503 at once above it"
-}
-func (shedStrategy) Kind() string           { return KindProtection }
-func (shedStrategy) ExclusiveGroup() string { return Shed }
-
-func (shedPriorityStrategy) Name() string { return ShedPriority }
-func (shedPriorityStrategy) Describe() string {
-	return "shed, but requests marked critical are admitted first and may queue"
-}
-func (shedPriorityStrategy) Kind() string           { return KindProtection }
-func (shedPriorityStrategy) ExclusiveGroup() string { return Shed }
-
-// Problems: the ceiling is the default DB pool: past it, loads would
-// queue for a connection, which is what shedding answers at once instead.
-func (c shedStrategy) Problems() herd.FieldErrors {
-	var errs herd.FieldErrors
-	bad := errs.Add
-	if c.MinLimit < 1 || c.MinLimit > MaxShedLimit {
-		bad("shed_min_limit", "%d out of range (accepted: 1 to %d)", c.MinLimit, MaxShedLimit)
-	}
-	if c.MaxLimit < c.MinLimit || c.MaxLimit > MaxShedLimit {
-		bad("shed_max_limit", "%d out of range (accepted: shed_min_limit, %d, to %d)", c.MaxLimit, c.MinLimit, MaxShedLimit)
-	}
-	// the initial limit within a range that is none yet would blame it for
-	// the range's problem, and maybe a shed_initial_limit never given
-	if len(errs) == 0 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
-		bad("shed_initial_limit", "%d out of range (accepted: shed_min_limit to shed_max_limit, %d to %d)", c.InitialLimit, c.MinLimit, c.MaxLimit)
-	}
-	return errs
-}
-
-func (p shedPriorityStrategy) Problems() herd.FieldErrors {
-	var errs herd.FieldErrors
-	if p.Wait < 0 || p.Wait > herd.Duration(time.Minute) {
-		errs.Add("shed_wait", "%s out of range (accepted: 0 to 1m)", p.Wait)
-	}
-	return errs
-}
 
 // NewState is the limit when the replica is configured with shed, nil
 // otherwise: a request cannot ask for a limit the replica does not keep.
@@ -110,7 +58,7 @@ func (p shedPriorityStrategy) NewState(env StateEnv, _ any) any {
 	if !env.Configured {
 		return nil
 	}
-	return mitigation[shedStrategy](env.Config).shedder(true, time.Duration(p.Wait))
+	return shedStrategy(replica.KnobsOf[replica.ShedKnobs](env.Config)).shedder(true, time.Duration(p.Wait))
 }
 
 func (c shedStrategy) shedder(priority bool, wait time.Duration) *shedder {
@@ -120,10 +68,12 @@ func (c shedStrategy) shedder(priority bool, wait time.Duration) *shedder {
 
 // AdmitLoad takes a permit; every completed load, failed ones too, tells
 // the limit how long loads take now.
-func (shedStrategy) AdmitLoad(r *Request) (func(), error) { return admitShed(r, Shed) }
+func (shedStrategy) AdmitLoad(r *Request) (func(), error) { return admitShed(r, replica.Shed) }
 
 // AdmitLoad takes a permit, a critical request queueing for it.
-func (shedPriorityStrategy) AdmitLoad(r *Request) (func(), error) { return admitShed(r, ShedPriority) }
+func (shedPriorityStrategy) AdmitLoad(r *Request) (func(), error) {
+	return admitShed(r, replica.ShedPriority)
+}
 
 func admitShed(r *Request, name string) (func(), error) {
 	p, err := r.State(name).(*shedder).acquire(r.ctx)

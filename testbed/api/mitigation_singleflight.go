@@ -6,22 +6,18 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // singleflightStrategy shares one load among the concurrent requests of a
 // process for the same key.
-type singleflightStrategy struct{}
+type singleflightStrategy replica.SingleflightKnobs
 
 var (
 	_ MissLoader = singleflightStrategy{}
 	_ Reloader   = singleflightStrategy{}
 	_ Stateful   = singleflightStrategy{}
 )
-
-func (singleflightStrategy) Name() string           { return Singleflight }
-func (singleflightStrategy) Describe() string       { return "coalesce concurrent loads per process" }
-func (singleflightStrategy) Kind() string           { return KindLoader }
-func (singleflightStrategy) ExclusiveGroup() string { return KindLoader }
 
 // NewState is the group of flights, kept through a config change.
 func (singleflightStrategy) NewState(_ StateEnv, prev any) any {
@@ -35,7 +31,7 @@ func (singleflightStrategy) NewState(_ StateEnv, prev any) any {
 // leader reads the cache again first: a request that missed just before
 // the previous flight filled it must not load again.
 func (singleflightStrategy) LoadMiss(r *Request) (Item, string, error) {
-	sf := r.State(Singleflight).(*singleflight.Group)
+	sf := r.State(replica.Singleflight).(*singleflight.Group)
 	led, loaded := false, false
 	res, err, _ := sf.Do(strconv.FormatInt(r.id, 10), func() (any, error) {
 		led = true // only the leader's own closure runs
@@ -58,6 +54,6 @@ func (singleflightStrategy) LoadMiss(r *Request) (Item, string, error) {
 
 // Reload shares a load already running in this replica.
 func (singleflightStrategy) Reload(r *Request) {
-	sf := r.State(Singleflight).(*singleflight.Group)
+	sf := r.State(replica.Singleflight).(*singleflight.Group)
 	_, _, _ = sf.Do(strconv.FormatInt(r.id, 10), func() (any, error) { return r.Load() })
 }

@@ -6,20 +6,14 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // swrStrategy is stale-while-revalidate: the stale copy is served while
 // one background refresh runs in the fleet.
-type swrStrategy struct{}
+type swrStrategy replica.SWRKnobs
 
 var _ MissLoader = swrStrategy{}
-
-func (swrStrategy) Name() string { return SWR }
-func (swrStrategy) Describe() string {
-	return "stale-while-revalidate: stale copy served while one background refresh runs"
-}
-func (swrStrategy) Kind() string           { return KindLoader }
-func (swrStrategy) ExclusiveGroup() string { return KindLoader }
 
 // LoadMiss serves the stale copy while one background refresh runs in
 // the fleet, under lock's lock (lock_ttl): a request that finds the fresh
@@ -34,7 +28,7 @@ func (swrStrategy) LoadMiss(r *Request) (Item, string, error) {
 	v.m.staleServed.Inc()
 	lockKey := lockPrefix + strconv.FormatInt(id, 10)
 	token := s.token()
-	ttl := time.Duration(mitigation[lockStrategy](v.cfg).TTL)
+	ttl := time.Duration(replica.KnobsOf[replica.LockKnobs](v.cfg).TTL)
 	if won, err := s.cache.Add(ctx, lockKey, token, ttl); err == nil && won {
 		bg := *r
 		bg.ctx = context.Background()

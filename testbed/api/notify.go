@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // InvalidateChannel is the Redis pub/sub channel of broadcast
@@ -19,7 +21,7 @@ const InvalidateChannel = "herdbench:invalidate"
 // refused (Options.CacheProblems), not carried by a Redis it may have
 // beside it for the write queue.
 func (s *Server) listen(ctx context.Context) {
-	if s.opts.Cache == CacheMemcached {
+	if s.opts.Cache == replica.CacheMemcached {
 		return
 	}
 	ps := s.rdb.Subscribe(ctx, InvalidateChannel)

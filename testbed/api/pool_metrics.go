@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // The replica's connection pool, as it counts itself: what a herd costs
@@ -15,11 +16,11 @@ import (
 // queue and never reaches the database.
 // poolHelp is each database's Help of the two counters: what counts them.
 var poolHelp = map[string][2]string{
-	DBPostgres: {
+	replica.DBPostgres: {
 		"Connections the replica's pool opened to Postgres (pgxpool's NewConnsCount), from the last reset.",
 		"Waits for a pooled connection that ended with their context, the query never sent (pgxpool's CanceledAcquireCount), from the last reset.",
 	},
-	DBMariaDB: {
+	replica.DBMariaDB: {
 		"Connections the replica's pool opened to MariaDB (counted by its driver.Connector as each connection is established), from the last reset.",
 		"Waits for a pooled connection (database/sql's DB.Conn) that ended with their context, the statement never sent (counted by the replica around DB.Conn), from the last reset.",
 	},
@@ -33,7 +34,7 @@ func poolCollectors(db string, stat func() PoolStats) []prometheus.Collector {
 	}
 	help, ok := poolHelp[db]
 	if !ok {
-		help = poolHelp[DBPostgres]
+		help = poolHelp[replica.DBPostgres]
 	}
 	base := stat()
 	return []prometheus.Collector{

@@ -20,50 +20,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
-
-// Options configure one replica at start. Config is its initial run-time
-// configuration and the base that PUT /admin/config applies changes to.
-type Options struct {
-	Name string // replica name, reported in X-Replica and /healthz
-	// Cache is the store of the items: CacheRedis (the default) or
-	// CacheMemcached, at MemcachedAddr. Under Memcached, RedisAddr is
-	// optional: the write queue's stream, when given.
-	Cache         string
-	RedisAddr     string // host:port
-	MemcachedAddr string // host:port, with Cache memcached
-	// DB is the database of the items: DBPostgres (the default, also
-	// when empty) at PostgresDSN, or DBMariaDB at MySQLDSN.
-	DB            string
-	PostgresDSN   string        // the app role's DSN
-	MySQLDSN      string        // with DB mariadb: the app user's go-sql-driver DSN, user:pw@tcp(host:port)/db
-	DBPoolSize    int32         // database connections, kept open (pgxpool MaxConns and MinConns; database/sql's open and idle)
-	RedisPoolSize int           // Redis connections; Memcached's idle connections too
-	DBTimeout     time.Duration // bound on one item query, pool wait included
-	RedisTimeout  time.Duration // dial, read and write timeout of Redis commands, and of Memcached's
-	Seed          uint64        // seeds jitter, xfetch draws and lock tokens
-	Config        Config
-	// Mitigations are the strategies the replica accepts (nil:
-	// DefaultMitigations); Config's knobs are read as theirs.
-	Mitigations *Mitigations
-}
-
-// DefaultOptions are a replica's defaults; the addresses have none.
-var DefaultOptions = Options{
-	Name:          "api",
-	Cache:         CacheRedis,
-	DB:            DBPostgres,
-	DBPoolSize:    10,
-	RedisPoolSize: 20,
-	DBTimeout:     5 * time.Second,
-	RedisTimeout:  time.Second,
-	Seed:          1,
-	Config:        DefaultConfig,
-}
 
 // Server is one API replica.
 type Server struct {
-	opts  Options
+	opts  replica.Options
 	cache Cache         // the items, the claims: Redis or Memcached
 	rdb   *redis.Client // pub/sub and the write queue's stream; nil under Memcached without a Redis
 	db    DB            // the items, the likes: Postgres or MariaDB
@@ -80,7 +42,7 @@ type Server struct {
 
 	mu    sync.Mutex // guards the fields below
 	seed  uint64
-	cfg   Config
+	cfg   replica.Config
 	plan  *plan
 	state map[string]any // each Stateful mitigation's, for cfg
 	m     *metrics
@@ -90,35 +52,35 @@ type Server struct {
 // New validates opts and creates the replica's cache client and database
 // pool. Connections are opened lazily, so New succeeds while a dependency
 // is down.
-func New(opts Options) (*Server, error) {
+func New(opts replica.Options) (*Server, error) {
 	if opts.Mitigations == nil {
-		opts.Mitigations = defaultRegistry()
+		opts.Mitigations = replica.DefaultConfig.Registry()
 	}
 	if opts.Cache == "" {
-		opts.Cache = CacheRedis
+		opts.Cache = replica.CacheRedis
 	}
 	if opts.DB == "" {
-		opts.DB = DBPostgres
+		opts.DB = replica.DBPostgres
 	}
-	opts.Config = opts.Mitigations.rebase(opts.Config)
+	opts.Config = opts.Mitigations.Rebase(opts.Config)
 	if err := opts.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
 	}
 	if err := opts.CacheProblems(opts.Config).Err(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
 	}
-	if err := opts.DBProblems().Err(); err != nil {
+	if err := append(opts.DBProblems(), dsnProblems(opts)...).Err(); err != nil {
 		return nil, fmt.Errorf("invalid options: %w", err)
 	}
-	if opts.DB == DBMariaDB && opts.MySQLDSN == "" {
-		return nil, fmt.Errorf("invalid options: mysql: empty, and db %s needs the app user's DSN", DBMariaDB)
+	if opts.DB == replica.DBMariaDB && opts.MySQLDSN == "" {
+		return nil, fmt.Errorf("invalid options: mysql: empty, and db %s needs the app user's DSN", replica.DBMariaDB)
 	}
 	db, err := newDB(opts)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{opts: opts, db: db, seed: opts.Seed, cfg: opts.Config, plan: mustPlan(opts.Config)}
-	s.cache, s.rdb = opts.caches()
+	s.cache, s.rdb = caches(opts)
 	s.reset(nil)
 	s.writer = &writer{s: s}
 	s.writer.configure(opts.Config)
@@ -127,9 +89,9 @@ func New(opts Options) (*Server, error) {
 
 // caches are the replica's cache and its Redis: the cache's own under
 // Redis; under Memcached, one only when RedisAddr names it.
-func (o Options) caches() (Cache, *redis.Client) {
+func caches(o replica.Options) (Cache, *redis.Client) {
 	co := CacheOptions{Kind: o.Cache, Addr: o.RedisAddr, Pool: o.RedisPoolSize, Timeout: o.RedisTimeout}
-	if o.Cache == CacheMemcached {
+	if o.Cache == replica.CacheMemcached {
 		var rdb *redis.Client
 		if o.RedisAddr != "" {
 			rdb = newRedisClient(co)
@@ -287,10 +249,10 @@ func (s *Server) putConfig(w http.ResponseWriter, r *http.Request) {
 	cfg := s.opts.Config
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<16))
 	if err == nil {
-		err = cfg.decode(body, true)
+		err = cfg.DecodeStrict(body)
 	}
 	if err != nil {
-		RespondError(w, http.StatusBadRequest, "invalid config: "+describeConfigError(err, s.opts.Mitigations))
+		RespondError(w, http.StatusBadRequest, "invalid config: "+s.opts.Mitigations.DescribeError(err))
 		return
 	}
 	if err := append(cfg.Problems(), s.opts.CacheProblems(cfg)...).Err(); err != nil {
@@ -325,7 +287,7 @@ func ReadReset(w http.ResponseWriter, r *http.Request) (*uint64, error) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-		return nil, errors.New("invalid reset: " + describeJSONError(err) + ` (accepted: no body, or {"seed": N})`)
+		return nil, errors.New("invalid reset: " + replica.DefaultConfig.Registry().DescribeError(err) + ` (accepted: no body, or {"seed": N})`)
 	}
 	return body.Seed, nil
 }
@@ -337,7 +299,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	h := admin.Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok", DBTimeoutMS: s.opts.DBTimeout.Milliseconds()}
 	s.mu.Unlock()
 	code := http.StatusOK
-	if s.opts.Cache == CacheMemcached {
+	if s.opts.Cache == replica.CacheMemcached {
 		h.Memcached, h.Redis = "ok", "unused"
 		if err := s.cache.Ping(ctx); err != nil {
 			h.Memcached, code = err.Error(), http.StatusServiceUnavailable
@@ -350,7 +312,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	dbState := &h.Postgres
-	if s.opts.DB == DBMariaDB {
+	if s.opts.DB == replica.DBMariaDB {
 		h.Postgres, h.MariaDB, dbState = "unused", "ok", &h.MariaDB
 	}
 	if err := s.db.Ping(ctx); err != nil {
@@ -361,7 +323,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 
 // Run serves one replica on addr until ctx is done, then shuts down
 // gracefully.
-func Run(ctx context.Context, addr string, opts Options, log *slog.Logger) error {
+func Run(ctx context.Context, addr string, opts replica.Options, log *slog.Logger) error {
 	s, err := New(opts)
 	if err != nil {
 		return err

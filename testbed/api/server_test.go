@@ -15,13 +15,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // newUnconnected returns a replica whose dependencies are never dialed: the
 // admin API and input validation need neither.
 func newUnconnected(t *testing.T) *httptest.Server {
 	t.Helper()
-	opts := DefaultOptions
+	opts := replica.DefaultOptions
 	opts.RedisAddr = "127.0.0.1:1"
 	opts.PostgresDSN = "postgres://nobody@127.0.0.1:1/none?sslmode=disable"
 	s, err := New(opts)
@@ -84,12 +85,12 @@ func TestAdminConfigPutStartsFromStartupValues(t *testing.T) {
 	do(t, http.MethodPut, srv.URL+"/admin/config", `{"strategy":"xfetch","xfetch_beta":3}`)
 	do(t, http.MethodPut, srv.URL+"/admin/config", `{"strategy":"lock"}`)
 	code, body := do(t, http.MethodGet, srv.URL+"/admin/config", "")
-	var got Config
+	var got replica.Config
 	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil {
 		t.Fatalf("GET /admin/config = %d %s (%v)", code, body, err)
 	}
-	want := DefaultConfig
-	want.Strategy = Lock
+	want := replica.DefaultConfig
+	want.Strategy = replica.Lock
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after PUT xfetch(beta 3) then PUT lock, config = %+v; want %+v (omitted fields take start-up values)", got, want)
 	}
@@ -127,14 +128,14 @@ func TestResetZeroesCounters(t *testing.T) {
 func TestMetricsLint(t *testing.T) {
 	var n0 atomic.Int64
 	g := gauges{loads: &n0, busy: &n0, shedLimit: func() float64 { return 0 }}
-	problems, err := testutil.GatherAndLint(newMetrics(DefaultMitigations(), g).reg)
+	problems, err := testutil.GatherAndLint(newMetrics(replica.DefaultMitigations(), g).reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range problems {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
 	}
-	mfs, _ := newMetrics(DefaultMitigations(), g).reg.Gather()
+	mfs, _ := newMetrics(replica.DefaultMitigations(), g).reg.Gather()
 	n := 0
 	for _, mf := range mfs {
 		if strings.HasPrefix(mf.GetName(), "herdbench_api_") {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // plan is a parsed strategy: its mitigations with the config's knobs, in
@@ -21,14 +22,15 @@ type plan struct {
 }
 
 // newPlan is the plan of strategy s under c's knobs.
-func newPlan(c Config, s string) (*plan, *herd.FieldError) {
+func newPlan(c replica.Config, s string) (*plan, *herd.FieldError) {
 	names, err := c.Registry().Parse(s)
 	if err != nil {
 		return nil, err
 	}
 	p := &plan{names: names}
 	for _, n := range names {
-		m, _ := c.Mitigation(n)
+		mit, _ := c.Mitigation(n)
+		m := hooksOf(mit)
 		if h, ok := m.(MissLoader); ok {
 			p.loader = h
 		}
@@ -65,7 +67,7 @@ func (p *plan) has(name string) bool {
 }
 
 // mustPlan is the plan of c's own strategy, which has been validated.
-func mustPlan(c Config) *plan {
+func mustPlan(c replica.Config) *plan {
 	p, err := newPlan(c, c.Strategy)
 	if err != nil {
 		panic(fmt.Sprintf("api: a validated config's strategy: %v", err))
@@ -75,11 +77,11 @@ func mustPlan(c Config) *plan {
 
 // states makes the state of every Stateful mitigation of c's registry
 // (Stateful), from prev's when given.
-func (s *Server) states(c Config, p *plan, prev map[string]any, count func(string)) map[string]any {
+func (s *Server) states(c replica.Config, p *plan, prev map[string]any, count func(string)) map[string]any {
 	out := map[string]any{}
-	for _, n := range c.Registry().names {
+	for _, n := range c.Registry().Names() {
 		m, _ := c.Mitigation(n)
-		if st, ok := m.(Stateful); ok {
+		if st, ok := hooksOf(m).(Stateful); ok {
 			env := StateEnv{Replica: s.opts.Name, Config: c, Configured: p.has(n), Count: count}
 			out[n] = st.NewState(env, prev[n])
 		}
@@ -90,7 +92,7 @@ func (s *Server) states(c Config, p *plan, prev map[string]any, count func(strin
 // view is what one request uses, taken at its start, so a config switch or
 // reset never changes a request halfway.
 type view struct {
-	cfg   Config
+	cfg   replica.Config
 	plan  *plan
 	m     *metrics
 	state map[string]any // each Stateful mitigation's

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // The writes' statements, by their text in pg_stat_statements, which
@@ -45,13 +46,6 @@ const (
 	writeFanout = `f AS (INSERT INTO feed (item_id, follower) SELECT u.item_id, g FROM u, generate_series($3::bigint, u.c) AS k, generate_series($3::int, u.followers) AS g)`
 )
 
-// The queue of the queue strategy: a Redis stream read by a consumer
-// group, one consumer per replica.
-const (
-	WriteStream = "herdbench:writes"
-	WriteGroup  = "appliers"
-)
-
 // claimIdle is how long a queued write stays with a consumer that read it
 // and did not acknowledge it before another consumer claims it: the
 // consumer or its replica died between reading and applying.
@@ -64,7 +58,7 @@ type writer struct {
 	s *Server
 
 	mu      sync.Mutex // guards cfg, pending, stop and done
-	cfg     Config
+	cfg     replica.Config
 	pending map[int64]int64 // coalesce: increments not flushed yet
 	stop    context.CancelFunc
 	done    chan struct{}
@@ -72,17 +66,17 @@ type writer struct {
 
 // configure stops what the old config ran (flushing what coalesce holds)
 // and starts what c runs.
-func (w *writer) configure(c Config) {
+func (w *writer) configure(c replica.Config) {
 	w.halt()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.cfg = c
-	if c.WriteStrategy != WriteQueue && c.WriteStrategy != WriteCoalesce {
+	if c.WriteStrategy != replica.WriteQueue && c.WriteStrategy != replica.WriteCoalesce {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stop, w.done = cancel, make(chan struct{})
-	if c.WriteStrategy == WriteQueue {
+	if c.WriteStrategy == replica.WriteQueue {
 		go w.consume(ctx, c, w.done)
 	} else {
 		go w.flushEvery(ctx, time.Duration(c.CoalesceInterval), w.done)
@@ -118,7 +112,7 @@ func (s *Server) postLike(w http.ResponseWriter, r *http.Request) {
 		_, _ = rand.Read(b)
 		wid = hex.EncodeToString(b)
 	}
-	if s.opts.DB == DBMariaDB && len(wid) > MaxWriteIDMariaDB {
+	if s.opts.DB == replica.DBMariaDB && len(wid) > MaxWriteIDMariaDB {
 		v.m.writes.WithLabelValues(admin.WriteInvalid).Inc()
 		RespondError(w, http.StatusBadRequest, fmt.Sprintf("%s: %d bytes (accepted on MariaDB: up to %d, the length of applied_writes.write_id)", admin.WriteIDHeader, len(wid), MaxWriteIDMariaDB))
 		return
@@ -140,11 +134,11 @@ func (s *Server) postLike(w http.ResponseWriter, r *http.Request) {
 // acknowledges it.
 func (w *writer) write(ctx context.Context, v view, id int64, wid string) (int, error) {
 	switch v.cfg.WriteStrategy {
-	case WriteQueue:
-		err := w.s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: WriteStream, Values: map[string]any{
+	case replica.WriteQueue:
+		err := w.s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: replica.WriteStream, Values: map[string]any{
 			"item": id, "id": wid, "at": time.Now().UnixNano()}}).Err()
 		return http.StatusAccepted, err
-	case WriteCoalesce:
+	case replica.WriteCoalesce:
 		w.mu.Lock()
 		if w.pending == nil {
 			w.pending = map[int64]int64{}
@@ -165,10 +159,10 @@ func (w *writer) write(ctx context.Context, v view, id int64, wid string) (int, 
 
 // consume is the queue's consumer: it applies queued writes in batches at
 // up to apply_rate, claiming first what a dead consumer left unacknowledged.
-func (w *writer) consume(ctx context.Context, c Config, done chan struct{}) {
+func (w *writer) consume(ctx context.Context, c replica.Config, done chan struct{}) {
 	defer close(done)
 	rdb, name := w.s.rdb, w.s.opts.Name
-	if err := rdb.XGroupCreateMkStream(ctx, WriteStream, WriteGroup, "0").Err(); err != nil && !isBusyGroup(err) && ctx.Err() == nil {
+	if err := rdb.XGroupCreateMkStream(ctx, replica.WriteStream, replica.WriteGroup, "0").Err(); err != nil && !isBusyGroup(err) && ctx.Err() == nil {
 		w.s.writeErr(err)
 	}
 	var lim *rate.Limiter
@@ -176,19 +170,19 @@ func (w *writer) consume(ctx context.Context, c Config, done chan struct{}) {
 		lim = rate.NewLimiter(rate.Limit(c.ApplyRate), c.WriteBatch)
 	}
 	for ctx.Err() == nil {
-		msgs, _, err := rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: WriteStream, Group: WriteGroup, Consumer: name,
+		msgs, _, err := rdb.XAutoClaim(ctx, &redis.XAutoClaimArgs{Stream: replica.WriteStream, Group: replica.WriteGroup, Consumer: name,
 			MinIdle: claimIdle, Start: "0-0", Count: int64(c.WriteBatch)}).Result()
 		if err == nil && len(msgs) == 0 {
 			var streams []redis.XStream
-			streams, err = rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: WriteGroup, Consumer: name,
-				Streams: []string{WriteStream, ">"}, Count: int64(c.WriteBatch), Block: 100 * time.Millisecond}).Result()
+			streams, err = rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: replica.WriteGroup, Consumer: name,
+				Streams: []string{replica.WriteStream, ">"}, Count: int64(c.WriteBatch), Block: 100 * time.Millisecond}).Result()
 			for _, st := range streams {
 				msgs = append(msgs, st.Messages...)
 			}
 		}
 		if err != nil && strings.HasPrefix(err.Error(), "NOGROUP") {
 			// the stream went with a flush of Redis: make it and the group again
-			err = rdb.XGroupCreateMkStream(ctx, WriteStream, WriteGroup, "0").Err()
+			err = rdb.XGroupCreateMkStream(ctx, replica.WriteStream, replica.WriteGroup, "0").Err()
 			if isBusyGroup(err) {
 				err = nil
 			}
@@ -238,7 +232,7 @@ func (w *writer) apply(ctx context.Context, msgs []redis.XMessage) {
 	for _, at := range ats {
 		v.m.writeLag.Observe(time.Duration(now - at).Seconds())
 	}
-	if err := w.s.rdb.XAck(dctx, WriteStream, WriteGroup, acks...).Err(); err != nil {
+	if err := w.s.rdb.XAck(dctx, replica.WriteStream, replica.WriteGroup, acks...).Err(); err != nil {
 		w.s.writeErr(err) // applied: a redelivery adds nothing (applied_writes)
 	}
 }
@@ -301,14 +295,14 @@ func (w *writer) flush() {
 // so every replica reloads them at once. A failure leaves the entries
 // until they expire; it is counted and logged.
 func (s *Server) invalidateWritten(ctx context.Context, v view, ids []int64) {
-	if len(ids) == 0 || v.cfg.WriteInvalidate == InvalidateNone {
+	if len(ids) == 0 || v.cfg.WriteInvalidate == replica.InvalidateNone {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RedisTimeout)
 	defer cancel()
 	var err error
 	switch v.cfg.WriteInvalidate {
-	case InvalidateDelete:
+	case replica.InvalidateDelete:
 		keys := make([]string, len(ids))
 		for i, id := range ids {
 			keys[i] = ItemKey(id)
@@ -319,7 +313,7 @@ func (s *Server) invalidateWritten(ctx context.Context, v view, ids []int64) {
 			}
 		}
 		err = s.cache.Delete(ctx, keys...)
-	case InvalidateRefresh: // Redis only (Options.CacheProblems)
+	case replica.InvalidateRefresh: // Redis only (replica.Options.CacheProblems)
 		parts := make([]string, len(ids))
 		for i, id := range ids {
 			parts[i] = strconv.FormatInt(id, 10)

@@ -17,10 +17,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/scrape"
 	"github.com/herdbench/herdbench/testbed/store"
 )
@@ -261,10 +261,10 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 	}
 	for i, r := range []string{"api-1", "api-2", "api-3"} {
 		flags := serveFlags(t, p, r)
-		want := map[string]string{"--name": r, "--seed": fmt.Sprint(api.DefaultOptions.Seed + uint64(i)), "--redis": Proxies["redis"],
+		want := map[string]string{"--name": r, "--seed": fmt.Sprint(replica.DefaultOptions.Seed + uint64(i)), "--redis": Proxies["redis"],
 			"--postgres": fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", testbed.AppRole, Proxies["postgres"], testbed.Database)}
-		want["--cache"], want["--memcached"] = api.CacheRedis, "" // Redis, unless up gives the memcached profile
-		want["--db"] = api.DBPostgres                             // and Postgres, unless up gives the mariadb one
+		want["--cache"], want["--memcached"] = replica.CacheRedis, "" // Redis, unless up gives the memcached profile
+		want["--db"] = replica.DBPostgres                             // and Postgres, unless up gives the mariadb one
 		for f, v := range want {
 			if got, ok := flags[f]; !ok || got != v {
 				t.Errorf("%s: %s %q; want %q", r, f, got, v)
@@ -278,10 +278,10 @@ func TestReplicasServeThroughToxiproxy(t *testing.T) {
 func serveFlags(t *testing.T, p *types.Project, r string) map[string]string {
 	t.Helper()
 	known := map[string]bool{"--listen": true}
-	o := api.DefaultOptions
-	o.Cache, o.MemcachedAddr = api.CacheMemcached, "x:1"
-	o.DB, o.MySQLDSN = api.DBMariaDB, "x"
-	for _, a := range append(local.ServeArgs("x", o), local.ServeArgs("x", api.DefaultOptions)...) {
+	o := replica.DefaultOptions
+	o.Cache, o.MemcachedAddr = replica.CacheMemcached, "x:1"
+	o.DB, o.MySQLDSN = replica.DBMariaDB, "x"
+	for _, a := range append(local.ServeArgs("x", o), local.ServeArgs("x", replica.DefaultOptions)...) {
 		if strings.HasPrefix(a, "--") {
 			known[a] = true
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 	"github.com/herdbench/herdbench/testbed/storetest"
 )
@@ -29,17 +30,17 @@ func TestProblemsOfTheDatabase(t *testing.T) {
 		field string // "" for none
 		says  string
 	}{
-		{"mariadb", api.DBMariaDB, []string{"db"}, false, "", ""},
-		{"postgres", api.DBPostgres, []string{"db"}, false, "", ""},
-		{"mariadb with memcached", api.DBMariaDB, []string{"db", "cache"}, false, "", ""},
+		{"mariadb", replica.DBMariaDB, []string{"db"}, false, "", ""},
+		{"postgres", replica.DBPostgres, []string{"db"}, false, "", ""},
+		{"mariadb with memcached", replica.DBMariaDB, []string{"db", "cache"}, false, "", ""},
 		{"unknown", "oracle", []string{"db"}, false, "db", "accepted: postgres, mariadb"},
-		{"mariadb with observability", api.DBMariaDB, []string{"db", "observability"}, true, "observability", "no --observability"},
+		{"mariadb with observability", replica.DBMariaDB, []string{"db", "observability"}, true, "observability", "no --observability"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := api.DefaultOptions
+			o := replica.DefaultOptions
 			o.DB = tc.db
 			if slices.Contains(tc.set, "cache") {
-				o.Cache = api.CacheMemcached
+				o.Cache = replica.CacheMemcached
 			}
 			bad := (Provider{}).Problems(testbed.Options{Set: tc.set, Replica: o, Observability: tc.obs})
 			switch {
@@ -60,7 +61,7 @@ func TestProblemsOfTheDatabase(t *testing.T) {
 func TestUpWithMariaDBUsesTheProfile(t *testing.T) {
 	f := newFakeDocker(t, append(slices.Clone(core), "mariadb"))
 	dir := t.TempDir()
-	st, err := Up(context.Background(), Config{StateDir: dir, File: f.file, DB: api.DBMariaDB})
+	st, err := Up(context.Background(), Config{StateDir: dir, File: f.file, DB: replica.DBMariaDB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestReplicasUseMariaDBWithItsProfile(t *testing.T) {
 	for _, r := range []string{"api-1", "api-2", "api-3"} {
 		flags := serveFlags(t, p, r)
 		_, pg := flags["--postgres"]
-		if flags["--db"] != api.DBMariaDB || flags["--mysql"] != testbed.AppRole+"@tcp("+(store.MariaDB{}).Compose().Proxy()+")/"+testbed.Database || pg {
+		if flags["--db"] != replica.DBMariaDB || flags["--mysql"] != testbed.AppRole+"@tcp("+(store.MariaDB{}).Compose().Proxy()+")/"+testbed.Database || pg {
 			t.Errorf("%s: flags %v; want --db mariadb, --mysql %s@tcp(%s)/%s and no --postgres", r, flags, testbed.AppRole, (store.MariaDB{}).Compose().Proxy(), testbed.Database)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -16,8 +16,8 @@ import (
 // environment compose reads, then reports Memcached's published address
 // and its proxy as the local provider does.
 func TestUpWithMemcachedUsesTheProfile(t *testing.T) {
-	mc := api.DefaultOptions
-	mc.Cache = api.CacheMemcached
+	mc := replica.DefaultOptions
+	mc.Cache = replica.CacheMemcached
 	if bad := (Provider{}).Problems(testbed.Options{Set: []string{"cache"}, Replica: mc}); len(bad) > 0 {
 		t.Errorf("Problems(--cache memcached) = %v; want none", bad)
 	}
@@ -28,7 +28,7 @@ func TestUpWithMemcachedUsesTheProfile(t *testing.T) {
 	all := append(slices.Clone(core), "memcached")
 	f := newFakeDocker(t, all)
 	dir := t.TempDir()
-	st, err := Up(context.Background(), Config{StateDir: dir, File: f.file, Cache: api.CacheMemcached})
+	st, err := Up(context.Background(), Config{StateDir: dir, File: f.file, Cache: replica.CacheMemcached})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +37,8 @@ func TestUpWithMemcachedUsesTheProfile(t *testing.T) {
 	if calls := f.calls(t); !slices.Contains(calls, want) {
 		t.Errorf("calls =\n%s\nwant among them\n%s", strings.Join(calls, "\n"), want)
 	}
-	if st.Memcached != "127.0.0.1:21211" || st.Proxies[api.CacheMemcached] != (store.Memcached{}).Compose().Proxy() || st.Proxies["redis"] != Proxies["redis"] ||
-		st.Redis != "redis://127.0.0.1:16379" || Proxies[api.CacheMemcached] != "" {
+	if st.Memcached != "127.0.0.1:21211" || st.Proxies[replica.CacheMemcached] != (store.Memcached{}).Compose().Proxy() || st.Proxies["redis"] != Proxies["redis"] ||
+		st.Redis != "redis://127.0.0.1:16379" || Proxies[replica.CacheMemcached] != "" {
 		t.Errorf("status memcached %q, proxies %v, redis %q; want 127.0.0.1:21211, its proxy beside redis and postgres (the package's map untouched), and Redis for the queue",
 			st.Memcached, st.Proxies, st.Redis)
 	}
@@ -63,7 +63,7 @@ func TestReplicasCacheInMemcachedWithItsProfile(t *testing.T) {
 	p := load(t, (store.Memcached{}).Compose().Profile)
 	for _, r := range []string{"api-1", "api-2", "api-3"} {
 		flags := serveFlags(t, p, r)
-		if flags["--cache"] != api.CacheMemcached || flags["--memcached"] != (store.Memcached{}).Compose().Proxy() || flags["--redis"] != Proxies["redis"] {
+		if flags["--cache"] != replica.CacheMemcached || flags["--memcached"] != (store.Memcached{}).Compose().Proxy() || flags["--redis"] != Proxies["redis"] {
 			t.Errorf("%s: --cache %q, --memcached %q, --redis %q; want memcached, %s, and %s for the queue",
 				r, flags["--cache"], flags["--memcached"], flags["--redis"], (store.Memcached{}).Compose().Proxy(), Proxies["redis"])
 		}

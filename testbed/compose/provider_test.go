@@ -19,7 +19,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 func TestFindCommand(t *testing.T) {
@@ -284,7 +284,7 @@ func TestPSReadsAnArray(t *testing.T) {
 func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 	type seen struct {
 		mu       sync.Mutex
-		config   api.Config
+		config   replica.Config
 		seed     uint64
 		restarts int
 	}
@@ -292,8 +292,8 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 	var urls []string
 	cs := healthy(core, nil)
 	for i := range 3 {
-		r := &seen{config: api.DefaultConfig, seed: uint64(100 + i)}
-		r.config.Strategy = api.Lock
+		r := &seen{config: replica.DefaultConfig, seed: uint64(100 + i)}
+		r.config.Strategy = replica.Lock
 		replicas = append(replicas, r)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			r.mu.Lock()
@@ -301,7 +301,7 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 			// the fake docker marks a restart: the new process starts with
 			// the defaults and the seed of its command line
 			if err := os.Remove(filepath.Join(os.Getenv("FAKE_DIR"), fmt.Sprintf("restarted-api-%d", i+1))); err == nil {
-				r.config, r.seed, r.restarts = api.DefaultConfig, uint64(i+1), r.restarts+1
+				r.config, r.seed, r.restarts = replica.DefaultConfig, uint64(i+1), r.restarts+1
 			}
 			switch req.Method + " " + req.URL.Path {
 			case "GET /admin/config":
@@ -334,12 +334,12 @@ func TestRestartKeepsTheReplicasConfigAndSeed(t *testing.T) {
 	for i, r := range replicas {
 		// what the replica answers now: a restart not yet seen shows here
 		raw, err := admin.NewClient(urls[i]).Config(context.Background())
-		c, _ := api.ConfigOf(raw)
-		if err != nil || c.Strategy != api.Lock {
+		c, _ := replica.ConfigOf(raw)
+		if err != nil || c.Strategy != replica.Lock {
 			t.Errorf("api-%d answers strategy %q, %v after the restart; want lock", i+1, c.Strategy, err)
 		}
 		r.mu.Lock()
-		if r.restarts != 1 || r.config.Strategy != api.Lock || r.seed != uint64(100+i) {
+		if r.restarts != 1 || r.config.Strategy != replica.Lock || r.seed != uint64(100+i) {
 			t.Errorf("api-%d after %d restarts: strategy %q, seed %d; want one restart, then lock and %d put back",
 				i+1, r.restarts, r.config.Strategy, r.seed, 100+i)
 		}

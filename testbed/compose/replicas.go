@@ -8,7 +8,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -101,7 +101,7 @@ func (r Restarter) Kill(ctx context.Context, part string) ([]string, error) {
 // restarts a replica with both; this provider puts them back.
 type replicaState struct {
 	admin  *admin.Client
-	config *api.Config
+	config *replica.Config
 	seed   *uint64
 }
 
@@ -114,7 +114,7 @@ func saveReplicas(ctx context.Context, urls []string) []replicaState {
 	for _, u := range urls {
 		rs := replicaState{admin: admin.NewClient(u)}
 		if raw, err := rs.admin.Config(ctx); err == nil {
-			if c, err := api.ConfigOf(raw); err == nil && c.Validate() == nil {
+			if c, err := replica.ConfigOf(raw); err == nil && c.Validate() == nil {
 				rs.config = &c
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -63,7 +63,7 @@ func storesOf(profiles []string) store.Set {
 			}
 		}
 	}
-	return store.MustFor(api.Options{Cache: cfg.Cache, DB: cfg.DB})
+	return store.MustFor(replica.Options{Cache: cfg.Cache, DB: cfg.DB})
 }
 
 // storesStatus fills s with the stores the project runs: each one's

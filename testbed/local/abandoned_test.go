@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // A load whose client gave up runs on when detached (the default): Postgres
@@ -23,8 +23,8 @@ func TestAbandonedLoadsRunOnOrDieWithTheirRequest(t *testing.T) {
 		calls int64  // item queries Postgres completed for the abandoned request
 		next  string // the next request's outcome
 	}{
-		{api.AbandonDetached, 1, admin.OutcomeHit},
-		{api.AbandonCanceled, 0, admin.OutcomeMiss},
+		{replica.AbandonDetached, 1, admin.OutcomeHit},
+		{replica.AbandonCanceled, 0, admin.OutcomeMiss},
 	} {
 		id := int64(31 + i)
 		f.configure(`{"strategy":"none","query_cost":"400ms","abandoned_load":"` + c.mode + `"}`)
@@ -64,7 +64,7 @@ func TestAbandonedLoadsRunOnOrDieWithTheirRequest(t *testing.T) {
 func TestThePoolCountsAbandonedWaitsAndNewConnections(t *testing.T) {
 	f := newFleet(t, sharedTestbed(t))
 	f.configure(`{"strategy":"none","query_cost":"400ms","abandoned_load":"canceled"}`)
-	pool := int(api.DefaultOptions.DBPoolSize)
+	pool := int(replica.DefaultOptions.DBPoolSize)
 	conns, waits := f.metric(admin.MetricDBNewConns), f.metric(admin.MetricDBCanceledAcquires)
 	const extra = 5 // requests beyond the pool: they wait for a connection
 	for i := range pool + extra {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // cached is what Redis holds for an item: its entry and the TTLs of its
@@ -53,7 +54,7 @@ func TestFillStoresWhatAMissStores(t *testing.T) {
 	f := newFleet(t, tb)
 	client := admin.NewClient(tb.Status().API[0])
 	ctx := context.Background()
-	for _, strategy := range api.Strategies {
+	for _, strategy := range replica.Strategies {
 		t.Run(strategy, func(t *testing.T) {
 			f.t = t
 			f.configure(fmt.Sprintf(`{"strategy": %q, "ttl": "30s", "stale_ttl": "5m", "ttl_jitter": 0.5, "query_cost": "0s"}`, strategy))
@@ -81,7 +82,7 @@ func TestFillStoresWhatAMissStores(t *testing.T) {
 			}
 			for name, c := range map[string]cached{"fill": filled, "miss": missed} {
 				ttlMax := 30 * time.Second
-				if strings.Contains(strategy, api.TTLJitter) {
+				if strings.Contains(strategy, replica.TTLJitter) {
 					ttlMax = 45 * time.Second // ttl + up to ttl_jitter of it
 				}
 				if c.ttl < 29*time.Second || c.ttl > ttlMax || c.expiryIn > c.ttl+time.Second || c.expiryIn < c.ttl-time.Second ||

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -30,15 +30,15 @@ const (
 
 // Config says what to start. Zero values take the defaults above.
 type Config struct {
-	StateDir     string        // required: data, state file and logs
-	Binary       string        // herdbench executable for the replicas; default: this process' executable
-	Replicas     int           // API replicas
-	Items        int           // rows seeded into the items table
-	Replica      api.Options   // replica options; addresses, name and seed are set per replica
-	Ports        Ports         // fixed ports; zero picks a free one
-	ReadyTimeout time.Duration // deadline for every part to answer
-	Log          *slog.Logger  `json:"-"` // progress and unexpected exits; nil discards
-	LogFile      string        // where Log writes, if a file: shown in the status
+	StateDir     string          // required: data, state file and logs
+	Binary       string          // herdbench executable for the replicas; default: this process' executable
+	Replicas     int             // API replicas
+	Items        int             // rows seeded into the items table
+	Replica      replica.Options // replica options; addresses, name and seed are set per replica
+	Ports        Ports           // fixed ports; zero picks a free one
+	ReadyTimeout time.Duration   // deadline for every part to answer
+	Log          *slog.Logger    `json:"-"` // progress and unexpected exits; nil discards
+	LogFile      string          // where Log writes, if a file: shown in the status
 	// Observability also starts Prometheus and its Redis and Postgres
 	// exporters (see observability.go); Status then names Prometheus.
 	Observability bool
@@ -128,8 +128,8 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Ports.API) > 0 && len(c.Ports.API) != c.Replicas {
 		return c, fmt.Errorf("ports: %d API ports for %d replicas", len(c.Ports.API), c.Replicas)
 	}
-	if c.Replica == (api.Options{}) {
-		c.Replica = api.DefaultOptions
+	if c.Replica == (replica.Options{}) {
+		c.Replica = replica.DefaultOptions
 	}
 	if c.Replica.Cache == "" {
 		c.Replica.Cache = store.Names(store.Cache)[0]

@@ -21,6 +21,7 @@ import (
 	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -45,9 +46,9 @@ func sharedMemcachedTestbed(t *testing.T) *Testbed {
 	}
 	machinelock.Share(t)
 	sharedMcOnce.Do(func() {
-		replica := api.DefaultOptions
-		replica.Cache = api.CacheMemcached
-		sharedMc, sharedMcErr = startShared(replica)
+		o := replica.DefaultOptions
+		o.Cache = replica.CacheMemcached
+		sharedMc, sharedMcErr = startShared(o)
 	})
 	if sharedMcErr != nil {
 		t.Fatalf("start shared testbed on memcached: %v", sharedMcErr)
@@ -63,7 +64,7 @@ type mcFleet struct {
 
 func newMcFleet(t *testing.T, tb *Testbed) *mcFleet {
 	st := tb.Status()
-	if st.Memcached == "" || st.Proxies[api.CacheMemcached] == "" {
+	if st.Memcached == "" || st.Proxies[replica.CacheMemcached] == "" {
 		t.Fatalf("status = %+v; want memcached's address and its proxy", st)
 	}
 	return &mcFleet{fleet: newFleet(t, tb), mc: memcache.New(st.Memcached)}
@@ -155,7 +156,7 @@ func TestMemcachedClaimsCutTheHerd(t *testing.T) {
 	for _, tc := range []struct {
 		strategy, claim string
 		id              int64
-	}{{api.Lock, "lock:", 33}, {api.Lease, "lease:", 34}} {
+	}{{replica.Lock, "lock:", 33}, {replica.Lease, "lease:", 34}} {
 		t.Run(tc.strategy, func(t *testing.T) {
 			f.t = t
 			f.configure(`{"strategy":"` + tc.strategy + `",` + herdQueryCost + `}`)

@@ -13,14 +13,14 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // A detached supervisor reads its Config as JSON: every field but the
 // logger must come through as it was.
 func TestConfigCrossesToTheSupervisor(t *testing.T) {
-	replica := api.DefaultOptions
+	replica := replica.DefaultOptions
 	replica.DBPoolSize, replica.Seed = 7, 99
 	replica.Config.Strategy, replica.Config.QueryCost = "lock+ttl_jitter", herd.Duration(20*time.Millisecond)
 	pol, err := retry.Parse("exp:10ms:100ms:3")

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -21,7 +21,7 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 		url string
 	}
 	var all []started
-	var specs []api.Options
+	var specs []replica.Options
 	for i, port := range ports {
 		name := "api-" + strconv.Itoa(i+1)
 		opts := tb.cfg.Replica
@@ -69,7 +69,7 @@ func healthy(url string) func(context.Context) error {
 
 // ServeArgs are the arguments of `herdbench testbed serve` that run one
 // replica with opts on addr.
-func ServeArgs(addr string, o api.Options) []string {
+func ServeArgs(addr string, o replica.Options) []string {
 	c := o.Config
 	args := []string{"testbed", "serve",
 		"--listen", addr,

@@ -16,7 +16,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -79,19 +79,19 @@ func (tb *Testbed) restartPart(ctx context.Context, part string, rolling bool, g
 // replicaSpec is how a replica was started.
 type replicaSpec struct {
 	url, addr string
-	opts      api.Options
+	opts      replica.Options
 }
 
 // live returns the replica's options with the run-time config and seed it
 // has now, so a restart does not undo what an experiment set; what it
 // cannot read within wait stays as the replica started.
-func (r *replicaSpec) live(ctx context.Context, wait time.Duration) api.Options {
+func (r *replicaSpec) live(ctx context.Context, wait time.Duration) replica.Options {
 	o := r.opts
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	c := admin.NewClient(r.url)
 	if raw, err := c.Config(ctx); err == nil {
-		if cfg, err := api.ConfigOf(raw); err == nil && cfg.Validate() == nil {
+		if cfg, err := replica.ConfigOf(raw); err == nil && cfg.Validate() == nil {
 			o.Config = cfg
 		}
 	}

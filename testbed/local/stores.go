@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 )
 
@@ -31,11 +31,11 @@ type binaries struct {
 
 // CheckBinaries reports whether the programs the local testbed runs are
 // installed, naming the packages that provide any that are missing.
-func CheckBinaries() error { return CheckBinariesFor(api.Options{}) }
+func CheckBinaries() error { return CheckBinariesFor(replica.Options{}) }
 
 // CheckBinariesFor is CheckBinaries for replicas of o: the programs of
 // the stores they ask for (their cache and database, and Redis).
-func CheckBinariesFor(o api.Options) error {
+func CheckBinariesFor(o replica.Options) error {
 	set, err := store.For(o)
 	if err != nil {
 		return err

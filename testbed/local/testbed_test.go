@@ -22,6 +22,7 @@ import (
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // binary is the herdbench executable the replicas run, built by TestMain.
@@ -95,7 +96,7 @@ func sharedTestbed(t *testing.T) *Testbed {
 	t.Helper()
 	requireBinaries(t)
 	machinelock.Share(t)
-	sharedOnce.Do(func() { shared, sharedErr = startShared(api.Options{}) })
+	sharedOnce.Do(func() { shared, sharedErr = startShared(replica.Options{}) })
 	if sharedErr != nil {
 		t.Fatalf("start shared testbed: %v", sharedErr)
 	}
@@ -105,7 +106,7 @@ func sharedTestbed(t *testing.T) *Testbed {
 // startShared starts a testbed the tests share: 3 replicas with replica's
 // options (zero: the defaults), 1000 items, in a state directory postgres
 // can enter.
-func startShared(replica api.Options) (*Testbed, error) {
+func startShared(replica replica.Options) (*Testbed, error) {
 	dir, err := os.MkdirTemp("", "herdbench-shared-")
 	if err == nil {
 		err = os.Chmod(dir, 0o755)

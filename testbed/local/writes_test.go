@@ -15,6 +15,7 @@ import (
 	"github.com/herdbench/herdbench/internal/machinelock"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // likes reads an item's counter from Postgres itself.
@@ -75,7 +76,7 @@ func TestEveryWriteStrategyAppliesWhatItAcknowledged(t *testing.T) {
 	feed := func(id int64, follower int) int64 {
 		return f.scalar(`SELECT count(*) FROM feed WHERE item_id = $1 AND follower = $2`, id, follower)
 	}
-	for i, strategy := range api.WriteStrategies {
+	for i, strategy := range replica.WriteStrategies {
 		f.configure(fmt.Sprintf(`{"write_strategy":%q,"coalesce_interval":"200ms","write_batch":50}`, strategy))
 		id := int64(900 + i)
 		f.scalar(`WITH u AS (UPDATE likes SET followers = 3 WHERE item_id = $1 RETURNING item_id) SELECT count(*) FROM u`, id)
@@ -131,7 +132,7 @@ func TestAWriteHerdSurvivesACrashedConsumerOnlyWhenQueued(t *testing.T) {
 	// the look and the kill; they stay its own after the kill until
 	// another consumer claims them (2 s idle)
 	held := func() int64 {
-		p, err := f.rdb.XPending(context.Background(), api.WriteStream, api.WriteGroup).Result()
+		p, err := f.rdb.XPending(context.Background(), replica.WriteStream, replica.WriteGroup).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +200,7 @@ func TestReadsSeeTheWritesPerInvalidation(t *testing.T) {
 	tb := sharedTestbed(t)
 	f := newFleet(t, tb)
 	t.Cleanup(func() { f.configure(`{}`) })
-	for i, mode := range api.WriteInvalidations {
+	for i, mode := range replica.WriteInvalidations {
 		f.configure(fmt.Sprintf(`{"write_invalidate":%q,"ttl":"1m"}`, mode))
 		id := int64(950 + i)
 		f.expire(id, true)
@@ -211,15 +212,15 @@ func TestReadsSeeTheWritesPerInvalidation(t *testing.T) {
 			t.Fatalf("%s: %d of 5 writes acknowledged", mode, acked)
 		}
 		switch mode {
-		case api.InvalidateNone:
+		case replica.InvalidateNone:
 			if got := f.readLikes(0, id); got != before {
 				t.Errorf("none: item %d read %d likes after 5 writes; want the cached %d until it expires", id, got, before)
 			}
-		case api.InvalidateDelete: // direct invalidates before it answers
+		case replica.InvalidateDelete: // direct invalidates before it answers
 			if got := f.readLikes(0, id); got != before+5 {
 				t.Errorf("delete: item %d read %d likes after 5 writes; want %d", id, got, before+5)
 			}
-		case api.InvalidateRefresh:
+		case replica.InvalidateRefresh:
 			// the five writes' reloads ran side by side, and one that read
 			// the row before a later write may have set last (the race
 			// below): once they are done, one more write, reloaded alone

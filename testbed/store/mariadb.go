@@ -17,6 +17,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -47,11 +48,11 @@ func MariaDBDSN(user, net, addr string) string {
 	return c.FormatDSN()
 }
 
-func (MariaDB) Replica(o *api.Options, proxied string) {
+func (MariaDB) Replica(o *replica.Options, proxied string) {
 	o.MySQLDSN = MariaDBDSN(AppRole, "tcp", proxied)
 }
 
-func (MariaDB) Flags(o api.Options) []string {
+func (MariaDB) Flags(o replica.Options) []string {
 	if o.MySQLDSN == "" {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // Memcached is the items' cache with testbed up --cache memcached; Redis
@@ -30,9 +31,9 @@ func (Memcached) Title() string         { return "Memcached" }
 func (Memcached) Role() Role            { return Cache }
 func (Memcached) Addr(a *Addrs) *string { return &a.Memcached }
 
-func (Memcached) Replica(o *api.Options, proxied string) { o.MemcachedAddr = proxied }
+func (Memcached) Replica(o *replica.Options, proxied string) { o.MemcachedAddr = proxied }
 
-func (Memcached) Flags(o api.Options) []string {
+func (Memcached) Flags(o replica.Options) []string {
 	if o.MemcachedAddr == "" {
 		return nil
 	}
@@ -113,7 +114,7 @@ func (Memcached) Open(ctx context.Context, h *Handles, addr string) error {
 
 // Flush empties it through a connection of its own.
 func (Memcached) Flush(ctx context.Context, _ *Handles, addr string) error {
-	mc, err := api.NewCache(api.CacheOptions{Kind: api.CacheMemcached, Addr: addr, Pool: 1, Timeout: 5 * time.Second})
+	mc, err := api.NewCache(api.CacheOptions{Kind: replica.CacheMemcached, Addr: addr, Pool: 1, Timeout: 5 * time.Second})
 	if err == nil {
 		err = mc.Flush(ctx)
 		_ = mc.Close()

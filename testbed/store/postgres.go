@@ -18,6 +18,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -40,10 +41,10 @@ func PostgresDSN(role, addr string) string {
 	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", role, addr, Database)
 }
 
-func (Postgres) Replica(o *api.Options, proxied string) {
+func (Postgres) Replica(o *replica.Options, proxied string) {
 	o.PostgresDSN = PostgresDSN(AppRole, proxied)
 }
-func (Postgres) Flags(o api.Options) []string { return []string{"--postgres", o.PostgresDSN} }
+func (Postgres) Flags(o replica.Options) []string { return []string{"--postgres", o.PostgresDSN} }
 
 // pgSearchGlobs are where PostgreSQL's server binaries live when they are not
 // on PATH: Debian/Ubuntu, then Homebrew on Apple silicon and on Intel.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // Redis is the default cache, and runs beside every other: the write
@@ -22,15 +23,15 @@ var (
 	_ Flusher = Redis{}
 )
 
-func (Redis) Name() string               { return herd.Redis }
-func (Redis) Title() string              { return "Redis" }
-func (Redis) Role() Role                 { return Cache }
-func (Redis) Addr(a *Addrs) *string      { return &a.Redis }
-func (Redis) Flags(api.Options) []string { return nil } // --redis: every replica has one, the write queue's
+func (Redis) Name() string                   { return herd.Redis }
+func (Redis) Title() string                  { return "Redis" }
+func (Redis) Role() Role                     { return Cache }
+func (Redis) Addr(a *Addrs) *string          { return &a.Redis }
+func (Redis) Flags(replica.Options) []string { return nil } // --redis: every replica has one, the write queue's
 
 // Replica gives the replicas Redis: their cache, or beside another the
 // write queue's stream.
-func (Redis) Replica(o *api.Options, proxied string) { o.RedisAddr = proxied }
+func (Redis) Replica(o *replica.Options, proxied string) { o.RedisAddr = proxied }
 
 // Find finds redis-server.
 func (Redis) Find() (Programs, error) { return onPath("redis-server", "redis-server", "redis") }

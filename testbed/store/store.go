@@ -8,7 +8,7 @@
 // none of them names one.
 //
 // Guarantees: Kinds lists every store once, by a name that is at once its
-// --cache or --db value (api.Caches, api.DBs), its part and dependency's
+// --cache or --db value (replica.Caches, replica.DBs), its part and dependency's
 // server (herd.Parts), its process, log, version, data directory and
 // proxy name, and its compose service; each Role's first store is its
 // default, the one a testbed runs when the options name none; Redis runs
@@ -25,7 +25,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -85,10 +85,10 @@ type Store interface {
 	Addr(a *Addrs) *string
 	// Replica points a replica's options at it, through the proxy at
 	// proxied (host:port).
-	Replica(o *api.Options, proxied string)
+	Replica(o *replica.Options, proxied string)
 	// Flags are testbed serve's flags that give a replica its address
 	// from o: none when o has none.
-	Flags(o api.Options) []string
+	Flags(o replica.Options) []string
 	// Version asks the store at addr (its status address) its version.
 	Version(ctx context.Context, addr string) (string, error)
 	Local
@@ -228,7 +228,7 @@ type Set struct{ Cache, DB Store }
 
 // For is the set the replicas' options o ask for (their Cache and DB; ""
 // the defaults), or an error naming the role and the accepted values.
-func For(o api.Options) (Set, error) {
+func For(o replica.Options) (Set, error) {
 	c, err := Lookup(Cache, o.Cache)
 	if err != nil {
 		return Set{}, err
@@ -238,7 +238,7 @@ func For(o api.Options) (Set, error) {
 }
 
 // MustFor is For of options already checked.
-func MustFor(o api.Options) Set {
+func MustFor(o replica.Options) Set {
 	s, err := For(o)
 	if err != nil {
 		panic("store: " + err.Error())

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // Every store has one name, which is at once its --cache or --db value
@@ -33,11 +33,11 @@ func TestKindsAreTheCachesDatabasesAndParts(t *testing.T) {
 			t.Errorf("%s: compose %+v; want a port, and a profile unless it is its role's default", k.Name(), c)
 		}
 	}
-	if got := Names(Cache); !slices.Equal(got, api.Caches) {
-		t.Errorf("Names(Cache) = %v; want api.Caches %v", got, api.Caches)
+	if got := Names(Cache); !slices.Equal(got, replica.Caches) {
+		t.Errorf("Names(Cache) = %v; want replica.Caches %v", got, replica.Caches)
 	}
-	if got := Names(DB); !slices.Equal(got, api.DBs) {
-		t.Errorf("Names(DB) = %v; want api.DBs %v", got, api.DBs)
+	if got := Names(DB); !slices.Equal(got, replica.DBs) {
+		t.Errorf("Names(DB) = %v; want replica.DBs %v", got, replica.DBs)
 	}
 }
 
@@ -50,14 +50,14 @@ func TestSetsOfOptionsAndStatus(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	for _, c := range []struct {
-		o             api.Options
+		o             replica.Options
 		a             Addrs
 		running, repl string
 	}{
-		{api.Options{}, Addrs{Redis: "r", Postgres: "p"}, "redis,postgres", ""},
-		{api.Options{Cache: api.CacheMemcached}, Addrs{Redis: "r", Memcached: "m", Postgres: "p"}, "redis,postgres,memcached", ""},
-		{api.Options{DB: api.DBMariaDB}, Addrs{Redis: "r", MariaDB: "m"}, "redis,mariadb", "postgres"},
-		{api.Options{Cache: api.CacheMemcached, DB: api.DBMariaDB}, Addrs{Memcached: "m", MariaDB: "d"}, "redis,mariadb,memcached", "postgres"},
+		{replica.Options{}, Addrs{Redis: "r", Postgres: "p"}, "redis,postgres", ""},
+		{replica.Options{Cache: replica.CacheMemcached}, Addrs{Redis: "r", Memcached: "m", Postgres: "p"}, "redis,postgres,memcached", ""},
+		{replica.Options{DB: replica.DBMariaDB}, Addrs{Redis: "r", MariaDB: "m"}, "redis,mariadb", "postgres"},
+		{replica.Options{Cache: replica.CacheMemcached, DB: replica.DBMariaDB}, Addrs{Memcached: "m", MariaDB: "d"}, "redis,mariadb,memcached", "postgres"},
 	} {
 		set, err := For(c.o)
 		if err != nil || names(set.Running()) != c.running || names(set.Replaced()) != c.repl {
@@ -67,7 +67,7 @@ func TestSetsOfOptionsAndStatus(t *testing.T) {
 			t.Errorf("In(%+v) = %s; want %s", c.a, names(got.Running()), c.running)
 		}
 	}
-	if _, err := For(api.Options{DB: "oracle"}); err == nil || err.Error() != `db: "oracle" (accepted: postgres, mariadb)` {
+	if _, err := For(replica.Options{DB: "oracle"}); err == nil || err.Error() != `db: "oracle" (accepted: postgres, mariadb)` {
 		t.Errorf("For(db oracle) = %v; want it refused, naming the accepted databases", err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // ArmKinds are the arms the testbed reads: the clients' (every subject's),
@@ -39,8 +39,8 @@ func testbedKinds() []experiment.ArmKind {
 
 // setWrite sets the replicas' write strategy (write_strategy) in the arm.
 func setWrite(a *experiment.Arm, v string) error {
-	if !slices.Contains(api.WriteStrategies, v) {
-		return fmt.Errorf("write strategy %q (accepted: %s)", v, strings.Join(api.WriteStrategies, ", "))
+	if !slices.Contains(replica.WriteStrategies, v) {
+		return fmt.Errorf("write strategy %q (accepted: %s)", v, strings.Join(replica.WriteStrategies, ", "))
 	}
 	a.Knobs = a.Knobs.With("write_strategy", v)
 	return nil
@@ -61,12 +61,12 @@ func CheckArm(a experiment.Arm) []error {
 	if a.Select != nil {
 		return errs
 	}
-	cfg, err := api.DefaultConfig.Patched(a.Knobs)
+	cfg, err := replica.DefaultConfig.Patched(a.Knobs)
 	if err != nil {
 		return append(errs, err)
 	}
 	for _, e := range cfg.Problems() {
-		if errors.Is(e, api.ErrUnknownStrategy) {
+		if errors.Is(e, replica.ErrUnknownStrategy) {
 			errs = append(errs, fmt.Errorf("%w; or a client policy: %s", e, strings.Join(ArmKinds.Examples(), ", ")))
 			continue
 		}
@@ -93,9 +93,9 @@ func (s *Testbed) CheckArm(a experiment.Arm) []error {
 
 // Knobs are the replicas' knobs as a scenario file sets them: mits' (nil:
 // the bundled mitigations'), each with its flag's type, values and help.
-func Knobs(mits *api.Mitigations) []scenario.Knob {
+func Knobs(mits *replica.Mitigations) []scenario.Knob {
 	if mits == nil {
-		mits = api.DefaultMitigations()
+		mits = replica.DefaultMitigations()
 	}
 	var out []scenario.Knob
 	for _, k := range mits.Knobs() {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -58,7 +58,7 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 // strategy, then settings of the same kinds or knobs. Each problem names
 // its file, line and field.
 func TestParseArmsOfAFile(t *testing.T) {
-	lock := api.Lock
+	lock := replica.Lock
 	at := func(line int, field, key, v string) experiment.ArmSetting {
 		return experiment.ArmSetting{Key: key, Value: v, File: "s.yaml", Line: line, Field: field}
 	}
@@ -128,13 +128,13 @@ func TestEveryArmKindReadsItsExample(t *testing.T) {
 }
 
 // noneBase is the base of the arms here: strategy none.
-var noneBase = api.PatchOf(api.DefaultConfig, "strategy")
+var noneBase = replica.PatchOf(replica.DefaultConfig, "strategy")
 
 // armString is what an arm sets, for comparing.
 func armString(a experiment.Arm) string {
 	parts := []string{"strategy " + a.Knobs.Text("strategy")}
 	if a.Knobs.Sets("write_strategy") {
-		c, _ := api.DefaultConfig.Patched(a.Knobs)
+		c, _ := replica.DefaultConfig.Patched(a.Knobs)
 		parts = append(parts, "write "+c.WriteStrategy)
 	}
 	if a.Retry != nil {
@@ -157,7 +157,7 @@ func armString(a experiment.Arm) string {
 		parts = append(parts, "edge "+string(b))
 	}
 	if a.Knobs.Sets("ttl") {
-		c, _ := api.DefaultConfig.Patched(a.Knobs)
+		c, _ := replica.DefaultConfig.Patched(a.Knobs)
 		parts = append(parts, "ttl "+c.TTL.String())
 	}
 	return strings.Join(parts, ", ")

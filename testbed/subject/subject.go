@@ -27,8 +27,8 @@ import (
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/edge"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -58,7 +58,7 @@ var (
 )
 
 // warmConcurrency is how many hot keys each replica is asked for at once:
-// its database pool (api.DefaultOptions.DBPoolSize), so the warm takes as
+// its database pool (replica.DefaultOptions.DBPoolSize), so the warm takes as
 // long as the pools need, not as long as a queue of requests.
 const warmConcurrency = 10
 
@@ -71,7 +71,7 @@ func (s *Testbed) Config(ctx context.Context) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := api.ConfigOf(raw)
+	c, err := replica.ConfigOf(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (s *Testbed) Apply(ctx context.Context, arm experiment.Arm) (experiment.App
 	if err != nil {
 		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
-	cfg, err := api.ConfigOf(answer)
+	cfg, err := replica.ConfigOf(answer)
 	if err != nil {
 		return experiment.Applied{}, fmt.Errorf("arm %s: PUT %s: %w", arm.Name, admin.PathConfig, err)
 	}
@@ -121,7 +121,7 @@ func (s *Testbed) Apply(ctx context.Context, arm experiment.Arm) (experiment.App
 // loadBound is the longest one load of the replicas may take under cfg:
 // their db-timeout (each answers its own on /healthz; the longest) times
 // the attempts of their db_retry, and its waits.
-func (s *Testbed) loadBound(ctx context.Context, cfg api.Config) (time.Duration, error) {
+func (s *Testbed) loadBound(ctx context.Context, cfg replica.Config) (time.Duration, error) {
 	var timeout time.Duration
 	for _, c := range s.Admin {
 		h, err := c.Health(ctx)
@@ -187,7 +187,7 @@ func (s *Testbed) fillAll(ctx context.Context, p experiment.Plan, arm experiment
 	// shed) applies from the load on, and so does a lease: its token rate
 	// limits its key for lease_interval (2 s), so a warm's token would
 	// still hold at T and turn every miss after it into a waiter
-	var cfg api.Config
+	var cfg replica.Config
 	if err := json.Unmarshal(arm.Config, &cfg); err != nil {
 		return fmt.Errorf("arm %s: not applied: %w", arm.Name, err)
 	}
@@ -245,12 +245,12 @@ func all(ctx context.Context, fns ...func(context.Context) error) error {
 func forWarm(strategy string) string {
 	var keep []string
 	for _, part := range strings.Split(strategy, "+") {
-		if !slices.Contains(api.Protections, part) && part != api.Lease {
+		if !slices.Contains(replica.Protections, part) && part != replica.Lease {
 			keep = append(keep, part)
 		}
 	}
 	if len(keep) == 0 {
-		return api.None
+		return replica.None
 	}
 	return strings.Join(keep, "+")
 }
@@ -355,7 +355,7 @@ func (s *Testbed) FillRequests(experiment.Plan, []string) int64 { return 0 }
 
 // WriteQueue is the replicas' write stream and its consumers' group.
 func (s *Testbed) WriteQueue() observe.Queue {
-	return observe.Queue{Stream: api.WriteStream, Group: api.WriteGroup}
+	return observe.Queue{Stream: replica.WriteStream, Group: replica.WriteGroup}
 }
 
 // WriteStatements reads the write statements' calls and rows so far: in

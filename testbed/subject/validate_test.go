@@ -9,7 +9,7 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/api"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -21,7 +21,7 @@ func TestValidateForTiers(t *testing.T) {
 	one := subject.Describe(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}})
 	two := subject.Describe(testbed.Status{Provider: "local", API: []string{"http://127.0.0.1:1"}, Edge: []string{"http://127.0.0.1:2"}})
 	plan := func(arms []string, gate, abort string) experiment.Plan {
-		p := experiment.Plan{Arms: subject.ArmKinds.Arms(arms, api.FullPatch(api.DefaultConfig)), Trigger: "expire", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
+		p := experiment.Plan{Arms: subject.ArmKinds.Arms(arms, replica.FullPatch(replica.DefaultConfig)), Trigger: "expire", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
 			Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second)}
 		if gate != "" {
 			g, err := gates.Parse(gate)

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -24,8 +24,8 @@ func TestMemcachedOnDocker(t *testing.T) {
 	composetest.Require(t)
 	st, dir := up(t, "--cache", "memcached")
 	localtest.Exclusive(t) // what follows measures; the up does not
-	if st.Memcached != "127.0.0.1:21211" || st.Proxies[api.CacheMemcached] != (store.Memcached{}).Compose().Proxy() ||
-		st.Versions[api.CacheMemcached] == "" || st.Redis != "redis://127.0.0.1:16379" {
+	if st.Memcached != "127.0.0.1:21211" || st.Proxies[replica.CacheMemcached] != (store.Memcached{}).Compose().Proxy() ||
+		st.Versions[replica.CacheMemcached] == "" || st.Redis != "redis://127.0.0.1:16379" {
 		t.Fatalf("up --cache memcached: memcached %q, proxies %v, versions %v, redis %q; want 127.0.0.1:21211 behind %s, its version, and Redis beside it",
 			st.Memcached, st.Proxies, st.Versions, st.Redis, (store.Memcached{}).Compose().Proxy())
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
@@ -120,7 +121,7 @@ func defaultStampede(t *testing.T, dir string, tg *subject.Testbed) {
 	if around := item1 - item0 + fill1 - fill0; sum != around {
 		t.Errorf("warm + db.queries_total over the arms = %d; pg_stat_statements (item and fill statements) rose by %d around the run", sum, around)
 	}
-	i := slices.IndexFunc(rep.Arms, func(a experiment.ArmResult) bool { return a.Name == api.Lock })
+	i := slices.IndexFunc(rep.Arms, func(a experiment.ArmResult) bool { return a.Name == replica.Lock })
 	if i < 0 {
 		t.Fatalf("no lock arm in %v", rep.Arms)
 	}

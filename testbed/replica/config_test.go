@@ -1,4 +1,4 @@
-package api
+package replica
 
 import (
 	"encoding/json"

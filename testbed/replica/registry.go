@@ -1,4 +1,4 @@
-package api
+package replica
 
 import (
 	"errors"
@@ -10,27 +10,6 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 )
-
-// DefaultMitigations returns every mitigation the replicas have, each
-// with its default knobs. Adding a mitigation is its file and one line
-// here; the order is that of help text, error messages and listings.
-func DefaultMitigations() *Mitigations {
-	return NewMitigations(
-		noneStrategy{},
-		singleflightStrategy{},
-		lockStrategy{TTL: herd.Duration(lockTTL), Wait: herd.Duration(lockWait), Poll: herd.Duration(lockPoll)},
-		xfetchStrategy{Beta: 1},
-		swrStrategy{},
-		leaseStrategy{Interval: herd.Duration(leaseInterval), Wait: herd.Duration(leaseWait)},
-		earlyStrategy{Probability: 0.01},
-		jitterStrategy{Fraction: 0.2},
-		localStrategy{TTL: herd.Duration(localTTL), Jitter: 0.2},
-		ratelimitStrategy{Rate: 50, Burst: 10},
-		breakerStrategy{Failures: 5, Open: herd.Duration(breakerOpen)},
-		shedStrategy{MinLimit: 1, MaxLimit: 10, InitialLimit: 5},
-		shedPriorityStrategy{Wait: herd.Duration(shedWait)},
-	)
-}
 
 // Mitigations is a registry of mitigations by name: which strategies a
 // replica accepts, which combinations are valid, and the knobs of each.
@@ -51,10 +30,10 @@ func NewMitigations(ms ...Mitigation) *Mitigations {
 	for _, m := range ms {
 		t := reflect.TypeOf(m)
 		if t.Kind() != reflect.Struct {
-			panic(fmt.Sprintf("api: mitigation %s is a %s; register its struct value", m.Name(), t))
+			panic(fmt.Sprintf("replica: mitigation %s is a %s; register its struct value", m.Name(), t))
 		}
 		if _, dup := r.byName[m.Name()]; dup {
-			panic("api: duplicate mitigation " + m.Name())
+			panic("replica: duplicate mitigation " + m.Name())
 		}
 		r.byName[m.Name()] = m
 		r.names = append(r.names, m.Name())
@@ -67,7 +46,7 @@ func NewMitigations(ms ...Mitigation) *Mitigations {
 	seen := map[string]string{}
 	for _, k := range r.knobs {
 		if other, dup := seen[k.Name]; dup {
-			panic(fmt.Sprintf("api: knob %s of %s is also %s's", k.Name, k.owner(), other))
+			panic(fmt.Sprintf("replica: knob %s of %s is also %s's", k.Name, k.owner(), other))
 		}
 		seen[k.Name] = k.owner()
 	}
@@ -173,17 +152,6 @@ func (r *Mitigations) group(g string) []string {
 	return out
 }
 
-// counters are every Counter the registry's mitigations declare.
-func (r *Mitigations) counters() []Counter {
-	var out []Counter
-	for _, m := range r.Mitigations() {
-		if c, ok := m.(Counted); ok {
-			out = append(out, c.Counters()...)
-		}
-	}
-	return out
-}
-
 // knobSet is a config's mitigation knobs: every mitigation of reg,
 // configured. It is never changed once made, so copies of a Config share
 // it; a change makes a new one.
@@ -202,11 +170,11 @@ func (s *knobSet) with(m Mitigation) *knobSet {
 	return &knobSet{reg: s.reg, vals: vals}
 }
 
-// rebase is c with its mitigation knobs read as r's: the value of each of
+// Rebase is c with its mitigation knobs read as r's: the value of each of
 // r's mitigations c's registry has too, r's default for the others. A
 // config of the default registry's is how a replica with another registry
 // is usually given its Config.
-func (r *Mitigations) rebase(c Config) Config {
+func (r *Mitigations) Rebase(c Config) Config {
 	from := c.knobs()
 	if from.reg == r {
 		return c

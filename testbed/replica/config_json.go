@@ -1,4 +1,4 @@
-package api
+package replica
 
 import (
 	"bytes"
@@ -35,6 +35,10 @@ func (c Config) MarshalJSON() ([]byte, error) {
 // another version read back). PUT /admin/config and Patch.Apply refuse
 // unknown keys.
 func (c *Config) UnmarshalJSON(b []byte) error { return c.decode(b, false) }
+
+// DecodeStrict is UnmarshalJSON refusing a key that is no knob, as PUT
+// /admin/config does.
+func (c *Config) DecodeStrict(b []byte) error { return c.decode(b, true) }
 
 // decode sets the keys of the object b over c; strict refuses a key that
 // is no knob with the error encoding/json's DisallowUnknownFields gives.

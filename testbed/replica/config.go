@@ -1,4 +1,4 @@
-package api
+package replica
 
 import (
 	"fmt"
@@ -68,6 +68,13 @@ const (
 	WriteDirect   = "direct"   // one UPDATE per request, acknowledged once committed
 	WriteQueue    = "queue"    // acknowledged once in a Redis stream; consumers apply batches
 	WriteCoalesce = "coalesce" // acknowledged at once; each replica sums in memory and flushes
+)
+
+// The queue of the queue strategy: a Redis stream read by a consumer
+// group, one consumer per replica.
+const (
+	WriteStream = "herdbench:writes"
+	WriteGroup  = "appliers"
 )
 
 // WriteKnobs are the knobs of one write strategy each: set for another,
@@ -153,8 +160,9 @@ func (c Config) knobs() *knobSet {
 	return c.mit
 }
 
-// mitigation is c's configured value of the mitigation of type T.
-func mitigation[T Mitigation](c Config) T {
+// KnobsOf is c's configured value of the mitigation of type T: its
+// knobs, all zero when c's registry has no T.
+func KnobsOf[T Mitigation](c Config) T {
 	var zero T
 	m, _ := c.knobs().vals[zero.Name()].(T)
 	return m

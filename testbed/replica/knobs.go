@@ -1,8 +1,9 @@
-package api
+package replica
 
 import (
 	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -40,7 +41,7 @@ func (k Knob) Type() string { return k.kind }
 // owner names where the knob is declared, for panics.
 func (k Knob) owner() string {
 	if k.Mitigation == "" {
-		return "api.Config"
+		return "replica.Config"
 	}
 	return "mitigation " + k.Mitigation
 }
@@ -163,7 +164,7 @@ func (v *KnobValue) field() (reflect.Value, func()) {
 	set := v.c.knobs()
 	cur, ok := set.vals[v.k.Mitigation]
 	if !ok {
-		panic(fmt.Sprintf("api: knob %s: the config has no mitigation %s", v.k.Name, v.k.Mitigation))
+		panic(fmt.Sprintf("replica: knob %s: the config has no mitigation %s", v.k.Name, v.k.Mitigation))
 	}
 	p := reflect.New(reflect.TypeOf(cur))
 	p.Elem().Set(reflect.ValueOf(cur))
@@ -234,7 +235,7 @@ func PatchOf(c Config, names ...string) admin.Patch {
 	for _, n := range names {
 		v, ok := all[n]
 		if !ok {
-			panic(fmt.Sprintf("api.PatchOf: no knob %q", n))
+			panic(fmt.Sprintf("replica.PatchOf: no knob %q", n))
 		}
 		p[n] = v
 	}
@@ -254,7 +255,22 @@ func (c Config) Patched(p admin.Patch) (Config, error) {
 		return c, err
 	}
 	if err := c.decode(b, true); err != nil {
-		return c, fmt.Errorf("invalid config: %s", describeJSONError(err))
+		return c, fmt.Errorf("invalid config: %s", defaultRegistry().DescribeError(err))
 	}
 	return c, nil
+}
+
+// DescribeError names the field a decoding error is about, listing
+// the fields of a Config of r's when the field is unknown.
+func (r *Mitigations) DescribeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: want %s, got %s", te.Field, te.Type, te.Value)
+	}
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		fields := slices.Sorted(slices.Values(append(r.KnobNames(), "strategy")))
+		return fmt.Sprintf("unknown field %s (accepted: %s)", f, strings.Join(fields, ", "))
+	}
+	return msg
 }
