@@ -22,7 +22,7 @@ import (
 // records (xfetch and early read it), nor a claim before its TTL: every
 // TTL is rounded up to whole seconds, plus one. An entry of ttl 1ms thus
 // lives between 1 and 3 seconds, one of 60s between 60 and 62. Memcached
-// reads an exptime over 30 days as a Unix time: Options.CacheProblems
+// reads an exptime over 30 days as a Unix time: replica.Options.CacheProblems
 // refuses such TTLs. Its keys are at most 250 bytes: the cache's are at
 // most 30 (cache.go).
 //

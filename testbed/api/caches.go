@@ -11,11 +11,11 @@ import (
 
 // Cache is the store the replicas keep items in, shared by the fleet:
 // Redis (cache_redis.go) or Memcached (cache_memcached.go), as
-// Options.Cache says. The read path and the sets (cache.go), the fill
+// replica.Options.Cache says. The read path and the sets (cache.go), the fill
 // (fill.go), the claims of lock, lease and swr, and write_invalidate's
 // delete use it and nothing else of the store. What only Redis has stays
 // on Server.rdb: the pub/sub of broadcast invalidations (notify.go) and
-// the stream of write_strategy queue (writes.go); Options.CacheProblems
+// the stream of write_strategy queue (writes.go); replica.Options.CacheProblems
 // refuses the configs that need them where there is none.
 type Cache interface {
 	// Get reads key; ok is false when it holds nothing.

@@ -10,7 +10,7 @@ import (
 )
 
 // DB is the replicas' database, shared by the fleet: Postgres
-// (db_postgres.go) or MariaDB (db_mariadb.go), as Options.DB says. The
+// (db_postgres.go) or MariaDB (db_mariadb.go), as replica.Options.DB says. The
 // item loader (cache.go), the fill (fill.go), the write strategies
 // (writes.go) and /healthz use it and nothing else of the database; each
 // implementation holds its statements' texts, so what observers count is

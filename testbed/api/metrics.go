@@ -80,7 +80,7 @@ type gauges struct {
 	busy      *atomic.Int64 // item requests being served, and the loads they left running
 	shedLimit func() float64
 	pool      func() PoolStats // the pool's counters; nil: none
-	db        string           // the database pool counts connections to: Options.DB
+	db        string           // the database pool counts connections to: replica.Options.DB
 }
 
 func (g gauges) collectors() []prometheus.Collector {

@@ -18,7 +18,7 @@ const InvalidateChannel = "herdbench:invalidate"
 // listen subscribes to InvalidateChannel until ctx ends; go-redis
 // resubscribes after a lost connection. A replica on Memcached has no
 // channel: Memcached has no pub/sub, and a broadcast invalidation there is
-// refused (Options.CacheProblems), not carried by a Redis it may have
+// refused (replica.Options.CacheProblems), not carried by a Redis it may have
 // beside it for the write queue.
 func (s *Server) listen(ctx context.Context) {
 	if s.opts.Cache == replica.CacheMemcached {

@@ -21,8 +21,9 @@ type Mitigations struct {
 	deflt  *knobSet
 }
 
-// NewMitigations returns a registry of ms, each a struct value (its
-// knobs' defaults) whose hooks have value receivers. A duplicate name or
+// NewMitigations returns a registry of ms, each a struct value: its
+// knobs' defaults (and, for a mitigation the server does not know, its
+// hooks, with value receivers). A duplicate name or
 // knob panics, as does a knob without a json and a help tag.
 func NewMitigations(ms ...Mitigation) *Mitigations {
 	r := &Mitigations{byName: map[string]Mitigation{}}
