@@ -14,12 +14,8 @@ import (
 // refuses, each a FieldError naming its field.
 func Problems(o replica.Options) herd.FieldErrors {
 	errs := o.Problems()
-	dsn := dsnProblems(o)
-	if len(dsn) == 0 {
-		return errs
-	}
 	at := len(errs) - len(o.Config.Problems()) - len(o.CacheProblems(o.Config))
-	return slices.Insert(errs, at, dsn...)
+	return slices.Insert(errs, at, dsnProblems(o)...)
 }
 
 // dsnProblems are the problem with o's MySQLDSN once o.DBProblems has
