@@ -7,16 +7,12 @@ import (
 	"github.com/herdbench/herdbench/testbed/replica"
 )
 
-// The hooks below are what a mitigation does, its words (name, kind,
-// knobs) being package replica's (replica.Mitigation): a type of this
-// package over the mitigation's knobs implements the hooks it needs, with
-// value receivers, and hooksOf gives it; a mitigation of another registry
-// may implement them on its own type. The server calls them on the value
-// configured now.
-
-// hooksOf is the value whose hooks do what m says: the type of this
-// package over a default mitigation's knobs, or m itself. Adding a
-// mitigation is its words in package replica and its case here.
+// hooksOf is the value whose hooks (below) do what m says, m's words
+// (name, kind, knobs) being package replica's: the type of this package
+// over a default mitigation's knobs, or m itself, a mitigation of another
+// registry with hooks of its own. Hooks have value receivers: the server
+// calls them on the value configured now. Adding a mitigation is its
+// words in package replica, its type here and its case.
 func hooksOf(m replica.Mitigation) any {
 	switch k := m.(type) {
 	case replica.SingleflightKnobs:
