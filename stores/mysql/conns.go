@@ -1,4 +1,4 @@
-package triggers
+package mysql
 
 import (
 	"context"
@@ -7,32 +7,34 @@ import (
 	"fmt"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/herdbench/herdbench/triggers"
 )
 
-// MySQL is a MySQL or MariaDB as conndrop touches it: the connections of
+// Conns is a MySQL or MariaDB as conndrop touches it: the connections of
 // the service's User, never herdbench's own (its session, and every
 // connection whose program_name connection attribute is Spare).
-type MySQL struct {
+type Conns struct {
 	DB    *sql.DB // herdbench's session; its user needs CONNECTION ADMIN (or SUPER) to KILL another user's connections
 	User  string
 	Spare string // the program_name of herdbench's own connections
 }
 
-var _ ConnKiller = (*MySQL)(nil)
+var _ triggers.ConnKiller = (*Conns)(nil)
 
-func (m *MySQL) DescribeKill() string {
+func (m *Conns) DescribeKill() string {
 	return fmt.Sprintf("KILL every connection of MySQL user %s, but herdbench's own", m.User)
 }
 
 // Kill ends every connection of User but herdbench's own (KILL
 // CONNECTION), and says how many it ended; one that ended meanwhile is
 // not counted.
-func (m *MySQL) Kill(ctx context.Context) (ConndropDetail, error) {
+func (m *Conns) Kill(ctx context.Context) (triggers.ConndropDetail, error) {
 	n, err := m.kill(ctx)
 	if err != nil {
-		return ConndropDetail{}, err
+		return triggers.ConndropDetail{}, err
 	}
-	return ConndropDetail{User: m.User, ConnectionsReset: &n}, nil
+	return triggers.ConndropDetail{User: m.User, ConnectionsReset: &n}, nil
 }
 
 // errUnknownThread is MySQL's answer to a KILL of a connection that ended
@@ -40,7 +42,7 @@ func (m *MySQL) Kill(ctx context.Context) (ConndropDetail, error) {
 const errUnknownThread = 1094
 
 // kill ends the connections and returns how many.
-func (m *MySQL) kill(ctx context.Context) (int64, error) {
+func (m *Conns) kill(ctx context.Context) (int64, error) {
 	rows, err := m.DB.QueryContext(ctx, `SELECT p.ID FROM information_schema.PROCESSLIST p
 		WHERE p.USER = ? AND p.ID <> CONNECTION_ID() AND p.ID NOT IN (SELECT PROCESSLIST_ID
 			FROM performance_schema.session_connect_attrs WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE = ?)`, m.User, m.Spare)

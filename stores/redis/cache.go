@@ -1,4 +1,4 @@
-package triggers
+package redis
 
 import (
 	"context"
@@ -8,16 +8,18 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/herdbench/herdbench/triggers"
 )
 
-// Redis is a Redis as triggers touch it: the keys of the hot keys that
+// Cache is a Redis as triggers touch it: the keys of the hot keys that
 // its pattern lets them touch (expire unlinks them, ttl makes them expire
 // at T), for flush every key of the pattern, or the whole database when
 // the target grants it (FlushDB: the testbed's); and what only Redis does: a broadcast
 // invalidation on the service's channel (notify), a pause of every client
 // (outage).
-type Redis struct {
-	Client  *redis.Client
+type Cache struct {
+	Client  *Client
 	Key     func(key string) string // the Redis key of a request's key; nil when the target declares none
 	Pattern string                  // the only keys a trigger may touch (a Redis glob)
 	FlushDB bool                    // flush may empty the whole database (Caps.FlushDB), not only the pattern's keys
@@ -29,18 +31,18 @@ type Redis struct {
 var errNoRedis = errors.New("the target's Redis is not connected")
 
 var (
-	_ Cache       = (*Redis)(nil)
-	_ Expirer     = (*Redis)(nil)
-	_ Broadcaster = (*Redis)(nil)
-	_ Pauser      = (*Redis)(nil)
+	_ triggers.Cache       = (*Cache)(nil)
+	_ triggers.Expirer     = (*Cache)(nil)
+	_ triggers.Broadcaster = (*Cache)(nil)
+	_ triggers.Pauser      = (*Cache)(nil)
 )
 
 // HotKeys are the Redis keys of the hot keys that the pattern lets a
 // trigger touch, hottest first.
-func (r *Redis) HotKeys(hot []string) []string {
+func (r *Cache) HotKeys(hot []string) []string {
 	var keys []string
 	for _, k := range hot {
-		if rk := r.Key(k); MatchPattern(r.Pattern, rk) {
+		if rk := r.Key(k); triggers.MatchPattern(r.Pattern, rk) {
 			keys = append(keys, rk)
 		}
 	}
@@ -48,39 +50,39 @@ func (r *Redis) HotKeys(hot []string) []string {
 }
 
 // Keyed says whether the target names the Redis key of a request's key.
-func (r *Redis) Keyed() bool { return r.Key != nil }
+func (r *Cache) Keyed() bool { return r.Key != nil }
 
-func (r *Redis) DescribeDelete(hot []string) string {
+func (r *Cache) DescribeDelete(hot []string) string {
 	keys := r.HotKeys(hot)
-	return fmt.Sprintf("UNLINK %d Redis keys (the hot keys matching %s): %s", len(keys), r.Pattern, list(keys))
+	return fmt.Sprintf("UNLINK %d Redis keys (the hot keys matching %s): %s", len(keys), r.Pattern, triggers.List(keys))
 }
 
 // Delete unlinks the hot keys' fresh copies (stale copies stay).
-func (r *Redis) Delete(ctx context.Context, hot []string) (Touched, error) {
+func (r *Cache) Delete(ctx context.Context, hot []string) (triggers.Touched, error) {
 	keys := r.HotKeys(hot)
 	if len(keys) == 0 {
-		return Touched{}, nil
+		return triggers.Touched{}, nil
 	}
 	if r.Client == nil {
-		return Touched{}, errNoRedis
+		return triggers.Touched{}, errNoRedis
 	}
 	n, err := r.Client.Unlink(ctx, keys...).Result()
 	if err != nil {
-		return Touched{}, fmt.Errorf("unlink %d hot keys: %w", len(keys), err)
+		return triggers.Touched{}, fmt.Errorf("unlink %d hot keys: %w", len(keys), err)
 	}
-	return Touched{Keys: len(keys), Removed: n}, nil
+	return triggers.Touched{Keys: len(keys), Removed: n}, nil
 }
 
-func (r *Redis) DescribeExpireAt(hot []string) string {
+func (r *Cache) DescribeExpireAt(hot []string) string {
 	keys := r.HotKeys(hot)
-	return fmt.Sprintf("PEXPIREAT T on %d Redis keys (the hot keys matching %s) before the load: %s", len(keys), r.Pattern, list(keys))
+	return fmt.Sprintf("PEXPIREAT T on %d Redis keys (the hot keys matching %s) before the load: %s", len(keys), r.Pattern, triggers.List(keys))
 }
 
 // ExpireAt makes the hot keys expire exactly at (PEXPIREAT).
-func (r *Redis) ExpireAt(ctx context.Context, hot []string, at time.Time) (Touched, error) {
+func (r *Cache) ExpireAt(ctx context.Context, hot []string, at time.Time) (triggers.Touched, error) {
 	keys := r.HotKeys(hot)
 	if r.Client == nil {
-		return Touched{}, errNoRedis
+		return triggers.Touched{}, errNoRedis
 	}
 	_, err := r.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range keys {
@@ -88,14 +90,14 @@ func (r *Redis) ExpireAt(ctx context.Context, hot []string, at time.Time) (Touch
 		}
 		return nil
 	})
-	return Touched{Keys: len(keys)}, err
+	return triggers.Touched{Keys: len(keys)}, err
 }
 
 // Flushes says whether flush may touch it: all of it when the target
 // grants it, else the keys of its pattern.
-func (r *Redis) Flushes() bool { return r.FlushDB || r.Pattern != "" }
+func (r *Cache) Flushes() bool { return r.FlushDB || r.Pattern != "" }
 
-func (r *Redis) DescribeFlush() string {
+func (r *Cache) DescribeFlush() string {
 	if r.FlushDB {
 		return "FLUSHDB on the testbed's Redis"
 	}
@@ -104,33 +106,33 @@ func (r *Redis) DescribeFlush() string {
 
 // Flush empties the database (FLUSHDB) when the target grants it, and
 // otherwise unlinks every key matching the pattern.
-func (r *Redis) Flush(ctx context.Context, _ Env) (Touched, error) {
+func (r *Cache) Flush(ctx context.Context, _ triggers.Env) (triggers.Touched, error) {
 	if r.Client == nil {
-		return Touched{}, errNoRedis
+		return triggers.Touched{}, errNoRedis
 	}
 	if r.FlushDB {
 		n, err := r.Client.DBSize(ctx).Result()
 		if err != nil {
-			return Touched{}, fmt.Errorf("count keys: %w", err)
+			return triggers.Touched{}, fmt.Errorf("count keys: %w", err)
 		}
 		if err := r.Client.FlushDB(ctx).Err(); err != nil {
-			return Touched{}, err
+			return triggers.Touched{}, err
 		}
-		return Touched{Removed: n}, nil
+		return triggers.Touched{Removed: n}, nil
 	}
 	if r.Pattern == "" {
-		return Touched{}, errors.New("the target declares no pattern of keys it may touch")
+		return triggers.Touched{}, errors.New("the target declares no pattern of keys it may touch")
 	}
 	n, err := r.unlinkMatching(ctx)
 	if err != nil {
-		return Touched{}, fmt.Errorf("the keys matching %s: %w", r.Pattern, err)
+		return triggers.Touched{}, fmt.Errorf("the keys matching %s: %w", r.Pattern, err)
 	}
-	return Touched{Removed: n, Pattern: r.Pattern}, nil
+	return triggers.Touched{Removed: n, Pattern: r.Pattern}, nil
 }
 
 // unlinkMatching unlinks every key matching the pattern, a thousand at a
 // time, and returns how many it removed.
-func (r *Redis) unlinkMatching(ctx context.Context) (int64, error) {
+func (r *Cache) unlinkMatching(ctx context.Context) (int64, error) {
 	var n int64
 	iter := r.Client.Scan(ctx, 0, r.Pattern, 1000).Iterator()
 	var batch []string
@@ -144,7 +146,7 @@ func (r *Redis) unlinkMatching(ctx context.Context) (int64, error) {
 		return err
 	}
 	for iter.Next(ctx) {
-		if k := iter.Val(); MatchPattern(r.Pattern, k) { // SCAN's match, checked again
+		if k := iter.Val(); triggers.MatchPattern(r.Pattern, k) { // SCAN's match, checked again
 			batch = append(batch, k)
 		}
 		if len(batch) == 1000 {
@@ -158,15 +160,15 @@ func (r *Redis) unlinkMatching(ctx context.Context) (int64, error) {
 
 // Broadcasts says whether the target names the channel the service
 // listens on for invalidations.
-func (r *Redis) Broadcasts() bool { return r.Channel != "" }
+func (r *Cache) Broadcasts() bool { return r.Channel != "" }
 
-func (r *Redis) DescribeBroadcast(hot []string) string {
-	return fmt.Sprintf("PUBLISH the %d hot keys on channel %s: %s", len(hot), r.Channel, list(hot))
+func (r *Cache) DescribeBroadcast(hot []string) string {
+	return fmt.Sprintf("PUBLISH the %d hot keys on channel %s: %s", len(hot), r.Channel, triggers.List(hot))
 }
 
 // Broadcast publishes the hot keys on the channel, and returns how many
 // subscribers got them.
-func (r *Redis) Broadcast(ctx context.Context, hot []string) (int64, error) {
+func (r *Cache) Broadcast(ctx context.Context, hot []string) (int64, error) {
 	if r.Client == nil {
 		return 0, errNoRedis
 	}
@@ -177,13 +179,13 @@ func (r *Redis) Broadcast(ctx context.Context, hot []string) (int64, error) {
 	return n, nil
 }
 
-func (r *Redis) DescribePause(d time.Duration) string {
+func (r *Cache) DescribePause(d time.Duration) string {
 	return fmt.Sprintf("CLIENT PAUSE %d ALL on the Redis (every client of it waits) for %s, then CLIENT UNPAUSE", d.Milliseconds(), d)
 }
 
 // Pause makes Redis stop answering every client for d (CLIENT PAUSE ALL),
 // which Redis ends by itself.
-func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
+func (r *Cache) Pause(ctx context.Context, d time.Duration) error {
 	if r.Client == nil {
 		return errNoRedis
 	}
@@ -194,7 +196,7 @@ func (r *Redis) Pause(ctx context.Context, d time.Duration) error {
 }
 
 // Unpause ends a pause early (CLIENT UNPAUSE).
-func (r *Redis) Unpause(ctx context.Context) error {
+func (r *Cache) Unpause(ctx context.Context) error {
 	if r.Client == nil {
 		return errNoRedis
 	}

@@ -1,4 +1,14 @@
-package observe
+// Package mysql is herdbench's MySQL and MariaDB: how a target's is
+// opened (read-only) and the testbed's (as root), the counters a sample
+// reads (performance_schema's digests and users, the lock waits), what
+// conndrop does (Conns: KILL CONNECTION) and its version. It is the only
+// package that imports go-sql-driver/mysql, the testbed's API server
+// excepted; others use database/sql on the handles it opens.
+//
+// Guarantees: herdbench's connections carry its program_name, which
+// conndrop spares; its own reads of performance_schema never count as the
+// service's statements.
+package mysql
 
 import (
 	"context"
@@ -6,12 +16,15 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/herdbench/herdbench/observe"
 )
 
-// MySQL is a MySQL or MariaDB server read through performance_schema and
-// information_schema, in a read-only session: the statements that count
-// as DB queries by digest, the service user's connections and lock waits.
-type MySQL struct {
+// DB is a target's MySQL or MariaDB, as herdbench holds it, read through
+// performance_schema and information_schema, in a read-only session: the
+// statements that count as DB queries by digest, the service user's
+// connections and lock waits.
+type DB struct {
 	DB   *sql.DB // a user with SELECT on performance_schema and PROCESS
 	User string  // the service's user: its connections and lock waits
 	// Digests are the DIGEST values of the statements that count; Pattern
@@ -21,17 +34,6 @@ type MySQL struct {
 	Digests []string
 	Pattern string
 }
-
-// DigestSlack is how many of n statements a digest's COUNT_STAR (or rows
-// of SUM_ROWS_AFFECTED) may miss when connections end statements of one
-// digest at once: performance_schema aggregates a statement into its
-// digest's row, shared by every connection, with plain increments, not
-// atomic ones, so two ending together on two cores can lose one (seen:
-// 1 in 94 item loads, 1 and 2 in 824 write statements, on a 2-core
-// machine; pg_stat_statements locks its entry and loses none). One, and
-// one more every 200: a count on MariaDB or MySQL is a lower bound
-// within that (docs/testbed.md, "A few statements short, sometimes").
-func DigestSlack(n int64) int64 { return 1 + n/200 }
 
 // The digest table has no user column: COUNT_STAR counts a digest's
 // statements by every user. Its own reads name the schemas, so they are
@@ -56,7 +58,7 @@ const mysqlSampleSQL = `SELECT
 
 // selection is the WHERE clause that selects the digests, and its
 // arguments.
-func (m *MySQL) selection() (string, []any) {
+func (m *DB) selection() (string, []any) {
 	var or []string
 	var args []any
 	if len(m.Digests) > 0 {
@@ -75,7 +77,7 @@ func (m *MySQL) selection() (string, []any) {
 	return strings.Join(or, " OR "), args
 }
 
-// read fills the sample's database figures: Calls (the selected digests'
+// ReadDB fills the sample's database figures: Calls (the selected digests'
 // COUNT_STAR), Connections and ConnectionsOpened (performance_schema.users
 // CURRENT_CONNECTIONS and TOTAL_CONNECTIONS of User), LockWaits (User's
 // connections waiting on a row lock, INNODB_TRX in LOCK WAIT, or on a
@@ -88,7 +90,12 @@ func (m *MySQL) selection() (string, []any) {
 // is live. MariaDB gives a digest to statements sent as text, not to
 // executions of server-side prepared statements (statement/com/Execute):
 // a service that prepares its statements on the server is not counted.
-func (m *MySQL) read(ctx context.Context, smp *Sample) error {
+//
+// A nil DB (a target without MySQL) reads nothing.
+func (m *DB) ReadDB(ctx context.Context, _ observe.Source, smp *observe.Sample) error {
+	if m == nil {
+		return nil
+	}
 	where, args := m.selection()
 	args = append(args, m.User, m.User, m.User, m.User)
 	var start int64
@@ -104,8 +111,8 @@ func (m *MySQL) read(ctx context.Context, smp *Sample) error {
 // Totals are the selected digests' statements and the rows they changed
 // or returned so far (COUNT_STAR, and SUM_ROWS_AFFECTED plus
 // SUM_ROWS_SENT), every user's: what pg_stat_statements' calls and rows
-// are to StatementTotals.
-func (m *MySQL) Totals(ctx context.Context) (calls, rows int64, err error) {
+// are to Postgres' StatementTotals.
+func (m *DB) Totals(ctx context.Context) (calls, rows int64, err error) {
 	where, args := m.selection()
 	q := `SELECT CAST(COALESCE(SUM(COUNT_STAR), 0) AS SIGNED), CAST(COALESCE(SUM(SUM_ROWS_AFFECTED + SUM_ROWS_SENT), 0) AS SIGNED)
 		FROM performance_schema.events_statements_summary_by_digest WHERE (` + where + `) AND ` + mysqlOwn
@@ -114,3 +121,5 @@ func (m *MySQL) Totals(ctx context.Context) (calls, rows int64, err error) {
 	}
 	return calls, rows, err
 }
+
+var _ observe.DB = (*DB)(nil)
