@@ -2,7 +2,6 @@ package targets
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"strings"
 
@@ -49,16 +48,6 @@ func (c *checker) memcached() {
 	case len(m.Key) > memcachedKeyMax:
 		c.bad("memcached.key", "%d bytes (accepted: at most %d with the key in it)", len(m.Key), memcachedKeyMax)
 	}
-}
-
-// connectMemcached opens the target's Memcached: a client for the
-// triggers and a stats reader, and checks it answers.
-func (t *Target) connectMemcached(ctx context.Context) error {
-	m := t.file.Memcached
-	if err := t.OpenMemcached(ctx, m.Address); err != nil {
-		return fmt.Errorf("%s: %w", t.file.doc.At("memcached.address"), err)
-	}
-	return nil
 }
 
 // OpenMemcached opens the Memcached at addr as the target's: a client for

@@ -233,10 +233,10 @@ func (t *Target) Connect(ctx context.Context) error {
 			return err
 		}
 	}
-	if f.Memcached != nil {
-		if err := t.connectMemcached(ctx); err != nil {
+	if m := f.Memcached; m != nil {
+		if err := t.OpenMemcached(ctx, m.Address); err != nil {
 			t.Close()
-			return err
+			return fmt.Errorf("%s: %w", f.doc.At("memcached.address"), err)
 		}
 	}
 	if tp := f.Toxiproxy; tp != nil {

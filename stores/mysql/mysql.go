@@ -1,23 +1,23 @@
-// Package mysql is herdbench's MySQL and MariaDB: how a target's is
-// opened (read-only) and the testbed's (as root), the counters a sample
-// reads (performance_schema's digests and users, the lock waits), what
-// conndrop does (Conns: KILL CONNECTION) and its version. It is the only
-// package that imports go-sql-driver/mysql, the testbed's API server
-// excepted; others use database/sql on the handles it opens.
-//
-// Guarantees: herdbench's connections carry its program_name, which
-// conndrop spares; its own reads of performance_schema never count as the
-// service's statements.
+// Package mysql is herdbench's MySQL and MariaDB (see package stores):
+// how a target's is opened (read-only) and the testbed's, its counters
+// (performance_schema's digests and users, lock waits) and what conndrop
+// does (Conns: KILL CONNECTION), sparing herdbench's own connections,
+// which carry its program_name.
 package mysql
 
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // DB is a target's MySQL or MariaDB, as herdbench holds it, read through
@@ -123,3 +123,136 @@ func (m *DB) Totals(ctx context.Context) (calls, rows int64, err error) {
 }
 
 var _ observe.DB = (*DB)(nil)
+
+// Config is a DSN as the Go MySQL driver reads it.
+type Config = mysql.Config
+
+// ParseDSN reads dsn as the Go MySQL driver does.
+func ParseDSN(dsn string) (*Config, error) { return mysql.ParseDSN(dsn) }
+
+// DSN is the Go MySQL driver's DSN of user with password on database db,
+// over net ("tcp" or "unix") at addr.
+func DSN(user, password, net, addr, db string) string {
+	c := mysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName = user, password, net, addr, db
+	return c.FormatDSN()
+}
+
+// Open opens herdbench's own connections on cfg, at most conns of them:
+// its statements sent as text (no server-side statements: MariaDB keeps
+// no digest of them), 5 s timeouts, program as their program_name
+// connection attribute (conndrop spares them), and read-only sessions
+// when readOnly (herdbench reads the statistics tables, and KILL is not a
+// write). Nothing is contacted yet.
+func Open(cfg *Config, program string, readOnly bool, conns int) (*sql.DB, error) {
+	cfg.InterpolateParams = true
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
+	cfg.ConnectionAttributes = "program_name:" + program
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if readOnly {
+		conn = readOnlyConnector{conn}
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(conns)
+	return db, nil
+}
+
+// readOnlyConnector opens connections whose session is read-only.
+type readOnlyConnector struct{ driver.Connector }
+
+func (r readOnlyConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	c, err := r.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := c.(driver.ExecerContext)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("the MySQL driver cannot set the session read-only")
+	}
+	if _, err := ex.ExecContext(ctx, "SET SESSION TRANSACTION READ ONLY", nil); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Version asks the server at dsn its version.
+func Version(ctx context.Context, dsn string) (string, error) {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var v string
+	err = db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v)
+	return v, err
+}
+
+// Conns is a MySQL or MariaDB as conndrop touches it: the connections of
+// the service's User, never herdbench's own (its session, and every
+// connection whose program_name connection attribute is Spare).
+type Conns struct {
+	DB    *sql.DB // herdbench's session; its user needs CONNECTION ADMIN (or SUPER) to KILL another user's connections
+	User  string
+	Spare string // the program_name of herdbench's own connections
+}
+
+var _ triggers.ConnKiller = (*Conns)(nil)
+
+func (m *Conns) DescribeKill() string {
+	return fmt.Sprintf("KILL every connection of MySQL user %s, but herdbench's own", m.User)
+}
+
+// Kill ends every connection of User but herdbench's own (KILL
+// CONNECTION), and says how many it ended; one that ended meanwhile is
+// not counted.
+func (m *Conns) Kill(ctx context.Context) (triggers.ConndropDetail, error) {
+	n, err := m.kill(ctx)
+	if err != nil {
+		return triggers.ConndropDetail{}, err
+	}
+	return triggers.ConndropDetail{User: m.User, ConnectionsReset: &n}, nil
+}
+
+// errUnknownThread is MySQL's answer to a KILL of a connection that ended
+// meanwhile.
+const errUnknownThread = 1094
+
+// kill ends the connections and returns how many.
+func (m *Conns) kill(ctx context.Context) (int64, error) {
+	rows, err := m.DB.QueryContext(ctx, `SELECT p.ID FROM information_schema.PROCESSLIST p
+		WHERE p.USER = ? AND p.ID <> CONNECTION_ID() AND p.ID NOT IN (SELECT PROCESSLIST_ID
+			FROM performance_schema.session_connect_attrs WHERE ATTR_NAME = 'program_name' AND ATTR_VALUE = ?)`, m.User, m.Spare)
+	if err != nil {
+		return 0, fmt.Errorf("list the connections of %s: %w", m.User, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, id := range ids {
+		_, err := m.DB.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+		if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errUnknownThread {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("kill connection %d of %s: %w", id, m.User, err)
+		}
+		n++
+	}
+	return n, nil
+}

@@ -1,11 +1,7 @@
-// Package postgres is herdbench's Postgres: how a target's is opened
-// (read-only) and the testbed's (as its owner), the counters a sample
-// reads (pg_stat_statements, pg_stat_activity, pg_locks), what conndrop
-// does (Conns: pg_terminate_backend) and its version. It is the only
-// package that imports pgx, the testbed's API server excepted.
-//
-// Guarantees: the statistics are read as they are, never reset;
-// herdbench's own session is never counted nor terminated.
+// Package postgres is herdbench's Postgres (see package stores): how a
+// target's is opened (read-only) and the testbed's, its counters
+// (pg_stat_statements, pg_stat_activity, pg_locks, never reset) and what
+// conndrop does (Conns: pg_terminate_backend, never herdbench's session).
 package postgres
 
 import (
@@ -19,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // DB is a target's Postgres, as herdbench holds it: pgx's pool, which a
@@ -141,4 +138,30 @@ func (d *DB) StatementTotals(ctx context.Context, role string, queries []string)
 		err = fmt.Errorf("read pg_stat_statements: %w", err)
 	}
 	return calls, rows, err
+}
+
+// Conns is a Postgres as conndrop touches it: the connections of the
+// service's Role, ended with pg_terminate_backend, never herdbench's own
+// session.
+type Conns struct {
+	DB   *DB // herdbench's session; nil before the target connects
+	Role string
+}
+
+var _ triggers.ConnKiller = (*Conns)(nil)
+
+func (p *Conns) DescribeKill() string {
+	return fmt.Sprintf("pg_terminate_backend every connection of role %s", p.Role)
+}
+
+// Kill terminates every backend of Role but herdbench's own, and says
+// how many.
+func (p *Conns) Kill(ctx context.Context) (triggers.ConndropDetail, error) {
+	var n int64
+	err := p.DB.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE usename = $1 AND pid <> pg_backend_pid()`, p.Role).Scan(&n)
+	if err != nil {
+		return triggers.ConndropDetail{}, fmt.Errorf("terminate the connections of %s: %w", p.Role, err)
+	}
+	return triggers.ConndropDetail{Role: p.Role, ConnectionsReset: &n}, nil
 }
