@@ -52,11 +52,8 @@ func (c *checker) memcached() {
 
 // OpenMemcached opens the Memcached at addr as the target's: a client for
 // the triggers and a stats reader, and checks it answers.
-func (t *Target) OpenMemcached(ctx context.Context, addr string) error {
-	c, err := memcached.Open(ctx, addr)
-	if err == nil {
-		t.Memcached = c
-	}
+func (t *Target) OpenMemcached(ctx context.Context, addr string) (err error) {
+	t.Memcached, err = memcached.Open(ctx, addr)
 	return err
 }
 

@@ -208,24 +208,18 @@ func (t *Target) Connect(ctx context.Context) error {
 	if f == nil {
 		return nil
 	}
+	var err error
 	if r := f.Redis; r != nil {
-		var err error
 		if t.Redis, err = redis.Connect(ctx, r.Address, r.DB, r.Password); err != nil {
 			t.Close()
 			return fmt.Errorf("%s: redis %s: %w", f.doc.At("redis.address"), r.Address, err)
 		}
 	}
-	if f.Postgres != nil {
-		// herdbench only reads what the statistics views say
-		db, err := postgres.Open(ctx, f.Postgres.DSN, 2, map[string]string{"default_transaction_read_only": "on", "application_name": "herdbench"})
-		if err != nil {
-			if db != nil {
-				db.Close()
-			}
+	if f.Postgres != nil { // herdbench only reads what the statistics views say
+		if t.DB, err = postgres.Open(ctx, f.Postgres.DSN, 2, map[string]string{"default_transaction_read_only": "on", "application_name": "herdbench"}); err != nil {
 			t.Close()
 			return fmt.Errorf("%s: %v", f.doc.At("postgres.dsn"), redactDSN(errors.Unwrap(err))) // pgx's own words
 		}
-		t.DB = db
 	}
 	if f.MySQL != nil {
 		if err := t.connectMySQL(ctx); err != nil {
