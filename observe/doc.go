@@ -1,11 +1,9 @@
-// Package observe samples what the database and the cache saw, every 100 ms
-// by default, so every figure herdbench reports traces to a source:
-// pg_stat_statements calls of the statements under test and pg_stat_activity
-// connections of the app's role in Postgres; or, in MySQL and MariaDB,
-// COUNT_STAR of the selected statement digests in
-// performance_schema.events_statements_summary_by_digest and the service
-// user's connections in performance_schema.users; and INFO stats of Redis,
-// or `stats` of Memcached.
+// Package observe samples what the database and the cache saw, every 100
+// ms by default, so every figure herdbench reports traces to a source: a
+// Source's database (DB) and cache (Cache), each read by its store's
+// package (stores/postgres: pg_stat_statements and pg_stat_activity;
+// stores/mysql: performance_schema's digests and users; stores/redis:
+// INFO; stores/memcached: `stats`), and a load balancer's stats page.
 //
 // Samples hold cumulative counters; reports take deltas between them and
 // never reset the sources. Every read is read-only.

@@ -3,6 +3,8 @@ package targets
 import (
 	"strings"
 
+	"github.com/herdbench/herdbench/stores/postgres"
+	"github.com/herdbench/herdbench/stores/redis"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -29,12 +31,12 @@ func (t *Target) Caches() []triggers.Cache {
 // declares none: on a testbed that caches in Memcached, the Redis kept for
 // the write queue has no key or channel a trigger touches, but flush
 // empties it still, as herdbench started it.
-func (t *Target) redisCache() *triggers.Redis {
+func (t *Target) redisCache() *redis.Cache {
 	declared := t.file != nil && t.file.Redis != nil
 	if t.Redis == nil && !declared && t.RedisKey == "" && t.Pattern == "" && t.Channel == "" && !t.Granted.FlushDB {
 		return nil
 	}
-	r := &triggers.Redis{Client: t.Redis, Pattern: t.Pattern, FlushDB: t.Granted.FlushDB, Channel: t.Channel}
+	r := &redis.Cache{Client: t.Redis, Pattern: t.Pattern, FlushDB: t.Granted.FlushDB, Channel: t.Channel}
 	if tmpl := t.RedisKey; tmpl != "" {
 		r.Key = func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }
 	}
@@ -49,7 +51,7 @@ func (t *Target) Conns() triggers.ConnKiller {
 		return m
 	}
 	if t.Role != "" {
-		return &triggers.Postgres{DB: t.DB, Role: t.Role}
+		return &postgres.Conns{DB: t.DB, Role: t.Role}
 	}
 	return nil
 }

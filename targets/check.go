@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/stores/postgres"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -152,7 +151,7 @@ func (c *checker) postgres() {
 		return
 	}
 	p.DSN = c.dsn(dsnForm{field: "postgres.dsn", literal: literalPassword, example: "${STAGING_PG_DSN}",
-		parse: func(s string) error { _, err := pgconn.ParseConfig(s); return err },
+		parse: func(s string) error { _, err := postgres.Hosts(s); return err },
 		form:  "a libpq DSN, URL or key=value, such as postgres://role@host:5432/db"}, p.DSN)
 	if p.Role == "" {
 		c.bad("postgres.role", "empty (accepted: the service's role, whose statements count and whose connections conndrop may reset)")

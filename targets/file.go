@@ -9,13 +9,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/stores/postgres"
 	"github.com/herdbench/herdbench/strictyaml"
 )
 
@@ -352,27 +350,13 @@ func (f *File) HostUses() []HostUse {
 	return uses
 }
 
-// pgHosts are every host a DSN reaches, as pgx reads it: its hosts and
-// fallbacks, with the environment's PGHOST and service files. A Unix
-// socket is this machine: localhost. A DSN that does not parse names a
-// host that is never allowed, so CheckHosts refuses it.
+// pgHosts are every host a DSN reaches, as pgx reads it (postgres.Hosts).
+// A DSN that does not parse names a host that is never allowed, so
+// CheckHosts refuses it.
 func pgHosts(dsn string) []string {
-	cfg, err := pgconn.ParseConfig(dsn)
+	hosts, err := postgres.Hosts(dsn)
 	if err != nil {
 		return []string{"(postgres.dsn does not parse)"}
-	}
-	var hosts []string
-	add := func(h string) {
-		if strings.HasPrefix(h, "/") {
-			h = "localhost"
-		}
-		if !slices.Contains(hosts, h) {
-			hosts = append(hosts, h)
-		}
-	}
-	add(cfg.Host)
-	for _, fb := range cfg.Fallbacks {
-		add(fb.Host)
 	}
 	return hosts
 }

@@ -2,16 +2,11 @@ package targets
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"strings"
-	"time"
-
-	"github.com/bradfitz/gomemcache/memcache"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/triggers"
+	"github.com/herdbench/herdbench/stores/memcached"
 )
 
 // MemcachedSpec is the target's Memcached, for observing its stats and
@@ -55,46 +50,24 @@ func (c *checker) memcached() {
 	}
 }
 
-// connectMemcached opens the target's Memcached: a client for the
-// triggers and a stats reader, and checks it answers.
-func (t *Target) connectMemcached(ctx context.Context) error {
-	m := t.file.Memcached
-	if err := t.OpenMemcached(ctx, m.Address); err != nil {
-		return fmt.Errorf("%s: %w", t.file.doc.At("memcached.address"), err)
-	}
-	return nil
-}
-
 // OpenMemcached opens the Memcached at addr as the target's: a client for
 // the triggers and a stats reader, and checks it answers.
-func (t *Target) OpenMemcached(ctx context.Context, addr string) error {
-	client := memcache.New(addr)
-	client.Timeout = 5 * time.Second
-	stats := &observe.Memcached{Address: addr}
-	_, err := stats.Stats(ctx)
-	if err == nil {
-		err = client.Ping()
-	}
-	if err != nil {
-		stats.Close()
-		client.Close()
-		return fmt.Errorf("memcached %s: %w", addr, err)
-	}
-	t.Memcached, t.mc = stats, client
-	return nil
+func (t *Target) OpenMemcached(ctx context.Context, addr string) (err error) {
+	t.Memcached, err = memcached.Open(ctx, addr)
+	return err
 }
 
 // memcachedItems is the target's Memcached as triggers touch it, nil when
 // it declares none. Before Connect its client is nil: enough for a dry
 // run's plan, which contacts nothing.
-func (t *Target) memcachedItems() *triggers.Memcached {
+func (t *Target) memcachedItems() *memcached.Cache {
 	if tmpl := t.OwnedItems; tmpl != "" { // herdbench's own: every item is its
-		return &triggers.Memcached{Client: t.mc, AllowFlushAll: true, Key: func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }}
+		return &memcached.Cache{Client: t.Memcached, AllowFlushAll: true, Key: func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }}
 	}
 	if t.file == nil || t.file.Memcached == nil {
 		return nil
 	}
-	m := &triggers.Memcached{Client: t.mc, AllowFlushAll: t.file.Memcached.AllowFlushAll}
+	m := &memcached.Cache{Client: t.Memcached, AllowFlushAll: t.file.Memcached.AllowFlushAll}
 	if tmpl := t.file.Memcached.Key; tmpl != "" {
 		m.Key = func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }
 	}

@@ -3,18 +3,14 @@ package targets
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"net"
 	"regexp"
 	"strings"
-	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/triggers"
+	"github.com/herdbench/herdbench/stores/mysql"
 )
 
 // MySQLSpec is the target's MySQL or MariaDB, for observing the statements
@@ -95,27 +91,6 @@ func mysqlHosts(dsn string) []string {
 	return []string{h}
 }
 
-// readOnly opens connections whose session is read-only: herdbench reads
-// the statistics tables, and KILL is not a write.
-type readOnly struct{ driver.Connector }
-
-func (r readOnly) Connect(ctx context.Context) (driver.Conn, error) {
-	c, err := r.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ex, ok := c.(driver.ExecerContext)
-	if !ok {
-		c.Close()
-		return nil, fmt.Errorf("the MySQL driver cannot set the session read-only")
-	}
-	if _, err := ex.ExecContext(ctx, "SET SESSION TRANSACTION READ ONLY", nil); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
 // ProgramName is the program_name connection attribute of herdbench's
 // own MySQL connections: conndrop spares them.
 const ProgramName = "herdbench"
@@ -132,21 +107,16 @@ func (t *Target) connectMySQL(ctx context.Context) error {
 	if err != nil {
 		return bad("mysql.dsn", "does not parse (accepted: the Go MySQL driver's DSN, user:password@tcp(host:port)/db)")
 	}
-	cfg.InterpolateParams = true
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
-	cfg.ConnectionAttributes = "program_name:" + ProgramName
-	conn, err := mysql.NewConnector(cfg)
+	db, err := mysql.Open(cfg, ProgramName, true, 2)
 	if err != nil {
 		return bad("mysql.dsn", "%v", err)
 	}
-	db := sql.OpenDB(readOnly{conn})
-	db.SetMaxOpenConns(2)
 	db.SetMaxIdleConns(2)
 	if err := t.checkMySQL(ctx, db, bad); err != nil {
 		db.Close()
 		return err
 	}
-	t.MySQL = &observe.MySQL{DB: db, User: m.User, Digests: m.Digests, Pattern: m.Statements}
+	t.MySQL = &mysql.DB{DB: db, User: m.User, Digests: m.Digests, Pattern: m.Statements}
 	return nil
 }
 
@@ -178,7 +148,7 @@ func (t *Target) checkMySQL(ctx context.Context, db *sql.DB, bad func(field, for
 			strings.Join(off, ", "), strings.Join(off, "', '"))
 	}
 	if err == nil {
-		_, err = observe.Source{MySQL: &observe.MySQL{DB: db, User: t.file.MySQL.User}}.Read(ctx)
+		_, err = observe.Source{MySQL: &mysql.DB{DB: db, User: t.file.MySQL.User}}.Read(ctx)
 	}
 	if err != nil {
 		return bad("mysql.dsn", "its user cannot read what herdbench samples: %s (accepted: a user with SELECT ON performance_schema.* and PROCESS ON *.*, and CONNECTION ADMIN for conndrop)", redactDSN(err))
@@ -190,12 +160,12 @@ func (t *Target) checkMySQL(ctx context.Context, db *sql.DB, bad func(field, for
 // user's connections to KILL; nil when the target declares none. Before
 // Connect it has no DB: enough for a dry run's plan, which contacts
 // nothing.
-func (t *Target) mysqlConns() *triggers.MySQL {
+func (t *Target) mysqlConns() *mysql.Conns {
 	switch {
 	case t.MySQL != nil:
-		return &triggers.MySQL{DB: t.MySQL.DB, User: t.MySQL.User, Spare: ProgramName}
+		return &mysql.Conns{DB: t.MySQL.DB, User: t.MySQL.User, Spare: ProgramName}
 	case t.file != nil && t.file.MySQL != nil:
-		return &triggers.MySQL{User: t.file.MySQL.User, Spare: ProgramName}
+		return &mysql.Conns{User: t.file.MySQL.User, Spare: ProgramName}
 	}
 	return nil
 }

@@ -22,16 +22,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/bradfitz/gomemcache/memcache"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/memcached"
+	"github.com/herdbench/herdbench/stores/mysql"
+	"github.com/herdbench/herdbench/stores/postgres"
+	"github.com/herdbench/herdbench/stores/redis"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -66,17 +66,16 @@ type Target struct {
 	Pattern  string        // the only Redis keys triggers may touch
 	Channel  string        // broadcast invalidations
 
-	DB         *pgxpool.Pool // for observers, read-only but for conndrop; nil: none
+	DB         *postgres.DB // for observers, read-only but for conndrop; nil: none
 	Statements observe.Statements
 	Role       string
 
 	// MySQL is a MySQL or MariaDB instead of Postgres: observed by digest,
 	// read-only but for conndrop's KILL of its user's connections; nil: none
-	MySQL *observe.MySQL
+	MySQL *mysql.DB
 	// Memcached is a Memcached instead of Redis, its stats read; its
 	// items are touched through Caches; nil: none
-	Memcached *observe.Memcached
-	mc        *memcache.Client
+	Memcached *memcached.Client
 
 	// Toxiproxy controls the proxies between the service and its
 	// dependencies; nil when the target has none.
@@ -209,36 +208,18 @@ func (t *Target) Connect(ctx context.Context) error {
 	if f == nil {
 		return nil
 	}
+	var err error
 	if r := f.Redis; r != nil {
-		t.Redis = redis.NewClient(&redis.Options{Addr: r.Address, DB: r.DB, Password: r.Password, DisableIdentity: true,
-			DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
-		if err := t.Redis.Ping(ctx).Err(); err != nil {
+		if t.Redis, err = redis.Connect(ctx, r.Address, r.DB, r.Password); err != nil {
 			t.Close()
 			return fmt.Errorf("%s: redis %s: %w", f.doc.At("redis.address"), r.Address, err)
 		}
 	}
-	if f.Postgres != nil {
-		pcfg, err := pgxpool.ParseConfig(f.Postgres.DSN)
-		if err != nil {
+	if f.Postgres != nil { // herdbench only reads what the statistics views say
+		if t.DB, err = postgres.Open(ctx, f.Postgres.DSN, 2, map[string]string{"default_transaction_read_only": "on", "application_name": "herdbench"}); err != nil {
 			t.Close()
-			return fmt.Errorf("%s: %v", f.doc.At("postgres.dsn"), redactDSN(err))
+			return fmt.Errorf("%s: %v", f.doc.At("postgres.dsn"), redactDSN(errors.Unwrap(err))) // pgx's own words
 		}
-		pcfg.MaxConns = 2
-		// herdbench only reads what the statistics views say
-		pcfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
-		pcfg.ConnConfig.RuntimeParams["application_name"] = "herdbench"
-		db, err := pgxpool.NewWithConfig(ctx, pcfg)
-		if err == nil {
-			err = db.Ping(ctx)
-		}
-		if err != nil {
-			if db != nil {
-				db.Close()
-			}
-			t.Close()
-			return fmt.Errorf("%s: %v", f.doc.At("postgres.dsn"), redactDSN(err))
-		}
-		t.DB = db
 	}
 	if f.MySQL != nil {
 		if err := t.connectMySQL(ctx); err != nil {
@@ -246,10 +227,10 @@ func (t *Target) Connect(ctx context.Context) error {
 			return err
 		}
 	}
-	if f.Memcached != nil {
-		if err := t.connectMemcached(ctx); err != nil {
+	if m := f.Memcached; m != nil {
+		if err := t.OpenMemcached(ctx, m.Address); err != nil {
 			t.Close()
-			return err
+			return fmt.Errorf("%s: %w", f.doc.At("memcached.address"), err)
 		}
 	}
 	if tp := f.Toxiproxy; tp != nil {
@@ -398,8 +379,7 @@ func (t *Target) Close() {
 	}
 	if t.Memcached != nil {
 		t.Memcached.Close()
-		_ = t.mc.Close()
-		t.Memcached, t.mc = nil, nil
+		t.Memcached = nil
 	}
 	if t.Redis != nil {
 		_ = t.Redis.Close()

@@ -7,8 +7,8 @@ import (
 )
 
 // Cache is one of the service's caches as triggers act on it: a Redis
-// (redis.go), a Memcached (memcached.go), an HTTP cache in front of the
-// service (httpcache.go). Env.Caches holds those the target declares, in
+// (stores/redis), a Memcached (stores/memcached), an HTTP cache in front
+// of the service (httpcache.go). Env.Caches holds those the target declares, in
 // the order the triggers act on them, so a trigger is one loop over them:
 // expire deletes the hot keys from every cache that is Keyed, flush
 // empties every cache that Flushes, ttl aligns every Keyed Expirer. What
@@ -78,10 +78,24 @@ type Touched struct {
 	HTTPCache *CacheAnswers    // an HTTP cache's requests and answers, or its command
 }
 
+// MemcachedDetail is what a trigger did to a Memcached: the results'
+// trigger.detail.memcached.
+type MemcachedDetail struct {
+	Command   string `json:"command"`              // delete, touch or flush_all
+	Sent      int    `json:"sent"`                 // commands sent: one per hot key, or one flush_all
+	Found     int    `json:"found"`                // delete, touch: items it held (the rest answered NOT_FOUND)
+	ExpiresAt int64  `json:"expires_at,omitempty"` // touch: the Unix second the items expire at
+	TookMS    int64  `json:"took_ms"`              // from the first command to the last answer
+}
+
+// List is how a Describe names the keys it would touch: up to ten, then
+// how many more.
+func List(keys []string) string { return list(keys) }
+
 // ConnKiller is the service's database as conndrop resets it without
 // toxiproxy: the connections of the service's role or user, never
-// herdbench's own; Postgres' pg_terminate_backend (postgres.go), MySQL's
-// and MariaDB's KILL CONNECTION (mysql.go).
+// herdbench's own; Postgres' pg_terminate_backend (stores/postgres),
+// MySQL's and MariaDB's KILL CONNECTION (stores/mysql).
 type ConnKiller interface {
 	DescribeKill() string // for a dry run; contacts nothing
 	Kill(ctx context.Context) (ConndropDetail, error)

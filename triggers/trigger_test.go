@@ -35,13 +35,6 @@ func TestMatchPattern(t *testing.T) {
 	}
 }
 
-func TestHotRedisKeysKeepToThePattern(t *testing.T) {
-	r := &Redis{Key: func(k string) string { return "item:" + k }, Pattern: "item:1*"}
-	if got := strings.Join(r.HotKeys([]string{"1", "2", "10", "11", "3"}), ","); got != "item:1,item:10,item:11" {
-		t.Errorf("HotKeys = %s; want only the keys matching item:1*, hottest first", got)
-	}
-}
-
 // Each trigger says what it needs of a target that cannot give it.
 func TestSupported(t *testing.T) {
 	bare := Caps{Endpoints: true}

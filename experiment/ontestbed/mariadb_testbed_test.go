@@ -9,6 +9,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/mysql"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -106,7 +107,7 @@ func expireOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Pla
 	p := Plan{Arms: ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
 		Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
-	digest := &observe.MySQL{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
+	digest := &mysql.DB{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
 	calls := func() int64 {
 		s, err := observe.Source{MySQL: digest}.Read(context.Background())
 		if err != nil {

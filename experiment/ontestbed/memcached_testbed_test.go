@@ -8,6 +8,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/memcached"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -80,7 +81,7 @@ func expireOnMemcached(t *testing.T, tb *local.Testbed, tg *subject.Testbed) {
 	p := Plan{Arms: ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
 		Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
-	mc := &observe.Memcached{Address: tb.Status().Memcached} // read apart from the run's own
+	mc := &memcached.Client{Address: tb.Status().Memcached} // read apart from the run's own
 	t.Cleanup(mc.Close)
 	stats := func() observe.Sample {
 		s, err := observe.Source{Memcached: mc}.Read(context.Background())

@@ -10,12 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
-	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/mysql"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
@@ -42,11 +39,7 @@ func (MariaDB) Addr(a *Addrs) *string { return &a.MariaDB }
 // MariaDBDSN is the Go MySQL driver's DSN of user on the testbed's
 // database, over net ("tcp" or "unix") at addr: what both providers give
 // the replicas and the harness of a MariaDB testbed.
-func MariaDBDSN(user, net, addr string) string {
-	c := mysql.NewConfig()
-	c.User, c.Net, c.Addr, c.DBName = user, net, addr, Database
-	return c.FormatDSN()
-}
+func MariaDBDSN(user, net, addr string) string { return mysql.DSN(user, "", net, addr, Database) }
 
 func (MariaDB) Replica(o *replica.Options, proxied string) {
 	o.MySQLDSN = MariaDBDSN(AppRole, "tcp", proxied)
@@ -167,14 +160,7 @@ func seedMariaDB(ctx context.Context, socket string, items int) error {
 
 // Version asks the server at dsn its version.
 func (MariaDB) Version(ctx context.Context, dsn string) (string, error) {
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		return "", err
-	}
-	defer db.Close()
-	var v string
-	err = db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v)
-	return v, err
+	return mysql.Version(ctx, dsn)
 }
 
 // Compose: the mariadb profile's service; the replicas read it from
@@ -202,16 +188,11 @@ func (MariaDB) Open(ctx context.Context, h *Handles, dsn string) error {
 	if err != nil {
 		return fmt.Errorf("mariadb dsn: %w", err)
 	}
-	cfg.InterpolateParams = true // no server-side statements: MariaDB keeps no digest of them
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
-	cfg.ConnectionAttributes = "program_name:" + h.Program
-	conn, err := mysql.NewConnector(cfg)
+	db, err := mysql.Open(cfg, h.Program, false, 4)
 	if err != nil {
 		return fmt.Errorf("mariadb dsn: %w", err)
 	}
-	db := sql.OpenDB(conn)
-	db.SetMaxOpenConns(4)
-	h.MySQL = &observe.MySQL{DB: db, User: AppRole, Pattern: api.ItemDigestMariaDB}
+	h.MySQL = &mysql.DB{DB: db, User: AppRole, Pattern: api.ItemDigestMariaDB}
 	if err := db.PingContext(ctx); err != nil {
 		return fmt.Errorf("mariadb %s: %w", dsn, err)
 	}
@@ -230,6 +211,6 @@ func (MariaDB) Likes(h *Handles) triggers.LikesTable {
 // digest table (whose statements apply a write in two or three, in a
 // transaction; see docs/testbed.md).
 func (MariaDB) WriteStatements(ctx context.Context, h *Handles, role string) (int64, int64, error) {
-	m := &observe.MySQL{DB: h.MySQL.DB, Pattern: api.WriteDigestMariaDB}
+	m := &mysql.DB{DB: h.MySQL.DB, Pattern: api.WriteDigestMariaDB}
 	return m.Totals(ctx)
 }

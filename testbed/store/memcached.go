@@ -1,17 +1,15 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/stores/memcached"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
@@ -63,27 +61,7 @@ func (m Memcached) Start(ctx context.Context, h Host, bins Programs, port int) (
 
 // Version asks the memcached at addr its version, bounded by ctx.
 func (Memcached) Version(ctx context.Context, addr string) (string, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.SetDeadline(dl)
-	}
-	if _, err := c.Write([]byte("version\r\n")); err != nil {
-		return "", err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	v, ok := strings.CutPrefix(strings.TrimSpace(line), "VERSION ")
-	if !ok {
-		return "", fmt.Errorf("memcached answered version with %q", strings.TrimSpace(line))
-	}
-	return v, nil
+	return memcached.Version(ctx, addr)
 }
 
 // Compose: the memcached profile's service; the replicas read it from

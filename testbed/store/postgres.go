@@ -12,11 +12,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/postgres"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
@@ -149,16 +147,16 @@ func (p Postgres) Start(ctx context.Context, h Host, bins Programs, port int) (s
 // seedPostgres creates the database, pg_stat_statements, the app role and
 // the items.
 func seedPostgres(ctx context.Context, adminDSN, dbDSN string, items int) error {
-	conn, err := pgx.Connect(ctx, adminDSN)
+	conn, err := postgres.Connect(ctx, adminDSN)
 	if err != nil {
 		return err
 	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{Database}.Sanitize())
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+postgres.Identifier(Database))
 	conn.Close(ctx)
 	if err != nil {
 		return fmt.Errorf("create database: %w", err)
 	}
-	conn, err = pgx.Connect(ctx, dbDSN)
+	conn, err = postgres.Connect(ctx, dbDSN)
 	if err != nil {
 		return err
 	}
@@ -166,7 +164,7 @@ func seedPostgres(ctx context.Context, adminDSN, dbDSN string, items int) error 
 	if _, err := conn.Exec(ctx, "CREATE EXTENSION pg_stat_statements"); err != nil {
 		return fmt.Errorf("create extension pg_stat_statements: %w: install the contrib modules (`apt-get install postgresql-contrib` on older Debian/Ubuntu)", err)
 	}
-	if _, err := conn.Exec(ctx, "CREATE ROLE "+pgx.Identifier{AppRole}.Sanitize()+" LOGIN"); err != nil {
+	if _, err := conn.Exec(ctx, "CREATE ROLE "+postgres.Identifier(AppRole)+" LOGIN"); err != nil {
 		return fmt.Errorf("create role: %w", err)
 	}
 	return api.Seed(ctx, conn, items, AppRole)
@@ -196,17 +194,7 @@ func pgCredential() (*syscall.Credential, error) {
 
 // Version asks the server at dsn its version: its number alone.
 func (Postgres) Version(ctx context.Context, dsn string) (string, error) {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	var v string
-	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&v); err != nil {
-		return "", err
-	}
-	v, _, _ = strings.Cut(v, " ")
-	return v, nil
+	return postgres.Version(ctx, dsn)
 }
 
 func (Postgres) Compose() Compose {
@@ -222,19 +210,9 @@ func (Postgres) Describe(d *Description, _ map[string]string) {
 }
 
 // Open opens a small pool as the database's owner.
-func (Postgres) Open(ctx context.Context, h *Handles, dsn string) error {
-	pcfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return fmt.Errorf("postgres dsn: %w", err)
-	}
-	pcfg.MaxConns = 4
-	if h.DB, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	if err := h.DB.Ping(ctx); err != nil {
-		return fmt.Errorf("postgres %s: %w", dsn, err)
-	}
-	return nil
+func (Postgres) Open(ctx context.Context, h *Handles, dsn string) (err error) {
+	h.DB, err = postgres.Open(ctx, dsn, 4, nil)
+	return err
 }
 
 // Likes are the likes and feed tables in Postgres, once open.
@@ -242,11 +220,11 @@ func (Postgres) Likes(h *Handles) triggers.LikesTable {
 	if h.DB == nil {
 		return nil
 	}
-	return api.PostgresLikes{Pool: h.DB}
+	return api.PostgresLikes{Pool: h.DB.Pool}
 }
 
 // WriteStatements reads the write statements' calls and rows in
 // pg_stat_statements.
 func (Postgres) WriteStatements(ctx context.Context, h *Handles, role string) (int64, int64, error) {
-	return observe.StatementTotals(ctx, h.DB, role, api.WriteStatements)
+	return h.DB.StatementTotals(ctx, role, api.WriteStatements)
 }

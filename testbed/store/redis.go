@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/stores/redis"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
@@ -55,27 +53,9 @@ func (r Redis) Start(ctx context.Context, h Host, bins Programs, port int) (stri
 	return addr, version, err
 }
 
-// Version reads redis_version from INFO. Each probe is bounded by ctx,
-// not by go-redis' 3s read timeout, so a port held by something else
-// fails fast.
+// Version reads redis_version from INFO, each probe bounded by ctx.
 func (Redis) Version(ctx context.Context, addr string) (string, error) {
-	opt, err := redis.ParseURL(addr)
-	if err != nil {
-		return "", err
-	}
-	opt.DisableIdentity, opt.MaxRetries, opt.ContextTimeoutEnabled = true, -1, true
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	info, err := rdb.Info(ctx, "server").Result()
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return v, nil
-		}
-	}
-	return "", nil
+	return redis.Version(ctx, addr)
 }
 
 func (Redis) Compose() Compose {
@@ -91,17 +71,9 @@ func (Redis) Describe(d *Description, _ map[string]string) {
 }
 
 // Open opens the target's Redis client.
-func (Redis) Open(ctx context.Context, h *Handles, addr string) error {
-	opt, err := redis.ParseURL(addr)
-	if err != nil {
-		return fmt.Errorf("redis url %q: %w", addr, err)
-	}
-	opt.DisableIdentity = true
-	h.Redis = redis.NewClient(opt)
-	if err := h.Redis.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis %s: %w", addr, err)
-	}
-	return nil
+func (Redis) Open(ctx context.Context, h *Handles, addr string) (err error) {
+	h.Redis, err = redis.OpenURL(ctx, addr)
+	return err
 }
 
 // Flush empties it: the items and the write queue.

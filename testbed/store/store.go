@@ -20,11 +20,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/mysql"
+	"github.com/herdbench/herdbench/stores/postgres"
+	"github.com/herdbench/herdbench/stores/redis"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -148,8 +148,8 @@ type Description struct {
 // fields of targets.Target of the same names.
 type Handles struct {
 	Redis *redis.Client
-	DB    *pgxpool.Pool
-	MySQL *observe.MySQL
+	DB    *postgres.DB
+	MySQL *mysql.DB
 	// OpenMemcached opens the target's Memcached client and stats reader
 	// (targets.Target.OpenMemcached).
 	OpenMemcached func(ctx context.Context, addr string) error

@@ -13,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
+	"github.com/herdbench/herdbench/stores/mysql"
 	"github.com/herdbench/herdbench/testbed/proctest"
 )
 
@@ -110,9 +109,7 @@ func (m *MariaDB) CreateUser(t testing.TB, name, password string, grants ...stri
 
 // DSN is the go-sql-driver DSN of user on the server's TCP port.
 func (m *MariaDB) DSN(name, password, db string) string {
-	c := mysql.NewConfig()
-	c.User, c.Passwd, c.Net, c.Addr, c.DBName = name, password, "tcp", m.Addr, db
-	return c.FormatDSN()
+	return mysql.DSN(name, password, "tcp", m.Addr, db)
 }
 
 // ObserverGrants are what herdbench's own user needs of a MySQL target:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/mysql"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
@@ -40,7 +41,7 @@ func TestMariaDBOnDocker(t *testing.T) {
 	if tg.MySQL == nil || tg.DB != nil || tg.Proxies[herd.Postgres] != herd.MariaDB {
 		t.Fatalf("target: mysql %v, postgres %v, proxies %v; want MariaDB observed, and proxied as the database", tg.MySQL, tg.DB, tg.Proxies)
 	}
-	digest := &observe.MySQL{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
+	digest := &mysql.DB{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
 	calls := func() int64 {
 		t.Helper()
 		s, err := observe.Source{MySQL: digest}.Read(context.Background())

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/memcached"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -34,7 +35,7 @@ func TestMemcachedOnDocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	mc := &observe.Memcached{Address: st.Memcached} // read apart from the run's own
+	mc := &memcached.Client{Address: st.Memcached} // read apart from the run's own
 	defer mc.Close()
 	read := func(s observe.Source) observe.Sample {
 		t.Helper()

@@ -1,4 +1,4 @@
-package observe
+package memcached
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed/storetest"
 )
 
@@ -53,9 +54,9 @@ func TestMemcachedFiguresAreItsStats(t *testing.T) {
 	if err := mc.Set(&memcache.Item{Key: "item:1", Value: []byte("v")}); err != nil {
 		t.Fatal(err)
 	}
-	obs := &Memcached{Address: addr}
+	obs := &Client{Address: addr}
 	defer obs.Close()
-	src := Source{Memcached: obs}
+	src := observe.Source{Memcached: obs}
 	s0, err := src.Read(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestMemcachedFiguresAreItsStats(t *testing.T) {
 			t.Fatalf("get item:2 = %v; want a miss", err)
 		}
 	}
-	var s1 Sample
+	var s1 observe.Sample
 	for range 5 {
 		if s1, err = src.Read(ctx); err != nil {
 			t.Fatal(err)
@@ -92,7 +93,7 @@ func TestMemcachedFiguresAreItsStats(t *testing.T) {
 			t.Errorf("%s: %d; want %d", c.name, c.got, c.want)
 		}
 	}
-	if CacheRestarted(s0, s1) || s1.CacheInstance == "" {
+	if observe.CacheRestarted(s0, s1) || s1.CacheInstance == "" {
 		t.Errorf("instance %q then %q; want one, unchanged", s0.CacheInstance, s1.CacheInstance)
 	}
 }
@@ -100,14 +101,14 @@ func TestMemcachedFiguresAreItsStats(t *testing.T) {
 // A Memcached that went away fails the read; the next read, once it is
 // back, dials again.
 func TestMemcachedReadFailsWhenItIsGone(t *testing.T) {
-	obs := &Memcached{Address: storetest.Memcached(t)}
+	obs := &Client{Address: storetest.Memcached(t)}
 	defer obs.Close()
-	if _, err := (Source{Memcached: obs}).Read(context.Background()); err != nil {
+	if _, err := (observe.Source{Memcached: obs}).Read(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	obs.Address = "127.0.0.1:1" // nothing listens there
 	obs.Close()
-	if _, err := (Source{Memcached: obs}).Read(context.Background()); err == nil {
+	if _, err := (observe.Source{Memcached: obs}).Read(context.Background()); err == nil {
 		t.Error("a read from no server succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package triggers
+package redis
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/storetest"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // redisEnv is a real Redis holding item:1 to item:5 and other:1, with the
 // hot keys 1, 2, 3 and 9 (which it does not hold); its triggers may touch
 // the keys of item:*.
-func redisEnv(t *testing.T) (Env, *Redis, *redis.Client) {
+func redisEnv(t *testing.T) (triggers.Env, *Cache, *redis.Client) {
 	t.Helper()
 	rc := redis.NewClient(&redis.Options{Addr: storetest.Redis(t), DisableIdentity: true})
 	t.Cleanup(func() { rc.Close() })
@@ -24,8 +25,8 @@ func redisEnv(t *testing.T) (Env, *Redis, *redis.Client) {
 			t.Fatal(err)
 		}
 	}
-	r := &Redis{Client: rc, Key: func(k string) string { return "item:" + k }, Pattern: "item:*", Channel: "invalidate"}
-	return Env{Caches: []Cache{r}, HotKeys: []string{"1", "2", "3", "9"}}, r, rc
+	r := &Cache{Client: &Client{rc}, Key: func(k string) string { return "item:" + k }, Pattern: "item:*", Channel: "invalidate"}
+	return triggers.Env{Caches: []triggers.Cache{r}, HotKeys: []string{"1", "2", "3", "9"}}, r, rc
 }
 
 // inRedis lists which of keys Redis holds.
@@ -49,14 +50,14 @@ var allKeys = []string{"item:1", "item:2", "item:3", "item:4", "item:5", "other:
 // expire unlinks the hot keys, and only them.
 func TestExpireUnlinksTheHotKeysInRedis(t *testing.T) {
 	env, _, rc := redisEnv(t)
-	if got, want := (&Expire{}).Plan(env), "UNLINK 4 Redis keys (the hot keys matching item:*): item:1, item:2, item:3, item:9"; got != want {
+	if got, want := (&triggers.Expire{}).Plan(env), "UNLINK 4 Redis keys (the hot keys matching item:*): item:1, item:2, item:3, item:9"; got != want {
 		t.Errorf("Plan = %q; want %q", got, want)
 	}
-	fired, err := (&Expire{}).Fire(context.Background(), env)
+	fired, err := (&triggers.Expire{}).Fire(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := fired.Detail.(*ExpireDetail); d.Keys != 4 || d.KeysRemoved != 3 || d.Memcached != nil || d.HTTPCache != nil {
+	if d := fired.Detail.(*triggers.ExpireDetail); d.Keys != 4 || d.KeysRemoved != 3 || d.Memcached != nil || d.HTTPCache != nil {
 		t.Errorf("detail = %+v; want 4 keys, the 3 held removed", d)
 	}
 	if got := inRedis(t, rc, allKeys...); got != "item:4 item:5 other:1" {
@@ -69,7 +70,7 @@ func TestTTLAlignsRedisKeysAtT(t *testing.T) {
 	env, _, rc := redisEnv(t)
 	ctx := context.Background()
 	env.T = time.Now().Add(time.Minute).Truncate(time.Millisecond)
-	ttl := &TTL{}
+	ttl := &triggers.TTL{}
 	if err := ttl.Align(ctx, env); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestTTLAlignsRedisKeysAtT(t *testing.T) {
 		t.Errorf("item:4, not hot, was aligned at T")
 	}
 	fired, err := ttl.Fire(ctx, env)
-	if d := fired.Detail.(*TTLDetail); err != nil || d.Keys != 4 || d.Memcached != nil {
+	if d := fired.Detail.(*triggers.TTLDetail); err != nil || d.Keys != 4 || d.Memcached != nil {
 		t.Errorf("Fire = %+v, %v; want the 4 hot keys of the pattern", d, err)
 	}
 }
@@ -92,25 +93,25 @@ func TestTTLAlignsRedisKeysAtT(t *testing.T) {
 func TestFlushRedisKeepsToThePatternUnlessGrantedFlushDB(t *testing.T) {
 	env, r, rc := redisEnv(t)
 	ctx := context.Background()
-	if got, want := (&Flush{}).Plan(env), "SCAN MATCH item:* and UNLINK every key it finds (only keys matching the pattern)"; got != want {
+	if got, want := (&triggers.Flush{}).Plan(env), "SCAN MATCH item:* and UNLINK every key it finds (only keys matching the pattern)"; got != want {
 		t.Errorf("Plan = %q; want %q", got, want)
 	}
-	fired, err := (&Flush{}).Fire(ctx, env)
+	fired, err := (&triggers.Flush{}).Fire(ctx, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := fired.Detail.(*FlushDetail); d.KeysFlushed != 5 || d.Pattern != "item:*" {
+	if d := fired.Detail.(*triggers.FlushDetail); d.KeysFlushed != 5 || d.Pattern != "item:*" {
 		t.Errorf("detail = %+v; want the 5 keys of item:* flushed, the pattern named", d)
 	}
 	if got := inRedis(t, rc, allKeys...); got != "other:1" {
 		t.Errorf("left %q; want other:1", got)
 	}
 	r.FlushDB = true
-	if got, want := (&Flush{}).Plan(env), "FLUSHDB on the testbed's Redis"; got != want {
+	if got, want := (&triggers.Flush{}).Plan(env), "FLUSHDB on the testbed's Redis"; got != want {
 		t.Errorf("Plan = %q; want %q", got, want)
 	}
-	fired, err = (&Flush{}).Fire(ctx, env)
-	if d := fired.Detail.(*FlushDetail); err != nil || d.KeysFlushed != 1 || d.Pattern != "" {
+	fired, err = (&triggers.Flush{}).Fire(ctx, env)
+	if d := fired.Detail.(*triggers.FlushDetail); err != nil || d.KeysFlushed != 1 || d.Pattern != "" {
 		t.Errorf("owned: Fire = %+v, %v; want the 1 key left flushed, no pattern", d, err)
 	}
 	if got := inRedis(t, rc, allKeys...); got != "" {
@@ -128,21 +129,21 @@ func TestNotifyAndPauseOnRedis(t *testing.T) {
 	if _, err := sub.Receive(ctx); err != nil { // the subscription is confirmed
 		t.Fatal(err)
 	}
-	if got, want := (&Notify{}).Plan(env), "PUBLISH the 4 hot keys on channel invalidate: 1, 2, 3, 9"; got != want {
+	if got, want := (&triggers.Notify{}).Plan(env), "PUBLISH the 4 hot keys on channel invalidate: 1, 2, 3, 9"; got != want {
 		t.Errorf("Plan = %q; want %q", got, want)
 	}
-	fired, err := (&Notify{}).Fire(ctx, env)
+	fired, err := (&triggers.Notify{}).Fire(ctx, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := fired.Detail.(*NotifyDetail); d.Keys != 4 || d.Receivers != 1 {
+	if d := fired.Detail.(*triggers.NotifyDetail); d.Keys != 4 || d.Receivers != 1 {
 		t.Errorf("detail = %+v; want 4 keys, 1 receiver", d)
 	}
 	if m, err := sub.ReceiveMessage(ctx); err != nil || m.Payload != "1,2,3,9" {
 		t.Errorf("the subscriber got %v, %v; want 1,2,3,9", m, err)
 	}
 
-	o := &Outage{For: herd.Duration(300 * time.Millisecond), Dependency: herd.Redis}
+	o := &triggers.Outage{For: herd.Duration(300 * time.Millisecond), Dependency: herd.Redis}
 	if got, want := o.Plan(env), "CLIENT PAUSE 300 ALL on the Redis (every client of it waits) for 300ms, then CLIENT UNPAUSE"; got != want {
 		t.Errorf("Plan = %q; want %q", got, want)
 	}
@@ -176,10 +177,17 @@ func TestNotifyAndPauseOnRedis(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Errorf("no client's GET was held by the pause; want one waiting 200 ms or more")
 	}
-	if d := fired.Detail.(*OutageDetail); !d.Paused || d.Dependency != herd.Redis || d.ForMS != 300 || d.DownMS < 300 {
+	if d := fired.Detail.(*triggers.OutageDetail); !d.Paused || d.Dependency != herd.Redis || d.ForMS != 300 || d.DownMS < 300 {
 		t.Errorf("detail = %+v; want redis paused for 300 ms", d)
 	}
 	if err := rc.Ping(ctx).Err(); err != nil {
 		t.Errorf("PING after the pause = %v", err)
+	}
+}
+
+func TestHotRedisKeysKeepToThePattern(t *testing.T) {
+	r := &Cache{Key: func(k string) string { return "item:" + k }, Pattern: "item:1*"}
+	if got := strings.Join(r.HotKeys([]string{"1", "2", "10", "11", "3"}), ","); got != "item:1,item:10,item:11" {
+		t.Errorf("HotKeys = %s; want only the keys matching item:1*, hottest first", got)
 	}
 }

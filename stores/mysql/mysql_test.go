@@ -1,4 +1,4 @@
-package observe
+package mysql_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
-
+	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/stores/mysql"
 	"github.com/herdbench/herdbench/testbed/storetest"
 )
 
@@ -36,7 +36,7 @@ func shopDB(t *testing.T) (*storetest.MariaDB, *sql.DB, *sql.DB) {
 }
 
 // countStar reads COUNT_STAR of the statements whose digest text has
-// like in it, as root: the source Sample.Calls must agree with.
+// like in it, as root: the source observe.Sample.Calls must agree with.
 func countStar(t *testing.T, m *storetest.MariaDB, like string) int64 {
 	t.Helper()
 	var n int64
@@ -54,9 +54,9 @@ func countStar(t *testing.T, m *storetest.MariaDB, like string) int64 {
 func TestMySQLCallsAreTheDigestsCountStar(t *testing.T) {
 	m, shop, hb := shopDB(t)
 	ctx := context.Background()
-	byText := Source{MySQL: &MySQL{DB: hb, User: "shop", Pattern: "FROM `items`"}}
-	greedy := Source{MySQL: &MySQL{DB: hb, User: "shop", Pattern: "SELECT"}}
-	read := func(src Source) Sample {
+	byText := observe.Source{MySQL: &mysql.DB{DB: hb, User: "shop", Pattern: "FROM `items`"}}
+	greedy := observe.Source{MySQL: &mysql.DB{DB: hb, User: "shop", Pattern: "SELECT"}}
+	read := func(src observe.Source) observe.Sample {
 		t.Helper()
 		s, err := src.Read(ctx)
 		if err != nil {
@@ -93,7 +93,7 @@ func TestMySQLCallsAreTheDigestsCountStar(t *testing.T) {
 		WHERE DIGEST_TEXT LIKE '%SLEEP%FROM ` + "`items`" + `%'`).Scan(&digest); err != nil {
 		t.Fatal(err)
 	}
-	byDigest := Source{MySQL: &MySQL{DB: hb, User: "shop", Digests: []string{digest}}}
+	byDigest := observe.Source{MySQL: &mysql.DB{DB: hb, User: "shop", Digests: []string{digest}}}
 	if got, want := read(byDigest).Calls, countStar(t, m, "SLEEP"); got != want || want != 7 {
 		t.Errorf("digest %s: Calls = %d, COUNT_STAR %d; want both 7", digest, got, want)
 	}
@@ -105,7 +105,7 @@ func TestMySQLCallsAreTheDigestsCountStar(t *testing.T) {
 func TestMySQLConnectionsAreTheUsers(t *testing.T) {
 	m, shop, hb := shopDB(t)
 	ctx := context.Background()
-	src := Source{MySQL: &MySQL{DB: hb, User: "shop", Pattern: "items"}}
+	src := observe.Source{MySQL: &mysql.DB{DB: hb, User: "shop", Pattern: "items"}}
 	s0, err := src.Read(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestMySQLConnectionsAreTheUsers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if DBRestarted(s0, s) {
+		if observe.DBRestarted(s0, s) {
 			t.Fatalf("the server's start moved from %v to %v without a restart", s0.DBStart, s.DBStart)
 		}
 		time.Sleep(100 * time.Millisecond) // the sampler's own pace; nothing waits on it
@@ -154,7 +154,7 @@ func TestMySQLConnectionsAreTheUsers(t *testing.T) {
 func TestMySQLLockWaits(t *testing.T) {
 	_, shop, hb := shopDB(t)
 	ctx := context.Background()
-	src := Source{MySQL: &MySQL{DB: hb, User: "shop", Pattern: "items"}}
+	src := observe.Source{MySQL: &mysql.DB{DB: hb, User: "shop", Pattern: "items"}}
 	holder, err := shop.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestMySQLLockWaits(t *testing.T) {
 		_, err := shop.Exec("UPDATE items SET v = 'w' WHERE id = 1")
 		waited <- err
 	}()
-	until := func(what string, ok func(Sample) bool) Sample {
+	until := func(what string, ok func(observe.Sample) bool) observe.Sample {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
 		for {
@@ -183,7 +183,7 @@ func TestMySQLLockWaits(t *testing.T) {
 			time.Sleep(150 * time.Millisecond)
 		}
 	}
-	s := until("the update's lock wait never showed", func(s Sample) bool { return s.LockWaits == 1 })
+	s := until("the update's lock wait never showed", func(s observe.Sample) bool { return s.LockWaits == 1 })
 	if s.LocksWaiting < 1 || s.Active != 1 {
 		t.Errorf("LocksWaiting = %d, Active = %d while shop waits; want at least its 1, and its one statement running (the holder's is done)", s.LocksWaiting, s.Active)
 	}
@@ -193,5 +193,5 @@ func TestMySQLLockWaits(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Fatalf("the waiting update: %v", err)
 	}
-	until("the lock wait, or the statement, outlived the lock", func(s Sample) bool { return s.LockWaits == 0 && s.LocksWaiting == 0 && s.Active == 0 })
+	until("the lock wait, or the statement, outlived the lock", func(s observe.Sample) bool { return s.LockWaits == 0 && s.LocksWaiting == 0 && s.Active == 0 })
 }

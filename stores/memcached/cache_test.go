@@ -1,22 +1,21 @@
-package triggers
+package memcached
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/herdbench/herdbench/testbed/storetest"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // memcachedEnv is a real Memcached holding item:1 to item:5 and other:1,
 // with the hot keys 1, 2, 3 and 9 (which it does not hold).
-func memcachedEnv(t *testing.T, allowFlush bool) (Env, *Memcached, *memcache.Client) {
+func memcachedEnv(t *testing.T, allowFlush bool) (triggers.Env, *Cache, *memcache.Client) {
 	t.Helper()
 	mc := memcache.New(storetest.Memcached(t))
 	t.Cleanup(func() { mc.Close() })
@@ -25,8 +24,8 @@ func memcachedEnv(t *testing.T, allowFlush bool) (Env, *Memcached, *memcache.Cli
 			t.Fatal(err)
 		}
 	}
-	m := &Memcached{Client: mc, AllowFlushAll: allowFlush, Key: func(k string) string { return "item:" + k }}
-	return Env{Caches: []Cache{m}, HotKeys: []string{"1", "2", "3", "9"}}, m, mc
+	m := &Cache{Client: &Client{items: mc}, AllowFlushAll: allowFlush, Key: func(k string) string { return "item:" + k }}
+	return triggers.Env{Caches: []triggers.Cache{m}, HotKeys: []string{"1", "2", "3", "9"}}, m, mc
 }
 
 // cached lists which of keys the cache holds.
@@ -48,14 +47,14 @@ func cached(t *testing.T, mc *memcache.Client, keys ...string) []string {
 // expire deletes the hot keys' items, and only them.
 func TestExpireDeletesTheHotItemsInMemcached(t *testing.T) {
 	env, _, mc := memcachedEnv(t, false)
-	if plan := (&Expire{}).Plan(env); !strings.Contains(plan, "delete 4 Memcached items (the hot keys): item:1, item:2, item:3, item:9") {
+	if plan := (&triggers.Expire{}).Plan(env); !strings.Contains(plan, "delete 4 Memcached items (the hot keys): item:1, item:2, item:3, item:9") {
 		t.Errorf("Plan = %q", plan)
 	}
-	fired, err := (&Expire{}).Fire(context.Background(), env)
+	fired, err := (&triggers.Expire{}).Fire(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := fired.Detail.(*ExpireDetail)
+	d := fired.Detail.(*triggers.ExpireDetail)
 	if d.Keys != 4 || d.KeysRemoved != 3 || d.Memcached == nil || d.Memcached.Sent != 4 || d.Memcached.Found != 3 || d.Memcached.Command != "delete" {
 		t.Errorf("detail = %+v, memcached %+v; want 4 sent, the 3 held removed", d, d.Memcached)
 	}
@@ -69,7 +68,7 @@ func TestExpireDeletesTheHotItemsInMemcached(t *testing.T) {
 func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
 	env, _, mc := memcachedEnv(t, false)
 	env.T = time.Now().Add(2500 * time.Millisecond)
-	ttl := &TTL{}
+	ttl := &triggers.TTL{}
 	if err := ttl.Align(context.Background(), env); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +76,7 @@ func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := fired.Detail.(*TTLDetail)
+	d := fired.Detail.(*triggers.TTLDetail)
 	want := env.T.Truncate(time.Second).Add(time.Second).Unix()
 	if d.Keys != 4 || d.Memcached == nil || d.Memcached.Found != 3 || d.Memcached.ExpiresAt != want {
 		t.Errorf("detail = %+v, memcached %+v; want 4 keys, 3 touched to expire at %d", d, d.Memcached, want)
@@ -100,86 +99,29 @@ func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
 // flush empties a Memcached only when the target allows it, and is
 // refused before the run when it does not.
 func TestFlushMemcachedOnlyWhenAllowed(t *testing.T) {
-	err := Supported(&Flush{}, Caps{Memcached: true, MemcachedKeys: true, At: func(f string) string { return "shop.yaml:9: " + f }})
+	err := triggers.Supported(&triggers.Flush{}, triggers.Caps{Memcached: true, MemcachedKeys: true, At: func(f string) string { return "shop.yaml:9: " + f }})
 	if err == nil || !strings.Contains(err.Error(), "shop.yaml:9: memcached.allow_flush_all: true to empty") {
-		t.Errorf("Supported(flush) without allow_flush_all = %v; want refused, naming the field at its line", err)
+		t.Errorf("triggers.Supported(flush) without allow_flush_all = %v; want refused, naming the field at its line", err)
 	}
-	if err := Supported(&Flush{}, Caps{Memcached: true, FlushAll: true}); err != nil {
-		t.Errorf("Supported(flush) with allow_flush_all = %v; want nil", err)
+	if err := triggers.Supported(&triggers.Flush{}, triggers.Caps{Memcached: true, FlushAll: true}); err != nil {
+		t.Errorf("triggers.Supported(flush) with allow_flush_all = %v; want nil", err)
 	}
 	env, m, mc := memcachedEnv(t, false)
-	if _, err := (&Flush{}).Fire(context.Background(), env); !errors.Is(err, errMemcachedFlush) {
+	if _, err := (&triggers.Flush{}).Fire(context.Background(), env); !errors.Is(err, errFlush) {
 		t.Errorf("flush without allow_flush_all = %v; want refused", err)
 	}
 	if got := cached(t, mc, "other:1"); len(got) != 1 {
 		t.Fatalf("a refused flush emptied the cache")
 	}
 	m.AllowFlushAll = true
-	fired, err := (&Flush{}).Fire(context.Background(), env)
+	fired, err := (&triggers.Flush{}).Fire(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := fired.Detail.(*FlushDetail); d.Memcached == nil || d.Memcached.Command != "flush_all" {
+	if d := fired.Detail.(*triggers.FlushDetail); d.Memcached == nil || d.Memcached.Command != "flush_all" {
 		t.Errorf("detail = %+v; want the flush_all sent", d)
 	}
 	if got := cached(t, mc, "item:4", "other:1"); len(got) != 0 {
 		t.Errorf("left %v after flush_all; want nothing", got)
-	}
-}
-
-// conndrop KILLs the service user's connections, and never herdbench's
-// own: its session, and a connection of the same user marked with
-// herdbench's program_name.
-func TestConndropKillsTheMySQLUsersConnections(t *testing.T) {
-	m := storetest.StartMariaDB(t)
-	m.Exec(t, "CREATE DATABASE shop")
-	m.CreateUser(t, "shop", "shop-pw", "ALL ON shop.*")
-	m.CreateUser(t, "hb", "hb-pw", storetest.ObserverGrants...)
-	ctx := context.Background()
-	open := func(user, pw string, ours bool) *sql.DB {
-		cfg, err := mysql.ParseDSN(m.DSN(user, pw, ""))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ours {
-			cfg.ConnectionAttributes = "program_name:herdbench"
-		}
-		conn, err := mysql.NewConnector(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db := sql.OpenDB(conn)
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-	service, ourShop, hb := open("shop", "shop-pw", false), open("shop", "shop-pw", true), open("hb", "hb-pw", true)
-	var conns []*sql.Conn
-	for _, db := range []*sql.DB{service, service, service, ourShop} {
-		c, err := db.Conn(ctx)
-		if err == nil {
-			err = c.PingContext(ctx)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-	}
-	env := Env{Conns: &MySQL{DB: hb, User: "shop", Spare: "herdbench"}}
-	if err := Supported(&Conndrop{}, Caps{MySQLUser: true}); err != nil {
-		t.Fatal(err)
-	}
-	fired, err := (&Conndrop{}).Fire(ctx, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := fired.Detail.(*ConndropDetail)
-	if d.User != "shop" || d.ConnectionsReset == nil || *d.ConnectionsReset != 3 {
-		t.Errorf("detail = %+v; want the 3 connections of the service reset", d)
-	}
-	for i, c := range conns {
-		err := c.PingContext(ctx)
-		if alive := err == nil; alive != (i == 3) {
-			t.Errorf("connection %d alive %v (%v); want only herdbench's own (3) alive", i, alive, err)
-		}
 	}
 }
