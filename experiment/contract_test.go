@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"encoding"
+	"encoding/json"
 	"os"
 	"reflect"
 	"regexp"
@@ -183,6 +185,12 @@ func (c *contractNames) covers(path string, order map[string]int) bool {
 		return okLo && okHi && lo <= i && i <= hi
 	})
 }
+
+var (
+	rawType  = reflect.TypeFor[json.RawMessage]()
+	jsonType = reflect.TypeFor[json.Marshaler]()
+	textType = reflect.TypeFor[encoding.TextMarshaler]()
+)
 
 // resultNodes numbers every field of an arm's results by its path, in
 // the order the results print them, from the Go types: objects, arrays,
