@@ -2,8 +2,12 @@ package experiment
 
 import (
 	"fmt"
+	"go/parser"
+	"go/token"
 	"maps"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/herdbench/herdbench/gates"
@@ -64,6 +68,29 @@ func TestFigureSetWritesItsPath(t *testing.T) {
 			before[f.Path] = x
 			if d := numbersDiff(after, before); d != "" {
 				t.Errorf("%s: Set(%s, %s): %s", name, f.Path, fmtNum(x), d)
+			}
+		}
+	}
+}
+
+// The engine finds and copies an arm's figures by their declaration, not
+// by reflection: no file of the package but its tests imports reflect.
+func TestTheEngineImportsNoReflect(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"reflect"` {
+				t.Errorf("%s imports reflect (accepted: a figure declared in figure_table.go; no reflection in the engine)", name)
 			}
 		}
 	}
