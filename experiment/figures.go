@@ -3,9 +3,12 @@ package experiment
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // Figure is one number of an arm's results, named by its path in them
@@ -96,9 +99,27 @@ func figurePaths(v any) []string {
 	return slices.Compact(paths)
 }
 
+// contractPaths are the paths of every figure an arm's results may hold,
+// sorted: figurePaths with every trigger's detail, and a map's figures
+// under NAME (requests.NAME.p99_ms). Each has a row in the results
+// contract (contract.go).
+func contractPaths() []string {
+	c := &collector{schema: true, names: true}
+	for _, t := range triggers.Default().Triggers() {
+		armFigures.walk(&ArmResult{Trigger: TriggerResult{Detail: t.Detail()}}, "", c)
+	}
+	paths := make([]string, 0, len(c.out))
+	for _, f := range c.out {
+		paths = append(paths, f.Path)
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths)
+}
+
 // collector gathers the figures a declaration finds.
 type collector struct {
 	schema bool // every number the types hold (figurePaths), not only those the results print
+	names  bool // with schema: a map's figures under NAME (contractPaths)
 	own    bool // copy every pointer and map walked through before it is walked (ownFigures)
 	out    []Figure
 }
@@ -248,6 +269,9 @@ func family[T, U any, M ~map[string]*U](name string, p func(*T) *M, d decl[U]) m
 			}
 			*m = cp
 		}
+		if c.names {
+			d.walk(new(U), join(path, "NAME"), c)
+		}
 		for k, u := range *m {
 			if u == nil {
 				c.null(join(path, k))
@@ -269,7 +293,11 @@ func counts[T any](name string, p func(*T) *map[string]int64) member[T] {
 			}
 			*m = cp
 		}
-		for k := range *m {
+		keys := slices.Collect(maps.Keys(*m))
+		if c.names {
+			keys = []string{"NAME"}
+		}
+		for _, k := range keys {
 			c.add(join(path, k), Count, "", true, func() *float64 { f := float64((*m)[k]); return &f }, func(f *float64) {
 				(*m)[k] = 0
 				if f != nil {
