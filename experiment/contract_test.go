@@ -64,7 +64,7 @@ func contractSpan(t *testing.T, doc string) (start, end int) {
 }
 
 // Every figure an arm's results may hold has a row in the contract,
-// which says where it comes from and over which window: contractPaths,
+// which says where it comes from and over which window: schemaPaths(true),
 // the declared figures (figure_table.go) with every trigger's detail and
 // a map's under NAME (requests.NAME.FIGURE, lb.servers.NAME.FIGURE). A
 // figure declared without a row fails here, named.
@@ -79,7 +79,7 @@ func uncontracted() []string {
 	order := resultNodes()
 	doc := contractOf(contract)
 	var missing []string
-	for _, p := range contractPaths() {
+	for _, p := range schemaPaths(true) {
 		if !doc.covers(p, order) {
 			missing = append(missing, p)
 		}

@@ -59,7 +59,7 @@ var detailFigures = member[TriggerResult]{name: "detail", walk: func(t *TriggerR
 		})
 	case *triggers.RestartDetail:
 		detail(t, d, path, c, decl[triggers.RestartDetail]{
-			nilSlice("restarted", func(d *triggers.RestartDetail) []string { return d.Restarted }),
+			nullWhen("restarted", func(d *triggers.RestartDetail) bool { return d.Restarted == nil }),
 			millis("took_ms", func(d *triggers.RestartDetail) *int64 { return &d.TookMS }),
 		})
 	case *triggers.SlowDBDetail:
@@ -93,7 +93,7 @@ func detail[U any](t *TriggerResult, d *U, path string, c *collector, figs decl[
 }
 
 var writesDetail = decl[triggers.WritesDetail]{
-	nilSlice("items", func(d *triggers.WritesDetail) []int64 { return d.Items }),
+	nullWhen("items", func(d *triggers.WritesDetail) bool { return d.Items == nil }),
 	count("sent", func(d *triggers.WritesDetail) *int { return &d.Sent }),
 	count("acked", func(d *triggers.WritesDetail) *int { return &d.Acked }),
 	count("errors", func(d *triggers.WritesDetail) *int { return &d.Errors }),

@@ -28,7 +28,7 @@ var armFigures = decl[ArmResult]{
 		opt("after_ms", Duration, "ms", func(t *Timing) **int64 { return &t.AfterMS }).omitEmpty(),
 	}),
 	group("trigger", func(a *ArmResult) *TriggerResult { return &a.Trigger }, decl[TriggerResult]{
-		nullTime("fired_at"),
+		nullWhen("fired_at", func(t *TriggerResult) bool { return t.FiredAt == nil }),
 		opt("ended_ms", Duration, "ms", func(t *TriggerResult) **int64 { return &t.EndedMS }),
 		detailFigures,
 	}),
@@ -54,7 +54,7 @@ var armFigures = decl[ArmResult]{
 		count("count", func(w *Workers) *int { return &w.Count }),
 		millis("start_skew_max_ms", func(w *Workers) *float64 { return &w.StartSkewMaxMS }),
 		millis("start_skew_p99_ms", func(w *Workers) *float64 { return &w.StartSkewP99MS }),
-		nilSlice("each", func(w *Workers) []Worker { return w.Each }),
+		nullWhen("each", func(w *Workers) bool { return w.Each == nil }),
 	}).omitEmpty(),
 	nullable("api", func(a *ArmResult) **APICounters { return &a.API }, decl[APICounters]{
 		count("requests", func(c *APICounters) *int64 { return &c.Requests }),
@@ -132,7 +132,7 @@ var armFigures = decl[ArmResult]{
 		opt("start_ms", Duration, "ms", func(e *EscapeResult) **int64 { return &e.StartMS }),
 		opt("rps", Rate, "/s", func(e *EscapeResult) **float64 { return &e.RPS }),
 		opt("share", Ratio, "", func(e *EscapeResult) **float64 { return &e.Share }),
-		nilSlice("steps", func(e *EscapeResult) []EscapeStep { return e.Steps }),
+		nullWhen("steps", func(e *EscapeResult) bool { return e.Steps == nil }),
 	}).omitEmpty(),
 	opt("recovery_ms", Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryMS }),
 	opt("recovery_from_t_ms", Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryFromTMS }),
@@ -140,7 +140,7 @@ var armFigures = decl[ArmResult]{
 		millis("at_ms", func(a *Abort) *int64 { return &a.AtMS }),
 	}),
 	count("missed_samples", func(a *ArmResult) *int { return &a.MissedSamples }),
-	nilSlice("timeline", func(a *ArmResult) []Row { return a.Timeline }),
+	nullWhen("timeline", func(a *ArmResult) bool { return a.Timeline == nil }),
 	series("prometheus", func(a *ArmResult) map[string][]targets.Point { return a.Prometheus }),
 }
 
@@ -192,7 +192,7 @@ var requestFigures = decl[RequestFigures]{
 	millis("max_ms", func(r *RequestFigures) *float64 { return &r.MaxMS }),
 	millis("baseline_p99_ms", func(r *RequestFigures) *float64 { return &r.BaselineP99MS }),
 	opt("recovery_ms", Duration, "ms", func(r *RequestFigures) **int64 { return &r.RecoveryMS }),
-	nilSlice("timeline", func(r *RequestFigures) []ClassRow { return r.Timeline }),
+	nullWhen("timeline", func(r *RequestFigures) bool { return r.Timeline == nil }),
 }
 
 var loadFigures = decl[LoadFigures]{
@@ -250,16 +250,6 @@ func loopFigures(k Kind, unit string) decl[LoopFigure] {
 		numberOf("after", k, unit, func(l *LoopFigure) *float64 { return &l.After }),
 		ratio("ratio", func(l *LoopFigure) *float64 { return &l.Ratio }),
 	}
-}
-
-// nullTime declares a field of T holding a time, *time.Time: no figure,
-// but null when nil.
-func nullTime(name string) member[TriggerResult] {
-	return member[TriggerResult]{name: name, walk: func(t *TriggerResult, path string, _ bool, c *collector) {
-		if t.FiredAt == nil && !c.schema {
-			c.null(path)
-		}
-	}}
 }
 
 // series declares the target's own series (prometheus.NAME): no figures,

@@ -91,41 +91,40 @@ func figurePaths(v any) []string {
 	case *LBServer:
 		lbServerFigures.walk(x, "", c)
 	}
-	paths := make([]string, 0, len(c.out))
-	for _, f := range c.out {
-		paths = append(paths, f.Path)
-	}
-	slices.Sort(paths)
-	return slices.Compact(paths)
+	return c.paths()
 }
 
-// contractPaths are the paths of every figure an arm's results may hold,
-// sorted: figurePaths with every trigger's detail, and a map's figures
-// under NAME (requests.NAME.p99_ms). Each has a row in the results
-// contract (contract.go).
-func contractPaths() []string {
-	c := &collector{schema: true, names: true}
+// schemaPaths are figurePaths of an arm with every trigger's detail;
+// names: with a map's figures under NAME (requests.NAME.p99_ms), the
+// paths each of which has a row in the results contract (contract.go).
+func schemaPaths(names bool) []string {
+	c := &collector{schema: true, names: names}
 	for _, t := range triggers.Default().Triggers() {
 		armFigures.walk(&ArmResult{Trigger: TriggerResult{Detail: t.Detail()}}, "", c)
 	}
-	paths := make([]string, 0, len(c.out))
-	for _, f := range c.out {
-		paths = append(paths, f.Path)
-	}
-	slices.Sort(paths)
-	return slices.Compact(paths)
+	return c.paths()
 }
 
 // collector gathers the figures a declaration finds.
 type collector struct {
 	schema bool // every number the types hold (figurePaths), not only those the results print
-	names  bool // with schema: a map's figures under NAME (contractPaths)
+	names  bool // with schema: a map's figures under NAME (schemaPaths)
 	own    bool // copy every pointer and map walked through before it is walked (ownFigures)
 	out    []Figure
 }
 
 func (c *collector) add(path string, k Kind, unit string, whole bool, get func() *float64, set func(*float64)) {
 	c.out = append(c.out, Figure{Path: path, Kind: k, Unit: unit, Whole: whole, get: get, set: set})
+}
+
+// paths are the paths of the figures found, sorted, each once.
+func (c *collector) paths() []string {
+	paths := make([]string, 0, len(c.out))
+	for _, f := range c.out {
+		paths = append(paths, f.Path)
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths)
 }
 
 // null adds a figure without a value: a nil pointer, slice or interface
@@ -243,11 +242,12 @@ func nullable[T, U any](name string, p func(*T) **U, d decl[U]) member[T] {
 	}}
 }
 
-// nilSlice declares a slice field of T: its elements are no figures, but
-// a nil one prints as null.
-func nilSlice[T any, E any](name string, p func(*T) []E) member[T] {
+// nullWhen declares a field of T that holds no figure (a slice's
+// elements, a time) but prints as null when isNil: a figure without a
+// value then.
+func nullWhen[T any](name string, isNil func(*T) bool) member[T] {
 	return member[T]{name: name, walk: func(v *T, path string, omit bool, c *collector) {
-		if p(v) == nil && !omit && !c.schema {
+		if isNil(v) && !omit && !c.schema {
 			c.null(path)
 		}
 	}}
