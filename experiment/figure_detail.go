@@ -5,15 +5,16 @@ import "github.com/herdbench/herdbench/triggers"
 // detailFigures declares a trigger's detail (trigger.detail.*): the
 // figures of the trigger's own type, declared below; of a trigger
 // triggers.Default does not know, read back as JSON values, every number
-// it holds (a Level). A detail of a type not declared here has none: a
-// test fails on every trigger whose detail prints a number it misses.
+// it holds (a Level). A detail of a type not declared here has none:
+// TestEveryTriggersDetailIsDeclared fails on a trigger whose detail
+// prints a number its declaration misses.
 var detailFigures = member[TriggerResult]{name: "detail", walk: func(t *TriggerResult, path string, _ bool, c *collector) {
 	switch d := t.Detail.(type) {
 	case nil:
 		if !c.schema {
 			c.null(path)
 		}
-	case map[string]any:
+	case map[string]any, []any, float64, string, bool:
 		if !c.schema {
 			jsonFigures(&t.Detail, path, c, func() {})
 		}

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -149,6 +150,24 @@ func TestFigureKindsAgreeWithTheirNames(t *testing.T) {
 			strings.HasSuffix(f.Path, "_us") && (kind != Duration || unit != "us"),
 			(strings.HasSuffix(f.Path, "_rps") || strings.HasSuffix(f.Path, "_qps")) && (kind != Rate || unit != "/s"):
 			t.Errorf("%s: kind %s, unit %q; its name says otherwise", f.Path, kind, unit)
+		}
+	}
+}
+
+// Every trigger's detail, each of its fields set, has the figures its
+// JSON prints: a field added to a detail type without its line in
+// figure_detail.go fails here, named.
+func TestEveryTriggersDetailIsDeclared(t *testing.T) {
+	for _, tr := range triggers.Default().Triggers() {
+		d := tr.Detail()
+		fill(reflect.ValueOf(d).Elem(), "trigger.detail", 1)
+		a := ArmResult{Trigger: TriggerResult{Name: tr.Name(), Detail: d}}
+		want, err := gates.Numbers(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := numbersDiff(a.Figures(), want); diff != "" {
+			t.Errorf("trigger %s: %s", tr.Name(), diff)
 		}
 	}
 }
