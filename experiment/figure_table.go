@@ -56,18 +56,7 @@ var armFigures = decl[ArmResult]{
 		millis("start_skew_p99_ms", func(w *Workers) *float64 { return &w.StartSkewP99MS }),
 		nullWhen("each", func(w *Workers) bool { return w.Each == nil }),
 	}).omitEmpty(),
-	nullable("api", func(a *ArmResult) **APICounters { return &a.API }, decl[APICounters]{
-		count("requests", func(c *APICounters) *int64 { return &c.Requests }),
-		count("loads", func(c *APICounters) *int64 { return &c.Loads }),
-		count("load_errors", func(c *APICounters) *int64 { return &c.LoadErrors }),
-		count("load_retries", func(c *APICounters) *int64 { return &c.LoadRetries }),
-		count("early_loads", func(c *APICounters) *int64 { return &c.EarlyLoads }),
-		count("coalesced", func(c *APICounters) *int64 { return &c.Coalesced }),
-		count("stale_served", func(c *APICounters) *int64 { return &c.StaleServed }),
-		count("lock_waits", func(c *APICounters) *int64 { return &c.LockWaits }),
-		count("db_new_conns", func(c *APICounters) *int64 { return &c.DBNewConns }),
-		count("db_canceled_acquires", func(c *APICounters) *int64 { return &c.DBCanceledAcquires }),
-	}),
+	nullable("api", func(a *ArmResult) **APICounters { return &a.API }, apiCounters),
 	nullable("edge", func(a *ArmResult) **EdgeTier { return &a.Edge }, decl[EdgeTier]{
 		level("config.bulkhead", func(e *EdgeTier) *int { return &e.Config.Bulkhead }),
 		count("counters.requests", func(e *EdgeTier) *int64 { return &e.Counters.Requests }),
@@ -142,6 +131,20 @@ var armFigures = decl[ArmResult]{
 	count("missed_samples", func(a *ArmResult) *int { return &a.MissedSamples }),
 	nullWhen("timeline", func(a *ArmResult) bool { return a.Timeline == nil }),
 	series("prometheus", func(a *ArmResult) map[string][]targets.Point { return a.Prometheus }),
+}
+
+// apiCounters are the replicas' own counters (api.*), summed.
+var apiCounters = decl[APICounters]{
+	count("requests", func(c *APICounters) *int64 { return &c.Requests }),
+	count("loads", func(c *APICounters) *int64 { return &c.Loads }),
+	count("load_errors", func(c *APICounters) *int64 { return &c.LoadErrors }),
+	count("load_retries", func(c *APICounters) *int64 { return &c.LoadRetries }),
+	count("early_loads", func(c *APICounters) *int64 { return &c.EarlyLoads }),
+	count("coalesced", func(c *APICounters) *int64 { return &c.Coalesced }),
+	count("stale_served", func(c *APICounters) *int64 { return &c.StaleServed }),
+	count("lock_waits", func(c *APICounters) *int64 { return &c.LockWaits }),
+	count("db_new_conns", func(c *APICounters) *int64 { return &c.DBNewConns }),
+	count("db_canceled_acquires", func(c *APICounters) *int64 { return &c.DBCanceledAcquires }),
 }
 
 // httpFigures are the clients' figures of the requests intended from T
