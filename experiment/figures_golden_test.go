@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// figuresGolden is every figure found on the results under testdata,
-// reporters/testdata and the aggregate fixtures: its path, whether it is
+// figuresGolden is every figure found on the results under testdata and
+// reporters/testdata: its path, whether it is
 // whole (a median of it rounds half up) and its value or null; then the
 // paths a gate may name. It was written by the reflection walker the
 // declared figures replaced (figures.go before issue 49), and a
@@ -67,7 +66,8 @@ type figureSet struct {
 }
 
 // figureSets are every arm, and every run of one, of the results files
-// the tests hold, and the aggregate fixtures' runs with their aggregate.
+// the tests hold (testdata/aggregate holds each aggregate fixture's runs
+// with their aggregate).
 func figureSets(t *testing.T) []figureSet {
 	t.Helper()
 	var out []figureSet
@@ -109,21 +109,6 @@ func figureSets(t *testing.T) []figureSet {
 		var a ArmResult
 		readJSON(t, f, &a)
 		add(strings.TrimSuffix(filepath.Base(f), ".json"), []ArmResult{a})
-	}
-	fixtures := aggregateFixtures(t)
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range fixtures {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		runs := fixtures[name]
-		agg, err := Aggregate(runs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		add("fixture-"+name, append(runs, agg))
 	}
 	return out
 }
