@@ -161,7 +161,7 @@ func whole[N number]() bool {
 	return N(half) == 0
 }
 
-// num declares a number field of T.
+// numberOf declares a number field of T, of kind k in unit.
 func numberOf[T any, N number](name string, k Kind, unit string, p func(*T) *N) member[T] {
 	return member[T]{name: name, walk: func(v *T, path string, omit bool, c *collector) {
 		x := p(v)
@@ -201,6 +201,8 @@ func opt[T any, N number](name string, k Kind, unit string, p func(*T) **N) memb
 	}}
 }
 
+// count, ratio, rate, millis and level declare a number field of T of
+// their kind (and unit: /s, ms).
 func count[T any, N number](name string, p func(*T) *N) member[T] {
 	return numberOf(name, Count, "", p)
 }
@@ -258,16 +260,14 @@ func nullWhen[T any](name string, isNil func(*T) bool) member[T] {
 func family[T, U any, M ~map[string]*U](name string, p func(*T) *M, d decl[U]) member[T] {
 	return member[T]{name: name, walk: func(v *T, path string, _ bool, c *collector) {
 		m := p(v)
-		if c.own && *m != nil {
-			cp := make(M, len(*m))
+		if c.own {
+			*m = maps.Clone(*m)
 			for k, u := range *m {
 				if u != nil {
 					x := *u
-					u = &x
+					(*m)[k] = &x
 				}
-				cp[k] = u
 			}
-			*m = cp
 		}
 		if c.names {
 			d.walk(new(U), join(path, "NAME"), c)
@@ -286,12 +286,8 @@ func family[T, U any, M ~map[string]*U](name string, p func(*T) *M, d decl[U]) m
 func counts[T any](name string, p func(*T) *map[string]int64) member[T] {
 	return member[T]{name: name, walk: func(v *T, path string, _ bool, c *collector) {
 		m := p(v)
-		if c.own && *m != nil {
-			cp := make(map[string]int64, len(*m))
-			for k, n := range *m {
-				cp[k] = n
-			}
-			*m = cp
+		if c.own {
+			*m = maps.Clone(*m)
 		}
 		keys := slices.Collect(maps.Keys(*m))
 		if c.names {
@@ -355,11 +351,8 @@ func jsonFigures(v *any, path string, c *collector, save func()) {
 		})
 	case map[string]any:
 		if c.own {
-			cp := make(map[string]any, len(x))
-			for k, e := range x {
-				cp[k] = e
-			}
-			x, *v = cp, cp
+			x = maps.Clone(x)
+			*v = x
 		}
 		for k := range x {
 			e := x[k]
