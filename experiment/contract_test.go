@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"encoding"
+	"encoding/json"
 	"os"
 	"reflect"
 	"regexp"
@@ -61,31 +63,28 @@ func contractSpan(t *testing.T, doc string) (start, end int) {
 	return start, end
 }
 
-// Every figure a gate may name has a row in the contract, which says
-// where it comes from and over which window: GatePaths, a request
-// class's (requests.NAME.FIGURE) and a load balancer's server's
-// (lb.servers.NAME.FIGURE). A figure added to ArmResult or a type under
-// it without one, or a field renamed, fails here, named.
+// Every figure an arm's results may hold has a row in the contract,
+// which says where it comes from and over which window: schemaPaths(true),
+// the declared figures (figure_table.go) with every trigger's detail and
+// a map's under NAME (requests.NAME.FIGURE, lb.servers.NAME.FIGURE). A
+// figure declared without a row fails here, named.
 func TestEveryFigureHasAContractRow(t *testing.T) {
+	if missing := uncontracted(); len(missing) > 0 {
+		t.Errorf("figures with no row in the results contract (contract.go: name each with its source and window):\n%s", strings.Join(missing, "\n"))
+	}
+}
+
+// uncontracted are the declared figures no row of the contract names.
+func uncontracted() []string {
 	order := resultNodes()
 	doc := contractOf(contract)
-	var paths []string
-	paths = append(paths, GatePaths()...)
-	for _, p := range ClassFigurePaths {
-		paths = append(paths, "requests.NAME."+p)
-	}
-	for _, p := range LBServerFigures {
-		paths = append(paths, "lb.servers.NAME."+p)
-	}
 	var missing []string
-	for _, p := range paths {
+	for _, p := range schemaPaths(true) {
 		if !doc.covers(p, order) {
 			missing = append(missing, p)
 		}
 	}
-	if len(missing) > 0 {
-		t.Errorf("figures with no row in the results contract (contract.go: name each with its source and window):\n%s", strings.Join(missing, "\n"))
-	}
+	return missing
 }
 
 // Every name a row gives is something an arm's results hold, and a range
@@ -183,6 +182,12 @@ func (c *contractNames) covers(path string, order map[string]int) bool {
 		return okLo && okHi && lo <= i && i <= hi
 	})
 }
+
+var (
+	rawType  = reflect.TypeFor[json.RawMessage]()
+	jsonType = reflect.TypeFor[json.Marshaler]()
+	textType = reflect.TypeFor[encoding.TextMarshaler]()
+)
 
 // resultNodes numbers every field of an arm's results by its path, in
 // the order the results print them, from the Go types: objects, arrays,

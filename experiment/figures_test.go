@@ -2,11 +2,17 @@ package experiment
 
 import (
 	"fmt"
+	"go/parser"
+	"go/token"
 	"maps"
+	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // An arm's typed figures are exactly the numbers of its results' JSON, as
@@ -65,6 +71,103 @@ func TestFigureSetWritesItsPath(t *testing.T) {
 			if d := numbersDiff(after, before); d != "" {
 				t.Errorf("%s: Set(%s, %s): %s", name, f.Path, fmtNum(x), d)
 			}
+		}
+	}
+}
+
+// The engine finds and copies an arm's figures by their declaration, not
+// by reflection: no file of the package but its tests imports reflect.
+func TestTheEngineImportsNoReflect(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"reflect"` {
+				t.Errorf("%s imports reflect (accepted: a figure declared in figure_table.go; no reflection in the engine)", name)
+			}
+		}
+	}
+}
+
+// A figure is declared in one place: one line in armFigures (here a
+// throwaway one, over a number no figure holds) reaches a gate, a
+// repeat's median and spread, the paths a gate may name and the
+// contract's list, which then wants a row for it.
+func TestAFigureIsDeclaredInOnePlace(t *testing.T) {
+	was := armFigures
+	t.Cleanup(func() { armFigures = was })
+	armFigures = append(slices.Clone(was), millis("throwaway_ms", func(a *ArmResult) *float64 { return &a.baselineP99 }))
+
+	runs := []ArmResult{{Name: "a"}, {Name: "a"}, {Name: "a"}}
+	for i, ms := range []float64{10, 30, 20} {
+		runs[i].baselineP99 = ms
+	}
+	agg, err := Aggregate(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := agg.SpreadOf("throwaway_ms"); !ok || agg.baselineP99 != 20 || *s.Min != 10 || *s.Max != 30 {
+		t.Errorf("Aggregate: throwaway_ms = %v, spread %+v; want the median 20, from 10 to 30", agg.baselineP99, s)
+	}
+	g, err := gates.Parse("throwaway_ms < 25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := CheckGates([]gates.Gate{g}, []ArmResult{agg}); len(res) != 1 || res[0].Measured == nil || *res[0].Measured != 20 || !res[0].Pass {
+		t.Errorf("CheckGates(throwaway_ms < 25) = %+v; want it measured 20, and passed", res)
+	}
+	if !slices.Contains(GatePaths(), "throwaway_ms") {
+		t.Errorf("GatePaths() lacks throwaway_ms")
+	}
+	if missing := uncontracted(); !slices.Equal(missing, []string{"throwaway_ms"}) {
+		t.Errorf("figures the contract has no row for: %q; want throwaway_ms", missing)
+	}
+}
+
+// The declared kinds and units agree with the figures' names and with the
+// gates' rules: a path gates.IsRatio reads as 0 to 1 is a Ratio, one in
+// _ms a Duration in ms, _us in us, _rps or _qps a Rate a second.
+func TestFigureKindsAgreeWithTheirNames(t *testing.T) {
+	c := &collector{schema: true, names: true}
+	for _, tr := range triggers.Default().Triggers() {
+		armFigures.walk(&ArmResult{Trigger: TriggerResult{Detail: tr.Detail()}}, "", c)
+	}
+	for _, f := range c.out {
+		kind, unit := f.Kind, f.Unit
+		switch {
+		case gates.IsRatio(f.Path) && kind != Ratio:
+			t.Errorf("%s: kind %s; gates read it as a ratio", f.Path, kind)
+		case strings.HasSuffix(f.Path, "_ms") && (kind != Duration || unit != "ms"),
+			strings.HasSuffix(f.Path, "_us") && (kind != Duration || unit != "us"),
+			(strings.HasSuffix(f.Path, "_rps") || strings.HasSuffix(f.Path, "_qps")) && (kind != Rate || unit != "/s"):
+			t.Errorf("%s: kind %s, unit %q; its name says otherwise", f.Path, kind, unit)
+		}
+	}
+}
+
+// Every trigger's detail, each of its fields set, has the figures its
+// JSON prints: a field added to a detail type without its line in
+// figure_detail.go fails here, named.
+func TestEveryTriggersDetailIsDeclared(t *testing.T) {
+	for _, tr := range triggers.Default().Triggers() {
+		d := tr.Detail()
+		fill(reflect.ValueOf(d).Elem(), "trigger.detail", 1)
+		a := ArmResult{Trigger: TriggerResult{Name: tr.Name(), Detail: d}}
+		want, err := gates.Numbers(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := numbersDiff(a.Figures(), want); diff != "" {
+			t.Errorf("trigger %s: %s", tr.Name(), diff)
 		}
 	}
 }

@@ -3,24 +3,14 @@ package experiment
 import (
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/herdbench/herdbench/gates"
-	"github.com/herdbench/herdbench/triggers"
 )
 
 // GatePaths lists every path a gate may name: the figures of an arm's
 // results, sorted, with those of every trigger's detail
 // (trigger.detail.lost: the writes trigger's).
-func GatePaths() []string {
-	seen := map[string]bool{}
-	for _, t := range triggers.Default().Triggers() {
-		for _, p := range figurePaths(&ArmResult{Trigger: TriggerResult{Detail: t.Detail()}}) {
-			seen[p] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
-}
+func GatePaths() []string { return schemaPaths(false) }
 
 // GateWords are the word paths a gate may name, each with its words:
 // verdict == recovered.

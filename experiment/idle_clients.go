@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
-	"reflect"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -141,9 +143,24 @@ func sameSubject(a, o Arm) bool {
 		}
 		return x.Knobs.With("strategy", noneStrategy)
 	}
-	sameEdge := len(a.Edge) == 0 && len(o.Edge) == 0 || reflect.DeepEqual(a.Edge, o.Edge)
-	sameSelect := !a.Select.sets() && !o.Select.sets() || reflect.DeepEqual(a.Select, o.Select)
-	return sameEdge && sameSelect && reflect.DeepEqual(strategyOf(a), strategyOf(o))
+	sameEdge := len(a.Edge) == 0 && len(o.Edge) == 0 || sameSettings(a.Edge, o.Edge)
+	sameSelect := !a.Select.sets() && !o.Select.sets() || a.Select.same(o.Select)
+	return sameEdge && sameSelect && sameSettings(strategyOf(a), strategyOf(o))
+}
+
+// sameSettings says whether a and b set the same names to the same JSON.
+func sameSettings(a, b herd.Settings) bool {
+	return (a == nil) == (b == nil) && maps.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+}
+
+// same says whether s and o select alike: the same headers, query,
+// commands and endpoints.
+func (s *Select) same(o *Select) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return maps.Equal(s.Headers, o.Headers) && maps.Equal(s.Query, o.Query) && slices.Equal(s.Before, o.Before) &&
+		slices.Equal(s.After, o.After) && slices.Equal(s.Secret, o.Secret) && slices.Equal(s.Endpoints, o.Endpoints)
 }
 
 // noneStrategy is the strategy that mitigates nothing, which an arm with

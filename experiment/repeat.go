@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"time"
 )
@@ -149,8 +148,8 @@ func mediansOf(figs []map[string]*float64, whole map[string]bool) (map[string]*f
 func medianRun(r ArmResult, medians map[string]*float64) ArmResult {
 	r.Runs, r.Spread, r.Representative = nil, nil, false
 	r.baselineP99, r.rowHists = 0, nil // judged: as a results file reads back
-	out := deepCopy(reflect.ValueOf(r)).Interface().(ArmResult)
-	for _, f := range figuresOf(&out) {
+	out := r
+	for _, f := range ownFigures(&out) { // out's own copies of what r holds them in
 		f.Set(medians[f.Path])
 	}
 	return out
@@ -240,55 +239,6 @@ func representative(figs []map[string]*float64, medians map[string]*float64, spr
 		}
 	}
 	return best
-}
-
-// deepCopy is a copy of v that shares nothing with it a figure's Set or
-// an aggregate's verdicts could write through: every pointer, map,
-// slice and interface copied, unexported fields as they are.
-func deepCopy(v reflect.Value) reflect.Value {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.New(v.Type().Elem())
-		c.Elem().Set(deepCopy(v.Elem()))
-		return c
-	case reflect.Interface:
-		c := reflect.New(v.Type()).Elem()
-		if !v.IsNil() {
-			c.Set(deepCopy(v.Elem()))
-		}
-		return c
-	case reflect.Map:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.MakeMapWithSize(v.Type(), v.Len())
-		for it := v.MapRange(); it.Next(); {
-			c.SetMapIndex(it.Key(), deepCopy(it.Value()))
-		}
-		return c
-	case reflect.Slice:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-		for i := range v.Len() {
-			c.Index(i).Set(deepCopy(v.Index(i)))
-		}
-		return c
-	case reflect.Struct:
-		c := reflect.New(v.Type()).Elem()
-		c.Set(v)
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				c.Field(i).Set(deepCopy(v.Field(i)))
-			}
-		}
-		return c
-	}
-	return v
 }
 
 // mostCommon is the verdict most runs had; a tie goes to the worst.

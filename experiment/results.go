@@ -293,23 +293,20 @@ type APICounters struct {
 	Busy               int64 `json:"-"` // a gauge, read to drain
 }
 
-// counts are c's counters (not its gauges), in one order.
-func (c *APICounters) counts() []*int64 {
-	return []*int64{&c.Requests, &c.Loads, &c.LoadErrors, &c.LoadRetries, &c.EarlyLoads, &c.Coalesced,
-		&c.StaleServed, &c.LockWaits, &c.DBNewConns, &c.DBCanceledAcquires}
-}
-
 // since is what was counted up to t, plus how much each counter grew from
 // t to c, a counter that went down read as reset (its replica restarted)
 // and counted from zero, as Prometheus' rate() reads it. The gauges are c's.
+// The counters are apiCounters' (figure_table.go).
 func (c APICounters) since(t APICounters) APICounters {
 	out := c
-	cur, prev := out.counts(), t.counts()
-	for i, v := range cur {
-		if *v >= *prev[i] {
-			continue // grown from t: t's count plus the growth is c's
+	cur, prev := &collector{}, &collector{}
+	apiCounters.walk(&out, "", cur)
+	apiCounters.walk(&t, "", prev)
+	for i, f := range cur.out {
+		if v, p := *f.Value(), *prev.out[i].Value(); v < p {
+			n := v + p // reset: t's count plus what it counted since
+			f.Set(&n)
 		}
-		*v += *prev[i] // reset: t's count plus what it counted since
 	}
 	return out
 }
