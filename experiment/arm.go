@@ -162,8 +162,8 @@ func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
 // triggerEnv is what the trigger may touch of the target.
 func (a *armRun) triggerEnv() triggers.Env {
 	tg := a.tg
-	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Likes,
-		HotKeys: a.hot, API: endpointsOf(tg, a.arm), Request: armRequester(tg, a.arm), Restarter: tg.Restarter, LB: tg.LB(),
+	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Grants.Likes,
+		HotKeys: a.hot, API: endpointsOf(tg, a.arm), Request: armRequester(tg, a.arm), Restarter: tg.Grants.Restarter, LB: tg.LB(),
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
 	if s := a.arm.Select; s != nil {
 		// the arm's selection goes with the caches' invalidations: a cache

@@ -75,7 +75,7 @@ func (e Env) generator() Generator {
 func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	// the triggers are the plan's, so the report shows what ran
 	p.Triggers = p.TriggerSet()
-	if env.Subject == nil && env.Target.SubjectOnly {
+	if env.Subject == nil && env.Target.Grants.SubjectOnly {
 		// its plug-in's subject applies, fills and counts the arms (the
 		// testbed's: testbed/subject), never a service's
 		return nil, fmt.Errorf("%s: this target's arms are applied through its own subject: set Env.Subject", env.Target.Name)
@@ -166,8 +166,14 @@ func EnvironmentOf(tg *targets.Target) Environment {
 	if len(tg.Classes) > 0 {
 		e.Requests = classesOf(tg.Classes)
 	}
-	if tg.Provider != "" {
-		e.Provider = tg.Provider
+	if tg.Grants.Provider != "" {
+		e.Provider = tg.Grants.Provider
 	}
 	return e
+}
+
+// Service says whether the run was on a service herdbench does not
+// control: its provider is the kind of its target, a file or a URL.
+func (e Environment) Service() bool {
+	return e.Provider == targets.KindFile || e.Provider == targets.KindURL
 }

@@ -84,7 +84,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 	st := run.Status
 	if !run.Started {
 		tg := subject.Describe(st)
-		tg.Restarter = run.Restarter()
+		tg.Grants.Restarter = run.Restarter()
 		tg.Name = fmt.Sprintf("the testbed running in %s", st.StateDir)
 		return tg, nil
 	}
@@ -96,7 +96,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 	}
 	tg := subject.Describe(st)
 	if run.Provider != nil { // its parts will restart as the started testbed's do
-		tg.Restarter = run.Restarter()
+		tg.Grants.Restarter = run.Restarter()
 	}
 	tiers := "one tier"
 	if len(st.Edge) > 0 {
