@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"sync"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
@@ -41,6 +43,83 @@ type Subject interface {
 	// FillRequests is how many requests Fill sends for a plan, for the dry
 	// run's count.
 	FillRequests(p Plan, hot []string) int64
+}
+
+// Kind is a kind of subject as a run prepares it: everything the run
+// needs of it before it starts, asked in this order by the command line's
+// one prepare path, which never asks which kind it holds. The bundled
+// testbed (testbed/subject's Kind) and a user's service (package service)
+// are two; a caller may bring its own.
+type Kind interface {
+	// Plan is g's plan with the values the kind sets of it (a target
+	// file's plan:), and the options it would drop without a word refused.
+	Plan(g Given) (Plan, herd.FieldErrors)
+	// Arms sets p's arms (and a target file's trigger) as the kind takes them.
+	Arms(p Plan, g Given) (Plan, herd.FieldErrors)
+	// Problems are bad's, placed where the kind's own file said them.
+	Problems(p Plan, g Given, bad herd.FieldErrors) herd.FieldErrors
+	// Describe is what the plan is checked and dry-run against: the
+	// target and its subject, contacting neither.
+	Describe() (*targets.Target, Subject)
+	// Hosts refuses a host the run would touch and may not: the end
+	// probe's, the target's own.
+	Hosts(p Plan, g Given) error
+	// Local names what of it listens on this machine's loopback, which a
+	// worker on another machine cannot reach; "" when nothing does.
+	Local() string
+	// Open opens it once past the dry run; Opened.Close closes, or stops,
+	// what it opened.
+	Open(ctx context.Context, p Plan, g Given) (Opened, error)
+}
+
+// Given is what the user gave a run, as a Kind reads it: the command line
+// and a scenario file, in the plan's terms.
+type Given struct {
+	Plan     Plan // the defaults, then a scenario file, then the flags
+	Defaults Plan // the defaults alone: a replaced value is checked on them
+	// ReadPlan reads value as the plan's flag of that name reads it
+	ReadPlan func(p Plan, flag, value string) (Plan, error)
+	// PlanSet and TriggerSet are the plan's and the trigger's flags given,
+	// on the command line or in a scenario file; Set says whether the
+	// user gave a field
+	PlanSet, TriggerSet map[string]bool
+	Set                 func(field string) bool
+	// StartSet and KnobsSet are the bundled testbed's start-up flags and
+	// its replicas' knobs given, which only it takes
+	StartSet []string
+	KnobsSet map[string]bool
+	// Arms are --arms' names, given when ArmsSet; Written reads the arms
+	// as they are written (--arms, a scenario file's), for a kind that
+	// takes them so (a strategy, knobs, client policies); FileArms are a
+	// scenario file's arms, where it writes them
+	Arms     []string
+	ArmsSet  bool
+	Written  func() ([]Arm, herd.FieldErrors)
+	FileArms []FileArm
+	Abort    []string  // --abort-on
+	Allow    []string  // --allow-host
+	Log      io.Writer // where a kind says what it does as it opens
+	// Confirm asks the user before a run sends to tg's hosts that are not
+	// loopback, and refuses when not confirmed
+	Confirm func(tg *targets.Target) error
+}
+
+// FileArm is an arm a scenario file writes: its name, whether it sets
+// anything of its own (a strategy, knobs, client policies), and where.
+type FileArm struct {
+	Name, File, Field string
+	Line              int
+	Own               bool
+}
+
+// Opened is a kind opened for a run.
+type Opened struct {
+	Target  *targets.Target
+	Subject Subject
+	// Harness is where the kind's Prometheus scrapes the harness's live
+	// metrics, and Prometheus that Prometheus; "" when it has none
+	Harness, Prometheus string
+	Close               func() // never nil
 }
 
 // A subject may be asked for more than the Subject's methods: each of these

@@ -14,6 +14,7 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -129,7 +130,7 @@ func readScenario(ctx context.Context, path string, cmdline *pflag.FlagSet, stde
 	opts.ArmsSet = cmdline.Changed("arms")
 	opts.TriggerSet = triggerFlagsSet(cmdline, opts.Plan)
 	opts.PlanSet = planFlagsSet(cmdline)
-	for _, f := range append(planFlags, keyFlags...) {
+	for _, f := range append(service.PlanFlags, service.KeyFlags...) {
 		if _, ok := fromFile[f]; ok {
 			opts.PlanSet[f] = true // the scenario file's
 		}
@@ -145,10 +146,10 @@ func readScenario(ctx context.Context, path string, cmdline *pflag.FlagSet, stde
 	// exit code; problems with its options are the user's, told at their
 	// lines in the file too
 	var bed herd.FieldErrors
-	if bedErr, err := opts.resolveTarget(ctx); err != nil {
+	if opts.bedErr, err = opts.resolveTarget(ctx); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	} else {
-		bed = inFile(testbedProblems(bedErr, opts), path, f, fromFile, opts.Plan.Triggers)
+		bed = inFile(testbedProblems(opts.bedErr, opts), path, f, fromFile, opts.Plan.Triggers)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)

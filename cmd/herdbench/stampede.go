@@ -24,7 +24,6 @@ import (
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -65,7 +64,8 @@ type stampedeOptions struct {
 	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
-	chosen choice // what --target names, once resolved (resolveTarget); nil when it could not be
+	chosen experiment.Kind // what --target names, once resolved (resolveTarget); nil when it could not be
+	bedErr error           // why the testbed it names cannot be had as asked, told with the plan's problems
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -267,8 +267,10 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan, bad := opts.Plan, herd.FieldErrors(nil)
+	var base *admin.Patch // nil when the knobs have problems: reported once, not again with every arm
+	g := opts.given(base)
 	if c := opts.chosen; c != nil {
-		plan, bad = c.plan(opts)
+		plan, bad = c.Plan(g)
 	}
 	var problems herd.FieldErrors
 	plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
@@ -288,19 +290,20 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	// strategy; an arm sends only them, over the testbed's own config
 	knobs := opts.Knobs
 	knobs.Strategy = api.None
-	var base admin.Patch // nil when the knobs have problems: reported once, not again with every arm
 	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
 	} else { // a knob out of range (NaN) may not even marshal
-		base = api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
+		b := api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
+		base = &b
 	}
+	g = opts.given(base)
 	tg, sub := opts.target()
 	if c := opts.chosen; c != nil {
-		plan, problems = c.arms(plan, opts, base)
+		plan, problems = c.Arms(plan, g)
 		bad = append(bad, problems...)
 		bad = append(bad, herd.Fields(plan.ValidateFor(tg, sub))...)
 	} else { // --target could not be read: the arms are checked as the testbed's all the same
-		plan, problems = testbedChoice{}.arms(plan, opts, base)
+		plan, problems = subject.Kind{}.Arms(plan, g)
 		bad = append(bad, problems...)
 		bad = append(bad, herd.Fields(plan.Validate())...)
 		bad = append(bad, plan.CheckArms(subject.Checker{})...)
@@ -308,11 +311,11 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
 	bad = append(bad, idleKnobs(plan, opts.Knobs.Registry(), opts.KnobsSet, bad)...)
 	if base != nil { // the knobs' own problems said, an arm's are its own
-		bad = append(bad, idleArmKnobs(plan, opts.Knobs.Registry(), base)...)
+		bad = append(bad, idleArmKnobs(plan, opts.Knobs.Registry(), *base)...)
 	}
 	bad = append(bad, idleWriteKnobs(plan, opts.KnobsSet, bad)...)
 	if c := opts.chosen; c != nil {
-		bad = c.problems(plan, opts, bad)
+		bad = c.Problems(plan, g, bad)
 	}
 	if len(bad) == 0 { // where it would send: once the plan is sound
 		bad = reachProblems(plan, opts)
@@ -338,26 +341,21 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		seePlan(ctx, plan, tg, sub)
 		return reporters.DryRun(stdout, experiment.Describe(plan, tg, sub))
 	}
-	return opts.chosen.open(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
-		return runAndReport(ctx, stdout, stderr, opts, tg, sub, plan, outs, st)
+	return opts.open(ctx, stderr, plan, func(o experiment.Opened) error {
+		return runAndReport(ctx, stdout, stderr, opts, o, plan, outs)
 	})
 }
 
 // runAndReport runs the plan on an open target, writes the results and the
 // reports, and maps what happened to an error: gates failed (99), the run
-// failed or was interrupted (1, with partial results). st is the testbed's
-// status, nil for other targets.
-func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, target *targets.Target, sub experiment.Subject, plan experiment.Plan,
-	outs []output, st *testbed.Status) error {
-	var status testbed.Status
-	if st != nil {
-		status = *st
-	}
+// failed or was interrupted (1, with partial results).
+func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, o experiment.Opened, plan experiment.Plan, outs []output) error {
+	target, sub := o.Target, o.Subject
 	gen, err := workersFor(ctx, opts, target, wantsVegeta(outs))
 	if err != nil {
 		return err
 	}
-	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, status)
+	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, o)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/compose"
@@ -19,21 +20,21 @@ import (
 )
 
 // resolveTarget reads --target once, without contacting anything, into
-// o.chosen: the service a target file or a base URL names, or else the
-// testbed the run will use (testbedToUse). bedErr says why that testbed
-// cannot be had as asked, to be told with the plan's problems; err is
-// --target's own problem, and leaves o.chosen nil.
+// o.chosen, the kind of subject it names: the service a target file or a
+// base URL names, or else the testbed the run will use (testbedToUse).
+// bedErr says why that testbed cannot be had as asked, to be told with the
+// plan's problems; err is --target's own problem, and leaves o.chosen nil.
 func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error) {
 	svc, err := serviceOf(o.Target, o.DryRun)
 	switch {
 	case err != nil:
 		return nil, err
 	case svc != nil:
-		o.chosen = serviceChoice{svc}
+		o.chosen = service.Kind{Svc: svc}
 		return nil, nil
 	}
 	bed, bedErr := testbedToUse(ctx, *o)
-	o.chosen = testbedChoice{bed}
+	o.chosen = subject.Kind{Bed: bed, Start: o.startTestbed}
 	return bedErr, nil
 }
 
@@ -137,36 +138,7 @@ func (o stampedeOptions) target() (*targets.Target, experiment.Subject) {
 	if o.chosen == nil {
 		return nil, nil
 	}
-	return o.chosen.describe()
-}
-
-// servicePlan fits the plan to a service herdbench does not control
-// (experiment.ForService): its arms are those --arms names, or those a
-// scenario file names, or else the target file's own.
-func servicePlan(plan experiment.Plan, svc *targets.Target, opts stampedeOptions) (experiment.Plan, error) {
-	var names []string
-	var bad herd.FieldErrors
-	switch sc := opts.Scenario; {
-	case opts.ArmsSet:
-		names = opts.Arms
-	case sc != nil && len(sc.Arms) > 0:
-		// a scenario's arms name the target file's; their knobs and
-		// strategies are the testbed's, which a service does not take
-		declared := make([]string, len(svc.Arms))
-		for i, a := range svc.Arms {
-			declared[i] = a.Name
-		}
-		for _, a := range sc.Arms {
-			if a.Strategy != nil || len(a.Settings(sc)) > 0 {
-				bad = append(bad, &herd.FieldError{File: opts.ScenarioPath, Line: a.Line, Field: fmt.Sprintf("%s (%s)", a.Path(), a.Name),
-					Msg: fmt.Sprintf("a strategy, knobs or client policies of its own, for %s, which herdbench does not control (accepted: the name of one of its arms, %s, baseline, or a client arm such as %s)",
-						svc.Name, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])})
-			}
-			names = append(names, a.Name)
-		}
-	}
-	plan, err := experiment.ForService(plan, svc, names)
-	return plan, append(bad, herd.Fields(err)...).Err()
+	return o.chosen.Describe()
 }
 
 // confirm asks before a run touches hosts that are not loopback, unless

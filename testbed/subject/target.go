@@ -17,8 +17,8 @@ import (
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// Kind is the testbed's kind of target (targets.Target.Kind).
-const Kind = "testbed"
+// TargetKind is the testbed's kind of target (targets.Target.Kind).
+const TargetKind = "testbed"
 
 // Open opens the running testbed st as a target and as the experiment's
 // subject, its parts restarting through restart (the provider's: the local
@@ -54,7 +54,7 @@ func Open(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*
 // the target: their keys or statements, the caps they grant, the server
 // a fault on their role breaks.
 func Describe(st testbed.Status) *Testbed {
-	t := &targets.Target{Kind: Kind, Name: "testbed", Versions: st.Versions, Endpoints: st.API,
+	t := &targets.Target{Kind: TargetKind, Name: "testbed", Versions: st.Versions, Endpoints: st.API,
 		Request: load.Request{Path: "/items/{key}"}, Proxies: map[string]string{}, Hosts: map[string]string{}}
 	s := &Testbed{Target: t, Status: st, Admin: admin.NewFleet(st.API)}
 	// FlushDB: the Redis it always runs (the items, or the write queue
