@@ -64,6 +64,7 @@ type stampedeOptions struct {
 	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
+	kinds  []kindOf        // the kinds of subject --target may name
 	chosen experiment.Kind // what --target names, once resolved (resolveTarget); nil when it could not be
 	bedErr error           // why the testbed it names cannot be had as asked, told with the plan's problems
 
@@ -104,6 +105,7 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 		Startup:    api.DefaultOptions,
 		StateDir:   defaultStateDir(),
 		Target:     "testbed",
+		kinds:      kinds,
 		In:         os.Stdin,
 		InTTY:      isTerminal(os.Stdin),
 		ResultsDir: "herdbench-results",

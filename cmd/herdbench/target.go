@@ -19,33 +19,53 @@ import (
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
+// kindOf is a kind of subject --target may name: the kind, when it names
+// it (nil: another's), or --target's own problem. bedErr says why the kind
+// cannot be had as asked, to be told with the plan's problems.
+type kindOf func(ctx context.Context, o stampedeOptions) (k experiment.Kind, bedErr, err error)
+
+// kinds are the kinds --target names, each asked in turn: a service, a
+// target file or a base URL, last, as it reads anything else as a file.
+var kinds = []kindOf{testbedKind, serviceKind}
+
 // resolveTarget reads --target once, without contacting anything, into
-// o.chosen, the kind of subject it names: the service a target file or a
-// base URL names, or else the testbed the run will use (testbedToUse).
-// bedErr says why that testbed cannot be had as asked, to be told with the
-// plan's problems; err is --target's own problem, and leaves o.chosen nil.
+// o.chosen, the kind of subject of o.kinds it names. bedErr and err are
+// the kind's (kindOf); err leaves o.chosen nil.
 func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error) {
-	svc, err := serviceOf(o.Target, o.DryRun)
-	switch {
-	case err != nil:
-		return nil, err
-	case svc != nil:
-		o.chosen = service.Kind{Svc: svc}
-		return nil, nil
+	for _, of := range o.kinds {
+		var k experiment.Kind
+		if k, bedErr, err = of(ctx, *o); err != nil || k != nil {
+			o.chosen = k
+			return bedErr, err
+		}
 	}
-	bed, bedErr := testbedToUse(ctx, *o)
-	o.chosen = subject.Kind{Bed: bed, Start: o.startTestbed}
-	return bedErr, nil
+	return nil, nil
 }
 
-// serviceOf is the service --target names, a target file or a base URL;
-// nil when it names the testbed. For a dry run, a target file's ${VAR}
+// serviceKind is the service a target file or a base URL names.
+func serviceKind(_ context.Context, o stampedeOptions) (experiment.Kind, error, error) {
+	svc, err := serviceOf(o.Target, o.DryRun)
+	if err != nil {
+		return nil, nil, err
+	}
+	return service.Kind{Svc: svc}, nil, nil
+}
+
+// testbedKind is the testbed the run will use (testbedToUse), when
+// --target names it.
+func testbedKind(ctx context.Context, o stampedeOptions) (experiment.Kind, error, error) {
+	if o.Target != "" && o.Target != "testbed" {
+		return nil, nil, nil
+	}
+	bed, bedErr := testbedToUse(ctx, o)
+	return subject.Kind{Bed: bed, Start: o.startTestbed}, bedErr, nil
+}
+
+// serviceOf is the service --target names, a target file or a base URL.
+// For a dry run, a target file's ${VAR}
 // that is not set is needed at run time, not a problem.
 func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
-	switch {
-	case spec == "" || spec == "testbed":
-		return nil, nil
-	case strings.Contains(spec, "://"): // a URL, of a scheme FromURL may refuse, not a file
+	if strings.Contains(spec, "://") { // a URL, of a scheme FromURL may refuse, not a file
 		tg, err := targets.FromURL(spec)
 		if err != nil {
 			return nil, usageError{fieldErr("target", err)}
