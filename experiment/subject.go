@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"sync"
+	"net/http"
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
@@ -17,7 +17,7 @@ import (
 // Subject is what an experiment works on, arm after arm. It is where an
 // arm is applied: the bundled testbed (package testbed/subject), whose
 // replicas herdbench configures, fills and counts, a service it does not
-// control (ServiceSubject, service.go), whose arms are chosen by hooks,
+// control (package service), whose arms are chosen by hooks,
 // headers and query values, or any other kind a caller brings (Env).
 // Run asks a Subject and its optional seams below, never which it has.
 type Subject interface {
@@ -160,10 +160,6 @@ type Applied struct {
 // still ran the arm's work.
 var ErrStillRunning = errors.New("still running")
 
-// ServiceSubject is tg as a service herdbench does not control: its arms
-// are chosen by hooks, headers and query values (service.go).
-func ServiceSubject(tg *targets.Target) Subject { return &serviceSubject{tg: tg} }
-
 // Configured is a subject whose own config the results carry as the run
 // found it (environment.replica_config): what every arm's settings are
 // set over.
@@ -171,39 +167,33 @@ type Configured interface {
 	Config(ctx context.Context) (json.RawMessage, error)
 }
 
-// each runs fn for 0..n-1 on workers goroutines (fn learns which worker it
-// runs on), and returns the first error, after which the rest is skipped.
-func each(ctx context.Context, n, workers int, fn func(ctx context.Context, worker, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan int)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := range work {
-				if err := fn(ctx, w, i); err != nil {
-					select {
-					case errc <- err:
-					default:
-					}
-					cancel()
-				}
-			}
-		})
-	}
-	for i := range n {
-		select {
-		case work <- i:
-		case <-ctx.Done():
+// RequesterFor builds the target's request for a key with the arm's
+// headers and query values.
+func RequesterFor(tg *targets.Target, arm Arm) triggers.Requester {
+	return func(ctx context.Context, base, key string) (*http.Request, error) {
+		req, err := tg.NewRequest(ctx, base, key)
+		if err != nil || arm.Select == nil {
+			return req, err
 		}
+		for k, v := range arm.Select.Headers {
+			req.Header.Set(k, v)
+		}
+		if len(arm.Select.Query) > 0 {
+			q := req.URL.Query()
+			for k, v := range arm.Select.Query {
+				q.Set(k, v)
+			}
+			req.URL.RawQuery = q.Encode()
+		}
+		return req, nil
 	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-		return ctx.Err()
+}
+
+// EndpointsFor are where an arm's load goes: its own endpoints, when its
+// target file gives it some, else the target's.
+func EndpointsFor(tg *targets.Target, a Arm) []string {
+	if s := a.Select; s != nil && len(s.Endpoints) > 0 {
+		return s.Endpoints
 	}
+	return tg.Endpoints
 }

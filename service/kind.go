@@ -4,7 +4,9 @@
 // target file declares. It holds the service's rules of a run: the plan
 // and trigger a target file sets, where a problem with them points (the
 // file's line rather than a flag never given), the options it refuses,
-// the hosts it may touch and how it opens.
+// the hosts it may touch and how it opens; and Subject, which applies an
+// arm by its hooks, headers and query values, warms the hot keys and
+// drains on the service's database.
 //
 // Guarantees: nothing is contacted before Open; every problem names the
 // flag or the target file's line, as herd.FieldErrors.
@@ -73,7 +75,7 @@ func (k Kind) Problems(plan experiment.Plan, g experiment.Given, bad herd.FieldE
 }
 
 func (k Kind) Describe() (*targets.Target, experiment.Subject) {
-	return k.Svc, experiment.ServiceSubject(k.Svc)
+	return k.Svc, &Subject{Target: k.Svc}
 }
 
 // Hosts: the end probe is one of the service's hosts, checked with the

@@ -110,9 +110,6 @@ type Grants struct {
 	// ResetProxies: every toxic and closed proxy on its toxiproxy is
 	// herdbench's, so a rollback resets them all
 	ResetProxies bool
-	// SubjectOnly: its arms are applied, filled and counted through its
-	// kind's Subject, so the engine refuses it without one
-	SubjectOnly bool
 	// Restarter is how its parts restart; nil when they cannot
 	Restarter triggers.Restarter
 	// Caps is what it lets triggers do beyond what Caps reads of the

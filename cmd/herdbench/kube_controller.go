@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
@@ -120,7 +119,7 @@ func planProblems(opts stampedeOptions, url *targets.Target, byDefault bool) her
 	}
 	checked := herd.Fields(opts.Plan.Validate())
 	if url != nil {
-		checked = herd.Fields(opts.Plan.ValidateFor(url, experiment.ServiceSubject(url)))
+		checked = herd.Fields(opts.Plan.ValidateFor(service.Kind{Svc: url}.Describe()))
 		if byDefault && !opts.TriggerSet["trigger"] {
 			checked = service.AtURLDefaultTrigger(checked, opts.Plan, url)
 		}

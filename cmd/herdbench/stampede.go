@@ -269,8 +269,7 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan, bad := opts.Plan, herd.FieldErrors(nil)
-	var base *admin.Patch // nil when the knobs have problems: reported once, not again with every arm
-	g := opts.given(base)
+	g := opts.given(nil) // its written arms read once the knobs are (base)
 	if c := opts.chosen; c != nil {
 		plan, bad = c.Plan(g)
 	}
@@ -292,6 +291,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	// strategy; an arm sends only them, over the testbed's own config
 	knobs := opts.Knobs
 	knobs.Strategy = api.None
+	var base *admin.Patch // nil when the knobs have problems: reported once, not again with every arm
 	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
 	} else { // a knob out of range (NaN) may not even marshal

@@ -59,7 +59,7 @@ func Describe(st testbed.Status) *Testbed {
 	s := &Testbed{Target: t, Status: st, Admin: admin.NewFleet(st.API)}
 	// FlushDB: the Redis it always runs (the items, or the write queue
 	// beside Memcached's items) may be emptied whole
-	t.Grants = targets.Grants{Provider: st.Provider, ResetProxies: true, SubjectOnly: true,
+	t.Grants = targets.Grants{Provider: st.Provider, ResetProxies: true,
 		Caps:     triggers.Caps{Role: true, Writes: true, FlushDB: true, Parts: parts(st)},
 		Observed: &targets.Observes{DB: true, Cache: true, API: true, Layers: len(st.Edge) > 0}}
 	d := store.Description{Proxies: t.Proxies, Caps: &t.Grants.Caps}
