@@ -36,7 +36,7 @@ func (o stampedeOptions) given(base *admin.Patch) experiment.Given {
 			if o.ArmsSet {
 				names = o.Arms
 			}
-			return scenarioArms(o.ScenarioPath, sc, b, names)
+			return subject.ScenarioArms(o.ScenarioPath, sc, b, names, setKnob)
 		}
 		return subject.ArmKinds.Parse(experiment.NameSpecs(o.Arms), b, nil)
 	}
