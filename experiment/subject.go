@@ -10,6 +10,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -88,28 +89,23 @@ type Given struct {
 	// its replicas' knobs given, which only it takes
 	StartSet []string
 	KnobsSet map[string]bool
-	// Arms are --arms' names, given when ArmsSet; Written reads the arms
-	// as they are written (--arms, a scenario file's), for a kind that
-	// takes them so (a strategy, knobs, client policies); FileArms are a
-	// scenario file's arms, where it writes them
-	Arms     []string
-	ArmsSet  bool
-	Written  func() ([]Arm, herd.FieldErrors)
-	FileArms []FileArm
-	Abort    []string  // --abort-on
-	Allow    []string  // --allow-host
-	Log      io.Writer // where a kind says what it does as it opens
+	// Arms are --arms' names, given when ArmsSet; Scenario the scenario
+	// file at ScenarioPath, nil without one
+	Arms         []string
+	ArmsSet      bool
+	Scenario     *scenario.File
+	ScenarioPath string
+	// Base is the settings every written arm sends (the knobs the flags
+	// give), nil when they have problems (told once, not with every arm);
+	// SetKnob sets one of an arm's own knobs from a scenario file's value
+	Base    herd.Settings
+	SetKnob KnobSetter
+	Abort   []string  // --abort-on
+	Allow   []string  // --allow-host
+	Log     io.Writer // where a kind says what it does as it opens
 	// Confirm asks the user before a run sends to tg's hosts that are not
 	// loopback, and refuses when not confirmed
 	Confirm func(tg *targets.Target) error
-}
-
-// FileArm is an arm a scenario file writes: its name, whether it sets
-// anything of its own (a strategy, knobs, client policies), and where.
-type FileArm struct {
-	Name, File, Field string
-	Line              int
-	Own               bool
 }
 
 // Opened is a kind opened for a run.

@@ -47,16 +47,16 @@ func (k Kind) Arms(plan experiment.Plan, g experiment.Given) (experiment.Plan, h
 	switch {
 	case g.ArmsSet:
 		names = g.Arms
-	case len(g.FileArms) > 0:
+	case g.Scenario != nil && len(g.Scenario.Arms) > 0:
 		// a scenario's arms name the target file's; their knobs and
 		// strategies are the testbed's, which a service does not take
 		declared := make([]string, len(svc.Arms))
 		for i, a := range svc.Arms {
 			declared[i] = a.Name
 		}
-		for _, a := range g.FileArms {
-			if a.Own {
-				bad = append(bad, &herd.FieldError{File: a.File, Line: a.Line, Field: fmt.Sprintf("%s (%s)", a.Field, a.Name),
+		for _, a := range g.Scenario.Arms {
+			if a.Strategy != nil || len(a.Settings(g.Scenario)) > 0 {
+				bad = append(bad, &herd.FieldError{File: g.ScenarioPath, Line: a.Line, Field: fmt.Sprintf("%s (%s)", a.Path(), a.Name),
 					Msg: fmt.Sprintf("a strategy, knobs or client policies of its own, for %s, which herdbench does not control (accepted: the name of one of its arms, %s, baseline, or a client arm such as %s)",
 						svc.Name, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])})
 			}

@@ -12,41 +12,18 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/providers"
-	"github.com/herdbench/herdbench/testbed/subject"
 )
 
 // given is what the user gave, as the kind --target names reads it
 // (experiment.Given); base is the replicas' knobs every written arm
-// sends, read when the arms are, nil when they have problems (told once,
-// not with every arm).
-func (o stampedeOptions) given(base *admin.Patch) experiment.Given {
+// sends, nil when they have problems.
+func (o stampedeOptions) given(base herd.Settings) experiment.Given {
 	defaults := stampedeDefaults
 	defaults.Triggers = o.Plan.Triggers
-	g := experiment.Given{Plan: o.Plan, Defaults: defaults, ReadPlan: o.readPlan, PlanSet: o.PlanSet, TriggerSet: o.TriggerSet, Set: o.userSet,
-		StartSet: o.TestbedSet, KnobsSet: o.KnobsSet, Arms: o.Arms, ArmsSet: o.ArmsSet, Abort: o.Abort, Allow: o.AllowHosts}
-	g.Written = func() ([]experiment.Arm, herd.FieldErrors) {
-		var b admin.Patch
-		if base != nil {
-			b = *base
-		}
-		if sc := o.Scenario; sc != nil && len(sc.Arms) > 0 {
-			var names []string
-			if o.ArmsSet {
-				names = o.Arms
-			}
-			return subject.ScenarioArms(o.ScenarioPath, sc, b, names, setKnob)
-		}
-		return subject.ArmKinds.Parse(experiment.NameSpecs(o.Arms), b, nil)
-	}
-	if sc := o.Scenario; sc != nil {
-		for _, a := range sc.Arms {
-			g.FileArms = append(g.FileArms, experiment.FileArm{Name: a.Name, File: o.ScenarioPath, Field: a.Path(), Line: a.Line,
-				Own: a.Strategy != nil || len(a.Settings(sc)) > 0})
-		}
-	}
-	return g
+	return experiment.Given{Plan: o.Plan, Defaults: defaults, ReadPlan: o.readPlan, PlanSet: o.PlanSet, TriggerSet: o.TriggerSet, Set: o.userSet,
+		StartSet: o.TestbedSet, KnobsSet: o.KnobsSet, Arms: o.Arms, ArmsSet: o.ArmsSet, Scenario: o.Scenario, ScenarioPath: o.ScenarioPath,
+		Base: base, SetKnob: setKnob, Abort: o.Abort, Allow: o.AllowHosts}
 }
 
 // readPlan reads value as the plan's flag of that name reads it, into p;

@@ -269,7 +269,7 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan, bad := opts.Plan, herd.FieldErrors(nil)
-	g := opts.given(nil) // its written arms read once the knobs are (base)
+	g := opts.given(nil) // its written arms are read once the knobs are (base)
 	if c := opts.chosen; c != nil {
 		plan, bad = c.Plan(g)
 	}
@@ -291,12 +291,11 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	// strategy; an arm sends only them, over the testbed's own config
 	knobs := opts.Knobs
 	knobs.Strategy = api.None
-	var base *admin.Patch // nil when the knobs have problems: reported once, not again with every arm
+	var base admin.Patch // nil when the knobs have problems: reported once, not again with every arm
 	if problems := knobs.Problems(); len(problems) > 0 {
 		bad = append(bad, problems...)
 	} else { // a knob out of range (NaN) may not even marshal
-		b := api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
-		base = &b
+		base = api.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
 	}
 	g = opts.given(base)
 	tg, sub := opts.target()
@@ -313,7 +312,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
 	bad = append(bad, idleKnobs(plan, opts.Knobs.Registry(), opts.KnobsSet, bad)...)
 	if base != nil { // the knobs' own problems said, an arm's are its own
-		bad = append(bad, idleArmKnobs(plan, opts.Knobs.Registry(), *base)...)
+		bad = append(bad, idleArmKnobs(plan, opts.Knobs.Registry(), base)...)
 	}
 	bad = append(bad, idleWriteKnobs(plan, opts.KnobsSet, bad)...)
 	if c := opts.chosen; c != nil {

@@ -32,7 +32,15 @@ func (Kind) Plan(g experiment.Given) (experiment.Plan, herd.FieldErrors) { retur
 // them), or else --arms' specs, over the knobs every arm sends.
 func (Kind) Arms(p experiment.Plan, g experiment.Given) (experiment.Plan, herd.FieldErrors) {
 	var bad herd.FieldErrors
-	p.Arms, bad = g.Written()
+	if sc := g.Scenario; sc != nil && len(sc.Arms) > 0 {
+		var names []string
+		if g.ArmsSet {
+			names = g.Arms
+		}
+		p.Arms, bad = ScenarioArms(g.ScenarioPath, sc, g.Base, names, g.SetKnob)
+		return p, bad
+	}
+	p.Arms, bad = ArmKinds.Parse(experiment.NameSpecs(g.Arms), g.Base, nil)
 	return p, bad
 }
 
