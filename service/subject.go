@@ -9,9 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/load"
@@ -74,25 +75,35 @@ func (s *Subject) Fill(ctx context.Context, _ experiment.Plan, arm experiment.Ap
 	build := experiment.RequesterFor(s.Target, arm.Arm)
 	client := load.NewClient(10*time.Second, nil)
 	endpoints := experiment.EndpointsFor(s.Target, arm.Arm)
-	err := each(ctx, len(hot), 8, func(ctx context.Context, _, i int) error {
-		base := endpoints[i%len(endpoints)]
-		req, err := build(ctx, base, hot[i])
-		if err == nil {
-			var resp *http.Response
-			if resp, err = client.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode >= 300 {
-					err = fmt.Errorf("status %s", resp.Status)
-				}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8) // a few at a time
+	for i := range hot {
+		if gctx.Err() != nil { // the first error skips the rest
+			break
+		}
+		g.Go(func() error { return warm(gctx, build, client, endpoints[i%len(endpoints)], hot[i]) })
+	}
+	err := g.Wait()
+	return experiment.Warm{Keys: len(hot)}, cmp.Or(err, ctx.Err())
+}
+
+// warm sends the request for one hot key to base.
+func warm(ctx context.Context, build triggers.Requester, client *http.Client, base, key string) error {
+	req, err := build(ctx, base, key)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = client.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode >= 300 {
+				err = fmt.Errorf("status %s", resp.Status)
 			}
 		}
-		if err != nil {
-			return fmt.Errorf("warm key %s on %s: %w (the hot keys are the first keys.hot of the target's key space: are they keys the service serves?)", hot[i], base, err)
-		}
-		return nil
-	})
-	return experiment.Warm{Keys: len(hot)}, err
+	}
+	if err != nil {
+		return fmt.Errorf("warm key %s on %s: %w (the hot keys are the first keys.hot of the target's key space: are they keys the service serves?)", key, base, err)
+	}
+	return nil
 }
 
 // Counters: a service's own counters are not herdbench's to read (its
@@ -150,40 +161,3 @@ func (s *Subject) FillPlan(_ experiment.Plan, hot []string) string {
 }
 
 func (s *Subject) FillRequests(_ experiment.Plan, hot []string) int64 { return int64(len(hot)) }
-
-// each runs fn for 0..n-1 on workers goroutines (fn learns which worker it
-// runs on), and returns the first error, after which the rest is skipped.
-func each(ctx context.Context, n, workers int, fn func(ctx context.Context, worker, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan int)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := range work {
-				if err := fn(ctx, w, i); err != nil {
-					select {
-					case errc <- err:
-					default:
-					}
-					cancel()
-				}
-			}
-		})
-	}
-	for i := range n {
-		select {
-		case work <- i:
-		case <-ctx.Done():
-		}
-	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-		return ctx.Err()
-	}
-}
