@@ -46,8 +46,8 @@ const scheduleLead = 50 * time.Millisecond
 // apiScrapeLead is how long before T the service's counters are read.
 const apiScrapeLead = 100 * time.Millisecond
 
-// hookTimeout bounds each hook command.
-const hookTimeout = time.Minute
+// HookTimeout bounds each hook command.
+const HookTimeout = time.Minute
 
 func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	a.start = time.Now()
@@ -67,7 +67,7 @@ func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
 	}
 	a.applied = applied
 	defer func() {
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hookTimeout)
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), HookTimeout)
 		defer cancel()
 		if err := applied.After(hctx); err != nil && retErr == nil {
 			retErr = err
@@ -162,8 +162,8 @@ func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
 // triggerEnv is what the trigger may touch of the target.
 func (a *armRun) triggerEnv() triggers.Env {
 	tg := a.tg
-	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Likes,
-		HotKeys: a.hot, API: endpointsOf(tg, a.arm), Request: armRequester(tg, a.arm), Restarter: tg.Restarter, LB: tg.LB(),
+	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Grants.Likes,
+		HotKeys: a.hot, API: EndpointsFor(tg, a.arm), Request: RequesterFor(tg, a.arm), Restarter: tg.Grants.Restarter, LB: tg.LB(),
 		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
 	if s := a.arm.Select; s != nil {
 		// the arm's selection goes with the caches' invalidations: a cache
@@ -254,7 +254,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	a.ending = newEnding(p, lc.Bound())
 	a.settle = settleOf(lc.Bound(), a.applied.Bound)
 	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Steps: a.ending.stepsOf(), Load: load.Config{
-		Targets: endpointsOf(a.tg, a.arm), Rate: p.Rate, Duration: p.Duration(),
+		Targets: EndpointsFor(a.tg, a.arm), Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,

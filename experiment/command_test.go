@@ -14,6 +14,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -167,7 +168,7 @@ func TestCommandTrigger(t *testing.T) {
 		sel := &Select{Before: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}, After: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}}
 		p := servicePlan("command", Arm{Name: "baseline", Select: sel})
 		p.Triggers = TriggerOptions("run", `echo "run $HERDBENCH_ARM" >> `+log, "undo", "echo undo >> "+log, "command_timeout", "1s")
-		if _, err := Run(context.Background(), p, Env{Target: svc}); err != nil {
+		if _, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}}); err != nil {
 			t.Fatal(err)
 		}
 		if b, err := os.ReadFile(log); err != nil || string(b) != "before baseline\nrun baseline\nundo\nafter baseline\n" {

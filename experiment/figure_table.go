@@ -247,7 +247,7 @@ var windowFigures = decl[Window]{
 
 // loopFigures are one figure of the loop before and after, of kind k,
 // and their ratio.
-func loopFigures(k Kind, unit string) decl[LoopFigure] {
+func loopFigures(k FigureKind, unit string) decl[LoopFigure] {
 	return decl[LoopFigure]{
 		numberOf("before", k, unit, func(l *LoopFigure) *float64 { return &l.Before }),
 		numberOf("after", k, unit, func(l *LoopFigure) *float64 { return &l.After }),

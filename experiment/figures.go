@@ -25,23 +25,23 @@ import (
 // elements are none (the timeline is no gate's business).
 type Figure struct {
 	Path  string
-	Kind  Kind
+	Kind  FigureKind
 	Unit  string // ms, us, /s; "" for a count, a ratio or a level
 	Whole bool   // an integer in its Go type, a count: a median of it rounds half up
 	get   func() *float64
 	set   func(*float64)
 }
 
-// Kind is what a figure measures.
-type Kind string
+// FigureKind is what a figure measures.
+type FigureKind string
 
 // The kinds of figures.
 const (
-	Count    Kind = "count"    // events counted: requests, queries, keys
-	Ratio    Kind = "ratio"    // one figure over another: a share, an amplification
-	Duration Kind = "duration" // a time, or an instant from T
-	Rate     Kind = "rate"     // events a second
-	Level    Kind = "level"    // a setting or a state, not counted: a weight, an exit code, a config knob
+	Count    FigureKind = "count"    // events counted: requests, queries, keys
+	Ratio    FigureKind = "ratio"    // one figure over another: a share, an amplification
+	Duration FigureKind = "duration" // a time, or an instant from T
+	Rate     FigureKind = "rate"     // events a second
+	Level    FigureKind = "level"    // a setting or a state, not counted: a weight, an exit code, a config knob
 )
 
 // Value is the figure's number; nil when the results print it as null.
@@ -113,7 +113,7 @@ type collector struct {
 	out    []Figure
 }
 
-func (c *collector) add(path string, k Kind, unit string, whole bool, get func() *float64, set func(*float64)) {
+func (c *collector) add(path string, k FigureKind, unit string, whole bool, get func() *float64, set func(*float64)) {
 	c.out = append(c.out, Figure{Path: path, Kind: k, Unit: unit, Whole: whole, get: get, set: set})
 }
 
@@ -162,7 +162,7 @@ func whole[N number]() bool {
 }
 
 // numberOf declares a number field of T, of kind k in unit.
-func numberOf[T any, N number](name string, k Kind, unit string, p func(*T) *N) member[T] {
+func numberOf[T any, N number](name string, k FigureKind, unit string, p func(*T) *N) member[T] {
 	return member[T]{name: name, walk: func(v *T, path string, omit bool, c *collector) {
 		x := p(v)
 		if omit && *x == 0 && !c.schema {
@@ -179,7 +179,7 @@ func numberOf[T any, N number](name string, k Kind, unit string, p func(*T) *N) 
 }
 
 // opt declares a field of T pointing to a number: null when nil.
-func opt[T any, N number](name string, k Kind, unit string, p func(*T) **N) member[T] {
+func opt[T any, N number](name string, k FigureKind, unit string, p func(*T) **N) member[T] {
 	return member[T]{name: name, walk: func(v *T, path string, omit bool, c *collector) {
 		x := p(v)
 		if *x == nil && omit && !c.schema {

@@ -12,6 +12,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -39,7 +40,7 @@ func TestASaturatedGeneratorSaysSo(t *testing.T) {
 			HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: tt.rate, Clients: 10, Timeout: herd.Duration(time.Second),
 			Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 1}
 		prev := runtime.GOMAXPROCS(tt.procs)
-		rep, err := Run(context.Background(), p, Env{Target: tg})
+		rep, err := Run(context.Background(), p, Env{Target: tg, Subject: &service.Subject{Target: tg}})
 		runtime.GOMAXPROCS(prev)
 		if err != nil {
 			t.Fatal(err)

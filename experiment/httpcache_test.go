@@ -9,6 +9,7 @@ import (
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -111,7 +112,7 @@ func TestNginxCacheArms(t *testing.T) {
 
 	t.Run("cold keys: purged at T", func(t *testing.T) {
 		svc := behindCache(t, tb, cachetest.Nginx(t, origins(tb), time.Minute), purge)
-		rep, err := Run(context.Background(), p, Env{Target: svc})
+		rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestNginxCacheArms(t *testing.T) {
 		svc := behindCache(t, tb, cachetest.Nginx(t, origins(tb), valid), purge)
 		p := p
 		p.Trigger = "ttl"
-		rep, err := Run(context.Background(), p, Env{Target: svc})
+		rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +176,7 @@ func TestVarnishCacheArms(t *testing.T) {
 	for _, c := range []struct{ mode, title string }{{"hard", "removed"}, {"soft", "expired"}} {
 		t.Run(c.title+" at T", func(t *testing.T) {
 			svc := behindCache(t, tb, base, cache(c.mode))
-			rep, err := Run(context.Background(), p, Env{Target: svc})
+			rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +202,7 @@ func TestVarnishCacheArms(t *testing.T) {
 	t.Run("flush: BAN", func(t *testing.T) {
 		svc := behindCache(t, tb, base, cache("hard"))
 		p := cachePlan("flush", "coalesce")
-		rep, err := Run(context.Background(), p, Env{Target: svc})
+		rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -225,3 +226,29 @@ func (p Plan) T() time.Duration { return time.Duration(p.Warmup + p.Before) }
 
 // Duration is one arm's load time.
 func (p Plan) Duration() time.Duration { return time.Duration(p.Warmup + p.Before + p.After) }
+
+// EndProbe is the URL the trigger's end probe polls (--ended-when URL);
+// "" when it has none.
+func (p Plan) EndProbe() string {
+	t, err := p.Triggers.Get(p.Trigger)
+	if ep, ok := t.(triggers.EndProber); ok && err == nil {
+		return ep.EndProbe()
+	}
+	return ""
+}
+
+// LBEndServer is the server the trigger's end probe waits for behind the
+// load balancer (--ended-when lb:SERVER), if it names one.
+func (p Plan) LBEndServer() (string, bool) {
+	t, err := p.Triggers.Get(p.Trigger)
+	if lp, ok := t.(triggers.LBEndProber); ok && err == nil {
+		return lp.EndServer()
+	}
+	return "", false
+}
+
+// NoLoadBalancer refuses an end probe on a load balancer's server where
+// the target declares no load balancer.
+func NoLoadBalancer(server string) error {
+	return fmt.Errorf("--ended-when: lb:%s reads the load balancer's stats, and the target has none (accepted: a URL; or lb:SERVER with a target file's haproxy:)", server)
+}

@@ -59,9 +59,6 @@ type ArmPreview struct {
 
 // Describe works out the preview of p on tg; nothing is contacted.
 func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
-	if sub == nil {
-		sub = ServiceSubject(tg) // as Env takes nil
-	}
 	trig := p.trigger()
 	hot := tg.Hot(p.HotKeys)
 	runs := int64(p.Repeat.N()) * int64(len(p.Arms))

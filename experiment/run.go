@@ -8,7 +8,7 @@
 // and collect the figures. Where the steps differ between the testbed,
 // which herdbench controls, and a service it does not, the Subject says
 // (subject.go: the testbed's is package testbed/subject, a service's
-// service.go), and the engine never asks which it has. The engine imports
+// package service), and the engine never asks which it has. The engine imports
 // nothing of the testbed. Arms run one after another: at once, each
 // arm's load would hit the others. A plan that repeats its arms runs them
 // in interleaved rounds, and reports each arm's median (repeat.go).
@@ -34,9 +34,8 @@ import (
 type Env struct {
 	Target *targets.Target
 	// Subject is what each arm is applied to, filled, counted and drained
-	// through (the testbed's: the subject.Testbed that testbed/subject's
-	// Open makes); nil: Target as a service herdbench does not control,
-	// refused for a target whose plug-in applies its arms (Target.SubjectOnly)
+	// through: its kind's (experiment.Kind's Open: the testbed's
+	// subject.Testbed, a service's service.Subject); never nil
 	Subject  Subject
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
@@ -48,15 +47,6 @@ type Env struct {
 	// ResultsDir is where the run's results are written, for a trigger
 	// that runs the user's commands to tell them; "" when it writes none.
 	ResultsDir string
-}
-
-// subject is what the arms are applied to: Subject, or the target as a
-// service herdbench does not control.
-func (e Env) subject() Subject {
-	if e.Subject == nil {
-		return ServiceSubject(e.Target)
-	}
-	return e.Subject
 }
 
 func (e Env) generator() Generator {
@@ -75,19 +65,17 @@ func (e Env) generator() Generator {
 func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	// the triggers are the plan's, so the report shows what ran
 	p.Triggers = p.TriggerSet()
-	if env.Subject == nil && env.Target.SubjectOnly {
-		// its plug-in's subject applies, fills and counts the arms (the
-		// testbed's: testbed/subject), never a service's
-		return nil, fmt.Errorf("%s: this target's arms are applied through its own subject: set Env.Subject", env.Target.Name)
+	if env.Subject == nil { // its kind's subject applies, fills and counts the arms
+		return nil, fmt.Errorf("%s: no subject to apply the arms through: set Env.Subject", env.Target.Name)
 	}
-	if err := p.ValidateFor(env.Target, env.subject()); err != nil {
+	if err := p.ValidateFor(env.Target, env.Subject); err != nil {
 		return nil, err
 	}
 	// after the validation: they name the trigger's own detail, which a
 	// plan's gates cannot
 	p.Gates = withDefaultGates(p.Gates, p.trigger())
 	trig := p.trigger()
-	sub := env.subject()
+	sub := env.Subject
 	rep := &Report{Schema: Schema, Version: env.Version, Seed: p.Seed, StartedAt: time.Now().UTC(), Plan: p,
 		Arms: []ArmResult{}, Environment: EnvironmentOf(env.Target)}
 	rep.Environment.Herdbench = env.Version
@@ -166,8 +154,14 @@ func EnvironmentOf(tg *targets.Target) Environment {
 	if len(tg.Classes) > 0 {
 		e.Requests = classesOf(tg.Classes)
 	}
-	if tg.Provider != "" {
-		e.Provider = tg.Provider
+	if tg.Grants.Provider != "" {
+		e.Provider = tg.Grants.Provider
 	}
 	return e
+}
+
+// Service says whether the run was on a service herdbench does not
+// control: its provider is the kind of its target, a file or a URL.
+func (e Environment) Service() bool {
+	return e.Provider == targets.KindFile || e.Provider == targets.KindURL
 }

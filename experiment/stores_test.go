@@ -18,6 +18,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/storetest"
@@ -145,7 +146,7 @@ func TestMemcachedMariaDBService(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := sleepCalls(t, m)
-	rep, err := Run(context.Background(), p, Env{Target: svc})
+	rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestMariaDBConndrop(t *testing.T) {
 	p := servicePlan("conndrop", Arm{Name: "short-ttl", Select: &Select{Headers: map[string]string{"X-TTL": "1"}}})
 	p.Rate, p.Clients, p.Timeout = 200, 40, herd.Duration(3*time.Second)
 	before := opened()
-	rep, err := Run(context.Background(), p, Env{Target: svc})
+	rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
+	"io"
+	"net/http"
 	"time"
 
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -15,7 +18,7 @@ import (
 // Subject is what an experiment works on, arm after arm. It is where an
 // arm is applied: the bundled testbed (package testbed/subject), whose
 // replicas herdbench configures, fills and counts, a service it does not
-// control (ServiceSubject, service.go), whose arms are chosen by hooks,
+// control (package service), whose arms are chosen by hooks,
 // headers and query values, or any other kind a caller brings (Env).
 // Run asks a Subject and its optional seams below, never which it has.
 type Subject interface {
@@ -41,6 +44,78 @@ type Subject interface {
 	// FillRequests is how many requests Fill sends for a plan, for the dry
 	// run's count.
 	FillRequests(p Plan, hot []string) int64
+}
+
+// Kind is a kind of subject as a run prepares it: everything the run
+// needs of it before it starts, asked in this order by the command line's
+// one prepare path, which never asks which kind it holds. The bundled
+// testbed (testbed/subject's FigureKind) and a user's service (package service)
+// are two; a caller may bring its own.
+type Kind interface {
+	// Plan is g's plan with the values the kind sets of it (a target
+	// file's plan:), and the options it would drop without a word refused.
+	Plan(g Given) (Plan, herd.FieldErrors)
+	// Arms sets p's arms (and a target file's trigger) as the kind takes them.
+	Arms(p Plan, g Given) (Plan, herd.FieldErrors)
+	// Problems are bad's, placed where the kind's own file said them.
+	Problems(p Plan, g Given, bad herd.FieldErrors) herd.FieldErrors
+	// Describe is what the plan is checked and dry-run against: the
+	// target and its subject, contacting neither.
+	Describe() (*targets.Target, Subject)
+	// Hosts refuses a host the run would touch and may not: the end
+	// probe's, the target's own.
+	Hosts(p Plan, g Given) error
+	// Local names what of it listens on this machine's loopback, which a
+	// worker on another machine cannot reach; "" when nothing does.
+	Local() string
+	// Open opens it once past the dry run; Opened.Close closes, or stops,
+	// what it opened.
+	Open(ctx context.Context, p Plan, g Given) (Opened, error)
+}
+
+// Given is what the user gave a run, as a Kind reads it: the command line
+// and a scenario file, in the plan's terms.
+type Given struct {
+	Plan     Plan // the defaults, then a scenario file, then the flags
+	Defaults Plan // the defaults alone: a replaced value is checked on them
+	// ReadPlan reads value as the plan's flag of that name reads it
+	ReadPlan func(p Plan, flag, value string) (Plan, error)
+	// PlanSet and TriggerSet are the plan's and the trigger's flags given,
+	// on the command line or in a scenario file; Set says whether the
+	// user gave a field
+	PlanSet, TriggerSet map[string]bool
+	Set                 func(field string) bool
+	// StartSet and KnobsSet are the bundled testbed's start-up flags and
+	// its replicas' knobs given, which only it takes
+	StartSet []string
+	KnobsSet map[string]bool
+	// Arms are --arms' names, given when ArmsSet; Scenario the scenario
+	// file at ScenarioPath, nil without one
+	Arms         []string
+	ArmsSet      bool
+	Scenario     *scenario.File
+	ScenarioPath string
+	// Base is the settings every written arm sends (the knobs the flags
+	// give), nil when they have problems (told once, not with every arm);
+	// SetKnob sets one of an arm's own knobs from a scenario file's value
+	Base    herd.Settings
+	SetKnob KnobSetter
+	Abort   []string  // --abort-on
+	Allow   []string  // --allow-host
+	Log     io.Writer // where a kind says what it does as it opens
+	// Confirm asks the user before a run sends to tg's hosts that are not
+	// loopback, and refuses when not confirmed
+	Confirm func(tg *targets.Target) error
+}
+
+// Opened is a kind opened for a run.
+type Opened struct {
+	Target  *targets.Target
+	Subject Subject
+	// Harness is where the kind's Prometheus scrapes the harness's live
+	// metrics, and Prometheus that Prometheus; "" when it has none
+	Harness, Prometheus string
+	Close               func() // never nil
 }
 
 // A subject may be asked for more than the Subject's methods: each of these
@@ -81,10 +156,6 @@ type Applied struct {
 // still ran the arm's work.
 var ErrStillRunning = errors.New("still running")
 
-// ServiceSubject is tg as a service herdbench does not control: its arms
-// are chosen by hooks, headers and query values (service.go).
-func ServiceSubject(tg *targets.Target) Subject { return &serviceSubject{tg: tg} }
-
 // Configured is a subject whose own config the results carry as the run
 // found it (environment.replica_config): what every arm's settings are
 // set over.
@@ -92,39 +163,33 @@ type Configured interface {
 	Config(ctx context.Context) (json.RawMessage, error)
 }
 
-// each runs fn for 0..n-1 on workers goroutines (fn learns which worker it
-// runs on), and returns the first error, after which the rest is skipped.
-func each(ctx context.Context, n, workers int, fn func(ctx context.Context, worker, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan int)
-	errc := make(chan error, 1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := range work {
-				if err := fn(ctx, w, i); err != nil {
-					select {
-					case errc <- err:
-					default:
-					}
-					cancel()
-				}
-			}
-		})
-	}
-	for i := range n {
-		select {
-		case work <- i:
-		case <-ctx.Done():
+// RequesterFor builds the target's request for a key with the arm's
+// headers and query values.
+func RequesterFor(tg *targets.Target, arm Arm) triggers.Requester {
+	return func(ctx context.Context, base, key string) (*http.Request, error) {
+		req, err := tg.NewRequest(ctx, base, key)
+		if err != nil || arm.Select == nil {
+			return req, err
 		}
+		for k, v := range arm.Select.Headers {
+			req.Header.Set(k, v)
+		}
+		if len(arm.Select.Query) > 0 {
+			q := req.URL.Query()
+			for k, v := range arm.Select.Query {
+				q.Set(k, v)
+			}
+			req.URL.RawQuery = q.Encode()
+		}
+		return req, nil
 	}
-	close(work)
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-		return ctx.Err()
+}
+
+// EndpointsFor are where an arm's load goes: its own endpoints, when its
+// target file gives it some, else the target's.
+func EndpointsFor(tg *targets.Target, a Arm) []string {
+	if s := a.Select; s != nil && len(s.Endpoints) > 0 {
+		return s.Endpoints
 	}
+	return tg.Endpoints
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -93,7 +94,7 @@ arms:
 			{Name: "none", Select: &Select{Headers: map[string]string{admin.StrategyHeader: "none"}}},
 			{Name: "lock", Select: &Select{Headers: map[string]string{admin.StrategyHeader: "lock"}}},
 		}
-		rep, err := Run(context.Background(), servicePlan("expire", arms...), Env{Target: svc})
+		rep, err := Run(context.Background(), servicePlan("expire", arms...), Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +135,7 @@ arms:
 		// the arm's hooks run around it, in order
 		log := filepath.Join(t.TempDir(), "hooks.log")
 		sel := &Select{Before: []string{"echo before >> " + log}, After: []string{"echo after >> " + log}}
-		rep, err := Run(ctx, servicePlan("flush", Arm{Name: "baseline", Select: sel}), Env{Target: svc})
+		rep, err := Run(ctx, servicePlan("flush", Arm{Name: "baseline", Select: sel}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +143,7 @@ arms:
 			t.Errorf("hooks wrote %q, %v; want before, then after", b, err)
 		}
 		// a before hook that fails ends the run before any load, and says why
-		_, err = Run(ctx, servicePlan("flush", Arm{Name: "broken", Select: &Select{Before: []string{"echo no flag service >&2; exit 3"}}}), Env{Target: svc})
+		_, err = Run(ctx, servicePlan("flush", Arm{Name: "broken", Select: &Select{Before: []string{"echo no flag service >&2; exit 3"}}}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err == nil || !strings.Contains(err.Error(), `before hook "echo no flag service >&2; exit 3": exit status 3: no flag service`) {
 			t.Errorf("Run with a failing before hook = %v; want the hook, its status and its output", err)
 		}
@@ -163,7 +164,7 @@ arms:
 	t.Run("conndrop without toxiproxy ends the role's connections, and they come back", func(t *testing.T) {
 		svc := asService(t, tb, `keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
 `)
-		rep, err := Run(context.Background(), servicePlan("conndrop", Arm{Name: "baseline", Select: &Select{}}), Env{Target: svc})
+		rep, err := Run(context.Background(), servicePlan("conndrop", Arm{Name: "baseline", Select: &Select{}}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +203,7 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 		if err := tb.Redis.FlushDB(context.Background()).Err(); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := Run(context.Background(), p, Env{Target: svc})
+		rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +252,7 @@ prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests
 	if err := bad.ValidateFor(svc, nil); err == nil || !strings.Contains(err.Error(), "prometheus.hits.max names a series "+svc.Name+" does not declare (accepted: prometheus.NAME.AGG, NAME one of loads, requests)") {
 		t.Errorf("ValidateFor(a gate on an undeclared series) = %v; want it refused, naming the declared ones", err)
 	}
-	rep, err := Run(context.Background(), p, Env{Target: svc})
+	rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
 		return s.Calls
 	}
 	before := calls()
-	rep, err := Run(context.Background(), p, Env{Target: svc})
+	rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,14 +388,14 @@ func TestADrainGivesUpWithTheWorkStillRunning(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling, bounded by the deadline
 	}
-	err := ServiceDrainWithin(svc, 300*time.Millisecond)(context.Background())
+	err := (&service.Subject{Target: svc, Limit: 300 * time.Millisecond}).Drain(context.Background())
 	if !errors.Is(err, ErrStillRunning) || !strings.Contains(err.Error(), "still ran 1 statements of its role") {
 		t.Errorf("Drain with a 3 s load running = %v; want ErrStillRunning naming the one statement", err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := ServiceDrainWithin(svc, 5*time.Second)(context.Background()); err != nil {
+	if err := (&service.Subject{Target: svc, Limit: 5 * time.Second}).Drain(context.Background()); err != nil {
 		t.Errorf("Drain once the load ended = %v; want nil", err)
 	}
 }

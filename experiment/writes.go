@@ -73,7 +73,7 @@ type SteadyWrites struct {
 func (a *armRun) writeHerd() bool {
 	_, ok := a.trig.(triggers.Writer)
 	_, observed := a.sub.(WriteObserver)
-	return ok && observed && a.tg.Likes != nil
+	return ok && observed && a.tg.Grants.Likes != nil
 }
 
 // writeStatements reads the write statements' calls and rows so far.

@@ -19,8 +19,8 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 	if len(p.Arms) > 0 {
 		first = p.Arms[0]
 	}
-	c := configOf(e.Replica, first.Knobs)            // the first arm's knobs, over the replicas'
-	if e.Provider == "file" || e.Provider == "url" { // a service herdbench does not control
+	c := configOf(e.Replica, first.Knobs) // the first arm's knobs, over the replicas'
+	if e.Service() {
 		fmt.Fprintf(w, "target    %s (%s), %d endpoints        seed %d\n", e.Target, e.Provider, e.Replicas, rep.Seed)
 		fmt.Fprintf(w, "load      %s req/s open model over %s keys, client timeout %s\n",
 			thousands(int64(p.Rate)), thousands(int64(p.Keys)), p.Timeout)

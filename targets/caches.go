@@ -33,10 +33,10 @@ func (t *Target) Caches() []triggers.Cache {
 // empties it still, as herdbench started it.
 func (t *Target) redisCache() *redis.Cache {
 	declared := t.file != nil && t.file.Redis != nil
-	if t.Redis == nil && !declared && t.RedisKey == "" && t.Pattern == "" && t.Channel == "" && !t.Granted.FlushDB {
+	if t.Redis == nil && !declared && t.RedisKey == "" && t.Pattern == "" && t.Channel == "" && !t.Grants.Caps.FlushDB {
 		return nil
 	}
-	r := &redis.Cache{Client: t.Redis, Pattern: t.Pattern, FlushDB: t.Granted.FlushDB, Channel: t.Channel}
+	r := &redis.Cache{Client: t.Redis, Pattern: t.Pattern, FlushDB: t.Grants.Caps.FlushDB, Channel: t.Channel}
 	if tmpl := t.RedisKey; tmpl != "" {
 		r.Key = func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }
 	}

@@ -61,7 +61,7 @@ func (t *Target) OpenMemcached(ctx context.Context, addr string) (err error) {
 // it declares none. Before Connect its client is nil: enough for a dry
 // run's plan, which contacts nothing.
 func (t *Target) memcachedItems() *memcached.Cache {
-	if tmpl := t.OwnedItems; tmpl != "" { // herdbench's own: every item is its
+	if tmpl := t.Grants.OwnedItems; tmpl != "" { // herdbench's own: every item is its
 		return &memcached.Cache{Client: t.Memcached, AllowFlushAll: true, Key: func(key string) string { return strings.ReplaceAll(tmpl, "{key}", key) }}
 	}
 	if t.file == nil || t.file.Memcached == nil {

@@ -67,8 +67,8 @@ type Observes struct {
 
 // Observes says what herdbench may observe of t, before connecting to it.
 func (t *Target) Observes() Observes {
-	if t.Observed != nil {
-		return *t.Observed
+	if t.Grants.Observed != nil {
+		return *t.Grants.Observed
 	}
 	f := t.file
 	return Observes{DB: f != nil && (f.Postgres != nil || f.MySQL != nil), Cache: f != nil && (f.Redis != nil || f.Memcached != nil),
@@ -139,7 +139,7 @@ func (t *Target) Rollback() error {
 	if t.Toxiproxy == nil {
 		return nil
 	}
-	if t.ResetProxies {
+	if t.Grants.ResetProxies {
 		return t.Toxiproxy.ResetState()
 	}
 	var errs []error

@@ -48,9 +48,8 @@ const (
 type Target struct {
 	Kind string
 	Name string // the testbed, the target file, or the URL
-	// Provider and Versions are where the target runs and its servers'
-	// versions (redis, postgres, ...), when herdbench started it
-	Provider string
+	// Versions are its servers' versions (redis, postgres, ...), when
+	// herdbench started it
 	Versions map[string]string
 
 	Endpoints []string     // base URLs the load goes to, round-robin
@@ -93,20 +92,30 @@ type Target struct {
 	Hosts        map[string]string // every host the target touches -> where it is declared
 	Allow        []string          // hosts besides loopback that may be touched
 
-	// What herdbench controls of a target beyond what a file declares,
-	// each a grant set by the plug-in that describes it (the testbed's),
-	// never read as "is this the testbed". ResetProxies: every toxic and
-	// closed proxy on its toxiproxy is herdbench's, so a rollback resets
-	// them all. SubjectOnly: its arms are applied, filled and counted
-	// through its plug-in's Subject, so the engine refuses it without one.
-	// Restarter: how its parts restart; nil when they cannot.
+	// Grants is what herdbench controls of the target beyond what a file
+	// declares, set by the kind that describes it (the testbed's); the
+	// zero value on a target file or a URL
+	Grants Grants
+
+	file *File
+}
+
+// Grants is what a kind of subject lets herdbench do with its target
+// beyond what a file declares, each read for what it allows, never as
+// "is this the testbed".
+type Grants struct {
+	// Provider is where the target runs, when herdbench started it
+	Provider string
+	// ResetProxies: every toxic and closed proxy on its toxiproxy is
+	// herdbench's, so a rollback resets them all
 	ResetProxies bool
-	SubjectOnly  bool
-	Restarter    triggers.Restarter
-	// Granted is what the target lets triggers do beyond what Caps reads
-	// of it (its parts, its stores' rights); Observed what herdbench may
-	// observe of it; nil: what its file declares
-	Granted  triggers.Caps
+	// Restarter is how its parts restart; nil when they cannot
+	Restarter triggers.Restarter
+	// Caps is what it lets triggers do beyond what Caps reads of the
+	// target (its parts, its stores' rights)
+	Caps triggers.Caps
+	// Observed is what herdbench may observe of it; nil: what its file
+	// declares
 	Observed *Observes
 	// OwnedItems is the key of an item (item:{key}) in a Memcached
 	// herdbench started, every item of which a trigger may touch and
@@ -115,8 +124,6 @@ type Target struct {
 	// Likes is where a write herd's likes land and are counted; nil: the
 	// target takes no write herd
 	Likes triggers.LikesTable
-
-	file *File
 }
 
 // FromFile describes the target a target file declares, without
@@ -265,8 +272,8 @@ func (t *Target) File() *File { return t.file }
 
 // Caps is what the target lets triggers do.
 func (t *Target) Caps() triggers.Caps {
-	c := t.Granted
-	c.Endpoints, c.Restart, c.Writes = len(t.Endpoints) > 0, t.Restarter != nil, c.Writes || t.Likes != nil
+	c := t.Grants.Caps
+	c.Endpoints, c.Restart, c.Writes = len(t.Endpoints) > 0, t.Grants.Restarter != nil, c.Writes || t.Grants.Likes != nil
 	if t.Kind == KindFile {
 		f := t.file
 		c.Redis = f.Redis != nil

@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"slices"
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -96,4 +98,50 @@ func inFile(err error, path string, f *scenario.File, fromFile map[string]scenar
 		}
 	}
 	return out
+}
+
+// triggerFlagsSet are the flags of the trigger and its options that were
+// given, on the command line or in a scenario file: what a target file's
+// trigger does not override.
+func triggerFlagsSet(fs *pflag.FlagSet, plan experiment.Plan) map[string]bool {
+	set := map[string]bool{}
+	if fs.Changed("trigger") {
+		set["trigger"] = true
+	}
+	for _, o := range plan.Triggers.Options() {
+		if fs.Changed(o.Flag()) {
+			set[o.Flag()] = true
+		}
+	}
+	return set
+}
+
+// idleTriggerOptions are the trigger options given (set: the flags, on the
+// command line or in a scenario file) that belong to a trigger other than
+// the plan's: they would do nothing. A problem bad already has with the
+// option (command's run and undo, refused by CheckChosen) is not told
+// twice.
+func idleTriggerOptions(plan experiment.Plan, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
+	var idle herd.FieldErrors
+	for _, o := range plan.Triggers.Options() {
+		if !set[o.Flag()] || o.Trigger == plan.Trigger || slices.ContainsFunc(bad, func(e *herd.FieldError) bool { return e.Field == o.Key }) {
+			continue
+		}
+		idle.Add(o.Key, "an option of trigger %s, and the plan's trigger is %s, so it would do nothing (accepted: with trigger %s, or left out)",
+			o.Trigger, plan.Trigger, o.Trigger)
+	}
+	return idle
+}
+
+// planFlagsSet are the plan's and the key space's flags given on fs (the
+// command line, or a scenario file's): what a target file's plan does not
+// override, and what its keys: do.
+func planFlagsSet(fs *pflag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	for _, f := range append(service.PlanFlags, service.KeyFlags...) {
+		if fs.Changed(f) {
+			set[f] = true
+		}
+	}
+	return set
 }

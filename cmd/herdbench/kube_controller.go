@@ -8,9 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -71,9 +71,10 @@ func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, allow
 	targetFile := opts.Target != "testbed" && !strings.Contains(opts.Target, "://")
 	switch {
 	case url != nil: // the testbed's options, a key space without {key}
-		checked = append(checked, notForTarget(opts, url)...)
+		_, refused := service.Kind{Svc: url}.Plan(opts.given(nil))
+		checked = append(checked, refused...)
 	case targetFile:
-		checked = append(checked, testbedOnly(opts, opts.Target)...)
+		checked = append(checked, service.TestbedOnly(opts.given(nil), opts.Target)...)
 	}
 	checked = append(checked, planProblems(opts, url, !isRun)...)
 	checked = append(checked, podOutputs(opts)...)
@@ -118,9 +119,9 @@ func planProblems(opts stampedeOptions, url *targets.Target, byDefault bool) her
 	}
 	checked := herd.Fields(opts.Plan.Validate())
 	if url != nil {
-		checked = herd.Fields(opts.Plan.ValidateFor(url, experiment.ServiceSubject(url)))
+		checked = herd.Fields(opts.Plan.ValidateFor(service.Kind{Svc: url}.Describe()))
 		if byDefault && !opts.TriggerSet["trigger"] {
-			checked = atURLDefaultTrigger(checked, opts.Plan, url)
+			checked = service.AtURLDefaultTrigger(checked, opts.Plan, url)
 		}
 	}
 	for _, e := range checked {

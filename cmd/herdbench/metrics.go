@@ -13,7 +13,7 @@ import (
 // addr (--metrics-addr) when given, else where the testbed's Prometheus
 // scrapes the harness, if it runs one. It returns nil when neither applies.
 // A busy default address is a warning, not a failure: the user did not ask.
-func liveMetrics(stderr io.Writer, addr string, st testbed.Status) (experiment.Observer, func(), error) {
+func liveMetrics(stderr io.Writer, addr string, st experiment.Opened) (experiment.Observer, func(), error) {
 	explicit := addr != ""
 	if !explicit {
 		addr = st.Harness

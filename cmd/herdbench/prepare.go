@@ -16,10 +16,13 @@ import (
 // a usage error (exit 2). Then a dry run describes the plan, or
 // the chosen target opens to run it.
 func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Plan) error) (experiment.Plan, []output, error) {
-	bedErr, err := opts.resolveTarget(ctx)
-	if err != nil {
-		return experiment.Plan{}, nil, err
+	if opts.chosen == nil { // a scenario file's run resolved it as it read the file
+		var err error
+		if opts.bedErr, err = opts.resolveTarget(ctx); err != nil {
+			return experiment.Plan{}, nil, err
+		}
 	}
+	bedErr := opts.bedErr
 	plan, outs, err := buildPlan(*opts) // the plan's own problems first: they name flags
 	if err == nil && more != nil {
 		err = more(plan)
@@ -47,9 +50,7 @@ func reachProblems(plan experiment.Plan, opts stampedeOptions) herd.FieldErrors 
 		}
 	}
 	if opts.chosen != nil {
-		if err := opts.chosen.hosts(plan, opts); err != nil {
-			bad = append(bad, herd.Fields(unwrapUsage(err))...)
-		}
+		bad = append(bad, herd.Fields(opts.chosen.Hosts(plan, opts.given(nil)))...)
 	}
 	return bad
 }

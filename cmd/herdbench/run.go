@@ -14,7 +14,7 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
-	"github.com/herdbench/herdbench/testbed/admin"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -129,7 +129,7 @@ func readScenario(ctx context.Context, path string, cmdline *pflag.FlagSet, stde
 	opts.ArmsSet = cmdline.Changed("arms")
 	opts.TriggerSet = triggerFlagsSet(cmdline, opts.Plan)
 	opts.PlanSet = planFlagsSet(cmdline)
-	for _, f := range append(planFlags, keyFlags...) {
+	for _, f := range append(service.PlanFlags, service.KeyFlags...) {
 		if _, ok := fromFile[f]; ok {
 			opts.PlanSet[f] = true // the scenario file's
 		}
@@ -145,10 +145,10 @@ func readScenario(ctx context.Context, path string, cmdline *pflag.FlagSet, stde
 	// exit code; problems with its options are the user's, told at their
 	// lines in the file too
 	var bed herd.FieldErrors
-	if bedErr, err := opts.resolveTarget(ctx); err != nil {
+	if opts.bedErr, err = opts.resolveTarget(ctx); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	} else {
-		bed = inFile(testbedProblems(bedErr, opts), path, f, fromFile, opts.Plan.Triggers)
+		bed = inFile(testbedProblems(opts.bedErr, opts), path, f, fromFile, opts.Plan.Triggers)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
 		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
@@ -202,83 +202,6 @@ func setFlag(fl *pflag.Flag, v string) error {
 		return fmt.Errorf("%s out of range (accepted: %s: %s)", v, accepted, strings.ReplaceAll(fl.Usage, "`", ""))
 	}
 	return fmt.Errorf("%q is not %s (accepted: %s)", v, accepted, accepted)
-}
-
-// scenarioArms builds a scenario file's arms on the base knobs, with every
-// problem at once, each at its file:line: all of the file's arms, or with
-// names (--arms) those it names, in its order, as --arms picks a target
-// file's arms. A name that is none of the file's arms is read as --arms
-// reads it (a strategy or a client arm); one that is neither is refused,
-// naming the file's arms.
-func scenarioArms(path string, f *scenario.File, base admin.Patch, names []string) ([]experiment.Arm, herd.FieldErrors) {
-	picks := make([]int, len(f.Arms)) // indexes in f.Arms; -1: a name the file does not have
-	for i := range picks {
-		picks[i] = i
-	}
-	if names != nil {
-		picks = picks[:0]
-		for _, n := range names {
-			picks = append(picks, slices.IndexFunc(f.Arms, func(a scenario.Arm) bool { return a.Name == n }))
-		}
-	}
-	var arms []experiment.Arm
-	var errs herd.FieldErrors
-	for j, i := range picks {
-		if i < 0 {
-			a, problems := notInFile(path, f, base, names[j])
-			if a != nil {
-				arms = append(arms, *a)
-			}
-			errs = append(errs, problems...)
-			continue
-		}
-		a, problems := fileArm(path, f, i, base)
-		arms = append(arms, a)
-		errs = append(errs, problems...)
-	}
-	return arms, errs
-}
-
-// fileArm is the file's arm i, as subject.ArmKinds.Parse reads it. A named
-// arm's config (one with a strategy of its own) is checked here, with its
-// place; arms read as --arms are checked by the plan.
-func fileArm(path string, f *scenario.File, i int, base admin.Patch) (experiment.Arm, herd.FieldErrors) {
-	fa := f.Arms[i]
-	spec := experiment.ArmSpec{Name: fa.Name, Strategy: fa.Strategy}
-	for _, s := range fa.Settings(f) {
-		spec.Settings = append(spec.Settings, experiment.ArmSetting{Key: s.Flag, Value: s.Values[0], File: path, Line: s.Line, Field: s.Path})
-	}
-	arms, errs := subject.ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
-	a := arms[0]
-	cfg, _ := replica.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
-	// set by the arm, or for every arm
-	set := func(field string) bool {
-		return base.Sets(field) || slices.ContainsFunc(fa.Settings(f), func(s scenario.Setting) bool { return s.Flag == flagOf(field) })
-	}
-	if problems := cfg.Problems().Blame(set); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
-		for _, e := range problems {
-			errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
-		}
-		a.Knobs = base.With("strategy", replica.None) // reported once
-	}
-	return a, errs
-}
-
-// notInFile is the arm --arms names that the scenario file does not have:
-// read as --arms reads it, or nil and a problem naming the file's arms.
-func notInFile(path string, f *scenario.File, base admin.Patch, name string) (*experiment.Arm, herd.FieldErrors) {
-	arms, errs := subject.ArmKinds.Parse(experiment.NameSpecs([]string{name}), base, nil)
-	cfg, _ := replica.DefaultConfig.Patched(arms[0].Knobs)
-	if len(errs) > 0 || !errors.Is(cfg.Validate(), replica.ErrUnknownStrategy) {
-		return &arms[0], errs
-	}
-	declared := make([]string, len(f.Arms))
-	for i, a := range f.Arms {
-		declared[i] = a.Name
-	}
-	return nil, herd.FieldErrors{{Field: "arms", Elem: name, Msg: fmt.Sprintf(
-		"not an arm of %s (accepted: its arms %s; a strategy, such as lock or lock+ttl_jitter; or a client arm, such as %s)",
-		path, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])}}
 }
 
 // setKnob sets one of an arm's own knobs from a scenario file's value, by

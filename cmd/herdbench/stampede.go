@@ -24,7 +24,6 @@ import (
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -65,7 +64,9 @@ type stampedeOptions struct {
 	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
-	chosen choice // what --target names, once resolved (resolveTarget); nil when it could not be
+	kinds  []kindOf        // the kinds of subject --target may name
+	chosen experiment.Kind // what --target names, once resolved (resolveTarget); nil when it could not be
+	bedErr error           // why the testbed it names cannot be had as asked, told with the plan's problems
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -104,6 +105,7 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 		Startup:    replica.DefaultOptions,
 		StateDir:   defaultStateDir(),
 		Target:     "testbed",
+		kinds:      kinds,
 		In:         os.Stdin,
 		InTTY:      isTerminal(os.Stdin),
 		ResultsDir: "herdbench-results",
@@ -267,8 +269,9 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // accepted values.
 func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	plan, bad := opts.Plan, herd.FieldErrors(nil)
+	g := opts.given(nil) // its written arms are read once the knobs are (base)
 	if c := opts.chosen; c != nil {
-		plan, bad = c.plan(opts)
+		plan, bad = c.Plan(g)
 	}
 	var problems herd.FieldErrors
 	plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
@@ -294,13 +297,14 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	} else { // a knob out of range (NaN) may not even marshal
 		base = replica.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
 	}
+	g = opts.given(base)
 	tg, sub := opts.target()
 	if c := opts.chosen; c != nil {
-		plan, problems = c.arms(plan, opts, base)
+		plan, problems = c.Arms(plan, g)
 		bad = append(bad, problems...)
 		bad = append(bad, herd.Fields(plan.ValidateFor(tg, sub))...)
 	} else { // --target could not be read: the arms are checked as the testbed's all the same
-		plan, problems = testbedChoice{}.arms(plan, opts, base)
+		plan, problems = subject.Kind{}.Arms(plan, g)
 		bad = append(bad, problems...)
 		bad = append(bad, herd.Fields(plan.Validate())...)
 		bad = append(bad, plan.CheckArms(subject.Checker{})...)
@@ -312,7 +316,7 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	}
 	bad = append(bad, idleWriteKnobs(plan, opts.KnobsSet, bad)...)
 	if c := opts.chosen; c != nil {
-		bad = c.problems(plan, opts, bad)
+		bad = c.Problems(plan, g, bad)
 	}
 	if len(bad) == 0 { // where it would send: once the plan is sound
 		bad = reachProblems(plan, opts)
@@ -338,26 +342,21 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 		seePlan(ctx, plan, tg, sub)
 		return reporters.DryRun(stdout, experiment.Describe(plan, tg, sub))
 	}
-	return opts.chosen.open(ctx, stderr, opts, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
-		return runAndReport(ctx, stdout, stderr, opts, tg, sub, plan, outs, st)
+	return opts.open(ctx, stderr, plan, func(o experiment.Opened) error {
+		return runAndReport(ctx, stdout, stderr, opts, o, plan, outs)
 	})
 }
 
 // runAndReport runs the plan on an open target, writes the results and the
 // reports, and maps what happened to an error: gates failed (99), the run
-// failed or was interrupted (1, with partial results). st is the testbed's
-// status, nil for other targets.
-func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, target *targets.Target, sub experiment.Subject, plan experiment.Plan,
-	outs []output, st *testbed.Status) error {
-	var status testbed.Status
-	if st != nil {
-		status = *st
-	}
+// failed or was interrupted (1, with partial results).
+func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, o experiment.Opened, plan experiment.Plan, outs []output) error {
+	target, sub := o.Target, o.Subject
 	gen, err := workersFor(ctx, opts, target, wantsVegeta(outs))
 	if err != nil {
 		return err
 	}
-	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, status)
+	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, o)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -120,12 +119,8 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 		seePlan(ctx, heaviest(sw), tg, sub)
 		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), tg, sub))
 	}
-	return opts.chosen.open(ctx, stderr, opts.stampedeOptions, plan, func(tg *targets.Target, sub experiment.Subject, st *testbed.Status) error {
-		var status testbed.Status // a service has none
-		if st != nil {
-			status = *st
-		}
-		return sweepAndReport(ctx, stdout, stderr, opts, tg, sub, sw, gates, outs, status)
+	return opts.open(ctx, stderr, plan, func(o experiment.Opened) error {
+		return sweepAndReport(ctx, stdout, stderr, opts, o, sw, gates, outs)
 	})
 }
 
@@ -266,15 +261,14 @@ func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets
 
 // sweepAndReport sweeps on an open target and writes the results and the
 // reports: gates failed (99), interrupted or failed (1, with the results
-// so far). st is the testbed's status, empty for other targets: where the
-// live metrics are served by default.
-func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, target *targets.Target, sub experiment.Subject, sw sweep.Sweep,
-	gates []sweep.Gate, outs []output, st testbed.Status) error {
+// so far). o says where the live metrics are served by default.
+func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, o experiment.Opened, sw sweep.Sweep, gates []sweep.Gate, outs []output) error {
+	target, sub := o.Target, o.Subject
 	gen, err := workersFor(ctx, opts.stampedeOptions, target, false)
 	if err != nil {
 		return err
 	}
-	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, st)
+	observer, stopMetrics, err := liveMetrics(stderr, opts.MetricsAddr, o)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/compose"
@@ -18,33 +19,53 @@ import (
 	"github.com/herdbench/herdbench/testbed/subject"
 )
 
+// kindOf is a kind of subject --target may name: the kind, when it names
+// it (nil: another's), or --target's own problem. bedErr says why the kind
+// cannot be had as asked, to be told with the plan's problems.
+type kindOf func(ctx context.Context, o stampedeOptions) (k experiment.Kind, bedErr, err error)
+
+// kinds are the kinds --target names, each asked in turn: a service, a
+// target file or a base URL, last, as it reads anything else as a file.
+var kinds = []kindOf{testbedKind, serviceKind}
+
 // resolveTarget reads --target once, without contacting anything, into
-// o.chosen: the service a target file or a base URL names, or else the
-// testbed the run will use (testbedToUse). bedErr says why that testbed
-// cannot be had as asked, to be told with the plan's problems; err is
-// --target's own problem, and leaves o.chosen nil.
+// o.chosen, the kind of subject of o.kinds it names. bedErr and err are
+// the kind's (kindOf); err leaves o.chosen nil.
 func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error) {
-	svc, err := serviceOf(o.Target, o.DryRun)
-	switch {
-	case err != nil:
-		return nil, err
-	case svc != nil:
-		o.chosen = serviceChoice{svc}
-		return nil, nil
+	for _, of := range o.kinds {
+		var k experiment.Kind
+		if k, bedErr, err = of(ctx, *o); err != nil || k != nil {
+			o.chosen = k
+			return bedErr, err
+		}
 	}
-	bed, bedErr := testbedToUse(ctx, *o)
-	o.chosen = testbedChoice{bed}
-	return bedErr, nil
+	return nil, nil
 }
 
-// serviceOf is the service --target names, a target file or a base URL;
-// nil when it names the testbed. For a dry run, a target file's ${VAR}
+// serviceKind is the service a target file or a base URL names.
+func serviceKind(_ context.Context, o stampedeOptions) (experiment.Kind, error, error) {
+	svc, err := serviceOf(o.Target, o.DryRun)
+	if err != nil {
+		return nil, nil, err
+	}
+	return service.Kind{Svc: svc}, nil, nil
+}
+
+// testbedKind is the testbed the run will use (testbedToUse), when
+// --target names it.
+func testbedKind(ctx context.Context, o stampedeOptions) (experiment.Kind, error, error) {
+	if o.Target != "" && o.Target != "testbed" {
+		return nil, nil, nil
+	}
+	bed, bedErr := testbedToUse(ctx, o)
+	return subject.Kind{Bed: bed, Start: o.startTestbed}, bedErr, nil
+}
+
+// serviceOf is the service --target names, a target file or a base URL.
+// For a dry run, a target file's ${VAR}
 // that is not set is needed at run time, not a problem.
 func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
-	switch {
-	case spec == "" || spec == "testbed":
-		return nil, nil
-	case strings.Contains(spec, "://"): // a URL, of a scheme FromURL may refuse, not a file
+	if strings.Contains(spec, "://") { // a URL, of a scheme FromURL may refuse, not a file
 		tg, err := targets.FromURL(spec)
 		if err != nil {
 			return nil, usageError{fieldErr("target", err)}
@@ -84,7 +105,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 	st := run.Status
 	if !run.Started {
 		tg := subject.Describe(st)
-		tg.Restarter = run.Restarter()
+		tg.Grants.Restarter = run.Restarter()
 		tg.Name = fmt.Sprintf("the testbed running in %s", st.StateDir)
 		return tg, nil
 	}
@@ -96,7 +117,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 	}
 	tg := subject.Describe(st)
 	if run.Provider != nil { // its parts will restart as the started testbed's do
-		tg.Restarter = run.Restarter()
+		tg.Grants.Restarter = run.Restarter()
 	}
 	tiers := "one tier"
 	if len(st.Edge) > 0 {
@@ -137,36 +158,7 @@ func (o stampedeOptions) target() (*targets.Target, experiment.Subject) {
 	if o.chosen == nil {
 		return nil, nil
 	}
-	return o.chosen.describe()
-}
-
-// servicePlan fits the plan to a service herdbench does not control
-// (experiment.ForService): its arms are those --arms names, or those a
-// scenario file names, or else the target file's own.
-func servicePlan(plan experiment.Plan, svc *targets.Target, opts stampedeOptions) (experiment.Plan, error) {
-	var names []string
-	var bad herd.FieldErrors
-	switch sc := opts.Scenario; {
-	case opts.ArmsSet:
-		names = opts.Arms
-	case sc != nil && len(sc.Arms) > 0:
-		// a scenario's arms name the target file's; their knobs and
-		// strategies are the testbed's, which a service does not take
-		declared := make([]string, len(svc.Arms))
-		for i, a := range svc.Arms {
-			declared[i] = a.Name
-		}
-		for _, a := range sc.Arms {
-			if a.Strategy != nil || len(a.Settings(sc)) > 0 {
-				bad = append(bad, &herd.FieldError{File: opts.ScenarioPath, Line: a.Line, Field: fmt.Sprintf("%s (%s)", a.Path(), a.Name),
-					Msg: fmt.Sprintf("a strategy, knobs or client policies of its own, for %s, which herdbench does not control (accepted: the name of one of its arms, %s, baseline, or a client arm such as %s)",
-						svc.Name, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])})
-			}
-			names = append(names, a.Name)
-		}
-	}
-	plan, err := experiment.ForService(plan, svc, names)
-	return plan, append(bad, herd.Fields(err)...).Err()
+	return o.chosen.Describe()
 }
 
 // confirm asks before a run touches hosts that are not loopback, unless

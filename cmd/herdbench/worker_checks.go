@@ -36,17 +36,15 @@ func workerProblems(opts stampedeOptions, plan experiment.Plan) herd.FieldErrors
 // workersReach refuses workers on another machine sent to a target on
 // this machine's loopback (the testbed, or a service at 127.0.0.1): each
 // worker would send to its own loopback, where nothing of the target is.
-func workersReach(spec string, c choice) herd.FieldErrors {
+func workersReach(spec string, c experiment.Kind) herd.FieldErrors {
 	var bad herd.FieldErrors
 	remote := remoteWorker(spec)
 	if remote == "" || c == nil {
 		return bad
 	}
-	where := "the testbed"
-	if svc, ok := c.(serviceChoice); ok {
-		if where = loopbackEndpoint(svc.svc); where == "" {
-			return bad
-		}
+	where := c.Local()
+	if where == "" {
+		return bad
 	}
 	bad.Add("workers", "%s is on another machine, and %s listens on this machine's loopback: the worker would send to its own (accepted: workers on loopback, such as http://127.0.0.1:7070; or a target they reach by name or address)", remote, where)
 	return bad
@@ -65,17 +63,6 @@ func remoteWorker(spec string) string {
 	for _, s := range strings.Split(spec, ",") {
 		if u, err := url.Parse(strings.TrimSpace(s)); err == nil && u.Host != "" && !targets.Loopback(u.Hostname()) {
 			return u.Host
-		}
-	}
-	return ""
-}
-
-// loopbackEndpoint is the first of a service's endpoints on loopback, ""
-// when none is.
-func loopbackEndpoint(svc *targets.Target) string {
-	for _, e := range svc.Endpoints {
-		if u, err := url.Parse(e); err == nil && targets.Loopback(u.Hostname()) {
-			return e
 		}
 	}
 	return ""

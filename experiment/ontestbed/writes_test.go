@@ -184,7 +184,7 @@ func TestWriteSettleCountsTheFanOutWhenItGivesUp(t *testing.T) {
 	w := triggers.NewWrites()
 	w.Burst, w.Keys, w.Fanout = 1, 1, 2
 	w.SettleFor = herd.Duration(time.Second) // the 6 steady writes never come: give up soon
-	env := triggers.Env{Likes: tg.Likes, HotKeys: []string{"5"}, API: tg.Endpoints}
+	env := triggers.Env{Likes: tg.Grants.Likes, HotKeys: []string{"5"}, API: tg.Endpoints}
 	armed, err := w.Prepare(ctx, env)
 	if err != nil {
 		t.Fatal(err)

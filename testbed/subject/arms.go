@@ -103,3 +103,81 @@ func Knobs(mits *replica.Mitigations) []scenario.Knob {
 	}
 	return out
 }
+
+// ScenarioArms builds a scenario file's arms on the base knobs, its
+// arms' own knobs set by set (the command line owns their flags), with every
+// problem at once, each at its file:line: all of the file's arms, or with
+// names (--arms) those it names, in its order, as --arms picks a target
+// file's arms. A name that is none of the file's arms is read as --arms
+// reads it (a strategy or a client arm); one that is neither is refused,
+// naming the file's arms.
+func ScenarioArms(path string, f *scenario.File, base herd.Settings, names []string, set experiment.KnobSetter) ([]experiment.Arm, herd.FieldErrors) {
+	picks := make([]int, len(f.Arms)) // indexes in f.Arms; -1: a name the file does not have
+	for i := range picks {
+		picks[i] = i
+	}
+	if names != nil {
+		picks = picks[:0]
+		for _, n := range names {
+			picks = append(picks, slices.IndexFunc(f.Arms, func(a scenario.Arm) bool { return a.Name == n }))
+		}
+	}
+	var arms []experiment.Arm
+	var errs herd.FieldErrors
+	for j, i := range picks {
+		if i < 0 {
+			a, problems := notInFile(path, f, base, names[j])
+			if a != nil {
+				arms = append(arms, *a)
+			}
+			errs = append(errs, problems...)
+			continue
+		}
+		a, problems := fileArm(path, f, i, base, set)
+		arms = append(arms, a)
+		errs = append(errs, problems...)
+	}
+	return arms, errs
+}
+
+// fileArm is the file's arm i, as ArmKinds.Parse reads it. A named
+// arm's config (one with a strategy of its own) is checked here, with its
+// place; arms read as --arms are checked by the plan.
+func fileArm(path string, f *scenario.File, i int, base herd.Settings, setKnob experiment.KnobSetter) (experiment.Arm, herd.FieldErrors) {
+	fa := f.Arms[i]
+	spec := experiment.ArmSpec{Name: fa.Name, Strategy: fa.Strategy}
+	for _, s := range fa.Settings(f) {
+		spec.Settings = append(spec.Settings, experiment.ArmSetting{Key: s.Flag, Value: s.Values[0], File: path, Line: s.Line, Field: s.Path})
+	}
+	arms, errs := ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
+	a := arms[0]
+	cfg, _ := replica.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
+	// set by the arm, or for every arm
+	set := func(field string) bool {
+		return base.Sets(field) || slices.ContainsFunc(fa.Settings(f), func(s scenario.Setting) bool { return s.Flag == strings.ReplaceAll(field, "_", "-") })
+	}
+	if problems := cfg.Problems().Blame(set); len(problems) > 0 && fa.Strategy != nil && len(errs) == 0 {
+		for _, e := range problems {
+			errs = append(errs, &herd.FieldError{File: path, Line: fa.Line, Field: fa.Path(), Msg: e.Error(), Err: e})
+		}
+		a.Knobs = base.With("strategy", replica.None) // reported once
+	}
+	return a, errs
+}
+
+// notInFile is the arm --arms names that the scenario file does not have:
+// read as --arms reads it, or nil and a problem naming the file's arms.
+func notInFile(path string, f *scenario.File, base herd.Settings, name string) (*experiment.Arm, herd.FieldErrors) {
+	arms, errs := ArmKinds.Parse(experiment.NameSpecs([]string{name}), base, nil)
+	cfg, _ := replica.DefaultConfig.Patched(arms[0].Knobs)
+	if len(errs) > 0 || !errors.Is(cfg.Validate(), replica.ErrUnknownStrategy) {
+		return &arms[0], errs
+	}
+	declared := make([]string, len(f.Arms))
+	for i, a := range f.Arms {
+		declared[i] = a.Name
+	}
+	return nil, herd.FieldErrors{{Field: "arms", Elem: name, Msg: fmt.Sprintf(
+		"not an arm of %s (accepted: its arms %s; a strategy, such as lock or lock+ttl_jitter; or a client arm, such as %s)",
+		path, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])}}
+}

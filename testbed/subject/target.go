@@ -17,8 +17,8 @@ import (
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// Kind is the testbed's kind of target (targets.Target.Kind).
-const Kind = "testbed"
+// TargetKind is the testbed's kind of target (targets.Target.Kind).
+const TargetKind = "testbed"
 
 // Open opens the running testbed st as a target and as the experiment's
 // subject, its parts restarting through restart (the provider's: the local
@@ -29,7 +29,7 @@ func Open(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*
 	}
 	s := Describe(st)
 	t := s.Target
-	t.Restarter = restart
+	t.Grants.Restarter = restart
 	h := handles(t)
 	for _, k := range store.In(st.Addrs).Running() { // Redis, its database, its cache
 		err := k.Open(ctx, h, *k.Addr(&st.Addrs))
@@ -43,7 +43,7 @@ func Open(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*
 		t.Toxiproxy = toxiclient.NewClient(st.Toxiproxy)
 	}
 	if db, ok := store.In(st.Addrs).DB.(store.Writable); ok {
-		t.Likes = db.Likes(h) // the write herd's likes and feed
+		t.Grants.Likes = db.Likes(h) // the write herd's likes and feed
 	}
 	return s, nil
 }
@@ -54,19 +54,20 @@ func Open(ctx context.Context, st testbed.Status, restart triggers.Restarter) (*
 // the target: their keys or statements, the caps they grant, the server
 // a fault on their role breaks.
 func Describe(st testbed.Status) *Testbed {
-	t := &targets.Target{Kind: Kind, Name: "testbed", Provider: st.Provider, Versions: st.Versions, Endpoints: st.API,
-		Request: load.Request{Path: "/items/{key}"}, Proxies: map[string]string{}, Hosts: map[string]string{}, ResetProxies: true, SubjectOnly: true}
+	t := &targets.Target{Kind: TargetKind, Name: "testbed", Versions: st.Versions, Endpoints: st.API,
+		Request: load.Request{Path: "/items/{key}"}, Proxies: map[string]string{}, Hosts: map[string]string{}}
 	s := &Testbed{Target: t, Status: st, Admin: admin.NewFleet(st.API)}
 	// FlushDB: the Redis it always runs (the items, or the write queue
 	// beside Memcached's items) may be emptied whole
-	t.Granted = triggers.Caps{Role: true, Writes: true, FlushDB: true, Parts: parts(st)}
-	d := store.Description{Proxies: t.Proxies, Caps: &t.Granted}
+	t.Grants = targets.Grants{Provider: st.Provider, ResetProxies: true,
+		Caps:     triggers.Caps{Role: true, Writes: true, FlushDB: true, Parts: parts(st)},
+		Observed: &targets.Observes{DB: true, Cache: true, API: true, Layers: len(st.Edge) > 0}}
+	d := store.Description{Proxies: t.Proxies, Caps: &t.Grants.Caps}
 	set := store.In(st.Addrs)
 	set.Cache.Describe(&d, st.Proxies)
 	set.DB.Describe(&d, st.Proxies)
-	t.RedisKey, t.Pattern, t.Channel, t.OwnedItems = d.RedisKey, d.Pattern, d.Channel, d.OwnedItems
+	t.RedisKey, t.Pattern, t.Channel, t.Grants.OwnedItems = d.RedisKey, d.Pattern, d.Channel, d.OwnedItems
 	t.Statements, t.Role = d.Statements, d.Role
-	t.Observed = &targets.Observes{DB: true, Cache: true, API: true, Layers: len(st.Edge) > 0}
 	for _, u := range st.API {
 		t.AddHost(u, "testbed api")
 	}

@@ -17,7 +17,7 @@ func TestTestbedOnMemcachedAndMariaDB(t *testing.T) {
 	st := testbed.Status{API: []string{"http://127.0.0.1:1"}, Addrs: store.Addrs{Memcached: "127.0.0.1:2", MariaDB: "root@unix(/s)/herdbench"},
 		Proxies: map[string]string{herd.Redis: "127.0.0.1:3", herd.Memcached: "127.0.0.1:4", herd.MariaDB: "127.0.0.1:5"}}
 	tg := Describe(st).Target
-	tg.Restarter = restarter{}
+	tg.Grants.Restarter = restarter{}
 	if tg.Proxies[herd.Postgres] != herd.MariaDB || tg.Proxies[herd.Redis] != herd.Memcached || tg.RedisKey != "" {
 		t.Errorf("proxies %v, redis key %q; want the database's role on mariadb, the cache's on memcached, no Redis items", tg.Proxies, tg.RedisKey)
 	}

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"errors"
@@ -7,29 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
-
-// triggerFlagsSet are the flags of the trigger and its options that were
-// given, on the command line or in a scenario file: what a target file's
-// trigger does not override.
-func triggerFlagsSet(fs *pflag.FlagSet, plan experiment.Plan) map[string]bool {
-	set := map[string]bool{}
-	if fs.Changed("trigger") {
-		set["trigger"] = true
-	}
-	for _, o := range plan.Triggers.Options() {
-		if fs.Changed(o.Flag()) {
-			set[o.Flag()] = true
-		}
-	}
-	return set
-}
 
 // targetTrigger applies a target file's trigger: its name where neither
 // the command line nor a scenario file chose one, and then, when the run's
@@ -93,23 +75,6 @@ func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]boo
 	return plan, bad
 }
 
-// idleTriggerOptions are the trigger options given (set: the flags, on the
-// command line or in a scenario file) that belong to a trigger other than
-// the plan's: they would do nothing. A problem bad already has with the
-// option (command's run and undo, refused by CheckChosen) is not told
-// twice.
-func idleTriggerOptions(plan experiment.Plan, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
-	var idle herd.FieldErrors
-	for _, o := range plan.Triggers.Options() {
-		if !set[o.Flag()] || o.Trigger == plan.Trigger || slices.ContainsFunc(bad, func(e *herd.FieldError) bool { return e.Field == o.Key }) {
-			continue
-		}
-		idle.Add(o.Key, "an option of trigger %s, and the plan's trigger is %s, so it would do nothing (accepted: with trigger %s, or left out)",
-			o.Trigger, plan.Trigger, o.Trigger)
-	}
-	return idle
-}
-
 // atFileTrigger points the problems with options of the plan's trigger
 // that a target file chose, and that no flag set (command's run, when the
 // file's trigger: has none), at the file's trigger: rather than at flags
@@ -117,7 +82,7 @@ func idleTriggerOptions(plan experiment.Plan, set map[string]bool, bad herd.Fiel
 func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target, set map[string]bool) herd.FieldErrors {
 	f := svc.File()
 	if f == nil && !set["trigger"] {
-		return atURLDefaultTrigger(bad, plan, svc)
+		return AtURLDefaultTrigger(bad, plan, svc)
 	}
 	if f != nil && f.Trigger == nil && !set["trigger"] {
 		return atFileDefaultTrigger(bad, plan, svc)
@@ -162,10 +127,10 @@ func atFileDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targe
 	})
 }
 
-// atURLDefaultTrigger points the problem of the default trigger, which a
+// AtURLDefaultTrigger points the problem of the default trigger, which a
 // URL target cannot run, at --target: the user gave a URL and no
 // --trigger, and is told which triggers the URL can take.
-func atURLDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target) herd.FieldErrors {
+func AtURLDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target) herd.FieldErrors {
 	return atDefaultTrigger(bad, func(u *triggers.Unsupported) *herd.FieldError {
 		accepted := "a target file that gives what it needs, docs/targets.md"
 		if ok := plan.SupportedOn(svc.Caps()); len(ok) > 0 {

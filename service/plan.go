@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"errors"
@@ -7,78 +7,58 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 )
 
-// planFlags are the flags a target file's plan: may set.
-var planFlags = []string{"rate", "warmup", "before", "after", "timeout"}
-
-// planFlagsSet are the plan's and the key space's flags given on fs (the
-// command line, or a scenario file's): what a target file's plan does not
-// override, and what its keys: do.
-func planFlagsSet(fs *pflag.FlagSet) map[string]bool {
-	set := map[string]bool{}
-	for _, f := range append(planFlags, keyFlags...) {
-		if fs.Changed(f) {
-			set[f] = true
-		}
-	}
-	return set
-}
+// PlanFlags are the flags a target file's plan: may set.
+var PlanFlags = []string{"rate", "warmup", "before", "after", "timeout"}
 
 // targetPlan applies a target file's plan: each value neither the command
-// line nor a scenario file set (opts.PlanSet), read as its flag reads it,
+// line nor a scenario file set (g.PlanSet), read as its flag reads it,
 // so precedence is defaults < target file < scenario file < flags.
 // Problems are at the value's file:line.
-func targetPlan(opts stampedeOptions, svc *targets.Target) (experiment.Plan, herd.FieldErrors) {
+func targetPlan(g experiment.Given, svc *targets.Target) (experiment.Plan, herd.FieldErrors) {
 	if svc.File() == nil {
-		return opts.Plan, nil
+		return g.Plan, nil
 	}
 	settings := svc.File().Plan.Settings()
 	if len(settings) == 0 {
-		return opts.Plan, nil
+		return g.Plan, nil
 	}
-	// the plan's own flags, bound to a copy of it, read each value
-	o := opts
-	fs := pflag.NewFlagSet("target plan", pflag.ContinueOnError)
-	bindStampedeFlags(fs, &o)
+	plan := g.Plan
 	var bad herd.FieldErrors
 	var replaced []targets.PlanSetting
 	for _, s := range settings {
-		if opts.PlanSet[s.Flag] {
+		if g.PlanSet[s.Flag] {
 			replaced = append(replaced, s) // by the command line or a scenario file
 			continue
 		}
-		if err := setFlag(fs.Lookup(s.Flag), s.Value); err != nil { // names the accepted form, as a scenario's value
+		var err error
+		if plan, err = g.ReadPlan(plan, s.Flag, s.Value); err != nil { // names the accepted form, as a scenario's value
 			bad = append(bad, atPlanSetting(svc, s.Flag, err.Error()))
 		}
 	}
-	return o.Plan, append(bad, planAlone(opts, svc, replaced)...)
+	return plan, append(bad, planAlone(g, svc, replaced)...)
 }
 
 // planAlone checks the values of a target file's plan that a flag or a
 // scenario file replaced as the file gives them, on the defaults and
 // within the file's own limits: a file is valid on its own, whatever replaces its values (docs/bad-input.md).
-func planAlone(opts stampedeOptions, svc *targets.Target, replaced []targets.PlanSetting) herd.FieldErrors {
+func planAlone(g experiment.Given, svc *targets.Target, replaced []targets.PlanSetting) herd.FieldErrors {
 	if len(replaced) == 0 {
 		return nil
 	}
-	o := opts
-	o.Plan = stampedeDefaults
-	o.Plan.Triggers = opts.Plan.Triggers
-	fs := pflag.NewFlagSet("target plan alone", pflag.ContinueOnError)
-	bindStampedeFlags(fs, &o)
+	plan := g.Defaults
 	var bad herd.FieldErrors
 	for _, s := range replaced {
-		if err := setFlag(fs.Lookup(s.Flag), s.Value); err != nil {
+		var err error
+		if plan, err = g.ReadPlan(plan, s.Flag, s.Value); err != nil {
 			bad = append(bad, atPlanSetting(svc, s.Flag, err.Error()))
 		}
 	}
-	for _, e := range append(herd.Fields(o.Plan.Validate()), svc.CheckLimits(o.Plan.Load())...) {
+	for _, e := range append(herd.Fields(plan.Validate()), svc.CheckLimits(plan.Load())...) {
 		if e.File == "" && slices.ContainsFunc(replaced, func(s targets.PlanSetting) bool { return s.Flag == flagOf(e.Field) }) {
 			bad = append(bad, atPlanSetting(svc, flagOf(e.Field), e.Msg))
 		}
@@ -92,8 +72,8 @@ func atPlanSetting(svc *targets.Target, flag, msg string) *herd.FieldError {
 	return &herd.FieldError{File: svc.Name, Line: svc.Line(path), Field: path, Msg: msg}
 }
 
-// keyFlags are the key space's flags, which a target file's keys: replaces.
-var keyFlags = []string{"keys", "hot-keys", "zipf"}
+// KeyFlags are the key space's flags, which a target file's keys: replaces.
+var KeyFlags = []string{"keys", "hot-keys", "zipf"}
 
 // notForTarget refuses the flags (or a scenario file's keys) that would
 // be dropped without a word on a target herdbench does not control: the
@@ -101,13 +81,13 @@ var keyFlags = []string{"keys", "hot-keys", "zipf"}
 // space's flags where the target file declares its own keys (--hot-keys
 // only where it says how many are hot). An arm on a service is its
 // headers, query values and hooks, in its target file.
-func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
-	bad := testbedOnly(opts, svc.Name)
+func notForTarget(g experiment.Given, svc *targets.Target) herd.FieldErrors {
+	bad := TestbedOnly(g, svc.Name)
 	f := svc.File()
 	if f == nil && !strings.Contains(svc.Request.Path, "{key}") {
 		// one path for every request: no key space for these to shape
-		for _, k := range keyFlags {
-			if opts.PlanSet[k] {
+		for _, k := range KeyFlags {
+			if g.PlanSet[k] {
 				bad.Add(k, "--target %s has no {key}, so every request asks for that one path and --%s would do nothing (accepted: a URL with {key}, such as http://127.0.0.1:8080/items/{key}; or leave it out)", svc.Name, k)
 			}
 		}
@@ -115,15 +95,15 @@ func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
 	if f == nil || svc.Line("keys") == 0 {
 		return bad
 	}
-	for _, k := range keyFlags {
-		if k == "hot-keys" && f.Keys.Hot == 0 && opts.PlanSet[k] {
+	for _, k := range KeyFlags {
+		if k == "hot-keys" && f.Keys.Hot == 0 && g.PlanSet[k] {
 			// hot keys taken from the file's space: no more than it holds
-			if size := f.Keys.Size(); int64(opts.Plan.HotKeys) > size {
+			if size := f.Keys.Size(); int64(g.Plan.HotKeys) > size {
 				bad.Add(optionName(k), "%d is more than the %d keys %s declares (keys: at line %d) (accepted: 1 to %d; or keys.hot in the file)",
-					opts.Plan.HotKeys, size, svc.Name, svc.Line("keys"), size)
+					g.Plan.HotKeys, size, svc.Name, svc.Line("keys"), size)
 			}
 		}
-		if !opts.PlanSet[k] || (k == "hot-keys" && f.Keys.Hot == 0) {
+		if !g.PlanSet[k] || (k == "hot-keys" && f.Keys.Hot == 0) {
 			continue
 		}
 		bad.Add(optionName(k), "%s declares its keys (keys: at line %d), which replace the key space's flags (accepted: leave it out, or change keys: in the file)", svc.Name, svc.Line("keys"))
@@ -131,15 +111,15 @@ func notForTarget(opts stampedeOptions, svc *targets.Target) herd.FieldErrors {
 	return bad
 }
 
-// testbedOnly refuses the bundled testbed's start-up options and its
+// TestbedOnly refuses the bundled testbed's start-up options and its
 // replicas' knobs beside --target name, a service herdbench did not
-// start: what notForTarget refuses whatever the target's file says.
-func testbedOnly(opts stampedeOptions, name string) herd.FieldErrors {
+// start: what a service refuses whatever its target file says.
+func TestbedOnly(g experiment.Given, name string) herd.FieldErrors {
 	var bad herd.FieldErrors
-	for _, f := range opts.TestbedSet {
+	for _, f := range g.StartSet {
 		bad.Add(optionName(f), "starts the bundled testbed, and --target %s is a service herdbench did not start (accepted: leave it out)", name)
 	}
-	for _, k := range slices.Sorted(maps.Keys(opts.KnobsSet)) {
+	for _, k := range slices.Sorted(maps.Keys(g.KnobsSet)) {
 		bad.Add(k, "a knob of the bundled testbed's replicas, which --target %s does not run (accepted: leave it out; an arm on your service is its headers, query values or hooks in its target file: docs/targets.md)", name)
 	}
 	return bad
@@ -222,11 +202,11 @@ func atFileAbort(bad herd.FieldErrors, svc *targets.Target, flags []string) herd
 // set it, no flag or scenario file replaced it, and neither the file's
 // trigger nor a flag set the other value: rather than as an option the
 // user never gave.
-func atFilePlanOther(bad herd.FieldErrors, svc *targets.Target, opts stampedeOptions) herd.FieldErrors {
+func atFilePlanOther(bad herd.FieldErrors, svc *targets.Target, g experiment.Given) herd.FieldErrors {
 	out := slices.Clone(bad)
 	for i, e := range bad {
 		o := e.Other
-		if e.File != "" || o == nil || svc.File() == nil || opts.PlanSet[flagOf(o.Field)] || opts.userSet(e.Field) || svc.Line("trigger."+e.Field) > 0 {
+		if e.File != "" || o == nil || svc.File() == nil || g.PlanSet[flagOf(o.Field)] || g.Set(e.Field) || svc.Line("trigger."+e.Field) > 0 {
 			continue
 		}
 		if line := svc.Line("plan." + o.Field); line > 0 {
@@ -237,3 +217,9 @@ func atFilePlanOther(bad herd.FieldErrors, svc *targets.Target, opts stampedeOpt
 	}
 	return out
 }
+
+// flagOf is the flag of a plan's field: --hot-keys for hot_keys.
+func flagOf(field string) string { return strings.ReplaceAll(field, "_", "-") }
+
+// optionName is the field a flag sets: hot_keys for --hot-keys.
+func optionName(flag string) string { return strings.ReplaceAll(flag, "-", "_") }

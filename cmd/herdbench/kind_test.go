@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// tallyService is a throwaway service in this process: an item cache in
+// front of a slow backend, whose loads it counts, purged by PURGE (as an
+// nginx or Varnish in front of a service is); with coalescing on, the
+// requests that miss on one key share one load.
+type tallyService struct {
+	mu       sync.Mutex
+	cache    map[string]bool
+	inflight map[string]chan struct{}
+	coalesce atomic.Bool
+	loads    atomic.Int64 // the backend's own count of its work
+	served   atomic.Int64
+	busy     atomic.Int64
+}
+
+func (s *tallyService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimPrefix(r.URL.Path, "/items/")
+	if r.Method == "PURGE" {
+		s.mu.Lock()
+		delete(s.cache, key)
+		s.mu.Unlock()
+		return
+	}
+	s.busy.Add(1)
+	defer s.busy.Add(-1)
+	defer s.served.Add(1)
+	s.mu.Lock()
+	if s.cache[key] {
+		s.mu.Unlock()
+		return
+	}
+	if ch, ok := s.inflight[key]; ok && s.coalesce.Load() {
+		s.mu.Unlock()
+		<-ch // another request loads it
+		return
+	}
+	ch := make(chan struct{})
+	s.inflight[key] = ch
+	s.mu.Unlock()
+	time.Sleep(100 * time.Millisecond) // the backend's work
+	s.loads.Add(1)
+	s.mu.Lock()
+	s.cache[key] = true
+	if s.inflight[key] == ch {
+		delete(s.inflight, key)
+	}
+	s.mu.Unlock()
+	close(ch)
+}
+
+// tallyKind is the service as a third kind of subject, beside the testbed
+// and a user's service, written as docs/architecture.md's recipe "Add a
+// kind of subject" says: --target tally names it, its arms are
+// --arms' names (none or singleflight), and it opens its target file's
+// HTTP cache.
+type tallyKind struct {
+	tg  *targets.Target
+	svc *tallyService
+}
+
+var _ experiment.Kind = tallyKind{}
+
+func (tallyKind) Plan(g experiment.Given) (experiment.Plan, herd.FieldErrors) { return g.Plan, nil }
+
+func (tallyKind) Arms(p experiment.Plan, g experiment.Given) (experiment.Plan, herd.FieldErrors) {
+	p.Arms = experiment.ClientKinds.Arms(g.Arms, nil)
+	return p, nil
+}
+
+func (tallyKind) Problems(_ experiment.Plan, _ experiment.Given, bad herd.FieldErrors) herd.FieldErrors {
+	return bad
+}
+
+func (k tallyKind) Describe() (*targets.Target, experiment.Subject) { return k.tg, tallySubject{k.svc} }
+func (k tallyKind) Hosts(_ experiment.Plan, g experiment.Given) error {
+	return k.tg.CheckHosts(g.Allow)
+}
+func (k tallyKind) Local() string { return k.tg.Endpoints[0] }
+
+func (k tallyKind) Open(ctx context.Context, _ experiment.Plan, _ experiment.Given) (experiment.Opened, error) {
+	if err := k.tg.Connect(ctx); err != nil {
+		return experiment.Opened{}, err
+	}
+	return experiment.Opened{Target: k.tg, Subject: tallySubject{k.svc}, Close: k.tg.Close}, nil
+}
+
+// tallySubject is the service as an experiment's subject: an arm's
+// strategy turns coalescing on or off, the fill caches every key, and the
+// counters are the service's own.
+type tallySubject struct{ svc *tallyService }
+
+func (s tallySubject) Keep(context.Context) func() {
+	was := s.svc.coalesce.Load()
+	return func() { s.svc.coalesce.Store(was) }
+}
+
+func (s tallySubject) Apply(_ context.Context, arm experiment.Arm) (experiment.Applied, error) {
+	mode := arm.Knobs.Text("strategy")
+	if mode != "none" && mode != "singleflight" {
+		return experiment.Applied{}, fmt.Errorf("arm %s: tally runs none or singleflight, not %q", arm.Name, mode)
+	}
+	s.svc.coalesce.Store(mode == "singleflight")
+	cfg, _ := json.Marshal(map[string]string{"mode": mode})
+	return experiment.Applied{Arm: arm, Config: cfg, After: func(context.Context) error { return nil }}, nil
+}
+
+func (s tallySubject) Fill(_ context.Context, p experiment.Plan, _ experiment.Applied, _ triggers.Trigger, _ []string) (experiment.Warm, error) {
+	s.svc.mu.Lock()
+	defer s.svc.mu.Unlock()
+	for k := 1; k <= p.Keys; k++ {
+		s.svc.cache[fmt.Sprint(k)] = true
+	}
+	s.svc.loads.Store(0)
+	s.svc.served.Store(0)
+	return experiment.Warm{Keys: p.Keys}, nil
+}
+
+func (s tallySubject) Counters(context.Context) (*experiment.APICounters, error) {
+	return &experiment.APICounters{Requests: s.svc.served.Load(), Loads: s.svc.loads.Load()}, nil
+}
+
+func (s tallySubject) Drain(ctx context.Context) error {
+	for s.svc.busy.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond): // polling, bounded by ctx
+		}
+	}
+	return nil
+}
+
+func (tallySubject) FillPlan(p experiment.Plan, _ []string) string {
+	return fmt.Sprintf("cache keys 1 to %d in tally", p.Keys)
+}
+
+func (tallySubject) FillRequests(experiment.Plan, []string) int64 { return 0 }
+
+// A kind of subject cmd has never seen, added in this file: --target tally
+// resolves to it, and stampede's one prepare path dry-runs it and runs a
+// real stampede on it, its arms applied by it, its own counters in the
+// results (api.loads is the backend's count), and coalescing cuts the herd
+// the purge at T sets off.
+func TestAThirdKindOfSubjectRunsThroughTheSharedPath(t *testing.T) {
+	svc := &tallyService{cache: map[string]bool{}, inflight: map[string]chan struct{}{}}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "tally.yaml")
+	y := fmt.Sprintf("name: tally\nendpoints: [%q]\nrequest: {path: \"/items/{key}\"}\nkeys: {zipf: {from: 1, to: 200, s: 1.1}, hot: 20}\nhttp_cache: {purge: {method: PURGE, path: \"/items/{key}\"}}\n", srv.URL)
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := targets.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally := func(_ context.Context, o stampedeOptions) (experiment.Kind, error, error) {
+		if o.Target != "tally" {
+			return nil, nil, nil
+		}
+		return tallyKind{tg: targets.FromFile(f), svc: svc}, nil, nil
+	}
+	opts := func(dryRun bool) stampedeOptions {
+		o := newStampedeOptions(io.Discard, triggers.Default)
+		o.kinds = append([]kindOf{tally}, o.kinds...)
+		o.Target, o.Arms, o.DryRun, o.ResultsDir = "tally", []string{"none", "singleflight"}, dryRun, t.TempDir()
+		p := &o.Plan
+		p.HotKeys, p.Keys, p.Rate, p.Clients, p.Seed = 20, 200, 300, 20, 11
+		p.Warmup, p.Before, p.After = herd.Duration(300*time.Millisecond), herd.Duration(time.Second), herd.Duration(2*time.Second)
+		return o
+	}
+	var dry bytes.Buffer
+	if err := stampedeRun(context.Background(), &dry, io.Discard, opts(true)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(dry.String(), "cache keys 1 to 200 in tally") || !strings.Contains(dry.String(), "singleflight") {
+		t.Errorf("dry run:\n%s\nwant the kind's fill plan and both arms", dry.String())
+	}
+	o := opts(false)
+	if err := stampedeRun(context.Background(), io.Discard, io.Discard, o); err != nil {
+		t.Fatal(err)
+	}
+	saved, _ := filepath.Glob(filepath.Join(o.ResultsDir, "*", "results.json"))
+	if len(saved) != 1 {
+		t.Fatalf("results %v; want one results.json", saved)
+	}
+	rep, err := reporters.ReadJSONFile(saved[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Arms) != 2 {
+		t.Fatalf("%d arms; want 2", len(rep.Arms))
+	}
+	none, sf := rep.Arms[0], rep.Arms[1]
+	for _, a := range rep.Arms {
+		var cfg struct{ Mode string }
+		if err := json.Unmarshal(a.Config, &cfg); err != nil || a.API == nil || a.API.Requests == 0 || cfg.Mode != a.Name {
+			t.Errorf("arm %s: api %+v, config %s; want the backend's own loads, its requests, and the mode the subject applied", a.Name, a.API, a.Config)
+		}
+	}
+	if none.API == nil || sf.API == nil || sf.API.Loads >= none.API.Loads || sf.API.Loads < 20 {
+		t.Errorf("loads: none %+v, singleflight %+v; want singleflight's fewer, and at least the 20 purged keys reloaded", none.API, sf.API)
+	}
+	t.Logf("tally: none %d loads, singleflight %d, after purging 20 hot keys at T", none.API.Loads, sf.API.Loads)
+}
