@@ -311,13 +311,8 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 		case ok:
 			out = append(out, unknownKeys(v, ft, Join(path, k.Value))...)
 		case !open:
-			names := make([]string, 0, len(fields))
-			for name := range fields {
-				names = append(names, name)
-			}
-			slices.Sort(names)
 			out = append(out, &herd.FieldError{Line: k.Line, Field: Join(path, k.Value), Err: ErrUnknownKey,
-				Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k.Value, strings.Join(names, ", "))})
+				Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k.Value, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))})
 		}
 	}
 	return out
