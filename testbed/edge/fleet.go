@@ -75,25 +75,20 @@ func (p Patch) Problems() herd.FieldErrors {
 
 // On is c with the patch's fields set.
 func (p Patch) On(c Config) Config {
-	if p.Timeout != nil {
-		c.Timeout = *p.Timeout
-	}
-	if p.Retry != nil {
-		c.Retry = *p.Retry
-	}
-	if p.Budget != nil {
-		c.Budget = *p.Budget
-	}
-	if p.Breaker != nil {
-		c.Breaker = *p.Breaker
-	}
-	if p.Bulkhead != nil {
-		c.Bulkhead = *p.Bulkhead
-	}
-	if p.Deadline != nil {
-		c.Deadline = *p.Deadline
-	}
+	setIf(&c.Timeout, p.Timeout)
+	setIf(&c.Retry, p.Retry)
+	setIf(&c.Budget, p.Budget)
+	setIf(&c.Breaker, p.Breaker)
+	setIf(&c.Bulkhead, p.Bulkhead)
+	setIf(&c.Deadline, p.Deadline)
 	return c
+}
+
+// setIf sets *to to *v when v is set.
+func setIf[T any](to, v *T) {
+	if v != nil {
+		*to = *v
+	}
 }
 
 // Counters are the edge tier's counters, summed over its replicas: what
