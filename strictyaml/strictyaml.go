@@ -11,6 +11,7 @@ package strictyaml
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -356,9 +357,7 @@ func Fields(t reflect.Type) map[string]reflect.Type {
 			maps.Copy(m, Fields(f.Type)) // its keys are the outer struct's
 			continue
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
+		name = cmp.Or(name, strings.ToLower(f.Name))
 		m[name] = f.Type
 	}
 	return m
