@@ -139,8 +139,7 @@ func (f *Fleet) Config(ctx context.Context) (Config, error) {
 // Reset zeroes every edge's counters and policy state, reseeded.
 func (f *Fleet) Reset(ctx context.Context, seed uint64) error {
 	for i, c := range f.clients {
-		s := seed + uint64(i)
-		if err := c.Call(ctx, http.MethodPost, admin.PathReset, admin.ResetRequest{Seed: &s}, nil); err != nil {
+		if err := c.Call(ctx, http.MethodPost, admin.PathReset, admin.ResetRequest{Seed: new(seed + uint64(i))}, nil); err != nil {
 			return fmt.Errorf("edge %s: %w", c.URL, err)
 		}
 	}
