@@ -7,6 +7,7 @@ package kube
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -50,12 +51,7 @@ type Spec struct {
 const TokenKey = "token"
 
 // TokenSecretName is the Secret the worker token is read from.
-func (s Spec) TokenSecretName() string {
-	if s.TokenSecret != "" {
-		return s.TokenSecret
-	}
-	return s.Name + "-worker-token"
-}
+func (s Spec) TokenSecretName() string { return cmp.Or(s.TokenSecret, s.Name+"-worker-token") }
 
 // tokenEnv is the worker token in the environment both sides read it from
 // (workers.TokenEnv), from the token Secret.
