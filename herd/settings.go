@@ -18,12 +18,7 @@ func (s Settings) With(name string, v any) Settings {
 	if err != nil {
 		panic(err)
 	}
-	q := maps.Clone(s)
-	if q == nil {
-		q = Settings{}
-	}
-	q[name] = b
-	return q
+	return s.Merge(Settings{name: b})
 }
 
 // Merge is a copy of s with every name o sets set as o sets it.

@@ -81,12 +81,10 @@ const LateGrace = 500 * time.Millisecond
 
 // SleepUntil waits until at, or returns false when ctx ends first.
 func SleepUntil(ctx context.Context, at time.Time) bool {
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C:
+	case <-time.After(time.Until(at)):
 		return true
 	}
 }

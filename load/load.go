@@ -2,6 +2,7 @@ package load
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -157,9 +158,7 @@ func NewClient(timeout time.Duration, rt http.RoundTripper) *http.Client {
 }
 
 func (r Request) orDefault() Request {
-	if r.Method == "" {
-		r.Method = http.MethodGet
-	}
+	r.Method = cmp.Or(r.Method, http.MethodGet)
 	if r.Path == "" && len(r.Query) == 0 && len(r.Headers) == 0 {
 		r.Path = "/items/{key}"
 	}

@@ -2,6 +2,7 @@ package load
 
 import (
 	"cmp"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -140,9 +141,7 @@ func prepared(ts []vegeta.Target, header http.Header, query url.Values) []vegeta
 	out := make([]vegeta.Target, len(ts))
 	for i, t := range ts {
 		h := header.Clone()
-		for k, vs := range t.Header {
-			h[k] = vs
-		}
+		maps.Copy(h, t.Header)
 		t.Header = h
 		if len(query) > 0 {
 			if u, err := url.Parse(t.URL); err == nil {

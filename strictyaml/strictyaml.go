@@ -11,6 +11,7 @@ package strictyaml
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -311,13 +312,8 @@ func unknownKeys(n *yaml.Node, t reflect.Type, path string) herd.FieldErrors {
 		case ok:
 			out = append(out, unknownKeys(v, ft, Join(path, k.Value))...)
 		case !open:
-			names := make([]string, 0, len(fields))
-			for name := range fields {
-				names = append(names, name)
-			}
-			slices.Sort(names)
 			out = append(out, &herd.FieldError{Line: k.Line, Field: Join(path, k.Value), Err: ErrUnknownKey,
-				Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k.Value, strings.Join(names, ", "))})
+				Msg: fmt.Sprintf("unknown key %q (accepted: %s)", k.Value, strings.Join(slices.Sorted(maps.Keys(fields)), ", "))})
 		}
 	}
 	return out
@@ -361,9 +357,7 @@ func Fields(t reflect.Type) map[string]reflect.Type {
 			maps.Copy(m, Fields(f.Type)) // its keys are the outer struct's
 			continue
 		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
+		name = cmp.Or(name, strings.ToLower(f.Name))
 		m[name] = f.Type
 	}
 	return m

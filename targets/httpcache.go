@@ -117,8 +117,7 @@ func (t *Target) httpCache() *triggers.HTTPCache {
 	if fl := h.Flush; fl != nil && fl.Run != "" {
 		c.Run = fl.Run
 	} else if fl != nil {
-		r := triggers.CacheRequest(*fl.request())
-		c.FlushRequest = &r
+		c.FlushRequest = new(triggers.CacheRequest(*fl.request()))
 	}
 	return c
 }

@@ -41,13 +41,8 @@ func (t *Target) Series(ctx context.Context, from, to, T time.Time) (map[string]
 	// on whole seconds from it
 	T = T.Round(time.Millisecond)
 	from, to = T.Add(from.Sub(T).Round(SeriesStep)), T.Add(to.Sub(T).Round(SeriesStep))
-	names := make([]string, 0, len(p.Series))
-	for n := range p.Series {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	out := map[string][]Point{}
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(p.Series)) {
 		points, err := t.queryRange(ctx, p.Series[name], from, to, T)
 		if err != nil {
 			return nil, fmt.Errorf("prometheus series %s (%s): %w", name, p.Series[name], err)

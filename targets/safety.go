@@ -3,6 +3,7 @@ package targets
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -79,12 +80,7 @@ func (t *Target) Observes() Observes {
 // not allowed, by the target file or by allow (--allow-host), naming it.
 func (t *Target) CheckHosts(allow []string) error {
 	var errs []error
-	hosts := make([]string, 0, len(t.Hosts))
-	for h := range t.Hosts {
-		hosts = append(hosts, h)
-	}
-	slices.Sort(hosts)
-	for _, h := range hosts {
+	for _, h := range slices.Sorted(maps.Keys(t.Hosts)) {
 		if Loopback(h) || Allowed(h, t.Allow, allow) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package triggers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -296,8 +297,7 @@ func (a *armedCommand) Fire(ctx context.Context, env Env) (Fired, error) {
 			ended = probe(ctx, a.c.EndedWhen, MaxEndProbe)
 		}
 		if !ended.IsZero() {
-			ms := ended.Sub(env.T).Milliseconds()
-			d.EndedWhenMS = &ms
+			d.EndedWhenMS = new(ended.Sub(env.T).Milliseconds())
 		}
 	}
 	return Fired{Detail: d, Ended: ended}, nil
@@ -330,9 +330,7 @@ func failure(o Outcome, err error) error {
 	if len(out) > 1024 {
 		out = "..." + strings.ToValidUTF8(out[len(out)-1024:], "")
 	}
-	if out == "" {
-		out = "(no output)"
-	}
+	out = cmp.Or(out, "(no output)")
 	return fmt.Errorf("%w: %s", err, out)
 }
 

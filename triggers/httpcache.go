@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -241,12 +242,7 @@ func lastLine(out string) string {
 func (c *HTTPCache) describe(cr CacheRequest) string {
 	s := cr.Method + " " + cr.Path
 	if len(cr.Headers) > 0 {
-		var names []string
-		for k := range cr.Headers {
-			names = append(names, k)
-		}
-		slices.Sort(names)
-		s += " (headers " + strings.Join(names, ", ") + ")"
+		s += " (headers " + strings.Join(slices.Sorted(maps.Keys(cr.Headers)), ", ") + ")"
 	}
 	return s + " on " + strings.Join(c.URLs, ", ")
 }

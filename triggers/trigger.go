@@ -264,11 +264,9 @@ func (e *OptionNeeds) Unwrap() error { return e.Err }
 
 // wait returns after d or when ctx ends.
 func wait(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-t.C:
+	case <-time.After(d): // unstopped, it is collected all the same (Go 1.23)
 	}
 }
 

@@ -83,8 +83,7 @@ func (t *TTL) Align(ctx context.Context, env Env) error {
 // the cache either, so the cache figures are the herd's alone; its detail
 // is what Align did.
 func (t *TTL) Fire(context.Context, Env) (Fired, error) {
-	d := t.aligned
-	return Fired{Detail: &d, Ended: time.Now()}, nil
+	return Fired{Detail: new(t.aligned), Ended: time.Now()}, nil
 }
 
 // expirers are the caches of env whose hot keys' entries can be made to

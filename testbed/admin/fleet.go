@@ -61,8 +61,7 @@ func (f Fleet) Patch(ctx context.Context, p Patch) (json.RawMessage, error) {
 // draws its own numbers and a run replays from its seed.
 func (f Fleet) Reset(ctx context.Context, seed uint64) error {
 	for i, c := range f {
-		s := seed + uint64(i)
-		if err := c.Reset(ctx, &s); err != nil {
+		if err := c.Reset(ctx, new(seed+uint64(i))); err != nil {
 			return err
 		}
 	}

@@ -39,7 +39,7 @@ func likesReach(t *testing.T, db *sql.DB, ids []int64, want int64) (likes, feed 
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		likes, feed, err := LikesAndFeedMariaDB(context.Background(), db, ids)
+		likes, feed, err := (MariaDBLikes{db}).LikesAndFeed(context.Background(), ids)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestMariaDBWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer app.Close()
-	if err := SetFollowersMariaDB(ctx, app, []int64{3, 4, 5, 6}, 3); err != nil {
+	if err := (MariaDBLikes{app}).SetFollowers(ctx, []int64{3, 4, 5, 6}, 3); err != nil {
 		t.Fatal(err)
 	}
 	var withFollowers int
@@ -98,7 +98,7 @@ func TestMariaDBWrites(t *testing.T) {
 	if likes, feed := likesReach(t, app, []int64{4, 5}, 30); likes != 30 || feed != 90 {
 		t.Errorf("coalesce: 30 likes gave %d likes, %d feed rows; want 30, 90", likes, feed)
 	}
-	if n, _ := LikesMariaDB(ctx, app, []int64{4}); n != 20 {
+	if n, _ := (MariaDBLikes{app}).Likes(ctx, []int64{4}); n != 20 {
 		t.Errorf("coalesce: item 4 has %d likes; want 20", n)
 	}
 
@@ -130,7 +130,7 @@ func TestMariaDBWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total, _ := LikesMariaDB(ctx, app, all)
+	total, _ := (MariaDBLikes{app}).Likes(ctx, all)
 	if applied := mfs.Sum(admin.MetricWritesApplied); total != 81 || applied != 81 {
 		t.Errorf("likes in MariaDB %d, the replica's applied %d; want 81, 81", total, applied)
 	}

@@ -23,10 +23,8 @@ func newWriteMetrics() writeMetrics {
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: admin.MetricWrites,
 			Help: "Writes (POST /items/{id}/likes) answered, by outcome (acked: committed, queued or held per write_strategy; error; invalid)."},
 			[]string{"outcome"}),
-		writesApplied: prometheus.NewCounter(prometheus.CounterOpts{Name: admin.MetricWritesApplied,
-			Help: "Likes this replica added to Postgres: direct's commits, the queue's applied batches, coalesce's flushes."}),
-		writeErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: admin.MetricWriteErrors,
-			Help: "Failures of the queue's consumer (reading, applying, acknowledging) or of coalesce's flush; their writes are retried."}),
+		writesApplied: counter(admin.MetricWritesApplied, "Likes this replica added to Postgres: direct's commits, the queue's applied batches, coalesce's flushes."),
+		writeErrors:   counter(admin.MetricWriteErrors, "Failures of the queue's consumer (reading, applying, acknowledging) or of coalesce's flush; their writes are retried."),
 		writeLag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: admin.MetricWriteLag,
 			Help:    "Queue: from a write's acknowledgement to its application in Postgres.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
@@ -73,6 +71,11 @@ func (m *metrics) count(name string) {
 	c.Inc()
 }
 
+// counter is the counter name, described by help.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
 // gauges are what a replica is doing now, read at each scrape; a reset
 // keeps them.
 type gauges struct {
@@ -109,62 +112,26 @@ func newMetrics(reg *replica.Mitigations, g gauges) *metrics {
 			Name: admin.MetricRequests,
 			Help: "Item requests served, by outcome (hit, local, miss, early, stale, coalesced, waited, not_found, invalid, error, shed, canceled).",
 		}, []string{"outcome"}),
-		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricCacheHits,
-			Help: "Cache reads (Redis or Memcached) of an item key that found a value.",
-		}),
-		cacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricCacheMisses,
-			Help: "Cache reads (Redis or Memcached) of an item key that found nothing.",
-		}),
-		cacheErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricCacheErrors,
-			Help: "Cache commands (Redis or Memcached) that failed; a failed read falls through to Postgres.",
-		}),
-		loads: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricLoads,
-			Help: "Item queries that completed in the database; matches pg_stat_statements calls of the item query (Postgres), or the item digest's COUNT_STAR (MariaDB) less the queries canceled after they were sent.",
-		}),
-		loadErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricLoadErrors,
-			Help: "Item queries that failed or timed out.",
-		}),
-		loadRetries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricLoadRetries,
-			Help: "Item queries retried per db_retry after one failed or timed out.",
-		}),
-		earlyLoads: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricEarlyLoads,
-			Help: "Loads started before expiry by xfetch or early.",
-		}),
-		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricCoalesced,
-			Help: "Requests that shared another request's load (singleflight).",
-		}),
-		staleServed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricStaleServed,
-			Help: "Requests answered with the stale copy while another request loads (lock, swr).",
-		}),
-		lockWaits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricLockWaits,
-			Help: "Requests that waited for the fleet lock or lease holder's value.",
-		}),
-		notifications: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricNotifications,
-			Help: "Broadcast invalidations received; each reloads the items it names.",
-		}),
-		shed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: admin.MetricShed,
-			Help: "Loads refused by ratelimit (bucket empty, or the ramp-up), an open breaker, or shed's concurrency limit.",
-		}),
+		cacheHits:     counter(admin.MetricCacheHits, "Cache reads (Redis or Memcached) of an item key that found a value."),
+		cacheMisses:   counter(admin.MetricCacheMisses, "Cache reads (Redis or Memcached) of an item key that found nothing."),
+		cacheErrors:   counter(admin.MetricCacheErrors, "Cache commands (Redis or Memcached) that failed; a failed read falls through to Postgres."),
+		loads:         counter(admin.MetricLoads, "Item queries that completed in the database; matches pg_stat_statements calls of the item query (Postgres), or the item digest's COUNT_STAR (MariaDB) less the queries canceled after they were sent."),
+		loadErrors:    counter(admin.MetricLoadErrors, "Item queries that failed or timed out."),
+		loadRetries:   counter(admin.MetricLoadRetries, "Item queries retried per db_retry after one failed or timed out."),
+		earlyLoads:    counter(admin.MetricEarlyLoads, "Loads started before expiry by xfetch or early."),
+		coalesced:     counter(admin.MetricCoalesced, "Requests that shared another request's load (singleflight)."),
+		staleServed:   counter(admin.MetricStaleServed, "Requests answered with the stale copy while another request loads (lock, swr)."),
+		lockWaits:     counter(admin.MetricLockWaits, "Requests that waited for the fleet lock or lease holder's value."),
+		notifications: counter(admin.MetricNotifications, "Broadcast invalidations received; each reloads the items it names."),
+		shed:          counter(admin.MetricShed, "Loads refused by ratelimit (bucket empty, or the ramp-up), an open breaker, or shed's concurrency limit."),
 		loadDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "herdbench_api_load_duration_seconds",
+			Name:    admin.MetricLoadDuration,
 			Help:    "Time the item query took in Postgres, including the wait for a pooled connection.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 12),
 		}),
 	}
 	for _, c := range counters(reg) {
-		m.own[c.Name] = prometheus.NewCounter(prometheus.CounterOpts{Name: c.Name, Help: c.Help})
+		m.own[c.Name] = counter(c.Name, c.Help)
 		m.reg.MustRegister(m.own[c.Name])
 	}
 	m.reg.MustRegister(append(append(g.collectors(), poolCollectors(g.db, g.pool)...), m.writeMetrics.collectors()...)...)

@@ -60,31 +60,34 @@ func quoteMariaDB(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(s)
 }
 
-// What a write herd reads and sets of the likes on MariaDB: likes.go's
-// helpers, the ids passed as one JSON array.
+// MariaDBLikes is the likes and feed in MariaDB, as a write herd reads
+// and sets them (triggers.LikesTable): likes.go's PostgresLikes, the ids
+// passed as one JSON array.
+type MariaDBLikes struct{ DB *sql.DB }
+
 const idsTable = `SELECT id FROM JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j`
 
-// LikesMariaDB sums the items' like counters.
-func LikesMariaDB(ctx context.Context, db *sql.DB, ids []int64) (int64, error) {
+// Likes sums the items' like counters.
+func (m MariaDBLikes) Likes(ctx context.Context, ids []int64) (int64, error) {
 	var n int64
-	err := db.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM likes WHERE item_id IN (`+idsTable+`)`, idsJSON(ids)).Scan(&n)
+	err := m.DB.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM likes WHERE item_id IN (`+idsTable+`)`, idsJSON(ids)).Scan(&n)
 	return n, err
 }
 
-// LikesAndFeedMariaDB reads the items' like counters and feed rows in one
+// LikesAndFeed reads the items' like counters and feed rows in one
 // statement, so of one snapshot (InnoDB's consistent read).
-func LikesAndFeedMariaDB(ctx context.Context, db *sql.DB, ids []int64) (likes, feed int64, err error) {
+func (m MariaDBLikes) LikesAndFeed(ctx context.Context, ids []int64) (likes, feed int64, err error) {
 	arg := idsJSON(ids)
-	err = db.QueryRowContext(ctx, `SELECT (SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM likes WHERE item_id IN (`+idsTable+`)),
+	err = m.DB.QueryRowContext(ctx, `SELECT (SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM likes WHERE item_id IN (`+idsTable+`)),
 		(SELECT COUNT(*) FROM feed WHERE item_id IN (`+idsTable+`))`, arg, arg).Scan(&likes, &feed)
 	return likes, feed, err
 }
 
-// SetFollowersMariaDB gives the items n followers each and every other
-// item none, whatever was set before.
-func SetFollowersMariaDB(ctx context.Context, db *sql.DB, ids []int64, n int) error {
+// SetFollowers gives the items n followers each and every other item
+// none, whatever was set before.
+func (m MariaDBLikes) SetFollowers(ctx context.Context, ids []int64, n int) error {
 	arg := idsJSON(ids)
-	_, err := db.ExecContext(ctx, `UPDATE likes SET followers = CASE WHEN item_id IN (`+idsTable+`) THEN ? ELSE 0 END WHERE followers <> 0 OR item_id IN (`+idsTable+`)`, arg, n, arg)
+	_, err := m.DB.ExecContext(ctx, `UPDATE likes SET followers = CASE WHEN item_id IN (`+idsTable+`) THEN ? ELSE 0 END WHERE followers <> 0 OR item_id IN (`+idsTable+`)`, arg, n, arg)
 	return err
 }
 

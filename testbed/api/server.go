@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,12 +57,8 @@ func New(opts replica.Options) (*Server, error) {
 	if opts.Mitigations == nil {
 		opts.Mitigations = replica.DefaultConfig.Registry()
 	}
-	if opts.Cache == "" {
-		opts.Cache = replica.CacheRedis
-	}
-	if opts.DB == "" {
-		opts.DB = replica.DBPostgres
-	}
+	opts.Cache = cmp.Or(opts.Cache, replica.CacheRedis)
+	opts.DB = cmp.Or(opts.DB, replica.DBPostgres)
 	opts.Config = opts.Mitigations.Rebase(opts.Config)
 	if err := opts.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)

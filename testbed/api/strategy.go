@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/admin"
@@ -34,36 +35,22 @@ func newPlan(c replica.Config, s string) (*plan, *herd.FieldError) {
 		if h, ok := m.(MissLoader); ok {
 			p.loader = h
 		}
-		if h, ok := m.(HitRefresher); ok {
-			p.refresh = append(p.refresh, h)
-		}
-		if h, ok := m.(TTLAdjuster); ok {
-			p.ttl = append(p.ttl, h)
-		}
-		if h, ok := m.(Tier); ok {
-			p.tiers = append(p.tiers, h)
-		}
-		if h, ok := m.(RequestAdmitter); ok {
-			p.admitReq = append(p.admitReq, h)
-		}
-		if h, ok := m.(LoadAdmitter); ok {
-			p.admitLoad = append(p.admitLoad, h)
-		}
-		if h, ok := m.(QueryGuard); ok {
-			p.guards = append(p.guards, h)
-		}
+		p.refresh = appendIf(p.refresh, m)
+		p.ttl = appendIf(p.ttl, m)
+		p.tiers = appendIf(p.tiers, m)
+		p.admitReq = appendIf(p.admitReq, m)
+		p.admitLoad = appendIf(p.admitLoad, m)
+		p.guards = appendIf(p.guards, m)
 	}
 	return p, nil
 }
 
-// has reports whether the plan uses mitigation name.
-func (p *plan) has(name string) bool {
-	for _, n := range p.names {
-		if n == name {
-			return true
-		}
+// appendIf appends m to hooks when m has the hooks' kind.
+func appendIf[H any](hooks []H, m any) []H {
+	if h, ok := m.(H); ok {
+		return append(hooks, h)
 	}
-	return false
+	return hooks
 }
 
 // mustPlan is the plan of c's own strategy, which has been validated.
@@ -82,7 +69,7 @@ func (s *Server) states(c replica.Config, p *plan, prev map[string]any, count fu
 	for _, n := range c.Registry().Names() {
 		m, _ := c.Mitigation(n)
 		if st, ok := hooksOf(m).(Stateful); ok {
-			env := StateEnv{Replica: s.opts.Name, Config: c, Configured: p.has(n), Count: count}
+			env := StateEnv{Replica: s.opts.Name, Config: c, Configured: slices.Contains(p.names, n), Count: count}
 			out[n] = st.NewState(env, prev[n])
 		}
 	}

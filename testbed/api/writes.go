@@ -338,10 +338,8 @@ func isBusyGroup(err error) bool { return err != nil && strings.HasPrefix(err.Er
 
 // sleepCtx waits d or until ctx ends.
 func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-t.C:
+	case <-time.After(d): // unstopped, it is collected all the same (Go 1.23)
 	}
 }

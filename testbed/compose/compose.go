@@ -19,6 +19,7 @@ package compose
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,15 +198,9 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 	if cfg.StateDir == "" {
 		return testbed.Status{}, errors.New("state dir: empty")
 	}
-	if cfg.File == "" {
-		cfg.File = DefaultFile
-	}
-	if cfg.Project == "" {
-		cfg.Project = DefaultProject
-	}
-	if cfg.ReadyTimeout == 0 {
-		cfg.ReadyTimeout = DefaultReadyTimeout
-	}
+	cfg.File = cmp.Or(cfg.File, DefaultFile)
+	cfg.Project = cmp.Or(cfg.Project, DefaultProject)
+	cfg.ReadyTimeout = cmp.Or(cfg.ReadyTimeout, DefaultReadyTimeout)
 	file, err := filepath.Abs(cfg.File)
 	if err != nil {
 		return testbed.Status{}, err

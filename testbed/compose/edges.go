@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/herdbench/herdbench/herd"
@@ -10,9 +11,7 @@ import (
 // EdgeEnv is the environment the compose file reads the edges' policy
 // from: HERDBENCH_EDGE_TIMEOUT and the rest, in testbed edge's flag forms.
 func EdgeEnv(c edge.Config) []string {
-	if c.Timeout == 0 {
-		c.Timeout = herd.Duration(edge.DefaultTimeout)
-	}
+	c.Timeout = cmp.Or(c.Timeout, herd.Duration(edge.DefaultTimeout))
 	return []string{
 		"HERDBENCH_EDGE_TIMEOUT=" + c.Timeout.String(),
 		"HERDBENCH_EDGE_RETRY=" + c.Retry.String(),

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -32,7 +33,6 @@ var _ testbed.Provider = Provider{}
 // docker-compose.yml.
 var Options = append([]string{"state_dir", "provider", "compose_file", "observability", "grafana", "timeout", "tiers", "cache", "db"}, testbed.EdgeOptions...)
 
-// Name is Name.
 func (Provider) Name() string { return Name }
 
 // Available says whether Compose v2 answers (FindCommand).
@@ -80,10 +80,7 @@ func (Provider) Items(testbed.Options) int { return Items }
 
 // Up runs Up with o; unless o.Detach, the stop it returns runs Down.
 func (Provider) Up(ctx context.Context, o testbed.Options) (testbed.Status, func(context.Context) error, error) {
-	file := o.ComposeFile
-	if file == "" {
-		file = DefaultFile
-	}
+	file := cmp.Or(o.ComposeFile, DefaultFile)
 	log := o.Log
 	if log != nil {
 		fmt.Fprintf(log, "compose file %s (the first up builds the replicas' image)\n", file)
@@ -100,7 +97,6 @@ func (Provider) Up(ctx context.Context, o testbed.Options) (testbed.Status, func
 // Recorded reports whether dir holds a compose testbed's state file.
 func (Provider) Recorded(dir string) bool { return Recorded(dir) }
 
-// Status is ReadStatus.
 func (Provider) Status(ctx context.Context, dir string) (testbed.Status, error) {
 	return ReadStatus(ctx, dir)
 }

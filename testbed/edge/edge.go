@@ -12,6 +12,7 @@
 package edge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -136,12 +137,8 @@ func New(o Options) (*Edge, error) {
 	if len(o.Upstreams) == 0 {
 		return nil, errors.New("edge: no upstream: want at least one API replica's base URL")
 	}
-	if o.Timeout == 0 {
-		o.Timeout = herd.Duration(DefaultTimeout)
-	}
-	if o.Retry.Kind == "" {
-		o.Retry.Kind = retry.None
-	}
+	o.Timeout = cmp.Or(o.Timeout, herd.Duration(DefaultTimeout))
+	o.Retry.Kind = cmp.Or(o.Retry.Kind, retry.None)
 	if err := o.Config.Problems().Err(); err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}

@@ -75,25 +75,20 @@ func (p Patch) Problems() herd.FieldErrors {
 
 // On is c with the patch's fields set.
 func (p Patch) On(c Config) Config {
-	if p.Timeout != nil {
-		c.Timeout = *p.Timeout
-	}
-	if p.Retry != nil {
-		c.Retry = *p.Retry
-	}
-	if p.Budget != nil {
-		c.Budget = *p.Budget
-	}
-	if p.Breaker != nil {
-		c.Breaker = *p.Breaker
-	}
-	if p.Bulkhead != nil {
-		c.Bulkhead = *p.Bulkhead
-	}
-	if p.Deadline != nil {
-		c.Deadline = *p.Deadline
-	}
+	setIf(&c.Timeout, p.Timeout)
+	setIf(&c.Retry, p.Retry)
+	setIf(&c.Budget, p.Budget)
+	setIf(&c.Breaker, p.Breaker)
+	setIf(&c.Bulkhead, p.Bulkhead)
+	setIf(&c.Deadline, p.Deadline)
 	return c
+}
+
+// setIf sets *to to *v when v is set.
+func setIf[T any](to, v *T) {
+	if v != nil {
+		*to = *v
+	}
 }
 
 // Counters are the edge tier's counters, summed over its replicas: what
@@ -144,8 +139,7 @@ func (f *Fleet) Config(ctx context.Context) (Config, error) {
 // Reset zeroes every edge's counters and policy state, reseeded.
 func (f *Fleet) Reset(ctx context.Context, seed uint64) error {
 	for i, c := range f.clients {
-		s := seed + uint64(i)
-		if err := c.Call(ctx, http.MethodPost, admin.PathReset, admin.ResetRequest{Seed: &s}, nil); err != nil {
+		if err := c.Call(ctx, http.MethodPost, admin.PathReset, admin.ResetRequest{Seed: new(seed + uint64(i))}, nil); err != nil {
 			return fmt.Errorf("edge %s: %w", c.URL, err)
 		}
 	}

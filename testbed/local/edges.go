@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -25,18 +26,12 @@ const DefaultEdgeTimeout = edge.DefaultTimeout
 
 // edgeDefaults fills and checks what the edge tier needs.
 func (c *Config) edgeDefaults() error {
-	if c.Tiers == 0 {
-		c.Tiers = OneTier
-	}
+	c.Tiers = cmp.Or(c.Tiers, OneTier)
 	if c.Tiers != OneTier && c.Tiers != TwoTiers {
 		return fmt.Errorf("tiers: %d out of range (accepted: 1, the API replicas; 2, edge replicas in front of them)", c.Tiers)
 	}
-	if c.Edge.Timeout == 0 {
-		c.Edge.Timeout = herd.Duration(DefaultEdgeTimeout)
-	}
-	if c.Edge.Retry.Kind == "" {
-		c.Edge.Retry.Kind = retry.None
-	}
+	c.Edge.Timeout = cmp.Or(c.Edge.Timeout, herd.Duration(DefaultEdgeTimeout))
+	c.Edge.Retry.Kind = cmp.Or(c.Edge.Retry.Kind, retry.None)
 	if err := c.Edge.Config.Problems().Err(); err != nil {
 		return fmt.Errorf("edge %w", err)
 	}

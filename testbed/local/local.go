@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,15 +114,11 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("find herdbench executable: %w", err)
 		}
 	}
-	if c.Replicas == 0 {
-		c.Replicas = DefaultReplicas
-	}
+	c.Replicas = cmp.Or(c.Replicas, DefaultReplicas)
 	if c.Replicas < 1 || c.Replicas > 64 {
 		return c, fmt.Errorf("replicas: %d out of range (accepted: 1 to 64)", c.Replicas)
 	}
-	if c.Items == 0 {
-		c.Items = DefaultItems
-	}
+	c.Items = cmp.Or(c.Items, DefaultItems)
 	if c.Items < 1 {
 		return c, fmt.Errorf("items: %d out of range (accepted: 1 or more)", c.Items)
 	}
@@ -149,9 +146,7 @@ func (c Config) withDefaults() (Config, error) {
 	if err := c.edgeDefaults(); err != nil {
 		return c, err
 	}
-	if c.ReadyTimeout == 0 {
-		c.ReadyTimeout = DefaultReadyTimeout
-	}
+	c.ReadyTimeout = cmp.Or(c.ReadyTimeout, DefaultReadyTimeout)
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}

@@ -87,11 +87,9 @@ func (p *process) stop(grace time.Duration) {
 		sig = syscall.SIGKILL // no graceful stop at all: a crash
 	}
 	_ = syscall.Kill(-p.pid(), sig)
-	t := time.NewTimer(grace)
-	defer t.Stop()
 	select {
 	case <-p.done:
-	case <-t.C:
+	case <-time.After(grace):
 		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
 		<-p.done
 	}

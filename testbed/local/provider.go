@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -24,7 +25,6 @@ type Provider struct{}
 
 var _ testbed.Provider = Provider{}
 
-// Name is Name.
 func (Provider) Name() string { return Name }
 
 // Available says whether the programs of the stores o asks for (Redis,
@@ -59,12 +59,7 @@ func (Provider) Problems(o testbed.Options) herd.FieldErrors {
 }
 
 // Items is o.Items, or DefaultItems.
-func (Provider) Items(o testbed.Options) int {
-	if o.Items == 0 {
-		return DefaultItems
-	}
-	return o.Items
-}
+func (Provider) Items(o testbed.Options) int { return cmp.Or(o.Items, DefaultItems) }
 
 // Up starts the testbed: in this process, which owns it until the
 // returned stop, or with o.Detach under a supervisor of its own.
@@ -87,7 +82,6 @@ func (Provider) Recorded(dir string) bool {
 	return err == nil
 }
 
-// Status is ReadStatus.
 func (Provider) Status(_ context.Context, dir string) (testbed.Status, error) { return ReadStatus(dir) }
 
 // Down is Down; it says the logs stay.

@@ -18,6 +18,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/herdbench/herdbench/herd"
@@ -297,10 +298,5 @@ func (s Set) Of(role Role) Store {
 
 // Runs says whether s runs the store named name.
 func (s Set) Runs(name string) bool {
-	for _, k := range s.Running() {
-		if k.Name() == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.Running(), func(k Store) bool { return k.Name() == name })
 }
