@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -226,7 +227,7 @@ func resultNodes() map[string]int {
 					if !hasTag || name == "" {
 						name = f.Name
 					}
-					walk(f.Type, join(path, name))
+					walk(f.Type, figure.Join(path, name))
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -10,259 +11,280 @@ import (
 // armFigures declares every figure of an arm's results, once: its name
 // (a path segment, as the results print it), its kind and unit, and where
 // it lives in ArmResult. A new figure is a field and one line here.
-var armFigures = decl[ArmResult]{
-	rawJSON("config", func(a *ArmResult) *json.RawMessage { return &a.Config }),
-	group("clients", func(a *ArmResult) *Clients { return &a.Clients }, decl[Clients]{
-		count("count", func(c *Clients) *int { return &c.Count }),
-		ratio("throttle", func(c *Clients) *float64 { return &c.Throttle }),
-		ratio("critical", func(c *Clients) *float64 { return &c.Critical }),
+var armFigures = figure.Decl[ArmResult]{
+	figure.RawJSON("config", func(a *ArmResult) *json.RawMessage { return &a.Config }),
+	figure.Group("clients", func(a *ArmResult) *Clients { return &a.Clients }, figure.Decl[Clients]{
+		figure.CountOf("count", func(c *Clients) *int { return &c.Count }),
+		figure.RatioOf("throttle", func(c *Clients) *float64 { return &c.Throttle }),
+		figure.RatioOf("critical", func(c *Clients) *float64 { return &c.Critical }),
 	}),
-	group("warm", func(a *ArmResult) *Warm { return &a.Warm }, decl[Warm]{
-		count("keys", func(w *Warm) *int { return &w.Keys }),
-		count("queries", func(w *Warm) *int64 { return &w.Queries }),
-		millis("took_ms", func(w *Warm) *int64 { return &w.TookMS }),
+	figure.Group("warm", func(a *ArmResult) *Warm { return &a.Warm }, figure.Decl[Warm]{
+		figure.CountOf("keys", func(w *Warm) *int { return &w.Keys }),
+		figure.CountOf("queries", func(w *Warm) *int64 { return &w.Queries }),
+		figure.MillisOf("took_ms", func(w *Warm) *int64 { return &w.TookMS }),
 	}),
-	group("timing", func(a *ArmResult) *Timing { return &a.Timing }, decl[Timing]{
-		millis("fill_ms", func(t *Timing) *int64 { return &t.FillMS }),
-		millis("drain_ms", func(t *Timing) *int64 { return &t.DrainMS }),
-		opt("after_ms", Duration, "ms", func(t *Timing) **int64 { return &t.AfterMS }).omitEmpty(),
+	figure.Group("timing", func(a *ArmResult) *Timing { return &a.Timing }, figure.Decl[Timing]{
+		figure.MillisOf("fill_ms", func(t *Timing) *int64 { return &t.FillMS }),
+		figure.MillisOf("drain_ms", func(t *Timing) *int64 { return &t.DrainMS }),
+		figure.Opt("after_ms", figure.Duration, "ms", func(t *Timing) **int64 { return &t.AfterMS }).OmitEmpty(),
 	}),
-	group("trigger", func(a *ArmResult) *TriggerResult { return &a.Trigger }, decl[TriggerResult]{
-		nullWhen("fired_at", func(t *TriggerResult) bool { return t.FiredAt == nil }),
-		opt("ended_ms", Duration, "ms", func(t *TriggerResult) **int64 { return &t.EndedMS }),
+	figure.Group("trigger", func(a *ArmResult) *TriggerResult { return &a.Trigger }, figure.Decl[TriggerResult]{
+		figure.NullWhen("fired_at", func(t *TriggerResult) bool { return t.FiredAt == nil }),
+		figure.Opt("ended_ms", figure.Duration, "ms", func(t *TriggerResult) **int64 { return &t.EndedMS }),
 		detailFigures,
 	}),
-	nullable("db", func(a *ArmResult) **DB { return &a.DB }, decl[DB]{
-		count("queries", func(d *DB) *int64 { return &d.Queries }),
-		count("queries_total", func(d *DB) *int64 { return &d.QueriesTotal }),
-		rate("peak_qps", func(d *DB) *float64 { return &d.PeakQPS }),
-		rate("baseline_qps", func(d *DB) *float64 { return &d.BaselineQPS }),
-		count("peak_connections", func(d *DB) *int64 { return &d.PeakConnections }),
-		count("new_connections", func(d *DB) *int64 { return &d.NewConnections }),
+	figure.Nullable("db", func(a *ArmResult) **DB { return &a.DB }, figure.Decl[DB]{
+		figure.CountOf("queries", func(d *DB) *int64 { return &d.Queries }),
+		figure.CountOf("queries_total", func(d *DB) *int64 { return &d.QueriesTotal }),
+		figure.RateOf("peak_qps", func(d *DB) *float64 { return &d.PeakQPS }),
+		figure.RateOf("baseline_qps", func(d *DB) *float64 { return &d.BaselineQPS }),
+		figure.CountOf("peak_connections", func(d *DB) *int64 { return &d.PeakConnections }),
+		figure.CountOf("new_connections", func(d *DB) *int64 { return &d.NewConnections }),
 	}),
-	nullable("cache", func(a *ArmResult) **Cache { return &a.Cache }, decl[Cache]{
-		count("hits", func(c *Cache) *int64 { return &c.Hits }),
-		count("misses", func(c *Cache) *int64 { return &c.Misses }),
-		opt("hit_ratio", Ratio, "", func(c *Cache) **float64 { return &c.HitRatio }),
-		count("expired", func(c *Cache) *int64 { return &c.Expired }),
-		count("connections_received", func(c *Cache) *int64 { return &c.ConnectionsReceived }),
+	figure.Nullable("cache", func(a *ArmResult) **Cache { return &a.Cache }, figure.Decl[Cache]{
+		figure.CountOf("hits", func(c *Cache) *int64 { return &c.Hits }),
+		figure.CountOf("misses", func(c *Cache) *int64 { return &c.Misses }),
+		figure.Opt("hit_ratio", figure.Ratio, "", func(c *Cache) **float64 { return &c.HitRatio }),
+		figure.CountOf("expired", func(c *Cache) *int64 { return &c.Expired }),
+		figure.CountOf("connections_received", func(c *Cache) *int64 { return &c.ConnectionsReceived }),
 	}),
-	group("http", func(a *ArmResult) *HTTP { return &a.HTTP }, httpFigures),
-	family("requests", func(a *ArmResult) *map[string]*RequestFigures { return &a.Requests }, requestFigures),
-	group("load", func(a *ArmResult) *LoadFigures { return &a.Load }, loadFigures),
-	nullable("workers", func(a *ArmResult) **Workers { return &a.Workers }, decl[Workers]{
-		count("count", func(w *Workers) *int { return &w.Count }),
-		millis("start_skew_max_ms", func(w *Workers) *float64 { return &w.StartSkewMaxMS }),
-		millis("start_skew_p99_ms", func(w *Workers) *float64 { return &w.StartSkewP99MS }),
-		nullWhen("each", func(w *Workers) bool { return w.Each == nil }),
-	}).omitEmpty(),
-	nullable("api", func(a *ArmResult) **APICounters { return &a.API }, apiCounters),
-	nullable("edge", func(a *ArmResult) **EdgeTier { return &a.Edge }, decl[EdgeTier]{
-		level("config.bulkhead", func(e *EdgeTier) *int { return &e.Config.Bulkhead }),
-		count("counters.requests", func(e *EdgeTier) *int64 { return &e.Counters.Requests }),
-		count("counters.attempts", func(e *EdgeTier) *int64 { return &e.Counters.Attempts }),
-		counts("counters.outcomes", func(e *EdgeTier) *map[string]int64 { return &e.Counters.Outcomes }),
-	}).omitEmpty(),
-	nullable("layers", func(a *ArmResult) **Layers { return &a.Layers }, decl[Layers]{
-		count("requests", func(l *Layers) *int64 { return &l.Requests }),
-		count("client_attempts", func(l *Layers) *int64 { return &l.ClientAttempts }),
-		count("edge", func(l *Layers) *int64 { return &l.Edge }),
-		count("edge_attempts", func(l *Layers) *int64 { return &l.EdgeAttempts }),
-		count("api", func(l *Layers) *int64 { return &l.API }),
-		count("db_attempts", func(l *Layers) *int64 { return &l.DBAttempts }),
-		count("db_queries", func(l *Layers) *int64 { return &l.DBQueries }),
-		ratio("client_amplification", func(l *Layers) *float64 { return &l.ClientAmp }),
-		ratio("edge_amplification", func(l *Layers) *float64 { return &l.EdgeAmp }),
-		ratio("api_amplification", func(l *Layers) *float64 { return &l.APIAmp }),
-		ratio("end_to_end", func(l *Layers) *float64 { return &l.EndToEnd }),
-	}).omitEmpty(),
-	nullable("lb", func(a *ArmResult) **LoadBalancer { return &a.LB }, decl[LoadBalancer]{
-		count("requests", func(l *LoadBalancer) *int64 { return &l.Requests }),
-		count("server_attempts", func(l *LoadBalancer) *int64 { return &l.ServerAttempts }),
-		count("retries", func(l *LoadBalancer) *int64 { return &l.Retries }),
-		count("redispatches", func(l *LoadBalancer) *int64 { return &l.Redispatches }),
-		count("own_5xx", func(l *LoadBalancer) *int64 { return &l.Own5xx }),
-		ratio("amplification", func(l *LoadBalancer) *float64 { return &l.Amplification }),
-		ratio("end_to_end", func(l *LoadBalancer) *float64 { return &l.EndToEnd }),
-		count("queue_peak", func(l *LoadBalancer) *int64 { return &l.QueuePeak }),
-		family("servers", func(l *LoadBalancer) *LBServers { return &l.Servers }, lbServerFigures),
-	}).omitEmpty(),
-	group("retries", func(a *ArmResult) *Retries { return &a.Retries }, decl[Retries]{
-		count("attempts", func(r *Retries) *int64 { return &r.Attempts }),
-		count("hedges", func(r *Retries) *int64 { return &r.Hedges }),
-		ratio("amplification", func(r *Retries) *float64 { return &r.Amplification }),
+	figure.Group("http", func(a *ArmResult) *HTTP { return &a.HTTP }, httpFigures),
+	figure.Family("requests", func(a *ArmResult) *map[string]*RequestFigures { return &a.Requests }, requestFigures),
+	figure.Group("load", func(a *ArmResult) *LoadFigures { return &a.Load }, loadFigures),
+	figure.Nullable("workers", func(a *ArmResult) **Workers { return &a.Workers }, figure.Decl[Workers]{
+		figure.CountOf("count", func(w *Workers) *int { return &w.Count }),
+		figure.MillisOf("start_skew_max_ms", func(w *Workers) *float64 { return &w.StartSkewMaxMS }),
+		figure.MillisOf("start_skew_p99_ms", func(w *Workers) *float64 { return &w.StartSkewP99MS }),
+		figure.NullWhen("each", func(w *Workers) bool { return w.Each == nil }),
+	}).OmitEmpty(),
+	figure.Nullable("api", func(a *ArmResult) **APICounters { return &a.API }, apiCounters),
+	figure.Nullable("edge", func(a *ArmResult) **EdgeTier { return &a.Edge }, figure.Decl[EdgeTier]{
+		figure.LevelOf("config.bulkhead", func(e *EdgeTier) *int { return &e.Config.Bulkhead }),
+		figure.CountOf("counters.requests", func(e *EdgeTier) *int64 { return &e.Counters.Requests }),
+		figure.CountOf("counters.attempts", func(e *EdgeTier) *int64 { return &e.Counters.Attempts }),
+		figure.Counts("counters.outcomes", func(e *EdgeTier) *map[string]int64 { return &e.Counters.Outcomes }),
+	}).OmitEmpty(),
+	figure.Nullable("layers", func(a *ArmResult) **Layers { return &a.Layers }, figure.Decl[Layers]{
+		figure.CountOf("requests", func(l *Layers) *int64 { return &l.Requests }),
+		figure.CountOf("client_attempts", func(l *Layers) *int64 { return &l.ClientAttempts }),
+		figure.CountOf("edge", func(l *Layers) *int64 { return &l.Edge }),
+		figure.CountOf("edge_attempts", func(l *Layers) *int64 { return &l.EdgeAttempts }),
+		figure.CountOf("api", func(l *Layers) *int64 { return &l.API }),
+		figure.CountOf("db_attempts", func(l *Layers) *int64 { return &l.DBAttempts }),
+		figure.CountOf("db_queries", func(l *Layers) *int64 { return &l.DBQueries }),
+		figure.RatioOf("client_amplification", func(l *Layers) *float64 { return &l.ClientAmp }),
+		figure.RatioOf("edge_amplification", func(l *Layers) *float64 { return &l.EdgeAmp }),
+		figure.RatioOf("api_amplification", func(l *Layers) *float64 { return &l.APIAmp }),
+		figure.RatioOf("end_to_end", func(l *Layers) *float64 { return &l.EndToEnd }),
+	}).OmitEmpty(),
+	figure.Nullable("lb", func(a *ArmResult) **LoadBalancer { return &a.LB }, figure.Decl[LoadBalancer]{
+		figure.CountOf("requests", func(l *LoadBalancer) *int64 { return &l.Requests }),
+		figure.CountOf("server_attempts", func(l *LoadBalancer) *int64 { return &l.ServerAttempts }),
+		figure.CountOf("retries", func(l *LoadBalancer) *int64 { return &l.Retries }),
+		figure.CountOf("redispatches", func(l *LoadBalancer) *int64 { return &l.Redispatches }),
+		figure.CountOf("own_5xx", func(l *LoadBalancer) *int64 { return &l.Own5xx }),
+		figure.RatioOf("amplification", func(l *LoadBalancer) *float64 { return &l.Amplification }),
+		figure.RatioOf("end_to_end", func(l *LoadBalancer) *float64 { return &l.EndToEnd }),
+		figure.CountOf("queue_peak", func(l *LoadBalancer) *int64 { return &l.QueuePeak }),
+		figure.Family("servers", func(l *LoadBalancer) *LBServers { return &l.Servers }, lbServerFigures),
+	}).OmitEmpty(),
+	figure.Group("retries", func(a *ArmResult) *Retries { return &a.Retries }, figure.Decl[Retries]{
+		figure.CountOf("attempts", func(r *Retries) *int64 { return &r.Attempts }),
+		figure.CountOf("hedges", func(r *Retries) *int64 { return &r.Hedges }),
+		figure.RatioOf("amplification", func(r *Retries) *float64 { return &r.Amplification }),
 	}),
-	nullable("burst", func(a *ArmResult) **triggers.BurstResult { return &a.Burst }, decl[triggers.BurstResult]{
-		count("clients", func(b *triggers.BurstResult) *int { return &b.Clients }),
-		count("ok", func(b *triggers.BurstResult) *int { return &b.OK }),
-		numberOf("spread_p50_us", Duration, "us", func(b *triggers.BurstResult) *int64 { return &b.SpreadP50US }),
-		numberOf("spread_p99_us", Duration, "us", func(b *triggers.BurstResult) *int64 { return &b.SpreadP99US }),
-	}).omitEmpty(),
-	nullable("writes", func(a *ArmResult) **WriteFigures { return &a.Writes }, writeFigures).omitEmpty(),
-	nullable("windows", func(a *ArmResult) **Windows { return &a.Windows }, decl[Windows]{
-		nullable("before", func(w *Windows) **Window { return &w.Before }, windowFigures),
-		nullable("during", func(w *Windows) **Window { return &w.During }, windowFigures),
-		nullable("after", func(w *Windows) **Window { return &w.After }, windowFigures),
+	figure.Nullable("burst", func(a *ArmResult) **triggers.BurstResult { return &a.Burst }, figure.Decl[triggers.BurstResult]{
+		figure.CountOf("clients", func(b *triggers.BurstResult) *int { return &b.Clients }),
+		figure.CountOf("ok", func(b *triggers.BurstResult) *int { return &b.OK }),
+		figure.NumberOf("spread_p50_us", figure.Duration, "us", func(b *triggers.BurstResult) *int64 { return &b.SpreadP50US }),
+		figure.NumberOf("spread_p99_us", figure.Duration, "us", func(b *triggers.BurstResult) *int64 { return &b.SpreadP99US }),
+	}).OmitEmpty(),
+	figure.Nullable("writes", func(a *ArmResult) **WriteFigures { return &a.Writes }, writeFigures).OmitEmpty(),
+	figure.Nullable("windows", func(a *ArmResult) **Windows { return &a.Windows }, figure.Decl[Windows]{
+		figure.Nullable("before", func(w *Windows) **Window { return &w.Before }, windowFigures),
+		figure.Nullable("during", func(w *Windows) **Window { return &w.During }, windowFigures),
+		figure.Nullable("after", func(w *Windows) **Window { return &w.After }, windowFigures),
 	}),
-	opt("depth", Ratio, "", func(a *ArmResult) **float64 { return &a.Depth }).omitEmpty(),
-	opt("trend", Ratio, "", func(a *ArmResult) **float64 { return &a.Trend }).omitEmpty(),
-	opt("settle_ms", Duration, "ms", func(a *ArmResult) **int64 { return &a.SettleMS }).omitEmpty(),
-	nullable("loop", func(a *ArmResult) **Loop { return &a.Loop }, decl[Loop]{
-		nullable("attempts_per_request", func(l *Loop) **LoopFigure { return &l.AttemptsPerRequest }, loopFigures(Ratio, "")),
-		nullable("db_qps", func(l *Loop) **LoopFigure { return &l.DBQPS }, loopFigures(Rate, "/s")),
-		nullable("loads_rps", func(l *Loop) **LoopFigure { return &l.LoadsRPS }, loopFigures(Rate, "/s")),
-		nullable("load_errors_rps", func(l *Loop) **LoopFigure { return &l.LoadErrorsRPS }, loopFigures(Rate, "/s")),
-		nullable("new_conns_rps", func(l *Loop) **LoopFigure { return &l.NewConnsRPS }, loopFigures(Rate, "/s")),
-		nullable("canceled_acquires_rps", func(l *Loop) **LoopFigure { return &l.CanceledAcquiresRPS }, loopFigures(Rate, "/s")),
-		nullable("misses_rps", func(l *Loop) **LoopFigure { return &l.MissesRPS }, loopFigures(Rate, "/s")),
-	}).omitEmpty(),
-	nullable("escape", func(a *ArmResult) **EscapeResult { return &a.Escape }, decl[EscapeResult]{
-		rate("from_rps", func(e *EscapeResult) *float64 { return &e.FromRPS }),
-		opt("start_ms", Duration, "ms", func(e *EscapeResult) **int64 { return &e.StartMS }),
-		opt("rps", Rate, "/s", func(e *EscapeResult) **float64 { return &e.RPS }),
-		opt("share", Ratio, "", func(e *EscapeResult) **float64 { return &e.Share }),
-		nullWhen("steps", func(e *EscapeResult) bool { return e.Steps == nil }),
-	}).omitEmpty(),
-	opt("recovery_ms", Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryMS }),
-	opt("recovery_from_t_ms", Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryFromTMS }),
-	nullable("aborted", func(a *ArmResult) **Abort { return &a.Aborted }, decl[Abort]{
-		millis("at_ms", func(a *Abort) *int64 { return &a.AtMS }),
+	figure.Opt("depth", figure.Ratio, "", func(a *ArmResult) **float64 { return &a.Depth }).OmitEmpty(),
+	figure.Opt("trend", figure.Ratio, "", func(a *ArmResult) **float64 { return &a.Trend }).OmitEmpty(),
+	figure.Opt("settle_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.SettleMS }).OmitEmpty(),
+	figure.Nullable("loop", func(a *ArmResult) **Loop { return &a.Loop }, figure.Decl[Loop]{
+		figure.Nullable("attempts_per_request", func(l *Loop) **LoopFigure { return &l.AttemptsPerRequest }, loopFigures(figure.Ratio, "")),
+		figure.Nullable("db_qps", func(l *Loop) **LoopFigure { return &l.DBQPS }, loopFigures(figure.Rate, "/s")),
+		figure.Nullable("loads_rps", func(l *Loop) **LoopFigure { return &l.LoadsRPS }, loopFigures(figure.Rate, "/s")),
+		figure.Nullable("load_errors_rps", func(l *Loop) **LoopFigure { return &l.LoadErrorsRPS }, loopFigures(figure.Rate, "/s")),
+		figure.Nullable("new_conns_rps", func(l *Loop) **LoopFigure { return &l.NewConnsRPS }, loopFigures(figure.Rate, "/s")),
+		figure.Nullable("canceled_acquires_rps", func(l *Loop) **LoopFigure { return &l.CanceledAcquiresRPS }, loopFigures(figure.Rate, "/s")),
+		figure.Nullable("misses_rps", func(l *Loop) **LoopFigure { return &l.MissesRPS }, loopFigures(figure.Rate, "/s")),
+	}).OmitEmpty(),
+	figure.Nullable("escape", func(a *ArmResult) **EscapeResult { return &a.Escape }, figure.Decl[EscapeResult]{
+		figure.RateOf("from_rps", func(e *EscapeResult) *float64 { return &e.FromRPS }),
+		figure.Opt("start_ms", figure.Duration, "ms", func(e *EscapeResult) **int64 { return &e.StartMS }),
+		figure.Opt("rps", figure.Rate, "/s", func(e *EscapeResult) **float64 { return &e.RPS }),
+		figure.Opt("share", figure.Ratio, "", func(e *EscapeResult) **float64 { return &e.Share }),
+		figure.NullWhen("steps", func(e *EscapeResult) bool { return e.Steps == nil }),
+	}).OmitEmpty(),
+	figure.Opt("recovery_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryMS }),
+	figure.Opt("recovery_from_t_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryFromTMS }),
+	figure.Nullable("aborted", func(a *ArmResult) **Abort { return &a.Aborted }, figure.Decl[Abort]{
+		figure.MillisOf("at_ms", func(a *Abort) *int64 { return &a.AtMS }),
 	}),
-	count("missed_samples", func(a *ArmResult) *int { return &a.MissedSamples }),
-	nullWhen("timeline", func(a *ArmResult) bool { return a.Timeline == nil }),
+	figure.CountOf("missed_samples", func(a *ArmResult) *int { return &a.MissedSamples }),
+	figure.NullWhen("timeline", func(a *ArmResult) bool { return a.Timeline == nil }),
 	series("prometheus", func(a *ArmResult) map[string][]targets.Point { return a.Prometheus }),
 }
 
 // apiCounters are the replicas' own counters (api.*), summed.
-var apiCounters = decl[APICounters]{
-	count("requests", func(c *APICounters) *int64 { return &c.Requests }),
-	count("loads", func(c *APICounters) *int64 { return &c.Loads }),
-	count("load_errors", func(c *APICounters) *int64 { return &c.LoadErrors }),
-	count("load_retries", func(c *APICounters) *int64 { return &c.LoadRetries }),
-	count("early_loads", func(c *APICounters) *int64 { return &c.EarlyLoads }),
-	count("coalesced", func(c *APICounters) *int64 { return &c.Coalesced }),
-	count("stale_served", func(c *APICounters) *int64 { return &c.StaleServed }),
-	count("lock_waits", func(c *APICounters) *int64 { return &c.LockWaits }),
-	count("db_new_conns", func(c *APICounters) *int64 { return &c.DBNewConns }),
-	count("db_canceled_acquires", func(c *APICounters) *int64 { return &c.DBCanceledAcquires }),
+var apiCounters = figure.Decl[APICounters]{
+	figure.CountOf("requests", func(c *APICounters) *int64 { return &c.Requests }),
+	figure.CountOf("loads", func(c *APICounters) *int64 { return &c.Loads }),
+	figure.CountOf("load_errors", func(c *APICounters) *int64 { return &c.LoadErrors }),
+	figure.CountOf("load_retries", func(c *APICounters) *int64 { return &c.LoadRetries }),
+	figure.CountOf("early_loads", func(c *APICounters) *int64 { return &c.EarlyLoads }),
+	figure.CountOf("coalesced", func(c *APICounters) *int64 { return &c.Coalesced }),
+	figure.CountOf("stale_served", func(c *APICounters) *int64 { return &c.StaleServed }),
+	figure.CountOf("lock_waits", func(c *APICounters) *int64 { return &c.LockWaits }),
+	figure.CountOf("db_new_conns", func(c *APICounters) *int64 { return &c.DBNewConns }),
+	figure.CountOf("db_canceled_acquires", func(c *APICounters) *int64 { return &c.DBCanceledAcquires }),
 }
 
 // httpFigures are the clients' figures of the requests intended from T
 // (http.*, and a write herd's steady writes').
-var httpFigures = decl[HTTP]{
-	count("requests", func(h *HTTP) *int64 { return &h.Requests }),
-	count("ok", func(h *HTTP) *int64 { return &h.OK }),
-	count("stale", func(h *HTTP) *int64 { return &h.Stale }),
-	count("local", func(h *HTTP) *int64 { return &h.Local }),
-	group("errors", func(h *HTTP) *Errors { return &h.Errors }, errorFigures),
-	ratio("drop_rate", func(h *HTTP) *float64 { return &h.DropRate }),
-	millis("p50_ms", func(h *HTTP) *float64 { return &h.P50MS }),
-	millis("p90_ms", func(h *HTTP) *float64 { return &h.P90MS }),
-	millis("p99_ms", func(h *HTTP) *float64 { return &h.P99MS }),
-	millis("p999_ms", func(h *HTTP) *float64 { return &h.P999MS }),
-	millis("max_ms", func(h *HTTP) *float64 { return &h.MaxMS }),
-	nullable("critical", func(h *HTTP) **Class { return &h.Critical }, decl[Class]{
-		count("requests", func(c *Class) *int64 { return &c.Requests }),
-		count("ok", func(c *Class) *int64 { return &c.OK }),
-		count("shed", func(c *Class) *int64 { return &c.Shed }),
-		ratio("drop_rate", func(c *Class) *float64 { return &c.DropRate }),
-		millis("p99_ms", func(c *Class) *float64 { return &c.P99MS }),
+var httpFigures = figure.Decl[HTTP]{
+	figure.CountOf("requests", func(h *HTTP) *int64 { return &h.Requests }),
+	figure.CountOf("ok", func(h *HTTP) *int64 { return &h.OK }),
+	figure.CountOf("stale", func(h *HTTP) *int64 { return &h.Stale }),
+	figure.CountOf("local", func(h *HTTP) *int64 { return &h.Local }),
+	figure.Group("errors", func(h *HTTP) *Errors { return &h.Errors }, errorFigures),
+	figure.RatioOf("drop_rate", func(h *HTTP) *float64 { return &h.DropRate }),
+	figure.MillisOf("p50_ms", func(h *HTTP) *float64 { return &h.P50MS }),
+	figure.MillisOf("p90_ms", func(h *HTTP) *float64 { return &h.P90MS }),
+	figure.MillisOf("p99_ms", func(h *HTTP) *float64 { return &h.P99MS }),
+	figure.MillisOf("p999_ms", func(h *HTTP) *float64 { return &h.P999MS }),
+	figure.MillisOf("max_ms", func(h *HTTP) *float64 { return &h.MaxMS }),
+	figure.Nullable("critical", func(h *HTTP) **Class { return &h.Critical }, figure.Decl[Class]{
+		figure.CountOf("requests", func(c *Class) *int64 { return &c.Requests }),
+		figure.CountOf("ok", func(c *Class) *int64 { return &c.OK }),
+		figure.CountOf("shed", func(c *Class) *int64 { return &c.Shed }),
+		figure.RatioOf("drop_rate", func(c *Class) *float64 { return &c.DropRate }),
+		figure.MillisOf("p99_ms", func(c *Class) *float64 { return &c.P99MS }),
 	}),
 }
 
-var errorFigures = decl[Errors]{
-	count("timeout", func(e *Errors) *int64 { return &e.Timeout }),
-	count("conn", func(e *Errors) *int64 { return &e.Conn }),
-	count("5xx", func(e *Errors) *int64 { return &e.E5xx }),
-	count("shed", func(e *Errors) *int64 { return &e.Shed }),
-	count("other", func(e *Errors) *int64 { return &e.Other }),
-	count("throttled", func(e *Errors) *int64 { return &e.Throttled }),
-	count("client_breaker", func(e *Errors) *int64 { return &e.ClientBreaker }),
-	count("unsent", func(e *Errors) *int64 { return &e.Unsent }),
-	count("lb", func(e *Errors) *int64 { return &e.LB }),
+var errorFigures = figure.Decl[Errors]{
+	figure.CountOf("timeout", func(e *Errors) *int64 { return &e.Timeout }),
+	figure.CountOf("conn", func(e *Errors) *int64 { return &e.Conn }),
+	figure.CountOf("5xx", func(e *Errors) *int64 { return &e.E5xx }),
+	figure.CountOf("shed", func(e *Errors) *int64 { return &e.Shed }),
+	figure.CountOf("other", func(e *Errors) *int64 { return &e.Other }),
+	figure.CountOf("throttled", func(e *Errors) *int64 { return &e.Throttled }),
+	figure.CountOf("client_breaker", func(e *Errors) *int64 { return &e.ClientBreaker }),
+	figure.CountOf("unsent", func(e *Errors) *int64 { return &e.Unsent }),
+	figure.CountOf("lb", func(e *Errors) *int64 { return &e.LB }),
 }
 
 // requestFigures are one request class's (requests.NAME.*).
-var requestFigures = decl[RequestFigures]{
-	count("requests", func(r *RequestFigures) *int64 { return &r.Requests }),
-	count("ok", func(r *RequestFigures) *int64 { return &r.OK }),
-	group("errors", func(r *RequestFigures) *Errors { return &r.Errors }, errorFigures),
-	ratio("drop_rate", func(r *RequestFigures) *float64 { return &r.DropRate }),
-	rate("goodput_rps", func(r *RequestFigures) *float64 { return &r.GoodputRPS }),
-	millis("p50_ms", func(r *RequestFigures) *float64 { return &r.P50MS }),
-	millis("p90_ms", func(r *RequestFigures) *float64 { return &r.P90MS }),
-	millis("p99_ms", func(r *RequestFigures) *float64 { return &r.P99MS }),
-	millis("max_ms", func(r *RequestFigures) *float64 { return &r.MaxMS }),
-	millis("baseline_p99_ms", func(r *RequestFigures) *float64 { return &r.BaselineP99MS }),
-	opt("recovery_ms", Duration, "ms", func(r *RequestFigures) **int64 { return &r.RecoveryMS }),
-	nullWhen("timeline", func(r *RequestFigures) bool { return r.Timeline == nil }),
+var requestFigures = figure.Decl[RequestFigures]{
+	figure.CountOf("requests", func(r *RequestFigures) *int64 { return &r.Requests }),
+	figure.CountOf("ok", func(r *RequestFigures) *int64 { return &r.OK }),
+	figure.Group("errors", func(r *RequestFigures) *Errors { return &r.Errors }, errorFigures),
+	figure.RatioOf("drop_rate", func(r *RequestFigures) *float64 { return &r.DropRate }),
+	figure.RateOf("goodput_rps", func(r *RequestFigures) *float64 { return &r.GoodputRPS }),
+	figure.MillisOf("p50_ms", func(r *RequestFigures) *float64 { return &r.P50MS }),
+	figure.MillisOf("p90_ms", func(r *RequestFigures) *float64 { return &r.P90MS }),
+	figure.MillisOf("p99_ms", func(r *RequestFigures) *float64 { return &r.P99MS }),
+	figure.MillisOf("max_ms", func(r *RequestFigures) *float64 { return &r.MaxMS }),
+	figure.MillisOf("baseline_p99_ms", func(r *RequestFigures) *float64 { return &r.BaselineP99MS }),
+	figure.Opt("recovery_ms", figure.Duration, "ms", func(r *RequestFigures) **int64 { return &r.RecoveryMS }),
+	figure.NullWhen("timeline", func(r *RequestFigures) bool { return r.Timeline == nil }),
 }
 
-var loadFigures = decl[LoadFigures]{
-	count("intended", func(l *LoadFigures) *int64 { return &l.Intended }),
-	count("sent", func(l *LoadFigures) *int64 { return &l.Sent }),
-	rate("achieved_rate", func(l *LoadFigures) *float64 { return &l.AchievedRate }),
-	millis("lag_p50_ms", func(l *LoadFigures) *float64 { return &l.LagP50MS }),
-	millis("lag_p90_ms", func(l *LoadFigures) *float64 { return &l.LagP90MS }),
-	millis("lag_p99_ms", func(l *LoadFigures) *float64 { return &l.LagP99MS }),
+var loadFigures = figure.Decl[LoadFigures]{
+	figure.CountOf("intended", func(l *LoadFigures) *int64 { return &l.Intended }),
+	figure.CountOf("sent", func(l *LoadFigures) *int64 { return &l.Sent }),
+	figure.RateOf("achieved_rate", func(l *LoadFigures) *float64 { return &l.AchievedRate }),
+	figure.MillisOf("lag_p50_ms", func(l *LoadFigures) *float64 { return &l.LagP50MS }),
+	figure.MillisOf("lag_p90_ms", func(l *LoadFigures) *float64 { return &l.LagP90MS }),
+	figure.MillisOf("lag_p99_ms", func(l *LoadFigures) *float64 { return &l.LagP99MS }),
 }
 
 // lbServerFigures are one of the load balancer's servers' (lb.servers.NAME.*).
-var lbServerFigures = decl[LBServer]{
-	count("attempts", func(s *LBServer) *int64 { return &s.Attempts }),
-	count("responses_5xx", func(s *LBServer) *int64 { return &s.Responses5xx }),
-	count("conn_errors", func(s *LBServer) *int64 { return &s.ConnErrors }),
-	count("downs", func(s *LBServer) *int64 { return &s.Downs }),
-	rate("peak_rps", func(s *LBServer) *float64 { return &s.PeakRPS }),
-	level("weight", func(s *LBServer) *int64 { return &s.Weight }),
-	count("queue_peak", func(s *LBServer) *int64 { return &s.QueuePeak }),
+var lbServerFigures = figure.Decl[LBServer]{
+	figure.CountOf("attempts", func(s *LBServer) *int64 { return &s.Attempts }),
+	figure.CountOf("responses_5xx", func(s *LBServer) *int64 { return &s.Responses5xx }),
+	figure.CountOf("conn_errors", func(s *LBServer) *int64 { return &s.ConnErrors }),
+	figure.CountOf("downs", func(s *LBServer) *int64 { return &s.Downs }),
+	figure.RateOf("peak_rps", func(s *LBServer) *float64 { return &s.PeakRPS }),
+	figure.LevelOf("weight", func(s *LBServer) *int64 { return &s.Weight }),
+	figure.CountOf("queue_peak", func(s *LBServer) *int64 { return &s.QueuePeak }),
 }
 
-var writeFigures = decl[WriteFigures]{
-	nullable("steady", func(w *WriteFigures) **SteadyWrites { return &w.Steady }, decl[SteadyWrites]{
-		rate("rate", func(s *SteadyWrites) *int { return &s.Rate }),
-		count("acked", func(s *SteadyWrites) *int64 { return &s.Acked }),
-		group("http", func(s *SteadyWrites) *HTTP { return &s.HTTP }, httpFigures),
-		group("load", func(s *SteadyWrites) *LoadFigures { return &s.Load }, loadFigures),
-	}).omitEmpty(),
-	count("statements", func(w *WriteFigures) *int64 { return &w.Statements }),
-	count("rows", func(w *WriteFigures) *int64 { return &w.Rows }),
-	count("lock_waits_peak", func(w *WriteFigures) *int64 { return &w.LockWaitsPeak }),
-	count("locks_waiting_peak", func(w *WriteFigures) *int64 { return &w.LocksWaitingPeak }),
-	count("queue_depth_peak", func(w *WriteFigures) *int64 { return &w.QueueDepthPeak }),
-	nullable("lag", func(w *WriteFigures) **WriteLag { return &w.Lag }, decl[WriteLag]{
-		count("count", func(l *WriteLag) *int64 { return &l.Count }),
-		millis("p50_ms", func(l *WriteLag) *float64 { return &l.P50MS }),
-		millis("p99_ms", func(l *WriteLag) *float64 { return &l.P99MS }),
+var writeFigures = figure.Decl[WriteFigures]{
+	figure.Nullable("steady", func(w *WriteFigures) **SteadyWrites { return &w.Steady }, figure.Decl[SteadyWrites]{
+		figure.RateOf("rate", func(s *SteadyWrites) *int { return &s.Rate }),
+		figure.CountOf("acked", func(s *SteadyWrites) *int64 { return &s.Acked }),
+		figure.Group("http", func(s *SteadyWrites) *HTTP { return &s.HTTP }, httpFigures),
+		figure.Group("load", func(s *SteadyWrites) *LoadFigures { return &s.Load }, loadFigures),
+	}).OmitEmpty(),
+	figure.CountOf("statements", func(w *WriteFigures) *int64 { return &w.Statements }),
+	figure.CountOf("rows", func(w *WriteFigures) *int64 { return &w.Rows }),
+	figure.CountOf("lock_waits_peak", func(w *WriteFigures) *int64 { return &w.LockWaitsPeak }),
+	figure.CountOf("locks_waiting_peak", func(w *WriteFigures) *int64 { return &w.LocksWaitingPeak }),
+	figure.CountOf("queue_depth_peak", func(w *WriteFigures) *int64 { return &w.QueueDepthPeak }),
+	figure.Nullable("lag", func(w *WriteFigures) **WriteLag { return &w.Lag }, figure.Decl[WriteLag]{
+		figure.CountOf("count", func(l *WriteLag) *int64 { return &l.Count }),
+		figure.MillisOf("p50_ms", func(l *WriteLag) *float64 { return &l.P50MS }),
+		figure.MillisOf("p99_ms", func(l *WriteLag) *float64 { return &l.P99MS }),
 	}),
 }
 
-var windowFigures = decl[Window]{
-	millis("from_ms", func(w *Window) *int64 { return &w.FromMS }),
-	millis("to_ms", func(w *Window) *int64 { return &w.ToMS }),
-	rate("offered_rps", func(w *Window) *float64 { return &w.OfferedRPS }),
-	rate("attempts_rps", func(w *Window) *float64 { return &w.AttemptsRPS }),
-	rate("goodput_rps", func(w *Window) *float64 { return &w.GoodputRPS }),
+var windowFigures = figure.Decl[Window]{
+	figure.MillisOf("from_ms", func(w *Window) *int64 { return &w.FromMS }),
+	figure.MillisOf("to_ms", func(w *Window) *int64 { return &w.ToMS }),
+	figure.RateOf("offered_rps", func(w *Window) *float64 { return &w.OfferedRPS }),
+	figure.RateOf("attempts_rps", func(w *Window) *float64 { return &w.AttemptsRPS }),
+	figure.RateOf("goodput_rps", func(w *Window) *float64 { return &w.GoodputRPS }),
 }
 
 // loopFigures are one figure of the loop before and after, of kind k,
 // and their ratio.
-func loopFigures(k FigureKind, unit string) decl[LoopFigure] {
-	return decl[LoopFigure]{
-		numberOf("before", k, unit, func(l *LoopFigure) *float64 { return &l.Before }),
-		numberOf("after", k, unit, func(l *LoopFigure) *float64 { return &l.After }),
-		ratio("ratio", func(l *LoopFigure) *float64 { return &l.Ratio }),
+func loopFigures(k figure.Kind, unit string) figure.Decl[LoopFigure] {
+	return figure.Decl[LoopFigure]{
+		figure.NumberOf("before", k, unit, func(l *LoopFigure) *float64 { return &l.Before }),
+		figure.NumberOf("after", k, unit, func(l *LoopFigure) *float64 { return &l.After }),
+		figure.RatioOf("ratio", func(l *LoopFigure) *float64 { return &l.Ratio }),
 	}
 }
 
 // series declares the target's own series (prometheus.NAME): no figures,
 // but a nil one null.
-func series[T any](name string, p func(*T) map[string][]targets.Point) member[T] {
-	return member[T]{name: name, walk: func(v *T, path string, _ bool, c *collector) {
+func series[T any](name string, p func(*T) map[string][]targets.Point) figure.Member[T] {
+	return figure.Member[T]{Name: name, Walk: func(v *T, path string, _ bool, c *figure.Collector) {
 		for k, s := range p(v) {
-			if s == nil && !c.schema {
-				c.null(join(path, k))
+			if s == nil && !c.Schema {
+				c.Null(figure.Join(path, k))
 			}
 		}
 	}}
 }
+
+// detailFigures declares a trigger's detail (trigger.detail.*): the
+// figures its own type declares beside it in package triggers
+// (figure.Declared); of a trigger triggers.Default does not know, read
+// back as JSON values, every number it holds (a Level). A detail of a
+// type that declares none has none: TestEveryTriggersDetailIsDeclared
+// fails on a trigger whose detail prints a number its declaration misses.
+var detailFigures = figure.Member[TriggerResult]{Name: "detail", Walk: func(t *TriggerResult, path string, _ bool, c *figure.Collector) {
+	switch d := t.Detail.(type) {
+	case nil:
+		if !c.Schema {
+			c.Null(path)
+		}
+	case map[string]any, []any, float64, string, bool:
+		if !c.Schema {
+			figure.JSON(&t.Detail, path, c, func() {})
+		}
+	case figure.Declared:
+		t.Detail = d.Figures(path, c)
+	}
+}}

@@ -15,7 +15,7 @@ import (
 // HeldBy names the figure furthest from its baseline on a metastable arm.
 
 // Loop is an arm's figures after its trigger beside its baseline's. A
-// figure is null where its source is not observed: the replicas' on a
+// loopFigure is null where its source is not observed: the replicas' on a
 // service, the database's or the cache's on a target without them.
 type Loop struct {
 	AttemptsPerRequest  *LoopFigure `json:"attempts_per_request"`  // the clients' attempts sent per request intended
@@ -58,11 +58,11 @@ func loopOf(rows []Row, endedMS *int64, o sources) *Loop {
 	}
 	floor := 1 / before.secs() // one event over the before window, a second
 	rate := func(f func(rowSums) int64) *LoopFigure {
-		return figure(float64(f(before))/before.secs(), float64(f(after))/after.secs(), floor)
+		return loopFigure(float64(f(before))/before.secs(), float64(f(after))/after.secs(), floor)
 	}
-	l := &Loop{AttemptsPerRequest: figure(perRequest(before), perRequest(after), 1/float64(max(before.requests, 1)))}
+	l := &Loop{AttemptsPerRequest: loopFigure(perRequest(before), perRequest(after), 1/float64(max(before.requests, 1)))}
 	if o.db {
-		l.DBQPS = figure(before.dbQPS/float64(before.rows), after.dbQPS/float64(after.rows), floor)
+		l.DBQPS = loopFigure(before.dbQPS/float64(before.rows), after.dbQPS/float64(after.rows), floor)
 	}
 	if o.cache {
 		l.MissesRPS = rate(func(s rowSums) int64 { return s.misses })
@@ -107,7 +107,7 @@ func perRequest(s rowSums) float64 {
 	return float64(s.attempts) / float64(s.requests)
 }
 
-func figure(before, after, floor float64) *LoopFigure {
+func loopFigure(before, after, floor float64) *LoopFigure {
 	return &LoopFigure{Before: round2(before), After: round2(after), Ratio: round2(max(after, floor) / max(before, floor))}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"time"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
@@ -299,11 +300,11 @@ type APICounters struct {
 // The counters are apiCounters' (figure_table.go).
 func (c APICounters) since(t APICounters) APICounters {
 	out := c
-	cur, prev := &collector{}, &collector{}
-	apiCounters.walk(&out, "", cur)
-	apiCounters.walk(&t, "", prev)
-	for i, f := range cur.out {
-		if v, p := *f.Value(), *prev.out[i].Value(); v < p {
+	cur, prev := &figure.Collector{}, &figure.Collector{}
+	apiCounters.Walk(&out, "", cur)
+	apiCounters.Walk(&t, "", prev)
+	for i, f := range cur.Out {
+		if v, p := *f.Value(), *prev.Out[i].Value(); v < p {
 			n := v + p // reset: t's count plus what it counted since
 			f.Set(&n)
 		}

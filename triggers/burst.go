@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -78,6 +79,11 @@ func MergeBursts(parts []*BurstResult) *BurstResult {
 // BurstDetail is burst's trigger detail: empty, its figures are the
 // results' burst.
 type BurstDetail struct{}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *BurstDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[BurstDetail]{})
+}
 
 var (
 	_ Trigger  = (*Burst)(nil)

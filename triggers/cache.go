@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/herdbench/herdbench/figure"
 )
 
 // Cache is one of the service's caches as triggers act on it: a Redis
@@ -86,6 +88,14 @@ type MemcachedDetail struct {
 	Found     int    `json:"found"`                // delete, touch: items it held (the rest answered NOT_FOUND)
 	ExpiresAt int64  `json:"expires_at,omitempty"` // touch: the Unix second the items expire at
 	TookMS    int64  `json:"took_ms"`              // from the first command to the last answer
+}
+
+// memcachedDetail are the figures of Memcached's.
+var memcachedDetail = figure.Decl[MemcachedDetail]{
+	figure.CountOf("sent", func(d *MemcachedDetail) *int { return &d.Sent }),
+	figure.CountOf("found", func(d *MemcachedDetail) *int { return &d.Found }),
+	figure.LevelOf("expires_at", func(d *MemcachedDetail) *int64 { return &d.ExpiresAt }).OmitEmpty(),
+	figure.MillisOf("took_ms", func(d *MemcachedDetail) *int64 { return &d.TookMS }),
 }
 
 // List is how a Describe names the keys it would touch: up to ten, then

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 )
@@ -92,6 +93,17 @@ type CommandDetail struct {
 	EndedWhenMS *int64 `json:"ended_when_ms,omitempty"`
 	Outcome
 	Undo *Outcome `json:"undo,omitempty"` // nil without an undo
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *CommandDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[CommandDetail]{
+		figure.MillisOf("started_ms", func(d *CommandDetail) *int64 { return &d.StartedMS }),
+		figure.MillisOf("exited_ms", func(d *CommandDetail) *int64 { return &d.ExitedMS }),
+		figure.Opt("ended_when_ms", figure.Duration, "ms", func(d *CommandDetail) **int64 { return &d.EndedWhenMS }).OmitEmpty(),
+		figure.Group("", func(d *CommandDetail) *Outcome { return &d.Outcome }, outcome),
+		figure.Nullable("undo", func(d *CommandDetail) **Outcome { return &d.Undo }, outcome).OmitEmpty(),
+	})
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -24,6 +25,13 @@ type ConndropDetail struct {
 	Role             string   `json:"role,omitempty"`
 	User             string   `json:"user,omitempty"` // a MySQL user, whose connections were killed
 	ConnectionsReset *int64   `json:"connections_reset,omitempty"`
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *ConndropDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[ConndropDetail]{
+		figure.Opt("connections_reset", figure.Count, "", func(d *ConndropDetail) **int64 { return &d.ConnectionsReset }).OmitEmpty(),
+	})
 }
 
 var (

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/herdbench/herdbench/figure"
 )
 
 // Expire invalidates the hot keys at T, as a deploy or a write path that
@@ -19,6 +21,16 @@ type ExpireDetail struct {
 	KeysRemoved int64            `json:"keys_removed"`         // of them, in Redis, or Memcached, at T
 	HTTPCache   *CacheAnswers    `json:"http_cache,omitempty"` // the purges an HTTP cache was sent, and its answers
 	Memcached   *MemcachedDetail `json:"memcached,omitempty"`  // the deletes a Memcached was sent
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *ExpireDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[ExpireDetail]{
+		figure.CountOf("keys", func(d *ExpireDetail) *int { return &d.Keys }),
+		figure.CountOf("keys_removed", func(d *ExpireDetail) *int64 { return &d.KeysRemoved }),
+		figure.Nullable("http_cache", func(d *ExpireDetail) **CacheAnswers { return &d.HTTPCache }, cacheAnswers).OmitEmpty(),
+		figure.Nullable("memcached", func(d *ExpireDetail) **MemcachedDetail { return &d.Memcached }, memcachedDetail).OmitEmpty(),
+	})
 }
 
 var (

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/herdbench/herdbench/figure"
 )
 
 // Flush empties the cache at T, as a Redis restart without persistence
@@ -21,6 +23,15 @@ type FlushDetail struct {
 	Pattern     string           `json:"pattern,omitempty"`    // the keys it was limited to, on a Redis herdbench did not start
 	HTTPCache   *CacheAnswers    `json:"http_cache,omitempty"` // what the HTTP cache's flush sent and was answered, or its command
 	Memcached   *MemcachedDetail `json:"memcached,omitempty"`  // the flush_all a Memcached was sent
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *FlushDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[FlushDetail]{
+		figure.CountOf("keys_flushed", func(d *FlushDetail) *int64 { return &d.KeysFlushed }),
+		figure.Nullable("http_cache", func(d *FlushDetail) **CacheAnswers { return &d.HTTPCache }, cacheAnswers).OmitEmpty(),
+		figure.Nullable("memcached", func(d *FlushDetail) **MemcachedDetail { return &d.Memcached }, memcachedDetail).OmitEmpty(),
+	})
 }
 
 var (

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/herdbench/herdbench/figure"
 )
 
 // HTTPCache is an HTTP cache in front of the service (nginx, Varnish, a
@@ -101,6 +103,15 @@ type CacheAnswers struct {
 	Errors   int              `json:"errors"`            // sent and never answered
 	TookMS   int64            `json:"took_ms"`           // from the first request to the last answer
 	Command  *Outcome         `json:"command,omitempty"` // the flush command, when the cache is flushed by one
+}
+
+// cacheAnswers are the figures of the HTTP cache's answers.
+var cacheAnswers = figure.Decl[CacheAnswers]{
+	figure.CountOf("sent", func(a *CacheAnswers) *int { return &a.Sent }),
+	figure.Counts("statuses", func(a *CacheAnswers) *map[string]int64 { return &a.Statuses }),
+	figure.CountOf("errors", func(a *CacheAnswers) *int { return &a.Errors }),
+	figure.MillisOf("took_ms", func(a *CacheAnswers) *int64 { return &a.TookMS }),
+	figure.Nullable("command", func(a *CacheAnswers) **Outcome { return &a.Command }, outcome).OmitEmpty(),
 }
 
 // Purged is how many invalidations the cache accepted: answered 2xx.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/herdbench/herdbench/figure"
 )
 
 // Notify broadcasts an invalidation of the hot keys at T on the replicas'
@@ -15,6 +17,14 @@ type Notify struct{}
 type NotifyDetail struct {
 	Keys      int   `json:"keys"`
 	Receivers int64 `json:"receivers"` // subscribers that got the message
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *NotifyDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[NotifyDetail]{
+		figure.CountOf("keys", func(d *NotifyDetail) *int { return &d.Keys }),
+		figure.CountOf("receivers", func(d *NotifyDetail) *int64 { return &d.Receivers }),
+	})
 }
 
 var (

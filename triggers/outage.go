@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -30,6 +31,14 @@ type OutageDetail struct {
 	Paused     bool   `json:"paused,omitempty"` // a Redis paused whole, rather than its proxy closed
 	ForMS      int64  `json:"for_ms"`
 	DownMS     int64  `json:"down_ms"` // shorter than for_ms when the arm was stopped early
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *OutageDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[OutageDetail]{
+		figure.MillisOf("for_ms", func(d *OutageDetail) *int64 { return &d.ForMS }),
+		figure.MillisOf("down_ms", func(d *OutageDetail) *int64 { return &d.DownMS }),
+	})
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -29,6 +30,14 @@ type RestartDetail struct {
 	Rolling   bool     `json:"rolling"`
 	Restarted []string `json:"restarted"` // the processes, by name
 	TookMS    int64    `json:"took_ms"`   // until they served again
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *RestartDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[RestartDetail]{
+		figure.NullWhen("restarted", func(d *RestartDetail) bool { return d.Restarted == nil }),
+		figure.MillisOf("took_ms", func(d *RestartDetail) *int64 { return &d.TookMS }),
+	})
 }
 
 var (

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/herdbench/herdbench/figure"
 )
 
 // OutputLimit is how much of a command's output is kept: its last bytes,
@@ -24,6 +26,12 @@ type Outcome struct {
 	Output    string `json:"output"`              // its last OutputLimit bytes of stdout and stderr
 	Truncated bool   `json:"truncated,omitempty"` // the output was longer: its beginning is cut
 	TookMS    int64  `json:"took_ms"`
+}
+
+// outcome are the figures of a command's outcome.
+var outcome = figure.Decl[Outcome]{
+	figure.LevelOf("exit_code", func(o *Outcome) *int { return &o.ExitCode }),
+	figure.MillisOf("took_ms", func(o *Outcome) *int64 { return &o.TookMS }),
 }
 
 // shell runs script with sh -c, with environ added to this process's

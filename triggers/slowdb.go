@@ -9,6 +9,7 @@ import (
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -31,6 +32,15 @@ type SlowDBDetail struct {
 	LatencyMS int64 `json:"latency_ms"`
 	ForMS     int64 `json:"for_ms"`
 	SlowMS    int64 `json:"slow_ms"` // shorter than for_ms when the arm was stopped early
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *SlowDBDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[SlowDBDetail]{
+		figure.MillisOf("latency_ms", func(d *SlowDBDetail) *int64 { return &d.LatencyMS }),
+		figure.MillisOf("for_ms", func(d *SlowDBDetail) *int64 { return &d.ForMS }),
+		figure.MillisOf("slow_ms", func(d *SlowDBDetail) *int64 { return &d.SlowMS }),
+	})
 }
 
 // SlowToxic names the latency toxic slowdb adds, so it can be found and

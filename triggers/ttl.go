@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/herdbench/herdbench/figure"
 )
 
 // TTL warms the hot keys together with a TTL that ends at T, so they expire
@@ -21,6 +23,14 @@ type TTL struct {
 type TTLDetail struct {
 	Keys      int              `json:"keys"`                // hot keys made to expire at T
 	Memcached *MemcachedDetail `json:"memcached,omitempty"` // the touches a Memcached was sent before the load
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *TTLDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[TTLDetail]{
+		figure.CountOf("keys", func(d *TTLDetail) *int { return &d.Keys }),
+		figure.Nullable("memcached", func(d *TTLDetail) **MemcachedDetail { return &d.Memcached }, memcachedDetail).OmitEmpty(),
+	})
 }
 
 var (

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -99,6 +100,25 @@ type WritesDetail struct {
 	SettleMS  int64 `json:"settle_ms"`
 	before    int64
 	feed0     int64
+}
+
+// Figures walks the detail's figures (trigger.detail.*), declared here.
+func (d *WritesDetail) Figures(path string, c *figure.Collector) any {
+	return figure.Pointer(d, path, c, figure.Decl[WritesDetail]{
+		figure.NullWhen("items", func(d *WritesDetail) bool { return d.Items == nil }),
+		figure.CountOf("sent", func(d *WritesDetail) *int { return &d.Sent }),
+		figure.CountOf("acked", func(d *WritesDetail) *int { return &d.Acked }),
+		figure.CountOf("errors", func(d *WritesDetail) *int { return &d.Errors }),
+		figure.MillisOf("p50_ms", func(d *WritesDetail) *float64 { return &d.P50MS }),
+		figure.MillisOf("p99_ms", func(d *WritesDetail) *float64 { return &d.P99MS }),
+		figure.CountOf("steady_acked", func(d *WritesDetail) *int64 { return &d.SteadyAcked }),
+		figure.CountOf("applied", func(d *WritesDetail) *int64 { return &d.Applied }),
+		figure.CountOf("lost", func(d *WritesDetail) *int64 { return &d.Lost }),
+		figure.CountOf("unacknowledged", func(d *WritesDetail) *int64 { return &d.Unacknowledged }),
+		figure.CountOf("followers", func(d *WritesDetail) *int { return &d.Followers }),
+		figure.CountOf("feed_rows", func(d *WritesDetail) *int64 { return &d.FeedRows }),
+		figure.MillisOf("settle_ms", func(d *WritesDetail) *int64 { return &d.SettleMS }),
+	})
 }
 
 var (
