@@ -66,6 +66,11 @@ func JUnit(w io.Writer, rep *experiment.Report) error {
 			Error:     &junit.Result{Message: "partial results: " + rep.Error, Type: "partial"},
 		})
 	}
+	return writeSuite(w, suite)
+}
+
+// writeSuite writes suite as the one suite of a herdbench document.
+func writeSuite(w io.Writer, suite junit.Testsuite) error {
 	var suites junit.Testsuites
 	suites.Name = "herdbench"
 	suites.AddSuite(suite)

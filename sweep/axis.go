@@ -185,9 +185,6 @@ func Format(v float64, u Unit) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// ParseValue reads a value of unit u as a flag or a gate writes it.
-func ParseValue(s string, u Unit) (float64, error) { return parseValue(s, u) }
-
 // Setting is one axis at one value.
 type Setting struct {
 	Name  string  `json:"name"`
