@@ -137,7 +137,7 @@ func (s Spec) workerJob() *batchv1.Job {
 			CompletionMode: &indexed, // each pod gets JOB_COMPLETION_INDEX
 			Completions:    &n,
 			Parallelism:    &n,
-			BackoffLimit:   ptr(int32(0)), // a restarted worker never rejoins a herd in flight
+			BackoffLimit:   new(int32(0)), // a restarted worker never rejoins a herd in flight
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: s.labels("worker")},
 				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c}},
@@ -165,7 +165,7 @@ func (s Spec) controllerJob() *batchv1.Job {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: s.meta(s.Name+"-controller", "controller"),
 		Spec: batchv1.JobSpec{
-			BackoffLimit: ptr(int32(0)), // one run: its exit code is the gates'
+			BackoffLimit: new(int32(0)), // one run: its exit code is the gates'
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: s.labels("controller")},
 				Spec: corev1.PodSpec{
@@ -181,5 +181,3 @@ func (s Spec) controllerJob() *batchv1.Job {
 		},
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

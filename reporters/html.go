@@ -50,13 +50,19 @@ func HTML(w io.Writer, reps []*experiment.Report) error {
 		triggers = append(triggers, rep.Plan.Trigger)
 	}
 	page.Title = "herdbench: " + strings.Join(triggers, ", ")
-	t, err := template.New("report").Parse(htmlTemplate)
+	return execute(w, "report", htmlTemplate, page, "html report")
+}
+
+// execute writes the template text, named name, on data to w, whole or
+// not at all; what leads its errors.
+func execute(w io.Writer, name, text string, data any, what string) error {
+	t, err := template.New(name).Parse(text)
 	if err != nil {
-		return fmt.Errorf("html report: template: %w", err)
+		return fmt.Errorf("%s: template: %w", what, err)
 	}
 	var b bytes.Buffer
-	if err := t.Execute(&b, page); err != nil {
-		return fmt.Errorf("html report: %w", err)
+	if err := t.Execute(&b, data); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	_, err = w.Write(b.Bytes())
 	return err

@@ -95,6 +95,14 @@ func passFail(pass bool) string {
 	return "FAIL"
 }
 
+// mdPass is a gate's or a limit's result as a Markdown table shows it.
+func mdPass(pass bool) string {
+	if pass {
+		return "✅ pass"
+	}
+	return "❌ **FAIL**"
+}
+
 // Gates writes each gate on each arm with the value it measured and
 // whether it passed, then the count of failures.
 func Gates(w io.Writer, rep *experiment.Report) error {
