@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -65,13 +66,7 @@ func Magnitudes(plan experiment.Plan) map[string]Unit {
 
 // MagnitudeNames is Magnitudes' names, sorted, for help and errors.
 func MagnitudeNames(plan experiment.Plan) []string {
-	return slices.Sorted(func(yield func(string) bool) {
-		for k := range Magnitudes(plan) {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	return slices.Sorted(maps.Keys(Magnitudes(plan)))
 }
 
 // unitOf is the unit of the magnitude called name on plan, or an error
