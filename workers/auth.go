@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -97,11 +98,7 @@ func WithToken(c *http.Client, token string) *http.Client {
 	}
 	out := *c
 	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	next := c.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	out.Transport = bearer{token: token, next: next}
+	out.Transport = bearer{token: token, next: cmp.Or(c.Transport, http.DefaultTransport)}
 	return &out
 }
 
