@@ -114,8 +114,8 @@ func properties(suite *junit.Testsuite, rep *experiment.Report) {
 			}
 		}
 		if a.Escape != nil { // the escape load, or why there is none
-			suite.AddProperty("escape.rps:"+a.Name, escapeRPS(a))
-			suite.AddProperty("escape.share:"+a.Name, escapeShare(a))
+			suite.AddProperty("escape.rps:"+a.Name, escapeProperty(a, a.Escape.RPS))
+			suite.AddProperty("escape.share:"+a.Name, escapeProperty(a, a.Escape.Share))
 		}
 		if lb := a.LB; lb != nil { // what the load balancer sent on, by its own counters
 			suite.AddProperty("lb.amplification:"+a.Name, strconv.FormatFloat(lb.Amplification, 'f', -1, 64))
