@@ -344,12 +344,8 @@ func vacuousWhy(g Gate) string {
 // recovery_from_t_ms are durations: the first row of the hold back in
 // band is at or after the trigger's end, which is at or after T.
 func Signed(path string) bool {
-	last := path[strings.LastIndex(path, ".")+1:]
-	switch last {
-	case "trend", "exit_code", "at_ms", "from_ms", "to_ms", "start_ms", "started_ms", "ended_ms", "exited_ms", "ended_when_ms":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"trend", "exit_code", "at_ms", "from_ms", "to_ms", "start_ms", "started_ms", "ended_ms", "exited_ms", "ended_when_ms"},
+		path[strings.LastIndex(path, ".")+1:])
 }
 
 // IsRatio says whether path holds a ratio from 0 to 1, which a gate may

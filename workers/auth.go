@@ -53,11 +53,8 @@ func LoopbackOnly(listen string) bool {
 	if err != nil || host == "" {
 		return false
 	}
-	if host == "localhost" {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // guard is h behind the token: a call without "Authorization: Bearer
