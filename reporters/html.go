@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -261,11 +262,7 @@ func planKV(p experiment.Plan) ([]kv, error) {
 		for i := range s {
 			s[i] = expr(i)
 		}
-		v := strings.Join(s, "; ")
-		if v == "" {
-			v = "none"
-		}
-		out = append(out, kv{key, v})
+		out = append(out, kv{key, cmp.Or(strings.Join(s, "; "), "none")})
 	}
 	exprs("gates", len(p.Gates), func(i int) string { return p.Gates[i].Expr })
 	exprs("abort_on", len(p.Abort), func(i int) string { return p.Abort[i].Expr })

@@ -1,6 +1,7 @@
 package reporters
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -93,7 +94,7 @@ func absentFigures(path, at string, arm map[string]any, figs map[string]*float64
 		case found && v == nil:
 			bad = append(bad, &herd.FieldError{File: path, Field: at + "." + p, Msg: fmt.Sprintf(
 				"null, and a run writes %s as a number wherever it writes %s (accepted: %s; a figure a run did not observe is its object's null, %s)",
-				p, parentName(parent), accepted(p), gates.ContractDoc)})
+				p, cmp.Or(parent, "an arm"), accepted(p), gates.ContractDoc)})
 		case !found:
 			missing[parent] = append(missing[parent], strings.TrimPrefix(p, parent+"."))
 		}
@@ -107,15 +108,6 @@ func absentFigures(path, at string, arm map[string]any, figs map[string]*float64
 			"no %s, which a run writes (accepted: each a number; results as a run writes them, %s)", strings.Join(missing[obj], ", "), gates.ContractDoc)})
 	}
 	return bad
-}
-
-// parentName is the object a figure is in, for messages: an arm for a
-// figure at its top.
-func parentName(parent string) string {
-	if parent == "" {
-		return "an arm"
-	}
-	return parent
 }
 
 // lookup finds the figure at path p in arm's JSON: its value, whether it
