@@ -202,9 +202,7 @@ func (r *Registry) Preview(ctx context.Context, o Options) (*Running, error) {
 const toStart = "to start"
 
 func (o Options) withDefaults() Options {
-	if o.Provider == "" {
-		o.Provider = Auto
-	}
+	o.Provider = cmp.Or(o.Provider, Auto)
 	if o.Replica == (replica.Options{}) {
 		o.Replica = replica.DefaultOptions
 	}
