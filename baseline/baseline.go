@@ -153,9 +153,7 @@ func Compare(base, run []gates.Arm, limits []Limit) Comparison {
 			paths = append(paths, l.Path)
 		}
 	}
-	seen := map[string]bool{}
 	for _, a := range run {
-		seen[a.Name] = true
 		b, ok := old[a.Name]
 		if !ok {
 			c.Added = append(c.Added, a.Name)
@@ -179,7 +177,7 @@ func Compare(base, run []gates.Arm, limits []Limit) Comparison {
 		}
 	}
 	for _, a := range base {
-		if !seen[a.Name] {
+		if !slices.ContainsFunc(run, func(r gates.Arm) bool { return r.Name == a.Name }) {
 			c.Missing = append(c.Missing, a.Name)
 		}
 	}

@@ -75,18 +75,7 @@ func parse(s string) (Gate, error) {
 			return bad("read the operator %q, which is not one%s", run, opHint(run))
 		}
 	}
-	at, op := -1, ""
-	for i := range len(expr) {
-		for _, o := range Ops {
-			if strings.HasPrefix(expr[i:], o) {
-				at, op = i, o
-				break
-			}
-		}
-		if at >= 0 {
-			break
-		}
-	}
+	at, op := FindOp(expr)
 	if at < 0 {
 		return bad("no operator")
 	}
@@ -124,6 +113,19 @@ func parse(s string) (Gate, error) {
 	}
 	g.Value = v
 	return g, nil
+}
+
+// FindOp is the first operator in s, longest first, and where it begins;
+// -1 with none.
+func FindOp(s string) (int, string) {
+	for i := range len(s) {
+		for _, o := range Ops {
+			if strings.HasPrefix(s[i:], o) {
+				return i, o
+			}
+		}
+	}
+	return -1, ""
 }
 
 // isWord says whether s is a word VALUE: lowercase letters and
@@ -342,12 +344,8 @@ func vacuousWhy(g Gate) string {
 // recovery_from_t_ms are durations: the first row of the hold back in
 // band is at or after the trigger's end, which is at or after T.
 func Signed(path string) bool {
-	last := path[strings.LastIndex(path, ".")+1:]
-	switch last {
-	case "trend", "exit_code", "at_ms", "from_ms", "to_ms", "start_ms", "started_ms", "ended_ms", "exited_ms", "ended_when_ms":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"trend", "exit_code", "at_ms", "from_ms", "to_ms", "start_ms", "started_ms", "ended_ms", "exited_ms", "ended_when_ms"},
+		path[strings.LastIndex(path, ".")+1:])
 }
 
 // IsRatio says whether path holds a ratio from 0 to 1, which a gate may

@@ -1,11 +1,9 @@
 package reporters
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/herdbench/herdbench/baseline"
 	"github.com/herdbench/herdbench/gates"
@@ -15,29 +13,25 @@ import (
 // both, its change, then every regression limit with pass or FAIL.
 func Comparison(w io.Writer, c baseline.Comparison) error {
 	fmt.Fprintf(w, "baseline  %s\nrun       %s\n", c.Baseline, c.Run)
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(tw, "arm\tfigure\tbaseline\trun\tchange")
+	var rows [][]string
 	for _, d := range c.Deltas {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Arm, d.Path, figure(d.Path, d.Old), figure(d.Path, d.New), cmpChange(d))
+		rows = append(rows, []string{d.Arm, d.Path, figure(d.Path, d.Old), figure(d.Path, d.New), cmpChange(d)})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := columns(w, []string{"arm", "figure", "baseline", "run", "change"}, rows); err != nil {
 		return err
 	}
 	cmpNotes(w, c, "")
 	if len(c.Checks) == 0 {
 		return nil
 	}
-	tw = tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(tw, "max regression\tarm\tbaseline\trun\tallowed\tresult")
-	failed := 0
+	rows, failed := nil, 0
 	for _, ch := range c.Checks {
-		res := "pass"
+		rows = append(rows, []string{ch.Limit, ch.Arm, figure(ch.Path, ch.Old), figure(ch.Path, ch.New), figure(ch.Path, ch.Allowed), passFail(ch.Pass)})
 		if !ch.Pass {
-			res, failed = "FAIL", failed+1
+			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Limit, ch.Arm, figure(ch.Path, ch.Old), figure(ch.Path, ch.New), figure(ch.Path, ch.Allowed), res)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := columns(w, []string{"max regression", "arm", "baseline", "run", "allowed", "result"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "regressions %d of %d checks failed\n", failed, len(c.Checks))
@@ -55,22 +49,14 @@ func ComparisonMarkdown(w io.Writer, c baseline.Comparison) error {
 	if len(c.Checks) > 0 {
 		fmt.Fprintln(w, "\n| max regression | arm | baseline | run | allowed | result |\n|---|---|---:|---:|---:|---|")
 		for _, ch := range c.Checks {
-			res := "✅ pass"
-			if !ch.Pass {
-				res = "❌ **FAIL**"
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", codeCell(ch.Limit), codeCell(ch.Arm), figure(ch.Path, ch.Old), figure(ch.Path, ch.New), figure(ch.Path, ch.Allowed), res)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", codeCell(ch.Limit), codeCell(ch.Arm), figure(ch.Path, ch.Old), figure(ch.Path, ch.New), figure(ch.Path, ch.Allowed), mdPass(ch.Pass))
 		}
 	}
 	return nil
 }
 
 // ComparisonJSON writes the comparison as indented JSON.
-func ComparisonJSON(w io.Writer, c baseline.Comparison) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(c)
-}
+func ComparisonJSON(w io.Writer, c baseline.Comparison) error { return indented(w, c) }
 
 func cmpNotes(w io.Writer, c baseline.Comparison, lead string) {
 	if len(c.Missing) > 0 {

@@ -32,16 +32,6 @@ func unstepped(a experiment.ArmResult) string {
 	return "not stuck"
 }
 
-// hasEscape says whether some arm of rep ran with --escape.
-func hasEscape(rep *experiment.Report) bool {
-	for _, a := range rep.Arms {
-		if a.Escape != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // escapeTable is a row per step of every arm that stepped down: its share
 // and rate, when it ran, and what its rows read.
 func escapeTable(rep *experiment.Report) (head []string, rows [][]string) {
@@ -70,18 +60,11 @@ func rps(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "/s" }
 // tPlus is an instant from T: "T+12.3s".
 func tPlus(ms int64) string { return fmt.Sprintf("T%+.1fs", float64(ms)/1000) }
 
-// escapeRPS and escapeShare are a's escape load and its share as JUnit
-// properties, or why there is none (unstepped).
-func escapeRPS(a experiment.ArmResult) string {
-	if a.Escape.RPS == nil {
+// escapeProperty is v, a's escape load or its share, as a JUnit
+// property, or why there is none (unstepped).
+func escapeProperty(a experiment.ArmResult, v *float64) string {
+	if v == nil {
 		return unstepped(a)
 	}
-	return strconv.FormatFloat(*a.Escape.RPS, 'f', -1, 64)
-}
-
-func escapeShare(a experiment.ArmResult) string {
-	if a.Escape.Share == nil {
-		return unstepped(a)
-	}
-	return strconv.FormatFloat(*a.Escape.Share, 'f', -1, 64)
+	return strconv.FormatFloat(*v, 'f', -1, 64)
 }

@@ -3,6 +3,7 @@ package reporters
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -32,12 +33,7 @@ var formats = map[string]format{
 // FormatNames lists the report formats, sorted: the one list help text and
 // errors use.
 func FormatNames() []string {
-	names := make([]string, 0, len(formats))
-	for n := range formats {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(formats))
 }
 
 // Render writes reps to w in the named format. Only formats that compare

@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -50,13 +51,19 @@ func HTML(w io.Writer, reps []*experiment.Report) error {
 		triggers = append(triggers, rep.Plan.Trigger)
 	}
 	page.Title = "herdbench: " + strings.Join(triggers, ", ")
-	t, err := template.New("report").Parse(htmlTemplate)
+	return execute(w, "report", htmlTemplate, page, "html report")
+}
+
+// execute writes the template text, named name, on data to w, whole or
+// not at all; what leads its errors.
+func execute(w io.Writer, name, text string, data any, what string) error {
+	t, err := template.New(name).Parse(text)
 	if err != nil {
-		return fmt.Errorf("html report: template: %w", err)
+		return fmt.Errorf("%s: template: %w", what, err)
 	}
 	var b bytes.Buffer
-	if err := t.Execute(&b, page); err != nil {
-		return fmt.Errorf("html report: %w", err)
+	if err := t.Execute(&b, data); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	_, err = w.Write(b.Bytes())
 	return err
@@ -255,11 +262,7 @@ func planKV(p experiment.Plan) ([]kv, error) {
 		for i := range s {
 			s[i] = expr(i)
 		}
-		v := strings.Join(s, "; ")
-		if v == "" {
-			v = "none"
-		}
-		out = append(out, kv{key, v})
+		out = append(out, kv{key, cmp.Or(strings.Join(s, "; "), "none")})
 	}
 	exprs("gates", len(p.Gates), func(i int) string { return p.Gates[i].Expr })
 	exprs("abort_on", len(p.Abort), func(i int) string { return p.Abort[i].Expr })

@@ -16,24 +16,32 @@ import (
 )
 
 // JSON writes the report as indented JSON.
-func JSON(w io.Writer, rep *experiment.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
+func JSON(w io.Writer, rep *experiment.Report) error { return indented(w, rep) }
 
 // WriteJSONFile writes the report to path, creating its directory.
 func WriteJSONFile(path string, rep *experiment.Report) error {
+	return writeJSONFile(path, "results", rep)
+}
+
+func indented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeJSONFile writes v as indented JSON to path, creating its
+// directory; what names the file in errors.
+func writeJSONFile(path, what string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("results: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := JSON(f, rep); err != nil {
+	if err := indented(f, v); err != nil {
 		f.Close()
-		return fmt.Errorf("results %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return f.Close()
 }

@@ -66,6 +66,11 @@ func JUnit(w io.Writer, rep *experiment.Report) error {
 			Error:     &junit.Result{Message: "partial results: " + rep.Error, Type: "partial"},
 		})
 	}
+	return writeSuite(w, suite)
+}
+
+// writeSuite writes suite as the one suite of a herdbench document.
+func writeSuite(w io.Writer, suite junit.Testsuite) error {
 	var suites junit.Testsuites
 	suites.Name = "herdbench"
 	suites.AddSuite(suite)
@@ -109,8 +114,8 @@ func properties(suite *junit.Testsuite, rep *experiment.Report) {
 			}
 		}
 		if a.Escape != nil { // the escape load, or why there is none
-			suite.AddProperty("escape.rps:"+a.Name, escapeRPS(a))
-			suite.AddProperty("escape.share:"+a.Name, escapeShare(a))
+			suite.AddProperty("escape.rps:"+a.Name, escapeProperty(a, a.Escape.RPS))
+			suite.AddProperty("escape.share:"+a.Name, escapeProperty(a, a.Escape.Share))
 		}
 		if lb := a.LB; lb != nil { // what the load balancer sent on, by its own counters
 			suite.AddProperty("lb.amplification:"+a.Name, strconv.FormatFloat(lb.Amplification, 'f', -1, 64))

@@ -66,11 +66,7 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 		mdRow(b, []string{"gate", "arm", "measured", "expected", "result"})
 		mdRow(b, []string{":---", ":---", "---:", ":---", ":---"})
 		for _, g := range rep.Gates {
-			res := "✅ pass"
-			if !g.Pass {
-				res = "❌ **FAIL**"
-			}
-			mdRow(b, []string{codeCell(g.Gate), codeCell(g.Arm), mdText(Measured(g)), codeCell(Expected(g)), res})
+			mdRow(b, []string{codeCell(g.Gate), codeCell(g.Arm), mdText(Measured(g)), codeCell(Expected(g)), mdPass(g.Pass)})
 		}
 		b.WriteString("\n")
 		if n := gates.Failed(rep.Gates); n > 0 {

@@ -1,8 +1,10 @@
 package reporters
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -13,10 +15,6 @@ import (
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 )
-
-// contractDoc is where the results' figures, and which of them may be
-// null, are told.
-const contractDoc = `docs/stampede.md, "The results contract"`
 
 // maxMS is the longest duration a figure in ms may hold: what a
 // time.Duration holds, about 292 years. A longer one renders as a
@@ -87,7 +85,7 @@ func absence(m map[string]any, key string) string {
 func absentFigures(path, at string, arm map[string]any, figs map[string]*float64) herd.FieldErrors {
 	var bad herd.FieldErrors
 	missing := map[string][]string{} // the object's path: the figures it leaves out
-	for _, p := range sortedKeys(figs) {
+	for _, p := range slices.Sorted(maps.Keys(figs)) {
 		if figs[p] == nil {
 			continue
 		}
@@ -96,29 +94,20 @@ func absentFigures(path, at string, arm map[string]any, figs map[string]*float64
 		case found && v == nil:
 			bad = append(bad, &herd.FieldError{File: path, Field: at + "." + p, Msg: fmt.Sprintf(
 				"null, and a run writes %s as a number wherever it writes %s (accepted: %s; a figure a run did not observe is its object's null, %s)",
-				p, parentName(parent), accepted(p), contractDoc)})
+				p, cmp.Or(parent, "an arm"), accepted(p), gates.ContractDoc)})
 		case !found:
 			missing[parent] = append(missing[parent], strings.TrimPrefix(p, parent+"."))
 		}
 	}
-	for _, obj := range sortedKeys(missing) {
+	for _, obj := range slices.Sorted(maps.Keys(missing)) {
 		field := at
 		if obj != "" {
 			field += "." + obj
 		}
 		bad = append(bad, &herd.FieldError{File: path, Field: field, Msg: fmt.Sprintf(
-			"no %s, which a run writes (accepted: each a number; results as a run writes them, %s)", strings.Join(missing[obj], ", "), contractDoc)})
+			"no %s, which a run writes (accepted: each a number; results as a run writes them, %s)", strings.Join(missing[obj], ", "), gates.ContractDoc)})
 	}
 	return bad
-}
-
-// parentName is the object a figure is in, for messages: an arm for a
-// figure at its top.
-func parentName(parent string) string {
-	if parent == "" {
-		return "an arm"
-	}
-	return parent
 }
 
 // lookup finds the figure at path p in arm's JSON: its value, whether it
@@ -158,7 +147,7 @@ func lookup(arm map[string]any, p string) (any, bool, string) {
 func badWords(path, at string, a experiment.ArmResult, words map[string][]string) herd.FieldErrors {
 	var bad herd.FieldErrors
 	has, _ := gates.Words(a)
-	for _, p := range sortedKeys(words) {
+	for _, p := range slices.Sorted(maps.Keys(words)) {
 		w, ok := has[p]
 		if !ok && p != "verdict" {
 			continue // a class this arm does not have
@@ -183,7 +172,7 @@ func badWords(path, at string, a experiment.ArmResult, words map[string][]string
 // figure no gate may name (an arm's config) is its subject's, unchecked.
 func badFigures(path, at string, figs map[string]*float64, known map[string]bool) herd.FieldErrors {
 	var bad herd.FieldErrors
-	for _, p := range sortedKeys(figs) {
+	for _, p := range slices.Sorted(maps.Keys(figs)) {
 		v := figs[p]
 		if v == nil || !known[p] {
 			continue
@@ -280,15 +269,6 @@ func armNames(rep *experiment.Report) []string {
 	for i, a := range rep.Arms {
 		out[i] = a.Name
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 

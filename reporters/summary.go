@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,7 +49,7 @@ func summarize(rep *experiment.Report) summary {
 			s.rows[i] = append(s.rows[i], cmp.Or(heldBy(a), "-"))
 		}
 	}
-	if hasEscape(rep) {
+	if slices.ContainsFunc(rep.Arms, func(a experiment.ArmResult) bool { return a.Escape != nil }) { // --escape
 		s.head = append(s.head, "escape")
 		for i, a := range rep.Arms {
 			s.rows[i] = append(s.rows[i], escapeCell(a))

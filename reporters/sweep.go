@@ -1,16 +1,12 @@
 package reporters
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
@@ -41,26 +37,11 @@ func RenderSweep(w io.Writer, name string, res *sweep.Results) error {
 
 // SweepJSON writes the results as indented JSON: the herdbench.sweep/v2
 // contract.
-func SweepJSON(w io.Writer, res *sweep.Results) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res)
-}
+func SweepJSON(w io.Writer, res *sweep.Results) error { return indented(w, res) }
 
 // WriteSweepJSONFile writes the results to path, creating its directory.
 func WriteSweepJSONFile(path string, res *sweep.Results) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("sweep results: %w", err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("sweep results: %w", err)
-	}
-	if err := SweepJSON(f, res); err != nil {
-		f.Close()
-		return fmt.Errorf("sweep results %s: %w", path, err)
-	}
-	return f.Close()
+	return writeJSONFile(path, "sweep results", res)
 }
 
 // sweepLine says what was swept and how, for every report's heading.
@@ -198,16 +179,7 @@ func sweepGates(w io.Writer, res *sweep.Results) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(tw, "gate\tarm\tmeasured\tresult")
-	for _, g := range res.Gates {
-		r := "pass"
-		if !g.Passed {
-			r = "FAIL"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", g.Gate, g.Arm, g.Measured, r)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := columns(w, gateHead, gateRows(res)); err != nil {
 		return err
 	}
 	if n := sweep.Failed(res.Gates); n > 0 {

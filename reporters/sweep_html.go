@@ -1,7 +1,6 @@
 package reporters
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -38,16 +37,7 @@ func SweepHTML(w io.Writer, res *sweep.Results) error {
 		}
 	}
 	page.Gates = gateRows(res)
-	t, err := template.New("sweep").Parse(sweepHTMLTemplate)
-	if err != nil {
-		return fmt.Errorf("sweep html: template: %w", err)
-	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, page); err != nil {
-		return fmt.Errorf("sweep html: %w", err)
-	}
-	_, err = w.Write(b.Bytes())
-	return err
+	return execute(w, "sweep", sweepHTMLTemplate, page, "sweep html")
 }
 
 // pageStyle is the stampede page's CSS, so both pages look alike.

@@ -2,7 +2,6 @@ package reporters
 
 import (
 	"bufio"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strconv"
@@ -34,7 +33,7 @@ func SweepMarkdown(w io.Writer, res *sweep.Results) error {
 		}
 	}
 	if len(res.Gates) > 0 {
-		mdTable(b, []string{"gate", "arm", "measured", "result"}, gateRows(res), true)
+		mdTable(b, gateHead, gateRows(res), true)
 	}
 	return b.Flush()
 }
@@ -43,11 +42,7 @@ func SweepMarkdown(w io.Writer, res *sweep.Results) error {
 func gateRows(res *sweep.Results) [][]string {
 	var rows [][]string
 	for _, g := range res.Gates {
-		r := "pass"
-		if !g.Passed {
-			r = "FAIL"
-		}
-		rows = append(rows, []string{g.Gate, g.Arm, g.Measured, r})
+		rows = append(rows, []string{g.Gate, g.Arm, g.Measured, passFail(g.Passed)})
 	}
 	return rows
 }
@@ -83,11 +78,5 @@ func SweepJUnit(w io.Writer, res *sweep.Results) error {
 		suite.AddTestcase(junit.Testcase{Name: "the sweep finished", Classname: class, Time: "0.000",
 			Error: &junit.Result{Message: sweepStatus(res), Type: "partial"}})
 	}
-	var suites junit.Testsuites
-	suites.Name = "herdbench"
-	suites.AddSuite(suite)
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	return suites.WriteXML(w)
+	return writeSuite(w, suite)
 }

@@ -84,22 +84,36 @@ func columns(w io.Writer, head []string, rows [][]string) error {
 	return tw.Flush()
 }
 
+// gateHead heads a table of gates' results.
+var gateHead = []string{"gate", "arm", "measured", "result"}
+
+// passFail is a gate's result as a table shows it.
+func passFail(pass bool) string {
+	if pass {
+		return "pass"
+	}
+	return "FAIL"
+}
+
+// mdPass is a gate's or a limit's result as a Markdown table shows it.
+func mdPass(pass bool) string {
+	if pass {
+		return "✅ pass"
+	}
+	return "❌ **FAIL**"
+}
+
 // Gates writes each gate on each arm with the value it measured and
 // whether it passed, then the count of failures.
 func Gates(w io.Writer, rep *experiment.Report) error {
 	if len(rep.Gates) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
-	fmt.Fprintln(tw, "gate\tarm\tmeasured\tresult")
+	var rows [][]string
 	for _, g := range rep.Gates {
-		res := "pass"
-		if !g.Pass {
-			res = "FAIL"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", g.Gate, g.Arm, Measured(g), res)
+		rows = append(rows, []string{g.Gate, g.Arm, Measured(g), passFail(g.Pass)})
 	}
-	if err := tw.Flush(); err != nil {
+	if err := columns(w, gateHead, rows); err != nil {
 		return err
 	}
 	if failed := gates.Failed(rep.Gates); failed > 0 {

@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -65,13 +66,7 @@ func Magnitudes(plan experiment.Plan) map[string]Unit {
 
 // MagnitudeNames is Magnitudes' names, sorted, for help and errors.
 func MagnitudeNames(plan experiment.Plan) []string {
-	return slices.Sorted(func(yield func(string) bool) {
-		for k := range Magnitudes(plan) {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	return slices.Sorted(maps.Keys(Magnitudes(plan)))
 }
 
 // unitOf is the unit of the magnitude called name on plan, or an error
@@ -184,9 +179,6 @@ func Format(v float64, u Unit) string {
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
-
-// ParseValue reads a value of unit u as a flag or a gate writes it.
-func ParseValue(s string, u Unit) (float64, error) { return parseValue(s, u) }
 
 // Setting is one axis at one value.
 type Setting struct {

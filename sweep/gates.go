@@ -52,15 +52,7 @@ func parseGate(expr string, ax *Axis, arms []string) (Gate, error) {
 		return Gate{}, fmt.Errorf("a gate on the tipping point needs --vary (a grid has none)")
 	}
 	ops := strings.Join(gates.Ops, " ")
-	at, op := -1, ""
-	for i := 0; i < len(expr) && at < 0; i++ {
-		for _, o := range gates.Ops {
-			if strings.HasPrefix(expr[i:], o) {
-				at, op = i, o
-				break
-			}
-		}
-	}
+	at, op := gates.FindOp(expr)
 	if at < 0 {
 		return Gate{}, fmt.Errorf("no operator (accepted: %s; OP one of %s)", gateForm, ops)
 	}

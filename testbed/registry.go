@@ -147,10 +147,10 @@ func (r *Registry) Choose(ctx context.Context, o Options) (Provider, error) {
 		}
 		switch {
 		case i > 0:
-			fmt.Fprintf(logTo(o.Log), "provider: %s (the %s provider cannot run: %s)\n", p.Name(), r.providers[0].Name(),
+			fmt.Fprintf(cmp.Or(o.Log, io.Discard), "provider: %s (the %s provider cannot run: %s)\n", p.Name(), r.providers[0].Name(),
 				strings.ReplaceAll(strings.TrimPrefix(why[0], r.providers[0].Name()+": "), "\n", "; "))
 		case len(r.providers) > 1:
-			fmt.Fprintf(logTo(o.Log), "provider: %s (it can run here; --provider %s instead)\n", p.Name(), strings.Join(r.Names()[2:], " or "))
+			fmt.Fprintf(cmp.Or(o.Log, io.Discard), "provider: %s (it can run here; --provider %s instead)\n", p.Name(), strings.Join(r.Names()[2:], " or "))
 		}
 		return p, nil
 	}
@@ -170,7 +170,7 @@ func (r *Registry) Ensure(ctx context.Context, o Options) (*Running, error) {
 	if err != nil || run != nil {
 		return run, err
 	}
-	fmt.Fprintf(logTo(o.Log), "starting the %s testbed in %s ...\n", p.Name(), o.StateDir)
+	fmt.Fprintf(cmp.Or(o.Log, io.Discard), "starting the %s testbed in %s ...\n", p.Name(), o.StateDir)
 	st, stop, err := p.Up(ctx, o)
 	if err != nil {
 		return nil, err
@@ -202,9 +202,7 @@ func (r *Registry) Preview(ctx context.Context, o Options) (*Running, error) {
 const toStart = "to start"
 
 func (o Options) withDefaults() Options {
-	if o.Provider == "" {
-		o.Provider = Auto
-	}
+	o.Provider = cmp.Or(o.Provider, Auto)
 	if o.Replica == (replica.Options{}) {
 		o.Replica = replica.DefaultOptions
 	}
@@ -297,11 +295,4 @@ func ignored(o Options, st Status) []Mismatch {
 		}
 	}
 	return out
-}
-
-func logTo(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
 }

@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -52,11 +53,8 @@ func LoopbackOnly(listen string) bool {
 	if err != nil || host == "" {
 		return false
 	}
-	if host == "localhost" {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // guard is h behind the token: a call without "Authorization: Bearer
@@ -97,11 +95,7 @@ func WithToken(c *http.Client, token string) *http.Client {
 	}
 	out := *c
 	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	next := c.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	out.Transport = bearer{token: token, next: next}
+	out.Transport = bearer{token: token, next: cmp.Or(c.Transport, http.DefaultTransport)}
 	return &out
 }
 

@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -136,7 +137,9 @@ func write(w io.Writer, pkgs map[string]*pkg, tests map[string]*test, top int) {
 		if first.IsZero() || p.first.Before(first) {
 			first = p.first
 		}
-		last = maxTime(last, p.last)
+		if p.last.After(last) {
+			last = p.last
+		}
 	}
 	slices.SortFunc(ps, func(a, b *pkg) int { return cmp.Compare(b.last.Sub(b.first), a.last.Sub(a.first)) })
 	ran := map[string]float64{}
@@ -157,10 +160,7 @@ func write(w io.Writer, pkgs map[string]*pkg, tests map[string]*test, top int) {
 			fmt.Fprintf(w, "| `%s` | %.0f s | %.0f s | %s |\n", short(p.name), d, ran[p.name], p.result)
 		}
 	}
-	var ts []*test
-	for _, t := range tests {
-		ts = append(ts, t)
-	}
+	ts := slices.Collect(maps.Values(tests))
 	slices.SortFunc(ts, func(a, b *test) int {
 		return cmp.Compare(b.elapsed-b.waited, a.elapsed-a.waited)
 	})
@@ -178,10 +178,3 @@ func write(w io.Writer, pkgs map[string]*pkg, tests map[string]*test, top int) {
 }
 
 func short(p string) string { return strings.TrimPrefix(p, "github.com/herdbench/herdbench/") }
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}

@@ -78,6 +78,7 @@ func Committed() (Targets, error) {
 	}
 	var t Targets
 	var errs []error
+	single := map[string]*string{JobHarness: &t.Harness, JobRedis: &t.Redis, JobPostgres: &t.Postgres, JobPrometheus: &t.Prometheus}
 	for _, job := range Jobs {
 		var scs []staticConfig
 		if err := job2node(doc, job).Decode(&scs); err != nil {
@@ -96,16 +97,7 @@ func Committed() (Targets, error) {
 			errs = append(errs, fmt.Errorf("prometheus.yml: job %s: %d targets; want 1", job, len(addrs)))
 			continue
 		}
-		switch job {
-		case JobHarness:
-			t.Harness = addrs[0]
-		case JobRedis:
-			t.Redis = addrs[0]
-		case JobPostgres:
-			t.Postgres = addrs[0]
-		case JobPrometheus:
-			t.Prometheus = addrs[0]
-		}
+		*single[job] = addrs[0]
 	}
 	return t, errors.Join(errs...)
 }
