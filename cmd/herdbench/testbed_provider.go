@@ -126,19 +126,9 @@ func stopTestbed(ctx context.Context, stderr io.Writer, run *testbed.Running) {
 	}
 }
 
-// testbed is what the stampede asks of the testbed: the one running, or
-// one started as the flags say, with the plan's seed and knobs, holding
-// the plan's keys.
+// testbed is what the stampede asks of the testbed (testbedFlags.options).
 func (opts stampedeOptions) testbed(stderr io.Writer, plan experiment.Plan) testbed.Options {
-	replica := opts.Startup
-	replica.Seed = plan.Seed
-	replica.Config = opts.Knobs
-	o := testbed.Options{StateDir: opts.StateDir, Provider: opts.Provider, Replicas: opts.Replicas, Items: opts.Items,
-		Tiers: opts.Tiers, Replica: replica, ComposeFile: opts.ComposeFile, Keys: plan.Keys, Log: stderr}
-	for _, f := range opts.TestbedSet {
-		o.Set = append(o.Set, optionName(f))
-	}
-	return o
+	return opts.Bed.options(stderr, plan, opts.StateDir, opts.TestbedSet)
 }
 
 // changed are the flags of names that were given.
