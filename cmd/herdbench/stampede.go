@@ -22,6 +22,7 @@ import (
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
@@ -86,9 +87,10 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 	plan := stampedeDefaults
 	plan.Triggers = newTriggers()
 	return stampedeOptions{
-		Arms:       []string{replica.None, replica.Singleflight, replica.Lock, replica.XFetch},
-		Plan:       plan,
-		Bed:        newTestbedFlags(),
+		Arms: []string{replica.None, replica.Singleflight, replica.Lock, replica.XFetch},
+		Plan: plan,
+		Bed: testbedFlags{Knobs: replica.DefaultConfig, KnobsSet: map[string]bool{}, Replicas: local.DefaultReplicas,
+			Startup: replica.DefaultOptions},
 		StateDir:   defaultStateDir(),
 		Target:     "testbed",
 		kinds:      kinds,
@@ -177,13 +179,18 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.Var(experiment.EscapeValue{P: p}, "escape", "once an arm is judged metastable, step its rate down until the service comes back: the escape load (escape.rps); "+experiment.EscapeForms)
 	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", experiment.MaxRepeat))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
-	opts.Bed.bindStart(fs)
+	b := &opts.Bed
+	grouped(fs, groupTestbed, func() {
+		fs.IntVar(&b.Replicas, "replicas", b.Replicas, "API replicas when the stampede starts the testbed")
+		addStartFlags(fs, &b.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
+		addStartupFlags(fs, &b.Startup)
+	})
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		"; or vegeta=FILE, every request from T - before as vegeta's results, for vegeta report and plot (repeatable; default: table)")
 	nonEmptyVar(fs, &opts.JSONFile, "json", opts.JSONFile, "a file name, such as results.json; or leave --json out", "also write the results JSON to `FILE` (as -o json=FILE)")
 	nonEmptyVar(fs, &opts.ResultsDir, "results-dir", opts.ResultsDir, "a directory, such as herdbench-results, the default", "where every run's results.json is written, in a directory per run")
 	nonEmptyVar(fs, &opts.MetricsAddr, "metrics-addr", "", "HOST:PORT on loopback, such as 127.0.0.1:9464; or leave it out", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
-	opts.Bed.bindKnobs(fs)
+	grouped(fs, groupKnobs, func() { addKnobFlags(fs, &b.Knobs, b.KnobsSet) })
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 	nonEmptyVar(fs, &opts.Target, "target", opts.Target, "testbed, the default, a target file, or a base URL such as http://127.0.0.1:8080/items/{key}", "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
