@@ -22,7 +22,7 @@ func (o stampedeOptions) given(base herd.Settings) experiment.Given {
 	defaults := stampedeDefaults
 	defaults.Triggers = o.Plan.Triggers
 	return experiment.Given{Plan: o.Plan, Defaults: defaults, ReadPlan: o.readPlan, PlanSet: o.PlanSet, TriggerSet: o.TriggerSet, Set: o.userSet,
-		StartSet: o.TestbedSet, KnobsSet: o.KnobsSet, Arms: o.Arms, ArmsSet: o.ArmsSet, Scenario: o.Scenario, ScenarioPath: o.ScenarioPath,
+		StartSet: o.TestbedSet, KnobsSet: o.Bed.KnobsSet, Arms: o.Arms, ArmsSet: o.ArmsSet, Scenario: o.Scenario, ScenarioPath: o.ScenarioPath,
 		Base: base, SetKnob: setKnob, Abort: o.Abort, Allow: o.AllowHosts}
 }
 

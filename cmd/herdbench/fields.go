@@ -44,7 +44,7 @@ func inFlagTerms(err error) error {
 // userSet says whether the user set field, by a flag or in a scenario
 // file: a problem of two fields is told as the one they set (Blame).
 func (o stampedeOptions) userSet(field string) bool {
-	return o.KnobsSet[field] || o.PlanSet[flagOf(field)] || o.TriggerSet[flagOf(field)] || slices.Contains(o.TestbedSet, flagOf(field))
+	return o.Bed.KnobsSet[field] || o.PlanSet[flagOf(field)] || o.TriggerSet[flagOf(field)] || slices.Contains(o.TestbedSet, flagOf(field))
 }
 
 // fieldErr is a problem with a flag's value, in the plan's terms.

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +22,6 @@ import (
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -32,20 +29,13 @@ import (
 )
 
 type stampedeOptions struct {
-	Arms     []string
-	Plan     experiment.Plan
-	Knobs    replica.Config  // the knob flags' values: replica.DefaultConfig where not set
-	KnobsSet map[string]bool // the knobs a flag or the scenario file set: every arm sends them
-	Gates    []string        // --gate, parsed into Plan.Gates
-	Abort    []string        // --abort-on, parsed into Plan.Abort
-	Outputs  []string        // -o, parsed by parseOutputs
-	Replicas int
-	StateDir string
-	// The testbed the stampede starts when none runs, as testbed up's
-	// flags say: startOptions and the replicas' start-up options (their
-	// seed is --seed, their knobs every arm's).
-	startOptions
-	Startup     replica.Options
+	Arms        []string
+	Plan        experiment.Plan
+	Gates       []string     // --gate, parsed into Plan.Gates
+	Abort       []string     // --abort-on, parsed into Plan.Abort
+	Outputs     []string     // -o, parsed by parseOutputs
+	Bed         testbedFlags // the testbed's flags and the replicas' knobs
+	StateDir    string
 	TestbedSet  []string // the flags of startFlags that were given, on the command line or in a scenario file
 	JSONFile    string
 	ResultsDir  string
@@ -97,12 +87,10 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 	plan := stampedeDefaults
 	plan.Triggers = newTriggers()
 	return stampedeOptions{
-		Arms:       []string{replica.None, replica.Singleflight, replica.Lock, replica.XFetch},
-		Plan:       plan,
-		Knobs:      replica.DefaultConfig,
-		KnobsSet:   map[string]bool{},
-		Replicas:   local.DefaultReplicas,
-		Startup:    replica.DefaultOptions,
+		Arms: []string{replica.None, replica.Singleflight, replica.Lock, replica.XFetch},
+		Plan: plan,
+		Bed: testbedFlags{Knobs: replica.DefaultConfig, KnobsSet: map[string]bool{}, Replicas: local.DefaultReplicas,
+			Startup: replica.DefaultOptions},
 		StateDir:   defaultStateDir(),
 		Target:     "testbed",
 		kinds:      kinds,
@@ -191,17 +179,18 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.Var(experiment.EscapeValue{P: p}, "escape", "once an arm is judged metastable, step its rate down until the service comes back: the escape load (escape.rps); "+experiment.EscapeForms)
 	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", experiment.MaxRepeat))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
+	b := &opts.Bed
 	grouped(fs, groupTestbed, func() {
-		fs.IntVar(&opts.Replicas, "replicas", opts.Replicas, "API replicas when the stampede starts the testbed")
-		addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
-		addStartupFlags(fs, &opts.Startup)
+		fs.IntVar(&b.Replicas, "replicas", b.Replicas, "API replicas when the stampede starts the testbed")
+		addStartFlags(fs, &b.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
+		addStartupFlags(fs, &b.Startup)
 	})
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		"; or vegeta=FILE, every request from T - before as vegeta's results, for vegeta report and plot (repeatable; default: table)")
 	nonEmptyVar(fs, &opts.JSONFile, "json", opts.JSONFile, "a file name, such as results.json; or leave --json out", "also write the results JSON to `FILE` (as -o json=FILE)")
 	nonEmptyVar(fs, &opts.ResultsDir, "results-dir", opts.ResultsDir, "a directory, such as herdbench-results, the default", "where every run's results.json is written, in a directory per run")
 	nonEmptyVar(fs, &opts.MetricsAddr, "metrics-addr", "", "HOST:PORT on loopback, such as 127.0.0.1:9464; or leave it out", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
-	grouped(fs, groupKnobs, func() { addKnobFlags(fs, &opts.Knobs, opts.KnobsSet) })
+	grouped(fs, groupKnobs, func() { addKnobFlags(fs, &b.Knobs, b.KnobsSet) })
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 	nonEmptyVar(fs, &opts.Target, "target", opts.Target, "testbed, the default, a target file, or a base URL such as http://127.0.0.1:8080/items/{key}", "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
@@ -284,19 +273,8 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 	bad = append(bad, checkVegeta(outs)...)
 	bad = append(bad, pathProblems(opts, outs)...)
 	bad = append(bad, zeroRepeat(plan)...)
-	if opts.Replicas < 1 || opts.Replicas > 64 {
-		bad.Add("replicas", "%d out of range (accepted: 1 to 64)", opts.Replicas)
-	}
-	// the knobs set are every arm's: check them once, then each arm's
-	// strategy; an arm sends only them, over the testbed's own config
-	knobs := opts.Knobs
-	knobs.Strategy = replica.None
-	var base admin.Patch // nil when the knobs have problems: reported once, not again with every arm
-	if problems := knobs.Problems(); len(problems) > 0 {
-		bad = append(bad, problems...)
-	} else { // a knob out of range (NaN) may not even marshal
-		base = replica.PatchOf(knobs, slices.Sorted(maps.Keys(opts.KnobsSet))...)
-	}
+	problems, base := opts.Bed.problems() // the knobs once, then each arm's
+	bad = append(bad, problems...)
 	g = opts.given(base)
 	tg, sub := opts.target()
 	if c := opts.chosen; c != nil {
@@ -310,11 +288,11 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 		bad = append(bad, plan.CheckArms(subject.Checker{})...)
 	}
 	bad = append(bad, idleTriggerOptions(plan, opts.TriggerSet, bad)...)
-	bad = append(bad, idleKnobs(plan, opts.Knobs.Registry(), opts.KnobsSet, bad)...)
+	bad = append(bad, idleKnobs(plan, opts.Bed.Knobs.Registry(), opts.Bed.KnobsSet, bad)...)
 	if base != nil { // the knobs' own problems said, an arm's are its own
-		bad = append(bad, idleArmKnobs(plan, opts.Knobs.Registry(), base)...)
+		bad = append(bad, idleArmKnobs(plan, opts.Bed.Knobs.Registry(), base)...)
 	}
-	bad = append(bad, idleWriteKnobs(plan, opts.KnobsSet, bad)...)
+	bad = append(bad, idleWriteKnobs(plan, opts.Bed.KnobsSet, bad)...)
 	if c := opts.chosen; c != nil {
 		bad = c.Problems(plan, g, bad)
 	}

@@ -96,11 +96,11 @@ func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, error) {
 	run, err := providers.Default().Preview(ctx, opts.testbed(io.Discard, opts.Plan))
 	if err != nil {
-		provider := opts.Provider
+		provider := opts.Bed.Provider
 		if provider == testbed.Auto {
 			provider = "local" // what auto picks where the programs are
 		}
-		run = &testbed.Running{Status: testbed.Status{Provider: provider, StateDir: opts.StateDir, Items: opts.Items}, Started: true}
+		run = &testbed.Running{Status: testbed.Status{Provider: provider, StateDir: opts.StateDir, Items: opts.Bed.Items}, Started: true}
 	}
 	st := run.Status
 	if !run.Started {
@@ -109,9 +109,9 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 		tg.Name = fmt.Sprintf("the testbed running in %s", st.StateDir)
 		return tg, nil
 	}
-	for i := range opts.Replicas {
+	for i := range opts.Bed.Replicas {
 		st.API = append(st.API, fmt.Sprintf("http://127.0.0.1:PORT%d", i+1))
-		if opts.Tiers == testbed.TwoTiers {
+		if opts.Bed.Tiers == testbed.TwoTiers {
 			st.Edge = append(st.Edge, fmt.Sprintf("http://127.0.0.1:EDGE%d", i+1))
 		}
 	}
@@ -124,7 +124,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 		tiers = "edge replicas in front"
 	}
 	tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items, %s)", st.Provider, opts.StateDir, len(st.API), st.Items, tiers)
-	return tg, withComposeFile(err, st.Provider, opts.ComposeFile)
+	return tg, withComposeFile(err, st.Provider, opts.Bed.ComposeFile)
 }
 
 // withComposeFile is err with the problem of a compose file that is not

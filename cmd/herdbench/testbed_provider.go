@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
+	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/providers"
@@ -130,15 +132,47 @@ func stopTestbed(ctx context.Context, stderr io.Writer, run *testbed.Running) {
 // one started as the flags say, with the plan's seed and knobs, holding
 // the plan's keys.
 func (opts stampedeOptions) testbed(stderr io.Writer, plan experiment.Plan) testbed.Options {
-	replica := opts.Startup
+	b := opts.Bed
+	replica := b.Startup
 	replica.Seed = plan.Seed
-	replica.Config = opts.Knobs
-	o := testbed.Options{StateDir: opts.StateDir, Provider: opts.Provider, Replicas: opts.Replicas, Items: opts.Items,
-		Tiers: opts.Tiers, Replica: replica, ComposeFile: opts.ComposeFile, Keys: plan.Keys, Log: stderr}
+	replica.Config = b.Knobs
+	o := testbed.Options{StateDir: opts.StateDir, Provider: b.Provider, Replicas: b.Replicas, Items: b.Items,
+		Tiers: b.Tiers, Replica: replica, ComposeFile: b.ComposeFile, Keys: plan.Keys, Log: stderr}
 	for _, f := range opts.TestbedSet {
 		o.Set = append(o.Set, optionName(f))
 	}
 	return o
+}
+
+// testbedFlags are the flags of the testbed a stampede, run or sweep uses:
+// the one it starts when none runs, as testbed up's flags say, and the
+// replicas' knobs every arm sends. testbedKind reads them; a user's
+// service leaves them at their defaults (service.TestbedOnly refuses them).
+type testbedFlags struct {
+	Knobs    replica.Config  // the knob flags' values: replica.DefaultConfig where not set
+	KnobsSet map[string]bool // the knobs a flag or the scenario file set: every arm sends them
+	Replicas int
+	// startOptions and the replicas' start-up options (their seed is
+	// --seed, their knobs every arm's).
+	startOptions
+	Startup replica.Options
+}
+
+// problems are those of --replicas and of the knobs set, which are every
+// arm's: checked once, then each arm's strategy. base is what an arm sends
+// of them over the testbed's own config, nil when the knobs have problems
+// (reported once, not again with every arm).
+func (b testbedFlags) problems() (bad herd.FieldErrors, base admin.Patch) {
+	if b.Replicas < 1 || b.Replicas > 64 {
+		bad.Add("replicas", "%d out of range (accepted: 1 to 64)", b.Replicas)
+	}
+	knobs := b.Knobs
+	knobs.Strategy = replica.None
+	if problems := knobs.Problems(); len(problems) > 0 {
+		return append(bad, problems...), nil
+	}
+	// a knob out of range (NaN) may not even marshal
+	return bad, replica.PatchOf(knobs, slices.Sorted(maps.Keys(b.KnobsSet))...)
 }
 
 // changed are the flags of names that were given.
