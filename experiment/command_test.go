@@ -13,8 +13,8 @@ import (
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/service"
+	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
 	"github.com/herdbench/herdbench/triggers"
 )
