@@ -161,20 +161,7 @@ func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
 
 // triggerEnv is what the trigger may touch of the target.
 func (a *armRun) triggerEnv() triggers.Env {
-	tg := a.tg
-	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Grants.Likes,
-		HotKeys: a.hot, API: EndpointsFor(tg, a.arm), Request: RequesterFor(tg, a.arm), Restarter: tg.Grants.Restarter, LB: tg.LB(),
-		Arm: a.arm.Name, Seed: a.p.Seed, ResultsDir: a.env.ResultsDir}
-	if s := a.arm.Select; s != nil {
-		// the arm's selection goes with the caches' invalidations: a cache
-		// that keys its entries by the arm's header purges the arm's own
-		for _, c := range env.Caches {
-			if sc, ok := c.(triggers.Selective); ok {
-				sc.Select(s.Headers, s.Query)
-			}
-		}
-	}
-	return env
+	return TriggerEnv(a.tg, a.arm, a.hot, a.p.Seed, a.env.ResultsDir)
 }
 
 // fireFunc fires the trigger at T.

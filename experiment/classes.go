@@ -150,15 +150,15 @@ func (r *Recorder) requestFigures(classes []ClassInfo, res *ArmResult) map[strin
 		h := httpOf(c.outcomes, c.after)
 		f := &RequestFigures{Herd: classes[i].Herd, Requests: h.Requests, OK: h.OK, Errors: h.Errors, DropRate: round4(h.DropRate),
 			P50MS: h.P50MS, P90MS: h.P90MS, P99MS: h.P99MS, MaxMS: h.MaxMS, BaselineP99MS: ms(c.baseline.ValueAtQuantile(99))}
-		f.judge(res, c)
+		judgeClass(f, res, c)
 		out[classes[i].Name] = f
 	}
 	return out
 }
 
-// judge gives f the arm's verdict rule on the class's own rows: those of
-// res's timeline, cut where res's was.
-func (f *RequestFigures) judge(res *ArmResult, c *classRec) {
+// judgeClass gives f the arm's verdict rule on the class's own rows: those
+// of res's timeline, cut where res's was.
+func judgeClass(f *RequestFigures, res *ArmResult, c *classRec) {
 	cr := &ArmResult{Trigger: res.Trigger, SettleMS: res.SettleMS, Aborted: res.Aborted}
 	for _, row := range res.Timeline {
 		x := Row{TMS: row.TMS}

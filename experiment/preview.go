@@ -76,7 +76,7 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	for _, a := range p.Arms {
 		pv.Arms = append(pv.Arms, ArmPreview{Name: a.Name, Selection: selection(a)})
 	}
-	env := (&armRun{tg: tg, hot: hot}).triggerEnv()
+	env := TriggerEnv(tg, Arm{}, hot, 0, "")
 	env.Request = nil // nothing is built, let alone sent
 	pv.Trigger = p.Trigger + " at T"
 	if trig != nil {

@@ -193,3 +193,21 @@ func EndpointsFor(tg *targets.Target, a Arm) []string {
 	}
 	return tg.Endpoints
 }
+
+// TriggerEnv is what the trigger may touch of tg in arm: its caches,
+// connections, proxies and requests, with the arm's selection applied.
+func TriggerEnv(tg *targets.Target, arm Arm, hot []string, seed uint64, resultsDir string) triggers.Env {
+	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Grants.Likes,
+		HotKeys: hot, API: EndpointsFor(tg, arm), Request: RequesterFor(tg, arm), Restarter: tg.Grants.Restarter, LB: tg.LB(),
+		Arm: arm.Name, Seed: seed, ResultsDir: resultsDir}
+	if s := arm.Select; s != nil {
+		// the arm's selection goes with the caches' invalidations: a cache
+		// that keys its entries by the arm's header purges the arm's own
+		for _, c := range env.Caches {
+			if sc, ok := c.(triggers.Selective); ok {
+				sc.Select(s.Headers, s.Query)
+			}
+		}
+	}
+	return env
+}
