@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -31,7 +32,7 @@ func TestAggregateGolden(t *testing.T) {
 	for name, runs := range aggregateFixtures(t) {
 		t.Run(name, func(t *testing.T) {
 			before, _ := json.Marshal(runs)
-			got, err := Aggregate(runs)
+			got, err := result.Aggregate(runs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,9 +62,9 @@ func TestAggregateGolden(t *testing.T) {
 }
 
 // aggregateFixtures are the repeated runs Aggregate is pinned on, by name.
-func aggregateFixtures(t *testing.T) map[string][]ArmResult {
+func aggregateFixtures(t *testing.T) map[string][]result.ArmResult {
 	t.Helper()
-	out := map[string][]ArmResult{}
+	out := map[string][]result.ArmResult{}
 	b, err := os.ReadFile(repeatedFixture)
 	if err != nil {
 		t.Fatal(err)
@@ -79,31 +80,31 @@ func aggregateFixtures(t *testing.T) map[string][]ArmResult {
 		}
 		out["repeated-"+a.Name] = runs
 	}
-	out["synth-odd"] = []ArmResult{synthRun(430, 30, at(900), Recovered), synthRun(398, 10, at(500), Recovered), synthRun(412, 20, at(700), Recovered)}
-	out["synth-even"] = []ArmResult{synthRun(400, 10, at(500), Recovered), synthRun(405, 15, at(600), Recovered)}
-	out["synth-missing"] = []ArmResult{synthRun(400, 10, nil, Metastable), synthRun(405, 15, at(600), Recovered), synthRun(410, 20, nil, Metastable)}
-	out["synth-one"] = []ArmResult{synthRun(400, 10, at(5), Recovered), synthRun(400, 10, at(5), Recovered)}[:1]
-	escape := func(rps *float64) ArmResult {
-		r := synthRun(100, 1, nil, Metastable)
-		r.Escape = &EscapeResult{FromRPS: 20, StartMS: at(7000), RPS: rps, Steps: []EscapeStep{}}
+	out["synth-odd"] = []result.ArmResult{synthRun(430, 30, at(900), result.Recovered), synthRun(398, 10, at(500), result.Recovered), synthRun(412, 20, at(700), result.Recovered)}
+	out["synth-even"] = []result.ArmResult{synthRun(400, 10, at(500), result.Recovered), synthRun(405, 15, at(600), result.Recovered)}
+	out["synth-missing"] = []result.ArmResult{synthRun(400, 10, nil, result.Metastable), synthRun(405, 15, at(600), result.Recovered), synthRun(410, 20, nil, result.Metastable)}
+	out["synth-one"] = []result.ArmResult{synthRun(400, 10, at(5), result.Recovered), synthRun(400, 10, at(5), result.Recovered)}[:1]
+	escape := func(rps *float64) result.ArmResult {
+		r := synthRun(100, 1, nil, result.Metastable)
+		r.Escape = &result.EscapeResult{FromRPS: 20, StartMS: at(7000), RPS: rps, Steps: []result.EscapeStep{}}
 		if rps != nil {
 			r.Escape.Share = num(*rps / 20)
 		}
 		return r
 	}
-	out["escape"] = []ArmResult{escape(nil), escape(num(10)), escape(num(5))}
-	out["escape-none"] = []ArmResult{escape(num(5)), escape(nil), escape(nil)}
-	loop := func(attempts, errs float64, verdict, held string) ArmResult {
+	out["escape"] = []result.ArmResult{escape(nil), escape(num(10)), escape(num(5))}
+	out["escape-none"] = []result.ArmResult{escape(num(5)), escape(nil), escape(nil)}
+	loop := func(attempts, errs float64, verdict, held string) result.ArmResult {
 		r := synthRun(100, 5, nil, verdict)
-		r.Loop = &Loop{AttemptsPerRequest: &LoopFigure{Before: 1, After: attempts, Ratio: attempts},
-			LoadErrorsRPS: &LoopFigure{Before: 0, After: errs, Ratio: errs}, HeldBy: held}
+		r.Loop = &result.Loop{AttemptsPerRequest: &result.LoopFigure{Before: 1, After: attempts, Ratio: attempts},
+			LoadErrorsRPS: &result.LoopFigure{Before: 0, After: errs, Ratio: errs}, HeldBy: held}
 		return r
 	}
-	out["loop"] = []ArmResult{loop(5, 2, Metastable, "attempts x5"), loop(4.8, 10, Metastable, "load errors x10"), loop(1, 1, Recovered, "")}
-	class := func(requests int64, verdict string) ArmResult {
-		return ArmResult{Name: "none", Verdict: Recovered, Requests: map[string]*RequestFigures{"checkout": {Requests: requests, Verdict: verdict}}}
+	out["loop"] = []result.ArmResult{loop(5, 2, result.Metastable, "attempts x5"), loop(4.8, 10, result.Metastable, "load errors x10"), loop(1, 1, result.Recovered, "")}
+	class := func(requests int64, verdict string) result.ArmResult {
+		return result.ArmResult{Name: "none", Verdict: result.Recovered, Requests: map[string]*result.RequestFigures{"checkout": {Requests: requests, Verdict: verdict}}}
 	}
-	out["classes"] = []ArmResult{class(100, Metastable), class(300, Recovered), class(200, Metastable)}
+	out["classes"] = []result.ArmResult{class(100, result.Metastable), class(300, result.Recovered), class(200, result.Metastable)}
 	out["filled-expire"] = filledRuns(4, &triggers.ExpireDetail{}, "expire")
 	out["filled-command"] = filledRuns(3, &triggers.CommandDetail{}, "command")
 	out["filled-writes"] = filledRuns(3, &triggers.WritesDetail{}, "writes")
@@ -126,12 +127,12 @@ func aggregateFixtures(t *testing.T) map[string][]ArmResult {
 // filledRuns are n runs of an arm with every figure set, each run's own,
 // and figures missing in some: a run without db, one whose recovery and
 // escape were not found, one without a settle time, depth or class.
-func filledRuns(n int, detail any, trigger string) []ArmResult {
-	runs := make([]ArmResult, n)
+func filledRuns(n int, detail any, trigger string) []result.ArmResult {
+	runs := make([]result.ArmResult, n)
 	for i := range runs {
 		r := &runs[i]
 		fill(reflect.ValueOf(r).Elem(), "", i)
-		r.Name, r.Verdict = "filled", []string{Recovered, Metastable, Recovered, Overloaded}[i%4]
+		r.Name, r.Verdict = "filled", []string{result.Recovered, result.Metastable, result.Recovered, result.Overloaded}[i%4]
 		r.Config = json.RawMessage(`{"strategy":"lock","ttl":"1m0s","ttl_jitter":0.2,"rate_limit":` + string(rune('5'+i)) + `0,"nested":{"depth":` + string(rune('1'+i)) + `}}`)
 		r.Trigger.Name, r.Trigger.Detail = trigger, nil
 		if detail != nil {
@@ -146,7 +147,7 @@ func filledRuns(n int, detail any, trigger string) []ArmResult {
 	runs[1].RecoveryMS, runs[1].Escape.RPS, runs[1].Escape.Share = nil, nil, nil
 	runs[2%n].SettleMS, runs[2%n].Depth = nil, nil
 	delete(runs[n-1].Requests, "b")
-	runs[n-1].LB.Servers["c"] = &LBServer{Attempts: 3, Status: "UP"}
+	runs[n-1].LB.Servers["c"] = &result.LBServer{Attempts: 3, Status: "UP"}
 	return runs
 }
 
@@ -174,7 +175,7 @@ func fill(v reflect.Value, path string, i int) {
 			return
 		}
 		for k := range v.NumField() {
-			if f := v.Type().Field(k); f.IsExported() && f.Type != reflect.TypeOf([]ArmResult{}) {
+			if f := v.Type().Field(k); f.IsExported() && f.Type != reflect.TypeOf([]result.ArmResult{}) {
 				fill(v.Field(k), path+"."+f.Name, i)
 			}
 		}

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
@@ -16,15 +20,15 @@ import (
 // armRun is one arm of a run, step by step: select, fill, prepare the
 // trigger, load with the trigger at T, drain, collect.
 type armRun struct {
-	p    Plan
+	p    plan.Plan
 	idx  int
-	arm  Arm
+	arm  arm.Arm
 	trig triggers.Trigger
 	env  Env
-	sub  Subject
+	sub  plan.Subject
 	tg   *targets.Target
 
-	applied Applied // the arm as the subject applied it
+	applied plan.Applied // the arm as the subject applied it
 
 	src   observe.Source
 	start time.Time
@@ -49,11 +53,11 @@ const apiScrapeLead = 100 * time.Millisecond
 // HookTimeout bounds each hook command.
 const HookTimeout = time.Minute
 
-func (a *armRun) run(ctx context.Context) (_ *ArmResult, retErr error) {
+func (a *armRun) run(ctx context.Context) (_ *result.ArmResult, retErr error) {
 	a.start = time.Now()
 	a.src = observe.Source{DB: a.tg.DB, MySQL: a.tg.MySQL, Redis: a.tg.Redis, Memcached: a.tg.Memcached,
 		Statements: a.tg.Statements, Role: a.tg.Role, HAProxy: a.tg.LB()}
-	if s, ok := a.sub.(ServerCounter); ok { // the replicas' own counters, and a call chain's layers, every row
+	if s, ok := a.sub.(plan.ServerCounter); ok { // the replicas' own counters, and a call chain's layers, every row
 		a.src.Servers = s.Servers
 	}
 	if a.writeHerd() { // the write queue's depth, every row
@@ -137,23 +141,23 @@ func (a *armRun) progress(phase string, dbqps float64, reqs int64) {
 // fill brings the service to the arm's starting state, the same for every
 // arm, and returns what the fill cost and the snapshot the arm's figures
 // count from.
-func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
+func (a *armRun) fill(ctx context.Context) (result.Warm, observe.Sample, error) {
 	w0, err := a.src.Read(ctx)
 	if err != nil {
-		return Warm{}, observe.Sample{}, err
+		return result.Warm{}, observe.Sample{}, err
 	}
 	if err := a.tg.Rollback(); err != nil { // a run killed mid-fault leaves its toxics and closed proxies
-		return Warm{}, observe.Sample{}, fmt.Errorf("undo the faults a run left: %w", err)
+		return result.Warm{}, observe.Sample{}, fmt.Errorf("undo the faults a run left: %w", err)
 	}
 	start := time.Now()
 	warm, err := a.sub.Fill(ctx, a.p, a.applied, a.trig, a.hot)
 	if err != nil {
-		return Warm{}, observe.Sample{}, err
+		return result.Warm{}, observe.Sample{}, err
 	}
 	warm.TookMS = time.Since(start).Milliseconds()
 	s0, err := a.src.Read(ctx) // db.queries_total counts from here
 	if err != nil {
-		return Warm{}, observe.Sample{}, err
+		return result.Warm{}, observe.Sample{}, err
 	}
 	warm.Queries = s0.Calls - w0.Calls + s0.FillCalls - w0.FillCalls
 	return warm, s0, nil
@@ -161,7 +165,7 @@ func (a *armRun) fill(ctx context.Context) (Warm, observe.Sample, error) {
 
 // triggerEnv is what the trigger may touch of the target.
 func (a *armRun) triggerEnv() triggers.Env {
-	return TriggerEnv(a.tg, a.arm, a.hot, a.p.Seed, a.env.ResultsDir)
+	return plan.TriggerEnv(a.tg, a.arm, a.hot, a.p.Seed, a.env.ResultsDir)
 }
 
 // fireFunc fires the trigger at T.
@@ -213,8 +217,8 @@ func (a *armRun) splitBurst() int {
 // fired is what happened at T.
 type fired struct {
 	at   time.Time
-	atT  observe.Sample // the snapshot just before firing
-	apiT *APICounters   // the service's counters just before T; nil without
+	atT  observe.Sample      // the snapshot just before firing
+	apiT *result.APICounters // the service's counters just before T; nil without
 	triggers.Fired
 	err error
 }
@@ -225,10 +229,10 @@ type loaded struct {
 	rec     *Recorder
 	sampler *observe.Sampler
 	fired   fired
-	stopped *aborted // the stop condition that ended the arm, or nil
-	ending  *ending  // how it may end on its verdict; nil: it runs its after window
-	workers *Workers // how the workers kept the herd; nil without
-	steady  *steady  // the trigger's steady load; nil without
+	stopped *aborted        // the stop condition that ended the arm, or nil
+	ending  *ending         // how it may end on its verdict; nil: it runs its after window
+	workers *result.Workers // how the workers kept the herd; nil without
+	steady  *steady         // the trigger's steady load; nil without
 }
 
 // load runs the arm's load from start to end with the trigger at T, the
@@ -236,12 +240,12 @@ type loaded struct {
 func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*loaded, error) {
 	p := a.p
 	cl := p.ClientsOf(a.arm)
-	header, query := a.arm.Select.apply(a.tg.Header)
+	header, query := a.arm.Select.Apply(a.tg.Header)
 	lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: cl.Retry}
 	a.ending = newEnding(p, lc.Bound())
-	a.settle = settleOf(lc.Bound(), a.applied.Bound)
+	a.settle = verdict.SettleOf(lc.Bound(), a.applied.Bound)
 	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Steps: a.ending.stepsOf(), Load: load.Config{
-		Targets: EndpointsFor(a.tg, a.arm), Rate: p.Rate, Duration: p.Duration(),
+		Targets: plan.EndpointsFor(a.tg, a.arm), Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,

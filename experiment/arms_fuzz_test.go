@@ -6,6 +6,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -21,7 +23,7 @@ func FuzzArms(f *testing.F) {
 		f.Add(s, "expire", "postgres")
 	}
 	f.Fuzz(func(t *testing.T, arms, trigger, dependency string) {
-		parsed, errs := subject.ArmKinds.Parse(NameSpecs(strings.Split(arms, ",")), replica.FullPatch(replica.DefaultConfig), nil)
+		parsed, errs := subject.ArmKinds.Parse(arm.NameSpecs(strings.Split(arms, ",")), replica.FullPatch(replica.DefaultConfig), nil)
 		for _, e := range errs {
 			if e.Msg == "" || e.Field != "arms" {
 				t.Fatalf("ArmKinds.Parse(%q): %#v; want a message about an arm", arms, e)
@@ -30,7 +32,7 @@ func FuzzArms(f *testing.F) {
 		if len(errs) > 0 {
 			return
 		}
-		p := Plan{Arms: parsed, Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
+		p := plan.Plan{Arms: parsed, Trigger: trigger, HotKeys: 1, Keys: 10, Zipf: 1.1,
 			Rate: 10, Clients: 1, Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second),
 			Triggers: TriggerOptions("dependency", dependency)}
 		err := append(herd.Fields(p.Validate()), p.CheckArms(subject.Checker{})...).Err()

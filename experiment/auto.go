@@ -7,26 +7,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 )
-
-// An arm may end on its verdict: with --after auto once it has recovered
-// and held (or its baseline was overloaded, which no recovery changes),
-// and on a stop condition such as verdict == metastable. While the load
-// runs, the arm is judged every judgeEvery by the rule the results use
-// (judge), on the rows whose requests have all been answered: it is the
-// verdict the arm would have if it had ended at the last of them. When the
-// arm is over its load is cut (load.Cut): no request is sent after that
-// instant, those in flight are answered, and the arm's after window ends
-// there. Its verdict is then judged again on the whole arm.
-
-// LiveWords are the words a stop condition may name: verdict == one of
-// them ends the arm once its rows say so. Recovering is every arm's
-// verdict until it is decided, so it stops none.
-var LiveWords = map[string][]string{"verdict": {Recovered, Metastable, Overloaded}}
 
 // liveFire is what the trigger left for the live judge: the snapshot at T
 // and when its cause was over.
@@ -47,16 +35,16 @@ type ending struct {
 
 	mu      sync.Mutex
 	fire    *liveFire     // nil until the trigger's cause is over
-	stopped *Abort        // the verdict stop condition that held; nil without
+	stopped *result.Abort // the verdict stop condition that held; nil without
 	decided time.Duration // the rows the arm ended on, from T; 0: none
 }
 
 // newEnding is p's ending for an arm whose requests take at most bound;
 // nil when the arm runs its fixed after window.
-func newEnding(p Plan, bound time.Duration) *ending {
+func newEnding(p plan.Plan, bound time.Duration) *ending {
 	e := &ending{auto: p.AfterAuto, bound: bound}
 	for _, c := range p.Abort {
-		if _, ok := LiveWords[c.Path]; ok {
+		if _, ok := plan.LiveWords[c.Path]; ok {
 			e.conds = append(e.conds, c)
 		}
 	}
@@ -71,7 +59,7 @@ func newEnding(p Plan, bound time.Duration) *ending {
 
 // numberConds are conds without those on words: the live figures'.
 func numberConds(conds []gates.Gate) []gates.Gate {
-	return slices.DeleteFunc(slices.Clone(conds), func(c gates.Gate) bool { _, ok := LiveWords[c.Path]; return ok })
+	return slices.DeleteFunc(slices.Clone(conds), func(c gates.Gate) bool { _, ok := plan.LiveWords[c.Path]; return ok })
 }
 
 // cutter is the cut of an arm that may end on its verdict; nil otherwise.
@@ -100,15 +88,15 @@ func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *
 	if !ok {
 		return false
 	}
-	if x := e.escape; x != nil && (x.started() || res.Verdict == Metastable) {
+	if x := e.escape; x != nil && (x.started() || res.Verdict == result.Metastable) {
 		return e.stepDown(x, a, res, now, t, after)
 	}
-	over := e.auto && (res.Verdict == Recovered || res.Verdict == Overloaded)
+	over := e.auto && (res.Verdict == result.Recovered || res.Verdict == result.Overloaded)
 	for _, c := range e.conds {
 		if c.HoldsWord(res.Verdict) {
 			over = true
 			e.mu.Lock()
-			e.stopped = &Abort{AtMS: now.Sub(t).Milliseconds(), Gate: c.Expr,
+			e.stopped = &result.Abort{AtMS: now.Sub(t).Milliseconds(), Gate: c.Expr,
 				Reason: fmt.Sprintf("%s held on the rows answered by T%+.1fs", c.Expr, after.Seconds())}
 			e.mu.Unlock()
 			break
@@ -125,7 +113,7 @@ func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *
 // answered is a's result on the rows answered by now, judged, and the
 // end of those rows from T; ok is false before the trigger's end, or
 // before a row after it is answered.
-func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, rec *Recorder, t time.Time) (*ArmResult, time.Duration, bool) {
+func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, rec *Recorder, t time.Time) (*result.ArmResult, time.Duration, bool) {
 	e.mu.Lock()
 	f := e.fire
 	e.mu.Unlock()
@@ -133,7 +121,7 @@ func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, re
 		return nil, 0, false
 	}
 	answered := e.answeredBy(now, rec.filedUpTo())
-	after := min(answered.Sub(t).Truncate(RowWidth), time.Duration(a.p.After)) // no row past the schedule's end
+	after := min(answered.Sub(t).Truncate(result.RowWidth), time.Duration(a.p.After)) // no row past the schedule's end
 	endMS := max(f.ended.Sub(t).Milliseconds(), 0)
 	if after <= time.Duration(endMS)*time.Millisecond {
 		return nil, 0, false
@@ -147,9 +135,9 @@ func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, re
 	}
 	res := summarize(p, a.arm, t, f.atT, f.atT, last, samples, rec)
 	res.Trigger.EndedMS = &endMS
-	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
+	res.Windows = result.WindowsOf(res.Timeline, res.Trigger.EndedMS)
 	res.SettleMS = a.settleMS()
-	judge(res, res.baselineP99)
+	verdict.Judge(res, res.BaselineP99)
 	return res, after, true
 }
 
@@ -160,8 +148,8 @@ func (e *ending) answered(a *armRun, now time.Time, sampler *observe.Sampler, re
 // (filed, Recorder.filedUpTo) when it runs late; a row's last sample
 // comes a row later.
 func (e *ending) answeredBy(now, filed time.Time) time.Time {
-	bound := heardAt(e.heard, now).Add(-e.bound - 2*RowWidth)
-	if filed = filed.Add(-RowWidth); filed.Before(bound) {
+	bound := heardAt(e.heard, now).Add(-e.bound - 2*result.RowWidth)
+	if filed = filed.Add(-result.RowWidth); filed.Before(bound) {
 		return filed
 	}
 	return bound
@@ -178,7 +166,7 @@ func (e *ending) decide(after time.Duration) {
 // last row is whole, and no request falls on the edge itself; past the
 // schedule's end there is nothing left to cut.
 func (e *ending) cutNext(a *armRun, now, t time.Time) {
-	if edge := t.Add(now.Sub(t).Truncate(RowWidth) + RowWidth); edge.Before(t.Add(time.Duration(a.p.After))) {
+	if edge := t.Add(now.Sub(t).Truncate(result.RowWidth) + result.RowWidth); edge.Before(t.Add(time.Duration(a.p.After))) {
 		e.cut.At(edge.Add(-time.Nanosecond))
 	}
 }
@@ -200,23 +188,23 @@ func (e *ending) cutAfter(t time.Time) (time.Duration, bool) {
 // on, the rows it was decided on, then puts the whole timeline back: the
 // rows after them change nothing of a recovery found before, and would
 // shift the last hold a metastable arm was stopped on.
-func (e *ending) judgeOn(res *ArmResult) {
-	rows, hists := res.Timeline, res.rowHists
+func (e *ending) judgeOn(res *result.ArmResult) {
+	rows, hists := res.Timeline, res.RowHists
 	if e != nil {
 		e.mu.Lock()
 		d := e.decided
 		e.mu.Unlock()
 		if d > 0 {
-			n, _ := slices.BinarySearchFunc(rows, d.Milliseconds(), func(r Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
-			res.Timeline, res.rowHists = rows[:n], hists[:min(n, len(hists))]
+			n, _ := slices.BinarySearchFunc(rows, d.Milliseconds(), func(r result.Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
+			res.Timeline, res.RowHists = rows[:n], hists[:min(n, len(hists))]
 		}
 	}
-	judge(res, res.baselineP99)
-	res.Timeline, res.rowHists = rows, hists
+	verdict.Judge(res, res.BaselineP99)
+	res.Timeline, res.RowHists = rows, hists
 }
 
 // stop is the verdict stop condition that held, or nil.
-func (e *ending) stop() *Abort {
+func (e *ending) stop() *result.Abort {
 	if e == nil {
 		return nil
 	}

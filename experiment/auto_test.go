@@ -6,6 +6,10 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -22,8 +26,8 @@ func TestAnArmEndsOnItsVerdict(t *testing.T) {
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	const rate = 200
-	p := Plan{
-		Arms: ClientKinds.Arms([]string{replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
+	p := plan.Plan{
+		Arms: arm.ClientKinds.Arms([]string{replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
 		Clients: 10, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(30 * time.Second), AfterAuto: true, Seed: 11,
 	}
@@ -35,7 +39,7 @@ func TestAnArmEndsOnItsVerdict(t *testing.T) {
 	fixed.AfterAuto, fixed.Abort = false, []gates.Gate{stop}
 	for _, tt := range []struct {
 		name    string
-		p       Plan
+		p       plan.Plan
 		aborted bool
 	}{{"after auto", p, false}, {"verdict == recovered", fixed, true}} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,14 +53,14 @@ func TestAnArmEndsOnItsVerdict(t *testing.T) {
 			}
 			after := *a.Timing.AfterMS
 			t.Logf("verdict %s, recovery from T %v ms, ended at T+%d ms, %d requests", a.Verdict, deref(a.RecoveryFromTMS), after, a.HTTP.Requests)
-			if a.Verdict != Recovered || a.RecoveryFromTMS == nil || *a.RecoveryFromTMS+RecoveryHold.Milliseconds() > after {
+			if a.Verdict != result.Recovered || a.RecoveryFromTMS == nil || *a.RecoveryFromTMS+verdict.RecoveryHold.Milliseconds() > after {
 				t.Errorf("verdict %s, recovery from T %v ms, ended at T+%d ms; want recovered and held before the end", a.Verdict, deref(a.RecoveryFromTMS), after)
 			}
-			if after >= time.Duration(p.After).Milliseconds() || after%RowWidth.Milliseconds() != 0 {
+			if after >= time.Duration(p.After).Milliseconds() || after%result.RowWidth.Milliseconds() != 0 {
 				t.Errorf("ended at T+%d ms; want before the %s most, on a row's edge", after, p.After)
 			}
-			if last := a.Timeline[len(a.Timeline)-1].TMS; last != after-RowWidth.Milliseconds() {
-				t.Errorf("the timeline's last row at %d ms; want the row ending at the cut, %d", last, after-RowWidth.Milliseconds())
+			if last := a.Timeline[len(a.Timeline)-1].TMS; last != after-result.RowWidth.Milliseconds() {
+				t.Errorf("the timeline's last row at %d ms; want the row ending at the cut, %d", last, after-result.RowWidth.Milliseconds())
 			}
 			if want := int64(rate) * after / 1000; a.HTTP.Requests != want || a.HTTP.Errors.Unsent != 0 {
 				t.Errorf("http.requests %d (%d unsent); want %d, one per instant intended up to the cut, every one sent", a.HTTP.Requests, a.HTTP.Errors.Unsent, want)

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/triggers"
@@ -14,11 +17,11 @@ import (
 
 // collect lets the service finish what the arm started, takes the last
 // snapshot and sums the arm up.
-func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *loaded) (*ArmResult, error) {
+func (a *armRun) collect(ctx context.Context, warm result.Warm, s0 observe.Sample, ld *loaded) (*result.ArmResult, error) {
 	a.progress(PhaseDrain, 0, ld.rec.requests())
 	draining := time.Now()
 	drainErr := a.sub.Drain(ctx)
-	if drainErr != nil && !errors.Is(drainErr, ErrStillRunning) {
+	if drainErr != nil && !errors.Is(drainErr, plan.ErrStillRunning) {
 		ld.sampler.Stop()
 		return nil, drainErr
 	}
@@ -40,14 +43,14 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 	}
 	res.Config = a.applied.Config // what the replicas ran, not only what the arm set
 	res.Timing.DrainMS = time.Since(draining).Milliseconds()
-	res.drainedOrNot(drainErr)
+	res.DrainedOrNot(drainErr)
 	res.Clients = a.p.ClientsOf(a.arm)
 	if s := ld.stopped; s != nil {
 		// the arm ended early: it did not recover, and the rows after the
 		// stop are load that never ran
 		res.Aborted = &s.Abort
-		res.Timeline = slices.DeleteFunc(res.Timeline, func(r Row) bool { return r.TMS > s.AtMS })
-		res.rowHists = res.rowHists[:min(len(res.rowHists), len(res.Timeline))]
+		res.Timeline = slices.DeleteFunc(res.Timeline, func(r result.Row) bool { return r.TMS > s.AtMS })
+		res.RowHists = res.RowHists[:min(len(res.RowHists), len(res.Timeline))]
 		res.Load = ld.rec.generator(time.Duration(a.p.Before) + time.Duration(s.AtMS)*time.Millisecond)
 	}
 	res.MissedSamples = missed
@@ -59,15 +62,15 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 		a.writeFigures(ctx, res, a.writes0, samples, ld.steady)
 	}
 	stuck := ld.ending.stuckRows(res.Timeline) // an escape's lower load is not the loop's
-	res.Windows = windowsOf(stuck, res.Trigger.EndedMS)
+	res.Windows = result.WindowsOf(stuck, res.Trigger.EndedMS)
 	res.SettleMS = a.settleMS()
 	ld.ending.judgeOn(res)
 	res.Escape = ld.ending.escapeResult(res)
-	res.Requests = ld.rec.requestFigures(classesOf(a.tg.Classes), res)
-	res.Loop = loopOf(stuck, res.Trigger.EndedMS, sources{db: a.tg.DB != nil || a.tg.MySQL != nil,
-		cache: a.tg.Redis != nil || a.tg.Memcached != nil, replicas: a.counted()})
-	if res.Verdict == Metastable {
-		res.Loop.HeldBy = heldBy(res.Loop)
+	res.Requests = ld.rec.requestFigures(result.ClassesOf(a.tg.Classes), res)
+	res.Loop = verdict.LoopOf(stuck, res.Trigger.EndedMS, verdict.Sources{DB: a.tg.DB != nil || a.tg.MySQL != nil,
+		Cache: a.tg.Redis != nil || a.tg.Memcached != nil, Replicas: a.counted()})
+	if res.Verdict == result.Metastable {
+		res.Loop.HeldBy = result.HeldBy(res.Loop)
 	}
 	if s := ld.ending.stop(); s != nil && res.Aborted == nil {
 		res.Aborted = s // after judging: the arm ran whole up to its stop
@@ -89,9 +92,9 @@ func (a *armRun) collect(ctx context.Context, warm Warm, s0 observe.Sample, ld *
 // triggerResult is what the trigger did: its detail (settled, for a
 // trigger whose figures finish after T), when it fired and when its cause
 // was over, from T.
-func (a *armRun) triggerResult(ctx context.Context, ld *loaded) TriggerResult {
+func (a *armRun) triggerResult(ctx context.Context, ld *loaded) result.TriggerResult {
 	f := ld.fired
-	tr := TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
+	tr := result.TriggerResult{Name: a.trig.Name(), Detail: f.Detail}
 	if st, ok := a.trig.(triggers.Settler); ok && f.err == nil && !f.at.IsZero() {
 		tr.Detail = st.Settle(ctx, a.triggerEnv(), f.Detail, ld.steady.acknowledged())
 	}
@@ -109,25 +112,25 @@ func (a *armRun) triggerResult(ctx context.Context, ld *loaded) TriggerResult {
 // counters reads the service's own counters at the end: counted since the
 // reset before the load, up to T (atT), then from T on, read as a reset
 // where they went down (the replicas restarted).
-func (a *armRun) counters(ctx context.Context, res *ArmResult, atT *APICounters) {
+func (a *armRun) counters(ctx context.Context, res *result.ArmResult, atT *result.APICounters) {
 	end, err := a.sub.Counters(ctx)
 	switch {
 	case err != nil: // the service's own counters are lost; the rest stands
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replica counters: %v", err))
 	case end != nil:
-		var t APICounters
+		var t result.APICounters
 		if atT != nil {
 			t = *atT
 		}
-		c := end.since(t)
+		c := end.Since(t)
 		res.API = &c
 	}
 }
 
 // layers reads the edge tier's policy and counters and puts each layer's
 // count side by side; without an edge tier there is no call chain to read.
-func (a *armRun) layers(ctx context.Context, res *ArmResult, rec *Recorder) {
-	tiered, ok := a.sub.(Tiered)
+func (a *armRun) layers(ctx context.Context, res *result.ArmResult, rec *Recorder) {
+	tiered, ok := a.sub.(plan.Tiered)
 	if !ok || res.API == nil {
 		return
 	}
@@ -140,17 +143,17 @@ func (a *armRun) layers(ctx context.Context, res *ArmResult, rec *Recorder) {
 	}
 	res.Edge = tier
 	c := tier.Counters
-	l := Layers{Edge: c.Requests, EdgeAttempts: c.Attempts, API: res.API.Requests, DBAttempts: res.API.Loads + res.API.LoadErrors}
+	l := result.Layers{Edge: c.Requests, EdgeAttempts: c.Attempts, API: res.API.Requests, DBAttempts: res.API.Loads + res.API.LoadErrors}
 	l.Requests, l.ClientAttempts = rec.layer()
 	if res.DB != nil {
 		l.DBQueries = res.DB.QueriesTotal
 	}
-	res.Layers = layersOf(l)
+	res.Layers = result.LayersOf(l)
 }
 
 // series reads the service's own metrics over the timeline, as its
 // Prometheus has them; the arm is measured either way.
-func (a *armRun) series(ctx context.Context, res *ArmResult, t time.Time) {
+func (a *armRun) series(ctx context.Context, res *result.ArmResult, t time.Time) {
 	if a.tg.Prometheus == nil {
 		return
 	}
@@ -169,17 +172,8 @@ func (a *armRun) settleMS() *int64 {
 
 // counted says whether the subject's servers count for the rows.
 func (a *armRun) counted() bool {
-	_, ok := a.sub.(ServerCounter)
+	_, ok := a.sub.(plan.ServerCounter)
 	return ok
-}
-
-// drainedOrNot notes a drain that gave up: the arm is measured all the
-// same, and what still ran may land in the next arm.
-func (res *ArmResult) drainedOrNot(err error) {
-	if err != nil {
-		res.Timing.DrainTimedOut = true
-		res.Warnings = append(res.Warnings, err.Error())
-	}
 }
 
 // settleLimit bounds how long the last snapshot waits for the database's

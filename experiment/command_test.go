@@ -12,6 +12,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -21,10 +23,10 @@ import (
 
 // commandPlan is a short plan on one hot key, hammered through every
 // replica, whose trigger is the user's command run, with its undo.
-func commandPlan(run, undo string, arms ...string) Plan {
+func commandPlan(run, undo string, arms ...string) plan.Plan {
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
-	return Plan{
+	return plan.Plan{
 		Arms: subject.ArmKinds.Arms(arms, replica.FullPatch(cfg)), Trigger: "command", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 11,
@@ -165,8 +167,8 @@ func TestCommandTrigger(t *testing.T) {
 	t.Run("on a service from a target file, between the arm's hooks", func(t *testing.T) {
 		svc := asService(t, tg, "keys: {list: [\"1\", \"2\"], hot: 1}\n")
 		log := filepath.Join(t.TempDir(), "order.log")
-		sel := &Select{Before: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}, After: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}}
-		p := servicePlan("command", Arm{Name: "baseline", Select: sel})
+		sel := &arm.Select{Before: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}, After: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}}
+		p := servicePlan("command", arm.Arm{Name: "baseline", Select: sel})
 		p.Triggers = TriggerOptions("run", `echo "run $HERDBENCH_ARM" >> `+log, "undo", "echo undo >> "+log, "command_timeout", "1s")
 		if _, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}}); err != nil {
 			t.Fatal(err)

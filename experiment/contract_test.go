@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -29,7 +30,7 @@ func TestContractTableIsTheDocs(t *testing.T) {
 	}
 	doc := string(b)
 	start, end := contractSpan(t, doc)
-	want := contractTable()
+	want := result.ContractTable()
 	if *update {
 		if err := os.WriteFile(contractDoc, []byte(doc[:start]+want+doc[end:]), 0o644); err != nil {
 			t.Fatal(err)
@@ -78,9 +79,9 @@ func TestEveryFigureHasAContractRow(t *testing.T) {
 // uncontracted are the declared figures no row of the contract names.
 func uncontracted() []string {
 	order := resultNodes()
-	doc := contractOf(contract)
+	doc := contractOf(result.Contract)
 	var missing []string
-	for _, p := range schemaPaths(true) {
+	for _, p := range result.SchemaPaths(true) {
 		if !doc.covers(p, order) {
 			missing = append(missing, p)
 		}
@@ -92,8 +93,8 @@ func uncontracted() []string {
 // ends at figures: a field renamed or gone fails here, named.
 func TestEveryContractRowNamesAField(t *testing.T) {
 	order := resultNodes()
-	for _, r := range contract {
-		doc := contractOf([]contractRow{r})
+	for _, r := range result.Contract {
+		doc := contractOf([]result.ContractRow{r})
 		for _, n := range doc.names {
 			if _, ok := order[n]; !ok {
 				t.Errorf("contract row %q names %s, which an arm's results do not hold", r.Fields, n)
@@ -113,7 +114,7 @@ func TestEveryContractRowNamesAField(t *testing.T) {
 // read them.
 func TestContractFormsExpand(t *testing.T) {
 	order := resultNodes()
-	doc := contractOf([]contractRow{{Fields: "`db.{queries,peak_qps}`, `workers.*`, `trigger`, `http.p50_ms` … `http.p99_ms`, `escape.steps[]` (a file's `requests:`)"}})
+	doc := contractOf([]result.ContractRow{{Fields: "`db.{queries,peak_qps}`, `workers.*`, `trigger`, `http.p50_ms` … `http.p99_ms`, `escape.steps[]` (a file's `requests:`)"}})
 	for p, want := range map[string]bool{
 		"db.queries": true, "db.peak_qps": true, "db.queries_total": false, // braces: each name, exactly
 		"workers.count": true, "trigger.detail": true, // a wildcard, or a bare name: everything under it
@@ -142,7 +143,7 @@ var (
 )
 
 // contractOf reads the names of rows' first cells.
-func contractOf(rows []contractRow) contractNames {
+func contractOf(rows []result.ContractRow) contractNames {
 	var c contractNames
 	for _, r := range rows {
 		cell := bracketed.ReplaceAllString(r.Fields, "")
@@ -232,6 +233,6 @@ func resultNodes() map[string]int {
 			}
 		}
 	}
-	walk(reflect.TypeFor[ArmResult](), "")
+	walk(reflect.TypeFor[result.ArmResult](), "")
 	return order
 }

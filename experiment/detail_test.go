@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -14,16 +15,16 @@ import (
 // wrote; an unknown trigger's stays JSON values; a field the type does not
 // have is an error, not a silent loss.
 func TestTriggerDetailReadsBackTyped(t *testing.T) {
-	want := TriggerResult{Name: "flush", Detail: &triggers.FlushDetail{KeysFlushed: 7, Pattern: "item:*"}}
+	want := result.TriggerResult{Name: "flush", Detail: &triggers.FlushDetail{KeysFlushed: 7, Pattern: "item:*"}}
 	b, err := json.Marshal(want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got TriggerResult
+	var got result.TriggerResult
 	if err := json.Unmarshal(b, &got); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("read back %s = %#v, %v; want %#v", b, got.Detail, err, want.Detail)
 	}
-	var other TriggerResult
+	var other result.TriggerResult
 	if err := json.Unmarshal([]byte(`{"name":"drizzle","fired_at":null,"detail":{"dropped":3}}`), &other); err != nil ||
 		!reflect.DeepEqual(other.Detail, map[string]any{"dropped": 3.0}) {
 		t.Errorf("an unknown trigger's detail = %#v, %v; want its JSON values", other.Detail, err)
@@ -38,7 +39,7 @@ func TestTriggerDetailReadsBackTyped(t *testing.T) {
 // typed: trigger.detail.lost (writes), trigger.detail.keys_removed
 // (expire); the detail itself is no number.
 func TestGatePathsHoldTheTriggersDetails(t *testing.T) {
-	paths := GatePaths()
+	paths := result.GatePaths()
 	for _, want := range []string{"trigger.detail.lost", "trigger.detail.keys_removed", "trigger.detail.down_ms"} {
 		if !slices.Contains(paths, want) {
 			t.Errorf("GatePaths lacks %s", want)

@@ -5,6 +5,9 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // The engine's packages import nothing under testbed/, directly or
@@ -33,9 +36,9 @@ func TestTheEngineImportsNothingOfTheTestbed(t *testing.T) {
 // since reads a counter that went down as reset: what was counted before
 // plus what it counted since.
 func TestCountersSinceReadAResetAsAReset(t *testing.T) {
-	atT := APICounters{Requests: 100, Loads: 10, Busy: 3}
-	end := APICounters{Requests: 150, Loads: 4, Busy: 1}
-	got := end.since(atT)
+	atT := result.APICounters{Requests: 100, Loads: 10, Busy: 3}
+	end := result.APICounters{Requests: 150, Loads: 4, Busy: 1}
+	got := end.Since(atT)
 	if got.Requests != 150 || got.Loads != 14 || got.Busy != 1 {
 		t.Errorf("since = %+v; want requests 150 (grown), loads 14 (10, reset, 4 since), busy 1 (the gauge at the end)", got)
 	}
@@ -45,9 +48,9 @@ func TestCountersSinceReadAResetAsAReset(t *testing.T) {
 // timing.drain_timed_out and a warning; one whose drain ended says
 // nothing.
 func TestADrainThatGaveUpIsInTheResults(t *testing.T) {
-	var ended, gaveUp ArmResult
-	ended.drainedOrNot(nil)
-	gaveUp.drainedOrNot(fmt.Errorf("drain: after 15s the service still ran 2 statements: %w", ErrStillRunning))
+	var ended, gaveUp result.ArmResult
+	ended.DrainedOrNot(nil)
+	gaveUp.DrainedOrNot(fmt.Errorf("drain: after 15s the service still ran 2 statements: %w", plan.ErrStillRunning))
 	if ended.Timing.DrainTimedOut || len(ended.Warnings) != 0 {
 		t.Errorf("a drain that ended: %+v, warnings %q; want neither", ended.Timing, ended.Warnings)
 	}

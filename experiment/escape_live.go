@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/load"
 )
 
@@ -12,10 +14,10 @@ import (
 // those begun. Only the watcher's goroutine touches it until the load is
 // over (watch's stop waits for it); collect reads it after.
 type escaping struct {
-	plan  Escape
+	plan  verdict.Escape
 	rate  float64    // the arm's: the rate that tipped it
 	steps load.Steps // the load's schedule's
-	begun []EscapeStep
+	begun []result.EscapeStep
 	over  bool
 }
 
@@ -35,7 +37,7 @@ func (e *ending) stepsOf() *load.Steps {
 // again once the step's rows reach the limit without coming back. It says
 // whether the arm is over: back at a step, or out of steps (or of the
 // arm's after window), and then cuts the load.
-func (e *ending) stepDown(x *escaping, a *armRun, res *ArmResult, now, t time.Time, after time.Duration) bool {
+func (e *ending) stepDown(x *escaping, a *armRun, res *result.ArmResult, now, t time.Time, after time.Duration) bool {
 	if x.over {
 		return true
 	}
@@ -46,14 +48,14 @@ func (e *ending) stepDown(x *escaping, a *armRun, res *ArmResult, now, t time.Ti
 		}
 		return e.escaped(x, a, now, t)
 	}
-	b, goodput, ok := bandOfResult(res)
+	b, goodput, ok := verdict.BandOfResult(res)
 	if !ok {
 		return false
 	}
 	cur := x.begun[len(x.begun)-1]
 	limitEnd := cur.StartMS + time.Duration(x.plan.Limit).Milliseconds()
 	to := min(after.Milliseconds(), limitEnd)
-	if s := stepOf(res.Timeline, res.rowHists, b, goodput, cur, to); s.Read == StepRecovered {
+	if s := verdict.StepOf(res.Timeline, res.RowHists, b, goodput, cur, to); s.Read == result.StepRecovered {
 		return e.escaped(x, a, now, t)
 	}
 	if to < limitEnd || x.next(now, t, time.Duration(a.p.After)) {
@@ -83,71 +85,57 @@ func (x *escaping) next(now, t time.Time, after time.Duration) bool {
 	if i > 0 {
 		cur = x.begun[i-1].RPS
 	}
-	edge := t.Add(now.Sub(t).Truncate(RowWidth) + RowWidth)
-	for edge.Before(now.Add(intervalAt(cur) + RowWidth)) {
-		edge = edge.Add(RowWidth)
+	edge := t.Add(now.Sub(t).Truncate(result.RowWidth) + result.RowWidth)
+	for edge.Before(now.Add(intervalAt(cur) + result.RowWidth)) {
+		edge = edge.Add(result.RowWidth)
 	}
 	if !edge.Before(t.Add(after)) {
 		return false
 	}
 	share := x.plan.Shares[i]
-	rps := round2(share * x.rate)
+	rps := result.Round2(share * x.rate)
 	if err := x.steps.Step(edge.Add(-time.Nanosecond), rps); err != nil {
 		return false // a step at or before the last: never, as edges only grow
 	}
-	x.begun = append(x.begun, EscapeStep{Share: share, RPS: rps, StartMS: edge.Sub(t).Milliseconds()})
+	x.begun = append(x.begun, result.EscapeStep{Share: share, RPS: rps, StartMS: edge.Sub(t).Milliseconds()})
 	return true
 }
 
 // intervalAt is the time between two requests at rps.
 func intervalAt(rps float64) time.Duration { return time.Duration(float64(time.Second) / rps) }
 
-// bandOfResult is the band res's holds are judged against, and its before
-// window's goodput; ok is false without a before window.
-func bandOfResult(res *ArmResult) (band, float64, bool) {
-	if res.Windows == nil || res.Windows.Before == nil {
-		return band{}, 0, false
-	}
-	var qps float64
-	if res.DB != nil {
-		qps = res.DB.BaselineQPS
-	}
-	g := res.Windows.Before.GoodputRPS
-	return bandOf(qps, res.baselineP99, g), g, true
-}
-
 // stuckRows are the rows of an arm whose verdict was decided on rows
 // before its escape: those rows, for its windows and its loop, which say
 // what held it down, not what the lower load did; rows otherwise.
-func (e *ending) stuckRows(rows []Row) []Row {
+func (e *ending) stuckRows(rows []result.Row) []result.Row {
 	if e == nil || e.escape == nil || !e.escape.started() {
 		return rows
 	}
 	e.mu.Lock()
 	d := e.decided
 	e.mu.Unlock()
-	n, _ := slices.BinarySearchFunc(rows, d.Milliseconds(), func(r Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
+	n, _ := slices.BinarySearchFunc(rows, d.Milliseconds(), func(r result.Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
 	return rows[:n]
 }
 
 // escapeResult is res's escape, read on its whole timeline: each step
 // begun, what its rows read up to its limit (or its end, when the arm's
 // load ended first), and the escape load. Nil without --escape.
-func (e *ending) escapeResult(res *ArmResult) *EscapeResult {
+func (e *ending) escapeResult(res *result.ArmResult) *result.EscapeResult {
 	if e == nil || e.escape == nil {
 		return nil
 	}
 	x := e.escape
-	r := &EscapeResult{FromRPS: x.rate, Steps: []EscapeStep{}}
+	r := &result.EscapeResult{FromRPS: x.rate, Steps: []result.EscapeStep{}}
 	if !x.started() {
 		return r
 	}
 	start := x.begun[0].StartMS
 	r.StartMS = &start
-	b, goodput, ok := bandOfResult(res)
+	b, goodput, ok := verdict.BandOfResult(res)
 	var loadEnd int64
 	if n := len(res.Timeline); n > 0 {
-		loadEnd = res.Timeline[n-1].TMS + RowWidth.Milliseconds()
+		loadEnd = res.Timeline[n-1].TMS + result.RowWidth.Milliseconds()
 	}
 	limit := time.Duration(x.plan.Limit).Milliseconds()
 	for i, s := range x.begun {
@@ -157,16 +145,16 @@ func (e *ending) escapeResult(res *ArmResult) *EscapeResult {
 		}
 		to := min(s.StartMS+limit, s.EndMS)
 		if ok {
-			s = stepOf(res.Timeline, res.rowHists, b, goodput, s, to)
+			s = verdict.StepOf(res.Timeline, res.RowHists, b, goodput, s, to)
 		}
 		if s.Read == "" {
-			s.Read = StepUnfinished
+			s.Read = result.StepUnfinished
 			if to == s.StartMS+limit {
-				s.Read = StepStuck
+				s.Read = result.StepStuck
 			}
 		}
 		r.Steps = append(r.Steps, s)
 	}
-	r.escapeFound()
+	r.EscapeFound()
 	return r
 }

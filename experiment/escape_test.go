@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -22,7 +25,7 @@ func TestParseEscape(t *testing.T) {
 		{"0.6, 0.3:15s", "60%,30%:15s"},
 		{"off", ""},
 	} {
-		e, err := ParseEscape(c.in)
+		e, err := verdict.ParseEscape(c.in)
 		got := ""
 		if e != nil {
 			got = e.String()
@@ -33,12 +36,12 @@ func TestParseEscape(t *testing.T) {
 	}
 	for _, in := range []string{"", "yes", "50%,75%", "50%,50%", "100%", "0%", "-10%", "NaN", "on:1s", "on:5m", "on:soon",
 		"90%,80%,70%,60%,50%,40%,30%,20%,10%,5%,1%"} {
-		if _, err := ParseEscape(in); err == nil || !strings.Contains(err.Error(), "accepted: on") {
+		if _, err := verdict.ParseEscape(in); err == nil || !strings.Contains(err.Error(), "accepted: on") {
 			t.Errorf("ParseEscape(%q) = %v; want an error naming the accepted forms", in, err)
 		}
 	}
-	p := Plan{Escape: &Escape{Shares: []float64{0.5, math.NaN()}, Limit: herd.Duration(10 * time.Second)}}
-	if errs := p.escapeProblems(); len(errs) != 1 || errs[0].Field != "escape" {
+	p := plan.Plan{Escape: &verdict.Escape{Shares: []float64{0.5, math.NaN()}, Limit: herd.Duration(10 * time.Second)}}
+	if errs := p.EscapeProblems(); len(errs) != 1 || errs[0].Field != "escape" {
 		t.Errorf("escapeProblems of a NaN share = %v; want one, on escape", errs)
 	}
 }
@@ -51,12 +54,14 @@ func TestParseEscape(t *testing.T) {
 // the baseline's p99 and DB q/s bands. The escape load is 100 req/s, half
 // the rate that tipped it.
 func TestEscapeSteps(t *testing.T) {
-	base := Row{Requests: 20, OK: 20, Attempts: 20, DBQPS: 10, P99MS: 5}
-	stuck := func(n int64) Row { return Row{Requests: n, OK: 1, Attempts: 5 * n, DBQPS: 3, P99MS: 1000} }
-	back := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 8, P99MS: 5}
+	base := result.Row{Requests: 20, OK: 20, Attempts: 20, DBQPS: 10, P99MS: 5}
+	stuck := func(n int64) result.Row {
+		return result.Row{Requests: n, OK: 1, Attempts: 5 * n, DBQPS: 3, P99MS: 1000}
+	}
+	back := result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 8, P99MS: 5}
 	at := func(ms int64) *int64 { return &ms }
-	pattern := func(backAt int64) func(int64) Row {
-		return func(tms int64) Row {
+	pattern := func(backAt int64) func(int64) result.Row {
+		return func(tms int64) result.Row {
 			switch {
 			case tms < 6000:
 				return stuck(20)
@@ -76,16 +81,16 @@ func TestEscapeSteps(t *testing.T) {
 		rec    []*int64
 		rps    *float64
 	}{
-		{"back at 50%", 11000, 9500, []string{StepStuck, StepRecovered}, []*int64{nil, at(500)}, ptr(100.0)},
-		{"stuck at every step", 12000, 1 << 40, []string{StepStuck, StepStuck}, []*int64{nil, nil}, nil},
-		{"the arm's window ended mid-step", 10000, 1 << 40, []string{StepStuck, StepUnfinished}, []*int64{nil, nil}, nil},
+		{"back at 50%", 11000, 9500, []string{result.StepStuck, result.StepRecovered}, []*int64{nil, at(500)}, ptr(100.0)},
+		{"stuck at every step", 12000, 1 << 40, []string{result.StepStuck, result.StepStuck}, []*int64{nil, nil}, nil},
+		{"the arm's window ended mid-step", 10000, 1 << 40, []string{result.StepStuck, result.StepUnfinished}, []*int64{nil, nil}, nil},
 	} {
 		rows := synthetic(base, c.end, pattern(c.backAt))
 		ended := int64(500)
-		res := &ArmResult{Timeline: rows, DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: &ended}, baselineP99: 5}
-		res.Windows = windowsOf(rows, &ended)
-		x := &escaping{plan: Escape{Shares: []float64{0.75, 0.5}, Limit: herd.Duration(2 * time.Second)}, rate: 200,
-			begun: []EscapeStep{{Share: 0.75, RPS: 150, StartMS: 6000}, {Share: 0.5, RPS: 100, StartMS: 9000}}}
+		res := &result.ArmResult{Timeline: rows, DB: &result.DB{BaselineQPS: 10}, Trigger: result.TriggerResult{EndedMS: &ended}, BaselineP99: 5}
+		res.Windows = result.WindowsOf(rows, &ended)
+		x := &escaping{plan: verdict.Escape{Shares: []float64{0.75, 0.5}, Limit: herd.Duration(2 * time.Second)}, rate: 200,
+			begun: []result.EscapeStep{{Share: 0.75, RPS: 150, StartMS: 6000}, {Share: 0.5, RPS: 100, StartMS: 9000}}}
 		got := (&ending{escape: x}).escapeResult(res)
 		if len(got.Steps) != 2 || !sameFloat(got.RPS, c.rps) || got.StartMS == nil || *got.StartMS != 6000 {
 			t.Fatalf("%s: escape %+v; want 2 steps from 6000 ms, rps %v", c.name, got, fmtF(c.rps))
@@ -110,7 +115,7 @@ func TestEscapeSteps(t *testing.T) {
 // at or past the schedule's end or once the shares are used up.
 func TestEscapeNextStep(t *testing.T) {
 	tt := time.Unix(1000, 0)
-	x := &escaping{plan: Escape{Shares: []float64{0.5, 0.01}, Limit: herd.Duration(2 * time.Second)}, rate: 200}
+	x := &escaping{plan: verdict.Escape{Shares: []float64{0.5, 0.01}, Limit: herd.Duration(2 * time.Second)}, rate: 200}
 	if !x.next(tt.Add(6050*time.Millisecond), tt, 20*time.Second) {
 		t.Fatal("first step refused")
 	}
@@ -131,7 +136,7 @@ func TestEscapeNextStep(t *testing.T) {
 	if x.next(tt.Add(12*time.Second), tt, 20*time.Second) {
 		t.Error("a third step of two; want none")
 	}
-	y := &escaping{plan: DefaultEscape, rate: 200}
+	y := &escaping{plan: verdict.DefaultEscape, rate: 200}
 	if y.next(tt.Add(19950*time.Millisecond), tt, 20*time.Second) {
 		t.Error("a step past the schedule's end; want none")
 	}
@@ -145,10 +150,10 @@ func sameFloat(a, b *float64) bool { return (a == nil) == (b == nil) && (a == ni
 // rate stepped to: the median of none, 5 and 10 req/s is 5; of none, none
 // and 5 is none; the spread's min is then null.
 func TestEscapeMedians(t *testing.T) {
-	run := func(rps *float64) ArmResult {
-		r := synthRun(100, 1, nil, Metastable)
+	run := func(rps *float64) result.ArmResult {
+		r := synthRun(100, 1, nil, result.Metastable)
 		start := int64(7000)
-		r.Escape = &EscapeResult{FromRPS: 20, StartMS: &start, RPS: rps, Steps: []EscapeStep{}}
+		r.Escape = &result.EscapeResult{FromRPS: 20, StartMS: &start, RPS: rps, Steps: []result.EscapeStep{}}
 		if rps != nil {
 			r.Escape.Share = num(*rps / 20)
 		}
@@ -158,11 +163,11 @@ func TestEscapeMedians(t *testing.T) {
 		rps  []*float64
 		want *float64
 	}{{[]*float64{nil, num(10), num(5)}, num(5)}, {[]*float64{num(5), nil, nil}, nil}, {[]*float64{num(10), num(5), num(10)}, num(10)}} {
-		var runs []ArmResult
+		var runs []result.ArmResult
 		for _, v := range c.rps {
 			runs = append(runs, run(v))
 		}
-		got, err := Aggregate(runs)
+		got, err := result.Aggregate(runs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,12 +195,14 @@ func fmtNums(vs []*float64) []string {
 // edge.
 func TestEscapeStepsDownLive(t *testing.T) {
 	tt := time.Unix(1000, 0)
-	base := Row{Requests: 20, OK: 20, Attempts: 20, DBQPS: 10, P99MS: 5}
-	stuck := func(n int64) Row { return Row{Requests: n, OK: 1, Attempts: 5 * n, DBQPS: 3, P99MS: 1000} }
-	back := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 8, P99MS: 5}
+	base := result.Row{Requests: 20, OK: 20, Attempts: 20, DBQPS: 10, P99MS: 5}
+	stuck := func(n int64) result.Row {
+		return result.Row{Requests: n, OK: 1, Attempts: 5 * n, DBQPS: 3, P99MS: 1000}
+	}
+	back := result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 8, P99MS: 5}
 	// stuck at the arm's rate, at 75% from 6.2 s, at 50% from 9.2 s, and
 	// back from 9.5 s
-	rows := synthetic(base, 20000, func(tms int64) Row {
+	rows := synthetic(base, 20000, func(tms int64) result.Row {
 		switch {
 		case tms < 6200:
 			return stuck(20)
@@ -207,17 +214,17 @@ func TestEscapeStepsDownLive(t *testing.T) {
 		return back
 	})
 	ended := int64(500)
-	resTo := func(to int64) *ArmResult {
+	resTo := func(to int64) *result.ArmResult {
 		n := 0
 		for n < len(rows) && rows[n].TMS < to {
 			n++
 		}
-		res := &ArmResult{Timeline: rows[:n], DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: &ended}, baselineP99: 5, Verdict: Metastable}
-		res.Windows = windowsOf(rows[:n], &ended)
+		res := &result.ArmResult{Timeline: rows[:n], DB: &result.DB{BaselineQPS: 10}, Trigger: result.TriggerResult{EndedMS: &ended}, BaselineP99: 5, Verdict: result.Metastable}
+		res.Windows = result.WindowsOf(rows[:n], &ended)
 		return res
 	}
-	a := &armRun{p: Plan{After: herd.Duration(60 * time.Second)}}
-	e := &ending{escape: &escaping{plan: Escape{Shares: []float64{0.75, 0.5, 0.25}, Limit: herd.Duration(2 * time.Second)}, rate: 200}}
+	a := &armRun{p: plan.Plan{After: herd.Duration(60 * time.Second)}}
+	e := &ending{escape: &escaping{plan: verdict.Escape{Shares: []float64{0.75, 0.5, 0.25}, Limit: herd.Duration(2 * time.Second)}, rate: 200}}
 	x := e.escape
 	for _, c := range []struct {
 		now, answered time.Duration
@@ -247,8 +254,8 @@ func TestEscapeStepsDownLive(t *testing.T) {
 	whole := resTo(12100)
 	e.judgeOn(whole)
 	alone := resTo(12100)
-	judge(alone, 5)
-	if whole.Verdict != Metastable || alone.Verdict != Recovering {
+	verdict.Judge(alone, 5)
+	if whole.Verdict != result.Metastable || alone.Verdict != result.Recovering {
 		t.Errorf("verdict on the rows decided %s, on the whole timeline %s; want metastable, recovering", whole.Verdict, alone.Verdict)
 	}
 }
@@ -260,11 +267,11 @@ func FuzzParseEscape(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		e, err := ParseEscape(s)
+		e, err := verdict.ParseEscape(s)
 		if err != nil || e == nil {
 			return
 		}
-		again, err := ParseEscape(e.String())
+		again, err := verdict.ParseEscape(e.String())
 		if err != nil || again == nil || again.String() != e.String() {
 			t.Errorf("ParseEscape(%q).String() = %q reads back as %v, %v", s, e.String(), again, err)
 		}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -8,7 +9,7 @@ import (
 // they are package experiment_test, as the testbed's subject
 // (testbed/subject) imports this package.
 var (
-	HeldBy  = heldBy
+	HeldBy  = result.HeldBy
 	PhaseOf = phaseOf
 	FmtF    = fmtF
 )

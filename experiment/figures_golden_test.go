@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // figuresGolden is every figure found on the results under testdata and
@@ -23,7 +25,7 @@ const figuresGolden = "testdata/figures.golden"
 func TestFiguresAreTheWalkersFigures(t *testing.T) {
 	var b bytes.Buffer
 	for _, s := range figureSets(t) {
-		for _, f := range figuresOf(s.arm) {
+		for _, f := range result.FiguresOf(s.arm) {
 			v := "null"
 			if x := f.Value(); x != nil {
 				v = strconv.FormatFloat(*x, 'g', -1, 64)
@@ -31,9 +33,9 @@ func TestFiguresAreTheWalkersFigures(t *testing.T) {
 			fmt.Fprintf(&b, "%s %s whole=%t %s\n", s.name, f.Path, f.Whole, v)
 		}
 	}
-	fmt.Fprintf(&b, "gate paths: %s\n", strings.Join(GatePaths(), " "))
-	fmt.Fprintf(&b, "class paths: %s\n", strings.Join(ClassFigurePaths, " "))
-	fmt.Fprintf(&b, "lb server paths: %s\n", strings.Join(LBServerFigures, " "))
+	fmt.Fprintf(&b, "gate paths: %s\n", strings.Join(result.GatePaths(), " "))
+	fmt.Fprintf(&b, "class paths: %s\n", strings.Join(result.ClassFigurePaths, " "))
+	fmt.Fprintf(&b, "lb server paths: %s\n", strings.Join(result.LBServerFigures, " "))
 	if *update {
 		if err := os.WriteFile(figuresGolden, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
@@ -62,7 +64,7 @@ func lineAt(lines []string, i int) string {
 
 type figureSet struct {
 	name string
-	arm  *ArmResult
+	arm  *result.ArmResult
 }
 
 // figureSets are every arm, and every run of one, of the results files
@@ -71,7 +73,7 @@ type figureSet struct {
 func figureSets(t *testing.T) []figureSet {
 	t.Helper()
 	var out []figureSet
-	add := func(name string, arms []ArmResult) {
+	add := func(name string, arms []result.ArmResult) {
 		for i := range arms {
 			n := fmt.Sprintf("%s[%d]", name, i)
 			out = append(out, figureSet{n, &arms[i]})
@@ -90,7 +92,7 @@ func figureSets(t *testing.T) []figureSet {
 			Arms []struct {
 				Probes []struct {
 					Runs []struct {
-						Result ArmResult `json:"result"`
+						Result result.ArmResult `json:"result"`
 					} `json:"runs"`
 				} `json:"probes"`
 			} `json:"arms"`
@@ -99,16 +101,16 @@ func figureSets(t *testing.T) []figureSet {
 		for i, a := range sw.Arms {
 			for j, p := range a.Probes {
 				for k, r := range p.Runs {
-					add(fmt.Sprintf("%s.arms[%d].probes[%d].runs[%d]", f, i, j, k), []ArmResult{r.Result})
+					add(fmt.Sprintf("%s.arms[%d].probes[%d].runs[%d]", f, i, j, k), []result.ArmResult{r.Result})
 				}
 			}
 		}
 	}
 	files, _ := filepath.Glob(filepath.Join("testdata", "aggregate", "*.json"))
 	for _, f := range files {
-		var a ArmResult
+		var a result.ArmResult
 		readJSON(t, f, &a)
-		add(strings.TrimSuffix(filepath.Base(f), ".json"), []ArmResult{a})
+		add(strings.TrimSuffix(filepath.Base(f), ".json"), []result.ArmResult{a})
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/triggers"
@@ -21,7 +22,7 @@ import (
 // the JSON has null.
 func TestFiguresAreTheResultsNumbers(t *testing.T) {
 	for name, runs := range aggregateFixtures(t) {
-		agg, err := Aggregate(runs)
+		agg, err := result.Aggregate(runs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +61,7 @@ func numbersDiff(got, want map[string]*float64) string {
 // Setting a figure writes it where the results read it, and nowhere else.
 func TestFigureSetWritesItsPath(t *testing.T) {
 	for name, runs := range aggregateFixtures(t) {
-		for _, f := range figuresOf(&runs[0]) {
+		for _, f := range result.FiguresOf(&runs[0]) {
 			before := runs[0].Figures()
 			var x *float64 // a null stays null: it may be an object's
 			if f.Value() != nil {
@@ -105,29 +106,29 @@ func TestTheEngineImportsNoReflect(t *testing.T) {
 // repeat's median and spread, the paths a gate may name and the
 // contract's list, which then wants a row for it.
 func TestAFigureIsDeclaredInOnePlace(t *testing.T) {
-	was := armFigures
-	t.Cleanup(func() { armFigures = was })
-	armFigures = append(slices.Clone(was), figure.MillisOf("throwaway_ms", func(a *ArmResult) *float64 { return &a.baselineP99 }))
+	was := result.ArmFigures
+	t.Cleanup(func() { result.ArmFigures = was })
+	result.ArmFigures = append(slices.Clone(was), figure.MillisOf("throwaway_ms", func(a *result.ArmResult) *float64 { return &a.BaselineP99 }))
 
-	runs := []ArmResult{{Name: "a"}, {Name: "a"}, {Name: "a"}}
+	runs := []result.ArmResult{{Name: "a"}, {Name: "a"}, {Name: "a"}}
 	for i, ms := range []float64{10, 30, 20} {
-		runs[i].baselineP99 = ms
+		runs[i].BaselineP99 = ms
 	}
-	agg, err := Aggregate(runs)
+	agg, err := result.Aggregate(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, ok := agg.SpreadOf("throwaway_ms"); !ok || agg.baselineP99 != 20 || *s.Min != 10 || *s.Max != 30 {
-		t.Errorf("Aggregate: throwaway_ms = %v, spread %+v; want the median 20, from 10 to 30", agg.baselineP99, s)
+	if s, ok := agg.SpreadOf("throwaway_ms"); !ok || agg.BaselineP99 != 20 || *s.Min != 10 || *s.Max != 30 {
+		t.Errorf("Aggregate: throwaway_ms = %v, spread %+v; want the median 20, from 10 to 30", agg.BaselineP99, s)
 	}
 	g, err := gates.Parse("throwaway_ms < 25")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := CheckGates([]gates.Gate{g}, []ArmResult{agg}); len(res) != 1 || res[0].Measured == nil || *res[0].Measured != 20 || !res[0].Pass {
+	if res := result.CheckGates([]gates.Gate{g}, []result.ArmResult{agg}); len(res) != 1 || res[0].Measured == nil || *res[0].Measured != 20 || !res[0].Pass {
 		t.Errorf("CheckGates(throwaway_ms < 25) = %+v; want it measured 20, and passed", res)
 	}
-	if !slices.Contains(GatePaths(), "throwaway_ms") {
+	if !slices.Contains(result.GatePaths(), "throwaway_ms") {
 		t.Errorf("GatePaths() lacks throwaway_ms")
 	}
 	if missing := uncontracted(); !slices.Equal(missing, []string{"throwaway_ms"}) {
@@ -141,7 +142,7 @@ func TestAFigureIsDeclaredInOnePlace(t *testing.T) {
 func TestFigureKindsAgreeWithTheirNames(t *testing.T) {
 	c := &figure.Collector{Schema: true, Names: true}
 	for _, tr := range triggers.Default().Triggers() {
-		armFigures.Walk(&ArmResult{Trigger: TriggerResult{Detail: tr.Detail()}}, "", c)
+		result.ArmFigures.Walk(&result.ArmResult{Trigger: result.TriggerResult{Detail: tr.Detail()}}, "", c)
 	}
 	for _, f := range c.Out {
 		kind, unit := f.Kind, f.Unit
@@ -163,7 +164,7 @@ func TestEveryTriggersDetailIsDeclared(t *testing.T) {
 	for _, tr := range triggers.Default().Triggers() {
 		d := tr.Detail()
 		fill(reflect.ValueOf(d).Elem(), "trigger.detail", 1)
-		a := ArmResult{Trigger: TriggerResult{Name: tr.Name(), Detail: d}}
+		a := result.ArmResult{Trigger: result.TriggerResult{Name: tr.Name(), Detail: d}}
 		want, err := gates.Numbers(a)
 		if err != nil {
 			t.Fatal(err)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/triggers"
 )
 
 // Generator sends an arm's load: on this machine when Env.Generator is nil,
@@ -63,38 +63,7 @@ type Prepared interface {
 	// one, as it ends (the workers' as they stream in: see Hearer); rec is
 	// the arm's recorder each files into. It returns how the workers kept
 	// the herd together; nil on this machine.
-	Run(ctx context.Context, start, t time.Time, rec *Recorder, each func(load.Record)) (*Workers, error)
-}
-
-// Workers is how the workers of a distributed arm kept one herd.
-type Workers struct {
-	Count int `json:"count"`
-	// StartSkewMaxMS is the spread of the workers' first requests against
-	// the schedule (their departure, less the instant due, on worker 0's
-	// clock: max - min); StartSkewP99MS its 99th percentile over workers.
-	StartSkewMaxMS float64  `json:"start_skew_max_ms"`
-	StartSkewP99MS float64  `json:"start_skew_p99_ms"`
-	Each           []Worker `json:"each"`
-	// Burst is the burst the workers released, merged: the arm's burst
-	Burst *triggers.BurstResult `json:"-"`
-}
-
-// Worker is one worker's part of an arm.
-type Worker struct {
-	Index int    `json:"index"`
-	URL   string `json:"url"`
-	// ClockOffsetMS is the worker's clock less worker 0's, measured as NTP
-	// does before the arm; ClockErrorMS bounds it (half the round trip).
-	ClockOffsetMS float64 `json:"clock_offset_ms"`
-	ClockErrorMS  float64 `json:"clock_error_ms"`
-	// FirstLagMS is how late its first request left against the instant
-	// it was due, on its own clock.
-	FirstLagMS float64     `json:"first_lag_ms"`
-	Load       LoadFigures `json:"load"`            // its generator's own figures
-	Burst      int         `json:"burst,omitempty"` // the burst trigger's clients it released
-	// PastCut is how many requests it sent past the arm's cut, which
-	// reached it after its instant: not in the arm's figures
-	PastCut int64 `json:"past_cut,omitempty"`
+	Run(ctx context.Context, start, t time.Time, rec *Recorder, each func(load.Record)) (*result.Workers, error)
 }
 
 // inProcess sends the load from this process.
@@ -112,7 +81,7 @@ type localLoad struct{ c load.Config }
 
 func (localLoad) Lead() time.Duration { return scheduleLead }
 
-func (l localLoad) Run(ctx context.Context, start, _ time.Time, _ *Recorder, each func(load.Record)) (*Workers, error) {
+func (l localLoad) Run(ctx context.Context, start, _ time.Time, _ *Recorder, each func(load.Record)) (*result.Workers, error) {
 	l.c.Start = start
 	_, err := load.Attack(ctx, l.c, each)
 	return nil, err

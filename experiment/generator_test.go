@@ -10,6 +10,9 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
@@ -31,12 +34,12 @@ func TestASaturatedGeneratorSaysSo(t *testing.T) {
 		rate      int
 		procs     int
 		saturated bool
-	}{{200, runtime.GOMAXPROCS(0), false}, {MaxRate, 1, true}} {
+	}{{200, runtime.GOMAXPROCS(0), false}, {plan.MaxRate, 1, true}} {
 		tg, err := targets.FromURL(srv.URL + "/items/{key}")
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := Plan{Arms: []Arm{{Name: "baseline", Select: &Select{}}}, Trigger: "burst", Triggers: TriggerOptions("burst", "1"),
+		p := plan.Plan{Arms: []arm.Arm{{Name: "baseline", Select: &arm.Select{}}}, Trigger: "burst", Triggers: TriggerOptions("burst", "1"),
 			HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: tt.rate, Clients: 10, Timeout: herd.Duration(time.Second),
 			Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 1}
 		prev := runtime.GOMAXPROCS(tt.procs)
@@ -83,7 +86,7 @@ func TestASaturatedGeneratorSaysSo(t *testing.T) {
 // The generator's figures are gate paths: a CI job can fail a run whose
 // generator fell behind (--gate 'load.lag_p99_ms < 10').
 func TestGeneratorFiguresAreGatePaths(t *testing.T) {
-	paths := GatePaths()
+	paths := result.GatePaths()
 	for _, want := range []string{"load.intended", "load.sent", "load.achieved_rate", "load.lag_p50_ms", "load.lag_p99_ms", "http.errors.unsent"} {
 		if !slices.Contains(paths, want) {
 			t.Errorf("GatePaths() lacks %s", want)
@@ -93,8 +96,8 @@ func TestGeneratorFiguresAreGatePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arms := []ArmResult{{Name: "on-time", Load: LoadFigures{LagP99MS: 0.4}}, {Name: "late", Load: LoadFigures{LagP99MS: 45, Saturated: true}}}
-	res := CheckGates([]gates.Gate{g}, arms)
+	arms := []result.ArmResult{{Name: "on-time", Load: result.LoadFigures{LagP99MS: 0.4}}, {Name: "late", Load: result.LoadFigures{LagP99MS: 45, Saturated: true}}}
+	res := result.CheckGates([]gates.Gate{g}, arms)
 	if len(res) != 2 || !res[0].Pass || res[1].Pass {
 		t.Errorf("gate load.lag_p99_ms < 10 on an arm on time and a late one = %+v; want pass, then fail", res)
 	}

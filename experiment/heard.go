@@ -1,6 +1,8 @@
 package experiment
 
-import "time"
+import (
+	"time"
+)
 
 // Hearer is a Prepared whose requests reach the arm's recorder a while
 // after they end, such as the workers' (streamed every 100 ms): every

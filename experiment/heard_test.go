@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 )
 
@@ -44,7 +45,7 @@ func TestTheLiveJudgeReadsOnlyFiledRows(t *testing.T) {
 	if got, want := e.answeredBy(now, tt.Add(time.Second)), tt.Add(900*time.Millisecond); !got.Equal(want) {
 		t.Errorf("answered by T%+v with requests filed to T+1s; want T%+v", got.Sub(tt), want.Sub(tt))
 	}
-	if got, want := e.answeredBy(now, now), now.Add(-time.Second-2*RowWidth); !got.Equal(want) {
+	if got, want := e.answeredBy(now, now), now.Add(-time.Second-2*result.RowWidth); !got.Equal(want) {
 		t.Errorf("answered by T%+v with every request filed; want the bound's, T%+v", got.Sub(tt), want.Sub(tt))
 	}
 	if got := e.answeredBy(now, time.Time{}); got.After(tt) {
@@ -52,16 +53,16 @@ func TestTheLiveJudgeReadsOnlyFiledRows(t *testing.T) {
 	}
 	// why: stuck rows (1 answer of 10, 3 DB q/s) read metastable; the same
 	// rows with their last second not yet sent read recovered
-	stuck := Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
+	stuck := result.Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
 	ended := int64(500)
-	whole := synthetic(Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}, 6000, func(int64) Row { return stuck })
-	unsent := synthetic(Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}, 6000, func(tms int64) Row {
+	whole := synthetic(result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}, 6000, func(int64) result.Row { return stuck })
+	unsent := synthetic(result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}, 6000, func(tms int64) result.Row {
 		if tms >= 5000 {
-			return Row{DBQPS: 3}
+			return result.Row{DBQPS: 3}
 		}
 		return stuck
 	})
-	if a, b := judged(whole, &ended, nil), judged(unsent, &ended, nil); a.Verdict != Metastable || b.Verdict != Recovered {
+	if a, b := judged(whole, &ended, nil), judged(unsent, &ended, nil); a.Verdict != result.Metastable || b.Verdict != result.Recovered {
 		t.Errorf("stuck rows read %s, with their last second unsent %s; want metastable, recovered (the reason for the mark)", a.Verdict, b.Verdict)
 	}
 }

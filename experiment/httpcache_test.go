@@ -8,6 +8,9 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
@@ -58,12 +61,12 @@ postgres: {dsn: "${HB_TEST_PG}", role: herdbench_app, statements: "pg_sleep"}
 
 // cachePlan runs each arm, chosen by its X-Arm header, at 400 req/s over
 // 20 hot keys: 20 requests a second for each.
-func cachePlan(trigger string, arms ...string) Plan {
+func cachePlan(trigger string, arms ...string) plan.Plan {
 	p := servicePlan(trigger)
 	p.Rate, p.Clients, p.HotKeys = 400, 40, 20
 	p.Warmup, p.Before, p.After = herd.Duration(time.Second), herd.Duration(2*time.Second), herd.Duration(3*time.Second)
 	for _, a := range arms {
-		p.Arms = append(p.Arms, Arm{Name: a, Select: &Select{Headers: map[string]string{"X-Arm": a}}})
+		p.Arms = append(p.Arms, arm.Arm{Name: a, Select: &arm.Select{Headers: map[string]string{"X-Arm": a}}})
 	}
 	return p
 }
@@ -80,7 +83,7 @@ func logCacheTable(t *testing.T, title string, rep *Report) {
 }
 
 // armNamed is rep's arm by name.
-func armNamed(t *testing.T, rep *Report, name string) ArmResult {
+func armNamed(t *testing.T, rep *Report, name string) result.ArmResult {
 	t.Helper()
 	for _, a := range rep.Arms {
 		if a.Name == name {
@@ -88,11 +91,11 @@ func armNamed(t *testing.T, rep *Report, name string) ArmResult {
 		}
 	}
 	t.Fatalf("no arm %s in %v", name, rep.Arms)
-	return ArmResult{}
+	return result.ArmResult{}
 }
 
 // purged is what expire's purges were answered.
-func purged(t *testing.T, a ArmResult) *triggers.CacheAnswers {
+func purged(t *testing.T, a result.ArmResult) *triggers.CacheAnswers {
 	t.Helper()
 	d, ok := a.Trigger.Detail.(*triggers.ExpireDetail)
 	if !ok || d.HTTPCache == nil {

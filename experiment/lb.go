@@ -1,99 +1,21 @@
 package experiment
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/herdbench/herdbench/gates"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/observe"
 )
-
-// LoadBalancer is what the load balancer in front of the service (a
-// target file's haproxy:) did in an arm, by its own counters (HAProxy's
-// stats page), from T to the arm's end as the other figures: the requests
-// that entered it, what it sent to the servers behind it, retries and
-// redispatches included, the answers it made itself, and each server's
-// share. A retry at the load balancer shows here as more server attempts
-// than requests, which the clients' own records cannot see.
-type LoadBalancer struct {
-	Requests       int64 `json:"requests"`        // HTTP requests the backend received from its frontends, once each: req_tot
-	ServerAttempts int64 `json:"server_attempts"` // sessions the backend's servers took, summed: stot
-	Retries        int64 `json:"retries"`         // the backend's retries: wretr
-	Redispatches   int64 `json:"redispatches"`    // requests it sent to another server after a failure: wredis
-	// Own5xx are the 5xx HAProxy answered itself, not a server: 503 with
-	// no server to try, 502 or 504 for a server's bad or late answer (the
-	// backend's hrsp_5xx less its servers')
-	Own5xx int64 `json:"own_5xx"`
-	// Amplification is server attempts per request; 1 when it retried
-	// nothing
-	Amplification float64 `json:"amplification"`
-	// EndToEnd is every layer's amplification multiplied: the clients'
-	// attempts per request (retries.amplification), the load balancer's
-	// server attempts per request it received, and the database's queries
-	// per server attempt (db.queries over server_attempts); 0 when a
-	// layer has no count (no database observed: its factor is left out)
-	EndToEnd float64 `json:"end_to_end"`
-	// QueuePeak is the most requests HAProxy held queued at once, over
-	// the samples from T to the arm's end: the backend's queue and its
-	// servers' (qcur, a gauge read every 100 ms, so a queue shorter than
-	// a sample's interval may be missed)
-	QueuePeak int64 `json:"queue_peak"`
-	// Servers are the backend's servers by name
-	Servers LBServers `json:"servers"`
-}
-
-// LBServers are the servers behind the load balancer, by name.
-type LBServers map[string]*LBServer
-
-// UnmarshalJSON reads the servers by name, or as the list results files
-// held before they were keyed by name (each with its name, the counters
-// then counted from the load's start).
-func (s *LBServers) UnmarshalJSON(b []byte) error {
-	var byName map[string]*LBServer
-	if err := json.Unmarshal(b, &byName); err == nil {
-		*s = byName
-		return nil
-	}
-	var list []struct {
-		Name string `json:"name"`
-		LBServer
-	}
-	if err := json.Unmarshal(b, &list); err != nil {
-		return fmt.Errorf("lb.servers: %w (accepted: servers by name, or a list of servers with their names)", err)
-	}
-	*s = LBServers{}
-	for _, e := range list {
-		(*s)[e.Name] = &e.LBServer
-	}
-	return nil
-}
-
-// LBServer is one server behind the load balancer in an arm.
-type LBServer struct {
-	Attempts     int64 `json:"attempts"`      // stot
-	Responses5xx int64 `json:"responses_5xx"` // hrsp_5xx: the 5xx it answered
-	ConnErrors   int64 `json:"conn_errors"`   // econ
-	Downs        int64 `json:"downs"`         // chkdown: the times its health check marked it down
-	// PeakRPS is its most attempts in any second of the timeline from T
-	// (ten 100 ms rows): a returning server's herd, or slowstart's ramp
-	PeakRPS float64 `json:"peak_rps"`
-	Weight  int64   `json:"weight"` // its effective weight at the arm's end
-	// QueuePeak is the most requests queued for it at once (qcur, over
-	// the samples from T: at its maxconn)
-	QueuePeak int64  `json:"queue_peak"`
-	Status    string `json:"status"` // at the arm's end
-}
 
 // loadBalancer puts in res what the load balancer's counters grew by from
 // T to the arm's end, along the samples between (a reload on the way
 // counts right), and takes its own 503s out of the clients' shed answers.
 // Without haproxy: it does nothing; an unread snapshot is the arm's
 // warning, and lb.* is left out.
-func (a *armRun) loadBalancer(res *ArmResult, atT, end observe.Sample, samples []observe.Sample) {
+func (a *armRun) loadBalancer(res *result.ArmResult, atT, end observe.Sample, samples []observe.Sample) {
 	if a.tg.HAProxy == nil {
 		return
 	}
@@ -161,28 +83,28 @@ func addRow(sum *observe.LBRow, p, c observe.LBRow, reset bool) {
 
 // lbOf is the arm's load balancer figures from the counters' growth g and
 // the last reading end (each server's weight and status).
-func lbOf(g, end observe.LBStats) *LoadBalancer {
-	lb := &LoadBalancer{Requests: g.Backend.Requests, Retries: g.Backend.Retries, Redispatches: g.Backend.Redispatches,
-		Own5xx: g.Own5xx(), Servers: LBServers{}}
+func lbOf(g, end observe.LBStats) *result.LoadBalancer {
+	lb := &result.LoadBalancer{Requests: g.Backend.Requests, Retries: g.Backend.Retries, Redispatches: g.Backend.Redispatches,
+		Own5xx: g.Own5xx(), Servers: result.LBServers{}}
 	last := map[string]observe.LBRow{}
 	for _, r := range end.Servers {
 		last[r.Name] = r
 	}
 	for _, r := range g.Servers {
-		sv := &LBServer{Attempts: r.Sessions, Responses5xx: r.Responses5xx, ConnErrors: r.ConnErrors, Downs: r.Downs,
+		sv := &result.LBServer{Attempts: r.Sessions, Responses5xx: r.Responses5xx, ConnErrors: r.ConnErrors, Downs: r.Downs,
 			Weight: last[r.Name].Weight, Status: last[r.Name].Status}
 		lb.ServerAttempts += sv.Attempts
 		lb.Servers[r.Name] = sv
 	}
 	if lb.Requests > 0 {
-		lb.Amplification = round4(float64(lb.ServerAttempts) / float64(lb.Requests))
+		lb.Amplification = result.Round4(float64(lb.ServerAttempts) / float64(lb.Requests))
 	}
 	return lb
 }
 
 // peaks sets each server's peak_rps from the timeline's rows from T.
-func peaks(lb *LoadBalancer, rows []Row) {
-	window := int(time.Second / RowWidth)
+func peaks(lb *result.LoadBalancer, rows []result.Row) {
+	window := int(time.Second / result.RowWidth)
 	for name, sv := range lb.Servers {
 		var sum, best int64
 		var in []int64
@@ -198,13 +120,13 @@ func peaks(lb *LoadBalancer, rows []Row) {
 			}
 			best = max(best, sum)
 		}
-		sv.PeakRPS = float64(best) / (float64(window) * RowWidth.Seconds())
+		sv.PeakRPS = float64(best) / (float64(window) * result.RowWidth.Seconds())
 	}
 }
 
 // queuePeaks sets the backend's and each server's most requests queued at
 // once, over the readings from T to the arm's end.
-func queuePeaks(lb *LoadBalancer, from, to observe.Sample, samples []observe.Sample) {
+func queuePeaks(lb *result.LoadBalancer, from, to observe.Sample, samples []observe.Sample) {
 	read := func(st *observe.LBStats) {
 		if st == nil {
 			return
@@ -237,7 +159,7 @@ func lbQueued(st observe.LBStats) int64 {
 
 // endToEnd multiplies the layers' amplifications: the clients', the load
 // balancer's and the database's per server attempt.
-func endToEnd(res *ArmResult, lb *LoadBalancer) float64 {
+func endToEnd(res *result.ArmResult, lb *result.LoadBalancer) float64 {
 	if lb.Requests == 0 || lb.ServerAttempts == 0 || res.HTTP.Requests == 0 {
 		return 0
 	}
@@ -245,7 +167,7 @@ func endToEnd(res *ArmResult, lb *LoadBalancer) float64 {
 	if res.DB != nil {
 		e *= float64(res.DB.Queries) / float64(lb.ServerAttempts)
 	}
-	return round4(e)
+	return result.Round4(e)
 }
 
 // own503 moves the 503s HAProxy made itself from the clients' shed
@@ -257,7 +179,7 @@ func endToEnd(res *ArmResult, lb *LoadBalancer) float64 {
 // the clients saw. An estimate: eresp also counts a server's abort after
 // a 2xx, and under retry-on a server's retried 5xx hide HAProxy's own, so
 // it may count fewer than HAProxy made.
-func own503(res *ArmResult, lb *LoadBalancer, g observe.LBStats) {
+func own503(res *result.ArmResult, lb *result.LoadBalancer, g observe.LBStats) {
 	n := lb.Own5xx - g.Backend.InternalErrors
 	for _, r := range g.Servers {
 		n -= r.RespErrors
@@ -271,8 +193,8 @@ func own503(res *ArmResult, lb *LoadBalancer, g observe.LBStats) {
 // sample's growth since the last that read them, in the row the sample
 // falls in (a counter that went down was reset by a reload: it counts
 // from zero).
-func lbRows(samples []observe.Sample, t time.Time) map[int64]*Row {
-	out := map[int64]*Row{}
+func lbRows(samples []observe.Sample, t time.Time) map[int64]*result.Row {
+	out := map[int64]*result.Row{}
 	var prev *observe.LBStats
 	for _, s := range samples {
 		cur := s.LB
@@ -280,10 +202,10 @@ func lbRows(samples []observe.Sample, t time.Time) map[int64]*Row {
 			continue
 		}
 		if prev != nil {
-			i := rowIndex(s.At, t)
+			i := result.RowIndex(s.At, t)
 			r := out[i]
 			if r == nil {
-				r = &Row{LBServers: map[string]int64{}}
+				r = &result.Row{LBServers: map[string]int64{}}
 				out[i] = r
 			}
 			r.LBRequests += step(prev.Backend.Requests, cur.Backend.Requests, cur.Backend.Requests < prev.Backend.Requests)
@@ -303,48 +225,6 @@ func lbRows(samples []observe.Sample, t time.Time) map[int64]*Row {
 	return out
 }
 
-// LBServerFigures are the figures of one server behind the load balancer
-// a gate may name, as lb.servers.NAME.FIGURE: the servers are the load
-// balancer's, known once it is read, so any NAME passes validation, and a
-// server HAProxy does not list has no figure, which fails the gate.
-var LBServerFigures = figurePaths(&LBServer{})
-
-// lbServerGates splits gs into the gates on one server's figures and the
-// rest; a gate on a figure a server does not have stays in rest, for
-// Validate to name the accepted paths.
-func lbServerGates(gs []gates.Gate) (servers, rest []gates.Gate) {
-	for _, g := range gs {
-		if isLBServerPath(g.Path) {
-			servers = append(servers, g)
-		} else {
-			rest = append(rest, g)
-		}
-	}
-	return servers, rest
-}
-
-// isLBServerPath says whether path is lb.servers.NAME.FIGURE, FIGURE one of
-// LBServerFigures (a server's name may hold dots; a figure none).
-func isLBServerPath(path string) bool {
-	server, ok := strings.CutPrefix(path, "lb.servers.")
-	dot := strings.LastIndex(server, ".")
-	return ok && dot > 0 && slices.Contains(LBServerFigures, server[dot+1:])
-}
-
-// lbServerPathsOf are the paths of the servers gs name, every figure of
-// each: what a gate on one server is checked against before the run (its
-// arm, its operator, a percentage on a count).
-func lbServerPathsOf(gs []gates.Gate) []string {
-	var paths []string
-	for _, g := range gs {
-		server := g.Path[:strings.LastIndex(g.Path, ".")+1]
-		for _, f := range LBServerFigures {
-			paths = append(paths, server+f)
-		}
-	}
-	return paths
-}
-
 // lbServerPaths are the gate paths of the servers rep's arms saw behind
 // the load balancer.
 func (r *Report) lbServerPaths() []string {
@@ -354,7 +234,7 @@ func (r *Report) lbServerPaths() []string {
 			continue
 		}
 		for name := range a.LB.Servers {
-			for _, f := range LBServerFigures {
+			for _, f := range result.LBServerFigures {
 				seen["lb.servers."+name+"."+f] = true
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/observe"
 )
 
@@ -44,7 +45,7 @@ func TestLoadBalancerFiguresAlongTheSamples(t *testing.T) {
 		{100, 60, 40}, // 45 own less a2's 5 eresp (its 504s): 40 were 503s
 		{30, 0, 30},   // at most what the clients saw as shed
 	} {
-		res := &ArmResult{HTTP: HTTP{Errors: Errors{Shed: tt.shed}}}
+		res := &result.ArmResult{HTTP: result.HTTP{Errors: result.Errors{Shed: tt.shed}}}
 		own503(res, lb, g)
 		if res.HTTP.Errors.Shed != tt.wantShed || res.HTTP.Errors.LB != tt.wantLB {
 			t.Errorf("%d shed: shed %d, lb %d; want %d and %d", tt.shed, res.HTTP.Errors.Shed, res.HTTP.Errors.LB, tt.wantShed, tt.wantLB)
@@ -63,7 +64,7 @@ func TestLoadBalancerFiguresAlongTheSamples(t *testing.T) {
 
 // A server's peak is its most attempts in any ten rows from T, a second.
 func TestPeakIsTheBusiestSecond(t *testing.T) {
-	var rows []Row
+	var rows []result.Row
 	for i := -5; i < 30; i++ {
 		n := int64(1)
 		if i >= 10 && i < 15 {
@@ -72,9 +73,9 @@ func TestPeakIsTheBusiestSecond(t *testing.T) {
 		if i < 0 {
 			n = 100 // before T: not the arm's
 		}
-		rows = append(rows, Row{TMS: int64(i) * 100, LBServers: map[string]int64{"a1": n}})
+		rows = append(rows, result.Row{TMS: int64(i) * 100, LBServers: map[string]int64{"a1": n}})
 	}
-	lb := &LoadBalancer{Servers: map[string]*LBServer{"a1": {}}}
+	lb := &result.LoadBalancer{Servers: map[string]*result.LBServer{"a1": {}}}
 	peaks(lb, rows)
 	if got := lb.Servers["a1"].PeakRPS; got != 155 {
 		t.Errorf("peak %v/s; want 155: the five rows of 30 and five of 1 in one second", got)
@@ -84,7 +85,7 @@ func TestPeakIsTheBusiestSecond(t *testing.T) {
 // A results file written while lb.servers was a list of servers with
 // their names still reads, each server under its name.
 func TestLBServersReadTheOldList(t *testing.T) {
-	var lb LoadBalancer
+	var lb result.LoadBalancer
 	old := `{"requests": 10, "servers": [{"name": "api-0", "attempts": 6, "status": "UP"}, {"name": "api-1", "attempts": 4}]}`
 	if err := json.Unmarshal([]byte(old), &lb); err != nil {
 		t.Fatal(err)

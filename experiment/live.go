@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
@@ -15,17 +15,6 @@ import (
 // second.
 const LiveWindow = time.Second
 
-// LivePaths are the figures a stop condition (--abort-on) may name. They
-// mean what the results' fields of the same name mean, over LiveWindow
-// instead of the arm; db.qps is the item queries per second over it.
-var LivePaths = []string{
-	"db.qps",
-	"http.requests", "http.ok", "http.drop_rate", "http.p50_ms", "http.p90_ms", "http.p99_ms", "http.max_ms",
-	"http.errors.timeout", "http.errors.conn", "http.errors.5xx", "http.errors.shed", "http.errors.other",
-	"http.errors.throttled", "http.errors.client_breaker",
-	"retries.attempts", "retries.amplification",
-}
-
 // liveBucket is RowWidth of completed requests.
 type liveBucket struct {
 	at       int64 // completion row index from the recorder's T; the slot holds this row only
@@ -35,15 +24,15 @@ type liveBucket struct {
 }
 
 // liveSlots covers LiveWindow plus the row being filled.
-const liveSlots = int(LiveWindow/RowWidth) + 1
+const liveSlots = int(LiveWindow/result.RowWidth) + 1
 
 // addLive files a record by when it completed; r.mu is held.
 func (r *Recorder) addLive(rec load.Record, us int64) {
-	i := rowIndex(rec.Intended.Add(rec.Latency), r.t)
+	i := result.RowIndex(rec.Intended.Add(rec.Latency), r.t)
 	b := &r.live[int(((i%int64(liveSlots))+int64(liveSlots))%int64(liveSlots))]
 	if b.hist == nil || b.at != i {
 		if b.hist == nil {
-			b.hist = newHist(2)
+			b.hist = result.NewHist(2)
 		}
 		b.hist.Reset()
 		*b = liveBucket{at: i, hist: b.hist}
@@ -58,9 +47,9 @@ func (r *Recorder) addLive(rec load.Record, us int64) {
 func (r *Recorder) liveFigures(now time.Time) map[string]*float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	last := rowIndex(now, r.t)
-	first := last - int64(LiveWindow/RowWidth) + 1
-	hist := newHist(2)
+	last := result.RowIndex(now, r.t)
+	first := last - int64(LiveWindow/result.RowWidth) + 1
+	hist := result.NewHist(2)
 	var outcomes [load.NumOutcomes]int64
 	var attempts, requests int64
 	for _, b := range r.live {
@@ -86,10 +75,10 @@ func (r *Recorder) liveFigures(now time.Time) map[string]*float64 {
 	set("retries.attempts", float64(attempts))
 	if requests > 0 {
 		set("http.drop_rate", float64(requests-outcomes[load.OK])/float64(requests))
-		set("http.p50_ms", ms(hist.ValueAtQuantile(50)))
-		set("http.p90_ms", ms(hist.ValueAtQuantile(90)))
-		set("http.p99_ms", ms(hist.ValueAtQuantile(99)))
-		set("http.max_ms", ms(hist.Max()))
+		set("http.p50_ms", result.Millis(hist.ValueAtQuantile(50)))
+		set("http.p90_ms", result.Millis(hist.ValueAtQuantile(90)))
+		set("http.p99_ms", result.Millis(hist.ValueAtQuantile(99)))
+		set("http.max_ms", result.Millis(hist.Max()))
 		set("retries.amplification", float64(attempts)/float64(requests))
 	}
 	return f

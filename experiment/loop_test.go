@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 )
@@ -18,37 +21,37 @@ import (
 // a lower bound; one that stayed 0 is x1. The figure furthest from its
 // baseline, either way, holds the service: here the failed loads.
 func TestLoopFigures(t *testing.T) {
-	before := Row{Requests: 10, Attempts: 10, DBQPS: 30, Loads: 3, Misses: 3}
-	storm := Row{Requests: 10, Attempts: 50, DBQPS: 3, LoadErrors: 20, NewConns: 5, CanceledAcquires: 15, Misses: 40}
-	rows := synthetic(before, 3000, until(500, Row{Requests: 10, Attempts: 10}, storm))
+	before := result.Row{Requests: 10, Attempts: 10, DBQPS: 30, Loads: 3, Misses: 3}
+	storm := result.Row{Requests: 10, Attempts: 50, DBQPS: 3, LoadErrors: 20, NewConns: 5, CanceledAcquires: 15, Misses: 40}
+	rows := synthetic(before, 3000, until(500, result.Row{Requests: 10, Attempts: 10}, storm))
 	ended := int64(500)
-	l := loopOf(rows, &ended, sources{db: true, cache: true, replicas: true})
+	l := verdict.LoopOf(rows, &ended, verdict.Sources{DB: true, Cache: true, Replicas: true})
 	for _, c := range []struct {
 		name string
-		got  *LoopFigure
-		want LoopFigure
+		got  *result.LoopFigure
+		want result.LoopFigure
 	}{
-		{"attempts_per_request", l.AttemptsPerRequest, LoopFigure{1, 5, 5}},
-		{"db_qps", l.DBQPS, LoopFigure{30, 3, 0.1}},
-		{"loads_rps", l.LoadsRPS, LoopFigure{30, 0, 0.03}},            // 0 after: one event a second, the floor
-		{"load_errors_rps", l.LoadErrorsRPS, LoopFigure{0, 200, 200}}, // from 0: at least x200
-		{"new_conns_rps", l.NewConnsRPS, LoopFigure{0, 50, 50}},       //
-		{"canceled_acquires_rps", l.CanceledAcquiresRPS, LoopFigure{0, 150, 150}},
-		{"misses_rps", l.MissesRPS, LoopFigure{30, 400, 13.33}},
+		{"attempts_per_request", l.AttemptsPerRequest, result.LoopFigure{Before: 1, After: 5, Ratio: 5}},
+		{"db_qps", l.DBQPS, result.LoopFigure{Before: 30, After: 3, Ratio: 0.1}},
+		{"loads_rps", l.LoadsRPS, result.LoopFigure{Before: 30, After: 0, Ratio: 0.03}},            // 0 after: one event a second, the floor
+		{"load_errors_rps", l.LoadErrorsRPS, result.LoopFigure{Before: 0, After: 200, Ratio: 200}}, // from 0: at least x200
+		{"new_conns_rps", l.NewConnsRPS, result.LoopFigure{Before: 0, After: 50, Ratio: 50}},       //
+		{"canceled_acquires_rps", l.CanceledAcquiresRPS, result.LoopFigure{Before: 0, After: 150, Ratio: 150}},
+		{"misses_rps", l.MissesRPS, result.LoopFigure{Before: 30, After: 400, Ratio: 13.33}},
 	} {
 		if c.got == nil || *c.got != c.want {
 			t.Errorf("loop.%s = %+v; want %+v", c.name, c.got, c.want)
 		}
 	}
-	if got, want := heldBy(l), "load errors x200"; got != want {
+	if got, want := result.HeldBy(l), "load errors x200"; got != want {
 		t.Errorf("heldBy = %q; want %q", got, want)
 	}
-	quiet := loopOf(synthetic(before, 3000, func(int64) Row { return before }), &ended, sources{db: true, replicas: true})
-	if quiet.NewConnsRPS.Ratio != 1 || quiet.MissesRPS != nil || heldBy(quiet) != "" {
+	quiet := verdict.LoopOf(synthetic(before, 3000, func(int64) result.Row { return before }), &ended, verdict.Sources{DB: true, Replicas: true})
+	if quiet.NewConnsRPS.Ratio != 1 || quiet.MissesRPS != nil || result.HeldBy(quiet) != "" {
 		t.Errorf("an arm whose figures stayed as before: new_conns_rps %+v, misses_rps %+v (no cache observed), held by %q; want x1, null, none",
-			quiet.NewConnsRPS, quiet.MissesRPS, heldBy(quiet))
+			quiet.NewConnsRPS, quiet.MissesRPS, result.HeldBy(quiet))
 	}
-	if l := loopOf(rows, &ended, sources{}); l.DBQPS != nil || l.LoadsRPS != nil || l.AttemptsPerRequest == nil {
+	if l := verdict.LoopOf(rows, &ended, verdict.Sources{}); l.DBQPS != nil || l.LoadsRPS != nil || l.AttemptsPerRequest == nil {
 		t.Errorf("a service without a database or replicas herdbench reads: %+v; want the clients' attempts alone", l)
 	}
 }
@@ -56,11 +59,11 @@ func TestLoopFigures(t *testing.T) {
 // held by is a stuck arm's: a metastable one names its loop, a recovered
 // or recovering one none.
 func TestHeldByOnlyWhenStuck(t *testing.T) {
-	good := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
-	useless := Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
+	good := result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
+	useless := result.Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
 	ended := int64(500)
 	for _, c := range []struct {
-		rows []Row
+		rows []result.Row
 		want string
 	}{
 		{synthetic(good, 6000, until(500, useless, useless)), "attempts x5"},
@@ -68,9 +71,9 @@ func TestHeldByOnlyWhenStuck(t *testing.T) {
 		{synthetic(good, 3000, until(500, useless, useless)), ""},
 	} {
 		res := judged(c.rows, &ended, nil)
-		res.Loop = loopOf(res.Timeline, &ended, sources{db: true})
-		if res.Verdict == Metastable {
-			res.Loop.HeldBy = heldBy(res.Loop)
+		res.Loop = verdict.LoopOf(res.Timeline, &ended, verdict.Sources{DB: true})
+		if res.Verdict == result.Metastable {
+			res.Loop.HeldBy = result.HeldBy(res.Loop)
 		}
 		if res.Loop.HeldBy != c.want {
 			t.Errorf("%s arm: held by %q; want %q", res.Verdict, res.Loop.HeldBy, c.want)
@@ -83,7 +86,7 @@ func TestHeldByOnlyWhenStuck(t *testing.T) {
 // counts from zero; a sample that could not read them loses nothing.
 func TestTimelineTakesTheReplicasCounters(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	p := Plan{Before: herd.Duration(100 * time.Millisecond), After: herd.Duration(200 * time.Millisecond)}
+	p := plan.Plan{Before: herd.Duration(100 * time.Millisecond), After: herd.Duration(200 * time.Millisecond)}
 	at := func(ms int, s observe.Servers) observe.Sample {
 		return observe.Sample{At: T.Add(time.Duration(ms) * time.Millisecond), Servers: &s}
 	}
@@ -109,20 +112,20 @@ func TestTimelineTakesTheReplicasCounters(t *testing.T) {
 // common verdict is metastable: the representative run's own word may be
 // another run's verdict, or none.
 func TestHeldByOfRepeats(t *testing.T) {
-	run := func(attempts, errs float64, verdict, held string) ArmResult {
+	run := func(attempts, errs float64, verdict, held string) result.ArmResult {
 		r := synthRun(100, 5, nil, verdict)
-		r.Loop = &Loop{AttemptsPerRequest: &LoopFigure{Before: 1, After: attempts, Ratio: attempts},
-			LoadErrorsRPS: &LoopFigure{Before: 0, After: errs, Ratio: errs}, HeldBy: held}
+		r.Loop = &result.Loop{AttemptsPerRequest: &result.LoopFigure{Before: 1, After: attempts, Ratio: attempts},
+			LoadErrorsRPS: &result.LoopFigure{Before: 0, After: errs, Ratio: errs}, HeldBy: held}
 		return r
 	}
 	for _, c := range []struct {
-		runs []ArmResult
+		runs []result.ArmResult
 		want string
 	}{
-		{[]ArmResult{run(5, 2, Metastable, "attempts x5"), run(4.8, 10, Metastable, "load errors x10"), run(1, 1, Recovered, "")}, "attempts x4.8"},
-		{[]ArmResult{run(5, 2, Metastable, "attempts x5"), run(1, 1, Recovered, ""), run(1, 1, Recovered, "")}, ""},
+		{[]result.ArmResult{run(5, 2, result.Metastable, "attempts x5"), run(4.8, 10, result.Metastable, "load errors x10"), run(1, 1, result.Recovered, "")}, "attempts x4.8"},
+		{[]result.ArmResult{run(5, 2, result.Metastable, "attempts x5"), run(1, 1, result.Recovered, ""), run(1, 1, result.Recovered, "")}, ""},
 	} {
-		out, err := Aggregate(c.runs)
+		out, err := result.Aggregate(c.runs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
@@ -29,10 +32,10 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	canceled := cfg
 	canceled.QueryCost, canceled.AbandonedLoad = herd.Duration(400*time.Millisecond), replica.AbandonCanceled
-	arms := ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg))
-	cut := ClientKinds.Arms([]string{replica.None}, replica.FullPatch(canceled))
+	arms := arm.ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg))
+	cut := arm.ClientKinds.Arms([]string{replica.None}, replica.FullPatch(canceled))
 	cut[0].Name = "canceled"
-	p := Plan{
+	p := plan.Plan{
 		Arms: append(arms, cut...), Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 2,
 		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(7 * time.Second), Seed: 5,
@@ -41,7 +44,7 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := func(a ArmResult) (s [4]int64) {
+	sum := func(a result.ArmResult) (s [4]int64) {
 		for _, r := range a.Timeline {
 			s[0], s[1], s[2], s[3] = s[0]+r.Loads, s[1]+r.LoadErrors, s[2]+r.NewConns, s[3]+r.CanceledAcquires
 		}
@@ -61,7 +64,7 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	if l := cold.Loop; l == nil || l.LoadErrorsRPS == nil || l.LoadErrorsRPS.After <= 0 || l.NewConnsRPS.After <= 0 {
 		t.Errorf("arm canceled: loop %+v; want failed loads and new connections after the trigger", l)
 	}
-	if quiet.Verdict != Recovered || cold.Verdict != Metastable || cold.Loop.HeldBy == "" || cold.Loop.HeldBy != HeldBy(cold.Loop) || quiet.Loop.HeldBy != "" {
+	if quiet.Verdict != result.Recovered || cold.Verdict != result.Metastable || cold.Loop.HeldBy == "" || cold.Loop.HeldBy != HeldBy(cold.Loop) || quiet.Loop.HeldBy != "" {
 		t.Errorf("verdicts %s (held by %q), %s (held by %q); want recovered (none), metastable held by its loop's furthest figure %q",
 			quiet.Verdict, quiet.Loop.HeldBy, cold.Verdict, cold.Loop.HeldBy, HeldBy(cold.Loop))
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -68,8 +70,8 @@ func (o *observation) Trigger(arm string, at time.Time) {
 // the end of the arm, with their outcomes, and T itself.
 func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 	tg := startTestbed(t, 1)
-	p := Plan{
-		Arms:    ClientKinds.Arms([]string{replica.None, replica.Singleflight}, replica.FullPatch(replica.DefaultConfig)),
+	p := plan.Plan{
+		Arms:    arm.ClientKinds.Arms([]string{replica.None, replica.Singleflight}, replica.FullPatch(replica.DefaultConfig)),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,

@@ -5,13 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 func TestFaultMustEndWithinTheArm(t *testing.T) {
-	p := Plan{Arms: ClientKinds.Arms([]string{"none"}, replica.FullPatch(replica.DefaultConfig)), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
+	p := plan.Plan{Arms: arm.ClientKinds.Arms([]string{"none"}, replica.FullPatch(replica.DefaultConfig)), Trigger: "outage", HotKeys: 1, Keys: 10, Zipf: 1.1, Rate: 10, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second),
 		Triggers: triggerOptions("outage", "3s")}
 	err := p.Validate()

@@ -1,6 +1,10 @@
 package experiment
 
-import "time"
+import (
+	"time"
+
+	"github.com/herdbench/herdbench/experiment/result"
+)
 
 // Progress is where a run is, for a progress line: the arm and its phase
 // with when each began, so a line can show them ticking between calls,
@@ -44,7 +48,7 @@ func newClock() *clock {
 }
 
 // done folds a finished arm's timing into the averages.
-func (c *clock) done(t Timing) {
+func (c *clock) done(t result.Timing) {
 	n := time.Duration(c.finished)
 	c.fill = (c.fill*n + time.Duration(t.FillMS)*time.Millisecond) / (n + 1)
 	c.drain = (c.drain*n + time.Duration(t.DrainMS)*time.Millisecond) / (n + 1)

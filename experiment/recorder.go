@@ -6,19 +6,9 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 )
-
-// RowWidth is the timeline's resolution.
-const RowWidth = 100 * time.Millisecond
-
-// Latencies are recorded in microseconds, up to a minute.
-const maxLatencyUS = int64(time.Minute / time.Microsecond)
-
-func newHist(sigfigs int) *hdrhistogram.Histogram {
-	return hdrhistogram.New(1, maxLatencyUS, sigfigs)
-}
 
 // Recorder files each request by its intended send time: into a timeline
 // row, and into the baseline [T-before, T) or the measured window
@@ -69,20 +59,15 @@ type clientRow struct {
 // critical are also counted apart.
 func NewRecorder(t time.Time, before, after time.Duration, critical bool) *Recorder {
 	r := &Recorder{t: t, from: t.Add(-before), end: t.Add(after), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
-		after: newHist(3), baseline: newHist(3), gen: genAcc{lag: newHist(3)}}
+		after: result.NewHist(3), baseline: result.NewHist(3), gen: genAcc{lag: result.NewHist(3)}}
 	if critical {
-		r.critical = &classAcc{hist: newHist(3)}
+		r.critical = &classAcc{hist: result.NewHist(3)}
 	}
 	return r
 }
 
-// rowIndex is the timeline row of an instant: floor((at - T) / RowWidth).
-func rowIndex(at, t time.Time) int64 {
-	return int64(math.Floor(float64(at.Sub(t)) / float64(RowWidth)))
-}
-
 func (r *Recorder) Add(rec load.Record) {
-	us := min(max(rec.Latency.Microseconds(), 1), maxLatencyUS)
+	us := min(max(rec.Latency.Microseconds(), 1), result.MaxLatencyUS)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sent++
@@ -95,13 +80,13 @@ func (r *Recorder) Add(rec load.Record) {
 	// they happened, whichever request they belong to
 	for _, at := range rec.SentAt {
 		if !at.Before(r.from) && at.Before(r.end) {
-			r.row(rowIndex(at, r.t)).attempts++
+			r.row(result.RowIndex(at, r.t)).attempts++
 		}
 	}
 	if rec.Intended.Before(r.from) || !rec.Intended.Before(r.end) {
 		return // warmup, or the pacer's last tick at the very end
 	}
-	row := r.row(rowIndex(rec.Intended, r.t))
+	row := r.row(result.RowIndex(rec.Intended, r.t))
 	row.requests++
 	r.gen.intended++
 	if rec.Class >= 0 && rec.Class < len(r.classes) {
@@ -153,7 +138,7 @@ func (r *Recorder) Add(rec load.Record) {
 func (r *Recorder) row(i int64) *clientRow {
 	row := r.rows[i]
 	if row == nil {
-		row = &clientRow{hist: newHist(2)}
+		row = &clientRow{hist: result.NewHist(2)}
 		r.rows[i] = row
 	}
 	return row
@@ -166,26 +151,26 @@ func (r *Recorder) requests() int64 {
 }
 
 // http summarises the requests intended from T on.
-func (r *Recorder) http() HTTP {
+func (r *Recorder) http() result.HTTP {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := httpOf(r.outcomes, r.after)
 	h.Stale, h.Local = r.stale, r.local
 	if c := r.critical; c != nil {
-		h.Critical = &Class{Requests: c.requests, OK: c.ok, Shed: c.shed}
+		h.Critical = &result.Class{Requests: c.requests, OK: c.ok, Shed: c.shed}
 		if c.requests > 0 {
 			h.Critical.DropRate = float64(c.requests-c.ok) / float64(c.requests)
-			h.Critical.P99MS = ms(c.hist.ValueAtQuantile(99))
+			h.Critical.P99MS = result.Millis(c.hist.ValueAtQuantile(99))
 		}
 	}
 	return h
 }
 
 // httpOf sums up requests by outcome and the latencies of those answered.
-func httpOf(outcomes map[load.Outcome]int64, after *hdrhistogram.Histogram) HTTP {
-	h := HTTP{
+func httpOf(outcomes map[load.Outcome]int64, after *hdrhistogram.Histogram) result.HTTP {
+	h := result.HTTP{
 		OK: outcomes[load.OK],
-		Errors: Errors{
+		Errors: result.Errors{
 			Timeout: outcomes[load.Timeout],
 			Conn:    outcomes[load.Conn],
 			E5xx:    outcomes[load.Error5xx],
@@ -202,11 +187,11 @@ func httpOf(outcomes map[load.Outcome]int64, after *hdrhistogram.Histogram) HTTP
 	}
 	if h.Requests > 0 {
 		h.DropRate = float64(h.Requests-h.OK) / float64(h.Requests)
-		h.P50MS = ms(after.ValueAtQuantile(50))
-		h.P90MS = ms(after.ValueAtQuantile(90))
-		h.P99MS = ms(after.ValueAtQuantile(99))
-		h.P999MS = ms(after.ValueAtQuantile(99.9))
-		h.MaxMS = ms(after.Max())
+		h.P50MS = result.Millis(after.ValueAtQuantile(50))
+		h.P90MS = result.Millis(after.ValueAtQuantile(90))
+		h.P99MS = result.Millis(after.ValueAtQuantile(99))
+		h.P999MS = result.Millis(after.ValueAtQuantile(99.9))
+		h.MaxMS = result.Millis(after.Max())
 	}
 	return h
 }
@@ -232,28 +217,19 @@ const (
 // falls behind at T, the instant the herd is measured.
 const MaterialLagShare = 0.10
 
-// LagShare is the generator's lag p99 (load.lag_p99_ms, from T - before)
-// over the arm's p99 (http.p99_ms, from T); 0 without a p99.
-func (a ArmResult) LagShare() float64 {
-	if a.HTTP.P99MS <= 0 {
-		return 0
-	}
-	return a.Load.LagP99MS / a.HTTP.P99MS
-}
-
 // generator summarises how the generator kept its schedule from T - before
 // to the end; window is that span.
-func (r *Recorder) generator(window time.Duration) LoadFigures {
+func (r *Recorder) generator(window time.Duration) result.LoadFigures {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	g := LoadFigures{Intended: r.gen.intended, Sent: r.gen.sent}
+	g := result.LoadFigures{Intended: r.gen.intended, Sent: r.gen.sent}
 	if window > 0 {
-		g.AchievedRate = round2(float64(g.Sent) / window.Seconds())
+		g.AchievedRate = result.Round2(float64(g.Sent) / window.Seconds())
 	}
 	if g.Sent > 0 {
-		g.LagP50MS = ms(r.gen.lag.ValueAtQuantile(50))
-		g.LagP90MS = ms(r.gen.lag.ValueAtQuantile(90))
-		g.LagP99MS = ms(r.gen.lag.ValueAtQuantile(99))
+		g.LagP50MS = result.Millis(r.gen.lag.ValueAtQuantile(50))
+		g.LagP90MS = result.Millis(r.gen.lag.ValueAtQuantile(90))
+		g.LagP99MS = result.Millis(r.gen.lag.ValueAtQuantile(99))
 	}
 	g.Saturated = g.LagP90MS > float64(SaturatedLag.Milliseconds()) ||
 		(g.Intended > 0 && float64(g.Sent) < SaturatedSent*float64(g.Intended))
@@ -261,7 +237,7 @@ func (r *Recorder) generator(window time.Duration) LoadFigures {
 }
 
 // retries summarises the attempts of the requests intended from T.
-func (r *Recorder) retries() Retries {
+func (r *Recorder) retries() result.Retries {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var requests int64 // sent: an unsent request met no retry policy
@@ -270,14 +246,12 @@ func (r *Recorder) retries() Retries {
 			requests += n
 		}
 	}
-	res := Retries{Attempts: r.attempts, Hedges: r.hedges}
+	res := result.Retries{Attempts: r.attempts, Hedges: r.hedges}
 	if requests > 0 {
 		res.Amplification = math.Round(float64(r.attempts)/float64(requests)*1000) / 1000
 	}
 	return res
 }
-
-func ms(us int64) float64 { return math.Round(float64(us)/10) / 100 }
 
 // layer is what the clients asked for and sent over the whole load,
 // warmup included: the top of a call chain.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 )
 
@@ -42,7 +43,7 @@ func TestRecorderWindows(t *testing.T) {
 		if h.OK != 94 {
 			t.Errorf("http().OK = %d; want 94", h.OK)
 		}
-		want := Errors{Timeout: 1, Conn: 1, E5xx: 1, Shed: 2, Other: 1}
+		want := result.Errors{Timeout: 1, Conn: 1, E5xx: 1, Shed: 2, Other: 1}
 		if h.Errors != want {
 			t.Errorf("http().Errors = %+v; want %+v", h.Errors, want)
 		}
@@ -66,7 +67,7 @@ func TestRecorderWindows(t *testing.T) {
 			{"P50MS", h.P50MS, 10},
 			{"P99MS", h.P99MS, 10},
 			{"MaxMS", h.MaxMS, 900},
-			{"baseline p99 ms", ms(r.baseline.ValueAtQuantile(99)), 2000},
+			{"baseline p99 ms", result.Millis(r.baseline.ValueAtQuantile(99)), 2000},
 		} {
 			if math.Abs(tt.got-tt.want) > tt.want/100 {
 				t.Errorf("%s = %g; want %g ± 1%%", tt.name, tt.got, tt.want)
@@ -115,7 +116,7 @@ func TestRecorderWindows(t *testing.T) {
 			{300 * time.Millisecond, 3},
 			{time.Hour, 36000},
 		} {
-			if got := rowIndex(T.Add(tt.off), T); got != tt.want {
+			if got := result.RowIndex(T.Add(tt.off), T); got != tt.want {
 				t.Errorf("rowIndex(T%+v, T) = %d; want %d", tt.off, got, tt.want)
 			}
 		}
@@ -141,13 +142,13 @@ func TestRecorderCountsCriticalAndRefusedApart(t *testing.T) {
 		r.Add(rec)
 	}
 	h, rt := r.http(), r.retries()
-	if want := (Errors{Shed: 2, Throttled: 1, ClientBreaker: 1}); h.Errors != want || h.Requests != 5 || h.OK != 1 {
+	if want := (result.Errors{Shed: 2, Throttled: 1, ClientBreaker: 1}); h.Errors != want || h.Requests != 5 || h.OK != 1 {
 		t.Errorf("http() = %d requests, %d ok, %+v; want 5, 1, %+v", h.Requests, h.OK, h.Errors, want)
 	}
-	if want := (Class{Requests: 2, OK: 1, Shed: 1, DropRate: 0.5, P99MS: 1}); h.Critical == nil || *h.Critical != want {
+	if want := (result.Class{Requests: 2, OK: 1, Shed: 1, DropRate: 0.5, P99MS: 1}); h.Critical == nil || *h.Critical != want {
 		t.Errorf("http().Critical = %+v; want %+v", h.Critical, want)
 	}
-	if want := (Retries{Attempts: 4, Hedges: 1, Amplification: 0.8}); rt != want {
+	if want := (result.Retries{Attempts: 4, Hedges: 1, Amplification: 0.8}); rt != want {
 		t.Errorf("retries() = %+v; want %+v (attempts sent, hedges included)", rt, want)
 	}
 	if h := NewRecorder(T, time.Second, time.Hour, false).http(); h.Critical != nil {
@@ -197,8 +198,8 @@ func TestRecorderGeneratorFigures(t *testing.T) {
 				r.Add(rec)
 			}
 			g := r.generator(2 * time.Second)
-			want := LoadFigures{Intended: int64(tt.sent + tt.unsent), Sent: int64(tt.sent), AchievedRate: float64(tt.sent) / 2,
-				LagP50MS: ms(tt.lag.Microseconds()), LagP90MS: ms(tt.lag.Microseconds()), LagP99MS: ms(tt.lag.Microseconds()), Saturated: tt.wantSaturated}
+			want := result.LoadFigures{Intended: int64(tt.sent + tt.unsent), Sent: int64(tt.sent), AchievedRate: float64(tt.sent) / 2,
+				LagP50MS: result.Millis(tt.lag.Microseconds()), LagP90MS: result.Millis(tt.lag.Microseconds()), LagP99MS: result.Millis(tt.lag.Microseconds()), Saturated: tt.wantSaturated}
 			if math.Abs(g.LagP99MS-want.LagP99MS) <= 0.01*want.LagP99MS+0.001 { // within the histogram's precision
 				g.LagP50MS, g.LagP90MS, g.LagP99MS = want.LagP50MS, want.LagP90MS, want.LagP99MS
 			}

@@ -7,16 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 // run is a synthetic run of arm a: its DB queries, p99, recovery (nil:
 // not recovered) and verdict, and a timeline that names it.
-func synthRun(queries int64, p99 float64, recovery *int64, verdict string) ArmResult {
-	return ArmResult{Name: "a", DB: &DB{Queries: queries, PeakQPS: float64(queries) / 2}, HTTP: HTTP{P99MS: p99},
-		RecoveryMS: recovery, Verdict: verdict, Timeline: []Row{{TMS: queries}},
-		Trigger: TriggerResult{Name: "expire", Detail: &triggers.ExpireDetail{Keys: int(queries)}}}
+func synthRun(queries int64, p99 float64, recovery *int64, verdict string) result.ArmResult {
+	return result.ArmResult{Name: "a", DB: &result.DB{Queries: queries, PeakQPS: float64(queries) / 2}, HTTP: result.HTTP{P99MS: p99},
+		RecoveryMS: recovery, Verdict: verdict, Timeline: []result.Row{{TMS: queries}},
+		Trigger: result.TriggerResult{Name: "expire", Detail: &triggers.ExpireDetail{Keys: int(queries)}}}
 }
 
 func at(v int64) *int64 { return &v }
@@ -33,7 +35,7 @@ func fmtNum(v *float64) string {
 func TestAggregateMedians(t *testing.T) {
 	for _, c := range []struct {
 		name        string
-		runs        []ArmResult
+		runs        []result.ArmResult
 		queries     int64
 		p99         float64
 		recovery    *int64
@@ -42,15 +44,15 @@ func TestAggregateMedians(t *testing.T) {
 		shown       int      // the representative run, 0-based
 		wantVerdict string
 	}{
-		{"odd: the middle", []ArmResult{synthRun(430, 30, at(900), Recovered), synthRun(398, 10, at(500), Recovered), synthRun(412, 20, at(700), Recovered)},
-			412, 20, at(700), num(398), num(430), num(900), 2, Recovered},
-		{"even: the mean of the middle two, a count rounded half up", []ArmResult{synthRun(400, 10, at(500), Recovered), synthRun(405, 15, at(600), Recovered)},
-			403, 12.5, at(550), num(400), num(405), num(600), 1, Recovered}, // 405 is the closer to 403
-		{"a run without a value counts above every value", []ArmResult{synthRun(400, 10, nil, Metastable), synthRun(405, 15, at(600), Recovered), synthRun(410, 20, nil, Metastable)},
-			405, 15, nil, num(400), num(410), nil, 1, Metastable},
+		{"odd: the middle", []result.ArmResult{synthRun(430, 30, at(900), result.Recovered), synthRun(398, 10, at(500), result.Recovered), synthRun(412, 20, at(700), result.Recovered)},
+			412, 20, at(700), num(398), num(430), num(900), 2, result.Recovered},
+		{"even: the mean of the middle two, a count rounded half up", []result.ArmResult{synthRun(400, 10, at(500), result.Recovered), synthRun(405, 15, at(600), result.Recovered)},
+			403, 12.5, at(550), num(400), num(405), num(600), 1, result.Recovered}, // 405 is the closer to 403
+		{"a run without a value counts above every value", []result.ArmResult{synthRun(400, 10, nil, result.Metastable), synthRun(405, 15, at(600), result.Recovered), synthRun(410, 20, nil, result.Metastable)},
+			405, 15, nil, num(400), num(410), nil, 1, result.Metastable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Aggregate(c.runs)
+			got, err := result.Aggregate(c.runs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,8 +92,8 @@ func TestAggregateMedians(t *testing.T) {
 }
 
 func TestAggregateOneRunIsThatRun(t *testing.T) {
-	r := synthRun(400, 10, at(5), Recovered)
-	got, err := Aggregate([]ArmResult{r})
+	r := synthRun(400, 10, at(5), result.Recovered)
+	got, err := result.Aggregate([]result.ArmResult{r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,9 +107,9 @@ func TestAggregateOneRunIsThatRun(t *testing.T) {
 // Every number a gate reads is the median: none is left at the
 // representative's own value.
 func TestAggregateEveryFigureIsTheMedian(t *testing.T) {
-	runs := []ArmResult{synthRun(100, 1, at(1), Recovered), synthRun(300, 3, at(3), Recovered), synthRun(200, 2, at(2), Recovered)}
+	runs := []result.ArmResult{synthRun(100, 1, at(1), result.Recovered), synthRun(300, 3, at(3), result.Recovered), synthRun(200, 2, at(2), result.Recovered)}
 	runs[0].Retries.Attempts, runs[1].Retries.Attempts, runs[2].Retries.Attempts = 7, 9, 8
-	got, err := Aggregate(runs)
+	got, err := result.Aggregate(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,18 +133,18 @@ func TestMostCommonVerdict(t *testing.T) {
 		verdicts []string
 		want     string
 	}{
-		{[]string{Recovered, Recovered, Metastable}, Recovered},
-		{[]string{Recovered, Metastable}, Metastable},
-		{[]string{Recovered, Degraded}, Degraded},
-		{[]string{Overloaded, Recovered}, Overloaded},
-		{[]string{Degraded, Metastable, Overloaded, Recovered}, Metastable},
-		{[]string{Degraded, Overloaded, Overloaded, Degraded}, Degraded},
+		{[]string{result.Recovered, result.Recovered, result.Metastable}, result.Recovered},
+		{[]string{result.Recovered, result.Metastable}, result.Metastable},
+		{[]string{result.Recovered, result.Degraded}, result.Degraded},
+		{[]string{result.Overloaded, result.Recovered}, result.Overloaded},
+		{[]string{result.Degraded, result.Metastable, result.Overloaded, result.Recovered}, result.Metastable},
+		{[]string{result.Degraded, result.Overloaded, result.Overloaded, result.Degraded}, result.Degraded},
 	} {
-		runs := make([]ArmResult, len(c.verdicts))
+		runs := make([]result.ArmResult, len(c.verdicts))
 		for i, v := range c.verdicts {
 			runs[i].Verdict = v
 		}
-		if got := mostCommon(runs); got != c.want {
+		if got := result.MostCommon(runs); got != c.want {
 			t.Errorf("mostCommon(%v) = %s; want %s", c.verdicts, got, c.want)
 		}
 	}
@@ -150,16 +152,16 @@ func TestMostCommonVerdict(t *testing.T) {
 
 func TestSpreadOverlaps(t *testing.T) {
 	for _, c := range []struct {
-		a, b Spread
+		a, b result.Spread
 		want bool
 	}{
-		{Spread{Min: num(1), Max: num(3)}, Spread{Min: num(2), Max: num(4)}, true},
-		{Spread{Min: num(1), Max: num(3)}, Spread{Min: num(3), Max: num(4)}, true},
-		{Spread{Min: num(1), Max: num(2)}, Spread{Min: num(3), Max: num(4)}, false},
-		{Spread{Min: num(5), Max: num(6)}, Spread{Min: num(3), Max: num(4)}, false},
-		{Spread{Min: num(5), Max: nil}, Spread{Min: num(3), Max: num(6)}, true}, // nil: above every value
-		{Spread{Min: num(5), Max: nil}, Spread{Min: num(3), Max: num(4)}, false},
-		{Spread{}, Spread{Min: num(3), Max: num(4)}, false}, // no run had a value
+		{result.Spread{Min: num(1), Max: num(3)}, result.Spread{Min: num(2), Max: num(4)}, true},
+		{result.Spread{Min: num(1), Max: num(3)}, result.Spread{Min: num(3), Max: num(4)}, true},
+		{result.Spread{Min: num(1), Max: num(2)}, result.Spread{Min: num(3), Max: num(4)}, false},
+		{result.Spread{Min: num(5), Max: num(6)}, result.Spread{Min: num(3), Max: num(4)}, false},
+		{result.Spread{Min: num(5), Max: nil}, result.Spread{Min: num(3), Max: num(6)}, true}, // nil: above every value
+		{result.Spread{Min: num(5), Max: nil}, result.Spread{Min: num(3), Max: num(4)}, false},
+		{result.Spread{}, result.Spread{Min: num(3), Max: num(4)}, false}, // no run had a value
 	} {
 		if got := c.a.Overlaps(c.b); got != c.want {
 			t.Errorf("%s–%s Overlaps %s–%s = %v; want %v", fmtNum(c.a.Min), fmtNum(c.a.Max), fmtNum(c.b.Min), fmtNum(c.b.Max), got, c.want)
@@ -169,12 +171,12 @@ func TestSpreadOverlaps(t *testing.T) {
 
 // Gates read a repeated arm's median, and say so.
 func TestGatesReadTheMedian(t *testing.T) {
-	a, err := Aggregate([]ArmResult{synthRun(100, 1, at(1), Recovered), synthRun(300, 3, at(3), Recovered), synthRun(200, 2, at(2), Recovered)})
+	a, err := result.Aggregate([]result.ArmResult{synthRun(100, 1, at(1), result.Recovered), synthRun(300, 3, at(3), result.Recovered), synthRun(200, 2, at(2), result.Recovered)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g, _ := gates.Parse("db.queries < 150")
-	rs := CheckGates([]gates.Gate{g}, []ArmResult{a})
+	rs := result.CheckGates([]gates.Gate{g}, []result.ArmResult{a})
 	if len(rs) != 1 || rs[0].Pass || rs[0].Measured == nil || *rs[0].Measured != 200 || rs[0].Of() != "median of 3 runs" {
 		t.Fatalf("CheckGates = %+v; want db.queries 200 failing, the median of 3 runs", rs)
 	}
@@ -184,10 +186,10 @@ func TestGatesReadTheMedian(t *testing.T) {
 // from before it stay as they were; a repeated one says it.
 func TestRepeatInThePlanJSON(t *testing.T) {
 	for _, c := range []struct {
-		r    Repeat
+		r    plan.Repeat
 		want string
 	}{{0, ""}, {1, ""}, {3, `"repeat":3`}} {
-		b, err := json.Marshal(Plan{Repeat: c.r})
+		b, err := json.Marshal(plan.Plan{Repeat: c.r})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,9 +206,9 @@ func TestRepeatInThePlanJSON(t *testing.T) {
 // representative's as it is: only numbers are medians. (Through JSON, a
 // null in any run replaced the representative's array.)
 func TestAggregateKeepsTheRepresentativesTimeline(t *testing.T) {
-	runs := []ArmResult{synthRun(430, 30, at(900), Recovered), synthRun(398, 10, at(500), Recovered), synthRun(412, 20, at(700), Recovered)}
+	runs := []result.ArmResult{synthRun(430, 30, at(900), result.Recovered), synthRun(398, 10, at(500), result.Recovered), synthRun(412, 20, at(700), result.Recovered)}
 	runs[0].Timeline = nil
-	got, err := Aggregate(runs)
+	got, err := result.Aggregate(runs)
 	if err != nil {
 		t.Fatal(err)
 	}

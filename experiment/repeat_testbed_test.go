@@ -7,6 +7,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
@@ -17,8 +19,8 @@ func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 	tg := startTestbed(t, 2)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
-	p := Plan{
-		Arms:    ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)),
+	p := plan.Plan{
+		Arms:    arm.ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 5, Keys: 20, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 7,
@@ -74,8 +76,8 @@ func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 // finished: none twice, lock once, each arm saying how many it had.
 func TestRepeatCancelledKeepsTheRunsThatFinished(t *testing.T) {
 	tg := startTestbed(t, 1)
-	p := Plan{
-		Arms:    ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(replica.DefaultConfig)),
+	p := plan.Plan{
+		Arms:    arm.ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(replica.DefaultConfig)),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
 		Repeat: 2,

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
@@ -36,7 +38,7 @@ type Env struct {
 	// Subject is what each arm is applied to, filled, counted and drained
 	// through: its kind's (experiment.Kind's Open: the testbed's
 	// subject.Testbed, a service's service.Subject); never nil
-	Subject  Subject
+	Subject  plan.Subject
 	Version  string         // herdbench's, for the report
 	Progress func(Progress) // called a few times a second; may be nil
 	Observer Observer       // sees every request and T as they happen; may be nil
@@ -62,7 +64,7 @@ func (e Env) generator() Generator {
 // runs (Aggregate). When ctx ends or a run fails, the report holds the
 // runs that finished (each arm over the runs it has), is marked partial,
 // and the error says why.
-func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
+func Run(ctx context.Context, p plan.Plan, env Env) (_ *Report, retErr error) {
 	// the triggers are the plan's, so the report shows what ran
 	p.Triggers = p.TriggerSet()
 	if env.Subject == nil { // its kind's subject applies, fills and counts the arms
@@ -73,13 +75,13 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	}
 	// after the validation: they name the trigger's own detail, which a
 	// plan's gates cannot
-	p.Gates = withDefaultGates(p.Gates, p.trigger())
-	trig := p.trigger()
+	p.Gates = withDefaultGates(p.Gates, p.ChosenTrigger())
+	trig := p.ChosenTrigger()
 	sub := env.Subject
-	rep := &Report{Schema: Schema, Version: env.Version, Seed: p.Seed, StartedAt: time.Now().UTC(), Plan: p,
-		Arms: []ArmResult{}, Environment: EnvironmentOf(env.Target)}
+	rep := &Report{Schema: result.Schema, Version: env.Version, Seed: p.Seed, StartedAt: time.Now().UTC(), Plan: p,
+		Arms: []result.ArmResult{}, Environment: EnvironmentOf(env.Target)}
 	rep.Environment.Herdbench = env.Version
-	if c, ok := sub.(Configured); ok {
+	if c, ok := sub.(plan.Configured); ok {
 		rep.Environment.Replica, _ = c.Config(ctx) // without it, the arms' own configs stand
 	}
 	// a fault whose undo failed, or an arm that failed mid-fault, must not
@@ -92,7 +94,7 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 	defer sub.Keep(ctx)()
 	clk := newClock()
 	rounds := p.Repeat.N()
-	runs := make([][]ArmResult, len(p.Arms)) // each arm's runs, in run order
+	runs := make([][]result.ArmResult, len(p.Arms)) // each arm's runs, in run order
 	for round := range rounds {
 		for i, arm := range p.Arms {
 			a := &armRun{p: p, idx: i, arm: arm, trig: trig, env: env.inRound(round, rounds, len(p.Arms), clk, p.Duration()),
@@ -111,7 +113,7 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 				rep.Partial = true
 				rep.Error = fmt.Sprintf("arm %s: %v", name, err)
 				arms, aerr := aggregate(runs, rounds > 1)
-				rep.Arms, rep.Gates = arms, CheckGates(p.Gates, arms)
+				rep.Arms, rep.Gates = arms, result.CheckGates(p.Gates, arms)
 				return rep, errors.Join(fmt.Errorf("arm %s: %w", name, err), aerr)
 			}
 			runs[i] = append(runs[i], *res)
@@ -120,7 +122,7 @@ func Run(ctx context.Context, p Plan, env Env) (_ *Report, retErr error) {
 		}
 	}
 	arms, err := aggregate(runs, rounds > 1)
-	rep.Arms, rep.Gates = arms, CheckGates(p.Gates, arms)
+	rep.Arms, rep.Gates = arms, result.CheckGates(p.Gates, arms)
 	if err != nil {
 		rep.Partial, rep.Error = true, err.Error()
 	}
@@ -152,7 +154,7 @@ func EnvironmentOf(tg *targets.Target) Environment {
 		Memcached: tg.Versions["memcached"], MariaDB: tg.Versions["mariadb"],
 		CPUs: runtime.NumCPU(), Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
 	if len(tg.Classes) > 0 {
-		e.Requests = classesOf(tg.Classes)
+		e.Requests = result.ClassesOf(tg.Classes)
 	}
 	if tg.Grants.Provider != "" {
 		e.Provider = tg.Grants.Provider

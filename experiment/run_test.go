@@ -9,6 +9,9 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
@@ -44,8 +47,8 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	// one key, hammered through every replica: at 300 req/s and 200ms per
 	// load, none loads about 60 times after T
-	p := Plan{
-		Arms:    ClientKinds.Arms([]string{replica.None, replica.Singleflight, replica.Lock}, replica.FullPatch(cfg)),
+	p := plan.Plan{
+		Arms:    arm.ClientKinds.Arms([]string{replica.None, replica.Singleflight, replica.Lock}, replica.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 1, Keys: 1, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 7,
@@ -57,7 +60,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	}
 	around := itemCalls(t, tg) - before
 
-	if rep.Schema != Schema || rep.Seed != 7 || rep.Partial || rep.Environment.Replicas != 3 ||
+	if rep.Schema != result.Schema || rep.Seed != 7 || rep.Partial || rep.Environment.Replicas != 3 ||
 		rep.Environment.Redis == "" || rep.Environment.Postgres == "" || rep.Environment.CPUs == 0 {
 		t.Errorf("report header = %+v, env %+v; want schema, seed 7, complete, 3 replicas, versions, CPUs", rep, rep.Environment)
 	}
@@ -65,7 +68,7 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		t.Fatalf("got %d arms; want 3", len(rep.Arms))
 	}
 	var sum int64
-	byName := map[string]ArmResult{}
+	byName := map[string]result.ArmResult{}
 	for _, a := range rep.Arms {
 		byName[a.Name] = a
 		sum += a.Warm.Queries + a.DB.QueriesTotal
@@ -109,8 +112,8 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		goodputIsTheClientsOK(t, a)
 		// a word gate reads the arm's verdict, whatever it is
 		g, _ := gates.Parse("verdict == recovered")
-		if r := CheckGates([]gates.Gate{g}, []ArmResult{a}); len(r) != 1 || r[0].MeasuredWord == nil || *r[0].MeasuredWord != a.Verdict ||
-			r[0].Pass != (a.Verdict == Recovered) {
+		if r := result.CheckGates([]gates.Gate{g}, []result.ArmResult{a}); len(r) != 1 || r[0].MeasuredWord == nil || *r[0].MeasuredWord != a.Verdict ||
+			r[0].Pass != (a.Verdict == result.Recovered) {
 			t.Errorf("%s: gate verdict == recovered = %+v; want it to read the arm's verdict, %s", a.Name, r, a.Verdict)
 		}
 		if n := len(a.Timeline); n != 25 || a.Timeline[0].TMS != -1000 || a.Timeline[n-1].TMS != 1400 {
@@ -159,10 +162,10 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	tl := byName[replica.None].Timeline
 	for i, r := range tl {
 		if r.TMS >= 0 {
-			fromRows += r.DBQPS * RowWidth.Seconds()
+			fromRows += r.DBQPS * result.RowWidth.Seconds()
 		}
 		if i >= len(tl)-5 {
-			lastRows += r.DBQPS * RowWidth.Seconds()
+			lastRows += r.DBQPS * result.RowWidth.Seconds()
 		}
 	}
 	q := float64(byName[replica.None].DB.Queries)
@@ -196,8 +199,8 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 func TestCancelledRunIsPartial(t *testing.T) {
 	tg := startTestbed(t, 1)
 	cfg := replica.DefaultConfig
-	p := Plan{
-		Arms:    ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)),
+	p := plan.Plan{
+		Arms:    arm.ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)),
 		Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 1,
 	}
@@ -223,8 +226,8 @@ func TestCancelledRunIsPartial(t *testing.T) {
 }
 
 func TestPlanValidate(t *testing.T) {
-	p := Plan{Arms: ClientKinds.Arms([]string{"none", "none", "magic"}, replica.FullPatch(replica.DefaultConfig)), Trigger: "meteor",
-		Rate: MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: herd.Duration(time.Hour)}
+	p := plan.Plan{Arms: arm.ClientKinds.Arms([]string{"none", "none", "magic"}, replica.FullPatch(replica.DefaultConfig)), Trigger: "meteor",
+		Rate: plan.MaxRate + 1, Keys: 10, HotKeys: 20, Zipf: 1, Before: 0, After: herd.Duration(time.Hour)}
 	// the plan's own problems, and the arms' as the testbed checks them
 	err := append(herd.Fields(p.Validate()), p.CheckArms(subject.Checker{})...).Err()
 	if err == nil {
@@ -260,8 +263,8 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
 	// 100 hot keys at 200ms a load: the warm spreads their loads over about
 	// a second, yet they must all expire at T
-	p := Plan{
-		Arms:    ClientKinds.Arms([]string{replica.None, replica.XFetch}, replica.FullPatch(cfg)),
+	p := plan.Plan{
+		Arms:    arm.ClientKinds.Arms([]string{replica.None, replica.XFetch}, replica.FullPatch(cfg)),
 		Trigger: "ttl", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 300, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
@@ -306,7 +309,7 @@ func statementCalls(t testing.TB, tg *subject.Testbed, text string) int64 {
 // cost the database, the hot keys' item queries and the bulk reads.
 func TestFillIsItsOwnStatement(t *testing.T) {
 	tg := startTestbed(t, 3)
-	p := Plan{Arms: ClientKinds.Arms([]string{replica.None}, replica.FullPatch(replica.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
+	p := plan.Plan{Arms: arm.ClientKinds.Arms([]string{replica.None}, replica.FullPatch(replica.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 2}
 	items, fills := statementCalls(t, tg, api.ItemQuery), statementCalls(t, tg, api.FillQuery)
 	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
@@ -337,7 +340,7 @@ func TestFillIsItsOwnStatement(t *testing.T) {
 // goodputIsTheClientsOK ties arm a's windows to the clients' records: the
 // goodput of the windows from T, times their lengths, is http.ok (the ok
 // answers of the requests intended from T), and the baseline's is some.
-func goodputIsTheClientsOK(t *testing.T, a ArmResult) {
+func goodputIsTheClientsOK(t *testing.T, a result.ArmResult) {
 	t.Helper()
 	w := a.Windows
 	if w == nil || w.Before == nil || w.After == nil || w.Before.GoodputRPS <= 0 {
@@ -345,7 +348,7 @@ func goodputIsTheClientsOK(t *testing.T, a ArmResult) {
 		return
 	}
 	ok := 0.0
-	for _, x := range []*Window{w.During, w.After} {
+	for _, x := range []*result.Window{w.During, w.After} {
 		if x != nil {
 			ok += x.GoodputRPS * float64(x.ToMS-x.FromMS) / 1000
 		}

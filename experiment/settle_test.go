@@ -6,6 +6,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -40,10 +42,10 @@ func TestSettleIsReadFromThePath(t *testing.T) {
 	cfg.QueryCost = herd.Duration(10 * time.Millisecond)
 	retried := cfg
 	retried.DBRetry = replica.DBRetry{Policy: once}
-	arms := ClientKinds.Arms([]string{replica.None}, replica.FullPatch(retried))
-	arms = append(arms, ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg))...)
+	arms := arm.ClientKinds.Arms([]string{replica.None}, replica.FullPatch(retried))
+	arms = append(arms, arm.ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg))...)
 	arms[1].Name, arms[1].Retry = "clients-retry", &four
-	p := Plan{
+	p := plan.Plan{
 		Arms: arms, Trigger: "expire", HotKeys: 5, Keys: 50, Zipf: 1.1, Rate: 50, Clients: 2,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,

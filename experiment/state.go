@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 )
 
@@ -97,7 +97,7 @@ func (r *Recorder) Merge(st RecorderState) error {
 	after, baseline, lag := dec("latency", st.Latency, r.after), dec("baseline", st.Baseline, r.baseline), dec("lag", st.Lag, r.gen.lag)
 	rows := make(map[int64]*hdrhistogram.Histogram, len(st.Rows))
 	for i, row := range st.Rows {
-		rows[i] = dec(fmt.Sprintf("timeline row %d", i), row.Latency, newHist(2))
+		rows[i] = dec(fmt.Sprintf("timeline row %d", i), row.Latency, result.NewHist(2))
 	}
 	var crit *hdrhistogram.Histogram
 	if st.Critical != nil {
@@ -139,7 +139,7 @@ func (r *Recorder) Merge(st RecorderState) error {
 
 // Generator is how the generator of r's requests kept its schedule from T
 // - before over window (a worker's share, for one).
-func (r *Recorder) Generator(window time.Duration) LoadFigures { return r.generator(window) }
+func (r *Recorder) Generator(window time.Duration) result.LoadFigures { return r.generator(window) }
 
 func encode(h *hdrhistogram.Histogram) string {
 	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 )
 
@@ -83,7 +83,7 @@ func TestMergeRefusesAnotherShape(t *testing.T) {
 		t.Errorf("merge of another T: %v; want it refused naming T", err)
 	}
 	st := NewRecorder(T, time.Second, time.Second, false).State()
-	st.Latency = encode(hdrhistogram.New(1, maxLatencyUS, 2)) // two significant figures, not three
+	st.Latency = encode(hdrhistogram.New(1, result.MaxLatencyUS, 2)) // two significant figures, not three
 	st.Outcomes = map[load.Outcome]int64{load.OK: 5}
 	if err := r.Merge(st); err == nil || !strings.Contains(err.Error(), "significant figures") {
 		t.Errorf("merge of a histogram at other settings: %v; want it refused naming them", err)
@@ -100,7 +100,7 @@ func TestHistogramEncodingIsHdrHistogramsV2(t *testing.T) {
 	if err != nil || h.TotalCount() != 1 || h.Mean() != 42 {
 		t.Fatalf("decode a known encoding: %v; want one value, 42", err)
 	}
-	mine := newHist(3)
+	mine := result.NewHist(3)
 	_ = mine.RecordValue(42)
 	got, err := hdrhistogram.Decode([]byte(encode(mine)))
 	if err != nil || got.TotalCount() != 1 || got.ValueAtQuantile(50) != 42 {

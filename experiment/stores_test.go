@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
@@ -135,7 +136,7 @@ func TestMemcachedMariaDBService(t *testing.T) {
 	m, svc := shopTarget(t)
 	localtest.Measures(t)
 
-	p := servicePlan("expire", Arm{Name: "none"}, Arm{Name: "coalesce", Select: &Select{Headers: map[string]string{"X-Arm": "coalesce"}}})
+	p := servicePlan("expire", arm.Arm{Name: "none"}, arm.Arm{Name: "coalesce", Select: &arm.Select{Headers: map[string]string{"X-Arm": "coalesce"}}})
 	p.Rate, p.Clients, p.Timeout = 400, 40, herd.Duration(3*time.Second)
 	gate, err := gates.Parse("db.queries <= 60")
 	if err != nil {
@@ -203,7 +204,7 @@ func TestMariaDBConndrop(t *testing.T) {
 	}
 	// items live a second, so the service queries all along, on
 	// connections conndrop then kills
-	p := servicePlan("conndrop", Arm{Name: "short-ttl", Select: &Select{Headers: map[string]string{"X-TTL": "1"}}})
+	p := servicePlan("conndrop", arm.Arm{Name: "short-ttl", Select: &arm.Select{Headers: map[string]string{"X-TTL": "1"}}})
 	p.Rate, p.Clients, p.Timeout = 200, 40, herd.Duration(3*time.Second)
 	before := opened()
 	rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})

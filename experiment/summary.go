@@ -1,40 +1,31 @@
 package experiment
 
 import (
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"maps"
-
 	"math"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/observe"
 )
 
-// Recovery band: the arm has recovered at the first row after T from which,
-// for RecoveryHold, DB q/s and p99 stay within the band around their
-// baseline (the before window): at most 50% above it, or a floor for small
-// baselines, whichever is larger.
-const (
-	RecoveryHold     = time.Second
-	recoveryRatio    = 1.5
-	recoveryQPSFloor = 20 // q/s: one query in a 100 ms row is 10 q/s
-	recoveryP99Floor = 20 // ms
-)
-
-func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples []observe.Sample, rec *Recorder) *ArmResult {
+func summarize(p plan.Plan, arm arm.Arm, t time.Time, s0, sT, end observe.Sample, samples []observe.Sample, rec *Recorder) *result.ArmResult {
 	samples = append(samples, end)
-	res := &ArmResult{Name: arm.Name, Select: arm.Select, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries(),
+	res := &result.ArmResult{Name: arm.Name, Select: arm.Select, T: t.UTC(), HTTP: rec.http(), Retries: rec.retries(),
 		Load: rec.generator(time.Duration(p.Before + p.After))}
 
 	before := time.Duration(p.Before)
 	calls := counter{func(s observe.Sample) int64 { return s.Calls }, observe.DBRestarted}
-	res.DB = &DB{
+	res.DB = &result.DB{
 		Queries:      span(sT, end, samples, calls),
 		QueriesTotal: span(s0, end, samples, calls),
-		PeakQPS:      round2(peakQPS(samples, time.Second)),
+		PeakQPS:      result.Round2(peakQPS(samples, time.Second)),
 	}
 	if sB, ok := nearest(samples, t.Add(-before)); ok && sT.At.After(sB.At) {
-		res.DB.BaselineQPS = round2(float64(span(sB, sT, samples, calls)) / sT.At.Sub(sB.At).Seconds())
+		res.DB.BaselineQPS = result.Round2(float64(span(sB, sT, samples, calls)) / sT.At.Sub(sB.At).Seconds())
 	}
 	for _, s := range samples {
 		res.DB.PeakConnections = max(res.DB.PeakConnections, s.Connections)
@@ -46,29 +37,29 @@ func summarize(p Plan, arm Arm, t time.Time, s0, sT, end observe.Sample, samples
 	res.DB.NewConnections = max(res.DB.NewConnections, opened)
 
 	redisCounter := func(f func(observe.Sample) int64) counter { return counter{f, observe.CacheRestarted} }
-	res.Cache = &Cache{
+	res.Cache = &result.Cache{
 		Hits:                span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Hits })),
 		Misses:              span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Misses })),
 		Expired:             span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.Expired })),
 		ConnectionsReceived: span(sT, end, samples, redisCounter(func(s observe.Sample) int64 { return s.ConnectionsReceived })),
 	}
 	if reads := res.Cache.Hits + res.Cache.Misses; reads > 0 {
-		r := round4(float64(res.Cache.Hits) / float64(reads))
+		r := result.Round4(float64(res.Cache.Hits) / float64(reads))
 		res.Cache.HitRatio = &r
 	}
 
-	res.Timeline, res.rowHists = timeline(p, t, samples, rec)
-	res.baselineP99 = ms(rec.baseline.ValueAtQuantile(99)) // judge reads it
+	res.Timeline, res.RowHists = timeline(p, t, samples, rec)
+	res.BaselineP99 = result.Millis(rec.baseline.ValueAtQuantile(99)) // judge reads it
 	return res
 }
 
 // timeline builds one row per RowWidth from T - before to the end: server
 // figures from the samples that fall in the row (deltas to the sample
 // before), client figures from the requests intended in it.
-func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]Row, []*hdrhistogram.Histogram) {
-	first := rowIndex(t.Add(-time.Duration(p.Before)), t)
-	last := rowIndex(t.Add(time.Duration(p.After)), t) - 1
-	rows := make([]Row, 0, last-first+1)
+func timeline(p plan.Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]result.Row, []*hdrhistogram.Histogram) {
+	first := result.RowIndex(t.Add(-time.Duration(p.Before)), t)
+	last := result.RowIndex(t.Add(time.Duration(p.After)), t) - 1
+	rows := make([]result.Row, 0, last-first+1)
 	hists := make([]*hdrhistogram.Histogram, 0, last-first+1)
 	server := serverRows(samples, t)
 	// A row no sample fell in (the sampler ran late) takes the rate of the
@@ -82,12 +73,12 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for i := first; i <= last; i++ {
-		row := Row{TMS: i * RowWidth.Milliseconds()}
+		row := result.Row{TMS: i * result.RowWidth.Milliseconds()}
 		if l := lb[i]; l != nil {
 			row.LBRequests, row.LBSent, row.LBServers, row.LBQueue = l.LBRequests, l.LBSent, l.LBServers, l.LBQueue
 		}
 		if a := server[i]; a != nil {
-			row.DBQPS = round2(a.rateOf())
+			row.DBQPS = result.Round2(a.rateOf())
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
 			row.Edge, row.EdgeAttempts, row.API, row.DBAttempts = a.edge, a.edgeAttempts, a.api, a.dbAttempts
 			row.LockWaits, row.QueueDepth = a.lockWaits, a.queueDepth
@@ -97,7 +88,7 @@ func timeline(p Plan, t time.Time, samples []observe.Sample, rec *Recorder) ([]R
 		var hist *hdrhistogram.Histogram // a copy: the recorder goes on filing while an arm is judged live
 		if c := rec.rows[i]; c != nil {
 			row.Requests, row.OK, row.Attempts, row.Unsent = c.requests, c.ok, c.attempts, c.unsent
-			row.P99MS = ms(c.hist.ValueAtQuantile(99))
+			row.P99MS = result.Millis(c.hist.ValueAtQuantile(99))
 			hist = hdrhistogram.Import(c.hist.Export())
 		}
 		rows = append(rows, row)
@@ -121,7 +112,7 @@ func serverRows(samples []observe.Sample, t time.Time) map[int64]*acc {
 	}
 	for i := 1; i < len(samples); i++ {
 		cur, prev := samples[i], samples[i-1]
-		r := rowIndex(cur.At, t)
+		r := result.RowIndex(cur.At, t)
 		a := server[r]
 		if a == nil {
 			a = &acc{}
@@ -264,6 +255,3 @@ func nearest(samples []observe.Sample, at time.Time) (observe.Sample, bool) {
 	}
 	return best, bestD != time.Duration(math.MaxInt64)
 }
-
-func round2(v float64) float64 { return math.Round(v*100) / 100 }
-func round4(v float64) float64 { return math.Round(v*10000) / 10000 }

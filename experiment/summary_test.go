@@ -9,15 +9,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 )
 
 // rowsFrom returns one Row per RowWidth with t_ms from fromMS to toMS
 // (exclusive), each made by row(t_ms).
-func rowsFrom(fromMS, toMS int64, row func(tms int64) Row) []Row {
-	var rows []Row
-	for tms := fromMS; tms < toMS; tms += RowWidth.Milliseconds() {
+func rowsFrom(fromMS, toMS int64, row func(tms int64) result.Row) []result.Row {
+	var rows []result.Row
+	for tms := fromMS; tms < toMS; tms += result.RowWidth.Milliseconds() {
 		r := row(tms)
 		r.TMS = tms
 		rows = append(rows, r)
@@ -33,26 +37,26 @@ func fmtMS(v *int64) string {
 }
 
 func TestRecovery(t *testing.T) {
-	calm := Row{DBQPS: 100, Requests: 10, P99MS: 5}
-	hot := Row{DBQPS: 1000, Requests: 10, P99MS: 5}
-	slow := Row{DBQPS: 100, Requests: 10, P99MS: 500}
+	calm := result.Row{DBQPS: 100, Requests: 10, P99MS: 5}
+	hot := result.Row{DBQPS: 1000, Requests: 10, P99MS: 5}
+	slow := result.Row{DBQPS: 100, Requests: 10, P99MS: 500}
 	at := func(v int64) *int64 { return &v }
 
 	tests := []struct {
 		name     string
-		rows     []Row
+		rows     []result.Row
 		qps, p99 float64 // baselines
 		want     *int64
 	}{
 		{
 			name: "recovered immediately",
-			rows: rowsFrom(-1000, 3000, func(int64) Row { return calm }),
+			rows: rowsFrom(-1000, 3000, func(int64) result.Row { return calm }),
 			qps:  100, p99: 5,
 			want: at(0),
 		},
 		{
 			name: "db spike until 500ms",
-			rows: rowsFrom(-1000, 3000, func(tms int64) Row {
+			rows: rowsFrom(-1000, 3000, func(tms int64) result.Row {
 				if tms >= 0 && tms <= 500 {
 					return hot
 				}
@@ -63,7 +67,7 @@ func TestRecovery(t *testing.T) {
 		},
 		{
 			name: "p99 spike until 500ms",
-			rows: rowsFrom(-1000, 3000, func(tms int64) Row {
+			rows: rowsFrom(-1000, 3000, func(tms int64) result.Row {
 				if tms >= 0 && tms <= 500 {
 					return slow
 				}
@@ -74,7 +78,7 @@ func TestRecovery(t *testing.T) {
 		},
 		{
 			name: "in band for less than the hold, then out again",
-			rows: rowsFrom(0, 3000, func(tms int64) Row {
+			rows: rowsFrom(0, 3000, func(tms int64) result.Row {
 				if tms < 500 || (tms >= 1000 && tms < 1200) {
 					return hot
 				}
@@ -85,7 +89,7 @@ func TestRecovery(t *testing.T) {
 		},
 		{
 			name: "never recovers",
-			rows: rowsFrom(-1000, 3000, func(tms int64) Row {
+			rows: rowsFrom(-1000, 3000, func(tms int64) result.Row {
 				if tms >= 0 {
 					return hot
 				}
@@ -96,7 +100,7 @@ func TestRecovery(t *testing.T) {
 		},
 		{
 			name: "back only in the last 0.5s",
-			rows: rowsFrom(-1000, 3000, func(tms int64) Row {
+			rows: rowsFrom(-1000, 3000, func(tms int64) result.Row {
 				if tms >= 0 && tms < 2500 {
 					return hot
 				}
@@ -107,7 +111,7 @@ func TestRecovery(t *testing.T) {
 		},
 		{
 			name: "back with exactly the hold left",
-			rows: rowsFrom(0, 3000, func(tms int64) Row {
+			rows: rowsFrom(0, 3000, func(tms int64) result.Row {
 				if tms < 2000 {
 					return hot
 				}
@@ -118,13 +122,13 @@ func TestRecovery(t *testing.T) {
 		},
 		{
 			name: "rows without requests pass the p99 test",
-			rows: rowsFrom(0, 2000, func(int64) Row { return Row{DBQPS: 100, Requests: 0, P99MS: 500} }),
+			rows: rowsFrom(0, 2000, func(int64) result.Row { return result.Row{DBQPS: 100, Requests: 0, P99MS: 500} }),
 			qps:  100, p99: 5,
 			want: at(0),
 		},
 		{
 			name: "rows before T are ignored",
-			rows: rowsFrom(-1000, 2000, func(tms int64) Row {
+			rows: rowsFrom(-1000, 2000, func(tms int64) result.Row {
 				if tms < 0 {
 					return hot
 				}
@@ -135,7 +139,7 @@ func TestRecovery(t *testing.T) {
 		},
 		{
 			name: "calm rows before T do not count toward the hold",
-			rows: rowsFrom(-1000, 1500, func(tms int64) Row {
+			rows: rowsFrom(-1000, 1500, func(tms int64) result.Row {
 				if tms >= 0 && tms < 600 {
 					return hot
 				}
@@ -150,49 +154,49 @@ func TestRecovery(t *testing.T) {
 		},
 		{
 			name: "qps floor: baseline 0 allows 20 q/s",
-			rows: rowsFrom(0, 1000, func(int64) Row { return Row{DBQPS: 20} }),
+			rows: rowsFrom(0, 1000, func(int64) result.Row { return result.Row{DBQPS: 20} }),
 			qps:  0, p99: 5,
 			want: at(0),
 		},
 		{
 			name: "qps floor: baseline 0 refuses 20.01 q/s",
-			rows: rowsFrom(0, 1000, func(int64) Row { return Row{DBQPS: 20.01} }),
+			rows: rowsFrom(0, 1000, func(int64) result.Row { return result.Row{DBQPS: 20.01} }),
 			qps:  0, p99: 5,
 			want: nil,
 		},
 		{
 			name: "qps ratio: baseline 100 allows 150 q/s",
-			rows: rowsFrom(0, 1000, func(int64) Row { return Row{DBQPS: 150} }),
+			rows: rowsFrom(0, 1000, func(int64) result.Row { return result.Row{DBQPS: 150} }),
 			qps:  100, p99: 5,
 			want: at(0),
 		},
 		{
 			name: "qps ratio: baseline 100 refuses 150.01 q/s",
-			rows: rowsFrom(0, 1000, func(int64) Row { return Row{DBQPS: 150.01} }),
+			rows: rowsFrom(0, 1000, func(int64) result.Row { return result.Row{DBQPS: 150.01} }),
 			qps:  100, p99: 5,
 			want: nil,
 		},
 		{
 			name: "p99 floor: baseline 0 allows 20ms",
-			rows: rowsFrom(0, 1000, func(int64) Row { return Row{Requests: 1, P99MS: 20} }),
+			rows: rowsFrom(0, 1000, func(int64) result.Row { return result.Row{Requests: 1, P99MS: 20} }),
 			qps:  0, p99: 0,
 			want: at(0),
 		},
 		{
 			name: "p99 floor: baseline 0 refuses 20.01ms",
-			rows: rowsFrom(0, 1000, func(int64) Row { return Row{Requests: 1, P99MS: 20.01} }),
+			rows: rowsFrom(0, 1000, func(int64) result.Row { return result.Row{Requests: 1, P99MS: 20.01} }),
 			qps:  0, p99: 0,
 			want: nil,
 		},
 		{
 			name: "p99 ratio: baseline 100ms allows 150ms",
-			rows: rowsFrom(0, 1000, func(int64) Row { return Row{Requests: 1, P99MS: 150} }),
+			rows: rowsFrom(0, 1000, func(int64) result.Row { return result.Row{Requests: 1, P99MS: 150} }),
 			qps:  0, p99: 100,
 			want: at(0),
 		},
 		{
 			name: "p99 ratio: baseline 100ms refuses 150.01ms",
-			rows: rowsFrom(0, 1000, func(int64) Row { return Row{Requests: 1, P99MS: 150.01} }),
+			rows: rowsFrom(0, 1000, func(int64) result.Row { return result.Row{Requests: 1, P99MS: 150.01} }),
 			qps:  0, p99: 100,
 			want: nil,
 		},
@@ -200,7 +204,7 @@ func TestRecovery(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got *int64 // the band alone: no goodput to hold, the trigger over at T
-			if at, ok := bandOf(tt.qps, tt.p99, 0).recovered(tt.rows, nil, 0); ok {
+			if at, ok := verdict.BandOf(tt.qps, tt.p99, 0).Recovered(tt.rows, nil, 0); ok {
 				got = &at
 			}
 			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
@@ -215,7 +219,7 @@ func TestRecovery(t *testing.T) {
 func samplesEvery(base time.Time, incs []int64) []observe.Sample {
 	s := []observe.Sample{{At: base}}
 	for i, inc := range incs {
-		s = append(s, observe.Sample{At: base.Add(time.Duration(i+1) * RowWidth), Calls: s[i].Calls + inc})
+		s = append(s, observe.Sample{At: base.Add(time.Duration(i+1) * result.RowWidth), Calls: s[i].Calls + inc})
 	}
 	return s
 }
@@ -258,7 +262,7 @@ func TestPeakQPS(t *testing.T) {
 
 func TestTimelineFillsRowsWithoutASample(t *testing.T) {
 	T := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	p := Plan{Before: herd.Duration(200 * time.Millisecond), After: herd.Duration(300 * time.Millisecond)}
+	p := plan.Plan{Before: herd.Duration(200 * time.Millisecond), After: herd.Duration(300 * time.Millisecond)}
 	// samples at -200ms, -100ms, then none until +150ms: 30 calls over 250ms
 	samples := []observe.Sample{
 		{At: T.Add(-195 * time.Millisecond), Calls: 0},
@@ -301,7 +305,7 @@ func TestSpanCountsAcrossAReset(t *testing.T) {
 // A saved run's arm selection reads back as it was written: header names,
 // never values.
 func TestSelectJSONRoundTrip(t *testing.T) {
-	in := Select{Headers: map[string]string{"X-Mode": "s3cret", "A": "b"}, Query: map[string]string{"q": "1"}, Before: []string{"x"}}
+	in := arm.Select{Headers: map[string]string{"X-Mode": "s3cret", "A": "b"}, Query: map[string]string{"q": "1"}, Before: []string{"x"}}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +313,7 @@ func TestSelectJSONRoundTrip(t *testing.T) {
 	if strings.Contains(string(b), "s3cret") || !strings.Contains(string(b), `"headers":["A","X-Mode"]`) {
 		t.Fatalf("Marshal = %s; want header names only", b)
 	}
-	var out Select
+	var out arm.Select
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}

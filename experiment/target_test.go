@@ -15,6 +15,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
@@ -69,8 +71,8 @@ func openService(t *testing.T, y string, vars map[string]string) *targets.Target
 }
 
 // servicePlan is a short plan whose arms are a target file's.
-func servicePlan(trigger string, arms ...Arm) Plan {
-	return Plan{Arms: arms, Trigger: trigger, HotKeys: 20, Keys: 1000, Zipf: 1.1, Rate: 300, Clients: 20,
+func servicePlan(trigger string, arms ...arm.Arm) plan.Plan {
+	return plan.Plan{Arms: arms, Trigger: trigger, HotKeys: 20, Keys: 1000, Zipf: 1.1, Rate: 300, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 3}
 }
@@ -90,9 +92,9 @@ arms:
   - {name: none, headers: {X-Herdbench-Strategy: none}}
   - {name: lock, headers: {X-Herdbench-Strategy: lock}}
 `)
-		arms := []Arm{
-			{Name: "none", Select: &Select{Headers: map[string]string{admin.StrategyHeader: "none"}}},
-			{Name: "lock", Select: &Select{Headers: map[string]string{admin.StrategyHeader: "lock"}}},
+		arms := []arm.Arm{
+			{Name: "none", Select: &arm.Select{Headers: map[string]string{admin.StrategyHeader: "none"}}},
+			{Name: "lock", Select: &arm.Select{Headers: map[string]string{admin.StrategyHeader: "lock"}}},
 		}
 		rep, err := Run(context.Background(), servicePlan("expire", arms...), Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
@@ -134,8 +136,8 @@ arms:
 		}
 		// the arm's hooks run around it, in order
 		log := filepath.Join(t.TempDir(), "hooks.log")
-		sel := &Select{Before: []string{"echo before >> " + log}, After: []string{"echo after >> " + log}}
-		rep, err := Run(ctx, servicePlan("flush", Arm{Name: "baseline", Select: sel}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
+		sel := &arm.Select{Before: []string{"echo before >> " + log}, After: []string{"echo after >> " + log}}
+		rep, err := Run(ctx, servicePlan("flush", arm.Arm{Name: "baseline", Select: sel}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +145,7 @@ arms:
 			t.Errorf("hooks wrote %q, %v; want before, then after", b, err)
 		}
 		// a before hook that fails ends the run before any load, and says why
-		_, err = Run(ctx, servicePlan("flush", Arm{Name: "broken", Select: &Select{Before: []string{"echo no flag service >&2; exit 3"}}}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
+		_, err = Run(ctx, servicePlan("flush", arm.Arm{Name: "broken", Select: &arm.Select{Before: []string{"echo no flag service >&2; exit 3"}}}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err == nil || !strings.Contains(err.Error(), `before hook "echo no flag service >&2; exit 3": exit status 3: no flag service`) {
 			t.Errorf("Run with a failing before hook = %v; want the hook, its status and its output", err)
 		}
@@ -164,7 +166,7 @@ arms:
 	t.Run("conndrop without toxiproxy ends the role's connections, and they come back", func(t *testing.T) {
 		svc := asService(t, tb, `keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
 `)
-		rep, err := Run(context.Background(), servicePlan("conndrop", Arm{Name: "baseline", Select: &Select{}}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
+		rep, err := Run(context.Background(), servicePlan("conndrop", arm.Arm{Name: "baseline", Select: &arm.Select{}}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +187,7 @@ arms:
 		svc := asService(t, tb, fmt.Sprintf(`keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
 toxiproxy: {url: %q, proxies: {postgres: postgres}}
 `, tb.Status.Toxiproxy))
-		p := servicePlan("outage", Arm{Name: "baseline", Select: &Select{}})
+		p := servicePlan("outage", arm.Arm{Name: "baseline", Select: &arm.Select{}})
 		p.Triggers = TriggerOptions("dependency", "postgres", "outage", "4s")
 		p.After = herd.Duration(5 * time.Second)
 		g, err := gates.Parse("http.drop_rate > 30%")
@@ -235,7 +237,7 @@ func TestServiceSeriesFromPrometheus(t *testing.T) {
 	svc := asService(t, tg, fmt.Sprintf(`keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
 prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests: "sum(rate(herdbench_api_requests_total[5s]))"}}
 `, tb.Status().Prometheus))
-	p := servicePlan("expire", Arm{Name: "baseline", Select: &Select{}})
+	p := servicePlan("expire", arm.Arm{Name: "baseline", Select: &arm.Select{}})
 	p.Warmup, p.After = herd.Duration(time.Second), herd.Duration(4*time.Second)
 	// one gate that holds under any load (a rate over 5 s, scraped on a
 	// busy machine, lags the load's 300/s), one the herd's loads fail (a
@@ -310,7 +312,7 @@ func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := asService(t, tb, "keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}\n")
-	p := servicePlan("expire", Arm{Name: "first", Select: &Select{}}, Arm{Name: "second", Select: &Select{}})
+	p := servicePlan("expire", arm.Arm{Name: "first", Select: &arm.Select{}}, arm.Arm{Name: "second", Select: &arm.Select{}})
 	p.Rate, p.Clients, p.Timeout, p.After = 100, 10, herd.Duration(100*time.Millisecond), herd.Duration(time.Second)
 	src := observe.Source{DB: svc.DB, Statements: svc.Statements, Role: svc.Role}
 	calls := func() int64 {
@@ -389,7 +391,7 @@ func TestADrainGivesUpWithTheWorkStillRunning(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // polling, bounded by the deadline
 	}
 	err := (&service.Subject{Target: svc, Limit: 300 * time.Millisecond}).Drain(context.Background())
-	if !errors.Is(err, ErrStillRunning) || !strings.Contains(err.Error(), "still ran 1 statements of its role") {
+	if !errors.Is(err, plan.ErrStillRunning) || !strings.Contains(err.Error(), "still ran 1 statements of its role") {
 		t.Errorf("Drain with a 3 s load running = %v; want ErrStillRunning naming the one statement", err)
 	}
 	if err := <-done; err != nil {

@@ -6,44 +6,46 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 )
 
 // The verdict's rule on synthetic timelines: 100 req/s offered (10 a row),
 // a before window of 1 s answering all of them at 10 DB q/s and 5 ms; each
 // case a pattern of rows from T.
 func TestVerdictRule(t *testing.T) {
-	good := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
-	down := Row{Requests: 10, OK: 0, Attempts: 10, DBQPS: 200, P99MS: 1000}
-	useless := Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000} // retries pile up, nothing gets through
-	refused := Row{Requests: 10, OK: 3, Attempts: 5, DBQPS: 3, P99MS: 900}   // the clients throttle themselves
-	halved := Row{Requests: 5, OK: 1, Attempts: 5, DBQPS: 3, P99MS: 900}     // offered half the baseline's work
-	slow := Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 400}   // every answer, late
+	good := result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
+	down := result.Row{Requests: 10, OK: 0, Attempts: 10, DBQPS: 200, P99MS: 1000}
+	useless := result.Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000} // retries pile up, nothing gets through
+	refused := result.Row{Requests: 10, OK: 3, Attempts: 5, DBQPS: 3, P99MS: 900}   // the clients throttle themselves
+	halved := result.Row{Requests: 5, OK: 1, Attempts: 5, DBQPS: 3, P99MS: 900}     // offered half the baseline's work
+	slow := result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 400}   // every answer, late
 	at := func(ms int64) *int64 { return &ms }
 	for _, c := range []struct {
 		name           string
-		rows           []Row
+		rows           []result.Row
 		ended, settle  *int64
 		aborted        bool
 		want           string
 		fromEnd, fromT *int64
 	}{
-		{"back when the fault ends", synthetic(good, 4000, until(500, down, good)), at(500), nil, false, Recovered, at(0), at(500)},
-		{"back 700 ms after it", synthetic(good, 4000, until(1200, down, good)), at(500), nil, false, Recovered, at(700), at(1200)},
-		{"a trigger with no end: counted from T", synthetic(good, 4000, until(300, down, good)), nil, nil, false, Recovered, at(300), at(300)},
-		{"busy and useless long after", synthetic(good, 6000, until(500, down, useless)), at(500), nil, false, Metastable, nil, nil},
-		{"useless, but too soon to tell", synthetic(good, 3000, until(500, down, useless)), at(500), nil, false, Recovering, nil, nil},
-		{"useless, but within a 5 s db-timeout of the end", synthetic(good, 6000, until(500, down, useless)), at(500), at(5000), false, Recovering, nil, nil},
-		{"useless once the 5 s db-timeout is over", synthetic(good, 6500, until(500, down, useless)), at(500), at(5000), false, Metastable, nil, nil},
-		{"the clients refuse the work themselves", synthetic(good, 6000, until(500, down, refused)), at(500), nil, false, Metastable, nil, nil},
-		{"offered half the baseline's work", synthetic(good, 6000, until(500, down, halved)), at(500), nil, false, Recovering, nil, nil},
-		{"every answer in time, but late", synthetic(good, 6000, until(500, down, slow)), at(500), nil, false, Metastable, nil, nil},
-		{"the baseline out of band", synthetic(refused, 4000, until(500, down, good)), at(500), nil, false, Overloaded, nil, nil},
-		{"stopped early", synthetic(good, 4000, until(500, down, good)), at(500), nil, true, Recovering, nil, nil},
+		{"back when the fault ends", synthetic(good, 4000, until(500, down, good)), at(500), nil, false, result.Recovered, at(0), at(500)},
+		{"back 700 ms after it", synthetic(good, 4000, until(1200, down, good)), at(500), nil, false, result.Recovered, at(700), at(1200)},
+		{"a trigger with no end: counted from T", synthetic(good, 4000, until(300, down, good)), nil, nil, false, result.Recovered, at(300), at(300)},
+		{"busy and useless long after", synthetic(good, 6000, until(500, down, useless)), at(500), nil, false, result.Metastable, nil, nil},
+		{"useless, but too soon to tell", synthetic(good, 3000, until(500, down, useless)), at(500), nil, false, result.Recovering, nil, nil},
+		{"useless, but within a 5 s db-timeout of the end", synthetic(good, 6000, until(500, down, useless)), at(500), at(5000), false, result.Recovering, nil, nil},
+		{"useless once the 5 s db-timeout is over", synthetic(good, 6500, until(500, down, useless)), at(500), at(5000), false, result.Metastable, nil, nil},
+		{"the clients refuse the work themselves", synthetic(good, 6000, until(500, down, refused)), at(500), nil, false, result.Metastable, nil, nil},
+		{"offered half the baseline's work", synthetic(good, 6000, until(500, down, halved)), at(500), nil, false, result.Recovering, nil, nil},
+		{"every answer in time, but late", synthetic(good, 6000, until(500, down, slow)), at(500), nil, false, result.Metastable, nil, nil},
+		{"the baseline out of band", synthetic(refused, 4000, until(500, down, good)), at(500), nil, false, result.Overloaded, nil, nil},
+		{"stopped early", synthetic(good, 4000, until(500, down, good)), at(500), nil, true, result.Recovering, nil, nil},
 	} {
 		res := judged(c.rows, c.ended, c.settle)
 		if c.aborted {
-			res.Aborted = &Abort{}
-			judge(res, 5)
+			res.Aborted = &result.Abort{}
+			verdict.Judge(res, 5)
 		}
 		if res.Verdict != c.want || !sameMS(res.RecoveryMS, c.fromEnd) || !sameMS(res.RecoveryFromTMS, c.fromT) {
 			t.Errorf("%s: verdict %s, recovery %s from the end, %s from T; want %s, %s, %s", c.name,
@@ -54,8 +56,8 @@ func TestVerdictRule(t *testing.T) {
 
 // synthetic is a before window of 1 s of baseline, then rows from T:
 // pattern(t_ms) until the arm's end.
-func synthetic(baseline Row, end int64, pattern func(tms int64) Row) []Row {
-	var rows []Row
+func synthetic(baseline result.Row, end int64, pattern func(tms int64) result.Row) []result.Row {
+	var rows []result.Row
 	for tms := int64(-1000); tms < end; tms += 100 {
 		r := baseline
 		if tms >= 0 {
@@ -68,8 +70,8 @@ func synthetic(baseline Row, end int64, pattern func(tms int64) Row) []Row {
 }
 
 // until is a before ms, b from it.
-func until(ms int64, a, b Row) func(int64) Row {
-	return func(tms int64) Row {
+func until(ms int64, a, b result.Row) func(int64) result.Row {
+	return func(tms int64) result.Row {
 		if tms < ms {
 			return a
 		}
@@ -80,10 +82,10 @@ func until(ms int64, a, b Row) func(int64) Row {
 // judged is rows judged as an arm whose trigger ended at ended, with a
 // settle time of settle (nil: none said), at 10 DB q/s and a 5 ms p99
 // before T.
-func judged(rows []Row, ended, settle *int64) *ArmResult {
-	res := &ArmResult{Timeline: rows, DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: ended}, SettleMS: settle}
-	res.Windows = windowsOf(res.Timeline, res.Trigger.EndedMS)
-	judge(res, 5)
+func judged(rows []result.Row, ended, settle *int64) *result.ArmResult {
+	res := &result.ArmResult{Timeline: rows, DB: &result.DB{BaselineQPS: 10}, Trigger: result.TriggerResult{EndedMS: ended}, SettleMS: settle}
+	res.Windows = result.WindowsOf(res.Timeline, res.Trigger.EndedMS)
+	verdict.Judge(res, 5)
 	return res
 }
 
@@ -102,16 +104,16 @@ func TestVerdictTrend(t *testing.T) {
 		want         string
 		depth, trend float64
 	}{
-		{"flat", func(int64) int64 { return 1 }, Metastable, 0.1, 0},
-		{"noise around a flat line", func(tms int64) int64 { return 1 + (tms/100)%3 }, Metastable, 0.21, 0.03},
-		{"one lucky row at the end, 4 answers up", func(tms int64) int64 { return 1 + 4*b2i(tms == 5900) }, Metastable, 0.14, 0.07},
-		{"the cold cache: 70 to 80% of the baseline", func(tms int64) int64 { return 7 + (tms/100)%2 }, Metastable, 0.75, 0.01},
-		{"falling further", func(tms int64) int64 { return max(0, 5-tms/1000) }, Metastable, 0, -0.26},
-		{"climbing a row a second and a half", func(tms int64) int64 { return tms / 1500 }, Recovering, 0.3, 0.15},
-		{"climbing fast, still under half", func(tms int64) int64 { return max(0, (tms-3000)/600) }, Recovering, 0.36, 0.46},
+		{"flat", func(int64) int64 { return 1 }, result.Metastable, 0.1, 0},
+		{"noise around a flat line", func(tms int64) int64 { return 1 + (tms/100)%3 }, result.Metastable, 0.21, 0.03},
+		{"one lucky row at the end, 4 answers up", func(tms int64) int64 { return 1 + 4*b2i(tms == 5900) }, result.Metastable, 0.14, 0.07},
+		{"the cold cache: 70 to 80% of the baseline", func(tms int64) int64 { return 7 + (tms/100)%2 }, result.Metastable, 0.75, 0.01},
+		{"falling further", func(tms int64) int64 { return max(0, 5-tms/1000) }, result.Metastable, 0, -0.26},
+		{"climbing a row a second and a half", func(tms int64) int64 { return tms / 1500 }, result.Recovering, 0.3, 0.15},
+		{"climbing fast, still under half", func(tms int64) int64 { return max(0, (tms-3000)/600) }, result.Recovering, 0.36, 0.46},
 	} {
-		rows := synthetic(Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}, 6000, func(tms int64) Row {
-			return Row{Requests: 10, OK: c.ok(tms), Attempts: 50, DBQPS: 3, P99MS: 1000}
+		rows := synthetic(result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}, 6000, func(tms int64) result.Row {
+			return result.Row{Requests: 10, OK: c.ok(tms), Attempts: 50, DBQPS: 3, P99MS: 1000}
 		})
 		res := judged(rows, &ended, nil)
 		if res.Verdict != c.want || res.Depth == nil || *res.Depth != c.depth || res.Trend == nil || *res.Trend != c.trend {
@@ -138,13 +140,13 @@ func fmtF(f *float64) string {
 // whole deadline or the service's bound on a load, at least 2 s.
 func TestSettleIsTheLongestTimeout(t *testing.T) {
 	for _, c := range []struct{ client, service, want time.Duration }{
-		{time.Second, 0, MetastableSettle},                  // a service whose own bound herdbench cannot read
+		{time.Second, 0, verdict.MetastableSettle},          // a service whose own bound herdbench cannot read
 		{time.Second, 5 * time.Second, 5 * time.Second},     // the testbed's default db-timeout
 		{9 * time.Second, 5 * time.Second, 9 * time.Second}, // 1 s, immediate:8
 		{500 * time.Millisecond, 0, 2 * time.Second},        //
 		{time.Second, 15 * time.Second, 15 * time.Second},   // db-timeout 5 s, db_retry immediate:2
 	} {
-		if got := settleOf(c.client, c.service); got != c.want {
+		if got := verdict.SettleOf(c.client, c.service); got != c.want {
 			t.Errorf("settleOf(%s, %s) = %s; want %s", c.client, c.service, got, c.want)
 		}
 	}
@@ -160,14 +162,14 @@ func sameMS(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || 
 // would. Without the rows' latencies (a results file read back), the
 // slowest row's p99 stands for the hold's.
 func TestVerdictTakesTheHoldsRequestsTogether(t *testing.T) {
-	var rows []Row
+	var rows []result.Row
 	var hists []*hdrhistogram.Histogram
 	for tms := int64(0); tms < 3000; tms += 100 {
-		h := newHist(2)
+		h := result.NewHist(2)
 		for range 50 {
 			_ = h.RecordValue(1000) // 1 ms
 		}
-		r := Row{TMS: tms, Requests: 50, OK: 50, P99MS: 1}
+		r := result.Row{TMS: tms, Requests: 50, OK: 50, P99MS: 1}
 		if tms%300 == 0 {
 			_ = h.RecordValue(200_000)
 			r.P99MS, r.DBQPS = 200, 10
@@ -178,10 +180,10 @@ func TestVerdictTakesTheHoldsRequestsTogether(t *testing.T) {
 		rows, hists = append(rows, r), append(hists, h)
 	}
 	// baseline: 500 req/s answered, 0 q/s, a p99 of 1 ms
-	if at, ok := bandOf(0, 1, 500).recovered(rows, hists, 0); !ok || at != 0 {
+	if at, ok := verdict.BandOf(0, 1, 500).Recovered(rows, hists, 0); !ok || at != 0 {
 		t.Errorf("recovered with the rows' latencies = %d, %v; want 0, true: one slow request in a hundred is within the p99", at, ok)
 	}
-	if _, ok := bandOf(0, 1, 500).recovered(rows, nil, 0); ok {
+	if _, ok := verdict.BandOf(0, 1, 500).Recovered(rows, nil, 0); ok {
 		t.Error("recovered without the rows' latencies = true; want false: each hold has a row whose p99 is 200 ms")
 	}
 }
@@ -191,14 +193,14 @@ func TestVerdictTakesTheHoldsRequestsTogether(t *testing.T) {
 // T+6 s, and the rows the load still filed after them (a trend back, here)
 // do not turn its verdict into another.
 func TestAnArmIsJudgedOnTheRowsItEndedOn(t *testing.T) {
-	var rows []Row
+	var rows []result.Row
 	for tms := int64(-1000); tms < 8000; tms += 100 {
-		r := Row{TMS: tms, Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
+		r := result.Row{TMS: tms, Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
 		switch {
 		case tms >= 6000: // climbing back, a row at a time
-			r = Row{TMS: tms, Requests: 10, OK: 1 + (tms-6000)/500, Attempts: 50, DBQPS: 3, P99MS: 1000}
+			r = result.Row{TMS: tms, Requests: 10, OK: 1 + (tms-6000)/500, Attempts: 50, DBQPS: 3, P99MS: 1000}
 		case tms >= 0:
-			r = Row{TMS: tms, Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
+			r = result.Row{TMS: tms, Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
 		}
 		rows = append(rows, r)
 	}
@@ -206,9 +208,9 @@ func TestAnArmIsJudgedOnTheRowsItEndedOn(t *testing.T) {
 	for _, c := range []struct {
 		decided time.Duration
 		want    string
-	}{{6 * time.Second, Metastable}, {0, Recovering}} {
-		res := &ArmResult{Timeline: rows, DB: &DB{BaselineQPS: 10}, Trigger: TriggerResult{EndedMS: &ended}}
-		res.Windows = windowsOf(rows, &ended)
+	}{{6 * time.Second, result.Metastable}, {0, result.Recovering}} {
+		res := &result.ArmResult{Timeline: rows, DB: &result.DB{BaselineQPS: 10}, Trigger: result.TriggerResult{EndedMS: &ended}}
+		res.Windows = result.WindowsOf(rows, &ended)
 		(&ending{decided: c.decided}).judgeOn(res)
 		if res.Verdict != c.want || len(res.Timeline) != len(rows) {
 			t.Errorf("decided on the rows to %s: verdict %s, %d rows kept; want %s, all %d", c.decided, res.Verdict, len(res.Timeline), c.want, len(rows))

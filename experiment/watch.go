@@ -6,13 +6,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/observe"
 )
 
 // aborted is the cause an arm's context ends with when a stop condition
 // held.
-type aborted struct{ Abort }
+type aborted struct{ result.Abort }
 
 func (a *aborted) Error() string { return "aborted: " + a.Reason }
 
@@ -46,7 +47,7 @@ func watch(ctx context.Context, w watcher) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(RowWidth)
+		tick := time.NewTicker(result.RowWidth)
 		defer tick.Stop()
 		var recent []observe.Sample // the last LiveWindow of samples, and one before
 		var judged time.Time
@@ -86,7 +87,7 @@ func watch(ctx context.Context, w watcher) (stop func()) {
 				figures["db.qps"] = &qps
 			}
 			if c, v, ok := checkAbort(w.conds, figures); ok {
-				w.abort(&aborted{Abort{AtMS: now.Sub(w.t).Milliseconds(), Gate: c.Expr,
+				w.abort(&aborted{result.Abort{AtMS: now.Sub(w.t).Milliseconds(), Gate: c.Expr,
 					Reason: fmt.Sprintf("%s held: %s was %s over the last %s", c.Expr, c.Path, strconv.FormatFloat(v, 'g', 4, 64), LiveWindow)}})
 				return
 			}

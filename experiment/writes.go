@@ -5,45 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/triggers"
 )
-
-// WriteFigures are what a write herd (the writes trigger) cost the
-// database and the queue, from the load's start until every acknowledged
-// write was applied (or the settle gave up).
-type WriteFigures struct {
-	// Steady are the trigger's steady writes (write_rate), from the
-	// clients' records; null without them
-	Steady *SteadyWrites `json:"steady,omitempty"`
-	// Statements and Rows are the pg_stat_statements delta (calls, rows)
-	// of the testbed's write statements by the app role: direct's UPDATE,
-	// the queue's batch apply, coalesce's flush; on MariaDB, the delta of
-	// their digests (COUNT_STAR, rows affected and sent), two or three
-	// statements a write or batch (WriteObserver.WriteStatements)
-	Statements int64 `json:"statements"`
-	Rows       int64 `json:"rows"`
-	// LockWaitsPeak is the most of the app role's backends waiting on a
-	// lock in one 100 ms sample (pg_stat_activity wait_event_type Lock);
-	// LocksWaitingPeak the most lock requests not granted (pg_locks)
-	LockWaitsPeak    int64 `json:"lock_waits_peak"`
-	LocksWaitingPeak int64 `json:"locks_waiting_peak"`
-	// QueueDepthPeak is the most queued writes not yet acknowledged by
-	// the consumers in one sample (XINFO GROUPS: lag plus pending)
-	QueueDepthPeak int64 `json:"queue_depth_peak"`
-	// Lag is the queue's lag from acknowledgement to applied, from the
-	// replicas' herdbench_api_write_lag_seconds; null when not read
-	Lag *WriteLag `json:"lag"`
-}
-
-// WriteLag is how long acknowledged writes waited to be applied: their
-// count and percentiles, as the subject measured them.
-type WriteLag struct {
-	Count int64   `json:"count"`
-	P50MS float64 `json:"p50_ms"`
-	P99MS float64 `json:"p99_ms"`
-}
 
 // WriteObserver is a subject whose write path herdbench reads in a write
 // herd (the writes trigger): the queue the writes wait in, the statements
@@ -55,17 +21,7 @@ type WriteObserver interface {
 	// WriteStatements are the write statements' calls and rows so far
 	WriteStatements(ctx context.Context) (calls, rows int64, err error)
 	// WriteLag is the lag of the writes applied so far
-	WriteLag(ctx context.Context) (WriteLag, error)
-}
-
-// SteadyWrites are the steady writes a trigger sent beside the reads
-// (triggers.Workload), filed as the reads are: http from T, load over the
-// windows, latency from each write's intended send time.
-type SteadyWrites struct {
-	Rate  int         `json:"rate"`
-	Acked int64       `json:"acked"` // answered 2xx over the whole load, warmup included: what must be applied
-	HTTP  HTTP        `json:"http"`
-	Load  LoadFigures `json:"load"`
+	WriteLag(ctx context.Context) (result.WriteLag, error)
 }
 
 // writeHerd says whether the arm's trigger is the write herd, whose
@@ -143,8 +99,8 @@ func (s *steady) acknowledged() int64 {
 // writeFigures sums up what the write herd cost, once it settled: the
 // write statements since the fill (w0), the samples' peaks, the queue's
 // lag and the steady writes.
-func (a *armRun) writeFigures(ctx context.Context, res *ArmResult, w0 [2]int64, samples []observe.Sample, s *steady) {
-	w := &WriteFigures{}
+func (a *armRun) writeFigures(ctx context.Context, res *result.ArmResult, w0 [2]int64, samples []observe.Sample, s *steady) {
+	w := &result.WriteFigures{}
 	calls, rows, err := a.writeStatements(ctx)
 	// as the item query's (settled): until the database's count of the
 	// write statements and their rows holds still, 1 s at most
@@ -171,7 +127,7 @@ func (a *armRun) writeFigures(ctx context.Context, res *ArmResult, w0 [2]int64, 
 		w.Lag = &lag
 	}
 	if s != nil {
-		w.Steady = &SteadyWrites{Rate: s.rate, Acked: s.acked, HTTP: s.rec.http(),
+		w.Steady = &result.SteadyWrites{Rate: s.rate, Acked: s.acked, HTTP: s.rec.http(),
 			Load: s.rec.generator(time.Duration(a.p.Before + a.p.After))}
 	}
 	res.Writes = w

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // classesTable is each request class's figures under each arm (a target's
@@ -36,8 +37,8 @@ func classesTable(rep *experiment.Report) ([]string, [][]string) {
 }
 
 // classVerdict is a class's verdict, with its recovery when it recovered.
-func classVerdict(f *experiment.RequestFigures) string {
-	if f.Verdict == experiment.Recovered && f.RecoveryMS != nil {
+func classVerdict(f *result.RequestFigures) string {
+	if f.Verdict == result.Recovered && f.RecoveryMS != nil {
 		return f.Verdict + " in " + msString(float64(*f.RecoveryMS))
 	}
 	return f.Verdict

@@ -10,6 +10,9 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/edge"
@@ -21,27 +24,27 @@ import (
 // direct waits on locks, queue lags behind, coalesce loses 50
 // acknowledged writes.
 func writesReport() *experiment.Report {
-	arm := func(name, strategy string, d triggers.WritesDetail, w experiment.WriteFigures) experiment.ArmResult {
+	arm := func(name, strategy string, d triggers.WritesDetail, w result.WriteFigures) result.ArmResult {
 		cfg := replica.DefaultConfig
 		cfg.WriteStrategy = strategy
-		return experiment.ArmResult{Name: name, Config: rawConfig(cfg), Trigger: experiment.TriggerResult{Name: "writes", Detail: &d}, Writes: &w}
+		return result.ArmResult{Name: name, Config: rawConfig(cfg), Trigger: result.TriggerResult{Name: "writes", Detail: &d}, Writes: &w}
 	}
-	steady := &experiment.SteadyWrites{Rate: 40, Acked: 110, HTTP: experiment.HTTP{Requests: 60, OK: 58, P99MS: 12.5}}
-	return withPlan("writes", []experiment.ArmResult{
+	steady := &result.SteadyWrites{Rate: 40, Acked: 110, HTTP: result.HTTP{Requests: 60, OK: 58, P99MS: 12.5}}
+	return withPlan("writes", []result.ArmResult{
 		reads(arm("direct", replica.WriteDirect, triggers.WritesDetail{Sent: 2000, Acked: 1990, P99MS: 640, Applied: 2100},
-			experiment.WriteFigures{Steady: steady, Statements: 2100, Rows: 2100, LockWaitsPeak: 17}), 2310, 3.1, 412, 0.004, 1800),
+			result.WriteFigures{Steady: steady, Statements: 2100, Rows: 2100, LockWaitsPeak: 17}), 2310, 3.1, 412, 0.004, 1800),
 		reads(arm("queue", replica.WriteQueue, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 90, Applied: 2110},
-			experiment.WriteFigures{Statements: 31, Rows: 40, QueueDepthPeak: 1800, Lag: &experiment.WriteLag{Count: 2110, P50MS: 700, P99MS: 1450}}), 240, 1.2, 9.8, 0, 0),
+			result.WriteFigures{Statements: 31, Rows: 40, QueueDepthPeak: 1800, Lag: &result.WriteLag{Count: 2110, P50MS: 700, P99MS: 1450}}), 240, 1.2, 9.8, 0, 0),
 		reads(arm("coalesce", replica.WriteCoalesce, triggers.WritesDetail{Sent: 2000, Acked: 2000, P99MS: 30, Applied: 1950, Lost: 50},
-			experiment.WriteFigures{Statements: 12, Rows: 24}), 221, 1.1, 8.7, 0, 0),
+			result.WriteFigures{Statements: 12, Rows: 24}), 221, 1.1, 8.7, 0, 0),
 	})
 }
 
 // reads gives a hand-built arm the figures of its read load from T: the
 // database queries, the p50 and p99, the drop rate and the recovery.
-func reads(a experiment.ArmResult, queries int64, p50, p99, drop float64, recoveryMS int64) experiment.ArmResult {
-	a.DB = &experiment.DB{Queries: queries, QueriesTotal: queries + 400, PeakQPS: float64(queries) / 2}
-	a.HTTP = experiment.HTTP{Requests: 8000, OK: 8000 - int64(drop*8000), DropRate: drop, P50MS: p50, P99MS: p99}
+func reads(a result.ArmResult, queries int64, p50, p99, drop float64, recoveryMS int64) result.ArmResult {
+	a.DB = &result.DB{Queries: queries, QueriesTotal: queries + 400, PeakQPS: float64(queries) / 2}
+	a.HTTP = result.HTTP{Requests: 8000, OK: 8000 - int64(drop*8000), DropRate: drop, P50MS: p50, P99MS: p99}
 	a.RecoveryMS = &recoveryMS
 	return a
 }
@@ -49,27 +52,27 @@ func reads(a experiment.ArmResult, queries int64, p50, p99, drop float64, recove
 // layersReport is a two-tier run built by hand: retries at every layer
 // multiply the load 27 times; a breaker at the edges cuts it below one.
 func layersReport() *experiment.Report {
-	layers := func(req, ca, e, ea, b, db, done int64) *experiment.Layers {
-		l := experiment.Layers{Requests: req, ClientAttempts: ca, Edge: e, EdgeAttempts: ea, API: b, DBAttempts: db, DBQueries: done,
+	layers := func(req, ca, e, ea, b, db, done int64) *result.Layers {
+		l := result.Layers{Requests: req, ClientAttempts: ca, Edge: e, EdgeAttempts: ea, API: b, DBAttempts: db, DBQueries: done,
 			ClientAmp: float64(ca) / float64(req), EdgeAmp: float64(ea) / float64(e), APIAmp: float64(db) / float64(b), EndToEnd: float64(db) / float64(req)}
 		return &l
 	}
 	pol, _ := retry.Parse("immediate:2")
-	return withPlan("expire", []experiment.ArmResult{
-		reads(experiment.ArmResult{Name: "retry-everywhere", Config: rawConfig(replica.DefaultConfig), Layers: layers(1000, 3000, 3000, 9000, 9000, 27000, 26950),
-			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Retry: pol}}}, 26950, 480, 1000, 0.31, 3900),
-		reads(experiment.ArmResult{Name: "breaker", Config: rawConfig(replica.DefaultConfig), Layers: layers(1000, 1000, 1000, 300, 300, 300, 300),
-			Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Breaker: retry.Breaker{Failures: 5, Open: 2_000_000_000}}}}, 300, 2.2, 35, 0.02, 700),
+	return withPlan("expire", []result.ArmResult{
+		reads(result.ArmResult{Name: "retry-everywhere", Config: rawConfig(replica.DefaultConfig), Layers: layers(1000, 3000, 3000, 9000, 9000, 27000, 26950),
+			Edge: &result.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Retry: pol}}}, 26950, 480, 1000, 0.31, 3900),
+		reads(result.ArmResult{Name: "breaker", Config: rawConfig(replica.DefaultConfig), Layers: layers(1000, 1000, 1000, 300, 300, 300, 300),
+			Edge: &result.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000), Breaker: retry.Breaker{Failures: 5, Open: 2_000_000_000}}}}, 300, 2.2, 35, 0.02, 700),
 	})
 }
 
 // withPlan is a report of arms with the plan and environment a stampede
 // would record, so that its goldens read as a run's.
-func withPlan(trigger string, arms []experiment.ArmResult) *experiment.Report {
-	p := experiment.Plan{Trigger: trigger, HotKeys: 10, Rate: 2000, Keys: 1000, Zipf: 1.1, Clients: 1,
+func withPlan(trigger string, arms []result.ArmResult) *experiment.Report {
+	p := plan.Plan{Trigger: trigger, HotKeys: 10, Rate: 2000, Keys: 1000, Zipf: 1.1, Clients: 1,
 		Timeout: herd.Duration(1e9), Warmup: herd.Duration(2e9), Before: herd.Duration(2e9), After: herd.Duration(4e9), Seed: 7}
 	for _, a := range arms {
-		p.Arms = append(p.Arms, experiment.Arm{Name: a.Name, Knobs: patchOf(a.Config)})
+		p.Arms = append(p.Arms, arm.Arm{Name: a.Name, Knobs: patchOf(a.Config)})
 	}
 	return &experiment.Report{Seed: 7, Plan: p, Arms: arms, Environment: experiment.Environment{Provider: "local", Target: "testbed",
 		Replicas: 3, Redis: "7.0.15", Postgres: "16.4", CPUs: 2, Go: "go1.26", OS: "linux/amd64", Herdbench: "dev", Replica: rawConfig(replica.DefaultConfig)}}

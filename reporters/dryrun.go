@@ -5,13 +5,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 )
 
 // DryRun writes what a run would do, which it has not done: where the
 // load goes and how much, each arm and how it is selected, what the
 // trigger touches, and every host the run touches.
-func DryRun(w io.Writer, p experiment.Preview) error {
+func DryRun(w io.Writer, p plan.Preview) error {
 	fmt.Fprintf(w, "dry run: nothing was sent\n")
 	fmt.Fprintf(w, "target    %s (%s)\n", p.Target, p.Kind)
 	for _, h := range p.Hosts {

@@ -5,13 +5,14 @@ import (
 	"strconv"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // escapeCell is the summary's escape column for a (--escape): the escape
 // load and its share of the rate that tipped the arm, "none" when no step
 // brought the service back, "not stuck" when the arm never stepped down
 // ("no room" when it was stuck too late in its after window for a step).
-func escapeCell(a experiment.ArmResult) string {
+func escapeCell(a result.ArmResult) string {
 	if a.Escape == nil {
 		return "-"
 	}
@@ -22,11 +23,11 @@ func escapeCell(a experiment.ArmResult) string {
 }
 
 // unstepped is why a has no escape load: none, not stuck or no room.
-func unstepped(a experiment.ArmResult) string {
+func unstepped(a result.ArmResult) string {
 	switch {
 	case a.Escape.StartMS != nil:
 		return "none"
-	case a.Verdict == experiment.Metastable:
+	case a.Verdict == result.Metastable:
 		return "no room"
 	}
 	return "not stuck"
@@ -62,7 +63,7 @@ func tPlus(ms int64) string { return fmt.Sprintf("T%+.1fs", float64(ms)/1000) }
 
 // escapeProperty is v, a's escape load or its share, as a JUnit
 // property, or why there is none (unstepped).
-func escapeProperty(a experiment.ArmResult, v *float64) string {
+func escapeProperty(a result.ArmResult, v *float64) string {
 	if v == nil {
 		return unstepped(a)
 	}

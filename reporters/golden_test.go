@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // update rewrites the golden files from the renderers' current output:
@@ -103,12 +104,12 @@ func TestGoldenTable(t *testing.T) {
 // held it down in a column of its own; the others recovering.
 func TestGoldenHeldBy(t *testing.T) {
 	stuck := func(rep *experiment.Report) *experiment.Report {
-		rep.Schema = experiment.Schema
+		rep.Schema = result.Schema
 		for i := range rep.Arms {
-			rep.Arms[i].Verdict = experiment.Recovering
+			rep.Arms[i].Verdict = result.Recovering
 		}
-		ratio := &experiment.LoopFigure{Before: 1, After: 4.9, Ratio: 4.9}
-		rep.Arms[0].Verdict, rep.Arms[0].Loop = experiment.Metastable, &experiment.Loop{AttemptsPerRequest: ratio, HeldBy: "attempts x4.9"}
+		ratio := &result.LoopFigure{Before: 1, After: 4.9, Ratio: 4.9}
+		rep.Arms[0].Verdict, rep.Arms[0].Loop = result.Metastable, &result.Loop{AttemptsPerRequest: ratio, HeldBy: "attempts x4.9"}
 		return rep
 	}
 	for name, f := range map[string]func(io.Writer, *experiment.Report) error{"held.txt": Table, "held.md": Markdown} {
@@ -126,16 +127,16 @@ func TestGoldenHeldBy(t *testing.T) {
 // stuck; every format.
 func TestGoldenEscape(t *testing.T) {
 	escaped := func(rep *experiment.Report) *experiment.Report {
-		rep.Schema = experiment.Schema
+		rep.Schema = result.Schema
 		for i := range rep.Arms {
-			rep.Arms[i].Verdict = experiment.Recovering
-			rep.Arms[i].Escape = &experiment.EscapeResult{FromRPS: 100, Steps: []experiment.EscapeStep{}}
+			rep.Arms[i].Verdict = result.Recovering
+			rep.Arms[i].Escape = &result.EscapeResult{FromRPS: 100, Steps: []result.EscapeStep{}}
 		}
 		start, rate, share, back := int64(7300), 50.0, 0.5, int64(1200)
-		rep.Arms[0].Verdict = experiment.Metastable
-		rep.Arms[0].Escape = &experiment.EscapeResult{FromRPS: 100, StartMS: &start, RPS: &rate, Share: &share, Steps: []experiment.EscapeStep{
-			{Share: 0.75, RPS: 75, StartMS: 7300, EndMS: 22600, JudgedToMS: 17300, OfferedRPS: 75, GoodputRPS: 12.4, AttemptsRPS: 360, DBQPS: 21, Read: experiment.StepStuck},
-			{Share: 0.5, RPS: 50, StartMS: 22600, EndMS: 30000, JudgedToMS: 24800, OfferedRPS: 50, GoodputRPS: 41.5, AttemptsRPS: 80, DBQPS: 48, Read: experiment.StepRecovered, RecoveryMS: &back},
+		rep.Arms[0].Verdict = result.Metastable
+		rep.Arms[0].Escape = &result.EscapeResult{FromRPS: 100, StartMS: &start, RPS: &rate, Share: &share, Steps: []result.EscapeStep{
+			{Share: 0.75, RPS: 75, StartMS: 7300, EndMS: 22600, JudgedToMS: 17300, OfferedRPS: 75, GoodputRPS: 12.4, AttemptsRPS: 360, DBQPS: 21, Read: result.StepStuck},
+			{Share: 0.5, RPS: 50, StartMS: 22600, EndMS: 30000, JudgedToMS: 24800, OfferedRPS: 50, GoodputRPS: 41.5, AttemptsRPS: 80, DBQPS: 48, Read: result.StepRecovered, RecoveryMS: &back},
 		}}
 		return rep
 	}

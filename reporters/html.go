@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 )
 
@@ -245,7 +247,7 @@ func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
 // planKV is the plan as key/values in its JSON order, dotted paths for
 // nested fields; arms are shown apart (knobs), and gates and stop
 // conditions as their expressions.
-func planKV(p experiment.Plan) ([]kv, error) {
+func planKV(p plan.Plan) ([]kv, error) {
 	all, err := flatten(p)
 	if err != nil {
 		return nil, err
@@ -271,7 +273,7 @@ func planKV(p experiment.Plan) ([]kv, error) {
 
 // knobs lays the arms' configurations side by side, as each arm ran: the
 // replicas' config and what its clients did.
-func knobs(arms []experiment.ArmResult) (knobTable, error) {
+func knobs(arms []result.ArmResult) (knobTable, error) {
 	var t knobTable
 	var keys []string
 	values := make([]map[string]string, len(arms))

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 var chartKeys = []string{"db_qps", "p99_ms", "drop_rate"}
@@ -262,21 +263,21 @@ func TestHTMLErrors(t *testing.T) {
 func TestStepPath(t *testing.T) {
 	x := func(ms int64) float64 { return float64(ms) / 100 }
 	y := func(v float64) float64 { return v }
-	all := func(r experiment.Row) (float64, bool) { return r.P99MS, true }
-	withRequests := func(r experiment.Row) (float64, bool) { return r.P99MS, r.Requests > 0 }
+	all := func(r result.Row) (float64, bool) { return r.P99MS, true }
+	withRequests := func(r result.Row) (float64, bool) { return r.P99MS, r.Requests > 0 }
 	tests := []struct {
 		name  string
-		rows  []experiment.Row
-		value func(experiment.Row) (float64, bool)
+		rows  []result.Row
+		value func(result.Row) (float64, bool)
 		want  string
 	}{
 		{"empty", nil, all, ""},
-		{"one row", []experiment.Row{{TMS: 0, P99MS: 5}}, all, "M0.0 5.0 H1.0"},
-		{"steps, equal rows merged", []experiment.Row{{TMS: -100, P99MS: 1}, {TMS: 0, P99MS: 1}, {TMS: 100, P99MS: 7}}, all,
+		{"one row", []result.Row{{TMS: 0, P99MS: 5}}, all, "M0.0 5.0 H1.0"},
+		{"steps, equal rows merged", []result.Row{{TMS: -100, P99MS: 1}, {TMS: 0, P99MS: 1}, {TMS: 100, P99MS: 7}}, all,
 			"M-1.0 1.0 H1.0 V7.0 H2.0"},
-		{"gap without requests", []experiment.Row{{TMS: 0, P99MS: 1, Requests: 1}, {TMS: 100}, {TMS: 200, P99MS: 3, Requests: 1}}, withRequests,
+		{"gap without requests", []result.Row{{TMS: 0, P99MS: 1, Requests: 1}, {TMS: 100}, {TMS: 200, P99MS: 3, Requests: 1}}, withRequests,
 			"M0.0 1.0 H1.0 M2.0 3.0 H3.0"},
-		{"missing row", []experiment.Row{{TMS: 0, P99MS: 1}, {TMS: 300, P99MS: 1}}, all, "M0.0 1.0 H1.0 M3.0 1.0 H4.0"},
+		{"missing row", []result.Row{{TMS: 0, P99MS: 1}, {TMS: 300, P99MS: 1}}, all, "M0.0 1.0 H1.0 M3.0 1.0 H4.0"},
 	}
 	for _, tt := range tests {
 		if got := stepPath(tt.rows, tt.value, x, y); got != tt.want {
@@ -336,7 +337,7 @@ func TestFlatten(t *testing.T) {
 // and none for a service's arm, which has no config of herdbench's: no
 // config rows rather than a row of null.
 func TestKnobsShowTheSubjectsConfigOnly(t *testing.T) {
-	arms := []experiment.ArmResult{
+	arms := []result.ArmResult{
 		{Name: "testbed", Config: []byte(`{"strategy":"lock","ttl":"1s"}`)},
 		{Name: "service"},
 	}
@@ -366,7 +367,7 @@ func TestHTMLChartsEachServerBehindTheLoadBalancer(t *testing.T) {
 	a := &rep.Arms[0]
 	ended := int64(500)
 	a.Trigger.EndedMS = &ended
-	a.LB = &experiment.LoadBalancer{Servers: map[string]*experiment.LBServer{"api-1": {}, "api-2": {}}}
+	a.LB = &result.LoadBalancer{Servers: map[string]*result.LBServer{"api-1": {}, "api-2": {}}}
 	for i := range a.Timeline {
 		a.Timeline[i].LBServers = map[string]int64{"api-1": 10, "api-2": int64(i)}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -82,9 +83,9 @@ func ReadJSONFile(path string) (*experiment.Report, error) {
 		return nil, bad(nil, "a sweep's results (schema %s), which report does not read: sweep -o renders a sweep's reports", head.Schema)
 	case head.Schema == "":
 		return nil, bad(nil, "not a results file: it has no schema")
-	case head.Schema != experiment.Schema && head.Schema != experiment.SchemaV1:
+	case head.Schema != result.Schema && head.Schema != result.SchemaV1:
 		return nil, &herd.FieldError{File: path, Msg: fmt.Sprintf("schema %q (accepted: %s, as herdbench stampede writes it, or %s, read with its own verdict words)",
-			head.Schema, experiment.Schema, experiment.SchemaV1)}
+			head.Schema, result.Schema, result.SchemaV1)}
 	}
 	var rep experiment.Report
 	if err := json.Unmarshal(b, &rep); errors.As(err, &typ) {

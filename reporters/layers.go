@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // layersTable is the call chain of a two-tier testbed, one row per arm:
@@ -12,7 +13,7 @@ import (
 // end-to-end amplification (database attempts per client request),
 // compared with the first arm's. Empty when no arm has an edge tier.
 func layersTable(rep *experiment.Report) (head []string, rows [][]string) {
-	var first *experiment.Layers
+	var first *result.Layers
 	for _, a := range rep.Arms {
 		l := a.Layers
 		if l == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
@@ -33,9 +34,9 @@ func TestTableShowsTheLayers(t *testing.T) {
 
 // The Markdown report has the same layers table, the policy as text.
 func TestMarkdownShowsTheLayers(t *testing.T) {
-	l := &experiment.Layers{Requests: 10, ClientAttempts: 10, Edge: 10, EdgeAttempts: 30, API: 30, DBAttempts: 90, EndToEnd: 9}
-	rep := &experiment.Report{Arms: []experiment.ArmResult{{Name: "everywhere", Layers: l,
-		Edge: &experiment.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000)}}}}}
+	l := &result.Layers{Requests: 10, ClientAttempts: 10, Edge: 10, EdgeAttempts: 30, API: 30, DBAttempts: 90, EndToEnd: 9}
+	rep := &experiment.Report{Arms: []result.ArmResult{{Name: "everywhere", Layers: l,
+		Edge: &result.EdgeTier{Config: edge.Config{Timeout: herd.Duration(500_000_000)}}}}}
 	var b bytes.Buffer
 	if err := Markdown(&b, rep); err != nil {
 		t.Fatal(err)

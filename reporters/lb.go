@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // lbTable is the load balancer in front of the service, arm by arm, by its
@@ -49,7 +50,7 @@ func lbCharts(rep *experiment.Report) []chart {
 		}
 		out = append(out, partCharts(a, "lb_servers", "Attempts per second at each server behind the load balancer",
 			"lb_servers of each 100 ms row: HAProxy's stot of each server", slices.Sorted(maps.Keys(a.LB.Servers)),
-			func(r experiment.Row, name string) int64 { return r.LBServers[name] })...)
+			func(r result.Row, name string) int64 { return r.LBServers[name] })...)
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/gates"
 )
 
@@ -99,13 +100,13 @@ func stores(e experiment.Environment) string {
 }
 
 // loadLine is the plan's load and timeline, in one line.
-func loadLine(p experiment.Plan) string {
+func loadLine(p plan.Plan) string {
 	s := fmt.Sprintf("%s req/s over %s keys (Zipf %g, %d hot), %d clients, client timeout %s",
 		thousands(int64(p.Rate)), thousands(int64(p.Keys)), p.Zipf, p.HotKeys, max(p.Clients, 1), p.Timeout)
 	if p.Critical > 0 {
 		s += fmt.Sprintf(", %g%% critical", p.Critical*100)
 	}
-	return s + fmt.Sprintf("; warmup %s, before %s, T, after %s per arm%s", p.Warmup, p.Before, experiment.AfterValue{P: &p}, repeatLine(p))
+	return s + fmt.Sprintf("; warmup %s, before %s, T, after %s per arm%s", p.Warmup, p.Before, plan.AfterValue{P: &p}, repeatLine(p))
 }
 
 func mdRow(w io.Writer, cells []string) {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // A repeated run's arms are each the median of their runs (--repeat). Every
@@ -28,7 +30,7 @@ func runsOf(rep *experiment.Report) int {
 // with a's spread shown the same way ("every run" when all its runs show
 // as the median does) and notSupported when the first arm's spread
 // overlaps it; cell alone when a ran once.
-func withSpread(cell string, a, first experiment.ArmResult, isFirst bool, path string, show func(*float64) string) string {
+func withSpread(cell string, a, first result.ArmResult, isFirst bool, path string, show func(*float64) string) string {
 	s, ok := a.SpreadOf(path)
 	if !ok {
 		return cell
@@ -42,7 +44,7 @@ func withSpread(cell string, a, first experiment.ArmResult, isFirst bool, path s
 }
 
 // mark is " ≈" when the spread of path in a overlaps the first arm's.
-func mark(a, first experiment.ArmResult, isFirst bool, path string) string {
+func mark(a, first result.ArmResult, isFirst bool, path string) string {
 	s, ok := a.SpreadOf(path)
 	f, fok := first.SpreadOf(path)
 	if isFirst || !ok || !fok || !s.Overlaps(f) {
@@ -71,7 +73,7 @@ var (
 
 // verdictCell is an arm's verdict, with how many of its runs had it when
 // not all did: "metastable (2 of 3)".
-func verdictCell(a experiment.ArmResult, verdict string) string {
+func verdictCell(a result.ArmResult, verdict string) string {
 	if n, of := a.VerdictCount(); n < of {
 		return fmt.Sprintf("%s (%d of %d)", verdict, n, of)
 	}
@@ -98,7 +100,7 @@ func repeatNote(rep *experiment.Report) string {
 
 // repeatLine is what the timeline line adds for a plan that repeats its
 // arms: ", 3 runs of each, interleaved"; "" for one run.
-func repeatLine(p experiment.Plan) string {
+func repeatLine(p plan.Plan) string {
 	if n := p.Repeat.N(); n > 1 {
 		return fmt.Sprintf(", %d runs of each, interleaved", n)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 )
@@ -144,7 +145,7 @@ func lookup(arm map[string]any, p string) (any, bool, string) {
 
 // badWords are the arm's words no run gives: a verdict missing or not
 // one of its schema's (a v1 file's words are v1's), and a request class's.
-func badWords(path, at string, a experiment.ArmResult, words map[string][]string) herd.FieldErrors {
+func badWords(path, at string, a result.ArmResult, words map[string][]string) herd.FieldErrors {
 	var bad herd.FieldErrors
 	has, _ := gates.Words(a)
 	for _, p := range slices.Sorted(maps.Keys(words)) {
@@ -224,12 +225,12 @@ func storedGates(path string, rep *experiment.Report) herd.FieldErrors {
 	var bad herd.FieldErrors
 	kept := rep.Gates[:0:0]
 	for i, r := range rep.Gates {
-		at := slices.IndexFunc(rep.Arms, func(a experiment.ArmResult) bool { return a.Name == r.Arm })
+		at := slices.IndexFunc(rep.Arms, func(a result.ArmResult) bool { return a.Name == r.Arm })
 		switch {
 		case at >= 0:
 			kept = append(kept, r)
 			g := gates.Gate{Expr: r.Gate, Arm: r.Arm, Path: r.Path, Op: r.Op, Value: r.Value, Word: r.Word}
-			again := experiment.CheckGates([]gates.Gate{g}, rep.Arms[at:at+1])[0]
+			again := result.CheckGates([]gates.Gate{g}, rep.Arms[at:at+1])[0]
 			if again.Pass != r.Pass || measured(again) != measured(r) {
 				bad = append(bad, &herd.FieldError{File: path, Field: fmt.Sprintf("gates[%d]", i), Msg: fmt.Sprintf(
 					"%q on %s says %s, measured %s, and arms[%d] gives %s, measured %s (accepted: the gates as the run checked them on its arms; report --gate checks others)",

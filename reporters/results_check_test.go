@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // edited is the fixture with edit applied to its JSON tree, written to a
@@ -61,7 +61,7 @@ func TestReadJSONFileRefusesResultsNoRunWrites(t *testing.T) {
 			"r.json: arms[1].verdict: missing, and a run judges every arm (accepted: recovered, metastable, overloaded, degraded)"},
 		{"a verdict no run gives", func(_ map[string]any, a []map[string]any) { a[0]["verdict"] = "bogus" },
 			`r.json: arms[0].verdict: "bogus" is not a verdict (accepted: recovered, metastable, overloaded, degraded)`},
-		{"a v2 file's verdict is v2's", func(r map[string]any, _ []map[string]any) { r["schema"] = experiment.Schema },
+		{"a v2 file's verdict is v2's", func(r map[string]any, _ []map[string]any) { r["schema"] = result.Schema },
 			`r.json: arms[0].verdict: "degraded" is not a verdict (accepted: recovered, metastable, overloaded, recovering)`},
 		{"a ratio above 1", func(_ map[string]any, a []map[string]any) { obj(a[0], "http")["drop_rate"] = 1.5 },
 			"r.json: arms[0].http.drop_rate: 1.5 out of range (accepted: 0 to 1: a ratio)"},
@@ -125,11 +125,11 @@ func TestReadJSONFileReadsWhatARunWrites(t *testing.T) {
 		}
 	}
 	rep := loadReport(t, fixture)
-	rep.Schema = experiment.Schema
+	rep.Schema = result.Schema
 	for i := range rep.Arms {
-		rep.Arms[i].Verdict = experiment.Recovering
+		rep.Arms[i].Verdict = result.Recovering
 	}
-	rep.Gates = experiment.CheckGates(rep.Plan.Gates, rep.Arms)
+	rep.Gates = result.CheckGates(rep.Plan.Gates, rep.Arms)
 	path := filepath.Join(t.TempDir(), "again.json")
 	if err := WriteJSONFile(path, rep); err != nil {
 		t.Fatal(err)

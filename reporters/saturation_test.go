@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // A run whose generator fell behind says so in every report a person
@@ -26,8 +27,8 @@ func TestSaturationWarning(t *testing.T) {
 			t.Errorf("a run that kept its schedule warns (%v):\n%s", err, out)
 		}
 	}
-	rep.Arms[1].Load = experiment.LoadFigures{Intended: 100_000, Sent: 17_038, LagP90MS: 4560, LagP99MS: 4800, Saturated: true}
-	rep.Arms[2].Load = experiment.LoadFigures{Intended: 100_000, Sent: 99_500, LagP90MS: 12, LagP99MS: 15, Saturated: true}
+	rep.Arms[1].Load = result.LoadFigures{Intended: 100_000, Sent: 17_038, LagP90MS: 4560, LagP99MS: 4800, Saturated: true}
+	rep.Arms[2].Load = result.LoadFigures{Intended: 100_000, Sent: 99_500, LagP90MS: 12, LagP99MS: 15, Saturated: true}
 	want := "the load generator, not the service, was the bottleneck in " + rep.Arms[1].Name + ", " + rep.Arms[2].Name +
 		": lag p90 4.56s, and it sent only 17.04% of the intended requests (the unsent count as dropped) (saturated past 10ms of lag at p90 or under 99.00% sent)"
 	var table, md bytes.Buffer
@@ -46,7 +47,7 @@ func TestSaturationWarning(t *testing.T) {
 // A generator that sent everything, late, is not said to have dropped any.
 func TestSaturationWarningWithoutUnsent(t *testing.T) {
 	rep := loadReport(t, "testdata/results.json")
-	rep.Arms[0].Load = experiment.LoadFigures{Intended: 3000, Sent: 3000, LagP90MS: 197.8, LagP99MS: 250, Saturated: true}
+	rep.Arms[0].Load = result.LoadFigures{Intended: 3000, Sent: 3000, LagP90MS: 197.8, LagP99MS: 250, Saturated: true}
 	var b bytes.Buffer
 	if err := Table(&b, rep); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 )
 
@@ -49,7 +50,7 @@ func summarize(rep *experiment.Report) summary {
 			s.rows[i] = append(s.rows[i], cmp.Or(heldBy(a), "-"))
 		}
 	}
-	if slices.ContainsFunc(rep.Arms, func(a experiment.ArmResult) bool { return a.Escape != nil }) { // --escape
+	if slices.ContainsFunc(rep.Arms, func(a result.ArmResult) bool { return a.Escape != nil }) { // --escape
 		s.head = append(s.head, "escape")
 		for i, a := range rep.Arms {
 			s.rows[i] = append(s.rows[i], escapeCell(a))
@@ -60,7 +61,7 @@ func summarize(rep *experiment.Report) summary {
 
 // heldBy is the figure that held a stuck arm down (loop.held_by); "" for
 // any other arm.
-func heldBy(a experiment.ArmResult) string {
+func heldBy(a result.ArmResult) string {
 	if a.Loop == nil {
 		return ""
 	}
@@ -69,7 +70,7 @@ func heldBy(a experiment.ArmResult) string {
 
 // summaryRow is one arm's row of the summary: with several runs, each
 // figure with its spread (repeat.go).
-func summaryRow(a, first experiment.ArmResult, isFirst bool, base *int64, retried, critical bool) []string {
+func summaryRow(a, first result.ArmResult, isFirst bool, base *int64, retried, critical bool) []string {
 	spread := func(cell, path string, show func(*float64) string) string {
 		return withSpread(cell, a, first, isFirst, path, show)
 	}
@@ -140,7 +141,7 @@ const DropMargin = 0.01
 // lowest p99, among the arms whose drop rate is within DropMargin of the
 // run's lowest; dropped are the others, which are never named. ok is
 // false with fewer than two arms, where there is nothing to compare.
-func best(rep *experiment.Report) (fewest, fastest experiment.ArmResult, dropped []experiment.ArmResult, ok bool) {
+func best(rep *experiment.Report) (fewest, fastest result.ArmResult, dropped []result.ArmResult, ok bool) {
 	if len(rep.Arms) < 2 || rep.Arms[0].DB == nil { // without DB figures there is no fewest
 		return fewest, fastest, nil, false
 	}
@@ -170,7 +171,7 @@ func best(rep *experiment.Report) (fewest, fastest experiment.ArmResult, dropped
 
 // droppedNote says which arms best left out and what they dropped; "" when
 // none.
-func droppedNote(dropped []experiment.ArmResult) string {
+func droppedNote(dropped []result.ArmResult) string {
 	if len(dropped) == 0 {
 		return ""
 	}
@@ -206,8 +207,8 @@ func Expected(g gates.Result) string {
 
 // aborted lists the arms a stop condition ended early, in the report's
 // order; of a repeated arm, each run it ended, named "arm, run 2 of 3".
-func aborted(rep *experiment.Report) []experiment.ArmResult {
-	var out []experiment.ArmResult
+func aborted(rep *experiment.Report) []result.ArmResult {
+	var out []result.ArmResult
 	for _, a := range rep.Arms {
 		if len(a.Runs) == 0 && a.Aborted != nil {
 			out = append(out, a)
@@ -252,7 +253,7 @@ func saturation(rep *experiment.Report) string {
 
 // lateMark marks a p99 that holds a material share of the generator's own
 // lag (experiment.MaterialLagShare).
-func lateMark(a experiment.ArmResult) string {
+func lateMark(a result.ArmResult) string {
 	if a.LagShare() >= experiment.MaterialLagShare {
 		return " *"
 	}
@@ -264,7 +265,7 @@ func lateMark(a experiment.ArmResult) string {
 // in none.
 func lateness(rep *experiment.Report) string {
 	var names []string
-	var worst experiment.ArmResult
+	var worst result.ArmResult
 	for _, a := range rep.Arms {
 		if a.LagShare() < experiment.MaterialLagShare {
 			continue

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 )
 
@@ -37,8 +38,8 @@ func TestSummarizeColumns(t *testing.T) {
 		{
 			name: "a stuck arm: what held it",
 			edit: func(rep *experiment.Report) {
-				rep.Arms[0].Verdict, rep.Arms[0].Loop = experiment.Metastable, &experiment.Loop{HeldBy: "attempts x4.9"}
-				rep.Arms[1].Loop = &experiment.Loop{} // recovering: held by nothing
+				rep.Arms[0].Verdict, rep.Arms[0].Loop = result.Metastable, &result.Loop{HeldBy: "attempts x4.9"}
+				rep.Arms[1].Loop = &result.Loop{} // recovering: held by nothing
 			},
 			head:  append(slices.Clone(base), "attempts/req", "critical drop", "held by"),
 			cells: map[string]string{"none": "attempts x4.9", "lock": "-", "hedge=50ms": "-"},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // Chart geometry, in SVG units; the SVG scales to the page's width.
@@ -23,7 +24,7 @@ const (
 // for a row with nothing to show (no requests), which breaks the line.
 type chartSpec struct {
 	key, title, source string
-	value              func(experiment.Row) (v float64, ok bool)
+	value              func(result.Row) (v float64, ok bool)
 	label              func(float64) string
 }
 
@@ -33,11 +34,11 @@ type chartSpec struct {
 func charts(rep *experiment.Report) []chart {
 	specs := []chartSpec{
 		{"db_qps", "DB queries per second", "db_qps of each 100 ms row: pg_stat_statements calls of the item query",
-			func(r experiment.Row) (float64, bool) { return r.DBQPS, true }, number},
+			func(r result.Row) (float64, bool) { return r.DBQPS, true }, number},
 		{"p99_ms", "p99 latency (ms)", "p99_ms of each row: requests intended in the row, from their intended send time",
-			func(r experiment.Row) (float64, bool) { return r.P99MS, r.Requests > 0 }, number},
+			func(r result.Row) (float64, bool) { return r.P99MS, r.Requests > 0 }, number},
 		{"drop_rate", "Drop rate (%)", "(requests - ok) / requests of each row; rows without requests are gaps",
-			func(r experiment.Row) (float64, bool) {
+			func(r result.Row) (float64, bool) {
 				if r.Requests == 0 {
 					return 0, false
 				}
@@ -54,17 +55,17 @@ func charts(rep *experiment.Report) []chart {
 func classCharts(rep *experiment.Report) []chart {
 	var out []chart
 	for _, c := range rep.Environment.Requests {
-		arms := make([]experiment.ArmResult, 0, len(rep.Arms))
+		arms := make([]result.ArmResult, 0, len(rep.Arms))
 		for _, a := range rep.Arms {
 			f := a.Requests[c.Name]
 			if f == nil {
 				continue
 			}
-			rows := make([]experiment.Row, len(f.Timeline))
+			rows := make([]result.Row, len(f.Timeline))
 			for i, r := range f.Timeline {
-				rows[i] = experiment.Row{TMS: r.TMS, Requests: r.Requests, OK: r.OK, Unsent: r.Unsent, P99MS: r.P99MS}
+				rows[i] = result.Row{TMS: r.TMS, Requests: r.Requests, OK: r.OK, Unsent: r.Unsent, P99MS: r.P99MS}
 			}
-			arms = append(arms, experiment.ArmResult{Name: a.Name, Aborted: a.Aborted, Timeline: rows})
+			arms = append(arms, result.ArmResult{Name: a.Name, Aborted: a.Aborted, Timeline: rows})
 		}
 		role := "a bystander"
 		if c.Herd {
@@ -72,14 +73,14 @@ func classCharts(rep *experiment.Report) []chart {
 		}
 		out = append(out, drawCharts(arms, []chartSpec{{"p99_ms-" + c.Name, "p99 latency of " + c.Name + ", " + role + " class (ms)",
 			"p99_ms of each row of requests." + c.Name + ".timeline: the class's requests intended in the row, from their intended send time",
-			func(r experiment.Row) (float64, bool) { return r.P99MS, r.Requests > 0 }, number}})...)
+			func(r result.Row) (float64, bool) { return r.P99MS, r.Requests > 0 }, number}})...)
 	}
 	return out
 }
 
 // xRange is the x range of the arms' timelines, T always on it, and the
 // x of an instant in ms from T.
-func xRange(arms []experiment.ArmResult) (xmin, xmax int64, x func(ms int64) float64) {
+func xRange(arms []result.ArmResult) (xmin, xmax int64, x func(ms int64) float64) {
 	first := true
 	for _, a := range arms {
 		for _, row := range a.Timeline {
@@ -99,7 +100,7 @@ func xRange(arms []experiment.ArmResult) (xmin, xmax int64, x func(ms int64) flo
 }
 
 // drawCharts draws each spec over the arms' timelines.
-func drawCharts(arms []experiment.ArmResult, specs []chartSpec) []chart {
+func drawCharts(arms []result.ArmResult, specs []chartSpec) []chart {
 	xmin, xmax, x := xRange(arms)
 	var out []chart
 	for _, sp := range specs {
@@ -145,7 +146,7 @@ func drawCharts(arms []experiment.ArmResult, specs []chartSpec) []chart {
 // stepPath is the SVG path of one arm's rows: a horizontal step per row,
 // vertical joins between adjacent rows (rows at the same value merge into
 // one step), a new subpath after a gap.
-func stepPath(rows []experiment.Row, value func(experiment.Row) (float64, bool), x func(int64) float64, y func(float64) float64) string {
+func stepPath(rows []result.Row, value func(result.Row) (float64, bool), x func(int64) float64, y func(float64) float64) string {
 	var b strings.Builder
 	var end int64 // the end of the step being drawn, in ms
 	var level string

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/sweep"
 )
 
@@ -190,7 +190,7 @@ func sweepGates(w io.Writer, res *sweep.Results) error {
 
 // SweepDryRun writes what one run of the sweep's heaviest probe would
 // send (the experiment's dry run), then what the sweep may do at most.
-func SweepDryRun(w io.Writer, pv sweep.Preview, run experiment.Preview) error {
+func SweepDryRun(w io.Writer, pv sweep.Preview, run plan.Preview) error {
 	if err := DryRun(w, run); err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/sweep"
 )
 
@@ -155,7 +155,7 @@ type heatCell struct {
 
 // verdictColors are the heat map's: the verdicts from good to bad.
 var verdictColors = map[string]string{
-	experiment.Recovered: "#b7e4c7", experiment.Recovering: "#ffe8a3", experiment.Degraded: "#ffe8a3", experiment.Overloaded: "#d7b8f3", experiment.Metastable: "#f4a3a3",
+	result.Recovered: "#b7e4c7", result.Recovering: "#ffe8a3", result.Degraded: "#ffe8a3", result.Overloaded: "#d7b8f3", result.Metastable: "#f4a3a3",
 }
 
 // heatMap lays arm's cells out: rows the first axis' values, columns the

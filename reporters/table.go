@@ -9,13 +9,16 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 )
 
 // Header writes what is about to run: the testbed, the load and the trigger.
 func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 	e, p := rep.Environment, rep.Plan
-	var first experiment.Arm
+	var first arm.Arm
 	if len(p.Arms) > 0 {
 		first = p.Arms[0]
 	}
@@ -36,7 +39,7 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 		fmt.Fprintf(w, ", %g%% critical", p.Critical*100)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm%s\n", p.Warmup, p.Before, experiment.AfterValue{P: &p}, repeatLine(p))
+	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm%s\n", p.Warmup, p.Before, plan.AfterValue{P: &p}, repeatLine(p))
 	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
 }
 
@@ -197,7 +200,7 @@ func versus(v, base int64) string {
 	return fmt.Sprintf("%+.0f%%", d)
 }
 
-func recoveryString(a experiment.ArmResult) string {
+func recoveryString(a result.ArmResult) string {
 	switch {
 	case a.Aborted != nil:
 		return "aborted"

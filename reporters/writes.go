@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -27,7 +28,7 @@ func writesTable(rep *experiment.Report) (head []string, rows [][]string) {
 		steady, steadyP99 := "-", "-"
 		w := a.Writes
 		if w == nil {
-			w = &experiment.WriteFigures{}
+			w = &result.WriteFigures{}
 		}
 		if s := w.Steady; s != nil {
 			steady, steadyP99 = fmt.Sprintf("%s of %s", thousands(s.HTTP.OK), thousands(s.HTTP.Requests)), msString(s.HTTP.P99MS)

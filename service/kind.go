@@ -20,7 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
@@ -29,18 +30,18 @@ import (
 // Kind is the service a target file or a base URL describes.
 type Kind struct{ Svc *targets.Target }
 
-var _ experiment.Kind = Kind{}
+var _ plan.Kind = Kind{}
 
 // Plan is g's plan with the target file's plan: and refuses the options
 // it would drop without a word.
-func (k Kind) Plan(g experiment.Given) (experiment.Plan, herd.FieldErrors) {
+func (k Kind) Plan(g plan.Given) (plan.Plan, herd.FieldErrors) {
 	plan, bad := targetPlan(g, k.Svc)
 	return plan, append(bad, notForTarget(g, k.Svc)...)
 }
 
 // Arms are the target file's trigger and arms: those --arms names, or
 // those a scenario file names, or else the target file's own.
-func (k Kind) Arms(plan experiment.Plan, g experiment.Given) (experiment.Plan, herd.FieldErrors) {
+func (k Kind) Arms(plan plan.Plan, g plan.Given) (plan.Plan, herd.FieldErrors) {
 	svc := k.Svc
 	plan, bad := targetTrigger(plan, svc, g.TriggerSet)
 	var names []string
@@ -58,7 +59,7 @@ func (k Kind) Arms(plan experiment.Plan, g experiment.Given) (experiment.Plan, h
 			if a.Strategy != nil || len(a.Settings(g.Scenario)) > 0 {
 				bad = append(bad, &herd.FieldError{File: g.ScenarioPath, Line: a.Line, Field: fmt.Sprintf("%s (%s)", a.Path(), a.Name),
 					Msg: fmt.Sprintf("a strategy, knobs or client policies of its own, for %s, which herdbench does not control (accepted: the name of one of its arms, %s, baseline, or a client arm such as %s)",
-						svc.Name, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])})
+						svc.Name, strings.Join(declared, ", "), arm.ClientKinds.Examples()[0])})
 			}
 			names = append(names, a.Name)
 		}
@@ -68,23 +69,23 @@ func (k Kind) Arms(plan experiment.Plan, g experiment.Given) (experiment.Plan, h
 }
 
 // Problems are bad's, at the target file's lines where it gave the value.
-func (k Kind) Problems(plan experiment.Plan, g experiment.Given, bad herd.FieldErrors) herd.FieldErrors {
+func (k Kind) Problems(plan plan.Plan, g plan.Given, bad herd.FieldErrors) herd.FieldErrors {
 	bad = atFileTrigger(atFilePlanOther(bad, k.Svc, g), plan, k.Svc, g.TriggerSet)
 	bad = atFileDuration(bad, k.Svc, g.PlanSet)
 	return atFileAbort(atFilePlan(bad, k.Svc, g.PlanSet), k.Svc, g.Abort)
 }
 
-func (k Kind) Describe() (*targets.Target, experiment.Subject) {
+func (k Kind) Describe() (*targets.Target, plan.Subject) {
 	return k.Svc, &Subject{Target: k.Svc}
 }
 
 // Hosts: the end probe is one of the service's hosts, checked with the
 // rest against --allow-host.
-func (k Kind) Hosts(plan experiment.Plan, g experiment.Given) error {
-	if server, on := plan.LBEndServer(); on && k.Svc.HAProxy == nil {
-		return experiment.NoLoadBalancer(server)
+func (k Kind) Hosts(p plan.Plan, g plan.Given) error {
+	if server, on := p.LBEndServer(); on && k.Svc.HAProxy == nil {
+		return plan.NoLoadBalancer(server)
 	}
-	if probe := plan.EndProbe(); probe != "" {
+	if probe := p.EndProbe(); probe != "" {
 		k.Svc.AddHost(probe, "--ended-when")
 	}
 	return k.Svc.CheckHosts(g.Allow)
@@ -102,18 +103,18 @@ func (k Kind) Local() string {
 
 // Open confirms a run that leaves loopback and connects to the service's
 // stores.
-func (k Kind) Open(ctx context.Context, _ experiment.Plan, g experiment.Given) (experiment.Opened, error) {
+func (k Kind) Open(ctx context.Context, _ plan.Plan, g plan.Given) (plan.Opened, error) {
 	if err := g.Confirm(k.Svc); err != nil {
-		return experiment.Opened{}, err
+		return plan.Opened{}, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	err := k.Svc.Connect(cctx)
 	cancel()
 	if err != nil { // a field error is the target file's to fix: performance_schema off, a user without grants
-		return experiment.Opened{}, err
+		return plan.Opened{}, err
 	}
 	tg, sub := k.Describe()
-	return experiment.Opened{Target: tg, Subject: sub, Close: k.Svc.Close}, nil
+	return plan.Opened{Target: tg, Subject: sub, Close: k.Svc.Close}, nil
 }
 
 // forService fits p to a service herdbench does not control: each of
@@ -121,7 +122,7 @@ func (k Kind) Open(ctx context.Context, _ experiment.Plan, g experiment.Given) (
 // is) or a client arm; with names nil, the file's arms, or baseline when
 // it has none. The key space, the hot keys and the stop conditions are the
 // target file's.
-func forService(p experiment.Plan, tg *targets.Target, names []string) (experiment.Plan, error) {
+func forService(p plan.Plan, tg *targets.Target, names []string) (plan.Plan, error) {
 	var errs herd.FieldErrors
 	declared := make([]string, len(tg.Arms))
 	for i, a := range tg.Arms {
@@ -164,16 +165,16 @@ func forService(p experiment.Plan, tg *targets.Target, names []string) (experime
 
 // serviceArm is the arm called name on a service: selected as its target
 // file says, the service as it is, or a client arm.
-func serviceArm(tg *targets.Target, name string, declared []string) (experiment.Arm, *herd.FieldError) {
-	arm := experiment.Arm{Name: name, Select: &experiment.Select{}}
+func serviceArm(tg *targets.Target, name string, declared []string) (arm.Arm, *herd.FieldError) {
+	am := arm.Arm{Name: name, Select: &arm.Select{}}
 	for _, a := range tg.Arms {
 		if a.Name == name {
-			arm.Select = &experiment.Select{Headers: a.Headers, Query: a.Query, Before: a.Before, After: a.After, Secret: a.Secret, Endpoints: a.Endpoints}
-			return arm, nil
+			am.Select = &arm.Select{Headers: a.Headers, Query: a.Query, Before: a.Before, After: a.After, Secret: a.Secret, Endpoints: a.Endpoints}
+			return am, nil
 		}
 	}
 	if name == "baseline" {
-		return arm, nil
+		return am, nil
 	}
 	notAnArm := func() *herd.FieldError {
 		accepted := slices.Clone(declared)
@@ -183,21 +184,21 @@ func serviceArm(tg *targets.Target, name string, declared []string) (experiment.
 		return &herd.FieldError{Field: "arms", Elem: name, Msg: fmt.Sprintf("not an arm of %s (accepted: %s, or a client policy: %s; "+
 			"strategies such as lock are the bundled testbed's: an arm of your service is declared under arms: in its target file, "+
 			"as the headers, query values or hooks that switch it, docs/targets.md)",
-			tg.Name, strings.Join(accepted, ", "), strings.Join(experiment.ClientKinds.Examples(), ", "))}
+			tg.Name, strings.Join(accepted, ", "), strings.Join(arm.ClientKinds.Examples(), ", "))}
 	}
 	for part := range strings.SplitSeq(name, "+") {
-		if key, _, ok := strings.Cut(part, "="); ok && !slices.Contains(experiment.ClientKinds.Keys(), key) {
-			return experiment.Arm{}, notAnArm() // another subject's kind (write=, edge-...=): not a service's
+		if key, _, ok := strings.Cut(part, "="); ok && !slices.Contains(arm.ClientKinds.Keys(), key) {
+			return arm.Arm{}, notAnArm() // another subject's kind (write=, edge-...=): not a service's
 		}
 	}
-	arms, errs := experiment.ClientKinds.Parse(experiment.NameSpecs([]string{name}), nil, nil)
+	arms, errs := arm.ClientKinds.Parse(arm.NameSpecs([]string{name}), nil, nil)
 	if len(errs) > 0 {
-		return experiment.Arm{}, errs[0] // one name: one problem
+		return arm.Arm{}, errs[0] // one name: one problem
 	}
 	client := arms[0]
 	if client.Retry == nil && client.Throttle == nil && client.Hedge == nil && client.Breaker == nil {
-		return experiment.Arm{}, notAnArm()
+		return arm.Arm{}, notAnArm()
 	}
-	arm.Retry, arm.Throttle, arm.Hedge, arm.Breaker = client.Retry, client.Throttle, client.Hedge, client.Breaker
-	return arm, nil
+	am.Retry, am.Throttle, am.Hedge, am.Breaker = client.Retry, client.Throttle, client.Hedge, client.Breaker
+	return am, nil
 }

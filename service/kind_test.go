@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -19,7 +19,7 @@ func TestAServiceAnswersForItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := Kind{Svc: svc}
-	g := experiment.Given{Plan: experiment.Plan{Trigger: "expire", Triggers: triggers.Default()},
+	g := plan.Given{Plan: plan.Plan{Trigger: "expire", Triggers: triggers.Default()},
 		StartSet: []string{"replicas"}, KnobsSet: map[string]bool{"ttl": true}}
 	_, bad := k.Plan(g)
 	if len(bad) != 2 || bad[0].Field != "replicas" || bad[1].Field != "ttl" || !strings.Contains(bad[0].Msg, "starts the bundled testbed") {
@@ -33,8 +33,8 @@ func TestAServiceAnswersForItself(t *testing.T) {
 		{"retry=immediate:2", ""},
 		{"lock", "not an arm of"},
 	} {
-		g := experiment.Given{Arms: []string{c.arm}, ArmsSet: true}
-		p, bad := k.Arms(experiment.Plan{Triggers: triggers.Default()}, g)
+		g := plan.Given{Arms: []string{c.arm}, ArmsSet: true}
+		p, bad := k.Arms(plan.Plan{Triggers: triggers.Default()}, g)
 		switch {
 		case c.want == "" && (len(bad) > 0 || len(p.Arms) != 1):
 			t.Errorf("Arms(%s) = %v, %v; want it taken", c.arm, p.Arms, bad)
@@ -42,7 +42,7 @@ func TestAServiceAnswersForItself(t *testing.T) {
 			t.Errorf("Arms(%s) = %v; want %q", c.arm, bad, c.want)
 		}
 	}
-	if err := k.Hosts(experiment.Plan{Triggers: triggers.Default()}, experiment.Given{}); err != nil {
+	if err := k.Hosts(plan.Plan{Triggers: triggers.Default()}, plan.Given{}); err != nil {
 		t.Errorf("Hosts on loopback = %v; want nil", err)
 	}
 	if got := k.Local(); got != "http://127.0.0.1:8080" {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 )
@@ -19,7 +19,7 @@ var PlanFlags = []string{"rate", "warmup", "before", "after", "timeout"}
 // line nor a scenario file set (g.PlanSet), read as its flag reads it,
 // so precedence is defaults < target file < scenario file < flags.
 // Problems are at the value's file:line.
-func targetPlan(g experiment.Given, svc *targets.Target) (experiment.Plan, herd.FieldErrors) {
+func targetPlan(g plan.Given, svc *targets.Target) (plan.Plan, herd.FieldErrors) {
 	if svc.File() == nil {
 		return g.Plan, nil
 	}
@@ -46,7 +46,7 @@ func targetPlan(g experiment.Given, svc *targets.Target) (experiment.Plan, herd.
 // planAlone checks the values of a target file's plan that a flag or a
 // scenario file replaced as the file gives them, on the defaults and
 // within the file's own limits: a file is valid on its own, whatever replaces its values (docs/bad-input.md).
-func planAlone(g experiment.Given, svc *targets.Target, replaced []targets.PlanSetting) herd.FieldErrors {
+func planAlone(g plan.Given, svc *targets.Target, replaced []targets.PlanSetting) herd.FieldErrors {
 	if len(replaced) == 0 {
 		return nil
 	}
@@ -81,7 +81,7 @@ var KeyFlags = []string{"keys", "hot-keys", "zipf"}
 // space's flags where the target file declares its own keys (--hot-keys
 // only where it says how many are hot). An arm on a service is its
 // headers, query values and hooks, in its target file.
-func notForTarget(g experiment.Given, svc *targets.Target) herd.FieldErrors {
+func notForTarget(g plan.Given, svc *targets.Target) herd.FieldErrors {
 	bad := TestbedOnly(g, svc.Name)
 	f := svc.File()
 	if f == nil && !strings.Contains(svc.Request.Path, "{key}") {
@@ -114,7 +114,7 @@ func notForTarget(g experiment.Given, svc *targets.Target) herd.FieldErrors {
 // TestbedOnly refuses the bundled testbed's start-up options and its
 // replicas' knobs beside --target name, a service herdbench did not
 // start: what a service refuses whatever its target file says.
-func TestbedOnly(g experiment.Given, name string) herd.FieldErrors {
+func TestbedOnly(g plan.Given, name string) herd.FieldErrors {
 	var bad herd.FieldErrors
 	for _, f := range g.StartSet {
 		bad.Add(optionName(f), "starts the bundled testbed, and --target %s is a service herdbench did not start (accepted: leave it out)", name)
@@ -202,7 +202,7 @@ func atFileAbort(bad herd.FieldErrors, svc *targets.Target, flags []string) herd
 // set it, no flag or scenario file replaced it, and neither the file's
 // trigger nor a flag set the other value: rather than as an option the
 // user never gave.
-func atFilePlanOther(bad herd.FieldErrors, svc *targets.Target, g experiment.Given) herd.FieldErrors {
+func atFilePlanOther(bad herd.FieldErrors, svc *targets.Target, g plan.Given) herd.FieldErrors {
 	out := slices.Clone(bad)
 	for i, e := range bad {
 		o := e.Other

@@ -15,6 +15,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
@@ -30,20 +33,20 @@ type Subject struct {
 	Limit  time.Duration // the drain's; 0: DrainLimit
 }
 
-var _ experiment.Subject = (*Subject)(nil)
+var _ plan.Subject = (*Subject)(nil)
 
 func (s *Subject) Keep(context.Context) func() { return func() {} }
 
 // Apply runs the arm's before hooks; after runs its after hooks.
-func (s *Subject) Apply(ctx context.Context, arm experiment.Arm) (experiment.Applied, error) {
+func (s *Subject) Apply(ctx context.Context, arm arm.Arm) (plan.Applied, error) {
 	sel := arm.Select
 	if sel == nil {
-		return experiment.Applied{Arm: arm, After: func(context.Context) error { return nil }}, nil
+		return plan.Applied{Arm: arm, After: func(context.Context) error { return nil }}, nil
 	}
 	if err := hooks(ctx, arm.Name, "before", sel.Before); err != nil {
-		return experiment.Applied{}, err
+		return plan.Applied{}, err
 	}
-	return experiment.Applied{Arm: arm, After: func(ctx context.Context) error { return hooks(ctx, arm.Name, "after", sel.After) }}, nil
+	return plan.Applied{Arm: arm, After: func(ctx context.Context) error { return hooks(ctx, arm.Name, "after", sel.After) }}, nil
 }
 
 // hooks runs an arm's commands in order with sh -c, in herdbench's
@@ -71,10 +74,10 @@ func hooks(ctx context.Context, arm, when string, cmds []string) error {
 
 // Fill warms the cache the only way it can: one request for each hot key,
 // with the arm's headers and query values, a few at a time.
-func (s *Subject) Fill(ctx context.Context, _ experiment.Plan, arm experiment.Applied, _ triggers.Trigger, hot []string) (experiment.Warm, error) {
-	build := experiment.RequesterFor(s.Target, arm.Arm)
+func (s *Subject) Fill(ctx context.Context, _ plan.Plan, arm plan.Applied, _ triggers.Trigger, hot []string) (result.Warm, error) {
+	build := plan.RequesterFor(s.Target, arm.Arm)
 	client := load.NewClient(10*time.Second, nil)
-	endpoints := experiment.EndpointsFor(s.Target, arm.Arm)
+	endpoints := plan.EndpointsFor(s.Target, arm.Arm)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8) // a few at a time
 	for i := range hot {
@@ -84,7 +87,7 @@ func (s *Subject) Fill(ctx context.Context, _ experiment.Plan, arm experiment.Ap
 		g.Go(func() error { return warm(gctx, build, client, endpoints[i%len(endpoints)], hot[i]) })
 	}
 	err := g.Wait()
-	return experiment.Warm{Keys: len(hot)}, cmp.Or(err, ctx.Err())
+	return result.Warm{Keys: len(hot)}, cmp.Or(err, ctx.Err())
 }
 
 // warm sends the request for one hot key to base.
@@ -108,7 +111,7 @@ func warm(ctx context.Context, build triggers.Requester, client *http.Client, ba
 
 // Counters: a service's own counters are not herdbench's to read (its
 // Prometheus series are, when its target file names them).
-func (s *Subject) Counters(context.Context) (*experiment.APICounters, error) { return nil, nil }
+func (s *Subject) Counters(context.Context) (*result.APICounters, error) { return nil, nil }
 
 // DrainLimit bounds a service's drain: past it, the arm is measured with
 // the work still running, and says so.
@@ -150,14 +153,14 @@ func (s *Subject) Drain(ctx context.Context) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("drain: after %s the service still ran %d statements of its role, %d DB queries completing in the last %s: %w",
-				limit, cur.Active, cur.Calls-prev.Calls, drainTick, experiment.ErrStillRunning)
+				limit, cur.Active, cur.Calls-prev.Calls, drainTick, plan.ErrStillRunning)
 		}
 		prev = cur
 	}
 }
 
-func (s *Subject) FillPlan(_ experiment.Plan, hot []string) string {
+func (s *Subject) FillPlan(_ plan.Plan, hot []string) string {
 	return fmt.Sprintf("one request for each hot key (%d), with the arm's selection", len(hot))
 }
 
-func (s *Subject) FillRequests(_ experiment.Plan, hot []string) int64 { return int64(len(hot)) }
+func (s *Subject) FillRequests(_ plan.Plan, hot []string) int64 { return int64(len(hot)) }

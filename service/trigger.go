@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
@@ -17,7 +17,7 @@ import (
 // the command line nor a scenario file chose one, and then, when the run's
 // trigger is the file's, each of its options that neither set. Problems
 // are at their file:line, naming what the file may say.
-func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]bool) (experiment.Plan, herd.FieldErrors) {
+func targetTrigger(plan plan.Plan, svc *targets.Target, set map[string]bool) (plan.Plan, herd.FieldErrors) {
 	f := svc.File()
 	if f == nil || f.Trigger == nil {
 		return plan, nil
@@ -79,7 +79,7 @@ func targetTrigger(plan experiment.Plan, svc *targets.Target, set map[string]boo
 // that a target file chose, and that no flag set (command's run, when the
 // file's trigger: has none), at the file's trigger: rather than at flags
 // the user never gave.
-func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target, set map[string]bool) herd.FieldErrors {
+func atFileTrigger(bad herd.FieldErrors, plan plan.Plan, svc *targets.Target, set map[string]bool) herd.FieldErrors {
 	f := svc.File()
 	if f == nil && !set["trigger"] {
 		return AtURLDefaultTrigger(bad, plan, svc)
@@ -116,7 +116,7 @@ func atFileTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Targ
 // atFileDefaultTrigger points the problem of the default trigger, which
 // a target file that names none cannot run, at the file's missing
 // trigger: rather than at a --trigger the user never gave.
-func atFileDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target) herd.FieldErrors {
+func atFileDefaultTrigger(bad herd.FieldErrors, plan plan.Plan, svc *targets.Target) herd.FieldErrors {
 	return atDefaultTrigger(bad, func(u *triggers.Unsupported) *herd.FieldError {
 		accepted := "a trigger: naming one it can run, docs/targets.md"
 		if ok := plan.SupportedOn(svc.Caps()); len(ok) > 0 {
@@ -130,7 +130,7 @@ func atFileDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targe
 // AtURLDefaultTrigger points the problem of the default trigger, which a
 // URL target cannot run, at --target: the user gave a URL and no
 // --trigger, and is told which triggers the URL can take.
-func AtURLDefaultTrigger(bad herd.FieldErrors, plan experiment.Plan, svc *targets.Target) herd.FieldErrors {
+func AtURLDefaultTrigger(bad herd.FieldErrors, plan plan.Plan, svc *targets.Target) herd.FieldErrors {
 	return atDefaultTrigger(bad, func(u *triggers.Unsupported) *herd.FieldError {
 		accepted := "a target file that gives what it needs, docs/targets.md"
 		if ok := plan.SupportedOn(svc.Caps()); len(ok) > 0 {

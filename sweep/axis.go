@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -48,7 +49,7 @@ type GridAxis struct {
 // Magnitudes lists the names an axis may take on plan, each with its unit:
 // the duration and whole-number options of its trigger, then rate and
 // hot_keys.
-func Magnitudes(plan experiment.Plan) map[string]Unit {
+func Magnitudes(plan plan.Plan) map[string]Unit {
 	m := map[string]Unit{Rate: Count, HotKeys: Count}
 	for _, o := range plan.TriggerSet().Options() {
 		if o.Trigger != plan.Trigger {
@@ -65,13 +66,13 @@ func Magnitudes(plan experiment.Plan) map[string]Unit {
 }
 
 // MagnitudeNames is Magnitudes' names, sorted, for help and errors.
-func MagnitudeNames(plan experiment.Plan) []string {
+func MagnitudeNames(plan plan.Plan) []string {
 	return slices.Sorted(maps.Keys(Magnitudes(plan)))
 }
 
 // unitOf is the unit of the magnitude called name on plan, or an error
 // for field listing the magnitudes it has.
-func unitOf(plan experiment.Plan, name, field, spec string) (Unit, *herd.FieldError) {
+func unitOf(plan plan.Plan, name, field, spec string) (Unit, *herd.FieldError) {
 	u, ok := Magnitudes(plan)[name]
 	if !ok {
 		return "", &herd.FieldError{Field: field, Elem: spec, Msg: fmt.Sprintf("%q is not a magnitude of trigger %s (accepted: %s)",
@@ -82,7 +83,7 @@ func unitOf(plan experiment.Plan, name, field, spec string) (Unit, *herd.FieldEr
 
 // ParseAxis reads NAME=FROM..TO for plan: 500ms..10s for a duration
 // option, 10..1000 for a count; FROM must be under TO and above 0.
-func ParseAxis(plan experiment.Plan, spec string) (Axis, *herd.FieldError) {
+func ParseAxis(plan plan.Plan, spec string) (Axis, *herd.FieldError) {
 	const form = "NAME=FROM..TO, such as slowdb_for=500ms..10s or burst=10..1000"
 	bad := func(format string, args ...any) (Axis, *herd.FieldError) {
 		return Axis{}, &herd.FieldError{Field: "vary", Elem: spec, Msg: fmt.Sprintf(format, args...)}
@@ -116,7 +117,7 @@ func ParseAxis(plan experiment.Plan, spec string) (Axis, *herd.FieldError) {
 }
 
 // ParseGrid reads NAME=V1,V2,... for plan.
-func ParseGrid(plan experiment.Plan, spec string) (GridAxis, *herd.FieldError) {
+func ParseGrid(plan plan.Plan, spec string) (GridAxis, *herd.FieldError) {
 	bad := func(format string, args ...any) (GridAxis, *herd.FieldError) {
 		return GridAxis{}, &herd.FieldError{Field: "grid", Elem: spec, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -194,9 +195,9 @@ func setting(name string, v float64, u Unit) Setting {
 
 // PlanAt is plan with arm alone and every setting applied: its triggers
 // cloned, so plan is left as it was.
-func PlanAt(plan experiment.Plan, arm experiment.Arm, at []Setting) (experiment.Plan, error) {
+func PlanAt(plan plan.Plan, a arm.Arm, at []Setting) (plan.Plan, error) {
 	p := plan
-	p.Arms = []experiment.Arm{arm}
+	p.Arms = []arm.Arm{a}
 	p.Triggers = plan.TriggerSet().Clone()
 	for _, s := range at {
 		switch s.Name {

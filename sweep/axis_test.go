@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/triggers"
 )
 
 func TestParseAxis(t *testing.T) {
-	p := experiment.Plan{Trigger: "slowdb", Triggers: triggers.Default()}
+	p := plan.Plan{Trigger: "slowdb", Triggers: triggers.Default()}
 	for _, tt := range []struct {
 		spec, want, err string
 	}{
@@ -92,7 +92,7 @@ func FuzzParseAxis(f *testing.F) {
 	for _, s := range []string{"slowdb_for=500ms..10s", "rate=10..1000", "burst=1..2", "x=..", "rate=1..1e9", "slowdb_for=1ns..1h"} {
 		f.Add(s, "tipping >= 2s")
 	}
-	p := experiment.Plan{Trigger: "slowdb", Triggers: triggers.Default()}
+	p := plan.Plan{Trigger: "slowdb", Triggers: triggers.Default()}
 	f.Fuzz(func(t *testing.T, spec, gate string) {
 		a, err := ParseAxis(p, spec)
 		if err != nil {

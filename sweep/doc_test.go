@@ -30,7 +30,7 @@ func TestEveryResultsFieldIsDocumented(t *testing.T) {
 	}
 	var calls int
 	ax := Axis{Name: "burst", From: 10, To: 100, Unit: Count}
-	s := Sweep{Plan: plan("none"), Vary: &ax, Settings: settings(1), Run: threshold(40, &calls)}
+	s := Sweep{Plan: pl("none"), Vary: &ax, Settings: settings(1), Run: threshold(40, &calls)}
 	s.Settings.MaxRuns = 3 // stopped, so every optional field is set
 	res, _ := s.Do(context.Background())
 	res.Grid = []GridAxis{{Name: "rate", Values: []float64{1}, Unit: Count}}

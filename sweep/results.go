@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -46,7 +48,7 @@ type Results struct {
 	// Vary is the bisected axis; Grid the axes of a grid instead
 	Vary        *Axis                  `json:"vary,omitempty"`
 	Grid        []GridAxis             `json:"grid,omitempty"`
-	Plan        experiment.Plan        `json:"plan"`
+	Plan        plan.Plan              `json:"plan"`
 	Environment experiment.Environment `json:"environment"`
 	Arms        []ArmSweep             `json:"arms"`
 	Gates       []GateResult           `json:"gates"`
@@ -111,10 +113,10 @@ type Probe struct {
 
 // Run is one experiment run of a probe.
 type Run struct {
-	Verdict    string               `json:"verdict"`
-	RecoveryMS *int64               `json:"recovery_ms"`
-	TookMS     int64                `json:"took_ms"`
-	Result     experiment.ArmResult `json:"result"`
+	Verdict    string           `json:"verdict"`
+	RecoveryMS *int64           `json:"recovery_ms"`
+	TookMS     int64            `json:"took_ms"`
+	Result     result.ArmResult `json:"result"`
 }
 
 // RecoveryMS is the probe's median recovery_ms over its recovered runs;
@@ -149,8 +151,8 @@ func (s Settings) Validate() herd.FieldErrors {
 	if !(s.Resolution > 0 && s.Resolution < 1) {
 		errs.Add("resolution", "%v out of range (accepted: above 0 and below 1, such as 0.1 for a 10%% bracket)", s.Resolution)
 	}
-	if s.Repeat < 1 || s.Repeat > experiment.MaxRepeat {
-		errs.Add("repeat", "%d out of range (accepted: 1 to %d runs per probe, as the stampede's --repeat)", s.Repeat, experiment.MaxRepeat)
+	if s.Repeat < 1 || s.Repeat > plan.MaxRepeat {
+		errs.Add("repeat", "%d out of range (accepted: 1 to %d runs per probe, as the stampede's --repeat)", s.Repeat, plan.MaxRepeat)
 	}
 	if s.MaxRuns < 1 || s.MaxRuns > MaxRuns {
 		errs.Add("max_runs", "%d out of range (accepted: 1 to %d runs in all)", s.MaxRuns, MaxRuns)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -18,7 +18,7 @@ func TestSettingsAreCapped(t *testing.T) {
 		set  func(*Settings)
 		want string
 	}{
-		{"repeat", func(s *Settings) { s.Repeat = experiment.MaxRepeat + 1 }, "repeat: 21 out of range (accepted: 1 to 20"},
+		{"repeat", func(s *Settings) { s.Repeat = plan.MaxRepeat + 1 }, "repeat: 21 out of range (accepted: 1 to 20"},
 		{"huge repeat", func(s *Settings) { s.Repeat = 1<<63 - 1 }, "repeat: 9223372036854775807 out of range"},
 		{"max runs", func(s *Settings) { s.MaxRuns = MaxRuns + 1 }, "max_runs: 10001 out of range (accepted: 1 to 10000"},
 		{"max time", func(s *Settings) { s.MaxTime = herd.Duration(2000000 * time.Hour) }, "max_time: 2000000h0m0s out of range"},

@@ -7,13 +7,15 @@ import (
 	"math"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // Runner runs plan, which holds one arm with the settings at applied
 // (PlanAt), once: a whole experiment, from the same starting state as any
 // arm. Its error ends the sweep.
-type Runner func(ctx context.Context, plan experiment.Plan, at []Setting) (*experiment.ArmResult, error)
+type Runner func(ctx context.Context, plan plan.Plan, at []Setting) (*result.ArmResult, error)
 
 // Progress is where a sweep is, before each run.
 type Progress struct {
@@ -29,7 +31,7 @@ type Progress struct {
 
 // Sweep is a bisection (Vary) or a grid (Grid) over every arm of Plan.
 type Sweep struct {
-	Plan     experiment.Plan
+	Plan     plan.Plan
 	Vary     *Axis
 	Grid     []GridAxis
 	Settings Settings
@@ -125,7 +127,7 @@ func mid(lo, hi float64) float64 {
 }
 
 // bisect finds arm's tipping point over s.Vary.
-func (w *sweeper) bisect(ctx context.Context, arm experiment.Arm) ArmSweep {
+func (w *sweeper) bisect(ctx context.Context, arm arm.Arm) ArmSweep {
 	ax := w.Vary
 	a := ArmSweep{Name: arm.Name, Probed: []Probe{}, Bracket: &Bracket{Unit: ax.Unit}}
 	b := a.Bracket
@@ -204,7 +206,7 @@ func BracketText(b *Bracket) string {
 }
 
 // grid probes every cell for arm, the first axis varying slowest.
-func (w *sweeper) grid(ctx context.Context, arm experiment.Arm) ArmSweep {
+func (w *sweeper) grid(ctx context.Context, arm arm.Arm) ArmSweep {
 	a := ArmSweep{Name: arm.Name, Probed: []Probe{}}
 	for _, cell := range Cells(w.Grid) {
 		p, ok := w.probe(ctx, arm, cell, "")
@@ -239,7 +241,7 @@ func Cells(grid []GridAxis) [][]Setting {
 // probe runs arm at the settings up to Repeat times, until the majority
 // is decided; ok is false when the sweep must stop (a cap, the context, a
 // failed run), the probe then undecided.
-func (w *sweeper) probe(ctx context.Context, arm experiment.Arm, at []Setting, bracket string) (Probe, bool) {
+func (w *sweeper) probe(ctx context.Context, arm arm.Arm, at []Setting, bracket string) (Probe, bool) {
 	p := Probe{At: at, Runs: []Run{}}
 	n := w.Settings.Repeat
 	var tips int
@@ -250,7 +252,7 @@ func (w *sweeper) probe(ctx context.Context, arm experiment.Arm, at []Setting, b
 		w.report(arm, at, bracket)
 		plan, err := PlanAt(w.Plan, arm, at)
 		start := w.Now()
-		var res *experiment.ArmResult
+		var res *result.ArmResult
 		if err == nil {
 			res, err = w.Run(ctx, plan, at)
 		}
@@ -265,7 +267,7 @@ func (w *sweeper) probe(ctx context.Context, arm experiment.Arm, at []Setting, b
 		w.runs, w.spent = w.runs+1, w.spent+took
 		w.left[w.arm] = max(w.left[w.arm]-1, 0)
 		p.Runs = append(p.Runs, Run{Verdict: res.Verdict, RecoveryMS: res.RecoveryMS, TookMS: took.Milliseconds(), Result: *res})
-		if res.Verdict != experiment.Recovered {
+		if res.Verdict != result.Recovered {
 			tips++
 		}
 		if 2*tips >= n || 2*(len(p.Runs)-tips) > n {
@@ -301,7 +303,7 @@ func (w *sweeper) mayRun(ctx context.Context) bool {
 }
 
 // report sends the progress before a run.
-func (w *sweeper) report(arm experiment.Arm, at []Setting, bracket string) {
+func (w *sweeper) report(arm arm.Arm, at []Setting, bracket string) {
 	if w.Progress == nil {
 		return
 	}
@@ -333,7 +335,7 @@ func atText(at []Setting) string {
 func AtText(at []Setting) string { return atText(at) }
 
 // severity orders verdicts for majority's ties: the worse first.
-var severity = []string{experiment.Metastable, experiment.Overloaded, experiment.Recovering, experiment.Degraded, experiment.Recovered}
+var severity = []string{result.Metastable, result.Overloaded, result.Recovering, result.Degraded, result.Recovered}
 
 // majority is the runs' most common verdict, a tie to the worse.
 func majority(runs []Run) string {

@@ -6,27 +6,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 )
 
 // threshold is a synthetic service: at a magnitude above x its runs end
 // metastable, else recovered; calls counts its runs.
 func threshold(x float64, calls *int) Runner {
-	return func(_ context.Context, p experiment.Plan, at []Setting) (*experiment.ArmResult, error) {
+	return func(_ context.Context, p plan.Plan, at []Setting) (*result.ArmResult, error) {
 		*calls++
-		v := experiment.Recovered
+		v := result.Recovered
 		if at[0].Value > x {
-			v = experiment.Metastable
+			v = result.Metastable
 		}
-		return &experiment.ArmResult{Name: p.Arms[0].Name, Verdict: v}, nil
+		return &result.ArmResult{Name: p.Arms[0].Name, Verdict: v}, nil
 	}
 }
 
-func plan(arms ...string) experiment.Plan {
-	p := experiment.Plan{Trigger: "burst", Seed: 7}
+func pl(arms ...string) plan.Plan {
+	p := plan.Plan{Trigger: "burst", Seed: 7}
 	for _, a := range arms {
-		p.Arms = append(p.Arms, experiment.Arm{Name: a})
+		p.Arms = append(p.Arms, arm.Arm{Name: a})
 	}
 	return p
 }
@@ -52,7 +54,7 @@ func TestBisection(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var calls int
-			s := Sweep{Plan: plan("none", "lock"), Vary: &tt.ax, Settings: settings(1), Run: threshold(tt.x, &calls)}
+			s := Sweep{Plan: pl("none", "lock"), Vary: &tt.ax, Settings: settings(1), Run: threshold(tt.x, &calls)}
 			res, err := s.Do(context.Background())
 			if err != nil || res.Partial {
 				t.Fatalf("Do = %v, partial %v", err, res.Partial)
@@ -101,12 +103,12 @@ func TestMajority(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tt.verdicts, tt.repeat), func(t *testing.T) {
 			i := 0
-			run := func(context.Context, experiment.Plan, []Setting) (*experiment.ArmResult, error) {
+			run := func(context.Context, plan.Plan, []Setting) (*result.ArmResult, error) {
 				v := tt.verdicts[i]
 				i++
-				return &experiment.ArmResult{Verdict: v}, nil
+				return &result.ArmResult{Verdict: v}, nil
 			}
-			s := Sweep{Plan: plan("none"), Grid: []GridAxis{{Name: "burst", Values: []float64{10}, Unit: Count}}, Settings: settings(tt.repeat), Run: run}
+			s := Sweep{Plan: pl("none"), Grid: []GridAxis{{Name: "burst", Values: []float64{10}, Unit: Count}}, Settings: settings(tt.repeat), Run: run}
 			res, err := s.Do(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -123,7 +125,7 @@ func TestCaps(t *testing.T) {
 	ax := Axis{Name: "burst", From: 10, To: 1000, Unit: Count}
 	t.Run("max runs", func(t *testing.T) {
 		var calls int
-		s := Sweep{Plan: plan("none", "lock"), Vary: &ax, Settings: settings(1), Run: threshold(137, &calls)}
+		s := Sweep{Plan: pl("none", "lock"), Vary: &ax, Settings: settings(1), Run: threshold(137, &calls)}
 		s.Settings.MaxRuns = 4
 		res, err := s.Do(context.Background())
 		if err != nil || calls != 4 || !res.Partial || res.Stopped != StoppedMaxRuns || len(res.Arms) != 1 {
@@ -138,11 +140,11 @@ func TestCaps(t *testing.T) {
 		now := time.Unix(0, 0)
 		var calls int
 		inner := threshold(137, &calls)
-		run := func(ctx context.Context, p experiment.Plan, at []Setting) (*experiment.ArmResult, error) {
+		run := func(ctx context.Context, p plan.Plan, at []Setting) (*result.ArmResult, error) {
 			now = now.Add(10 * time.Second)
 			return inner(ctx, p, at)
 		}
-		s := Sweep{Plan: plan("none"), Vary: &ax, Settings: settings(1), Run: run, Now: func() time.Time { return now }}
+		s := Sweep{Plan: pl("none"), Vary: &ax, Settings: settings(1), Run: run, Now: func() time.Time { return now }}
 		s.Settings.MaxTime = herd.Duration(25 * time.Second)
 		res, _ := s.Do(context.Background())
 		if calls != 3 || res.Stopped != StoppedMaxTime {
@@ -153,14 +155,14 @@ func TestCaps(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var calls int
 		inner := threshold(137, &calls)
-		run := func(ctx context.Context, p experiment.Plan, at []Setting) (*experiment.ArmResult, error) {
+		run := func(ctx context.Context, p plan.Plan, at []Setting) (*result.ArmResult, error) {
 			if calls == 2 {
 				cancel()
 				return nil, ctx.Err()
 			}
 			return inner(ctx, p, at)
 		}
-		s := Sweep{Plan: plan("none"), Vary: &ax, Settings: settings(1), Run: run}
+		s := Sweep{Plan: pl("none"), Vary: &ax, Settings: settings(1), Run: run}
 		res, err := s.Do(ctx)
 		if err == nil || res.Stopped != StoppedInterrupted || len(res.Arms[0].Probed) != 2 {
 			t.Errorf("Do = %v, stopped %q, %d probes; want interrupted with the 2 probes done", err, res.Stopped, len(res.Arms[0].Probed))
@@ -171,7 +173,7 @@ func TestCaps(t *testing.T) {
 func TestGrid(t *testing.T) {
 	var calls int
 	grid := []GridAxis{{Name: "rate", Values: []float64{100, 300}, Unit: Count}, {Name: "burst", Values: []float64{10, 100, 1000}, Unit: Count}}
-	s := Sweep{Plan: plan("none"), Grid: grid, Settings: settings(1), Run: threshold(150, &calls)}
+	s := Sweep{Plan: pl("none"), Grid: grid, Settings: settings(1), Run: threshold(150, &calls)}
 	if s.WorstProbes() != 6 {
 		t.Fatalf("WorstProbes = %d; want 6 cells", s.WorstProbes())
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -136,7 +137,7 @@ func (*Controller) SendsBursts() bool { return true }
 // their results. A worker that refuses the start, dies or restarts fails
 // the arm, named; when ctx ends, the workers are stopped and what they
 // recorded is filed.
-func (p *prepared) Run(ctx context.Context, start, t time.Time, _ *experiment.Recorder, file func(load.Record)) (*experiment.Workers, error) {
+func (p *prepared) Run(ctx context.Context, start, t time.Time, _ *experiment.Recorder, file func(load.Record)) (*result.Workers, error) {
 	for i := range p.heard {
 		p.heard[i].Store(start.UnixNano())
 	}
@@ -228,8 +229,8 @@ func (p *prepared) gather(ctx context.Context, start, t time.Time, filer func(i 
 
 // merge sums up how the workers kept the herd: each one's own figures
 // from its recorder, their start skew and their burst.
-func (p *prepared) merge(results []Result) (*experiment.Workers, error) {
-	ws := &experiment.Workers{Count: len(p.workers)}
+func (p *prepared) merge(results []Result) (*result.Workers, error) {
+	ws := &result.Workers{Count: len(p.workers)}
 	dev := make([]time.Duration, len(p.workers))
 	for i, res := range results {
 		w := p.workers[i]
@@ -237,7 +238,7 @@ func (p *prepared) merge(results []Result) (*experiment.Workers, error) {
 		if err := own.Merge(res.State); err != nil {
 			return nil, fmt.Errorf("%s: %w", w, err)
 		}
-		ws.Each = append(ws.Each, experiment.Worker{Index: i, URL: w.url, ClockOffsetMS: msOf(w.ready.Offset), ClockErrorMS: msOf(w.ready.Error),
+		ws.Each = append(ws.Each, result.Worker{Index: i, URL: w.url, ClockOffsetMS: msOf(w.ready.Offset), ClockErrorMS: msOf(w.ready.Error),
 			FirstLagMS: msOf(res.FirstLag), Load: own.Generator(p.job.Before + p.job.After)})
 		// how far from the schedule it began, on worker 0's clock
 		dev[i] = res.FirstLag - w.ready.Offset

@@ -18,6 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/sweep"
@@ -84,8 +87,8 @@ func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
 	const rate = 300
-	p := experiment.Plan{
-		Arms: experiment.ClientKinds.Arms([]string{replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
+	p := plan.Plan{
+		Arms: arm.ClientKinds.Arms([]string{replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: rate,
 		Clients: 10, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(30 * time.Second), AfterAuto: true, Seed: 11,
 	}
@@ -112,7 +115,7 @@ func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
 		intended += w.Load.Intended
 	}
 	t.Logf("verdict %s, recovery from T %v ms, ended at T+%d ms, %d requests, %d past the cut", a.Verdict, fmtMS(a.RecoveryFromTMS), after, a.HTTP.Requests, pastCut)
-	if a.Verdict != experiment.Recovered || after >= time.Duration(p.After).Milliseconds() || after%experiment.RowWidth.Milliseconds() != 0 {
+	if a.Verdict != result.Recovered || after >= time.Duration(p.After).Milliseconds() || after%result.RowWidth.Milliseconds() != 0 {
 		t.Errorf("verdict %s, ended at T+%d ms; want recovered, before the %s most, on a row's edge", a.Verdict, after, p.After)
 	}
 	if want := int64(rate) * after / 1000; a.HTTP.Requests != want || a.HTTP.Errors.Unsent != 0 {
@@ -235,7 +238,7 @@ func TestWorkersSweep(t *testing.T) {
 		// one probe: the low end tipped, and the sweep had nothing to bisect
 		t.Fatalf("%d probes; want 2 (--max-runs 2): the range's ends\n%s", len(probed), stderr)
 	}
-	for i, want := range []string{experiment.Recovered, experiment.Metastable} {
+	for i, want := range []string{result.Recovered, result.Metastable} {
 		r := probed[i].Runs[0]
 		a := r.Result
 		t.Logf("probe %s: %s, after_ms %v, aborted %+v", sweep.AtText(probed[i].At), r.Verdict, fmtMS(a.Timing.AfterMS), a.Aborted)

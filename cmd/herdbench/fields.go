@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/service"
@@ -81,7 +81,7 @@ func inFile(err error, path string, f *scenario.File, fromFile map[string]scenar
 		}
 		if e.Field == "arms" && e.Elem != "" {
 			skip := 0 // a second name is the arm after the first: the next of them each time
-			if errors.Is(e.Err, experiment.ErrNamedTwice) {
+			if errors.Is(e.Err, plan.ErrNamedTwice) {
 				twice[e.Elem]++
 				skip = twice[e.Elem]
 			}
@@ -103,7 +103,7 @@ func inFile(err error, path string, f *scenario.File, fromFile map[string]scenar
 // triggerFlagsSet are the flags of the trigger and its options that were
 // given, on the command line or in a scenario file: what a target file's
 // trigger does not override.
-func triggerFlagsSet(fs *pflag.FlagSet, plan experiment.Plan) map[string]bool {
+func triggerFlagsSet(fs *pflag.FlagSet, plan plan.Plan) map[string]bool {
 	set := map[string]bool{}
 	if fs.Changed("trigger") {
 		set["trigger"] = true
@@ -121,7 +121,7 @@ func triggerFlagsSet(fs *pflag.FlagSet, plan experiment.Plan) map[string]bool {
 // the plan's: they would do nothing. A problem bad already has with the
 // option (command's run and undo, refused by CheckChosen) is not told
 // twice.
-func idleTriggerOptions(plan experiment.Plan, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
+func idleTriggerOptions(plan plan.Plan, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
 	var idle herd.FieldErrors
 	for _, o := range plan.Triggers.Options() {
 		if !set[o.Flag()] || o.Trigger == plan.Trigger || slices.ContainsFunc(bad, func(e *herd.FieldError) bool { return e.Field == o.Key }) {

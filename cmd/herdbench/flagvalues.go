@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -249,7 +249,7 @@ func (v rateValue) Set(s string) error {
 }
 
 func badRate(s string) error {
-	return fmt.Errorf("%q is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to %d)", s, experiment.MaxRate)
+	return fmt.Errorf("%q is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to %d)", s, plan.MaxRate)
 }
 
 // noArgs refuses arguments to a command that takes none, naming them:

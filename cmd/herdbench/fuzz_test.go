@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/providers"
@@ -106,7 +106,7 @@ func checkCommandLine(t *testing.T, args []string, dir string) {
 	// the plan a dry run prints passes the plan's own validation, on the
 	// target it was checked against
 	var invalid error
-	ctx := context.WithValue(context.Background(), planSeen{}, func(p experiment.Plan, tg *targets.Target, sub experiment.Subject) {
+	ctx := context.WithValue(context.Background(), planSeen{}, func(p plan.Plan, tg *targets.Target, sub plan.Subject) {
 		if tg == nil {
 			invalid = p.Validate()
 			return

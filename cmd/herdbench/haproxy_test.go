@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
@@ -61,7 +61,7 @@ func TestALoadBalancersRetriesAreCounted(t *testing.T) {
 // lbOutage runs a 1 s Postgres outage at 200 req/s through HAProxy with
 // retries in front of the testbed st, checks lb.* against the clients'
 // records and HAProxy's own log, and returns the arm.
-func lbOutage(t *testing.T, st testbed.Status, origins []string, retries int) experiment.ArmResult {
+func lbOutage(t *testing.T, st testbed.Status, origins []string, retries int) result.ArmResult {
 	t.Helper()
 	base, stats, haproxyLog := cachetest.HAProxyLogged(t, origins, retries)
 	// each run starts from a cold cache: the keys the outage fails are
@@ -150,7 +150,7 @@ haproxy: {stats: %q, backend: api}
 // serversAddUp checks each server's attempts: its share, not down, its
 // timeline rows from T adding up to them, a busiest second within them,
 // and the servers' sum HAProxy's server_attempts.
-func serversAddUp(t *testing.T, a experiment.ArmResult) {
+func serversAddUp(t *testing.T, a result.ArmResult) {
 	t.Helper()
 	lb := a.LB
 	var sum int64

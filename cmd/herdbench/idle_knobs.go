@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
@@ -16,7 +16,7 @@ import (
 // would do nothing. An arm that names no strategy keeps the testbed's,
 // which may be any: then nothing is said. A knob bad already has a
 // problem with is not told twice.
-func idleKnobs(plan experiment.Plan, reg *replica.Mitigations, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
+func idleKnobs(plan plan.Plan, reg *replica.Mitigations, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
 	used := map[string]bool{}
 	var arms []string
 	for _, a := range plan.Arms {
@@ -44,7 +44,7 @@ func idleKnobs(plan experiment.Plan, reg *replica.Mitigations, set map[string]bo
 // set for every arm when no arm's write strategy is theirs (--apply-rate
 // 5 --write-strategy direct). An arm that names no write strategy keeps
 // the testbed's, which may be any: then nothing is said.
-func idleWriteKnobs(plan experiment.Plan, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
+func idleWriteKnobs(plan plan.Plan, set map[string]bool, bad herd.FieldErrors) herd.FieldErrors {
 	used := map[string]bool{}
 	var strategies []string
 	for _, a := range plan.Arms {
@@ -73,7 +73,7 @@ func idleWriteKnobs(plan experiment.Plan, set map[string]bool, bad herd.FieldErr
 // arms[].knobs: not the ones set for every arm, in base) that belong to
 // a mitigation the arm's strategy does not use: strategy lock with an
 // xfetch_beta would do nothing, and the arm would read as tuned.
-func idleArmKnobs(plan experiment.Plan, reg *replica.Mitigations, base herd.Settings) herd.FieldErrors {
+func idleArmKnobs(plan plan.Plan, reg *replica.Mitigations, base herd.Settings) herd.FieldErrors {
 	mitigation := map[string]string{}
 	for _, k := range reg.Knobs() {
 		mitigation[k.Name] = k.Mitigation

@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/targets"
@@ -82,30 +84,30 @@ type tallyKind struct {
 	svc *tallyService
 }
 
-var _ experiment.Kind = tallyKind{}
+var _ plan.Kind = tallyKind{}
 
-func (tallyKind) Plan(g experiment.Given) (experiment.Plan, herd.FieldErrors) { return g.Plan, nil }
+func (tallyKind) Plan(g plan.Given) (plan.Plan, herd.FieldErrors) { return g.Plan, nil }
 
-func (tallyKind) Arms(p experiment.Plan, g experiment.Given) (experiment.Plan, herd.FieldErrors) {
-	p.Arms = experiment.ClientKinds.Arms(g.Arms, nil)
+func (tallyKind) Arms(p plan.Plan, g plan.Given) (plan.Plan, herd.FieldErrors) {
+	p.Arms = arm.ClientKinds.Arms(g.Arms, nil)
 	return p, nil
 }
 
-func (tallyKind) Problems(_ experiment.Plan, _ experiment.Given, bad herd.FieldErrors) herd.FieldErrors {
+func (tallyKind) Problems(_ plan.Plan, _ plan.Given, bad herd.FieldErrors) herd.FieldErrors {
 	return bad
 }
 
-func (k tallyKind) Describe() (*targets.Target, experiment.Subject) { return k.tg, tallySubject{k.svc} }
-func (k tallyKind) Hosts(_ experiment.Plan, g experiment.Given) error {
+func (k tallyKind) Describe() (*targets.Target, plan.Subject) { return k.tg, tallySubject{k.svc} }
+func (k tallyKind) Hosts(_ plan.Plan, g plan.Given) error {
 	return k.tg.CheckHosts(g.Allow)
 }
 func (k tallyKind) Local() string { return k.tg.Endpoints[0] }
 
-func (k tallyKind) Open(ctx context.Context, _ experiment.Plan, _ experiment.Given) (experiment.Opened, error) {
+func (k tallyKind) Open(ctx context.Context, _ plan.Plan, _ plan.Given) (plan.Opened, error) {
 	if err := k.tg.Connect(ctx); err != nil {
-		return experiment.Opened{}, err
+		return plan.Opened{}, err
 	}
-	return experiment.Opened{Target: k.tg, Subject: tallySubject{k.svc}, Close: k.tg.Close}, nil
+	return plan.Opened{Target: k.tg, Subject: tallySubject{k.svc}, Close: k.tg.Close}, nil
 }
 
 // tallySubject is the service as an experiment's subject: an arm's
@@ -118,17 +120,17 @@ func (s tallySubject) Keep(context.Context) func() {
 	return func() { s.svc.coalesce.Store(was) }
 }
 
-func (s tallySubject) Apply(_ context.Context, arm experiment.Arm) (experiment.Applied, error) {
+func (s tallySubject) Apply(_ context.Context, arm arm.Arm) (plan.Applied, error) {
 	mode := arm.Knobs.Text("strategy")
 	if mode != "none" && mode != "singleflight" {
-		return experiment.Applied{}, fmt.Errorf("arm %s: tally runs none or singleflight, not %q", arm.Name, mode)
+		return plan.Applied{}, fmt.Errorf("arm %s: tally runs none or singleflight, not %q", arm.Name, mode)
 	}
 	s.svc.coalesce.Store(mode == "singleflight")
 	cfg, _ := json.Marshal(map[string]string{"mode": mode})
-	return experiment.Applied{Arm: arm, Config: cfg, After: func(context.Context) error { return nil }}, nil
+	return plan.Applied{Arm: arm, Config: cfg, After: func(context.Context) error { return nil }}, nil
 }
 
-func (s tallySubject) Fill(_ context.Context, p experiment.Plan, _ experiment.Applied, _ triggers.Trigger, _ []string) (experiment.Warm, error) {
+func (s tallySubject) Fill(_ context.Context, p plan.Plan, _ plan.Applied, _ triggers.Trigger, _ []string) (result.Warm, error) {
 	s.svc.mu.Lock()
 	defer s.svc.mu.Unlock()
 	for k := 1; k <= p.Keys; k++ {
@@ -136,11 +138,11 @@ func (s tallySubject) Fill(_ context.Context, p experiment.Plan, _ experiment.Ap
 	}
 	s.svc.loads.Store(0)
 	s.svc.served.Store(0)
-	return experiment.Warm{Keys: p.Keys}, nil
+	return result.Warm{Keys: p.Keys}, nil
 }
 
-func (s tallySubject) Counters(context.Context) (*experiment.APICounters, error) {
-	return &experiment.APICounters{Requests: s.svc.served.Load(), Loads: s.svc.loads.Load()}, nil
+func (s tallySubject) Counters(context.Context) (*result.APICounters, error) {
+	return &result.APICounters{Requests: s.svc.served.Load(), Loads: s.svc.loads.Load()}, nil
 }
 
 func (s tallySubject) Drain(ctx context.Context) error {
@@ -154,11 +156,11 @@ func (s tallySubject) Drain(ctx context.Context) error {
 	return nil
 }
 
-func (tallySubject) FillPlan(p experiment.Plan, _ []string) string {
+func (tallySubject) FillPlan(p plan.Plan, _ []string) string {
 	return fmt.Sprintf("cache keys 1 to %d in tally", p.Keys)
 }
 
-func (tallySubject) FillRequests(experiment.Plan, []string) int64 { return 0 }
+func (tallySubject) FillRequests(plan.Plan, []string) int64 { return 0 }
 
 // A kind of subject cmd has never seen, added in this file: --target tally
 // resolves to it, and stampede's one prepare path dry-runs it and runs a
@@ -178,7 +180,7 @@ func TestAThirdKindOfSubjectRunsThroughTheSharedPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tally := func(_ context.Context, o stampedeOptions) (experiment.Kind, error, error) {
+	tally := func(_ context.Context, o stampedeOptions) (plan.Kind, error, error) {
 		if o.Target != "tally" {
 			return nil, nil, nil
 		}

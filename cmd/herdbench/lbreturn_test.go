@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 )
 
@@ -141,7 +141,7 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 // Its checks marked it down (downs), its refused connections (conn_errors)
 // and the backend's redispatches are HAProxy's; its weight is the page's,
 // or, while slowstart still ramps it, at most the page's.
-func serverFiguresAreHAProxys(t *testing.T, lb *experiment.LoadBalancer, stats string, ramp bool) {
+func serverFiguresAreHAProxys(t *testing.T, lb *result.LoadBalancer, stats string, ramp bool) {
 	t.Helper()
 	page := haproxyPage(t, stats)
 	s, row := lb.Servers["api-0"], page["api-0"]

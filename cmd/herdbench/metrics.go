@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/testbed"
 )
@@ -13,7 +14,7 @@ import (
 // addr (--metrics-addr) when given, else where the testbed's Prometheus
 // scrapes the harness, if it runs one. It returns nil when neither applies.
 // A busy default address is a warning, not a failure: the user did not ask.
-func liveMetrics(stderr io.Writer, addr string, st experiment.Opened) (experiment.Observer, func(), error) {
+func liveMetrics(stderr io.Writer, addr string, st plan.Opened) (experiment.Observer, func(), error) {
 	explicit := addr != ""
 	if !explicit {
 		addr = st.Harness

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 )
@@ -15,11 +15,11 @@ import (
 // once), the live metrics' address, a service's hosts. What it refuses is
 // a usage error (exit 2). Then a dry run describes the plan, or
 // the chosen target opens to run it.
-func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Plan) error) (experiment.Plan, []output, error) {
+func prepare(ctx context.Context, opts *stampedeOptions, more func(plan.Plan) error) (plan.Plan, []output, error) {
 	if opts.chosen == nil { // a scenario file's run resolved it as it read the file
 		var err error
 		if opts.bedErr, err = opts.resolveTarget(ctx); err != nil {
-			return experiment.Plan{}, nil, err
+			return plan.Plan{}, nil, err
 		}
 	}
 	bedErr := opts.bedErr
@@ -42,7 +42,7 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(experiment.Pl
 // reachProblems are where the run would send or listen that it may not:
 // a metrics address beyond loopback, a host neither loopback nor allowed.
 // Told with the plan's, so that a scenario's are at their lines.
-func reachProblems(plan experiment.Plan, opts stampedeOptions) herd.FieldErrors {
+func reachProblems(plan plan.Plan, opts stampedeOptions) herd.FieldErrors {
 	var bad herd.FieldErrors
 	if opts.MetricsAddr != "" {
 		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
@@ -57,10 +57,10 @@ func reachProblems(plan experiment.Plan, opts stampedeOptions) herd.FieldErrors 
 
 // zeroRepeat refuses --repeat 0: the plan's zero is once, and a user's 0
 // a mistake (above the cap: the plan's Validate).
-func zeroRepeat(plan experiment.Plan) herd.FieldErrors {
+func zeroRepeat(p plan.Plan) herd.FieldErrors {
 	var bad herd.FieldErrors
-	if plan.Repeat == 0 {
-		bad.Add("repeat", "0 out of range (accepted: 1 to %d runs of each arm)", experiment.MaxRepeat)
+	if p.Repeat == 0 {
+		bad.Add("repeat", "0 out of range (accepted: 1 to %d runs of each arm)", plan.MaxRepeat)
 	}
 	return bad
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/herdbench/herdbench/baseline"
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
@@ -107,7 +108,7 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 				bad = append(bad, fmt.Errorf("--gate on %s: %w", path, errs))
 				continue
 			}
-			rep.Plan.Gates, rep.Gates = gs, experiment.CheckGates(gs, rep.Arms)
+			rep.Plan.Gates, rep.Gates = gs, result.CheckGates(gs, rep.Arms)
 		}
 		reps = append(reps, rep)
 	}
@@ -155,7 +156,7 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 		}
 		limits = append(limits, l)
 	}
-	if err := baseline.Validate(limits, experiment.GatePaths()); err != nil {
+	if err := baseline.Validate(limits, result.GatePaths()); err != nil {
 		bad = append(bad, fmt.Errorf("--max-regression: %w", err))
 	}
 	outs, err := parseOutputs(opts.Outputs, "", slices.Sorted(maps.Keys(comparisonFormats)))
@@ -237,7 +238,7 @@ func unmeasured(gs []gates.Gate, rep *experiment.Report, words map[string][]stri
 		if _, word := words[g.Path]; word || strings.HasPrefix(g.Path, "prometheus.") {
 			continue
 		}
-		if !slices.ContainsFunc(rep.Arms, func(a experiment.ArmResult) bool {
+		if !slices.ContainsFunc(rep.Arms, func(a result.ArmResult) bool {
 			return (g.Arm == "" || g.Arm == a.Name) && a.Figures()[g.Path] != nil
 		}) {
 			bad = append(bad, &herd.FieldError{Field: "gate", Elem: g.Expr,
@@ -254,7 +255,7 @@ func unheld(limits []baseline.Limit, reps ...*experiment.Report) []error {
 	var bad []error
 	for _, l := range limits {
 		held := slices.ContainsFunc(reps, func(rep *experiment.Report) bool {
-			return slices.ContainsFunc(rep.Arms, func(a experiment.ArmResult) bool { return a.Figures()[l.Path] != nil })
+			return slices.ContainsFunc(rep.Arms, func(a result.ArmResult) bool { return a.Figures()[l.Path] != nil })
 		})
 		if !held {
 			bad = append(bad, fmt.Errorf("--max-regression: %q: no arm of either results has %s: neither run measured it, so the limit could only read no value (accepted: a limit on a figure the results hold)", l.Expr, l.Path))

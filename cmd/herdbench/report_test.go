@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 )
 
 // results writes the renderers' fixture, changed by edit, to a file.
@@ -35,17 +36,17 @@ func TestReportExitCodes(t *testing.T) {
 	stopped := results(t, func(*experiment.Report) {})
 	clean := results(t, func(r *experiment.Report) {
 		r.Arms = r.Arms[:3]
-		r.Gates = experiment.CheckGates(r.Plan.Gates, r.Arms)
+		r.Gates = result.CheckGates(r.Plan.Gates, r.Arms)
 	})
 	worse := results(t, func(r *experiment.Report) {
 		r.Arms[1].DB.Queries = r.Arms[1].DB.Queries * 3 / 2
-		r.Gates = experiment.CheckGates(r.Plan.Gates, r.Arms) // as the run checked them: report refuses gates its arms do not give
+		r.Gates = result.CheckGates(r.Plan.Gates, r.Arms) // as the run checked them: report refuses gates its arms do not give
 	})
 	// the fixture is a v1 file, its arms degraded; as v2 they read recovering
 	v2 := results(t, func(r *experiment.Report) {
-		r.Schema, r.Arms = experiment.Schema, r.Arms[:3]
+		r.Schema, r.Arms = result.Schema, r.Arms[:3]
 		for i := range r.Arms {
-			r.Arms[i].Verdict = experiment.Recovering
+			r.Arms[i].Verdict = result.Recovering
 		}
 		r.Plan.Gates, r.Gates = nil, nil
 	})

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/service"
@@ -206,7 +206,7 @@ func setFlag(fl *pflag.Flag, v string) error {
 
 // setKnob sets one of an arm's own knobs from a scenario file's value, by
 // the knob's flag.
-func setKnob(a *experiment.Arm, flag, v string) error {
+func setKnob(a *arm.Arm, flag, v string) error {
 	var c replica.Config
 	knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
 	addKnobFlags(knobs, &c, nil)

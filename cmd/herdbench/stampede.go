@@ -16,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
@@ -30,7 +32,7 @@ import (
 
 type stampedeOptions struct {
 	Arms        []string
-	Plan        experiment.Plan
+	Plan        plan.Plan
 	Gates       []string     // --gate, parsed into Plan.Gates
 	Abort       []string     // --abort-on, parsed into Plan.Abort
 	Outputs     []string     // -o, parsed by parseOutputs
@@ -54,9 +56,9 @@ type stampedeOptions struct {
 	In          io.Reader       // where a confirmation is read, when InTTY
 	InTTY       bool
 
-	kinds  []kindOf        // the kinds of subject --target may name
-	chosen experiment.Kind // what --target names, once resolved (resolveTarget); nil when it could not be
-	bedErr error           // why the testbed it names cannot be had as asked, told with the plan's problems
+	kinds  []kindOf  // the kinds of subject --target may name
+	chosen plan.Kind // what --target names, once resolved (resolveTarget); nil when it could not be
+	bedErr error     // why the testbed it names cannot be had as asked, told with the plan's problems
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.
@@ -66,7 +68,7 @@ type stampedeOptions struct {
 
 // Defaults of the stampede: a clear difference between arms, and the four
 // default arms done in about 75 s on 2 cores.
-var stampedeDefaults = experiment.Plan{
+var stampedeDefaults = plan.Plan{
 	Trigger: "expire",
 	Clients: 100,
 	Retry:   retry.Policy{Kind: retry.None},
@@ -159,7 +161,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 		"); with a scenario or target file, also the names of its arms")
 	fs.StringVar(&p.Trigger, "trigger", p.Trigger, "what provokes the herd at T: "+strings.Join(reg.Names(), ", "))
 	addTriggerFlags(fs, reg)
-	fs.IntVar(&p.Clients, "clients", p.Clients, fmt.Sprintf("virtual clients sharing the load, each with its own retry state (1 to %d)", experiment.MaxClients))
+	fs.IntVar(&p.Clients, "clients", p.Clients, fmt.Sprintf("virtual clients sharing the load, each with its own retry state (1 to %d)", plan.MaxClients))
 	fs.TextVar(&p.Retry, "retry", p.Retry, "the clients' retry `POLICY`: "+strings.Join(retry.Forms, ", ")+"; arms can set their own: --arms retry=POLICY,...")
 	fs.Float64Var(&p.Throttle, "throttle", p.Throttle, "adaptive throttling's K for every client (0: off; the SRE book uses 2); arms can set their own: --arms throttle=2,...")
 	fs.TextVar(&p.Budget, "retry-budget", p.Budget, "bounds each client's retries, a `BUDGET`: "+strings.Join(retry.BudgetForms, ", "))
@@ -167,17 +169,17 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.TextVar(&p.Breaker, "client-breaker", p.Breaker, "each client's own circuit `BREAKER`: "+strings.Join(retry.BreakerForms, ", ")+"; arms: --arms client-breaker=5:2s,...")
 	fs.Float64Var(&p.Critical, "critical", p.Critical, "share of requests sent with X-Priority: critical, 0 to 1 (shed_priority admits them first)")
 	fs.StringArrayVar(&opts.Gates, "gate", opts.Gates, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%' (repeatable); a failed gate exits 99")
-	fs.StringArrayVar(&opts.Abort, "abort-on", opts.Abort, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(experiment.LivePaths, ", ")+"; or verdict == "+strings.Join(experiment.LiveWords["verdict"], "|")+", judged on the rows answered so far)")
-	fs.Var(rateValue{&p.Rate}, "rate", fmt.Sprintf("requests per second, open model: 500, 1k, 1.5k or 2k/s (at most %d)", experiment.MaxRate))
+	fs.StringArrayVar(&opts.Abort, "abort-on", opts.Abort, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(plan.LivePaths, ", ")+"; or verdict == "+strings.Join(plan.LiveWords["verdict"], "|")+", judged on the rows answered so far)")
+	fs.Var(rateValue{&p.Rate}, "rate", fmt.Sprintf("requests per second, open model: 500, 1k, 1.5k or 2k/s (at most %d)", plan.MaxRate))
 	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")
 	fs.IntVar(&p.HotKeys, "hot-keys", p.HotKeys, "the hottest ids, warmed before each arm and hit by the trigger")
 	fs.Float64Var(&p.Zipf, "zipf", p.Zipf, "Zipf exponent of the key distribution (greater than 1)")
 	fs.DurationVar((*time.Duration)(&p.Timeout), "timeout", time.Duration(p.Timeout), "client timeout per request")
 	fs.DurationVar((*time.Duration)(&p.Warmup), "warmup", time.Duration(p.Warmup), "load before measuring")
 	fs.DurationVar((*time.Duration)(&p.Before), "before", time.Duration(p.Before), "measured load before T: the baseline")
-	fs.Var(experiment.AfterValue{P: p}, "after", "measured load after T: a duration, or auto[:MAX] to go on until the arm has recovered and held, or MAX (default "+experiment.DefaultAfterMax.String()+") has passed")
-	fs.Var(experiment.EscapeValue{P: p}, "escape", "once an arm is judged metastable, step its rate down until the service comes back: the escape load (escape.rps); "+experiment.EscapeForms)
-	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", experiment.MaxRepeat))
+	fs.Var(plan.AfterValue{P: p}, "after", "measured load after T: a duration, or auto[:MAX] to go on until the arm has recovered and held, or MAX (default "+plan.DefaultAfterMax.String()+") has passed")
+	fs.Var(plan.EscapeValue{P: p}, "escape", "once an arm is judged metastable, step its rate down until the service comes back: the escape load (escape.rps); "+verdict.EscapeForms)
+	fs.IntVar((*int)(&p.Repeat), "repeat", int(p.Repeat), fmt.Sprintf("run each arm N times, interleaved, and report the median with its min-max (1 to %d)", plan.MaxRepeat))
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "seed of the key draws and the replicas' random sources (0: pick one and print it)")
 	b := &opts.Bed
 	grouped(fs, groupTestbed, func() {
@@ -256,7 +258,7 @@ func addTriggerFlags(fs *pflag.FlagSet, reg *triggers.Registry) {
 // buildPlan turns opts into a plan and checks it: every problem at once,
 // each naming its flag (or its place in the scenario file) and the
 // accepted values.
-func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
+func buildPlan(opts stampedeOptions) (plan.Plan, []output, error) {
 	plan, bad := opts.Plan, herd.FieldErrors(nil)
 	g := opts.given(nil) // its written arms are read once the knobs are (base)
 	if c := opts.chosen; c != nil {
@@ -311,24 +313,24 @@ func buildPlan(opts stampedeOptions) (experiment.Plan, []output, error) {
 }
 
 func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions) error {
-	plan, outs, err := prepare(ctx, &opts, nil)
+	p, outs, err := prepare(ctx, &opts, nil)
 	if err != nil {
 		return err
 	}
 	if opts.DryRun {
 		tg, sub := opts.target()
-		seePlan(ctx, plan, tg, sub)
-		return reporters.DryRun(stdout, experiment.Describe(plan, tg, sub))
+		seePlan(ctx, p, tg, sub)
+		return reporters.DryRun(stdout, plan.Describe(p, tg, sub))
 	}
-	return opts.open(ctx, stderr, plan, func(o experiment.Opened) error {
-		return runAndReport(ctx, stdout, stderr, opts, o, plan, outs)
+	return opts.open(ctx, stderr, p, func(o plan.Opened) error {
+		return runAndReport(ctx, stdout, stderr, opts, o, p, outs)
 	})
 }
 
 // runAndReport runs the plan on an open target, writes the results and the
 // reports, and maps what happened to an error: gates failed (99), the run
 // failed or was interrupted (1, with partial results).
-func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, o experiment.Opened, plan experiment.Plan, outs []output) error {
+func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, o plan.Opened, p plan.Plan, outs []output) error {
 	target, sub := o.Target, o.Subject
 	gen, err := workersFor(ctx, opts, target, wantsVegeta(outs))
 	if err != nil {
@@ -347,12 +349,12 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		observer = withObserver(observer, vr)
 	}
 
-	trig, err := plan.TriggerSet().Get(plan.Trigger)
+	trig, err := p.TriggerSet().Get(p.Trigger)
 	if err != nil {
 		return err
 	}
-	header := &experiment.Report{Seed: plan.Seed, Plan: plan, Environment: experiment.EnvironmentOf(target)}
-	if c, ok := sub.(experiment.Configured); ok {
+	header := &experiment.Report{Seed: p.Seed, Plan: p, Environment: experiment.EnvironmentOf(target)}
+	if c, ok := sub.(plan.Configured); ok {
 		header.Environment.Replica, _ = c.Config(ctx) // the header shows the first arm's knobs over it
 	}
 	// the header belongs with the table; other reports on stdout stay clean
@@ -365,7 +367,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	started := time.Now()
 	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
 	line := newProgressLine(stderr, opts.Progress)
-	rep, runErr := experiment.Run(ctx, plan, experiment.Env{
+	rep, runErr := experiment.Run(ctx, p, experiment.Env{
 		Target: target, Subject: sub, Version: herdbenchVersion(), Progress: line.update, Observer: observer, Generator: gen,
 		ResultsDir: absDir(dir),
 	})
@@ -387,7 +389,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	}
 	if runErr != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: partial results (%d of %d arms) in %s", len(rep.Arms), len(plan.Arms), saved)
+			return fmt.Errorf("interrupted: partial results (%d of %d arms) in %s", len(rep.Arms), len(p.Arms), saved)
 		}
 		return fmt.Errorf("%w (partial results in %s)", runErr, saved)
 	}
@@ -416,8 +418,8 @@ func isTerminal(w any) bool {
 type planSeen struct{}
 
 // seePlan hands plan to the func ctx holds under planSeen, if any.
-func seePlan(ctx context.Context, plan experiment.Plan, tg *targets.Target, sub experiment.Subject) {
-	if f, ok := ctx.Value(planSeen{}).(func(experiment.Plan, *targets.Target, experiment.Subject)); ok {
-		f(plan, tg, sub)
+func seePlan(ctx context.Context, p plan.Plan, tg *targets.Target, sub plan.Subject) {
+	if f, ok := ctx.Value(planSeen{}).(func(plan.Plan, *targets.Target, plan.Subject)); ok {
+		f(p, tg, sub)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -59,9 +60,9 @@ func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
 		}
 	}
 	rep := readResults(t, jsonFile)
-	if rep.Schema != experiment.Schema || rep.Seed != 42 || len(rep.Arms) != 2 || rep.Partial || rep.Environment.Replicas != 2 {
+	if rep.Schema != result.Schema || rep.Seed != 42 || len(rep.Arms) != 2 || rep.Partial || rep.Environment.Replicas != 2 {
 		t.Errorf("results: schema %q seed %d arms %d partial %v replicas %d; want %s, 42, 2, complete, 2",
-			rep.Schema, rep.Seed, len(rep.Arms), rep.Partial, rep.Environment.Replicas, experiment.Schema)
+			rep.Schema, rep.Seed, len(rep.Arms), rep.Partial, rep.Environment.Replicas, result.Schema)
 	}
 	// the same results are kept under the results directory
 	kept, _ := filepath.Glob(filepath.Join(out, "*", "results.json"))
@@ -232,7 +233,7 @@ func TestArmsCompareWriteStrategies(t *testing.T) {
 }
 
 // ranOn is the replicas' config arm a ran on, as its results carry it.
-func ranOn(t *testing.T, a experiment.ArmResult) replica.Config {
+func ranOn(t *testing.T, a result.ArmResult) replica.Config {
 	t.Helper()
 	var c replica.Config
 	if err := json.Unmarshal(a.Config, &c); err != nil {

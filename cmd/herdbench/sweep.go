@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/sweep"
@@ -96,7 +98,7 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
 func magnitudeHelp(reg *triggers.Registry) string {
 	var b strings.Builder
 	for _, n := range reg.Names() {
-		names := sweep.MagnitudeNames(experiment.Plan{Trigger: n, Triggers: reg})
+		names := sweep.MagnitudeNames(plan.Plan{Trigger: n, Triggers: reg})
 		b.WriteString(wrapItem(n, strings.Join(names, ", ")))
 	}
 	return b.String()
@@ -107,7 +109,7 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 	opts.Gates = nil // the sweep's, on tipping points: not the runs'
 	var sw sweep.Sweep
 	var gates []sweep.Gate
-	plan, outs, err := prepare(ctx, &opts.stampedeOptions, func(plan experiment.Plan) (err error) {
+	p, outs, err := prepare(ctx, &opts.stampedeOptions, func(plan plan.Plan) (err error) {
 		sw, gates, err = buildSweep(opts, plan, gateExprs)
 		return err
 	})
@@ -117,16 +119,16 @@ func sweepRun(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions) 
 	if opts.DryRun {
 		tg, sub := opts.target()
 		seePlan(ctx, heaviest(sw), tg, sub)
-		return reporters.SweepDryRun(stdout, sw.Preview(), experiment.Describe(heaviest(sw), tg, sub))
+		return reporters.SweepDryRun(stdout, sw.Preview(), plan.Describe(heaviest(sw), tg, sub))
 	}
-	return opts.open(ctx, stderr, plan, func(o experiment.Opened) error {
+	return opts.open(ctx, stderr, p, func(o plan.Opened) error {
 		return sweepAndReport(ctx, stdout, stderr, opts, o, sw, gates, outs)
 	})
 }
 
 // heaviest is the sweep's plan at its highest magnitudes, every arm:
 // what a dry run shows of one run.
-func heaviest(sw sweep.Sweep) experiment.Plan {
+func heaviest(sw sweep.Sweep) plan.Plan {
 	var at []sweep.Setting
 	if ax := sw.Vary; ax != nil {
 		at = []sweep.Setting{{Name: ax.Name, Value: ax.To, Unit: ax.Unit, Text: sweep.Format(ax.To, ax.Unit)}}
@@ -145,7 +147,7 @@ func heaviest(sw sweep.Sweep) experiment.Plan {
 // each naming its flag and the accepted values. Each end of the range
 // (each value of a grid) is checked as a plan on the target, so a
 // magnitude over the target's caps is refused before anything runs.
-func buildSweep(opts sweepOptions, plan experiment.Plan, gateExprs []string) (sweep.Sweep, []sweep.Gate, error) {
+func buildSweep(opts sweepOptions, plan plan.Plan, gateExprs []string) (sweep.Sweep, []sweep.Gate, error) {
 	sw := sweep.Sweep{Plan: plan, Settings: opts.Settings}
 	bad := opts.Settings.Validate()
 	if slices.ContainsFunc(opts.Outputs, func(o string) bool { return strings.HasPrefix(o, vegetaFormat) }) {
@@ -233,7 +235,7 @@ func given(fs *pflag.FlagSet) map[string]string {
 
 // checkExtremes checks the plan at each setting on tg, its problems
 // named by the --vary or --grid that asks for it.
-func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets.Target, sub experiment.Subject, vary bool) herd.FieldErrors {
+func checkExtremes(plan plan.Plan, extremes [][]sweep.Setting, tg *targets.Target, sub plan.Subject, vary bool) herd.FieldErrors {
 	field := "grid"
 	if vary {
 		field = "vary"
@@ -262,7 +264,7 @@ func checkExtremes(plan experiment.Plan, extremes [][]sweep.Setting, tg *targets
 // sweepAndReport sweeps on an open target and writes the results and the
 // reports: gates failed (99), interrupted or failed (1, with the results
 // so far). o says where the live metrics are served by default.
-func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, o experiment.Opened, sw sweep.Sweep, gates []sweep.Gate, outs []output) error {
+func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, o plan.Opened, sw sweep.Sweep, gates []sweep.Gate, outs []output) error {
 	target, sub := o.Target, o.Subject
 	gen, err := workersFor(ctx, opts.stampedeOptions, target, false)
 	if err != nil {
@@ -277,7 +279,7 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 	sw.Progress = line.sweep
 	started := time.Now()
 	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))
-	sw.Run = func(ctx context.Context, p experiment.Plan, _ []sweep.Setting) (*experiment.ArmResult, error) {
+	sw.Run = func(ctx context.Context, p plan.Plan, _ []sweep.Setting) (*result.ArmResult, error) {
 		rep, err := experiment.Run(ctx, p, experiment.Env{Target: target, Subject: sub, Version: herdbenchVersion(), Progress: line.run, Observer: observer, Generator: gen,
 			ResultsDir: absDir(dir)})
 		if err != nil {
@@ -341,7 +343,7 @@ func writeSweepOutputs(stdout io.Writer, outs []output, res *sweep.Results) erro
 // the sweep asks for 10 to 300). A value that does not read is left for
 // the sweep's own check to name, and so is an option of a trigger the
 // plan does not run.
-func baseOnAxes(fs *pflag.FlagSet, plan experiment.Plan, vary string, grid []string) {
+func baseOnAxes(fs *pflag.FlagSet, plan plan.Plan, vary string, grid []string) {
 	other := map[string]bool{} // the options of the triggers the plan does not run
 	for _, o := range plan.Triggers.Options() {
 		if o.Trigger != plan.Trigger {
@@ -367,7 +369,7 @@ func baseOnAxes(fs *pflag.FlagSet, plan experiment.Plan, vary string, grid []str
 // its flag reads it; !ok when the spec does not read as the sweep reads
 // it (burst=-5..100), which the sweep's own check names: the flag, which
 // would take -5, would be blamed for it.
-func axisStart(plan experiment.Plan, spec string, vary bool) (name, first string, ok bool) {
+func axisStart(plan plan.Plan, spec string, vary bool) (name, first string, ok bool) {
 	if vary {
 		ax, err := sweep.ParseAxis(plan, spec)
 		return ax.Name, sweep.Format(ax.From, ax.Unit), err == nil

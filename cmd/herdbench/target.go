@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
@@ -22,7 +22,7 @@ import (
 // kindOf is a kind of subject --target may name: the kind, when it names
 // it (nil: another's), or --target's own problem. bedErr says why the kind
 // cannot be had as asked, to be told with the plan's problems.
-type kindOf func(ctx context.Context, o stampedeOptions) (k experiment.Kind, bedErr, err error)
+type kindOf func(ctx context.Context, o stampedeOptions) (k plan.Kind, bedErr, err error)
 
 // kinds are the kinds --target names, each asked in turn: a service, a
 // target file or a base URL, last, as it reads anything else as a file.
@@ -33,7 +33,7 @@ var kinds = []kindOf{testbedKind, serviceKind}
 // the kind's (kindOf); err leaves o.chosen nil.
 func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error) {
 	for _, of := range o.kinds {
-		var k experiment.Kind
+		var k plan.Kind
 		if k, bedErr, err = of(ctx, *o); err != nil || k != nil {
 			o.chosen = k
 			return bedErr, err
@@ -43,7 +43,7 @@ func (o *stampedeOptions) resolveTarget(ctx context.Context) (bedErr, err error)
 }
 
 // serviceKind is the service a target file or a base URL names.
-func serviceKind(_ context.Context, o stampedeOptions) (experiment.Kind, error, error) {
+func serviceKind(_ context.Context, o stampedeOptions) (plan.Kind, error, error) {
 	svc, err := serviceOf(o.Target, o.DryRun)
 	if err != nil {
 		return nil, nil, err
@@ -53,7 +53,7 @@ func serviceKind(_ context.Context, o stampedeOptions) (experiment.Kind, error, 
 
 // testbedKind is the testbed the run will use (testbedToUse), when
 // --target names it.
-func testbedKind(ctx context.Context, o stampedeOptions) (experiment.Kind, error, error) {
+func testbedKind(ctx context.Context, o stampedeOptions) (plan.Kind, error, error) {
 	if o.Target != "" && o.Target != "testbed" {
 		return nil, nil, nil
 	}
@@ -154,7 +154,7 @@ func withComposeFile(err error, provider, file string) error {
 
 // target is what the plan is checked and dry-run against, with its
 // subject; nil when --target could not be resolved.
-func (o stampedeOptions) target() (*targets.Target, experiment.Subject) {
+func (o stampedeOptions) target() (*targets.Target, plan.Subject) {
 	if o.chosen == nil {
 		return nil, nil
 	}
@@ -163,7 +163,7 @@ func (o stampedeOptions) target() (*targets.Target, experiment.Subject) {
 
 // confirm asks before a run touches hosts that are not loopback, unless
 // --yes; without a terminal to ask on, it refuses.
-func confirm(stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan experiment.Plan) error {
+func confirm(stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan plan.Plan) error {
 	hosts := svc.NonLoopback()
 	if len(hosts) == 0 || opts.Yes {
 		return nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
@@ -131,7 +131,7 @@ func stopTestbed(ctx context.Context, stderr io.Writer, run *testbed.Running) {
 // testbed is what the stampede asks of the testbed: the one running, or
 // one started as the flags say, with the plan's seed and knobs, holding
 // the plan's keys.
-func (opts stampedeOptions) testbed(stderr io.Writer, plan experiment.Plan) testbed.Options {
+func (opts stampedeOptions) testbed(stderr io.Writer, plan plan.Plan) testbed.Options {
 	b := opts.Bed
 	replica := b.Startup
 	replica.Seed = plan.Seed

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
@@ -15,7 +15,7 @@ import (
 // workerProblems are those of --workers and what goes with it: its form,
 // its reach and token, and what the workers cannot do (an escape, a
 // target's classes of requests, gates on their figures without them).
-func workerProblems(opts stampedeOptions, plan experiment.Plan) herd.FieldErrors {
+func workerProblems(opts stampedeOptions, plan plan.Plan) herd.FieldErrors {
 	bad := herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))
 	bad = append(bad, workersReach(opts.Workers, opts.chosen)...) // before the token: no token makes it reach
 	bad = append(bad, workerTokenProblems(opts)...)
@@ -36,7 +36,7 @@ func workerProblems(opts stampedeOptions, plan experiment.Plan) herd.FieldErrors
 // workersReach refuses workers on another machine sent to a target on
 // this machine's loopback (the testbed, or a service at 127.0.0.1): each
 // worker would send to its own loopback, where nothing of the target is.
-func workersReach(spec string, c experiment.Kind) herd.FieldErrors {
+func workersReach(spec string, c plan.Kind) herd.FieldErrors {
 	var bad herd.FieldErrors
 	remote := remoteWorker(spec)
 	if remote == "" || c == nil {

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/edge"
@@ -37,12 +40,12 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 	cfg.TTL = herd.Duration(20 * time.Millisecond) // nearly every request reaches Postgres
 	cfg.QueryCost = herd.Duration(5 * time.Millisecond)
 	cfg.DBRetry = replica.DBRetry{Policy: twice}
-	everywhere := Arm{Name: "everywhere", Knobs: replica.FullPatch(cfg), Retry: &twice, Edge: herd.SettingsOf(edge.Patch{Retry: &twice})}
+	everywhere := arm.Arm{Name: "everywhere", Knobs: replica.FullPatch(cfg), Retry: &twice, Edge: herd.SettingsOf(edge.Patch{Retry: &twice})}
 	breaker := everywhere
 	breaker.Name = "a-breaker"
 	breaker.Edge = herd.SettingsOf(edge.Patch{Retry: &twice, Breaker: &retry.Breaker{Failures: 5, Open: 2 * time.Second}})
-	p := Plan{
-		Arms: []Arm{everywhere, breaker}, Trigger: "outage", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
+	p := plan.Plan{
+		Arms: []arm.Arm{everywhere, breaker}, Trigger: "outage", HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,
 		Triggers: TriggerOptions("outage", "1s"),
@@ -51,7 +54,7 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]*Layers{}
+	byName := map[string]*result.Layers{}
 	for _, a := range rep.Arms {
 		l := a.Layers
 		if l == nil || a.Edge == nil {
@@ -71,7 +74,7 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 			t.Errorf("%s: %d queries completed of %d attempts, %d client requests; want completed <= attempted, and the whole load's requests", a.Name, l.DBQueries, l.DBAttempts, l.Requests)
 		}
 		// the timeline's rows hold the same counters, over a part of the load
-		var rows Layers
+		var rows result.Layers
 		for _, r := range a.Timeline {
 			rows.Edge, rows.EdgeAttempts, rows.API, rows.DBAttempts = rows.Edge+r.Edge, rows.EdgeAttempts+r.EdgeAttempts, rows.API+r.API, rows.DBAttempts+r.DBAttempts
 		}

@@ -6,6 +6,10 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -49,13 +53,13 @@ func TestEscapeOnTheTestbed(t *testing.T) {
 	cfg := replica.DefaultConfig
 	cfg.QueryCost, cfg.TTL = herd.Duration(50*time.Millisecond), herd.Duration(10*time.Millisecond)
 	limit := 4 * time.Second
-	p := Plan{
-		Arms: ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg)), Trigger: "slowdb",
+	p := plan.Plan{
+		Arms: arm.ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg)), Trigger: "slowdb",
 		Triggers: TriggerOptions("slowdb_latency", "500ms", "slowdb_for", "3s"),
 		HotKeys:  100, Keys: 100, Zipf: 1.1, Rate: 20, Clients: 10, Retry: four,
 		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(time.Second),
 		Before: herd.Duration(3 * time.Second), After: herd.Duration(60 * time.Second), AfterAuto: true, Seed: 7,
-		Escape: &Escape{Shares: DefaultEscape.Shares, Limit: herd.Duration(limit)},
+		Escape: &verdict.Escape{Shares: verdict.DefaultEscape.Shares, Limit: herd.Duration(limit)},
 	}
 	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 	if err != nil {
@@ -69,13 +73,13 @@ func TestEscapeOnTheTestbed(t *testing.T) {
 	}
 	t.Logf("verdict %s, held by %q, depth %v, settle %v ms; escape from %g req/s at %v ms: %v req/s, share %v",
 		a.Verdict, heldByOf(a), floatOf(a.Depth), intOf(a.SettleMS), e.FromRPS, intOf(e.StartMS), floatOf(e.RPS), floatOf(e.Share))
-	if a.Verdict != Metastable || e.StartMS == nil || len(e.Steps) < 2 {
+	if a.Verdict != result.Metastable || e.StartMS == nil || len(e.Steps) < 2 {
 		t.Fatalf("verdict %s, escape from %v ms with %d steps; want metastable, stepped down at least twice", a.Verdict, intOf(e.StartMS), len(e.Steps))
 	}
 	if settled := *a.Trigger.EndedMS + *a.SettleMS; *e.StartMS < settled {
 		t.Errorf("escape began at T+%d ms; want no sooner than the trigger's end and the settle time, T+%d ms", *e.StartMS, settled)
 	}
-	if s := e.Steps[0]; s.Read != StepStuck || s.RPS != 15 {
+	if s := e.Steps[0]; s.Read != result.StepStuck || s.RPS != 15 {
 		t.Errorf("first step %g req/s read %s; want 15 req/s (75%%) stuck: over the capacity with its retries", s.RPS, s.Read)
 	}
 	if e.RPS == nil || e.Share == nil || *e.Share > 0.5 || *e.RPS != *e.Share*20 {
@@ -85,11 +89,11 @@ func TestEscapeOnTheTestbed(t *testing.T) {
 		if s.OfferedRPS < 0.9*s.RPS || s.OfferedRPS > 1.1*s.RPS {
 			t.Errorf("step %d: offered %g req/s over its rows; want its rate %g within 10%%: the stepped schedule's requests", i, s.OfferedRPS, s.RPS)
 		}
-		if s.StartMS%RowWidth.Milliseconds() != 0 || (i > 0 && s.StartMS < e.Steps[i-1].StartMS+limit.Milliseconds()) {
+		if s.StartMS%result.RowWidth.Milliseconds() != 0 || (i > 0 && s.StartMS < e.Steps[i-1].StartMS+limit.Milliseconds()) {
 			t.Errorf("step %d began at T+%d ms; want a row's edge, at least the %s limit after the step before", i, s.StartMS, limit)
 		}
 	}
-	if last := e.Steps[len(e.Steps)-1]; last.Read != StepRecovered || a.Loop == nil || a.Loop.HeldBy == "" {
+	if last := e.Steps[len(e.Steps)-1]; last.Read != result.StepRecovered || a.Loop == nil || a.Loop.HeldBy == "" {
 		t.Errorf("last step read %s, loop %+v; want recovered (the arm ends there), and the loop of the stuck rows naming what held it", last.Read, a.Loop)
 	}
 }
@@ -108,7 +112,7 @@ func intOf(v *int64) any {
 	return *v
 }
 
-func heldByOf(a ArmResult) string {
+func heldByOf(a result.ArmResult) string {
 	if a.Loop == nil {
 		return ""
 	}

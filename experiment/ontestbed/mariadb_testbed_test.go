@@ -7,6 +7,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/stores/mysql"
@@ -101,10 +103,10 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 
 // expireOnMariaDB: each arm's db.queries_total is its loads and the item
 // digest's growth, warm-up included; the lock cuts the herd.
-func expireOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Plan) *Report) {
+func expireOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, plan.Plan) *Report) {
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
-	p := Plan{Arms: ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
+	p := plan.Plan{Arms: arm.ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
 		Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
 	digest := &mysql.DB{DB: tg.MySQL.DB, User: tg.MySQL.User, Pattern: api.ItemDigestMariaDB} // read apart from the run's own
@@ -141,7 +143,7 @@ func expireOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Pla
 
 // writesOnMariaDB: every acknowledged like applied with its fan-out, and
 // the write statements counted by their digests.
-func writesOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Plan) *Report) {
+func writesOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, plan.Plan) *Report) {
 	p := writePlan(writeArms(400), "write_rate", "40", "write_fanout", "2")
 	likes := func() int64 {
 		var n int64
@@ -184,7 +186,7 @@ func writesOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, Pla
 
 // slowdbOnMariaDB: toxiproxy's latency on the mariadb proxy, by the
 // database's role, shows in p99 while it lasts and not after.
-func slowdbOnMariaDB(t *testing.T, run func(*testing.T, Plan) *Report) {
+func slowdbOnMariaDB(t *testing.T, run func(*testing.T, plan.Plan) *Report) {
 	a := run(t, faultPlan("slowdb", "none")).Arms[0]
 	endedAfter(t, a, a.Trigger.Detail.(*triggers.SlowDBDetail).SlowMS)
 	var slow, after float64

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/stores/memcached"
@@ -78,7 +80,7 @@ func TestStampedeOnAMemcachedTestbed(t *testing.T) {
 func expireOnMemcached(t *testing.T, tb *local.Testbed, tg *subject.Testbed) {
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
-	p := Plan{Arms: ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
+	p := plan.Plan{Arms: arm.ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(cfg)), Trigger: "expire", HotKeys: 20, Keys: 1000, Zipf: 1.1,
 		Rate: 400, Clients: 40, Timeout: herd.Duration(time.Second), Warmup: herd.Duration(500 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 4}
 	mc := &memcached.Client{Address: tb.Status().Memcached} // read apart from the run's own

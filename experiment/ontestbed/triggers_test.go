@@ -8,6 +8,9 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
@@ -18,11 +21,11 @@ import (
 
 // faultPlan is a short plan over 100 keys whose items expire every 20ms, so
 // nearly every request reaches Postgres: a fault there fails it.
-func faultPlan(trigger string, arms ...string) Plan {
+func faultPlan(trigger string, arms ...string) plan.Plan {
 	cfg := replica.DefaultConfig
 	cfg.TTL = herd.Duration(20 * time.Millisecond)
 	cfg.QueryCost = herd.Duration(5 * time.Millisecond)
-	return Plan{
+	return plan.Plan{
 		Arms: subject.ArmKinds.Arms(arms, replica.FullPatch(cfg)), Trigger: trigger, HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2500 * time.Millisecond), Seed: 5,
@@ -33,7 +36,7 @@ func faultPlan(trigger string, arms ...string) Plan {
 // excessRows counts the rows from fromMS whose attempts exceed the request
 // rate by a fifth, and the most attempts in one of them: how widely
 // retries spread, and how high.
-func excessRows(a ArmResult, perRow, fromMS int64) (rows int, peak int64) {
+func excessRows(a result.ArmResult, perRow, fromMS int64) (rows int, peak int64) {
 	for _, r := range a.Timeline {
 		if r.TMS < fromMS {
 			continue // the outage's own waves peak alike in every arm
@@ -47,8 +50,8 @@ func excessRows(a ArmResult, perRow, fromMS int64) (rows int, peak int64) {
 }
 
 // runOn runs plans on tg, failing the test that asked on an error.
-func runOn(tg *subject.Testbed) func(*testing.T, Plan) *Report {
-	return func(t *testing.T, p Plan) *Report {
+func runOn(tg *subject.Testbed) func(*testing.T, plan.Plan) *Report {
+	return func(t *testing.T, p plan.Plan) *Report {
 		t.Helper()
 		rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
 		if err != nil {
@@ -166,7 +169,7 @@ func TestFaultTriggers(t *testing.T) {
 		endedAfter(t, breaker, 2000)
 		// no request was sent after the abort
 		for _, r := range none.Timeline {
-			if r.TMS > ab.AtMS+2*RowWidth.Milliseconds() && r.Requests > 0 {
+			if r.TMS > ab.AtMS+2*result.RowWidth.Milliseconds() && r.Requests > 0 {
 				t.Errorf("timeline row %d ms: %d requests after the abort at %d ms; want none", r.TMS, r.Requests, ab.AtMS)
 				break
 			}
@@ -343,8 +346,8 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 	tg := startTestbed(t, 2)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
-	p := Plan{
-		Arms: ClientKinds.Arms([]string{replica.None, replica.SWR, replica.Lease, replica.Local}, replica.FullPatch(cfg)),
+	p := plan.Plan{
+		Arms: arm.ClientKinds.Arms([]string{replica.None, replica.SWR, replica.Lease, replica.Local}, replica.FullPatch(cfg)),
 		// 600 req/s: each of the 20 hot keys asked about 20 times a second,
 		// so none's herd (about 4 loads a key in a 200 ms load's window,
 		// more as the pool queues: 95 to 117) is well above the floor a
@@ -386,8 +389,8 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 	cfg.Strategy = "ratelimit"
 	cfg.TTL = herd.Duration(time.Millisecond)
 	cfg.QueryCost = herd.Duration(time.Millisecond)
-	p := Plan{
-		Arms:    ClientKinds.Arms([]string{"retry=none", "throttle=2"}, replica.FullPatch(cfg).With("rate_limit", 20).With("rate_burst", 5)),
+	p := plan.Plan{
+		Arms:    arm.ClientKinds.Arms([]string{"retry=none", "throttle=2"}, replica.FullPatch(cfg).With("rate_limit", 20).With("rate_burst", 5)),
 		Trigger: "expire", HotKeys: 10, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(3 * time.Second),
 		Before: herd.Duration(time.Second), After: herd.Duration(2 * time.Second), Seed: 11,
@@ -396,7 +399,7 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ratio := func(a ArmResult) float64 { return float64(a.HTTP.Errors.Shed) / float64(max(a.HTTP.OK, 1)) }
+	ratio := func(a result.ArmResult) float64 { return float64(a.HTTP.Errors.Shed) / float64(max(a.HTTP.OK, 1)) }
 	plain, throttled := rep.Arms[0], rep.Arms[1]
 	t.Logf("without throttling: %d accepted, %d rejected by the backend; K=2: %d accepted, %d rejected, %d refused by the clients",
 		plain.HTTP.OK, plain.HTTP.Errors.Shed, throttled.HTTP.OK, throttled.HTTP.Errors.Shed, throttled.HTTP.Errors.Throttled)
@@ -415,7 +418,7 @@ func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
 // least atLeastMS after T (the trigger's own measure of how long its cause
 // lasted, from a start at T or later), and before the arm's drain could
 // have begun (T + after, and the few seconds a fault's undo may take).
-func endedAfter(t *testing.T, a ArmResult, atLeastMS int64) {
+func endedAfter(t *testing.T, a result.ArmResult, atLeastMS int64) {
 	t.Helper()
 	e := a.Trigger.EndedMS
 	if e == nil || *e < atLeastMS || *e > 10_000 {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	. "github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -15,20 +17,20 @@ import (
 
 // writeArms are one arm per write strategy; the queue's consumers apply
 // at most applyRate writes/s each (0: unbounded).
-func writeArms(applyRate float64) []Arm {
-	var arms []Arm
+func writeArms(applyRate float64) []arm.Arm {
+	var arms []arm.Arm
 	for _, s := range replica.WriteStrategies {
 		cfg := replica.DefaultConfig
 		cfg.WriteStrategy, cfg.CoalesceInterval, cfg.ApplyRate = s, herd.Duration(200*time.Millisecond), applyRate
-		arms = append(arms, Arm{Name: s, Knobs: replica.FullPatch(cfg)})
+		arms = append(arms, arm.Arm{Name: s, Knobs: replica.FullPatch(cfg)})
 	}
 	return arms
 }
 
 // writePlan is a write herd of 300 likes on 2 items at T, over 100 reads/s,
 // with options added.
-func writePlan(arms []Arm, options ...string) Plan {
-	return Plan{Arms: arms, Trigger: "writes", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
+func writePlan(arms []arm.Arm, options ...string) plan.Plan {
+	return plan.Plan{Arms: arms, Trigger: "writes", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(2 * time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(1500 * time.Millisecond), Seed: 3,
 		Triggers: TriggerOptions(append([]string{"write_burst", "300", "write_keys", "2"}, options...)...)}

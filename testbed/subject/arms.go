@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/edge"
@@ -16,13 +16,13 @@ import (
 // ArmKinds are the arms the testbed reads: the clients' (every subject's),
 // its replicas' write strategy (write=queue), and one kind per key of its
 // edges' policy (edge-timeout, edge-retry, edge-breaker, ...: edge.Keys).
-var ArmKinds = experiment.ClientKinds.With(testbedKinds()...)
+var ArmKinds = arm.ClientKinds.With(testbedKinds()...)
 
-func testbedKinds() []experiment.ArmKind {
-	kinds := []experiment.ArmKind{{Key: "write", Example: "queue", Set: setWrite}}
+func testbedKinds() []arm.ArmKind {
+	kinds := []arm.ArmKind{{Key: "write", Example: "queue", Set: setWrite}}
 	examples := map[string]string{"breaker": "5:2s"}
 	for _, k := range edge.Keys {
-		kinds = append(kinds, experiment.ArmKind{Key: "edge-" + strings.ReplaceAll(k, "_", "-"), Example: examples[k], Set: func(a *experiment.Arm, v string) error {
+		kinds = append(kinds, arm.ArmKind{Key: "edge-" + strings.ReplaceAll(k, "_", "-"), Example: examples[k], Set: func(a *arm.Arm, v string) error {
 			var p edge.Patch
 			if err := a.Edge.Decode(&p); err != nil {
 				return err
@@ -38,7 +38,7 @@ func testbedKinds() []experiment.ArmKind {
 }
 
 // setWrite sets the replicas' write strategy (write_strategy) in the arm.
-func setWrite(a *experiment.Arm, v string) error {
+func setWrite(a *arm.Arm, v string) error {
 	if !slices.Contains(replica.WriteStrategies, v) {
 		return fmt.Errorf("write strategy %q (accepted: %s)", v, strings.Join(replica.WriteStrategies, ", "))
 	}
@@ -50,7 +50,7 @@ func setWrite(a *experiment.Arm, v string) error {
 // testbed at hand: its edge policy as the edges check it, and its knobs
 // and strategy as a replica checks them. A service's arm (one chosen by
 // Select) sets nothing of it.
-func CheckArm(a experiment.Arm) []error {
+func CheckArm(a arm.Arm) []error {
 	var errs []error
 	var ep edge.Patch
 	if len(a.Edge) > 0 && a.Edge.Decode(&ep) == nil {
@@ -80,10 +80,10 @@ func CheckArm(a experiment.Arm) []error {
 type Checker struct{}
 
 // CheckArm is CheckArm.
-func (Checker) CheckArm(a experiment.Arm) []error { return CheckArm(a) }
+func (Checker) CheckArm(a arm.Arm) []error { return CheckArm(a) }
 
 // CheckArm is CheckArm, and an edge arm on a testbed without edges.
-func (s *Testbed) CheckArm(a experiment.Arm) []error {
+func (s *Testbed) CheckArm(a arm.Arm) []error {
 	errs := CheckArm(a)
 	if len(a.Edge) > 0 && s.Edges == nil {
 		errs = append(errs, fmt.Errorf("sets the edge replicas' policy, and %s has no edge tier (accepted: a testbed started with --tiers 2, by testbed up or by the run)", s.Name))
@@ -111,7 +111,7 @@ func Knobs(mits *replica.Mitigations) []scenario.Knob {
 // file's arms. A name that is none of the file's arms is read as --arms
 // reads it (a strategy or a client arm); one that is neither is refused,
 // naming the file's arms.
-func ScenarioArms(path string, f *scenario.File, base herd.Settings, names []string, set experiment.KnobSetter) ([]experiment.Arm, herd.FieldErrors) {
+func ScenarioArms(path string, f *scenario.File, base herd.Settings, names []string, set arm.KnobSetter) ([]arm.Arm, herd.FieldErrors) {
 	picks := make([]int, len(f.Arms)) // indexes in f.Arms; -1: a name the file does not have
 	for i := range picks {
 		picks[i] = i
@@ -122,7 +122,7 @@ func ScenarioArms(path string, f *scenario.File, base herd.Settings, names []str
 			picks = append(picks, slices.IndexFunc(f.Arms, func(a scenario.Arm) bool { return a.Name == n }))
 		}
 	}
-	var arms []experiment.Arm
+	var arms []arm.Arm
 	var errs herd.FieldErrors
 	for j, i := range picks {
 		if i < 0 {
@@ -143,13 +143,13 @@ func ScenarioArms(path string, f *scenario.File, base herd.Settings, names []str
 // fileArm is the file's arm i, as ArmKinds.Parse reads it. A named
 // arm's config (one with a strategy of its own) is checked here, with its
 // place; arms read as --arms are checked by the plan.
-func fileArm(path string, f *scenario.File, i int, base herd.Settings, setKnob experiment.KnobSetter) (experiment.Arm, herd.FieldErrors) {
+func fileArm(path string, f *scenario.File, i int, base herd.Settings, setKnob arm.KnobSetter) (arm.Arm, herd.FieldErrors) {
 	fa := f.Arms[i]
-	spec := experiment.ArmSpec{Name: fa.Name, Strategy: fa.Strategy}
+	spec := arm.ArmSpec{Name: fa.Name, Strategy: fa.Strategy}
 	for _, s := range fa.Settings(f) {
-		spec.Settings = append(spec.Settings, experiment.ArmSetting{Key: s.Flag, Value: s.Values[0], File: path, Line: s.Line, Field: s.Path})
+		spec.Settings = append(spec.Settings, arm.ArmSetting{Key: s.Flag, Value: s.Values[0], File: path, Line: s.Line, Field: s.Path})
 	}
-	arms, errs := ArmKinds.Parse([]experiment.ArmSpec{spec}, base, setKnob)
+	arms, errs := ArmKinds.Parse([]arm.ArmSpec{spec}, base, setKnob)
 	a := arms[0]
 	cfg, _ := replica.DefaultConfig.Patched(a.Knobs) // every value came through its knob's flag
 	// set by the arm, or for every arm
@@ -167,8 +167,8 @@ func fileArm(path string, f *scenario.File, i int, base herd.Settings, setKnob e
 
 // notInFile is the arm --arms names that the scenario file does not have:
 // read as --arms reads it, or nil and a problem naming the file's arms.
-func notInFile(path string, f *scenario.File, base herd.Settings, name string) (*experiment.Arm, herd.FieldErrors) {
-	arms, errs := ArmKinds.Parse(experiment.NameSpecs([]string{name}), base, nil)
+func notInFile(path string, f *scenario.File, base herd.Settings, name string) (*arm.Arm, herd.FieldErrors) {
+	arms, errs := ArmKinds.Parse(arm.NameSpecs([]string{name}), base, nil)
 	cfg, _ := replica.DefaultConfig.Patched(arms[0].Knobs)
 	if len(errs) > 0 || !errors.Is(cfg.Validate(), replica.ErrUnknownStrategy) {
 		return &arms[0], errs
@@ -179,5 +179,5 @@ func notInFile(path string, f *scenario.File, base herd.Settings, name string) (
 	}
 	return nil, herd.FieldErrors{{Field: "arms", Elem: name, Msg: fmt.Sprintf(
 		"not an arm of %s (accepted: its arms %s; a strategy, such as lock or lock+ttl_jitter; or a client arm, such as %s)",
-		path, strings.Join(declared, ", "), experiment.ClientKinds.Examples()[0])}}
+		path, strings.Join(declared, ", "), arm.ClientKinds.Examples()[0])}}
 }

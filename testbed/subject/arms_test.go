@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -18,7 +18,7 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 	names := []string{"none", "retry=exp:1s", "lock", "throttle=two", "hedge=none", "client-breaker=5", "edge-breaker=5",
 		"edge-bulkhead=x", "edge-bogus=1", "retry=immediate:2", "edge-retry-budget=10%", "write=queue", "lock+ttl_jitter+write=coalesce", "write=later",
 		"retry-budget=10%", "retry-budget=lots"}
-	arms, errs := subject.ArmKinds.Parse(experiment.NameSpecs(names), noneBase, nil)
+	arms, errs := subject.ArmKinds.Parse(arm.NameSpecs(names), noneBase, nil)
 	want := []string{
 		`arms: "retry=exp:1s": retry policy "exp:1s": exp takes 4 parts separated by ':', got 2 (accepted: none, immediate:N`,
 		`arms: throttle=two: K "two" is not a number (accepted: 0, off, or K above 0`,
@@ -59,24 +59,24 @@ func TestParseArmsReportsEveryProblemAtOnce(t *testing.T) {
 // its file, line and field.
 func TestParseArmsOfAFile(t *testing.T) {
 	lock := replica.Lock
-	at := func(line int, field, key, v string) experiment.ArmSetting {
-		return experiment.ArmSetting{Key: key, Value: v, File: "s.yaml", Line: line, Field: field}
+	at := func(line int, field, key, v string) arm.ArmSetting {
+		return arm.ArmSetting{Key: key, Value: v, File: "s.yaml", Line: line, Field: field}
 	}
-	specs := []experiment.ArmSpec{
-		{Name: "careful", Strategy: &lock, Settings: []experiment.ArmSetting{
+	specs := []arm.ArmSpec{
+		{Name: "careful", Strategy: &lock, Settings: []arm.ArmSetting{
 			at(3, "arms[0].retry", "retry", "exp:10ms:100ms:2"),
 			at(4, "arms[0].edge.breaker", "edge-breaker", "5:1s"),
 			at(5, "arms[0].knobs.ttl", "ttl", "2s"),
 		}},
-		{Name: "hedge=50ms", Settings: []experiment.ArmSetting{at(7, "arms[1].client_breaker", "client-breaker", "3:1s")}},
-		{Name: "broken", Strategy: &lock, Settings: []experiment.ArmSetting{
+		{Name: "hedge=50ms", Settings: []arm.ArmSetting{at(7, "arms[1].client_breaker", "client-breaker", "3:1s")}},
+		{Name: "broken", Strategy: &lock, Settings: []arm.ArmSetting{
 			at(9, "arms[2].retry", "retry", "linear:1s"),
 			at(10, "arms[2].edge.breaker", "edge-breaker", "5"),
 			at(11, "arms[2].throttle", "throttle", "-1"),
 			at(12, "arms[2].knobs.ttl", "ttl", "soon"),
 		}},
 	}
-	knob := func(a *experiment.Arm, key, v string) error {
+	knob := func(a *arm.Arm, key, v string) error {
 		if key != "ttl" || v != "2s" {
 			return fmt.Errorf("%q is not a duration (accepted: such as 2s)", v)
 		}
@@ -118,7 +118,7 @@ func TestEveryArmKindReadsItsExample(t *testing.T) {
 		if ex == "" {
 			continue
 		}
-		if _, errs := subject.ArmKinds.Parse(experiment.NameSpecs([]string{k.Key + "=" + ex}), noneBase, nil); len(errs) > 0 {
+		if _, errs := subject.ArmKinds.Parse(arm.NameSpecs([]string{k.Key + "=" + ex}), noneBase, nil); len(errs) > 0 {
 			t.Errorf("arm %s=%s: %v; want it to read", k.Key, ex, errs)
 		}
 	}
@@ -131,7 +131,7 @@ func TestEveryArmKindReadsItsExample(t *testing.T) {
 var noneBase = replica.PatchOf(replica.DefaultConfig, "strategy")
 
 // armString is what an arm sets, for comparing.
-func armString(a experiment.Arm) string {
+func armString(a arm.Arm) string {
 	parts := []string{"strategy " + a.Knobs.Text("strategy")}
 	if a.Knobs.Sets("write_strategy") {
 		c, _ := replica.DefaultConfig.Patched(a.Knobs)

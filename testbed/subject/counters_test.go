@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/testbed/admin"
 )
 
@@ -24,13 +24,13 @@ func TestAPICountersNameWhatTheReplicasCount(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := names(experiment.APICounters{}), names(admin.Counters{}); !slices.Equal(got, want) {
+	if got, want := names(result.APICounters{}), names(admin.Counters{}); !slices.Equal(got, want) {
 		t.Errorf("APICounters fields %q; the replicas' admin.Counters %q", got, want)
 	}
 	c := admin.Counters{Requests: 1, Loads: 2, LoadErrors: 3, LoadRetries: 4, EarlyLoads: 5, Coalesced: 6, StaleServed: 7,
 		LockWaits: 8, DBNewConns: 9, DBCanceledAcquires: 10}
 	b, _ := json.Marshal(c)
-	var e experiment.APICounters
+	var e result.APICounters
 	if err := json.Unmarshal(b, &e); err != nil {
 		t.Fatal(err)
 	}

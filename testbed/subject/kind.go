@@ -6,7 +6,8 @@ import (
 	"io"
 	"net/url"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
@@ -21,16 +22,16 @@ type Kind struct {
 	// Start uses the running testbed, or starts one for the plan, as the
 	// command line's flags say; stop stops what it started
 	// (log: where it says what it does)
-	Start func(ctx context.Context, p experiment.Plan, log io.Writer) (run *testbed.Running, stop func(), err error)
+	Start func(ctx context.Context, p plan.Plan, log io.Writer) (run *testbed.Running, stop func(), err error)
 }
 
-var _ experiment.Kind = Kind{}
+var _ plan.Kind = Kind{}
 
-func (Kind) Plan(g experiment.Given) (experiment.Plan, herd.FieldErrors) { return g.Plan, nil }
+func (Kind) Plan(g plan.Given) (plan.Plan, herd.FieldErrors) { return g.Plan, nil }
 
 // Arms are the arms as written: a scenario file's (--arms picks of
 // them), or else --arms' specs, over the knobs every arm sends.
-func (Kind) Arms(p experiment.Plan, g experiment.Given) (experiment.Plan, herd.FieldErrors) {
+func (Kind) Arms(p plan.Plan, g plan.Given) (plan.Plan, herd.FieldErrors) {
 	var bad herd.FieldErrors
 	if sc := g.Scenario; sc != nil && len(sc.Arms) > 0 {
 		var names []string
@@ -40,23 +41,23 @@ func (Kind) Arms(p experiment.Plan, g experiment.Given) (experiment.Plan, herd.F
 		p.Arms, bad = ScenarioArms(g.ScenarioPath, sc, g.Base, names, g.SetKnob)
 		return p, bad
 	}
-	p.Arms, bad = ArmKinds.Parse(experiment.NameSpecs(g.Arms), g.Base, nil)
+	p.Arms, bad = ArmKinds.Parse(arm.NameSpecs(g.Arms), g.Base, nil)
 	return p, bad
 }
 
-func (Kind) Problems(_ experiment.Plan, _ experiment.Given, bad herd.FieldErrors) herd.FieldErrors {
+func (Kind) Problems(_ plan.Plan, _ plan.Given, bad herd.FieldErrors) herd.FieldErrors {
 	return bad
 }
 
 // Describe: Bed is never nil once the command line resolved the kind (it
 // describes one from the flags even when it cannot be had).
-func (k Kind) Describe() (*targets.Target, experiment.Subject) { return k.Bed.Target, k.Bed }
+func (k Kind) Describe() (*targets.Target, plan.Subject) { return k.Bed.Target, k.Bed }
 
 // Hosts: the end probe is loopback or an --allow-host; the testbed has no
 // load balancer of its own to read.
-func (Kind) Hosts(p experiment.Plan, g experiment.Given) error {
+func (Kind) Hosts(p plan.Plan, g plan.Given) error {
 	if server, on := p.LBEndServer(); on {
-		return experiment.NoLoadBalancer(server)
+		return plan.NoLoadBalancer(server)
 	}
 	probe := p.EndProbe()
 	if probe == "" {
@@ -77,16 +78,16 @@ func (Kind) Local() string { return "the testbed" }
 
 // Open uses the running testbed, or starts one for the run, stopped when
 // the run closes it.
-func (k Kind) Open(ctx context.Context, p experiment.Plan, g experiment.Given) (experiment.Opened, error) {
+func (k Kind) Open(ctx context.Context, p plan.Plan, g plan.Given) (plan.Opened, error) {
 	run, stop, err := k.Start(ctx, p, g.Log)
 	if err != nil {
-		return experiment.Opened{}, err
+		return plan.Opened{}, err
 	}
 	bed, err := Open(ctx, run.Status, run.Restarter())
 	if err != nil {
 		stop()
-		return experiment.Opened{}, err
+		return plan.Opened{}, err
 	}
-	return experiment.Opened{Target: bed.Target, Subject: bed, Harness: run.Status.Harness, Prometheus: run.Status.Prometheus,
+	return plan.Opened{Target: bed.Target, Subject: bed, Harness: run.Status.Harness, Prometheus: run.Status.Prometheus,
 		Close: func() { bed.Close(); stop() }}, nil
 }

@@ -21,6 +21,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
@@ -49,12 +52,12 @@ type Testbed struct {
 }
 
 var (
-	_ experiment.Subject       = (*Testbed)(nil)
+	_ plan.Subject             = (*Testbed)(nil)
 	_ experiment.WriteObserver = (*Testbed)(nil)
-	_ experiment.ServerCounter = (*Testbed)(nil)
-	_ experiment.Tiered        = (*Testbed)(nil)
-	_ experiment.Configured    = (*Testbed)(nil)
-	_ experiment.ArmChecker    = (*Testbed)(nil)
+	_ plan.ServerCounter       = (*Testbed)(nil)
+	_ plan.Tiered              = (*Testbed)(nil)
+	_ plan.Configured          = (*Testbed)(nil)
+	_ plan.ArmChecker          = (*Testbed)(nil)
 )
 
 // warmConcurrency is how many hot keys each replica is asked for at once:
@@ -98,24 +101,24 @@ func (s *Testbed) Keep(ctx context.Context) func() {
 // Apply sends the replicas what the arm sets of their config, over the
 // config they were started with, and reads back what they run: the arm's
 // effective config. Keep puts back what the run found.
-func (s *Testbed) Apply(ctx context.Context, arm experiment.Arm) (experiment.Applied, error) {
+func (s *Testbed) Apply(ctx context.Context, arm arm.Arm) (plan.Applied, error) {
 	answer, err := s.Admin.Patch(ctx, arm.Knobs)
 	if err != nil {
-		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+		return plan.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
 	cfg, err := replica.ConfigOf(answer)
 	if err != nil {
-		return experiment.Applied{}, fmt.Errorf("arm %s: PUT %s: %w", arm.Name, admin.PathConfig, err)
+		return plan.Applied{}, fmt.Errorf("arm %s: PUT %s: %w", arm.Name, admin.PathConfig, err)
 	}
 	bound, err := s.loadBound(ctx, cfg)
 	if err != nil {
-		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+		return plan.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
 	raw, err := json.Marshal(cfg)
 	if err != nil {
-		return experiment.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
+		return plan.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
-	return experiment.Applied{Arm: arm, Config: raw, Bound: bound, After: func(context.Context) error { return nil }}, nil
+	return plan.Applied{Arm: arm, Config: raw, Bound: bound, After: func(context.Context) error { return nil }}, nil
 }
 
 // loadBound is the longest one load of the replicas may take under cfg:
@@ -137,44 +140,44 @@ func (s *Testbed) loadBound(ctx context.Context, cfg replica.Config) (time.Durat
 // key space once, so the arm measures the herd rather than first-time
 // loads of a cold tail), leaves the replicas configured with the arm's
 // effective config and resets them with the plan's seed.
-func (s *Testbed) Fill(ctx context.Context, p experiment.Plan, arm experiment.Applied, trig triggers.Trigger, hot []string) (experiment.Warm, error) {
+func (s *Testbed) Fill(ctx context.Context, p plan.Plan, arm plan.Applied, trig triggers.Trigger, hot []string) (result.Warm, error) {
 	for _, c := range s.flushers() { // Redis and the items' cache when it is another
 		if err := c.(store.Flusher).Flush(ctx, handles(s.Target), *c.Addr(&s.Status.Addrs)); err != nil {
-			return experiment.Warm{}, err
+			return result.Warm{}, err
 		}
 	}
 	if err := s.fillAll(ctx, p, arm, trig, hot); err != nil {
-		return experiment.Warm{}, err
+		return result.Warm{}, err
 	}
 	// every load the fill started ends before the counters reset: a load
 	// still running would be the database's in the warm-up and the
 	// replicas' in the load (seen once on MariaDB: 20 loads, 19 queries)
 	if err := s.Drain(ctx); err != nil {
-		return experiment.Warm{}, fmt.Errorf("warm: %w", err)
+		return result.Warm{}, fmt.Errorf("warm: %w", err)
 	}
 	if err := s.Admin.Reset(ctx, p.Seed); err != nil {
-		return experiment.Warm{}, err
+		return result.Warm{}, err
 	}
 	if s.Edges != nil {
 		var patch edge.Patch
 		if err := arm.Edge.Decode(&patch); err != nil {
-			return experiment.Warm{}, fmt.Errorf("arm %s: edge settings: %w", arm.Name, err)
+			return result.Warm{}, fmt.Errorf("arm %s: edge settings: %w", arm.Name, err)
 		}
 		if _, err := s.Edges.SetConfig(ctx, patch); err != nil {
-			return experiment.Warm{}, err
+			return result.Warm{}, err
 		}
 		if err := s.Edges.Reset(ctx, p.Seed); err != nil {
-			return experiment.Warm{}, err
+			return result.Warm{}, err
 		}
 	}
-	return experiment.Warm{Keys: p.Keys}, nil
+	return result.Warm{Keys: p.Keys}, nil
 }
 
 // fillAll caches the tail in bulk (POST /admin/fill: batches of rows,
 // stored as a miss of the arm's config stores them) and loads the hot keys
 // through the arm's own path at its query cost, so what the replicas store
 // about them (xfetch's load time) is real, with the trigger's TTL.
-func (s *Testbed) fillAll(ctx context.Context, p experiment.Plan, arm experiment.Applied, trig triggers.Trigger, hotKeys []string) error {
+func (s *Testbed) fillAll(ctx context.Context, p plan.Plan, arm plan.Applied, trig triggers.Trigger, hotKeys []string) error {
 	hot := make([]int64, 0, len(hotKeys))
 	for _, k := range hotKeys {
 		id, err := strconv.ParseInt(k, 10, 64)
@@ -291,12 +294,12 @@ func (s *Testbed) warm(ctx context.Context, ids []int64) error {
 }
 
 // Counters sums the replicas' counters.
-func (s *Testbed) Counters(ctx context.Context) (*experiment.APICounters, error) {
+func (s *Testbed) Counters(ctx context.Context) (*result.APICounters, error) {
 	c, err := s.Admin.Counters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &experiment.APICounters{Requests: c.Requests, Loads: c.Loads, LoadErrors: c.LoadErrors, LoadRetries: c.LoadRetries,
+	return &result.APICounters{Requests: c.Requests, Loads: c.Loads, LoadErrors: c.LoadErrors, LoadRetries: c.LoadRetries,
 		EarlyLoads: c.EarlyLoads, Coalesced: c.Coalesced, StaleServed: c.StaleServed, LockWaits: c.LockWaits,
 		DBNewConns: c.DBNewConns, DBCanceledAcquires: c.DBCanceledAcquires, LoadsInFlight: c.LoadsInFlight, Busy: c.Busy}, nil
 }
@@ -331,7 +334,7 @@ func (s *Testbed) Drain(ctx context.Context) error {
 	}
 }
 
-func (s *Testbed) FillPlan(p experiment.Plan, _ []string) string {
+func (s *Testbed) FillPlan(p plan.Plan, _ []string) string {
 	var flush []string
 	for _, c := range s.flushers() {
 		flush = append(flush, c.Title())
@@ -351,7 +354,7 @@ func (s *Testbed) flushers() []store.Store {
 }
 
 // FillRequests is none of the load's: the replicas are filled directly.
-func (s *Testbed) FillRequests(experiment.Plan, []string) int64 { return 0 }
+func (s *Testbed) FillRequests(plan.Plan, []string) int64 { return 0 }
 
 // WriteQueue is the replicas' write stream and its consumers' group.
 func (s *Testbed) WriteQueue() observe.Queue {
@@ -370,9 +373,9 @@ func (s *Testbed) WriteStatements(ctx context.Context) (calls, rows int64, err e
 }
 
 // WriteLag reads the replicas' herdbench_api_write_lag_seconds, summed.
-func (s *Testbed) WriteLag(ctx context.Context) (experiment.WriteLag, error) {
+func (s *Testbed) WriteLag(ctx context.Context) (result.WriteLag, error) {
 	l, err := s.Admin.WriteLag(ctx)
-	return experiment.WriteLag{Count: l.Count, P50MS: l.P50MS, P99MS: l.P99MS}, err
+	return result.WriteLag{Count: l.Count, P50MS: l.P50MS, P99MS: l.P99MS}, err
 }
 
 // Servers reads the testbed's own counters for a row: the replicas' loads
@@ -408,7 +411,7 @@ func (s *Testbed) Servers(ctx context.Context) (observe.Servers, error) {
 }
 
 // Tier is the edge replicas' policy and counters; nil without an edge tier.
-func (s *Testbed) Tier(ctx context.Context) (*experiment.EdgeTier, error) {
+func (s *Testbed) Tier(ctx context.Context) (*result.EdgeTier, error) {
 	if s.Edges == nil {
 		return nil, nil
 	}
@@ -420,5 +423,5 @@ func (s *Testbed) Tier(ctx context.Context) (*experiment.EdgeTier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge counters: %w", err)
 	}
-	return &experiment.EdgeTier{Config: cfg, Counters: experiment.EdgeCounters{Requests: c.Requests, Attempts: c.Attempts, Outcomes: c.Outcomes}}, nil
+	return &result.EdgeTier{Config: cfg, Counters: result.EdgeCounters{Requests: c.Requests, Attempts: c.Attempts, Outcomes: c.Outcomes}}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -120,7 +121,7 @@ func readResults(t *testing.T, path string) experiment.Report {
 }
 
 // outcomesAddUp says whether every request of a arm ended in one outcome.
-func outcomesAddUp(h experiment.HTTP) bool {
+func outcomesAddUp(h result.HTTP) bool {
 	e := h.Errors
 	return h.OK+e.Timeout+e.Conn+e.E5xx+e.Shed+e.Other+e.Throttled+e.ClientBreaker+e.Unsent == h.Requests
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -121,7 +121,7 @@ func defaultStampede(t *testing.T, dir string, tg *subject.Testbed) {
 	if around := item1 - item0 + fill1 - fill0; sum != around {
 		t.Errorf("warm + db.queries_total over the arms = %d; pg_stat_statements (item and fill statements) rose by %d around the run", sum, around)
 	}
-	i := slices.IndexFunc(rep.Arms, func(a experiment.ArmResult) bool { return a.Name == replica.Lock })
+	i := slices.IndexFunc(rep.Arms, func(a result.ArmResult) bool { return a.Name == replica.Lock })
 	if i < 0 {
 		t.Fatalf("no lock arm in %v", rep.Arms)
 	}

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -17,7 +20,7 @@ import (
 // plan is a short plan of one arm over 100 keys whose items expire every
 // 20ms, so nearly every request reaches Postgres, with trigger's options
 // set from pairs.
-func plan(t *testing.T, trigger string, ttl time.Duration, arm string, opts ...string) experiment.Plan {
+func pl(t *testing.T, trigger string, ttl time.Duration, a string, opts ...string) plan.Plan {
 	t.Helper()
 	cfg := replica.DefaultConfig
 	cfg.TTL = herd.Duration(ttl)
@@ -28,8 +31,8 @@ func plan(t *testing.T, trigger string, ttl time.Duration, arm string, opts ...s
 			t.Fatal(err)
 		}
 	}
-	return experiment.Plan{
-		Arms: experiment.ClientKinds.Arms([]string{arm}, replica.FullPatch(cfg)), Trigger: trigger, Triggers: reg,
+	return plan.Plan{
+		Arms: arm.ClientKinds.Arms([]string{a}, replica.FullPatch(cfg)), Trigger: trigger, Triggers: reg,
 		HotKeys: 100, Keys: 100, Zipf: 1.1, Rate: 200, Clients: 20,
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(300 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(2500 * time.Millisecond), Seed: 5,
@@ -41,7 +44,7 @@ func plan(t *testing.T, trigger string, ttl time.Duration, arm string, opts ...s
 // (pg_stat_statements, pg_stat_activity), Redis INFO, the replicas'
 // /metrics, toxiproxy's API and the engine.
 func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
-	run := func(t *testing.T, p experiment.Plan) experiment.ArmResult {
+	run := func(t *testing.T, p plan.Plan) result.ArmResult {
 		t.Helper()
 		rep, err := experiment.Run(context.Background(), p, experiment.Env{Target: tg.Target, Subject: tg})
 		if err != nil {
@@ -54,20 +57,20 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 		return a
 	}
 	t.Run("expire: the hot keys reload", func(t *testing.T) {
-		a := run(t, plan(t, "expire", time.Minute, replica.None))
+		a := run(t, pl(t, "expire", time.Minute, replica.None))
 		// the Zipf draw reaches most of the 100 keys in 2.5 s, not all
 		if n := a.Trigger.Detail.(*triggers.ExpireDetail).KeysRemoved; n != 100 || a.DB.Queries < 50 || a.DB.Queries > 100 {
 			t.Errorf("expire: %d keys removed, %d loads after T; want 100 removed, and most of them reloaded once", n, a.DB.Queries)
 		}
 	})
 	t.Run("flush: Redis empties and the cache reloads", func(t *testing.T) {
-		a := run(t, plan(t, "flush", time.Minute, replica.None))
+		a := run(t, pl(t, "flush", time.Minute, replica.None))
 		if n := a.Trigger.Detail.(*triggers.FlushDetail).KeysFlushed; n < 100 || a.DB.Queries < 50 {
 			t.Errorf("flush: %d keys flushed, %d loads after T; want the cache emptied and reloaded", n, a.DB.Queries)
 		}
 	})
 	t.Run("conndrop through the toxiproxy container: every replica reconnects", func(t *testing.T) {
-		a := run(t, plan(t, "conndrop", 20*time.Millisecond, replica.None))
+		a := run(t, pl(t, "conndrop", 20*time.Millisecond, replica.None))
 		// 3 replicas, each with a pool of 10 Postgres connections, reopened
 		// as the load needs them: most of the 30 within the window
 		if a.DB.NewConnections < 20 || a.Cache.ConnectionsReceived < 3 {
@@ -76,7 +79,7 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 		}
 	})
 	t.Run("outage through the toxiproxy container: loads fail, then recover", func(t *testing.T) {
-		a := run(t, plan(t, "outage", 20*time.Millisecond, replica.None, "outage", "1s"))
+		a := run(t, pl(t, "outage", 20*time.Millisecond, replica.None, "outage", "1s"))
 		if a.HTTP.DropRate < 0.1 || a.API.LoadErrors == 0 {
 			t.Errorf("outage 1s: drop rate %.3f, api.load_errors %d; want failed loads at the replicas", a.HTTP.DropRate, a.API.LoadErrors)
 		}
@@ -86,7 +89,7 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 		}
 	})
 	t.Run("slowdb through the toxiproxy container: replies slow down for a while", func(t *testing.T) {
-		a := run(t, plan(t, "slowdb", 20*time.Millisecond, replica.None, "slowdb_latency", "300ms", "slowdb_for", "1s"))
+		a := run(t, pl(t, "slowdb", 20*time.Millisecond, replica.None, "slowdb_latency", "300ms", "slowdb_for", "1s"))
 		// back after: most rows from 800 ms after the fault, not every one
 		// (one request stalled on a shared 2-core machine makes its row's p99)
 		var slow float64
@@ -107,7 +110,7 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 		}
 	})
 	t.Run("notify: every replica wakes and reloads", func(t *testing.T) {
-		p := plan(t, "notify", time.Minute, replica.None)
+		p := pl(t, "notify", time.Minute, replica.None)
 		p.HotKeys = 20
 		a := run(t, p)
 		if r := a.Trigger.Detail.(*triggers.NotifyDetail).Receivers; r != 3 || a.DB.Queries < 3*20 {
@@ -115,7 +118,7 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 		}
 	})
 	t.Run("burst: 1,000 released clients all answer", func(t *testing.T) {
-		a := run(t, plan(t, "burst", time.Minute, replica.None, "burst", "1000"))
+		a := run(t, pl(t, "burst", time.Minute, replica.None, "burst", "1000"))
 		// every burst request reads the cache once: Redis counts them
 		if a.Burst == nil || a.Burst.Clients != 1000 || a.Burst.OK != 1000 || a.Cache.Hits+a.Cache.Misses < 1000 {
 			t.Errorf("burst of 1,000: %+v, Redis counted %d keyspace reads after T; want 1,000 released, answered and read", a.Burst, a.Cache.Hits+a.Cache.Misses)
@@ -153,7 +156,7 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 	for _, part := range []string{"api", "api-2", "redis", "postgres"} {
 		t.Run("restart "+part+" through the engine", func(t *testing.T) {
 			before := started(t, part)
-			p := plan(t, "restart", time.Minute, replica.None, "restart", part)
+			p := pl(t, "restart", time.Minute, replica.None, "restart", part)
 			// the engine restarts a container in about a second, and in
 			// two or three on a busy machine: the window must outlast it
 			// for the reconnected replicas to be seen

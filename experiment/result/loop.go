@@ -1,10 +1,9 @@
-package experiment
+package result
 
 import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 )
 
 // The loop: what holds a stuck service down shows as work that grew, or
@@ -41,80 +40,10 @@ type LoopFigure struct {
 	Ratio  float64 `json:"ratio"` // after / before, each at least the floor
 }
 
-// sources says which of the loop's sources an arm has.
-type sources struct{ db, cache, replicas bool }
-
-// loopOf is rows' loop, cut at T and at endedMS as windowsOf cuts them;
-// nil without a before or an after window.
-func loopOf(rows []Row, endedMS *int64, o sources) *Loop {
-	end := int64(0)
-	if endedMS != nil {
-		end = max(*endedMS, 0)
-	}
-	row := RowWidth.Milliseconds()
-	before, after := sumRows(rows, func(t int64) bool { return t < 0 }), sumRows(rows, func(t int64) bool { return t >= 0 && t+row > end })
-	if before.rows == 0 || after.rows == 0 {
-		return nil
-	}
-	floor := 1 / before.secs() // one event over the before window, a second
-	rate := func(f func(rowSums) int64) *LoopFigure {
-		return loopFigure(float64(f(before))/before.secs(), float64(f(after))/after.secs(), floor)
-	}
-	l := &Loop{AttemptsPerRequest: loopFigure(perRequest(before), perRequest(after), 1/float64(max(before.requests, 1)))}
-	if o.db {
-		l.DBQPS = loopFigure(before.dbQPS/float64(before.rows), after.dbQPS/float64(after.rows), floor)
-	}
-	if o.cache {
-		l.MissesRPS = rate(func(s rowSums) int64 { return s.misses })
-	}
-	if o.replicas {
-		l.LoadsRPS = rate(func(s rowSums) int64 { return s.loads })
-		l.LoadErrorsRPS = rate(func(s rowSums) int64 { return s.loadErrors })
-		l.NewConnsRPS = rate(func(s rowSums) int64 { return s.newConns })
-		l.CanceledAcquiresRPS = rate(func(s rowSums) int64 { return s.canceledAcquires })
-	}
-	return l
-}
-
-// rowSums are a window's rows added up.
-type rowSums struct {
-	rows, requests, attempts                              int64
-	misses, loads, loadErrors, newConns, canceledAcquires int64
-	dbQPS                                                 float64
-}
-
-func (s rowSums) secs() float64 { return (time.Duration(s.rows) * RowWidth).Seconds() }
-
-func sumRows(rows []Row, in func(tms int64) bool) rowSums {
-	var s rowSums
-	for _, r := range rows {
-		if !in(r.TMS) {
-			continue
-		}
-		s.rows++
-		s.requests, s.attempts, s.misses = s.requests+r.Requests, s.attempts+r.Attempts, s.misses+r.Misses
-		s.loads, s.loadErrors = s.loads+r.Loads, s.loadErrors+r.LoadErrors
-		s.newConns, s.canceledAcquires = s.newConns+r.NewConns, s.canceledAcquires+r.CanceledAcquires
-		s.dbQPS += r.DBQPS
-	}
-	return s
-}
-
-func perRequest(s rowSums) float64 {
-	if s.requests == 0 {
-		return 0
-	}
-	return float64(s.attempts) / float64(s.requests)
-}
-
-func loopFigure(before, after, floor float64) *LoopFigure {
-	return &LoopFigure{Before: round2(before), After: round2(after), Ratio: round2(max(after, floor) / max(before, floor))}
-}
-
-// heldBy names l's figure furthest from its baseline, by the size of the
+// HeldBy names l's figure furthest from its baseline, by the size of the
 // logarithm of its ratio (x4 and x0.25 are as far), the first on a tie in
 // the order of Loop's fields; "" when none moved.
-func heldBy(l *Loop) string {
+func HeldBy(l *Loop) string {
 	if l == nil {
 		return ""
 	}

@@ -1,22 +1,23 @@
-package experiment
+package result
 
 import (
 	"encoding/json"
 
+	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// armFigures declares every figure of an arm's results, once: its name
+// ArmFigures declares every figure of an arm's results, once: its name
 // (a path segment, as the results print it), its kind and unit, and where
 // it lives in ArmResult. A new figure is a field and one line here.
-var armFigures = figure.Decl[ArmResult]{
+var ArmFigures = figure.Decl[ArmResult]{
 	figure.RawJSON("config", func(a *ArmResult) *json.RawMessage { return &a.Config }),
-	figure.Group("clients", func(a *ArmResult) *Clients { return &a.Clients }, figure.Decl[Clients]{
-		figure.CountOf("count", func(c *Clients) *int { return &c.Count }),
-		figure.RatioOf("throttle", func(c *Clients) *float64 { return &c.Throttle }),
-		figure.RatioOf("critical", func(c *Clients) *float64 { return &c.Critical }),
+	figure.Group("clients", func(a *ArmResult) *arm.Clients { return &a.Clients }, figure.Decl[arm.Clients]{
+		figure.CountOf("count", func(c *arm.Clients) *int { return &c.Count }),
+		figure.RatioOf("throttle", func(c *arm.Clients) *float64 { return &c.Throttle }),
+		figure.RatioOf("critical", func(c *arm.Clients) *float64 { return &c.Critical }),
 	}),
 	figure.Group("warm", func(a *ArmResult) *Warm { return &a.Warm }, figure.Decl[Warm]{
 		figure.CountOf("keys", func(w *Warm) *int { return &w.Keys }),

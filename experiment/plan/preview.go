@@ -1,4 +1,4 @@
-package experiment
+package plan
 
 import (
 	"encoding/json"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/targets"
 )
@@ -59,7 +62,7 @@ type ArmPreview struct {
 
 // Describe works out the preview of p on tg; nothing is contacted.
 func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
-	trig := p.trigger()
+	trig := p.ChosenTrigger()
 	hot := tg.Hot(p.HotKeys)
 	runs := int64(p.Repeat.N()) * int64(len(p.Arms))
 	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration(), AfterAuto: p.AfterAuto, Repeat: p.Repeat.N(), Load: time.Duration(runs) * p.Duration()}
@@ -76,7 +79,7 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	for _, a := range p.Arms {
 		pv.Arms = append(pv.Arms, ArmPreview{Name: a.Name, Selection: selection(a)})
 	}
-	env := TriggerEnv(tg, Arm{}, hot, 0, "")
+	env := TriggerEnv(tg, arm.Arm{}, hot, 0, "")
 	env.Request = nil // nothing is built, let alone sent
 	pv.Trigger = p.Trigger + " at T"
 	if trig != nil {
@@ -89,7 +92,7 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	}
 	if e := p.Escape; e != nil {
 		pv.Timeline += fmt.Sprintf("; once metastable, the rate steps down to %s of it, each step until back or %s (--escape), within the after window",
-			strings.Join(escapeShares(*e), ", "), e.Limit)
+			strings.Join(verdict.EscapeShares(*e), ", "), e.Limit)
 	}
 	pv.Seed = strconv.FormatUint(p.Seed, 10)
 	if p.Seed == 0 {
@@ -130,7 +133,7 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 }
 
 // selection says how an arm is chosen.
-func selection(a Arm) string {
+func selection(a arm.Arm) string {
 	var parts []string
 	if s := a.Select; s != nil {
 		if len(s.Headers) > 0 {
@@ -228,7 +231,7 @@ func requestLine(r load.Request, common http.Header) string {
 // its request, and where its keys come from.
 func classLines(p Plan, tg *targets.Target) []string {
 	var out []string
-	for i, c := range classesOf(tg.Classes) {
+	for i, c := range result.ClassesOf(tg.Classes) {
 		cl := tg.Classes[i]
 		keys := "no key: the same request each time"
 		switch {

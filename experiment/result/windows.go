@@ -1,6 +1,8 @@
-package experiment
+package result
 
-import "time"
+import (
+	"time"
+)
 
 // Windows cut an arm's load at T and at the trigger's end (its
 // trigger.ended_ms): before, during and after the trigger. Each holds
@@ -24,23 +26,23 @@ type Window struct {
 	GoodputRPS  float64 `json:"goodput_rps"`
 }
 
-// windowsOf cuts rows at T and at endedMS (nil: the trigger never said).
+// WindowsOf cuts rows at T and at endedMS (nil: the trigger never said).
 // A row belongs to the window its start falls in.
-func windowsOf(rows []Row, endedMS *int64) *Windows {
+func WindowsOf(rows []Row, endedMS *int64) *Windows {
 	end := int64(0)
 	if endedMS != nil {
 		end = max(*endedMS, 0)
 	}
 	row := RowWidth.Milliseconds()
 	return &Windows{
-		Before: window(rows, func(t int64) bool { return t < 0 }),
-		During: window(rows, func(t int64) bool { return t >= 0 && t+row <= end }),
-		After:  window(rows, func(t int64) bool { return t >= 0 && t+row > end }),
+		Before: WindowOf(rows, func(t int64) bool { return t < 0 }),
+		During: WindowOf(rows, func(t int64) bool { return t >= 0 && t+row <= end }),
+		After:  WindowOf(rows, func(t int64) bool { return t >= 0 && t+row > end }),
 	}
 }
 
-// window sums the rows whose start in selects; nil when there is none.
-func window(rows []Row, in func(tms int64) bool) *Window {
+// WindowOf sums the rows whose start in selects; nil when there is none.
+func WindowOf(rows []Row, in func(tms int64) bool) *Window {
 	var w *Window
 	var n int64
 	var offered, attempts, ok int64
@@ -59,8 +61,8 @@ func window(rows []Row, in func(tms int64) bool) *Window {
 		return nil
 	}
 	secs := (time.Duration(n) * RowWidth).Seconds()
-	w.OfferedRPS = round2(float64(offered) / secs)
-	w.AttemptsRPS = round2(float64(attempts) / secs)
-	w.GoodputRPS = round2(float64(ok) / secs)
+	w.OfferedRPS = Round2(float64(offered) / secs)
+	w.AttemptsRPS = Round2(float64(attempts) / secs)
+	w.GoodputRPS = Round2(float64(ok) / secs)
 	return w
 }

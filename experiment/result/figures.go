@@ -1,4 +1,4 @@
-package experiment
+package result
 
 import (
 	"slices"
@@ -17,16 +17,16 @@ import (
 // Figures are the figures of a by path: what a gate reads.
 func (a ArmResult) Figures() map[string]*float64 {
 	out := map[string]*float64{}
-	for _, f := range figuresOf(&a) {
+	for _, f := range FiguresOf(&a) {
 		out[f.Path] = f.Value()
 	}
 	return out
 }
 
-// figuresOf are the figures of *a, settable through it, sorted by path.
-func figuresOf(a *ArmResult) []figure.Figure {
+// FiguresOf are the figures of *a, settable through it, sorted by path.
+func FiguresOf(a *ArmResult) []figure.Figure {
 	c := &figure.Collector{}
-	armFigures.Walk(a, "", c)
+	ArmFigures.Walk(a, "", c)
 	slices.SortFunc(c.Out, func(a, b figure.Figure) int { return strings.Compare(a.Path, b.Path) })
 	return c.Out
 }
@@ -36,19 +36,19 @@ func figuresOf(a *ArmResult) []figure.Figure {
 // value (a repeat's median run with its representative).
 func ownFigures(a *ArmResult) []figure.Figure {
 	c := &figure.Collector{Own: true}
-	armFigures.Walk(a, "", c)
+	ArmFigures.Walk(a, "", c)
 	return c.Out
 }
 
-// figurePaths are the paths of every number v's type may hold, sorted:
+// FigurePaths are the paths of every number v's type may hold, sorted:
 // nil pointers as if set, fields omitempty leaves out too; a map's keys
 // none, a trigger's detail its own type's. What a gate may name. v is an
 // *ArmResult, *RequestFigures or *LBServer.
-func figurePaths(v any) []string {
+func FigurePaths(v any) []string {
 	c := &figure.Collector{Schema: true}
 	switch x := v.(type) {
 	case *ArmResult:
-		armFigures.Walk(x, "", c)
+		ArmFigures.Walk(x, "", c)
 	case *RequestFigures:
 		requestFigures.Walk(x, "", c)
 	case *LBServer:
@@ -57,13 +57,13 @@ func figurePaths(v any) []string {
 	return c.Paths()
 }
 
-// schemaPaths are figurePaths of an arm with every trigger's detail;
+// SchemaPaths are figurePaths of an arm with every trigger's detail;
 // names: with a map's figures under NAME (requests.NAME.p99_ms), the
 // paths each of which has a row in the results contract (contract.go).
-func schemaPaths(names bool) []string {
+func SchemaPaths(names bool) []string {
 	c := &figure.Collector{Schema: true, Names: names}
 	for _, t := range triggers.Default().Triggers() {
-		armFigures.Walk(&ArmResult{Trigger: TriggerResult{Detail: t.Detail()}}, "", c)
+		ArmFigures.Walk(&ArmResult{Trigger: TriggerResult{Detail: t.Detail()}}, "", c)
 	}
 	return c.Paths()
 }

@@ -1,10 +1,12 @@
-package experiment
+package plan
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
@@ -17,7 +19,7 @@ import (
 // could only fail, whatever the run did.
 func (p Plan) unproducedGates() herd.FieldErrors {
 	var errs herd.FieldErrors
-	trig := p.trigger()
+	trig := p.ChosenTrigger()
 	if trig == nil { // an unknown trigger: its own problem
 		return errs
 	}
@@ -45,15 +47,15 @@ func (p Plan) unproducedGates() herd.FieldErrors {
 // clients' policies does, is 0 in every arm (no arm's clients use it),
 // and what would make it count; "" when some arm's may.
 func (p Plan) unusedClients(path string) (why, accepted string) {
-	uses := func(on func(Clients) bool) bool {
-		return slices.ContainsFunc(p.Arms, func(a Arm) bool { return on(p.ClientsOf(a)) })
+	uses := func(on func(arm.Clients) bool) bool {
+		return slices.ContainsFunc(p.Arms, func(a arm.Arm) bool { return on(p.ClientsOf(a)) })
 	}
 	switch {
-	case path == "retries.hedges" && !uses(func(c Clients) bool { return c.Hedge.Delay > 0 }):
+	case path == "retries.hedges" && !uses(func(c arm.Clients) bool { return c.Hedge.Delay > 0 }):
 		return "the clients' hedged attempts, and no arm hedges", "--hedge DELAY or an arm's hedge=50ms with the gate, or a gate on another figure"
-	case path == "http.errors.throttled" && !uses(func(c Clients) bool { return c.Throttle > 0 }):
+	case path == "http.errors.throttled" && !uses(func(c arm.Clients) bool { return c.Throttle > 0 }):
 		return "the requests the clients' adaptive throttling refused, and no arm throttles", "--throttle K or an arm's throttle=2 with the gate, or a gate on another figure"
-	case path == "http.errors.client_breaker" && !uses(func(c Clients) bool { return c.Breaker != retry.Breaker{} }):
+	case path == "http.errors.client_breaker" && !uses(func(c arm.Clients) bool { return c.Breaker != retry.Breaker{} }):
 		return "the requests the clients' own breaker refused, and no arm has one", "--client-breaker or an arm's client-breaker=5:2s with the gate, or a gate on another figure"
 	}
 	return "", ""
@@ -73,7 +75,7 @@ func (p Plan) unproduced(trig triggers.Trigger, path string) (why, accepted stri
 	case strings.HasPrefix(path, "http.critical.") && p.Critical == 0:
 		return "a figure of the requests marked critical, and --critical is 0", "--critical above 0 with the gate, or http.* for every request"
 	case strings.HasPrefix(path, "trigger.detail."):
-		own := figurePaths(&ArmResult{Trigger: TriggerResult{Detail: trig.Detail()}})
+		own := result.FigurePaths(&result.ArmResult{Trigger: result.TriggerResult{Detail: trig.Detail()}})
 		own = slices.DeleteFunc(own, func(p string) bool { return !strings.HasPrefix(p, "trigger.detail.") })
 		if !slices.Contains(own, path) {
 			if len(own) == 0 {

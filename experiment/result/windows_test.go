@@ -1,4 +1,4 @@
-package experiment
+package result
 
 import (
 	"reflect"
@@ -27,11 +27,11 @@ func TestWindowsCutAtTAndTheTriggersEnd(t *testing.T) {
 		{"never said", nil, Windows{Before: w(-300, 0), After: w(0, 500)}},
 		{"outlasting the arm", at(9000), Windows{Before: w(-300, 0), During: w(0, 500)}},
 	} {
-		if got := windowsOf(rows, c.ended); !reflect.DeepEqual(*got, c.want) {
+		if got := WindowsOf(rows, c.ended); !reflect.DeepEqual(*got, c.want) {
 			t.Errorf("%s: windowsOf(rows -300..400, ended %v) = %+v; want %+v", c.name, c.ended, *got, c.want)
 		}
 	}
-	if got := window(nil, func(int64) bool { return true }); got != nil {
+	if got := WindowOf(nil, func(int64) bool { return true }); got != nil {
 		t.Errorf("window of no rows = %+v; want nil", got)
 	}
 }

@@ -1,14 +1,13 @@
-package experiment
+package plan
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/retry"
@@ -62,15 +61,15 @@ func (p Plan) hedgesPastTimeout() herd.FieldErrors {
 type clientPolicy struct {
 	field, kind string // the plan's field, and the arm kind's key
 	on          bool
-	armSets     func(Arm) bool
+	armSets     func(arm.Arm) bool
 }
 
 func (p Plan) clientPolicies() []clientPolicy {
 	return []clientPolicy{
-		{"retry", "retry", p.Retry.Kind != "" && p.Retry.Kind != retry.None, func(a Arm) bool { return a.Retry != nil }},
-		{"throttle", "throttle", p.Throttle != 0, func(a Arm) bool { return a.Throttle != nil }},
-		{"hedge", "hedge", p.Hedge.Delay != 0, func(a Arm) bool { return a.Hedge != nil }},
-		{"client_breaker", "client-breaker", p.Breaker != (retry.Breaker{}), func(a Arm) bool { return a.Breaker != nil }},
+		{"retry", "retry", p.Retry.Kind != "" && p.Retry.Kind != retry.None, func(a arm.Arm) bool { return a.Retry != nil }},
+		{"throttle", "throttle", p.Throttle != 0, func(a arm.Arm) bool { return a.Throttle != nil }},
+		{"hedge", "hedge", p.Hedge.Delay != 0, func(a arm.Arm) bool { return a.Hedge != nil }},
+		{"client_breaker", "client-breaker", p.Breaker != (retry.Breaker{}), func(a arm.Arm) bool { return a.Breaker != nil }},
 	}
 }
 
@@ -114,72 +113,28 @@ func (p Plan) armNames() []string {
 // retry=fixed:200ms:4), and kept.
 func (p Plan) sameAsNone() herd.FieldErrors {
 	var errs herd.FieldErrors
-	plans := p.ClientsOf(Arm{})
-	noop := func(a Arm) bool { return p.ClientsOf(a) == plans }
+	plans := p.ClientsOf(arm.Arm{})
+	noop := func(a arm.Arm) bool { return p.ClientsOf(a) == plans }
 	for i, a := range p.Arms {
-		if !a.setsClients() || !noop(a) {
+		if !a.SetsClients() || !noop(a) {
 			continue
 		}
-		j := slices.IndexFunc(p.Arms, func(o Arm) bool {
-			return o.Name != a.Name && noop(o) && sameSubject(a, o)
+		j := slices.IndexFunc(p.Arms, func(o arm.Arm) bool {
+			return o.Name != a.Name && noop(o) && arm.SameSubject(a, o)
 		})
-		if j < 0 || (j > i && p.Arms[j].setsClients()) { // two alike: the later one is told
+		if j < 0 || (j > i && p.Arms[j].SetsClients()) { // two alike: the later one is told
 			continue
 		}
 		errs = append(errs, &herd.FieldError{Field: "arms", Elem: a.Name, Msg: fmt.Sprintf(
 			"sets the clients' policies the plan gives every arm already (%s), so it changes nothing: it is the same as %s (accepted: a policy other than the plan's, such as %s; or leave the arm out)",
-			p.clientsString(), p.Arms[j].Name, strings.Join(ClientKinds.Examples(), ", "))})
+			p.clientsString(), p.Arms[j].Name, strings.Join(arm.ClientKinds.Examples(), ", "))})
 	}
 	return errs
 }
 
-// sameSubject says whether a and o set the same of the subject: their
-// knobs (no strategy read as none, the base's), edge policy and
-// selection.
-func sameSubject(a, o Arm) bool {
-	strategyOf := func(x Arm) herd.Settings {
-		if _, ok := x.Knobs["strategy"]; ok {
-			return x.Knobs
-		}
-		return x.Knobs.With("strategy", noneStrategy)
-	}
-	sameEdge := len(a.Edge) == 0 && len(o.Edge) == 0 || sameSettings(a.Edge, o.Edge)
-	sameSelect := !a.Select.sets() && !o.Select.sets() || a.Select.same(o.Select)
-	return sameEdge && sameSelect && sameSettings(strategyOf(a), strategyOf(o))
-}
-
-// sameSettings says whether a and b set the same names to the same JSON.
-func sameSettings(a, b herd.Settings) bool {
-	return (a == nil) == (b == nil) && maps.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
-}
-
-// same says whether s and o select alike: the same headers, query,
-// commands and endpoints.
-func (s *Select) same(o *Select) bool {
-	if s == nil || o == nil {
-		return s == o
-	}
-	return maps.Equal(s.Headers, o.Headers) && maps.Equal(s.Query, o.Query) && slices.Equal(s.Before, o.Before) &&
-		slices.Equal(s.After, o.After) && slices.Equal(s.Secret, o.Secret) && slices.Equal(s.Endpoints, o.Endpoints)
-}
-
-// noneStrategy is the strategy that mitigates nothing, which an arm with
-// no strategy of its own keeps from the base.
-const noneStrategy = "none"
-
-// setsClients says whether a sets any of the clients' policies.
-func (a Arm) setsClients() bool {
-	return a.Retry != nil || a.Throttle != nil || a.Hedge != nil || a.Breaker != nil || a.Budget != nil
-}
-
-// sets says whether s selects an arm on a service at all.
-func (s *Select) sets() bool {
-	return s != nil && (len(s.Headers) > 0 || len(s.Query) > 0 || len(s.Before) > 0 || len(s.After) > 0 || len(s.Endpoints) > 0)
-}
-
 // clientsString is the plan's client policies as --arms writes them.
 func (p Plan) clientsString() string {
-	c := p.ClientsOf(Arm{})
+	c := p.ClientsOf(arm.Arm{})
 	throttle := "0"
 	if c.Throttle != 0 {
 		throttle = fmt.Sprint(c.Throttle)
@@ -192,9 +147,9 @@ func (p Plan) clientsString() string {
 // settle time (settleOf, from the clients' bound: the service's is known
 // only once applied), a hold of rows out of band (or the trend's span,
 // the longer), then a hold of the first step's rows.
-func (p Plan) leastEscapeAfter(c Clients, lasts time.Duration) time.Duration {
+func (p Plan) leastEscapeAfter(c arm.Clients, lasts time.Duration) time.Duration {
 	bound := load.Config{Timeout: time.Duration(p.Timeout), Retry: c.Retry}.Bound()
-	return lasts + max(settleOf(bound, 0)+RecoveryHold, TrendSpan) + RecoveryHold
+	return lasts + max(verdict.SettleOf(bound, 0)+verdict.RecoveryHold, verdict.TrendSpan) + verdict.RecoveryHold
 }
 
 // shortEscape refuses --escape with an after window too short for any arm
@@ -211,7 +166,7 @@ func (p Plan) shortEscape(lasts time.Duration) herd.FieldErrors {
 		return nil
 	}
 	why := fmt.Sprintf("an arm can be judged metastable no sooner than its settle time (at least %s, or the clients' longest deadline) and a hold of %s after the trigger's end, and its first step needs a hold of its own, %s in all, so the escape would never start",
-		MetastableSettle, RecoveryHold, least)
+		verdict.MetastableSettle, verdict.RecoveryHold, least)
 	return herd.FieldErrors{{Field: "escape",
 		Msg: fmt.Sprintf("after, %s, is too short: %s (accepted: after %s or more, or --escape off)", p.After, why, least),
 		Other: &herd.FieldError{Field: "after",

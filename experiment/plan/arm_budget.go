@@ -1,8 +1,9 @@
-package experiment
+package plan
 
 import (
 	"slices"
 
+	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 )
@@ -13,11 +14,11 @@ import (
 // bounded.
 func (p Plan) idleBudgets() herd.FieldErrors {
 	var errs herd.FieldErrors
-	retries := func(a Arm) bool {
+	retries := func(a arm.Arm) bool {
 		r := p.ClientsOf(a).Retry
 		return r.Kind != "" && r.Kind != retry.None && r.Retries > 0
 	}
-	if p.Budget.Kind != "" && len(p.Arms) > 0 && !slices.ContainsFunc(p.Arms, func(a Arm) bool { return a.Budget == nil && retries(a) }) {
+	if p.Budget.Kind != "" && len(p.Arms) > 0 && !slices.ContainsFunc(p.Arms, func(a arm.Arm) bool { return a.Budget == nil && retries(a) }) {
 		errs.Add("retry_budget", "%s bounds the clients' retries, and no arm it applies to retries, so it would do nothing (accepted: with --retry or an arm's retry=..., or left out)", p.Budget)
 	}
 	for _, a := range p.Arms {

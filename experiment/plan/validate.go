@@ -1,4 +1,4 @@
-package experiment
+package plan
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
@@ -32,25 +34,25 @@ func (p Plan) Validate() error {
 	for i, a := range p.Arms {
 		names[i] = a.Name
 	}
-	onSeries, others := seriesGates(p.Gates)
+	onSeries, others := result.SeriesGates(p.Gates)
 	_, others = classGates(others)             // the target's classes name them: ValidateFor
 	onServers, others := lbServerGates(others) // the load balancer names its servers: any name
-	known := gates.Validate(others, names, GatePaths(), GateWords, "gates")
+	known := gates.Validate(others, names, result.GatePaths(), result.GateWords, "gates")
 	errs = append(errs, known...)
 	if len(known) == 0 {
 		errs = append(errs, p.unproducedGates()...)
 	}
 	errs = append(errs, gates.Validate(onServers, names, lbServerPathsOf(onServers), nil, "gates")...)
-	errs = append(errs, seriesForm(onSeries, names)...)
+	errs = append(errs, result.SeriesForm(onSeries, names)...)
 	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, "abort_on")...)
 	for _, c := range p.Abort {
 		if _, ok := LiveWords[c.Path]; ok && c.Word != "" && c.Op != "==" {
 			errs = append(errs, &herd.FieldError{Field: "abort_on", Elem: c.Expr, Msg: fmt.Sprintf(
 				"a stop condition on the %s takes == (accepted: %s == one of %s; an arm is %s until it is decided)",
-				c.Path, c.Path, strings.Join(LiveWords[c.Path], ", "), Recovering)})
+				c.Path, c.Path, strings.Join(LiveWords[c.Path], ", "), result.Recovering)})
 		}
 	}
-	errs = append(errs, p.escapeProblems()...)
+	errs = append(errs, p.EscapeProblems()...)
 	errs = append(errs, p.idleBudgets()...)
 	errs = append(errs, p.clientProblems()...)
 	trig, err := p.TriggerSet().Get(p.Trigger)
@@ -118,7 +120,7 @@ func (p Plan) armProblems() herd.FieldErrors {
 // does (testbed/subject).
 type ArmChecker interface {
 	// CheckArm is every problem of what a sets, each an error of its own
-	CheckArm(a Arm) []error
+	CheckArm(a arm.Arm) []error
 }
 
 // CheckArms is every arm's problems as c finds them, each of field arms,
@@ -221,7 +223,7 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 	if c, ok := sub.(ArmChecker); ok {
 		errs = append(errs, p.CheckArms(c)...)
 	}
-	if trig := p.trigger(); trig != nil && !p.triggerOptionsBad(errs) {
+	if trig := p.ChosenTrigger(); trig != nil && !p.triggerOptionsBad(errs) {
 		err := triggers.Supported(trig, tg.Caps())
 		var option *triggers.OptionNeeds
 		if ok := p.SupportedOn(tg.Caps()); errors.As(err, &option) { // the option's value: another trigger would not do
@@ -236,21 +238,21 @@ func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
 		}
 	}
 	errs = append(errs, tg.CheckLimits(p.Load())...)
-	onSeries, rest := seriesGates(p.Gates)
-	errs = append(errs, seriesDeclared(onSeries, tg)...)
+	onSeries, rest := result.SeriesGates(p.Gates)
+	errs = append(errs, result.SeriesDeclared(onSeries, tg)...)
 	errs = append(errs, p.classGatesFor(rest, tg)...)
 	obs := tg.Observes()
 	for _, set := range []struct {
 		field string
 		gs    []gates.Gate
 		paths []string
-	}{{"gates", p.Gates, GatePaths()}, {"abort_on", p.Abort, LivePaths}} {
+	}{{"gates", p.Gates, result.GatePaths()}, {"abort_on", p.Abort, LivePaths}} {
 		for _, g := range set.gs {
 			bad := func(format string, args ...any) {
 				errs = append(errs, &herd.FieldError{Field: set.field, Elem: g.Expr, Msg: fmt.Sprintf(format, args...)})
 			}
 			switch what := unobserved(obs, g.Path); {
-			case !slices.Contains(set.paths, g.Path) && !isLBServerPath(g.Path): // an unknown path: Validate said so
+			case !slices.Contains(set.paths, g.Path) && !result.IsLBServerPath(g.Path): // an unknown path: Validate said so
 			case what == edgeTier:
 				bad("%s is a figure of the edge tier, and %s has none (accepted: a path outside %s, or a testbed started with --tiers 2, by testbed up or by the run)",
 					g.Path, tg.Name, strings.Join(tierPaths, " and "))

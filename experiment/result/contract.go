@@ -1,6 +1,8 @@
-package experiment
+package result
 
-import "strings"
+import (
+	"strings"
+)
 
 // The results contract's table of an arm's figures: docs/stampede.md,
 // "The results contract", "Per arm", is rendered from contract
@@ -8,19 +10,19 @@ import "strings"
 // it), and a test fails when a figure an arm's results hold has no row,
 // or a row names nothing the results hold.
 
-// contractRow is one row of the table: the figures it names, where
+// ContractRow is one row of the table: the figures it names, where
 // they come from and over which window. Fields names them as code spans
 // in the forms contract_test.go expands: a path (db.queries), a path
 // with braces (writes.lag.{count,p50_ms}), a wildcard or a bare name for
 // everything under it (windows.*, trigger), a map's key as NAME
 // (requests.NAME.*), and a range in the order the results print them
 // (http.p50_ms … http.max_ms).
-type contractRow struct {
+type ContractRow struct {
 	Fields, Source, Window string
 }
 
-// contract is the table's rows, in the doc's order.
-var contract = []contractRow{
+// Contract is the table's rows, in the doc's order.
+var Contract = []ContractRow{
 	{"`config`",
 		"the testbed replicas' own answer to the arm's `PUT /admin/config`: the config they ran in the arm, the knobs the arm did not set as the testbed was started (tested against pg_stat_statements' mean time of the item query)",
 		"the arm"},
@@ -212,12 +214,12 @@ var contract = []contractRow{
 		""},
 }
 
-// contractTable is the table as docs/stampede.md holds it: its header,
+// ContractTable is the table as docs/stampede.md holds it: its header,
 // its rule and a line for each row.
-func contractTable() string {
+func ContractTable() string {
 	var b strings.Builder
 	b.WriteString("| field | source | window |\n|---|---|---|\n")
-	for _, r := range contract {
+	for _, r := range Contract {
 		for _, c := range []string{r.Fields, r.Source, r.Window} {
 			b.WriteString("|")
 			if c != "" {

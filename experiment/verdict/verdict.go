@@ -1,41 +1,11 @@
-package experiment
+package verdict
 
 import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/herdbench/herdbench/experiment/result"
 )
-
-// An arm's verdict: did the service come back once its trigger was over,
-// is it still on its way, or is it stuck? The rule is docs/stampede.md's
-// "The verdict"; TestVerdictRule pins it on synthetic timelines.
-const (
-	// Recovered: from a row at or after the trigger's end, the requests
-	// of RecoveryHold of rows together were back within the band of the
-	// before window's: their DB q/s, p99 and goodput
-	Recovered = "recovered"
-	// Metastable: the trigger had been over for the arm's settle time,
-	// and the last RecoveryHold was out of band while the service was
-	// offered at least the baseline's work, with no trend back over the
-	// last TrendSpan (the fitted goodput rose by less than TrendTolerance
-	// of the baseline's)
-	Metastable = "metastable"
-	// Recovering: out of band at the end of the arm (or its stop) and not
-	// stuck: trending back, still within its settle time, or offered
-	// less than the baseline's work
-	Recovering = "recovering"
-	// Overloaded: the before window was out of band itself (its goodput
-	// under GoodputBand of what was offered): the run measured an
-	// overload, not a herd
-	Overloaded = "overloaded"
-	// Degraded is herdbench.results/v1's word for an arm none of the
-	// others described; v2 calls such an arm recovering or metastable. A
-	// v1 results file reads back with it (SchemaV1), no run gives it
-	Degraded = "degraded"
-)
-
-// Verdicts lists the words a run gives, for gates and docs.
-var Verdicts = []string{Recovered, Metastable, Overloaded, Recovering}
 
 const (
 	// GoodputBand is the share of the baseline's goodput a row must hold
@@ -56,22 +26,22 @@ const (
 	TrendTolerance = 0.1
 )
 
-// settleOf is an arm's settle time: the longest timeout on its path, the
+// SettleOf is an arm's settle time: the longest timeout on its path, the
 // client's whole deadline (its timeout times its attempts, and the waits)
 // and the service's own bound on a load (the testbed replicas'
 // db-timeout, times their db_retry's attempts), at least MetastableSettle.
 // Until it has passed since the trigger's end, a backlog the timeouts
 // still drain may read as stuck.
-func settleOf(client, service time.Duration) time.Duration {
+func SettleOf(client, service time.Duration) time.Duration {
 	return max(MetastableSettle, client, service)
 }
 
-// judge gives res its verdict, its depth and trend, and its recovery,
+// Judge gives res its verdict, its depth and trend, and its recovery,
 // counted from the trigger's end (recovery_ms) and from T
 // (recovery_from_t_ms), from its timeline, its windows, its settle time
 // (res.SettleMS; MetastableSettle without one) and its before window's p99.
-func judge(res *ArmResult, baselineP99 float64) {
-	res.Verdict, res.RecoveryMS, res.RecoveryFromTMS, res.Depth, res.Trend = Recovering, nil, nil, nil, nil
+func Judge(res *result.ArmResult, baselineP99 float64) {
+	res.Verdict, res.RecoveryMS, res.RecoveryFromTMS, res.Depth, res.Trend = result.Recovering, nil, nil, nil, nil
 	before := res.Windows.Before
 	if before == nil {
 		return
@@ -82,25 +52,25 @@ func judge(res *ArmResult, baselineP99 float64) {
 	}
 	res.Depth, res.Trend = depthOf(res.Timeline, before), trendOf(res.Timeline, end, before)
 	if before.GoodputRPS < GoodputBand*before.OfferedRPS {
-		res.Verdict = Overloaded
+		res.Verdict = result.Overloaded
 		return
 	}
 	var baselineQPS float64
 	if res.DB != nil {
 		baselineQPS = res.DB.BaselineQPS
 	}
-	b := bandOf(baselineQPS, baselineP99, before.GoodputRPS)
-	if at, ok := b.recovered(res.Timeline, res.rowHists, end); ok && res.Aborted == nil {
+	b := BandOf(baselineQPS, baselineP99, before.GoodputRPS)
+	if at, ok := b.Recovered(res.Timeline, res.RowHists, end); ok && res.Aborted == nil {
 		fromEnd, fromT := at-end, at
-		res.Verdict, res.RecoveryMS, res.RecoveryFromTMS = Recovered, &fromEnd, &fromT
+		res.Verdict, res.RecoveryMS, res.RecoveryFromTMS = result.Recovered, &fromEnd, &fromT
 		return
 	}
 	settle := MetastableSettle
 	if res.SettleMS != nil {
 		settle = time.Duration(*res.SettleMS) * time.Millisecond
 	}
-	if b.stuck(res.Timeline, res.rowHists, end+settle.Milliseconds(), before) && res.Trend != nil && *res.Trend < TrendTolerance {
-		res.Verdict = Metastable
+	if b.stuck(res.Timeline, res.RowHists, end+settle.Milliseconds(), before) && res.Trend != nil && *res.Trend < TrendTolerance {
+		res.Verdict = result.Metastable
 	}
 }
 
@@ -113,7 +83,8 @@ type band struct {
 	qpsMax, p99Max, okMin float64
 }
 
-func bandOf(baselineQPS, baselineP99, baselineGoodput float64) band {
+// BandOf is the band around a baseline of DB q/s, p99 and goodput.
+func BandOf(baselineQPS, baselineP99, baselineGoodput float64) band {
 	return band{
 		qpsMax: max(baselineQPS*recoveryRatio, baselineQPS+recoveryQPSFloor),
 		p99Max: max(baselineP99*recoveryRatio, baselineP99+recoveryP99Floor),
@@ -126,7 +97,7 @@ func bandOf(baselineQPS, baselineP99, baselineGoodput float64) band {
 // hold's requests together (hists, one per row) when they are at hand,
 // else the highest row's: a row of 100 ms holds few requests, and its p99
 // is their slowest.
-func (b band) holds(span []Row, hists []*hdrhistogram.Histogram, i int) bool {
+func (b band) holds(span []result.Row, hists []*hdrhistogram.Histogram, i int) bool {
 	var qps float64
 	var requests, ok int64
 	for _, x := range span {
@@ -137,10 +108,10 @@ func (b band) holds(span []Row, hists []*hdrhistogram.Histogram, i int) bool {
 	return qps <= b.qpsMax && (requests == 0 || (float64(ok) >= b.okMin && holdP99(span, hists, i) <= b.p99Max))
 }
 
-// recovered is the first row at or after end from which a hold of
+// Recovered is the first row at or after end from which a hold of
 // RecoveryHold of rows is within band, its requests taken together.
-func (b band) recovered(rows []Row, hists []*hdrhistogram.Histogram, end int64) (int64, bool) {
-	hold := int(RecoveryHold / RowWidth)
+func (b band) Recovered(rows []result.Row, hists []*hdrhistogram.Histogram, end int64) (int64, bool) {
+	hold := int(RecoveryHold / result.RowWidth)
 	if len(hists) != len(rows) {
 		hists = nil
 	}
@@ -161,8 +132,8 @@ func (b band) recovered(rows []Row, hists []*hdrhistogram.Histogram, end int64) 
 // rows' rounding). The clients' own refusals (throttling, an open
 // breaker) are offered work: a loop in the clients holds the service's
 // goodput down as surely as one in the service.
-func (b band) stuck(rows []Row, hists []*hdrhistogram.Histogram, settled int64, before *Window) bool {
-	hold := int(RecoveryHold / RowWidth)
+func (b band) stuck(rows []result.Row, hists []*hdrhistogram.Histogram, settled int64, before *result.Window) bool {
+	hold := int(RecoveryHold / result.RowWidth)
 	if len(rows) < hold || rows[len(rows)-hold].TMS < settled {
 		return false
 	}
@@ -176,7 +147,7 @@ func (b band) stuck(rows []Row, hists []*hdrhistogram.Histogram, settled int64, 
 
 // holdP99 is the p99 of the requests of span, rows[i:] of a timeline whose
 // rows' latencies are hists; without hists, the highest row p99.
-func holdP99(span []Row, hists []*hdrhistogram.Histogram, i int) float64 {
+func holdP99(span []result.Row, hists []*hdrhistogram.Histogram, i int) float64 {
 	if hists == nil {
 		var p99 float64
 		for _, x := range span {
@@ -186,24 +157,24 @@ func holdP99(span []Row, hists []*hdrhistogram.Histogram, i int) float64 {
 		}
 		return p99
 	}
-	h := newHist(2)
+	h := result.NewHist(2)
 	for _, x := range hists[i : i+len(span)] {
 		if x != nil {
 			h.Merge(x)
 		}
 	}
-	return ms(h.ValueAtQuantile(99))
+	return result.Millis(h.ValueAtQuantile(99))
 }
 
 // depthOf is the goodput of the last RecoveryHold of rows from T as a
 // share of the before window's; nil without a baseline goodput or a whole
 // hold from T.
-func depthOf(rows []Row, before *Window) *float64 {
-	hold := int(RecoveryHold / RowWidth)
+func depthOf(rows []result.Row, before *result.Window) *float64 {
+	hold := int(RecoveryHold / result.RowWidth)
 	if before.GoodputRPS <= 0 || len(rows) < hold || rows[len(rows)-hold].TMS < 0 {
 		return nil
 	}
-	d := round2(rates(rows[len(rows)-hold:]).GoodputRPS / before.GoodputRPS)
+	d := result.Round2(rates(rows[len(rows)-hold:]).GoodputRPS / before.GoodputRPS)
 	return &d
 }
 
@@ -212,12 +183,12 @@ func depthOf(rows []Row, before *Window) *float64 {
 // a second, its rise from the span's first row to its last, as a share of
 // the before window's goodput (negative: it fell). Nil without a baseline
 // goodput or a whole span after end.
-func trendOf(rows []Row, end int64, before *Window) *float64 {
-	n := int(TrendSpan / RowWidth)
+func trendOf(rows []result.Row, end int64, before *result.Window) *float64 {
+	n := int(TrendSpan / result.RowWidth)
 	if before.GoodputRPS <= 0 || len(rows) < n || rows[len(rows)-n].TMS < end {
 		return nil
 	}
-	perSecond := float64(time.Second / RowWidth)
+	perSecond := float64(time.Second / result.RowWidth)
 	var sx, sy, sxx, sxy float64
 	for i, r := range rows[len(rows)-n:] {
 		x, y := float64(i), float64(r.OK)*perSecond
@@ -225,14 +196,25 @@ func trendOf(rows []Row, end int64, before *Window) *float64 {
 	}
 	fn := float64(n)
 	slope := (fn*sxy - sx*sy) / (fn*sxx - sx*sx) // goodput a second, per row
-	t := round2(slope * (fn - 1) / before.GoodputRPS)
+	t := result.Round2(slope * (fn - 1) / before.GoodputRPS)
 	return &t
 }
 
 // rates are a span of rows' rates per second.
-func rates(rows []Row) Window {
-	if w := window(rows, func(int64) bool { return true }); w != nil {
+func rates(rows []result.Row) result.Window {
+	if w := result.WindowOf(rows, func(int64) bool { return true }); w != nil {
 		return *w
 	}
-	return Window{}
+	return result.Window{}
 }
+
+// Recovery band: the arm has recovered at the first row after T from which,
+// for RecoveryHold, DB q/s and p99 stay within the band around their
+// baseline (the before window): at most 50% above it, or a floor for small
+// baselines, whichever is larger.
+const (
+	RecoveryHold     = time.Second
+	recoveryRatio    = 1.5
+	recoveryQPSFloor = 20 // q/s: one query in a 100 ms row is 10 q/s
+	recoveryP99Floor = 20 // ms
+)

@@ -1,4 +1,4 @@
-package experiment
+package verdict
 
 import (
 	"cmp"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -115,11 +115,11 @@ func (e Escape) Check() error {
 
 // String is e as --escape takes it: 75%,50%,25%,10%:10s.
 func (e Escape) String() string {
-	return strings.Join(escapeShares(e), ",") + ":" + e.Limit.String()
+	return strings.Join(EscapeShares(e), ",") + ":" + e.Limit.String()
 }
 
-// escapeShares are e's shares as percentages: 75%.
-func escapeShares(e Escape) []string {
+// EscapeShares are e's shares as percentages: 75%.
+func EscapeShares(e Escape) []string {
 	parts := make([]string, len(e.Shares))
 	for i, v := range e.Shares {
 		parts[i] = pct(v)
@@ -129,92 +129,6 @@ func escapeShares(e Escape) []string {
 
 // pct is a share as a percentage, to its millionth: 75%, 12.3456%.
 func pct(v float64) string { return strconv.FormatFloat(math.Round(v*1e6)/1e4, 'g', -1, 64) + "%" }
-
-// EscapeValue is --escape as text, for a flag (pflag's Value): it sets
-// P.Escape, nil for off.
-type EscapeValue struct{ P *Plan }
-
-func (v EscapeValue) String() string {
-	if v.P == nil || v.P.Escape == nil {
-		return "off"
-	}
-	return v.P.Escape.String()
-}
-
-func (v EscapeValue) Set(s string) error {
-	e, err := ParseEscape(s)
-	if err != nil {
-		return err
-	}
-	v.P.Escape = e
-	return nil
-}
-
-func (EscapeValue) Type() string { return "on|SHARES[:LIMIT]" }
-
-// escapeProblems are what is wrong with p's escape: its own form, and a
-// stop condition that would end the arm where the escape begins.
-func (p Plan) escapeProblems() herd.FieldErrors {
-	var errs herd.FieldErrors
-	if p.Escape == nil {
-		return nil
-	}
-	if err := p.Escape.Check(); err != nil {
-		errs.Add("escape", "%v (accepted: %s)", err, EscapeForms)
-	}
-	for _, c := range p.Abort {
-		if c.Path == "verdict" && c.Word == Metastable {
-			errs = append(errs, &herd.FieldError{Field: "abort_on", Elem: c.Expr, Msg: "ends the arm where --escape begins to step its load down (accepted: one or the other; --escape ends the arm once its escape is found or its steps are over)"})
-		}
-	}
-	return errs
-}
-
-// EscapeResult is what stepping a stuck arm's load down found: the
-// results' escape, on every arm of a plan with --escape.
-type EscapeResult struct {
-	FromRPS float64 `json:"from_rps"` // the rate that tipped it: the arm's
-	// StartMS is when the first step began, from T; null: the arm was
-	// never judged metastable, and its load never stepped
-	StartMS *int64 `json:"start_ms"`
-	// RPS is the highest stepped rate at which the service came back (the
-	// first step that read recovered); null when none did
-	RPS *float64 `json:"rps"`
-	// Share is RPS over FromRPS, a ratio: how far the load had to fall
-	// below the rate that tipped it; null when none came back
-	Share *float64     `json:"share"`
-	Steps []EscapeStep `json:"steps"`
-}
-
-// EscapeStep is one step of the escape and what it read, from the
-// timeline's rows of [StartMS, JudgedToMS).
-type EscapeStep struct {
-	Share   float64 `json:"share"`    // of from_rps
-	RPS     float64 `json:"rps"`      // the rate the schedule stepped to
-	StartMS int64   `json:"start_ms"` // from T: the instant the schedule stepped to it
-	EndMS   int64   `json:"end_ms"`   // the next step's start, or the end of the arm's load
-	// JudgedToMS is the end of the rows it was judged on: its start plus
-	// the step limit, or less where it came back (or the load ended) first
-	JudgedToMS  int64   `json:"judged_to_ms"`
-	OfferedRPS  float64 `json:"offered_rps"`  // the requests intended in those rows, a second
-	GoodputRPS  float64 `json:"goodput_rps"`  // their ok answers, a second
-	AttemptsRPS float64 `json:"attempts_rps"` // attempts sent in those rows, a second, retries included
-	DBQPS       float64 `json:"db_qps"`       // item queries a second
-	// Read is recovered (a hold of its rows back in its band), stuck (its
-	// limit passed without one) or unfinished (the arm's after window
-	// ended first)
-	Read string `json:"read"`
-	// RecoveryMS is from the step's start to the first row of the hold
-	// back in band; null unless recovered
-	RecoveryMS *int64 `json:"recovery_ms"`
-}
-
-// What a step read.
-const (
-	StepRecovered  = "recovered"
-	StepStuck      = "stuck"
-	StepUnfinished = "unfinished"
-)
 
 // stepBand is b for a step offered share of the before window's rate: the
 // same bounds on DB q/s and p99, and on the ok answers of a hold share of
@@ -227,36 +141,36 @@ func (b band) stepBand(share, baselineGoodput float64) band {
 // readStep reads the step of rows [from, to) (t_ms from T) against its
 // band b: the first row from which a hold within the step is in band (ok
 // false without one), and the rates of those rows.
-func readStep(rows []Row, hists []*hdrhistogram.Histogram, b band, from, to int64) (at int64, ok bool, w Window) {
-	i, _ := slices.BinarySearchFunc(rows, from, func(r Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
-	j, _ := slices.BinarySearchFunc(rows, to, func(r Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
+func readStep(rows []result.Row, hists []*hdrhistogram.Histogram, b band, from, to int64) (at int64, ok bool, w result.Window) {
+	i, _ := slices.BinarySearchFunc(rows, from, func(r result.Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
+	j, _ := slices.BinarySearchFunc(rows, to, func(r result.Row, ms int64) int { return cmp.Compare(r.TMS, ms) })
 	span := rows[i:j]
 	if len(hists) == len(rows) {
 		hists = hists[i:j]
 	} else {
 		hists = nil
 	}
-	if x := window(span, func(int64) bool { return true }); x != nil {
+	if x := result.WindowOf(span, func(int64) bool { return true }); x != nil {
 		w = *x
 	}
-	at, ok = b.recovered(span, hists, from)
+	at, ok = b.Recovered(span, hists, from)
 	return at, ok, w
 }
 
-// stepOf is step as read on rows up to to, its judged end.
-func stepOf(rows []Row, hists []*hdrhistogram.Histogram, b band, baselineGoodput float64, s EscapeStep, to int64) EscapeStep {
+// StepOf is step as read on rows up to to, its judged end.
+func StepOf(rows []result.Row, hists []*hdrhistogram.Histogram, b band, baselineGoodput float64, s result.EscapeStep, to int64) result.EscapeStep {
 	at, ok, w := readStep(rows, hists, b.stepBand(s.Share, baselineGoodput), s.StartMS, to)
 	s.JudgedToMS, s.OfferedRPS, s.GoodputRPS, s.AttemptsRPS = to, w.OfferedRPS, w.GoodputRPS, w.AttemptsRPS
-	s.DBQPS = round2(meanQPS(rows, s.StartMS, to))
+	s.DBQPS = result.Round2(meanQPS(rows, s.StartMS, to))
 	if ok {
 		d := at - s.StartMS
-		s.Read, s.RecoveryMS, s.JudgedToMS = StepRecovered, &d, at+RecoveryHold.Milliseconds()
+		s.Read, s.RecoveryMS, s.JudgedToMS = result.StepRecovered, &d, at+RecoveryHold.Milliseconds()
 	}
 	return s
 }
 
 // meanQPS is the mean DB q/s of the rows of [from, to).
-func meanQPS(rows []Row, from, to int64) float64 {
+func meanQPS(rows []result.Row, from, to int64) float64 {
 	var sum float64
 	var n int
 	for _, r := range rows {
@@ -270,15 +184,16 @@ func meanQPS(rows []Row, from, to int64) float64 {
 	return sum / float64(n)
 }
 
-// escapeFound sets r's escape load: the first step that read recovered,
-// the highest rate stepped to.
-func (r *EscapeResult) escapeFound() {
-	r.RPS, r.Share = nil, nil
-	for _, s := range r.Steps {
-		if s.Read == StepRecovered {
-			rps, share := s.RPS, round4(s.RPS/r.FromRPS)
-			r.RPS, r.Share = &rps, &share
-			return
-		}
+// BandOfResult is the band res's holds are judged against, and its before
+// window's goodput; ok is false without a before window.
+func BandOfResult(res *result.ArmResult) (band, float64, bool) {
+	if res.Windows == nil || res.Windows.Before == nil {
+		return band{}, 0, false
 	}
+	var qps float64
+	if res.DB != nil {
+		qps = res.DB.BaselineQPS
+	}
+	g := res.Windows.Before.GoodputRPS
+	return BandOf(qps, res.BaselineP99, g), g, true
 }

@@ -1,4 +1,4 @@
-package experiment
+package plan
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/scenario"
@@ -26,13 +28,13 @@ type Subject interface {
 	Keep(ctx context.Context) (restore func())
 	// Apply applies arm before its fill. Applied.After undoes it once the
 	// arm has run, whether it failed or not.
-	Apply(ctx context.Context, arm Arm) (Applied, error)
+	Apply(ctx context.Context, arm arm.Arm) (Applied, error)
 	// Fill fills the cache the same way before every arm and leaves the
 	// service ready for the load, as Apply left it: hot are the hot keys,
 	// trig the trigger (an Aligner wants its keys warmed to end at T).
-	Fill(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hot []string) (Warm, error)
+	Fill(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hot []string) (result.Warm, error)
 	// Counters reads the service's own counters; nil when it has none.
-	Counters(ctx context.Context) (*APICounters, error)
+	Counters(ctx context.Context) (*result.APICounters, error)
 	// Drain waits until none of the arm's work runs in the service any
 	// more, so none of it lands in the next arm's figures. An error that
 	// wraps ErrStillRunning is a drain that gave up with work running:
@@ -99,7 +101,7 @@ type Given struct {
 	// give), nil when they have problems (told once, not with every arm);
 	// SetKnob sets one of an arm's own knobs from a scenario file's value
 	Base    herd.Settings
-	SetKnob KnobSetter
+	SetKnob arm.KnobSetter
 	Abort   []string  // --abort-on
 	Allow   []string  // --allow-host
 	Log     io.Writer // where a kind says what it does as it opens
@@ -134,12 +136,12 @@ type ServerCounter interface {
 // beside each layer's count (layers.*).
 type Tiered interface {
 	// Tier is the tier's policy and counters; nil without a tier
-	Tier(ctx context.Context) (*EdgeTier, error)
+	Tier(ctx context.Context) (*result.EdgeTier, error)
 }
 
 // Applied is an arm as a subject applied it.
 type Applied struct {
-	Arm
+	arm.Arm
 	// Config is what the subject runs in the arm, as a JSON object the
 	// results carry as it is: the testbed's replicas' config, the one
 	// they were started with with what the arm sets; nil on a service
@@ -165,7 +167,7 @@ type Configured interface {
 
 // RequesterFor builds the target's request for a key with the arm's
 // headers and query values.
-func RequesterFor(tg *targets.Target, arm Arm) triggers.Requester {
+func RequesterFor(tg *targets.Target, arm arm.Arm) triggers.Requester {
 	return func(ctx context.Context, base, key string) (*http.Request, error) {
 		req, err := tg.NewRequest(ctx, base, key)
 		if err != nil || arm.Select == nil {
@@ -187,7 +189,7 @@ func RequesterFor(tg *targets.Target, arm Arm) triggers.Requester {
 
 // EndpointsFor are where an arm's load goes: its own endpoints, when its
 // target file gives it some, else the target's.
-func EndpointsFor(tg *targets.Target, a Arm) []string {
+func EndpointsFor(tg *targets.Target, a arm.Arm) []string {
 	if s := a.Select; s != nil && len(s.Endpoints) > 0 {
 		return s.Endpoints
 	}
@@ -196,7 +198,7 @@ func EndpointsFor(tg *targets.Target, a Arm) []string {
 
 // TriggerEnv is what the trigger may touch of tg in arm: its caches,
 // connections, proxies and requests, with the arm's selection applied.
-func TriggerEnv(tg *targets.Target, arm Arm, hot []string, seed uint64, resultsDir string) triggers.Env {
+func TriggerEnv(tg *targets.Target, arm arm.Arm, hot []string, seed uint64, resultsDir string) triggers.Env {
 	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Grants.Likes,
 		HotKeys: hot, API: EndpointsFor(tg, arm), Request: RequesterFor(tg, arm), Restarter: tg.Grants.Restarter, LB: tg.LB(),
 		Arm: arm.Name, Seed: seed, ResultsDir: resultsDir}

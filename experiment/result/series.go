@@ -1,4 +1,4 @@
-package experiment
+package result
 
 import (
 	"fmt"
@@ -61,8 +61,8 @@ func seriesFigures(series map[string][]targets.Point) map[string]*float64 {
 	return out
 }
 
-// seriesGates splits gs into the gates on a target's series and the rest.
-func seriesGates(gs []gates.Gate) (series, rest []gates.Gate) {
+// SeriesGates splits gs into the gates on a target's series and the rest.
+func SeriesGates(gs []gates.Gate) (series, rest []gates.Gate) {
 	for _, g := range gs {
 		if _, _, ok := seriesPath(g.Path); ok {
 			series = append(series, g)
@@ -73,9 +73,9 @@ func seriesGates(gs []gates.Gate) (series, rest []gates.Gate) {
 	return series, rest
 }
 
-// seriesForm checks the gates on series that need no target: the
+// SeriesForm checks the gates on series that need no target: the
 // arms they name, a number, and how the series becomes a figure.
-func seriesForm(gs []gates.Gate, arms []string) herd.FieldErrors {
+func SeriesForm(gs []gates.Gate, arms []string) herd.FieldErrors {
 	paths := make([]string, len(gs))
 	for i, g := range gs {
 		paths[i] = g.Path
@@ -90,9 +90,9 @@ func seriesForm(gs []gates.Gate, arms []string) herd.FieldErrors {
 	return errs
 }
 
-// seriesDeclared checks that the gates on series name series the target
+// SeriesDeclared checks that the gates on series name series the target
 // declares.
-func seriesDeclared(gs []gates.Gate, tg *targets.Target) herd.FieldErrors {
+func SeriesDeclared(gs []gates.Gate, tg *targets.Target) herd.FieldErrors {
 	var declared map[string]string
 	if tg.Prometheus != nil {
 		declared = tg.Prometheus.Series

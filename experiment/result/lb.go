@@ -1,0 +1,98 @@
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// LoadBalancer is what the load balancer in front of the service (a
+// target file's haproxy:) did in an arm, by its own counters (HAProxy's
+// stats page), from T to the arm's end as the other figures: the requests
+// that entered it, what it sent to the servers behind it, retries and
+// redispatches included, the answers it made itself, and each server's
+// share. A retry at the load balancer shows here as more server attempts
+// than requests, which the clients' own records cannot see.
+type LoadBalancer struct {
+	Requests       int64 `json:"requests"`        // HTTP requests the backend received from its frontends, once each: req_tot
+	ServerAttempts int64 `json:"server_attempts"` // sessions the backend's servers took, summed: stot
+	Retries        int64 `json:"retries"`         // the backend's retries: wretr
+	Redispatches   int64 `json:"redispatches"`    // requests it sent to another server after a failure: wredis
+	// Own5xx are the 5xx HAProxy answered itself, not a server: 503 with
+	// no server to try, 502 or 504 for a server's bad or late answer (the
+	// backend's hrsp_5xx less its servers')
+	Own5xx int64 `json:"own_5xx"`
+	// Amplification is server attempts per request; 1 when it retried
+	// nothing
+	Amplification float64 `json:"amplification"`
+	// EndToEnd is every layer's amplification multiplied: the clients'
+	// attempts per request (retries.amplification), the load balancer's
+	// server attempts per request it received, and the database's queries
+	// per server attempt (db.queries over server_attempts); 0 when a
+	// layer has no count (no database observed: its factor is left out)
+	EndToEnd float64 `json:"end_to_end"`
+	// QueuePeak is the most requests HAProxy held queued at once, over
+	// the samples from T to the arm's end: the backend's queue and its
+	// servers' (qcur, a gauge read every 100 ms, so a queue shorter than
+	// a sample's interval may be missed)
+	QueuePeak int64 `json:"queue_peak"`
+	// Servers are the backend's servers by name
+	Servers LBServers `json:"servers"`
+}
+
+// LBServers are the servers behind the load balancer, by name.
+type LBServers map[string]*LBServer
+
+// UnmarshalJSON reads the servers by name, or as the list results files
+// held before they were keyed by name (each with its name, the counters
+// then counted from the load's start).
+func (s *LBServers) UnmarshalJSON(b []byte) error {
+	var byName map[string]*LBServer
+	if err := json.Unmarshal(b, &byName); err == nil {
+		*s = byName
+		return nil
+	}
+	var list []struct {
+		Name string `json:"name"`
+		LBServer
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("lb.servers: %w (accepted: servers by name, or a list of servers with their names)", err)
+	}
+	*s = LBServers{}
+	for _, e := range list {
+		(*s)[e.Name] = &e.LBServer
+	}
+	return nil
+}
+
+// LBServer is one server behind the load balancer in an arm.
+type LBServer struct {
+	Attempts     int64 `json:"attempts"`      // stot
+	Responses5xx int64 `json:"responses_5xx"` // hrsp_5xx: the 5xx it answered
+	ConnErrors   int64 `json:"conn_errors"`   // econ
+	Downs        int64 `json:"downs"`         // chkdown: the times its health check marked it down
+	// PeakRPS is its most attempts in any second of the timeline from T
+	// (ten 100 ms rows): a returning server's herd, or slowstart's ramp
+	PeakRPS float64 `json:"peak_rps"`
+	Weight  int64   `json:"weight"` // its effective weight at the arm's end
+	// QueuePeak is the most requests queued for it at once (qcur, over
+	// the samples from T: at its maxconn)
+	QueuePeak int64  `json:"queue_peak"`
+	Status    string `json:"status"` // at the arm's end
+}
+
+// LBServerFigures are the figures of one server behind the load balancer
+// a gate may name, as lb.servers.NAME.FIGURE: the servers are the load
+// balancer's, known once it is read, so any NAME passes validation, and a
+// server HAProxy does not list has no figure, which fails the gate.
+var LBServerFigures = FigurePaths(&LBServer{})
+
+// IsLBServerPath says whether path is lb.servers.NAME.FIGURE, FIGURE one of
+// LBServerFigures (a server's name may hold dots; a figure none).
+func IsLBServerPath(path string) bool {
+	server, ok := strings.CutPrefix(path, "lb.servers.")
+	dot := strings.LastIndex(server, ".")
+	return ok && dot > 0 && slices.Contains(LBServerFigures, server[dot+1:])
+}
