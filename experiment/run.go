@@ -36,7 +36,7 @@ import (
 type Env struct {
 	Target *targets.Target
 	// Subject is what each arm is applied to, filled, counted and drained
-	// through: its kind's (experiment.Kind's Open: the testbed's
+	// through: its kind's (plan.Kind's Open: the testbed's
 	// subject.Testbed, a service's service.Subject); never nil
 	Subject  plan.Subject
 	Version  string         // herdbench's, for the report

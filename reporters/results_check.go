@@ -215,7 +215,7 @@ func accepted(p string) string {
 
 // storedGates are the stored gates' results that the file's own arms
 // do not give: each is checked again on its arm, as the run checked it
-// (experiment.CheckGates), and a result whose pass or measured value
+// (result.CheckGates), and a result whose pass or measured value
 // differs is refused, so a gate passed on a figure the arm does not hold,
 // or with a value it does not have, is not reported as passed. A result
 // on an arm the file does not hold is refused too, but in a partial

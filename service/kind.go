@@ -1,5 +1,5 @@
 // Package service is a user's service as a kind of subject
-// (experiment.Kind): a target file or a base URL names it, herdbench does
+// (plan.Kind): a target file or a base URL names it, herdbench does
 // not control it, and its arms are the headers, query values and hooks its
 // target file declares. It holds the service's rules of a run: the plan
 // and trigger a target file sets, where a problem with them points (the

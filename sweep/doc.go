@@ -13,7 +13,7 @@
 // experiment (the Runner, given by the caller, so this package runs no
 // load itself and is tested against synthetic services). A probe tips when
 // at least half of its runs end with a verdict other than recovered (a tie
-// tips). Every run's experiment.ArmResult is kept in the Results, the
+// tips). Every run's result.ArmResult is kept in the Results, the
 // versioned contract (Schema) reports and gates read.
 //
 //	s := sweep.Sweep{Plan: plan, Vary: &axis, Settings: sweep.DefaultSettings, Run: runOne}

@@ -105,7 +105,7 @@ type Probe struct {
 	// Tipped: at least half the runs ended other than recovered
 	Tipped bool `json:"tipped"`
 	// Verdict is the runs' most common verdict (a tie goes to the one
-	// first in experiment.Verdicts' order reversed: metastable before
+	// first in result.Verdicts' order reversed: metastable before
 	// recovered)
 	Verdict string `json:"verdict"`
 	Runs    []Run  `json:"runs"`

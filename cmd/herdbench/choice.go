@@ -16,7 +16,7 @@ import (
 )
 
 // given is what the user gave, as the kind --target names reads it
-// (experiment.Given); base is the replicas' knobs every written arm
+// (plan.Given); base is the replicas' knobs every written arm
 // sends, nil when they have problems.
 func (o stampedeOptions) given(base herd.Settings) plan.Given {
 	defaults := stampedeDefaults

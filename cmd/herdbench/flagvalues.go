@@ -229,7 +229,7 @@ func outOfRange(v, typ string) bool {
 }
 
 // rateValue is --rate: requests per second, written 1000, 1k, 1.5k or
-// 2k/s; the range is the plan's to check (experiment.MaxRate).
+// 2k/s; the range is the plan's to check (plan.MaxRate).
 type rateValue struct{ p *int }
 
 func (v rateValue) String() string {

@@ -13,7 +13,7 @@ import (
 	"github.com/herdbench/herdbench/testbed"
 )
 
-// Kind is the bundled testbed as a kind of subject (experiment.Kind): the
+// Kind is the bundled testbed as a kind of subject (plan.Kind): the
 // one running, or the one a run would start, as Bed describes it. Its
 // arms are written ones (a strategy, knobs, client policies); its plan is
 // the command line's.

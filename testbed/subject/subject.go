@@ -1,5 +1,5 @@
 // Package subject is the bundled testbed as an experiment's subject: the
-// engine's Subject (experiment.Subject) and its optional seams for the
+// engine's Subject (plan.Subject) and its optional seams for the
 // testbed's replicas, edges, write path and stores. The engine applies an
 // arm, fills, counts and drains through it and never asks which subject
 // it has; the command line puts this one in for a testbed target (Open,
