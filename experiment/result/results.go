@@ -94,8 +94,8 @@ type ArmResult struct {
 	Spread         []Spread    `json:"spread,omitempty"`
 	Representative bool        `json:"representative,omitempty"`
 
-	BaselineP99 float64                   // the before window's p99, for judge
-	RowHists    []*hdrhistogram.Histogram // each timeline row's latencies (a copy), for judge; nil when read from a file
+	BaselineP99 float64                   `json:"-"` // the before window's p99, for judge
+	RowHists    []*hdrhistogram.Histogram `json:"-"` // each timeline row's latencies (a copy), for judge; nil when read from a file
 }
 
 // Abort says when and why an arm was stopped early by a stop condition.
