@@ -11,6 +11,11 @@
 // the machine alone is serial: no -p makes the suite shorter than it; the
 // time they held it shared runs beside other packages' tests.
 // docs/performance.md has the suite's figures.
+//
+// With budgets it is the check that keeps them: it names each package
+// over -package and the suite over -suite, and exits 1.
+//
+//	go run ./bench/testtimes -suite 10m -package 4m tests.json
 package main
 
 import (
@@ -61,6 +66,8 @@ var lockLine = regexp.MustCompile(`(machinelock|sharelock|enginelock): (waited|h
 
 func main() {
 	top := flag.Int("top", 25, "how many of the slowest tests to list")
+	suite := flag.Duration("suite", 0, "the suite's budget, from its first package event to its last (0: none)")
+	perPkg := flag.Duration("package", 0, "each package's budget, its wall time (0: none)")
 	flag.Parse()
 	var in io.Reader = os.Stdin
 	if flag.NArg() == 1 {
@@ -78,6 +85,40 @@ func main() {
 		os.Exit(1)
 	}
 	write(os.Stdout, pkgs, tests, *top)
+	if over := overBudget(pkgs, *suite, *perPkg); len(over) > 0 {
+		fmt.Fprintln(os.Stderr, "\nover budget:\n"+strings.Join(over, "\n"))
+		os.Exit(1)
+	}
+}
+
+// span is the suite's wall time: its first package event to its last.
+func span(pkgs map[string]*pkg) time.Duration {
+	var first, last time.Time
+	for _, p := range pkgs {
+		if first.IsZero() || p.first.Before(first) {
+			first = p.first
+		}
+		if p.last.After(last) {
+			last = p.last
+		}
+	}
+	return last.Sub(first)
+}
+
+// overBudget names the suite when it took longer than suite, and each
+// package that took longer than perPkg; a zero budget is not checked.
+func overBudget(pkgs map[string]*pkg, suite, perPkg time.Duration) []string {
+	var over []string
+	if d := span(pkgs); suite > 0 && d > suite {
+		over = append(over, fmt.Sprintf("the suite: %.0f s, its budget %.0f s", d.Seconds(), suite.Seconds()))
+	}
+	for _, p := range pkgs {
+		if d := p.last.Sub(p.first); perPkg > 0 && d > perPkg {
+			over = append(over, fmt.Sprintf("%s: %.0f s, a package's budget %.0f s", short(p.name), d.Seconds(), perPkg.Seconds()))
+		}
+	}
+	slices.Sort(over[min(1, len(over)):])
+	return over
 }
 
 // read folds the events into packages and top-level tests.
@@ -130,16 +171,10 @@ func read(in io.Reader) (map[string]*pkg, map[string]*test, error) {
 }
 
 func write(w io.Writer, pkgs map[string]*pkg, tests map[string]*test, top int) {
-	var ps []*pkg
-	var first, last time.Time
-	for _, p := range pkgs {
-		ps = append(ps, p)
-		if first.IsZero() || p.first.Before(first) {
-			first = p.first
-		}
-		if p.last.After(last) {
-			last = p.last
-		}
+	ps := slices.Collect(maps.Values(pkgs))
+	var sum float64
+	for _, p := range ps {
+		sum += p.last.Sub(p.first).Seconds()
 	}
 	slices.SortFunc(ps, func(a, b *pkg) int { return cmp.Compare(b.last.Sub(b.first), a.last.Sub(a.first)) })
 	ran := map[string]float64{}
@@ -153,11 +188,11 @@ func write(w io.Writer, pkgs map[string]*pkg, tests map[string]*test, top int) {
 		}
 	}
 	fmt.Fprintf(w, "suite: %.0f s from the first package event to the last; tests held the machine alone %.0f s, shared %.0f s\n\n",
-		last.Sub(first).Seconds(), alone, shared)
-	fmt.Fprintln(w, "| package | wall | its tests ran | result |\n|---|---|---|---|")
+		span(pkgs).Seconds(), alone, shared)
+	fmt.Fprintln(w, "| package | wall | share of all packages' wall | its tests ran | result |\n|---|---|---|---|---|")
 	for _, p := range ps {
 		if d := p.last.Sub(p.first).Seconds(); d >= 1 {
-			fmt.Fprintf(w, "| `%s` | %.0f s | %.0f s | %s |\n", short(p.name), d, ran[p.name], p.result)
+			fmt.Fprintf(w, "| `%s` | %.0f s | %.0f%% | %.0f s | %s |\n", short(p.name), d, 100*d/sum, ran[p.name], p.result)
 		}
 	}
 	ts := slices.Collect(maps.Values(tests))
