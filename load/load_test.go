@@ -450,3 +450,8 @@ func TestStripesMakeTheSingleSchedule(t *testing.T) {
 		t.Errorf("%d distinct requests over the stripes; want %d, the single schedule's", len(seen), rate)
 	}
 }
+
+// Classify maps a response status (0 when there was none) and the client's
+// error to an Outcome, 429 and 503 meaning shed: what the default
+// shedding statuses say.
+func Classify(code int, err string) Outcome { return Shedding(nil).Classify(code, err) }

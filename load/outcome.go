@@ -34,10 +34,6 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// Classify maps a response status (0 when there was none) and the client's
-// error to an Outcome, 429 and 503 meaning shed.
-func Classify(code int, err string) Outcome { return Shedding(nil).Classify(code, err) }
-
 // DefaultShedStatuses are the statuses that mean a service refused the
 // load: 429 Too Many Requests and 503 Service Unavailable.
 var DefaultShedStatuses = []int{429, 503}

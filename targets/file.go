@@ -215,11 +215,6 @@ func readFile(path string, later bool) (*File, error) {
 	return parseFile(b, path, os.LookupEnv, later)
 }
 
-// ParseFile decodes and checks a target file; env looks up variables.
-func ParseFile(b []byte, name string, env func(string) (string, bool)) (*File, error) {
-	return parseFile(b, name, env, false)
-}
-
 func parseFile(b []byte, name string, env func(string) (string, bool), later bool) (*File, error) {
 	f := &File{}
 	doc, err := strictyaml.Decode(b, name, "target", f)

@@ -111,10 +111,27 @@ type ConnKiller interface {
 	Kill(ctx context.Context) (ConndropDetail, error)
 }
 
-// joinPlans joins what a trigger does to each part of a target.
-func joinPlans(parts []string) string {
-	if len(parts) == 0 {
+// joinPlans joins what a trigger does to each part of a target, as
+// describe says it of each of cs.
+func joinPlans[C any](cs []C, describe func(C) string) string {
+	if len(cs) == 0 {
 		return "nothing: the target declares no cache it may touch"
 	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = describe(c)
+	}
 	return strings.Join(parts, "; and ")
+}
+
+// cachesThat are the caches of env that are a C and that keep says
+// yes of, in order: those a trigger acts on.
+func cachesThat[C any](env Env, keep func(C) bool) []C {
+	var out []C
+	for _, c := range env.Caches {
+		if x, ok := c.(C); ok && keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

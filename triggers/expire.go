@@ -62,33 +62,24 @@ func (*Expire) Requires(c Caps) error {
 }
 
 func (*Expire) Plan(env Env) string {
-	var parts []string
-	for _, c := range env.Caches {
-		if c.Keyed() {
-			parts = append(parts, c.DescribeDelete(env.HotKeys))
-		}
-	}
-	return joinPlans(parts)
+	return joinPlans(cachesThat(env, Cache.Keyed), func(c Cache) string { return c.DescribeDelete(env.HotKeys) })
 }
 
 // Fire deletes the hot keys from every cache that knows their entries, in
 // turn: their fresh copies in Redis (stale copies stay), their items in
 // Memcached, their pages in the HTTP cache.
 func (*Expire) Fire(ctx context.Context, env Env) (Fired, error) {
-	d, acted := &ExpireDetail{}, false
-	for _, c := range env.Caches {
-		if !c.Keyed() {
-			continue
-		}
+	keyed := cachesThat(env, Cache.Keyed)
+	if len(keyed) == 0 {
+		return Fired{}, errors.New("expire: the target declares no http_cache, no Redis keys and no Memcached")
+	}
+	d := &ExpireDetail{}
+	for _, c := range keyed {
 		t, err := c.Delete(ctx, env.HotKeys)
 		d.add(t)
 		if err != nil {
 			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("expire: %w", err)
 		}
-		acted = true
-	}
-	if !acted {
-		return Fired{}, errors.New("expire: the target declares no http_cache, no Redis keys and no Memcached")
 	}
 	return Fired{Detail: d, Ended: time.Now()}, nil
 }

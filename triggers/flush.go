@@ -65,35 +65,24 @@ func (*Flush) Requires(c Caps) error {
 }
 
 func (*Flush) Plan(env Env) string {
-	var parts []string
-	for _, c := range env.Caches {
-		if c.Flushes() {
-			parts = append(parts, c.DescribeFlush())
-		}
-	}
-	return joinPlans(parts)
+	return joinPlans(cachesThat(env, Cache.Flushes), Cache.DescribeFlush)
 }
 
 // Fire empties every cache that may be emptied, in turn: the Redis the
 // service uses (all of it on the testbed, the keys matching the pattern
 // elsewhere), its Memcached, the HTTP cache.
 func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
-	var d *FlushDetail
-	for _, c := range env.Caches {
-		if !c.Flushes() {
-			continue
-		}
-		if d == nil {
-			d = &FlushDetail{}
-		}
+	flushes := cachesThat(env, Cache.Flushes)
+	if len(flushes) == 0 {
+		return Fired{}, errors.New("flush: the target declares no Redis with a pattern, no Memcached and no HTTP cache's flush")
+	}
+	d := &FlushDetail{}
+	for _, c := range flushes {
 		t, err := c.Flush(ctx, env)
 		d.add(t)
 		if err != nil {
 			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("flush: %w", err)
 		}
-	}
-	if d == nil {
-		return Fired{}, errors.New("flush: the target declares no Redis with a pattern, no Memcached and no HTTP cache's flush")
 	}
 	return Fired{Detail: d, Ended: time.Now()}, nil
 }

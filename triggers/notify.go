@@ -52,36 +52,22 @@ func (*Notify) Requires(c Caps) error {
 }
 
 func (*Notify) Plan(env Env) string {
-	var parts []string
-	for _, b := range broadcasters(env) {
-		parts = append(parts, b.DescribeBroadcast(env.HotKeys))
-	}
-	return joinPlans(parts)
+	return joinPlans(cachesThat(env, Broadcaster.Broadcasts), func(b Broadcaster) string { return b.DescribeBroadcast(env.HotKeys) })
 }
 
 // Fire publishes the hot keys on every channel the target names.
 func (*Notify) Fire(ctx context.Context, env Env) (Fired, error) {
-	d, acted := &NotifyDetail{Keys: len(env.HotKeys)}, false
-	for _, b := range broadcasters(env) {
+	bs := cachesThat(env, Broadcaster.Broadcasts)
+	if len(bs) == 0 {
+		return Fired{}, errors.New("notify: the target declares no Redis channel for invalidations")
+	}
+	d := &NotifyDetail{Keys: len(env.HotKeys)}
+	for _, b := range bs {
 		n, err := b.Broadcast(ctx, env.HotKeys)
 		if err != nil {
 			return Fired{}, fmt.Errorf("notify: %w", err)
 		}
-		d.Receivers, acted = d.Receivers+n, true
-	}
-	if !acted {
-		return Fired{}, errors.New("notify: the target declares no Redis channel for invalidations")
+		d.Receivers += n
 	}
 	return Fired{Detail: d, Ended: time.Now()}, nil
-}
-
-// broadcasters are the caches of env that carry broadcast invalidations.
-func broadcasters(env Env) []Broadcaster {
-	var out []Broadcaster
-	for _, c := range env.Caches {
-		if b, ok := c.(Broadcaster); ok && b.Broadcasts() {
-			out = append(out, b)
-		}
-	}
-	return out
 }

@@ -59,11 +59,7 @@ func (*TTL) Requires(c Caps) error {
 }
 
 func (*TTL) Plan(env Env) string {
-	var parts []string
-	for _, c := range expirers(env) {
-		parts = append(parts, c.DescribeExpireAt(env.HotKeys))
-	}
-	return joinPlans(parts)
+	return joinPlans(expirers(env), func(e Expirer) string { return e.DescribeExpireAt(env.HotKeys) })
 }
 
 // WarmTTL gives the warmed keys a TTL that ends at T, as nearly as the
@@ -99,11 +95,5 @@ func (t *TTL) Fire(context.Context, Env) (Fired, error) {
 // expirers are the caches of env whose hot keys' entries can be made to
 // expire at T, in order.
 func expirers(env Env) []Expirer {
-	var out []Expirer
-	for _, c := range env.Caches {
-		if e, ok := c.(Expirer); ok && c.Keyed() {
-			out = append(out, e)
-		}
-	}
-	return out
+	return cachesThat(env, func(e Expirer) bool { return e.(Cache).Keyed() })
 }

@@ -97,7 +97,8 @@ func (tb *Testbed) startObservability(ctx context.Context, ports Ports) error {
 		if err != nil {
 			return &PartError{Part: e.name, Err: err}
 		}
-		p.ready = httpOK("http://" + addr(e.port) + "/metrics")
+		metrics := "http://" + addr(e.port) + "/metrics"
+		p.ready = httpOK(metrics, "GET "+metrics)
 		if err := tb.waitReady(ctx, p, p.ready); err != nil {
 			return &PartError{Part: e.name, Log: p.log, Err: err}
 		}
@@ -123,7 +124,7 @@ func (tb *Testbed) startObservability(ctx context.Context, ports Ports) error {
 	if err != nil {
 		return &PartError{Part: "prometheus", Err: err}
 	}
-	p.ready = httpOK(url + "/-/ready")
+	p.ready = httpOK(url+"/-/ready", "GET "+url+"/-/ready")
 	if err := tb.waitReady(ctx, p, p.ready); err != nil {
 		return &PartError{Part: "prometheus", Log: p.log, Err: err}
 	}
@@ -143,8 +144,9 @@ func (tb *Testbed) startObservability(ctx context.Context, ports Ports) error {
 	return nil
 }
 
-// httpOK checks that url answers 200.
-func httpOK(url string) func(context.Context) error {
+// httpOK checks that url answers 200; what names it in the error when
+// it does not.
+func httpOK(url, what string) func(context.Context) error {
 	client := &http.Client{Timeout: time.Second}
 	return func(ctx context.Context) error {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -154,7 +156,7 @@ func httpOK(url string) func(context.Context) error {
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s", url, resp.Status)
+			return fmt.Errorf("%s: %s", what, resp.Status)
 		}
 		return nil
 	}

@@ -2,12 +2,9 @@ package local
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/store"
@@ -51,21 +48,7 @@ func (tb *Testbed) startReplicas(ctx context.Context, ports []int) error {
 }
 
 // healthy checks a replica's /healthz.
-func healthy(url string) func(context.Context) error {
-	client := &http.Client{Timeout: time.Second}
-	return func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/healthz", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("/healthz: %s", resp.Status)
-		}
-		return nil
-	}
-}
+func healthy(url string) func(context.Context) error { return httpOK(url+"/healthz", "/healthz") }
 
 // ServeArgs are the arguments of `herdbench testbed serve` that run one
 // replica with opts on addr.

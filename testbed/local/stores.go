@@ -29,12 +29,10 @@ type binaries struct {
 	obs    obsBinaries               // with Config.Observability
 }
 
-// CheckBinaries reports whether the programs the local testbed runs are
-// installed, naming the packages that provide any that are missing.
-func CheckBinaries() error { return CheckBinariesFor(replica.Options{}) }
-
-// CheckBinariesFor is CheckBinaries for replicas of o: the programs of
-// the stores they ask for (their cache and database, and Redis).
+// CheckBinariesFor reports whether the programs the local testbed runs
+// for replicas of o are installed (the stores they ask for: their cache
+// and database, and Redis), naming the packages that provide any that
+// are missing.
 func CheckBinariesFor(o replica.Options) error {
 	set, err := store.For(o)
 	if err != nil {

@@ -62,7 +62,7 @@ func TestMain(m *testing.M) {
 // PostgreSQL, and fails it in CI, where a skipped test would prove nothing.
 func requireBinaries(t *testing.T) {
 	t.Helper()
-	if err := CheckBinaries(); err != nil {
+	if err := CheckBinariesFor(replica.Options{}); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI is set and the testbed cannot run: %v", err)
 		}

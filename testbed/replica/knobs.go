@@ -230,7 +230,7 @@ func (v *KnobValue) Set(s string) error {
 // too) to their values in c. An unknown name panics: names come from the
 // knobs.
 func PatchOf(c Config, names ...string) admin.Patch {
-	all := fullPatch(c)
+	all := FullPatch(c)
 	p := admin.Patch{}
 	for _, n := range names {
 		v, ok := all[n]
@@ -244,9 +244,7 @@ func PatchOf(c Config, names ...string) admin.Patch {
 
 // FullPatch sets every knob and the strategy to their values in c: a
 // replica given it runs c whatever it was started with.
-func FullPatch(c Config) admin.Patch { return fullPatch(c) }
-
-func fullPatch(c Config) admin.Patch { return herd.SettingsOf(c) }
+func FullPatch(c Config) admin.Patch { return herd.SettingsOf(c) }
 
 // Patched is c with p's knobs set, as a replica started with c applies it.
 func (c Config) Patched(p admin.Patch) (Config, error) {
