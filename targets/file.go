@@ -203,6 +203,11 @@ func ReadFile(path string) (*File, error) { return readFile(path, false) }
 // problem, and the value it is in stays empty.
 func ReadFileForDryRun(path string) (*File, error) { return readFile(path, true) }
 
+// ParseFile decodes and checks a target file; env looks up variables.
+func ParseFile(b []byte, name string, env func(string) (string, bool)) (*File, error) {
+	return parseFile(b, name, env, false)
+}
+
 func readFile(path string, later bool) (*File, error) {
 	b, err := os.ReadFile(path)
 	var pe *fs.PathError

@@ -341,8 +341,3 @@ func TestADryRunNeedsTheVariablesLater(t *testing.T) {
 		t.Errorf("the run's read: %v; want the variable refused at its line", err)
 	}
 }
-
-// ParseFile decodes and checks a target file; env looks up variables.
-func ParseFile(b []byte, name string, env func(string) (string, bool)) (*File, error) {
-	return parseFile(b, name, env, false)
-}

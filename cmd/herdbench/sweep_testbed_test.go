@@ -19,6 +19,7 @@ import (
 // (and costs its connection) and nothing refills the cache. Measured
 // 2026-11-25: [10, 13] with seeds 5 and 6.
 func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir := stateDir(t)
