@@ -96,7 +96,7 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 		return in, refuse("a second tier (edge replicas): not modelled")
 	}
 	in.Service = model.Service{Workers: float64(pools.Connections), Work: time.Duration(cfg.QueryCost), Deadline: pools.DBTimeout}
-	add("workers", in.Service.Workers, "connections", fmt.Sprintf("db_pool of the %d replicas' /healthz, summed", pools.Replicas))
+	add("workers", in.Service.Workers, "connections", fmt.Sprintf("db_pool of each replica's /healthz, summed over %d", pools.Replicas))
 	add("work", ms(in.Service.Work), "ms", "the arm's config.query_cost")
 	add("capacity", in.Service.Capacity(), "q/s", "workers / work")
 	add("deadline", ms(pools.DBTimeout), "ms", "db_timeout_ms of the replicas' /healthz, the longest")
