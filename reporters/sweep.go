@@ -85,10 +85,16 @@ func tookText(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
 }
 
-// sweepRows are the arms of a bisection: arm, tipping point, bracket,
-// probes, runs, time.
+// sweepRows are the arms of a bisection: arm, tipping point, the
+// model's beside it (when the results have one: a sweep before it had
+// none), bracket, probes, runs, time.
 func sweepRows(res *sweep.Results) (head []string, rows [][]string) {
-	head = []string{"arm", "tipping", "bracket [survived, tipped]", "probes", "runs", "time"}
+	predicted := slices.ContainsFunc(res.Arms, func(a sweep.ArmSweep) bool { return a.Predicted != nil })
+	head = []string{"arm", "tipping"}
+	if predicted {
+		head = append(head, "predicted")
+	}
+	head = append(head, "bracket [survived, tipped]", "probes", "runs", "time")
 	for _, a := range res.Arms {
 		tip := ""
 		if a.Tipping != nil {
@@ -97,9 +103,37 @@ func sweepRows(res *sweep.Results) (head []string, rows [][]string) {
 				tip += " (" + a.Stopped + ")"
 			}
 		}
-		rows = append(rows, []string{a.Name, tip, sweep.BracketText(a.Bracket), strconv.Itoa(a.Probes), strconv.Itoa(a.Runs), tookText(a.TookMS)})
+		row := []string{a.Name, tip}
+		if predicted {
+			row = append(row, predictedText(a.Predicted))
+		}
+		rows = append(rows, append(row, sweep.BracketText(a.Bracket), strconv.Itoa(a.Probes), strconv.Itoa(a.Runs), tookText(a.TookMS)))
 	}
 	return head, rows
+}
+
+// predictedText is the model's tipping point as the tables show it: the
+// value and how far from the measured one (1.67s (-5%)), none, or - when
+// the model does not cover the arm (predictionNotes says why).
+func predictedText(p *sweep.Predicted) string {
+	switch {
+	case p == nil || p.State == sweep.PredictedRefused:
+		return "-"
+	case p.VsMeasured != nil:
+		return fmt.Sprintf("%s (%+.0f%%)", p.Text, *p.VsMeasured*100)
+	}
+	return p.Text
+}
+
+// predictionNotes say, for each arm the model does not cover, why not.
+func predictionNotes(res *sweep.Results) []string {
+	var notes []string
+	for _, a := range res.Arms {
+		if p := a.Predicted; p != nil && p.State == sweep.PredictedRefused {
+			notes = append(notes, a.Name+": not predicted: "+p.Note)
+		}
+	}
+	return notes
 }
 
 // gridRows are one arm's cells: a row per value of the first axis, a
@@ -160,6 +194,9 @@ func SweepTable(w io.Writer, res *sweep.Results) error {
 		head, rows := sweepRows(res)
 		if err := columns(w, head, rows); err != nil {
 			return err
+		}
+		for _, n := range predictionNotes(res) {
+			fmt.Fprintln(w, "model     "+n)
 		}
 	} else {
 		for _, a := range res.Arms {

@@ -122,3 +122,24 @@ func TestEmptySweep(t *testing.T) {
 		}
 	}
 }
+
+// A prediction found stands beside the measured tipping point: in the
+// table, with how far it falls, and on the chart as a dashed line.
+func TestSweepShowsThePredictionBesideTheTip(t *testing.T) {
+	res := loadSweep(t, sweepFixture)
+	v, off := 25.0, -0.167
+	res.Arms[0].Predicted = &sweep.Predicted{State: sweep.PredictedFound, Value: &v, Unit: sweep.Count, Text: "25", VsMeasured: &off}
+	var table, page bytes.Buffer
+	if err := RenderSweep(&table, "table", res); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderSweep(&page, "html", res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "30        25 (-17%)") || strings.Contains(table.String(), "not predicted") {
+		t.Errorf("table:\n%s\nwant the measured 30 beside the predicted 25 (-17%%), and no note", table.String())
+	}
+	if got := strings.Count(page.String(), `<line class="p-marker"`); got != 1 || !strings.Contains(page.String(), "the model's tipping point: 25 (-17%)") {
+		t.Errorf("%d dashed lines for the prediction; want one, titled with it", got)
+	}
+}

@@ -19,7 +19,8 @@ var sweepHTMLTemplate string
 // stampede's page style (html.tmpl's): for a bisection, one chart per arm
 // of every run's recovery time (ms from the trigger's end) against the
 // magnitude on a log axis, the runs that did not recover marked at the
-// top and the probes that tipped in red; for a grid, a heat map of each
+// top and the probes that tipped in red, the tipping point marked and the
+// model's beside it, dashed; for a grid, a heat map of each
 // arm's verdicts. Offline like HTML: inline CSS and SVG, nothing loaded;
 // the output depends only on res.
 func SweepHTML(w io.Writer, res *sweep.Results) error {
@@ -28,6 +29,7 @@ func SweepHTML(w io.Writer, res *sweep.Results) error {
 	if res.Vary != nil {
 		head, rows := sweepRows(res)
 		page.Table = htmlTable{Class: "arms", Head: head, Rows: rows}
+		page.Notes = predictionNotes(res)
 		for i, a := range res.Arms {
 			page.Charts = append(page.Charts, tippingChart(res, i, a))
 		}
@@ -55,12 +57,14 @@ type sweepPage struct {
 	Charts                      []tipChart
 	Maps                        []heatMapSVG
 	Gates                       [][]string
+	Notes                       []string // why the model does not cover an arm
 }
 
 // tipChart is one arm's runs: recovery time against the magnitude.
 type tipChart struct {
 	Arm, Tipping, Color string
 	TipX                string // x of the tipping point found; "" when none was
+	PredX, Predicted    string // x and text of the model's tipping point; "" when it has none in range
 	Width, Height       int
 	Left, Right         string
 	Top, Bottom         string
@@ -105,6 +109,9 @@ func tippingChart(res *sweep.Results, i int, a sweep.ArmSweep) tipChart {
 	c.YTicks = append(c.YTicks, tick{Pos: coord(plotTop + 6), Label: "none"})
 	if t := a.Tipping; t != nil && t.State == sweep.TipFound && t.Value != nil {
 		c.TipX = coord(x(*t.Value))
+	}
+	if p := a.Predicted; p != nil && p.Value != nil && *p.Value >= ax.From && *p.Value <= ax.To {
+		c.PredX, c.Predicted = coord(x(*p.Value)), predictedText(p)
 	}
 	for _, v := range logTicks(ax.From, ax.To) {
 		c.XTicks = append(c.XTicks, tick{Pos: coord(x(v)), Label: sweep.Format(v, ax.Unit)})

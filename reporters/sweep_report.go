@@ -25,6 +25,12 @@ func SweepMarkdown(w io.Writer, res *sweep.Results) error {
 	if res.Vary != nil {
 		head, rows := sweepRows(res)
 		mdTable(b, head, rows, false)
+		for _, n := range predictionNotes(res) {
+			fmt.Fprintf(b, "- %s\n", mdText(n))
+		}
+		if len(predictionNotes(res)) > 0 {
+			fmt.Fprintln(b)
+		}
 	} else {
 		for _, a := range res.Arms {
 			fmt.Fprintf(b, "### %s\n\n", codeCell(a.Name))

@@ -35,6 +35,9 @@ func TestEveryResultsFieldIsDocumented(t *testing.T) {
 	res, _ := s.Do(context.Background())
 	res.Grid = []GridAxis{{Name: "rate", Values: []float64{1}, Unit: Count}}
 	res.Error = "x"
+	tip, off := 1.0, 0.1 // what package predict sets, every field
+	res.Arms[0].Predicted = &Predicted{State: PredictedFound, Value: &tip, Unit: Count, Text: "1", VsMeasured: &off, Note: "x",
+		Inputs: []Input{{Name: "rate", Value: 1, Unit: "req/s", Source: "plan.rate"}}}
 	gs, _ := ParseGates([]string{"tipping == none"}, &ax, []string{"none"})
 	res.Gates = CheckGates(gs, res.Arms)
 	b, err := json.Marshal(res)

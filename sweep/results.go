@@ -74,10 +74,13 @@ type ArmSweep struct {
 	Name    string   `json:"name"`
 	Tipping *Tipping `json:"tipping,omitempty"` // null for a grid
 	Bracket *Bracket `json:"bracket,omitempty"` // null for a grid
-	Probes  int      `json:"probe_count"`
-	Runs    int      `json:"runs"`
-	TookMS  int64    `json:"took_ms"`
-	Stopped string   `json:"stopped,omitempty"` // the arm's probes ended early: max_runs, max_time, interrupted, failed
+	// Predicted is the model's tipping point beside the measured one
+	// (package predict); null for a grid, and from a sweep before it
+	Predicted *Predicted `json:"predicted,omitempty"`
+	Probes    int        `json:"probe_count"`
+	Runs      int        `json:"runs"`
+	TookMS    int64      `json:"took_ms"`
+	Stopped   string     `json:"stopped,omitempty"` // the arm's probes ended early: max_runs, max_time, interrupted, failed
 	// Probed are the probes in the order run, each with its runs
 	Probed []Probe `json:"probes"`
 }
@@ -89,6 +92,39 @@ type Tipping struct {
 	Value *float64 `json:"value"` // in Unit: the bracket's smallest tipped; null for none, unknown without a tipped probe
 	Unit  Unit     `json:"unit"`  //
 	Text  string   `json:"text"`  // 2.5s, none, <= 500ms, unknown
+}
+
+// The states of a prediction.
+const (
+	PredictedFound   = "found"   // the model tips the service at Value
+	PredictedNone    = "none"    // no fault up to the axis' TO tips it in the model
+	PredictedRefused = "refused" // the model does not cover the arm: Note says why, and there is no number
+)
+
+// Predicted is what the model (package model, through package predict)
+// says of an arm's tipping point: the shortest fault that tips the
+// service, in the axis' unit, and the inputs it was given with their
+// sources; or, for an arm the model does not cover, why not, and no
+// number.
+type Predicted struct {
+	State string   `json:"state"` // found, none or refused
+	Value *float64 `json:"value"` // in Unit; null unless found
+	Unit  Unit     `json:"unit"`
+	Text  string   `json:"text"` // 1.67s, none, not modelled
+	// VsMeasured is Value over the measured tipping point, less 1: -0.05
+	// is 5% short of it; null unless both were found
+	VsMeasured *float64 `json:"vs_measured"`
+	Note       string   `json:"note,omitempty"`   // why it was refused
+	Inputs     []Input  `json:"inputs,omitempty"` // what the model was given
+}
+
+// Input is one of the model's inputs: its value and which figure of
+// which run (or which setting) it came from.
+type Input struct {
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Source string  `json:"source"`
 }
 
 // Bracket is what the probes established: the largest magnitude that

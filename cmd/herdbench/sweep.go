@@ -16,6 +16,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/predict"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/targets"
@@ -295,6 +296,7 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 	res.Version = herdbenchVersion()
 	res.Environment = experiment.EnvironmentOf(target)
 	res.Gates = sweep.CheckGates(gates, res.Arms)
+	predict.Sweep(res, poolsOf(ctx, sub))
 	saved := filepath.Join(dir, "sweep.json")
 	if err := reporters.WriteSweepJSONFile(saved, res); err != nil {
 		return err
@@ -379,4 +381,17 @@ func axisStart(plan plan.Plan, spec string, vary bool) (name, first string, ok b
 		return "", "", false
 	}
 	return g.Name, sweep.Format(g.Values[0], g.Unit), true
+}
+
+// poolsOf are the testbed's pools, which the model's predictions read;
+// nil on a service, whose pools herdbench does not know (its predictions
+// say so).
+func poolsOf(ctx context.Context, sub plan.Subject) *predict.Pools {
+	tb, ok := sub.(*subject.Testbed)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return tb.Pools(ctx)
 }

@@ -58,6 +58,10 @@ type Health struct {
 	// query may take, its pool wait included (a stuck arm's settle time
 	// is at least it)
 	DBTimeoutMS int64 `json:"db_timeout_ms"`
+	// DBPool is the replica's --db-pool: the database connections it
+	// keeps open (the model's workers, package predict); 0 from a
+	// replica that predates it: unknown
+	DBPool int32 `json:"db_pool,omitempty"`
 }
 
 // StrategyHeader chooses the strategy of one request, over the replica's

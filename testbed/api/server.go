@@ -293,7 +293,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	s.mu.Lock()
-	h := admin.Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok", DBTimeoutMS: s.opts.DBTimeout.Milliseconds()}
+	h := admin.Health{Replica: s.opts.Name, Seed: s.seed, Redis: "ok", Postgres: "ok", DBTimeoutMS: s.opts.DBTimeout.Milliseconds(),
+		DBPool: s.opts.DBPoolSize}
 	s.mu.Unlock()
 	code := http.StatusOK
 	if s.opts.Cache == replica.CacheMemcached {

@@ -165,6 +165,10 @@ func TestResetSeeds(t *testing.T) {
 	if _, body := do(t, http.MethodGet, srv.URL+"/healthz", ""); !strings.Contains(body, `"seed":9`) {
 		t.Errorf("/healthz after a reset with seed 9 = %s; want seed 9", body)
 	}
+	// the pool and the deadline the model's predictions read (package predict)
+	if _, body := do(t, http.MethodGet, srv.URL+"/healthz", ""); !strings.Contains(body, `"db_timeout_ms":5000`) || !strings.Contains(body, `"db_pool":10`) {
+		t.Errorf("/healthz = %s; want the replica's --db-timeout (5000 ms) and --db-pool (10)", body)
+	}
 	if code, body := do(t, http.MethodPost, srv.URL+"/admin/reset", `{"sead": 9}`); code != 400 || !strings.Contains(body, `{\"seed\": N}`) {
 		t.Errorf(`POST /admin/reset {"sead": 9} = %d %s; want 400 naming the accepted body`, code, body)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/predict"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
@@ -134,6 +135,23 @@ func (s *Testbed) loadBound(ctx context.Context, cfg replica.Config) (time.Durat
 		timeout = max(timeout, time.Duration(h.DBTimeoutMS)*time.Millisecond)
 	}
 	return load.Config{Timeout: timeout, Retry: cfg.DBRetry.Policy}.Bound(), nil
+}
+
+// Pools are the replicas' database pools and their deadline, each
+// replica's own /healthz answer, for the model's predictions (package
+// predict); a replica that does not answer them leaves them 0, which
+// the predictions refuse, saying so.
+func (s *Testbed) Pools(ctx context.Context) *predict.Pools {
+	p := &predict.Pools{Replicas: len(s.Admin)}
+	for _, c := range s.Admin {
+		h, err := c.Health(ctx)
+		if err != nil || h.DBPool <= 0 {
+			return &predict.Pools{Replicas: len(s.Admin)}
+		}
+		p.Connections += int(h.DBPool)
+		p.DBTimeout = max(p.DBTimeout, time.Duration(h.DBTimeoutMS)*time.Millisecond)
+	}
+	return p
 }
 
 // Fill flushes the cache, fills it through the replicas (every key of the

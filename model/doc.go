@@ -1,0 +1,36 @@
+// Package model predicts a herd's dynamics from the figures a run
+// measures: whether a fault of a given magnitude tips a service into a
+// stuck state, the shortest fault that tips it, how long the service
+// takes to come back after a fault that does not, and the escape load
+// of one that does.
+//
+// It holds two models, each pure computation (no clock, no randomness,
+// no I/O):
+//
+//   - Fluid (fluid.go, predict.go): the attempts in flight as a
+//     deterministic flow, stepped every 10 ms. A Service serves them
+//     (a FIFO pool of Workers, each attempt Work long, that gives up a
+//     wait longer than its Deadline and then completes only Stuck a
+//     second; or, Brooker's, a server whose latency grows with the
+//     attempts in flight), Clients send them (an offered Rate, a
+//     Timeout, Retries with an optional backoff and full jitter, a
+//     retry budget), and a Fault slows the service or raises the rate
+//     for a while. Predict answers the four questions. This is the
+//     model herdbench puts beside its measurements: it solves the
+//     testbed's sizes (hundreds of requests a second, thousands in
+//     flight) in milliseconds.
+//   - Chain (ctmc.go): Metafor's continuous-time Markov chain of one
+//     server's queue and its clients' orbit of retries (Derakhshan,
+//     Majumdar et al., mpi-sws-rse/metafor), its stationary
+//     distribution and expected hitting times, solved exactly by a
+//     banded LU. It reproduces Metafor's published figures and shows
+//     what noise does near the boundary, where the fluid model is
+//     deterministic; its state space (queue × orbit) is too large for
+//     the testbed's sizes, which is why the fluid model is the one
+//     herdbench predicts with (docs/metastability.md, "The model").
+//
+// Guarantees: every function is a function of its arguments; a bad
+// input (a capacity of 0, a negative rate) is an error naming the
+// field, never a default; Predict finishes in well under a second for
+// the testbed's sizes (BenchmarkPredict).
+package model
