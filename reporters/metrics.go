@@ -44,31 +44,57 @@ type phaseSeries struct {
 
 var _ experiment.Observer = (*Metrics)(nil)
 
+// Family is one metric family the harness exports: its name, its type
+// and its labels. Families lists them; NewMetrics registers exactly
+// these, so a dashboard can be checked against them.
+type Family struct {
+	Name   string
+	Type   string // counter, gauge or histogram
+	Help   string
+	Labels []string
+}
+
+// The harness' families.
+var (
+	familyRequests = Family{"herdbench_requests_total", "counter",
+		"Requests the harness' clients finished, by arm, phase (warmup, before, after: where the intended send time falls) and outcome (ok, timeout, conn, 5xx, shed, other, throttled).",
+		[]string{"arm", "phase", "outcome"}}
+	familyLatency = Family{"herdbench_request_duration_seconds", "histogram",
+		"Request latency from the intended send time to the end of the last attempt (an open model: a stalled generator is counted), by arm and phase.",
+		[]string{"arm", "phase"}}
+	familyAttempts = Family{"herdbench_attempts_total", "counter",
+		"Attempts the clients sent, the first and every retry, by arm and phase of their request; attempts / requests is the retry amplification.",
+		[]string{"arm", "phase"}}
+	familyTrigger = Family{"herdbench_trigger_timestamp_seconds", "gauge",
+		"Unix time at which the arm's trigger fired (T), for dashboards to mark.",
+		[]string{"arm"}}
+	familyRunning = Family{"herdbench_arm_running", "gauge",
+		"1 while the arm's load runs (through its drain), 0 once it ended: joins the testbed's figures, which know no arm, to the arm that caused them.",
+		[]string{"arm"}}
+)
+
+// Families are the metric families NewMetrics registers.
+func Families() []Family {
+	return []Family{familyRequests, familyLatency, familyAttempts, familyTrigger, familyRunning}
+}
+
 // NewMetrics registers the harness' metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
+	counter := func(f Family) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: f.Help}, f.Labels)
+	}
+	gauge := func(f Family) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: f.Help}, f.Labels)
+	}
 	m := &Metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herdbench_requests_total",
-			Help: "Requests the harness' clients finished, by arm, phase (warmup, before, after: where the intended send time falls) and outcome (ok, timeout, conn, 5xx, shed, other, throttled).",
-		}, []string{"arm", "phase", "outcome"}),
+		requests: counter(familyRequests),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "herdbench_request_duration_seconds",
-			Help:    "Request latency from the intended send time to the end of the last attempt (an open model: a stalled generator is counted), by arm and phase.",
-			Buckets: LatencyBuckets,
-		}, []string{"arm", "phase"}),
-		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herdbench_attempts_total",
-			Help: "Attempts the clients sent, the first and every retry, by arm and phase of their request; attempts / requests is the retry amplification.",
-		}, []string{"arm", "phase"}),
-		trigger: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "herdbench_trigger_timestamp_seconds",
-			Help: "Unix time at which the arm's trigger fired (T), for dashboards to mark.",
-		}, []string{"arm"}),
-		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "herdbench_arm_running",
-			Help: "1 while the arm's load runs (through its drain), 0 once it ended: joins the testbed's figures, which know no arm, to the arm that caused them.",
-		}, []string{"arm"}),
-		series: map[[2]string]*phaseSeries{},
+			Name: familyLatency.Name, Help: familyLatency.Help, Buckets: LatencyBuckets,
+		}, familyLatency.Labels),
+		attempts: counter(familyAttempts),
+		trigger:  gauge(familyTrigger),
+		running:  gauge(familyRunning),
+		series:   map[[2]string]*phaseSeries{},
 	}
 	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running)
 	return m
