@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,8 +32,13 @@ type Metrics struct {
 	trigger  *prometheus.GaugeVec     // arm
 	running  *prometheus.GaugeVec     // arm
 
-	mu     sync.Mutex
-	series map[[2]string]*phaseSeries // by arm and phase
+	classRequests *prometheus.CounterVec   // arm, phase, class, outcome
+	classLatency  *prometheus.HistogramVec // arm, phase, class
+	classHerd     *prometheus.GaugeVec     // arm, class
+
+	mu      sync.Mutex
+	series  map[[2]string]*phaseSeries // by arm and phase
+	classes map[string][]string        // each arm's classes' names, by Record.Class
 }
 
 // phaseSeries are one arm and phase's children, looked up once.
@@ -42,7 +48,10 @@ type phaseSeries struct {
 	attempts prometheus.Counter
 }
 
-var _ experiment.Observer = (*Metrics)(nil)
+var (
+	_ experiment.Observer      = (*Metrics)(nil)
+	_ experiment.ClassObserver = (*Metrics)(nil)
+)
 
 // Family is one metric family the harness exports: its name, its type
 // and its labels. Families lists them; NewMetrics registers exactly
@@ -68,6 +77,15 @@ var (
 	familyTrigger = Family{"herdbench_trigger_timestamp_seconds", "gauge",
 		"Unix time at which the arm's trigger fired (T), for dashboards to mark.",
 		[]string{"arm"}}
+	familyClassRequests = Family{"herdbench_class_requests_total", "counter",
+		"Requests of a target's request class the clients finished, by arm, phase, class (its name in the target file) and outcome; none when the target has no classes.",
+		[]string{"arm", "phase", "class", "outcome"}}
+	familyClassLatency = Family{"herdbench_class_request_duration_seconds", "histogram",
+		"Latency of a request class's requests from their intended send time, by arm, phase and class; none when the target has no classes.",
+		[]string{"arm", "phase", "class"}}
+	familyClassHerd = Family{"herdbench_class_herd", "gauge",
+		"1 for the herd's request class of the arm, 0 for a bystander: joins a class's series to its role; none when the target has no classes.",
+		[]string{"arm", "class"}}
 	familyRunning = Family{"herdbench_arm_running", "gauge",
 		"1 while the arm's load runs (through its drain), 0 once it ended: joins the testbed's figures, which know no arm, to the arm that caused them.",
 		[]string{"arm"}}
@@ -75,7 +93,8 @@ var (
 
 // Families are the metric families NewMetrics registers.
 func Families() []Family {
-	return []Family{familyRequests, familyLatency, familyAttempts, familyTrigger, familyRunning}
+	return []Family{familyRequests, familyLatency, familyAttempts, familyTrigger, familyRunning,
+		familyClassRequests, familyClassLatency, familyClassHerd}
 }
 
 // NewMetrics registers the harness' metrics with reg.
@@ -91,12 +110,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: familyLatency.Name, Help: familyLatency.Help, Buckets: LatencyBuckets,
 		}, familyLatency.Labels),
-		attempts: counter(familyAttempts),
-		trigger:  gauge(familyTrigger),
-		running:  gauge(familyRunning),
-		series:   map[[2]string]*phaseSeries{},
+		attempts:      counter(familyAttempts),
+		trigger:       gauge(familyTrigger),
+		running:       gauge(familyRunning),
+		classRequests: counter(familyClassRequests),
+		classLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: familyClassLatency.Name, Help: familyClassLatency.Help, Buckets: LatencyBuckets,
+		}, familyClassLatency.Labels),
+		classHerd: gauge(familyClassHerd),
+		series:    map[[2]string]*phaseSeries{},
+		classes:   map[string][]string{},
 	}
-	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running)
+	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running, m.classRequests, m.classLatency, m.classHerd)
 	return m
 }
 
@@ -132,6 +157,35 @@ func (m *Metrics) Request(arm, phase string, r load.Record) {
 	c.Inc()
 	s.latency.Observe(r.Latency.Seconds())
 	s.attempts.Add(float64(r.Attempts))
+	m.mu.Lock()
+	names := m.classes[arm]
+	m.mu.Unlock()
+	if r.Class >= 0 && r.Class < len(names) {
+		m.classRequests.WithLabelValues(arm, phase, names[r.Class], r.Outcome.String()).Inc()
+		m.classLatency.WithLabelValues(arm, phase, names[r.Class]).Observe(r.Latency.Seconds())
+	}
+}
+
+// Classes records an arm's request classes: from now on its requests are
+// counted by class too, and each class's role is exported. Every
+// outcome's series of each class and phase starts at zero, so a class's
+// drop rate reads 0 rather than nothing once it has requests.
+func (m *Metrics) Classes(arm string, names []string, herd int) {
+	for i, name := range names {
+		v := 0.0
+		if i == herd {
+			v = 1
+		}
+		m.classHerd.WithLabelValues(arm, name).Set(v)
+		for _, phase := range experiment.Phases {
+			for _, o := range load.Outcomes {
+				m.classRequests.WithLabelValues(arm, phase, name, o.String())
+			}
+		}
+	}
+	m.mu.Lock()
+	m.classes[arm] = slices.Clone(names)
+	m.mu.Unlock()
 }
 
 // Trigger records T for the arm.
