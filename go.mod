@@ -13,6 +13,7 @@ require (
 	github.com/distribution/reference v0.6.0
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/go-sql-driver/mysql v1.10.1
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/invopop/jsonschema v0.14.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jstemmer/go-junit-report/v2 v2.1.0

@@ -101,6 +101,7 @@ func (a *armRun) run(ctx context.Context) (_ *result.ArmResult, retErr error) {
 	if obs := a.env.Observer; obs != nil {
 		obs.Arm(a.arm.Name, true)
 		defer obs.Arm(a.arm.Name, false)
+		observeClasses(obs, a.arm.Name, a.tg.Classes)
 	}
 	ld, err := a.load(ctx, tenv, fire)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/targets"
 )
 
 // Observer watches a run as it happens, such as the harness' live
@@ -84,4 +85,38 @@ func (os Observers) Trigger(arm string, at time.Time) {
 	for _, o := range os {
 		o.Trigger(arm, at)
 	}
+}
+
+// ClassObserver is an Observer that is told an arm's request classes
+// before its load starts, when its target has them: Record.Class indexes
+// names, and herd is the herd's class (-1: none is).
+type ClassObserver interface {
+	Classes(arm string, names []string, herd int)
+}
+
+var _ ClassObserver = Observers(nil)
+
+// Classes calls Classes of every observer that has it.
+func (os Observers) Classes(arm string, names []string, herd int) {
+	for _, o := range os {
+		if co, ok := o.(ClassObserver); ok {
+			co.Classes(arm, names, herd)
+		}
+	}
+}
+
+// observeClasses tells obs the classes cs of arm, if it listens for them.
+func observeClasses(obs Observer, arm string, cs []targets.Class) {
+	co, ok := obs.(ClassObserver)
+	if !ok || len(cs) == 0 {
+		return
+	}
+	names, herd := make([]string, len(cs)), -1
+	for i, c := range cs {
+		names[i] = c.Name
+		if c.Herd {
+			herd = i
+		}
+	}
+	co.Classes(arm, names, herd)
 }

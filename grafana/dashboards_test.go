@@ -20,8 +20,8 @@ import (
 // datasourceUID is the provisioned Prometheus datasource's uid.
 const datasourceUID = "herdbench-prometheus"
 
-// dashboard is the part of a classic dashboard JSON the tests read.
-type dashboard struct {
+// dashJSON is the part of a classic dashboard JSON the tests read.
+type dashJSON struct {
 	file        string
 	raw         map[string]any
 	UID         string `json:"uid"`
@@ -61,19 +61,19 @@ type panel struct {
 	} `json:"targets"`
 }
 
-func loadDashboards(t testing.TB) []dashboard {
+func loadDashboards(t testing.TB) []dashJSON {
 	t.Helper()
 	files, err := filepath.Glob("dashboards/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards in grafana/dashboards: %v", err)
 	}
-	var out []dashboard
+	var out []dashJSON
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := dashboard{file: f}
+		d := dashJSON{file: f}
 		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -93,7 +93,7 @@ type query struct {
 }
 
 // queries lists every panel target and PromQL annotation of d.
-func (d dashboard) queries() []query {
+func (d dashJSON) queries() []query {
 	var qs []query
 	for _, p := range d.Panels {
 		for _, tg := range p.Targets {
@@ -110,7 +110,7 @@ func (d dashboard) queries() []query {
 
 // variableQueries are the label_values(METRIC, LABEL) queries of d's
 // template variables.
-func (d dashboard) variableQueries() map[string][2]string {
+func (d dashJSON) variableQueries() map[string][2]string {
 	out := map[string][2]string{}
 	re := regexp.MustCompile(`^label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$`)
 	for _, v := range d.Templating.List {

@@ -1,8 +1,15 @@
-// Package grafana is the home of the Grafana provisioning (provisioning/: a
-// Prometheus datasource with the fixed uid herdbench-prometheus and a file
-// dashboard provider) and the dashboards (dashboards/, Grafana's classic
-// JSON with a $datasource variable) that docker compose's observability
-// profile loads. It holds no code herdbench runs: its tests parse every
-// panel's PromQL and run it against Prometheus scraping a live local
-// testbed during a stampede.
+// Package grafana builds the bundled Grafana dashboards in Go, with
+// Grafana's foundation SDK (github.com/grafana/grafana-foundation-sdk/go,
+// pinned in go.mod), and writes them with their provisioning: Write puts
+// dashboards/*.json (Grafana's classic JSON model, every query reading the
+// $datasource variable) and provisioning/ (a Prometheus datasource with the
+// fixed uid herdbench-prometheus, from the committed scrape config, and a
+// file dashboard provider) under a directory. `herdbench dashboards` and
+// `go generate ./grafana` call it; the repository's grafana/ is its
+// output, which docker compose's observability profile mounts.
+//
+// Its tests hold the committed files to that output, decode every
+// dashboard strictly with the SDK, check every query's metrics and labels
+// against the families herdbench registers, and run every panel's PromQL
+// against Prometheus scraping a live local testbed during a stampede.
 package grafana

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -327,7 +328,11 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 		problem string
 		result  []series
 	}
-	var checks []*check
+	var checks, noData []*check
+	harness := map[string]bool{}
+	for _, f := range reporters.Families() {
+		harness[f.Name], harness[f.Name+"_bucket"] = true, true
+	}
 	for _, d := range loadDashboards(t) {
 		for _, q := range d.queries() {
 			e, err := expand(q.expr, vars)
@@ -338,10 +343,19 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 			if err != nil {
 				t.Fatalf("%s: %v", q.where, err)
 			}
+			var unproduced bool
 			for _, n := range names {
-				if !known[n] {
+				switch {
+				case known[n]:
+				case harness[n]:
+					unproduced = true // a family the harness has but this run did not make
+				default:
 					t.Errorf("%s: metric %s is exported by none of the replicas, the harness, the exporters or Prometheus", q.where, n)
 				}
+			}
+			if unproduced {
+				noData = append(noData, &check{q: q, expr: e})
+				continue
 			}
 			checks = append(checks, &check{q: q, expr: e})
 		}
@@ -408,6 +422,21 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 			t.FailNow()
 		case <-time.After(250 * time.Millisecond):
 		}
+	}
+
+	// a panel of what this run did not produce (request classes on the
+	// testbed) shows no data, never a zero
+	for _, c := range noData {
+		var res struct {
+			Result []series `json:"result"`
+		}
+		if err := promAPI(st.Prometheus, "/api/v1/query_range", url.Values{"query": {c.expr},
+			"start": {ts(start)}, "end": {ts(end)}, "step": {"1"}}, &res); err != nil || len(res.Result) > 0 {
+			t.Errorf("%s: %s returned %d series, %v; want none for a run that does not produce it", c.q.where, c.expr, len(res.Result), err)
+		}
+	}
+	if len(noData) == 0 {
+		t.Errorf("no panel of what a testbed run does not produce (request classes); want them checked for no data")
 	}
 
 	// the trigger annotation marks each arm at the results' fired_at

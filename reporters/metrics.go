@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,8 +32,13 @@ type Metrics struct {
 	trigger  *prometheus.GaugeVec     // arm
 	running  *prometheus.GaugeVec     // arm
 
-	mu     sync.Mutex
-	series map[[2]string]*phaseSeries // by arm and phase
+	classRequests *prometheus.CounterVec   // arm, phase, class, outcome
+	classLatency  *prometheus.HistogramVec // arm, phase, class
+	classHerd     *prometheus.GaugeVec     // arm, class
+
+	mu      sync.Mutex
+	series  map[[2]string]*phaseSeries // by arm and phase
+	classes map[string][]string        // each arm's classes' names, by Record.Class
 }
 
 // phaseSeries are one arm and phase's children, looked up once.
@@ -42,35 +48,80 @@ type phaseSeries struct {
 	attempts prometheus.Counter
 }
 
-var _ experiment.Observer = (*Metrics)(nil)
+var (
+	_ experiment.Observer      = (*Metrics)(nil)
+	_ experiment.ClassObserver = (*Metrics)(nil)
+)
+
+// Family is one metric family the harness exports: its name, its type
+// and its labels. Families lists them; NewMetrics registers exactly
+// these, so a dashboard can be checked against them.
+type Family struct {
+	Name   string
+	Type   string // counter, gauge or histogram
+	Help   string
+	Labels []string
+}
+
+// The harness' families.
+var (
+	familyRequests = Family{"herdbench_requests_total", "counter",
+		"Requests the harness' clients finished, by arm, phase (warmup, before, after: where the intended send time falls) and outcome (ok, timeout, conn, 5xx, shed, other, throttled).",
+		[]string{"arm", "phase", "outcome"}}
+	familyLatency = Family{"herdbench_request_duration_seconds", "histogram",
+		"Request latency from the intended send time to the end of the last attempt (an open model: a stalled generator is counted), by arm and phase.",
+		[]string{"arm", "phase"}}
+	familyAttempts = Family{"herdbench_attempts_total", "counter",
+		"Attempts the clients sent, the first and every retry, by arm and phase of their request; attempts / requests is the retry amplification.",
+		[]string{"arm", "phase"}}
+	familyTrigger = Family{"herdbench_trigger_timestamp_seconds", "gauge",
+		"Unix time at which the arm's trigger fired (T), for dashboards to mark.",
+		[]string{"arm"}}
+	familyClassRequests = Family{"herdbench_class_requests_total", "counter",
+		"Requests of a target's request class the clients finished, by arm, phase, class (its name in the target file) and outcome; none when the target has no classes.",
+		[]string{"arm", "phase", "class", "outcome"}}
+	familyClassLatency = Family{"herdbench_class_request_duration_seconds", "histogram",
+		"Latency of a request class's requests from their intended send time, by arm, phase and class; none when the target has no classes.",
+		[]string{"arm", "phase", "class"}}
+	familyClassHerd = Family{"herdbench_class_herd", "gauge",
+		"1 for the herd's request class of the arm, 0 for a bystander: joins a class's series to its role; none when the target has no classes.",
+		[]string{"arm", "class"}}
+	familyRunning = Family{"herdbench_arm_running", "gauge",
+		"1 while the arm's load runs (through its drain), 0 once it ended: joins the testbed's figures, which know no arm, to the arm that caused them.",
+		[]string{"arm"}}
+)
+
+// Families are the metric families NewMetrics registers.
+func Families() []Family {
+	return []Family{familyRequests, familyLatency, familyAttempts, familyTrigger, familyRunning,
+		familyClassRequests, familyClassLatency, familyClassHerd}
+}
 
 // NewMetrics registers the harness' metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herdbench_requests_total",
-			Help: "Requests the harness' clients finished, by arm, phase (warmup, before, after: where the intended send time falls) and outcome (ok, timeout, conn, 5xx, shed, other, throttled).",
-		}, []string{"arm", "phase", "outcome"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "herdbench_request_duration_seconds",
-			Help:    "Request latency from the intended send time to the end of the last attempt (an open model: a stalled generator is counted), by arm and phase.",
-			Buckets: LatencyBuckets,
-		}, []string{"arm", "phase"}),
-		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herdbench_attempts_total",
-			Help: "Attempts the clients sent, the first and every retry, by arm and phase of their request; attempts / requests is the retry amplification.",
-		}, []string{"arm", "phase"}),
-		trigger: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "herdbench_trigger_timestamp_seconds",
-			Help: "Unix time at which the arm's trigger fired (T), for dashboards to mark.",
-		}, []string{"arm"}),
-		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "herdbench_arm_running",
-			Help: "1 while the arm's load runs (through its drain), 0 once it ended: joins the testbed's figures, which know no arm, to the arm that caused them.",
-		}, []string{"arm"}),
-		series: map[[2]string]*phaseSeries{},
+	counter := func(f Family) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: f.Help}, f.Labels)
 	}
-	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running)
+	gauge := func(f Family) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: f.Help}, f.Labels)
+	}
+	m := &Metrics{
+		requests: counter(familyRequests),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: familyLatency.Name, Help: familyLatency.Help, Buckets: LatencyBuckets,
+		}, familyLatency.Labels),
+		attempts:      counter(familyAttempts),
+		trigger:       gauge(familyTrigger),
+		running:       gauge(familyRunning),
+		classRequests: counter(familyClassRequests),
+		classLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: familyClassLatency.Name, Help: familyClassLatency.Help, Buckets: LatencyBuckets,
+		}, familyClassLatency.Labels),
+		classHerd: gauge(familyClassHerd),
+		series:    map[[2]string]*phaseSeries{},
+		classes:   map[string][]string{},
+	}
+	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running, m.classRequests, m.classLatency, m.classHerd)
 	return m
 }
 
@@ -106,6 +157,35 @@ func (m *Metrics) Request(arm, phase string, r load.Record) {
 	c.Inc()
 	s.latency.Observe(r.Latency.Seconds())
 	s.attempts.Add(float64(r.Attempts))
+	m.mu.Lock()
+	names := m.classes[arm]
+	m.mu.Unlock()
+	if r.Class >= 0 && r.Class < len(names) {
+		m.classRequests.WithLabelValues(arm, phase, names[r.Class], r.Outcome.String()).Inc()
+		m.classLatency.WithLabelValues(arm, phase, names[r.Class]).Observe(r.Latency.Seconds())
+	}
+}
+
+// Classes records an arm's request classes: from now on its requests are
+// counted by class too, and each class's role is exported. Every
+// outcome's series of each class and phase starts at zero, so a class's
+// drop rate reads 0 rather than nothing once it has requests.
+func (m *Metrics) Classes(arm string, names []string, herd int) {
+	for i, name := range names {
+		v := 0.0
+		if i == herd {
+			v = 1
+		}
+		m.classHerd.WithLabelValues(arm, name).Set(v)
+		for _, phase := range experiment.Phases {
+			for _, o := range load.Outcomes {
+				m.classRequests.WithLabelValues(arm, phase, name, o.String())
+			}
+		}
+	}
+	m.mu.Lock()
+	m.classes[arm] = slices.Clone(names)
+	m.mu.Unlock()
 }
 
 // Trigger records T for the arm.

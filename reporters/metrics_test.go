@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ func TestMetricsLint(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
 	m.Arm("none", true)
+	m.Classes("none", []string{"item", "search"}, 0)
 	m.Request("none", "after", load.Record{Outcome: load.OK, Latency: 3 * time.Millisecond, Attempts: 1})
 	m.Trigger("none", time.Now())
 	problems, err := testutil.GatherAndLint(reg)
@@ -32,19 +34,37 @@ func TestMetricsLint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mfs) != 5 {
-		t.Errorf("gathered %d metric families; want 5 (requests, latency, attempts, trigger, arm running)", len(mfs))
+	// Families, which the dashboards' tests read, are what is registered
+	want := map[string]Family{}
+	for _, f := range Families() {
+		want[f.Name] = f
+	}
+	if len(mfs) != len(want) {
+		t.Errorf("gathered %d metric families; want Families' %d", len(mfs), len(want))
 	}
 	for _, mf := range mfs {
+		f, ok := want[mf.GetName()]
+		if !ok || f.Type != strings.ToLower(mf.GetType().String()) {
+			t.Errorf("metric %s of type %s: Families has %+v", mf.GetName(), mf.GetType(), f)
+		}
+		for _, mt := range mf.GetMetric() {
+			var labels []string
+			for _, l := range mt.GetLabel() {
+				labels = append(labels, l.GetName())
+			}
+			if !slices.Equal(labels, slices.Sorted(slices.Values(f.Labels))) {
+				t.Errorf("metric %s has labels %v; Families says %v", mf.GetName(), labels, f.Labels)
+			}
+		}
 		if !strings.HasPrefix(mf.GetName(), "herdbench_") || mf.GetHelp() == "" {
 			t.Errorf("metric %s: want the herdbench_ prefix and help text (help %q)", mf.GetName(), mf.GetHelp())
 		}
 		for _, mt := range mf.GetMetric() {
 			for _, l := range mt.GetLabel() {
 				switch l.GetName() {
-				case "arm", "phase", "outcome":
+				case "arm", "phase", "outcome", "class":
 				default:
-					t.Errorf("metric %s has label %q; want only arm, phase and outcome", mf.GetName(), l.GetName())
+					t.Errorf("metric %s has label %q; want only arm, phase, outcome and class", mf.GetName(), l.GetName())
 				}
 			}
 		}
@@ -108,6 +128,53 @@ func TestMetricsCountWhatTheClientsSaw(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(got), strings.TrimPrefix(want, "\n")) {
 		t.Errorf("latency histogram header:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A target's request classes are counted apart, by their names, the
+// herd's marked; an arm without classes exports no class series at all
+// (a class panel shows no data, never zeros).
+func TestMetricsCountEachClassApart(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	m.Arm("plain", true)
+	m.Request("plain", "after", load.Record{Outcome: load.OK, Latency: time.Millisecond, Attempts: 1})
+	if n := testutil.CollectAndCount(m.classRequests) + testutil.CollectAndCount(m.classHerd); n != 0 {
+		t.Errorf("an arm without classes: %d class series; want none", n)
+	}
+	m.Arm("lock", true)
+	m.Classes("lock", []string{"item", "search"}, 0)
+	m.Request("lock", "after", load.Record{Class: 0, Outcome: load.Timeout, Latency: time.Second, Attempts: 2})
+	m.Request("lock", "after", load.Record{Class: 1, Outcome: load.OK, Latency: 5 * time.Millisecond, Attempts: 1})
+	m.Request("lock", "after", load.Record{Class: 1, Outcome: load.OK, Latency: 6 * time.Millisecond, Attempts: 1})
+	tests := []struct {
+		name string
+		c    prometheus.Collector
+		want float64
+	}{
+		{"item timeouts", m.classRequests.WithLabelValues("lock", "after", "item", "timeout"), 1},
+		{"item ok (exported as 0)", m.classRequests.WithLabelValues("lock", "after", "item", "ok"), 0},
+		{"search ok", m.classRequests.WithLabelValues("lock", "after", "search", "ok"), 2},
+		{"item is the herd's", m.classHerd.WithLabelValues("lock", "item"), 1},
+		{"search is a bystander", m.classHerd.WithLabelValues("lock", "search"), 0},
+		{"all requests", m.requests.WithLabelValues("lock", "after", "ok"), 2},
+	}
+	for _, tt := range tests {
+		if got := testutil.ToFloat64(tt.c); got != tt.want {
+			t.Errorf("%s = %v; want %v", tt.name, got, tt.want)
+		}
+	}
+	got, err := testutil.CollectAndFormat(m.classLatency, expfmt.TypeTextPlain, "herdbench_class_request_duration_seconds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`herdbench_class_request_duration_seconds_count{arm="lock",class="item",phase="after"} 1`,
+		`herdbench_class_request_duration_seconds_count{arm="lock",class="search",phase="after"} 2`,
+	} {
+		if !strings.Contains(string(got), line+"\n") {
+			t.Errorf("class latency lacks %q:\n%s", line, got)
+		}
 	}
 }
 

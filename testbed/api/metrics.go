@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -142,4 +143,16 @@ func newMetrics(reg *replica.Mitigations, g gauges) *metrics {
 		m.requests.WithLabelValues(o) // export zeros so rates start at reset
 	}
 	return m
+}
+
+// MetricFamilies are the families a replica running mitigations exports
+// at /metrics, as its own registry gathers them (the Go and process
+// collectors' too): what a dashboard may select from the replicas. A
+// pooled database's families are those of db (replica.DBPostgres or
+// replica.DBMariaDB).
+func MetricFamilies(mitigations *replica.Mitigations, db string) ([]*dto.MetricFamily, error) {
+	var loads, busy atomic.Int64
+	m := newMetrics(mitigations, gauges{loads: &loads, busy: &busy, shedLimit: func() float64 { return 0 },
+		pool: func() PoolStats { return PoolStats{} }, db: db})
+	return m.reg.Gather()
 }
