@@ -74,6 +74,7 @@ func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
 // table and the JSON: how close it falls is docs/metastability.md's
 // table, from the repeat-3 sweeps.
 func TestSweepShowsThePredictionBesideTheMeasuredTip(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, results := stateDir(t), t.TempDir()
