@@ -42,7 +42,6 @@ func itemCalls(t testing.TB, tg *subject.Testbed) int64 {
 }
 
 func TestOneHotKeyAcrossArms(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 3)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)

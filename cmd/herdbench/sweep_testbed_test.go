@@ -20,7 +20,6 @@ import (
 // (and costs its connection) and nothing refills the cache. Measured
 // 2026-11-25: [10, 13] with seeds 5 and 6.
 func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir := stateDir(t)
@@ -74,7 +73,6 @@ func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
 // table and the JSON: how close it falls is docs/metastability.md's
 // table, from the repeat-3 sweeps.
 func TestSweepShowsThePredictionBesideTheMeasuredTip(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, results := stateDir(t), t.TempDir()
