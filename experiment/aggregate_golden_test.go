@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,12 +152,38 @@ func filledRuns(n int, detail any, trigger string) []result.ArmResult {
 	return runs
 }
 
+// fieldName is a counter's name as a Go field's: load_errors LoadErrors,
+// db_new_conns DBNewConns.
+func fieldName(n string) string {
+	var b strings.Builder
+	for w := range strings.SplitSeq(n, "_") {
+		if w == "db" {
+			b.WriteString("DB")
+			continue
+		}
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+	}
+	return b.String()
+}
+
 // fill sets every number under v from its path and i, every pointer, and
 // two keys of every map of string keys; slices get one element.
 func fill(v reflect.Value, path string, i int) {
 	h := fnv.New32a()
 	h.Write([]byte(path))
 	seed := int64(h.Sum32()%997) + int64(i)*37
+	if v.Type() == reflect.TypeFor[result.Counters]() {
+		// a subject's counters, as its kind declared them, each seeded
+		// from the name the results' field had when they were a struct
+		var c result.Counters
+		for _, n := range result.DeclaredCounters() {
+			var x int64
+			fill(reflect.ValueOf(&x).Elem(), path+"."+fieldName(n), i)
+			c = append(c, result.Counter{Name: n, Value: x})
+		}
+		v.Set(reflect.ValueOf(c))
+		return
+	}
 	if t := v.Type(); t != reflect.TypeOf(time.Time{}) && t != reflect.TypeOf(&time.Time{}) &&
 		(t.Implements(marshaler) || reflect.PointerTo(t).Implements(marshaler)) {
 		return // a policy or a word of its own: left as it is

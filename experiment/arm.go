@@ -218,8 +218,8 @@ func (a *armRun) splitBurst() int {
 // fired is what happened at T.
 type fired struct {
 	at   time.Time
-	atT  observe.Sample      // the snapshot just before firing
-	apiT *result.APICounters // the service's counters just before T; nil without
+	atT  observe.Sample  // the snapshot just before firing
+	apiT result.Counters // the service's counters just before T; nil without
 	triggers.Fired
 	err error
 }

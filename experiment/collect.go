@@ -112,18 +112,13 @@ func (a *armRun) triggerResult(ctx context.Context, ld *loaded) result.TriggerRe
 // counters reads the service's own counters at the end: counted since the
 // reset before the load, up to T (atT), then from T on, read as a reset
 // where they went down (the replicas restarted).
-func (a *armRun) counters(ctx context.Context, res *result.ArmResult, atT *result.APICounters) {
+func (a *armRun) counters(ctx context.Context, res *result.ArmResult, atT result.Counters) {
 	end, err := a.sub.Counters(ctx)
 	switch {
 	case err != nil: // the service's own counters are lost; the rest stands
 		res.Warnings = append(res.Warnings, fmt.Sprintf("replica counters: %v", err))
 	case end != nil:
-		var t result.APICounters
-		if atT != nil {
-			t = *atT
-		}
-		c := end.Since(t)
-		res.API = &c
+		res.API = end.Since(atT)
 	}
 }
 
@@ -143,7 +138,8 @@ func (a *armRun) layers(ctx context.Context, res *result.ArmResult, rec *Recorde
 	}
 	res.Edge = tier
 	c := tier.Counters
-	l := result.Layers{Edge: c.Requests, EdgeAttempts: c.Attempts, API: res.API.Requests, DBAttempts: res.API.Loads + res.API.LoadErrors}
+	l := result.Layers{Edge: c.Requests, EdgeAttempts: c.Attempts}
+	l.API, l.DBAttempts = tiered.Layer(res.API)
 	l.Requests, l.ClientAttempts = rec.layer()
 	if res.DB != nil {
 		l.DBQueries = res.DB.QueriesTotal
@@ -209,9 +205,13 @@ func (a *armRun) settled(ctx context.Context, s0 observe.Sample) (observe.Sample
 // the loads the service says it completed; true where the service counts
 // none (a target) or its counters cannot be read.
 func (a *armRun) caughtUp(ctx context.Context, s0, end observe.Sample) bool {
+	loader, ok := a.sub.(plan.Loader)
+	if !ok {
+		return true
+	}
 	c, err := a.sub.Counters(ctx)
 	if err != nil || c == nil {
 		return true
 	}
-	return end.Calls-s0.Calls >= c.Loads
+	return end.Calls-s0.Calls >= loader.Loads(c)
 }

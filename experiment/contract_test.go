@@ -3,7 +3,6 @@ package experiment
 import (
 	"encoding"
 	"encoding/json"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -15,61 +14,6 @@ import (
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// contractDoc holds the results contract, whose table of an arm's
-// figures is rendered from contract (contract.go).
-const contractDoc = "../docs/stampede.md"
-
-const contractHeading = "## The results contract"
-
-// The table in docs/stampede.md is the one contract renders; -update
-// writes it there.
-func TestContractTableIsTheDocs(t *testing.T) {
-	b, err := os.ReadFile(contractDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
-	start, end := contractSpan(t, doc)
-	want := result.ContractTable()
-	if *update {
-		if err := os.WriteFile(contractDoc, []byte(doc[:start]+want+doc[end:]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if got := doc[start:end]; got != want {
-		t.Errorf("%s: the results contract's table differs from contract (experiment/contract.go); edit the rows there and run go test ./experiment -run Contract -update.\ngot:\n%s\nwant:\n%s", contractDoc, got, want)
-	}
-}
-
-// contractSpan is where the results contract's table of an arm's figures
-// lies in doc: from its header line to the end of its last row.
-func contractSpan(t *testing.T, doc string) (start, end int) {
-	t.Helper()
-	i := strings.Index(doc, contractHeading)
-	if i < 0 {
-		t.Fatalf("%s: no %q section", contractDoc, contractHeading)
-	}
-	j := strings.Index(doc[i:], "\n| field | source | window |\n")
-	if j < 0 {
-		t.Fatalf("%s: no table under %q", contractDoc, contractHeading)
-	}
-	start = i + j + 1
-	end = start
-	for line := range strings.Lines(doc[start:]) {
-		if !strings.HasPrefix(line, "|") {
-			break
-		}
-		end += len(line)
-	}
-	return start, end
-}
-
-// Every figure an arm's results may hold has a row in the contract,
-// which says where it comes from and over which window: schemaPaths(true),
-// the declared figures (figure_table.go) with every trigger's detail and
-// a map's under NAME (requests.NAME.FIGURE, lb.servers.NAME.FIGURE). A
-// figure declared without a row fails here, named.
 func TestEveryFigureHasAContractRow(t *testing.T) {
 	if missing := uncontracted(); len(missing) > 0 {
 		t.Errorf("figures with no row in the results contract (contract.go: name each with its source and window):\n%s", strings.Join(missing, "\n"))
@@ -79,7 +23,7 @@ func TestEveryFigureHasAContractRow(t *testing.T) {
 // uncontracted are the declared figures no row of the contract names.
 func uncontracted() []string {
 	order := resultNodes()
-	doc := contractOf(result.Contract)
+	doc := contractOf(result.ContractRows())
 	var missing []string
 	for _, p := range result.SchemaPaths(true) {
 		if !doc.covers(p, order) {
@@ -93,7 +37,7 @@ func uncontracted() []string {
 // ends at figures: a field renamed or gone fails here, named.
 func TestEveryContractRowNamesAField(t *testing.T) {
 	order := resultNodes()
-	for _, r := range result.Contract {
+	for _, r := range result.ContractRows() {
 		doc := contractOf([]result.ContractRow{r})
 		for _, n := range doc.names {
 			if _, ok := order[n]; !ok {
@@ -204,6 +148,12 @@ func resultNodes() map[string]int {
 		}
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
+		}
+		if t == reflect.TypeFor[result.Counters]() { // a subject's, as its kind declared them
+			for _, n := range result.DeclaredCounters() {
+				order[path+"."+n] = len(order)
+			}
+			return
 		}
 		if t == rawType || reflect.PointerTo(t).Implements(jsonType) || reflect.PointerTo(t).Implements(textType) {
 			return // a word of its own, or the subject's config

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -33,14 +34,21 @@ func TestTheEngineImportsNothingOfTheTestbed(t *testing.T) {
 	}
 }
 
-// since reads a counter that went down as reset: what was counted before
-// plus what it counted since.
+// Since reads a counter that went down as reset: what was counted before
+// plus what it counted since; a counter T did not have counts from zero.
 func TestCountersSinceReadAResetAsAReset(t *testing.T) {
-	atT := result.APICounters{Requests: 100, Loads: 10, Busy: 3}
-	end := result.APICounters{Requests: 150, Loads: 4, Busy: 1}
+	atT := result.Counters{{Name: "requests", Value: 100}, {Name: "loads", Value: 10}}
+	end := result.Counters{{Name: "requests", Value: 150}, {Name: "loads", Value: 4}, {Name: "new", Value: 3}}
 	got := end.Since(atT)
-	if got.Requests != 150 || got.Loads != 14 || got.Busy != 1 {
-		t.Errorf("since = %+v; want requests 150 (grown), loads 14 (10, reset, 4 since), busy 1 (the gauge at the end)", got)
+	if got.Value("requests") != 150 || got.Value("loads") != 14 || got.Value("new") != 3 {
+		t.Errorf("since = %+v; want requests 150 (grown), loads 14 (10, reset, 4 since), new 3 (from zero)", got)
+	}
+	if b, _ := json.Marshal(got); string(b) != `{"requests":150,"loads":14,"new":3}` {
+		t.Errorf("counters as JSON: %s; want an object in their order", b)
+	}
+	var back result.Counters
+	if err := json.Unmarshal([]byte(`{"loads":2,"requests":1}`), &back); err != nil || back[0].Name != "loads" || back.Value("requests") != 1 {
+		t.Errorf("counters read back: %+v, %v; want the file's order and values", back, err)
 	}
 }
 

@@ -53,14 +53,14 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	}
 	quiet, cold := rep.Arms[0], rep.Arms[1]
 	got, c := sum(quiet), quiet.API
-	if want := [4]int64{c.Loads, c.LoadErrors, c.DBNewConns, c.DBCanceledAcquires}; got != want || got[0] == 0 || c.Loads != quiet.DB.QueriesTotal {
+	if want := [4]int64{c.Value("loads"), c.Value("load_errors"), c.Value("db_new_conns"), c.Value("db_canceled_acquires")}; got != want || got[0] == 0 || c.Value("loads") != quiet.DB.QueriesTotal {
 		t.Errorf("arm none: rows' loads, load errors, new conns, canceled waits %v; want the replicas' %v, loads above 0 and equal to db.queries_total %d",
 			got, want, quiet.DB.QueriesTotal)
 	}
 	got, c = sum(cold), cold.API
-	if got[1] == 0 || got[2] == 0 || got[1] > c.LoadErrors || got[2] > c.DBNewConns || got[3] > c.DBCanceledAcquires {
+	if got[1] == 0 || got[2] == 0 || got[1] > c.Value("load_errors") || got[2] > c.Value("db_new_conns") || got[3] > c.Value("db_canceled_acquires") {
 		t.Errorf("arm canceled: rows' load errors, new conns, canceled waits %v; want above 0 (failures, connections) and at most the replicas' %d, %d, %d",
-			got[1:], c.LoadErrors, c.DBNewConns, c.DBCanceledAcquires)
+			got[1:], c.Value("load_errors"), c.Value("db_new_conns"), c.Value("db_canceled_acquires"))
 	}
 	if l := cold.Loop; l == nil || l.LoadErrorsRPS == nil || l.LoadErrorsRPS.After <= 0 || l.NewConnsRPS.After <= 0 {
 		t.Errorf("arm canceled: loop %+v; want failed loads and new connections after the trigger", l)
@@ -69,6 +69,6 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 		t.Errorf("verdicts %s (held by %q), %s (held by %q); want recovered (none), metastable held by its loop's furthest figure %q",
 			quiet.Verdict, quiet.Loop.HeldBy, cold.Verdict, cold.Loop.HeldBy, HeldBy(cold.Loop))
 	}
-	t.Logf("none: %v of %+v; canceled: %v of %+v, %s, depth %v, trend %v, held by %q", sum(quiet), *quiet.API, sum(cold), *cold.API,
+	t.Logf("none: %v of %+v; canceled: %v of %+v, %s, depth %v, trend %v, held by %q", sum(quiet), quiet.API, sum(cold), cold.API,
 		cold.Verdict, FmtF(cold.Depth), FmtF(cold.Trend), cold.Loop.HeldBy)
 }

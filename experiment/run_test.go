@@ -76,9 +76,9 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 		// every load the replicas completed is a statement Postgres counted;
 		// a load that timed out (db-timeout) as its statement ended is counted by
 		// Postgres and as a load error by the replica
-		if q, api := a.DB.QueriesTotal, a.API; q < api.Loads || q > api.Loads+api.LoadErrors {
+		if q, api := a.DB.QueriesTotal, a.API; q < api.Value("loads") || q > api.Value("loads")+api.Value("load_errors") {
 			t.Errorf("%s: db.queries_total %d (pg_stat_statements); want api.loads %d (replicas' /metrics), plus at most api.load_errors %d",
-				a.Name, q, api.Loads, api.LoadErrors)
+				a.Name, q, api.Value("loads"), api.Value("load_errors"))
 		}
 		// the arm's overhead holds its fill: timing.fill_ms is the fill
 		// (warm.took_ms) and the resets and snapshots around it
@@ -190,9 +190,9 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	if none < 10 || none < 3*sf {
 		t.Errorf("none: %d loads after T; want far more than singleflight's %d and lock's %d", none, sf, lock)
 	}
-	if byName[replica.Lock].API.StaleServed == 0 || byName[replica.Singleflight].API.Coalesced == 0 {
+	if byName[replica.Lock].API.Value("stale_served") == 0 || byName[replica.Singleflight].API.Value("coalesced") == 0 {
 		t.Errorf("lock stale served %d, singleflight coalesced %d; want both above 0",
-			byName[replica.Lock].API.StaleServed, byName[replica.Singleflight].API.Coalesced)
+			byName[replica.Lock].API.Value("stale_served"), byName[replica.Singleflight].API.Value("coalesced"))
 	}
 }
 
@@ -276,7 +276,7 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 		t.Fatal(err)
 	}
 	none, xfetch := rep.Arms[0], rep.Arms[1]
-	t.Logf("none: %d loads after T; xfetch: %d loads after T, %d early", none.DB.Queries, xfetch.DB.Queries, xfetch.API.EarlyLoads)
+	t.Logf("none: %d loads after T; xfetch: %d loads after T, %d early", none.DB.Queries, xfetch.DB.Queries, xfetch.API.Value("early_loads"))
 	// no load before T: no key expired early, however long the warm took
 	for _, r := range none.Timeline {
 		if r.TMS < 0 && r.DBQPS != 0 {
@@ -287,9 +287,9 @@ func TestTTLTriggerExpiresAtT(t *testing.T) {
 		t.Errorf("none: %d loads after T; want a herd when the keys expire", none.DB.Queries)
 	}
 	// xfetch refreshes the keys read often before they expire
-	if xfetch.API.EarlyLoads < 1 || xfetch.DB.Queries*5 > none.DB.Queries*4 {
+	if xfetch.API.Value("early_loads") < 1 || xfetch.DB.Queries*5 > none.DB.Queries*4 {
 		t.Errorf("xfetch: %d early loads, %d loads after T (none: %d); want early refreshes and fewer loads",
-			xfetch.API.EarlyLoads, xfetch.DB.Queries, none.DB.Queries)
+			xfetch.API.Value("early_loads"), xfetch.DB.Queries, none.DB.Queries)
 	}
 }
 
@@ -325,8 +325,8 @@ func TestFillIsItsOwnStatement(t *testing.T) {
 	if fills != 3 || a.Warm.Queries != 10+fills || a.Warm.Keys != 1000 {
 		t.Errorf("warm = %+v, fill statements %d; want 1000 keys for 10 item queries and 3 bulk reads", a.Warm, fills)
 	}
-	if items != 10+a.DB.QueriesTotal || a.API.Loads != a.DB.QueriesTotal {
-		t.Errorf("item queries around the run %d; warm's hot keys 10 + db.queries_total %d (api.loads %d)", items, a.DB.QueriesTotal, a.API.Loads)
+	if items != 10+a.DB.QueriesTotal || a.API.Value("loads") != a.DB.QueriesTotal {
+		t.Errorf("item queries around the run %d; warm's hot keys 10 + db.queries_total %d (api.loads %d)", items, a.DB.QueriesTotal, a.API.Value("loads"))
 	}
 	// the tail was cached, and stays (the default TTL is a minute): asked
 	// of Redis itself, not of a hit ratio after T, which the ten expired hot

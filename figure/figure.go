@@ -279,6 +279,38 @@ func Counts[T any](name string, p func(*T) *map[string]int64) Member[T] {
 	}}
 }
 
+// Named declares a field of T holding counts in an order of their own (a
+// subject's counters), each a Count at its name; nil is null, and a
+// schema has declared's names.
+func Named[T, E any](name string, p func(*T) *[]E, key func(*E) string, val func(*E) *int64, declared func() []string) Member[T] {
+	return Member[T]{Name: name, Walk: func(v *T, path string, omit bool, c *Collector) {
+		s := p(v)
+		switch {
+		case c.Schema:
+			for _, k := range declared() {
+				c.add(Join(path, k), Count, "", true, func() *float64 { return new(float64) }, func(*float64) {})
+			}
+			return
+		case *s == nil:
+			if !omit {
+				c.Null(path)
+			}
+			return
+		case c.Own:
+			*s = slices.Clone(*s)
+		}
+		for i := range *s {
+			x := &(*s)[i]
+			c.add(Join(path, key(x)), Count, "", true, func() *float64 { f := float64(*val(x)); return &f }, func(f *float64) {
+				*val(x) = 0
+				if f != nil {
+					*val(x) = int64(*f)
+				}
+			})
+		}
+	}}
+}
+
 // RawJSON declares a field of T holding JSON as its text (an arm's
 // config, its subject's own): its numbers are figures, Level, read from
 // its decoding and set in it, the text then encoded again (its keys

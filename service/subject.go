@@ -111,7 +111,7 @@ func warm(ctx context.Context, build triggers.Requester, client *http.Client, ba
 
 // Counters: a service's own counters are not herdbench's to read (its
 // Prometheus series are, when its target file names them).
-func (s *Subject) Counters(context.Context) (*result.APICounters, error) { return nil, nil }
+func (s *Subject) Counters(context.Context) (result.Counters, error) { return nil, nil }
 
 // DrainLimit bounds a service's drain: past it, the arm is measured with
 // the work still running, and says so.

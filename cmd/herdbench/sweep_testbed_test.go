@@ -47,7 +47,7 @@ func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
 				// load the replicas completed, and at most those whose
 				// cancel arrived as the statement ended besides
 				a, d := r.Result.API, r.Result.DB
-				if d == nil || a == nil || d.QueriesTotal < a.Loads || d.QueriesTotal > a.Loads+a.LoadErrors {
+				if d == nil || a == nil || d.QueriesTotal < a.Value("loads") || d.QueriesTotal > a.Value("loads")+a.Value("load_errors") {
 					t.Errorf("seed %d, probe %s: api %+v, db %+v; want Postgres' item queries from the replicas' loads to their loads and load errors",
 						seed, sweep.AtText(p.At), a, d)
 				}

@@ -67,9 +67,9 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 		if l.Edge != l.ClientAttempts || l.API != l.EdgeAttempts {
 			t.Errorf("%s: at A %d, the clients sent %d; at B %d, A sent %d; want each pair equal", a.Name, l.Edge, l.ClientAttempts, l.API, l.EdgeAttempts)
 		}
-		if l.API != a.API.Requests || l.DBAttempts != a.API.Loads+a.API.LoadErrors || l.DBQueries != a.DB.QueriesTotal {
+		if l.API != a.API.Value("requests") || l.DBAttempts != a.API.Value("loads")+a.API.Value("load_errors") || l.DBQueries != a.DB.QueriesTotal {
 			t.Errorf("%s: layers %+v; want B's requests %d, B's loads + load errors %d, pg_stat_statements %d", a.Name, *l,
-				a.API.Requests, a.API.Loads+a.API.LoadErrors, a.DB.QueriesTotal)
+				a.API.Value("requests"), a.API.Value("loads")+a.API.Value("load_errors"), a.DB.QueriesTotal)
 		}
 		if l.DBQueries > l.DBAttempts || l.Requests < int64(p.Rate)*3 {
 			t.Errorf("%s: %d queries completed of %d attempts, %d client requests; want completed <= attempted, and the whole load's requests", a.Name, l.DBQueries, l.DBAttempts, l.Requests)

@@ -53,10 +53,10 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 			t.Errorf("outage: detail %#v; want the database's proxy closed", a.Trigger.Detail)
 		}
 		endedAfter(t, a, 1000)
-		t.Logf("outage of MariaDB: %d loads after T, api load errors %d, drop rate %.3f", a.DB.Queries, a.API.LoadErrors, a.HTTP.DropRate)
+		t.Logf("outage of MariaDB: %d loads after T, api load errors %d, drop rate %.3f", a.DB.Queries, a.API.Value("load_errors"), a.HTTP.DropRate)
 		// items live 20 ms: every request loads, and those of the outage fail
-		if a.API.LoadErrors == 0 || a.DB.Queries == 0 {
-			t.Errorf("outage of MariaDB: %d load errors, %d loads after T; want loads failing during it and running after it", a.API.LoadErrors, a.DB.Queries)
+		if a.API.Value("load_errors") == 0 || a.DB.Queries == 0 {
+			t.Errorf("outage of MariaDB: %d load errors, %d loads after T; want loads failing during it and running after it", a.API.Value("load_errors"), a.DB.Queries)
 		}
 	})
 	t.Run("slowdb: MariaDB's replies slow down for a while", func(t *testing.T) { slowdbOnMariaDB(t, run) })
@@ -123,11 +123,11 @@ func expireOnMariaDB(t *testing.T, tg *subject.Testbed, run func(*testing.T, pla
 	grew := calls() - before
 	var counted int64
 	for _, a := range rep.Arms {
-		t.Logf("arm %s: db.queries %d (total %d, warm %d), api.loads %d, cache hits %d, p99 %.1f ms", a.Name, a.DB.Queries, a.DB.QueriesTotal, a.Warm.Queries, a.API.Loads, a.Cache.Hits, a.HTTP.P99MS)
+		t.Logf("arm %s: db.queries %d (total %d, warm %d), api.loads %d, cache hits %d, p99 %.1f ms", a.Name, a.DB.Queries, a.DB.QueriesTotal, a.Warm.Queries, a.API.Value("loads"), a.Cache.Hits, a.HTTP.P99MS)
 		// every load one item query in the digest table, but for the
 		// increments the digest's row may lose (observe.DigestSlack)
-		if d := a.API.Loads - a.DB.QueriesTotal; d < 0 || d > observe.DigestSlack(a.API.Loads) {
-			t.Errorf("arm %s: api.loads %d, db.queries_total %d; want every load one item query in MariaDB's digest table (%d short at most)", a.Name, a.API.Loads, a.DB.QueriesTotal, observe.DigestSlack(a.API.Loads))
+		if d := a.API.Value("loads") - a.DB.QueriesTotal; d < 0 || d > observe.DigestSlack(a.API.Value("loads")) {
+			t.Errorf("arm %s: api.loads %d, db.queries_total %d; want every load one item query in MariaDB's digest table (%d short at most)", a.Name, a.API.Value("loads"), a.DB.QueriesTotal, observe.DigestSlack(a.API.Value("loads")))
 		}
 		// the windows the arm read tile the run: its warm-up (about a load
 		// a hot key) and from the load on

@@ -33,8 +33,9 @@ type Subject interface {
 	// service ready for the load, as Apply left it: hot are the hot keys,
 	// trig the trigger (an Aligner wants its keys warmed to end at T).
 	Fill(ctx context.Context, p Plan, arm Applied, trig triggers.Trigger, hot []string) (result.Warm, error)
-	// Counters reads the service's own counters; nil when it has none.
-	Counters(ctx context.Context) (*result.APICounters, error)
+	// Counters reads the service's own counters, named as its kind
+	// declared them (result.DeclareCounters); nil when it has none.
+	Counters(ctx context.Context) (result.Counters, error)
 	// Drain waits until none of the arm's work runs in the service any
 	// more, so none of it lands in the next arm's figures. An error that
 	// wraps ErrStillRunning is a drain that gave up with work running:
@@ -137,6 +138,15 @@ type ServerCounter interface {
 type Tiered interface {
 	// Tier is the tier's policy and counters; nil without a tier
 	Tier(ctx context.Context) (*result.EdgeTier, error)
+	// Layer is the layer behind the tier, from the service's counters:
+	// the requests it answered and the database attempts it made.
+	Layer(api result.Counters) (requests, dbAttempts int64)
+}
+
+// Loader is a subject whose counters say how many loads it completed in
+// the database: a drain waits until the database has counted them.
+type Loader interface {
+	Loads(c result.Counters) int64
 }
 
 // Applied is an arm as a subject applied it.

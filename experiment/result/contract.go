@@ -1,6 +1,7 @@
 package result
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -21,8 +22,17 @@ type ContractRow struct {
 	Fields, Source, Window string
 }
 
-// Contract is the table's rows, in the doc's order.
-var Contract = []ContractRow{
+// ContractRows are the table's rows, in the doc's order: a subject's
+// counters' rows, as its kind declared them (DeclareCounters), stand
+// between the generator's and the layers'.
+func ContractRows() []ContractRow {
+	declared.Lock()
+	defer declared.Unlock()
+	return slices.Concat(contractHead, declared.rows, contractTail)
+}
+
+// contractHead are the rows before the subject's counters'.
+var contractHead = []ContractRow{
 	{"`config`",
 		"the testbed replicas' own answer to the arm's `PUT /admin/config`: the config they ran in the arm, the knobs the arm did not set as the testbed was started (tested against pg_stat_statements' mean time of the item query)",
 		"the arm"},
@@ -83,12 +93,10 @@ var Contract = []ContractRow{
 	{"`load.saturated`",
 		"the generator, not the service, was the bottleneck: `lag_p90_ms` over 10 ms (one request in ten left more than 10 ms late), or fewer than 99% of the intended requests sent (`experiment.SaturatedLag`, `SaturatedSent`). The table then warns, naming the arm, and the figures after T count the unsent requests as dropped. A gate such as `load.lag_p99_ms < 10` fails a run whose generator was late even at its tail (on a shared machine, a moment without a core). A generator that keeps up on most requests and falls behind at T is not saturated, yet its lag is inside the p99 (latency counts from the intended send time): when `lag_p99_ms` is 10% of `http.p99_ms` or more (`experiment.MaterialLagShare`), the table marks that p99 `*` and a warning names the arm and the share",
 		"same"},
-	{"`api.requests`, `api.loads`, `api.coalesced`, `api.stale_served`, `api.lock_waits`, `api.early_loads`, `api.load_errors`, `api.load_retries`",
-		"the replicas' `herdbench_api_*` counters, summed; `api.loads` equals `db.queries_total` (tested)",
-		"load start to end"},
-	{"`api.db_new_conns`, `api.db_canceled_acquires`",
-		"the replicas' connection pools, summed (pgxpool's own counts, from the reset: `herdbench_api_db_new_conns_total`, `herdbench_api_db_canceled_acquires_total`): connections opened to Postgres, and waits for a pooled connection that ended with their context, the query never sent. A query cancelled mid-flight costs its connection (pgx closes it), so a herd of abandoned loads shows as both (tested)",
-		"load start to end"},
+}
+
+// contractTail are the rows after the subject's counters'.
+var contractTail = []ContractRow{
 	{"`layers.requests`, `layers.client_attempts`",
 		"a two-tier testbed only (as every `layers.*` and `edge.*`; a gate on them where there are none, a one-tier testbed or a service, is refused before the run, exit 2): the client's records, every request intended, sent or not, and every attempt sent, retries and hedges included",
 		"load start to end"},
@@ -219,7 +227,7 @@ var Contract = []ContractRow{
 func ContractTable() string {
 	var b strings.Builder
 	b.WriteString("| field | source | window |\n|---|---|---|\n")
-	for _, r := range Contract {
+	for _, r := range ContractRows() {
 		for _, c := range []string{r.Fields, r.Source, r.Window} {
 			b.WriteString("|")
 			if c != "" {

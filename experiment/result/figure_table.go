@@ -58,7 +58,7 @@ var ArmFigures = figure.Decl[ArmResult]{
 		figure.MillisOf("start_skew_p99_ms", func(w *Workers) *float64 { return &w.StartSkewP99MS }),
 		figure.NullWhen("each", func(w *Workers) bool { return w.Each == nil }),
 	}).OmitEmpty(),
-	figure.Nullable("api", func(a *ArmResult) **APICounters { return &a.API }, apiCounters),
+	figure.Named("api", func(a *ArmResult) *[]Counter { return (*[]Counter)(&a.API) }, counterName, counterValue, DeclaredCounters),
 	figure.Nullable("edge", func(a *ArmResult) **EdgeTier { return &a.Edge }, figure.Decl[EdgeTier]{
 		figure.LevelOf("config.bulkhead", func(e *EdgeTier) *int { return &e.Config.Bulkhead }),
 		figure.CountOf("counters.requests", func(e *EdgeTier) *int64 { return &e.Counters.Requests }),
@@ -135,19 +135,9 @@ var ArmFigures = figure.Decl[ArmResult]{
 	series("prometheus", func(a *ArmResult) map[string][]targets.Point { return a.Prometheus }),
 }
 
-// apiCounters are the replicas' own counters (api.*), summed.
-var apiCounters = figure.Decl[APICounters]{
-	figure.CountOf("requests", func(c *APICounters) *int64 { return &c.Requests }),
-	figure.CountOf("loads", func(c *APICounters) *int64 { return &c.Loads }),
-	figure.CountOf("load_errors", func(c *APICounters) *int64 { return &c.LoadErrors }),
-	figure.CountOf("load_retries", func(c *APICounters) *int64 { return &c.LoadRetries }),
-	figure.CountOf("early_loads", func(c *APICounters) *int64 { return &c.EarlyLoads }),
-	figure.CountOf("coalesced", func(c *APICounters) *int64 { return &c.Coalesced }),
-	figure.CountOf("stale_served", func(c *APICounters) *int64 { return &c.StaleServed }),
-	figure.CountOf("lock_waits", func(c *APICounters) *int64 { return &c.LockWaits }),
-	figure.CountOf("db_new_conns", func(c *APICounters) *int64 { return &c.DBNewConns }),
-	figure.CountOf("db_canceled_acquires", func(c *APICounters) *int64 { return &c.DBCanceledAcquires }),
-}
+// counterName and counterValue read a subject's counter for its figure.
+func counterName(c *Counter) string  { return c.Name }
+func counterValue(c *Counter) *int64 { return &c.Value }
 
 // httpFigures are the clients' figures of the requests intended from T
 // (http.*, and a write herd's steady writes').

@@ -6,7 +6,6 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/herdbench/herdbench/experiment/arm"
-	"github.com/herdbench/herdbench/figure"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
@@ -42,7 +41,7 @@ type ArmResult struct {
 	Requests map[string]*RequestFigures `json:"requests,omitempty"`
 	Load     LoadFigures                `json:"load"`              // whether the generator kept its schedule
 	Workers  *Workers                   `json:"workers,omitempty"` // the workers that sent the load (--workers)
-	API      *APICounters               `json:"api"`               // null: not the testbed, whose replicas count
+	API      Counters                   `json:"api"`               // null: not the testbed, whose replicas count
 	Edge     *EdgeTier                  `json:"edge,omitempty"`    // the edge replicas of a two-tier testbed
 	Layers   *Layers                    `json:"layers,omitempty"`  // a two-tier testbed: how requests multiplied, layer by layer
 	LB       *LoadBalancer              `json:"lb,omitempty"`      // the load balancer in front of the service (a target's haproxy:), by its own counters
@@ -232,44 +231,6 @@ type Retries struct {
 	Attempts      int64   `json:"attempts"`      // sent: a request the client refused itself sent none
 	Hedges        int64   `json:"hedges"`        // of attempts, hedged copies
 	Amplification float64 `json:"amplification"` // attempts / requests
-}
-
-// APICounters are the replicas' own counters (the testbed's
-// herdbench_api_* series), summed, from the start of the load (they are
-// reset after the warm) to the end. A subject reads them (Subject.Counters);
-// the engine only adds them up.
-type APICounters struct {
-	Requests    int64 `json:"requests"`     // item requests answered, every outcome
-	Loads       int64 `json:"loads"`        // item queries completed in the database
-	LoadErrors  int64 `json:"load_errors"`  // item queries that failed
-	LoadRetries int64 `json:"load_retries"` // the replicas' own retries of a query (db_retry)
-	EarlyLoads  int64 `json:"early_loads"`  // loads before expiry (xfetch, early)
-	Coalesced   int64 `json:"coalesced"`    // requests that shared another's load (singleflight)
-	StaleServed int64 `json:"stale_served"` // stale values served (lock, swr)
-	LockWaits   int64 `json:"lock_waits"`   // waits on another's lock or lease
-	// DBNewConns and DBCanceledAcquires are the replicas' database pools'
-	DBNewConns         int64 `json:"db_new_conns"`
-	DBCanceledAcquires int64 `json:"db_canceled_acquires"`
-	LoadsInFlight      int64 `json:"-"` // a gauge, read to drain
-	Busy               int64 `json:"-"` // a gauge, read to drain
-}
-
-// Since is what was counted up to t, plus how much each counter grew from
-// t to c, a counter that went down read as reset (its replica restarted)
-// and counted from zero, as Prometheus' rate() reads it. The gauges are c's.
-// The counters are apiCounters' (figure_table.go).
-func (c APICounters) Since(t APICounters) APICounters {
-	out := c
-	cur, prev := &figure.Collector{}, &figure.Collector{}
-	apiCounters.Walk(&out, "", cur)
-	apiCounters.Walk(&t, "", prev)
-	for i, f := range cur.Out {
-		if v, p := *f.Value(), *prev.Out[i].Value(); v < p {
-			n := v + p // reset: t's count plus what it counted since
-			f.Set(&n)
-		}
-	}
-	return out
 }
 
 // EdgeTier is the edge replicas in an arm: the policy they ran with (their

@@ -110,13 +110,13 @@ func defaultStampede(t *testing.T, dir string, tg *subject.Testbed) {
 		// every load the replicas completed is a statement Postgres counted;
 		// a load that timed out (db-timeout) as its statement ended is counted by
 		// Postgres and as a load error by the replica
-		if q, api := a.DB.QueriesTotal, a.API; q < api.Loads || q > api.Loads+api.LoadErrors {
+		if q, loads, errs := a.DB.QueriesTotal, a.API.Value("loads"), a.API.Value("load_errors"); q < loads || q > loads+errs {
 			t.Errorf("%s: db.queries_total %d (pg_stat_statements); want api.loads %d (replicas' /metrics), plus at most api.load_errors %d",
-				a.Name, q, api.Loads, api.LoadErrors)
+				a.Name, q, loads, errs)
 		}
 		sum += a.Warm.Queries + a.DB.QueriesTotal
 		t.Logf("%s: db.queries %d (total %d; api.loads %d, load errors %d), p99 %.1fms, drop rate %.4f, warm %d queries in %dms",
-			a.Name, a.DB.Queries, a.DB.QueriesTotal, a.API.Loads, a.API.LoadErrors, a.HTTP.P99MS, a.HTTP.DropRate, a.Warm.Queries, a.Timing.FillMS)
+			a.Name, a.DB.Queries, a.DB.QueriesTotal, a.API.Value("loads"), a.API.Value("load_errors"), a.HTTP.P99MS, a.HTTP.DropRate, a.Warm.Queries, a.Timing.FillMS)
 	}
 	if around := item1 - item0 + fill1 - fill0; sum != around {
 		t.Errorf("warm + db.queries_total over the arms = %d; pg_stat_statements (item and fill statements) rose by %d around the run", sum, around)

@@ -80,8 +80,8 @@ func everyTrigger(t *testing.T, tg *subject.Testbed, toxiproxy string) {
 	})
 	t.Run("outage through the toxiproxy container: loads fail, then recover", func(t *testing.T) {
 		a := run(t, pl(t, "outage", 20*time.Millisecond, replica.None, "outage", "1s"))
-		if a.HTTP.DropRate < 0.1 || a.API.LoadErrors == 0 {
-			t.Errorf("outage 1s: drop rate %.3f, api.load_errors %d; want failed loads at the replicas", a.HTTP.DropRate, a.API.LoadErrors)
+		if a.HTTP.DropRate < 0.1 || a.API.Value("load_errors") == 0 {
+			t.Errorf("outage 1s: drop rate %.3f, api.load_errors %d; want failed loads at the replicas", a.HTTP.DropRate, a.API.Value("load_errors"))
 		}
 		// and the proxy open again, by toxiproxy's own word
 		if p := toxiproxyState(t, toxiproxy)["postgres"]; !p.Enabled {
