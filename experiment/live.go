@@ -32,7 +32,7 @@ func (r *Recorder) addLive(rec load.Record, us int64) {
 	b := &r.live[int(((i%int64(liveSlots))+int64(liveSlots))%int64(liveSlots))]
 	if b.hist == nil || b.at != i {
 		if b.hist == nil {
-			b.hist = result.NewHist(2)
+			b.hist = result.NewHist(RowDigits)
 		}
 		b.hist.Reset()
 		*b = liveBucket{at: i, hist: b.hist}
@@ -42,6 +42,28 @@ func (r *Recorder) addLive(rec load.Record, us int64) {
 	_ = b.hist.RecordValue(us)
 }
 
+// mergeLive adds a bin's live row at (completion row index) to the live
+// window; r.mu is held. A row older than the one its slot holds now is
+// past the window and left out, as addLive would have overwritten it.
+func (r *Recorder) mergeLive(at int64, l LiveState, h *hdrhistogram.PackedHistogram) {
+	b := &r.live[int(((at%int64(liveSlots))+int64(liveSlots))%int64(liveSlots))]
+	if b.hist != nil && b.at > at {
+		return
+	}
+	if b.hist == nil || b.at != at {
+		if b.hist == nil {
+			b.hist = result.NewHist(RowDigits)
+		}
+		b.hist.Reset()
+		*b = liveBucket{at: at, hist: b.hist}
+	}
+	for o, n := range l.Outcomes {
+		b.outcomes[o] += n
+	}
+	b.attempts += l.Attempts
+	mergeInto(b.hist, h)
+}
+
 // liveFigures are the requests completed in the LiveWindow before now, as
 // gate figures.
 func (r *Recorder) liveFigures(now time.Time) map[string]*float64 {
@@ -49,7 +71,7 @@ func (r *Recorder) liveFigures(now time.Time) map[string]*float64 {
 	defer r.mu.Unlock()
 	last := result.RowIndex(now, r.t)
 	first := last - int64(LiveWindow/result.RowWidth) + 1
-	hist := result.NewHist(2)
+	hist := result.NewHist(RowDigits)
 	var outcomes [load.NumOutcomes]int64
 	var attempts, requests int64
 	for _, b := range r.live {

@@ -59,9 +59,9 @@ type clientRow struct {
 // critical are also counted apart.
 func NewRecorder(t time.Time, before, after time.Duration, critical bool) *Recorder {
 	r := &Recorder{t: t, from: t.Add(-before), end: t.Add(after), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
-		after: result.NewHist(3), baseline: result.NewHist(3), gen: genAcc{lag: result.NewHist(3)}}
+		after: result.NewHist(BinDigits), baseline: result.NewHist(BinDigits), gen: genAcc{lag: result.NewHist(BinDigits)}}
 	if critical {
-		r.critical = &classAcc{hist: result.NewHist(3)}
+		r.critical = &classAcc{hist: result.NewHist(BinDigits)}
 	}
 	return r
 }
@@ -138,7 +138,7 @@ func (r *Recorder) Add(rec load.Record) {
 func (r *Recorder) row(i int64) *clientRow {
 	row := r.rows[i]
 	if row == nil {
-		row = &clientRow{hist: result.NewHist(2)}
+		row = &clientRow{hist: result.NewHist(RowDigits)}
 		r.rows[i] = row
 	}
 	return row
