@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -92,6 +94,7 @@ func (b *Binner) Add(rec load.Record) {
 		} else {
 			r = NewRecorder(b.t, b.before, b.after, b.critical)
 			r.liveOn = b.live
+			r.phases = map[string]*liveBucket{}
 		}
 		b.open[i] = r
 	}
@@ -161,4 +164,37 @@ func (r *Recorder) reset() {
 		}
 	}
 	r.filed = filedMark{}
+	for _, b := range r.phases {
+		b.hist.Reset()
+		*b = liveBucket{hist: b.hist}
+	}
 }
+
+// SameCounts says where r, merged from bins, differs from whole, the
+// workers' own recorders merged: every count, row and histogram must be
+// the same, the live window and the phases aside (only bins keep them).
+func (r *Recorder) SameCounts(whole *Recorder) error {
+	got, want := r.State(), whole.State()
+	got.Live, got.Phases = nil, nil
+	want.Live, want.Phases = nil, nil
+	if got.T.Equal(want.T) {
+		got.T = want.T // one came through JSON: no monotonic reading
+	}
+	if reflect.DeepEqual(got, want) {
+		return nil
+	}
+	field := "rows"
+	gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := range gv.NumField() {
+		if !reflect.DeepEqual(gv.Field(i).Interface(), wv.Field(i).Interface()) {
+			field = gv.Type().Field(i).Name
+			break
+		}
+	}
+	return fmt.Errorf("the bins merged differ from the workers' recorders in %s: %d requests (%d intended, %d sent, %d rows) against %d (%d intended, %d sent, %d rows)",
+		field, got.Records, got.Intended, got.Sent, len(got.Rows), want.Records, want.Intended, want.Sent, len(want.Rows))
+}
+
+// HTTPFigures are the http figures of r's requests from T, as the results
+// have them.
+func (r *Recorder) HTTPFigures() result.HTTP { return r.http() }

@@ -42,6 +42,34 @@ func (r *Recorder) addLive(rec load.Record, us int64) {
 	_ = b.hist.RecordValue(us)
 }
 
+// addPhase files a record by the phase of its intended instant, for the
+// observer of the recorder its bin is merged into; r.mu is held.
+func (r *Recorder) addPhase(phase string, rec load.Record, us int64) {
+	b := r.phases[phase]
+	if b == nil {
+		b = &liveBucket{hist: result.NewHist(RowDigits)}
+		r.phases[phase] = b
+	}
+	b.outcomes[rec.Outcome]++
+	b.attempts += int64(rec.Attempts)
+	_ = b.hist.RecordValue(us)
+}
+
+// summary is a bin's requests of one phase for an observer.
+func summary(l LiveState, h *hdrhistogram.PackedHistogram) Summary {
+	s := Summary{Attempts: l.Attempts, Latencies: func(func(time.Duration, int64)) {}}
+	copy(s.Outcomes[:], l.Outcomes)
+	if h != nil {
+		s.Latencies = func(each func(time.Duration, int64)) {
+			h.ForEachBucket(func(v, n int64) bool {
+				each(time.Duration(v)*time.Microsecond, n)
+				return true
+			})
+		}
+	}
+	return s
+}
+
 // mergeLive adds a bin's live row at (completion row index) to the live
 // window; r.mu is held. A row older than the one its slot holds now is
 // past the window and left out, as addLive would have overwritten it.

@@ -38,6 +38,9 @@ type RecorderState struct {
 	// Live is what the stop conditions read, by completion row; only a
 	// recorder of a plan with stop conditions keeps it
 	Live map[int64]LiveState `json:"live,omitempty"`
+	// Phases is a bin's requests by phase (PhaseWarmup, PhaseBefore,
+	// PhaseAfter), for the observer of the recorder it is merged into
+	Phases map[string]LiveState `json:"phases,omitempty"`
 }
 
 // LiveState is one completion row of the live window.
@@ -90,6 +93,15 @@ func (r *Recorder) State() RecorderState {
 		}
 		st.Live[b.at] = LiveState{Outcomes: slices.Clone(b.outcomes[:]), Attempts: b.attempts, Latency: encode(b.hist)}
 	}
+	for ph, b := range r.phases {
+		if b.hist.TotalCount() == 0 {
+			continue
+		}
+		if st.Phases == nil {
+			st.Phases = map[string]LiveState{}
+		}
+		st.Phases[ph] = LiveState{Outcomes: slices.Clone(b.outcomes[:]), Attempts: b.attempts, Latency: encode(b.hist)}
+	}
 	return st
 }
 
@@ -126,6 +138,13 @@ func (r *Recorder) Merge(st RecorderState) error {
 			errs = append(errs, fmt.Errorf("live row %d: %d outcomes; want at most %d", i, len(l.Outcomes), load.NumOutcomes))
 		}
 		live[i] = dec(fmt.Sprintf("live row %d", i), l.Latency, rowLike)
+	}
+	phases := make(map[string]*hdrhistogram.PackedHistogram, len(st.Phases))
+	for ph, l := range st.Phases {
+		if len(l.Outcomes) > int(load.NumOutcomes) || !slices.Contains(Phases, ph) {
+			errs = append(errs, fmt.Errorf("phase %q: %d outcomes; want one of %v, at most %d", ph, len(l.Outcomes), Phases, load.NumOutcomes))
+		}
+		phases[ph] = dec("phase "+ph, l.Latency, rowLike)
 	}
 	var crit *hdrhistogram.PackedHistogram
 	if st.Critical != nil {
@@ -165,6 +184,13 @@ func (r *Recorder) Merge(st RecorderState) error {
 	if r.liveOn {
 		for i, l := range st.Live {
 			r.mergeLive(i, l, live[i])
+		}
+	}
+	if r.observer != nil {
+		for _, ph := range Phases {
+			if l, ok := st.Phases[ph]; ok {
+				r.observer(ph, summary(l, phases[ph]))
+			}
 		}
 	}
 	return nil

@@ -42,7 +42,10 @@ type phaseSeries struct {
 	attempts prometheus.Counter
 }
 
-var _ experiment.Observer = (*Metrics)(nil)
+var (
+	_ experiment.Observer    = (*Metrics)(nil)
+	_ experiment.BinObserver = (*Metrics)(nil)
+)
 
 // NewMetrics registers the harness' metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -85,6 +88,40 @@ func (m *Metrics) Arm(name string, running bool) {
 
 // Request counts one finished request.
 func (m *Metrics) Request(arm, phase string, r load.Record) {
+	s := m.seriesOf(arm, phase)
+	c, ok := s.requests[r.Outcome]
+	if !ok { // an outcome load does not list
+		c = m.requests.WithLabelValues(arm, phase, r.Outcome.String())
+	}
+	c.Inc()
+	s.latency.Observe(r.Latency.Seconds())
+	s.attempts.Add(float64(r.Attempts))
+}
+
+// Requests counts finished requests summarised, a worker's bin's
+// (experiment.BinObserver): each latency at its HdrHistogram bucket's value.
+func (m *Metrics) Requests(arm, phase string, sum experiment.Summary) {
+	s := m.seriesOf(arm, phase)
+	for o, n := range sum.Outcomes {
+		if n == 0 {
+			continue
+		}
+		c, ok := s.requests[load.Outcome(o)]
+		if !ok {
+			c = m.requests.WithLabelValues(arm, phase, load.Outcome(o).String())
+		}
+		c.Add(float64(n))
+	}
+	sum.Latencies(func(d time.Duration, n int64) {
+		for range n {
+			s.latency.Observe(d.Seconds())
+		}
+	})
+	s.attempts.Add(float64(sum.Attempts))
+}
+
+// seriesOf is the arm's and phase's series, made on first use.
+func (m *Metrics) seriesOf(arm, phase string) *phaseSeries {
 	k := [2]string{arm, phase}
 	m.mu.Lock()
 	s := m.series[k]
@@ -99,13 +136,7 @@ func (m *Metrics) Request(arm, phase string, r load.Record) {
 		m.series[k] = s
 	}
 	m.mu.Unlock()
-	c, ok := s.requests[r.Outcome]
-	if !ok { // an outcome load does not list
-		c = m.requests.WithLabelValues(arm, phase, r.Outcome.String())
-	}
-	c.Inc()
-	s.latency.Observe(r.Latency.Seconds())
-	s.attempts.Add(float64(r.Attempts))
+	return s
 }
 
 // Trigger records T for the arm.
