@@ -252,7 +252,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,
 		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical, ShedStatuses: a.tg.ShedStatuses,
 	}, Space: a.tg.Space, Classes: a.tg.Classes, Seed: p.Seed, Before: time.Duration(p.Before), After: time.Duration(p.After), Critical: cl.Critical > 0,
-		Burst: a.splitBurst(), HotKeys: a.hot})
+		Live: len(p.Abort) > 0, Burst: a.splitBurst(), HotKeys: a.hot})
 	if err != nil {
 		return nil, err
 	}
@@ -274,6 +274,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	rec := NewRecorder(t, time.Duration(p.Before), time.Duration(p.After), cl.Critical > 0)
 	rec.liveOn = len(p.Abort) > 0 // only stop conditions read the live window
 	rec.fileClasses(len(a.tg.Classes))
+	observeBins(rec, a.env.Observer, a.arm.Name)
 	ld := &loaded{t: t, rec: rec, sampler: observe.Start(ctx, a.src, observe.DefaultInterval), ending: a.ending}
 	// a stop condition that holds ends the load and the trigger, which
 	// undoes its fault, through armCtx; the arm then ends as usual

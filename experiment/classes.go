@@ -36,7 +36,7 @@ func (r *Recorder) fileClasses(n int) {
 	}
 	r.classes = make([]*classRec, n)
 	for i := range r.classes {
-		r.classes[i] = &classRec{rows: map[int64]*clientRow{}, after: result.NewHist(3), baseline: result.NewHist(3), outcomes: map[load.Outcome]int64{}}
+		r.classes[i] = &classRec{rows: map[int64]*clientRow{}, after: result.NewHist(BinDigits), baseline: result.NewHist(BinDigits), outcomes: map[load.Outcome]int64{}}
 	}
 }
 
@@ -45,7 +45,7 @@ func (c *classRec) add(rec load.Record, us int64, t time.Time) {
 	i := result.RowIndex(rec.Intended, t)
 	row := c.rows[i]
 	if row == nil {
-		row = &clientRow{hist: result.NewHist(2)}
+		row = &clientRow{hist: result.NewHist(RowDigits)}
 		c.rows[i] = row
 	}
 	row.requests++

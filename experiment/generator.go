@@ -29,6 +29,7 @@ type Job struct {
 	Before   time.Duration
 	After    time.Duration
 	Critical bool // critical requests are counted apart
+	Live     bool // the plan has stop conditions: the recorder keeps the live window
 	// Burst is the burst trigger's clients when the generator releases
 	// them itself (BurstSender), at T; HotKeys are the keys they ask for
 	Burst   int

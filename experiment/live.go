@@ -32,7 +32,7 @@ func (r *Recorder) addLive(rec load.Record, us int64) {
 	b := &r.live[int(((i%int64(liveSlots))+int64(liveSlots))%int64(liveSlots))]
 	if b.hist == nil || b.at != i {
 		if b.hist == nil {
-			b.hist = result.NewHist(2)
+			b.hist = result.NewHist(RowDigits)
 		}
 		b.hist.Reset()
 		*b = liveBucket{at: i, hist: b.hist}
@@ -42,6 +42,56 @@ func (r *Recorder) addLive(rec load.Record, us int64) {
 	_ = b.hist.RecordValue(us)
 }
 
+// addPhase files a record by the phase of its intended instant, for the
+// observer of the recorder its bin is merged into; r.mu is held.
+func (r *Recorder) addPhase(phase string, rec load.Record, us int64) {
+	b := r.phases[phase]
+	if b == nil {
+		b = &liveBucket{hist: result.NewHist(RowDigits)}
+		r.phases[phase] = b
+	}
+	b.outcomes[rec.Outcome]++
+	b.attempts += int64(rec.Attempts)
+	_ = b.hist.RecordValue(us)
+}
+
+// summary is a bin's requests of one phase for an observer.
+func summary(l LiveState, h *hdrhistogram.PackedHistogram) Summary {
+	s := Summary{Attempts: l.Attempts, Latencies: func(func(time.Duration, int64)) {}}
+	copy(s.Outcomes[:], l.Outcomes)
+	if h != nil {
+		s.Latencies = func(each func(time.Duration, int64)) {
+			h.ForEachBucket(func(v, n int64) bool {
+				each(time.Duration(v)*time.Microsecond, n)
+				return true
+			})
+		}
+	}
+	return s
+}
+
+// mergeLive adds a bin's live row at (completion row index) to the live
+// window; r.mu is held. A row older than the one its slot holds now is
+// past the window and left out, as addLive would have overwritten it.
+func (r *Recorder) mergeLive(at int64, l LiveState, h *hdrhistogram.PackedHistogram) {
+	b := &r.live[int(((at%int64(liveSlots))+int64(liveSlots))%int64(liveSlots))]
+	if b.hist != nil && b.at > at {
+		return
+	}
+	if b.hist == nil || b.at != at {
+		if b.hist == nil {
+			b.hist = result.NewHist(RowDigits)
+		}
+		b.hist.Reset()
+		*b = liveBucket{at: at, hist: b.hist}
+	}
+	for o, n := range l.Outcomes {
+		b.outcomes[o] += n
+	}
+	b.attempts += l.Attempts
+	mergeInto(b.hist, h)
+}
+
 // liveFigures are the requests completed in the LiveWindow before now, as
 // gate figures.
 func (r *Recorder) liveFigures(now time.Time) map[string]*float64 {
@@ -49,7 +99,7 @@ func (r *Recorder) liveFigures(now time.Time) map[string]*float64 {
 	defer r.mu.Unlock()
 	last := result.RowIndex(now, r.t)
 	first := last - int64(LiveWindow/result.RowWidth) + 1
-	hist := result.NewHist(2)
+	hist := result.NewHist(RowDigits)
 	var outcomes [load.NumOutcomes]int64
 	var attempts, requests int64
 	for _, b := range r.live {

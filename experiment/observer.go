@@ -61,10 +61,29 @@ func observed(rec *Recorder, obs Observer, arm string) func(load.Record) {
 	}
 }
 
+// BinObserver is an Observer that also takes requests summarised, as a
+// worker's bins carry them (--workers): the requests of one phase, their
+// outcomes and attempts, and their latencies as HdrHistogram's buckets
+// (each at its bucket's value, within LatencyBound of the request's).
+type BinObserver interface {
+	Requests(arm, phase string, s Summary)
+}
+
+// Summary is requests of one phase, summarised.
+type Summary struct {
+	Outcomes [load.NumOutcomes]int64
+	Attempts int64
+	// Latencies calls each with a latency and how many requests took it
+	Latencies func(each func(latency time.Duration, n int64))
+}
+
 // Observers is several observers as one: each sees every call, in order.
 type Observers []Observer
 
-var _ Observer = Observers(nil)
+var (
+	_ Observer    = Observers(nil)
+	_ BinObserver = Observers(nil)
+)
 
 // Arm calls every observer's Arm.
 func (os Observers) Arm(name string, running bool) {
@@ -105,6 +124,15 @@ func (os Observers) Classes(arm string, names []string, herd int) {
 	}
 }
 
+// Requests calls every observer's Requests that takes summaries.
+func (os Observers) Requests(arm, phase string, s Summary) {
+	for _, o := range os {
+		if b, ok := o.(BinObserver); ok {
+			b.Requests(arm, phase, s)
+		}
+	}
+}
+
 // observeClasses tells obs the classes cs of arm, if it listens for them.
 func observeClasses(obs Observer, arm string, cs []targets.Class) {
 	co, ok := obs.(ClassObserver)
@@ -119,4 +147,12 @@ func observeClasses(obs Observer, arm string, cs []targets.Class) {
 		}
 	}
 	co.Classes(arm, names, herd)
+}
+
+// observeBins has rec pass the requests of the bins merged into it on to
+// obs, when it takes summaries.
+func observeBins(rec *Recorder, obs Observer, arm string) {
+	if b, ok := obs.(BinObserver); ok {
+		rec.observer = func(phase string, s Summary) { b.Requests(arm, phase, s) }
+	}
 }

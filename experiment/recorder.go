@@ -35,6 +35,10 @@ type Recorder struct {
 	gen      genAcc                  // the generator's own figures, from T - before to the end
 	classes  []*classRec             // each request class's own, by Record.Class; nil: one class
 	filed    filedMark               // how far every request is filed, for the live judge
+	// a bin's recorder: every request by phase, for the observer
+	// (BinObserver) of the recorder the bin is merged into
+	phases   map[string]*liveBucket
+	observer func(phase string, s Summary) // the merged bins' requests go to it; nil: none
 }
 
 // genAcc is how the generator kept its schedule: requests intended, those
@@ -59,9 +63,9 @@ type clientRow struct {
 // critical are also counted apart.
 func NewRecorder(t time.Time, before, after time.Duration, critical bool) *Recorder {
 	r := &Recorder{t: t, from: t.Add(-before), end: t.Add(after), rows: map[int64]*clientRow{}, outcomes: map[load.Outcome]int64{},
-		after: result.NewHist(3), baseline: result.NewHist(3), gen: genAcc{lag: result.NewHist(3)}}
+		after: result.NewHist(BinDigits), baseline: result.NewHist(BinDigits), gen: genAcc{lag: result.NewHist(BinDigits)}}
 	if critical {
-		r.critical = &classAcc{hist: result.NewHist(3)}
+		r.critical = &classAcc{hist: result.NewHist(BinDigits)}
 	}
 	return r
 }
@@ -75,6 +79,9 @@ func (r *Recorder) Add(rec load.Record) {
 	r.filed.add(rec.Seq, rec.Intended)
 	if r.liveOn && rec.Outcome != load.Unsent {
 		r.addLive(rec, us)
+	}
+	if r.phases != nil && rec.Intended.Before(r.end) { // as observed, Observer's rule
+		r.addPhase(phaseOf(rec.Intended, r.from, r.t), rec, us)
 	}
 	// attempts land in the row they were sent in: retry waves show where
 	// they happened, whichever request they belong to
@@ -138,7 +145,7 @@ func (r *Recorder) Add(rec load.Record) {
 func (r *Recorder) row(i int64) *clientRow {
 	row := r.rows[i]
 	if row == nil {
-		row = &clientRow{hist: result.NewHist(2)}
+		row = &clientRow{hist: result.NewHist(RowDigits)}
 		r.rows[i] = row
 	}
 	return row

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -14,7 +15,8 @@ import (
 // worker records its share of an arm and the controller merges the shares
 // (Merge) as if one client had sent everything. Counts are kept as they
 // are; every histogram is in HdrHistogram's V2 compressed encoding (base64,
-// as HdrHistogram's own logs write it), which loses nothing.
+// as HdrHistogram's own logs write it), which loses nothing, and "" for an
+// empty one. A worker's bins (Bin) are states too, of a few requests each.
 type RecorderState struct {
 	T        time.Time              `json:"t"`
 	Before   time.Duration          `json:"before"`
@@ -33,6 +35,19 @@ type RecorderState struct {
 	Intended int64                  `json:"intended"` // the generator's figures
 	Sent     int64                  `json:"sent"`
 	Lag      string                 `json:"lag"`
+	// Live is what the stop conditions read, by completion row; only a
+	// recorder of a plan with stop conditions keeps it
+	Live map[int64]LiveState `json:"live,omitempty"`
+	// Phases is a bin's requests by phase (PhaseWarmup, PhaseBefore,
+	// PhaseAfter), for the observer of the recorder it is merged into
+	Phases map[string]LiveState `json:"phases,omitempty"`
+}
+
+// LiveState is one completion row of the live window.
+type LiveState struct {
+	Outcomes []int64 `json:"outcomes"` // by load.Outcome
+	Attempts int64   `json:"attempts"`
+	Latency  string  `json:"latency"`
 }
 
 // RowState is one timeline row of a RecorderState.
@@ -69,6 +84,24 @@ func (r *Recorder) State() RecorderState {
 	if c := r.critical; c != nil {
 		st.Critical = &ClassState{Requests: c.requests, OK: c.ok, Shed: c.shed, Latency: encode(c.hist)}
 	}
+	for _, b := range r.live {
+		if b.hist == nil || (b.hist.TotalCount() == 0 && b.attempts == 0) {
+			continue
+		}
+		if st.Live == nil {
+			st.Live = map[int64]LiveState{}
+		}
+		st.Live[b.at] = LiveState{Outcomes: slices.Clone(b.outcomes[:]), Attempts: b.attempts, Latency: encode(b.hist)}
+	}
+	for ph, b := range r.phases {
+		if b.hist.TotalCount() == 0 {
+			continue
+		}
+		if st.Phases == nil {
+			st.Phases = map[string]LiveState{}
+		}
+		st.Phases[ph] = LiveState{Outcomes: slices.Clone(b.outcomes[:]), Attempts: b.attempts, Latency: encode(b.hist)}
+	}
 	return st
 }
 
@@ -87,7 +120,7 @@ func (r *Recorder) Merge(st RecorderState) error {
 	}
 	// decode everything before adding anything
 	var errs []error
-	dec := func(what, s string, like *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	dec := func(what, s string, like *hdrhistogram.Histogram) *hdrhistogram.PackedHistogram {
 		h, err := decode(s, like)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", what, err))
@@ -95,27 +128,41 @@ func (r *Recorder) Merge(st RecorderState) error {
 		return h
 	}
 	after, baseline, lag := dec("latency", st.Latency, r.after), dec("baseline", st.Baseline, r.baseline), dec("lag", st.Lag, r.gen.lag)
-	rows := make(map[int64]*hdrhistogram.Histogram, len(st.Rows))
+	rows := make(map[int64]*hdrhistogram.PackedHistogram, len(st.Rows))
 	for i, row := range st.Rows {
-		rows[i] = dec(fmt.Sprintf("timeline row %d", i), row.Latency, result.NewHist(2))
+		rows[i] = dec(fmt.Sprintf("timeline row %d", i), row.Latency, rowLike)
 	}
-	var crit *hdrhistogram.Histogram
+	live := make(map[int64]*hdrhistogram.PackedHistogram, len(st.Live))
+	for i, l := range st.Live {
+		if len(l.Outcomes) > int(load.NumOutcomes) {
+			errs = append(errs, fmt.Errorf("live row %d: %d outcomes; want at most %d", i, len(l.Outcomes), load.NumOutcomes))
+		}
+		live[i] = dec(fmt.Sprintf("live row %d", i), l.Latency, rowLike)
+	}
+	phases := make(map[string]*hdrhistogram.PackedHistogram, len(st.Phases))
+	for ph, l := range st.Phases {
+		if len(l.Outcomes) > int(load.NumOutcomes) || !slices.Contains(Phases, ph) {
+			errs = append(errs, fmt.Errorf("phase %q: %d outcomes; want one of %v, at most %d", ph, len(l.Outcomes), Phases, load.NumOutcomes))
+		}
+		phases[ph] = dec("phase "+ph, l.Latency, rowLike)
+	}
+	var crit *hdrhistogram.PackedHistogram
 	if st.Critical != nil {
 		crit = dec("critical", st.Critical.Latency, r.critical.hist)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	r.after.Merge(after)
-	r.baseline.Merge(baseline)
-	r.gen.lag.Merge(lag)
+	mergeInto(r.after, after)
+	mergeInto(r.baseline, baseline)
+	mergeInto(r.gen.lag, lag)
 	for i, row := range st.Rows {
 		mine := r.row(i)
 		mine.requests += row.Requests
 		mine.ok += row.OK
 		mine.attempts += row.Attempts
 		mine.unsent += row.Unsent
-		mine.hist.Merge(rows[i])
+		mergeInto(mine.hist, rows[i])
 	}
 	for o, n := range st.Outcomes {
 		r.outcomes[o] += n
@@ -132,9 +179,31 @@ func (r *Recorder) Merge(st RecorderState) error {
 		r.critical.requests += c.Requests
 		r.critical.ok += c.OK
 		r.critical.shed += c.Shed
-		r.critical.hist.Merge(crit)
+		mergeInto(r.critical.hist, crit)
+	}
+	if r.liveOn {
+		for i, l := range st.Live {
+			r.mergeLive(i, l, live[i])
+		}
+	}
+	if r.observer != nil {
+		for _, ph := range Phases {
+			if l, ok := st.Phases[ph]; ok {
+				r.observer(ph, summary(l, phases[ph]))
+			}
+		}
 	}
 	return nil
+}
+
+// rowLike has the settings of a timeline row's histogram.
+var rowLike = result.NewHist(RowDigits)
+
+// mergeInto adds from (nil: empty) to h.
+func mergeInto(h *hdrhistogram.Histogram, from *hdrhistogram.PackedHistogram) {
+	if from != nil {
+		from.MergeInto(h)
+	}
 }
 
 // Generator is how the generator of r's requests kept its schedule from T
@@ -142,6 +211,9 @@ func (r *Recorder) Merge(st RecorderState) error {
 func (r *Recorder) Generator(window time.Duration) result.LoadFigures { return r.generator(window) }
 
 func encode(h *hdrhistogram.Histogram) string {
+	if h.TotalCount() == 0 {
+		return ""
+	}
 	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		panic(fmt.Sprintf("encode a histogram: %v", err)) // only an unknown version fails
@@ -149,17 +221,23 @@ func encode(h *hdrhistogram.Histogram) string {
 	return string(b)
 }
 
-// decode reads an encoded histogram recorded with like's settings.
-func decode(s string, like *hdrhistogram.Histogram) (*hdrhistogram.Histogram, error) {
-	h, err := hdrhistogram.Decode([]byte(s))
+// decode reads an encoded histogram recorded with like's settings; "" is
+// an empty one (nil). It decodes into HdrHistogram's sparse form, whose
+// size is the buckets it holds, not the range: a bin of a few hundred
+// requests costs the merge a few hundred buckets.
+func decode(s string, like *hdrhistogram.Histogram) (*hdrhistogram.PackedHistogram, error) {
+	if s == "" {
+		return nil, nil
+	}
+	h, err := hdrhistogram.DecodePacked([]byte(s))
 	if err != nil {
 		return nil, err
 	}
 	if h.LowestTrackableValue() != like.LowestTrackableValue() || h.HighestTrackableValue() != like.HighestTrackableValue() ||
-		h.SignificantFigures() != like.SignificantFigures() || len(h.Export().Counts) != len(like.Export().Counts) {
-		return nil, fmt.Errorf("recorded %d..%d at %d significant figures (%d counts); want %d..%d at %d (%d counts)",
-			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), len(h.Export().Counts),
-			like.LowestTrackableValue(), like.HighestTrackableValue(), like.SignificantFigures(), len(like.Export().Counts))
+		h.SignificantFigures() != like.SignificantFigures() {
+		return nil, fmt.Errorf("recorded %d..%d at %d significant figures; want %d..%d at %d",
+			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(),
+			like.LowestTrackableValue(), like.HighestTrackableValue(), like.SignificantFigures())
 	}
 	return h, nil
 }

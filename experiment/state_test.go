@@ -83,7 +83,9 @@ func TestMergeRefusesAnotherShape(t *testing.T) {
 		t.Errorf("merge of another T: %v; want it refused naming T", err)
 	}
 	st := NewRecorder(T, time.Second, time.Second, false).State()
-	st.Latency = encode(hdrhistogram.New(1, result.MaxLatencyUS, 2)) // two significant figures, not three
+	two := hdrhistogram.New(1, result.MaxLatencyUS, 2) // two significant figures, not three
+	_ = two.RecordValue(1000)                          // an empty one encodes as ""
+	st.Latency = encode(two)
 	st.Outcomes = map[load.Outcome]int64{load.OK: 5}
 	if err := r.Merge(st); err == nil || !strings.Contains(err.Error(), "significant figures") {
 		t.Errorf("merge of a histogram at other settings: %v; want it refused naming them", err)

@@ -51,6 +51,7 @@ type phaseSeries struct {
 var (
 	_ experiment.Observer      = (*Metrics)(nil)
 	_ experiment.ClassObserver = (*Metrics)(nil)
+	_ experiment.BinObserver   = (*Metrics)(nil)
 )
 
 // Family is one metric family the harness exports: its name, its type
@@ -136,20 +137,7 @@ func (m *Metrics) Arm(name string, running bool) {
 
 // Request counts one finished request.
 func (m *Metrics) Request(arm, phase string, r load.Record) {
-	k := [2]string{arm, phase}
-	m.mu.Lock()
-	s := m.series[k]
-	if s == nil {
-		// every outcome from the first request on, so a rate of drops
-		// reads 0 rather than nothing
-		s = &phaseSeries{requests: map[load.Outcome]prometheus.Counter{},
-			latency: m.latency.WithLabelValues(arm, phase), attempts: m.attempts.WithLabelValues(arm, phase)}
-		for _, o := range load.Outcomes {
-			s.requests[o] = m.requests.WithLabelValues(arm, phase, o.String())
-		}
-		m.series[k] = s
-	}
-	m.mu.Unlock()
+	s := m.seriesOf(arm, phase)
 	c, ok := s.requests[r.Outcome]
 	if !ok { // an outcome load does not list
 		c = m.requests.WithLabelValues(arm, phase, r.Outcome.String())
@@ -164,6 +152,47 @@ func (m *Metrics) Request(arm, phase string, r load.Record) {
 		m.classRequests.WithLabelValues(arm, phase, names[r.Class], r.Outcome.String()).Inc()
 		m.classLatency.WithLabelValues(arm, phase, names[r.Class]).Observe(r.Latency.Seconds())
 	}
+}
+
+// Requests counts finished requests summarised, a worker's bin's
+// (experiment.BinObserver): each latency at its HdrHistogram bucket's value.
+func (m *Metrics) Requests(arm, phase string, sum experiment.Summary) {
+	s := m.seriesOf(arm, phase)
+	for o, n := range sum.Outcomes {
+		if n == 0 {
+			continue
+		}
+		c, ok := s.requests[load.Outcome(o)]
+		if !ok {
+			c = m.requests.WithLabelValues(arm, phase, load.Outcome(o).String())
+		}
+		c.Add(float64(n))
+	}
+	sum.Latencies(func(d time.Duration, n int64) {
+		for range n {
+			s.latency.Observe(d.Seconds())
+		}
+	})
+	s.attempts.Add(float64(sum.Attempts))
+}
+
+// seriesOf is the arm's and phase's series, made on first use.
+func (m *Metrics) seriesOf(arm, phase string) *phaseSeries {
+	k := [2]string{arm, phase}
+	m.mu.Lock()
+	s := m.series[k]
+	if s == nil {
+		// every outcome from the first request on, so a rate of drops
+		// reads 0 rather than nothing
+		s = &phaseSeries{requests: map[load.Outcome]prometheus.Counter{},
+			latency: m.latency.WithLabelValues(arm, phase), attempts: m.attempts.WithLabelValues(arm, phase)}
+		for _, o := range load.Outcomes {
+			s.requests[o] = m.requests.WithLabelValues(arm, phase, o.String())
+		}
+		m.series[k] = s
+	}
+	m.mu.Unlock()
+	return s
 }
 
 // Classes records an arm's request classes: from now on its requests are

@@ -98,7 +98,7 @@ func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experimen
 			cfg.MaxWorkers = uint64(share(int(job.Load.MaxWorkers), n, i))
 		}
 		s := Share{Run: run, Version: c.Version, Index: i, Of: n, Reference: c.URLs[0], Load: cfg, Space: job.Space,
-			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Hosts: c.Hosts, Vegeta: c.Vegeta}
+			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Live: job.Live, Hosts: c.Hosts, Vegeta: c.Vegeta}
 		if job.Burst > 0 { // a share each, the remainder to the first; none when fewer clients than workers
 			s.Burst, s.HotKeys = job.Burst/n, job.HotKeys
 			if i < job.Burst%n {
@@ -132,12 +132,13 @@ func (p *prepared) Lead() time.Duration { return StartMargin }
 // clients at T.
 func (*Controller) SendsBursts() bool { return true }
 
-// Run starts every worker at start on its own clock, files their records
-// through file as they stream in, passes the arm's cut on, and waits for
-// their results. A worker that refuses the start, dies or restarts fails
+// Run starts every worker at start on its own clock, merges their bins
+// into rec as they come in (with -o vegeta, files their records through
+// file as they stream in), passes the arm's cut on, and waits for their
+// results. A worker that refuses the start, dies or restarts fails
 // the arm, named; when ctx ends, the workers are stopped and what they
 // recorded is filed.
-func (p *prepared) Run(ctx context.Context, start, t time.Time, _ *experiment.Recorder, file func(load.Record)) (*result.Workers, error) {
+func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.Recorder, file func(load.Record)) (*result.Workers, error) {
 	for i := range p.heard {
 		p.heard[i].Store(start.UnixNano())
 	}
@@ -160,21 +161,36 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, _ *experiment.Re
 	defer cutting.Wait()
 	defer close(ended)
 	pastCut := make([]atomic.Int64, len(p.workers))
-	results, streamed, err := p.gather(ctx, start, t, func(i int) func(load.Record) {
-		return func(r load.Record) {
-			if at, ok := p.job.Cut.When(); ok && r.Intended.After(at) {
-				pastCut[i].Add(1) // the cut reached it late: past the arm's end
-				return
-			}
-			file(r)
+	var follow func(ctx context.Context, i int) (int64, error)
+	if p.c.Vegeta { // the records stream, for vegeta's results
+		follow = func(ctx context.Context, i int) (int64, error) {
+			return p.follow(ctx, i, t, func(r load.Record) {
+				if at, ok := p.job.Cut.When(); ok && r.Intended.After(at) {
+					pastCut[i].Add(1) // the cut reached it late: past the arm's end
+					return
+				}
+				file(r)
+			}, &p.heard[i])
 		}
-	})
+	} else {
+		filed := make([]atomic.Int64, len(p.workers))
+		follow = func(ctx context.Context, i int) (int64, error) {
+			f := &binFollower{p: p, i: i, rec: rec, t: t, seen: map[[2]int64]bool{}, filed: filed, pastCut: &pastCut[i]}
+			return p.followBins(ctx, f)
+		}
+	}
+	results, streamed, err := p.gather(ctx, start, follow)
 	if err != nil {
 		return nil, err
 	}
 	for i, res := range results {
 		if streamed[i] != res.State.Records {
-			return nil, fmt.Errorf("%s: streamed %d records, and its recorder filed %d: each must be filed once", p.workers[i], streamed[i], res.State.Records)
+			return nil, fmt.Errorf("%s: sent %d requests' records or bins, and its recorder filed %d: each must be filed once", p.workers[i], streamed[i], res.State.Records)
+		}
+	}
+	if !p.c.Vegeta {
+		if err := p.checkBins(rec, results, pastCut); err != nil {
+			return nil, err
 		}
 	}
 	ws, err := p.merge(results)
@@ -186,11 +202,11 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, _ *experiment.Re
 	return ws, err
 }
 
-// gather streams every worker's records through the filer of its index
+// gather follows every worker's bins or records (follow, by its index)
 // until its share ends, then takes its result. The results are taken
 // also once ctx ends (the workers stop and answer with what they
 // recorded); one worker lost ends the others.
-func (p *prepared) gather(ctx context.Context, start, t time.Time, filer func(i int) func(load.Record)) ([]Result, []int64, error) {
+func (p *prepared) gather(ctx context.Context, start time.Time, follow func(ctx context.Context, i int) (int64, error)) ([]Result, []int64, error) {
 	// the worst end: the window, the late grace, and a request's whole timeout
 	c := p.job.Load
 	worst := start.Add(c.Duration + load.LateGrace + time.Duration(c.Retry.Retries+1)*c.Timeout + resultSlack)
@@ -202,7 +218,7 @@ func (p *prepared) gather(ctx context.Context, start, t time.Time, filer func(i 
 	defer lost(nil)
 	err := each(len(p.workers), func(i int) error {
 		w := p.workers[i]
-		n, err := p.follow(rctx, i, t, filer(i), &p.heard[i])
+		n, err := follow(rctx, i)
 		streamed[i] = n
 		if err == nil {
 			q := url.Values{"run": {p.run}, "boot": {w.ready.Boot}}
@@ -211,6 +227,8 @@ func (p *prepared) gather(ctx context.Context, start, t time.Time, filer func(i 
 		switch {
 		case errors.Is(context.Cause(rctx), errOtherLost):
 			return nil // the worker lost first is named
+		case isBadBin(err):
+			err = fmt.Errorf("%s: %w", w, err)
 		case dctx.Err() != nil:
 			err = fmt.Errorf("%s: no result %s after the arm's end: it hangs", w, resultSlack)
 		case err != nil:
@@ -261,6 +279,32 @@ func (p *prepared) merge(results []Result) (*result.Workers, error) {
 	ws.StartSkewMaxMS = msOf(dev[len(dev)-1])
 	ws.StartSkewP99MS = msOf(dev[int(math.Ceil(0.99*float64(len(dev))))-1])
 	return ws, nil
+}
+
+// checkBins holds rec, merged from the workers' bins, to their own
+// recorders merged: the same counts, rows and histograms, unless the cut
+// reached a worker late (its bins past it were left out, its recorder
+// filed them).
+func (p *prepared) checkBins(rec *experiment.Recorder, results []Result, pastCut []atomic.Int64) error {
+	for i := range pastCut {
+		if pastCut[i].Load() > 0 {
+			return nil
+		}
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	st := results[0].State
+	whole := experiment.NewRecorder(st.T, st.Before, st.After, st.Critical != nil)
+	for i, res := range results {
+		if err := whole.Merge(res.State); err != nil {
+			return fmt.Errorf("%s: its recorder: %w", p.workers[i], err)
+		}
+	}
+	if err := rec.SameCounts(whole); err != nil {
+		return fmt.Errorf("workers: %w", err)
+	}
+	return nil
 }
 
 // stop asks every worker to end its share early; best effort.

@@ -36,6 +36,8 @@ type Share struct {
 	Before    time.Duration     `json:"before"`
 	After     time.Duration     `json:"after"`
 	Critical  bool              `json:"critical"`
+	// Live: the bins keep the live window (the plan has stop conditions)
+	Live bool `json:"live,omitempty"`
 	// Burst is this worker's share of the burst trigger's clients, released
 	// at T on its own clock, asking for HotKeys in turn; 0: none
 	Burst   int      `json:"burst,omitempty"`

@@ -30,7 +30,8 @@ type Worker struct {
 	Client  *http.Client
 	Log     *slog.Logger
 
-	refused atomic.Int64 // calls refused for want of the token
+	refused atomic.Int64      // calls refused for want of the token
+	tap     func(load.Record) // sees every record the worker files; nil: none (the exactness test's)
 
 	boot string
 	mu   sync.Mutex
@@ -47,8 +48,10 @@ type job struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed with res set
 	res     Result
-	stream  stream   // its records, until the controller takes them
+	stream  stream   // its records, until the controller takes them (-o vegeta)
+	binned  binned   // its bins, until the controller takes them
 	cut     load.Cut // the controller's cut, when the arm ends early
+	tap     func(load.Record)
 }
 
 // NewWorker makes a worker of version v that may send beyond loopback only
@@ -73,6 +76,7 @@ func (w *Worker) Handler() http.Handler {
 	mux.HandleFunc("GET "+pathResult, w.result)
 	mux.HandleFunc("POST /v1/stop", w.stop)
 	mux.HandleFunc("GET "+pathRecords, w.records)
+	mux.HandleFunc("GET "+pathBins, w.bins)
 	mux.HandleFunc("POST "+pathCut, w.cut)
 	// a call refused for want of the token does not keep an idle worker
 	// alive: the idle timer starts again only on the calls guard lets in
@@ -242,6 +246,10 @@ func (w *Worker) start(rw http.ResponseWriter, r *http.Request) {
 	j.stream.mu.Lock()
 	j.stream.t, j.stream.vegeta = s.T, j.share.Vegeta
 	j.stream.mu.Unlock()
+	j.binned.mu.Lock()
+	j.binned.binner = experiment.NewBinner(s.Run, j.share.Index, j.share.Of, s.T, j.share.Before, j.share.After, j.share.Critical, j.share.Live)
+	j.binned.mu.Unlock()
+	j.tap = w.tap
 	w.mu.Unlock()
 	w.Log.Info("started", "run", s.Run, "stripe", j.share.Index, "of", j.share.Of, "rate", j.cfg.Rate, "start", s.Start, "t", s.T)
 	go func() {
@@ -275,7 +283,14 @@ func (j *job) run(ctx context.Context, s Start, sending func()) {
 			first, firstLag = r.Seq, r.Left.Sub(r.Intended)
 		}
 		rec.Add(r)
-		j.stream.add(r)
+		if j.tap != nil {
+			j.tap(r)
+		}
+		if sh.Vegeta {
+			j.stream.add(r)
+		} else {
+			j.binned.binner.Add(r)
+		}
 	})
 	err = errors.Join(err, <-burst)
 	j.res.State, j.res.FirstLag = rec.State(), firstLag
