@@ -47,7 +47,7 @@ Edit it, then:
   herdbench stampede --target FILE --dry-run`,
 		Example: `  herdbench init --url 'http://127.0.0.1:8080/products/{key}'
   herdbench init --url 'http://127.0.0.1/index.php?title={key}' --memcached 127.0.0.1:11211 \
-    --mysql 127.0.0.1:3306 --db-user wiki --statements 'FROM `+"`page`"+`' --keys-file titles.txt --probe
+    --mysql 127.0.0.1:3306 --db-user wiki --statements 'FROM ` + "`page`" + `' --keys-file titles.txt --probe
   herdbench init --url 'http://staging.internal:8080/items/{key}' --redis 10.0.0.7:6379 \
     --postgres 10.0.0.8:5432 --file staging.yaml`,
 		Args: noArgs,
@@ -202,4 +202,3 @@ func serviceName(u *url.URL) string {
 	}
 	return "the service on " + u.Host
 }
-

@@ -5,11 +5,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync/atomic"
-	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
