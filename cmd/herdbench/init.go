@@ -23,7 +23,7 @@ import (
 // initOptions are what herdbench init writes a starter target file from.
 type initOptions struct {
 	URL, Redis, Memcached, Postgres, MySQL, File string
-	Name, DBUser, Statements                     string
+	Name, DBUser, Statements, CacheKey           string
 	Keys                                         []string // --keys
 	KeysFile                                     string   // --keys-file
 	Probe                                        bool     // keep the keys that answer 2xx
@@ -47,7 +47,8 @@ Edit it, then:
   herdbench stampede --target FILE --dry-run`,
 		Example: `  herdbench init --url 'http://127.0.0.1:8080/products/{key}'
   herdbench init --url 'http://127.0.0.1/index.php?title={key}' --memcached 127.0.0.1:11211 \
-    --mysql 127.0.0.1:3306 --db-user wiki --statements 'FROM ` + "`page`" + `' --keys-file titles.txt --probe
+    --mysql 127.0.0.1:3306 --db-user wiki --statements 'FROM ` + "`page`" + `' \
+    --cache-key 'page:{key}' --keys-file titles.txt --probe
   herdbench init --url 'http://staging.internal:8080/items/{key}' --redis 10.0.0.7:6379 \
     --postgres 10.0.0.8:5432 --file staging.yaml`,
 		Args: noArgs,
@@ -58,6 +59,7 @@ Edit it, then:
 	fs.StringVar(&o.Name, "name", "", "the service's `NAME` in reports (default: the URL's first path segment on its host, such as items on 127.0.0.1:8080)")
 	fs.StringVar(&o.Redis, "redis", "", "the service's Redis, `HOST:PORT` (the expire, ttl and flush triggers need a cache)")
 	fs.StringVar(&o.Memcached, "memcached", "", "or its Memcached, `HOST:PORT`")
+	fs.StringVar(&o.CacheKey, "cache-key", "", "the cache's key of a request's key, `TEMPLATE` with {key} (default: item:{key}, a placeholder)")
 	fs.StringVar(&o.Postgres, "postgres", "", "the service's Postgres, `HOST:PORT` (its DSN is read from SERVICE_PG_DSN at run time)")
 	fs.StringVar(&o.MySQL, "mysql", "", "or its MySQL or MariaDB, `HOST:PORT` (its DSN from SERVICE_MYSQL_DSN at run time)")
 	fs.StringVar(&o.DBUser, "db-user", "", "the database `USER` (or role) the service connects as: its statements and connections count")
@@ -77,6 +79,7 @@ type starter struct {
 	Allow                             string // the hosts named that are not loopback, comma-separated
 	Redis, Memcached, Postgres, MySQL string
 	DBUser, Statements                string // "" leaves the placeholder
+	CacheKey                          string
 	Keys                              startKeys
 }
 
@@ -165,6 +168,12 @@ func (o initOptions) starter() (starter, *url.URL, herd.FieldErrors) {
 			bad.Add(f.flag, "without a database (accepted: with --postgres or --mysql)")
 		}
 	}
+	switch {
+	case o.CacheKey != "" && o.Redis == "" && o.Memcached == "":
+		bad.Add("cache-key", "without a cache (accepted: with --redis or --memcached)")
+	case o.CacheKey != "" && !strings.Contains(o.CacheKey, "{key}"):
+		bad.Add("cache-key", "%q has no {key} (accepted: the cache's key of a request's key, such as page:{key})", o.CacheKey)
+	}
 	o.checkKeys(&bad)
 	if dir := filepath.Dir(o.File); o.File == "" {
 		bad.Add("file", "empty (accepted: a file name, such as herdbench-target.yaml)")
@@ -189,7 +198,7 @@ func (o initOptions) starter() (starter, *url.URL, herd.FieldErrors) {
 		}
 	}
 	return starter{Name: cmp.Or(o.Name, serviceName(u)), Endpoint: u.Scheme + "://" + u.Host, Path: path, Query: query, Allow: strings.Join(allow, ", "),
-		Redis: o.Redis, Memcached: o.Memcached, Postgres: o.Postgres, MySQL: o.MySQL, DBUser: o.DBUser, Statements: o.Statements}, u, nil
+		Redis: o.Redis, Memcached: o.Memcached, Postgres: o.Postgres, MySQL: o.MySQL, DBUser: o.DBUser, Statements: o.Statements, CacheKey: o.CacheKey}, u, nil
 }
 
 // serviceName is a name for the service at u: its path's first segment
@@ -202,3 +211,6 @@ func serviceName(u *url.URL) string {
 	}
 	return "the service on " + u.Host
 }
+
+// Pattern is the Redis glob of the cache key's keys: its {key} a *.
+func (s starter) Pattern() string { return strings.ReplaceAll(s.CacheKey, "{key}", "*") }

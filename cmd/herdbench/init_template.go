@@ -74,8 +74,13 @@ keys:
 # pattern matches none, the run stops before T
 redis:
   address: {{.Redis}}
-  key: "item:{key}"
+{{- if .CacheKey}}
+  key: {{printf "%q" .CacheKey}}
+  pattern: {{printf "%q" .Pattern}}
+{{- else}}
+  key: "item:{key}"            # a placeholder
   pattern: "item:*"
+{{- end}}
 {{- else if .Memcached}}
 
 # the service's Memcached: its stats read every 100 ms, the hot keys' items
@@ -84,7 +89,11 @@ redis:
 # the whole instance, only with allow_flush_all: true
 memcached:
   address: {{.Memcached}}
-  key: "item:{key}"            # the Memcached key of a request's key
+{{- if .CacheKey}}
+  key: {{printf "%q" .CacheKey}}
+{{- else}}
+  key: "item:{key}"            # the Memcached key of a request's key (a placeholder)
+{{- end}}
   allow_flush_all: false
 {{- else}}
 
