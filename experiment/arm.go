@@ -11,6 +11,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/experiment/verdict"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
@@ -83,6 +84,9 @@ func (a *armRun) run(ctx context.Context) (_ *result.ArmResult, retErr error) {
 		return nil, err
 	}
 	fillTook := time.Since(filling)
+	if err := a.tg.Filled(ctx, a.hot, s0); err != nil { // a cache key or series that reads nothing: refused before T
+		return nil, err
+	}
 	if a.writeHerd() {
 		if a.writes0[0], a.writes0[1], err = a.writeStatements(ctx); err != nil {
 			return nil, err
@@ -296,6 +300,11 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	if ws := ld.workers; ws != nil && ws.Burst != nil {
 		ld.fired.Burst = ws.Burst
 	}
+	if refused := new(*herd.FieldError); errors.As(ld.fired.err, refused) {
+		// the target's file refused at T (targets.Counted): it says why
+		ld.sampler.Stop()
+		return nil, ld.fired.err
+	}
 	if err := ld.fired.err; err != nil && ctx.Err() == nil && errors.Is(context.Cause(armCtx), err) {
 		// the trigger failed and ended the load: its error says why
 		ld.sampler.Stop()
@@ -339,6 +348,9 @@ func (a *armRun) fireAt(ctx context.Context, abort context.CancelCauseFunc, t ti
 		stores := a.src
 		stores.Servers = nil // their scrapes would delay T; the timeline has them
 		if f.atT, f.err = stores.Read(ctx); f.err == nil {
+			f.err = a.tg.Counted(f.atT) // statements that matched nothing: refused before firing
+		}
+		if f.err == nil {
 			f.at = time.Now()
 			if a.env.Observer != nil {
 				a.env.Observer.Trigger(a.arm.Name, f.at)

@@ -117,14 +117,15 @@ func (r *Recorder) liveFigures(now time.Time) map[string]*float64 {
 	set := func(path string, v float64) { f[path] = &v }
 	set("http.requests", float64(requests))
 	set("http.ok", float64(outcomes[load.OK]))
+	set("http.status_4xx", float64(outcomes[load.Status4xx]))
 	for _, o := range load.Outcomes {
-		if o != load.OK {
+		if o != load.OK && o != load.Status4xx {
 			set("http.errors."+o.String(), float64(outcomes[o]))
 		}
 	}
 	set("retries.attempts", float64(attempts))
 	if requests > 0 {
-		set("http.drop_rate", float64(requests-outcomes[load.OK])/float64(requests))
+		set("http.drop_rate", float64(requests-outcomes[load.OK]-outcomes[load.Status4xx])/float64(requests))
 		set("http.p50_ms", result.Millis(hist.ValueAtQuantile(50)))
 		set("http.p90_ms", result.Millis(hist.ValueAtQuantile(90)))
 		set("http.p99_ms", result.Millis(hist.ValueAtQuantile(99)))

@@ -109,7 +109,7 @@ func (r *Recorder) Add(rec load.Record) {
 	}
 	r.gen.sent++
 	_ = r.gen.lag.RecordValue(max(rec.Left.Sub(rec.Intended).Microseconds(), 0))
-	if rec.Outcome == load.OK {
+	if rec.Outcome.Answered() { // a 4xx is an answer, not a drop: the rows' goodput counts it
 		row.ok++
 	}
 	_ = row.hist.RecordValue(us)
@@ -176,7 +176,8 @@ func (r *Recorder) http() result.HTTP {
 // httpOf sums up requests by outcome and the latencies of those answered.
 func httpOf(outcomes map[load.Outcome]int64, after *hdrhistogram.Histogram) result.HTTP {
 	h := result.HTTP{
-		OK: outcomes[load.OK],
+		OK:        outcomes[load.OK],
+		Status4xx: outcomes[load.Status4xx],
 		Errors: result.Errors{
 			Timeout: outcomes[load.Timeout],
 			Conn:    outcomes[load.Conn],
@@ -193,7 +194,7 @@ func httpOf(outcomes map[load.Outcome]int64, after *hdrhistogram.Histogram) resu
 		h.Requests += n
 	}
 	if h.Requests > 0 {
-		h.DropRate = float64(h.Requests-h.OK) / float64(h.Requests)
+		h.DropRate = float64(h.Requests-h.OK-h.Status4xx) / float64(h.Requests)
 		h.P50MS = result.Millis(after.ValueAtQuantile(50))
 		h.P90MS = result.Millis(after.ValueAtQuantile(90))
 		h.P99MS = result.Millis(after.ValueAtQuantile(99))

@@ -236,7 +236,7 @@ func (h *herd) roundTrip(req *http.Request, id uint64, s *sent) (*http.Response,
 		if c.hedger != nil && !refused {
 			c.hedger.Done(time.Now(), failed(outcome))
 		}
-		retryable := outcome != OK && outcome != Other && outcome != Throttled && outcome != BreakerOpen && n < c.backoff.Retries()
+		retryable := outcome != OK && outcome != Other && outcome != Status4xx && outcome != Throttled && outcome != BreakerOpen && n < c.backoff.Retries()
 		if retryable {
 			cost, ok := c.budget.Allow(time.Now(), outcome == Timeout)
 			retryable, lastCost = ok, cost

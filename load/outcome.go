@@ -15,17 +15,18 @@ const (
 	Conn                       // connection refused, reset or closed
 	Error5xx                   // a 5xx other than 503
 	Shed                       // 429 or 503 (Config.ShedStatuses): the service refused the load
-	Other                      // any other status (3xx, 4xx)
+	Other                      // any other status: a 3xx, or a 4xx the target counts as a failure (Shedding's Fail)
 	Throttled                  // refused by the client itself (adaptive throttling): never sent
 	BreakerOpen                // refused by the client's own open circuit breaker: never sent
 	Unsent                     // never sent: the generator was still behind its schedule LateGrace after the load ended
+	Status4xx                  // a 4xx: the service answered that it has no such thing, or refused the request; not a failure
 	NumOutcomes                // how many outcomes there are
 )
 
 // Outcomes lists every outcome.
-var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other, Throttled, BreakerOpen, Unsent}
+var Outcomes = []Outcome{OK, Timeout, Conn, Error5xx, Shed, Other, Throttled, BreakerOpen, Unsent, Status4xx}
 
-var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other", "throttled", "client_breaker", "unsent"}
+var outcomeNames = [...]string{"ok", "timeout", "conn", "5xx", "shed", "other", "throttled", "client_breaker", "unsent", "4xx"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
@@ -40,7 +41,7 @@ var DefaultShedStatuses = []int{429, 503}
 
 // Shedding is the statuses that mean the service shed the load; nil or
 // empty: DefaultShedStatuses. A status outside it is what its class says
-// (another 5xx an error, another 4xx other): a load balancer's own 503
+// (another 5xx an error, another 4xx Status4xx): a load balancer's own 503
 // when no server is up is no server's shedding, and a target can say so.
 type Shedding []int
 
@@ -70,10 +71,17 @@ func (s Shedding) Classify(code int, err string) Outcome {
 		return Shed
 	case code >= 500 && code < 600:
 		return Error5xx
+	case code >= 400 && code < 500:
+		return Status4xx
 	default:
 		return Other
 	}
 }
+
+// Answered says whether o is an answer the service meant, not a failure
+// and not a refusal of the load: a 2xx, or a 4xx (Status4xx). The rows'
+// goodput counts them.
+func (o Outcome) Answered() bool { return o == OK || o == Status4xx }
 
 func isTimeout(err string) bool {
 	return strings.Contains(err, "Timeout") || strings.Contains(err, "timeout") ||

@@ -254,7 +254,9 @@ func (f *File) resolve(p string) string {
 	return filepath.Join(filepath.Dir(f.doc.Name), p)
 }
 
-func readKeys(path string) ([]string, error) {
+// ReadKeys reads a file of keys: one a line, blank lines and # comments
+// left out; a file without keys is an error.
+func ReadKeys(path string) ([]string, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err

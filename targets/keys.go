@@ -33,7 +33,7 @@ func (c *checker) keySpace(path string, ks *KeySpace) {
 	case len(k.List) > 0:
 		c.keyList(path+".list", k.List)
 	case k.File != "":
-		keys, err := readKeys(f.resolve(k.File))
+		keys, err := ReadKeys(f.resolve(k.File))
 		if err != nil {
 			c.bad(path+".file", "%v (accepted: a file of keys, one per line)", err)
 		}

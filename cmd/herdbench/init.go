@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/template"
 
 	"github.com/spf13/cobra"
 
@@ -21,8 +22,12 @@ import (
 
 // initOptions are what herdbench init writes a starter target file from.
 type initOptions struct {
-	URL, Redis, Postgres, MySQL, File string
-	Force                             bool
+	URL, Redis, Memcached, Postgres, MySQL, File string
+	Name, DBUser, Statements, CacheKey           string
+	Keys                                         []string // --keys
+	KeysFile                                     string   // --keys-file
+	Probe                                        bool     // keep the keys that answer 2xx
+	Force                                        bool
 }
 
 func newInitCmd(stdout io.Writer) *cobra.Command {
@@ -31,22 +36,37 @@ func newInitCmd(stdout io.Writer) *cobra.Command {
 		Use:   "init",
 		Short: "Write a commented starter target file for your service, whose dry run passes as written",
 		Long: `Write a starter target file (docs/targets.md) for a service herdbench did not
-start: its endpoint and request from --url, and, when given, its Redis, its
-Postgres or its MySQL, each with the fields to fill in commented. The file's
-dry run passes as written; edit it, then:
+start: its endpoint and request from --url, and, when given, its Redis or its
+Memcached, its Postgres or its MySQL, each with the fields to fill in
+commented. Its keys are the ones you give (--keys, --keys-file), those of them
+the service answers 2xx (--probe), or an invented range the file says to
+replace. The file's dry run passes as written; a placeholder left in it (a
+user, a statement filter, a cache key) stops the run before T, naming it.
+Edit it, then:
 
   herdbench stampede --target FILE --dry-run`,
 		Example: `  herdbench init --url 'http://127.0.0.1:8080/products/{key}'
+  herdbench init --url 'http://127.0.0.1/index.php?title={key}' --memcached 127.0.0.1:11211 \
+    --mysql 127.0.0.1:3306 --db-user wiki --statements 'FROM ` + "`page`" + `' \
+    --cache-key 'page:{key}' --keys-file titles.txt --probe
   herdbench init --url 'http://staging.internal:8080/items/{key}' --redis 10.0.0.7:6379 \
     --postgres 10.0.0.8:5432 --file staging.yaml`,
 		Args: noArgs,
-		RunE: func(*cobra.Command, []string) error { return runInit(stdout, o) },
+		RunE: func(c *cobra.Command, _ []string) error { return runInit(c.Context(), stdout, o) },
 	}
 	fs := c.Flags()
 	fs.StringVar(&o.URL, "url", "", "the service's request for one key, `URL` with {key}, such as http://127.0.0.1:8080/items/{key}")
-	fs.StringVar(&o.Redis, "redis", "", "the service's Redis, `HOST:PORT` (the expire, ttl and flush triggers need it)")
+	fs.StringVar(&o.Name, "name", "", "the service's `NAME` in reports (default: the URL's first path segment on its host, such as items on 127.0.0.1:8080)")
+	fs.StringVar(&o.Redis, "redis", "", "the service's Redis, `HOST:PORT` (the expire, ttl and flush triggers need a cache)")
+	fs.StringVar(&o.Memcached, "memcached", "", "or its Memcached, `HOST:PORT`")
+	fs.StringVar(&o.CacheKey, "cache-key", "", "the cache's key of a request's key, `TEMPLATE` with {key} (default: item:{key}, a placeholder)")
 	fs.StringVar(&o.Postgres, "postgres", "", "the service's Postgres, `HOST:PORT` (its DSN is read from SERVICE_PG_DSN at run time)")
 	fs.StringVar(&o.MySQL, "mysql", "", "or its MySQL or MariaDB, `HOST:PORT` (its DSN from SERVICE_MYSQL_DSN at run time)")
+	fs.StringVar(&o.DBUser, "db-user", "", "the database `USER` (or role) the service connects as: its statements and connections count")
+	fs.StringVar(&o.Statements, "statements", "", "a `REGEXP` on the statements that count as DB queries, such as 'FROM items'")
+	fs.StringSliceVar(&o.Keys, "keys", nil, "keys the service has, `KEY,...` (the first are the hot keys)")
+	fs.StringVar(&o.KeysFile, "keys-file", "", "a `FILE` of keys the service has, one a line")
+	fs.BoolVar(&o.Probe, "probe", false, "send one GET of --url for each key (--keys, --keys-file, or 1 to 100) and keep those that answer 2xx")
 	fs.StringVar(&o.File, "file", "herdbench-target.yaml", "where to write the target file")
 	fs.BoolVar(&o.Force, "force", false, "overwrite the file if it exists")
 	return c
@@ -54,20 +74,36 @@ dry run passes as written; edit it, then:
 
 // starter is what the template writes.
 type starter struct {
-	Name, Endpoint, Path   string
-	Query                  map[string]string
-	Allow                  string // the hosts named that are not loopback, comma-separated
-	Redis, Postgres, MySQL string
+	Name, Endpoint, Path              string
+	Query                             map[string]string
+	Allow                             string // the hosts named that are not loopback, comma-separated
+	Redis, Memcached, Postgres, MySQL string
+	DBUser, Statements                string // "" leaves the placeholder
+	CacheKey                          string
+	Keys                              startKeys
 }
 
-func runInit(stdout io.Writer, o initOptions) error {
-	s, bad := o.starter()
+func runInit(ctx context.Context, stdout io.Writer, o initOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s, u, bad := o.starter()
 	if len(bad) > 0 {
 		return usageError{bad}
 	}
 	if msg := notAFile(o.File); msg != "" { // --force would not help
 		return usageErrorf("--file: %s (accepted: a file's path, such as herdbench-target.yaml)", msg)
 	}
+	if !o.Force {
+		if _, err := os.Stat(o.File); err == nil {
+			return usageErrorf("--file: %s exists (accepted: a new file, or --force to overwrite it)", o.File)
+		}
+	}
+	keys, err := o.keys(ctx, u) // after the checks: --probe sends requests
+	if err != nil {
+		return err
+	}
+	s.Keys = keys
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if o.Force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -86,12 +122,12 @@ func runInit(stdout io.Writer, o initOptions) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "wrote %s\nnext: herdbench stampede --target %s --dry-run\n", o.File, o.File)
+	_, err = fmt.Fprintf(stdout, "wrote %s (keys: %s)\nnext: herdbench stampede --target %s --dry-run\n", o.File, keys.From, o.File)
 	return err
 }
 
-// starter checks o and works out the file's values.
-func (o initOptions) starter() (starter, herd.FieldErrors) {
+// starter checks o and works out the file's values, and the URL parsed.
+func (o initOptions) starter() (starter, *url.URL, herd.FieldErrors) {
 	var bad herd.FieldErrors
 	u, err := url.Parse(o.URL)
 	_, ferr := targets.FromURL(o.URL) // as --target reads a URL: its scheme, port and no credentials
@@ -110,7 +146,8 @@ func (o initOptions) starter() (starter, herd.FieldErrors) {
 			bad.Add("url", "query %s given %d times (accepted: each name once)", k, len(vs))
 		}
 	}
-	for _, hp := range []struct{ flag, v, such string }{{"redis", o.Redis, "127.0.0.1:6379"}, {"postgres", o.Postgres, "127.0.0.1:5432"}, {"mysql", o.MySQL, "127.0.0.1:3306"}} {
+	for _, hp := range []struct{ flag, v, such string }{{"redis", o.Redis, "127.0.0.1:6379"}, {"memcached", o.Memcached, "127.0.0.1:11211"},
+		{"postgres", o.Postgres, "127.0.0.1:5432"}, {"mysql", o.MySQL, "127.0.0.1:3306"}} {
 		_, port, err := net.SplitHostPort(hp.v)
 		switch n, perr := strconv.Atoi(port); {
 		case hp.v == "":
@@ -120,16 +157,31 @@ func (o initOptions) starter() (starter, herd.FieldErrors) {
 			bad.Add(hp.flag, "%q: port %s out of range (accepted: host:port, port 1 to 65535, such as %s)", hp.v, port, hp.such)
 		}
 	}
+	if o.Redis != "" && o.Memcached != "" {
+		bad.Add("memcached", "beside --redis (accepted: one cache, --redis or --memcached)")
+	}
 	if o.Postgres != "" && o.MySQL != "" {
 		bad.Add("mysql", "beside --postgres (accepted: one database, --postgres or --mysql)")
 	}
+	for _, f := range []struct{ flag, v string }{{"db-user", o.DBUser}, {"statements", o.Statements}} {
+		if f.v != "" && o.Postgres == "" && o.MySQL == "" {
+			bad.Add(f.flag, "without a database (accepted: with --postgres or --mysql)")
+		}
+	}
+	switch {
+	case o.CacheKey != "" && o.Redis == "" && o.Memcached == "":
+		bad.Add("cache-key", "without a cache (accepted: with --redis or --memcached)")
+	case o.CacheKey != "" && !strings.Contains(o.CacheKey, "{key}"):
+		bad.Add("cache-key", "%q has no {key} (accepted: the cache's key of a request's key, such as page:{key})", o.CacheKey)
+	}
+	o.checkKeys(&bad)
 	if dir := filepath.Dir(o.File); o.File == "" {
 		bad.Add("file", "empty (accepted: a file name, such as herdbench-target.yaml)")
 	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		bad.Add("file", "%s: no directory %s (accepted: a file in a directory that exists, such as herdbench-target.yaml)", o.File, dir)
 	}
 	if len(bad) > 0 {
-		return starter{}, bad
+		return starter{}, nil, bad
 	}
 	path := strings.ReplaceAll(u.EscapedPath(), "%7Bkey%7D", "{key}")
 	query := map[string]string{}
@@ -137,7 +189,7 @@ func (o initOptions) starter() (starter, herd.FieldErrors) {
 		query[k] = vs[0]
 	}
 	var allow []string
-	for _, h := range []string{u.Host, o.Redis, o.Postgres, o.MySQL} {
+	for _, h := range []string{u.Host, o.Redis, o.Memcached, o.Postgres, o.MySQL} {
 		if host, _, err := net.SplitHostPort(h); err == nil {
 			h = host
 		}
@@ -145,102 +197,20 @@ func (o initOptions) starter() (starter, herd.FieldErrors) {
 			allow = append(allow, h)
 		}
 	}
-	return starter{Name: u.Hostname(), Endpoint: u.Scheme + "://" + u.Host, Path: path, Query: query, Allow: strings.Join(allow, ", "),
-		Redis: o.Redis, Postgres: o.Postgres, MySQL: o.MySQL}, nil
+	return starter{Name: cmp.Or(o.Name, serviceName(u)), Endpoint: u.Scheme + "://" + u.Host, Path: path, Query: query, Allow: strings.Join(allow, ", "),
+		Redis: o.Redis, Memcached: o.Memcached, Postgres: o.Postgres, MySQL: o.MySQL, DBUser: o.DBUser, Statements: o.Statements, CacheKey: o.CacheKey}, u, nil
 }
 
-var starterTemplate = template.Must(template.New("starter").Parse(`# A target file for herdbench (docs/targets.md): the service under test, what
-# herdbench may touch of it, and the plan it is tested with. Written by
-# herdbench init; its dry run passes as written:
-#
-#   herdbench stampede --target THIS_FILE --dry-run
-#
-name: {{.Name}}
+// serviceName is a name for the service at u: its path's first segment
+// that is not the key, on its host, such as "items on 127.0.0.1:8080".
+func serviceName(u *url.URL) string {
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg != "" && !strings.Contains(seg, "{key}") {
+			return seg + " on " + u.Host
+		}
+	}
+	return "the service on " + u.Host
+}
 
-# base URLs the load goes to, round-robin
-endpoints:
-  - {{.Endpoint}}
-{{- if .Allow}}
-
-# hosts besides loopback herdbench may touch: every one this file names
-allow: [{{.Allow}}]
-{{- end}}
-
-# how a key becomes a request; {{"{"}}key{{"}"}} may also be in a query or header value,
-# or a body (method: POST, body: '{"id": "{key}"}')
-request:
-  path: "{{.Path}}"
-{{- if .Query}}
-  query:
-{{- range $k, $v := .Query}}
-    {{printf "%q" $k}}: {{printf "%q" $v}}
-{{- end}}
-{{- end}}
-
-# your traffic as classes instead of one request, each reported on its own
-# (the herd's blast radius on the rest): docs/targets.md
-# requests:
-#   - {name: product, weight: 6, path: "/products/{key}"}
-#   - {name: checkout, weight: 1, method: POST, path: /checkout, body_file: cart.json}
-
-# where keys come from; the hot keys are warmed before each arm and hit by
-# the trigger
-keys:
-  zipf: {from: 1, to: 10000, s: 1.1}
-  hot: 100
-
-# sent with every request; secrets come from the environment, never written
-# headers:
-#   Authorization: "Bearer ${SERVICE_TOKEN}"
-{{- if .Redis}}
-
-# the service's Redis: the hot keys' Redis keys, and the only keys a trigger
-# may touch
-redis:
-  address: {{.Redis}}
-  key: "item:{key}"
-  pattern: "item:*"
-{{- end}}
-{{- if .Postgres}}
-
-# the service's Postgres, read-only: the statements that count as DB queries
-# export SERVICE_PG_DSN=postgres://USER@{{.Postgres}}/DB before the run
-postgres:
-  dsn: "${SERVICE_PG_DSN}"
-  role: app                    # the service's role
-  statements: "FROM items"     # a regular expression on the statement text
-{{- end}}
-{{- if .MySQL}}
-
-# the service's MySQL or MariaDB, read-only: the statements that count
-# export SERVICE_MYSQL_DSN='USER:${SERVICE_MYSQL_PASSWORD}@tcp({{.MySQL}})/DB' before the run
-mysql:
-  dsn: "${SERVICE_MYSQL_DSN}"
-  user: app                    # the service's user
-  statements: "FROM items"     # a regular expression on the digest text
-{{- end}}
-
-# how the herd is provoked at T{{if not .Redis}}: with a Redis, expire (its hot keys
-# invalidated); without, a burst of clients released at once{{end}}
-trigger:
-  name: {{if .Redis}}expire{{else}}burst
-  burst: 100                   # clients released at once{{end}}
-
-# the arms compared: each is what your service honours, a header, a query
-# value or a hook
-arms:
-  - name: baseline
-  # - name: collapsed
-  #   headers: {X-Cache-Mode: collapse}
-
-# the plan for this service, under a scenario file and flags
-plan:
-  rate: 100
-  before: 5s
-  after: 10s
-
-# caps a run may not exceed
-limits:
-  max_rate: 500
-  max_duration: 2m
-`))
+// Pattern is the Redis glob of the cache key's keys: its {key} a *.
+func (s starter) Pattern() string { return strings.ReplaceAll(s.CacheKey, "{key}", "*") }

@@ -391,7 +391,11 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: partial results (%d of %d arms) in %s", len(rep.Arms), len(p.Arms), saved)
 		}
-		return fmt.Errorf("%w (partial results in %s)", runErr, saved)
+		err := fmt.Errorf("%w (partial results in %s)", runErr, saved)
+		if fe := new(*herd.FieldError); errors.As(runErr, fe) && (*fe).File != "" {
+			return usageError{err} // the target file's: a field that read nothing (targets.Filled, Counted)
+		}
+		return err
 	}
 	return nil
 }

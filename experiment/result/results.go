@@ -164,17 +164,21 @@ type Cache struct {
 // HTTP figures come from the client's results for requests intended at or
 // after T; latency counts from each request's intended send time.
 type HTTP struct {
-	Requests int64   `json:"requests"`
-	OK       int64   `json:"ok"`
-	Stale    int64   `json:"stale"` // ok, but answered with a stale copy (X-Cache: stale)
-	Local    int64   `json:"local"` // ok, answered from a replica's in-process tier: up to local_ttl old
-	Errors   Errors  `json:"errors"`
-	DropRate float64 `json:"drop_rate"` // (requests - ok) / requests
-	P50MS    float64 `json:"p50_ms"`
-	P90MS    float64 `json:"p90_ms"`
-	P99MS    float64 `json:"p99_ms"`
-	P999MS   float64 `json:"p999_ms"`
-	MaxMS    float64 `json:"max_ms"`
+	Requests int64 `json:"requests"`
+	OK       int64 `json:"ok"`
+	Stale    int64 `json:"stale"` // ok, but answered with a stale copy (X-Cache: stale)
+	Local    int64 `json:"local"` // ok, answered from a replica's in-process tier: up to local_ttl old
+	// Status4xx are the 4xx answers (but a shed status): the service said
+	// it has no such thing, or refused the request; neither ok nor a
+	// failure, and no drop (a gate or stop condition on it makes it one)
+	Status4xx int64   `json:"status_4xx"`
+	Errors    Errors  `json:"errors"`
+	DropRate  float64 `json:"drop_rate"` // (requests - ok - status_4xx) / requests
+	P50MS     float64 `json:"p50_ms"`
+	P90MS     float64 `json:"p90_ms"`
+	P99MS     float64 `json:"p99_ms"`
+	P999MS    float64 `json:"p999_ms"`
+	MaxMS     float64 `json:"max_ms"`
 	// Critical are the requests marked critical, counted apart (null when
 	// the plan marks none); they are also counted above
 	Critical *Class `json:"critical"`

@@ -292,3 +292,20 @@ func (m *Cache) each(ctx context.Context, command string, hot []string, do func(
 // errFlush is flush asked of a Memcached the target does not let
 // it empty.
 var errFlush = errors.New("memcached: flush_all empties every item of the instance, and the target does not allow it (accepted: allow_flush_all: true under memcached)")
+
+// Held is how many of the hot keys' items the Memcached holds now (one
+// get of them all): what a key template that names no item of the
+// service's reads as 0.
+func (m *Cache) Held(ctx context.Context, hot []string) (int, error) {
+	if m.Client == nil || m.Client.items == nil {
+		return 0, errors.New("memcached: not connected")
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	got, err := m.Client.items.GetMulti(m.Items(hot))
+	if err != nil {
+		return 0, fmt.Errorf("memcached get of %d hot keys' items: %w", len(hot), err)
+	}
+	return len(got), nil
+}

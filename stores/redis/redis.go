@@ -338,3 +338,38 @@ func (r *Cache) Unpause(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Held is how many of the hot keys' Redis keys exist now (EXISTS), and
+// whether any key matches the pattern (SCAN): what a key or pattern that
+// names none of the service's reads as 0 and false. A SCAN that found
+// none in its first five rounds (about 5,000 keys looked at) of a larger
+// database says matched: it does not know.
+func (r *Cache) Held(ctx context.Context, hot []string) (n int64, matched bool, err error) {
+	if r.Client == nil {
+		return 0, false, errNoRedis
+	}
+	if r.Key != nil && len(hot) > 0 {
+		keys := make([]string, len(hot))
+		for i, k := range hot {
+			keys[i] = r.Key(k)
+		}
+		if n, err = r.Client.Exists(ctx, keys...).Result(); err != nil {
+			return 0, false, fmt.Errorf("exists of %d hot keys: %w", len(keys), err)
+		}
+	}
+	if r.Pattern == "" {
+		return n, false, nil
+	}
+	cursor := uint64(0)
+	for range 5 { // a pattern of the service's matches among the first few thousand keys scanned, or its keys are few
+		keys, next, err := r.Client.Scan(ctx, cursor, r.Pattern, 1000).Result()
+		if err != nil {
+			return n, false, fmt.Errorf("scan %s: %w", r.Pattern, err)
+		}
+		if len(keys) > 0 || next == 0 {
+			return n, len(keys) > 0, nil
+		}
+		cursor = next
+	}
+	return n, true, nil
+}
