@@ -240,6 +240,16 @@ type loaded struct {
 	steady  *steady         // the trigger's steady load; nil without
 }
 
+// sampled is what the arm's sampler reads: its source, each reading of
+// the load balancer shown to the observer as it is taken.
+func (a *armRun) sampled() observe.Source {
+	src := a.src
+	if a.tg.HAProxy != nil {
+		src.Seen = lbSeen(a.env.Observer, a.arm.Name)
+	}
+	return src
+}
+
 // load runs the arm's load from start to end with the trigger at T, the
 // samplers and the stop conditions.
 func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*loaded, error) {
@@ -279,7 +289,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	rec.liveOn = len(p.Abort) > 0 // only stop conditions read the live window
 	rec.fileClasses(len(a.tg.Classes))
 	observeBins(rec, a.env.Observer, a.arm.Name)
-	ld := &loaded{t: t, rec: rec, sampler: observe.Start(ctx, a.src, observe.DefaultInterval), ending: a.ending}
+	ld := &loaded{t: t, rec: rec, sampler: observe.Start(ctx, a.sampled(), observe.DefaultInterval), ending: a.ending}
 	// a stop condition that holds ends the load and the trigger, which
 	// undoes its fault, through armCtx; the arm then ends as usual
 	armCtx, abortArm := context.WithCancelCause(ctx)

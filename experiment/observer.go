@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 )
 
@@ -154,5 +155,38 @@ func observeClasses(obs Observer, arm string, cs []targets.Class) {
 func observeBins(rec *Recorder, obs Observer, arm string) {
 	if b, ok := obs.(BinObserver); ok {
 		rec.observer = func(phase string, s Summary) { b.Requests(arm, phase, s) }
+	}
+}
+
+// LBObserver is an Observer that is shown every reading of the load
+// balancer's counters (HAProxy's, observe.LBStats) the arm's sampler
+// takes while its load runs, when its target has one; a reading that
+// failed is not shown.
+type LBObserver interface {
+	LB(arm string, st observe.LBStats)
+}
+
+var _ LBObserver = Observers(nil)
+
+// LB calls LB of every observer that has it.
+func (os Observers) LB(arm string, st observe.LBStats) {
+	for _, o := range os {
+		if lo, ok := o.(LBObserver); ok {
+			lo.LB(arm, st)
+		}
+	}
+}
+
+// lbSeen is the sampler's Seen that shows obs each reading of the load
+// balancer of arm; nil when obs does not listen for them.
+func lbSeen(obs Observer, arm string) func(observe.Sample) {
+	lo, ok := obs.(LBObserver)
+	if !ok {
+		return nil
+	}
+	return func(s observe.Sample) {
+		if s.LB != nil {
+			lo.LB(arm, *s.LB)
+		}
 	}
 }

@@ -11,5 +11,6 @@
 // Its tests hold the committed files to that output, decode every
 // dashboard strictly with the SDK, check every query's metrics and labels
 // against the families herdbench registers, and run every panel's PromQL
-// against Prometheus scraping a live local testbed during a stampede.
+// against Prometheus scraping a live local testbed during a stampede, and
+// a target file's run (classes, HAProxy) served with --metrics-addr.
 package grafana

@@ -109,6 +109,10 @@ type Source struct {
 	// read. A failed read leaves the sample's LB nil, and the rest of the
 	// sample stands.
 	HAProxy *HAProxy
+	// Seen is shown every sample a Sampler takes, from its goroutine (a
+	// live observer's feed: it must be quick); nil: none. Read alone
+	// never calls it.
+	Seen func(Sample)
 }
 
 // DB is a database a sample reads: ReadDB sets the sample's database
@@ -223,6 +227,9 @@ func Start(ctx context.Context, src Source, interval time.Duration) *Sampler {
 				}
 			}
 			s.mu.Unlock()
+			if err == nil && src.Seen != nil {
+				src.Seen(smp)
+			}
 			select {
 			case <-ctx.Done():
 				return

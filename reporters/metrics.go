@@ -35,6 +35,7 @@ type Metrics struct {
 	classRequests *prometheus.CounterVec   // arm, phase, class, outcome
 	classLatency  *prometheus.HistogramVec // arm, phase, class
 	classHerd     *prometheus.GaugeVec     // arm, class
+	lb            *lbMetrics
 
 	mu      sync.Mutex
 	series  map[[2]string]*phaseSeries // by arm and phase
@@ -95,7 +96,8 @@ var (
 // Families are the metric families NewMetrics registers.
 func Families() []Family {
 	return []Family{familyRequests, familyLatency, familyAttempts, familyTrigger, familyRunning,
-		familyClassRequests, familyClassLatency, familyClassHerd}
+		familyClassRequests, familyClassLatency, familyClassHerd,
+		familyLBRequests, familyLBSends, familyLBRetries, familyLBRedispatches, familyLBQueue}
 }
 
 // NewMetrics registers the harness' metrics with reg.
@@ -119,10 +121,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: familyClassLatency.Name, Help: familyClassLatency.Help, Buckets: LatencyBuckets,
 		}, familyClassLatency.Labels),
 		classHerd: gauge(familyClassHerd),
+		lb:        newLBMetrics(),
 		series:    map[[2]string]*phaseSeries{},
 		classes:   map[string][]string{},
 	}
 	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running, m.classRequests, m.classLatency, m.classHerd)
+	reg.MustRegister(m.lb.collectors()...)
 	return m
 }
 

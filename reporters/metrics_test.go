@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/observe"
 )
 
 func TestMetricsLint(t *testing.T) {
@@ -23,6 +24,7 @@ func TestMetricsLint(t *testing.T) {
 	m.Classes("none", []string{"item", "search"}, 0)
 	m.Request("none", "after", load.Record{Outcome: load.OK, Latency: 3 * time.Millisecond, Attempts: 1})
 	m.Trigger("none", time.Now())
+	m.LB("none", observe.LBStats{Backend: observe.LBRow{Name: "BACKEND"}, Servers: []observe.LBRow{{Name: "api1"}}})
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -62,9 +64,9 @@ func TestMetricsLint(t *testing.T) {
 		for _, mt := range mf.GetMetric() {
 			for _, l := range mt.GetLabel() {
 				switch l.GetName() {
-				case "arm", "phase", "outcome", "class":
+				case "arm", "phase", "outcome", "class", "server":
 				default:
-					t.Errorf("metric %s has label %q; want only arm, phase, outcome and class", mf.GetName(), l.GetName())
+					t.Errorf("metric %s has label %q; want only arm, phase, outcome, class and server", mf.GetName(), l.GetName())
 				}
 			}
 		}
@@ -174,6 +176,47 @@ func TestMetricsCountEachClassApart(t *testing.T) {
 	} {
 		if !strings.Contains(string(got), line+"\n") {
 			t.Errorf("class latency lacks %q:\n%s", line, got)
+		}
+	}
+}
+
+// The load balancer's series count what HAProxy's counters grew by from
+// an arm's first reading, a reload's counters from zero; an arm without
+// a load balancer exports none of them.
+func TestMetricsCountTheLoadBalancersGrowth(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	m.Arm("plain", true)
+	m.Request("plain", "after", load.Record{Outcome: load.OK, Latency: time.Millisecond, Attempts: 1})
+	for _, c := range m.lb.collectors() {
+		if n := testutil.CollectAndCount(c); n != 0 {
+			t.Errorf("an arm without a load balancer: %d series of a load balancer's family; want none", n)
+		}
+	}
+	reading := func(req, retries, redis, q int64, a, b int64) observe.LBStats {
+		return observe.LBStats{Backend: observe.LBRow{Name: "BACKEND", Requests: req, Retries: retries, Redispatches: redis, Queue: q},
+			Servers: []observe.LBRow{{Name: "a", Sessions: a, Queue: 2}, {Name: "b", Sessions: b}}}
+	}
+	m.LB("lb", reading(100, 7, 1, 0, 60, 50)) // before the arm: a base, no growth
+	m.LB("lb", reading(110, 9, 2, 3, 66, 56)) // +10 requests, +2 retries, +1 redispatch, +6 and +6 sends
+	m.LB("lb", reading(4, 1, 0, 0, 3, 2))     // a reload: its counters from zero
+	m.LB("lb", reading(104, 1, 0, 0, 3, 2))   // +100 requests, nothing sent: HAProxy answered them itself
+	tests := []struct {
+		name string
+		c    prometheus.Collector
+		want float64
+	}{
+		{"requests", m.lb.requests.WithLabelValues("lb"), 10 + 4 + 100},
+		{"retries", m.lb.retries.WithLabelValues("lb"), 2 + 1},
+		{"redispatches", m.lb.redispatches.WithLabelValues("lb"), 1},
+		{"sends to a", m.lb.sends.WithLabelValues("lb", "a"), 6 + 3},
+		{"sends to b", m.lb.sends.WithLabelValues("lb", "b"), 6 + 2},
+		{"a's queue now", m.lb.queue.WithLabelValues("lb", "a"), 2},
+		{"the backend's queue now", m.lb.queue.WithLabelValues("lb", "BACKEND"), 0},
+	}
+	for _, tt := range tests {
+		if got := testutil.ToFloat64(tt.c); got != tt.want {
+			t.Errorf("%s = %v; want %v", tt.name, got, tt.want)
 		}
 	}
 }
