@@ -265,7 +265,7 @@ func TestDashboardsAreClassicAndProvisionable(t *testing.T) {
 				t.Errorf("%s: panel %q datasource %v; want ${datasource}", d.file, p.Title, p.Datasource)
 			}
 			if p.Description == "" {
-				t.Errorf("%s: panel %q has no description (the README describes panels from them)", d.file, p.Title)
+				t.Errorf("%s: panel %q has no description (docs/dashboards.md describes panels from them)", d.file, p.Title)
 			}
 			for _, tg := range p.Targets {
 				if tg.Datasource["uid"] != "${datasource}" {

@@ -14,9 +14,10 @@ func newDashboardsCmd(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "dashboards",
 		Short: "Write the bundled Grafana dashboards and their provisioning files",
-		Long: "Write the Grafana dashboards (DIR/dashboards/*.json) and the provisioning files that load them and the\n" +
-			"Prometheus they read (DIR/provisioning/), built in Go with Grafana's foundation SDK (grafana/*.go).\n" +
-			"The repository's grafana/ is this command's output; docs/testbed.md (its observability section) says how to load it.",
+		Long: "Write the Grafana dashboards (DIR/dashboards/*.json) and the provisioning files that load them\n" +
+			"and the Prometheus they read (DIR/provisioning/), built in Go with Grafana's foundation SDK\n" +
+			"(grafana/*.go). The repository's grafana/ is this command's output; docs/dashboards.md says how\n" +
+			"to load it and what each panel shows.",
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			written, err := grafana.Write(dir)

@@ -86,7 +86,7 @@ func TestEveryDocCommandIsAcceptedByADryRun(t *testing.T) {
 	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	env := append(os.Environ(), "STAGING_TOKEN=token", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog",
 		"SERVICE_PG_DSN=postgres://herdbench@127.0.0.1:5432/herdbench",
-		"HERDBENCH_WORKER_TOKEN=0123456789abcdef0123456789abcdef") // the README exports it before its workers' commands
+		"HERDBENCH_WORKER_TOKEN=0123456789abcdef0123456789abcdef") // docs/distributed.md exports it before its workers' commands
 	ran := 0
 	for _, doc := range append([]string{filepath.Join(root, "README.md")}, docs...) {
 		for _, c := range docCommands(t, doc) {

@@ -104,6 +104,22 @@ func groupHelp(c *cobra.Command) {
 	c.SetUsageTemplate(t)
 }
 
+// wrapFlagHelp makes the flags in the help of c and of every command under
+// it wrap under helpWidth columns, as the grouped ones do: pflag's own
+// FlagUsages writes each flag on one line, however long.
+func wrapFlagHelp(c *cobra.Command) {
+	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(helpWidth) })
+	t := c.UsageTemplate()
+	for _, set := range []string{"LocalFlags", "InheritedFlags"} {
+		t = strings.ReplaceAll(t, "{{."+set+".FlagUsages | trimTrailingWhitespaces}}",
+			"{{wrappedFlagUsages ."+set+" | trimTrailingWhitespaces}}")
+	}
+	c.SetUsageTemplate(t)
+	for _, sub := range c.Commands() {
+		wrapFlagHelp(sub)
+	}
+}
+
 // wrapItem is one item of a help list, "  NAME     text", its text wrapped
 // under helpWidth columns and indented under itself, after a newline.
 func wrapItem(name, text string) string {

@@ -34,7 +34,7 @@ func newInitCmd(stdout io.Writer) *cobra.Command {
 	var o initOptions
 	c := &cobra.Command{
 		Use:   "init",
-		Short: "Write a commented starter target file for your service, whose dry run passes as written",
+		Short: "Write a commented starter target file for your service, whose dry run passes",
 		Long: `Write a starter target file (docs/targets.md) for a service herdbench did not
 start: its endpoint and request from --url, and, when given, its Redis or its
 Memcached, its Postgres or its MySQL, each with the fields to fill in

@@ -15,11 +15,12 @@ func newMitigationsCmd(stdout io.Writer, newMitigations func() *replica.Mitigati
 	return &cobra.Command{
 		Use:   "mitigations",
 		Short: "List the bundled testbed's mitigations, a line each",
-		Long: "List the mitigations the bundled testbed's replicas run (`--strategy`, `--arms`, a scenario's arms), each with\n" +
-			"its kind and the flags of its knobs with their defaults (a scenario file's knobs, with underscores).\n" +
-			"A strategy joins several with +, such as lock+ttl_jitter: at most one loader or refresh, none alone.\n" +
-			"docs/mitigations.md explains each. They are the testbed's: on your own service, an arm is whatever\n" +
-			"switches it (a header, a query value, a hook), declared under arms: in its target file (docs/targets.md).",
+		Long: "List the mitigations the bundled testbed's replicas run (`--strategy`, `--arms`, a scenario's\n" +
+			"arms), each with its kind and the flags of its knobs with their defaults (a scenario file's knobs,\n" +
+			"with underscores). A strategy joins several with +, such as lock+ttl_jitter: at most one loader or\n" +
+			"refresh, none alone. docs/mitigations.md explains each. They are the testbed's: on your own\n" +
+			"service, an arm is whatever switches it (a header, a query value, a hook), declared under arms:\n" +
+			"in its target file (docs/targets.md).",
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			reg := newMitigations()

@@ -45,7 +45,8 @@ http.p99_ms=50 (at most 50 ms more). A limit exceeded exits 99.`,
 		Example: `  herdbench report herdbench-results/20261122-061143/results.json -o html=report.html
   herdbench report before.json after.json -o html=compare.html
   herdbench report results.json --gate 'lock:db.queries <= 120' -o junit=gates.xml
-  herdbench report --baseline main.json pr.json --max-regression db.queries=10% -o markdown=comment.md`,
+  herdbench report --baseline main.json pr.json --max-regression db.queries=10% \
+    -o markdown=comment.md`,
 		Args: someArgs("report", "a results file", "such as herdbench-results/20261128-101500/results.json"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			opts.Files = args

@@ -39,6 +39,7 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 		newTriggersCmd(stdout, newTriggers), newInitCmd(stdout), newMitigationsCmd(stdout, replica.DefaultMitigations), newDashboardsCmd(stdout), newTestbedCmd(stdout, stderr), newVersionCmd(stdout))
 	markUsageErrors(root)
 	refuseEmptyFlags(root)
+	wrapFlagHelp(root)
 	return root
 }
 

@@ -2,35 +2,55 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// The README's staging commands work as written: every `./herdbench
-// stampede --target examples/staging.yaml ...` line in it passes a dry run
-// (its own --dry-run, or one added: the run itself would touch staging
-// hosts), with the two variables the README exports set. The target file's
-// plan gives the rate its caps allow; without it, the default rate was over
-// the cap and every line exited 2.
+// The README's staging commands work as written: its `./herdbench init`
+// line writes a file (in a temporary directory: --file added), and every
+// `./herdbench stampede --target herdbench-target.yaml ...` line after it
+// passes a dry run on that file; so does every `./herdbench stampede
+// --target examples/staging.yaml ...` line. Each gets its own --dry-run,
+// or one added (the run itself would touch the service), with the
+// variables the README exports set. The target file's plan gives the rate
+// its caps allow; without it, the default rate was over the cap and every
+// line exited 2.
 func TestREADMEStagingCommandsDryRun(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"STAGING_TOKEN=token", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog",
-		"HERDBENCH_WORKER_TOKEN=0123456789abcdef0123456789abcdef"} // the README exports it before its workers' command
-	n := 0
+		"SERVICE_PG_DSN=postgres://app@127.0.0.1:5432/app"}
+	written := filepath.Join(t.TempDir(), "herdbench-target.yaml")
+	inits, n := 0, 0
 	for _, line := range strings.Split(string(b), "\n") {
 		cmd, _, _ := strings.Cut(line, "#") // a comment after the command
 		cmd = strings.TrimSpace(cmd)
-		if !strings.HasPrefix(cmd, "./herdbench stampede --target examples/staging.yaml") {
+		if strings.HasPrefix(cmd, "./herdbench init ") {
+			inits++
+			args := append(shellWords(t, strings.TrimPrefix(cmd, "./herdbench ")), "--file", written)
+			if code, stdout, stderr := herdbenchEnv(t, env, args...); code != exitOK {
+				t.Fatalf("%s: exit %d; want the file written\n%s%s", cmd, code, stdout, stderr)
+			}
+			continue
+		}
+		if !strings.HasPrefix(cmd, "./herdbench stampede --target examples/staging.yaml") &&
+			!strings.HasPrefix(cmd, "./herdbench stampede --target herdbench-target.yaml") {
 			continue
 		}
 		n++
 		args := shellWords(t, strings.TrimPrefix(cmd, "./herdbench "))
 		for i, a := range args {
-			if a == "examples/staging.yaml" {
+			switch a {
+			case "examples/staging.yaml":
 				args[i] = "../../" + a // the README's paths are from the repository's top
+			case "herdbench-target.yaml":
+				if inits == 0 {
+					t.Fatalf("%s: before the README's init line, which writes the file", cmd)
+				}
+				args[i] = written
 			}
 		}
 		if !strings.Contains(cmd, "--dry-run") {
@@ -42,8 +62,8 @@ func TestREADMEStagingCommandsDryRun(t *testing.T) {
 			t.Errorf("%s: exit %d; want a dry run that passes\n%s%s", cmd, code, stdout, stderr)
 		}
 	}
-	if n < 2 {
-		t.Errorf("%d staging commands in the README; want the staging section's two at least", n)
+	if inits != 1 || n < 4 {
+		t.Errorf("%d init lines and %d staging commands in the README; want init's one, and its two and the staging file's two at least", inits, n)
 	}
 }
 

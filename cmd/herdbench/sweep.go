@@ -41,7 +41,7 @@ func newSweepCmd(stdout, stderr io.Writer, newTriggers func() *triggers.Registry
 	opts := sweepOptions{stampedeOptions: newStampedeOptions(stderr, newTriggers), Settings: sweep.DefaultSettings}
 	c := &cobra.Command{
 		Use:   "sweep",
-		Short: "Find, for each arm, the smallest trigger magnitude after which the service does not recover",
+		Short: "Find each arm's tipping point: the smallest herd the service does not recover from",
 		Long: `Sweep a magnitude of the trigger (or the rate, or the hot keys) and find,
 for each arm on its own, its tipping point: the smallest magnitude after
 which the service does not recover (docs/sweep.md).

@@ -36,8 +36,9 @@ provider, api (one base URL per replica), edge (with --tiers 2, one per
 edge replica), redis (URL), postgres (a DSN that
 reads pg_stat_statements), toxiproxy (API URL), proxies, state_dir, pids,
 versions and logs; with observability, prometheus (its URL), harness (where
-it scrapes a stampede's live metrics) and, under docker, grafana. --template formats the same object with a Go template,
-such as '{{index .API 0}}'. Exits 1 when no testbed runs.`,
+it scrapes a stampede's live metrics) and, under docker, grafana. --template
+formats the same object with a Go template, such as '{{index .API 0}}'.
+Exits 1 when no testbed runs.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return statusRun(c.Context(), stdout, opts) },
 	}

@@ -15,8 +15,8 @@ func newTriggersCmd(stdout io.Writer, newTriggers func() *triggers.Registry) *co
 	return &cobra.Command{
 		Use:   "triggers",
 		Short: "List the triggers that provoke a herd, a line each",
-		Long: "List the triggers `herdbench stampede --trigger NAME` can fire at T, each with the flags of its options\n" +
-			"(a scenario file's trigger keys, with underscores). docs/triggers.md explains each.",
+		Long: "List the triggers `herdbench stampede --trigger NAME` can fire at T, each with the flags of its\n" +
+			"options (a scenario file's trigger keys, with underscores). docs/triggers.md explains each.",
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			reg := newTriggers()

@@ -25,9 +25,9 @@ node() { bash "$here/node.sh" "$@"; }
 eval "$(node env)"
 CACHE=${HERDBENCH_KUBE_CACHE:-/var/cache/herdbench-kube}
 OUT=${OUT:-/var/tmp/herdbench-kube-run}
-IMAGE=herdbench.local/herdbench:e2e
-BRIDGE_IP=10.244.0.1
-hb=$CACHE/bin/herdbench
+HB=$CACHE/bin/herdbench
+# IMAGE, BRIDGE_IP, RATE, the runs and manifests NAME
+source "$here/manifests.sh"
 
 mkdir -p "$OUT"
 pass=0 fail=0
@@ -52,7 +52,7 @@ before=$(ls -d "${outside[@]}" 2>/dev/null)
 t0=$SECONDS
 node up || exit 1
 log "node up in $((SECONDS - t0)) s"
-(cd "$repo" && GOMAXPROCS=2 nice -n 19 go build -trimpath -o "$hb" ./cmd/herdbench) || exit 1
+(cd "$repo" && GOMAXPROCS=2 nice -n 19 go build -trimpath -o "$HB" ./cmd/herdbench) || exit 1
 
 # --- the service ---------------------------------------------------------
 # kube/e2e/items on three ports of the bridge's address: the testbed's own
@@ -84,20 +84,11 @@ keys:
 EOF
 
 # --- one run -------------------------------------------------------------
-RATE=300
-manifests() { # NAME STAMPEDE-ARGS...
-  local name=$1
-  shift
-  "$hb" kube --image "$IMAGE" --name "$name" --workers 3 --worker-cpu 500m --configmap "$name-config" \
-    --allow-host "$BRIDGE_IP" -- stampede --target /config/target.yaml --yes --trigger burst --burst 300 \
-    --rate "$RATE" --warmup 500ms --before 1s "$@" -o table -o json
-}
-
-apply() { # NAME STAMPEDE-ARGS...
+apply() { # NAME: manifests.sh's run NAME
   local name=$1
   kubectl create configmap "$name-config" --from-file=target.yaml="$OUT/target.yaml" >/dev/null
   kubectl create secret generic "$name-worker-token" --from-literal=token="$(openssl rand -hex 32)" >/dev/null
-  manifests "$@" >"$OUT/$name.yaml"
+  manifests "$name" >"$OUT/$name.yaml" || return
   kubectl apply -f "$OUT/$name.yaml"
 }
 
@@ -149,10 +140,11 @@ node_leftovers() {
 }
 
 # --- ok: exit 0, the report, the totals, the skew ------------------------
-apply herd-ok --after 2s || exit 1
+apply herd-ok || exit 1
 finish herd-ok
 check "ok: the controller exits 0 and the Job is Complete (exit $code, $condition)" test "$code" = 0 -a "$condition" = Complete
-check "ok: the report is in the controller's log" grep -q '^workers   3' "$OUT/herd-ok.log"
+check "ok: the report (the results JSON) is in the controller's log, from 3 workers" \
+  test "$(jq '.arms[0].workers.each | length' "$OUT/herd-ok.json" 2>/dev/null)" = 3
 intended=$(jq '.arms[0].load.intended' "$OUT/herd-ok.json" 2>/dev/null)
 sum=$(jq '[.arms[0].workers.each[].load.intended] | add' "$OUT/herd-ok.json" 2>/dev/null)
 want=$((RATE * 3)) # before 1 s + after 2 s at RATE (the warmup is not the arm's)
@@ -168,13 +160,13 @@ echo "skew_ms $skew" >>"$OUT/figures"
 check "ok: after kubectl delete nothing of the run is on the node" gone herd-ok
 
 # --- gate: exit 99 -------------------------------------------------------
-apply herd-gate --after 2s --gate 'http.requests < 1' || exit 1
+apply herd-gate || exit 1
 finish herd-gate
 check "gate: a failed gate exits 99 and the Job is Failed (exit $code, $condition)" test "$code" = 99 -a "$condition" = Failed
 check "gate: after kubectl delete nothing of the run is on the node" gone herd-gate
 
 # --- lost: a worker pod deleted mid-arm ----------------------------------
-apply herd-lost --after 20s || exit 1
+apply herd-lost || exit 1
 for _ in $(seq 120); do
   [[ $(kubectl get pods -l job-name=herd-lost-controller -o jsonpath='{.items[0].status.phase}' 2>/dev/null) == Running ]] && break
   sleep 0.5
