@@ -146,7 +146,7 @@ var httpFigures = figure.Decl[HTTP]{
 	figure.CountOf("ok", func(h *HTTP) *int64 { return &h.OK }),
 	figure.CountOf("stale", func(h *HTTP) *int64 { return &h.Stale }),
 	figure.CountOf("local", func(h *HTTP) *int64 { return &h.Local }),
-	figure.CountOf("status_4xx", func(h *HTTP) *int64 { return &h.Status4xx }),
+	figure.CountOf("status_4xx", func(h *HTTP) *int64 { return &h.Status4xx }).OmitEmpty(),
 	figure.Group("errors", func(h *HTTP) *Errors { return &h.Errors }, errorFigures),
 	figure.RatioOf("drop_rate", func(h *HTTP) *float64 { return &h.DropRate }),
 	figure.MillisOf("p50_ms", func(h *HTTP) *float64 { return &h.P50MS }),

@@ -171,7 +171,7 @@ type HTTP struct {
 	// Status4xx are the 4xx answers (but a shed status): the service said
 	// it has no such thing, or refused the request; neither ok nor a
 	// failure, and no drop (a gate or stop condition on it makes it one)
-	Status4xx int64   `json:"status_4xx"`
+	Status4xx int64   `json:"status_4xx,omitempty"`
 	Errors    Errors  `json:"errors"`
 	DropRate  float64 `json:"drop_rate"` // (requests - ok - status_4xx) / requests
 	P50MS     float64 `json:"p50_ms"`
