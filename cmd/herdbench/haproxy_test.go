@@ -377,3 +377,68 @@ func TestALoadBalancersQueueIsSampled(t *testing.T) {
 			a.LB.QueuePeak, rows, qmax)
 	}
 }
+
+// A retry HAProxy redispatches is a retry: two servers behind HAProxy
+// with retries 3 and option redispatch, one of which goes away at T (its
+// listener closes: every connection refused). HAProxy sends each request
+// that reaches it to the other server, which HAProxy 2.6 counts in wredis
+// alone, not in wretr: lb.retries must still hold every one, as its log's
+// %rc does, and lb.redispatches those sent to another server.
+func TestALoadBalancersRedispatchesAreRetries(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone")
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	stays, leaves := httptest.NewServer(ok), httptest.NewServer(ok)
+	defer stays.Close()
+	defer leaves.Close()
+	go func() { // the server goes away once the trigger has made the file
+		for range time.Tick(10 * time.Millisecond) {
+			if _, err := os.Stat(gone); err == nil {
+				leaves.Listener.Close()
+				leaves.CloseClientConnections()
+				return
+			}
+		}
+	}()
+	base, stats, haproxyLog := cachetest.HAProxyLogged(t, []string{stays.Listener.Addr().String(), leaves.Listener.Addr().String()}, 3)
+	target := filepath.Join(dir, "lb.yaml")
+	yaml := fmt.Sprintf(`name: HAProxy whose second server goes away
+endpoints: [%s]
+request: {path: "/items/{key}"}
+keys:
+  range: {from: 1, to: 100}
+  hot: 1
+haproxy: {stats: %q, backend: api}
+`, base, stats)
+	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	jsonFile := filepath.Join(out, "r.json")
+	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch "+gone, "--command-timeout", "1s",
+		"--rate", "100", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3", "--results-dir", out,
+		"-o", "table", "-o", "json="+jsonFile, "--state-dir", t.TempDir())
+	t.Logf("stampede:\n%s%s", stdout, stderr)
+	if code != exitOK {
+		t.Fatalf("stampede behind HAProxy losing a server = exit %d", code)
+	}
+	a := readResults(t, jsonFile).Arms[0]
+	lb := a.LB
+	if lb == nil {
+		t.Fatalf("no lb in the results; warnings %v", a.Warnings)
+	}
+	// both servers answered every request before T: the log's retries
+	// are all from T, as the stats' figures
+	logged, redispatched := loggedRetries(t, haproxyLog, lb.Retries)
+	t.Logf("HAProxy's log: %d retries, %d requests redispatched; its stats from T: lb.retries %d, lb.redispatches %d, %d requests, %d server attempts",
+		logged, redispatched, lb.Retries, lb.Redispatches, lb.Requests, lb.ServerAttempts)
+	if d := logged - lb.Retries; logged < 20 || d < 0 || d > 3 || lb.Redispatches < redispatched || lb.Redispatches > lb.Retries {
+		t.Errorf("lb.retries %d, lb.redispatches %d; HAProxy's log has %d retries (%%rc), %d requests redispatched: "+
+			"want tens of retries, lb.retries the log's, redispatches between the requests redispatched and the retries",
+			lb.Retries, lb.Redispatches, logged, redispatched)
+	}
+	if !strings.Contains(stdout, "retries") {
+		t.Errorf("the table has no retries column:\n%s", stdout)
+	}
+}

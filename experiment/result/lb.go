@@ -17,8 +17,11 @@ import (
 type LoadBalancer struct {
 	Requests       int64 `json:"requests"`        // HTTP requests the backend received from its frontends, once each: req_tot
 	ServerAttempts int64 `json:"server_attempts"` // sessions the backend's servers took, summed: stot
-	Retries        int64 `json:"retries"`         // the backend's retries: wretr
-	Redispatches   int64 `json:"redispatches"`    // requests it sent to another server after a failure: wredis
+	// Retries are the retries HAProxy made, however they ended (its log's
+	// %rc summed): the servers' attempts beyond the requests that reached
+	// one, within what wretr and wredis bound (experiment's lbRetries)
+	Retries      int64 `json:"retries"`
+	Redispatches int64 `json:"redispatches"` // the retries it sent to another server: wredis
 	// Own5xx are the 5xx HAProxy answered itself, not a server: 503 with
 	// no server to try, 502 or 504 for a server's bad or late answer (the
 	// backend's hrsp_5xx less its servers')
