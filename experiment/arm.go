@@ -66,7 +66,7 @@ func (a *armRun) run(ctx context.Context) (_ *result.ArmResult, retErr error) {
 	}
 	a.hot = a.tg.Hot(a.p.HotKeys)
 	a.progress(PhaseFill, 0, 0)
-	applied, err := a.sub.Apply(ctx, a.arm)
+	applied, err := a.sub.Apply(ctx, a.arm, plan.ArmAt{Index: a.idx, ResultsDir: a.env.ResultsDir})
 	if err != nil {
 		return nil, err
 	}

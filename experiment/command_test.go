@@ -168,14 +168,24 @@ func TestCommandTrigger(t *testing.T) {
 	t.Run("on a service from a target file, between the arm's hooks", func(t *testing.T) {
 		svc := asService(t, tg, "keys: {list: [\"1\", \"2\"], hot: 1}\n")
 		log := filepath.Join(t.TempDir(), "order.log")
-		sel := &arm.Select{Before: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}, After: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log}}
-		p := servicePlan("command", arm.Arm{Name: "baseline", Select: sel})
+		// a hook saves what it saw in the run's results directory, which
+		// does not exist yet: the hooks make it
+		results := filepath.Join(t.TempDir(), "run")
+		saved := `echo "$HERDBENCH_HOOK $HERDBENCH_ARM $HERDBENCH_ARM_INDEX" >> "$HERDBENCH_RESULTS_DIR/hooks.log"`
+		sel := &arm.Select{Before: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log, saved},
+			After: []string{`echo "$HERDBENCH_HOOK $HERDBENCH_ARM" >> ` + log, saved}}
+		p := servicePlan("command", arm.Arm{Name: "baseline", Select: sel}, arm.Arm{Name: "other", Select: sel})
 		p.Triggers = TriggerOptions("run", `echo "run $HERDBENCH_ARM" >> `+log, "undo", "echo undo >> "+log, "command_timeout", "1s")
-		if _, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}}); err != nil {
+		if _, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}, ResultsDir: results}); err != nil {
 			t.Fatal(err)
 		}
-		if b, err := os.ReadFile(log); err != nil || string(b) != "before baseline\nrun baseline\nundo\nafter baseline\n" {
-			t.Errorf("the hooks and the commands wrote %q, %v; want before, the command at T, its undo, then after, each told its arm", b, err)
+		want := "before baseline\nrun baseline\nundo\nafter baseline\nbefore other\nrun other\nundo\nafter other\n"
+		if b, err := os.ReadFile(log); err != nil || string(b) != want {
+			t.Errorf("the hooks and the commands wrote %q, %v; want %q: before, the command at T, its undo, then after, each told its arm", b, err, want)
+		}
+		want = "before baseline 0\nafter baseline 0\nbefore other 1\nafter other 1\n"
+		if b, err := os.ReadFile(filepath.Join(results, "hooks.log")); err != nil || string(b) != want {
+			t.Errorf("the hooks saved %q, %v in the run's results directory; want %q, each told its arm's index", b, err, want)
 		}
 	})
 }

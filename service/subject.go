@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -38,26 +39,35 @@ var _ plan.Subject = (*Subject)(nil)
 func (s *Subject) Keep(context.Context) func() { return func() {} }
 
 // Apply runs the arm's before hooks; after runs its after hooks.
-func (s *Subject) Apply(ctx context.Context, arm arm.Arm) (plan.Applied, error) {
+func (s *Subject) Apply(ctx context.Context, arm arm.Arm, at plan.ArmAt) (plan.Applied, error) {
 	sel := arm.Select
 	if sel == nil {
 		return plan.Applied{Arm: arm, After: func(context.Context) error { return nil }}, nil
 	}
-	if err := hooks(ctx, arm.Name, "before", sel.Before); err != nil {
+	if err := hooks(ctx, arm.Name, at, "before", sel.Before); err != nil {
 		return plan.Applied{}, err
 	}
-	return plan.Applied{Arm: arm, After: func(ctx context.Context) error { return hooks(ctx, arm.Name, "after", sel.After) }}, nil
+	return plan.Applied{Arm: arm, After: func(ctx context.Context) error { return hooks(ctx, arm.Name, at, "after", sel.After) }}, nil
 }
 
 // hooks runs an arm's commands in order with sh -c, in herdbench's
-// environment with HERDBENCH_ARM (the arm's name) and HERDBENCH_HOOK
-// (before or after), so one command can switch every arm; the first that
-// fails ends the arm, with its output.
-func hooks(ctx context.Context, arm, when string, cmds []string) error {
+// environment with HERDBENCH_ARM (the arm's name), HERDBENCH_ARM_INDEX
+// (its place in the plan's arms, from 0), HERDBENCH_RESULTS_DIR (the
+// run's results directory, made before the first hook, so a hook can save
+// what it saw beside the results; empty when the run writes none) and
+// HERDBENCH_HOOK (before or after), so one command can switch every arm;
+// the first that fails ends the arm, with its output.
+func hooks(ctx context.Context, arm string, at plan.ArmAt, when string, cmds []string) error {
+	if at.ResultsDir != "" && len(cmds) > 0 {
+		if err := os.MkdirAll(at.ResultsDir, 0o755); err != nil {
+			return fmt.Errorf("%s hooks: results directory: %w", when, err)
+		}
+	}
 	for _, c := range cmds {
 		hctx, cancel := context.WithTimeout(ctx, experiment.HookTimeout)
 		cmd := exec.CommandContext(hctx, "sh", "-c", c)
-		cmd.Env = append(os.Environ(), "HERDBENCH_ARM="+arm, "HERDBENCH_HOOK="+when)
+		cmd.Env = append(os.Environ(), "HERDBENCH_ARM="+arm, "HERDBENCH_HOOK="+when,
+			"HERDBENCH_ARM_INDEX="+strconv.Itoa(at.Index), "HERDBENCH_RESULTS_DIR="+at.ResultsDir)
 		// in a group of its own, killed whole at the timeout: a child of
 		// sh's (a sleep, a curl) does not outlive it holding the output
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -120,7 +120,7 @@ func (s tallySubject) Keep(context.Context) func() {
 	return func() { s.svc.coalesce.Store(was) }
 }
 
-func (s tallySubject) Apply(_ context.Context, arm arm.Arm) (plan.Applied, error) {
+func (s tallySubject) Apply(_ context.Context, arm arm.Arm, _ plan.ArmAt) (plan.Applied, error) {
 	mode := arm.Knobs.Text("strategy")
 	if mode != "none" && mode != "singleflight" {
 		return plan.Applied{}, fmt.Errorf("arm %s: tally runs none or singleflight, not %q", arm.Name, mode)

@@ -17,6 +17,14 @@ import (
 	"github.com/herdbench/herdbench/triggers"
 )
 
+// ArmAt is where an arm runs: its place in the plan and the run's
+// results directory, for what a subject runs for the arm (a service's
+// hooks) to save what it saw beside the results.
+type ArmAt struct {
+	Index      int    // the arm's place in the plan's arms, from 0: the results' arms[Index]
+	ResultsDir string // the run's results directory; "" when the run writes none
+}
+
 // Subject is what an experiment works on, arm after arm. It is where an
 // arm is applied: the bundled testbed (package testbed/subject), whose
 // replicas herdbench configures, fills and counts, a service it does not
@@ -26,9 +34,10 @@ import (
 type Subject interface {
 	// Keep returns what puts the subject back as the run found it.
 	Keep(ctx context.Context) (restore func())
-	// Apply applies arm before its fill. Applied.After undoes it once the
-	// arm has run, whether it failed or not.
-	Apply(ctx context.Context, arm arm.Arm) (Applied, error)
+	// Apply applies arm, which runs where at says, before its fill.
+	// Applied.After undoes it once the arm has run, whether it failed or
+	// not.
+	Apply(ctx context.Context, arm arm.Arm, at ArmAt) (Applied, error)
 	// Fill fills the cache the same way before every arm and leaves the
 	// service ready for the load, as Apply left it: hot are the hot keys,
 	// trig the trigger (an Aligner wants its keys warmed to end at T).

@@ -103,7 +103,7 @@ func (s *Testbed) Keep(ctx context.Context) func() {
 // Apply sends the replicas what the arm sets of their config, over the
 // config they were started with, and reads back what they run: the arm's
 // effective config. Keep puts back what the run found.
-func (s *Testbed) Apply(ctx context.Context, arm arm.Arm) (plan.Applied, error) {
+func (s *Testbed) Apply(ctx context.Context, arm arm.Arm, _ plan.ArmAt) (plan.Applied, error) {
 	answer, err := s.Admin.Patch(ctx, arm.Knobs)
 	if err != nil {
 		return plan.Applied{}, fmt.Errorf("arm %s: %w", arm.Name, err)
