@@ -40,6 +40,9 @@ func DryRun(w io.Writer, p plan.Preview) error {
 	if len(p.Abort) > 0 {
 		fmt.Fprintf(w, "stop on   %s\n", strings.Join(p.Abort, "; "))
 	}
+	for _, m := range p.AbortMerged { // given twice, by --abort-on and the file
+		fmt.Fprintf(w, "          %s\n", m)
+	}
 	if len(p.Gates) > 0 {
 		fmt.Fprintf(w, "gates     %s\n", strings.Join(p.Gates, "; "))
 	}

@@ -147,10 +147,18 @@ func forService(p plan.Plan, tg *targets.Target, names []string) (plan.Plan, err
 		p.Keys = int(min(tg.Space.Size(), int64(1<<31-1)))
 		p.HotKeys = len(tg.Hot(p.HotKeys))
 	}
-	fromFlags := len(p.Abort) // the file's may repeat one of --abort-on's: the user's choice
+	// the file's may repeat one of --abort-on's (the README's staging run
+	// does): one condition, checked once, and the dry run says so
+	fromFlags := len(p.Abort)
 	for i, s := range tg.Abort {
 		g, err := gates.Parse(s)
-		if j := slices.IndexFunc(p.Abort[fromFlags:], func(o gates.Gate) bool { return err == nil && gates.Same(o, g) }); j >= 0 {
+		same := func(o gates.Gate) bool { return err == nil && gates.Same(o, g) }
+		if j := slices.IndexFunc(p.Abort[:fromFlags], same); j >= 0 {
+			path := fmt.Sprintf("abort[%d]", i)
+			p.AbortMerged = append(p.AbortMerged, fmt.Sprintf("%s's %s (line %d) is --abort-on's %q: kept once", tg.Name, path, tg.Line(path), p.Abort[j].Expr))
+			continue
+		}
+		if j := slices.IndexFunc(p.Abort[fromFlags:], same); j >= 0 {
 			err = fmt.Errorf("the same stop condition as %q, given twice (accepted: each once)", p.Abort[fromFlags+j].Expr)
 		}
 		if err != nil {

@@ -294,7 +294,8 @@ type HostUse struct{ Host, Where string }
 
 // HostUses lists every use of a host the file makes, in the file's order,
 // one each: a host named by the endpoints and by redis.address is used
-// twice, and a dry run says both.
+// twice, and a dry run says both; a class of vegeta targets uses each of
+// its hosts once.
 func (f *File) HostUses() []HostUse {
 	var uses []HostUse
 	add := func(where, rawURL string) {
@@ -310,9 +311,13 @@ func (f *File) HostUses() []HostUse {
 			add(fmt.Sprintf("arms[%d].endpoints[%d]", i, j), e)
 		}
 	}
-	for i, rc := range f.Requests {
+	for i, rc := range f.Requests { // a host once per class, however many of its targets it serves
+		seen := map[string]bool{}
 		for _, t := range rc.vegeta {
-			add(fmt.Sprintf("requests[%d].vegeta (%s)", i, rc.Vegeta), t.URL)
+			if u, err := url.Parse(t.URL); err == nil && !seen[u.Hostname()] {
+				seen[u.Hostname()] = true
+				add(fmt.Sprintf("requests[%d].vegeta (%s)", i, rc.Vegeta), t.URL)
+			}
 		}
 	}
 	if f.Redis != nil {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -367,12 +368,20 @@ func (t *Target) AddHost(raw, where string) {
 	t.Hosts[hostOf(raw)] = where
 }
 
+// hostOf is the host raw names. A URL whose port is a placeholder (the
+// testbed a dry run would start: http://127.0.0.1:PORT1) does not parse,
+// but its host is still the one it names.
 func hostOf(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
+	if err == nil {
+		return u.Hostname()
 	}
-	return u.Hostname()
+	_, rest, _ := strings.Cut(raw, "://")
+	authority, _, _ := strings.Cut(rest, "/")
+	if h, _, err := net.SplitHostPort(authority); err == nil {
+		return h
+	}
+	return ""
 }
 
 // Close releases the handles.

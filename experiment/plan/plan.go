@@ -51,6 +51,9 @@ type Plan struct {
 	// first that holds stops the arm
 	Gates []gates.Gate `json:"gates"`
 	Abort []gates.Gate `json:"abort_on"`
+	// AbortMerged says which stop conditions were given twice, by a flag
+	// and a file, and kept once, for the dry run to say so
+	AbortMerged []string `json:"-"`
 	// Repeat runs each arm this many times, interleaved (repeat.go)
 	Repeat Repeat `json:"repeat,omitzero"`
 }

@@ -41,8 +41,11 @@ type Preview struct {
 	Requests  int64         // requests the whole run sends, about
 	Worst     int64         // the most it may send: every retry and hedge taken, the burst
 	Abort     []string
-	Gates     []string
-	Touches   []string // every host and what herdbench does there
+	// AbortMerged are the stop conditions given by --abort-on and by the
+	// target file both, kept once
+	AbortMerged []string
+	Gates       []string
+	Touches     []string // every host and what herdbench does there
 	// Needed are the ${VAR}s of the target file that are not set: the run
 	// needs them, the dry run does not (targets.ReadFileForDryRun)
 	Needed []string
@@ -106,6 +109,7 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	for _, g := range p.Abort {
 		pv.Abort = append(pv.Abort, g.Expr)
 	}
+	pv.AbortMerged = p.AbortMerged
 	for _, g := range p.Gates {
 		pv.Gates = append(pv.Gates, g.Expr)
 	}
@@ -240,10 +244,35 @@ func classLines(p Plan, tg *targets.Target) []string {
 		case cl.Space != nil:
 			keys = "keys of its own: " + spaceLine(cl.Space)
 		}
+		req := requestLine(cl.Request, nil)
+		if len(cl.Vegeta) > 0 {
+			req, keys = vegetaLine(cl), "no key: each target as its file writes it"
+		}
 		out = append(out, fmt.Sprintf("%s: %.4g%% of the rate, %s req/s; %s; %s", c.Name, c.Share*100,
-			strconv.FormatFloat(c.Share*float64(p.Rate), 'f', -1, 64), requestLine(cl.Request, nil), keys))
+			strconv.FormatFloat(c.Share*float64(p.Rate), 'f', -1, 64), req, keys))
 	}
 	return out
+}
+
+// vegetaLine says what a class of vegeta targets sends: how many, taken
+// in turn, and the first few as vegeta reads them (method and URL; its
+// headers and body are the file's).
+func vegetaLine(cl targets.Class) string {
+	const shown = 3
+	tgts := cl.Vegeta
+	var first []string
+	for _, t := range tgts[:min(len(tgts), shown)] {
+		first = append(first, t.Method+" "+t.URL)
+	}
+	more := ""
+	if len(tgts) > shown {
+		more = fmt.Sprintf(", and %d more", len(tgts)-shown)
+	}
+	noun := "targets"
+	if len(tgts) == 1 {
+		noun = "target"
+	}
+	return fmt.Sprintf("%d vegeta %s, taken in turn: %s%s", len(tgts), noun, strings.Join(first, ", "), more)
 }
 
 // spaceLine says where a key space's keys come from.
