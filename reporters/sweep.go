@@ -1,6 +1,7 @@
 package reporters
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -175,10 +176,45 @@ func cellText(p sweep.Probe) string {
 			n++
 		}
 	}
+	text := fmt.Sprintf("%s %d/%d", p.Verdict, n, len(p.Runs))
 	if len(p.Runs) == 1 {
-		return p.Verdict
+		text = p.Verdict
 	}
-	return fmt.Sprintf("%s %d/%d", p.Verdict, n, len(p.Runs))
+	if e := escapeText(p); e != "" {
+		text += ", escape " + e
+	}
+	return text
+}
+
+// escapeText is a probe's escape load: the rate its stuck runs came back
+// at, "not back" when they stepped down and none did, "" when none was
+// stuck (or the sweep ran without --escape).
+func escapeText(p sweep.Probe) string {
+	switch {
+	case p.EscapeRPS != nil:
+		return strconv.FormatFloat(*p.EscapeRPS, 'f', -1, 64) + "/s"
+	case p.EscapeTried > 0:
+		return "not back"
+	}
+	return ""
+}
+
+// escapeLine is a bisected arm's hysteresis: the escape load of each
+// probe whose runs stepped down, in the magnitude's order; "" when none
+// did.
+func escapeLine(a sweep.ArmSweep) string {
+	probed := slices.Clone(a.Probed)
+	slices.SortFunc(probed, func(x, y sweep.Probe) int { return cmp.Compare(x.At[0].Value, y.At[0].Value) })
+	var parts []string
+	for _, p := range probed {
+		switch {
+		case p.EscapeRPS != nil:
+			parts = append(parts, sweep.AtText(p.At)+" came back at "+escapeText(p))
+		case p.EscapeTried > 0:
+			parts = append(parts, sweep.AtText(p.At)+" never came back")
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // SweepTable writes what was swept, then the arms' tipping points (a
@@ -197,6 +233,11 @@ func SweepTable(w io.Writer, res *sweep.Results) error {
 		}
 		for _, n := range predictionNotes(res) {
 			fmt.Fprintln(w, "model     "+n)
+		}
+		for _, a := range res.Arms {
+			if l := escapeLine(a); l != "" {
+				fmt.Fprintf(w, "escape    %s: %s\n", a.Name, l)
+			}
 		}
 	} else {
 		for _, a := range res.Arms {

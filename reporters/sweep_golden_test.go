@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/sweep"
 )
 
@@ -141,5 +142,62 @@ func TestSweepShowsThePredictionBesideTheTip(t *testing.T) {
 	}
 	if got := strings.Count(page.String(), `<line class="p-marker"`); got != 1 || !strings.Contains(page.String(), "the model's tipping point: 25 (-17%)") {
 		t.Errorf("%d dashed lines for the prediction; want one, titled with it", got)
+	}
+}
+
+// With --escape, each probe whose runs were stuck carries the load they
+// came back at: the table and markdown list them per arm, in the
+// magnitude's order; a grid's cells add them; the page draws them under
+// the tipping chart, a line through the probes that came back and a cross
+// for one that did not. Without it nothing changes (the goldens above).
+func TestSweepShowsTheEscapeLoad(t *testing.T) {
+	res := loadSweep(t, sweepFixture)
+	rps := func(v float64) *float64 { return &v }
+	start := int64(3000)
+	for i := range res.Arms[0].Probed {
+		p := &res.Arms[0].Probed[i]
+		if !p.Tipped {
+			continue
+		}
+		p.EscapeTried = 1
+		p.Runs[0].Result.Escape = &result.EscapeResult{FromRPS: 200, StartMS: &start}
+		switch p.At[0].Text {
+		case "30":
+			p.EscapeRPS = rps(150)
+		case "32":
+			p.EscapeRPS = rps(100)
+		}
+	}
+	var table, md, page bytes.Buffer
+	for format, b := range map[string]*bytes.Buffer{"table": &table, "markdown": &md, "html": &page} {
+		if err := RenderSweep(b, format, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "escape    latch: burst=30 came back at 150/s; burst=32 came back at 100/s; burst=64 never came back\n"
+	if !strings.Contains(table.String(), want) {
+		t.Errorf("table:\n%s\nwant the escape load of each stuck probe, in the magnitude's order:\n%s", table.String(), want)
+	}
+	if !strings.Contains(md.String(), "escape load of `latch`: burst=30 came back at 150/s") {
+		t.Errorf("markdown:\n%s\nwant the escape line", md.String())
+	}
+	html := page.String()
+	if !strings.Contains(html, `data-chart="escape" data-arm="latch"`) || strings.Count(html, `<circle class="escape"`) != 2 ||
+		strings.Count(html, `<text class="escape"`) != 1 || !strings.Contains(html, `<polyline class="escape" points="`) {
+		t.Errorf("page: want an escape chart for latch, two probes back on a line and one cross")
+	}
+
+	grid := loadSweep(t, gridFixture)
+	for i := range grid.Arms[0].Probed {
+		if p := &grid.Arms[0].Probed[i]; p.Tipped {
+			p.EscapeTried, p.EscapeRPS = 1, rps(120)
+		}
+	}
+	var gt bytes.Buffer
+	if err := RenderSweep(&gt, "table", grid); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(gt.String(), "degraded, escape 120/s") {
+		t.Errorf("grid table:\n%s\nwant each stuck cell's escape load", gt.String())
 	}
 }

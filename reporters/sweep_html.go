@@ -1,11 +1,13 @@
 package reporters
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/herdbench/herdbench/experiment/result"
@@ -70,6 +72,19 @@ type tipChart struct {
 	Top, Bottom         string
 	XTicks, YTicks      []tick
 	Points              []tipPoint
+	// Escape is the escape load of each probe whose runs stepped down,
+	// drawn under the tipping chart on the same magnitudes; nil when
+	// none did (or without --escape)
+	Escape *escapeChart
+}
+
+// escapeChart is one arm's hysteresis: for each probe whose runs were
+// stuck, the load at which they came back (a line through the probes),
+// or a cross on the bottom line when none did.
+type escapeChart struct {
+	YTicks []tick
+	Line   string // the polyline's points, in the magnitude's order
+	Points []tipPoint
 }
 
 // tipPoint is one run: a dot at its recovery, or a cross at the top when
@@ -128,7 +143,49 @@ func tippingChart(res *sweep.Results, i int, a sweep.ArmSweep) tipChart {
 			c.Points = append(c.Points, pt)
 		}
 	}
+	c.Escape = escapeOfArm(a, x)
 	return c
+}
+
+// escapeOfArm is the escape chart of arm a, x placing a magnitude; nil
+// when no probe's runs stepped down. Its y axis is the load, from 0 to
+// the arm's rate, which the escape stepped down from.
+func escapeOfArm(a sweep.ArmSweep, x func(float64) float64) *escapeChart {
+	probed := slices.Clone(a.Probed)
+	slices.SortFunc(probed, func(p, q sweep.Probe) int { return cmp.Compare(p.At[0].Value, q.At[0].Value) })
+	from := 0.0
+	for _, p := range probed {
+		for _, r := range p.Runs {
+			if e := r.Result.Escape; e != nil {
+				from = max(from, e.FromRPS)
+			}
+		}
+	}
+	if !slices.ContainsFunc(probed, func(p sweep.Probe) bool { return p.EscapeTried > 0 }) || from <= 0 {
+		return nil
+	}
+	top, step := niceScale(from)
+	y := func(v float64) float64 { return plotBottom - v/top*(plotBottom-plotTop) }
+	e := &escapeChart{}
+	for v := 0.0; v <= top+1e-9; v += step {
+		e.YTicks = append(e.YTicks, tick{Pos: coord(y(v)), Label: number(v)})
+	}
+	var line []string
+	for _, p := range probed {
+		if p.EscapeTried == 0 {
+			continue
+		}
+		pt := tipPoint{X: coord(x(p.At[0].Value)), Y: coord(plotBottom), Tipped: p.Tipped,
+			Title: fmt.Sprintf("%s: %d runs stepped down, none came back", sweep.AtText(p.At), p.EscapeTried)}
+		if p.EscapeRPS != nil {
+			pt.Recovered, pt.Y = true, coord(y(*p.EscapeRPS))
+			pt.Title = fmt.Sprintf("%s: came back at %s/s (the median of %d runs stepped down)", sweep.AtText(p.At), number(*p.EscapeRPS), p.EscapeTried)
+			line = append(line, pt.X+","+pt.Y)
+		}
+		e.Points = append(e.Points, pt)
+	}
+	e.Line = strings.Join(line, " ")
+	return e
 }
 
 // logTicks are the 1, 2, 5 times powers of ten within [from, to], and

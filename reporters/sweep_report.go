@@ -31,6 +31,11 @@ func SweepMarkdown(w io.Writer, res *sweep.Results) error {
 		if len(predictionNotes(res)) > 0 {
 			fmt.Fprintln(b)
 		}
+		for _, a := range res.Arms {
+			if l := escapeLine(a); l != "" {
+				fmt.Fprintf(b, "- escape load of %s: %s\n\n", codeCell(a.Name), mdText(l))
+			}
+		}
 	} else {
 		for _, a := range res.Arms {
 			fmt.Fprintf(b, "### %s\n\n", codeCell(a.Name))

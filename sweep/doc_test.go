@@ -38,6 +38,8 @@ func TestEveryResultsFieldIsDocumented(t *testing.T) {
 	tip, off := 1.0, 0.1 // what package predict sets, every field
 	res.Arms[0].Predicted = &Predicted{State: PredictedFound, Value: &tip, Unit: Count, Text: "1", VsMeasured: &off, Note: "x",
 		Inputs: []Input{{Name: "rate", Value: 1, Unit: "req/s", Source: "plan.rate"}}}
+	escape := 12.5 // what --escape sets on a stuck probe
+	res.Arms[0].Probed[0].EscapeRPS, res.Arms[0].Probed[0].EscapeTried = &escape, 1
 	gs, _ := ParseGates([]string{"tipping == none"}, &ax, []string{"none"})
 	res.Gates = CheckGates(gs, res.Arms)
 	b, err := json.Marshal(res)

@@ -144,7 +144,15 @@ type Probe struct {
 	// first in result.Verdicts' order reversed: metastable before
 	// recovered)
 	Verdict string `json:"verdict"`
-	Runs    []Run  `json:"runs"`
+	// EscapeRPS is the probe's escape load with --escape: the median of
+	// escape.rps over its runs that stepped their load down and came back
+	// (the highest stepped rate at which the service did); nil when none
+	// stepped down or none came back, EscapeTried telling which
+	EscapeRPS *float64 `json:"escape_rps,omitempty"`
+	// EscapeTried counts its runs that stepped their load down (judged
+	// metastable with --escape); 0 without --escape
+	EscapeTried int   `json:"escape_tried,omitempty"`
+	Runs        []Run `json:"runs"`
 }
 
 // Run is one experiment run of a probe.
@@ -170,6 +178,28 @@ func (p Probe) RecoveryMS() *int64 {
 	slices.Sort(ms)
 	m := ms[len(ms)/2]
 	return &m
+}
+
+// escapeOf sets p's escape load from its runs' escapes: how many stepped
+// down, and the median rate at which those that came back did.
+func (p *Probe) escapeOf() {
+	var rps []float64
+	for _, r := range p.Runs {
+		e := r.Result.Escape
+		if e == nil || e.StartMS == nil {
+			continue
+		}
+		p.EscapeTried++
+		if e.RPS != nil {
+			rps = append(rps, *e.RPS)
+		}
+	}
+	if len(rps) == 0 {
+		return
+	}
+	slices.Sort(rps)
+	m := rps[len(rps)/2]
+	p.EscapeRPS = &m
 }
 
 // Caps of a sweep's own limits: beyond them a sweep is not a bench but a

@@ -276,6 +276,7 @@ func (w *sweeper) probe(ctx context.Context, arm arm.Arm, at []Setting, bracket 
 	}
 	p.Tipped = 2*tips >= len(p.Runs)
 	p.Verdict = majority(p.Runs)
+	p.escapeOf()
 	return p, true
 }
 

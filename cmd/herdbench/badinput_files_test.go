@@ -47,7 +47,6 @@ var fileBadInputs = map[string][]badInput{
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "allow: [\"*.example\"]\n"},
 			want: `t.yaml:8: allow[0]: "*.example" is a wildcard, and hosts are matched exactly, so it allows nothing`},
 		{args: []string{"stampede", "--dry-run", "--escape", "on", "--abort-on", "verdict == metastable"}, want: `--abort-on: "verdict == metastable": ends the arm where --escape begins`},
-		{args: []string{"sweep", "--dry-run", "--escape", "on", "--trigger", "slowdb", "--vary", "slowdb_for=500ms..4s"}, want: `--escape: on a sweep`},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "redis:\n  address: 127.0.0.1:6379\n  key: \"item:{key}\"\n  pattern: \"product:*\"\n"},
 			want: `t.yaml:10: redis.key: "item:{key}" makes keys such as "item:1", which pattern "product:*" does not match`, not: "for usage"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "prometheus:\n  url: http://127.0.0.1:9090\n  series:\n    db_qps: \"sum(rate(x[10s]\"\n"},

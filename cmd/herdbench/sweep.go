@@ -154,9 +154,6 @@ func buildSweep(opts sweepOptions, plan plan.Plan, gateExprs []string) (sweep.Sw
 	if slices.ContainsFunc(opts.Outputs, func(o string) bool { return strings.HasPrefix(o, vegetaFormat) }) {
 		bad.Add("output", "vegeta: a run's every request, and a sweep's results are its tipping points (accepted: %s)", strings.Join(reporters.SweepFormatNames(), ", "))
 	}
-	if plan.Escape != nil {
-		bad.Add("escape", "on a sweep: its probes end once their verdict is decided, and the escape load is a figure of one stuck arm (accepted: off; measure it with stampede or run --escape at a magnitude past the tip)")
-	}
 	var extremes [][]sweep.Setting
 	switch {
 	case opts.Vary != "" && len(opts.Grid) > 0:
