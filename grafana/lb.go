@@ -12,7 +12,7 @@ func lbPanels(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 			"none", 8,
 			q(`sum by (arm) (rate(herdbench_lb_sends_total{arm=~"$arm"}[$__rate_interval])) / sum by (arm) (rate(herdbench_lb_requests_total{arm=~"$arm"}[$__rate_interval]))`, "{{arm}}"))).
 		WithPanel(graph("LB retries/s",
-			"HAProxy's retries of a connection to a server (the backend's wretr), per second. No data without a load balancer.",
+			"HAProxy's retries, however they ended, to the same server or another (its servers' stot beyond its req_tot, within wretr + wredis), per second. No data without a load balancer.",
 			"short", 8,
 			q(`sum by (arm) (rate(herdbench_lb_retries_total{arm=~"$arm"}[$__rate_interval]))`, "{{arm}}"))).
 		WithPanel(graph("LB redispatches/s",

@@ -71,6 +71,35 @@ func (s LBStats) Own5xx() int64 {
 	return max(n, 0)
 }
 
+// RetriesMade is the retries HAProxy made, however they ended: on the same
+// server or another, answered or not (the sum of its log's %rc). HAProxy
+// 2.6 counts a retry once in wretr (it stayed on its server) or in wredis
+// (it went to another), as its management guide defines them, and a
+// layer-7 retry (retry-on a status, an empty or late answer) once more in
+// wretr when it decides it: wretr + wredis is the most the retries can be,
+// and the least is half of it or wredis (each one that moved), whichever
+// is more. Each retry is one more attempt at a server, so the servers'
+// attempts beyond the requests that reached one (req_tot less those with
+// no server to try: the backend's econ beyond its servers') place them
+// between the two, the bounds holding the snapshots' edges (a request
+// counted at T, its attempts after); measured on HAProxy 2.6 with
+// redispatch, refused connections gave wretr 0, wredis 214, %rc 214 and
+// the attempts 214 beyond the requests, 500s wretr 190, wredis 215, %rc
+// 215 and 215. Of the counters' growth (as Own5xx), not of their totals.
+func (g LBStats) RetriesMade() int64 {
+	var attempts int64
+	for _, r := range g.Servers {
+		attempts += r.Sessions
+	}
+	counted := g.Backend.Retries + g.Backend.Redispatches
+	noServer := g.Backend.ConnErrors
+	for _, r := range g.Servers {
+		noServer -= r.ConnErrors
+	}
+	beyond := attempts - (g.Backend.Requests - max(noServer, 0))
+	return min(max(beyond, (counted+1)/2, g.Backend.Redispatches), counted)
+}
+
 // Read reads HAProxy's counters for h's backend.
 func (h *HAProxy) Read(ctx context.Context) (*LBStats, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(h.Stats, "/")+";csv", nil)

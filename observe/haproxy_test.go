@@ -51,3 +51,30 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// The retries HAProxy made (lb.retries), however they ended: the
+// servers' attempts beyond the requests that reached one, within the
+// bounds wretr and wredis set (HAProxy 2.6 counts a retry once in either,
+// an HTTP retry once more in wretr).
+func TestRetriesMadeHoldRedispatches(t *testing.T) {
+	for _, c := range []struct {
+		name                                string
+		wretr, wredis, requests, attempts   int64
+		backendConnErrors, serverConnErrors int64
+		want                                int64
+	}{
+		{"refused connections, redispatched (HAProxy 2.6.12, by hand)", 0, 214, 199, 413, 8, 8, 214},
+		{"500s retried and redispatched (HAProxy 2.6.12, by hand)", 190, 215, 200, 415, 8, 8, 215},
+		{"nothing retried, the snapshots' edges", 0, 0, 600, 606, 0, 0, 0},
+		{"an attempt counted before T: at least every redispatch", 0, 193, 201, 393, 0, 0, 193},
+		{"HTTP retries on one server: counted twice in wretr", 20, 0, 100, 110, 0, 0, 10},
+		{"requests with no server to try reached none", 10, 0, 130, 110, 30, 0, 10},
+	} {
+		g := LBStats{Backend: LBRow{Retries: c.wretr, Redispatches: c.wredis, Requests: c.requests, ConnErrors: c.backendConnErrors},
+			Servers: []LBRow{{Name: "a1", ConnErrors: c.serverConnErrors, Sessions: c.attempts}}}
+		if got := g.RetriesMade(); got != c.want {
+			t.Errorf("%s: RetriesMade(wretr %d, wredis %d, %d requests, %d attempts) = %d; want %d",
+				c.name, c.wretr, c.wredis, c.requests, c.attempts, got, c.want)
+		}
+	}
+}

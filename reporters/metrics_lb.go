@@ -19,7 +19,7 @@ var (
 		"Requests the load balancer sent to each server, retries and redispatches included (HAProxy's stot), by arm and server; sends / requests is its amplification; none without a load balancer.",
 		[]string{"arm", "server"}}
 	familyLBRetries = Family{"herdbench_lb_retries_total", "counter",
-		"Retries of a connection to a server (HAProxy's backend wretr), by arm; none without a load balancer.",
+		"Retries the load balancer made, however they ended, to the same server or another (HAProxy's servers' stot beyond its req_tot, within its wretr + wredis: observe.LBStats.RetriesMade), by arm; none without a load balancer.",
 		[]string{"arm"}}
 	familyLBRedispatches = Family{"herdbench_lb_redispatches_total", "counter",
 		"Requests sent to another server after one failed (HAProxy's backend wredis), by arm; none without a load balancer.",
@@ -75,7 +75,7 @@ func (m *Metrics) LB(arm string, st observe.LBStats) {
 		return float64(c - p)
 	}
 	l.requests.WithLabelValues(arm).Add(grew(prev.Backend.Requests, st.Backend.Requests))
-	l.retries.WithLabelValues(arm).Add(grew(prev.Backend.Retries, st.Backend.Retries))
+	l.retries.WithLabelValues(arm).Add(float64(growth(prev, st, grew).RetriesMade()))
 	l.redispatches.WithLabelValues(arm).Add(grew(prev.Backend.Redispatches, st.Backend.Redispatches))
 	l.queue.WithLabelValues(arm, "BACKEND").Set(float64(st.Backend.Queue))
 	before := map[string]int64{}
@@ -90,4 +90,25 @@ func (m *Metrics) LB(arm string, st observe.LBStats) {
 		l.sends.WithLabelValues(arm, r.Name).Add(grew(p, r.Sessions))
 		l.queue.WithLabelValues(arm, r.Name).Set(float64(r.Queue))
 	}
+}
+
+// growth is what the counters RetriesMade reads grew by from prev to st,
+// as grew counts each (a reload counting from zero).
+func growth(prev, st observe.LBStats, grew func(p, c int64) float64) observe.LBStats {
+	n := func(p, c int64) int64 { return int64(grew(p, c)) }
+	g := observe.LBStats{Backend: observe.LBRow{Requests: n(prev.Backend.Requests, st.Backend.Requests),
+		Retries: n(prev.Backend.Retries, st.Backend.Retries), Redispatches: n(prev.Backend.Redispatches, st.Backend.Redispatches),
+		ConnErrors: n(prev.Backend.ConnErrors, st.Backend.ConnErrors)}}
+	before := map[string]observe.LBRow{}
+	for _, r := range prev.Servers {
+		before[r.Name] = r
+	}
+	for _, r := range st.Servers {
+		p, ok := before[r.Name]
+		if !ok && st.Backend.Requests >= prev.Backend.Requests { // a server new since the last reading, no reload
+			p = r
+		}
+		g.Servers = append(g.Servers, observe.LBRow{Name: r.Name, Sessions: n(p.Sessions, r.Sessions), ConnErrors: n(p.ConnErrors, r.ConnErrors)})
+	}
+	return g
 }

@@ -201,16 +201,20 @@ func TestMetricsCountTheLoadBalancersGrowth(t *testing.T) {
 	m.LB("lb", reading(110, 9, 2, 3, 66, 56)) // +10 requests, +2 retries, +1 redispatch, +6 and +6 sends
 	m.LB("lb", reading(4, 1, 0, 0, 3, 2))     // a reload: its counters from zero
 	m.LB("lb", reading(104, 1, 0, 0, 3, 2))   // +100 requests, nothing sent: HAProxy answered them itself
+	// +10 requests, 5 redispatched to the other server: HAProxy counts
+	// them in wredis alone, and they are retries all the same (5 sends
+	// beyond the requests)
+	m.LB("lb", reading(114, 1, 5, 0, 10, 10))
 	tests := []struct {
 		name string
 		c    prometheus.Collector
 		want float64
 	}{
-		{"requests", m.lb.requests.WithLabelValues("lb"), 10 + 4 + 100},
-		{"retries", m.lb.retries.WithLabelValues("lb"), 2 + 1},
-		{"redispatches", m.lb.redispatches.WithLabelValues("lb"), 1},
-		{"sends to a", m.lb.sends.WithLabelValues("lb", "a"), 6 + 3},
-		{"sends to b", m.lb.sends.WithLabelValues("lb", "b"), 6 + 2},
+		{"requests", m.lb.requests.WithLabelValues("lb"), 10 + 4 + 100 + 10},
+		{"retries", m.lb.retries.WithLabelValues("lb"), 2 + 1 + 5},
+		{"redispatches", m.lb.redispatches.WithLabelValues("lb"), 1 + 5},
+		{"sends to a", m.lb.sends.WithLabelValues("lb", "a"), 6 + 3 + 7},
+		{"sends to b", m.lb.sends.WithLabelValues("lb", "b"), 6 + 2 + 8},
 		{"a's queue now", m.lb.queue.WithLabelValues("lb", "a"), 2},
 		{"the backend's queue now", m.lb.queue.WithLabelValues("lb", "BACKEND"), 0},
 	}

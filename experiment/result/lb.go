@@ -19,7 +19,7 @@ type LoadBalancer struct {
 	ServerAttempts int64 `json:"server_attempts"` // sessions the backend's servers took, summed: stot
 	// Retries are the retries HAProxy made, however they ended (its log's
 	// %rc summed): the servers' attempts beyond the requests that reached
-	// one, within what wretr and wredis bound (experiment's lbRetries)
+	// one, within what wretr and wredis bound (observe.LBStats.RetriesMade)
 	Retries      int64 `json:"retries"`
 	Redispatches int64 `json:"redispatches"` // the retries it sent to another server: wredis
 	// Own5xx are the 5xx HAProxy answered itself, not a server: 503 with
