@@ -23,9 +23,9 @@ type Pools struct {
 	Replicas    int
 	Connections int           // over every replica
 	DBTimeout   time.Duration // the longest replica's
-	// Source says where they were read, for the inputs' list; empty:
-	// the replicas' own /healthz
-	Source string
+	// PoolSource and DeadlineSource say where Connections and DBTimeout
+	// were read, for the inputs' list; empty: the replicas' own /healthz
+	PoolSource, DeadlineSource string
 }
 
 // MinDBPerAttempt is the share of the clients' attempts that must reach
@@ -111,8 +111,11 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 	in.Service = model.Service{Workers: float64(pools.Connections), Work: time.Duration(cfg.QueryCost), Deadline: pools.DBTimeout}
 	poolSource, deadlineSource := fmt.Sprintf("db_pool of each replica's /healthz, summed over %d", pools.Replicas),
 		"db_timeout_ms of the replicas' /healthz, the longest"
-	if pools.Source != "" {
-		poolSource, deadlineSource = pools.Source, pools.Source
+	if pools.PoolSource != "" {
+		poolSource = pools.PoolSource
+	}
+	if pools.DeadlineSource != "" {
+		deadlineSource = pools.DeadlineSource
 	}
 	add("workers", in.Service.Workers, "connections", poolSource)
 	add("work", ms(in.Service.Work), "ms", "the arm's config.query_cost")

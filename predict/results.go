@@ -21,6 +21,11 @@ type ArmPrediction struct {
 	Prediction *model.Prediction // nil when refused
 	Refused    string            // why the model does not cover the arm
 	Inputs     []sweep.Input
+	// Verdict and RecoveryMS are what the run measured, to set beside
+	// the prediction: the arm's verdict and recovery_ms (from the
+	// fault's end, as the model's)
+	Verdict    string
+	RecoveryMS *int64
 }
 
 // Results predicts, for each arm of a stampede's (or run's) results, the
@@ -51,7 +56,7 @@ func Results(rep *experiment.Report, pools *Pools) ([]ArmPrediction, error) {
 		if len(runs) == 0 {
 			runs = append(runs, a)
 		}
-		ap := ArmPrediction{Name: a.Name, Fault: fault}
+		ap := ArmPrediction{Name: a.Name, Fault: fault, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS}
 		in, err := Of(rep.Plan, runs, pools, maxFault)
 		ap.Inputs = in.List
 		var r *Refusal

@@ -65,7 +65,8 @@ func modelRun(stdout io.Writer, opts modelOptions) error {
 	var pools *predict.Pools
 	if n := rep.Environment.Replicas; rep.Environment.Target == "testbed" && n > 0 {
 		pools = &predict.Pools{Replicas: n, Connections: n * opts.DBPool, DBTimeout: opts.DBTimeout,
-			Source: fmt.Sprintf("--db-pool %d × environment.replicas %d; --db-timeout %v", opts.DBPool, n, opts.DBTimeout)}
+			PoolSource:     fmt.Sprintf("--db-pool %d × environment.replicas %d", opts.DBPool, n),
+			DeadlineSource: fmt.Sprintf("--db-timeout %v", opts.DBTimeout)}
 	}
 	arms, err := predict.Results(rep, pools)
 	writePredictions(stdout, opts.File, arms)
@@ -103,6 +104,7 @@ func writePredictions(w io.Writer, file string, arms []predict.ArmPrediction) {
 		}
 		fmt.Fprintf(w, "  escape load:                   %s\n", escape)
 		fmt.Fprintf(w, "  Bronson's band:                %.0f to %.0f req/s\n", p.BandLow, p.BandHigh)
+		fmt.Fprintf(w, "  the run measured:              %s, recovery %s\n", a.Verdict, msOr(a.RecoveryMS, "none (recovery_ms null)"))
 		writeInputs(w, a.Inputs)
 	}
 }
