@@ -1,7 +1,8 @@
 // Package predict puts the model (package model) beside the
 // measurement: it maps a run's plan and results to the model's inputs,
 // in one place (Of), and sets each swept arm's predicted tipping point
-// beside the one the sweep measured (Sweep).
+// beside the one the sweep measured (Sweep), and predicts each arm of a
+// results file for the fault it ran (Results, for herdbench model).
 //
 // The mapping covers the testbed's retry storm: a slowdb fault on the
 // replicas' database pools, plain cache-aside whose loads run on once
@@ -15,5 +16,6 @@
 //
 // Guarantees: every input the model is given is listed with its source,
 // a figure of the sweep's runs or a setting of its plan or the
-// testbed's; a refusal is a Refusal, and the sweep's output says it.
+// testbed's; a refusal is a Refusal, and the sweep's output says it; a
+// figure a results file lacks is named with the run that measures it.
 package predict

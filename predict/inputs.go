@@ -23,6 +23,9 @@ type Pools struct {
 	Replicas    int
 	Connections int           // over every replica
 	DBTimeout   time.Duration // the longest replica's
+	// PoolSource and DeadlineSource say where Connections and DBTimeout
+	// were read, for the inputs' list; empty: the replicas' own /healthz
+	PoolSource, DeadlineSource string
 }
 
 // MinDBPerAttempt is the share of the clients' attempts that must reach
@@ -40,12 +43,22 @@ type Inputs struct {
 	List    []sweep.Input
 }
 
-// Refusal says why the model does not cover an arm.
-type Refusal struct{ Why string }
+// Refusal says why the model does not cover an arm. Missing: the arm is
+// one the model covers, but its runs lack a figure or setting it needs,
+// and Why names it and the run that would measure it (herdbench model
+// exits 2 on it; a sweep shows it as any refusal).
+type Refusal struct {
+	Why     string
+	Missing bool
+}
 
 func (r *Refusal) Error() string { return r.Why }
 
 func refuse(format string, args ...any) error { return &Refusal{Why: fmt.Sprintf(format, args...)} }
+
+func missing(format string, args ...any) error {
+	return &Refusal{Why: fmt.Sprintf(format, args...), Missing: true}
+}
 
 // replicaConfig is what the mapping reads of an arm's config
 // (arms[].config: the testbed replicas' own).
@@ -75,7 +88,7 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 		return in, refuse("a replica's /healthz did not say its db_pool or db_timeout_ms (a testbed started before it did: restart it)")
 	}
 	if len(runs) == 0 {
-		return in, refuse("no run of the arm to read its config and clients from")
+		return in, missing("no run of the arm to read its config and clients from")
 	}
 	r0 := runs[0]
 	if err := clientsOf(&in, r0, p); err != nil {
@@ -83,7 +96,7 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 	}
 	var cfg replicaConfig
 	if err := json.Unmarshal(r0.Config, &cfg); len(r0.Config) == 0 || err != nil {
-		return in, refuse("the arm's run has no replicas' config (arms[].config) to read its query cost from")
+		return in, missing("the arm's run has no replicas' config (arms[].config) to read its query cost from")
 	}
 	switch {
 	case cfg.Strategy != "none":
@@ -96,10 +109,21 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 		return in, refuse("a second tier (edge replicas): not modelled")
 	}
 	in.Service = model.Service{Workers: float64(pools.Connections), Work: time.Duration(cfg.QueryCost), Deadline: pools.DBTimeout}
-	add("workers", in.Service.Workers, "connections", fmt.Sprintf("db_pool of each replica's /healthz, summed over %d", pools.Replicas))
+	poolSource, deadlineSource := fmt.Sprintf("db_pool of each replica's /healthz, summed over %d", pools.Replicas),
+		"db_timeout_ms of the replicas' /healthz, the longest"
+	if pools.PoolSource != "" {
+		poolSource = pools.PoolSource
+	}
+	if pools.DeadlineSource != "" {
+		deadlineSource = pools.DeadlineSource
+	}
+	add("workers", in.Service.Workers, "connections", poolSource)
 	add("work", ms(in.Service.Work), "ms", "the arm's config.query_cost")
 	add("capacity", in.Service.Capacity(), "q/s", "workers / work")
-	add("deadline", ms(pools.DBTimeout), "ms", "db_timeout_ms of the replicas' /healthz, the longest")
+	if !(in.Service.Work > 0) {
+		return in, missing("config.query_cost %v: a capacity of 0 serves nothing, and the model needs the run's own (a run whose query_cost is above 0)", in.Service.Work)
+	}
+	add("deadline", ms(pools.DBTimeout), "ms", deadlineSource)
 	share, n := median(runs, func(r result.ArmResult) (float64, bool) {
 		if r.DB == nil || r.Windows == nil || r.Windows.Before == nil || r.Windows.Before.AttemptsRPS <= 0 {
 			return 0, false
@@ -107,7 +131,7 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 		return r.DB.BaselineQPS / r.Windows.Before.AttemptsRPS, true
 	})
 	if n == 0 {
-		return in, refuse("no run measured the database's queries beside the attempts before the trigger (db.baseline_qps, windows.before)")
+		return in, missing("no run measured the database's queries beside the attempts before the trigger (db.baseline_qps, windows.before): a run on the testbed measures them")
 	}
 	if share < MinDBPerAttempt {
 		return in, refuse("%.2f database queries an attempt before the trigger: the cache answers most attempts, and the model is the pool's (it needs %.1f)", share, MinDBPerAttempt)
@@ -160,7 +184,7 @@ func clientsOf(in *Inputs, r result.ArmResult, p plan.Plan) error {
 	}
 	slow, ok := p.ChosenTrigger().(*triggers.SlowDB)
 	if !ok {
-		return refuse("the plan has no slowdb trigger to read its latency from")
+		return missing("the plan has no slowdb trigger to read its latency from (plan.trigger_options.slowdb_latency)")
 	}
 	in.Slower = time.Duration(slow.Latency)
 	list = append(list, sweep.Input{Name: "slower", Value: ms(in.Slower), Unit: "ms", Source: "plan.trigger_options.slowdb_latency"})
@@ -178,7 +202,7 @@ func stuckOf(in *Inputs, runs []result.ArmResult) error {
 		return r.Loop.DBQPS.After, true
 	})
 	if n == 0 {
-		return refuse("no run of the arm tipped, so none measured the stuck state's capacity (loop.db_qps.after): a sweep whose TO tips it does")
+		return missing("no run of the arm tipped, so none measured the stuck state's capacity (loop.db_qps.after): a run whose fault tips it does (a longer --slowdb-for, or a sweep whose TO tips it)")
 	}
 	add := sweep.Input{Name: "stuck", Value: round(v, 1), Unit: "q/s",
 		Source: fmt.Sprintf("loop.db_qps.after, the median of the %d runs that did not recover", n)}

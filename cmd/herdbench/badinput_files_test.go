@@ -72,6 +72,16 @@ var fileBadInputs = map[string][]badInput{
 		{args: []string{"report", "{dir}/r.json"}, files: map[string]string{"r.json": strings.Replace(resultsFile, `"drop_rate": 0,`, `"drop_rate": 1.5,`, 1)},
 			want: "r.json: arms[0].http.drop_rate: 1.5 out of range (accepted: 0 to 1: a ratio)"},
 	},
+	"results the model cannot predict from": {
+		{args: []string{"model", "{dir}/r.json"}, files: map[string]string{"r.json": strings.Replace(resultsFile, `"trigger": "expire"`, `"trigger": ""`, 1)},
+			want: "r.json: plan.trigger: none, and the model predicts a fault's effect (accepted: the results of a run with a trigger: herdbench stampede --trigger slowdb", not: "for usage"},
+		{args: []string{"model", "{dir}/r.json"}, files: map[string]string{"r.json": strings.Replace(resultsFile, `"trigger": "expire"`, `"trigger": "slowdb"`, 1)},
+			want: "r.json: arms[0]: none: no run measured the database's queries beside the attempts before the trigger (db.baseline_qps, windows.before): a run on the testbed measures them"},
+		{args: []string{"model", "{dir}/r.json", "--db-pool", "4"}, files: map[string]string{"r.json": strings.ReplaceAll(slowdbResults, `"query_cost": "50ms"`, `"query_cost": "0s"`)},
+			want: "r.json: arms[1]: retry-budget=10%: config.query_cost 0s: a capacity of 0 serves nothing, and the model needs the run's own (a run whose query_cost is above 0)"},
+		{args: []string{"model", "{dir}/r.json", "--db-pool", "0"}, files: map[string]string{"r.json": slowdbResults},
+			want: "--db-pool: 0 out of range (accepted: 1 to 1000 connections per replica; a capacity of 0 serves nothing)"},
+	},
 	"a trigger its target cannot run": {
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml"}, files: map[string]string{"t.yaml": targetFile + "trigger: {name: outage}\n"},
 			want: "t.yaml:8: trigger.name: trigger outage needs toxiproxy", not: "for usage"},

@@ -35,7 +35,7 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagValueError(err)} })
-	root.AddCommand(newStampedeCmd(stdout, stderr, newTriggers), newSweepCmd(stdout, stderr, newTriggers), newRunCmd(stdout, stderr, newTriggers), newReportCmd(stdout), newWorkerCmd(stderr), newKubeCmd(stdout),
+	root.AddCommand(newStampedeCmd(stdout, stderr, newTriggers), newSweepCmd(stdout, stderr, newTriggers), newRunCmd(stdout, stderr, newTriggers), newReportCmd(stdout), newModelCmd(stdout), newWorkerCmd(stderr), newKubeCmd(stdout),
 		newTriggersCmd(stdout, newTriggers), newInitCmd(stdout), newMitigationsCmd(stdout, replica.DefaultMitigations), newDashboardsCmd(stdout), newTestbedCmd(stdout, stderr), newVersionCmd(stdout))
 	markUsageErrors(root)
 	refuseEmptyFlags(root)

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// slowdbResults is a real stampede's results with --trigger slowdb on the
+// testbed (predict/testdata/slowdb.json: one replica of 4 connections).
+var slowdbResults = func() string {
+	b, err := os.ReadFile("../../predict/testdata/slowdb.json")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
+// herdbench model on a real results file exits 0 and prints each arm's
+// prediction beside what the run measured, the inputs with their
+// sources, and lock's refusal with no number.
+func TestModelPredictsFromARealResultsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(path, []byte(slowdbResults), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := herdbench(t, "model", path, "--db-pool", "4")
+	if code != exitOK {
+		t.Fatalf("herdbench model = exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"arm none:\n  the run's fault (3s) tips it:  yes\n  shortest tipping fault:        1.67s\n",
+		"the run measured:              recovering, recovery none (recovery_ms null)",
+		"workers         4 connections  --db-pool 4 × environment.replicas 1",
+		"deadline        5000 ms        --db-timeout 5s",
+		"stuck           74.1 q/s       loop.db_qps.after, the median of the 1 runs that did not recover",
+		"arm retry-budget=10%:\n  the run's fault (3s) tips it:  no\n",
+		"arm lock:\n  not modelled: strategy lock: the model is plain cache-aside (none)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("herdbench model printed\n%s\nwant it to contain %q", stdout, want)
+		}
+	}
+	if lock := stdout[strings.Index(stdout, "arm lock:"):]; strings.Contains(lock, "shortest tipping fault") {
+		t.Errorf("lock's section gives a number:\n%s", lock)
+	}
+}

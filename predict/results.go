@@ -1,0 +1,91 @@
+package predict
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/model"
+	"github.com/herdbench/herdbench/sweep"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// ArmPrediction is the model's answer for one arm of a results file:
+// a prediction from the inputs listed, or a refusal's note and no
+// number.
+type ArmPrediction struct {
+	Name       string
+	Fault      time.Duration     // the run's fault: slowdb_for
+	Prediction *model.Prediction // nil when refused
+	Refused    string            // why the model does not cover the arm
+	Inputs     []sweep.Input
+	// Verdict and RecoveryMS are what the run measured, to set beside
+	// the prediction: the arm's verdict and recovery_ms (from the
+	// fault's end, as the model's)
+	Verdict    string
+	RecoveryMS *int64
+}
+
+// Results predicts, for each arm of a stampede's (or run's) results, the
+// fault it ran: whether it tips, the shortest fault that tips it, the
+// recovery and the escape load, with the inputs of Of. pools are the
+// testbed's. An arm the model does not cover gets Refused; a results
+// file with no trigger, an arm missing a figure the model needs, or an
+// input the model cannot run on (a capacity of 0) is a herd.FieldErrors
+// (their File left for the caller), one per problem, each naming the
+// figure and the run that would measure it, returned beside the arms
+// that could be predicted.
+func Results(rep *experiment.Report, pools *Pools) ([]ArmPrediction, error) {
+	if rep.Plan.Trigger == "" {
+		return nil, herd.FieldErrors{{Field: "plan.trigger", Msg: "none, and the model predicts a fault's effect " +
+			"(accepted: the results of a run with a trigger: herdbench stampede --trigger slowdb on the testbed measures what it needs)"}}
+	}
+	var fault time.Duration
+	if s, ok := rep.Plan.ChosenTrigger().(*triggers.SlowDB); ok {
+		fault = time.Duration(s.For)
+	}
+	// the longest fault the model looks at for the shortest tip: the
+	// sweeps' 8 s, or twice the run's fault when that is longer
+	maxFault := max(model.DefaultOptions.MaxFault, 2*fault)
+	var out []ArmPrediction
+	var problems herd.FieldErrors
+	for i, a := range rep.Arms {
+		runs := a.Runs
+		if len(runs) == 0 {
+			runs = append(runs, a)
+		}
+		ap := ArmPrediction{Name: a.Name, Fault: fault, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS}
+		in, err := Of(rep.Plan, runs, pools, maxFault)
+		ap.Inputs = in.List
+		var r *Refusal
+		switch {
+		case errors.As(err, &r) && r.Missing:
+			problems = append(problems, armProblem(i, a.Name, r.Why))
+			continue
+		case err != nil && r != nil:
+			ap.Refused = r.Why
+		case err != nil:
+			problems = append(problems, armProblem(i, a.Name, fmt.Sprintf("the model cannot run on its inputs: %v", err)))
+			continue
+		default:
+			ap.Inputs = append(ap.Inputs, sweep.Input{Name: "fault", Value: ms(fault), Unit: "ms", Source: "plan.trigger_options.slowdb_for"})
+			p, err := model.Predict(in.Service, in.Clients, model.Fault{Slower: in.Slower, Duration: fault}, in.Options)
+			if err != nil {
+				problems = append(problems, armProblem(i, a.Name, fmt.Sprintf("the model cannot run on its inputs: %v", err)))
+				continue
+			}
+			ap.Prediction = &p
+		}
+		out = append(out, ap)
+	}
+	if len(problems) > 0 {
+		return out, problems
+	}
+	return out, nil
+}
+
+func armProblem(i int, name, msg string) *herd.FieldError {
+	return &herd.FieldError{Field: fmt.Sprintf("arms[%d]", i), Elem: name, Msg: msg}
+}
