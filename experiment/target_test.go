@@ -35,6 +35,16 @@ import (
 // DSN from the environment) and the rest of the file.
 func asService(t *testing.T, tb *subject.Testbed, rest string) *targets.Target {
 	t.Helper()
+	return asServiceKeyed(t, tb, `key: "item:{key}", pattern: "item:*"`, rest)
+}
+
+// asServiceKeyed is asService with its redis: section's keys as keyed
+// says (none: a file whose triggers touch no Redis key).
+func asServiceKeyed(t *testing.T, tb *subject.Testbed, keyed, rest string) *targets.Target {
+	t.Helper()
+	if keyed != "" {
+		keyed = ", " + keyed
+	}
 	var eps []string
 	for _, e := range tb.Status.API {
 		eps = append(eps, fmt.Sprintf("%q", e))
@@ -44,9 +54,9 @@ func asService(t *testing.T, tb *subject.Testbed, rest string) *targets.Target {
 endpoints: [%s]
 request: {path: "/items/{key}"}
 headers: {Authorization: "Bearer ${HB_TEST_TOKEN}"}
-redis: {address: %q, key: "item:{key}", pattern: "item:*"}
+redis: {address: %q%s}
 postgres: {dsn: "${HB_TEST_PG}", role: herdbench_app, statements: "pg_sleep"}
-`, strings.Join(eps, ", "), addr) + rest
+`, strings.Join(eps, ", "), addr, keyed) + rest
 	return openService(t, y, map[string]string{"HB_TEST_TOKEN": "tok-7f3a9", "HB_TEST_PG": tb.Status.Postgres})
 }
 
@@ -185,7 +195,9 @@ arms:
 	})
 
 	t.Run("a stop condition ends the fault and rolls it back", func(t *testing.T) {
-		svc := asService(t, tb, fmt.Sprintf(`keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
+		// no Redis key named: with a 1 ms TTL nothing the fill cached is
+		// there to find, and the outage needs none
+		svc := asServiceKeyed(t, tb, "", fmt.Sprintf(`keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
 toxiproxy: {url: %q, proxies: {postgres: postgres}}
 `, tb.Status.Toxiproxy))
 		p := servicePlan("outage", arm.Arm{Name: "baseline", Select: &arm.Select{}})

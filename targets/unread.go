@@ -52,18 +52,25 @@ func (t *Target) Filled(ctx context.Context, hot []string, s observe.Sample) err
 		if err != nil {
 			return err
 		}
-		if r.Key != nil && n == 0 && len(hot) > 0 {
-			bad = append(bad, t.unread("redis.key", "%q: none of the %d hot keys' Redis keys was in Redis after the warm-up asked the service for each (accepted: the Redis key the service stores a request's key under, such as item:{key})",
+		// an empty database tells nothing of a name: the service's entries
+		// may all have expired (a TTL shorter than the warm-up's check)
+		holds := true
+		if (r.Key != nil && n == 0 && len(hot) > 0) || (r.Pattern != "" && !matched) {
+			if holds, err = r.HoldsKeys(ctx); err != nil {
+				return err
+			}
+		}
+		if r.Key != nil && n == 0 && len(hot) > 0 && holds {
+			bad = append(bad, t.unread("redis.key", "%q: none of the %d hot keys' Redis keys was in Redis after the warm-up asked the service for each, though Redis holds other keys (accepted: the Redis key the service stores a request's key under, such as item:{key})",
 				t.file.Redis.Key, len(hot)))
 		}
-		if r.Pattern != "" && !matched {
-			bad = append(bad, t.unread("redis.pattern", "%q matches no key in Redis after the warm-up (accepted: a glob matching the service's keys, such as item:*)", r.Pattern))
+		if r.Pattern != "" && !matched && holds {
+			bad = append(bad, t.unread("redis.pattern", "%q matches none of the keys Redis holds after the warm-up (accepted: a glob matching the service's keys, such as item:*)", r.Pattern))
 		}
 	}
 	if p := t.Prometheus; p != nil {
-		now := time.Now()
 		for _, name := range slices.Sorted(maps.Keys(p.Series)) {
-			points, err := t.queryRange(ctx, p.Series[name], now.Add(-seriesLookback), now, now)
+			points, err := t.seriesPoints(ctx, p.Series[name])
 			if err != nil {
 				return fmt.Errorf("prometheus series %s (%s): %w", name, p.Series[name], err)
 			}
@@ -77,6 +84,29 @@ func (t *Target) Filled(ctx context.Context, hot []string, s observe.Sample) err
 		bad = append(bad, herd.Fields(t.Counted(s))...)
 	}
 	return bad.Err()
+}
+
+// seriesWait is how long a series with no point yet is asked again: a
+// Prometheus that started with the run has scraped it twice by then.
+const seriesWait = 15 * time.Second
+
+// seriesPoints are the points of the series query in the last
+// seriesLookback, asked every half second until there are some or
+// seriesWait has passed.
+func (t *Target) seriesPoints(ctx context.Context, query string) ([]Point, error) {
+	deadline := time.Now().Add(seriesWait)
+	for {
+		now := time.Now()
+		points, err := t.queryRange(ctx, query, now.Add(-seriesLookback), now, now)
+		if err != nil || len(points) > 0 || now.After(deadline) {
+			return points, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // Counted checks the snapshot taken at T, before the trigger: the

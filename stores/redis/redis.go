@@ -339,6 +339,20 @@ func (r *Cache) Unpause(ctx context.Context) error {
 	return nil
 }
 
+// HoldsKeys says whether the database holds any key (DBSIZE): an empty one
+// after a warm-up tells nothing of a key name (the service's entries may
+// all have expired), one that holds keys but none of the hot keys' does.
+func (r *Cache) HoldsKeys(ctx context.Context) (bool, error) {
+	if r.Client == nil {
+		return false, errNoRedis
+	}
+	n, err := r.Client.DBSize(ctx).Result()
+	if err != nil {
+		return false, fmt.Errorf("dbsize: %w", err)
+	}
+	return n > 0, nil
+}
+
 // Held is how many of the hot keys' Redis keys exist now (EXISTS), and
 // whether any key matches the pattern (SCAN): what a key or pattern that
 // names none of the service's reads as 0 and false. A SCAN that found
