@@ -22,7 +22,6 @@ import (
 // span. A stop condition on the verdict ends an arm the same way, and
 // says so in aborted.
 func TestAnArmEndsOnItsVerdict(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 1)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)

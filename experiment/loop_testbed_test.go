@@ -27,7 +27,6 @@ import (
 // is metastable, held by the figure of its loop furthest from its
 // baseline.
 func TestLoopFromTheReplicasCounters(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 1)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)

@@ -69,7 +69,6 @@ func (o *observation) Trigger(arm string, at time.Time) {
 // The observer sees what the results count: the requests intended from T to
 // the end of the arm, with their outcomes, and T itself.
 func TestObserverSeesWhatTheResultsCount(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 1)
 	p := plan.Plan{
 		Arms:    arm.ClientKinds.Arms([]string{replica.None, replica.Singleflight}, replica.FullPatch(replica.DefaultConfig)),

@@ -16,7 +16,6 @@ import (
 // Two arms run twice on the real testbed: the runs interleave (none, lock,
 // none, lock), each arm keeps both, and its figures are their medians.
 func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 2)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(50 * time.Millisecond)
@@ -76,7 +75,6 @@ func TestRepeatInterleavesRunsOnTheTestbed(t *testing.T) {
 // Cancelled in the second round, a repeated run keeps the runs that
 // finished: none twice, lock once, each arm saying how many it had.
 func TestRepeatCancelledKeepsTheRunsThatFinished(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 1)
 	p := plan.Plan{
 		Arms:    arm.ClientKinds.Arms([]string{replica.None, replica.Lock}, replica.FullPatch(replica.DefaultConfig)),

@@ -197,7 +197,6 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 }
 
 func TestCancelledRunIsPartial(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 1)
 	cfg := replica.DefaultConfig
 	p := plan.Plan{
@@ -259,7 +258,6 @@ func BenchmarkSample(b *testing.B) {
 }
 
 func TestTTLTriggerExpiresAtT(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 2)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
@@ -310,7 +308,6 @@ func statementCalls(t testing.TB, tg *subject.Testbed, text string) int64 {
 // figures count item queries only, and warm.queries what the whole fill
 // cost the database, the hot keys' item queries and the bulk reads.
 func TestFillIsItsOwnStatement(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 3)
 	p := plan.Plan{Arms: arm.ClientKinds.Arms([]string{replica.None}, replica.FullPatch(replica.DefaultConfig)), Trigger: "expire", HotKeys: 10, Keys: 1000, Zipf: 1.1, Rate: 100, Clients: 1,
 		Timeout: herd.Duration(time.Second), Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 2}

@@ -133,7 +133,6 @@ arms:
 // at T is a herd, which db.queries counts as MariaDB's digest table does,
 // exactly, fills included; a gate reads db.queries as on Postgres.
 func TestMemcachedMariaDBService(t *testing.T) {
-	t.Parallel()
 	m, svc := shopTarget(t)
 	localtest.Measures(t)
 
@@ -193,7 +192,6 @@ func TestMemcachedMariaDBService(t *testing.T) {
 // T: the service reconnects, and db.new_connections counts what it opened
 // after T, within what performance_schema.users counted over the run.
 func TestMariaDBConndrop(t *testing.T) {
-	t.Parallel()
 	m, svc := shopTarget(t)
 	localtest.Measures(t)
 	opened := func() int64 {

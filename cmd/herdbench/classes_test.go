@@ -25,7 +25,6 @@ import (
 // weight's; gates on a class's figures decide the exit; every report
 // format carries the classes.
 func TestATargetsRequestClassesAreCountedApart(t *testing.T) {
-	t.Parallel()
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000})
 	st := tb.Status()
 	localtest.Measures(t)

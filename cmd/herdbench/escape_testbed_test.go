@@ -19,7 +19,6 @@ import (
 // by stampede, its escape load in the results, the table's column and
 // steps, a JUnit property, and a gate on its share as a percentage.
 func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
@@ -67,7 +66,6 @@ func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
 // figure the stampede test above ties to the testbed), in the sweep's
 // results and its table.
 func TestSweepEscapeFromTheCommandLine(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()

@@ -33,7 +33,6 @@ import (
 // clients' own, by their records. The same outage behind HAProxy with
 // retries 0 is the comparison: no retries, one attempt a request.
 func TestALoadBalancersRetriesAreCounted(t *testing.T) {
-	t.Parallel()
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 10000})
 	st := tb.Status()
 	cfg := replica.DefaultConfig
@@ -385,7 +384,6 @@ func TestALoadBalancersQueueIsSampled(t *testing.T) {
 // alone, not in wretr: lb.retries must still hold every one, as its log's
 // %rc does, and lb.redispatches those sent to another server.
 func TestALoadBalancersRedispatchesAreRetries(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	gone := filepath.Join(dir, "gone")
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })

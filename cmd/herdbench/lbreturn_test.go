@@ -81,7 +81,6 @@ func (o *origin) serve(ln net.Listener) {
 // with slowstart 4s a ramp, at most a fraction of its share in its first
 // second back.
 func TestAReturningServersHerdShowsPerServer(t *testing.T) {
-	t.Parallel()
 	for _, tt := range []struct {
 		slowstart string
 		ramp      bool

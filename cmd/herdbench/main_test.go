@@ -174,7 +174,6 @@ func TestTriggersListsEveryTrigger(t *testing.T) {
 }
 
 func TestUpStatusDown(t *testing.T) {
-	t.Parallel()
 	localtest.Require(t)
 	dir := stateDir(t)
 	code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "100", "--strategy", "singleflight")

@@ -201,7 +201,6 @@ arms:
 // Every example runs, its gates checked, on one testbed; flags given on the
 // command line override the file (a short timeline here).
 func TestExamplesRun(t *testing.T) {
-	t.Parallel()
 	localtest.Require(t)
 	examples, err := filepath.Glob("../../examples/*.yaml")
 	if err != nil || len(examples) == 0 {
@@ -277,7 +276,6 @@ func TestExamplesRun(t *testing.T) {
 // examples/cascade.yaml runs on a two-tier testbed as its header says:
 // every arm runs with its own edge policy, and has its layers.
 func TestCascadeExampleRuns(t *testing.T) {
-	t.Parallel()
 	localtest.Require(t)
 	dir := stateDir(t)
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--tiers", "2", "--edge-timeout", "500ms"); code != exitOK {

@@ -44,7 +44,6 @@ func readResults(t *testing.T, path string) experiment.Report {
 }
 
 func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
@@ -83,7 +82,6 @@ func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
 // Postgres' own mean time of the item query (the stampede's default, 200ms,
 // would show as a mean of 200ms or more).
 func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
-	t.Parallel()
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "1", "--items", "500", "--query-cost", "20ms"); code != exitOK {
@@ -139,7 +137,6 @@ func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
 }
 
 func TestStampedeCtrlCWritesPartialResultsAndStopsEverything(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
@@ -208,7 +205,6 @@ func httpGetJSON(url string) (map[string]any, error) {
 // (pg_stat_statements): a batch holds at least one like, and 300 likes
 // arriving at once never leave in 300 batches.
 func TestArmsCompareWriteStrategies(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()

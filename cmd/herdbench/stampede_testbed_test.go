@@ -35,7 +35,6 @@ func apiRequests(t *testing.T, base string) []string {
 // anything runs: on the running testbed, and on the one the stampede
 // would start.
 func TestStampedeRefusesKeysBeyondTheItems(t *testing.T) {
-	t.Parallel()
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "1", "--items", "50"); code != exitOK {
@@ -82,7 +81,6 @@ func TestStampedeRefusesKeysBeyondTheItems(t *testing.T) {
 // A stampede starts what testbed up can: with --tiers 2 the edges, which
 // the clients attack, and stops everything at the end.
 func TestStampedeStartsTwoTiers(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
@@ -113,7 +111,6 @@ func TestStampedeStartsTwoTiers(t *testing.T) {
 // counts (each load one item query), its cache figures Memcached's, the
 // results name both servers' versions, and nothing is left after it.
 func TestStampedeOnMemcachedAndMariaDB(t *testing.T) {
-	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()

@@ -54,7 +54,6 @@ func pgScalar(t *testing.T, tg *subject.Testbed, sql string, args ...any) int64 
 // write figure is tied to its source: the likes and the write statements
 // in Postgres, read here, and the queue's lag to what it applied.
 func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 2)
 	arms := writeArms(400) // the queue drains the burst in about a quarter second per replica
 	p := writePlan(arms, "write_rate", "40")
@@ -134,7 +133,6 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 // to its item's 4 followers, crash or not: the counters and the feed rows
 // commit together, counted here in Postgres.
 func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
-	t.Parallel()
 	tg := startTestbed(t, 2)
 	arms := writeArms(400)
 	arms[2].Knobs = arms[2].Knobs.With("coalesce_interval", herd.Duration(time.Minute)) // nothing flushed before the kill
