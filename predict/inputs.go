@@ -182,11 +182,11 @@ func clientsOf(in *Inputs, r result.ArmResult, p plan.Plan) error {
 		{Name: "backoff_cap", Value: ms(m.Backoff.Cap), Unit: "ms", Source: "the arm's clients.retry"},
 		{Name: "budget", Value: m.Budget, Unit: "ratio", Source: "the arm's clients.retry_budget: " + c.Budget.String()},
 	}
-	slow, ok := p.ChosenTrigger().(*triggers.SlowDB)
+	slow, ok := p.ChosenTrigger().(triggers.Slowdown)
 	if !ok {
 		return missing("the plan has no slowdb trigger to read its latency from (plan.trigger_options.slowdb_latency)")
 	}
-	in.Slower = time.Duration(slow.Latency)
+	in.Slower, _ = slow.Slowdown()
 	list = append(list, sweep.Input{Name: "slower", Value: ms(in.Slower), Unit: "ms", Source: "plan.trigger_options.slowdb_latency"})
 	in.List = append(in.List, list...)
 	return nil

@@ -43,8 +43,8 @@ func Results(rep *experiment.Report, pools *Pools) ([]ArmPrediction, error) {
 			"(accepted: the results of a run with a trigger: herdbench stampede --trigger slowdb on the testbed measures what it needs)"}}
 	}
 	var fault time.Duration
-	if s, ok := rep.Plan.ChosenTrigger().(*triggers.SlowDB); ok {
-		fault = time.Duration(s.For)
+	if s, ok := rep.Plan.ChosenTrigger().(triggers.Slowdown); ok {
+		_, fault = s.Slowdown()
 	}
 	// the longest fault the model looks at for the shortest tip: the
 	// sweeps' 8 s, or twice the run's fault when that is longer

@@ -27,6 +27,17 @@ func NewSlowDB() *SlowDB {
 	return &SlowDB{Latency: herd.Duration(300 * time.Millisecond), For: herd.Duration(3 * time.Second)}
 }
 
+// Slowdown is a trigger that slows every database reply: by how much,
+// and for how long (a model of the herd reads it, predict/).
+type Slowdown interface {
+	Slowdown() (slower, lasts time.Duration)
+}
+
+// Slowdown is slowdb's added latency and how long it lasts.
+func (s *SlowDB) Slowdown() (slower, lasts time.Duration) {
+	return time.Duration(s.Latency), time.Duration(s.For)
+}
+
 // SlowDBDetail is what slowdb did.
 type SlowDBDetail struct {
 	LatencyMS int64 `json:"latency_ms"`
