@@ -153,6 +153,26 @@ func (r *Recorder) Merge(st RecorderState) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	r.addCounts(st, after, baseline, lag, rows, crit)
+	if r.liveOn {
+		for i, l := range st.Live {
+			r.mergeLive(i, l, live[i])
+		}
+	}
+	if r.observer != nil {
+		for _, ph := range Phases {
+			if l, ok := st.Phases[ph]; ok {
+				r.observer(ph, summary(l, phases[ph]))
+			}
+		}
+	}
+	return nil
+}
+
+// addCounts adds st's counts and its decoded histograms to r's (Merge,
+// once every histogram of st has decoded).
+func (r *Recorder) addCounts(st RecorderState, after, baseline, lag *hdrhistogram.PackedHistogram,
+	rows map[int64]*hdrhistogram.PackedHistogram, crit *hdrhistogram.PackedHistogram) {
 	mergeInto(r.after, after)
 	mergeInto(r.baseline, baseline)
 	mergeInto(r.gen.lag, lag)
@@ -181,19 +201,6 @@ func (r *Recorder) Merge(st RecorderState) error {
 		r.critical.shed += c.Shed
 		mergeInto(r.critical.hist, crit)
 	}
-	if r.liveOn {
-		for i, l := range st.Live {
-			r.mergeLive(i, l, live[i])
-		}
-	}
-	if r.observer != nil {
-		for _, ph := range Phases {
-			if l, ok := st.Phases[ph]; ok {
-				r.observer(ph, summary(l, phases[ph]))
-			}
-		}
-	}
-	return nil
 }
 
 // rowLike has the settings of a timeline row's histogram.
