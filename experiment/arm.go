@@ -250,23 +250,30 @@ func (a *armRun) sampled() observe.Source {
 	return src
 }
 
-// load runs the arm's load from start to end with the trigger at T, the
-// samplers and the stop conditions.
-func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*loaded, error) {
+// job is what the arm's generator sends: the plan's load with the arm's
+// clients cl, selection and endpoints.
+func (a *armRun) job(cl arm.Clients) Job {
 	p := a.p
-	cl := p.ClientsOf(a.arm)
 	header, query := a.arm.Select.Apply(a.tg.Header)
-	lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: cl.Retry}
-	a.ending = newEnding(p, lc.Bound())
-	a.settle = verdict.SettleOf(lc.Bound(), a.applied.Bound)
-	gen, err := a.env.generator().Prepare(ctx, Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Steps: a.ending.stepsOf(), Load: load.Config{
+	return Job{Arm: a.arm.Name, Cut: a.ending.cutter(), Steps: a.ending.stepsOf(), Load: load.Config{
 		Targets: plan.EndpointsFor(a.tg, a.arm), Rate: p.Rate, Duration: p.Duration(),
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,
 		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical, ShedStatuses: a.tg.ShedStatuses,
 	}, Space: a.tg.Space, Classes: a.tg.Classes, Seed: p.Seed, Before: time.Duration(p.Before), After: time.Duration(p.After), Critical: cl.Critical > 0,
-		Live: len(p.Abort) > 0, Burst: a.splitBurst(), HotKeys: a.hot})
+		Live: len(p.Abort) > 0, Burst: a.splitBurst(), HotKeys: a.hot}
+}
+
+// load runs the arm's load from start to end with the trigger at T, the
+// samplers and the stop conditions.
+func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*loaded, error) {
+	p := a.p
+	cl := p.ClientsOf(a.arm)
+	lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: cl.Retry}
+	a.ending = newEnding(p, lc.Bound())
+	a.settle = verdict.SettleOf(lc.Bound(), a.applied.Bound)
+	gen, err := a.env.generator().Prepare(ctx, a.job(cl))
 	if err != nil {
 		return nil, err
 	}
