@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -42,24 +41,28 @@ func startWorkers(t *testing.T, n int) []*workerProc {
 func startWorkersEnv(t *testing.T, n int, env []string) []*workerProc {
 	t.Helper()
 	ws := make([]*workerProc, n)
+	listening := make([]chan string, n)
 	for i := range ws {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		cmd := exec.Command(localtest.Binary(), "worker", "--listen", addr)
+		// the worker binds a port of its own and says which: a port found
+		// free here and passed on could be taken again before it binds
+		cmd := exec.Command(localtest.Binary(), "worker", "--listen", "127.0.0.1:0")
 		cmd.Env = env
 		pr, pw := io.Pipe()
 		cmd.Stderr = pw
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		w := &workerProc{url: "http://" + addr, cmd: cmd, lines: make(chan string, 100)}
+		w := &workerProc{cmd: cmd, lines: make(chan string, 100)}
+		listening[i] = make(chan string, 1)
 		go func() {
 			sc := bufio.NewScanner(pr)
+			said := false
 			for sc.Scan() {
+				if _, addr, ok := strings.Cut(sc.Text(), " listening on "); ok && !said {
+					listening[i] <- addr
+					said = true
+					continue
+				}
 				select {
 				case w.lines <- sc.Text():
 				default:
@@ -73,19 +76,19 @@ func startWorkersEnv(t *testing.T, n int, env []string) []*workerProc {
 		})
 		ws[i] = w
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for _, w := range ws {
-		for {
-			resp, err := http.Get(w.url + "/v1/clock")
-			if err == nil {
-				resp.Body.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("worker %s does not answer: %v", w.url, err)
-			}
-			time.Sleep(20 * time.Millisecond) // poll, with a deadline
+	deadline := time.After(20 * time.Second)
+	for i, w := range ws {
+		select {
+		case addr := <-listening[i]:
+			w.url = "http://" + addr
+		case <-deadline:
+			t.Fatalf("worker %d did not say where it listens within 20 s", i)
 		}
+		resp, err := http.Get(w.url + "/v1/clock")
+		if err != nil {
+			t.Fatalf("worker %s does not answer: %v", w.url, err)
+		}
+		resp.Body.Close()
 	}
 	return ws
 }
