@@ -21,7 +21,8 @@ import (
 // checks (checkCommandLine, checkScenarioFile, checkTargetFile) over
 // inputs drawn from a seeded random source, for a bounded time each:
 // exploreCI under CI, exploreLocal elsewhere. The seed is logged, and
-// HERDBENCH_EXPLORE_SEED replays it.
+// HERDBENCH_EXPLORE_SEED replays it. They run side by side, after the
+// package's other tests: each a core's work for its time, none a figure.
 const (
 	exploreCI    = 10 * time.Second
 	exploreLocal = 2 * time.Second
@@ -81,6 +82,7 @@ func explore(t *testing.T, try func(r *rand.Rand, dir string) string) {
 // TestFuzzCommandLineExplores runs checkCommandLine on command lines of
 // the fuzzer's commands with random flags and values.
 func TestFuzzCommandLineExplores(t *testing.T) {
+	t.Parallel() // in-process and measuring nothing: the three explore side by side
 	root := newRootCmd(io.Discard, io.Discard)
 	var cmds [][]string
 	flags := map[string][]string{}
@@ -112,6 +114,7 @@ func TestFuzzCommandLineExplores(t *testing.T) {
 // TestFuzzScenarioFileExplores runs checkScenarioFile on the example
 // scenarios, mutated.
 func TestFuzzScenarioFileExplores(t *testing.T) {
+	t.Parallel() // in-process and measuring nothing: the three explore side by side
 	seeds := exampleFiles(t, false)
 	explore(t, func(r *rand.Rand, dir string) string {
 		content := mutate(r, seeds[r.IntN(len(seeds))])
@@ -123,6 +126,7 @@ func TestFuzzScenarioFileExplores(t *testing.T) {
 // TestFuzzTargetFileExplores runs checkTargetFile on the example target
 // files, mutated.
 func TestFuzzTargetFileExplores(t *testing.T) {
+	t.Parallel() // in-process and measuring nothing: the three explore side by side
 	seeds := exampleFiles(t, true)
 	explore(t, func(r *rand.Rand, dir string) string {
 		content := mutate(r, seeds[r.IntN(len(seeds))])

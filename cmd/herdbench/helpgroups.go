@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -95,9 +96,17 @@ func groupedFlagUsages(fs *pflag.FlagSet) string {
 	return b.String()
 }
 
+// templateFuncs registers the help's template functions with cobra, whose
+// registry is the process's: once, not once a command tree, so that two
+// trees built at once (the fuzzers' tests) do not write it together.
+var templateFuncs = sync.OnceFunc(func() {
+	cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages)
+	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(helpWidth) })
+})
+
 // groupHelp makes c's help show its flags by group.
 func groupHelp(c *cobra.Command) {
-	cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages)
+	templateFuncs()
 	t := c.UsageTemplate()
 	t = strings.Replace(t, "Flags:\n{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}",
 		"Flags, by purpose (docs/stampede.md has the long story):\n{{groupedFlagUsages .LocalFlags | trimTrailingWhitespaces}}", 1)
@@ -108,7 +117,7 @@ func groupHelp(c *cobra.Command) {
 // it wrap under helpWidth columns, as the grouped ones do: pflag's own
 // FlagUsages writes each flag on one line, however long.
 func wrapFlagHelp(c *cobra.Command) {
-	cobra.AddTemplateFunc("wrappedFlagUsages", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(helpWidth) })
+	templateFuncs()
 	t := c.UsageTemplate()
 	for _, set := range []string{"LocalFlags", "InheritedFlags"} {
 		t = strings.ReplaceAll(t, "{{."+set+".FlagUsages | trimTrailingWhitespaces}}",

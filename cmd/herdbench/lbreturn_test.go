@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/csv"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -143,7 +141,7 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 // or, while slowstart still ramps it, at most the page's.
 func serverFiguresAreHAProxys(t *testing.T, lb *result.LoadBalancer, stats string, ramp bool) {
 	t.Helper()
-	page := haproxyPage(t, stats)
+	page := cachetest.HAProxyPage(t, stats)
 	s, row := lb.Servers["api-0"], page["api-0"]
 	if s == nil || row == nil {
 		t.Fatalf("api-0: results %+v, HAProxy's row %v; want both", s, row)
@@ -162,38 +160,6 @@ func serverFiguresAreHAProxys(t *testing.T, lb *result.LoadBalancer, stats strin
 	if w := row["weight"]; s.Weight > w || (!ramp && s.Weight != w) || s.Weight < 1 {
 		t.Errorf("api-0: weight %d at the arm's end; HAProxy's %d now (slowstart ramping: %v)", s.Weight, w, ramp)
 	}
-}
-
-// haproxyPage is HAProxy's CSV stats page, read here apart from
-// herdbench's reader: backend api's rows by server name (BACKEND for the
-// backend's own), each column's whole number (empty: 0).
-func haproxyPage(t *testing.T, stats string) map[string]map[string]int64 {
-	t.Helper()
-	resp, err := http.Get(stats + ";csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	rows, err := csv.NewReader(resp.Body).ReadAll()
-	if err != nil || len(rows) < 2 {
-		t.Fatalf("HAProxy's stats page: %d rows, %v", len(rows), err)
-	}
-	head := rows[0]
-	head[0] = strings.TrimPrefix(head[0], "# ")
-	out := map[string]map[string]int64{}
-	for _, r := range rows[1:] {
-		if len(r) < 2 || r[0] != "api" {
-			continue
-		}
-		m := map[string]int64{}
-		for i, col := range head {
-			if i < len(r) {
-				m[col], _ = strconv.ParseInt(r[i], 10, 64)
-			}
-		}
-		out[r[1]] = m
-	}
-	return out
 }
 
 // An end probe that could never end fails the arm before its load: a

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"slices"
+
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -25,22 +28,20 @@ func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 // herdbench runs the binary and returns its exit code and output.
 func herdbench(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return localtest.Run(t, nil, args...)
+	return clitest.Run(t, nil, args...)
 }
 
 // herdbenchEnv runs the binary in env.
 func herdbenchEnv(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return localtest.Run(t, env, args...)
+	return clitest.Run(t, env, args...)
 }
 
 // stateDir is a state directory whose testbed, if a test left one, is
 // brought down at the end.
 func stateDir(t *testing.T) string {
 	t.Helper()
-	dir := localtest.StateDir(t)
-	t.Cleanup(func() { herdbench(t, "testbed", "down", "--state-dir", dir) })
-	return dir
+	return clitest.StateDir(t)
 }
 
 // running reports whether pid is a live process. An exited process that
@@ -55,6 +56,11 @@ func running(pid int) bool {
 }
 
 func TestExitCodes(t *testing.T) {
+	// the codes the tests of other packages read the binary's exit by
+	if got, want := []int{clitest.ExitOK, clitest.ExitError, clitest.ExitUsage, clitest.ExitGatesFailed},
+		[]int{exitOK, exitError, exitUsage, exitGatesFailed}; !slices.Equal(got, want) {
+		t.Errorf("clitest's exit codes %v; want the command's %v", got, want)
+	}
 	empty := t.TempDir()
 	tests := []struct {
 		args       []string

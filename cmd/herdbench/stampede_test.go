@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"bufio"
 	"bytes"
 	"context"
@@ -32,15 +33,7 @@ var shortStampede = []string{"--rate", "100", "--keys", "200", "--hot-keys", "10
 
 func readResults(t *testing.T, path string) experiment.Report {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("results: %v", err)
-	}
-	var rep experiment.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("results %s: %v", path, err)
-	}
-	return rep
+	return clitest.ReadResults(t, path)
 }
 
 func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {

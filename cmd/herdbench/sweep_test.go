@@ -1,8 +1,8 @@
 package main
 
 import (
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -109,19 +109,7 @@ func sweepArgs(target, results string, extra ...string) []string {
 // readSweep reads the one sweep.json under dir.
 func readSweep(t *testing.T, dir string) *sweep.Results {
 	t.Helper()
-	found, _ := filepath.Glob(filepath.Join(dir, "*", "sweep.json"))
-	if len(found) != 1 {
-		t.Fatalf("results under %s: %v; want one sweep.json", dir, found)
-	}
-	b, err := os.ReadFile(found[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res sweep.Results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("%s: %v", found[0], err)
-	}
-	return &res
+	return clitest.ReadSweep(t, dir)
 }
 
 // The sweep brackets a real server's known tipping point within its

@@ -10,12 +10,14 @@ package cachetest
 import (
 	"bytes"
 	_ "embed"
+	"encoding/csv"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"text/template"
@@ -207,4 +209,36 @@ func ready(t testing.TB, base, log string, done <-chan struct{}) string {
 		}
 		time.Sleep(50 * time.Millisecond) // polling, with the deadline above
 	}
+}
+
+// HAProxyPage is HAProxy's CSV stats page, read apart from
+// herdbench's reader (targets): backend api's rows by server name (BACKEND for the
+// backend's own), each column's whole number (empty: 0).
+func HAProxyPage(t testing.TB, stats string) map[string]map[string]int64 {
+	t.Helper()
+	resp, err := http.Get(stats + ";csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rows, err := csv.NewReader(resp.Body).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("HAProxy's stats page: %d rows, %v", len(rows), err)
+	}
+	head := rows[0]
+	head[0] = strings.TrimPrefix(head[0], "# ")
+	out := map[string]map[string]int64{}
+	for _, r := range rows[1:] {
+		if len(r) < 2 || r[0] != "api" {
+			continue
+		}
+		m := map[string]int64{}
+		for i, col := range head {
+			if i < len(r) {
+				m[col], _ = strconv.ParseInt(r[i], 10, 64)
+			}
+		}
+		out[r[1]] = m
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package main
+package runs
 
 import (
 	"context"
@@ -126,7 +126,7 @@ haproxy: {stats: %q, backend: api}
 	// option redispatch, each retry goes to another server
 	// the log is the whole run's and the stats count from T: a retry
 	// before T (a slow answer on a busy machine) is in the log alone
-	if d := logged - lb.Retries; d < 0 || d > 3 || lb.Redispatches < redispatched || lb.Redispatches > lb.Retries {
+	if d := logged - lb.Retries; d < -oneRequest || d > oneRequest || lb.Redispatches < redispatched || lb.Redispatches > lb.Retries {
 		t.Errorf("lb.retries %d, lb.redispatches %d; HAProxy's log has %d retries (%%rc), %d requests redispatched: "+
 			"want its retries, and redispatches between the requests redispatched and the retries", lb.Retries, lb.Redispatches, logged, redispatched)
 	}
@@ -289,19 +289,29 @@ func everyFormatHolds(t *testing.T, dir string, want map[string]string) {
 // HAProxy writes a request's line when the request ends, and a request the
 // clients gave up on may still be retrying behind them when the run ends
 // (timeout server 5s a try): its retries are in the stats but not yet in
-// the log. The log is read again until it holds at least want retries, for
-// at most 25 s (4 tries of 5 s and some), then taken as it is.
+// the log. The log is read again until it holds want retries, but for one
+// request's (oneRequest: HAProxy's retries 3), for at most 25 s (4 tries of
+// 5 s and some), then taken as it is.
+//
+// One request's retries may never reach the log: once in CI its stats
+// held 606 and its log 603 after the 25 s, 201 requests of +3 each, so
+// the stats' one more request of 3 retries had no line. The checks allow
+// that one request either way, and no more.
 func loggedRetries(t *testing.T, path string, want int64) (retries, redispatched int64) {
 	t.Helper()
 	deadline := time.Now().Add(25 * time.Second)
 	for {
 		retries, redispatched = countRetries(t, path)
-		if retries >= want || time.Now().After(deadline) {
+		if retries >= want-oneRequest || time.Now().After(deadline) {
 			return retries, redispatched
 		}
 		time.Sleep(100 * time.Millisecond) // polling, with the deadline above
 	}
 }
+
+// oneRequest is the most retries one request makes behind
+// cachetest.HAProxyLogged's retries 3.
+const oneRequest = 3
 
 // countRetries reads HAProxy's log once: its retries and the requests
 // redispatched.
@@ -361,7 +371,7 @@ func TestALoadBalancersQueueIsSampled(t *testing.T) {
 	if a.LB == nil {
 		t.Fatalf("no lb in the results; warnings %v", a.Warnings)
 	}
-	page := haproxyPage(t, stats)
+	page := cachetest.HAProxyPage(t, stats)
 	qmax := page["BACKEND"]["qmax"] + page["api-0"]["qmax"]
 	var rows int64
 	for _, r := range a.Timeline {
@@ -431,7 +441,7 @@ haproxy: {stats: %q, backend: api}
 	logged, redispatched := loggedRetries(t, haproxyLog, lb.Retries)
 	t.Logf("HAProxy's log: %d retries, %d requests redispatched; its stats from T: lb.retries %d, lb.redispatches %d, %d requests, %d server attempts",
 		logged, redispatched, lb.Retries, lb.Redispatches, lb.Requests, lb.ServerAttempts)
-	if d := logged - lb.Retries; logged < 20 || d < 0 || d > 3 || lb.Redispatches < redispatched || lb.Redispatches > lb.Retries {
+	if d := logged - lb.Retries; logged < 20 || d < -oneRequest || d > oneRequest || lb.Redispatches < redispatched || lb.Redispatches > lb.Retries {
 		t.Errorf("lb.retries %d, lb.redispatches %d; HAProxy's log has %d retries (%%rc), %d requests redispatched: "+
 			"want tens of retries, lb.retries the log's, redispatches between the requests redispatched and the retries",
 			lb.Retries, lb.Redispatches, logged, redispatched)

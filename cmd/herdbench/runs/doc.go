@@ -1,0 +1,8 @@
+// Package runs holds the longest whole runs of the herdbench binary that
+// are not sweeps: every example scenario on one local testbed, the
+// cascade example, --escape from the command line to every report, and a
+// target behind a real HAProxy, its retries tied to HAProxy's own log.
+// They are apart from cmd/herdbench's tests so that go test runs them
+// beside those (docs/performance.md, "The suite's budgets"). It holds only
+// tests: they skip without the testbed's servers and fail when CI is set.
+package runs
