@@ -20,7 +20,7 @@ import (
 // command line override the file (a short timeline here).
 func TestExamplesRun(t *testing.T) {
 	localtest.Require(t)
-	examples, err := filepath.Glob("../../examples/*.yaml")
+	examples, err := filepath.Glob("../../../examples/*.yaml")
 	if err != nil || len(examples) == 0 {
 		t.Fatalf("examples: %v, %v", examples, err)
 	}
@@ -106,7 +106,7 @@ func TestCascadeExampleRuns(t *testing.T) {
 	}
 	localtest.Measures(t)
 	jsonFile := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr = herdbench(t, "run", "../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
+	code, stdout, stderr = herdbench(t, "run", "../../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
 		"--warmup", "0s", "--before", "1s", "--after", "1s", "--outage", "500ms", "--seed", "5")
 	if code != exitOK {
 		t.Fatalf("run cascade.yaml = exit %d\n%s%s", code, stdout, stderr)
