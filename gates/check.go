@@ -1,6 +1,9 @@
 package gates
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Result is one gate checked on one arm.
 type Result struct {
@@ -16,8 +19,12 @@ type Result struct {
 	MeasuredWord *string `json:"measured_word,omitempty"`
 	Pass         bool    `json:"pass"`
 	// Runs is how many runs the arm's figures are the median of (its
-	// word the most common of); 0: one run
+	// word the most common of); 0: one run. A gate over seconds judges
+	// every run's seconds together
 	Runs int `json:"runs,omitempty"`
+	// Seconds are a gate over seconds': each second it judged, and the
+	// share that held (Measured)
+	Seconds *Seconds `json:"seconds,omitempty"`
 }
 
 // Of says what a measured value stands for when an arm ran several times:
@@ -26,6 +33,8 @@ func (r Result) Of() string {
 	switch {
 	case r.Runs <= 1:
 		return ""
+	case r.Seconds != nil:
+		return fmt.Sprintf("over %d runs' seconds", r.Runs)
 	case r.Word != "":
 		return fmt.Sprintf("most common of %d runs", r.Runs)
 	}
@@ -39,6 +48,9 @@ type Arm struct {
 	Figures map[string]*float64
 	Words   map[string]string
 	Runs    int // the figures are the median of this many runs; 0 or 1: one run
+	// Seconds are, for each path a gate over seconds names, the arm's
+	// whole seconds after its settle, each with its value
+	Seconds map[string][]Window
 }
 
 // Check evaluates every gate on every arm it names, in order: gates first,
@@ -54,7 +66,10 @@ func Check(gs []Gate, arms []Arm) []Result {
 			if a.Runs > 1 {
 				r.Runs = a.Runs
 			}
-			if w, ok := a.Words[g.Path]; ok && g.Word != "" {
+			if g.Share > 0 {
+				r.Seconds, r.Measured = judgeSeconds(g, slices.Clone(a.Seconds[g.Path]))
+				r.Pass = r.Seconds.Passed()
+			} else if w, ok := a.Words[g.Path]; ok && g.Word != "" {
 				r.MeasuredWord, r.Pass = &w, g.HoldsWord(w)
 			} else if v := a.Figures[g.Path]; v != nil && g.Word == "" {
 				m := *v

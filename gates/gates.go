@@ -19,6 +19,13 @@
 //
 // A figure without a value (recovery_ms of an arm that never recovered is
 // null) fails every gate on it.
+//
+// A gate over seconds judges a figure in each whole second after the
+// arm's settle, and passes when it held in at least SHARE of them
+// (seconds.go):
+//
+//	http.p99_ms < 250 for 95% of seconds
+//	lock:http.drop_rate < 1% for 99% of seconds
 package gates
 
 import (
@@ -46,9 +53,13 @@ type Gate struct {
 	Value   float64 `json:"value"`
 	Percent bool    `json:"percent,omitempty"` // VALUE was written as a percentage
 	Word    string  `json:"word,omitempty"`    // VALUE was a word, which a word path compares with (== or !=)
+	// Share is a gate over seconds': the least share of the whole
+	// seconds after the settle in which PATH OP VALUE must hold; 0: a
+	// gate on the arm's figure
+	Share float64 `json:"share,omitempty"`
 }
 
-const grammar = "[ARM:]PATH OP VALUE, such as lock:db.queries <= 120 or http.drop_rate < 1%"
+const grammar = "[ARM:]PATH OP VALUE [for SHARE of seconds], such as lock:db.queries <= 120, http.drop_rate < 1% or http.p99_ms < 250 for 95% of seconds"
 
 // Parse reads one gate. Its errors name the gate, the part that is wrong
 // and the accepted form.
@@ -62,9 +73,13 @@ func Parse(s string) (Gate, error) {
 
 // parse reads one gate; its errors name the part that is wrong.
 func parse(s string) (Gate, error) {
-	expr := strings.TrimSpace(s)
+	whole := strings.TrimSpace(s)
 	bad := func(format string, args ...any) (Gate, error) {
 		return Gate{}, fmt.Errorf("%s (accepted: %s; OP one of %s)", fmt.Sprintf(format, args...), grammar, strings.Join(Ops, " "))
+	}
+	expr, share, err := cutSeconds(whole)
+	if err != nil {
+		return Gate{}, err
 	}
 	// the operator is the last run of its characters: an arm's name
 	// before it may hold = (retry=exp:...), a VALUE after it none
@@ -80,7 +95,7 @@ func parse(s string) (Gate, error) {
 		return bad("no operator")
 	}
 	left, right := strings.TrimSpace(expr[:at]), strings.TrimSpace(expr[at+len(op):])
-	g := Gate{Expr: expr, Op: op, Path: left}
+	g := Gate{Expr: whole, Op: op, Path: left, Share: share}
 	if i := strings.LastIndex(left, ":"); i >= 0 {
 		g.Arm, g.Path = strings.TrimSpace(left[:i]), strings.TrimSpace(left[i+1:])
 		if g.Arm == "" {
@@ -97,6 +112,9 @@ func parse(s string) (Gate, error) {
 		if op != "==" && op != "!=" {
 			return bad("a word such as %q compares with == or != only", right)
 		}
+		if share > 0 {
+			return Gate{}, fmt.Errorf("a word such as %q is the arm's, not a second's (accepted: %s, on a number; or %s, on the arm)", right, secondsForm, g.Path+" "+op+" "+right)
+		}
 		g.Word = right
 		return g, nil
 	}
@@ -106,7 +124,7 @@ func parse(s string) (Gate, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return bad("VALUE %q is not a number, or a percentage such as 1%%", right)
+		return bad("VALUE %q is not a number, or a percentage such as 1%%%s", right, secondsHint(right))
 	}
 	if g.Percent {
 		v /= 100
@@ -214,9 +232,10 @@ func leaves(v any, fn func(path string, leaf any)) error {
 }
 
 // Validate checks gates against the arms and paths they may name (words:
-// the word paths, each with its accepted words), and returns every problem
-// at once, each listing the accepted values.
-func Validate(gs []Gate, arms, paths []string, words map[string][]string, field string) herd.FieldErrors {
+// the word paths, each with its accepted words; seconds: the paths a gate
+// over seconds may name, none for nil), and returns every problem at
+// once, each listing the accepted values.
+func Validate(gs []Gate, arms, paths []string, words map[string][]string, seconds []string, field string) herd.FieldErrors {
 	var errs herd.FieldErrors
 	bad := func(g Gate, format string, args ...any) {
 		errs = append(errs, &herd.FieldError{Field: field, Elem: g.Expr, Msg: fmt.Sprintf(format, args...)})
@@ -232,9 +251,11 @@ func Validate(gs []Gate, arms, paths []string, words map[string][]string, field 
 		case isWord && !slices.Contains(accepted, g.Word):
 			bad(g, "unknown %s %q (accepted: %s)", g.Path, g.Word, strings.Join(accepted, ", "))
 		case isWord:
+		case g.Share > 0 && !slices.Contains(seconds, g.Path):
+			bad(g, "%s", notOverSeconds(g.Path, paths, seconds))
 		case g.Word != "" && slices.Contains(paths, g.Path):
 			bad(g, "%s is a number, and %q is not (accepted: a number, or a percentage for a ratio)", g.Path, g.Word)
-		case !slices.Contains(paths, g.Path):
+		case g.Share == 0 && !slices.Contains(paths, g.Path):
 			bad(g, "unknown path %q (%s)", g.Path, Accepted(g.Path, append(slices.Clone(paths), slices.Sorted(maps.Keys(words))...)))
 		case g.Percent && !IsRatio(g.Path):
 			bad(g, "a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate, _ratio or share)", g.Path)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/experiment/result"
@@ -28,6 +29,9 @@ func (p Plan) unproducedGates() herd.FieldErrors {
 			errs = append(errs, &herd.FieldError{Field: "gates", Elem: g.Expr,
 				Msg: fmt.Sprintf("%s is %s, so the gate could only fail (accepted: %s)", g.Path, why, accepted)})
 		}
+		if short := p.noWholeSecond(trig); g.Share > 0 && short != "" {
+			errs = append(errs, &herd.FieldError{Field: "gates", Elem: g.Expr, Msg: short})
+		}
 	}
 	for _, set := range []struct {
 		field, what string
@@ -41,6 +45,23 @@ func (p Plan) unproducedGates() herd.FieldErrors {
 		}
 	}
 	return errs
+}
+
+// noWholeSecond says why a gate over seconds could only fail on the
+// plan: its seconds begin at the settle's end (result.SettledMS: the
+// trigger's end, plus a settle of at least MetastableSettle), and the
+// after window ends before one whole second follows; "" when one may.
+func (p Plan) noWholeSecond(trig triggers.Trigger) string {
+	var lasts time.Duration
+	if l, ok := trig.(triggers.Lasting); ok {
+		_, lasts = l.Lasts()
+	}
+	soonest := lasts + result.MetastableSettle
+	if time.Duration(p.After) >= soonest+time.Second {
+		return ""
+	}
+	return fmt.Sprintf("a gate over seconds counts the whole seconds after the settle, which ends %s after T at the soonest (the trigger's end, %s after T, plus a settle of at least %s), and the after window ends %s after T, before one, so the gate could only fail (accepted: --after %s or more with the gate)",
+		soonest, lasts, result.MetastableSettle, time.Duration(p.After), soonest+time.Second)
 }
 
 // unusedClients says why the figure at path, a count of what one of the
