@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -215,9 +216,10 @@ func accepted(p string) string {
 
 // storedGates are the stored gates' results that the file's own arms
 // do not give: each is checked again on its arm, as the run checked it
-// (result.CheckGates), and a result whose pass or measured value
-// differs is refused, so a gate passed on a figure the arm does not hold,
-// or with a value it does not have, is not reported as passed. A result
+// (result.CheckGates), and a result whose pass or measured value differs
+// (of a gate over seconds, or any of its seconds) is refused, so a gate
+// passed on a figure the arm does not hold, or with a value it does not
+// have, is not reported as passed. A result
 // on an arm the file does not hold is refused too, but in a partial
 // run's: that run was cut before the arm, so its gates neither passed nor
 // failed, and are dropped from rep.
@@ -230,8 +232,11 @@ func storedGates(path string, rep *experiment.Report) herd.FieldErrors {
 		case at >= 0:
 			kept = append(kept, r)
 			g := gates.Gate{Expr: r.Gate, Arm: r.Arm, Path: r.Path, Op: r.Op, Value: r.Value, Word: r.Word}
+			if r.Seconds != nil {
+				g.Share = r.Seconds.Share
+			}
 			again := result.CheckGates([]gates.Gate{g}, rep.Arms[at:at+1])[0]
-			if again.Pass != r.Pass || measured(again) != measured(r) {
+			if again.Pass != r.Pass || measured(again) != measured(r) || !reflect.DeepEqual(again.Seconds, r.Seconds) {
 				bad = append(bad, &herd.FieldError{File: path, Field: fmt.Sprintf("gates[%d]", i), Msg: fmt.Sprintf(
 					"%q on %s says %s, measured %s, and arms[%d] gives %s, measured %s (accepted: the gates as the run checked them on its arms; report --gate checks others)",
 					r.Gate, r.Arm, passWord(r.Pass), measured(r), at, passWord(again.Pass), measured(again))})
