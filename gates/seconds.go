@@ -48,7 +48,7 @@ func secondsHint(value string) string {
 	if len(strings.Fields(value)) < 2 {
 		return ""
 	}
-	return "; a gate over seconds is " + secondsForm
+	return ", and a gate over seconds ends with for SHARE of seconds"
 }
 
 // notOverSeconds says why path, which is not one of seconds, cannot be

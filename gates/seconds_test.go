@@ -31,7 +31,7 @@ func TestParseGatesOverSeconds(t *testing.T) {
 		{"http.p99_ms < 250 for 0% of seconds", `SHARE "0%"`},
 		{"http.p99_ms < 250 for 101% of seconds", `SHARE "101%"`},
 		{"http.p99_ms < 250 for NaN% of seconds", `SHARE "NaN%"`},
-		{"http.p99_ms < 250 in 95% of 1s", `VALUE "250 in 95% of 1s" is not a number, or a percentage such as 1%; a gate over seconds is [ARM:]PATH OP VALUE for SHARE of seconds`},
+		{"http.p99_ms < 250 in 95% of 1s", `VALUE "250 in 95% of 1s" is not a number, or a percentage such as 1%, and a gate over seconds ends with for SHARE of seconds`},
 		{"verdict == recovered for 95% of seconds", `a word such as "recovered" is the arm's, not a second's`},
 	} {
 		_, err := Parse(c.in)
