@@ -50,6 +50,9 @@ func TestReportChecksGatesOverSeconds(t *testing.T) {
 			"2 of 5 s (40%)   FAIL", "1 of 1 gates failed"},
 		{"a class's seconds", []string{"report", secondsResults, "--gate", "requests.likes.goodput_rps >= 30 for 100% of seconds"}, exitOK,
 			"requests.likes.goodput_rps >= 30 for 100% of seconds   hedge=50ms   5 of 5 s (100%)   pass", ""},
+		// a repeated arm: each of its three runs has one whole second after its settle
+		{"every run's seconds", []string{"report", "../../reporters/testdata/repeated.json", "--gate", "lock:http.p99_ms < 300 for 100% of seconds"}, exitOK,
+			"lock:http.p99_ms < 300 for 100% of seconds   lock   3 of 3 s (100%) (over 3 runs' seconds)   pass", ""},
 		{"a path the rows do not carry", []string{"report", secondsResults, "--gate", "requests.likes.p50_ms < 30 for 90% of seconds"}, exitUsage,
 			"", "requests.likes.p50_ms cannot be judged over seconds: the timeline's rows do not carry it second by second (accepted over seconds: cache.hit_ratio, db.peak_qps, http.drop_rate, http.errors.unsent, http.p99_ms, http.requests, requests.items.errors.unsent,"},
 		{"stored seconds the rows do not give", []string{"report", tampered}, exitUsage,
