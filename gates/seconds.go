@@ -105,3 +105,19 @@ func judgeSeconds(g Gate, ws []Window) (s *Seconds, measured *float64) {
 func (s *Seconds) Passed() bool {
 	return s.Count > 0 && float64(s.Held)/float64(s.Count) >= s.Share
 }
+
+// Equal says whether s and o judged the same seconds alike: the same
+// share wanted and held, and each second the same start, run, value and
+// verdict. Nil equals only nil.
+func (s *Seconds) Equal(o *Seconds) bool {
+	if s == nil || o == nil {
+		return s == o
+	}
+	return s.Share == o.Share && s.Held == o.Held && s.Count == o.Count && slices.EqualFunc(s.Windows, o.Windows, Window.Equal)
+}
+
+// Equal says whether w and o are the same second judged alike.
+func (w Window) Equal(o Window) bool {
+	same := w.Value == nil && o.Value == nil || w.Value != nil && o.Value != nil && *w.Value == *o.Value
+	return same && w.Run == o.Run && w.StartMS == o.StartMS && w.Held == o.Held
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,7 +240,7 @@ func storedGates(path string, rep *experiment.Report) herd.FieldErrors {
 				bad = append(bad, &herd.FieldError{File: path, Field: fmt.Sprintf("gates[%d]", i), Msg: fmt.Sprintf(
 					"%q on %s says %s, measured %s, and arms[%d] gives %s, measured %s (accepted: the gates as the run checked them on its arms; report --gate checks others)",
 					r.Gate, r.Arm, passWord(r.Pass), measured(r), at, passWord(again.Pass), measured(again))})
-			case !reflect.DeepEqual(again.Seconds, r.Seconds):
+			case !again.Seconds.Equal(r.Seconds):
 				bad = append(bad, &herd.FieldError{File: path, Field: fmt.Sprintf("gates[%d].seconds", i), Msg: fmt.Sprintf(
 					"%q on %s: %s (accepted: the seconds as the run judged them from arms[%d]'s timeline)", r.Gate, r.Arm, otherSecond(r.Seconds, again.Seconds), at)})
 			}
@@ -269,7 +268,7 @@ func otherSecond(stored, rows *gates.Seconds) string {
 		return fmt.Sprintf("%d seconds stored, and the rows give %d", n(stored), n(rows))
 	}
 	for i, w := range stored.Windows {
-		if o := rows.Windows[i]; !reflect.DeepEqual(w, o) {
+		if o := rows.Windows[i]; !w.Equal(o) {
 			return fmt.Sprintf("windows[%d] is %s at %s, held %v, and the rows give %s at %s, held %v",
 				i, figure("", w.Value), offset(w.StartMS), w.Held, figure("", o.Value), offset(o.StartMS), o.Held)
 		}
