@@ -121,11 +121,23 @@ func judgeClass(f *result.RequestFigures, res *result.ArmResult, c *classRec) {
 // GatePaths are the number and word paths a gate may name on r: every
 // arm's, its schema's words, and its request classes'.
 func (r *Report) GatePaths() ([]string, map[string][]string) {
+	paths, words := result.ClassPaths(r.classNames())
+	maps.Copy(words, result.GateWordsOf(r.Schema))
+	return append(append(result.GatePaths(), paths...), r.lbServerPaths()...), words
+}
+
+// SecondPaths are the paths a gate over seconds may name on r: every
+// arm's, and its request classes'.
+func (r *Report) SecondPaths() []string {
+	return append(result.SecondPaths(), result.ClassSecondPaths(r.classNames())...)
+}
+
+// classNames are the names of r's request classes, in the target file's
+// order.
+func (r *Report) classNames() []string {
 	names := make([]string, len(r.Environment.Requests))
 	for i, c := range r.Environment.Requests {
 		names[i] = c.Name
 	}
-	paths, words := result.ClassPaths(names)
-	maps.Copy(words, result.GateWordsOf(r.Schema))
-	return append(append(result.GatePaths(), paths...), r.lbServerPaths()...), words
+	return names
 }

@@ -130,7 +130,8 @@ func Run(ctx context.Context, p plan.Plan, env Env) (_ *Report, retErr error) {
 }
 
 // withDefaultGates adds the gates trig brings (triggers.Gater) to gs,
-// unless gs has a gate on the same figure already.
+// unless gs has a gate on the same figure of every arm already (a gate
+// over its seconds is another).
 func withDefaultGates(gs []gates.Gate, trig triggers.Trigger) []gates.Gate {
 	g, ok := trig.(triggers.Gater)
 	if !ok {
@@ -138,7 +139,7 @@ func withDefaultGates(gs []gates.Gate, trig triggers.Trigger) []gates.Gate {
 	}
 	for _, expr := range g.DefaultGates() {
 		d, err := gates.Parse(expr)
-		if err != nil || slices.ContainsFunc(gs, func(x gates.Gate) bool { return x.Path == d.Path && x.Arm == "" }) {
+		if err != nil || slices.ContainsFunc(gs, func(x gates.Gate) bool { return x.Path == d.Path && x.Arm == "" && x.Share == 0 }) {
 			continue
 		}
 		gs = append(slices.Clone(gs), d)

@@ -19,6 +19,13 @@
 //
 // A figure without a value (recovery_ms of an arm that never recovered is
 // null) fails every gate on it.
+//
+// A gate over seconds judges a figure in each whole second after the
+// arm's settle, and passes when it held in at least SHARE of them
+// (seconds.go):
+//
+//	http.p99_ms < 250 for 95% of seconds
+//	lock:http.drop_rate < 1% for 99% of seconds
 package gates
 
 import (
@@ -46,9 +53,13 @@ type Gate struct {
 	Value   float64 `json:"value"`
 	Percent bool    `json:"percent,omitempty"` // VALUE was written as a percentage
 	Word    string  `json:"word,omitempty"`    // VALUE was a word, which a word path compares with (== or !=)
+	// Share is a gate over seconds': the least share of the whole
+	// seconds after the settle in which PATH OP VALUE must hold; 0: a
+	// gate on the arm's figure
+	Share float64 `json:"share,omitempty"`
 }
 
-const grammar = "[ARM:]PATH OP VALUE, such as lock:db.queries <= 120 or http.drop_rate < 1%"
+const grammar = "[ARM:]PATH OP VALUE [for SHARE of seconds], such as lock:db.queries <= 120, http.drop_rate < 1% or http.p99_ms < 250 for 95% of seconds"
 
 // Parse reads one gate. Its errors name the gate, the part that is wrong
 // and the accepted form.
@@ -62,9 +73,13 @@ func Parse(s string) (Gate, error) {
 
 // parse reads one gate; its errors name the part that is wrong.
 func parse(s string) (Gate, error) {
-	expr := strings.TrimSpace(s)
+	whole := strings.TrimSpace(s)
 	bad := func(format string, args ...any) (Gate, error) {
 		return Gate{}, fmt.Errorf("%s (accepted: %s; OP one of %s)", fmt.Sprintf(format, args...), grammar, strings.Join(Ops, " "))
+	}
+	expr, share, err := cutSeconds(whole)
+	if err != nil {
+		return Gate{}, err
 	}
 	// the operator is the last run of its characters: an arm's name
 	// before it may hold = (retry=exp:...), a VALUE after it none
@@ -80,7 +95,7 @@ func parse(s string) (Gate, error) {
 		return bad("no operator")
 	}
 	left, right := strings.TrimSpace(expr[:at]), strings.TrimSpace(expr[at+len(op):])
-	g := Gate{Expr: expr, Op: op, Path: left}
+	g := Gate{Expr: whole, Op: op, Path: left, Share: share}
 	if i := strings.LastIndex(left, ":"); i >= 0 {
 		g.Arm, g.Path = strings.TrimSpace(left[:i]), strings.TrimSpace(left[i+1:])
 		if g.Arm == "" {
@@ -97,6 +112,9 @@ func parse(s string) (Gate, error) {
 		if op != "==" && op != "!=" {
 			return bad("a word such as %q compares with == or != only", right)
 		}
+		if share > 0 {
+			return Gate{}, fmt.Errorf("a word such as %q is the arm's, not a second's (accepted: %s, on a number; or %s, on the arm)", right, secondsForm, g.Path+" "+op+" "+right)
+		}
 		g.Word = right
 		return g, nil
 	}
@@ -106,7 +124,7 @@ func parse(s string) (Gate, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return bad("VALUE %q is not a number, or a percentage such as 1%%", right)
+		return bad("VALUE %q is not a number, or a percentage such as 1%%%s", right, secondsHint(right))
 	}
 	if g.Percent {
 		v /= 100
@@ -214,9 +232,10 @@ func leaves(v any, fn func(path string, leaf any)) error {
 }
 
 // Validate checks gates against the arms and paths they may name (words:
-// the word paths, each with its accepted words), and returns every problem
-// at once, each listing the accepted values.
-func Validate(gs []Gate, arms, paths []string, words map[string][]string, field string) herd.FieldErrors {
+// the word paths, each with its accepted words; seconds: the paths a gate
+// over seconds may name, none for nil), and returns every problem at
+// once, each listing the accepted values.
+func Validate(gs []Gate, arms, paths []string, words map[string][]string, seconds []string, field string) herd.FieldErrors {
 	var errs herd.FieldErrors
 	bad := func(g Gate, format string, args ...any) {
 		errs = append(errs, &herd.FieldError{Field: field, Elem: g.Expr, Msg: fmt.Sprintf(format, args...)})
@@ -232,9 +251,11 @@ func Validate(gs []Gate, arms, paths []string, words map[string][]string, field 
 		case isWord && !slices.Contains(accepted, g.Word):
 			bad(g, "unknown %s %q (accepted: %s)", g.Path, g.Word, strings.Join(accepted, ", "))
 		case isWord:
+		case g.Share > 0 && !slices.Contains(seconds, g.Path):
+			bad(g, "%s", notOverSeconds(g.Path, paths, seconds))
 		case g.Word != "" && slices.Contains(paths, g.Path):
 			bad(g, "%s is a number, and %q is not (accepted: a number, or a percentage for a ratio)", g.Path, g.Word)
-		case !slices.Contains(paths, g.Path):
+		case g.Share == 0 && !slices.Contains(paths, g.Path):
 			bad(g, "unknown path %q (%s)", g.Path, Accepted(g.Path, append(slices.Clone(paths), slices.Sorted(maps.Keys(words))...)))
 		case g.Percent && !IsRatio(g.Path):
 			bad(g, "a percentage compares ratios only, and %s is not one (ratios: the paths ending in _rate, _ratio or share)", g.Path)
@@ -282,154 +303,4 @@ func opHint(run string) string {
 		return fmt.Sprintf(" (did you mean %s?)", want)
 	}
 	return ""
-}
-
-// vacuous says how a number gate is decided before the run, from the
-// range its path's figures lie in (a ratio 0 to 1, whether written as a
-// percentage or not; any other figure but a signed one 0 or more):
-// "holds" (it cannot fail: a bound at or beyond the range's end), "fails"
-// (it cannot pass), or "" when the run decides it.
-func vacuous(g Gate) string {
-	if g.Word != "" || Signed(g.Path) {
-		return ""
-	}
-	v, low, top := g.Value, 0.0, math.Inf(1)
-	if IsRatio(g.Path) {
-		top = 1
-	}
-	if AtLeastOne(g.Path) {
-		low = 1
-	}
-	switch {
-	case g.Op == "<" && v > top, g.Op == "<=" && v >= top, g.Op == ">" && v < low, g.Op == ">=" && v <= low, g.Op == "!=" && (v < low || v > top):
-		return "holds"
-	case g.Op == "<" && v <= low, g.Op == "<=" && v < low, g.Op == ">" && v >= top, g.Op == ">=" && v > top, g.Op == "==" && (v < low || v > top):
-		return "fails"
-	}
-	return ""
-}
-
-// AtLeastOne says whether path's figure is never below 1: the clients'
-// attempts per request (retries.amplification), the first attempt
-// included.
-func AtLeastOne(path string) bool {
-	return path == "retries.amplification" || path == "layers.client_amplification"
-}
-
-// vacuousWhy says why a gate vacuous decides is decided before the run,
-// and what would not be.
-func vacuousWhy(g Gate) string {
-	num := strconv.FormatFloat(g.Value, 'g', -1, 64)
-	switch {
-	case IsRatio(g.Path) && g.Percent:
-		return fmt.Sprintf("%s %s %s%% %s whatever the run does: a ratio is 0%% to 100%% (accepted: a bound inside it, such as %s < 1%%)",
-			g.Path, g.Op, strconv.FormatFloat(g.Value*100, 'g', -1, 64), vacuous(g), g.Path)
-	case IsRatio(g.Path):
-		return fmt.Sprintf("%s %s %s %s whatever the run does: a ratio is 0 to 1, here as a bare number too (accepted: a bound inside it, such as %s < 0.01 or %s < 1%%)",
-			g.Path, g.Op, num, vacuous(g), g.Path, g.Path)
-	}
-	if AtLeastOne(g.Path) {
-		return fmt.Sprintf("%s %s %s %s whatever the run does: %s is attempts per request, the first included, never below 1 (accepted: a bound above 1, such as %s <= 2 or %s > 1.5)",
-			g.Path, g.Op, num, vacuous(g), g.Path, g.Path, g.Path)
-	}
-	return fmt.Sprintf("%s %s %s %s whatever the run does: %s is never negative (accepted: a bound above 0, such as %s <= 100 or %s > 0)",
-		g.Path, g.Op, num, vacuous(g), g.Path, g.Path, g.Path)
-}
-
-// Signed says whether path's figure may be negative, so that no bound on
-// it is decided before the run: an instant relative to T (at_ms, from_ms,
-// to_ms, start_ms, started_ms, ended_ms, exited_ms, ended_when_ms), the
-// goodput's trend, an exit code. Every other figure is a count, a
-// duration, a rate or a ratio: 0 or more. recovery_ms and
-// recovery_from_t_ms are durations: the first row of the hold back in
-// band is at or after the trigger's end, which is at or after T.
-func Signed(path string) bool {
-	return slices.Contains([]string{"trend", "exit_code", "at_ms", "from_ms", "to_ms", "start_ms", "started_ms", "ended_ms", "exited_ms", "ended_when_ms"},
-		path[strings.LastIndex(path, ".")+1:])
-}
-
-// IsRatio says whether path holds a ratio from 0 to 1, which a gate may
-// compare with a percentage: the paths ending in _rate, _ratio or share
-// (escape.share, the escape load's share of the rate that tipped it), but
-// load.achieved_rate, which is requests sent per second.
-func IsRatio(path string) bool {
-	if strings.HasSuffix(path, "achieved_rate") { // load.achieved_rate: sent per second
-		return false
-	}
-	return strings.HasSuffix(path, "_rate") || strings.HasSuffix(path, "_ratio") || strings.HasSuffix(path, "share")
-}
-
-// Result is one gate checked on one arm.
-type Result struct {
-	Gate     string   `json:"gate"` // the expression as written
-	Arm      string   `json:"arm"`
-	Path     string   `json:"path"`
-	Op       string   `json:"op"`
-	Value    float64  `json:"value"`
-	Measured *float64 `json:"measured"` // null: the figure has no value, which fails
-	// Word and MeasuredWord are a word gate's: what it wants and what the
-	// arm had (null: no such word, which fails)
-	Word         string  `json:"word,omitempty"`
-	MeasuredWord *string `json:"measured_word,omitempty"`
-	Pass         bool    `json:"pass"`
-	// Runs is how many runs the arm's figures are the median of (its
-	// word the most common of); 0: one run
-	Runs int `json:"runs,omitempty"`
-}
-
-// Of says what a measured value stands for when an arm ran several times:
-// "median of 3 runs" (a word: "most common of 3 runs"); "" for one run.
-func (r Result) Of() string {
-	switch {
-	case r.Runs <= 1:
-		return ""
-	case r.Word != "":
-		return fmt.Sprintf("most common of %d runs", r.Runs)
-	}
-	return fmt.Sprintf("median of %d runs", r.Runs)
-}
-
-// Arm is one arm's name and figures, as Numbers returns them, and its
-// words, as Words returns them.
-type Arm struct {
-	Name    string
-	Figures map[string]*float64
-	Words   map[string]string
-	Runs    int // the figures are the median of this many runs; 0 or 1: one run
-}
-
-// Check evaluates every gate on every arm it names, in order: gates first,
-// then arms.
-func Check(gs []Gate, arms []Arm) []Result {
-	var out []Result
-	for _, g := range gs {
-		for _, a := range arms {
-			if g.Arm != "" && g.Arm != a.Name {
-				continue
-			}
-			r := Result{Gate: g.Expr, Arm: a.Name, Path: g.Path, Op: g.Op, Value: g.Value, Word: g.Word}
-			if a.Runs > 1 {
-				r.Runs = a.Runs
-			}
-			if w, ok := a.Words[g.Path]; ok && g.Word != "" {
-				r.MeasuredWord, r.Pass = &w, g.HoldsWord(w)
-			} else if v := a.Figures[g.Path]; v != nil && g.Word == "" {
-				m := *v
-				r.Measured, r.Pass = &m, g.Holds(m)
-			}
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// Failed counts the results that did not pass.
-func Failed(rs []Result) int {
-	n := 0
-	for _, r := range rs {
-		if !r.Pass {
-			n++
-		}
-	}
-	return n
 }

@@ -146,7 +146,7 @@ func TestValidate(t *testing.T) {
 		}
 		gs = append(gs, g)
 	}
-	errs := Validate(gs, []string{"none", "lock"}, []string{"db.queries", "http.drop_rate"}, nil, "gates")
+	errs := Validate(gs, []string{"none", "lock"}, []string{"db.queries", "http.drop_rate"}, nil, nil, "gates")
 	if len(errs) != 3 {
 		t.Fatalf("Validate = %v; want three problems", errs)
 	}
@@ -221,7 +221,7 @@ func TestWordGates(t *testing.T) {
 		}
 		gs = append(gs, g)
 	}
-	errs := Validate(gs, []string{"none", "lock"}, []string{"db.queries"}, words, "gates").Error()
+	errs := Validate(gs, []string{"none", "lock"}, []string{"db.queries"}, words, nil, "gates").Error()
 	for _, want := range []string{
 		`"verdict == sunny": unknown verdict "sunny" (accepted: recovered, metastable)`,
 		`"verdict < 1": verdict is a word (accepted: == or != one of recovered, metastable)`,
@@ -280,11 +280,11 @@ func TestGatesThatRunDoesNotDecide(t *testing.T) {
 			t.Errorf("vacuous(%s) = %q; want %q", tt.expr, got, tt.want)
 		}
 	}
-	errs := Validate([]Gate{mustParse(t, "http.drop_rate < 150%")}, nil, []string{"http.drop_rate"}, nil, "gates")
+	errs := Validate([]Gate{mustParse(t, "http.drop_rate < 150%")}, nil, []string{"http.drop_rate"}, nil, nil, "gates")
 	if want := "http.drop_rate < 150% holds whatever the run does: a ratio is 0% to 100%"; len(errs) != 1 || !strings.Contains(errs[0].Msg, want) {
 		t.Errorf("Validate(http.drop_rate < 150%%) = %v; want %q", errs, want)
 	}
-	errs = Validate([]Gate{mustParse(t, "db.queries < 0")}, nil, []string{"db.queries"}, nil, "gates")
+	errs = Validate([]Gate{mustParse(t, "db.queries < 0")}, nil, []string{"db.queries"}, nil, nil, "gates")
 	if want := "db.queries < 0 fails whatever the run does: db.queries is never negative (accepted: a bound above 0"; len(errs) != 1 || !strings.Contains(errs[0].Msg, want) {
 		t.Errorf("Validate(db.queries < 0) = %v; want %q", errs, want)
 	}
@@ -340,7 +340,7 @@ func TestTheEscapeShareIsARatio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if errs := Validate([]Gate{g}, []string{"none"}, []string{"escape.share"}, nil, "gates"); len(errs) > 0 {
+	if errs := Validate([]Gate{g}, []string{"none"}, []string{"escape.share"}, nil, nil, "gates"); len(errs) > 0 {
 		t.Fatalf("Validate(%s) = %v; want none", g.Expr, errs)
 	}
 	type escape struct {

@@ -126,6 +126,9 @@ func properties(suite *junit.Testsuite, rep *experiment.Report) {
 
 // measuredLong is a gate result's measured value, saying why there is none.
 func measuredLong(g gates.Result) string {
+	if g.Seconds != nil {
+		return secondsLong(g.Path, g.Seconds)
+	}
 	if g.Measured == nil {
 		return "no value (null in the results, which fails every gate)"
 	}

@@ -215,9 +215,10 @@ func accepted(p string) string {
 
 // storedGates are the stored gates' results that the file's own arms
 // do not give: each is checked again on its arm, as the run checked it
-// (result.CheckGates), and a result whose pass or measured value
-// differs is refused, so a gate passed on a figure the arm does not hold,
-// or with a value it does not have, is not reported as passed. A result
+// (result.CheckGates), and a result whose pass or measured value differs
+// (of a gate over seconds, or any of its seconds) is refused, so a gate
+// passed on a figure the arm does not hold, or with a value it does not
+// have, is not reported as passed. A result
 // on an arm the file does not hold is refused too, but in a partial
 // run's: that run was cut before the arm, so its gates neither passed nor
 // failed, and are dropped from rep.
@@ -230,11 +231,18 @@ func storedGates(path string, rep *experiment.Report) herd.FieldErrors {
 		case at >= 0:
 			kept = append(kept, r)
 			g := gates.Gate{Expr: r.Gate, Arm: r.Arm, Path: r.Path, Op: r.Op, Value: r.Value, Word: r.Word}
+			if r.Seconds != nil {
+				g.Share = r.Seconds.Share
+			}
 			again := result.CheckGates([]gates.Gate{g}, rep.Arms[at:at+1])[0]
-			if again.Pass != r.Pass || measured(again) != measured(r) {
+			switch {
+			case again.Pass != r.Pass || measured(again) != measured(r):
 				bad = append(bad, &herd.FieldError{File: path, Field: fmt.Sprintf("gates[%d]", i), Msg: fmt.Sprintf(
 					"%q on %s says %s, measured %s, and arms[%d] gives %s, measured %s (accepted: the gates as the run checked them on its arms; report --gate checks others)",
 					r.Gate, r.Arm, passWord(r.Pass), measured(r), at, passWord(again.Pass), measured(again))})
+			case !again.Seconds.Equal(r.Seconds):
+				bad = append(bad, &herd.FieldError{File: path, Field: fmt.Sprintf("gates[%d].seconds", i), Msg: fmt.Sprintf(
+					"%q on %s: %s (accepted: the seconds as the run judged them from arms[%d]'s timeline)", r.Gate, r.Arm, otherSecond(r.Seconds, again.Seconds), at)})
 			}
 		case !rep.Partial:
 			bad = append(bad, &herd.FieldError{File: path, Field: fmt.Sprintf("gates[%d].arm", i), Msg: fmt.Sprintf(
@@ -245,6 +253,27 @@ func storedGates(path string, rep *experiment.Report) herd.FieldErrors {
 		rep.Gates = kept
 	}
 	return bad
+}
+
+// otherSecond says where stored seconds differ from those the arm's rows
+// give.
+func otherSecond(stored, rows *gates.Seconds) string {
+	if stored == nil || rows == nil || len(stored.Windows) != len(rows.Windows) {
+		n := func(s *gates.Seconds) int {
+			if s == nil {
+				return 0
+			}
+			return len(s.Windows)
+		}
+		return fmt.Sprintf("%d seconds stored, and the rows give %d", n(stored), n(rows))
+	}
+	for i, w := range stored.Windows {
+		if o := rows.Windows[i]; !w.Equal(o) {
+			return fmt.Sprintf("windows[%d] is %s at %s, held %v, and the rows give %s at %s, held %v",
+				i, figure("", w.Value), offset(w.StartMS), w.Held, figure("", o.Value), offset(o.StartMS), o.Held)
+		}
+	}
+	return fmt.Sprintf("held %d, and the rows give %d", stored.Held, rows.Held)
 }
 
 // measured is what a gate's result measured, as its report shows it.

@@ -119,7 +119,7 @@ func TestReadJSONFileDropsGatesOfArmsNotRun(t *testing.T) {
 // TestReadJSONFileReadsWhatARunWrites: the fixtures, and each golden
 // report as JSON writes it, read back: no figure a run writes is refused.
 func TestReadJSONFileReadsWhatARunWrites(t *testing.T) {
-	for _, name := range []string{fixture, "testdata/repeated.json", "testdata/golden/report.json"} {
+	for _, name := range []string{fixture, "testdata/repeated.json", "testdata/golden/report.json", "testdata/seconds.json"} {
 		if _, err := ReadJSONFile(name); err != nil {
 			t.Errorf("ReadJSONFile(%s) = %v; want it read", name, err)
 		}

@@ -192,17 +192,23 @@ func sentence(s string) string {
 }
 
 // Expected is what a gate result had to satisfy, as its gate reads: the
-// operator and the value, a ratio as a percentage ("< 1%", "<= 150").
+// operator and the value, a ratio as a percentage ("< 1%", "<= 150"),
+// and of a gate over seconds in how many of them ("< 250 in at least 95%
+// of seconds").
 func Expected(g gates.Result) string {
 	if g.Word != "" {
 		return g.Op + " " + g.Word
 	}
+	bound := g.Op + " " + strconv.FormatFloat(g.Value, 'f', -1, 64)
 	if gates.IsRatio(g.Path) {
 		// rounded so that 0.01 reads 1%, not 1.0000000000000002%
 		v := math.Round(g.Value*100*1e9) / 1e9
-		return g.Op + " " + strconv.FormatFloat(v, 'f', -1, 64) + "%"
+		bound = g.Op + " " + strconv.FormatFloat(v, 'f', -1, 64) + "%"
 	}
-	return g.Op + " " + strconv.FormatFloat(g.Value, 'f', -1, 64)
+	if g.Seconds != nil {
+		return secondsExpected(bound, g.Seconds)
+	}
+	return bound
 }
 
 // aborted lists the arms a stop condition ended early, in the report's

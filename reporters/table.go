@@ -132,6 +132,8 @@ func Gates(w io.Writer, rep *experiment.Report) error {
 func Measured(g gates.Result) string {
 	m := "no value"
 	switch {
+	case g.Seconds != nil:
+		m = secondsMeasured(g.Seconds)
 	case g.Word == "":
 		m = figure(g.Path, g.Measured)
 	case g.MeasuredWord != nil:

@@ -39,7 +39,7 @@ type File struct {
 	Escape      *string  `yaml:"escape,omitempty" flag:"escape" jsonschema:"description=Once an arm is metastable\\, step its rate down until the service comes back: on\\, on:LIMIT\\, SHARES or SHARES:LIMIT such as 60%\\,30%:15s\\, or off"`
 	Repeat      *int     `yaml:"repeat,omitempty" flag:"repeat" jsonschema:"description=Runs of each arm\\, interleaved; reports show each figure's median with its min-max,minimum=1,maximum=20"`
 	Seed        *uint64  `yaml:"seed,omitempty" flag:"seed" jsonschema:"description=Seeds the key draws and every random source (0: pick one and print it)"`
-	Gates       []string `yaml:"gates,omitempty" flag:"gate" jsonschema:"description=Pass/fail rules on every arm's results: [ARM:]PATH OP VALUE"`
+	Gates       []string `yaml:"gates,omitempty" flag:"gate" jsonschema:"description=Pass/fail rules on every arm's results: [ARM:]PATH OP VALUE\\, or [ARM:]PATH OP VALUE for SHARE of seconds"`
 	AbortOn     []string `yaml:"abort_on,omitempty" flag:"abort-on" jsonschema:"description=Stop an arm while it runs when a live condition holds: PATH OP VALUE"`
 	Outputs     []string `yaml:"outputs,omitempty" flag:"output" jsonschema:"description=Reports: FORMAT to stdout or FORMAT=FILE; formats table\\, json\\, markdown\\, html\\, junit"`
 	ResultsDir  *string  `yaml:"results_dir,omitempty" flag:"results-dir" jsonschema:"description=Where every run's results.json is written"`

@@ -75,10 +75,11 @@ func TestTippingGates(t *testing.T) {
 		}
 	}
 	for gate, want := range map[string]string{
-		"swr:tipping >= 2s": `arm "swr" is not swept (accepted: none, lock)`,
-		"tipping >= 100":    `"100" is not a duration of 1ms or more`,
-		"tipping < none":    "none compares with == or != only",
-		"db.queries <= 10":  `"db.queries" is not a sweep's figure (accepted: tipping`,
+		"swr:tipping >= 2s":                         `arm "swr" is not swept (accepted: none, lock)`,
+		"tipping >= 100":                            `"100" is not a duration of 1ms or more`,
+		"tipping < none":                            "none compares with == or != only",
+		"db.queries <= 10":                          `"db.queries" is not a sweep's figure (accepted: tipping`,
+		"lock:http.p99_ms < 250 for 95% of seconds": "a gate over seconds judges one run's timeline, and a sweep's gates judge each arm's tipping point",
 	} {
 		if _, errs := ParseGates([]string{gate}, ax, []string{"none", "lock"}); len(errs) != 1 || !strings.Contains(errs.Error(), want) {
 			t.Errorf("ParseGates(%q) = %v; want %q", gate, errs, want)

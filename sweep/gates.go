@@ -48,6 +48,9 @@ func ParseGates(exprs []string, ax *Axis, arms []string) ([]Gate, herd.FieldErro
 }
 
 func parseGate(expr string, ax *Axis, arms []string) (Gate, error) {
+	if g, err := gates.Parse(expr); err == nil && g.Share > 0 {
+		return Gate{}, fmt.Errorf("a gate over seconds judges one run's timeline, and a sweep's gates judge each arm's tipping point over its runs (accepted: %s; a gate over seconds on stampede, run or report)", gateForm)
+	}
 	if ax == nil {
 		return Gate{}, fmt.Errorf("a gate on the tipping point needs --vary (a grid has none)")
 	}

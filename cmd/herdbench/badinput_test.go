@@ -22,7 +22,7 @@ type badInput struct {
 
 // badInputs are the kinds of docs/bad-input.md's table, each with inputs
 // of that kind: the table's first column names them.
-var badInputs = joinKinds(flagBadInputs, fileBadInputs)
+var badInputs = appendKinds(joinKinds(flagBadInputs, fileBadInputs), secondsBadInputs)
 
 // flagBadInputs are the kinds told against flags and arguments.
 var flagBadInputs = map[string][]badInput{

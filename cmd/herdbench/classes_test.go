@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -22,8 +23,9 @@ import (
 // targets (two fixed items, read by vegeta's targeter). Each class's figures are its
 // own and add up to the arm's; the bystander's ok answers are the likes
 // the replicas acknowledged, by their own counter; its share is its
-// weight's; gates on a class's figures decide the exit; every report
-// format carries the classes.
+// weight's; gates on a class's figures decide the exit, and a gate over
+// a class's seconds reads the class's own rows; every report format
+// carries the classes.
 func TestATargetsRequestClassesAreCountedApart(t *testing.T) {
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000})
 	st := tb.Status()
@@ -63,8 +65,8 @@ postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i
 	out := t.TempDir()
 	files := map[string]string{"json": "r.json", "markdown": "r.md", "html": "r.html", "junit": "r.xml"}
 	args := []string{"stampede", "--target", target, "--arms", "baseline", "--trigger", "expire", "--rate", "250", "--warmup", "0s",
-		"--before", "2s", "--after", "3s", "--seed", "5", "--results-dir", out, "--state-dir", t.TempDir(), "-o", "table",
-		"--gate", "requests.likes.requests > 0", "--gate", "requests.items.p99_ms < 0.001"}
+		"--before", "2s", "--after", "3.1s", "--seed", "5", "--results-dir", out, "--state-dir", t.TempDir(), "-o", "table",
+		"--gate", "requests.likes.requests > 0", "--gate", "requests.items.p99_ms < 0.001", "--gate", "requests.items.p99_ms < 60000 for 100% of seconds"}
 	for format, name := range files {
 		args = append(args, "-o", format+"="+filepath.Join(out, name))
 	}
@@ -98,6 +100,7 @@ postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i
 	if g := gateNamed(t, out, "requests.items.p99_ms < 0.001"); g.Pass || g.Measured == nil || *g.Measured != items.P99MS {
 		t.Errorf("gate on items' p99: %+v; want it failed, measuring %v", g, items.P99MS)
 	}
+	classSecond(t, out, a, items)
 	for format, want := range map[string]string{"table": "likes", "r.md": "likes", "r.html": `p99_ms-likes`, "r.xml": `verdict:baseline:likes`} {
 		text := stdout
 		if format != "table" {
@@ -109,6 +112,28 @@ postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i
 		}
 		if !strings.Contains(text, want) || !strings.Contains(text, "items") {
 			t.Errorf("%s lacks the classes (%q):\n%.2000s", format, want, text)
+		}
+	}
+}
+
+// classSecond checks the gate over the items' seconds of the run in out:
+// its one whole second after arm a's settle, and its p99 the highest of
+// the class's ten rows from it.
+func classSecond(t *testing.T, out string, a result.ArmResult, items *result.RequestFigures) {
+	t.Helper()
+	if g := gateNamed(t, out, "requests.items.p99_ms < 60000 for 100% of seconds"); g.Seconds == nil || g.Seconds.Count != 1 {
+		t.Errorf("gate over the items' seconds: %+v; want one second, from T+%dms", g, a.SettledMS())
+	} else if w := g.Seconds.Windows[0]; w.StartMS < a.SettledMS() || w.StartMS >= a.SettledMS()+100 || w.Value == nil || !w.Held || !g.Pass {
+		t.Errorf("the items' second: %+v, pass %v; want it from the first row at or after T+%dms, held", w, g.Pass, a.SettledMS())
+	} else {
+		highest := -1.0
+		for _, r := range items.Timeline {
+			if r.TMS >= w.StartMS && r.TMS < w.StartMS+1000 && r.Requests > r.Unsent {
+				highest = max(highest, r.P99MS)
+			}
+		}
+		if *w.Value != highest {
+			t.Errorf("the items' second from T+%dms: p99 %v; its rows' highest is %v", w.StartMS, *w.Value, highest)
 		}
 	}
 }

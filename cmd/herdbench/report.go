@@ -57,7 +57,7 @@ http.p99_ms=50 (at most 50 ms more). A limit exceeded exits 99.`,
 	fs.StringVar(&opts.Baseline, "baseline", "", "compare the one results file given with this baseline `FILE`")
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", nil, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		" (with --baseline: table, markdown, json); repeatable; default: table")
-	fs.StringArrayVar(&opts.Gates, "gate", nil, "check this gate on every results file instead of the ones it was run with: [ARM:]PATH OP VALUE (repeatable)")
+	fs.StringArrayVar(&opts.Gates, "gate", nil, "check this gate on every results file instead of the ones it was run with: [ARM:]PATH OP VALUE, or [ARM:]PATH OP VALUE for SHARE of seconds (repeatable)")
 	fs.StringArrayVar(&opts.Limits, "max-regression", nil, "with --baseline: PATH=MAX, at most MAX% more than the baseline (db.queries=10%) or MAX more (http.p99_ms=50); repeatable")
 	return c
 }
@@ -101,7 +101,7 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 				names[i] = a.Name
 			}
 			paths, words := rep.GatePaths()
-			errs := gates.Validate(gs, names, paths, words, "gate")
+			errs := gates.Validate(gs, names, paths, words, rep.SecondPaths(), "gate")
 			if len(errs) == 0 {
 				errs = unmeasured(gs, rep, words)
 			}
@@ -230,8 +230,9 @@ func writeFile(path string, render func(io.Writer) error) error {
 }
 
 // unmeasured refuses gates on a figure no arm of rep has (a two-tier
-// figure in a one-tier run's results, a burst's on another trigger): the
-// run did not measure it, and the gate could only fail, exit 99. The
+// figure in a one-tier run's results, a burst's on another trigger), and
+// gates over seconds where no arm has a whole second after its settle:
+// the run did not measure it, and the gate could only fail, exit 99. The
 // target's own series are read apart, and pass.
 func unmeasured(gs []gates.Gate, rep *experiment.Report, words map[string][]string) herd.FieldErrors {
 	var bad herd.FieldErrors
@@ -244,6 +245,13 @@ func unmeasured(gs []gates.Gate, rep *experiment.Report, words map[string][]stri
 		}) {
 			bad = append(bad, &herd.FieldError{Field: "gate", Elem: g.Expr,
 				Msg: fmt.Sprintf("no arm of these results has %s: the run did not measure it, so the gate could only fail (accepted: a gate on a figure the results hold)", g.Path)})
+			continue
+		}
+		if g.Share > 0 && !slices.ContainsFunc(rep.Arms, func(a result.ArmResult) bool {
+			return (g.Arm == "" || g.Arm == a.Name) && len(result.SecondsOf(a, g.Path)) > 0
+		}) {
+			bad = append(bad, &herd.FieldError{Field: "gate", Elem: g.Expr,
+				Msg: "no arm of these results has a whole second of its timeline after its settle (settle_ms from the trigger's end), so the gate could only fail (accepted: a gate on the arm's figure, without for SHARE of seconds)"})
 		}
 	}
 	return bad

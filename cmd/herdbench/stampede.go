@@ -168,7 +168,7 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	fs.TextVar(&p.Hedge, "hedge", p.Hedge, "hedge an attempt to the next replica after a `DELAY`: "+strings.Join(retry.HedgeForms, ", ")+"; arms: --arms hedge=50ms,...")
 	fs.TextVar(&p.Breaker, "client-breaker", p.Breaker, "each client's own circuit `BREAKER`: "+strings.Join(retry.BreakerForms, ", ")+"; arms: --arms client-breaker=5:2s,...")
 	fs.Float64Var(&p.Critical, "critical", p.Critical, "share of requests sent with X-Priority: critical, 0 to 1 (shed_priority admits them first)")
-	fs.StringArrayVar(&opts.Gates, "gate", opts.Gates, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%' (repeatable); a failed gate exits 99")
+	fs.StringArrayVar(&opts.Gates, "gate", opts.Gates, "a pass/fail rule on every arm's results, [ARM:]PATH OP VALUE such as 'lock:db.queries <= 120' or 'http.drop_rate < 1%', or on its seconds after the settle, such as 'http.p99_ms < 250 for 95% of seconds' (repeatable); a failed gate exits 99")
 	fs.StringArrayVar(&opts.Abort, "abort-on", opts.Abort, "stop an arm while it runs when a live condition holds over the last second, PATH OP VALUE such as 'http.drop_rate > 50%' (repeatable; paths: "+strings.Join(plan.LivePaths, ", ")+"; or verdict == "+strings.Join(plan.LiveWords["verdict"], "|")+", judged on the rows answered so far)")
 	fs.Var(rateValue{&p.Rate}, "rate", fmt.Sprintf("requests per second, open model: 500, 1k, 1.5k or 2k/s (at most %d)", plan.MaxRate))
 	fs.IntVar(&p.Keys, "keys", p.Keys, "key space: item ids 1..keys")

@@ -48,5 +48,5 @@ func (p Plan) classGatesFor(gs []gates.Gate, tg *targets.Target) herd.FieldError
 		return errs
 	}
 	paths, words := result.ClassPaths(names)
-	return gates.Validate(onClasses, arms, paths, words, "gates")
+	return gates.Validate(onClasses, arms, paths, words, result.ClassSecondPaths(names), "gates")
 }

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -28,6 +31,9 @@ func (p Plan) unproducedGates() herd.FieldErrors {
 			errs = append(errs, &herd.FieldError{Field: "gates", Elem: g.Expr,
 				Msg: fmt.Sprintf("%s is %s, so the gate could only fail (accepted: %s)", g.Path, why, accepted)})
 		}
+		if short := p.noWholeSecond(g, trig); g.Share > 0 && short != "" {
+			errs = append(errs, &herd.FieldError{Field: "gates", Elem: g.Expr, Msg: short})
+		}
 	}
 	for _, set := range []struct {
 		field, what string
@@ -41,6 +47,35 @@ func (p Plan) unproducedGates() herd.FieldErrors {
 		}
 	}
 	return errs
+}
+
+// noWholeSecond says why a gate over seconds could only fail on the
+// plan: its seconds begin at the first row after the settle's end
+// (result.SettledMS: the trigger's end, plus the arm's settle, at least
+// the clients' whole deadline, verdict.SettleOf), and on some arm it
+// names the after window ends before one whole second follows; "" when
+// one may on every arm. The service's own bound (the testbed's
+// db-timeout) may make the settle longer yet: the run then finds no
+// second, and the gate fails measuring none.
+func (p Plan) noWholeSecond(g gates.Gate, trig triggers.Trigger) string {
+	var lasts time.Duration
+	if l, ok := trig.(triggers.Lasting); ok {
+		_, lasts = l.Lasts()
+	}
+	var worst arm.Arm
+	settle := time.Duration(-1)
+	for _, a := range p.Arms {
+		bound := load.Config{Timeout: time.Duration(p.Timeout), Retry: p.ClientsOf(a).Retry}.Bound()
+		if s := verdict.SettleOf(bound, 0); (g.Arm == "" || g.Arm == a.Name) && s > settle {
+			worst, settle = a, s
+		}
+	}
+	least := lasts + settle + result.RowWidth + time.Second
+	if settle < 0 || time.Duration(p.After) >= least {
+		return ""
+	}
+	return fmt.Sprintf("a gate over seconds counts the whole seconds after the arm's settle, and on %s the after window (%s) ends before one: the settle ends %s after T at the soonest (the trigger's end, %s after T, plus the arm's settle, %s: the longest of %s and its clients' whole deadline), and the seconds begin at the first row from it, up to a row later, so the gate could only fail (accepted: --after %s or more with the gate)",
+		worst.Name, time.Duration(p.After), lasts+settle, lasts, settle, verdict.MetastableSettle, least)
 }
 
 // unusedClients says why the figure at path, a count of what one of the

@@ -37,14 +37,14 @@ func (p Plan) Validate() error {
 	onSeries, others := result.SeriesGates(p.Gates)
 	_, others = classGates(others)             // the target's classes name them: ValidateFor
 	onServers, others := lbServerGates(others) // the load balancer names its servers: any name
-	known := gates.Validate(others, names, result.GatePaths(), result.GateWords, "gates")
+	known := gates.Validate(others, names, result.GatePaths(), result.GateWords, result.SecondPaths(), "gates")
 	errs = append(errs, known...)
 	if len(known) == 0 {
 		errs = append(errs, p.unproducedGates()...)
 	}
-	errs = append(errs, gates.Validate(onServers, names, lbServerPathsOf(onServers), nil, "gates")...)
+	errs = append(errs, gates.Validate(onServers, names, lbServerPathsOf(onServers), nil, nil, "gates")...)
 	errs = append(errs, result.SeriesForm(onSeries, names)...)
-	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, "abort_on")...)
+	errs = append(errs, gates.Validate(p.Abort, names, LivePaths, LiveWords, nil, "abort_on")...)
 	for _, c := range p.Abort {
 		if _, ok := LiveWords[c.Path]; ok && c.Word != "" && c.Op != "==" {
 			errs = append(errs, &herd.FieldError{Field: "abort_on", Elem: c.Expr, Msg: fmt.Sprintf(

@@ -26,14 +26,21 @@ func GateWordsOf(schema string) map[string][]string {
 }
 
 // CheckGates evaluates gs on every finished arm of rep: on a repeated
-// arm, on its medians and its most common verdict.
+// arm, on its medians and its most common verdict, and a gate over
+// seconds on every run's seconds (SecondsOf).
 func CheckGates(gs []gates.Gate, arms []ArmResult) []gates.Result {
 	named := make([]gates.Arm, 0, len(arms))
 	for _, a := range arms {
 		nums := a.Figures()
 		maps.Copy(nums, seriesFigures(a.Prometheus)) // prometheus.NAME.AGG
 		words, _ := gates.Words(a)
-		named = append(named, gates.Arm{Name: a.Name, Figures: nums, Words: words, Runs: len(a.Runs)})
+		seconds := map[string][]gates.Window{}
+		for _, g := range gs {
+			if _, done := seconds[g.Path]; g.Share > 0 && !done {
+				seconds[g.Path] = SecondsOf(a, g.Path)
+			}
+		}
+		named = append(named, gates.Arm{Name: a.Name, Figures: nums, Words: words, Runs: len(a.Runs), Seconds: seconds})
 	}
 	if out := gates.Check(gs, named); out != nil {
 		return out

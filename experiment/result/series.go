@@ -80,7 +80,7 @@ func SeriesForm(gs []gates.Gate, arms []string) herd.FieldErrors {
 	for i, g := range gs {
 		paths[i] = g.Path
 	}
-	errs := gates.Validate(gs, arms, paths, nil, "gates")
+	errs := gates.Validate(gs, arms, paths, nil, nil, "gates")
 	for _, g := range gs {
 		if _, agg, _ := seriesPath(g.Path); !slices.Contains(SeriesAggs, agg) {
 			errs = append(errs, &herd.FieldError{Field: "gates", Elem: g.Expr, Msg: fmt.Sprintf(

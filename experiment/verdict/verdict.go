@@ -13,8 +13,9 @@ const (
 	GoodputBand = 0.9
 	// MetastableSettle is the least settle time: how long the trigger
 	// must have been over before an arm can be metastable, when no
-	// timeout on the path is longer (settleOf)
-	MetastableSettle = 2 * time.Second
+	// timeout on the path is longer (SettleOf); the results' own, as a
+	// gate over seconds counts from the same instant (SettledMS)
+	MetastableSettle = result.MetastableSettle
 	// TrendSpan is how much of the arm's end its trend is fitted over:
 	// the last three holds, as many as the least settle time and a hold
 	// leave after the trigger's end
@@ -38,8 +39,9 @@ func SettleOf(client, service time.Duration) time.Duration {
 
 // Judge gives res its verdict, its depth and trend, and its recovery,
 // counted from the trigger's end (recovery_ms) and from T
-// (recovery_from_t_ms), from its timeline, its windows, its settle time
-// (res.SettleMS; MetastableSettle without one) and its before window's p99.
+// (recovery_from_t_ms), from its timeline, its windows, the end of its
+// settle (res.SettledMS: the trigger's end plus res.SettleMS, or
+// MetastableSettle without one) and its before window's p99.
 func Judge(res *result.ArmResult, baselineP99 float64) {
 	res.Verdict, res.RecoveryMS, res.RecoveryFromTMS, res.Depth, res.Trend = result.Recovering, nil, nil, nil, nil
 	before := res.Windows.Before
@@ -65,11 +67,7 @@ func Judge(res *result.ArmResult, baselineP99 float64) {
 		res.Verdict, res.RecoveryMS, res.RecoveryFromTMS = result.Recovered, &fromEnd, &fromT
 		return
 	}
-	settle := MetastableSettle
-	if res.SettleMS != nil {
-		settle = time.Duration(*res.SettleMS) * time.Millisecond
-	}
-	if b.stuck(res.Timeline, res.RowHists, end+settle.Milliseconds(), before) && res.Trend != nil && *res.Trend < TrendTolerance {
+	if b.stuck(res.Timeline, res.RowHists, res.SettledMS(), before) && res.Trend != nil && *res.Trend < TrendTolerance {
 		res.Verdict = result.Metastable
 	}
 }
