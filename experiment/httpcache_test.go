@@ -64,7 +64,10 @@ postgres: {dsn: "${HB_TEST_PG}", role: herdbench_app, statements: "pg_sleep"}
 func cachePlan(trigger string, arms ...string) plan.Plan {
 	p := servicePlan(trigger)
 	p.Rate, p.Clients, p.HotKeys = 400, 40, 20
-	p.Warmup, p.Before, p.After = herd.Duration(time.Second), herd.Duration(2*time.Second), herd.Duration(3*time.Second)
+	// 3 s after T: an nginx entry valid a second past T (its validity is
+	// whole seconds) still leaves two of herd; half a second warms 40
+	// clients' connections, and a second before T is 400 requests
+	p.Warmup, p.Before, p.After = herd.Duration(500*time.Millisecond), herd.Duration(time.Second), herd.Duration(3*time.Second)
 	for _, a := range arms {
 		p.Arms = append(p.Arms, arm.Arm{Name: a, Select: &arm.Select{Headers: map[string]string{"X-Arm": a}}})
 	}
