@@ -1,9 +1,6 @@
 package main
 
 import (
-	"slices"
-
-	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -11,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"bufio"
 	"bytes"
 	"context"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"bytes"
 	"fmt"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/testbed/localtest"

@@ -1,7 +1,7 @@
 // Package machinelock shares the machine among the tests that measure
 // load, whatever package they are in: go test runs packages side by side
-// (-p, the number of CPUs by default), and a test's figures include what
-// the others take of the cores.
+// (-p: the number of CPUs by default, four in the README's command), and
+// a test's figures include what the others take of the cores.
 //
 // Three locks, each held until the test ends:
 //

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
