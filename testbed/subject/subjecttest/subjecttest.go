@@ -10,6 +10,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/subject"
+	"github.com/herdbench/herdbench/triggers"
 )
 
 // Subject starts a local testbed of replicas over 1,000 items, as
@@ -24,4 +25,17 @@ func Subject(t testing.TB, replicas int) *subject.Testbed {
 	}
 	t.Cleanup(tg.Close)
 	return tg
+}
+
+// TriggerOptions is every trigger with its defaults but for the options
+// given, key then value, as a flag would set them; it panics on an option
+// a trigger refuses (a test's own mistake).
+func TriggerOptions(kv ...string) *triggers.Registry {
+	reg := triggers.Default()
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := reg.Set(kv[i], kv[i+1]); err != nil {
+			panic(err)
+		}
+	}
+	return reg
 }

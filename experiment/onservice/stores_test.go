@@ -1,4 +1,4 @@
-package experiment_test
+package onservice_test
 
 import (
 	"context"
