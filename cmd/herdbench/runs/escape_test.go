@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -19,9 +20,9 @@ import (
 func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
 	localtest.Measures(t)
 	localtest.Require(t)
-	dir, out := stateDir(t), t.TempDir()
+	dir, out := clitest.StateDir(t), t.TempDir()
 	results, junit := filepath.Join(out, "r.json"), filepath.Join(out, "r.xml")
-	code, stdout, stderr := herdbench(t, "stampede", "--state-dir", dir, "--results-dir", out,
+	code, stdout, stderr := clitest.Run(t, nil, "stampede", "--state-dir", dir, "--results-dir", out,
 		"--replicas", "1", "--db-pool", "2", "--db-timeout", "1s", "--items", "1000",
 		"--rate", "20", "--keys", "100", "--hot-keys", "100", "--ttl", "10ms", "--query-cost", "50ms",
 		"--timeout", "200ms", "--retry", "immediate:4", "--clients", "10",
@@ -29,7 +30,7 @@ func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
 		"--warmup", "1s", "--before", "3s", "--after", "auto:60s", "--escape", "75%,50%,25%,10%:4s", "--seed", "7",
 		"--gate", "none:escape.share <= 50%", "-o", "table", "-o", "json="+results, "-o", "junit="+junit)
 	t.Logf("%s%s", stdout, stderr)
-	if code != exitOK {
+	if code != clitest.ExitOK {
 		t.Fatalf("stampede --escape = exit %d; want 0, the gate on escape.share passed", code)
 	}
 	b, err := os.ReadFile(results)

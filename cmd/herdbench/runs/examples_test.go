@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/edge"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -23,8 +24,8 @@ func TestExamplesRun(t *testing.T) {
 	if err != nil || len(examples) == 0 {
 		t.Fatalf("examples: %v, %v", examples, err)
 	}
-	dir := stateDir(t)
-	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "10000"); code != exitOK {
+	dir := clitest.StateDir(t)
+	if code, stdout, stderr := clitest.Run(t, nil, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--items", "10000"); code != clitest.ExitOK {
 		t.Fatalf("testbed up = exit %d\n%s%s", code, stdout, stderr)
 	}
 	localtest.Measures(t)
@@ -51,13 +52,13 @@ func TestExamplesRun(t *testing.T) {
 			if n := f.Trigger.Name; n != nil && *n == "outage" { // another trigger's option is refused: it would do nothing
 				args = append(args, "--outage", "500ms")
 			}
-			code, stdout, stderr := herdbench(t, args...)
+			code, stdout, stderr := clitest.Run(t, nil, args...)
 			// a shortened run may miss a gate tuned for the full one (99),
 			// but it runs every arm to the end and checks every gate
-			if code != exitOK && code != exitGatesFailed {
+			if code != clitest.ExitOK && code != clitest.ExitGatesFailed {
 				t.Fatalf("run %s = exit %d\n%s%s", ex, code, stdout, stderr)
 			}
-			rep := readResults(t, jsonFile)
+			rep := clitest.ReadResults(t, jsonFile)
 			if len(rep.Arms) != len(f.Arms) || rep.Partial {
 				t.Errorf("results: %d arms, partial %v; want the file's %d, complete", len(rep.Arms), rep.Partial, len(f.Arms))
 			}
@@ -94,26 +95,26 @@ func TestExamplesRun(t *testing.T) {
 // every arm runs with its own edge policy, and has its layers.
 func TestCascadeExampleRuns(t *testing.T) {
 	localtest.Require(t)
-	dir := stateDir(t)
-	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--tiers", "2", "--edge-timeout", "500ms"); code != exitOK {
+	dir := clitest.StateDir(t)
+	if code, stdout, stderr := clitest.Run(t, nil, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--tiers", "2", "--edge-timeout", "500ms"); code != clitest.ExitOK {
 		t.Fatalf("testbed up --tiers 2 = exit %d\n%s%s", code, stdout, stderr)
 	}
 	// on two tiers an edge arm and a gate on the layers are the plan's
-	code, stdout, stderr := herdbench(t, "stampede", "--dry-run", "--state-dir", dir, "--arms", "none,edge-retry=immediate:2", "--gate", "layers.end_to_end < 100")
-	if code != exitOK || !strings.Contains(stdout, "target    the testbed running in "+dir) || !strings.Contains(stdout, "edge-retry=immediate:2") {
+	code, stdout, stderr := clitest.Run(t, nil, "stampede", "--dry-run", "--state-dir", dir, "--arms", "none,edge-retry=immediate:2", "--gate", "layers.end_to_end < 100")
+	if code != clitest.ExitOK || !strings.Contains(stdout, "target    the testbed running in "+dir) || !strings.Contains(stdout, "edge-retry=immediate:2") {
 		t.Errorf("stampede --dry-run with an edge arm on two tiers = exit %d\n%s%s; want the plan on the running testbed", code, stdout, stderr)
 	}
 	localtest.Measures(t)
 	jsonFile := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr = herdbench(t, "run", "../../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
+	code, stdout, stderr = clitest.Run(t, nil, "run", "../../../examples/cascade.yaml", "--state-dir", dir, "--results-dir", t.TempDir(), "-o", "json="+jsonFile,
 		"--warmup", "0s", "--before", "1s", "--after", "1s", "--outage", "500ms", "--seed", "5")
-	if code != exitOK {
+	if code != clitest.ExitOK {
 		t.Fatalf("run cascade.yaml = exit %d\n%s%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "DB per request") {
 		t.Errorf("the table has no layers table:\n%s", stdout)
 	}
-	rep := readResults(t, jsonFile)
+	rep := clitest.ReadResults(t, jsonFile)
 	want := map[string]string{"everywhere": "timeout 500ms, retry immediate:2", "one-layer": "timeout 500ms, retry none",
 		"a-budget": "timeout 500ms, retry immediate:2, budget 10%", "a-breaker": "timeout 500ms, retry immediate:2, breaker 5:1s",
 		"a-bulkhead": "timeout 500ms, retry immediate:2, bulkhead 8", "deadline": "timeout 500ms, retry immediate:2, deadline 400ms"}
@@ -126,9 +127,9 @@ func TestCascadeExampleRuns(t *testing.T) {
 		}
 	}
 	// the run puts the edges' start-up policy back
-	code, stdout, _ = herdbench(t, "testbed", "status", "--state-dir", dir, "--json")
+	code, stdout, _ = clitest.Run(t, nil, "testbed", "status", "--state-dir", dir, "--json")
 	var st struct{ Edge []string }
-	if err := json.Unmarshal([]byte(stdout), &st); code != exitOK || err != nil || len(st.Edge) != 2 {
+	if err := json.Unmarshal([]byte(stdout), &st); code != clitest.ExitOK || err != nil || len(st.Edge) != 2 {
 		t.Fatalf("status: exit %d, %v, edges %v", code, err, st.Edge)
 	}
 	cfg, err := edge.NewFleet(st.Edge).Config(context.Background())

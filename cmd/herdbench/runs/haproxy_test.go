@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
@@ -101,12 +102,12 @@ haproxy: {stats: %q, backend: api}
 	if retries > 0 {
 		args = append(args, "--gate", "lb.amplification > 1") // a gate on HAProxy's own figure passes
 	}
-	code, stdout, stderr := herdbenchEnv(t, append(os.Environ(), "LB_PG_DSN="+st.Postgres), args...)
+	code, stdout, stderr := clitest.Run(t, append(os.Environ(), "LB_PG_DSN="+st.Postgres), args...)
 	t.Logf("stampede behind HAProxy, retries %d:\n%s%s", retries, stdout, stderr)
-	if code != exitOK {
+	if code != clitest.ExitOK {
 		t.Fatalf("stampede behind HAProxy = exit %d", code)
 	}
-	a := readResults(t, jsonFile).Arms[0]
+	a := clitest.ReadResults(t, jsonFile).Arms[0]
 	lb := a.LB
 	if lb == nil {
 		t.Fatalf("no lb in the results; warnings %v", a.Warnings)
@@ -217,14 +218,14 @@ haproxy: {stats: %q, backend: api}
 	}
 	out := t.TempDir()
 	jsonFile := filepath.Join(out, "r.json")
-	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch "+gone, "--command-timeout", "1s",
+	code, stdout, stderr := clitest.Run(t, nil, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch "+gone, "--command-timeout", "1s",
 		"--rate", "100", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3", "--results-dir", out,
 		"-o", "json="+jsonFile, "--state-dir", t.TempDir())
 	t.Logf("stampede:\n%s%s", stdout, stderr)
-	if code != exitOK {
+	if code != clitest.ExitOK {
 		t.Fatalf("stampede behind HAProxy with no server = exit %d", code)
 	}
-	a := readResults(t, jsonFile).Arms[0]
+	a := clitest.ReadResults(t, jsonFile).Arms[0]
 	if a.LB == nil {
 		t.Fatalf("no lb in the results; warnings %v", a.Warnings)
 	}
@@ -258,15 +259,15 @@ func TestAGateReadsOneServerBehindTheLoadBalancer(t *testing.T) {
 		code         int
 		want         string
 	}{
-		{lb, "lb.servers.api-2.peak_rps <= 150", exitOK, "dry run"},
-		{lb, "lb.servers.web.1.attempts > 0", exitOK, "dry run"},
-		{lb, "lb.servers.api-2.peak <= 150", exitUsage, "lb.servers.api-2.peak"},
-		{plain, "lb.servers.api-2.peak_rps <= 150", exitUsage, "haproxy"},
-		{lb, "nosuch:lb.servers.a1.attempts < 5", exitUsage, `unknown arm "nosuch"`},
-		{lb, "lb.servers.a1.attempts < 5%", exitUsage, "a percentage compares ratios only"},
-		{lb, "lb.servers.a1.attempts == recovered", exitUsage, "is a number"},
+		{lb, "lb.servers.api-2.peak_rps <= 150", clitest.ExitOK, "dry run"},
+		{lb, "lb.servers.web.1.attempts > 0", clitest.ExitOK, "dry run"},
+		{lb, "lb.servers.api-2.peak <= 150", clitest.ExitUsage, "lb.servers.api-2.peak"},
+		{plain, "lb.servers.api-2.peak_rps <= 150", clitest.ExitUsage, "haproxy"},
+		{lb, "nosuch:lb.servers.a1.attempts < 5", clitest.ExitUsage, `unknown arm "nosuch"`},
+		{lb, "lb.servers.a1.attempts < 5%", clitest.ExitUsage, "a percentage compares ratios only"},
+		{lb, "lb.servers.a1.attempts == recovered", clitest.ExitUsage, "is a number"},
 	} {
-		code, stdout, stderr := herdbench(t, "stampede", "--dry-run", "--target", tt.target, "--trigger", "burst", "--gate", tt.gate, "--state-dir", t.TempDir())
+		code, stdout, stderr := clitest.Run(t, nil, "stampede", "--dry-run", "--target", tt.target, "--trigger", "burst", "--gate", tt.gate, "--state-dir", t.TempDir())
 		if code != tt.code || !strings.Contains(stdout+stderr, tt.want) {
 			t.Errorf("--gate %q on %s = exit %d, %q; want exit %d naming %q", tt.gate, filepath.Base(tt.target), code, stdout+stderr, tt.code, tt.want)
 		}
@@ -361,13 +362,13 @@ func TestALoadBalancersQueueIsSampled(t *testing.T) {
 		t.Fatal(err)
 	}
 	jsonFile := filepath.Join(dir, "r.json")
-	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
+	code, stdout, stderr := clitest.Run(t, nil, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
 		"--command-timeout", "1s", "--rate", "40", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3",
 		"--results-dir", dir, "-o", "json="+jsonFile, "--state-dir", t.TempDir())
-	if code != exitOK {
+	if code != clitest.ExitOK {
 		t.Fatalf("stampede behind a queueing HAProxy = exit %d\n%s%s", code, stdout, stderr)
 	}
-	a := readResults(t, jsonFile).Arms[0]
+	a := clitest.ReadResults(t, jsonFile).Arms[0]
 	if a.LB == nil {
 		t.Fatalf("no lb in the results; warnings %v", a.Warnings)
 	}
@@ -424,14 +425,14 @@ haproxy: {stats: %q, backend: api}
 	}
 	out := t.TempDir()
 	jsonFile := filepath.Join(out, "r.json")
-	code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch "+gone, "--command-timeout", "1s",
+	code, stdout, stderr := clitest.Run(t, nil, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch "+gone, "--command-timeout", "1s",
 		"--rate", "100", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3", "--results-dir", out,
 		"-o", "table", "-o", "json="+jsonFile, "--state-dir", t.TempDir())
 	t.Logf("stampede:\n%s%s", stdout, stderr)
-	if code != exitOK {
+	if code != clitest.ExitOK {
 		t.Fatalf("stampede behind HAProxy losing a server = exit %d", code)
 	}
-	a := readResults(t, jsonFile).Arms[0]
+	a := clitest.ReadResults(t, jsonFile).Arms[0]
 	lb := a.LB
 	if lb == nil {
 		t.Fatalf("no lb in the results; warnings %v", a.Warnings)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -18,18 +19,18 @@ import (
 func TestSweepEscapeFromTheCommandLine(t *testing.T) {
 	localtest.Measures(t)
 	localtest.Require(t)
-	dir, out := stateDir(t), t.TempDir()
-	code, stdout, stderr := herdbench(t, "sweep", "--state-dir", dir, "--results-dir", out,
+	dir, out := clitest.StateDir(t), t.TempDir()
+	code, stdout, stderr := clitest.Run(t, nil, "sweep", "--state-dir", dir, "--results-dir", out,
 		"--replicas", "1", "--db-pool", "2", "--db-timeout", "1s", "--items", "1000",
 		"--rate", "20", "--keys", "100", "--hot-keys", "100", "--ttl", "10ms", "--query-cost", "50ms",
 		"--timeout", "200ms", "--retry", "immediate:4", "--clients", "10",
 		"--trigger", "slowdb", "--slowdb-latency", "500ms", "--grid", "slowdb_for=3s", "--arms", "none",
 		"--warmup", "1s", "--before", "3s", "--after", "auto:60s", "--escape", "75%,50%,25%,10%:4s", "--repeat", "1", "--seed", "7")
 	t.Logf("%s%s", stdout, stderr)
-	if code != exitOK {
+	if code != clitest.ExitOK {
 		t.Fatalf("sweep --escape = exit %d", code)
 	}
-	res := readSweep(t, out)
+	res := clitest.ReadSweep(t, out)
 	stuck := 0
 	for _, p := range res.Arms[0].Probed {
 		var runs []float64

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -22,20 +23,20 @@ import (
 func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
 	localtest.Measures(t)
 	localtest.Require(t)
-	dir := stateDir(t)
+	dir := clitest.StateDir(t)
 	var tips []float64
 	for _, seed := range []int{5, 6} {
 		results := t.TempDir()
-		code, stdout, stderr := herdbench(t, "sweep", "--state-dir", dir, "--results-dir", results,
+		code, stdout, stderr := clitest.Run(t, nil, "sweep", "--state-dir", dir, "--results-dir", results,
 			"--trigger", "expire", "--vary", "hot_keys=4..40", "--resolution", "0.5", "--repeat", "1",
 			"--rate", "100", "--keys", "100", "--replicas", "1", "--db-pool", "2", "--query-cost", "200ms",
 			"--timeout", "500ms", "--abandoned-load", "canceled", "--arms", "none",
 			"--warmup", "200ms", "--before", "1s", "--after", "auto:6s", "--abort-on", "verdict == metastable",
 			"--seed", fmt.Sprint(seed))
-		if code != exitOK {
+		if code != clitest.ExitOK {
 			t.Fatalf("sweep (seed %d) = exit %d\n%s%s", seed, code, stdout, stderr)
 		}
-		res := readSweep(t, results)
+		res := clitest.ReadSweep(t, results)
 		a := res.Arms[0]
 		t.Logf("seed %d: tipping %s, bracket %s, %d probes in %d ms", seed, a.Tipping.Text, sweep.BracketText(a.Bracket), a.Probes, a.TookMS)
 		if a.Tipping.State != sweep.TipFound {
@@ -75,16 +76,16 @@ func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
 func TestSweepShowsThePredictionBesideTheMeasuredTip(t *testing.T) {
 	localtest.Measures(t)
 	localtest.Require(t)
-	dir, results := stateDir(t), t.TempDir()
-	code, stdout, stderr := herdbench(t, "sweep", "--state-dir", dir, "--results-dir", results,
+	dir, results := clitest.StateDir(t), t.TempDir()
+	code, stdout, stderr := clitest.Run(t, nil, "sweep", "--state-dir", dir, "--results-dir", results,
 		"--trigger", "slowdb", "--slowdb-latency", "500ms", "--vary", "slowdb_for=1s..4s", "--resolution", "0.5", "--repeat", "1",
 		"--replicas", "1", "--db-pool", "4", "--query-cost", "50ms",
 		"--rate", "40", "--keys", "100", "--hot-keys", "100", "--ttl", "10ms", "--timeout", "1s", "--retry", "immediate:4", "--arms", "none",
 		"--warmup", "200ms", "--before", "1s", "--after", "auto:6s", "--abort-on", "verdict == metastable", "--seed", "7")
-	if code != exitOK {
+	if code != clitest.ExitOK {
 		t.Fatalf("sweep = exit %d\n%s%s", code, stdout, stderr)
 	}
-	a := readSweep(t, results).Arms[0]
+	a := clitest.ReadSweep(t, results).Arms[0]
 	p := a.Predicted
 	if p == nil {
 		t.Fatalf("arm %s: no prediction\n%s", a.Name, stdout)
