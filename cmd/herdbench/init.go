@@ -18,6 +18,7 @@ import (
 
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/targets/starter"
 )
 
 // initOptions are what herdbench init writes a starter target file from.
@@ -72,17 +73,6 @@ Edit it, then:
 	return c
 }
 
-// starter is what the template writes.
-type starter struct {
-	Name, Endpoint, Path              string
-	Query                             map[string]string
-	Allow                             string // the hosts named that are not loopback, comma-separated
-	Redis, Memcached, Postgres, MySQL string
-	DBUser, Statements                string // "" leaves the placeholder
-	CacheKey                          string
-	Keys                              startKeys
-}
-
 func runInit(ctx context.Context, stdout io.Writer, o initOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -115,7 +105,7 @@ func runInit(ctx context.Context, stdout io.Writer, o initOptions) error {
 	if err != nil { // a directory that cannot be written: the user's to pick another
 		return usageErrorf("--file: %v (accepted: a new file in a directory you may write, such as herdbench-target.yaml)", err)
 	}
-	if err := starterTemplate.Execute(f, s); err != nil {
+	if err := s.Write(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -127,7 +117,7 @@ func runInit(ctx context.Context, stdout io.Writer, o initOptions) error {
 }
 
 // starter checks o and works out the file's values, and the URL parsed.
-func (o initOptions) starter() (starter, *url.URL, herd.FieldErrors) {
+func (o initOptions) starter() (starter.File, *url.URL, herd.FieldErrors) {
 	var bad herd.FieldErrors
 	u, err := url.Parse(o.URL)
 	_, ferr := targets.FromURL(o.URL) // as --target reads a URL: its scheme, port and no credentials
@@ -181,7 +171,7 @@ func (o initOptions) starter() (starter, *url.URL, herd.FieldErrors) {
 		bad.Add("file", "%s: no directory %s (accepted: a file in a directory that exists, such as herdbench-target.yaml)", o.File, dir)
 	}
 	if len(bad) > 0 {
-		return starter{}, nil, bad
+		return starter.File{}, nil, bad
 	}
 	path := strings.ReplaceAll(u.EscapedPath(), "%7Bkey%7D", "{key}")
 	query := map[string]string{}
@@ -197,7 +187,7 @@ func (o initOptions) starter() (starter, *url.URL, herd.FieldErrors) {
 			allow = append(allow, h)
 		}
 	}
-	return starter{Name: cmp.Or(o.Name, serviceName(u)), Endpoint: u.Scheme + "://" + u.Host, Path: path, Query: query, Allow: strings.Join(allow, ", "),
+	return starter.File{Name: cmp.Or(o.Name, serviceName(u)), Endpoint: u.Scheme + "://" + u.Host, Path: path, Query: query, Allow: strings.Join(allow, ", "),
 		Redis: o.Redis, Memcached: o.Memcached, Postgres: o.Postgres, MySQL: o.MySQL, DBUser: o.DBUser, Statements: o.Statements, CacheKey: o.CacheKey}, u, nil
 }
 
@@ -211,6 +201,3 @@ func serviceName(u *url.URL) string {
 	}
 	return "the service on " + u.Host
 }
-
-// Pattern is the Redis glob of the cache key's keys: its {key} a *.
-func (s starter) Pattern() string { return strings.ReplaceAll(s.CacheKey, "{key}", "*") }

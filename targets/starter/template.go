@@ -1,12 +1,12 @@
-package main
+package starter
 
 import "text/template"
 
-// starterTemplate writes a starter's target file. Its placeholders (a
+// tmpl writes a starter target file. Its placeholders (a
 // user, a statement filter, a cache key) pass the dry run and stop the
 // run before T when they match nothing (docs/targets.md, "Nothing read is
 // a refusal").
-var starterTemplate = template.Must(template.New("starter").Parse(`# A target file for herdbench (docs/targets.md): the service under test, what
+var tmpl = template.Must(template.New("starter").Parse(`# A target file for herdbench (docs/targets.md): the service under test, what
 # herdbench may touch of it, and the plan it is tested with. Written by
 # herdbench init; its dry run passes as written:
 #
