@@ -76,7 +76,9 @@ type LBServer struct {
 	ConnErrors   int64 `json:"conn_errors"`   // econ
 	Downs        int64 `json:"downs"`         // chkdown: the times its health check marked it down
 	// PeakRPS is its most attempts in any second of the timeline from T
-	// (ten 100 ms rows): a returning server's herd, or slowstart's ramp
+	// (ten 100 ms rows): often the second a server went away, its refused
+	// connections counted at it and redispatched; how it came back is
+	// Return's
 	PeakRPS float64 `json:"peak_rps"`
 	Weight  int64   `json:"weight"` // its effective weight at the arm's end
 	// QueuePeak is the most requests queued for it at once (qcur, over
