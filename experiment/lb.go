@@ -27,6 +27,7 @@ func (a *armRun) loadBalancer(res *result.ArmResult, atT, end observe.Sample, sa
 	lb := lbOf(g, *end.LB)
 	queuePeaks(lb, atT, end, samples)
 	peaks(lb, res.Timeline)
+	returns(lb, res.Timeline, *end.LB)
 	lb.EndToEnd = endToEnd(res, lb)
 	res.LB = lb
 	own503(res, lb, g)
@@ -206,7 +207,7 @@ func lbRows(samples []observe.Sample, t time.Time) map[int64]*result.Row {
 			i := result.RowIndex(s.At, t)
 			r := out[i]
 			if r == nil {
-				r = &result.Row{LBServers: map[string]int64{}}
+				r = &result.Row{LBServers: map[string]int64{}, LBWeights: map[string]int64{}}
 				out[i] = r
 			}
 			r.LBRequests += step(prev.Backend.Requests, cur.Backend.Requests, cur.Backend.Requests < prev.Backend.Requests)
@@ -219,11 +220,21 @@ func lbRows(samples []observe.Sample, t time.Time) map[int64]*result.Row {
 				n := step(before[sv.Name], sv.Sessions, sv.Sessions < before[sv.Name])
 				r.LBServers[sv.Name] += n
 				r.LBSent += n
+				r.LBWeights[sv.Name] = balanced(sv)
 			}
 		}
 		prev = cur
 	}
 	return out
+}
+
+// balanced is the weight HAProxy balances a server with: its weight while
+// it is UP, 0 otherwise.
+func balanced(sv observe.LBRow) int64 {
+	if !sv.Up() {
+		return 0
+	}
+	return sv.Weight
 }
 
 // lbServerPaths are the gate paths of the servers rep's arms saw behind

@@ -75,7 +75,7 @@ func timeline(p plan.Plan, t time.Time, samples []observe.Sample, rec *Recorder)
 	for i := first; i <= last; i++ {
 		row := result.Row{TMS: i * result.RowWidth.Milliseconds()}
 		if l := lb[i]; l != nil {
-			row.LBRequests, row.LBSent, row.LBServers, row.LBQueue = l.LBRequests, l.LBSent, l.LBServers, l.LBQueue
+			row.LBRequests, row.LBSent, row.LBServers, row.LBQueue, row.LBWeights = l.LBRequests, l.LBSent, l.LBServers, l.LBQueue, l.LBWeights
 		}
 		if a := server[i]; a != nil {
 			row.DBQPS = result.Round2(a.rateOf())

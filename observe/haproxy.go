@@ -53,9 +53,18 @@ type LBRow struct {
 	// Queue is qcur: requests waiting now (a backend's: for no server
 	// yet; a server's: for that server, at its maxconn), a gauge
 	Queue  int64
-	Weight int64  // weight: a server's effective weight now (slowstart ramps it)
-	Status string // UP, DOWN, MAINT, ...
+	Weight int64 // weight: a server's effective weight now (slowstart ramps it)
+	// UserWeight is uweight: the weight the server was given (the
+	// configuration's, or one set at run time), which slowstart ramps
+	// Weight towards; 0 on a HAProxy older than 2.4, whose page lacks it
+	UserWeight int64
+	Status     string // UP, DOWN, MAINT, ...
 }
+
+// Up says whether HAProxy lists the server up, in its rotation: UP, or
+// UP with checks failing towards down ("UP 1/3"); not DOWN (nor rising,
+// "DOWN 1/2"), MAINT, DRAIN or NOLB, which take no new requests.
+func (r LBRow) Up() bool { return r.Status == "UP" || strings.HasPrefix(r.Status, "UP ") }
 
 // Own5xx are the 5xx answers the backend sent that none of its servers
 // did: HAProxy's own (503 with no server to try, 502 or 504 for a
@@ -143,7 +152,7 @@ func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
 	line := func(row []string) LBRow {
 		return LBRow{Name: get(row, "svname"), Requests: num(row, "req_tot"), Sessions: num(row, "stot"), Retries: num(row, "wretr"),
 			Redispatches: num(row, "wredis"), Responses5xx: num(row, "hrsp_5xx"), ConnErrors: num(row, "econ"),
-			RespErrors: num(row, "eresp"), InternalErrors: num(row, "eint"), Downs: num(row, "chkdown"), Weight: num(row, "weight"), Status: get(row, "status"),
+			RespErrors: num(row, "eresp"), InternalErrors: num(row, "eint"), Downs: num(row, "chkdown"), Weight: num(row, "weight"), UserWeight: num(row, "uweight"), Status: get(row, "status"),
 			Queue: num(row, "qcur")}
 	}
 	out := &LBStats{}

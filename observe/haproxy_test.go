@@ -28,8 +28,8 @@ func TestParseLBStatsReadsHAProxysOwnPage(t *testing.T) {
 	if len(st.Servers) != 2 || st.Servers[0].Name != "a1" || st.Servers[1].Name != "a2" {
 		t.Fatalf("servers %+v; want a1 and a2, in the page's order, no FRONTEND or BACKEND", st.Servers)
 	}
-	if a1 := st.Servers[0]; a1.Sessions != 7 || a1.Responses5xx != 3 || a1.Status != "DOWN" || a1.Weight != 1 {
-		t.Errorf("a1 %+v; want 7 sessions, its 3 503s, DOWN, weight 1", a1)
+	if a1 := st.Servers[0]; a1.Sessions != 7 || a1.Responses5xx != 3 || a1.Status != "DOWN" || a1.Up() || a1.Weight != 1 || a1.UserWeight != 1 {
+		t.Errorf("a1 %+v; want 7 sessions, its 3 503s, DOWN (not up), weight and uweight 1", a1)
 	}
 	if n := st.Own5xx(); n != 5 {
 		t.Errorf("Own5xx = %d; want 5: the backend's 8 less a1's 3", n)

@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 )
 
@@ -77,12 +79,18 @@ func (o *origin) serve(ln net.Listener) {
 // again (--ended-when lb:api-0), and the timeline's per-server rows show
 // what it took on its return: without slowstart its full share at once,
 // with slowstart 4s a ramp, at most a fraction of its share in its first
-// second back.
+// second back. Its return's figures tell the two apart, as a gate does
+// (full_share_ms under a second for the step, over two for the ramp),
+// and they are HAProxy's: the test reads its stats page apart every
+// 50 ms through the run, and the rows' weights are the page's, the first
+// second's attempts its stot's growth from the return, the share its
+// uweights'. The ramp's arm runs 7 s after T, so that its full share (3 s
+// or so after its return, 1.3 s after T) has its whole second in the arm.
 func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 	for _, tt := range []struct {
-		slowstart string
-		ramp      bool
-	}{{"", false}, {"4s", true}} {
+		slowstart, after, gate string
+		ramp                   bool
+	}{{"", "5s", "lb.servers.api-0.return.full_share_ms < 1000", false}, {"4s", "7s", "lb.servers.api-0.return.full_share_ms > 2000", true}} {
 		t.Run("slowstart="+tt.slowstart, func(t *testing.T) {
 			dir := t.TempDir()
 			api0, api1 := startOrigin(t, dir), startOrigin(t, t.TempDir())
@@ -95,12 +103,14 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 			out := t.TempDir()
 			jsonFile := filepath.Join(out, "r.json")
 			run := fmt.Sprintf("touch %s && sleep 1 && touch %s", filepath.Join(dir, "gone"), filepath.Join(dir, "back"))
+			polls := pollHAProxy(t, stats, "api-0")
 			code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", run,
-				"--command-timeout", "3s", "--ended-when", "lb:api-0", "--rate", "200", "--warmup", "0s", "--before", "2s", "--after", "5s",
-				"--seed", "3", "--results-dir", out, "-o", "json="+jsonFile, "--state-dir", t.TempDir())
+				"--command-timeout", "3s", "--ended-when", "lb:api-0", "--rate", "200", "--warmup", "0s", "--before", "2s", "--after", tt.after,
+				"--gate", tt.gate, "--seed", "3", "--results-dir", out, "-o", "json="+jsonFile, "--state-dir", t.TempDir())
+			page := polls()
 			t.Logf("stampede:\n%s%s", stdout, stderr)
 			if code != exitOK {
-				t.Fatalf("stampede = exit %d", code)
+				t.Fatalf("stampede --gate %q = exit %d; want 0, the gate held", tt.gate, code)
 			}
 			a := readResults(t, jsonFile).Arms[0]
 			ended := a.Trigger.EndedMS
@@ -128,8 +138,32 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 				t.Errorf("no slowstart: api-0 took %d attempts in its first second back, %d a second before T; want its share at once, 60%% or more",
 					first, before)
 			}
+			returnIsAStepOrARamp(t, a.LB.Servers["api-0"].Return, before, tt.ramp)
+			returnIsHAProxys(t, a, page, cachetest.HAProxyPage(t, stats))
 			serverFiguresAreHAProxys(t, a.LB, stats, tt.ramp)
 		})
+	}
+}
+
+// returnIsAStepOrARamp tells the step from the ramp by api-0's return's
+// figures alone: a step takes 60% or more of its share (before, its
+// attempts in the second before T) in its first second back and reaches
+// 90% of it at once; slowstart's ramp takes under 30% of it then, and
+// reaches it two seconds or more later.
+func returnIsAStepOrARamp(t *testing.T, ret *result.LBReturn, before int64, ramp bool) {
+	t.Helper()
+	if ret == nil || ret.FullShareMS == nil {
+		t.Fatalf("api-0's return %+v; want one, with its full share reached", ret)
+	}
+	t.Logf("api-0's return: back_ms %d, first_second_rps %g, share %g, full_share_ms %d", ret.BackMS, ret.FirstSecondRPS, ret.Share, *ret.FullShareMS)
+	full := *ret.FullShareMS
+	if !ramp && (ret.FirstSecondRPS < 0.6*float64(before) || full > 500) {
+		t.Errorf("no slowstart: first_second_rps %g, full_share_ms %d; want a step: 60%% or more of the %d before T, its share within 500 ms",
+			ret.FirstSecondRPS, full, before)
+	}
+	if ramp && (ret.FirstSecondRPS > 0.3*float64(before) || full < 2000) {
+		t.Errorf("slowstart: first_second_rps %g, full_share_ms %d; want a ramp: under 30%% of the %d before T, its share 2 s or more later",
+			ret.FirstSecondRPS, full, before)
 	}
 }
 
@@ -189,5 +223,115 @@ func TestAnEndProbeThatCannotEndFails(t *testing.T) {
 				t.Errorf("stampede --ended-when lb:%s = exit %d, %s%s; want exit 1 naming %q", c.server, code, stdout, stderr, c.want)
 			}
 		})
+	}
+}
+
+// haproxyPoll is one reading of a server's row on HAProxy's stats page by
+// the test, apart from herdbench's: between start and end, HAProxy listed
+// it status, with weight and stot.
+type haproxyPoll struct {
+	start, end   time.Time
+	status       string
+	weight, stot int64
+}
+
+// pollHAProxy reads server's row on HAProxy's stats page every 50 ms until
+// the function it returns is called, which returns the readings.
+func pollHAProxy(t *testing.T, stats, server string) func() []haproxyPoll {
+	done, got := make(chan struct{}), make(chan []haproxyPoll, 1)
+	go func() {
+		var polls []haproxyPoll
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			start := time.Now()
+			if page, err := cachetest.HAProxyText(stats); err == nil && page[server] != nil {
+				row := page[server]
+				num := func(col string) int64 { n, _ := strconv.ParseInt(row[col], 10, 64); return n }
+				polls = append(polls, haproxyPoll{start: start, end: time.Now(), status: row["status"], weight: num("weight"), stot: num("stot")})
+			}
+			select {
+			case <-done:
+				got <- polls
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var stop sync.Once
+	t.Cleanup(func() { stop.Do(func() { close(done) }) })
+	return func() []haproxyPoll {
+		stop.Do(func() { close(done) })
+		return <-got
+	}
+}
+
+// returnIsHAProxys ties api-0's return to HAProxy's stats page as the test
+// read it apart (polls, and end after the arm): its return is the first
+// poll listing it UP after one listing it otherwise. The rows' weight at
+// back_ms is the weight that poll read, and every weight the rows give it
+// one the page listed while UP, never falling from its return; share is
+// its uweight over the backend's (the UP servers' summed); the first
+// second's attempts are its stot's growth from the down poll (no attempt
+// reaches a server while it is down) to a poll before the tenth row's end
+// at least, and to one after it at most, the reading's 250 ms bound
+// beside it; back_ms lies between the two polls, the same bound and one
+// row of the sampler beside it, and 400 ms more for a late sample.
+func returnIsHAProxys(t *testing.T, a result.ArmResult, polls []haproxyPoll, end map[string]map[string]int64) {
+	t.Helper()
+	ret := a.LB.Servers["api-0"].Return
+	down, up := -1, -1
+	for i, p := range polls {
+		if p.status == "UP" && down >= 0 {
+			up = i
+			break
+		}
+		if !strings.HasPrefix(p.status, "UP") && p.start.After(a.T) {
+			down = i
+		}
+	}
+	if up < 0 {
+		t.Fatalf("the test's %d readings of HAProxy's page never list api-0 down after T, then UP", len(polls))
+	}
+	listed := map[int64]bool{}
+	for _, p := range polls[up:] {
+		listed[p.weight] = listed[p.weight] || strings.HasPrefix(p.status, "UP")
+	}
+	var last int64
+	for _, r := range a.Timeline {
+		w, ok := r.LBWeights["api-0"]
+		if !ok || r.TMS < ret.BackMS {
+			continue
+		}
+		switch {
+		case r.TMS == ret.BackMS && w != polls[up].weight:
+			t.Errorf("api-0's weight on its return's row (%d ms) %d; HAProxy's page listed %d when the test first read it UP", r.TMS, w, polls[up].weight)
+		case !listed[w] || w < last:
+			t.Errorf("api-0's weight %d at %d ms (%d before); want one HAProxy's page listed it UP with (%v), never falling", w, r.TMS, last, listed)
+		}
+		last = max(last, w)
+	}
+	if want := end["api-0"]["uweight"] * 10000 / end["BACKEND"]["uweight"]; int64(ret.Share*10000) != want {
+		t.Errorf("api-0's share %g; HAProxy's uweight %d over the backend's %d", ret.Share, end["api-0"]["uweight"], end["BACKEND"]["uweight"])
+	}
+	tenth := a.T.Add(time.Duration(ret.BackMS+1000) * time.Millisecond)
+	lo, hi := polls[down].stot, int64(-1)
+	for _, p := range polls {
+		if !p.end.After(tenth.Add(-200 * time.Millisecond)) {
+			lo = max(lo, p.stot)
+		}
+		if hi < 0 && !p.start.Before(tenth.Add(observe.LBReadLimit)) {
+			hi = p.stot
+		}
+	}
+	n := int64(ret.FirstSecondRPS + 0.5)
+	t.Logf("api-0: %d attempts in its first second back; HAProxy's stot grew %d to %d over it, read apart", n, lo-polls[down].stot, hi-polls[down].stot)
+	if hi < 0 || n < lo-polls[down].stot || n > hi-polls[down].stot {
+		t.Errorf("api-0's first second back: %d attempts; HAProxy's stot, read apart, grew %d to %d from its down reading over it", n, lo-polls[down].stot, hi-polls[down].stot)
+	}
+	back := a.T.Add(time.Duration(ret.BackMS) * time.Millisecond)
+	if back.Add(100*time.Millisecond+observe.LBReadLimit).Before(polls[down].start) || back.After(polls[up].end.Add(500*time.Millisecond)) {
+		t.Errorf("api-0 back at %d ms from T; HAProxy's page, read apart, listed it down at %d ms and UP at %d ms",
+			ret.BackMS, polls[down].start.Sub(a.T).Milliseconds(), polls[up].end.Sub(a.T).Milliseconds())
 	}
 }

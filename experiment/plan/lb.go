@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"strings"
-
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 )
@@ -27,7 +25,7 @@ func lbServerGates(gs []gates.Gate) (servers, rest []gates.Gate) {
 func lbServerPathsOf(gs []gates.Gate) []string {
 	var paths []string
 	for _, g := range gs {
-		server := g.Path[:strings.LastIndex(g.Path, ".")+1]
+		server, _, _ := result.LBServerPath(g.Path)
 		for _, f := range result.LBServerFigures {
 			paths = append(paths, server+f)
 		}

@@ -200,6 +200,14 @@ var loadFigures = figure.Decl[LoadFigures]{
 	figure.MillisOf("lag_p99_ms", func(l *LoadFigures) *float64 { return &l.LagP99MS }),
 }
 
+// lbReturnFigures are a returning server's (lb.servers.NAME.return.*).
+var lbReturnFigures = figure.Decl[LBReturn]{
+	figure.MillisOf("back_ms", func(r *LBReturn) *int64 { return &r.BackMS }),
+	figure.RateOf("first_second_rps", func(r *LBReturn) *float64 { return &r.FirstSecondRPS }),
+	figure.RatioOf("share", func(r *LBReturn) *float64 { return &r.Share }),
+	figure.Opt("full_share_ms", figure.Duration, "ms", func(r *LBReturn) **int64 { return &r.FullShareMS }),
+}
+
 // lbServerFigures are one of the load balancer's servers' (lb.servers.NAME.*).
 var lbServerFigures = figure.Decl[LBServer]{
 	figure.CountOf("attempts", func(s *LBServer) *int64 { return &s.Attempts }),
@@ -209,6 +217,7 @@ var lbServerFigures = figure.Decl[LBServer]{
 	figure.RateOf("peak_rps", func(s *LBServer) *float64 { return &s.PeakRPS }),
 	figure.LevelOf("weight", func(s *LBServer) *int64 { return &s.Weight }),
 	figure.CountOf("queue_peak", func(s *LBServer) *int64 { return &s.QueuePeak }),
+	figure.Nullable("return", func(s *LBServer) **LBReturn { return &s.Return }, lbReturnFigures).OmitEmpty(),
 }
 
 var writeFigures = figure.Decl[WriteFigures]{

@@ -3,7 +3,6 @@ package result
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -77,25 +76,82 @@ type LBServer struct {
 	ConnErrors   int64 `json:"conn_errors"`   // econ
 	Downs        int64 `json:"downs"`         // chkdown: the times its health check marked it down
 	// PeakRPS is its most attempts in any second of the timeline from T
-	// (ten 100 ms rows): a returning server's herd, or slowstart's ramp
+	// (ten 100 ms rows): often the second a server went away, its refused
+	// connections counted at it and redispatched; how it came back is
+	// Return's
 	PeakRPS float64 `json:"peak_rps"`
 	Weight  int64   `json:"weight"` // its effective weight at the arm's end
 	// QueuePeak is the most requests queued for it at once (qcur, over
 	// the samples from T: at its maxconn)
 	QueuePeak int64  `json:"queue_peak"`
 	Status    string `json:"status"` // at the arm's end
+	// Return is its first return from T: absent when HAProxy never
+	// listed it UP again after a reading that listed it otherwise
+	Return *LBReturn `json:"return,omitempty"`
 }
+
+// LBReturn is a server's return behind the load balancer (its first from
+// T), from the timeline's rows: the row of HAProxy's reading that first
+// listed it UP again (its weight in lb_weights no longer 0), its attempts
+// in the rows from there (lb_servers, HAProxy's stot), and the backend's
+// (lb_sent). A step takes its share at once; slowstart's ramp takes a
+// fraction of it in its first second, and its share seconds later.
+type LBReturn struct {
+	// BackMS is the start of the row whose reading first listed it UP
+	// again, from T: HAProxy's own state change lies in the 100 ms before
+	// that reading, which lies in the row
+	BackMS int64 `json:"back_ms"`
+	// FirstSecondRPS is its attempts in the ten rows from BackMS (fewer
+	// when the arm ends sooner: over the rows there are), a second
+	FirstSecondRPS float64 `json:"first_second_rps"`
+	// Share is its full share of the backend's attempts: its uweight (the
+	// weight it was given, which slowstart ramps towards) over the
+	// uweights of the servers UP at the arm's end
+	Share float64 `json:"share"`
+	// FullShareMS is the time from BackMS to the start of its first whole
+	// second (ten rows, stepped a row at a time) in which it took at least
+	// FullShareOf its share of the backend's attempts, the share over the
+	// servers UP in that second's last row; null when no second before
+	// the arm's end did
+	FullShareMS *int64 `json:"full_share_ms"`
+}
+
+// FullShareOf is how much of its share a returning server must take in
+// a second for that second to count as its full share: 90%, so a step
+// counts from its first second (whose first row may hold part of a
+// reading from before it was UP), and slowstart's ramp once its weight is
+// most of the way up.
+const FullShareOf = 0.9
 
 // LBServerFigures are the figures of one server behind the load balancer
 // a gate may name, as lb.servers.NAME.FIGURE: the servers are the load
 // balancer's, known once it is read, so any NAME passes validation, and a
-// server HAProxy does not list has no figure, which fails the gate.
+// server HAProxy does not list has no figure, which fails the gate (as
+// does a return it did not make, or a full share it did not reach).
 var LBServerFigures = FigurePaths(&LBServer{})
 
+// LBServerPath splits path, lb.servers.NAME.FIGURE with FIGURE one of
+// LBServerFigures, into NAME's prefix (lb.servers.NAME.) and FIGURE;
+// ok false for any other path. A server's name may hold dots, and a
+// figure may (return.first_second_rps): the longest figure that ends the
+// path wins, and no figure is another's tail, so only one can.
+func LBServerPath(path string) (server, fig string, ok bool) {
+	rest, found := strings.CutPrefix(path, "lb.servers.")
+	if !found {
+		return "", "", false
+	}
+	for _, f := range LBServerFigures {
+		name, cut := strings.CutSuffix(rest, "."+f)
+		if cut && name != "" && len(f) > len(fig) {
+			server, fig, ok = "lb.servers."+name+".", f, true
+		}
+	}
+	return server, fig, ok
+}
+
 // IsLBServerPath says whether path is lb.servers.NAME.FIGURE, FIGURE one of
-// LBServerFigures (a server's name may hold dots; a figure none).
+// LBServerFigures.
 func IsLBServerPath(path string) bool {
-	server, ok := strings.CutPrefix(path, "lb.servers.")
-	dot := strings.LastIndex(server, ".")
-	return ok && dot > 0 && slices.Contains(LBServerFigures, server[dot+1:])
+	_, _, ok := LBServerPath(path)
+	return ok
 }

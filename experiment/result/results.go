@@ -323,6 +323,11 @@ type Row struct {
 	LBSent     int64            `json:"lb_sent,omitempty"`
 	LBQueue    int64            `json:"lb_queue,omitempty"` // the most requests HAProxy held queued in the row's readings
 	LBServers  map[string]int64 `json:"lb_servers,omitempty"`
+	// LBWeights are each server's weight at the row's last reading: the
+	// weight HAProxy balances it with, its stats page's weight (slowstart
+	// ramps it) while the page lists it UP, 0 while it lists it otherwise
+	// (a server down takes nothing, though the page still shows its weight)
+	LBWeights map[string]int64 `json:"lb_weights,omitempty"`
 	// The testbed's API replicas' in this row, each by its name (api-1,
 	// ...), from their own counters (herdbench_api_requests_total): the
 	// requests each answered, so one replica's herd shows

@@ -130,8 +130,9 @@ func HAProxy(t testing.TB, origins []string, retries int) (base, stats string) {
 
 // HAProxyChecked is HAProxy with a health check on every server, every
 // 100 ms (down after two failures, up after two passes, a check
-// waiting up to a second), and slowstart
-// ("": none): a server that comes back ramps its weight over it.
+// waiting up to a second), each of weight 100, and slowstart
+// ("": none): a server that comes back ramps its weight over it, which
+// its stats page's weight shows (at weight 1 it would read 1 throughout).
 func HAProxyChecked(t testing.TB, origins []string, retries int, slowstart string) (base, stats string) {
 	return startHAProxy(t, map[string]any{"Origins": origins, "Retries": retries, "Check": true, "SlowStart": slowstart})
 }
@@ -216,29 +217,48 @@ func ready(t testing.TB, base, log string, done <-chan struct{}) string {
 // backend's own), each column's whole number (empty: 0).
 func HAProxyPage(t testing.TB, stats string) map[string]map[string]int64 {
 	t.Helper()
-	resp, err := http.Get(stats + ";csv")
+	page, err := HAProxyText(stats)
 	if err != nil {
 		t.Fatal(err)
+	}
+	out := map[string]map[string]int64{}
+	for server, row := range page {
+		m := map[string]int64{}
+		for col, v := range row {
+			m[col], _ = strconv.ParseInt(v, 10, 64)
+		}
+		out[server] = m
+	}
+	return out
+}
+
+// HAProxyText is HAProxy's CSV stats page as HAProxyPage reads it, each
+// column's text (status: UP, DOWN, ...): for a test that reads it while
+// a run goes on, from a goroutine of its own.
+func HAProxyText(stats string) (map[string]map[string]string, error) {
+	resp, err := http.Get(stats + ";csv")
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
 	rows, err := csv.NewReader(resp.Body).ReadAll()
 	if err != nil || len(rows) < 2 {
-		t.Fatalf("HAProxy's stats page: %d rows, %v", len(rows), err)
+		return nil, fmt.Errorf("HAProxy's stats page: %d rows, %v", len(rows), err)
 	}
 	head := rows[0]
 	head[0] = strings.TrimPrefix(head[0], "# ")
-	out := map[string]map[string]int64{}
+	out := map[string]map[string]string{}
 	for _, r := range rows[1:] {
 		if len(r) < 2 || r[0] != "api" {
 			continue
 		}
-		m := map[string]int64{}
+		m := map[string]string{}
 		for i, col := range head {
 			if i < len(r) {
-				m[col], _ = strconv.ParseInt(r[i], 10, 64)
+				m[col] = r[i]
 			}
 		}
 		out[r[1]] = m
 	}
-	return out
+	return out, nil
 }

@@ -239,8 +239,8 @@ haproxy: {stats: %q, backend: api}
 }
 
 // A gate may read one server behind the load balancer by its name, which
-// only HAProxy knows: any name passes before the run, a figure a server
-// does not have is refused with the accepted ones, and so is a gate on
+// only HAProxy knows: any name passes before the run (a figure of its
+// return too), a figure a server does not have is refused with the accepted ones, and so is a gate on
 // lb.* for a target without haproxy:.
 func TestAGateReadsOneServerBehindTheLoadBalancer(t *testing.T) {
 	dir := t.TempDir()
@@ -262,6 +262,9 @@ func TestAGateReadsOneServerBehindTheLoadBalancer(t *testing.T) {
 		{lb, "lb.servers.api-2.peak_rps <= 150", clitest.ExitOK, "dry run"},
 		{lb, "lb.servers.web.1.attempts > 0", clitest.ExitOK, "dry run"},
 		{lb, "lb.servers.api-2.peak <= 150", clitest.ExitUsage, "lb.servers.api-2.peak"},
+		{lb, "lb.servers.api-2.return.first_second_rps < 50", clitest.ExitOK, "dry run"},
+		{lb, "lb.servers.web.1.return.full_share_ms > 5000", clitest.ExitOK, "dry run"},
+		{lb, "lb.servers.api-2.return.full_share < 5000", clitest.ExitUsage, "lb.servers.api-2.return.full_share"},
 		{plain, "lb.servers.api-2.peak_rps <= 150", clitest.ExitUsage, "haproxy"},
 		{lb, "nosuch:lb.servers.a1.attempts < 5", clitest.ExitUsage, `unknown arm "nosuch"`},
 		{lb, "lb.servers.a1.attempts < 5%", clitest.ExitUsage, "a percentage compares ratios only"},
