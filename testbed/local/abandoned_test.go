@@ -30,17 +30,32 @@ func TestAbandonedLoadsRunOnOrDieWithTheirRequest(t *testing.T) {
 		f.configure(`{"strategy":"none","query_cost":"400ms","abandoned_load":"` + c.mode + `"}`)
 		f.expire(id, true)
 		calls, errs := f.itemQueryCalls(), f.metric("herdbench_api_load_errors_total")
-		// a client that gives up long before the 400 ms query ends
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/items/%d", f.st.API[0], id), nil)
-		resp, err := http.DefaultClient.Do(req)
-		cancel()
-		if err == nil {
-			resp.Body.Close()
-			t.Fatalf("%s: the request answered %s within 50 ms; want it given up", c.mode, resp.Status)
+		// a client that gives up while its load runs, long before the 400
+		// ms query ends: once the replica counts the load in flight, not
+		// after a fixed time (on a busy machine 50 ms once passed before
+		// the replica had the request, and no load began)
+		ctx, cancel := context.WithCancel(context.Background())
+		answered := make(chan error, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/items/%d", f.st.API[0], id), nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			answered <- err
+		}()
+		for deadline := time.Now().Add(10 * time.Second); f.metric(admin.MetricLoadsInFlight) < 1; {
+			if time.Now().After(deadline) {
+				cancel()
+				t.Fatalf("%s: no load in flight 10 s after the request; want its load running", c.mode)
+			}
+			time.Sleep(5 * time.Millisecond) // polling, with the deadline above
 		}
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%s: the request failed with %v; want its client's deadline", c.mode, err)
+		cancel()
+		if err := <-answered; err == nil {
+			t.Fatalf("%s: the request was answered before its client gave up; want it given up", c.mode)
+		} else if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: the request failed with %v; want its client's cancel", c.mode, err)
 		}
 		f.drain()
 		gotCalls := f.itemQueryCalls() - calls
