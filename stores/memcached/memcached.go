@@ -256,9 +256,8 @@ func (m *Cache) DescribeFlush() string { return "flush_all on the Memcached (eve
 // it. The detail has the server's own count of its items (stats
 // curr_items) just before the flush_all and after it; KeysFlushed is how
 // far the count fell. Memcached reclaims the flushed items in the
-// background, so the count after is the lowest read every 10 ms until it
-// stopped falling (the service sets items again meanwhile), at most
-// reclaimWait after the flush_all's answer.
+// background, so the count after is the lowest read every 10 ms over
+// reclaimWait after the flush_all's answer (reclaimed).
 func (m *Cache) Flush(ctx context.Context, _ triggers.Env) (triggers.Touched, error) {
 	if !m.AllowFlushAll {
 		return triggers.Touched{Memcached: &triggers.MemcachedDetail{}}, errFlush
@@ -282,24 +281,23 @@ func (m *Cache) Flush(ctx context.Context, _ triggers.Env) (triggers.Touched, er
 	return t, nil
 }
 
-// reclaimWait bounds how long Flush reads the item count after flush_all.
+// reclaimWait is how long Flush reads the item count after flush_all.
 const reclaimWait = time.Second
 
-// reclaimed is the lowest count of items read every 10 ms from now,
-// starting at before, until a read no lower than the one before it
-// follows one that fell, or reclaimWait passed.
+// reclaimed is the lowest count of items read every 10 ms from now for
+// reclaimWait, or until one reads 0, starting at before: Memcached's
+// background reclaims the flushed items within about a second (its LRU
+// maintainer sleeps at most that long), while a service's gets unlink a
+// few at a time and its sets add new ones, so no earlier read tells the
+// reclaim is over.
 func (m *Client) reclaimed(ctx context.Context, before int64) (int64, error) {
-	low, prev, fell := before, before, false
+	low := before
 	for deadline := time.Now().Add(reclaimWait); low > 0 && time.Now().Before(deadline); {
 		n, err := m.currItems(ctx)
 		if err != nil {
 			return 0, err
 		}
-		if n >= prev && fell {
-			break
-		}
-		fell = fell || n < prev
-		low, prev = min(low, n), n
+		low = min(low, n)
 		time.Sleep(10 * time.Millisecond) // polling, with the deadline above
 	}
 	return low, nil
