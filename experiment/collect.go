@@ -20,6 +20,7 @@ import (
 func (a *armRun) collect(ctx context.Context, warm result.Warm, s0 observe.Sample, ld *loaded) (*result.ArmResult, error) {
 	a.progress(PhaseDrain, 0, ld.rec.requests())
 	draining := time.Now()
+	loadEnd, endErr := a.src.Read(ctx) // what the drain adds counts from here
 	drainErr := a.sub.Drain(ctx)
 	if drainErr != nil && !errors.Is(drainErr, plan.ErrStillRunning) {
 		ld.sampler.Stop()
@@ -43,6 +44,9 @@ func (a *armRun) collect(ctx context.Context, warm result.Warm, s0 observe.Sampl
 	}
 	res.Config = a.applied.Config // what the replicas ran, not only what the arm set
 	res.Timing.DrainMS = time.Since(draining).Milliseconds()
+	if endErr == nil {
+		drained(res.DB, loadEnd, end, samples)
+	}
 	res.DrainedOrNot(drainErr)
 	res.Clients = a.p.ClientsOf(a.arm)
 	if s := ld.stopped; s != nil {

@@ -53,6 +53,18 @@ func summarize(p plan.Plan, arm arm.Arm, t time.Time, s0, sT, end observe.Sample
 	return res
 }
 
+// drained sets the DB queries the database counted from the load's end
+// (loadEnd, read as the drain began) to the arm's last snapshot, and
+// their share of db.queries.
+func drained(db *result.DB, loadEnd, end observe.Sample, samples []observe.Sample) {
+	n := span(loadEnd, end, samples, counter{func(s observe.Sample) int64 { return s.Calls }, observe.DBRestarted})
+	if n <= 0 || db.Queries <= 0 {
+		return
+	}
+	db.DrainQueries = n
+	db.DrainShare = result.Round4(float64(db.DrainQueries) / float64(db.Queries))
+}
+
 // timeline builds one row per RowWidth from T - before to the end: server
 // figures from the samples that fall in the row (deltas to the sample
 // before), client figures from the requests intended in it.

@@ -106,3 +106,26 @@ func TestTableRowsKeepTheirColumns(t *testing.T) {
 		t.Errorf("lock's row = %q; want it to end with - for its missing critical drop", line)
 	}
 }
+
+// A drain that added DB queries is a line under the summary, its share
+// db.drain_share; without one the table is what it was (the golden).
+func TestTableSaysTheDrainsShare(t *testing.T) {
+	rep := loadReport(t, fixture)
+	var plain strings.Builder
+	if err := Table(&plain, rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "drain") {
+		t.Errorf("a run whose drains added nothing says drain:\n%s", plain.String())
+	}
+	rep.Arms[0].DB.Queries, rep.Arms[0].DB.DrainQueries, rep.Arms[0].DB.DrainShare = 2539, 1234, 0.486
+	rep.Arms[0].Timing.DrainMS = 11040
+	var b strings.Builder
+	if err := Table(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	want := "drain     none: 1,234 of 2,539 db queries after T (48.60%) came in the 11.04s drain, after the load's end\n"
+	if !strings.Contains(b.String(), want) || strings.Count(b.String(), "drain ") != 1 {
+		t.Errorf("table lacks, or repeats, %q:\n%s", want, b.String())
+	}
+}

@@ -15,7 +15,9 @@ import (
 	"github.com/herdbench/herdbench/gates"
 )
 
-// Header writes what is about to run: the testbed, the load and the trigger.
+// Header writes what is about to run: the testbed, the load and the
+// trigger, triggerLine saying what it does to the target's stores
+// (plan.TriggerLine).
 func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 	e, p := rep.Environment, rep.Plan
 	var first arm.Arm
@@ -40,7 +42,7 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm%s\n", p.Warmup, p.Before, plan.AfterValue{P: &p}, repeatLine(p))
-	fmt.Fprintf(w, "trigger   %s: %s (%d hot keys)\n", p.Trigger, triggerLine, p.HotKeys)
+	fmt.Fprintf(w, "trigger   %s\n", triggerLine) // the hot keys it touches, where it touches them, are in it
 }
 
 // Table writes the arms side by side, each compared with the first arm, and
@@ -55,6 +57,9 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	}
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
+	}
+	for _, s := range drained(rep) {
+		fmt.Fprintln(w, "drain     "+s)
 	}
 	for _, d := range details(rep) {
 		fmt.Fprintln(w)
@@ -186,6 +191,22 @@ func verdict(rep *experiment.Report) string {
 		line += "; " + n
 	}
 	return line
+}
+
+// drained says, for each arm whose drain added DB queries, how many of
+// its db queries after T the database counted after the load's end
+// (db.drain_queries), their share, and how long the drain took; nothing
+// when no drain added any, so the table reads as before.
+func drained(rep *experiment.Report) []string {
+	var out []string
+	for _, a := range rep.Arms {
+		if a.DB == nil || a.DB.DrainQueries == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s of %s db queries after T (%s) came in the %s drain, after the load's end",
+			a.Name, thousands(a.DB.DrainQueries), thousands(a.DB.Queries), pct(a.DB.DrainShare), msString(float64(a.Timing.DrainMS))))
+	}
+	return out
 }
 
 func versus(v, base int64) string {

@@ -74,7 +74,8 @@ type Pauser interface {
 // trigger.detail.http_cache).
 type Touched struct {
 	Keys      int              // hot keys it acted on
-	Removed   int64            // entries it removed: keys unlinked, items it held
+	Removed   int64            // entries it removed: keys unlinked, items it held; after a flush_all, how far Memcached's count of items fell
+	Emptied   time.Time        // when a flush's last command was answered, if the cache read on after it; zero: when Flush returned
 	Pattern   string           // a flush limited to the keys of this pattern (a Redis herdbench did not start)
 	Memcached *MemcachedDetail // a Memcached's commands
 	HTTPCache *CacheAnswers    // an HTTP cache's requests and answers, or its command
@@ -85,17 +86,24 @@ type Touched struct {
 type MemcachedDetail struct {
 	Command   string `json:"command"`              // delete, touch or flush_all
 	Sent      int    `json:"sent"`                 // commands sent: one per hot key, or one flush_all
-	Found     int    `json:"found"`                // delete, touch: items it held (the rest answered NOT_FOUND)
+	Found     *int   `json:"found,omitempty"`      // delete, touch: items it held (the rest answered NOT_FOUND); absent for flush_all
 	ExpiresAt int64  `json:"expires_at,omitempty"` // touch: the Unix second the items expire at
 	TookMS    int64  `json:"took_ms"`              // from the first command to the last answer
+	// ItemsBefore and ItemsAfter are, for flush_all, the server's own
+	// count of its items (stats curr_items) just before it, and the
+	// lowest read after it once the server reclaimed what it flushed
+	ItemsBefore *int64 `json:"items_before,omitempty"`
+	ItemsAfter  *int64 `json:"items_after,omitempty"`
 }
 
 // memcachedDetail are the figures of Memcached's.
 var memcachedDetail = figure.Decl[MemcachedDetail]{
 	figure.CountOf("sent", func(d *MemcachedDetail) *int { return &d.Sent }),
-	figure.CountOf("found", func(d *MemcachedDetail) *int { return &d.Found }),
+	figure.Opt("found", figure.Count, "", func(d *MemcachedDetail) **int { return &d.Found }).OmitEmpty(),
 	figure.LevelOf("expires_at", func(d *MemcachedDetail) *int64 { return &d.ExpiresAt }).OmitEmpty(),
 	figure.MillisOf("took_ms", func(d *MemcachedDetail) *int64 { return &d.TookMS }),
+	figure.Opt("items_before", figure.Count, "", func(d *MemcachedDetail) **int64 { return &d.ItemsBefore }).OmitEmpty(),
+	figure.Opt("items_after", figure.Count, "", func(d *MemcachedDetail) **int64 { return &d.ItemsAfter }).OmitEmpty(),
 }
 
 // List is how a Describe names the keys it would touch: up to ten, then

@@ -1,6 +1,7 @@
 package triggers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ func (*Flush) Name() string { return "flush" }
 // Detail is an empty FlushDetail, into which results are read.
 func (*Flush) Detail() any { return &FlushDetail{} }
 func (*Flush) Describe() string {
-	return "FLUSHDB at T (on a target's Redis: every key of its pattern; an HTTP cache: its flush request or command): a cold cache, as after a restart without persistence"
+	return "empties the cache at T: FLUSHDB on the testbed's Redis (a target's: every key of its pattern), flush_all on a Memcached (allow_flush_all), an HTTP cache's flush request or command: a cold cache, as after a restart without persistence"
 }
 
 // Requires a Redis and a pattern unless herdbench owns it, or an HTTP
@@ -77,14 +78,16 @@ func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 		return Fired{}, errors.New("flush: the target declares no Redis with a pattern, no Memcached and no HTTP cache's flush")
 	}
 	d := &FlushDetail{}
+	var ended time.Time // the last cache's flush answered: a cache that reads on after it says when
 	for _, c := range flushes {
 		t, err := c.Flush(ctx, env)
 		d.add(t)
+		ended = cmp.Or(t.Emptied, time.Now())
 		if err != nil {
-			return Fired{Detail: d, Ended: time.Now()}, fmt.Errorf("flush: %w", err)
+			return Fired{Detail: d, Ended: ended}, fmt.Errorf("flush: %w", err)
 		}
 	}
-	return Fired{Detail: d, Ended: time.Now()}, nil
+	return Fired{Detail: d, Ended: ended}, nil
 }
 
 // add is what a cache flushed: the keys it removed (and the pattern they

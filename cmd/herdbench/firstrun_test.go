@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -99,8 +100,8 @@ func TestFirstRunOnMemcachedAndMariaDB(t *testing.T) {
 	if code, stdout, stderr := herdbench(t, append(common, "--file", placeholders)...); code != exitOK {
 		t.Fatalf("init = exit %d\n%s%s", code, stdout, stderr)
 	}
-	if code, stdout, stderr := herdbenchEnv(t, env, "stampede", "--target", placeholders, "--dry-run"); code != exitOK {
-		t.Fatalf("the dry run of init's file = exit %d\n%s%s", code, stdout, stderr)
+	if code, stdout, stderr := herdbenchEnv(t, env, "stampede", "--target", placeholders, "--dry-run"); code != exitOK || !strings.Contains(stdout, "request   GET /index.php?title=Page_{key}\n") {
+		t.Fatalf("the dry run of init's file = exit %d; want its request with the whole query template\n%s%s", code, stdout, stderr)
 	}
 	before := pageCalls(t, m)
 	code, stdout, stderr := herdbenchEnv(t, env, append([]string{"stampede", "--target", placeholders, "--results-dir", dir}, short...)...)
@@ -125,6 +126,9 @@ func TestFirstRunOnMemcachedAndMariaDB(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("the run of init's file = exit %d\n%s%s", code, stdout, stderr)
 	}
+	if header := "trigger   expire at T: delete 30 Memcached items (the hot keys): page:1, page:2"; !strings.Contains(stdout, header) {
+		t.Errorf("the run's header lacks %q: what the trigger does to this target's Memcached\n%s", header, stdout)
+	}
 	var rep struct {
 		Arms []struct {
 			Warm struct{ Queries int64 } `json:"warm"`
@@ -146,5 +150,41 @@ func TestFirstRunOnMemcachedAndMariaDB(t *testing.T) {
 	if a.DB.Queries < 30 || a.Warm.Queries+a.DB.QueriesTotal != after-before {
 		t.Errorf("db.queries %d, warm %d + total %d; MariaDB counted %d: want the 30 hot pages reloaded after T, and the counts equal",
 			a.DB.Queries, a.Warm.Queries, a.DB.QueriesTotal, after-before)
+	}
+	herdWithoutAKey(t, env, told)
+}
+
+// herdWithoutAKey dry-runs docs/targets.md's ways to herd a service whose
+// cache keys are not the request's key, each on told: without its
+// memcached.key, flush_all or a command; requests by the id.
+func herdWithoutAKey(t *testing.T, env []string, told string) {
+	t.Helper()
+	b, err := os.ReadFile(told)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyless := regexp.MustCompile(`(?m)^  key: .*\n`).ReplaceAllString(string(b), "")
+	for _, tt := range []struct{ name, from, to, want string }{
+		{"flush", "allow_flush_all: false\n", "allow_flush_all: true\ntrigger: {name: flush}\n",
+			"trigger   flush at T: flush_all on the Memcached (every item of it)\n"},
+		{"command", "allow_flush_all: false\n", "allow_flush_all: false\ntrigger: {name: command, run: ./purge-hot-pages.sh}\n",
+			"./purge-hot-pages.sh"},
+		{"by id", "  path: \"/index.php\"\n  query:\n    \"title\": \"Page_{key}\"\n", "  path: /index.php\n  query: {curid: \"{key}\"}\n",
+			"request   GET /index.php?curid={key}\n"},
+	} {
+		src := keyless
+		if tt.name == "by id" { // the id is the request's key: key names the items again
+			src = string(b)
+		} else {
+			src = regexp.MustCompile(`(?m)^trigger:\n  name: expire\n`).ReplaceAllString(src, "")
+		}
+		y := strings.Replace(src, tt.from, tt.to, 1)
+		f := filepath.Join(t.TempDir(), "keyless.yaml")
+		if err := os.WriteFile(f, []byte(y), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, stdout, stderr := herdbenchEnv(t, env, "stampede", "--target", f, "--dry-run"); code != exitOK || y == src || !strings.Contains(stdout, tt.want) {
+			t.Errorf("%s: the dry run of a file without memcached.key = exit %d; want %q\n%s\n%s%s", tt.name, code, tt.want, y, stdout, stderr)
+		}
 	}
 }

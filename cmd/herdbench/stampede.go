@@ -349,8 +349,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		observer = withObserver(observer, vr)
 	}
 
-	trig, err := p.TriggerSet().Get(p.Trigger)
-	if err != nil {
+	if _, err := p.TriggerSet().Get(p.Trigger); err != nil {
 		return err
 	}
 	header := &experiment.Report{Seed: p.Seed, Plan: p, Environment: experiment.EnvironmentOf(target)}
@@ -362,7 +361,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	if tableOnStdout(outs) {
 		hw = stdout
 	}
-	reporters.Header(hw, header, trig.Describe())
+	reporters.Header(hw, header, plan.TriggerLine(p, target))
 
 	started := time.Now()
 	dir := filepath.Join(opts.ResultsDir, started.Format("20060102-150405"))

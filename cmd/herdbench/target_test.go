@@ -174,7 +174,7 @@ func TestStagingExample(t *testing.T) {
 		t.Fatalf("dry run of examples/staging.yaml = exit %d\n%s%s", code, stdout, stderr)
 	}
 	for _, want := range []string{"load      100 req/s to http://catalog-1.staging.internal:8080",
-		"request   GET /v1/products/{key}?fields, headers Authorization (values not shown)",
+		"request   GET /v1/products/{key}?fields=summary, headers Authorization (values not shown)",
 		"arm       lock: before: ./flags set catalog.cache_lock on; after: ./flags set catalog.cache_lock off",
 		"UNLINK 100 Redis keys (the hot keys matching product:*): product:1, product:2",
 		"stop on   http.drop_rate > 20%; http.p99_ms > 2000", "pg.staging.internal (postgres.dsn)"} {

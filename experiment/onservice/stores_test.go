@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
@@ -26,8 +28,9 @@ import (
 	"github.com/herdbench/herdbench/triggers"
 )
 
-// itemQuery is what the shop service runs on a miss: 200 ms in MariaDB.
-const itemQuery = "SELECT v, SLEEP(0.2) FROM items WHERE id = ?"
+// itemQuery is what the shop service runs on a miss: 200 ms in MariaDB,
+// once it may read the row (a shared lock: a test may hold rows locked).
+const itemQuery = "SELECT v, SLEEP(0.2) FROM items WHERE id = ? LOCK IN SHARE MODE"
 
 // shopService is a service on Memcached and MariaDB, as a team would run
 // it: GET /items/{id} reads item:{id} from Memcached and, on a miss, runs
@@ -131,10 +134,15 @@ arms:
 
 // A service on Memcached and MariaDB, described by a target file: expire
 // at T is a herd, which db.queries counts as MariaDB's digest table does,
-// exactly, fills included; a gate reads db.queries as on Postgres.
+// exactly, fills included; a gate reads db.queries as on Postgres. In the
+// coalesce arm the test holds 10 of the 20 items' rows locked from
+// before T to the load's end, so their loads outlive their clients and
+// complete in the drain: db.drain_queries is what MariaDB counted from
+// the load's end.
 func TestMemcachedMariaDBService(t *testing.T) {
 	m, svc := shopTarget(t)
 	localtest.Measures(t)
+	drain := &heldRows{m: m, arm: "coalesce", ids: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, atLoadEnd: -1}
 
 	p := servicePlan("expire", arm.Arm{Name: "none"}, arm.Arm{Name: "coalesce", Select: &arm.Select{Headers: map[string]string{"X-Arm": "coalesce"}}})
 	p.Rate, p.Clients, p.Timeout = 400, 40, herd.Duration(3*time.Second)
@@ -147,11 +155,14 @@ func TestMemcachedMariaDBService(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := sleepCalls(t, m)
-	rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
+	rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}, Progress: drain.progress})
 	if err != nil {
 		t.Fatal(err)
 	}
 	after := sleepCalls(t, m)
+	if drain.err != nil {
+		t.Fatal(drain.err)
+	}
 
 	var counted int64
 	for _, a := range rep.Arms {
@@ -161,7 +172,7 @@ func TestMemcachedMariaDBService(t *testing.T) {
 		d, ok := a.Trigger.Detail.(*triggers.ExpireDetail)
 		t.Logf("arm %s: db.queries %d (total %d, warm %d), peak %.0f q/s, cache hits %d misses %d, p99 %.1f ms, expire %+v",
 			a.Name, a.DB.Queries, a.DB.QueriesTotal, a.Warm.Queries, a.DB.PeakQPS, a.Cache.Hits, a.Cache.Misses, a.HTTP.P99MS, d.Memcached)
-		if !ok || d.Memcached == nil || d.Memcached.Found != 20 || d.KeysRemoved != 20 {
+		if !ok || d.Memcached == nil || d.Memcached.Found == nil || *d.Memcached.Found != 20 || d.KeysRemoved != 20 {
 			t.Errorf("arm %s: expire %#v; want the 20 hot items, warmed, deleted at T", a.Name, a.Trigger.Detail)
 		}
 		if a.Cache.Misses < a.DB.Queries {
@@ -177,6 +188,14 @@ func TestMemcachedMariaDBService(t *testing.T) {
 		t.Errorf("db.queries after T: none %d, coalesce %d; want a herd on none (over two loads a hot key) and coalesce at most half of it",
 			none.DB.Queries, coalesce.DB.Queries)
 	}
+	drained := after - drain.atLoadEnd
+	t.Logf("coalesce: db.queries %d, db.drain_queries %d (%.2f%%, %d ms); MariaDB counted %d from the load's end",
+		coalesce.DB.Queries, coalesce.DB.DrainQueries, coalesce.DB.DrainShare*100, coalesce.Timing.DrainMS, drained)
+	if drain.atLoadEnd < 0 || coalesce.DB.DrainQueries != drained || drained != 10 ||
+		coalesce.DB.DrainShare != result.Round4(float64(drained)/float64(coalesce.DB.Queries)) {
+		t.Errorf("coalesce: db.drain_queries %d, share %g of %d; MariaDB counted %d from the load's end: want the 10 loads held until then, and the counts equal",
+			coalesce.DB.DrainQueries, coalesce.DB.DrainShare, coalesce.DB.Queries, drained)
+	}
 	for _, g := range rep.Gates {
 		a := armNamed(t, rep, g.Arm)
 		if g.Measured == nil || *g.Measured != float64(a.DB.Queries) {
@@ -185,6 +204,40 @@ func TestMemcachedMariaDBService(t *testing.T) {
 	}
 	if len(rep.Gates) != 2 || !strings.Contains(rep.Gates[0].Gate, "db.queries") {
 		t.Errorf("gates = %+v; want db.queries <= 60 checked on both arms", rep.Gates)
+	}
+}
+
+// heldRows holds rows of the shop's items locked through one arm's
+// progress: from its before window (its items cached, no load runs) until
+// its load has ended, when it reads MariaDB's count (atLoadEnd) and lets
+// the loads waiting on the rows go on, each 200 ms more, so herdbench's
+// own read at the load's end, right after, counts as many.
+type heldRows struct {
+	m         *storetest.MariaDB
+	arm       string
+	ids       []int
+	mu        sync.Mutex
+	tx        *sql.Tx
+	atLoadEnd int64
+	err       error
+}
+
+func (h *heldRows) progress(pr Progress) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case pr.Name != h.arm || h.err != nil:
+	case pr.Phase == PhaseBefore && h.tx == nil:
+		h.tx, h.err = h.m.Root().Begin()
+		for _, id := range h.ids { // one row each: a scan of the small table would lock every row
+			if h.err == nil {
+				_, h.err = h.tx.Exec("SELECT id FROM shop.items WHERE id = ? FOR UPDATE", id)
+			}
+		}
+	case pr.Phase == PhaseDrain && h.tx != nil && h.atLoadEnd < 0:
+		h.err = h.m.Root().QueryRow(`SELECT COALESCE(SUM(COUNT_STAR), 0) FROM performance_schema.events_statements_summary_by_digest
+			WHERE DIGEST_TEXT LIKE '%SLEEP%FROM ` + "`items`" + `%'`).Scan(&h.atLoadEnd)
+		h.err = errors.Join(h.err, h.tx.Commit())
 	}
 }
 

@@ -67,8 +67,16 @@ func TestStampedeOnAMariaDBTestbed(t *testing.T) {
 		d, ok := a.Trigger.Detail.(*triggers.FlushDetail)
 		t.Logf("flush: %+v, %d loads after T, baseline %.1f q/s", a.Trigger.Detail, a.DB.Queries, a.DB.BaselineQPS)
 		if !ok || d.Memcached == nil || a.DB.Queries < 50 || a.DB.BaselineQPS > 5 {
-			t.Errorf("flush: detail %#v, %d loads after T, baseline %v q/s; want Memcached's flush_all, and the 100 hot items reloaded from a quiet baseline",
+			t.Fatalf("flush: detail %#v, %d loads after T, baseline %v q/s; want Memcached's flush_all, and the 100 hot items reloaded from a quiet baseline",
 				a.Trigger.Detail, a.DB.Queries, a.DB.BaselineQPS)
+		}
+		// memcached's own count of its items: the filled ones before, fewer after
+		b, af := d.Memcached.ItemsBefore, d.Memcached.ItemsAfter
+		if b != nil && af != nil {
+			t.Logf("flush_all: curr_items %d before, %d after", *b, *af)
+		}
+		if b == nil || af == nil || *b < 100 || *af > *b/2 || d.KeysFlushed != *b-*af {
+			t.Errorf("flush: curr_items before %v, after %v, keys_flushed %d; want the 100 hot items or more before, under half as many after, keys_flushed the fall", b, af, d.KeysFlushed)
 		}
 	})
 	t.Run("conndrop: the proxies reset, the replicas reconnect to MariaDB", func(t *testing.T) {

@@ -65,7 +65,6 @@ type ArmPreview struct {
 
 // Describe works out the preview of p on tg; nothing is contacted.
 func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
-	trig := p.ChosenTrigger()
 	hot := tg.Hot(p.HotKeys)
 	runs := int64(p.Repeat.N()) * int64(len(p.Arms))
 	pv := Preview{Target: tg.Name, Kind: tg.Kind, PerArm: p.Duration(), AfterAuto: p.AfterAuto, Repeat: p.Repeat.N(), Load: time.Duration(runs) * p.Duration()}
@@ -82,12 +81,7 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 	for _, a := range p.Arms {
 		pv.Arms = append(pv.Arms, ArmPreview{Name: a.Name, Selection: selection(a)})
 	}
-	env := TriggerEnv(tg, arm.Arm{}, hot, 0, "")
-	env.Request = nil // nothing is built, let alone sent
-	pv.Trigger = p.Trigger + " at T"
-	if trig != nil {
-		pv.Trigger += ": " + trig.Plan(env)
-	}
+	pv.Trigger = TriggerLine(p, tg)
 	pv.Warm = sub.FillPlan(p, hot)
 	pv.Timeline = fmt.Sprintf("warmup %s, before %s, T, after %s", p.Warmup, p.Before, p.After)
 	if p.AfterAuto {
@@ -134,6 +128,20 @@ func Describe(p Plan, tg *targets.Target, sub Subject) Preview {
 		}
 	}
 	return pv
+}
+
+// TriggerLine says what the plan's trigger does at T to tg, as the store
+// or cache tg has it (flush: FLUSHDB on a Redis, flush_all on a
+// Memcached): the dry run's line, and the run's header. It contacts
+// nothing.
+func TriggerLine(p Plan, tg *targets.Target) string {
+	line := p.Trigger + " at T"
+	if trig := p.ChosenTrigger(); trig != nil {
+		env := TriggerEnv(tg, arm.Arm{}, tg.Hot(p.HotKeys), 0, "")
+		env.Request = nil // nothing is built, let alone sent
+		line += ": " + trig.Plan(env)
+	}
+	return line
 }
 
 // selection says how an arm is chosen.
@@ -187,13 +195,15 @@ func selection(a arm.Arm) string {
 	return strings.Join(parts, "; ")
 }
 
-func keys(m map[string]string) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
+// queryLine is a request's query values as a URL writes them, each
+// NAME=VALUE, sorted by name.
+func queryLine(q map[string]string) string {
+	parts := make([]string, 0, len(q))
+	for k, v := range q {
+		parts = append(parts, k+"="+v)
 	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
+	sort.Strings(parts)
+	return strings.Join(parts, "&")
 }
 
 func shortList(items []string) string {
@@ -211,8 +221,8 @@ func requestLine(r load.Request, common http.Header) string {
 		method = "GET"
 	}
 	req := method + " " + r.Path
-	if len(r.Query) > 0 {
-		req += "?" + keys(r.Query)
+	if len(r.Query) > 0 { // as written, {key} in them: a query value is never a secret (only headers read the environment)
+		req += "?" + queryLine(r.Query)
 	}
 	names := make([]string, 0, len(common)+len(r.Headers))
 	for k := range common {

@@ -37,6 +37,8 @@ var ArmFigures = figure.Decl[ArmResult]{
 	figure.Nullable("db", func(a *ArmResult) **DB { return &a.DB }, figure.Decl[DB]{
 		figure.CountOf("queries", func(d *DB) *int64 { return &d.Queries }),
 		figure.CountOf("queries_total", func(d *DB) *int64 { return &d.QueriesTotal }),
+		figure.CountOf("drain_queries", func(d *DB) *int64 { return &d.DrainQueries }).OmitEmpty(),
+		figure.RatioOf("drain_share", func(d *DB) *float64 { return &d.DrainShare }).OmitEmpty(),
 		figure.RateOf("peak_qps", func(d *DB) *float64 { return &d.PeakQPS }),
 		figure.RateOf("baseline_qps", func(d *DB) *float64 { return &d.BaselineQPS }),
 		figure.CountOf("peak_connections", func(d *DB) *int64 { return &d.PeakConnections }),

@@ -143,8 +143,14 @@ type TriggerResult struct {
 // MariaDB, from COUNT_STAR of the selected statement digests and
 // performance_schema.users of the service's user.
 type DB struct {
-	Queries         int64   `json:"queries"`          // T to end
-	QueriesTotal    int64   `json:"queries_total"`    // start of the load to end
+	Queries      int64 `json:"queries"`       // T to end
+	QueriesTotal int64 `json:"queries_total"` // start of the load to end
+	// DrainQueries are those of Queries the database counted after the
+	// load's end, in the drain (a service still serving clients that had
+	// given up); DrainShare is their share of Queries. Both absent (0)
+	// when the drain added none.
+	DrainQueries    int64   `json:"drain_queries,omitempty"`
+	DrainShare      float64 `json:"drain_share,omitempty"`
 	PeakQPS         float64 `json:"peak_qps"`         // over 1 s sliding windows
 	BaselineQPS     float64 `json:"baseline_qps"`     // mean over the before window
 	PeakConnections int64   `json:"peak_connections"` // most backends of the app role at once

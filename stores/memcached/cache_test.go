@@ -17,14 +17,15 @@ import (
 // with the hot keys 1, 2, 3 and 9 (which it does not hold).
 func memcachedEnv(t *testing.T, allowFlush bool) (triggers.Env, *Cache, *memcache.Client) {
 	t.Helper()
-	mc := memcache.New(storetest.Memcached(t))
+	addr := storetest.Memcached(t)
+	mc := memcache.New(addr)
 	t.Cleanup(func() { mc.Close() })
 	for _, k := range []string{"item:1", "item:2", "item:3", "item:4", "item:5", "other:1"} {
 		if err := mc.Set(&memcache.Item{Key: k, Value: []byte("v"), Expiration: 3600}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m := &Cache{Client: &Client{items: mc}, AllowFlushAll: allowFlush, Key: func(k string) string { return "item:" + k }}
+	m := &Cache{Client: &Client{Address: addr, items: mc}, AllowFlushAll: allowFlush, Key: func(k string) string { return "item:" + k }}
 	return triggers.Env{Caches: []triggers.Cache{m}, HotKeys: []string{"1", "2", "3", "9"}}, m, mc
 }
 
@@ -55,7 +56,7 @@ func TestExpireDeletesTheHotItemsInMemcached(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := fired.Detail.(*triggers.ExpireDetail)
-	if d.Keys != 4 || d.KeysRemoved != 3 || d.Memcached == nil || d.Memcached.Sent != 4 || d.Memcached.Found != 3 || d.Memcached.Command != "delete" {
+	if d.Keys != 4 || d.KeysRemoved != 3 || d.Memcached == nil || d.Memcached.Sent != 4 || d.Memcached.Found == nil || *d.Memcached.Found != 3 || d.Memcached.Command != "delete" {
 		t.Errorf("detail = %+v, memcached %+v; want 4 sent, the 3 held removed", d, d.Memcached)
 	}
 	if got := strings.Join(cached(t, mc, "item:1", "item:2", "item:3", "item:4", "item:5", "other:1"), " "); got != "item:4 item:5 other:1" {
@@ -78,7 +79,7 @@ func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
 	}
 	d := fired.Detail.(*triggers.TTLDetail)
 	want := env.T.Truncate(time.Second).Add(time.Second).Unix()
-	if d.Keys != 4 || d.Memcached == nil || d.Memcached.Found != 3 || d.Memcached.ExpiresAt != want {
+	if d.Keys != 4 || d.Memcached == nil || d.Memcached.Found == nil || *d.Memcached.Found != 3 || d.Memcached.ExpiresAt != want {
 		t.Errorf("detail = %+v, memcached %+v; want 4 keys, 3 touched to expire at %d", d, d.Memcached, want)
 	}
 	deadline := time.Now().Add(15 * time.Second)
@@ -97,7 +98,8 @@ func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
 }
 
 // flush empties a Memcached only when the target allows it, and is
-// refused before the run when it does not.
+// refused before the run when it does not; its figures are memcached's own
+// count of items (stats curr_items, read apart) before and after it.
 func TestFlushMemcachedOnlyWhenAllowed(t *testing.T) {
 	err := triggers.Supported(&triggers.Flush{}, triggers.Caps{Memcached: true, MemcachedKeys: true, At: func(f string) string { return "shop.yaml:9: " + f }})
 	if err == nil || !strings.Contains(err.Error(), "shop.yaml:9: memcached.allow_flush_all: true to empty") {
@@ -114,12 +116,28 @@ func TestFlushMemcachedOnlyWhenAllowed(t *testing.T) {
 		t.Fatalf("a refused flush emptied the cache")
 	}
 	m.AllowFlushAll = true
+	apart := &Client{Address: m.Client.Address} // a stats reader of its own
+	t.Cleanup(apart.Close)
+	held, err := apart.currItems(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	fired, err := (&triggers.Flush{}).Fire(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := fired.Detail.(*triggers.FlushDetail); d.Memcached == nil || d.Memcached.Command != "flush_all" {
-		t.Errorf("detail = %+v; want the flush_all sent", d)
+	left, err := apart.currItems(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := fired.Detail.(*triggers.FlushDetail)
+	if d.Memcached == nil || d.Memcached.Command != "flush_all" || d.Memcached.Found != nil {
+		t.Fatalf("detail = %+v; want the flush_all sent, and no found", d)
+	}
+	before, after := d.Memcached.ItemsBefore, d.Memcached.ItemsAfter
+	t.Logf("flush_all: curr_items %d before, %d after; read apart %d and %d", *before, *after, held, left)
+	if held != 6 || before == nil || *before != held || after == nil || *after != left || left != 0 || d.KeysFlushed != held {
+		t.Errorf("items before %v, after %v, keys_flushed %d; memcached's curr_items read apart: %d before, %d after: want them equal, 6 and 0", before, after, d.KeysFlushed, held, left)
 	}
 	if got := cached(t, mc, "item:4", "other:1"); len(got) != 0 {
 		t.Errorf("left %v after flush_all; want nothing", got)

@@ -221,7 +221,7 @@ func (m *Cache) DescribeDelete(hot []string) string {
 // Delete deletes the hot keys' items.
 func (m *Cache) Delete(ctx context.Context, hot []string) (triggers.Touched, error) {
 	d, err := m.each(ctx, "delete", hot, m.Client.items.Delete)
-	return triggers.Touched{Keys: len(hot), Removed: int64(d.Found), Memcached: &d}, err
+	return triggers.Touched{Keys: len(hot), Removed: int64(*d.Found), Memcached: &d}, err
 }
 
 func (m *Cache) DescribeExpireAt(hot []string) string {
@@ -252,24 +252,75 @@ func (m *Cache) Flushes() bool { return true }
 
 func (m *Cache) DescribeFlush() string { return "flush_all on the Memcached (every item of it)" }
 
-// Flush empties the whole instance (flush_all), when the target allows it.
-func (m *Cache) Flush(context.Context, triggers.Env) (triggers.Touched, error) {
+// Flush empties the whole instance (flush_all), when the target allows
+// it. The detail has the server's own count of its items (stats
+// curr_items) just before the flush_all and after it; KeysFlushed is how
+// far the count fell. Memcached reclaims the flushed items in the
+// background, so the count after is the lowest read every 10 ms over
+// reclaimWait after the flush_all's answer (reclaimed).
+func (m *Cache) Flush(ctx context.Context, _ triggers.Env) (triggers.Touched, error) {
 	if !m.AllowFlushAll {
 		return triggers.Touched{Memcached: &triggers.MemcachedDetail{}}, errFlush
 	}
-	start := time.Now()
-	err := m.Client.items.FlushAll()
-	d := triggers.MemcachedDetail{Command: "flush_all", Sent: 1, TookMS: time.Since(start).Milliseconds()}
+	before, err := m.Client.currItems(ctx)
 	if err != nil {
-		return triggers.Touched{Memcached: &d}, fmt.Errorf("memcached flush_all: %w", err)
+		return triggers.Touched{Memcached: &triggers.MemcachedDetail{}}, err
 	}
-	return triggers.Touched{Memcached: &d}, nil
+	start := time.Now()
+	err = m.Client.items.FlushAll()
+	d := triggers.MemcachedDetail{Command: "flush_all", Sent: 1, TookMS: time.Since(start).Milliseconds(), ItemsBefore: &before}
+	t := triggers.Touched{Memcached: &d, Emptied: time.Now()}
+	if err != nil {
+		return t, fmt.Errorf("memcached flush_all: %w", err)
+	}
+	after, err := m.Client.reclaimed(ctx, before)
+	if err != nil {
+		return t, err
+	}
+	d.ItemsAfter, t.Removed = &after, max(before-after, 0)
+	return t, nil
+}
+
+// reclaimWait is how long Flush reads the item count after flush_all.
+const reclaimWait = time.Second
+
+// reclaimed is the lowest count of items read every 10 ms from now for
+// reclaimWait, or until one reads 0, starting at before: Memcached's
+// background reclaims the flushed items within about a second (its LRU
+// maintainer sleeps at most that long), while a service's gets unlink a
+// few at a time and its sets add new ones, so no earlier read tells the
+// reclaim is over.
+func (m *Client) reclaimed(ctx context.Context, before int64) (int64, error) {
+	low := before
+	for deadline := time.Now().Add(reclaimWait); low > 0 && time.Now().Before(deadline); {
+		n, err := m.currItems(ctx)
+		if err != nil {
+			return 0, err
+		}
+		low = min(low, n)
+		time.Sleep(10 * time.Millisecond) // polling, with the deadline above
+	}
+	return low, nil
+}
+
+// currItems is the server's count of the items it holds (stats curr_items).
+func (m *Client) currItems(ctx context.Context) (int64, error) {
+	st, err := m.Stats(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(st["curr_items"], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("memcached %s: stats curr_items = %q: not a number", m.Address, st["curr_items"])
+	}
+	return n, nil
 }
 
 // each sends command for each hot key's item, one after another; a key
 // the cache did not hold is not an error.
 func (m *Cache) each(ctx context.Context, command string, hot []string, do func(item string) error) (triggers.MemcachedDetail, error) {
-	d := triggers.MemcachedDetail{Command: command}
+	found := 0
+	d := triggers.MemcachedDetail{Command: command, Found: &found}
 	start := time.Now()
 	for _, item := range m.Items(hot) {
 		if err := ctx.Err(); err != nil {
@@ -278,7 +329,7 @@ func (m *Cache) each(ctx context.Context, command string, hot []string, do func(
 		d.Sent++
 		switch err := do(item); {
 		case err == nil:
-			d.Found++
+			found++
 		case errors.Is(err, memcache.ErrCacheMiss):
 		default:
 			d.TookMS = time.Since(start).Milliseconds()
