@@ -42,7 +42,35 @@ func Header(w io.Writer, rep *experiment.Report, triggerLine string) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "timeline  warmup %s, before %s, T, after %s per arm%s\n", p.Warmup, p.Before, plan.AfterValue{P: &p}, repeatLine(p))
-	fmt.Fprintf(w, "trigger   %s\n", triggerLine) // the hot keys it touches, where it touches them, are in it
+	// the hot keys it touches, where it touches them, are in it: wrapped
+	// under the value's column, as the help is, at headerWidth
+	fmt.Fprintf(w, "trigger   %s\n", wrapUnder(triggerLine, len("trigger   "), headerWidth))
+}
+
+// headerWidth is the most columns a header line takes when its value can
+// be wrapped.
+const headerWidth = 100
+
+// wrapUnder wraps s at spaces so that no line, indented by indent, passes
+// width; the lines after the first are indented under the first. A word
+// longer than the width stays whole.
+func wrapUnder(s string, indent, width int) string {
+	var b strings.Builder
+	col := indent
+	for i, word := range strings.Split(s, " ") {
+		switch {
+		case i == 0:
+		case col+1+len(word) > width:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += len(word)
+	}
+	return b.String()
 }
 
 // Table writes the arms side by side, each compared with the first arm, and
