@@ -28,6 +28,8 @@ package machinelock
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,9 +47,49 @@ var dir = os.TempDir()
 
 // Share blocks while an exclusive test holds the machine or waits for it,
 // then holds the machine beside other sharers until t ends.
+//
+// A test that shares the machine already, itself or through a test it is
+// a subtest of, keeps that share and does not pass the turnstile again:
+// waiting there behind a waiting Take, it would wait for itself, as the
+// Take waits for the share it holds (seen in CI: three packages stuck to
+// their 10-minute timeout behind a test that took Share twice).
 func Share(t testing.TB) {
 	t.Helper()
+	if sharing(t.Name()) {
+		t.Logf("sharelock: waited 0.0s (held by %s already)", t.Name())
+		return
+	}
 	machine(t, syscall.LOCK_SH, "sharelock")
+	name := t.Name()
+	sharers.Lock()
+	sharers.names[name]++
+	sharers.Unlock()
+	t.Cleanup(func() {
+		sharers.Lock()
+		defer sharers.Unlock()
+		if sharers.names[name]--; sharers.names[name] == 0 {
+			delete(sharers.names, name)
+		}
+	})
+}
+
+// sharers are the tests of this process that share the machine, by name.
+var sharers = struct {
+	sync.Mutex
+	names map[string]int
+}{names: map[string]int{}}
+
+// sharing reports whether the test named name, or one it is a subtest of,
+// shares the machine now.
+func sharing(name string) bool {
+	sharers.Lock()
+	defer sharers.Unlock()
+	for held := range sharers.names {
+		if name == held || strings.HasPrefix(name, held+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Take blocks until no other test holds the machine, shared or not, then

@@ -129,3 +129,39 @@ func TestSharersShareAndTakeWaitsForAll(t *testing.T) {
 		t.Fatal("Take never held the machine after the sharers let go")
 	}
 }
+
+// A test that shares the machine takes Share again, itself and in a
+// subtest, while a Take waits for it: it keeps its share and goes on,
+// where waiting at the turnstile behind the Take would wait for itself.
+func TestShareAgainBesideAWaitingTake(t *testing.T) {
+	dir = t.TempDir()
+	var wg sync.WaitGroup
+	shares := make(chan struct{})
+	took := make(chan struct{})
+	wg.Go(func() {
+		t.Run("A shares twice", func(t *testing.T) {
+			Share(t)
+			close(shares)
+			waitUntil(t, "B waits", func() bool { return waiters(t) == 1 })
+			again := make(chan struct{})
+			go func() {
+				Share(t)
+				t.Run("its subtest", func(t *testing.T) { Share(t) })
+				close(again)
+			}()
+			select {
+			case <-again:
+			case <-time.After(5 * time.Second):
+				t.Error("Share again waited behind the Take that waits for the first")
+			}
+		})
+	})
+	<-shares
+	wg.Go(func() { t.Run("B takes", func(t *testing.T) { Take(t); close(took) }) })
+	wg.Wait()
+	select {
+	case <-took:
+	default:
+		t.Error("B never took the machine once A let go")
+	}
+}
