@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/experiment/plan"
@@ -216,18 +217,7 @@ func TestWorkersSweep(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sweep from workers: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	found, _ := filepath.Glob(filepath.Join(dir, "*", "sweep.json"))
-	if len(found) != 1 {
-		t.Fatalf("results under %s: %v; want one sweep.json", dir, found)
-	}
-	b, err := os.ReadFile(found[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res sweep.Results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := clitest.ReadSweep(t, dir)
 	probed := res.Arms[0].Probed
 	for _, p := range probed {
 		for _, r := range p.Runs {
