@@ -207,23 +207,7 @@ func TestALoadBalancersOwn503IsNotShedding(t *testing.T) {
 	// no retries: HAProxy waits up to a second before retrying a refused
 	// connection, longer than the clients wait
 	base, stats := cachetest.HAProxy(t, []string{origin.Listener.Addr().String()}, 0)
-	target := filepath.Join(dir, "lb.yaml")
-	yaml := fmt.Sprintf(`name: HAProxy whose only server goes away
-endpoints: [%s]
-request: {path: "/items/{key}"}
-keys:
-  range: {from: 1, to: 100}
-  hot: 1
-haproxy: {stats: %q, backend: api}
-`, base, stats)
-	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	jsonFile := filepath.Join(out, "r.json")
-	code, stdout, stderr := clitest.Run(t, nil, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch "+gone, "--command-timeout", "1s",
-		"--rate", "100", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3", "--results-dir", out,
-		"-o", "json="+jsonFile, "--state-dir", t.TempDir())
+	code, stdout, stderr, jsonFile := serverGoneRun(t, dir, "HAProxy whose only server goes away", base, stats, gone)
 	t.Logf("stampede:\n%s%s", stdout, stderr)
 	if code != clitest.ExitOK {
 		t.Fatalf("stampede behind HAProxy with no server = exit %d", code)
@@ -417,23 +401,7 @@ func TestALoadBalancersRedispatchesAreRetries(t *testing.T) {
 		}
 	}()
 	base, stats, haproxyLog := cachetest.HAProxyLogged(t, []string{stays.Listener.Addr().String(), leaves.Listener.Addr().String()}, 3)
-	target := filepath.Join(dir, "lb.yaml")
-	yaml := fmt.Sprintf(`name: HAProxy whose second server goes away
-endpoints: [%s]
-request: {path: "/items/{key}"}
-keys:
-  range: {from: 1, to: 100}
-  hot: 1
-haproxy: {stats: %q, backend: api}
-`, base, stats)
-	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	jsonFile := filepath.Join(out, "r.json")
-	code, stdout, stderr := clitest.Run(t, nil, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch "+gone, "--command-timeout", "1s",
-		"--rate", "100", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3", "--results-dir", out,
-		"-o", "table", "-o", "json="+jsonFile, "--state-dir", t.TempDir())
+	code, stdout, stderr, jsonFile := serverGoneRun(t, dir, "HAProxy whose second server goes away", base, stats, gone, "-o", "table")
 	t.Logf("stampede:\n%s%s", stdout, stderr)
 	if code != clitest.ExitOK {
 		t.Fatalf("stampede behind HAProxy losing a server = exit %d", code)
@@ -456,4 +424,31 @@ haproxy: {stats: %q, backend: api}
 	if !strings.Contains(stdout, "retries") {
 		t.Errorf("the table has no retries column:\n%s", stdout)
 	}
+}
+
+// serverGoneRun writes a target file named name for HAProxy at base (its
+// stats page at stats) in dir, and runs a one-arm stampede on it whose
+// command trigger makes the file gone at T, 100 req/s, 1 s before T and
+// 2 s after, with the JSON results and the outputs given. It returns the
+// exit code, the output and the JSON file.
+func serverGoneRun(t *testing.T, dir, name, base, stats, gone string, outputs ...string) (code int, stdout, stderr, jsonFile string) {
+	t.Helper()
+	target := filepath.Join(dir, "lb.yaml")
+	yaml := fmt.Sprintf(`name: %s
+endpoints: [%s]
+request: {path: "/items/{key}"}
+keys:
+  range: {from: 1, to: 100}
+  hot: 1
+haproxy: {stats: %q, backend: api}
+`, name, base, stats)
+	if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	jsonFile = filepath.Join(out, "r.json")
+	args := append([]string{"stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "touch " + gone, "--command-timeout", "1s",
+		"--rate", "100", "--warmup", "0s", "--before", "1s", "--after", "2s", "--seed", "3", "--results-dir", out}, outputs...)
+	code, stdout, stderr = clitest.Run(t, nil, append(args, "-o", "json="+jsonFile, "--state-dir", t.TempDir())...)
+	return code, stdout, stderr, jsonFile
 }
