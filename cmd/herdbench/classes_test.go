@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -97,7 +98,7 @@ postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i
 	if diff := acked - float64(sent); diff < 0 || diff > 1 {
 		t.Errorf("the replicas acknowledged %v likes; the likes class has %d ok over its timeline", acked, sent)
 	}
-	if g := gateNamed(t, out, "requests.items.p99_ms < 0.001"); g.Pass || g.Measured == nil || *g.Measured != items.P99MS {
+	if g := clitest.Gate(t, out, "requests.items.p99_ms < 0.001"); g.Pass || g.Measured == nil || *g.Measured != items.P99MS {
 		t.Errorf("gate on items' p99: %+v; want it failed, measuring %v", g, items.P99MS)
 	}
 	classSecond(t, out, a, items)
@@ -121,7 +122,7 @@ postgres: {dsn: "${SHOP_PG_DSN}", role: herdbench_app, statements: "FROM items i
 // the class's ten rows from it.
 func classSecond(t *testing.T, out string, a result.ArmResult, items *result.RequestFigures) {
 	t.Helper()
-	if g := gateNamed(t, out, "requests.items.p99_ms < 60000 for 100% of seconds"); g.Seconds == nil || g.Seconds.Count != 1 {
+	if g := clitest.Gate(t, out, "requests.items.p99_ms < 60000 for 100% of seconds"); g.Seconds == nil || g.Seconds.Count != 1 {
 		t.Errorf("gate over the items' seconds: %+v; want one second, from T+%dms", g, a.SettledMS())
 	} else if w := g.Seconds.Windows[0]; w.StartMS < a.SettledMS() || w.StartMS >= a.SettledMS()+100 || w.Value == nil || !w.Held || !g.Pass {
 		t.Errorf("the items' second: %+v, pass %v; want it from the first row at or after T+%dms, held", w, g.Pass, a.SettledMS())

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/testbed/storetest"
 )
 
@@ -14,7 +15,7 @@ import (
 // nothing sent; flush on it is refused, naming allow_flush_all at its line.
 func TestMySQLMemcachedExample(t *testing.T) {
 	const file = "../../examples/mysql-memcached-service.yaml"
-	env := append(environ(nil), "SHOP_TOKEN=t0k", "SHOP_MYSQL_DSN=herdbench:pw-9f2@tcp(db.shop.internal:3306)/")
+	env := append(clitest.Environ(nil), "SHOP_TOKEN=t0k", "SHOP_MYSQL_DSN=herdbench:pw-9f2@tcp(db.shop.internal:3306)/")
 	code, stdout, stderr := herdbenchEnv(t, env, "stampede", "--target", file, "--dry-run",
 		"--arms", "none,lease", "--rate", "200", "--state-dir", t.TempDir())
 	if code != exitOK {
@@ -55,7 +56,7 @@ mysql: {dsn: "${HB_MYSQL}", user: shop, statements: items}
 	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := append(environ(nil), "HB_MYSQL="+m.DSN("hb", "hb-pw", ""))
+	env := append(clitest.Environ(nil), "HB_MYSQL="+m.DSN("hb", "hb-pw", ""))
 	code, _, stderr := herdbenchEnv(t, env, "stampede", "--target", path, "--yes", "--rate", "10", "--trigger", "conndrop", "--state-dir", t.TempDir())
 	if code != exitUsage || !strings.Contains(stderr, "shop.yaml:4: mysql: performance_schema is OFF on the server") ||
 		!strings.Contains(stderr, "performance_schema=ON") || strings.Contains(stderr, "hb-pw") {

@@ -5,10 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -86,7 +86,7 @@ limits: {max_rate: 400}
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"stampede", "--state-dir", t.TempDir(), "--results-dir", t.TempDir()}, tt.args...)
-			code, stdout, stderr := herdbenchEnv(t, environ(tt.unset), args...)
+			code, stdout, stderr := herdbenchEnv(t, clitest.Environ(tt.unset), args...)
 			if code != tt.want || !strings.Contains(stderr, tt.wantStderr) {
 				t.Fatalf("stampede %s = exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit %d, stderr with %q", strings.Join(tt.args, " "), code, stdout, stderr, tt.want, tt.wantStderr)
 			}
@@ -152,22 +152,10 @@ limits: {max_rate: 400}
 	}
 }
 
-// environ is this process' environment without the variables unset names.
-func environ(unset []string) []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(unset, name) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // examples/staging.yaml describes a service far away: it checks out, and a
 // dry run of it says what it would touch, with nothing sent.
 func TestStagingExample(t *testing.T) {
-	env := append(environ(nil), "STAGING_TOKEN=t0k", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog")
+	env := append(clitest.Environ(nil), "STAGING_TOKEN=t0k", "STAGING_PG_DSN=postgres://catalog@pg.staging.internal/catalog")
 	code, stdout, stderr := herdbenchEnv(t, env, "stampede", "--target", "../../examples/staging.yaml", "--dry-run",
 		"--arms", "none,lock", "--rate", "200", "--state-dir", t.TempDir())
 	if code != exitOK {

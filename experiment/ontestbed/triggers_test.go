@@ -225,17 +225,24 @@ func TestFaultTriggers(t *testing.T) {
 	t.Run("slowdb: replies slow down for a while", func(t *testing.T) {
 		a := run(t, faultPlan("slowdb", "none")).Arms[0]
 		endedAfter(t, a, a.Trigger.Detail.(*triggers.SlowDBDetail).SlowMS) // the latency removed
-		var slow, after float64
+		// back after: most rows from 800 ms after the fault, not every one
+		// (one request stalled on a busy 2-core machine makes its row's
+		// p99: once 416 ms, in CI at -p 4)
+		var slow float64
+		var after, back int
 		for _, r := range a.Timeline {
 			switch {
 			case r.TMS >= 200 && r.TMS < 800:
 				slow = max(slow, r.P99MS)
 			case r.TMS >= 1800:
-				after = max(after, r.P99MS)
+				after++
+				if r.P99MS < 300 {
+					back++
+				}
 			}
 		}
-		if slow < 300 || after >= 300 {
-			t.Errorf("slowdb 300ms for 1s: p99 %.0fms during it, %.0fms after; want at least 300ms during, back after", slow, after)
+		if slow < 300 || back*5 < after*4 {
+			t.Errorf("slowdb 300ms for 1s: p99 %.0fms during it; %d of %d rows under 300ms after; want at least 300ms during, 80%% of the rows back after", slow, back, after)
 		}
 	})
 

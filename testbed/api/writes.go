@@ -228,8 +228,12 @@ func (w *writer) apply(ctx context.Context, msgs []redis.XMessage) {
 	}
 	v.m.writesApplied.Add(float64(applied))
 	w.s.invalidateWritten(dctx, v, slices.Compact(slices.Sorted(slices.Values(items))))
+	// the lag of each write this batch applied: a batch claimed again from
+	// a consumer too slow to acknowledge it (claimIdle) applies nothing
+	// the first did not, and adds no lag; of a batch that overlaps one
+	// applied before, the first writes' lags stand for the fresh ones'
 	now := time.Now().UnixNano()
-	for _, at := range ats {
+	for _, at := range ats[:min(int(applied), len(ats))] {
 		v.m.writeLag.Observe(time.Duration(now - at).Seconds())
 	}
 	if err := w.s.rdb.XAck(dctx, replica.WriteStream, replica.WriteGroup, acks...).Err(); err != nil {

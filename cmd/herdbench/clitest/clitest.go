@@ -1,6 +1,6 @@
 // Package clitest runs the built herdbench binary in tests as a user runs
 // it, and reads what it wrote: its exit codes, an experiment's results
-// and a sweep's. The command's own tests and the packages that hold its
+// (a gate's among them) and a sweep's. The command's own tests and the packages that hold its
 // longest whole runs (cmd/herdbench/runs, cmd/herdbench/sweeps) share it,
 // so that a whole run can live beside the command's tests or apart from
 // them, and go test runs the packages side by side.
@@ -12,9 +12,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
@@ -74,4 +77,42 @@ func ReadSweep(t *testing.T, dir string) *sweep.Results {
 		t.Fatalf("%s: %v", found[0], err)
 	}
 	return &res
+}
+
+// Gate is the gate written expr in the results of the one run under dir.
+func Gate(t *testing.T, dir, expr string) gates.Result {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "results.json"))
+	if len(files) != 1 {
+		t.Fatalf("results files under %s: %v; want one", dir, files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Gates []gates.Result `json:"gates"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range rep.Gates {
+		if g.Gate == expr {
+			return g
+		}
+	}
+	t.Fatalf("no gate %q in %s", expr, b)
+	return gates.Result{}
+}
+
+// Environ is this process' environment without the variables unset names.
+func Environ(unset []string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(unset, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

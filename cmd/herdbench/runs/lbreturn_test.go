@@ -1,4 +1,4 @@
-package main
+package runs
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/clitest"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/testbed/cachetest"
@@ -104,15 +105,15 @@ func TestAReturningServersHerdShowsPerServer(t *testing.T) {
 			jsonFile := filepath.Join(out, "r.json")
 			run := fmt.Sprintf("touch %s && sleep 1 && touch %s", filepath.Join(dir, "gone"), filepath.Join(dir, "back"))
 			polls := pollHAProxy(t, stats, "api-0")
-			code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", run,
+			code, stdout, stderr := clitest.Run(t, nil, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", run,
 				"--command-timeout", "3s", "--ended-when", "lb:api-0", "--rate", "200", "--warmup", "0s", "--before", "2s", "--after", tt.after,
 				"--gate", tt.gate, "--seed", "3", "--results-dir", out, "-o", "json="+jsonFile, "--state-dir", t.TempDir())
 			page := polls()
 			t.Logf("stampede:\n%s%s", stdout, stderr)
-			if code != exitOK {
+			if code != clitest.ExitOK {
 				t.Fatalf("stampede --gate %q = exit %d; want 0, the gate held", tt.gate, code)
 			}
-			a := readResults(t, jsonFile).Arms[0]
+			a := clitest.ReadResults(t, jsonFile).Arms[0]
 			ended := a.Trigger.EndedMS
 			if a.LB == nil || ended == nil || *ended < 1000 {
 				t.Fatalf("lb %v, the trigger's end %v ms; want HAProxy read and api-0 UP again after the command's second away", a.LB, ended)
@@ -216,7 +217,7 @@ func TestAnEndProbeThatCannotEndFails(t *testing.T) {
 			if err := os.WriteFile(target, []byte(yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			code, stdout, stderr := herdbench(t, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
+			code, stdout, stderr := clitest.Run(t, nil, "stampede", "--target", target, "--arms", "baseline", "--trigger", "command", "--run", "true",
 				"--command-timeout", "1s", "--ended-when", "lb:"+c.server, "--rate", "50", "--warmup", "0s", "--before", "1s", "--after", "2s",
 				"--results-dir", t.TempDir(), "--state-dir", t.TempDir())
 			if code != 1 || !strings.Contains(stdout+stderr, c.want) {
