@@ -25,7 +25,7 @@ import (
 // then on: a state it cannot leave by itself, however long the load stays
 // light. The burst trigger provokes it: burst=N puts N requests in flight
 // at T, each held for hold, on top of the steady load's own (about rate ×
-// hold; the server counts the most it saw outside a burst, steady).
+// hold, more when a busy machine's generator sends late requests together).
 //
 // The latch persists across runs, as a real fault would; what resets it is
 // what would reset a real service between two experiments, the arm's
@@ -130,8 +130,12 @@ func TestSweepBracketsAKnownTippingPoint(t *testing.T) {
 	lo, hi := *a.Bracket.Survived, *a.Bracket.Tipped
 	// a burst of lo survived: lo requests, and the steady load's, stayed
 	// within the limit; a burst of hi tipped: hi and the steady load's
-	// went over it. The steady load keeps at most steady in flight.
-	const steady = 2
+	// went over it. The steady load keeps under one request in flight on
+	// a quiet machine; on a busy one the generator sends the requests it
+	// is late with together (load.lag_*), and once, at -p 4 in the
+	// suite, 5 of them were in flight as a burst of 26 latched the
+	// server: steady is that, and one more.
+	const steady = 6
 	if lo > limit || hi <= limit-steady {
 		t.Errorf("bracket [%v, %v]; want it to hold the limit, %d (within the steady load's %d in flight)", lo, hi, limit, steady)
 	}

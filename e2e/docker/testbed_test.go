@@ -1,4 +1,4 @@
-package e2e
+package docker
 
 import (
 	"context"
@@ -30,7 +30,7 @@ import (
 func TestDockerTestbed(t *testing.T) {
 	composetest.Require(t)
 	st, dir := up(t)
-	localtest.Exclusive(t) // what follows measures; the up does not
+	localtest.Measures(t) // what follows measures; the up does not
 
 	// status: filled as the local provider fills it, from the engine
 	if st.Provider != compose.Name || len(st.API) != 3 || st.API[0] != "http://127.0.0.1:18081" ||

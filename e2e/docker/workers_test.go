@@ -1,4 +1,4 @@
-package e2e
+package docker
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func TestWorkersAsContainersOnADockerNetwork(t *testing.T) {
 		})
 	}
 
-	localtest.Exclusive(t) // what follows measures; the containers' start does not
+	localtest.Measures(t) // what follows measures; the containers' start does not
 
 	// the service, described at the replicas' own addresses on the network
 	dir := t.TempDir()

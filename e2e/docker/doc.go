@@ -1,0 +1,15 @@
+// Package docker runs the docker compose testbed on a real Docker Engine, end
+// to end, as a user runs it: `testbed up --provider docker`, status and
+// down; the default stampede and the invariants its figures keep; every
+// trigger the docker provider supports, checked in the servers' own
+// counters; Ctrl-C during up and during a stampede; and a CI gate on a
+// service that herdbench did not start. It holds only tests: they skip on a
+// machine without Docker and fail when CI is set (composetest.Require).
+//
+// It sits at the top of the tree, not under testbed/compose, for go test's
+// sake: `go test -p 4 ./...` starts packages in import-path order, and
+// this one, whose compose projects run one at a time (the engine lock),
+// is the suite's longest chain; under testbed/ it started last and the
+// suite waited for it (docs/performance.md, "The chain that started
+// last").
+package docker
