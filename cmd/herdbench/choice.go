@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
@@ -58,9 +59,9 @@ func (o stampedeOptions) open(ctx context.Context, stderr io.Writer, plan plan.P
 	g.Log = stderr
 	g.Confirm = func(tg *targets.Target) error { return confirm(stderr, o, tg, plan) }
 	opened, err := o.chosen.Open(ctx, plan, g)
-	var told usageError
+	var told cli.UsageError
 	if !errors.As(err, &told) && herd.IsField(err) { // the user's to fix: the testbed's options, a target file's database without grants
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
@@ -68,7 +69,7 @@ func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 	if strings.Contains(spec, "://") { // a URL, of a scheme FromURL may refuse, not a file
 		tg, err := targets.FromURL(spec)
 		if err != nil {
-			return nil, usageError{fieldErr("target", err)}
+			return nil, cli.UsageError{Err: fieldErr("target", err)}
 		}
 		return tg, nil
 	}
@@ -78,10 +79,10 @@ func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 	}
 	f, err := read(spec)
 	if f == nil && !herd.IsField(err) { // a file --target could not read: perhaps no file was meant
-		return nil, usageError{herd.Errorf("target", "%v (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", err)}
+		return nil, cli.UsageError{Err: herd.Errorf("target", "%v (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", err)}
 	}
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cli.UsageError{Err: err}
 	}
 	return targets.FromFile(f), nil
 }
@@ -174,7 +175,7 @@ func confirm(stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan p
 	}
 	what := fmt.Sprintf("%d req/s for %s of %s each (trigger %s) against %s", plan.Rate, arms, plan.Duration(), plan.Trigger, strings.Join(hosts, ", "))
 	if !opts.InTTY {
-		return usageErrorf("--yes: not given, and there is no terminal to ask on: refusing to send %s (accepted: --yes, or --dry-run to see the plan)", what)
+		return cli.UsageErrorf("--yes: not given, and there is no terminal to ask on: refusing to send %s (accepted: --yes, or --dry-run to see the plan)", what)
 	}
 	fmt.Fprintf(stderr, "About to send %s.\nProceed? [y/N] ", what)
 	line, _ := bufio.NewReader(opts.In).ReadString('\n')

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
 
@@ -23,7 +24,7 @@ stampede mitigations switchable at run time. The local provider runs it as
 plain processes on loopback; it needs redis-server and PostgreSQL, not Docker.
 The docker provider runs the same with docker compose (docker-compose.yml).`,
 		Args: cobra.NoArgs,
-		RunE: showHelp,
+		RunE: cli.ShowHelp,
 	}
 	c.AddCommand(newTestbedUpCmd(stdout, stderr), newTestbedDownCmd(stdout), newTestbedStatusCmd(stdout), newTestbedServeCmd(stderr), newTestbedEdgeCmd(stderr),
 		newTestbedSuperviseCmd(stderr))

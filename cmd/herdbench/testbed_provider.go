@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed"
@@ -24,7 +25,7 @@ import (
 
 // addProviderFlag binds --provider; help says what auto does in cmd.
 func addProviderFlag(fs *pflag.FlagSet, p *string, auto string) {
-	nonEmptyVar(fs, p, "provider", testbed.Auto, strings.Join(providers.Default().Names(), ", "), "which provider runs the testbed: "+strings.Join(providers.Default().Names(), ", ")+" ("+auto+")")
+	cli.NonEmptyVar(fs, p, "provider", testbed.Auto, strings.Join(providers.Default().Names(), ", "), "which provider runs the testbed: "+strings.Join(providers.Default().Names(), ", ")+" ("+auto+")")
 }
 
 // startOptions are the flags that say which testbed to start, beside
@@ -41,7 +42,7 @@ func addStartFlags(fs *pflag.FlagSet, o *startOptions, auto string) {
 	addProviderFlag(fs, &o.Provider, auto)
 	fs.IntVar(&o.Items, "items", local.DefaultItems, "items seeded into the database (Postgres or MariaDB)")
 	fs.IntVar(&o.Tiers, "tiers", testbed.OneTier, "1: the API replicas; 2: also one edge replica per API replica in front of them, calling them over HTTP (status lists them under edge; the stampede's clients attack them)")
-	nonEmptyVar(fs, &o.ComposeFile, "compose-file", compose.DefaultFile, "a compose file, such as "+compose.DefaultFile+", the default", "the docker provider's compose file, in the herdbench repository")
+	cli.NonEmptyVar(fs, &o.ComposeFile, "compose-file", compose.DefaultFile, "a compose file, such as "+compose.DefaultFile+", the default", "the docker provider's compose file, in the herdbench repository")
 }
 
 // addStartupFlags binds a replica's start-up options: its pools and
@@ -71,7 +72,7 @@ func optionName(flag string) string { return strings.ReplaceAll(flag, "-", "_") 
 func testbedError(err error) error {
 	var fe herd.FieldErrors
 	if errors.As(err, &fe) {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	return err
 }
@@ -104,7 +105,7 @@ func withTestbed(plan, bed herd.FieldErrors) herd.FieldErrors {
 // flags asked for.
 func warnIgnored(stderr io.Writer, ignored []testbed.Mismatch) {
 	for _, m := range ignored {
-		flag := "--" + flagOf(m.Option)
+		flag := "--" + cli.FlagOf(m.Option)
 		if m.Has == "" {
 			fmt.Fprintf(stderr, "warning: %s ignored: it applies when a testbed starts, and one runs already (testbed down, then up %s, to change it)\n", flag, flag)
 			continue

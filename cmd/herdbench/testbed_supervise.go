@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/testbed/local"
 )
 
@@ -17,7 +18,7 @@ func newTestbedSuperviseCmd(stderr io.Writer) *cobra.Command {
 		Use:    "supervise",
 		Short:  "Run a detached local testbed's supervisor (testbed up starts it)",
 		Hidden: true,
-		Args:   noArgs,
+		Args:   cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return local.Supervise(c.Context(), os.Stdin, os.NewFile(local.NotifyFD, "notify"), stderr)
 		},

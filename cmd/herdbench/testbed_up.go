@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed"
@@ -63,7 +64,7 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
   herdbench testbed up --foreground
   herdbench testbed up --observability
   herdbench testbed up --provider docker --observability`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) { opts.setFlags = append(opts.setFlags, f.Name) })
 			return upRun(c.Context(), stdout, stderr, opts)
@@ -95,7 +96,7 @@ func bindUpFlags(fs *pflag.FlagSet, opts *upOptions) {
 // upProblems are the problems of up's own options, before the testbed's
 // (which Ensure checks before it starts anything).
 func upProblems(opts upOptions) herd.FieldErrors {
-	bad := opts.Replica.Problems().Blame(func(field string) bool { return slices.Contains(opts.setFlags, flagOf(field)) })
+	bad := opts.Replica.Problems().Blame(func(field string) bool { return slices.Contains(opts.setFlags, cli.FlagOf(field)) })
 	if opts.Timeout <= 0 {
 		bad.Add("timeout", "%s out of range (accepted: more than 0, such as 30s)", opts.Timeout)
 	}
@@ -105,7 +106,7 @@ func upProblems(opts upOptions) herd.FieldErrors {
 
 func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
 	if bad := upProblems(opts); len(bad) > 0 {
-		return usageError{bad}
+		return cli.UsageError{Err: bad}
 	}
 	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr))
 	if err != nil {
