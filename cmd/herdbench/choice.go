@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
@@ -46,9 +47,9 @@ func (o stampedeOptions) startTestbed(ctx context.Context, plan plan.Plan, stder
 	}
 	if !run.Started {
 		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
-		warnIgnored(stderr, run.Ignored)
+		testbedcmd.WarnIgnored(stderr, run.Ignored)
 	}
-	return run, func() { stopTestbed(ctx, stderr, run) }, nil
+	return run, func() { testbedcmd.Stop(ctx, stderr, run) }, nil
 }
 
 // open opens the kind --target names once past the dry run (asking

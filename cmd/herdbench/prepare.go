@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
@@ -35,7 +36,7 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(plan.Plan) er
 		return plan, nil, err
 	}
 	if bedErr != nil {
-		return plan, nil, testbedError(bedErr)
+		return plan, nil, testbedcmd.StartError(bedErr)
 	}
 	return plan, outs, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
@@ -200,7 +201,7 @@ func setFlag(fl *pflag.Flag, v string) error {
 func setKnob(a *arm.Arm, flag, v string) error {
 	var c replica.Config
 	knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
-	addKnobFlags(knobs, &c, nil)
+	testbedcmd.AddKnobFlags(knobs, &c, nil)
 	fl := knobs.Lookup(flag)
 	if fl == nil {
 		return fmt.Errorf("unknown key %q", flag) // a scenario key names a flag: a test checks it

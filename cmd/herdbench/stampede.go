@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/verdict"
@@ -94,7 +95,7 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 		Plan: plan,
 		Bed: testbedFlags{Knobs: replica.DefaultConfig, KnobsSet: map[string]bool{}, Replicas: local.DefaultReplicas,
 			Startup: replica.DefaultOptions},
-		StateDir:   defaultStateDir(),
+		StateDir:   testbedcmd.DefaultStateDir(),
 		Target:     "testbed",
 		kinds:      kinds,
 		In:         os.Stdin,
@@ -185,15 +186,15 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	b := &opts.Bed
 	grouped(fs, groupTestbed, func() {
 		fs.IntVar(&b.Replicas, "replicas", b.Replicas, "API replicas when the stampede starts the testbed")
-		addStartFlags(fs, &b.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
-		addStartupFlags(fs, &b.Startup)
+		testbedcmd.AddStartFlags(fs, &b.StartOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
+		testbedcmd.AddStartupFlags(fs, &b.Startup)
 	})
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		"; or vegeta=FILE, every request from T - before as vegeta's results, for vegeta report and plot (repeatable; default: table)")
 	cli.NonEmptyVar(fs, &opts.JSONFile, "json", opts.JSONFile, "a file name, such as results.json; or leave --json out", "also write the results JSON to `FILE` (as -o json=FILE)")
 	cli.NonEmptyVar(fs, &opts.ResultsDir, "results-dir", opts.ResultsDir, "a directory, such as herdbench-results, the default", "where every run's results.json is written, in a directory per run")
 	cli.NonEmptyVar(fs, &opts.MetricsAddr, "metrics-addr", "", "HOST:PORT on loopback, such as 127.0.0.1:9464; or leave it out", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
-	grouped(fs, groupKnobs, func() { addKnobFlags(fs, &b.Knobs, b.KnobsSet) })
+	grouped(fs, groupKnobs, func() { testbedcmd.AddKnobFlags(fs, &b.Knobs, b.KnobsSet) })
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
 	cli.NonEmptyVar(fs, &opts.Target, "target", opts.Target, "testbed, the default, a target file, or a base URL such as http://127.0.0.1:8080/items/{key}", "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")

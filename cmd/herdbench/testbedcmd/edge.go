@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"io"
@@ -16,7 +16,7 @@ import (
 	"github.com/herdbench/herdbench/testbed/edge"
 )
 
-func newTestbedEdgeCmd(stderr io.Writer) *cobra.Command {
+func newEdgeCmd(stderr io.Writer) *cobra.Command {
 	var (
 		listen, name = "127.0.0.1:8090", "a1"
 		upstreams    []string

@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type statusOptions struct {
 	Provider string
 }
 
-func newTestbedStatusCmd(stdout io.Writer) *cobra.Command {
+func newStatusCmd(stdout io.Writer) *cobra.Command {
 	var opts statusOptions
 	c := &cobra.Command{
 		Use:   "status",
@@ -123,4 +123,17 @@ func printStatus(w io.Writer, st testbed.Status) error {
 		fmt.Fprintf(tw, "\ntry: curl -i %s/items/42\n", try[0])
 	}
 	return tw.Flush()
+}
+
+// printObservability adds the observability endpoints to a status table.
+func printObservability(w io.Writer, st testbed.Status) {
+	if st.Prometheus != "" {
+		fmt.Fprintf(w, "prometheus\t%s\t%s\n", st.Prometheus, st.Versions["prometheus"])
+	}
+	if st.Harness != "" {
+		fmt.Fprintf(w, "  scrapes stampedes at\t%s\n", st.Harness)
+	}
+	if st.Grafana != "" {
+		fmt.Fprintf(w, "grafana\t%s\n", st.Grafana)
+	}
 }

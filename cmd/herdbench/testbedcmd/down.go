@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type downOptions struct {
 	Provider string
 }
 
-func newTestbedDownCmd(stdout io.Writer) *cobra.Command {
+func newDownCmd(stdout io.Writer) *cobra.Command {
 	var opts downOptions
 	c := &cobra.Command{
 		Use:   "down",

@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"io"
@@ -18,7 +18,7 @@ type serveOptions struct {
 	API    replica.Options
 }
 
-func newTestbedServeCmd(stderr io.Writer) *cobra.Command {
+func newServeCmd(stderr io.Writer) *cobra.Command {
 	opts := serveOptions{Listen: "127.0.0.1:8080", API: replica.DefaultOptions}
 	c := &cobra.Command{
 		Use:         "serve",
@@ -46,7 +46,7 @@ starts each replica with this command.`,
 	fs.StringVar(&opts.API.RedisAddr, "redis", "", "Redis host:port (with --cache memcached, optional: the write queue's stream)")
 	fs.StringVar(&opts.API.MemcachedAddr, "memcached", "", "Memcached host:port, with --cache memcached")
 	addServeAddrFlags(fs, &opts.API)
-	addReplicaFlags(fs, &opts.API)
+	AddReplicaFlags(fs, &opts.API)
 	return c
 }
 
