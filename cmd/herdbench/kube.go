@@ -3,15 +3,14 @@ package main
 import (
 	"io"
 
-	"github.com/herdbench/herdbench/cmd/herdbench/cli"
-	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/targets"
-
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/kube"
+	"github.com/herdbench/herdbench/targets"
 )
 
 func newKubeCmd(stdout io.Writer) *cobra.Command {
