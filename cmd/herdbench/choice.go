@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
@@ -45,9 +47,9 @@ func (o stampedeOptions) startTestbed(ctx context.Context, plan plan.Plan, stder
 	}
 	if !run.Started {
 		fmt.Fprintf(stderr, "using the testbed running in %s (left running)\n", run.Status.StateDir)
-		warnIgnored(stderr, run.Ignored)
+		testbedcmd.WarnIgnored(stderr, run.Ignored)
 	}
-	return run, func() { stopTestbed(ctx, stderr, run) }, nil
+	return run, func() { testbedcmd.Stop(ctx, stderr, run) }, nil
 }
 
 // open opens the kind --target names once past the dry run (asking
@@ -58,9 +60,9 @@ func (o stampedeOptions) open(ctx context.Context, stderr io.Writer, plan plan.P
 	g.Log = stderr
 	g.Confirm = func(tg *targets.Target) error { return confirm(stderr, o, tg, plan) }
 	opened, err := o.chosen.Open(ctx, plan, g)
-	var told usageError
+	var told cli.UsageError
 	if !errors.As(err, &told) && herd.IsField(err) { // the user's to fix: the testbed's options, a target file's database without grants
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/grafana"
 )
 
@@ -18,7 +19,7 @@ func newDashboardsCmd(stdout io.Writer) *cobra.Command {
 			"and the Prometheus they read (DIR/provisioning/), built in Go with Grafana's foundation SDK\n" +
 			"(grafana/*.go). The repository's grafana/ is this command's output; docs/dashboards.md says how\n" +
 			"to load it and what each panel shows.",
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			written, err := grafana.Write(dir)
 			for _, path := range written {

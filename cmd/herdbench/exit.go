@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -17,16 +18,6 @@ const (
 	exitUsage       = 2  // bad flags, arguments or configuration
 	exitGatesFailed = 99 // a gate failed or a stop condition ended an arm (k6's convention)
 )
-
-// usageError marks an error as the user's input: exit code 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usageErrorf(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
 
 // gatesFailed ends a run whose results are written and whose gates did
 // not all pass, or whose arm a stop condition ended: exit code 99. The
@@ -50,10 +41,10 @@ func exitCode(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "herdbench: %v (exit %d)\n", g, exitGatesFailed)
 		return exitGatesFailed
 	}
-	var u usageError
+	var u cli.UsageError
 	if errors.As(err, &u) {
-		fmt.Fprintf(stderr, "herdbench: %v\n", inFlagTerms(u.err))
-		if !inFiles(u.err) { // a file's problems are fixed in the file, at the lines named
+		fmt.Fprintf(stderr, "herdbench: %v\n", inFlagTerms(u.Err))
+		if !inFiles(u.Err) { // a file's problems are fixed in the file, at the lines named
 			fmt.Fprintln(stderr, "Run 'herdbench --help' for usage.")
 		}
 		return exitUsage

@@ -3,26 +3,17 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/spf13/pflag"
 	"slices"
-	"strings"
 
+	"github.com/spf13/pflag"
+
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/triggers"
 )
-
-// flagOf is the flag that sets a field of the plan or of the replicas'
-// config: --hot-keys for hot_keys. The one field named apart from its
-// flag is the plan's gates, which --gate adds to one at a time.
-func flagOf(field string) string {
-	if field == "gates" {
-		return "gate"
-	}
-	return strings.ReplaceAll(field, "_", "-")
-}
 
 // inFlagTerms is err as the command line tells it: each FieldError that
 // came from no file as "--flag: [elem: ]what", anything else as it is.
@@ -34,7 +25,7 @@ func inFlagTerms(err error) error {
 	for i, e := range fe {
 		if e.File == "" && e.Field != "" {
 			c := *e
-			c.Field = "--" + flagOf(e.Field)
+			c.Field = "--" + cli.FlagOf(e.Field)
 			fe[i] = &c
 		}
 	}
@@ -44,7 +35,7 @@ func inFlagTerms(err error) error {
 // userSet says whether the user set field, by a flag or in a scenario
 // file: a problem of two fields is told as the one they set (Blame).
 func (o stampedeOptions) userSet(field string) bool {
-	return o.Bed.KnobsSet[field] || o.PlanSet[flagOf(field)] || o.TriggerSet[flagOf(field)] || slices.Contains(o.TestbedSet, flagOf(field))
+	return o.Bed.KnobsSet[field] || o.PlanSet[cli.FlagOf(field)] || o.TriggerSet[cli.FlagOf(field)] || slices.Contains(o.TestbedSet, cli.FlagOf(field))
 }
 
 // fieldErr is a problem with a flag's value, in the plan's terms.
@@ -68,7 +59,7 @@ func inFile(err error, path string, f *scenario.File, fromFile map[string]scenar
 		if e.File != "" || e.Field == "" {
 			continue
 		}
-		if s, ok := fromFile[flagOf(e.Field)]; ok {
+		if s, ok := fromFile[cli.FlagOf(e.Field)]; ok {
 			c.File, c.Line, c.Field = path, s.Line, s.Path
 			if j := slices.Index(s.Values, e.Elem); e.Elem != "" && j >= 0 && j < len(s.Lines) {
 				c.Line, c.Field = s.Lines[j], fmt.Sprintf("%s[%d]", s.Path, j)

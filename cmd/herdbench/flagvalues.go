@@ -11,38 +11,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 )
-
-// nonEmpty is a string flag whose explicit empty value is refused: the
-// flag's default is its own, and "" would silently become it, or worse
-// (--listen "" listens on every interface).
-type nonEmpty struct {
-	p        *string
-	accepted string // what the flag takes, for the error
-}
-
-// nonEmptyVar binds a string flag that refuses "" (accepted: what it takes).
-func nonEmptyVar(fs *pflag.FlagSet, p *string, name, value, accepted, usage string) {
-	*p = value
-	fs.Var(nonEmpty{p, accepted}, name, usage)
-}
-
-func (v nonEmpty) String() string {
-	if v.p == nil {
-		return ""
-	}
-	return *v.p
-}
-func (v nonEmpty) Type() string { return "string" }
-func (v nonEmpty) Set(s string) error {
-	if strings.TrimSpace(s) == "" {
-		return emptyError{v.accepted}
-	}
-	*v.p = s
-	return nil
-}
 
 // nonEmptyValue is a flag's value that refuses "" before its own Set
 // (accepted: what it takes).
@@ -53,15 +25,10 @@ type nonEmptyValue struct {
 
 func (v nonEmptyValue) Set(s string) error {
 	if strings.TrimSpace(s) == "" {
-		return emptyError{v.accepted}
+		return cli.EmptyError{Accepted: v.accepted}
 	}
 	return v.Value.Set(s)
 }
-
-// emptyError is an explicitly empty value, and what the flag or key takes.
-type emptyError struct{ accepted string }
-
-func (e emptyError) Error() string { return "empty (accepted: " + e.accepted + ")" }
 
 // refuseEmpty makes every flag of fs bound with pflag's own string or text
 // value (StringVar, TextVar) refuse an explicit "": to pflag, "" is a
@@ -192,7 +159,7 @@ func flagValueError(err error) error {
 		return err
 	}
 	fl := bad.GetFlag()
-	var empty emptyError
+	var empty cli.EmptyError
 	if errors.As(err, &empty) {
 		return fmt.Errorf("--%s: %w", fl.Name, empty)
 	}
@@ -250,14 +217,4 @@ func (v rateValue) Set(s string) error {
 
 func badRate(s string) error {
 	return fmt.Errorf("%q is not a rate (accepted: whole requests per second, such as 500, 1k, 1.5k or 2k/s, 1 to %d)", s, plan.MaxRate)
-}
-
-// noArgs refuses arguments to a command that takes none, naming them:
-// cobra's own says "unknown command", as if one were misspelt.
-func noArgs(c *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("%s: takes no arguments, and was given %s (accepted: flags only, which start with --; see %s --help)",
-			c.CommandPath(), strings.Join(args, " "), c.CommandPath())
-	}
-	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,13 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/targets"
-	"github.com/herdbench/herdbench/testbed/local"
-	"github.com/herdbench/herdbench/testbed/providers"
-	"github.com/herdbench/herdbench/testbed/replica"
 )
 
 // The fuzzers run herdbench in this process on what a user may type or
@@ -123,7 +118,7 @@ func checkCommandLine(t *testing.T, args []string, dir string) {
 		cancel() // it stops as soon as it listens
 		ctx, args = c, append(slices.Clone(args), "--listen", "127.0.0.1:0")
 	case len(args) > 1 && args[0] == "testbed" && args[1] == "up":
-		checkUp(t, args[2:])
+		checkUp(args[2:])
 		return
 	default:
 		return // the other commands start or stop things
@@ -145,22 +140,12 @@ func checkCommandLine(t *testing.T, args []string, dir string) {
 }
 
 // checkUp parses testbed up's flags and runs its checks, and the ones
-// Ensure makes before it starts anything, without Ensure.
-func checkUp(t *testing.T, args []string) {
-	opts := upOptions{Replica: replica.DefaultOptions}
-	fs := pflag.NewFlagSet("up", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	bindUpFlags(fs, &opts)
-	if err := fs.Parse(args); err != nil {
+// Ensure makes before it starts anything, without Ensure
+// (testbedcmd.CheckUp), telling a flag's error as the root does.
+func checkUp(args []string) {
+	if err := testbedcmd.CheckUp(args); err != nil {
 		_ = flagValueError(err).Error()
-		return
 	}
-	fs.Visit(func(f *pflag.Flag) { opts.setFlags = append(opts.setFlags, f.Name) })
-	o := opts.testbed(io.Discard)
-	_ = upProblems(opts).Error()
-	_ = providers.Default().Check(o.Provider)
-	_ = o.Problems().Error()
-	_ = local.Provider{}.Problems(o).Error()
 }
 
 // addFiles adds the content of the files glob matches as seeds.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/targets/starter"
@@ -52,7 +53,7 @@ Edit it, then:
     --cache-key 'page:{key}' --keys-file titles.txt --probe
   herdbench init --url 'http://staging.internal:8080/items/{key}' --redis 10.0.0.7:6379 \
     --postgres 10.0.0.8:5432 --file staging.yaml`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return runInit(c.Context(), stdout, o) },
 	}
 	fs := c.Flags()
@@ -79,14 +80,14 @@ func runInit(ctx context.Context, stdout io.Writer, o initOptions) error {
 	}
 	s, u, bad := o.starter()
 	if len(bad) > 0 {
-		return usageError{bad}
+		return cli.UsageError{Err: bad}
 	}
 	if msg := notAFile(o.File); msg != "" { // --force would not help
-		return usageErrorf("--file: %s (accepted: a file's path, such as herdbench-target.yaml)", msg)
+		return cli.UsageErrorf("--file: %s (accepted: a file's path, such as herdbench-target.yaml)", msg)
 	}
 	if !o.Force {
 		if _, err := os.Stat(o.File); err == nil {
-			return usageErrorf("--file: %s exists (accepted: a new file, or --force to overwrite it)", o.File)
+			return cli.UsageErrorf("--file: %s exists (accepted: a new file, or --force to overwrite it)", o.File)
 		}
 	}
 	keys, err := o.keys(ctx, u) // after the checks: --probe sends requests
@@ -100,10 +101,10 @@ func runInit(ctx context.Context, stdout io.Writer, o initOptions) error {
 	}
 	f, err := os.OpenFile(o.File, flags, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return usageErrorf("--file: %s exists (accepted: a new file, or --force to overwrite it)", o.File)
+		return cli.UsageErrorf("--file: %s exists (accepted: a new file, or --force to overwrite it)", o.File)
 	}
 	if err != nil { // a directory that cannot be written: the user's to pick another
-		return usageErrorf("--file: %v (accepted: a new file in a directory you may write, such as herdbench-target.yaml)", err)
+		return cli.UsageErrorf("--file: %v (accepted: a new file in a directory you may write, such as herdbench-target.yaml)", err)
 	}
 	if err := s.Write(f); err != nil {
 		f.Close()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/targets/starter"
@@ -55,7 +56,7 @@ func (o initOptions) keys(ctx context.Context, u *url.URL) (starter.Keys, error)
 	if o.KeysFile != "" {
 		keys, err := targets.ReadKeys(o.KeysFile)
 		if err != nil {
-			return starter.Keys{}, usageErrorf("--keys-file: %v (accepted: a file of keys, one a line)", err)
+			return starter.Keys{}, cli.UsageErrorf("--keys-file: %v (accepted: a file of keys, one a line)", err)
 		}
 		given, from = keys, o.KeysFile+" (--keys-file)"
 	}
@@ -69,14 +70,14 @@ func (o initOptions) keys(ctx context.Context, u *url.URL) (starter.Keys, error)
 		}
 		tg, err := targets.FromURL(u.String())
 		if err != nil {
-			return starter.Keys{}, usageErrorf("--url: %v", err)
+			return starter.Keys{}, cli.UsageErrorf("--url: %v", err)
 		}
 		kept, err := starter.Probe(ctx, tg, given, probeTimeout)
 		if err != nil {
 			return starter.Keys{}, fmt.Errorf("--probe: %w", err)
 		}
 		if len(kept) == 0 {
-			return starter.Keys{}, usageErrorf("--probe: none of the %d keys of %s answered 2xx to %s (accepted: keys the service has, by --keys or --keys-file)", len(given), from, u.Redacted())
+			return starter.Keys{}, cli.UsageErrorf("--probe: none of the %d keys of %s answered 2xx to %s (accepted: keys the service has, by --keys or --keys-file)", len(given), from, u.Redacted())
 		}
 		return starter.Keys{List: kept, Hot: min(hotMax, len(kept)),
 			From: fmt.Sprintf("the %d of %d keys of %s that answered 2xx to GET %s when herdbench init probed them", len(kept), len(given), from, u.Redacted())}, nil

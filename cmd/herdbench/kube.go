@@ -3,14 +3,14 @@ package main
 import (
 	"io"
 
-	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/targets"
-
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/kube"
+	"github.com/herdbench/herdbench/targets"
 )
 
 func newKubeCmd(stdout io.Writer) *cobra.Command {
@@ -58,8 +58,8 @@ docs/distributed.md has the whole path and what to size.`,
 	fs.IntVar(&s.Workers, "workers", s.Workers, "worker pods")
 	fs.StringVar(&s.WorkerCPU, "worker-cpu", s.WorkerCPU, "each worker's CPU request and limit (about 10,000 req/s per core)")
 	fs.StringVar(&s.ConfigMap, "configmap", "", "ConfigMap holding the target file (and a scenario), mounted at /config")
-	nonEmptyVar(fs, &s.Secret, "secret", "", "the name of a Secret, such as herdbench-dsn; or leave it out for none", "Secret whose keys become the controller's environment (a DSN's password)")
-	nonEmptyVar(fs, &s.TokenSecret, "token-secret", "", "the name of a Secret with key token; or leave it out for NAME-worker-token", "Secret holding the workers' token under key token: every call to a worker carries it (default: NAME-worker-token)")
+	cli.NonEmptyVar(fs, &s.Secret, "secret", "", "the name of a Secret, such as herdbench-dsn; or leave it out for none", "Secret whose keys become the controller's environment (a DSN's password)")
+	cli.NonEmptyVar(fs, &s.TokenSecret, "token-secret", "", "the name of a Secret with key token; or leave it out for NAME-worker-token", "Secret holding the workers' token under key token: every call to a worker carries it (default: NAME-worker-token)")
 	fs.StringArrayVar(&s.AllowHosts, "allow-host", nil, "a host besides loopback the workers may send to (repeatable)")
 	return c
 }
@@ -115,7 +115,7 @@ func checkKube(s kube.Spec) error {
 	}
 	bad = append(bad, controllerProblems(s.Args, s.AllowHosts)...)
 	if len(bad) > 0 {
-		return usageError{bad}
+		return cli.UsageError{Err: bad}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
@@ -32,7 +33,7 @@ func controllerProblems(args, allow []string) herd.FieldErrors {
 		bad.Add("", "--workers after --: the manifests set it to the workers' Service (accepted: kube --workers N)")
 	}
 	opts := newStampedeOptions(io.Discard, triggers.Default)
-	c := &cobra.Command{Use: args[0], Args: noArgs}
+	c := &cobra.Command{Use: args[0], Args: cli.NoArgs}
 	isRun := args[0] == "run"
 	if isRun { // its scenario file, as run itself requires it
 		c.Args = newRunCmd(io.Discard, io.Discard, triggers.Default).Args
@@ -45,7 +46,7 @@ func controllerProblems(args, allow []string) herd.FieldErrors {
 		return bad
 	}
 	if err := c.Args(c, fs.Args()); err != nil {
-		bad.Add("", "after --: %v", unwrapUsage(err))
+		bad.Add("", "after --: %v", cli.UnwrapUsage(err))
 		return bad
 	}
 	if isRun {
@@ -82,7 +83,7 @@ func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, allow
 	for _, e := range checked {
 		// a run's scenario may set what its command line does not, and
 		// the other value of a relation between two
-		if !isRun || (e.Other == nil && (e.Field == "" || fs.Changed(flagOf(e.Field)))) {
+		if !isRun || (e.Other == nil && (e.Field == "" || fs.Changed(cli.FlagOf(e.Field)))) {
 			bad = append(bad, e)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/reporters"
-	"github.com/herdbench/herdbench/testbed"
 )
 
 // liveMetrics serves the harness' live metrics while a stampede runs: at
@@ -36,19 +35,6 @@ func liveMetrics(stderr io.Writer, addr string, st plan.Opened) (experiment.Obse
 		fmt.Fprintf(stderr, "live metrics at http://%s/metrics\n", srv.Addr())
 	}
 	return srv, func() { _ = srv.Close() }, nil
-}
-
-// printObservability adds the observability endpoints to a status table.
-func printObservability(w io.Writer, st testbed.Status) {
-	if st.Prometheus != "" {
-		fmt.Fprintf(w, "prometheus\t%s\t%s\n", st.Prometheus, st.Versions["prometheus"])
-	}
-	if st.Harness != "" {
-		fmt.Fprintf(w, "  scrapes stampedes at\t%s\n", st.Harness)
-	}
-	if st.Grafana != "" {
-		fmt.Fprintf(w, "grafana\t%s\n", st.Grafana)
-	}
 }
 
 // withObserver is obs and more as one observer; obs may be nil.

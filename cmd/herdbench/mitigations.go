@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
 
@@ -21,7 +22,7 @@ func newMitigationsCmd(stdout io.Writer, newMitigations func() *replica.Mitigati
 			"refresh, none alone. docs/mitigations.md explains each. They are the testbed's: on your own\n" +
 			"service, an arm is whatever switches it (a header, a query value, a hook), declared under arms:\n" +
 			"in its target file (docs/targets.md).",
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			reg := newMitigations()
 			cfg := reg.DefaultConfig()

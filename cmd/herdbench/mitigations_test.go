@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -78,7 +79,7 @@ func TestAddingAMitigationIsOneTypeAndOneRegistryLine(t *testing.T) {
 	up := replica.DefaultOptions
 	up.Config = withTally().DefaultConfig()
 	upFlags := pflag.NewFlagSet("up", pflag.ContinueOnError)
-	addReplicaFlags(upFlags, &up)
+	testbedcmd.AddReplicaFlags(upFlags, &up)
 	if f := upFlags.Lookup("strategy"); f == nil || !strings.Contains(f.Usage, "tally") {
 		t.Errorf("--strategy's help lacks tally")
 	}
@@ -150,24 +151,25 @@ func grepMetric(metrics, name string) string {
 // args, its registry withTally, and returns it with its Redis address.
 func serveTally(t *testing.T, args []string) (*httptest.Server, string) {
 	t.Helper()
-	serve := serveOptions{API: replica.DefaultOptions}
-	serve.API.Mitigations = withTally()
-	serve.API.Config = serve.API.Mitigations.DefaultConfig()
+	o := replica.DefaultOptions
+	o.Mitigations = withTally()
+	o.Config = o.Mitigations.DefaultConfig()
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	fs.StringVar(&serve.Listen, "listen", "", "")
-	fs.StringVar(&serve.API.Name, "name", "", "")
-	fs.StringVar(&serve.API.RedisAddr, "redis", "", "")
-	addServeAddrFlags(fs, &serve.API)
-	addReplicaFlags(fs, &serve.API)
+	var listen string
+	fs.StringVar(&listen, "listen", "", "")
+	fs.StringVar(&o.Name, "name", "", "")
+	fs.StringVar(&o.RedisAddr, "redis", "", "")
+	fs.StringVar(&o.PostgresDSN, "postgres", "", "")
+	testbedcmd.AddReplicaFlags(fs, &o)
 	if err := fs.Parse(args[2:]); err != nil {
 		t.Fatalf("serve %v: %v", args, err)
 	}
-	s, err := api.New(serve.API)
+	s, err := api.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return srv, serve.API.RedisAddr
+	return srv, o.RedisAddr
 }

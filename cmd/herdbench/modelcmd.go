@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/predict"
 	"github.com/herdbench/herdbench/reporters"
@@ -54,13 +55,13 @@ of 0 exits 2, naming what is missing and which run would measure it.`,
 func modelRun(stdout io.Writer, opts modelOptions) error {
 	switch {
 	case opts.DBPool < 1 || opts.DBPool > 1000:
-		return usageErrorf("--db-pool: %d out of range (accepted: 1 to 1000 connections per replica; a capacity of 0 serves nothing)", opts.DBPool)
+		return cli.UsageErrorf("--db-pool: %d out of range (accepted: 1 to 1000 connections per replica; a capacity of 0 serves nothing)", opts.DBPool)
 	case opts.DBTimeout <= 0:
-		return usageErrorf("--db-timeout: %v out of range (accepted: above 0, such as 5s)", opts.DBTimeout)
+		return cli.UsageErrorf("--db-timeout: %v out of range (accepted: above 0, such as 5s)", opts.DBTimeout)
 	}
 	rep, err := reporters.ReadJSONFile(opts.File)
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	var pools *predict.Pools
 	if n := rep.Environment.Replicas; rep.Environment.Target == "testbed" && n > 0 {
@@ -74,7 +75,7 @@ func modelRun(stdout io.Writer, opts modelOptions) error {
 		for _, e := range fe {
 			e.File = opts.File
 		}
-		return usageError{fe}
+		return cli.UsageError{Err: fe}
 	}
 	return err
 }

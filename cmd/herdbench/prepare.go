@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
@@ -28,13 +30,13 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(plan.Plan) er
 		err = more(plan)
 	}
 	if bad := testbedProblems(bedErr, *opts); len(bad) > 0 { // with the plan's: every problem at once
-		return plan, nil, usageError{withTestbed(herd.Fields(unwrapUsage(err)), bad)}
+		return plan, nil, cli.UsageError{Err: withTestbed(herd.Fields(cli.UnwrapUsage(err)), bad)}
 	}
 	if err != nil {
 		return plan, nil, err
 	}
 	if bedErr != nil {
-		return plan, nil, testbedError(bedErr)
+		return plan, nil, testbedcmd.StartError(bedErr)
 	}
 	return plan, outs, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/herdbench/herdbench/baseline"
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/gates"
@@ -74,14 +75,14 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 		return compareRun(stdout, opts)
 	}
 	if len(opts.Limits) > 0 {
-		return usageErrorf("--max-regression: needs --baseline (accepted: report --baseline OLD.json NEW.json --max-regression PATH=MAX)")
+		return cli.UsageErrorf("--max-regression: needs --baseline (accepted: report --baseline OLD.json NEW.json --max-regression PATH=MAX)")
 	}
 	outs, err := parseOutputs(opts.Outputs, "", reporters.FormatNames())
 	if err == nil {
 		err = outputPathProblems(outs).Err()
 	}
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	gs, problems := gates.ParseAll(opts.Gates, "gate")
 	var bad []error
@@ -114,7 +115,7 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 		reps = append(reps, rep)
 	}
 	if len(bad) > 0 {
-		return usageError{errors.Join(bad...)}
+		return cli.UsageError{Err: errors.Join(bad...)}
 	}
 	if len(reps) == 1 || len(outs) == 0 {
 		outs = withTable(outs)
@@ -122,7 +123,7 @@ func reportRun(stdout io.Writer, opts reportOptions) error {
 	if len(reps) > 1 {
 		for _, o := range outs {
 			if o.format != "html" {
-				return usageErrorf("-o %s: shows one run, and %d results files were given (accepted: html for several runs, or one file)", o.format, len(reps))
+				return cli.UsageErrorf("-o %s: shows one run, and %d results files were given (accepted: html for several runs, or one file)", o.format, len(reps))
 			}
 		}
 	}
@@ -183,7 +184,7 @@ func compareRun(stdout io.Writer, opts reportOptions) error {
 		bad = unheld(limits, base, run)
 	}
 	if len(bad) > 0 {
-		return usageError{errors.Join(bad...)}
+		return cli.UsageError{Err: errors.Join(bad...)}
 	}
 	c := baseline.Compare(figures(base), figures(run), limits)
 	c.Baseline, c.Run, c.Partial = opts.Baseline, opts.Files[0], run.Partial

@@ -3,9 +3,12 @@ package main
 import (
 	"io"
 
+	"github.com/spf13/cobra"
+
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
-	"github.com/spf13/cobra"
 )
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -30,13 +33,13 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 		// Cobra validates arguments before running a command; an error then
 		// is the user's input, so it exits 2.
 		Args: cobra.NoArgs,
-		RunE: showHelp,
+		RunE: cli.ShowHelp,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagValueError(err)} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: flagValueError(err)} })
 	root.AddCommand(newStampedeCmd(stdout, stderr, newTriggers), newSweepCmd(stdout, stderr, newTriggers), newRunCmd(stdout, stderr, newTriggers), newReportCmd(stdout), newModelCmd(stdout), newWorkerCmd(stderr), newKubeCmd(stdout),
-		newTriggersCmd(stdout, newTriggers), newInitCmd(stdout), newMitigationsCmd(stdout, replica.DefaultMitigations), newDashboardsCmd(stdout), newTestbedCmd(stdout, stderr), newVersionCmd(stdout))
+		newTriggersCmd(stdout, newTriggers), newInitCmd(stdout), newMitigationsCmd(stdout, replica.DefaultMitigations), newDashboardsCmd(stdout), testbedcmd.New(stdout, stderr), newVersionCmd(stdout))
 	markUsageErrors(root)
 	refuseEmptyFlags(root)
 	wrapFlagHelp(root)
@@ -48,7 +51,7 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 // (refuseTwice), but for the replicas' and edges' commands,
 // whose command lines testbed up writes, not a user.
 func refuseEmptyFlags(c *cobra.Command) {
-	if c.Annotations[builtByTestbed] != "" {
+	if c.Annotations[cli.BuiltByTestbed] != "" {
 		return
 	}
 	refuseEmpty(c.Flags())
@@ -60,20 +63,13 @@ func refuseEmptyFlags(c *cobra.Command) {
 	}
 }
 
-// builtByTestbed annotates a command whose command line testbed up writes.
-const builtByTestbed = "built-by-testbed"
-
-// showHelp is the RunE of command groups: bare, they print help; with an
-// unknown subcommand, their Args check fails with a usage error.
-func showHelp(c *cobra.Command, _ []string) error { return c.Help() }
-
 // markUsageErrors makes argument validation errors usage errors (exit 2) in
 // every command.
 func markUsageErrors(c *cobra.Command) {
 	if args := c.Args; args != nil {
 		c.Args = func(cmd *cobra.Command, a []string) error {
 			if err := args(cmd, a); err != nil {
-				return usageError{err}
+				return cli.UsageError{Err: err}
 			}
 			return nil
 		}

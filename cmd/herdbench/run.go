@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/scenario"
@@ -74,7 +76,7 @@ func scenarioOptions(ctx context.Context, path string, cmdline *pflag.FlagSet, s
 		}
 	}
 	if len(bad) > 0 {
-		return opts, usageError{bad.ByLine()}
+		return opts, cli.UsageError{Err: bad.ByLine()}
 	}
 	return opts, nil
 }
@@ -87,7 +89,7 @@ func readScenario(ctx context.Context, path string, cmdline *pflag.FlagSet, stde
 	opts = newStampedeOptions(stderr, newTriggers)
 	f, err := scenario.Read(path, scenario.Vocabulary{Triggers: opts.Plan.Triggers, Knobs: subject.Knobs(nil)})
 	if f == nil {
-		return stampedeOptions{}, nil, nil, usageError{err}
+		return stampedeOptions{}, nil, nil, cli.UsageError{Err: err}
 	}
 	bad = herd.Fields(err)
 	fs := pflag.NewFlagSet("scenario", pflag.ContinueOnError)
@@ -146,12 +148,12 @@ func readScenario(ctx context.Context, path string, cmdline *pflag.FlagSet, stde
 	// lines in the file too
 	var bed herd.FieldErrors
 	if opts.bedErr, err = opts.resolveTarget(ctx); err != nil {
-		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
+		bad = append(bad, inFile(cli.UnwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	} else {
 		bed = inFile(testbedProblems(opts.bedErr, opts), path, f, fromFile, opts.Plan.Triggers)
 	}
 	if _, _, err := buildPlan(opts); err != nil {
-		bad = append(bad, inFile(unwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
+		bad = append(bad, inFile(cli.UnwrapUsage(err), path, f, fromFile, opts.Plan.Triggers)...)
 	}
 	return opts, withTestbed(bad.FirstPerField(), bed), replaced, nil // one problem per value
 }
@@ -170,16 +172,6 @@ func atSetting(e *herd.FieldError, path string, settings []scenario.Setting) boo
 	return e.File == path && slices.ContainsFunc(settings, func(s scenario.Setting) bool {
 		return e.Field == s.Path || strings.HasPrefix(e.Field, s.Path+"[")
 	})
-}
-
-// unwrapUsage is the problems a usage error carries, before they were put
-// in flag terms.
-func unwrapUsage(err error) error {
-	var u usageError
-	if errors.As(err, &u) {
-		return u.err
-	}
-	return err
 }
 
 // setFlag sets a flag from a file's value. A value that does not parse
@@ -209,7 +201,7 @@ func setFlag(fl *pflag.Flag, v string) error {
 func setKnob(a *arm.Arm, flag, v string) error {
 	var c replica.Config
 	knobs := pflag.NewFlagSet("arm", pflag.ContinueOnError)
-	addKnobFlags(knobs, &c, nil)
+	testbedcmd.AddKnobFlags(knobs, &c, nil)
 	fl := knobs.Lookup(flag)
 	if fl == nil {
 		return fmt.Errorf("unknown key %q", flag) // a scenario key names a flag: a test checks it

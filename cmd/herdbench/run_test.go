@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/scenario"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/subject"
@@ -80,7 +81,11 @@ func TestEveryStampedeFlagHasAScenarioKey(t *testing.T) {
 	})
 	// an arm's edge policy (arms[].edge) starts from the edges' own, which
 	// testbed up sets with the flags of the same names
-	up := newTestbedUpCmd(io.Discard, io.Discard).Flags()
+	upCmd, _, err := testbedcmd.New(io.Discard, io.Discard).Find([]string{"up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := upCmd.Flags()
 	for tag := range tags {
 		if strings.HasPrefix(tag, "edge-") && up.Lookup(tag) != nil {
 			continue

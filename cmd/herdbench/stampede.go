@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/verdict"
@@ -93,7 +95,7 @@ func newStampedeOptions(stderr io.Writer, newTriggers func() *triggers.Registry)
 		Plan: plan,
 		Bed: testbedFlags{Knobs: replica.DefaultConfig, KnobsSet: map[string]bool{}, Replicas: local.DefaultReplicas,
 			Startup: replica.DefaultOptions},
-		StateDir:   defaultStateDir(),
+		StateDir:   testbedcmd.DefaultStateDir(),
 		Target:     "testbed",
 		kinds:      kinds,
 		In:         os.Stdin,
@@ -137,7 +139,7 @@ Triggers: ` + triggerHelp(opts.Plan.Triggers),
   herdbench stampede --arms none,lock,lock+ttl_jitter --rate 500
   herdbench stampede --trigger ttl --ttl 4s --hot-keys 100 --arms none,xfetch,ttl_jitter,lock
   herdbench stampede --gate 'lock:db.queries <= 120' -o markdown=summary.md -o junit=gates.xml`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.TestbedSet = changed(c.Flags(), startFlags)
 			opts.ArmsSet = c.Flags().Changed("arms")
@@ -184,21 +186,21 @@ func bindStampedeFlags(fs *pflag.FlagSet, opts *stampedeOptions) {
 	b := &opts.Bed
 	grouped(fs, groupTestbed, func() {
 		fs.IntVar(&b.Replicas, "replicas", b.Replicas, "API replicas when the stampede starts the testbed")
-		addStartFlags(fs, &b.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
-		addStartupFlags(fs, &b.Startup)
+		testbedcmd.AddStartFlags(fs, &b.StartOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker; when the stampede starts the testbed")
+		testbedcmd.AddStartupFlags(fs, &b.Startup)
 	})
 	fs.StringArrayVarP(&opts.Outputs, "output", "o", opts.Outputs, "a report: FORMAT to stdout or FORMAT=FILE, FORMAT one of "+strings.Join(reporters.FormatNames(), ", ")+
 		"; or vegeta=FILE, every request from T - before as vegeta's results, for vegeta report and plot (repeatable; default: table)")
-	nonEmptyVar(fs, &opts.JSONFile, "json", opts.JSONFile, "a file name, such as results.json; or leave --json out", "also write the results JSON to `FILE` (as -o json=FILE)")
-	nonEmptyVar(fs, &opts.ResultsDir, "results-dir", opts.ResultsDir, "a directory, such as herdbench-results, the default", "where every run's results.json is written, in a directory per run")
-	nonEmptyVar(fs, &opts.MetricsAddr, "metrics-addr", "", "HOST:PORT on loopback, such as 127.0.0.1:9464; or leave it out", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
-	grouped(fs, groupKnobs, func() { addKnobFlags(fs, &b.Knobs, b.KnobsSet) })
+	cli.NonEmptyVar(fs, &opts.JSONFile, "json", opts.JSONFile, "a file name, such as results.json; or leave --json out", "also write the results JSON to `FILE` (as -o json=FILE)")
+	cli.NonEmptyVar(fs, &opts.ResultsDir, "results-dir", opts.ResultsDir, "a directory, such as herdbench-results, the default", "where every run's results.json is written, in a directory per run")
+	cli.NonEmptyVar(fs, &opts.MetricsAddr, "metrics-addr", "", "HOST:PORT on loopback, such as 127.0.0.1:9464; or leave it out", "serve live Prometheus metrics at `HOST:PORT` on loopback while the stampede runs (default: where the testbed's Prometheus scrapes, with testbed up --observability)")
+	grouped(fs, groupKnobs, func() { testbedcmd.AddKnobFlags(fs, &b.Knobs, b.KnobsSet) })
 	fs.StringVar(&opts.StateDir, "state-dir", opts.StateDir, "directory of the testbed's data, state file and logs (env HERDBENCH_STATE_DIR)")
-	nonEmptyVar(fs, &opts.Target, "target", opts.Target, "testbed, the default, a target file, or a base URL such as http://127.0.0.1:8080/items/{key}", "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
+	cli.NonEmptyVar(fs, &opts.Target, "target", opts.Target, "testbed, the default, a target file, or a base URL such as http://127.0.0.1:8080/items/{key}", "what is attacked: testbed (default), a target file (docs/targets.md), or a base URL such as http://127.0.0.1:8080/items/{key}")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", opts.AllowHosts, "a host besides loopback the target may touch, as in the target's URLs (repeatable)")
-	nonEmptyVar(fs, &opts.Workers, "workers", opts.Workers, "URL,URL,... of workers, such as http://10.0.0.5:7070, or dns:NAME:PORT; or leave it out to send the load from here", "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
+	cli.NonEmptyVar(fs, &opts.Workers, "workers", opts.Workers, "URL,URL,... of workers, such as http://10.0.0.5:7070, or dns:NAME:PORT; or leave it out to send the load from here", "send the load from herdbench workers: `URL,URL,...` or dns:NAME:PORT, every address of a headless Service (docs/distributed.md)")
 	fs.IntVar(&opts.WorkerCount, "worker-count", opts.WorkerCount, "with --workers dns:NAME:PORT only, wait until this many workers resolve (0: as many as resolve at first)")
-	nonEmptyVar(fs, &opts.WorkerToken, "worker-token-file", "", "a file holding the workers' token; or leave it out for $HERDBENCH_WORKER_TOKEN", "with --workers, the `FILE` holding the workers' token (default: $HERDBENCH_WORKER_TOKEN)")
+	cli.NonEmptyVar(fs, &opts.WorkerToken, "worker-token-file", "", "a file holding the workers' token; or leave it out for $HERDBENCH_WORKER_TOKEN", "with --workers, the `FILE` holding the workers' token (default: $HERDBENCH_WORKER_TOKEN)")
 	fs.BoolVar(&opts.DryRun, "dry-run", opts.DryRun, "print what the run would send and touch, and send nothing")
 	fs.BoolVar(&opts.Yes, "yes", opts.Yes, "do not ask before touching hosts that are not loopback")
 	groupStampedeFlags(fs, reg)
@@ -304,7 +306,7 @@ func buildPlan(opts stampedeOptions) (plan.Plan, []output, error) {
 	// one problem per value, its follow-ons dropped; each --allow-host is
 	// a value of its own, told apart by its message alone
 	if bad = append(bad.Blame(opts.userSet).FirstPerField(), hostProblems(opts.AllowHosts)...); len(bad) > 0 {
-		return plan, nil, usageError{bad}
+		return plan, nil, cli.UsageError{Err: bad}
 	}
 	if plan.Seed == 0 {
 		plan.Seed = rand.Uint64N(1_000_000) + 1 // short enough to retype
@@ -392,7 +394,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		}
 		err := fmt.Errorf("%w (partial results in %s)", runErr, saved)
 		if fe := new(*herd.FieldError); errors.As(runErr, fe) && (*fe).File != "" {
-			return usageError{err} // the target file's: a field that read nothing (targets.Filled, Counted)
+			return cli.UsageError{Err: err} // the target file's: a field that read nothing (targets.Filled, Counted)
 		}
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
@@ -66,7 +67,7 @@ trigger: ` + magnitudeHelp(opts.Plan.Triggers),
   herdbench sweep --trigger expire --grid rate=300,1000,3000 --grid hot_keys=10,100,1000 \
     -o html=map.html
   herdbench sweep --trigger burst --vary burst=10..2000 --gate 'none:tipping >= 200' --dry-run`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opts.Given = given(c.Flags())
 			baseOnAxes(c.Flags(), opts.Plan, opts.Vary, opts.Grid)
@@ -205,7 +206,7 @@ func buildSweep(opts sweepOptions, plan plan.Plan, gateExprs []string) (sweep.Sw
 	tg, sub := opts.target()
 	bad = append(bad, checkExtremes(plan, extremes, tg, sub, opts.Vary != "")...)
 	if len(bad) > 0 {
-		return sw, nil, usageError{bad}
+		return sw, nil, cli.UsageError{Err: bad}
 	}
 	return sw, gs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/herd"
 )
 
@@ -11,7 +12,7 @@ import (
 // as its axis's (--vary or --grid): baseOnAxes set it to the axis's first
 // value, and the user gave no such flag.
 func atAxis(err error, opts sweepOptions) error {
-	fe := herd.Fields(unwrapUsage(err))
+	fe := herd.Fields(cli.UnwrapUsage(err))
 	axes := map[string][2]string{} // magnitude: its flag and spec
 	for _, a := range append([]string{opts.Vary}, opts.Grid...) {
 		if name, _, ok := strings.Cut(a, "="); ok {
@@ -34,5 +35,5 @@ func atAxis(err error, opts sweepOptions) error {
 	if !told || slices.Contains(fe, nil) {
 		return err
 	}
-	return usageError{fe}
+	return cli.UsageError{Err: fe}
 }

@@ -6,15 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/service"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/testbed"
-	"github.com/herdbench/herdbench/testbed/compose"
 	"github.com/herdbench/herdbench/testbed/providers"
 	"github.com/herdbench/herdbench/testbed/subject"
 )
@@ -68,7 +68,7 @@ func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 	if strings.Contains(spec, "://") { // a URL, of a scheme FromURL may refuse, not a file
 		tg, err := targets.FromURL(spec)
 		if err != nil {
-			return nil, usageError{fieldErr("target", err)}
+			return nil, cli.UsageError{Err: fieldErr("target", err)}
 		}
 		return tg, nil
 	}
@@ -78,10 +78,10 @@ func serviceOf(spec string, dryRun bool) (*targets.Target, error) {
 	}
 	f, err := read(spec)
 	if f == nil && !herd.IsField(err) { // a file --target could not read: perhaps no file was meant
-		return nil, usageError{herd.Errorf("target", "%v (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", err)}
+		return nil, cli.UsageError{Err: herd.Errorf("target", "%v (accepted: testbed, a target file, or a base URL such as http://127.0.0.1:8080/items/{key})", err)}
 	}
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cli.UsageError{Err: err}
 	}
 	return targets.FromFile(f), nil
 }
@@ -124,32 +124,7 @@ func testbedToUse(ctx context.Context, opts stampedeOptions) (*subject.Testbed, 
 		tiers = "edge replicas in front"
 	}
 	tg.Name = fmt.Sprintf("the %s testbed the run would start in %s (%d replicas, %d items, %s)", st.Provider, opts.StateDir, len(st.API), st.Items, tiers)
-	return tg, withComposeFile(err, st.Provider, opts.Bed.ComposeFile)
-}
-
-// withComposeFile is err with the problem of a compose file that is not
-// there (or is a directory), when the testbed the run would start is docker's: the run would
-// stop at it after its checks (exit 1), and the dry run said nothing.
-func withComposeFile(err error, provider, file string) error {
-	if provider != "docker" {
-		return err
-	}
-	why := "no such file"
-	switch fi, serr := os.Stat(file); {
-	case serr == nil && fi.IsDir():
-		why = "a directory"
-	case serr == nil:
-		return err
-	}
-	bad := herd.FieldErrors{{Field: "compose_file", Msg: fmt.Sprintf("%q: %s (accepted: the compose file of the herdbench repository, %s from its root, or its path)", file, why, compose.DefaultFile)}}
-	var fe herd.FieldErrors
-	switch {
-	case err == nil:
-		return bad
-	case errors.As(err, &fe):
-		return append(fe, bad...)
-	}
-	return err // another failure, which the run reports with its own exit code
+	return tg, testbedcmd.WithComposeFile(err, st.Provider, opts.Bed.ComposeFile)
 }
 
 // target is what the plan is checked and dry-run against, with its
@@ -174,7 +149,7 @@ func confirm(stderr io.Writer, opts stampedeOptions, svc *targets.Target, plan p
 	}
 	what := fmt.Sprintf("%d req/s for %s of %s each (trigger %s) against %s", plan.Rate, arms, plan.Duration(), plan.Trigger, strings.Join(hosts, ", "))
 	if !opts.InTTY {
-		return usageErrorf("--yes: not given, and there is no terminal to ask on: refusing to send %s (accepted: --yes, or --dry-run to see the plan)", what)
+		return cli.UsageErrorf("--yes: not given, and there is no terminal to ask on: refusing to send %s (accepted: --yes, or --dry-run to see the plan)", what)
 	}
 	fmt.Fprintf(stderr, "About to send %s.\nProceed? [y/N] ", what)
 	line, _ := bufio.NewReader(opts.In).ReadString('\n')

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -17,7 +18,7 @@ func newTriggersCmd(stdout io.Writer, newTriggers func() *triggers.Registry) *co
 		Short: "List the triggers that provoke a herd, a line each",
 		Long: "List the triggers `herdbench stampede --trigger NAME` can fire at T, each with the flags of its\n" +
 			"options (a scenario file's trigger keys, with underscores). docs/triggers.md explains each.",
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			reg := newTriggers()
 			opts := map[string][]string{}

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3";
@@ -27,7 +29,7 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print herdbench's version",
-		Args:  noArgs,
+		Args:  cli.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintf(stdout, "herdbench %s %s %s/%s\n", herdbenchVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/targets"
@@ -40,34 +41,34 @@ sends only to loopback and to the hosts --allow-host names. Beyond
 loopback, every call must carry its token (--token-file, or
 $HERDBENCH_WORKER_TOKEN; the controller's --worker-token-file).
 docs/distributed.md has the whole path, Kubernetes included.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if opts.Idle < 0 {
-				return usageErrorf("--idle-timeout %s is negative (accepted: 0, never, or a duration)", opts.Idle)
+				return cli.UsageErrorf("--idle-timeout %s is negative (accepted: 0, never, or a duration)", opts.Idle)
 			}
 			for _, h := range opts.AllowHosts {
 				if err := targets.CheckHost(h); err != nil {
-					return usageErrorf("--allow-host: %v", err)
+					return cli.UsageErrorf("--allow-host: %v", err)
 				}
 			}
 			token, err := workers.ReadToken(opts.TokenFile)
 			switch {
 			case err != nil && opts.TokenFile != "":
-				return usageErrorf("--token-file: %v", err)
+				return cli.UsageErrorf("--token-file: %v", err)
 			case err != nil: // from the environment: it names itself
-				return usageErrorf("%v", err)
+				return cli.UsageErrorf("%v", err)
 			}
 			if err := checkListen(opts.Listen); err != nil {
-				return usageErrorf("--listen %s: %v (accepted: HOST:PORT, port 1 to 65535, such as 127.0.0.1:7070, or :7070 for every interface)", opts.Listen, err)
+				return cli.UsageErrorf("--listen %s: %v (accepted: HOST:PORT, port 1 to 65535, such as 127.0.0.1:7070, or :7070 for every interface)", opts.Listen, err)
 			}
 			if token == "" && !workers.LoopbackOnly(opts.Listen) {
-				return usageErrorf("--listen %s: beyond loopback without a token, anything that reaches it could make this worker send load "+
+				return cli.UsageErrorf("--listen %s: beyond loopback without a token, anything that reaches it could make this worker send load "+
 					"(accepted: --token-file FILE or $%s, %d characters or more; or a loopback address such as 127.0.0.1:7070)",
 					opts.Listen, workers.TokenEnv, workers.MinTokenLen)
 			}
 			ln, err := net.Listen("tcp", opts.Listen)
 			if err != nil {
-				return usageErrorf("--listen %s: %v (accepted: a free HOST:PORT, such as 127.0.0.1:7070 or :7070)", opts.Listen, err)
+				return cli.UsageErrorf("--listen %s: %v (accepted: a free HOST:PORT, such as 127.0.0.1:7070 or :7070)", opts.Listen, err)
 			}
 			w := workers.NewWorker(herdbenchVersion(), opts.AllowHosts, token)
 			w.Log = slog.New(slog.NewTextHandler(stderr, nil))
@@ -83,10 +84,10 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 		},
 	}
 	fs := c.Flags()
-	nonEmptyVar(fs, &opts.Listen, "listen", opts.Listen, "HOST:PORT, such as 127.0.0.1:7070, or :7070 for every interface", "`HOST:PORT` to serve the worker API on (:7070 for every interface, as in a pod)")
+	cli.NonEmptyVar(fs, &opts.Listen, "listen", opts.Listen, "HOST:PORT, such as 127.0.0.1:7070, or :7070 for every interface", "`HOST:PORT` to serve the worker API on (:7070 for every interface, as in a pod)")
 	fs.StringArrayVar(&opts.AllowHosts, "allow-host", nil, "a host besides loopback this worker may send to (repeatable)")
 	fs.DurationVar(&opts.Idle, "idle-timeout", 0, "exit after this long with no request and nothing running (0: never)")
-	nonEmptyVar(fs, &opts.TokenFile, "token-file", "", "a file holding the token; or leave it out for $HERDBENCH_WORKER_TOKEN", "`FILE` holding the token every call must carry (default: $HERDBENCH_WORKER_TOKEN; required to listen beyond loopback)")
+	cli.NonEmptyVar(fs, &opts.TokenFile, "token-file", "", "a file holding the token; or leave it out for $HERDBENCH_WORKER_TOKEN", "`FILE` holding the token every call must carry (default: $HERDBENCH_WORKER_TOKEN; required to listen beyond loopback)")
 	return c
 }
 
@@ -104,7 +105,7 @@ func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Targe
 		if strings.HasPrefix(opts.Workers, "dns:") {
 			return nil, err
 		}
-		return nil, usageError{err}
+		return nil, cli.UsageError{Err: err}
 	}
 	var hosts []string
 	for h := range target.Hosts {
@@ -115,7 +116,7 @@ func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Targe
 	slices.Sort(hosts)
 	token, err := workers.ReadToken(opts.WorkerToken) // checked before anything started (workerTokenProblems)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cli.UsageError{Err: err}
 	}
 	c := workers.NewController(urls, herdbenchVersion(), hosts, token)
 	c.Vegeta = vegeta

@@ -15,9 +15,9 @@ import (
 func TestOnlyWhatRunsTheServerImportsIt(t *testing.T) {
 	const mod = "github.com/herdbench/herdbench/"
 	allowed := map[string]string{
-		"cmd/herdbench": "testbed serve runs a replica",
-		"testbed/edge":  "an edge replica answers with the server's RespondJSON, RespondError, ReadReset and Serve",
-		"testbed/store": "the stores seed and count with the server's schema, item queries and cache client",
+		"cmd/herdbench/testbedcmd": "testbed serve runs a replica",
+		"testbed/edge":             "an edge replica answers with the server's RespondJSON, RespondError, ReadReset and Serve",
+		"testbed/store":            "the stores seed and count with the server's schema, item queries and cache client",
 	}
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", mod+"...").Output()
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"io"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/edge"
 )
 
-func newTestbedEdgeCmd(stderr io.Writer) *cobra.Command {
+func newEdgeCmd(stderr io.Writer) *cobra.Command {
 	var (
 		listen, name = "127.0.0.1:8090", "a1"
 		upstreams    []string
@@ -23,7 +24,7 @@ func newTestbedEdgeCmd(stderr io.Writer) *cobra.Command {
 		seed         uint64
 	)
 	c := &cobra.Command{
-		Annotations: map[string]string{builtByTestbed: "yes"},
+		Annotations: map[string]string{cli.BuiltByTestbed: "yes"},
 		Use:         "edge",
 		Short:       "Run one edge replica in front of the API replicas (tier A of a call chain)",
 		Long: `Run one edge replica: GET /items/{id} answered by calling an API replica
@@ -35,7 +36,7 @@ failed attempt (an error, a timeout or a 5xx) retried per --retry and
 requests it answered (herdbench_edge_requests_total) and the attempts it
 sent (herdbench_edge_upstream_attempts_total): their ratio is the layer's
 amplification. docs/testbed.md has an example.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o := edge.Options{Name: name, Seed: seed, Config: pol}
 			bad := pol.Problems()
@@ -51,7 +52,7 @@ amplification. docs/testbed.md has an example.`,
 				o.Upstreams = append(o.Upstreams, p.Scheme+"://"+p.Host)
 			}
 			if len(bad) > 0 {
-				return usageError{bad}
+				return cli.UsageError{Err: bad}
 			}
 			return edge.Run(c.Context(), listen, o, slog.New(slog.NewTextHandler(stderr, nil)))
 		},

@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/providers"
@@ -26,7 +27,7 @@ type statusOptions struct {
 	Provider string
 }
 
-func newTestbedStatusCmd(stdout io.Writer) *cobra.Command {
+func newStatusCmd(stdout io.Writer) *cobra.Command {
 	var opts statusOptions
 	c := &cobra.Command{
 		Use:   "status",
@@ -39,7 +40,7 @@ versions and logs; with observability, prometheus (its URL), harness (where
 it scrapes a stampede's live metrics) and, under docker, grafana. --template
 formats the same object with a Go template, such as '{{index .API 0}}'.
 Exits 1 when no testbed runs.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return statusRun(c.Context(), stdout, opts) },
 	}
 	addStateDirFlag(c.Flags(), &opts.StateDir)
@@ -51,17 +52,17 @@ Exits 1 when no testbed runs.`,
 
 func statusRun(ctx context.Context, stdout io.Writer, opts statusOptions) error {
 	if opts.JSON && opts.Template != "" {
-		return usageErrorf("--json and --template: use one of them")
+		return cli.UsageErrorf("--json and --template: use one of them")
 	}
 	reg := providers.Default()
 	if err := reg.Check(opts.Provider); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	var tmpl *template.Template
 	if opts.Template != "" {
 		var err error
 		if tmpl, err = template.New("status").Parse(opts.Template); err != nil {
-			return usageErrorf("--template: %v", err)
+			return cli.UsageErrorf("--template: %v", err)
 		}
 	}
 	st, err := reg.Status(ctx, opts.Provider, opts.StateDir)
@@ -81,7 +82,7 @@ func statusRun(ctx context.Context, stdout io.Writer, opts statusOptions) error 
 		return enc.Encode(st)
 	case tmpl != nil:
 		if err := tmpl.Execute(stdout, st); err != nil {
-			return usageErrorf("--template: %v", err)
+			return cli.UsageErrorf("--template: %v", err)
 		}
 		_, err := fmt.Fprintln(stdout)
 		return err
@@ -122,4 +123,17 @@ func printStatus(w io.Writer, st testbed.Status) error {
 		fmt.Fprintf(tw, "\ntry: curl -i %s/items/42\n", try[0])
 	}
 	return tw.Flush()
+}
+
+// printObservability adds the observability endpoints to a status table.
+func printObservability(w io.Writer, st testbed.Status) {
+	if st.Prometheus != "" {
+		fmt.Fprintf(w, "prometheus\t%s\t%s\n", st.Prometheus, st.Versions["prometheus"])
+	}
+	if st.Harness != "" {
+		fmt.Fprintf(w, "  scrapes stampedes at\t%s\n", st.Harness)
+	}
+	if st.Grafana != "" {
+		fmt.Fprintf(w, "grafana\t%s\n", st.Grafana)
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/providers"
 )
@@ -19,7 +20,7 @@ type downOptions struct {
 	Provider string
 }
 
-func newTestbedDownCmd(stdout io.Writer) *cobra.Command {
+func newDownCmd(stdout io.Writer) *cobra.Command {
 	var opts downOptions
 	c := &cobra.Command{
 		Use:   "down",
@@ -27,7 +28,7 @@ func newTestbedDownCmd(stdout io.Writer) *cobra.Command {
 		Long: `Stop every process of the testbed and remove its data. Logs stay in the
 state directory until the next up. Running down when nothing runs is not an
 error.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return downRun(c.Context(), stdout, opts) },
 	}
 	addStateDirFlag(c.Flags(), &opts.StateDir)
@@ -39,10 +40,10 @@ error.`,
 func downRun(ctx context.Context, stdout io.Writer, opts downOptions) error {
 	reg := providers.Default()
 	if err := reg.Check(opts.Provider); err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if opts.Timeout <= 0 { // 0 would kill at once, with no orderly stop at all
-		return usageErrorf("--timeout: %s out of range (accepted: more than 0, such as 30s, the default)", opts.Timeout)
+		return cli.UsageErrorf("--timeout: %s out of range (accepted: more than 0, such as 30s, the default)", opts.Timeout)
 	}
 	done, err := reg.Down(context.WithoutCancel(ctx), opts.Provider, opts.StateDir, opts.Timeout)
 	if errors.Is(err, testbed.ErrNotRunning) {

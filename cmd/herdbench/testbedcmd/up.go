@@ -1,8 +1,9 @@
-package main
+package testbedcmd
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed"
@@ -28,7 +30,7 @@ type upOptions struct {
 	Foreground bool
 	JSON       bool
 	Replica    replica.Options
-	startOptions
+	StartOptions
 	// With --tiers 2, the edge replicas call the API replicas with Edge's
 	// policy (--edge-*).
 	Edge edge.Options
@@ -38,7 +40,7 @@ type upOptions struct {
 	setFlags      []string // every flag the user set
 }
 
-func newTestbedUpCmd(stdout, stderr io.Writer) *cobra.Command {
+func newUpCmd(stdout, stderr io.Writer) *cobra.Command {
 	opts := upOptions{Replica: replica.DefaultOptions}
 	c := &cobra.Command{
 		Use:   "up",
@@ -63,7 +65,7 @@ and the harness (and under docker Grafana with the bundled dashboards).`,
   herdbench testbed up --foreground
   herdbench testbed up --observability
   herdbench testbed up --provider docker --observability`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Flags().Visit(func(f *pflag.Flag) { opts.setFlags = append(opts.setFlags, f.Name) })
 			return upRun(c.Context(), stdout, stderr, opts)
@@ -82,8 +84,8 @@ func bindUpFlags(fs *pflag.FlagSet, opts *upOptions) {
 	fs.BoolVar(&opts.JSON, "json", false, "print the status as JSON once up (as testbed status --json)")
 	fs.BoolVar(&opts.Observability, "observability", false, "also run Prometheus and the Redis and Postgres exporters (local: Debian's prometheus, prometheus-redis-exporter, prometheus-postgres-exporter); status names it under prometheus")
 	fs.BoolVar(&opts.Grafana, "grafana", true, "with --provider docker --observability, Grafana too (--grafana=false where its image cannot be had)")
-	addStartFlags(fs, &opts.startOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker")
-	addReplicaFlags(fs, &opts.Replica)
+	AddStartFlags(fs, &opts.StartOptions, "auto: local when redis-server and the database (PostgreSQL, or MariaDB with --db mariadb) are installed, else docker")
+	AddReplicaFlags(fs, &opts.Replica)
 	fs.DurationVar((*time.Duration)(&opts.Edge.Timeout), "edge-timeout", local.DefaultEdgeTimeout, "with --tiers 2: each edge attempt's own timeout")
 	fs.TextVar(&opts.Edge.Retry, "edge-retry", retry.Policy{Kind: retry.None}, "with --tiers 2: the edges' retry `POLICY`: "+strings.Join(retry.Forms, ", "))
 	fs.TextVar(&opts.Edge.Budget, "edge-retry-budget", retry.Budget{}, "with --tiers 2: bounds each edge's retries, a `BUDGET`: "+strings.Join(retry.BudgetForms, ", "))
@@ -95,28 +97,46 @@ func bindUpFlags(fs *pflag.FlagSet, opts *upOptions) {
 // upProblems are the problems of up's own options, before the testbed's
 // (which Ensure checks before it starts anything).
 func upProblems(opts upOptions) herd.FieldErrors {
-	bad := opts.Replica.Problems().Blame(func(field string) bool { return slices.Contains(opts.setFlags, flagOf(field)) })
+	bad := opts.Replica.Problems().Blame(func(field string) bool { return slices.Contains(opts.setFlags, cli.FlagOf(field)) })
 	if opts.Timeout <= 0 {
 		bad.Add("timeout", "%s out of range (accepted: more than 0, such as 30s)", opts.Timeout)
 	}
-	bad = append(bad, herd.Fields(withComposeFile(nil, opts.Provider, opts.ComposeFile))...)
+	bad = append(bad, herd.Fields(WithComposeFile(nil, opts.Provider, opts.ComposeFile))...)
 	return bad
+}
+
+// CheckUp parses args as testbed up's flags and runs up's checks and
+// those Ensure makes before it starts anything, without Ensure: nothing
+// starts. It is what cmd/herdbench's fuzzers run of a testbed up command
+// line. The error is the flags' own when they do not parse, else every
+// problem found, each told (Error) once; nil when none.
+func CheckUp(args []string) error {
+	opts := upOptions{Replica: replica.DefaultOptions}
+	fs := pflag.NewFlagSet("up", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	bindUpFlags(fs, &opts)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	fs.Visit(func(f *pflag.Flag) { opts.setFlags = append(opts.setFlags, f.Name) })
+	o := opts.testbed(io.Discard)
+	return errors.Join(upProblems(opts).Err(), providers.Default().Check(o.Provider), o.Problems().Err(), local.Provider{}.Problems(o).Err())
 }
 
 func upRun(ctx context.Context, stdout, stderr io.Writer, opts upOptions) error {
 	if bad := upProblems(opts); len(bad) > 0 {
-		return usageError{bad}
+		return cli.UsageError{Err: bad}
 	}
 	run, err := providers.Default().Ensure(ctx, opts.testbed(stderr))
 	if err != nil {
-		return testbedError(err)
+		return StartError(err)
 	}
 	if !run.Started {
 		fmt.Fprintf(stderr, "a testbed is already running in %s; nothing changed (stop it with 'herdbench testbed down')\n", run.Status.StateDir)
-		warnIgnored(stderr, run.Ignored)
+		WarnIgnored(stderr, run.Ignored)
 		return printUp(stdout, run.Status, opts.JSON)
 	}
-	defer stopTestbed(ctx, stderr, run) // with --foreground; detached, it stays
+	defer Stop(ctx, stderr, run) // with --foreground; detached, it stays
 	if err := printUp(stdout, run.Status, opts.JSON); err != nil || !opts.Foreground {
 		return err
 	}
@@ -139,7 +159,7 @@ func (opts upOptions) testbed(stderr io.Writer) testbed.Options {
 			o.ReadyTimeout = opts.Timeout // else the provider's own
 			fallthrough
 		default:
-			o.Set = append(o.Set, optionName(f))
+			o.Set = append(o.Set, OptionName(f))
 		}
 	}
 	if opts.Foreground {

@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"io"
@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
@@ -17,20 +18,20 @@ type serveOptions struct {
 	API    replica.Options
 }
 
-func newTestbedServeCmd(stderr io.Writer) *cobra.Command {
+func newServeCmd(stderr io.Writer) *cobra.Command {
 	opts := serveOptions{Listen: "127.0.0.1:8080", API: replica.DefaultOptions}
 	c := &cobra.Command{
 		Use:         "serve",
-		Annotations: map[string]string{builtByTestbed: "yes"},
+		Annotations: map[string]string{cli.BuiltByTestbed: "yes"},
 		Short:       "Run one API replica (testbed up starts these)",
 		Long: `Run one API replica: GET /items/{id} cache-aside from Redis (or Memcached)
 in front of Postgres (or MariaDB, --db mariadb --mysql DSN), PUT /admin/config
 to switch mitigations, POST /admin/reset, /metrics and /healthz. testbed up
 starts each replica with this command.`,
-		Args: noArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := api.Problems(opts.API).Err(); err != nil {
-				return usageError{err}
+				return cli.UsageError{Err: err}
 			}
 			if err := opts.requireAddrs(); err != nil {
 				return err
@@ -45,7 +46,7 @@ starts each replica with this command.`,
 	fs.StringVar(&opts.API.RedisAddr, "redis", "", "Redis host:port (with --cache memcached, optional: the write queue's stream)")
 	fs.StringVar(&opts.API.MemcachedAddr, "memcached", "", "Memcached host:port, with --cache memcached")
 	addServeAddrFlags(fs, &opts.API)
-	addReplicaFlags(fs, &opts.API)
+	AddReplicaFlags(fs, &opts.API)
 	return c
 }
 
@@ -63,7 +64,7 @@ func (opts serveOptions) requireAddrs() error {
 		return err
 	}
 	if o.Cache != replica.CacheMemcached && o.MemcachedAddr != "" {
-		return usageErrorf("--memcached is for --cache memcached (accepted: --cache memcached --memcached HOST:PORT, or no --memcached)")
+		return cli.UsageErrorf("--memcached is for --cache memcached (accepted: --cache memcached --memcached HOST:PORT, or no --memcached)")
 	}
 	var missing []string
 	switch {
@@ -89,9 +90,9 @@ func (opts serveOptions) requireAddrs() error {
 	case len(missing) == 0:
 		return nil
 	case len(with) > 0:
-		return usageErrorf("%s required with %s", are(missing), strings.Join(with, " "))
+		return cli.UsageErrorf("%s required with %s", are(missing), strings.Join(with, " "))
 	}
-	return usageErrorf("%s required", are(missing))
+	return cli.UsageErrorf("%s required", are(missing))
 }
 
 // are is flags joined with "and", and the verb that agrees with them.
@@ -105,10 +106,10 @@ func are(flags []string) string {
 // otherDSN refuses the DSN of the database not chosen.
 func otherDSN(o replica.Options) error {
 	if o.DB == replica.DBMariaDB && o.PostgresDSN != "" {
-		return usageErrorf("--postgres is for --db postgres (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
+		return cli.UsageErrorf("--postgres is for --db postgres (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
 	}
 	if o.DB != replica.DBMariaDB && o.MySQLDSN != "" {
-		return usageErrorf("--mysql is for --db mariadb (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
+		return cli.UsageErrorf("--mysql is for --db mariadb (accepted: --db mariadb --mysql DSN, or --db postgres --postgres DSN)")
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package testbedcmd
 
 import (
 	"io"
@@ -6,18 +6,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/herdbench/herdbench/cmd/herdbench/cli"
 	"github.com/herdbench/herdbench/testbed/local"
 )
 
-// newTestbedSuperviseCmd is the detached supervisor `testbed up` starts
+// newSuperviseCmd is the detached supervisor `testbed up` starts
 // (local.StartDetached): its config on stdin, its readiness on
 // local.NotifyFD, its log on stderr.
-func newTestbedSuperviseCmd(stderr io.Writer) *cobra.Command {
+func newSuperviseCmd(stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:    "supervise",
 		Short:  "Run a detached local testbed's supervisor (testbed up starts it)",
 		Hidden: true,
-		Args:   noArgs,
+		Args:   cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return local.Supervise(c.Context(), os.Stdin, os.NewFile(local.NotifyFD, "notify"), stderr)
 		},
