@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/herdbench/herdbench/cmd/herdbench/cli"
+	"github.com/herdbench/herdbench/cmd/herdbench/initcmd"
 	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/triggers"
@@ -39,7 +40,7 @@ Exit codes: 0 ok, 1 runtime error, 2 usage error or invalid configuration,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: flagValueError(err)} })
 	root.AddCommand(newStampedeCmd(stdout, stderr, newTriggers), newSweepCmd(stdout, stderr, newTriggers), newRunCmd(stdout, stderr, newTriggers), newReportCmd(stdout), newModelCmd(stdout), newWorkerCmd(stderr), newKubeCmd(stdout),
-		newTriggersCmd(stdout, newTriggers), newInitCmd(stdout), newMitigationsCmd(stdout, replica.DefaultMitigations), newDashboardsCmd(stdout), testbedcmd.New(stdout, stderr), newVersionCmd(stdout))
+		newTriggersCmd(stdout, newTriggers), initcmd.New(stdout), newMitigationsCmd(stdout, replica.DefaultMitigations), newDashboardsCmd(stdout), testbedcmd.New(stdout, stderr), newVersionCmd(stdout))
 	markUsageErrors(root)
 	refuseEmptyFlags(root)
 	wrapFlagHelp(root)

@@ -3,7 +3,8 @@
 // takes none (NoArgs), the help a bare command group prints (ShowHelp),
 // the mark of a command whose command line testbed up writes
 // (BuiltByTestbed), the string flag that refuses "" (NonEmptyVar) and the
-// flag that sets a field (FlagOf). The root command (cmd/herdbench) and
+// flag that sets a field (FlagOf), and why a path cannot be written
+// (NotADir, NotAFile). The root command (cmd/herdbench) and
 // the testbed's commands (cmd/herdbench/testbedcmd) both use it; which
 // exit code an error is, and how it is printed, is the root's.
 package cli

@@ -1,4 +1,10 @@
-package main
+// Package initcmd is `herdbench init`: a commented starter target file
+// (docs/targets.md) for a service herdbench did not start, written from
+// its URL and, when given, its cache and database, with keys the user
+// gives, probes or is told to replace (targets/starter renders it). The
+// file's dry run passes as written; what is left to fill in stops the
+// run before T, by name.
+package initcmd
 
 import (
 	"cmp"
@@ -32,7 +38,7 @@ type initOptions struct {
 	Force                                        bool
 }
 
-func newInitCmd(stdout io.Writer) *cobra.Command {
+func New(stdout io.Writer) *cobra.Command {
 	var o initOptions
 	c := &cobra.Command{
 		Use:   "init",
@@ -82,7 +88,7 @@ func runInit(ctx context.Context, stdout io.Writer, o initOptions) error {
 	if len(bad) > 0 {
 		return cli.UsageError{Err: bad}
 	}
-	if msg := notAFile(o.File); msg != "" { // --force would not help
+	if msg := cli.NotAFile(o.File); msg != "" { // --force would not help
 		return cli.UsageErrorf("--file: %s (accepted: a file's path, such as herdbench-target.yaml)", msg)
 	}
 	if !o.Force {
