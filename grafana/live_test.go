@@ -171,7 +171,7 @@ func TestDashboardsShowALiveStampedeOnDocker(t *testing.T) {
 	if st.Provider != "docker" || st.Prometheus == "" || st.Harness == "" {
 		t.Fatalf("testbed up --provider docker --observability: provider %q, prometheus %q, harness %q; want docker, both", st.Provider, st.Prometheus, st.Harness)
 	}
-	localtest.Measures(t) // the stampede makes load; the up does not
+	localtest.Exclusive(t) // the stampede makes load; the up does not
 	liveStampede(t, st, dir, env)
 
 	// down removes every container, Prometheus' and the exporters' too

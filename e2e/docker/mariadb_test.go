@@ -27,7 +27,7 @@ import (
 func TestMariaDBOnDocker(t *testing.T) {
 	composetest.Require(t)
 	st, dir := up(t, "--db", "mariadb", "--cache", "memcached")
-	localtest.Measures(t) // what follows measures; the up does not
+	localtest.Exclusive(t) // what follows measures; the up does not
 	if st.MariaDB != "root@tcp(127.0.0.1:13306)/herdbench" || st.Postgres != "" || st.Proxies[herd.MariaDB] != (store.MariaDB{}).Compose().Proxy() ||
 		st.Proxies[herd.Postgres] != "" || !strings.Contains(st.Versions[herd.MariaDB], "MariaDB") || st.Memcached == "" {
 		t.Fatalf("up --db mariadb: mariadb %q, postgres %q, proxies %v, versions %v, memcached %q; want root on 127.0.0.1:13306 behind %s, its version, no Postgres, Memcached",

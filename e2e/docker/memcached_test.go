@@ -24,7 +24,7 @@ import (
 func TestMemcachedOnDocker(t *testing.T) {
 	composetest.Require(t)
 	st, dir := up(t, "--cache", "memcached")
-	localtest.Measures(t) // what follows measures; the up does not
+	localtest.Exclusive(t) // what follows measures; the up does not
 	if st.Memcached != "127.0.0.1:21211" || st.Proxies[replica.CacheMemcached] != (store.Memcached{}).Compose().Proxy() ||
 		st.Versions[replica.CacheMemcached] == "" || st.Redis != "redis://127.0.0.1:16379" {
 		t.Fatalf("up --cache memcached: memcached %q, proxies %v, versions %v, redis %q; want 127.0.0.1:21211 behind %s, its version, and Redis beside it",

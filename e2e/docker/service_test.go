@@ -34,7 +34,7 @@ import (
 func TestGateAServiceHerdbenchDidNotStart(t *testing.T) {
 	composetest.Require(t)
 	composeUp(t, "herdbench-service")
-	localtest.Measures(t) // what follows measures; the up does not
+	localtest.Exclusive(t) // what follows measures; the up does not
 
 	gate := func(strategy string) (code int, out string, failed map[string]bool) {
 		t.Helper()

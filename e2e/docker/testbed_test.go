@@ -30,7 +30,7 @@ import (
 func TestDockerTestbed(t *testing.T) {
 	composetest.Require(t)
 	st, dir := up(t)
-	localtest.Measures(t) // what follows measures; the up does not
+	localtest.Exclusive(t) // what follows measures; the up does not
 
 	// status: filled as the local provider fills it, from the engine
 	if st.Provider != compose.Name || len(st.API) != 3 || st.API[0] != "http://127.0.0.1:18081" ||

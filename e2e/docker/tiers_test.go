@@ -22,7 +22,7 @@ import (
 func TestTwoTiersOnDocker(t *testing.T) {
 	composetest.Require(t)
 	st, dir := up(t, "--tiers", "2", "--edge-timeout", "500ms", "--edge-retry", "immediate:1")
-	localtest.Measures(t) // what follows measures; the up does not
+	localtest.Exclusive(t) // what follows measures; the up does not
 	if len(st.Edge) != 3 || st.Edge[0] != "http://127.0.0.1:18091" || st.Proxies["api-1"] != "toxiproxy:18081" || st.Proxies["api-3"] != "toxiproxy:18083" {
 		t.Fatalf("up --tiers 2: edges %v, proxies %v; want 3 edges from 127.0.0.1:18091 and the api-N proxies", st.Edge, st.Proxies)
 	}

@@ -72,7 +72,7 @@ func TestWorkersAsContainersOnADockerNetwork(t *testing.T) {
 		})
 	}
 
-	localtest.Measures(t) // what follows measures; the containers' start does not
+	localtest.Exclusive(t) // what follows measures; the containers' start does not
 
 	// the service, described at the replicas' own addresses on the network
 	dir := t.TempDir()
