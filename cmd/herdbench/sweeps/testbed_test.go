@@ -13,35 +13,23 @@ import (
 
 // On the bundled testbed, a look-aside cache whose loads die with their
 // requests tips when too many hot keys expire at once, and the sweep finds
-// where; swept again with another seed, it finds the same place within a
-// factor of two. The tipping point is set by arithmetic more than by the
-// machine: one replica with two pooled connections and 200 ms queries
-// loads 10 items a second, and requests give up after 500 ms, so once the
-// expired keys' misses queue longer than that every load is cancelled
-// (and costs its connection) and nothing refills the cache. Measured
-// 2026-11-25: [10, 13] with seeds 5 and 6.
+// where. The tipping point is set by arithmetic more than by the machine:
+// one replica with two pooled connections and 200 ms queries loads 10
+// items a second, and requests give up after 500 ms, so once the expired
+// keys' misses queue longer than that every load is cancelled (and costs
+// its connection) and nothing refills the cache. Measured on a quiet
+// machine (2026-11-25): 10 and 13 hot keys with seeds 5 and 6. A busy
+// machine only lowers it, as its queries take longer than 200 ms: beside
+// three packages' tests (-p 4) seed 6 tipped at 4 while seed 5, at the
+// same time on a testbed of its own, tipped at 10. So the test asserts
+// what holds on a busy machine: a tipping point found, at most twice the
+// quiet one; how close two seeds come is the quiet machine's figure
+// above, not a claim a busy one keeps.
 func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
-	// the two seeds at once, each on its own testbed: beside three other
-	// packages' load (-p 4) one seed run after the other once tipped at 4
-	// hot keys and the other at 10, as the machine's load changed between
-	// them; side by side they share whatever load there is
 	localtest.Measures(t)
 	localtest.Require(t)
-	seeds := []int{5, 6}
-	tips := make([]float64, len(seeds))
-	t.Run("seeds", func(t *testing.T) {
-		for i, seed := range seeds {
-			t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-				t.Parallel()
-				tips[i] = sweepLookAside(t, seed)
-			})
-		}
-	})
-	if t.Failed() {
-		return
-	}
-	if lo, hi := min(tips[0], tips[1]), max(tips[0], tips[1]); hi > 2*lo {
-		t.Errorf("tipping points %v with two seeds; want them within a factor of two of each other", tips)
+	if tip := sweepLookAside(t, 5); tip > 2*13 {
+		t.Errorf("tipping point %v hot keys; want at most 26, twice the quiet machine's 13: a busy machine only lowers it", tip)
 	}
 }
 
@@ -51,7 +39,7 @@ func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
 func sweepLookAside(t *testing.T, seed int) float64 {
 	dir, results := clitest.StateDir(t), t.TempDir()
 	code, stdout, stderr := clitest.Run(t, nil, "sweep", "--state-dir", dir, "--results-dir", results,
-		"--trigger", "expire", "--vary", "hot_keys=4..40", "--resolution", "0.5", "--repeat", "1",
+		"--trigger", "expire", "--vary", "hot_keys=2..40", "--resolution", "0.5", "--repeat", "1",
 		"--rate", "100", "--keys", "100", "--replicas", "1", "--db-pool", "2", "--query-cost", "200ms",
 		"--timeout", "500ms", "--abandoned-load", "canceled", "--arms", "none",
 		"--warmup", "200ms", "--before", "1s", "--after", "auto:6s", "--abort-on", "verdict == metastable",
@@ -62,7 +50,7 @@ func sweepLookAside(t *testing.T, seed int) float64 {
 	a := clitest.ReadSweep(t, results).Arms[0]
 	t.Logf("tipping %s, bracket %s, %d probes in %d ms", a.Tipping.Text, sweep.BracketText(a.Bracket), a.Probes, a.TookMS)
 	if a.Tipping.State != sweep.TipFound {
-		t.Fatalf("tipping %+v; want one found between 4 and 40 hot keys", *a.Tipping)
+		t.Fatalf("tipping %+v; want one found between 2 and 40 hot keys", *a.Tipping)
 	}
 	for _, p := range a.Probed {
 		for _, r := range p.Runs {
