@@ -32,11 +32,11 @@ func TestExamplesRun(t *testing.T) {
 	for _, ex := range examples {
 		switch filepath.Base(ex) {
 		case "staging.yaml", "compose-service.yaml", "nginx-service.yaml", "varnish-service.yaml", "mysql-memcached-service.yaml":
-			continue // target files, not scenarios: TestStagingExample, e2e/docker, TestHTTPCacheExamples, TestMySQLMemcachedExample
+			continue // target files, not scenarios: TestStagingExample, testbed/compose/e2e, TestHTTPCacheExamples, TestMySQLMemcachedExample
 		case "ci-nginx-gate.yaml":
 			continue // attacks nginx in front of the testbed: TestGateOnNginxInFrontOfAService
 		case "ci-service-gate.yaml":
-			continue // attacks a service under docker compose: e2e/docker runs it
+			continue // attacks a service under docker compose: testbed/compose/e2e runs it
 		case "cascade.yaml":
 			continue // needs two tiers: TestCascadeExampleRuns
 		}

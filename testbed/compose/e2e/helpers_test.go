@@ -1,4 +1,4 @@
-package docker
+package e2e
 
 import (
 	"context"
