@@ -79,12 +79,12 @@ func (a *armRun) run(ctx context.Context) (_ *result.ArmResult, retErr error) {
 		}
 	}()
 	filling := time.Now()
-	warm, s0, err := a.fill(ctx)
+	warm, w0, s0, err := a.fill(ctx)
 	if err != nil {
 		return nil, err
 	}
 	fillTook := time.Since(filling)
-	if err := a.tg.Filled(ctx, a.hot, s0); err != nil { // a cache key or series that reads nothing: refused before T
+	if err := a.tg.Filled(ctx, a.hot, w0, s0); err != nil { // a cache key or series that reads nothing: refused before T
 		return nil, err
 	}
 	if a.writeHerd() {
@@ -146,26 +146,23 @@ func (a *armRun) progress(phase string, dbqps float64, reqs int64) {
 // fill brings the service to the arm's starting state, the same for every
 // arm, and returns what the fill cost and the snapshot the arm's figures
 // count from.
-func (a *armRun) fill(ctx context.Context) (result.Warm, observe.Sample, error) {
-	w0, err := a.src.Read(ctx)
-	if err != nil {
-		return result.Warm{}, observe.Sample{}, err
+func (a *armRun) fill(ctx context.Context) (warm result.Warm, w0, s0 observe.Sample, err error) {
+	if w0, err = a.src.Read(ctx); err != nil {
+		return result.Warm{}, w0, s0, err
 	}
 	if err := a.tg.Rollback(); err != nil { // a run killed mid-fault leaves its toxics and closed proxies
-		return result.Warm{}, observe.Sample{}, fmt.Errorf("undo the faults a run left: %w", err)
+		return result.Warm{}, w0, s0, fmt.Errorf("undo the faults a run left: %w", err)
 	}
 	start := time.Now()
-	warm, err := a.sub.Fill(ctx, a.p, a.applied, a.trig, a.hot)
-	if err != nil {
-		return result.Warm{}, observe.Sample{}, err
+	if warm, err = a.sub.Fill(ctx, a.p, a.applied, a.trig, a.hot); err != nil {
+		return result.Warm{}, w0, s0, err
 	}
 	warm.TookMS = time.Since(start).Milliseconds()
-	s0, err := a.src.Read(ctx) // db.queries_total counts from here
-	if err != nil {
-		return result.Warm{}, observe.Sample{}, err
+	if s0, err = a.src.Read(ctx); err != nil { // db.queries_total counts from here
+		return result.Warm{}, w0, s0, err
 	}
 	warm.Queries = s0.Calls - w0.Calls + s0.FillCalls - w0.FillCalls
-	return warm, s0, nil
+	return warm, w0, s0, nil
 }
 
 // triggerEnv is what the trigger may touch of the target.

@@ -31,8 +31,9 @@ const seriesLookback = 5 * time.Minute
 // in the last seriesLookback. When one of them read nothing, the run
 // stops here, and s, the snapshot after the fill, is checked as Counted
 // checks T's, so that every field that read nothing so far is named at
-// once.
-func (t *Target) Filled(ctx context.Context, hot []string, s observe.Sample) error {
+// once. before is the snapshot from before the fill: keys Redis expired
+// since then may have been the hot keys' (a TTL shorter than the fill).
+func (t *Target) Filled(ctx context.Context, hot []string, before, s observe.Sample) error {
 	if t.file == nil {
 		return nil
 	}
@@ -53,12 +54,15 @@ func (t *Target) Filled(ctx context.Context, hot []string, s observe.Sample) err
 			return err
 		}
 		// an empty database tells nothing of a name: the service's entries
-		// may all have expired (a TTL shorter than the warm-up's check)
+		// may all have expired (a TTL shorter than the warm-up's check);
+		// nor does one whose keys expired during the fill (once, on a busy
+		// machine, a service's 50 ms items all went before the check)
 		holds := true
 		if (r.Key != nil && n == 0 && len(hot) > 0) || (r.Pattern != "" && !matched) {
 			if holds, err = r.HoldsKeys(ctx); err != nil {
 				return err
 			}
+			holds = holds && s.Expired == before.Expired
 		}
 		if r.Key != nil && n == 0 && len(hot) > 0 && holds {
 			bad = append(bad, t.unread("redis.key", "%q: none of the %d hot keys' Redis keys was in Redis after the warm-up asked the service for each, though Redis holds other keys (accepted: the Redis key the service stores a request's key under, such as item:{key})",

@@ -173,6 +173,19 @@ arms:
 		}
 	})
 
+	t.Run("a redis.key the service does not store under stops the run before T", func(t *testing.T) {
+		// the items are cached as item:{key}, for minutes: none expires
+		// during the fill, so the absence of nope:{key} is the name's
+		svc := asServiceKeyed(t, tb, `key: "nope:{key}", pattern: "nope:*"`, "keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}\n")
+		rep, err := Run(context.Background(), servicePlan("expire", arm.Arm{Name: "baseline", Select: &arm.Select{}}), Env{Target: svc, Subject: &service.Subject{Target: svc}})
+		if err == nil || !strings.Contains(err.Error(), `redis.key: read nothing: "nope:{key}": none of the 20 hot keys' Redis keys was in Redis`) {
+			t.Fatalf("run with redis.key nope:{key} = %v; want it refused before T, naming the field", err)
+		}
+		if rep != nil && len(rep.Arms) > 0 && rep.Arms[0].Trigger.FiredAt != nil {
+			t.Errorf("the trigger fired at %v; want the run stopped before T", rep.Arms[0].Trigger.FiredAt)
+		}
+	})
+
 	t.Run("conndrop without toxiproxy ends the role's connections, and they come back", func(t *testing.T) {
 		svc := asService(t, tb, `keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
 `)
