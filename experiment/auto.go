@@ -84,6 +84,7 @@ func (e *ending) fired(atT observe.Sample, ended time.Time) {
 // over; it says whether it is. With an escape, an arm judged metastable
 // steps its load down instead (escape_live.go).
 func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *Recorder, t time.Time) bool {
+	began := time.Now()
 	res, after, ok := e.answered(a, now, sampler, rec, t)
 	if !ok {
 		return false
@@ -106,7 +107,7 @@ func (e *ending) check(a *armRun, now time.Time, sampler *observe.Sampler, rec *
 		return false
 	}
 	e.decide(after)
-	e.cutNext(a, now, t)
+	e.cutNext(a, now.Add(time.Since(began)), t) // judging took time: the cut is set now
 	return true
 }
 
@@ -164,15 +165,12 @@ func (e *ending) decide(after time.Duration) {
 
 // cutNext cuts the load at the next row's edge, a moment before it: the
 // last row is whole, and no request falls on the edge itself; past the
-// schedule's end there is nothing left to cut. The edge is the next one
-// after the clock as the cut is set, not after now, when the rows were
-// read: judging them takes time, on a busy machine past that edge, and
-// the generator would have sent what it intended since, counted beyond
-// the cut (4 requests of 1,484 once, at -p 4).
+// schedule's end there is nothing left to cut. now is the moment the cut
+// is set: check passes the instant it read the rows plus the time it took
+// to judge them, which on a busy machine once ran past the edge after the
+// instant, and the generator had sent what it intended since, counted
+// beyond the cut (4 requests of 1,484, at -p 4).
 func (e *ending) cutNext(a *armRun, now, t time.Time) {
-	if c := time.Now(); c.After(now) {
-		now = c
-	}
 	if edge := t.Add(now.Sub(t).Truncate(result.RowWidth) + result.RowWidth); edge.Before(t.Add(time.Duration(a.p.After))) {
 		e.cut.At(edge.Add(-time.Nanosecond))
 	}
