@@ -26,8 +26,10 @@
 package machinelock
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,6 +62,7 @@ func Share(t testing.TB) {
 		return
 	}
 	machine(t, syscall.LOCK_SH, "sharelock")
+	seat(t)
 	name := t.Name()
 	sharers.Lock()
 	sharers.names[name]++
@@ -108,6 +111,40 @@ func machine(t testing.TB, how int, name string) {
 	f := lock(t, mainFile, how)
 	turn.Close()
 	hold(t, name, f, began)
+}
+
+// Seats is how many tests share the machine at once, whatever their
+// package (HERDBENCH_TEST_SEATS, 3 by default): at -p 4 on two cores,
+// four packages' load tests at once saturated them (93% busy), and claims
+// that hold on a busy machine failed on a saturated one, a different few
+// each run. The cores being the bound, fewer at once costs little time.
+var Seats = seatCount()
+
+func seatCount() int {
+	if n, err := strconv.Atoi(os.Getenv("HERDBENCH_TEST_SEATS")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}
+
+// seat blocks until one of the Seats is free, then holds it until t ends.
+func seat(t testing.TB) {
+	t.Helper()
+	began := time.Now()
+	for {
+		for i := range Seats {
+			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("herdbench-tests-seat-%d.lock", i)), os.O_CREATE|os.O_RDWR, 0o666)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				hold(t, "seat", f, began)
+				return
+			}
+			f.Close()
+		}
+		time.Sleep(20 * time.Millisecond) // a seat frees when its test ends
+	}
 }
 
 // TakeEngine blocks until no other test holds the Docker Engine, then
