@@ -7,8 +7,8 @@
 //
 //   - Share: the test makes or measures load, and asserts what holds on a
 //     busy machine (an inequality between arms, a bound with a reason, a
-//     tie to a source). It runs beside other sharers, never beside an
-//     exclusive test.
+//     tie to a source). It runs beside other sharers, up to Seats of them
+//     at once, never beside an exclusive test.
 //   - Take: the test runs alone among the tests that take a lock: the
 //     docker end-to-end tests, whose containers and load fill the machine.
 //     A waiting Take holds back new sharers, so it is not starved.
