@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/herdbench/herdbench/internal/machinelock"
+	"github.com/herdbench/herdbench/internal/testbinary"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/admin"
 	"github.com/herdbench/herdbench/testbed/api"
@@ -36,15 +35,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "herdbench-bin-")
-	if err != nil {
+	var err error
+	if binary, err = testbinary.Build(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "herdbench")
-	build := exec.Command("go", "build", "-o", binary, "github.com/herdbench/herdbench/cmd/herdbench")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build herdbench: %v\n%s", err, out)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -54,7 +47,6 @@ func TestMain(m *testing.M) {
 	if sharedMc != nil {
 		sharedMc.Stop()
 	}
-	os.RemoveAll(dir)
 	os.Exit(code)
 }
 

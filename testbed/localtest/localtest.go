@@ -15,13 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/herdbench/herdbench/internal/machinelock"
+	"github.com/herdbench/herdbench/internal/testbinary"
 	"github.com/herdbench/herdbench/testbed/local"
 )
 
@@ -34,7 +34,8 @@ var (
 	live   = map[string]bool{}
 )
 
-// Main builds herdbench, runs the tests and removes the build. Use it as
+// Main builds herdbench (testbinary.Build: once for the checkout) and runs
+// the tests. Use it as
 // func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }.
 //
 // An interrupt (Ctrl-C, SIGTERM) ends the tests without their cleanups, and
@@ -42,24 +43,16 @@ var (
 // Main brings down every testbed in a state directory of StateDir's still
 // in use, then exits 1, so an interrupted suite leaves no server behind.
 func Main(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "herdbench-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-stop
 		downAll()
-		os.RemoveAll(dir)
 		os.Exit(1)
 	}()
-	binary = filepath.Join(dir, "herdbench")
-	build := exec.Command("go", "build", "-o", binary, "github.com/herdbench/herdbench/cmd/herdbench")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build herdbench: %v\n%s", err, out)
+	var err error
+	if binary, err = testbinary.Build(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
