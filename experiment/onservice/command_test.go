@@ -51,6 +51,7 @@ func lines(t *testing.T, path string) []string {
 // its undo still runs; an undo that fails fails the arm with its output,
 // whose results are kept.
 func TestCommandTrigger(t *testing.T) {
+	t.Parallel()
 	tg := startTestbed(t, 2)
 	dir := t.TempDir()
 	seen, undone, results := filepath.Join(dir, "seen"), filepath.Join(dir, "undone"), filepath.Join(dir, "results")

@@ -112,6 +112,7 @@ func purged(t *testing.T, a result.ArmResult) *triggers.CacheAnswers {
 // stale by proxy_cache_use_stale updating while one request refreshes.
 // Postgres, behind the replicas' Redis, counts what passed the cache.
 func TestNginxCacheArms(t *testing.T) {
+	t.Parallel()
 	tb := cacheOrigin(t)
 	p := cachePlan("expire", "none", "lock", "stale")
 	const purge = "http_cache: {purge: {method: GET, path: \"/purge/items/{key}\"}}\n"
@@ -172,6 +173,7 @@ func TestNginxCacheArms(t *testing.T) {
 // background fetch refreshes it. A soft purge expires the hot keys at T,
 // a hard one removes them; BAN empties the cache.
 func TestVarnishCacheArms(t *testing.T) {
+	t.Parallel()
 	tb := cacheOrigin(t)
 	base := cachetest.Varnish(t, origins(tb), time.Minute)
 	p := cachePlan("expire", "nocoalesce", "coalesce", "grace")

@@ -140,6 +140,7 @@ arms:
 // complete in the drain: db.drain_queries is what MariaDB counted from
 // the load's end, most of those 10.
 func TestMemcachedMariaDBService(t *testing.T) {
+	t.Parallel()
 	m, svc := shopTarget(t)
 	localtest.Measures(t)
 	drain := &heldRows{m: m, arm: "coalesce", ids: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, atLoadEnd: -1}
@@ -248,6 +249,7 @@ func (h *heldRows) progress(pr Progress) {
 // T: the service reconnects, and db.new_connections counts what it opened
 // after T, within what performance_schema.users counted over the run.
 func TestMariaDBConndrop(t *testing.T) {
+	t.Parallel()
 	m, svc := shopTarget(t)
 	localtest.Measures(t)
 	opened := func() int64 {

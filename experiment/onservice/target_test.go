@@ -88,6 +88,7 @@ func servicePlan(trigger string, arms ...arm.Arm) plan.Plan {
 }
 
 func TestRunOnAServiceFromATargetFile(t *testing.T) {
+	t.Parallel()
 	tb := startTestbed(t, 2)
 	// the service's own config: a load is expensive enough to herd
 	cfg := replica.DefaultConfig
@@ -254,6 +255,7 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 // A target file's prometheus: series come into each arm's results, over
 // its timeline, from the Prometheus that scrapes the service.
 func TestServiceSeriesFromPrometheus(t *testing.T) {
+	t.Parallel()
 	localtest.RequireObservability(t)
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Observability: true})
 	tg, err := subject.Open(context.Background(), tb.Status(), tb)
@@ -332,6 +334,7 @@ prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests
 // counted over the run belongs to an arm, its warm or its load up to its
 // drain, and the second arm's warm counts only its own hot keys' loads.
 func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
+	t.Parallel()
 	tb := startTestbed(t, 1)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost, cfg.TTL, cfg.StaleTTL = herd.Duration(200*time.Millisecond), herd.Duration(50*time.Millisecond), herd.Duration(time.Second)
@@ -392,6 +395,7 @@ func TestATargetsArmsDrainTheirBacklog(t *testing.T) {
 // ErrStillRunning and names the statement running, which the arm then
 // carries as timing.drain_timed_out and a warning.
 func TestADrainGivesUpWithTheWorkStillRunning(t *testing.T) {
+	t.Parallel()
 	tb := startTestbed(t, 1)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(3 * time.Second)

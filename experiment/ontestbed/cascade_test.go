@@ -25,6 +25,7 @@ import (
 // tries the database three times; and a breaker at A cuts the end-to-end
 // amplification.
 func TestCascadeMultipliesLayerByLayer(t *testing.T) {
+	t.Parallel()
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Tiers: local.TwoTiers,
 		Edge: edge.Options{Config: edge.Config{Timeout: herd.Duration(time.Second)}}})
 	tg, err := subject.Open(context.Background(), tb.Status(), tb)

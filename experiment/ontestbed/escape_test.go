@@ -39,6 +39,7 @@ import (
 // attempts, under the capacity). Each step's requests are the stepped
 // schedule's: the rows of a step offer its rate.
 func TestEscapeOnTheTestbed(t *testing.T) {
+	t.Parallel()
 	opts := replica.DefaultOptions
 	opts.DBPoolSize, opts.DBTimeout = 2, time.Second
 	tb := localtest.Start(t, local.Config{Replicas: 1, Items: 1000, Replica: opts})

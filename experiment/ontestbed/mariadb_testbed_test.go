@@ -28,6 +28,7 @@ import (
 // included; the fleet lock cuts the herd as it does on Postgres; the
 // database's faults (outage, restart) act on MariaDB.
 func TestStampedeOnAMariaDBTestbed(t *testing.T) {
+	t.Parallel()
 	opts := replica.DefaultOptions
 	opts.Cache, opts.DB = replica.CacheMemcached, replica.DBMariaDB
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Replica: opts})

@@ -28,6 +28,7 @@ import (
 // cache's role) closes the Memcached proxy, and a restart of memcached
 // empties it.
 func TestStampedeOnAMemcachedTestbed(t *testing.T) {
+	t.Parallel()
 	opts := replica.DefaultOptions
 	opts.Cache = replica.CacheMemcached
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000, Replica: opts})

@@ -62,6 +62,7 @@ func runOn(tg *subject.Testbed) func(*testing.T, plan.Plan) *Report {
 }
 
 func TestFaultTriggers(t *testing.T) {
+	t.Parallel()
 	tg := startTestbed(t, 2)
 	run := runOn(tg)
 
@@ -355,6 +356,7 @@ func TestFaultTriggers(t *testing.T) {
 }
 
 func TestMitigationsCutAnExpireStampede(t *testing.T) {
+	t.Parallel()
 	tg := startTestbed(t, 2)
 	cfg := replica.DefaultConfig
 	cfg.QueryCost = herd.Duration(200 * time.Millisecond)
@@ -395,6 +397,7 @@ func TestMitigationsCutAnExpireStampede(t *testing.T) {
 }
 
 func TestAdaptiveThrottlingUnderOverload(t *testing.T) {
+	t.Parallel()
 	tg := startTestbed(t, 2)
 	cfg := replica.DefaultConfig
 	// the backend: every request a load (1ms TTL), at most about 2 x 20/s

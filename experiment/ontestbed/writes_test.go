@@ -54,6 +54,7 @@ func pgScalar(t *testing.T, tg *subject.Testbed, sql string, args ...any) int64 
 // write figure is tied to its source: the likes and the write statements
 // in Postgres, read here, and the queue's lag to what it applied.
 func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
 	tg := startTestbed(t, 2)
 	arms := writeArms(400) // the queue drains the burst in about a quarter second per replica
 	p := writePlan(arms, "write_rate", "40")
@@ -133,6 +134,7 @@ func TestWriteHerdLosesNothingAcknowledged(t *testing.T) {
 // to its item's 4 followers, crash or not: the counters and the feed rows
 // commit together, counted here in Postgres.
 func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
+	t.Parallel()
 	tg := startTestbed(t, 2)
 	arms := writeArms(400)
 	arms[2].Knobs = arms[2].Knobs.With("coalesce_interval", herd.Duration(time.Minute)) // nothing flushed before the kill
@@ -181,6 +183,7 @@ func TestWriteHerdSurvivesAKillMidBurst(t *testing.T) {
 // 2 followers, and the 6 steady writes it is told of and never gets are
 // lost.
 func TestWriteSettleCountsTheFanOutWhenItGivesUp(t *testing.T) {
+	t.Parallel()
 	tg := startTestbed(t, 1)
 	ctx := context.Background()
 	w := triggers.NewWrites()
