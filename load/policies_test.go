@@ -114,9 +114,10 @@ func TestHedging(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var attempts, hedged int
+			var attempts, hedged, hedges int
 			for _, r := range recs.recs {
 				attempts += r.Attempts
+				hedges += r.Hedges
 				if r.Hedges > 0 {
 					hedged++
 					if tc.bFails && r.Seq >= 50 {
@@ -130,9 +131,13 @@ func TestHedging(t *testing.T) {
 					}
 				}
 			}
-			// every hedge is a request the servers received
-			if int(served.Load()) != attempts {
-				t.Errorf("the servers received %d requests; the clients recorded %d attempts", served.Load(), attempts)
+			// every attempt the servers received the clients recorded; of a
+			// hedged request, the attempt that lost is cancelled when the
+			// other answers, and on a busy machine that can be before its
+			// server read it (received 150 of 152 once): at most one per
+			// hedge goes unseen
+			if got := int(served.Load()); got > attempts || attempts-got > hedges {
+				t.Errorf("the servers received %d requests; the clients recorded %d attempts, %d of them hedges; want every attempt received but at most one per hedge", got, attempts, hedges)
 			}
 			share := float64(hedged) / float64(len(recs.recs))
 			if share < tc.hedgedMin || share > tc.hedgedMax {
