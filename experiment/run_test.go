@@ -136,12 +136,19 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	// Redis INFO against the clients: under none and singleflight every
 	// request reads the cache exactly once, so the keyspace reads after T
 	// match the requests intended after T, give or take those in flight at
-	// T and at the end
+	// T and at the end. A busy machine's replicas may not have read the
+	// cache yet for the requests of the window's last rows when it ends
+	// (398 reads of 450 requests once): those rows' requests may be short
+	// too, and no more
 	for _, name := range []string{replica.None, replica.Singleflight} {
 		a := byName[name]
 		reads, reqs := a.Cache.Hits+a.Cache.Misses, a.HTTP.Requests
-		if d := reads - reqs; d < -reqs/20-5 || d > reqs/20+5 {
-			t.Errorf("%s: Redis keyspace reads after T = %d; clients sent %d requests after T", name, reads, reqs)
+		var late int64
+		for _, r := range a.Timeline[max(0, len(a.Timeline)-3):] {
+			late += r.Requests
+		}
+		if d := reads - reqs; d < -reqs/20-5-late || d > reqs/20+5 {
+			t.Errorf("%s: Redis keyspace reads after T = %d; clients sent %d requests after T, %d of them in the last 3 rows", name, reads, reqs, late)
 		}
 	}
 	// pg_stat_activity against the sampled peak: the pools stay open
