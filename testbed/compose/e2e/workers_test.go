@@ -11,19 +11,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/localtest"
 )
 
-// Workers as containers on a private Docker network, each at its own
-// address, send one herd at the docker testbed's replicas, as pods would:
-// the controller on the host reaches them at their addresses, they reach
-// the replicas at theirs, and the merged results are the plan's.
-func TestWorkersAsContainersOnADockerNetwork(t *testing.T) {
-	composetest.Require(t)
-	const project, workers = "herdbench-workers", 3
-	docker := composeUp(t, project)
-	network := project + "_default"
+// containerWorkers are worker containers on a compose project's network
+// and the service's replicas at their addresses there.
+type containerWorkers struct {
+	urls, replicas []string
+	tokenFile      string
+}
+
+// startWorkers starts worker containers on network, each at its own
+// address, as pods would be: the controller on the host reaches them at
+// their addresses, they reach the replicas at theirs.
+func startWorkers(t *testing.T, docker func(args ...string) string, network string) containerWorkers {
+	t.Helper()
+	const workers = 3
+	project := strings.TrimSuffix(network, "_default")
 	ip := func(container string) string {
 		t.Helper()
 		out, err := exec.Command("docker", "inspect", "-f", "{{(index .NetworkSettings.Networks \""+network+"\").IPAddress}}", container).CombinedOutput()
@@ -72,8 +76,13 @@ func TestWorkersAsContainersOnADockerNetwork(t *testing.T) {
 		})
 	}
 
-	localtest.Exclusive(t) // what follows measures; the containers' start does not
+	return containerWorkers{urls: urls, replicas: replicas, tokenFile: tokenFile}
+}
 
+// stampede: the workers send one herd at the replicas, and the merged
+// results are the plan's.
+func (c containerWorkers) stampede(t *testing.T) {
+	urls, replicas, tokenFile, workers := c.urls, c.replicas, c.tokenFile, len(c.urls)
 	// the service, described at the replicas' own addresses on the network
 	dir := t.TempDir()
 	var endpoints, allow strings.Builder
