@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -163,5 +164,51 @@ func TestShareAgainBesideAWaitingTake(t *testing.T) {
 	case <-took:
 	default:
 		t.Error("B never took the machine once A let go")
+	}
+}
+
+// At most Seats tests share the machine at once: with every seat held, a
+// new sharer waits, and it goes on once one is let go, not before.
+func TestASharerWaitsForASeat(t *testing.T) {
+	dir = t.TempDir()
+	seats := Seats
+	Seats = 2
+	t.Cleanup(func() { Seats = seats })
+	var (
+		wg       sync.WaitGroup
+		held     sync.WaitGroup
+		released atomic.Bool
+	)
+	release := make(chan struct{})
+	held.Add(Seats)
+	for i := range Seats {
+		wg.Go(func() {
+			t.Run(fmt.Sprint("holder ", i), func(t *testing.T) {
+				Share(t)
+				held.Done()
+				<-release
+				released.Store(true) // before its seat is let go, at the subtest's end
+			})
+		})
+	}
+	held.Wait()
+	third := make(chan bool, 1)
+	wg.Go(func() {
+		t.Run("third", func(t *testing.T) {
+			Share(t)
+			third <- released.Load()
+		})
+	})
+	// a window for a third sharer that slips past the seats to show it
+	// holds the machine: one that waits never does
+	select {
+	case <-time.After(200 * time.Millisecond):
+	case early := <-third:
+		third <- early
+	}
+	close(release)
+	wg.Wait()
+	if !<-third {
+		t.Errorf("a third sharer held the machine while %d held its %d seats", Seats, Seats)
 	}
 }
