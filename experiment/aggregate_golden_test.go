@@ -98,7 +98,7 @@ func aggregateFixtures(t *testing.T) map[string][]result.ArmResult {
 	loop := func(attempts, errs float64, verdict, held string) result.ArmResult {
 		r := synthRun(100, 5, nil, verdict)
 		r.Loop = &result.Loop{AttemptsPerRequest: &result.LoopFigure{Before: 1, After: attempts, Ratio: attempts},
-			LoadErrorsRPS: &result.LoopFigure{Before: 0, After: errs, Ratio: errs}, HeldBy: held}
+			Counts: map[string]*result.LoopFigure{"load_errors": {Before: 0, After: errs, Ratio: errs}}, HeldBy: held}
 		return r
 	}
 	out["loop"] = []result.ArmResult{loop(5, 2, result.Metastable, "attempts x5"), loop(4.8, 10, result.Metastable, "load errors x10"), loop(1, 1, result.Recovered, "")}
@@ -202,7 +202,9 @@ func fill(v reflect.Value, path string, i int) {
 			return
 		}
 		for k := range v.NumField() {
-			if f := v.Type().Field(k); f.IsExported() && f.Type != reflect.TypeOf([]result.ArmResult{}) {
+			if f := v.Type().Field(k); f.Name == "Counts" && f.Type.Key().Kind() == reflect.String {
+				fillRowCounters(v.Field(k), path, i)
+			} else if f.IsExported() && f.Type != reflect.TypeOf([]result.ArmResult{}) {
 				fill(v.Field(k), path+"."+f.Name, i)
 			}
 		}
@@ -233,6 +235,23 @@ func fill(v reflect.Value, path string, i int) {
 		v.SetUint(uint64(seed % 120))
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(float64(seed%1000) / 7)
+	}
+}
+
+// fillRowCounters fills a row's or a loop's subject counters (Counts), as
+// their kind declared them, each seeded from the name its field had when
+// they were fields: path.Loads for a row's loads, path.LoadsRPS for a
+// loop's.
+func fillRowCounters(v reflect.Value, path string, i int) {
+	suffix := ""
+	if v.Type().Elem().Kind() == reflect.Pointer {
+		suffix = "RPS"
+	}
+	v.Set(reflect.MakeMap(v.Type()))
+	for _, c := range result.DeclaredRowCounters() {
+		e := reflect.New(v.Type().Elem()).Elem()
+		fill(e, path+"."+fieldName(c.Name)+suffix, i)
+		v.SetMapIndex(reflect.ValueOf(c.Name), e)
 	}
 }
 

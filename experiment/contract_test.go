@@ -155,7 +155,8 @@ func resultNodes() map[string]int {
 			}
 			return
 		}
-		if t == rawType || reflect.PointerTo(t).Implements(jsonType) || reflect.PointerTo(t).Implements(textType) {
+		spliced := t == reflect.TypeFor[result.Loop]() || t == reflect.TypeFor[result.Row]() // its subject's counters among its fields
+		if t == rawType || !spliced && reflect.PointerTo(t).Implements(jsonType) || reflect.PointerTo(t).Implements(textType) {
 			return // a word of its own, or the subject's config
 		}
 		switch t.Kind() {
@@ -171,6 +172,14 @@ func resultNodes() map[string]int {
 				tag, hasTag := f.Tag.Lookup("json")
 				name, _, _ := strings.Cut(tag, ",")
 				switch {
+				case spliced && f.Name == "Counts": // as its kind declared them (DeclareRowCounters)
+					for _, c := range result.DeclaredRowCounters() {
+						if f.Type.Elem().Kind() == reflect.Pointer {
+							walk(f.Type.Elem(), path+"."+c.Name+"_rps")
+						} else {
+							order[path+"."+c.Name] = len(order)
+						}
+					}
 				case !f.IsExported() || name == "-":
 				case f.Anonymous && name == "":
 					walk(f.Type, path)

@@ -21,8 +21,8 @@ import (
 // a lower bound; one that stayed 0 is x1. The figure furthest from its
 // baseline, either way, holds the service: here the failed loads.
 func TestLoopFigures(t *testing.T) {
-	before := result.Row{Requests: 10, Attempts: 10, DBQPS: 30, Loads: 3, Misses: 3}
-	storm := result.Row{Requests: 10, Attempts: 50, DBQPS: 3, LoadErrors: 20, NewConns: 5, CanceledAcquires: 15, Misses: 40}
+	before := result.Row{Requests: 10, Attempts: 10, DBQPS: 30, Counts: map[string]int64{"loads": 3}, Misses: 3}
+	storm := result.Row{Requests: 10, Attempts: 50, DBQPS: 3, Counts: map[string]int64{"load_errors": 20, "new_conns": 5, "canceled_acquires": 15}, Misses: 40}
 	rows := synthetic(before, 3000, until(500, result.Row{Requests: 10, Attempts: 10}, storm))
 	ended := int64(500)
 	l := verdict.LoopOf(rows, &ended, verdict.Sources{DB: true, Cache: true, Replicas: true})
@@ -33,10 +33,10 @@ func TestLoopFigures(t *testing.T) {
 	}{
 		{"attempts_per_request", l.AttemptsPerRequest, result.LoopFigure{Before: 1, After: 5, Ratio: 5}},
 		{"db_qps", l.DBQPS, result.LoopFigure{Before: 30, After: 3, Ratio: 0.1}},
-		{"loads_rps", l.LoadsRPS, result.LoopFigure{Before: 30, After: 0, Ratio: 0.03}},            // 0 after: one event a second, the floor
-		{"load_errors_rps", l.LoadErrorsRPS, result.LoopFigure{Before: 0, After: 200, Ratio: 200}}, // from 0: at least x200
-		{"new_conns_rps", l.NewConnsRPS, result.LoopFigure{Before: 0, After: 50, Ratio: 50}},       //
-		{"canceled_acquires_rps", l.CanceledAcquiresRPS, result.LoopFigure{Before: 0, After: 150, Ratio: 150}},
+		{"loads_rps", l.Counts["loads"], result.LoopFigure{Before: 30, After: 0, Ratio: 0.03}},             // 0 after: one event a second, the floor
+		{"load_errors_rps", l.Counts["load_errors"], result.LoopFigure{Before: 0, After: 200, Ratio: 200}}, // from 0: at least x200
+		{"new_conns_rps", l.Counts["new_conns"], result.LoopFigure{Before: 0, After: 50, Ratio: 50}},       //
+		{"canceled_acquires_rps", l.Counts["canceled_acquires"], result.LoopFigure{Before: 0, After: 150, Ratio: 150}},
 		{"misses_rps", l.MissesRPS, result.LoopFigure{Before: 30, After: 400, Ratio: 13.33}},
 	} {
 		if c.got == nil || *c.got != c.want {
@@ -47,11 +47,11 @@ func TestLoopFigures(t *testing.T) {
 		t.Errorf("heldBy = %q; want %q", got, want)
 	}
 	quiet := verdict.LoopOf(synthetic(before, 3000, func(int64) result.Row { return before }), &ended, verdict.Sources{DB: true, Replicas: true})
-	if quiet.NewConnsRPS.Ratio != 1 || quiet.MissesRPS != nil || result.HeldBy(quiet) != "" {
+	if quiet.Counts["new_conns"].Ratio != 1 || quiet.MissesRPS != nil || result.HeldBy(quiet) != "" {
 		t.Errorf("an arm whose figures stayed as before: new_conns_rps %+v, misses_rps %+v (no cache observed), held by %q; want x1, null, none",
-			quiet.NewConnsRPS, quiet.MissesRPS, result.HeldBy(quiet))
+			quiet.Counts["new_conns"], quiet.MissesRPS, result.HeldBy(quiet))
 	}
-	if l := verdict.LoopOf(rows, &ended, verdict.Sources{}); l.DBQPS != nil || l.LoadsRPS != nil || l.AttemptsPerRequest == nil {
+	if l := verdict.LoopOf(rows, &ended, verdict.Sources{}); l.DBQPS != nil || l.Counts["loads"] != nil || l.AttemptsPerRequest == nil {
 		t.Errorf("a service without a database or replicas herdbench reads: %+v; want the clients' attempts alone", l)
 	}
 }
@@ -91,16 +91,16 @@ func TestTimelineTakesTheReplicasCounters(t *testing.T) {
 		return observe.Sample{At: T.Add(time.Duration(ms) * time.Millisecond), Servers: &s}
 	}
 	samples := []observe.Sample{
-		at(-195, observe.Servers{Loads: 10, LoadErrors: 1, NewConns: 30, CanceledAcquires: 0}),
-		at(-95, observe.Servers{Loads: 12, LoadErrors: 1, NewConns: 30, CanceledAcquires: 0}),
-		at(5, observe.Servers{Loads: 12, LoadErrors: 9, NewConns: 34, CanceledAcquires: 6}),
-		{At: T.Add(55 * time.Millisecond)},                                                  // the replicas did not answer: their growth goes to the next sample that read them
-		at(105, observe.Servers{Loads: 1, LoadErrors: 2, NewConns: 3, CanceledAcquires: 1}), // restarted
+		at(-195, observe.Servers{Counts: map[string]int64{"loads": 10, "load_errors": 1, "new_conns": 30, "canceled_acquires": 0}}),
+		at(-95, observe.Servers{Counts: map[string]int64{"loads": 12, "load_errors": 1, "new_conns": 30, "canceled_acquires": 0}}),
+		at(5, observe.Servers{Counts: map[string]int64{"loads": 12, "load_errors": 9, "new_conns": 34, "canceled_acquires": 6}}),
+		{At: T.Add(55 * time.Millisecond)}, // the replicas did not answer: their growth goes to the next sample that read them
+		at(105, observe.Servers{Counts: map[string]int64{"loads": 1, "load_errors": 2, "new_conns": 3, "canceled_acquires": 1}}), // restarted
 	}
 	rows, _ := timeline(p, T, samples, NewRecorder(T, 100*time.Millisecond, 200*time.Millisecond, false))
 	var got [][4]int64
 	for _, r := range rows {
-		got = append(got, [4]int64{r.Loads, r.LoadErrors, r.NewConns, r.CanceledAcquires})
+		got = append(got, [4]int64{r.Counts["loads"], r.Counts["load_errors"], r.Counts["new_conns"], r.Counts["canceled_acquires"]})
 	}
 	want := [][4]int64{{2, 0, 0, 0}, {0, 8, 4, 6}, {1, 2, 3, 1}}
 	if !slices.Equal(got, want) {
@@ -115,7 +115,7 @@ func TestHeldByOfRepeats(t *testing.T) {
 	run := func(attempts, errs float64, verdict, held string) result.ArmResult {
 		r := synthRun(100, 5, nil, verdict)
 		r.Loop = &result.Loop{AttemptsPerRequest: &result.LoopFigure{Before: 1, After: attempts, Ratio: attempts},
-			LoadErrorsRPS: &result.LoopFigure{Before: 0, After: errs, Ratio: errs}, HeldBy: held}
+			Counts: map[string]*result.LoopFigure{"load_errors": {Before: 0, After: errs, Ratio: errs}}, HeldBy: held}
 		return r
 	}
 	for _, c := range []struct {

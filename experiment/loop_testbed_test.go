@@ -46,7 +46,7 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	}
 	sum := func(a result.ArmResult) (s [4]int64) {
 		for _, r := range a.Timeline {
-			s[0], s[1], s[2], s[3] = s[0]+r.Loads, s[1]+r.LoadErrors, s[2]+r.NewConns, s[3]+r.CanceledAcquires
+			s[0], s[1], s[2], s[3] = s[0]+r.Counts["loads"], s[1]+r.Counts["load_errors"], s[2]+r.Counts["new_conns"], s[3]+r.Counts["canceled_acquires"]
 		}
 		return s
 	}
@@ -61,7 +61,7 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 		t.Errorf("arm canceled: rows' load errors, new conns, canceled waits %v; want above 0 (failures, connections) and at most the replicas' %d, %d, %d",
 			got[1:], c.Value("load_errors"), c.Value("db_new_conns"), c.Value("db_canceled_acquires"))
 	}
-	if l := cold.Loop; l == nil || l.LoadErrorsRPS == nil || l.LoadErrorsRPS.After <= 0 || l.NewConnsRPS.After <= 0 {
+	if l := cold.Loop; l == nil || l.Counts["load_errors"] == nil || l.Counts["load_errors"].After <= 0 || l.Counts["new_conns"].After <= 0 {
 		t.Errorf("arm canceled: loop %+v; want failed loads and new connections after the trigger", l)
 	}
 	if quiet.Verdict != result.Recovered || cold.Verdict != result.Metastable || cold.Loop.HeldBy == "" || cold.Loop.HeldBy != HeldBy(cold.Loop) || quiet.Loop.HeldBy != "" {

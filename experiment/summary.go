@@ -94,7 +94,7 @@ func timeline(p plan.Plan, t time.Time, samples []observe.Sample, rec *Recorder)
 			row.Hits, row.Misses, row.Connections = a.hits, a.misses, a.conns
 			row.Edge, row.EdgeAttempts, row.API, row.DBAttempts = a.edge, a.edgeAttempts, a.api, a.dbAttempts
 			row.LockWaits, row.QueueDepth = a.lockWaits, a.queueDepth
-			row.Loads, row.LoadErrors, row.NewConns, row.CanceledAcquires = a.loads, a.loadErrors, a.newConns, a.canceledAcquires
+			row.Counts = a.counts
 			row.Replicas = a.replicas
 		}
 		var hist *hdrhistogram.Histogram // a copy: the recorder goes on filing while an arm is judged live
@@ -154,9 +154,7 @@ type acc struct {
 	calls, hits, misses int64
 	edge, edgeAttempts  int64 // a call chain's layers (Sample.Servers)
 	api, dbAttempts     int64
-	loads, loadErrors   int64 // the replicas' (Sample.Servers): the loop's figures
-	newConns            int64
-	canceledAcquires    int64
+	counts              map[string]int64 // the subject's own (Sample.Servers): the loop's figures
 	replicas            map[string]int64 // each API replica's requests
 	dt                  time.Duration
 	conns               int64
@@ -174,10 +172,12 @@ func (a *acc) addServers(p, c *observe.Servers) {
 	a.edgeAttempts += step(p.EdgeAttempts, c.EdgeAttempts, c.EdgeAttempts < p.EdgeAttempts)
 	a.api += step(p.API, c.API, c.API < p.API)
 	a.dbAttempts += step(p.DBAttempts, c.DBAttempts, c.DBAttempts < p.DBAttempts)
-	a.loads += step(p.Loads, c.Loads, c.Loads < p.Loads)
-	a.loadErrors += step(p.LoadErrors, c.LoadErrors, c.LoadErrors < p.LoadErrors)
-	a.newConns += step(p.NewConns, c.NewConns, c.NewConns < p.NewConns)
-	a.canceledAcquires += step(p.CanceledAcquires, c.CanceledAcquires, c.CanceledAcquires < p.CanceledAcquires)
+	for k, n := range c.Counts {
+		if a.counts == nil {
+			a.counts = map[string]int64{}
+		}
+		a.counts[k] += step(p.Counts[k], n, n < p.Counts[k])
+	}
 }
 
 // addReplicas adds each replica's growth since its last reading (last,

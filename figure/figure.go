@@ -257,6 +257,36 @@ func Family[T, U any, M ~map[string]*U](name string, p func(*T) *M, d Decl[U]) M
 	}}
 }
 
+// Keyed declares a map field of T of U at the names declared() lists, in
+// its order (the loop's subject counters): each name's figures d's at
+// name+suffix, null where the map has none. The map is T's own
+// (json:"-"); T's encoding writes it.
+func Keyed[T, U any](suffix string, p func(*T) *map[string]*U, declared func() []string, d Decl[U]) Member[T] {
+	return Member[T]{Walk: func(v *T, path string, omit bool, c *Collector) {
+		m := p(v)
+		if c.Own && *m != nil {
+			*m = maps.Clone(*m)
+			for k, u := range *m {
+				if u != nil {
+					x := *u
+					(*m)[k] = &x
+				}
+			}
+		}
+		for _, k := range declared() {
+			at := Join(path, k+suffix)
+			switch u := (*m)[k]; {
+			case c.Schema:
+				d.Walk(new(U), at, c)
+			case u == nil && !omit:
+				c.Null(at)
+			case u != nil:
+				d.Walk(u, at, c)
+			}
+		}
+	}}
+}
+
 // Counts declares a map field of T of counts by name (outcomes.NAME).
 func Counts[T any](name string, p func(*T) *map[string]int64) Member[T] {
 	return Member[T]{Name: name, Walk: func(v *T, path string, _ bool, c *Collector) {

@@ -63,13 +63,13 @@ func DigestSlack(n int64) int64 { return 1 + n/200 }
 
 // Servers are the cumulative counters of a call chain's layers, each
 // summed over its replicas: what reached the edges and what they sent on,
-// what reached the API replicas and what they sent to the database; and
-// the API replicas' loads that finished and failed, and their pools' new
-// connections and waits given up (a testbed's, one tier or two).
+// what reached the API replicas and what they sent to the database (a
+// testbed's, one tier or two); and the subject's own counters the
+// timeline reads by the names its kind declared (the testbed's replicas'
+// loads, failed loads, new connections and given-up waits).
 type Servers struct {
 	Edge, EdgeAttempts, API, DBAttempts int64
-	Loads, LoadErrors                   int64
-	NewConns, CanceledAcquires          int64
+	Counts                              map[string]int64
 	// Replicas are the requests each API replica answered, by its name
 	// (api-1, ...): one replica's herd, such as a restarted one's. A
 	// replica that did not answer (restarting) is left out, and the

@@ -114,10 +114,7 @@ var ArmFigures = figure.Decl[ArmResult]{
 	figure.Nullable("loop", func(a *ArmResult) **Loop { return &a.Loop }, figure.Decl[Loop]{
 		figure.Nullable("attempts_per_request", func(l *Loop) **LoopFigure { return &l.AttemptsPerRequest }, loopFigures(figure.Ratio, "")),
 		figure.Nullable("db_qps", func(l *Loop) **LoopFigure { return &l.DBQPS }, loopFigures(figure.Rate, "/s")),
-		figure.Nullable("loads_rps", func(l *Loop) **LoopFigure { return &l.LoadsRPS }, loopFigures(figure.Rate, "/s")),
-		figure.Nullable("load_errors_rps", func(l *Loop) **LoopFigure { return &l.LoadErrorsRPS }, loopFigures(figure.Rate, "/s")),
-		figure.Nullable("new_conns_rps", func(l *Loop) **LoopFigure { return &l.NewConnsRPS }, loopFigures(figure.Rate, "/s")),
-		figure.Nullable("canceled_acquires_rps", func(l *Loop) **LoopFigure { return &l.CanceledAcquiresRPS }, loopFigures(figure.Rate, "/s")),
+		figure.Keyed("_rps", func(l *Loop) *map[string]*LoopFigure { return &l.Counts }, rowCounterNames, loopFigures(figure.Rate, "/s")),
 		figure.Nullable("misses_rps", func(l *Loop) **LoopFigure { return &l.MissesRPS }, loopFigures(figure.Rate, "/s")),
 	}).OmitEmpty(),
 	figure.Nullable("escape", func(a *ArmResult) **EscapeResult { return &a.Escape }, figure.Decl[EscapeResult]{
@@ -135,6 +132,15 @@ var ArmFigures = figure.Decl[ArmResult]{
 	figure.CountOf("missed_samples", func(a *ArmResult) *int { return &a.MissedSamples }),
 	figure.NullWhen("timeline", func(a *ArmResult) bool { return a.Timeline == nil }),
 	series("prometheus", func(a *ArmResult) map[string][]targets.Point { return a.Prometheus }),
+}
+
+// rowCounterNames are the declared row counters' names.
+func rowCounterNames() []string {
+	var out []string
+	for _, c := range DeclaredRowCounters() {
+		out = append(out, c.Name)
+	}
+	return out
 }
 
 // counterName and counterValue read a subject's counter for its figure.

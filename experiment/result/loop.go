@@ -17,13 +17,14 @@ import (
 // loopFigure is null where its source is not observed: the replicas' on a
 // service, the database's or the cache's on a target without them.
 type Loop struct {
-	AttemptsPerRequest  *LoopFigure `json:"attempts_per_request"`  // the clients' attempts sent per request intended
-	DBQPS               *LoopFigure `json:"db_qps"`                // item queries Postgres completed a second (pg_stat_statements)
-	LoadsRPS            *LoopFigure `json:"loads_rps"`             // loads the replicas finished a second: each fills the cache (herdbench_api_loads_total)
-	LoadErrorsRPS       *LoopFigure `json:"load_errors_rps"`       // loads that failed a second (herdbench_api_load_errors_total)
-	NewConnsRPS         *LoopFigure `json:"new_conns_rps"`         // connections the replicas' pools opened a second (herdbench_api_db_new_conns_total)
-	CanceledAcquiresRPS *LoopFigure `json:"canceled_acquires_rps"` // waits for a pooled connection given up a second (herdbench_api_db_canceled_acquires_total)
-	MissesRPS           *LoopFigure `json:"misses_rps"`            // cache misses a second (Redis keyspace_misses; Memcached get_misses)
+	AttemptsPerRequest *LoopFigure `json:"attempts_per_request"` // the clients' attempts sent per request intended
+	DBQPS              *LoopFigure `json:"db_qps"`               // item queries Postgres completed a second (pg_stat_statements)
+	// Counts are the subject's row counters a second, by the names its
+	// kind declared (DeclareRowCounters), written at NAME_rps, null where
+	// the subject does not count them (the testbed's replicas count
+	// their loads, failed loads, new connections and given-up waits)
+	Counts    map[string]*LoopFigure `json:"-"`
+	MissesRPS *LoopFigure            `json:"misses_rps"` // cache misses a second (Redis keyspace_misses; Memcached get_misses)
 	// HeldBy is the figure furthest from its baseline (the largest ratio
 	// or its inverse), as the table shows it: "attempts x4.9"; set on a
 	// metastable arm only
@@ -48,13 +49,15 @@ func HeldBy(l *Loop) string {
 		return ""
 	}
 	best, far := "", 0.0
-	for _, f := range []struct {
+	type named struct {
 		name string
 		fig  *LoopFigure
-	}{
-		{"attempts", l.AttemptsPerRequest}, {"db q/s", l.DBQPS}, {"loads", l.LoadsRPS}, {"load errors", l.LoadErrorsRPS},
-		{"new conns", l.NewConnsRPS}, {"canceled waits", l.CanceledAcquiresRPS}, {"misses", l.MissesRPS},
-	} {
+	}
+	figs := []named{{"attempts", l.AttemptsPerRequest}, {"db q/s", l.DBQPS}}
+	for _, c := range DeclaredRowCounters() {
+		figs = append(figs, named{c.Label, l.Counts[c.Name]})
+	}
+	for _, f := range append(figs, named{"misses", l.MissesRPS}) {
 		if f.fig == nil || f.fig.Ratio <= 0 {
 			continue
 		}

@@ -315,13 +315,11 @@ type Row struct {
 	// write queue's unacknowledged entries at the row's last sample
 	LockWaits  int64 `json:"lock_waits,omitempty"`
 	QueueDepth int64 `json:"queue_depth,omitempty"`
-	// The testbed replicas' in this row, from their own counters (as
-	// api.*): loads finished and failed, their pools' new connections and
-	// waits given up
-	Loads            int64 `json:"loads,omitempty"`
-	LoadErrors       int64 `json:"load_errors,omitempty"`
-	NewConns         int64 `json:"new_conns,omitempty"`
-	CanceledAcquires int64 `json:"canceled_acquires,omitempty"`
+	// Counts are the subject's own counters in this row, by the names its
+	// kind declared (DeclareRowCounters), each written here when not 0:
+	// the testbed replicas' loads finished and failed, their pools' new
+	// connections and waits given up (as api.*)
+	Counts map[string]int64 `json:"-"`
 	// The load balancer's in this row, from its own counters (as lb.*):
 	// requests it received, attempts it sent to the servers, and each
 	// server's attempts by name

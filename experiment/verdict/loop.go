@@ -7,7 +7,10 @@ import (
 )
 
 // Sources says which of the loop's sources an arm has.
-type Sources struct{ DB, Cache, Replicas bool }
+type Sources struct {
+	DB, Cache bool
+	Replicas  bool // the subject's row counters (result.DeclareRowCounters)
+}
 
 // LoopOf is rows' loop, cut at T and at endedMS as windowsOf cuts them;
 // nil without a before or an after window.
@@ -33,33 +36,34 @@ func LoopOf(rows []result.Row, endedMS *int64, o Sources) *result.Loop {
 		l.MissesRPS = rate(func(s rowSums) int64 { return s.misses })
 	}
 	if o.Replicas {
-		l.LoadsRPS = rate(func(s rowSums) int64 { return s.loads })
-		l.LoadErrorsRPS = rate(func(s rowSums) int64 { return s.loadErrors })
-		l.NewConnsRPS = rate(func(s rowSums) int64 { return s.newConns })
-		l.CanceledAcquiresRPS = rate(func(s rowSums) int64 { return s.canceledAcquires })
+		l.Counts = map[string]*result.LoopFigure{}
+		for _, c := range result.DeclaredRowCounters() {
+			l.Counts[c.Name] = rate(func(s rowSums) int64 { return s.counts[c.Name] })
+		}
 	}
 	return l
 }
 
 // rowSums are a window's rows added up.
 type rowSums struct {
-	rows, requests, attempts                              int64
-	misses, loads, loadErrors, newConns, canceledAcquires int64
-	dbQPS                                                 float64
+	rows, requests, attempts, misses int64
+	counts                           map[string]int64 // the subject's row counters
+	dbQPS                            float64
 }
 
 func (s rowSums) secs() float64 { return (time.Duration(s.rows) * result.RowWidth).Seconds() }
 
 func sumRows(rows []result.Row, in func(tms int64) bool) rowSums {
-	var s rowSums
+	s := rowSums{counts: map[string]int64{}}
 	for _, r := range rows {
 		if !in(r.TMS) {
 			continue
 		}
 		s.rows++
 		s.requests, s.attempts, s.misses = s.requests+r.Requests, s.attempts+r.Attempts, s.misses+r.Misses
-		s.loads, s.loadErrors = s.loads+r.Loads, s.loadErrors+r.LoadErrors
-		s.newConns, s.canceledAcquires = s.newConns+r.NewConns, s.canceledAcquires+r.CanceledAcquires
+		for k, v := range r.Counts {
+			s.counts[k] += v
+		}
 		s.dbQPS += r.DBQPS
 	}
 	return s

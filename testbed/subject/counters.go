@@ -26,6 +26,19 @@ var counters = []struct {
 	{"db_canceled_acquires", func(c *admin.Counters) int64 { return c.DBCanceledAcquires }},
 }
 
+// rowCounters are the replicas' counters the timeline reads every row
+// and the loop compares after the trigger with before, each with its
+// label in the loop's held_by and the field of admin.Counters it reads.
+var rowCounters = []struct {
+	result.RowCounter
+	of func(*admin.Counters) int64
+}{
+	{result.RowCounter{Name: "loads", Label: "loads"}, func(c *admin.Counters) int64 { return c.Loads }},
+	{result.RowCounter{Name: "load_errors", Label: "load errors"}, func(c *admin.Counters) int64 { return c.LoadErrors }},
+	{result.RowCounter{Name: "new_conns", Label: "new conns"}, func(c *admin.Counters) int64 { return c.DBNewConns }},
+	{result.RowCounter{Name: "canceled_acquires", Label: "canceled waits"}, func(c *admin.Counters) int64 { return c.DBCanceledAcquires }},
+}
+
 // counterRows are the results contract's rows of the counters.
 var counterRows = []result.ContractRow{
 	{Fields: "`api.requests`, `api.loads`, `api.coalesced`, `api.stale_served`, `api.lock_waits`, `api.early_loads`, `api.load_errors`, `api.load_retries`",
@@ -42,6 +55,9 @@ func init() {
 		names[i] = c.name
 	}
 	result.DeclareCounters(counterRows, names...)
+	for _, c := range rowCounters {
+		result.DeclareRowCounters(c.RowCounter)
+	}
 }
 
 // Counters sums the replicas' counters.

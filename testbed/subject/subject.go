@@ -413,7 +413,10 @@ func (s *Testbed) Servers(ctx context.Context) (observe.Servers, error) {
 	if s.Edges != nil {
 		out.API, out.DBAttempts = b.Requests, b.Loads+b.LoadErrors
 	}
-	out.Loads, out.LoadErrors, out.NewConns, out.CanceledAcquires = b.Loads, b.LoadErrors, b.DBNewConns, b.DBCanceledAcquires
+	out.Counts = make(map[string]int64, len(rowCounters))
+	for _, c := range rowCounters {
+		out.Counts[c.Name] = c.of(&b)
+	}
 	return out, nil
 }
 

@@ -116,7 +116,7 @@ func TestMariaDBAndMemcachedOnDocker(t *testing.T) {
 		for _, a := range rep.Arms { // seen once: none's misses with few loads after T; what each row counted
 			for _, r := range a.Timeline {
 				if r.TMS >= -500 && r.TMS <= 1500 {
-					t.Logf("%s t=%dms: db_qps %.0f, hits %d, misses %d, loads %d, p99 %.1fms", a.Name, r.TMS, r.DBQPS, r.Hits, r.Misses, r.Loads, r.P99MS)
+					t.Logf("%s t=%dms: db_qps %.0f, hits %d, misses %d, loads %d, p99 %.1fms", a.Name, r.TMS, r.DBQPS, r.Hits, r.Misses, r.Counts["loads"], r.P99MS)
 				}
 			}
 		}
