@@ -62,6 +62,7 @@ func (a *armRun) collect(ctx context.Context, warm result.Warm, s0 observe.Sampl
 	res.Warm = warm
 	res.Burst = f.Burst
 	res.Trigger = a.triggerResult(ctx, ld)
+	res.Warnings = append(res.Warnings, ld.fired.Warnings...)
 	if a.writeHerd() {
 		a.writeFigures(ctx, res, a.writes0, samples, ld.steady)
 	}

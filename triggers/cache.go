@@ -74,6 +74,7 @@ type Pauser interface {
 // trigger.detail.http_cache).
 type Touched struct {
 	Keys      int              // hot keys it acted on
+	Found     *int             // of them, those the cache held (Redis' PEXPIREAT answered 1); nil: not counted
 	Removed   int64            // entries it removed: keys unlinked, items it held; after a flush_all, how far Memcached's count of items fell
 	Emptied   time.Time        // when a flush's last command was answered, if the cache read on after it; zero: when Flush returned
 	Pattern   string           // a flush limited to the keys of this pattern (a Redis herdbench did not start)

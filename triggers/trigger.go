@@ -46,6 +46,9 @@ type Fired struct {
 	// removed (outage, slowdb), every restarted part serving again
 	// (restart), the burst's last request answered (burst, writes)
 	Ended time.Time
+	// Warnings are what the trigger did not do as planned, for the arm's
+	// warnings (ttl: hot keys the cache no longer held at the load's start)
+	Warnings []string
 }
 
 // Env is what a trigger may touch. What a target does not declare is

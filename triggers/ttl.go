@@ -21,7 +21,13 @@ type TTL struct {
 
 // TTLDetail is what ttl did.
 type TTLDetail struct {
-	Keys      int              `json:"keys"`                // hot keys made to expire at T
+	Keys int `json:"keys"` // hot keys made to expire at T
+	// Missing are the hot keys the cache did not hold when their expiry
+	// was pinned to T: never cached (a service's key it does not have),
+	// or expired before (on the testbed, a warm that ended more than
+	// warmup + before, its TTL, before the load was ready); the load
+	// loads them before T, not in the herd
+	Missing   int              `json:"missing,omitempty"`
 	Memcached *MemcachedDetail `json:"memcached,omitempty"` // the touches a Memcached was sent before the load
 }
 
@@ -29,6 +35,7 @@ type TTLDetail struct {
 func (d *TTLDetail) Figures(path string, c *figure.Collector) any {
 	return figure.Pointer(d, path, c, figure.Decl[TTLDetail]{
 		figure.CountOf("keys", func(d *TTLDetail) *int { return &d.Keys }),
+		figure.CountOf("missing", func(d *TTLDetail) *int { return &d.Missing }).OmitEmpty(),
 		figure.Nullable("memcached", func(d *TTLDetail) **MemcachedDetail { return &d.Memcached }, memcachedDetail).OmitEmpty(),
 	})
 }
@@ -78,8 +85,14 @@ func (t *TTL) Align(ctx context.Context, env Env) error {
 			return fmt.Errorf("align the hot keys' expiry at T: %w", err)
 		}
 		t.aligned.Keys = done.Keys
-		if done.Memcached != nil {
-			t.aligned.Memcached = done.Memcached
+		if done.Found != nil {
+			t.aligned.Missing = done.Keys - *done.Found
+		}
+		if m := done.Memcached; m != nil {
+			t.aligned.Memcached = m
+			if m.Found != nil {
+				t.aligned.Missing = m.Sent - *m.Found
+			}
 		}
 	}
 	return nil
@@ -89,7 +102,13 @@ func (t *TTL) Align(ctx context.Context, env Env) error {
 // the cache either, so the cache figures are the herd's alone; its detail
 // is what Align did.
 func (t *TTL) Fire(context.Context, Env) (Fired, error) {
-	return Fired{Detail: new(t.aligned), Ended: time.Now()}, nil
+	f := Fired{Detail: new(t.aligned), Ended: time.Now()}
+	if n := t.aligned.Missing; n > 0 {
+		f.Warnings = []string{fmt.Sprintf("ttl: %d of %d hot keys were not in the cache when their expiry was pinned to T "+
+			"(never cached, or expired before the load was ready: a warm that took longer than warmup + before); "+
+			"they reloaded before T, outside the herd (trigger.detail.missing)", n, t.aligned.Keys)}
+	}
+	return f, nil
 }
 
 // expirers are the caches of env whose hot keys' entries can be made to

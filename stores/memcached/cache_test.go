@@ -79,8 +79,8 @@ func TestTTLAlignsMemcachedItemsAtT(t *testing.T) {
 	}
 	d := fired.Detail.(*triggers.TTLDetail)
 	want := env.T.Truncate(time.Second).Add(time.Second).Unix()
-	if d.Keys != 4 || d.Memcached == nil || d.Memcached.Found == nil || *d.Memcached.Found != 3 || d.Memcached.ExpiresAt != want {
-		t.Errorf("detail = %+v, memcached %+v; want 4 keys, 3 touched to expire at %d", d, d.Memcached, want)
+	if d.Keys != 4 || d.Missing != 1 || d.Memcached == nil || d.Memcached.Found == nil || *d.Memcached.Found != 3 || d.Memcached.ExpiresAt != want {
+		t.Errorf("detail = %+v, memcached %+v; want 4 keys, 3 touched to expire at %d, 1 missing", d, d.Memcached, want)
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for len(cached(t, mc, "item:1", "item:2", "item:3")) > 0 {

@@ -83,8 +83,20 @@ func TestTTLAlignsRedisKeysAtT(t *testing.T) {
 		t.Errorf("item:4, not hot, was aligned at T")
 	}
 	fired, err := ttl.Fire(ctx, env)
-	if d := fired.Detail.(*triggers.TTLDetail); err != nil || d.Keys != 4 || d.Memcached != nil {
-		t.Errorf("Fire = %+v, %v; want the 4 hot keys of the pattern", d, err)
+	if d := fired.Detail.(*triggers.TTLDetail); err != nil || d.Keys != 4 || d.Missing != 1 || d.Memcached != nil {
+		t.Errorf("Fire = %+v, %v; want the 4 hot keys of the pattern, item:9 missing", d, err)
+	}
+	// a hot key that expired before its expiry was pinned (a warm that
+	// ended longer than its TTL before the load) is missing too
+	if err := rc.Del(ctx, "item:2").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ttl.Align(ctx, env); err != nil {
+		t.Fatal(err)
+	}
+	fired, err = ttl.Fire(ctx, env)
+	if d := fired.Detail.(*triggers.TTLDetail); err != nil || d.Keys != 4 || d.Missing != 2 || len(fired.Warnings) != 1 || !strings.Contains(fired.Warnings[0], "2 of 4 hot keys") {
+		t.Errorf("with item:2 gone, Fire = %+v, %v, warnings %q; want 4 hot keys, 2 missing, said", d, err, fired.Warnings)
 	}
 }
 

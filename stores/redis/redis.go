@@ -217,13 +217,19 @@ func (r *Cache) ExpireAt(ctx context.Context, hot []string, at time.Time) (trigg
 	if r.Client == nil {
 		return triggers.Touched{}, errNoRedis
 	}
-	_, err := r.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := r.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range keys {
 			p.PExpireAt(ctx, k, at)
 		}
 		return nil
 	})
-	return triggers.Touched{Keys: len(keys)}, err
+	found := 0
+	for _, c := range cmds {
+		if b, ok := c.(*redis.BoolCmd); ok && b.Val() {
+			found++
+		}
+	}
+	return triggers.Touched{Keys: len(keys), Found: &found}, err
 }
 
 // Flushes says whether flush may touch it: all of it when the target
