@@ -30,7 +30,7 @@ func lbTable(rep *experiment.Report) ([]string, [][]string) {
 		var servers []string
 		for _, name := range slices.Sorted(maps.Keys(lb.Servers)) {
 			s := lb.Servers[name]
-			servers = append(servers, fmt.Sprintf("%s %s (peak %s/s%s)", name, thousands(s.Attempts), strconv.FormatFloat(s.PeakRPS, 'f', 0, 64), returnText(s.Return)))
+			servers = append(servers, fmt.Sprintf("%s %s (peak %s/s%s)", name, thousands(s.Attempts), strconv.FormatFloat(s.PeakRPS, 'f', 0, 64), returnText(s)))
 		}
 		rows = append(rows, []string{a.Name, thousands(lb.Requests), thousands(lb.ServerAttempts), thousands(lb.Retries),
 			thousands(lb.Redispatches), thousands(lb.Own5xx), strconv.FormatFloat(lb.Amplification, 'f', 2, 64),
@@ -66,16 +66,25 @@ func lbCharts(rep *experiment.Report) []chart {
 	return out
 }
 
-// returnText is a server's return in the table's per-server column: when
-// HAProxy listed it UP again, its first second's rate, and when it took
-// its full share (lb.servers.NAME.return.*); "" when it did not return.
-func returnText(r *result.LBReturn) string {
+// returnText is a server's first return in the table's per-server
+// column: when HAProxy listed it UP again, its first second's rate, and
+// when it took its full share (lb.servers.NAME.return.*), and when it was
+// back again after flapping (returns); "" when it did not return.
+func returnText(s *result.LBServer) string {
+	r := s.Return
 	if r == nil {
 		return ""
 	}
 	full := "full share not reached"
 	if r.FullShareMS != nil {
 		full = fmt.Sprintf("full share +%d ms", *r.FullShareMS)
+	}
+	var again []string
+	for _, later := range s.Returns[min(1, len(s.Returns)):] {
+		again = append(again, strconv.FormatInt(later.BackMS, 10))
+	}
+	if again != nil {
+		full += "; back again at " + strings.Join(again, ", ") + " ms"
 	}
 	return fmt.Sprintf("; back at %d ms, %s/s its first second, %s", r.BackMS, strconv.FormatFloat(r.FirstSecondRPS, 'f', 0, 64), full)
 }

@@ -88,6 +88,10 @@ type LBServer struct {
 	// Return is its first return from T: absent when HAProxy never
 	// listed it UP again after a reading that listed it otherwise
 	Return *LBReturn `json:"return,omitempty"`
+	// Returns are every return from T, in order, the first Return's
+	// figures: a server that flaps comes back more than once. Not figures
+	// a gate reads (a list); of a repeated arm, its representative run's
+	Returns []LBReturn `json:"returns,omitempty"`
 }
 
 // LBReturn is a server's return behind the load balancer (its first from
