@@ -84,8 +84,8 @@ arms:
 }
 
 // armReadsItsBackend ties a's lb.* to backend's counters on HAProxy's
-// page, read apart now that the run is over: its servers are the
-// backend's; its requests from T are the clients' (within a row's worth:
+// page, read apart now that the run is over: it names the backend, its
+// servers are the backend's; its requests from T are the clients' (within a row's worth:
 // those in flight at T fall on either side of HAProxy's reading) and at
 // most what the backend ever received; and the backend's req_tot is every
 // attempt the arm's clients sent and its warm-up's, one a hot key.
@@ -93,8 +93,8 @@ func armReadsItsBackend(t *testing.T, a result.ArmResult, stats, backend string)
 	t.Helper()
 	page := cachetest.HAProxyBackendPage(t, stats, backend)
 	lb := a.LB
-	if lb == nil {
-		t.Fatalf("arm %s: no lb; warnings %v", a.Name, a.Warnings)
+	if lb == nil || lb.Backend != backend {
+		t.Fatalf("arm %s: lb %+v, warnings %v; want backend %s's", a.Name, lb, a.Warnings, backend)
 	}
 	var listed, read []string
 	for name := range page {
