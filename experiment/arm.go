@@ -57,7 +57,7 @@ const HookTimeout = time.Minute
 func (a *armRun) run(ctx context.Context) (_ *result.ArmResult, retErr error) {
 	a.start = time.Now()
 	a.src = observe.Source{DB: a.tg.DB, MySQL: a.tg.MySQL, Redis: a.tg.Redis, Memcached: a.tg.Memcached,
-		Statements: a.tg.Statements, Role: a.tg.Role, HAProxy: a.tg.LB()}
+		Statements: a.tg.Statements, Role: a.tg.Role, HAProxy: plan.LBFor(a.tg, a.arm)}
 	if s, ok := a.sub.(plan.ServerCounter); ok { // the replicas' own counters, and a call chain's layers, every row
 		a.src.Servers = s.Servers
 	}

@@ -20,11 +20,13 @@ func (a *armRun) loadBalancer(res *result.ArmResult, atT, end observe.Sample, sa
 		return
 	}
 	if atT.LB == nil || end.LB == nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("load balancer: HAProxy's stats were not read at T and at the arm's end (check haproxy.stats: %s)", a.tg.HAProxy.Stats))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("load balancer: HAProxy's stats were not read at T and at the arm's end (check haproxy.stats: %s, and that it lists backend %s)",
+			a.tg.HAProxy.Stats, a.src.HAProxy.Backend))
 		return
 	}
 	g := lbSpan(atT, end, samples)
 	lb := lbOf(g, *end.LB)
+	lb.Backend = a.src.HAProxy.Backend
 	queuePeaks(lb, atT, end, samples)
 	peaks(lb, res.Timeline)
 	returns(lb, res.Timeline, *end.LB)

@@ -7,10 +7,10 @@ import (
 	"github.com/herdbench/herdbench/observe"
 )
 
-// returns sets each server's first return from T (lb.servers.NAME.return)
-// from the timeline's rows, its share from the weights HAProxy's last
-// reading says each server was given (end: uweight, or weight on a
-// HAProxy whose page lacks it).
+// returns sets each server's returns from T (lb.servers.NAME.returns,
+// the first also as lb.servers.NAME.return) from the timeline's rows,
+// each share from the weights HAProxy's last reading says each server was
+// given (end: uweight, or weight on a HAProxy whose page lacks it).
 func returns(lb *result.LoadBalancer, rows []result.Row, end observe.LBStats) {
 	given := map[string]int64{}
 	var up []string
@@ -24,24 +24,27 @@ func returns(lb *result.LoadBalancer, rows []result.Row, end observe.LBStats) {
 		}
 	}
 	for name, sv := range lb.Servers {
-		sv.Return = returnOf(name, rows, given, up)
+		for _, b := range backRows(name, rows) {
+			sv.Returns = append(sv.Returns, returnAt(name, rows, b, given, up))
+		}
+		if len(sv.Returns) > 0 {
+			first := sv.Returns[0]
+			sv.Return = &first
+		}
 	}
 }
 
-// returnOf is one server's return: nil when no row from T first lists it
-// UP again (lb_weights above 0) after a reading that did not.
-func returnOf(name string, rows []result.Row, given map[string]int64, upAtEnd []string) *result.LBReturn {
-	b := backRow(name, rows)
-	if b < 0 {
-		return nil
-	}
+// returnAt is one server's return at row b, a row backRows gives: each
+// return's figures by the same rule, its full share sought to the arm's
+// end (past a later return when it went away again before it).
+func returnAt(name string, rows []result.Row, b int, given map[string]int64, upAtEnd []string) result.LBReturn {
 	second := int(time.Second / result.RowWidth)
 	var n int64
 	first := rows[b:min(b+second, len(rows))]
 	for _, r := range first {
 		n += r.LBServers[name]
 	}
-	ret := &result.LBReturn{BackMS: rows[b].TMS,
+	ret := result.LBReturn{BackMS: rows[b].TMS,
 		FirstSecondRPS: result.Round2(float64(n) / (float64(len(first)) * result.RowWidth.Seconds())),
 		Share:          result.Round4(shareOf(name, given, upAtEnd))}
 	for k := b; k+second <= len(rows); k++ {
@@ -54,11 +57,12 @@ func returnOf(name string, rows []result.Row, given map[string]int64, upAtEnd []
 	return ret
 }
 
-// backRow is the index of the first row from T whose reading lists name
+// backRows are the indexes of the rows from T whose reading lists name
 // UP (its weight in lb_weights above 0) after a reading, in an earlier
-// row, that did not; -1 when none does. Rows no reading fell in are
-// passed over.
-func backRow(name string, rows []result.Row) int {
+// row, that did not, in order; none when no row does. Rows no reading
+// fell in are passed over.
+func backRows(name string, rows []result.Row) []int {
+	var backs []int
 	read, wasUp := false, false
 	for i, r := range rows {
 		w, ok := r.LBWeights[name]
@@ -66,11 +70,11 @@ func backRow(name string, rows []result.Row) int {
 			continue
 		}
 		if r.TMS >= 0 && read && !wasUp && w > 0 {
-			return i
+			backs = append(backs, i)
 		}
 		read, wasUp = true, w > 0
 	}
-	return -1
+	return backs
 }
 
 // fullShare says whether name took at least result.FullShareOf its share

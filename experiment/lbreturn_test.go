@@ -1,6 +1,9 @@
 package experiment
 
 import (
+	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,17 +18,29 @@ import (
 // gives it (ms since its return); from the row after, it takes
 // weight/(weight+100) of each row's attempts, rounded; a2 takes the rest.
 func returnSamples(t0 time.Time, back int, weightAt func(ms int) int64) []observe.Sample {
+	return flapSamples(t0, [][2]int{{0, back}}, weightAt)
+}
+
+// flapSamples are returnSamples with a1 DOWN in each span of rows [from,
+// back) from T, its weight counted from the last span's back.
+func flapSamples(t0 time.Time, downs [][2]int, weightAt func(ms int) int64) []observe.Sample {
 	var out []observe.Sample
 	var a1, a2 int64
 	for i := -10; i < 60; i++ {
 		r1 := observe.LBRow{Name: "a1", Weight: 100, UserWeight: 100, Status: "UP"}
-		n := int64(10)
+		n, back := int64(10), -1
+		for _, d := range downs {
+			if i >= d[0] {
+				back = d[1]
+			}
+		}
 		switch {
-		case i >= 0 && i < back:
+		case back < 0:
+		case i < back:
 			r1.Status, n = "DOWN", 0
 		case i == back: // its reading came as it went UP: what grew since was a2's
 			r1.Weight, n = weightAt(0), 0
-		case i > back:
+		default:
 			r1.Weight = weightAt((i - back) * 100)
 			n = (20*r1.Weight + (r1.Weight+100)/2) / (r1.Weight + 100)
 		}
@@ -113,4 +128,34 @@ func rowsOf(m map[int64]*result.Row, first, last int64) []result.Row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// A server that flaps returns more than once, and each return is
+// reported, in order, by the rule of the first: a1 is DOWN from T to
+// row 10, UP, DOWN again from row 25 to row 35 and UP to the end, each
+// time at its whole weight at once. Its first return is return, as it
+// was when only the first was reported.
+func TestEveryReturnOfAFlappingServer(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	step := func(int) int64 { return 100 }
+	samples := flapSamples(t0, [][2]int{{0, 10}, {25, 35}}, step)
+	rows := rowsOf(lbRows(samples, t0), -10, 60)
+	lb := &result.LoadBalancer{Servers: result.LBServers{"a1": {}, "a2": {}}}
+	returns(lb, rows, *samples[len(samples)-1].LB)
+	a1 := lb.Servers["a1"]
+	var got []string
+	for _, r := range a1.Returns {
+		got = append(got, fmt.Sprintf("%d ms, %g/s, share %g, full %v", r.BackMS, r.FirstSecondRPS, r.Share, *r.FullShareMS))
+	}
+	// each: its return's row none, then 10 of 20 a row
+	want := []string{"1000 ms, 90/s, share 0.5, full 0", "3500 ms, 90/s, share 0.5, full 0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("a1's returns %q; want %q", got, want)
+	}
+	if a1.Return == nil || !reflect.DeepEqual(*a1.Return, a1.Returns[0]) {
+		t.Errorf("a1's return %+v; want its first, %+v", a1.Return, a1.Returns[0])
+	}
+	if r := lb.Servers["a2"]; r.Return != nil || r.Returns != nil {
+		t.Errorf("a2 was never down, and returns %+v, %+v; want none", r.Return, r.Returns)
+	}
 }

@@ -111,6 +111,37 @@ func (g LBStats) RetriesMade() int64 {
 
 // Read reads HAProxy's counters for h's backend.
 func (h *HAProxy) Read(ctx context.Context) (*LBStats, error) {
+	body, err := h.page(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	return ParseLBStats(body, h.Backend)
+}
+
+// Backends lists the backends h's stats page lists, in its order: the
+// names a target file's haproxy.backend and arms[].backend may take.
+func (h *HAProxy) Backends(ctx context.Context) ([]string, error) {
+	body, err := h.page(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	rows, get, err := readLBPage(body)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, row := range rows {
+		if get(row, "svname") == "BACKEND" {
+			names = append(names, get(row, "pxname"))
+		}
+	}
+	return names, nil
+}
+
+// page is h's stats page in CSV.
+func (h *HAProxy) page(ctx context.Context) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(h.Stats, "/")+";csv", nil)
 	if err != nil {
 		return nil, err
@@ -119,21 +150,22 @@ func (h *HAProxy) Read(ctx context.Context) (*LBStats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("haproxy stats: %w", err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return nil, fmt.Errorf("haproxy stats %s: %s", h.Stats, resp.Status)
 	}
-	return ParseLBStats(resp.Body, h.Backend)
+	return resp.Body, nil
 }
 
-// ParseLBStats reads HAProxy's CSV stats for backend.
-func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
+// readLBPage reads HAProxy's CSV stats: its rows below the header, and
+// get, a row's cell by its column's name ("" where the row has none).
+func readLBPage(r io.Reader) ([][]string, func(row []string, name string) string, error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("haproxy stats: %w", err)
+		return nil, nil, fmt.Errorf("haproxy stats: %w", err)
 	}
 	if len(rows) == 0 || !strings.HasPrefix(rows[0][0], "# ") {
-		return nil, fmt.Errorf("haproxy stats: no header line (accepted: HAProxy's stats page, ;csv)")
+		return nil, nil, fmt.Errorf("haproxy stats: no header line (accepted: HAProxy's stats page, ;csv)")
 	}
 	col := map[string]int{}
 	for i, name := range rows[0] {
@@ -144,6 +176,15 @@ func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
 			return row[i]
 		}
 		return ""
+	}
+	return rows[1:], get, nil
+}
+
+// ParseLBStats reads HAProxy's CSV stats for backend.
+func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
+	rows, get, err := readLBPage(r)
+	if err != nil {
+		return nil, err
 	}
 	num := func(row []string, name string) int64 {
 		n, _ := strconv.ParseInt(get(row, name), 10, 64) // an empty cell: the counter does not apply
@@ -157,7 +198,7 @@ func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
 	}
 	out := &LBStats{}
 	found := false
-	for _, row := range rows[1:] {
+	for _, row := range rows {
 		switch {
 		case get(row, "pxname") != backend:
 		case get(row, "svname") == "BACKEND":

@@ -410,3 +410,57 @@ func TestHTMLChartsEachReplicaOnARestart(t *testing.T) {
 		t.Errorf("arm %s's trigger restarted nothing, and it has %d charts of its replicas", rep.Arms[1].Name, n)
 	}
 }
+
+// A server's weight is charted as the level it is, not as a rate: a
+// weight of 100 tops the y axis at 100, where the attempts' chart would
+// read 1000 a second; a row without weights (HAProxy not read) is a gap.
+// An arm whose rows carry no weights (results from before lb_weights)
+// has no chart of them.
+func TestHTMLChartsEachServersWeightAsALevel(t *testing.T) {
+	rep := loadReport(t, fixture)
+	a := &rep.Arms[0]
+	if len(a.Timeline) < 10 {
+		t.Fatalf("the fixture's arm has %d rows; want 10 or more", len(a.Timeline))
+	}
+	a.LB = &result.LoadBalancer{Servers: map[string]*result.LBServer{"api-1": {}, "api-2": {}}}
+	for i := range a.Timeline {
+		w := map[int]int64{0: 0, 1: 50, 2: 100}[min(i/4, 2)] // api-2 away, ramping, back
+		a.Timeline[i].LBWeights = map[string]int64{"api-1": 100, "api-2": w}
+	}
+	a.Timeline[3].LBWeights = nil
+	rep.Arms[1].LB = &result.LoadBalancer{Servers: map[string]*result.LBServer{"api-1": {}}}
+	_, doc := renderHTML(t, rep)
+	key := "lb_weights-" + a.Name
+	svgs := find(doc, "svg", map[string]string{"data-chart": key})
+	if len(svgs) != 1 {
+		t.Fatalf("%d charts %s; want 1", len(svgs), key)
+	}
+	var labels []string
+	for _, n := range find(svgs[0], "text", map[string]string{"text-anchor": "end"}) {
+		labels = append(labels, n.FirstChild.Data)
+	}
+	if len(labels) == 0 || labels[len(labels)-1] != "100" {
+		t.Errorf("chart %s: y labels %v; want the top at 100, the weight as a level", key, labels)
+	}
+	top, bottom := coord(plotTop), coord(plotBottom)
+	for server, want := range map[string]struct {
+		subpaths int
+		from     string
+	}{"api-1": {2, top}, "api-2": {2, bottom}} {
+		paths := find(doc, "path", map[string]string{"class": "series", "data-chart": key, "data-arm": server})
+		if len(paths) != 1 {
+			t.Fatalf("chart %s: %d series for %s; want 1", key, len(paths), server)
+		}
+		d, _ := attr(paths[0], "d")
+		first := strings.Fields(d)[1]
+		if n := strings.Count(d, "M"); n != want.subpaths || first != want.from {
+			t.Errorf("%s's weight: path %q; want %d subpaths (a gap at the row without weights), from y %s", server, d, want.subpaths, want.from)
+		}
+		if server == "api-2" && !strings.Contains(d, "V"+top) {
+			t.Errorf("api-2's weight: path %q; want it up to 100 (y %s) once back", d, top)
+		}
+	}
+	if n := len(find(doc, "svg", map[string]string{"data-chart": "lb_weights-" + rep.Arms[1].Name})); n != 0 {
+		t.Errorf("arm %s's rows carry no weights, and it has %d charts of them", rep.Arms[1].Name, n)
+	}
+}

@@ -74,26 +74,20 @@ func (m *Metrics) LB(arm string, st observe.LBStats) {
 		}
 		return float64(c - p)
 	}
-	l.requests.WithLabelValues(arm).Add(grew(prev.Backend.Requests, st.Backend.Requests))
-	l.retries.WithLabelValues(arm).Add(float64(growth(prev, st, grew).RetriesMade()))
-	l.redispatches.WithLabelValues(arm).Add(grew(prev.Backend.Redispatches, st.Backend.Redispatches))
+	g := growth(prev, st, grew)
+	l.requests.WithLabelValues(arm).Add(float64(g.Backend.Requests))
+	l.retries.WithLabelValues(arm).Add(float64(g.RetriesMade()))
+	l.redispatches.WithLabelValues(arm).Add(float64(g.Backend.Redispatches))
 	l.queue.WithLabelValues(arm, "BACKEND").Set(float64(st.Backend.Queue))
-	before := map[string]int64{}
-	for _, r := range prev.Servers {
-		before[r.Name] = r.Sessions
-	}
-	for _, r := range st.Servers {
-		p, ok := before[r.Name]
-		if !ok && !reset { // a server new since the last reading
-			p = r.Sessions
-		}
-		l.sends.WithLabelValues(arm, r.Name).Add(grew(p, r.Sessions))
+	for i, r := range st.Servers { // growth's servers are st's, in its order
+		l.sends.WithLabelValues(arm, r.Name).Add(float64(g.Servers[i].Sessions))
 		l.queue.WithLabelValues(arm, r.Name).Set(float64(r.Queue))
 	}
 }
 
-// growth is what the counters RetriesMade reads grew by from prev to st,
-// as grew counts each (a reload counting from zero).
+// growth is what the counters LB counts and RetriesMade reads grew by
+// from prev to st, as grew counts each (a reload counting from zero; a
+// server new since prev, from now), its servers st's in its order.
 func growth(prev, st observe.LBStats, grew func(p, c int64) float64) observe.LBStats {
 	n := func(p, c int64) int64 { return int64(grew(p, c)) }
 	g := observe.LBStats{Backend: observe.LBRow{Requests: n(prev.Backend.Requests, st.Backend.Requests),

@@ -177,7 +177,7 @@ func serviceArm(tg *targets.Target, name string, declared []string) (arm.Arm, *h
 	am := arm.Arm{Name: name, Select: &arm.Select{}}
 	for _, a := range tg.Arms {
 		if a.Name == name {
-			am.Select = &arm.Select{Headers: a.Headers, Query: a.Query, Before: a.Before, After: a.After, Secret: a.Secret, Endpoints: a.Endpoints}
+			am.Select = &arm.Select{Headers: a.Headers, Query: a.Query, Before: a.Before, After: a.After, Secret: a.Secret, Endpoints: a.Endpoints, Backend: a.Backend}
 			return am, nil
 		}
 	}

@@ -143,6 +143,9 @@ type ArmSpec struct {
 	// Endpoints are the arm's own base URLs, instead of the file's (two
 	// frontends of one load balancer, one per arm: no reload between arms)
 	Endpoints []string `yaml:"endpoints"`
+	// Backend is the HAProxy backend the arm's endpoints reach: its lb.*
+	// are that backend's; "" is haproxy.backend's (haproxy.go)
+	Backend string `yaml:"backend"`
 	// Secret are the headers whose values come from the environment
 	// (${VAR}): a dry run shows the others' values, never these
 	Secret []string `yaml:"-"`

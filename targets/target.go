@@ -241,6 +241,10 @@ func (t *Target) Connect(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", f.doc.At("memcached.address"), err)
 		}
 	}
+	if err := t.checkBackends(ctx); err != nil {
+		t.Close()
+		return err
+	}
 	if tp := f.Toxiproxy; tp != nil {
 		t.Toxiproxy = toxiclient.NewClient(tp.URL)
 		for dep, name := range tp.Proxies {

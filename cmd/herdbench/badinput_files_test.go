@@ -44,6 +44,8 @@ var fileBadInputs = map[string][]badInput{
 			want: `t.yaml:8: abort[1]: the same stop condition as "http.drop_rate > 20%", given twice (accepted: each once)`},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "arms:\n  - name: a\n    endpoints: [\"http://u:pw@127.0.0.1:1\"]\n"},
 			want: `t.yaml:10: arms[0].endpoints[0]: "http://u:xxxxx@127.0.0.1:1" holds credentials`, not: "pw@"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "arms:\n  - name: a\n    backend: api-b\n"},
+			want: `t.yaml:10: arms[0].backend: "api-b", and the file has no haproxy: to read it from (accepted: a backend with haproxy: {stats, backend} in the file; or leave the key out)`, not: "for usage"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "allow: [\"*.example\"]\n"},
 			want: `t.yaml:8: allow[0]: "*.example" is a wildcard, and hosts are matched exactly, so it allows nothing`},
 		{args: []string{"stampede", "--dry-run", "--escape", "on", "--abort-on", "verdict == metastable"}, want: `--abort-on: "verdict == metastable": ends the arm where --escape begins`},

@@ -43,6 +43,9 @@ type Select struct {
 	Secret []string `json:"-"`
 	// Endpoints are the arm's own base URLs, instead of the target's
 	Endpoints []string `json:"endpoints,omitempty"`
+	// Backend is the load balancer's backend they reach, whose counters
+	// are the arm's lb.*; "": the target's
+	Backend string `json:"backend,omitempty"`
 }
 
 // MarshalJSON writes the header names, never their values.

@@ -30,13 +30,13 @@ func sameSettings(a, b herd.Settings) bool {
 }
 
 // same says whether s and o select alike: the same headers, query,
-// commands and endpoints.
+// commands, endpoints and backend.
 func (s *Select) same(o *Select) bool {
 	if s == nil || o == nil {
 		return s == o
 	}
 	return maps.Equal(s.Headers, o.Headers) && maps.Equal(s.Query, o.Query) && slices.Equal(s.Before, o.Before) &&
-		slices.Equal(s.After, o.After) && slices.Equal(s.Secret, o.Secret) && slices.Equal(s.Endpoints, o.Endpoints)
+		slices.Equal(s.After, o.After) && slices.Equal(s.Secret, o.Secret) && slices.Equal(s.Endpoints, o.Endpoints) && s.Backend == o.Backend
 }
 
 // noneStrategy is the strategy that mitigates nothing, which an arm with
@@ -50,5 +50,5 @@ func (a Arm) SetsClients() bool {
 
 // sets says whether s selects an arm on a service at all.
 func (s *Select) sets() bool {
-	return s != nil && (len(s.Headers) > 0 || len(s.Query) > 0 || len(s.Before) > 0 || len(s.After) > 0 || len(s.Endpoints) > 0)
+	return s != nil && (len(s.Headers) > 0 || len(s.Query) > 0 || len(s.Before) > 0 || len(s.After) > 0 || len(s.Endpoints) > 0 || s.Backend != "")
 }

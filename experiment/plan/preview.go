@@ -170,6 +170,9 @@ func selection(a arm.Arm) string {
 		if len(s.Endpoints) > 0 {
 			parts = append(parts, "its own endpoints "+strings.Join(s.Endpoints, ", "))
 		}
+		if s.Backend != "" {
+			parts = append(parts, "lb.* from HAProxy's backend "+s.Backend)
+		}
 		for _, c := range s.Before {
 			parts = append(parts, "before: "+c)
 		}

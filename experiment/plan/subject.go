@@ -215,11 +215,21 @@ func EndpointsFor(tg *targets.Target, a arm.Arm) []string {
 	return tg.Endpoints
 }
 
+// LBFor is the load balancer's backend whose counters are an arm's lb.*:
+// its own, when its target file names one, else the target's; nil
+// without a load balancer.
+func LBFor(tg *targets.Target, a arm.Arm) *observe.HAProxy {
+	if s := a.Select; s != nil {
+		return tg.LB(s.Backend)
+	}
+	return tg.LB("")
+}
+
 // TriggerEnv is what the trigger may touch of tg in arm: its caches,
 // connections, proxies and requests, with the arm's selection applied.
 func TriggerEnv(tg *targets.Target, arm arm.Arm, hot []string, seed uint64, resultsDir string) triggers.Env {
 	env := triggers.Env{Caches: tg.Caches(), Conns: tg.Conns(), Toxiproxy: tg.Toxiproxy, Proxies: tg.Proxies, Likes: tg.Grants.Likes,
-		HotKeys: hot, API: EndpointsFor(tg, arm), Request: RequesterFor(tg, arm), Restarter: tg.Grants.Restarter, LB: tg.LB(),
+		HotKeys: hot, API: EndpointsFor(tg, arm), Request: RequesterFor(tg, arm), Restarter: tg.Grants.Restarter, LB: LBFor(tg, arm),
 		Arm: arm.Name, Seed: seed, ResultsDir: resultsDir}
 	if s := arm.Select; s != nil {
 		// the arm's selection goes with the caches' invalidations: a cache

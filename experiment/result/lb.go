@@ -14,8 +14,11 @@ import (
 // share. A retry at the load balancer shows here as more server attempts
 // than requests, which the clients' own records cannot see.
 type LoadBalancer struct {
-	Requests       int64 `json:"requests"`        // HTTP requests the backend received from its frontends, once each: req_tot
-	ServerAttempts int64 `json:"server_attempts"` // sessions the backend's servers took, summed: stot
+	// Backend is the backend whose counters these are: the arm's own
+	// (arms[].backend), or the target file's haproxy.backend
+	Backend        string `json:"backend"`
+	Requests       int64  `json:"requests"`        // HTTP requests the backend received from its frontends, once each: req_tot
+	ServerAttempts int64  `json:"server_attempts"` // sessions the backend's servers took, summed: stot
 	// Retries are the retries HAProxy made, however they ended (its log's
 	// %rc summed): the servers' attempts beyond the requests that reached
 	// one, within what wretr and wredis bound (observe.LBStats.RetriesMade)
@@ -88,6 +91,10 @@ type LBServer struct {
 	// Return is its first return from T: absent when HAProxy never
 	// listed it UP again after a reading that listed it otherwise
 	Return *LBReturn `json:"return,omitempty"`
+	// Returns are every return from T, in order, the first Return's
+	// figures: a server that flaps comes back more than once. Not figures
+	// a gate reads (a list); of a repeated arm, its representative run's
+	Returns []LBReturn `json:"returns,omitempty"`
 }
 
 // LBReturn is a server's return behind the load balancer (its first from

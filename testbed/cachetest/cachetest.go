@@ -156,6 +156,21 @@ func HAProxyLogged(t testing.TB, origins []string, retries int) (base, stats, lo
 	return base, stats, data["Output"].(string)
 }
 
+// HAProxyTwoBackends is HAProxy with a second frontend beside the
+// first, each with a backend of its own: the first's, api, balances over
+// origins (servers api-0, api-1, ...), the second's, other, over others
+// (other-0, ...); no retries, no health check. It returns each
+// frontend's base URL and the stats page's.
+func HAProxyTwoBackends(t testing.TB, origins, others []string) (base, otherBase, stats string) {
+	t.Helper()
+	other := struct {
+		Name, Listen string
+		Origins      []string
+	}{"other", proctest.FreeAddr(t), others}
+	base, stats = startHAProxy(t, map[string]any{"Origins": origins, "Retries": 0, "Other": other})
+	return base, "http://" + other.Listen, stats
+}
+
 func startHAProxy(t testing.TB, data map[string]any) (base, stats string) {
 	t.Helper()
 	bins := require(t, "haproxy", "haproxy")
@@ -217,7 +232,13 @@ func ready(t testing.TB, base, log string, done <-chan struct{}) string {
 // backend's own), each column's whole number (empty: 0).
 func HAProxyPage(t testing.TB, stats string) map[string]map[string]int64 {
 	t.Helper()
-	page, err := HAProxyText(stats)
+	return HAProxyBackendPage(t, stats, "api")
+}
+
+// HAProxyBackendPage is HAProxyPage for backend.
+func HAProxyBackendPage(t testing.TB, stats, backend string) map[string]map[string]int64 {
+	t.Helper()
+	page, err := haproxyText(stats, backend)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +257,10 @@ func HAProxyPage(t testing.TB, stats string) map[string]map[string]int64 {
 // column's text (status: UP, DOWN, ...): for a test that reads it while
 // a run goes on, from a goroutine of its own.
 func HAProxyText(stats string) (map[string]map[string]string, error) {
+	return haproxyText(stats, "api")
+}
+
+func haproxyText(stats, backend string) (map[string]map[string]string, error) {
 	resp, err := http.Get(stats + ";csv")
 	if err != nil {
 		return nil, err
@@ -249,7 +274,7 @@ func HAProxyText(stats string) (map[string]map[string]string, error) {
 	head[0] = strings.TrimPrefix(head[0], "# ")
 	out := map[string]map[string]string{}
 	for _, r := range rows[1:] {
-		if len(r) < 2 || r[0] != "api" {
+		if len(r) < 2 || r[0] != backend {
 			continue
 		}
 		m := map[string]string{}

@@ -272,28 +272,16 @@ func pollHAProxy(t *testing.T, stats, server string) func() []haproxyPoll {
 // poll listing it UP after one listing it otherwise. The rows' weight at
 // back_ms is the weight that poll read, and every weight the rows give it
 // one the page listed while UP, never falling from its return; share is
-// its uweight over the backend's (the UP servers' summed); the first
-// second's attempts are its stot's growth from the down poll (no attempt
-// reaches a server while it is down) to a poll before the tenth row's end
-// at least, and to one after it at most, the reading's 250 ms bound
-// beside it; back_ms lies between the two polls, the same bound and one
-// row of the sampler beside it, and 400 ms more for a late sample.
+// its uweight over the backend's (the UP servers' summed); its back_ms and
+// first second are the page's (backIsHAProxys).
 func returnIsHAProxys(t *testing.T, a result.ArmResult, polls []haproxyPoll, end map[string]map[string]int64) {
 	t.Helper()
 	ret := a.LB.Servers["api-0"].Return
-	down, up := -1, -1
-	for i, p := range polls {
-		if p.status == "UP" && down >= 0 {
-			up = i
-			break
-		}
-		if !strings.HasPrefix(p.status, "UP") && p.start.After(a.T) {
-			down = i
-		}
-	}
-	if up < 0 {
+	backs := pollReturns(polls, a.T)
+	if len(backs) == 0 {
 		t.Fatalf("the test's %d readings of HAProxy's page never list api-0 down after T, then UP", len(polls))
 	}
+	up := backs[0][1]
 	listed := map[int64]bool{}
 	for _, p := range polls[up:] {
 		listed[p.weight] = listed[p.weight] || strings.HasPrefix(p.status, "UP")
@@ -315,6 +303,36 @@ func returnIsHAProxys(t *testing.T, a result.ArmResult, polls []haproxyPoll, end
 	if want := end["api-0"]["uweight"] * 10000 / end["BACKEND"]["uweight"]; int64(ret.Share*10000) != want {
 		t.Errorf("api-0's share %g; HAProxy's uweight %d over the backend's %d", ret.Share, end["api-0"]["uweight"], end["BACKEND"]["uweight"])
 	}
+	backIsHAProxys(t, a, *ret, polls, backs[0])
+}
+
+// pollReturns are api-0's returns from T as the test read HAProxy's page:
+// each the index of the last poll listing it otherwise (after T) and of
+// the first listing it UP after it.
+func pollReturns(polls []haproxyPoll, t0 time.Time) [][2]int {
+	var backs [][2]int
+	down := -1
+	for i, p := range polls {
+		switch {
+		case p.status == "UP" && down >= 0:
+			backs, down = append(backs, [2]int{down, i}), -1
+		case !strings.HasPrefix(p.status, "UP") && p.start.After(t0):
+			down = i
+		}
+	}
+	return backs
+}
+
+// backIsHAProxys ties one return of api-0 to the polls of HAProxy's page
+// around it (its down poll and its UP one): the first second's attempts
+// are its stot's growth from the down poll (no attempt reaches a server
+// while it is down) to a poll before the tenth row's end at least, and to
+// one after it at most, the reading's 250 ms bound beside it; back_ms
+// lies between the two polls, the same bound and one row of the sampler
+// beside it, and 400 ms more for a late sample.
+func backIsHAProxys(t *testing.T, a result.ArmResult, ret result.LBReturn, polls []haproxyPoll, back [2]int) {
+	t.Helper()
+	down, up := back[0], back[1]
 	tenth := a.T.Add(time.Duration(ret.BackMS+1000) * time.Millisecond)
 	lo, hi := polls[down].stot, int64(-1)
 	for _, p := range polls {
@@ -326,12 +344,12 @@ func returnIsHAProxys(t *testing.T, a result.ArmResult, polls []haproxyPoll, end
 		}
 	}
 	n := int64(ret.FirstSecondRPS + 0.5)
-	t.Logf("api-0: %d attempts in its first second back; HAProxy's stot grew %d to %d over it, read apart", n, lo-polls[down].stot, hi-polls[down].stot)
+	t.Logf("api-0 back at %d ms: %d attempts in its first second back; HAProxy's stot grew %d to %d over it, read apart", ret.BackMS, n, lo-polls[down].stot, hi-polls[down].stot)
 	if hi < 0 || n < lo-polls[down].stot || n > hi-polls[down].stot {
 		t.Errorf("api-0's first second back: %d attempts; HAProxy's stot, read apart, grew %d to %d from its down reading over it", n, lo-polls[down].stot, hi-polls[down].stot)
 	}
-	back := a.T.Add(time.Duration(ret.BackMS) * time.Millisecond)
-	if back.Add(100*time.Millisecond+observe.LBReadLimit).Before(polls[down].start) || back.After(polls[up].end.Add(500*time.Millisecond)) {
+	at := a.T.Add(time.Duration(ret.BackMS) * time.Millisecond)
+	if at.Add(100*time.Millisecond+observe.LBReadLimit).Before(polls[down].start) || at.After(polls[up].end.Add(500*time.Millisecond)) {
 		t.Errorf("api-0 back at %d ms from T; HAProxy's page, read apart, listed it down at %d ms and UP at %d ms",
 			ret.BackMS, polls[down].start.Sub(a.T).Milliseconds(), polls[up].end.Sub(a.T).Milliseconds())
 	}
