@@ -191,6 +191,9 @@ type PlanSetting struct{ Flag, Value string }
 type Limits struct {
 	MaxRate     int    `yaml:"max_rate"`     // requests/s
 	MaxDuration string `yaml:"max_duration"` // one arm's load, such as 2m
+	// MaxDrain is the most an arm's drain waits for the service to finish
+	// its work, such as 30s; no shorter than the clients' whole deadline
+	MaxDrain string `yaml:"max_drain"`
 }
 
 // ReadFile reads and checks a target file. Every problem is reported at
@@ -371,6 +374,12 @@ func pgHosts(dsn string) []string {
 // Duration is limits.max_duration, 0 when the file sets none.
 func (l Limits) Duration() time.Duration {
 	d, _ := time.ParseDuration(l.MaxDuration)
+	return d
+}
+
+// Drain is limits.max_drain, 0 when the file sets none.
+func (l Limits) Drain() time.Duration {
+	d, _ := time.ParseDuration(l.MaxDrain)
 	return d
 }
 

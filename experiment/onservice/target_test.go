@@ -421,14 +421,17 @@ func TestADrainGivesUpWithTheWorkStillRunning(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling, bounded by the deadline
 	}
-	err := (&service.Subject{Target: svc, Limit: 300 * time.Millisecond}).Drain(context.Background())
-	if !errors.Is(err, plan.ErrStillRunning) || !strings.Contains(err.Error(), "still ran 1 statements of its role") {
+	w, err := (&service.Subject{Target: svc, Limit: 300 * time.Millisecond}).Drain(context.Background())
+	if !errors.Is(err, plan.ErrStillRunning) || !strings.Contains(err.Error(), "db: 1 statements of its role running") {
 		t.Errorf("Drain with a 3 s load running = %v; want ErrStillRunning naming the one statement", err)
+	}
+	if w == nil || w.DBMS == nil || *w.DBMS < 300 || w.HeldBy != "db" {
+		t.Errorf("Drain with a 3 s load running: waits %+v; want the database holding it the whole drain, over 300 ms", w)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := (&service.Subject{Target: svc, Limit: 5 * time.Second}).Drain(context.Background()); err != nil {
+	if _, err := (&service.Subject{Target: svc, Limit: 5 * time.Second}).Drain(context.Background()); err != nil {
 		t.Errorf("Drain once the load ended = %v; want nil", err)
 	}
 }
