@@ -115,7 +115,7 @@ func (p Plan) Load() targets.Load {
 		if d := lc.Bound(); d > l.Deadline {
 			tries := int64(c.Retry.Retries + 1)
 			l.Deadline, l.DeadlineArm = d, a.Name
-			l.DeadlineWhy = fmt.Sprintf("%d attempts of --timeout %s, and %s of backoff (--retry %s)", tries, lc.Timeout, d-time.Duration(tries)*lc.Timeout, c.Retry)
+			l.DeadlineWhy = fmt.Sprintf("%d attempts of --timeout %s and %s of backoff, --retry %s", tries, lc.Timeout, d-time.Duration(tries)*lc.Timeout, c.Retry)
 		}
 	}
 	return l
