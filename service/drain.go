@@ -36,16 +36,24 @@ func LimitFor(s *Subject, p plan.Plan) time.Duration {
 type source struct {
 	name string
 	wait func(w *result.DrainWaits) **int64
-	busy func(prev, cur observe.Sample) string
+	busy func(prev, cur reading) string
+}
+
+// reading is one reading of a drain's sources: the stores and HAProxy,
+// and the series it waits on, by name.
+type reading struct {
+	observe.Sample
+	series map[string]float64
 }
 
 // sources are what the target declares that a drain can see: its
-// database, its cache and its load balancer, in that order.
+// database, its cache, its load balancer and the Prometheus series it
+// names to wait on, in that order.
 func (s *Subject) sources() []source {
 	tg := s.Target
 	var out []source
 	if tg.DB != nil || tg.MySQL != nil {
-		out = append(out, source{"db", func(w *result.DrainWaits) **int64 { return &w.DBMS }, func(prev, cur observe.Sample) string {
+		out = append(out, source{"db", func(w *result.DrainWaits) **int64 { return &w.DBMS }, func(prev, cur reading) string {
 			if cur.Active == 0 && cur.Calls == prev.Calls {
 				return ""
 			}
@@ -53,7 +61,7 @@ func (s *Subject) sources() []source {
 		}})
 	}
 	if tg.Redis != nil || tg.Memcached != nil {
-		out = append(out, source{"cache", func(w *result.DrainWaits) **int64 { return &w.CacheMS }, func(prev, cur observe.Sample) string {
+		out = append(out, source{"cache", func(w *result.DrainWaits) **int64 { return &w.CacheMS }, func(prev, cur reading) string {
 			if cur.CacheOps == prev.CacheOps {
 				return ""
 			}
@@ -63,12 +71,27 @@ func (s *Subject) sources() []source {
 	if tg.HAProxy != nil {
 		out = append(out, source{"lb", func(w *result.DrainWaits) **int64 { return &w.LBMS }, s.lbBusy})
 	}
+	if p := tg.Prometheus; p != nil && len(p.Drain) > 0 {
+		out = append(out, source{"prometheus", func(w *result.DrainWaits) **int64 { return &w.PrometheusMS }, s.seriesBusy})
+	}
 	return out
+}
+
+// seriesBusy says which of the series the drain waits on are still above
+// their value before the arm's fill.
+func (s *Subject) seriesBusy(_, cur reading) string {
+	var above []string
+	for _, name := range s.Target.Prometheus.Drain {
+		if v, idle := cur.series[name], s.idleSeries[name]; v > idle {
+			above = append(above, fmt.Sprintf("%s %g (%g before the arm)", name, v, idle))
+		}
+	}
+	return strings.Join(above, ", ")
 }
 
 // lbBusy says what HAProxy still holds: requests in its queues, or its
 // backend's sessions above their level before the arm's fill.
-func (s *Subject) lbBusy(_, cur observe.Sample) string {
+func (s *Subject) lbBusy(_, cur reading) string {
 	switch lb := cur.LB; {
 	case lb == nil:
 		return "its stats page did not answer"
@@ -99,7 +122,8 @@ func (s *Subject) lbLevel(ctx context.Context) int64 {
 // of its role stopped running (Sample.Active) and completing (their count
 // unchanged over a tick); the cache's commands stopped (Sample.CacheOps
 // unchanged over a tick); HAProxy's queues empty and its backend's
-// sessions back at their level before the arm's fill. It says how long
+// sessions back at their level before the arm's fill; each series of
+// prometheus.drain at or below its value then. It says how long
 // each source held it. Without a source herdbench cannot see what the
 // service still runs, and Drain returns at once. Past the limit it returns
 // an error wrapping ErrStillRunning, naming what each busy source held.
@@ -108,10 +132,8 @@ func (s *Subject) Drain(ctx context.Context) (*result.DrainWaits, error) {
 	if len(srcs) == 0 {
 		return nil, nil
 	}
-	tg := s.Target
-	read := observe.Source{DB: tg.DB, MySQL: tg.MySQL, Redis: tg.Redis, Memcached: tg.Memcached, Statements: tg.Statements, Role: tg.Role, HAProxy: tg.LB()}
 	start := time.Now()
-	first, err := read.Read(ctx)
+	first, err := s.read(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +146,7 @@ func (s *Subject) Drain(ctx context.Context) (*result.DrainWaits, error) {
 			return nil, ctx.Err()
 		case <-time.After(drainTick):
 		}
-		cur, err := read.Read(ctx)
+		cur, err := s.read(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -150,11 +172,23 @@ func (s *Subject) Drain(ctx context.Context) (*result.DrainWaits, error) {
 	}
 }
 
+// read reads the drain's sources once.
+func (s *Subject) read(ctx context.Context) (reading, error) {
+	tg := s.Target
+	src := observe.Source{DB: tg.DB, MySQL: tg.MySQL, Redis: tg.Redis, Memcached: tg.Memcached, Statements: tg.Statements, Role: tg.Role, HAProxy: tg.LB()}
+	smp, err := src.Read(ctx)
+	if err != nil {
+		return reading{}, err
+	}
+	series, err := tg.Instant(ctx)
+	return reading{smp, series}, err
+}
+
 // waits is how long each source held the drain, from start to the reading
 // from which it stayed idle (to the last reading, when still busy), which
 // held it longest, and what the load balancer and the cache held from the
 // first reading on.
-func (s *Subject) waits(srcs []source, idleSince []time.Time, start time.Time, first, last observe.Sample) *result.DrainWaits {
+func (s *Subject) waits(srcs []source, idleSince []time.Time, start time.Time, first, last reading) *result.DrainWaits {
 	w := &result.DrainWaits{}
 	if s.Target.HAProxy != nil && first.LB != nil {
 		n := first.LB.Queued() + max(first.LB.Backend.Current-max(s.idleLB, 0), 0)

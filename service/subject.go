@@ -34,6 +34,9 @@ type Subject struct {
 	// idleLB is HAProxy's backend's sessions before the arm's fill, the
 	// level its drain waits for them to fall to; -1: not read
 	idleLB int64
+	// idleSeries are the values of the series the drain waits on
+	// (prometheus.drain) before the arm's fill, by name
+	idleSeries map[string]float64
 }
 
 var _ plan.Subject = (*Subject)(nil)
@@ -43,6 +46,11 @@ func (s *Subject) Keep(context.Context) func() { return func() {} }
 // Apply runs the arm's before hooks; after runs its after hooks.
 func (s *Subject) Apply(ctx context.Context, arm arm.Arm, at plan.ArmAt) (plan.Applied, error) {
 	s.idleLB = s.lbLevel(ctx)
+	if series, err := s.Target.Instant(ctx); err == nil {
+		s.idleSeries = series
+	} else {
+		return plan.Applied{}, fmt.Errorf("the drain's level before the arm: %w", err)
+	}
 	sel := arm.Select
 	if sel == nil {
 		return plan.Applied{Arm: arm, After: func(context.Context) error { return nil }}, nil

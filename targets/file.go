@@ -129,6 +129,10 @@ type ToxiproxySpec struct {
 type PrometheusSpec struct {
 	URL    string            `yaml:"url"`
 	Series map[string]string `yaml:"series"` // name -> PromQL
+	// Drain are the series an arm's drain waits on to settle: back at or
+	// below their value before the arm's fill (a gauge of work in flight,
+	// a rate); none: the drain reads no series
+	Drain []string `yaml:"drain"`
 }
 
 // ArmSpec is how one arm is selected on the service: headers and query

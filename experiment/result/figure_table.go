@@ -32,6 +32,7 @@ var ArmFigures = figure.Decl[ArmResult]{
 			figure.Opt("db_ms", figure.Duration, "ms", func(d *DrainWaits) **int64 { return &d.DBMS }).OmitEmpty(),
 			figure.Opt("cache_ms", figure.Duration, "ms", func(d *DrainWaits) **int64 { return &d.CacheMS }).OmitEmpty(),
 			figure.Opt("lb_ms", figure.Duration, "ms", func(d *DrainWaits) **int64 { return &d.LBMS }).OmitEmpty(),
+			figure.Opt("prometheus_ms", figure.Duration, "ms", func(d *DrainWaits) **int64 { return &d.PrometheusMS }).OmitEmpty(),
 			figure.Opt("lb_sessions", figure.Count, "", func(d *DrainWaits) **int64 { return &d.LBSessions }).OmitEmpty(),
 			figure.Opt("cache_commands", figure.Count, "", func(d *DrainWaits) **int64 { return &d.CacheCommands }).OmitEmpty(),
 		}).OmitEmpty(),

@@ -110,16 +110,17 @@ type Abort struct {
 // up), and the source that held it longest; a source not declared is
 // absent.
 type DrainWaits struct {
-	DBMS    *int64 `json:"db_ms,omitempty"`    // its statements stopped running and completing
-	CacheMS *int64 `json:"cache_ms,omitempty"` // its commands stopped growing
-	LBMS    *int64 `json:"lb_ms,omitempty"`    // HAProxy's queues empty, its backend's sessions at their idle level
+	DBMS         *int64 `json:"db_ms,omitempty"`         // its statements stopped running and completing
+	CacheMS      *int64 `json:"cache_ms,omitempty"`      // its commands stopped growing
+	LBMS         *int64 `json:"lb_ms,omitempty"`         // HAProxy's queues empty, its backend's sessions at their idle level
+	PrometheusMS *int64 `json:"prometheus_ms,omitempty"` // every series of prometheus.drain back at its level
 	// What they held: HAProxy's requests queued and its backend's sessions
 	// above their idle level at the drain's first reading (the load's
 	// end); the cache's commands from that reading to the last
 	LBSessions    *int64 `json:"lb_sessions,omitempty"`
 	CacheCommands *int64 `json:"cache_commands,omitempty"`
-	// HeldBy is the source with the longest wait (db, cache or lb; the
-	// first of them on a tie)
+	// HeldBy is the source with the longest wait (db, cache, lb or
+	// prometheus; the first of them on a tie)
 	HeldBy string `json:"held_by,omitempty"`
 }
 
