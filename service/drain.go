@@ -10,6 +10,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/observe"
+	"github.com/herdbench/herdbench/targets"
 )
 
 // DrainLimit bounds a service's drain when its target file sets no
@@ -20,12 +21,12 @@ const DrainLimit = 15 * time.Second
 // drainTick is how often a service's drain reads its sources.
 const drainTick = 100 * time.Millisecond
 
-// LimitFor is the drain's limit for p on the subject's target: its file's
+// LimitFor is the drain's limit for p on tg: its file's
 // limits.max_drain, or else the longer of DrainLimit and the clients'
 // whole deadline (p.Load().Deadline), so that a drain never gives up on
 // work a client could still be waiting for.
-func LimitFor(s *Subject, p plan.Plan) time.Duration {
-	if d := s.Target.Limits.Drain(); d > 0 {
+func LimitFor(tg *targets.Target, p plan.Plan) time.Duration {
+	if d := tg.Limits.Drain(); d > 0 {
 		return d
 	}
 	return max(DrainLimit, p.Load().Deadline)

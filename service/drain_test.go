@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -31,10 +32,29 @@ func TestDrainLimitCoversTheClientsDeadline(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := p
 			p.Timeout = herd.Duration(c.timeout)
-			s := &Subject{Target: &targets.Target{Limits: targets.Limits{MaxDrain: c.maxDrain}}}
-			if got := LimitFor(s, p); got != c.want {
+			tg := &targets.Target{Limits: targets.Limits{MaxDrain: c.maxDrain}}
+			if got := LimitFor(tg, p); got != c.want {
 				t.Errorf("LimitFor(max_drain %q, --timeout %s) = %s; want %s", c.maxDrain, c.timeout, got, c.want)
 			}
 		})
+	}
+}
+
+// The subject a service kind opens drains with LimitFor's limit for the
+// plan it opens for.
+func TestAnOpenedServiceDrainsWithItsPlansLimit(t *testing.T) {
+	svc, err := targets.FromURL("http://127.0.0.1:8080/items/{key}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := retry.Policy{Kind: retry.Fixed, Retries: 2, Base: time.Second}
+	p := plan.Plan{Timeout: herd.Duration(10 * time.Second), Arms: []arm.Arm{{Name: "retrying", Retry: &slow}}}
+	o, err := Kind{Svc: svc}.Open(context.Background(), p, plan.Given{Confirm: func(*targets.Target) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if sub, ok := o.Subject.(*Subject); !ok || sub.Limit != 32*time.Second {
+		t.Errorf("Open(--timeout 10s, --retry %s).Subject = %#v; want a service's, with a 32s drain limit", slow, o.Subject)
 	}
 }

@@ -113,8 +113,7 @@ func (k Kind) Open(ctx context.Context, p plan.Plan, g plan.Given) (plan.Opened,
 	if err != nil { // a field error is the target file's to fix: performance_schema off, a user without grants
 		return plan.Opened{}, err
 	}
-	sub := &Subject{Target: k.Svc}
-	sub.Limit = LimitFor(sub, p)
+	sub := &Subject{Target: k.Svc, Limit: LimitFor(k.Svc, p)}
 	return plan.Opened{Target: k.Svc, Subject: sub, Close: k.Svc.Close}, nil
 }
 
