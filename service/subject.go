@@ -43,14 +43,16 @@ var _ plan.Subject = (*Subject)(nil)
 
 func (s *Subject) Keep(context.Context) func() { return func() {} }
 
-// Apply runs the arm's before hooks; after runs its after hooks.
+// Apply reads the levels the arm's drain waits to fall back to (HAProxy's
+// sessions, the series of prometheus.drain), then runs the arm's before
+// hooks; after runs its after hooks.
 func (s *Subject) Apply(ctx context.Context, arm arm.Arm, at plan.ArmAt) (plan.Applied, error) {
 	s.idleLB = s.lbLevel(ctx)
-	if series, err := s.Target.Instant(ctx); err == nil {
-		s.idleSeries = series
-	} else {
+	series, err := s.Target.Instant(ctx)
+	if err != nil {
 		return plan.Applied{}, fmt.Errorf("the drain's level before the arm: %w", err)
 	}
+	s.idleSeries = series
 	sel := arm.Select
 	if sel == nil {
 		return plan.Applied{Arm: arm, After: func(context.Context) error { return nil }}, nil
