@@ -21,7 +21,7 @@ func (a *armRun) collect(ctx context.Context, warm result.Warm, s0 observe.Sampl
 	a.progress(PhaseDrain, 0, ld.rec.requests())
 	draining := time.Now()
 	loadEnd, endErr := a.src.Read(ctx) // what the drain adds counts from here
-	drainErr := a.sub.Drain(ctx)
+	waits, drainErr := a.sub.Drain(ctx)
 	if drainErr != nil && !errors.Is(drainErr, plan.ErrStillRunning) {
 		ld.sampler.Stop()
 		return nil, drainErr
@@ -44,6 +44,7 @@ func (a *armRun) collect(ctx context.Context, warm result.Warm, s0 observe.Sampl
 	}
 	res.Config = a.applied.Config // what the replicas ran, not only what the arm set
 	res.Timing.DrainMS = time.Since(draining).Milliseconds()
+	res.Timing.Drain = waits
 	if endErr == nil {
 		drained(res.DB, loadEnd, end, samples)
 	}

@@ -52,8 +52,11 @@ type LBRow struct {
 	Downs          int64 // chkdown: transitions from up to down
 	// Queue is qcur: requests waiting now (a backend's: for no server
 	// yet; a server's: for that server, at its maxconn), a gauge
-	Queue  int64
-	Weight int64 // weight: a server's effective weight now (slowstart ramps it)
+	Queue int64
+	// Current is scur: sessions it holds now (a backend's: requests being
+	// sent to or answered by its servers), a gauge a drain waits on
+	Current int64
+	Weight  int64 // weight: a server's effective weight now (slowstart ramps it)
 	// UserWeight is uweight: the weight the server was given (the
 	// configuration's, or one set at run time), which slowstart ramps
 	// Weight towards; 0 on a HAProxy older than 2.4, whose page lacks it
@@ -65,6 +68,16 @@ type LBRow struct {
 // UP with checks failing towards down ("UP 1/3"); not DOWN (nor rising,
 // "DOWN 1/2"), MAINT, DRAIN or NOLB, which take no new requests.
 func (r LBRow) Up() bool { return r.Status == "UP" || strings.HasPrefix(r.Status, "UP ") }
+
+// Queued is every request waiting in HAProxy's queues now: the
+// backend's (for no server yet) and each server's (at its maxconn).
+func (s LBStats) Queued() int64 {
+	n := s.Backend.Queue
+	for _, r := range s.Servers {
+		n += r.Queue
+	}
+	return n
+}
 
 // Own5xx are the 5xx answers the backend sent that none of its servers
 // did: HAProxy's own (503 with no server to try, 502 or 504 for a
@@ -194,7 +207,7 @@ func ParseLBStats(r io.Reader, backend string) (*LBStats, error) {
 		return LBRow{Name: get(row, "svname"), Requests: num(row, "req_tot"), Sessions: num(row, "stot"), Retries: num(row, "wretr"),
 			Redispatches: num(row, "wredis"), Responses5xx: num(row, "hrsp_5xx"), ConnErrors: num(row, "econ"),
 			RespErrors: num(row, "eresp"), InternalErrors: num(row, "eint"), Downs: num(row, "chkdown"), Weight: num(row, "weight"), UserWeight: num(row, "uweight"), Status: get(row, "status"),
-			Queue: num(row, "qcur")}
+			Queue: num(row, "qcur"), Current: num(row, "scur")}
 	}
 	out := &LBStats{}
 	found := false

@@ -78,3 +78,12 @@ func TestRetriesMadeHoldRedispatches(t *testing.T) {
 		}
 	}
 }
+
+// Queued is every request in HAProxy's queues: the backend's (no server
+// yet) and each server's (at its maxconn).
+func TestQueuedSumsTheBackendsAndTheServersQueues(t *testing.T) {
+	st := LBStats{Backend: LBRow{Queue: 2, Current: 9}, Servers: []LBRow{{Queue: 3}, {Queue: 0}, {Queue: 4}}}
+	if got := st.Queued(); got != 9 {
+		t.Errorf("Queued(backend 2, servers 3, 0, 4) = %d; want 9", got)
+	}
+}

@@ -34,6 +34,12 @@ type Sample struct {
 	// Memcached stats get_hits, get_misses, total_connections,
 	// curr_connections, evictions (it counts no expirations)
 	Hits, Misses, Expired, ConnectionsReceived, Clients, Evictions int64
+	// CacheOps are the commands the cache served, herdbench's own reads
+	// of it left out (Redis: INFO commandstats' calls but for info,
+	// ping, hello, client, select, auth and xinfo; Memcached: cmd_get,
+	// cmd_set, cmd_touch and the deletes, increments, decrements and
+	// compare-and-sets it counted), a counter a drain waits on to stop
+	CacheOps int64
 	// QueueDepth is Source.Queue's entries not yet acknowledged by its
 	// group: never delivered (XINFO GROUPS lag) plus delivered and pending
 	QueueDepth int64

@@ -6,7 +6,7 @@
 // file's line rather than a flag never given), the options it refuses,
 // the hosts it may touch and how it opens; and Subject, which applies an
 // arm by its hooks, headers and query values, warms the hot keys and
-// drains on the service's database.
+// drains on every source its target declares (drain.go).
 //
 // Guarantees: nothing is contacted before Open; every problem names the
 // flag or the target file's line, as herd.FieldErrors.
@@ -103,7 +103,7 @@ func (k Kind) Local() string {
 
 // Open confirms a run that leaves loopback and connects to the service's
 // stores.
-func (k Kind) Open(ctx context.Context, _ plan.Plan, g plan.Given) (plan.Opened, error) {
+func (k Kind) Open(ctx context.Context, p plan.Plan, g plan.Given) (plan.Opened, error) {
 	if err := g.Confirm(k.Svc); err != nil {
 		return plan.Opened{}, err
 	}
@@ -113,8 +113,8 @@ func (k Kind) Open(ctx context.Context, _ plan.Plan, g plan.Given) (plan.Opened,
 	if err != nil { // a field error is the target file's to fix: performance_schema off, a user without grants
 		return plan.Opened{}, err
 	}
-	tg, sub := k.Describe()
-	return plan.Opened{Target: tg, Subject: sub, Close: k.Svc.Close}, nil
+	sub := &Subject{Target: k.Svc, Limit: LimitFor(k.Svc, p)}
+	return plan.Opened{Target: k.Svc, Subject: sub, Close: k.Svc.Close}, nil
 }
 
 // forService fits p to a service herdbench does not control: each of

@@ -20,7 +20,6 @@ import (
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
-	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -32,14 +31,35 @@ import (
 type Subject struct {
 	Target *targets.Target
 	Limit  time.Duration // the drain's; 0: DrainLimit
+	// idleLB is HAProxy's backend's sessions before the arm's fill, the
+	// level its drain waits for them to fall to; -1: not read
+	idleLB int64
+	// idleSeries are the values of the series the drain waits on
+	// (prometheus.drain) before the arm's fill, by name
+	idleSeries map[string]float64
+	// backend is the arm's load balancer backend (arms[].backend; "": the
+	// file's haproxy.backend), the one its drain waits on
+	backend string
 }
 
 var _ plan.Subject = (*Subject)(nil)
 
 func (s *Subject) Keep(context.Context) func() { return func() {} }
 
-// Apply runs the arm's before hooks; after runs its after hooks.
+// Apply reads the levels the arm's drain waits to fall back to (HAProxy's
+// sessions, the series of prometheus.drain), then runs the arm's before
+// hooks; after runs its after hooks.
 func (s *Subject) Apply(ctx context.Context, arm arm.Arm, at plan.ArmAt) (plan.Applied, error) {
+	s.backend = ""
+	if arm.Select != nil {
+		s.backend = arm.Select.Backend
+	}
+	s.idleLB = s.lbLevel(ctx)
+	series, err := s.Target.Instant(ctx)
+	if err != nil {
+		return plan.Applied{}, fmt.Errorf("the drain's level before the arm: %w", err)
+	}
+	s.idleSeries = series
 	sel := arm.Select
 	if sel == nil {
 		return plan.Applied{Arm: arm, After: func(context.Context) error { return nil }}, nil
@@ -122,52 +142,6 @@ func warm(ctx context.Context, build triggers.Requester, client *http.Client, ba
 // Counters: a service's own counters are not herdbench's to read (its
 // Prometheus series are, when its target file names them).
 func (s *Subject) Counters(context.Context) (result.Counters, error) { return nil, nil }
-
-// DrainLimit bounds a service's drain: past it, the arm is measured with
-// the work still running, and says so.
-const DrainLimit = 15 * time.Second
-
-// drainTick is how often a service's drain reads its database.
-const drainTick = 100 * time.Millisecond
-
-// Drain waits, up to DrainLimit, until the database the target declares
-// is quiet: none of its role's statements runs (Sample.Active) and the
-// statements that count as DB queries stopped completing (their count
-// unchanged over a tick). Without a declared database herdbench cannot
-// see what the service still runs, and Drain returns at once. Past the
-// limit it returns an error wrapping ErrStillRunning.
-func (s *Subject) Drain(ctx context.Context) error {
-	tg := s.Target
-	if tg.DB == nil && tg.MySQL == nil {
-		return nil
-	}
-	src := observe.Source{DB: tg.DB, MySQL: tg.MySQL, Statements: tg.Statements, Role: tg.Role}
-	prev, err := src.Read(ctx)
-	if err != nil {
-		return err
-	}
-	limit := cmp.Or(s.Limit, DrainLimit)
-	deadline := time.Now().Add(limit)
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(drainTick):
-		}
-		cur, err := src.Read(ctx)
-		if err != nil {
-			return err
-		}
-		if cur.Active == 0 && cur.Calls == prev.Calls {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("drain: after %s the service still ran %d statements of its role, %d DB queries completing in the last %s: %w",
-				limit, cur.Active, cur.Calls-prev.Calls, drainTick, plan.ErrStillRunning)
-		}
-		prev = cur
-	}
-}
 
 func (s *Subject) FillPlan(_ plan.Plan, hot []string) string {
 	return fmt.Sprintf("one request for each hot key (%d), with the arm's selection", len(hot))

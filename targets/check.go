@@ -275,6 +275,11 @@ func (c *checker) limits() {
 			c.bad("limits.max_duration", "%q (accepted: a duration such as 2m)", d)
 		}
 	}
+	if d := l.MaxDrain; d != "" {
+		if v, err := time.ParseDuration(d); err != nil || v <= 0 {
+			c.bad("limits.max_drain", "%q (accepted: a duration such as 30s, no shorter than the clients' whole deadline; or leave the key out, for the longer of 15s and that deadline)", d)
+		}
+	}
 }
 
 // envRef is ${VAR} in a value.

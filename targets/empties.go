@@ -45,6 +45,7 @@ func (c *checker) empties() {
 		}
 	}
 	c.empty("limits.max_duration", f.Limits.MaxDuration, "a duration such as 2m; or leave the key out, for no cap of the target's own")
+	c.empty("limits.max_drain", f.Limits.MaxDrain, "a duration such as 30s; or leave the key out, for the longer of 15s and the clients' whole deadline")
 }
 
 // requestEmpties refuses a request's method or query value given empty.

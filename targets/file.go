@@ -129,6 +129,10 @@ type ToxiproxySpec struct {
 type PrometheusSpec struct {
 	URL    string            `yaml:"url"`
 	Series map[string]string `yaml:"series"` // name -> PromQL
+	// Drain are the series an arm's drain waits on to settle: back at or
+	// below their value before the arm's fill (a gauge of work in flight,
+	// a rate); none: the drain reads no series
+	Drain []string `yaml:"drain"`
 }
 
 // ArmSpec is how one arm is selected on the service: headers and query
@@ -194,6 +198,9 @@ type PlanSetting struct{ Flag, Value string }
 type Limits struct {
 	MaxRate     int    `yaml:"max_rate"`     // requests/s
 	MaxDuration string `yaml:"max_duration"` // one arm's load, such as 2m
+	// MaxDrain is the most an arm's drain waits for the service to finish
+	// its work, such as 30s; no shorter than the clients' whole deadline
+	MaxDrain string `yaml:"max_drain"`
 }
 
 // ReadFile reads and checks a target file. Every problem is reported at
@@ -374,6 +381,12 @@ func pgHosts(dsn string) []string {
 // Duration is limits.max_duration, 0 when the file sets none.
 func (l Limits) Duration() time.Duration {
 	d, _ := time.ParseDuration(l.MaxDuration)
+	return d
+}
+
+// Drain is limits.max_drain, 0 when the file sets none.
+func (l Limits) Drain() time.Duration {
+	d, _ := time.ParseDuration(l.MaxDrain)
 	return d
 }
 

@@ -110,6 +110,7 @@ func (c *checker) prometheus() {
 	if len(p.Series) == 0 {
 		c.bad("prometheus.series", "none (accepted: name: PromQL pairs)")
 	}
+	c.drainSeries(p)
 	const accepted = "an expression Prometheus' query_range takes, such as sum(rate(http_requests_total[10s]))"
 	for _, name := range slices.Sorted(maps.Keys(p.Series)) {
 		// found now, not after the run, when the series are read
@@ -123,6 +124,95 @@ func (c *checker) prometheus() {
 			c.bad("prometheus.series."+name, "%q is a %s, which query_range refuses (accepted: %s: an instant vector or a scalar)", p.Series[name], typeWord[typ], accepted)
 		}
 	}
+}
+
+// drainSeries refuses a prometheus.drain entry that names no declared
+// series, or one named twice.
+func (c *checker) drainSeries(p *PrometheusSpec) {
+	if p.Drain != nil && len(p.Drain) == 0 {
+		c.bad("prometheus.drain", "empty (accepted: names of prometheus.series, %s; or leave the key out, for no series waited on)", strings.Join(slices.Sorted(maps.Keys(p.Series)), ", "))
+	}
+	for i, name := range p.Drain {
+		switch {
+		case p.Series[name] == "":
+			c.bad(fmt.Sprintf("prometheus.drain[%d]", i), "%q is not a series of prometheus.series (accepted: %s)", name, strings.Join(slices.Sorted(maps.Keys(p.Series)), ", "))
+		case slices.Index(p.Drain, name) < i:
+			c.bad(fmt.Sprintf("prometheus.drain[%d]", i), "%q is named twice (accepted: each series once)", name)
+		}
+	}
+}
+
+// Instant is the value of each of the series the drain waits on
+// (prometheus.drain) now, each summed over its labels, by name; nil
+// without any. A series Prometheus has no point of now reads 0.
+func (t *Target) Instant(ctx context.Context) (map[string]float64, error) {
+	p := t.Prometheus
+	if p == nil || len(p.Drain) == 0 {
+		return nil, nil
+	}
+	out := map[string]float64{}
+	for _, name := range p.Drain {
+		q := url.Values{"query": {p.Series[name]}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.URL, "/")+"/api/v1/query?"+q.Encode(), nil)
+		if err != nil {
+			return nil, err
+		}
+		v, err := instant(req)
+		if err != nil {
+			return nil, fmt.Errorf("prometheus series %s (%s): %w", name, p.Series[name], err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// instant runs one instant query and sums its vector (or reads its scalar).
+func instant(req *http.Request) (float64, error) {
+	resp, err := load.NewClient(2*time.Second, nil).Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return 0, fmt.Errorf("%s: %w", resp.Status, err)
+	}
+	if body.Status != "success" {
+		return 0, fmt.Errorf("%s: %s", resp.Status, body.Error)
+	}
+	var pairs [][2]any
+	if body.Data.ResultType == "scalar" {
+		var one [2]any
+		if err := json.Unmarshal(body.Data.Result, &one); err != nil {
+			return 0, err
+		}
+		pairs = append(pairs, one)
+	} else {
+		var vec []struct {
+			Value [2]any `json:"value"`
+		}
+		if err := json.Unmarshal(body.Data.Result, &vec); err != nil {
+			return 0, err
+		}
+		for _, s := range vec {
+			pairs = append(pairs, s.Value)
+		}
+	}
+	var sum float64
+	for _, pair := range pairs {
+		vs, _ := pair[1].(string)
+		if v, err := strconv.ParseFloat(vs, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			sum += v
+		}
+	}
+	return sum, nil
 }
 
 // typeWord names a PromQL type query_range refuses.

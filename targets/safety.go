@@ -18,6 +18,11 @@ type Load struct {
 	PerArm   time.Duration // one arm's warmup + before + after
 	Burst    int           // requests the burst trigger releases at once; 0 without it
 	Attempts float64       // the most attempts one request may make: retries + 1, doubled by hedging
+	// Deadline is the clients' longest whole deadline: every attempt of a
+	// request, each its timeout, and the backoff between them; on the arm
+	// DeadlineArm, whose policy DeadlineWhy says in words
+	Deadline                 time.Duration
+	DeadlineArm, DeadlineWhy string
 }
 
 // CheckLimits refuses a plan over the target's caps (limits: in its file),
@@ -49,6 +54,12 @@ func (t *Target) CheckLimits(l Load) herd.FieldErrors {
 			e.Other = &herd.FieldError{File: t.Name, Line: t.Line("limits.max_duration"), Field: "limits.max_duration", Err: herd.ErrTooLong,
 				Msg: fmt.Sprintf("%s is shorter than an arm, warmup + before + after = %s (accepted: %s or more; or a shorter --after, --warmup or --before)", max, l.PerArm, l.PerArm)}
 		}
+		errs = append(errs, e)
+	}
+	if d := t.Limits.Drain(); d > 0 && d < l.Deadline {
+		e := &herd.FieldError{File: t.Name, Line: t.Line("limits.max_drain"), Field: "limits.max_drain",
+			Msg: fmt.Sprintf("%s is shorter than the clients' whole deadline on arm %s, %s (%s): the drain would give up on work a client may still wait for (accepted: %s or more; or leave the key out, for the longer of 15s and that deadline; or a shorter --timeout or --retry)",
+				d, l.DeadlineArm, l.Deadline, l.DeadlineWhy, l.Deadline)}
 		errs = append(errs, e)
 	}
 	return errs

@@ -146,6 +146,8 @@ var flagBadInputs = map[string][]badInput{
 			want: "s.yaml:1: outputs: empty (accepted: one or more, such as [table, json=results.json]; or no outputs: key, for the table on stdout)"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "limits:\n  max_duration: \"\"\n"},
 			want: "t.yaml:9: limits.max_duration: empty (accepted: a duration such as 2m; or leave the key out, for no cap of the target's own)"},
+		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": targetFile + "limits:\n  max_drain: \"\"\n"},
+			want: "t.yaml:9: limits.max_drain: empty (accepted: a duration such as 30s; or leave the key out, for the longer of 15s and the clients' whole deadline)"},
 		{args: []string{"stampede", "--dry-run", "--target", "{dir}/t.yaml", "--trigger", "burst"}, files: map[string]string{"t.yaml": strings.Replace(targetFile, "  path: /items/{key}\n", "  path: /items/{key}\n  headers: {X-Token: \"\"}\n", 1)},
 			want: "t.yaml:5: request.headers.X-Token: empty (accepted: a value, or ${VAR} from the environment; or leave the header out to send none)"},
 		{args: []string{"stampede", "--dry-run", "--provider", ""}, want: "--provider: empty (accepted: auto, local, docker)", not: "invalid argument"},

@@ -63,3 +63,17 @@ func TestADryRunMergesAStopConditionGivenTwice(t *testing.T) {
 		t.Errorf("dry run:\n%s\nwant the stop conditions once each, the merge said:\n%s", stdout, want)
 	}
 }
+
+// A target file's limits.max_drain is in the dry run's caps: the most an
+// arm's drain waits, no shorter than the clients' whole deadline
+// (--timeout 2s, three attempts, and 1s of backoff: 7s).
+func TestADryRunSaysTheDrainsLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.yaml")
+	if err := os.WriteFile(path, []byte(targetFile+"limits: {max_drain: 7s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := herdbench(t, "stampede", "--dry-run", "--target", path, "--trigger", "burst", "--timeout", "2s", "--retry", "fixed:500ms:2")
+	if want := "caps      the target's: 7s a drain; herdbench's"; code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("dry run = exit %d:\n%s%s\nwant a max_drain as long as the deadline taken, and said: %q", code, stdout, stderr, want)
+	}
+}

@@ -148,15 +148,15 @@ func (s tallySubject) Counters(context.Context) (result.Counters, error) {
 	return result.Counters{{Name: "requests", Value: s.svc.served.Load()}, {Name: "loads", Value: s.svc.loads.Load()}}, nil
 }
 
-func (s tallySubject) Drain(ctx context.Context) error {
+func (s tallySubject) Drain(ctx context.Context) (*result.DrainWaits, error) {
 	for s.svc.busy.Load() > 0 {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(10 * time.Millisecond): // polling, bounded by ctx
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func (tallySubject) FillPlan(p plan.Plan, _ []string) string {

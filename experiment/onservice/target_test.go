@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,7 +255,11 @@ toxiproxy: {url: %q, proxies: {postgres: postgres}}
 }
 
 // A target file's prometheus: series come into each arm's results, over
-// its timeline, from the Prometheus that scrapes the service.
+// its timeline, from the Prometheus that scrapes the service. The drain
+// waits on the one prometheus.drain names, a rate over 5 s, until it is
+// back at its value before the arm: at the run's end Prometheus' own
+// answer is no higher than the test read before it, and the series held
+// the drain longest (the load's rate takes 5 s and a scrape to fall).
 func TestServiceSeriesFromPrometheus(t *testing.T) {
 	t.Parallel()
 	localtest.RequireObservability(t)
@@ -264,8 +270,31 @@ func TestServiceSeriesFromPrometheus(t *testing.T) {
 	}
 	t.Cleanup(tg.Close)
 	svc := asService(t, tg, fmt.Sprintf(`keys: {zipf: {from: 1, to: 1000, s: 1.1}, hot: 20}
-prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests: "sum(rate(herdbench_api_requests_total[5s]))"}}
+prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests: "sum(rate(herdbench_api_requests_total[5s]))"}, drain: [requests]}
 `, tb.Status().Prometheus))
+	requestRate := func() float64 { // Prometheus' own answer, read apart from herdbench's
+		t.Helper()
+		resp, err := http.Get(tb.Status().Prometheus + "/api/v1/query?query=" + url.QueryEscape("sum(rate(herdbench_api_requests_total[5s]))"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Data.Result) > 1 {
+			t.Fatalf("Prometheus' request rate: %+v, %v; want one value, or none before the first scrape", body, err)
+		}
+		if len(body.Data.Result) == 0 {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(body.Data.Result[0].Value[1].(string), 64)
+		return v
+	}
 	p := servicePlan("expire", arm.Arm{Name: "baseline", Select: &arm.Select{}})
 	p.Warmup, p.After = herd.Duration(time.Second), herd.Duration(4*time.Second)
 	// one gate that holds under any load (a rate over 5 s, scraped on a
@@ -283,9 +312,16 @@ prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests
 	if err := bad.ValidateFor(svc, nil); err == nil || !strings.Contains(err.Error(), "prometheus.hits.max names a series "+svc.Name+" does not declare (accepted: prometheus.NAME.AGG, NAME one of loads, requests)") {
 		t.Errorf("ValidateFor(a gate on an undeclared series) = %v; want it refused, naming the declared ones", err)
 	}
+	rateBefore := requestRate()
 	rep, err := Run(context.Background(), p, Env{Target: svc, Subject: &service.Subject{Target: svc}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	w, rateAfter := rep.Arms[0].Timing.Drain, requestRate()
+	t.Logf("drain %d ms: %+v; Prometheus' request rate %g before the run, %g after", rep.Arms[0].Timing.DrainMS, w, rateBefore, rateAfter)
+	if w == nil || w.PrometheusMS == nil || w.HeldBy != "prometheus" || rep.Arms[0].Timing.DrainTimedOut || rateAfter > rateBefore {
+		t.Errorf("timing.drain %+v, timed out %v; Prometheus' request rate %g before the run, %g after: want the drain held by the series until it was back",
+			w, rep.Arms[0].Timing.DrainTimedOut, rateBefore, rateAfter)
 	}
 	series := rep.Arms[0].Prometheus
 	// the gates read the series' after window, from the points themselves
@@ -421,14 +457,17 @@ func TestADrainGivesUpWithTheWorkStillRunning(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling, bounded by the deadline
 	}
-	err := (&service.Subject{Target: svc, Limit: 300 * time.Millisecond}).Drain(context.Background())
-	if !errors.Is(err, plan.ErrStillRunning) || !strings.Contains(err.Error(), "still ran 1 statements of its role") {
+	w, err := (&service.Subject{Target: svc, Limit: 300 * time.Millisecond}).Drain(context.Background())
+	if !errors.Is(err, plan.ErrStillRunning) || !strings.Contains(err.Error(), "db: 1 statements of its role running") {
 		t.Errorf("Drain with a 3 s load running = %v; want ErrStillRunning naming the one statement", err)
+	}
+	if w == nil || w.DBMS == nil || *w.DBMS < 300 || w.HeldBy != "db" {
+		t.Errorf("Drain with a 3 s load running: waits %+v; want the database holding it the whole drain, over 300 ms", w)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if err := (&service.Subject{Target: svc, Limit: 5 * time.Second}).Drain(context.Background()); err != nil {
+	if _, err := (&service.Subject{Target: svc, Limit: 5 * time.Second}).Drain(context.Background()); err != nil {
 		t.Errorf("Drain once the load ended = %v; want nil", err)
 	}
 }

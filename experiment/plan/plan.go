@@ -8,6 +8,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/targets"
 	"github.com/herdbench/herdbench/triggers"
@@ -110,6 +111,12 @@ func (p Plan) Load() targets.Load {
 			att *= 2
 		}
 		l.Attempts = max(l.Attempts, att)
+		lc := load.Config{Timeout: time.Duration(p.Timeout), Retry: c.Retry}
+		if d := lc.Bound(); d > l.Deadline {
+			tries := int64(c.Retry.Retries + 1)
+			l.Deadline, l.DeadlineArm = d, a.Name
+			l.DeadlineWhy = fmt.Sprintf("%d attempts of --timeout %s and %s of backoff, --retry %s", tries, lc.Timeout, d-time.Duration(tries)*lc.Timeout, c.Retry)
+		}
 	}
 	return l
 }

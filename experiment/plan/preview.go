@@ -312,6 +312,9 @@ func capsLine(l targets.Limits) string {
 	if d := l.Duration(); d > 0 {
 		t = append(t, d.String()+" an arm")
 	}
+	if d := l.Drain(); d > 0 {
+		t = append(t, d.String()+" a drain")
+	}
 	if len(t) == 0 {
 		return own + "; the target sets none of its own"
 	}

@@ -46,11 +46,12 @@ type Subject interface {
 	// declared them (result.DeclareCounters); nil when it has none.
 	Counters(ctx context.Context) (result.Counters, error)
 	// Drain waits until none of the arm's work runs in the service any
-	// more, so none of it lands in the next arm's figures. An error that
-	// wraps ErrStillRunning is a drain that gave up with work running:
-	// the arm is measured all the same, with a warning; any other error
-	// fails the arm.
-	Drain(ctx context.Context) error
+	// more, so none of it lands in the next arm's figures, and says what
+	// it waited on (nil: it says nothing). An error that wraps
+	// ErrStillRunning is a drain that gave up with work running: the arm
+	// is measured all the same, with a warning; any other error fails
+	// the arm.
+	Drain(ctx context.Context) (*result.DrainWaits, error)
 	// FillPlan says what Fill does, for a dry run; it contacts nothing.
 	FillPlan(p Plan, hot []string) string
 	// FillRequests is how many requests Fill sends for a plan, for the dry

@@ -28,6 +28,14 @@ var ArmFigures = figure.Decl[ArmResult]{
 		figure.MillisOf("fill_ms", func(t *Timing) *int64 { return &t.FillMS }),
 		figure.MillisOf("drain_ms", func(t *Timing) *int64 { return &t.DrainMS }),
 		figure.Opt("after_ms", figure.Duration, "ms", func(t *Timing) **int64 { return &t.AfterMS }).OmitEmpty(),
+		figure.Nullable("drain", func(t *Timing) **DrainWaits { return &t.Drain }, figure.Decl[DrainWaits]{
+			figure.Opt("db_ms", figure.Duration, "ms", func(d *DrainWaits) **int64 { return &d.DBMS }).OmitEmpty(),
+			figure.Opt("cache_ms", figure.Duration, "ms", func(d *DrainWaits) **int64 { return &d.CacheMS }).OmitEmpty(),
+			figure.Opt("lb_ms", figure.Duration, "ms", func(d *DrainWaits) **int64 { return &d.LBMS }).OmitEmpty(),
+			figure.Opt("prometheus_ms", figure.Duration, "ms", func(d *DrainWaits) **int64 { return &d.PrometheusMS }).OmitEmpty(),
+			figure.Opt("lb_sessions", figure.Count, "", func(d *DrainWaits) **int64 { return &d.LBSessions }).OmitEmpty(),
+			figure.Opt("cache_commands", figure.Count, "", func(d *DrainWaits) **int64 { return &d.CacheCommands }).OmitEmpty(),
+		}).OmitEmpty(),
 	}),
 	figure.Group("trigger", func(a *ArmResult) *TriggerResult { return &a.Trigger }, figure.Decl[TriggerResult]{
 		figure.NullWhen("fired_at", func(t *TriggerResult) bool { return t.FiredAt == nil }),

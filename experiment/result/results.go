@@ -104,6 +104,26 @@ type Abort struct {
 	Reason string `json:"reason"` // the condition with the value it measured
 }
 
+// DrainWaits is what a target's drain waited on: for each source the
+// target declares, how long from the drain's start until it read idle
+// and stayed so (or the whole drain, for one still busy when it gave
+// up), and the source that held it longest; a source not declared is
+// absent.
+type DrainWaits struct {
+	DBMS         *int64 `json:"db_ms,omitempty"`         // its statements stopped running and completing
+	CacheMS      *int64 `json:"cache_ms,omitempty"`      // its commands stopped growing
+	LBMS         *int64 `json:"lb_ms,omitempty"`         // HAProxy's queues empty, its backend's sessions at their idle level
+	PrometheusMS *int64 `json:"prometheus_ms,omitempty"` // every series of prometheus.drain back at its level
+	// What they held: HAProxy's requests queued and its backend's sessions
+	// above their idle level at the drain's first reading (the load's
+	// end); the cache's commands from that reading to the last
+	LBSessions    *int64 `json:"lb_sessions,omitempty"`
+	CacheCommands *int64 `json:"cache_commands,omitempty"`
+	// HeldBy is the source with the longest wait (db, cache, lb or
+	// prometheus; the first of them on a tie)
+	HeldBy string `json:"held_by,omitempty"`
+}
+
 // Timing is what an arm takes besides its load windows (warmup, before,
 // after), so the next regression in a run's length shows.
 type Timing struct {
@@ -112,6 +132,9 @@ type Timing struct {
 	// DrainTimedOut: the service still ran the arm's work when the drain
 	// gave up (Subject.Drain's ErrStillRunning); a warning says what ran
 	DrainTimedOut bool `json:"drain_timed_out,omitempty"`
+	// Drain is what the drain waited on, per source; nil when the
+	// subject says none (the testbed's drain waits on its replicas)
+	Drain *DrainWaits `json:"drain,omitempty"`
 	// AfterMS is how long the load ran after T when the arm ended on its
 	// verdict (--after auto, a stop condition on the verdict); absent when
 	// it ran its after window whole

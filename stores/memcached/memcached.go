@@ -58,7 +58,12 @@ func Open(ctx context.Context, addr string) (*Client, error) {
 
 // memcachedFields are the stats a sample reads; a reply without one of
 // them is an error, never a zero.
-var memcachedFields = []string{"get_hits", "get_misses", "evictions", "curr_connections", "total_connections", "pid", "time", "uptime"}
+var memcachedFields = append([]string{"get_hits", "get_misses", "evictions", "curr_connections", "total_connections", "pid", "time", "uptime"}, memcachedOps...)
+
+// memcachedOps are the stats that count the commands Memcached served;
+// `stats` itself counts in none of them.
+var memcachedOps = []string{"cmd_get", "cmd_set", "cmd_touch", "delete_hits", "delete_misses", "incr_hits", "incr_misses",
+	"decr_hits", "decr_misses", "cas_hits", "cas_misses", "cas_badval"}
 
 // Stats reads `stats`: every STAT line's name and value.
 func (m *Client) Stats(ctx context.Context) (map[string]string, error) {
@@ -120,7 +125,8 @@ func (m *Client) timeout() time.Duration {
 
 // ReadCache fills the sample's cache figures: Hits and Misses (get_hits,
 // get_misses), Evictions, Clients (curr_connections, herdbench's one
-// included), ConnectionsReceived (total_connections), and CacheInstance
+// included), ConnectionsReceived (total_connections), CacheOps (the sum
+// of memcachedOps) and CacheInstance
 // (the pid and the start, time - uptime, which stays the same until the
 // server restarts). Memcached counts no expirations: Expired stays 0.
 // A nil client (a target without Memcached) reads nothing.
@@ -142,6 +148,9 @@ func (m *Client) ReadCache(ctx context.Context, smp *observe.Sample) error {
 	}
 	smp.Hits, smp.Misses, smp.Evictions = n["get_hits"], n["get_misses"], n["evictions"]
 	smp.Clients, smp.ConnectionsReceived = n["curr_connections"], n["total_connections"]
+	for _, f := range memcachedOps {
+		smp.CacheOps += n[f]
+	}
 	smp.CacheInstance = fmt.Sprintf("memcached pid %d started %d", n["pid"], n["time"]-n["uptime"])
 	return nil
 }

@@ -88,6 +88,9 @@ func TestMemcachedFiguresAreItsStats(t *testing.T) {
 		{"hits from the first sample", s1.Hits - s0.Hits, 1},
 		{"misses from the first sample", s1.Misses - s0.Misses, 2},
 		{"connections observing added after the first read", s1.ConnectionsReceived - s0.ConnectionsReceived, 0},
+		{"CacheOps = cmd_get + cmd_set + ...", s1.CacheOps, st["cmd_get"] + st["cmd_set"] + st["cmd_touch"] + st["delete_hits"] + st["delete_misses"] +
+			st["incr_hits"] + st["incr_misses"] + st["decr_hits"] + st["decr_misses"] + st["cas_hits"] + st["cas_misses"] + st["cas_badval"]},
+		{"commands from the first sample: three gets, the five reads none", s1.CacheOps - s0.CacheOps, 3},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %d; want %d", c.name, c.got, c.want)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,7 +69,7 @@ func (c *Client) ReadCache(ctx context.Context, smp *observe.Sample) error {
 	if c == nil {
 		return nil
 	}
-	info, err := c.Info(ctx, "server", "stats", "clients").Result()
+	info, err := c.Info(ctx, "server", "stats", "clients", "commandstats").Result()
 	if err != nil {
 		return fmt.Errorf("sample redis: %w", err)
 	}
@@ -84,6 +85,7 @@ func (c *Client) ReadCache(ctx context.Context, smp *observe.Sample) error {
 	smp.ConnectionsReceived = fields["total_connections_received"]
 	smp.Clients = fields["connected_clients"]
 	smp.Evictions = fields["evicted_keys"]
+	smp.CacheOps = commandsServed(info)
 	smp.CacheInstance = infoString(info, "run_id")
 	if smp.CacheInstance == "" {
 		return fmt.Errorf("sample redis: INFO without run_id")
@@ -118,6 +120,30 @@ func (c *Client) Depth(ctx context.Context, q observe.Queue) (int64, error) {
 		}
 	}
 	return 0, nil
+}
+
+// ownCommands are those herdbench's reads send (a sample's INFO and
+// XINFO in a MULTI, a connection's HELLO, CLIENT SETINFO, SELECT, AUTH,
+// a PING), which CacheOps leaves out: what is left is the service's.
+var ownCommands = []string{"info", "xinfo", "multi", "exec", "hello", "client", "select", "auth", "ping"}
+
+// commandsServed sums the calls of INFO commandstats' commands
+// (cmdstat_get:calls=5,usec=...; a subcommand as cmdstat_client|setinfo)
+// but for ownCommands.
+func commandsServed(info string) int64 {
+	var n int64
+	for line := range strings.SplitSeq(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		cmd, _, _ := strings.Cut(name, "|")
+		if !ok || !strings.HasPrefix(strings.TrimSpace(line), "cmdstat_") || slices.Contains(ownCommands, cmd) {
+			continue
+		}
+		calls, _, _ := strings.Cut(rest, ",")
+		if v, err := strconv.ParseInt(calls, 10, 64); err == nil {
+			n += v
+		}
+	}
+	return n
 }
 
 // parseInfo reads the integer fields of a Redis INFO reply.

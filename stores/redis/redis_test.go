@@ -49,3 +49,45 @@ func TestQueueDepth(t *testing.T) {
 	}
 	depth(0, true)
 }
+
+// CacheOps counts the commands the service sent (INFO commandstats'
+// calls), never herdbench's own reads: five samples add none, three GETs
+// and a SET add four.
+func TestCacheOpsAreTheServicesCommands(t *testing.T) {
+	addr := storetest.Redis(t)
+	obs, err := OpenURL(context.Background(), "redis://"+addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { obs.Close() })
+	svc := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { svc.Close() })
+	ctx := context.Background()
+	src := observe.Source{Redis: obs}
+	s0, err := src.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() observe.Sample {
+		t.Helper()
+		var s observe.Sample
+		for range 5 {
+			if s, err = src.Read(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	if s := read(); s.CacheOps != s0.CacheOps {
+		t.Errorf("five reads: CacheOps %d then %d; want herdbench's own INFO left out", s0.CacheOps, s.CacheOps)
+	}
+	if err := svc.Set(ctx, "item:1", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		svc.Get(ctx, "item:1")
+	}
+	if s := read(); s.CacheOps-s0.CacheOps != 4 {
+		t.Errorf("a SET and three GETs: CacheOps grew %d; want 4", s.CacheOps-s0.CacheOps)
+	}
+}

@@ -170,7 +170,7 @@ func (s *Testbed) Fill(ctx context.Context, p plan.Plan, arm plan.Applied, trig 
 	// every load the fill started ends before the counters reset: a load
 	// still running would be the database's in the warm-up and the
 	// replicas' in the load (seen once on MariaDB: 20 loads, 19 queries)
-	if err := s.Drain(ctx); err != nil {
+	if err := s.drain(ctx); err != nil {
 		return result.Warm{}, fmt.Errorf("warm: %w", err)
 	}
 	if err := s.Admin.Reset(ctx, p.Seed); err != nil {
@@ -315,7 +315,11 @@ func (s *Testbed) warm(ctx context.Context, ids []int64) error {
 // one's background load still to start: under overload a request the
 // client gave up on may still be in a replica's hands, and its load would
 // land in the next arm or in none.
-func (s *Testbed) Drain(ctx context.Context) error {
+func (s *Testbed) Drain(ctx context.Context) (*result.DrainWaits, error) {
+	return nil, s.drain(ctx)
+}
+
+func (s *Testbed) drain(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, drainTimeout)
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
