@@ -9,7 +9,7 @@ import (
 )
 
 // Observer watches a run as it happens, such as the harness' live
-// Prometheus metrics (reporters.Metrics). Run calls it from the load's
+// Prometheus metrics (livemetrics.Metrics). Run calls it from the load's
 // goroutines: its methods must be quick and safe for concurrent use. It
 // sees every request the load makes, warmup included, as the results'
 // recorder does; it changes nothing.

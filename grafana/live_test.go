@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/livemetrics"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -330,7 +330,7 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	}
 	var checks, noData []*check
 	harness := map[string]bool{}
-	for _, f := range reporters.Families() {
+	for _, f := range livemetrics.Families() {
 		harness[f.Name], harness[f.Name+"_bucket"] = true, true
 	}
 	for _, d := range loadDashboards(t) {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/livemetrics"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -74,7 +74,7 @@ redis: {address: %s, key: "item:{key}", pattern: "item:*"}
 
 	// its /metrics, read while it runs, until every family shows
 	want := map[string]bool{}
-	for _, f := range reporters.Families() {
+	for _, f := range livemetrics.Families() {
 		want[f.Name] = true
 	}
 	seen := map[string]bool{}
@@ -114,7 +114,7 @@ redis: {address: %s, key: "item:{key}", pattern: "item:*"}
 func harnessQueriesHaveData(t *testing.T, prom string, start, end time.Time) {
 	t.Helper()
 	harness := map[string]bool{}
-	for _, f := range reporters.Families() {
+	for _, f := range livemetrics.Families() {
 		harness[f.Name], harness[f.Name+"_bucket"] = true, true
 	}
 	vars := grafanaVars(end.Sub(start).Round(time.Second) + time.Second)

@@ -23,7 +23,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/livemetrics"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -94,7 +94,7 @@ func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
 		Before: herd.Duration(time.Second), After: herd.Duration(30 * time.Second), AfterAuto: true, Seed: 11,
 	}
 	live := &liveCounts{reg: prometheus.NewRegistry()}
-	env := experiment.Env{Target: tg.Target, Subject: tg, Observer: reporters.NewMetrics(live.reg),
+	env := experiment.Env{Target: tg.Target, Subject: tg, Observer: livemetrics.NewMetrics(live.reg),
 		Generator: workers.NewController(strings.Split(urls(ws), ","), binaryVersion(t), nil, ""),
 		Progress: func(pr experiment.Progress) {
 			if pr.Phase == experiment.PhaseAfter { // PhaseStarted is T on the schedule
