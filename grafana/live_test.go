@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/livemetrics"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
@@ -297,14 +298,7 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	if err := <-exited; err != nil {
 		t.Fatalf("stampede: %v\n%s", err, stampedeOut.String())
 	}
-	var rep struct {
-		Arms []struct {
-			Name    string `json:"name"`
-			Trigger struct {
-				FiredAt time.Time `json:"fired_at"`
-			} `json:"trigger"`
-		} `json:"arms"`
-	}
+	var rep struct{ Arms []result.ArmResult }
 	b, err := os.ReadFile(results)
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +308,9 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	}
 	firedAt := map[string]float64{}
 	for _, a := range rep.Arms {
-		firedAt[a.Name] = float64(a.Trigger.FiredAt.UnixNano()) / 1e6
+		if a.Trigger.FiredAt != nil {
+			firedAt[a.Name] = float64(a.Trigger.FiredAt.UnixNano()) / 1e6
+		}
 	}
 
 	// every query of every dashboard, until each has data or the deadline
@@ -333,6 +329,8 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	for _, f := range livemetrics.Families() {
 		harness[f.Name], harness[f.Name+"_bucket"] = true, true
 	}
+	// set as each arm is judged, at its end, after the harness was read
+	known["herdbench_verdict_timestamp_seconds"], known["herdbench_loop_ratio"] = true, true
 	for _, d := range loadDashboards(t) {
 		for _, q := range d.queries() {
 			e, err := expand(q.expr, vars)
@@ -424,8 +422,8 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 		}
 	}
 
-	// a panel of what this run did not produce (request classes on the
-	// testbed) shows no data, never a zero
+	// a panel of what this run did not produce (request classes, the load
+	// balancer, the escape on the testbed) shows no data, never a zero
 	for _, c := range noData {
 		var res struct {
 			Result []series `json:"result"`
@@ -439,9 +437,11 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 		t.Errorf("no panel of what a testbed run does not produce (request classes); want them checked for no data")
 	}
 
-	// the trigger annotation marks each arm at the results' fired_at
+	// the trigger annotation marks each arm at the results' fired_at; the
+	// phases', the verdicts' and the loop's series are the results' too
+	courseIsTheResults(t, st.Prometheus, rep.Arms, windows{500 * time.Millisecond, time.Second, 2 * time.Second}, start, end)
 	for _, c := range checks {
-		if !strings.Contains(c.q.where, "annotation") {
+		if !strings.Contains(c.q.where, `annotation "Trigger (T)"`) {
 			continue
 		}
 		seen := map[string]bool{}
