@@ -77,6 +77,9 @@ type Summary struct {
 	Attempts int64
 	// Latencies calls each with a latency and how many requests took it
 	Latencies func(each func(latency time.Duration, n int64))
+	// Worker is the index of the worker whose bin they are (--workers),
+	// in decimal; "" when not told
+	Worker string
 }
 
 // Observers is several observers as one: each sees every call, in order.

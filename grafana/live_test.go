@@ -136,7 +136,7 @@ func TestDashboardsShowALiveStampede(t *testing.T) {
 	}
 
 	localtest.Measures(t) // the stampede makes load; the up does not
-	liveStampede(t, st, dir, nil)
+	liveStampede(t, st, dir, nil, "--workers", localWorkers(t, 2))
 
 	// Prometheus and the exporters belong to the supervisor: down stops them
 	herdbench(t, "testbed", "down", "--state-dir", dir)
@@ -188,14 +188,15 @@ func TestDashboardsShowALiveStampedeOnDocker(t *testing.T) {
 // liveStampede runs a short stampede of two arms on the testbed in dir,
 // which serves its live metrics where its Prometheus scrapes them, and
 // checks that every scraped job is up and every dashboard query returns
-// data. env is the stampede's environment (nil: this process').
-func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
+// data. env is the stampede's environment (nil: this process'); more are
+// its further arguments (--workers: each worker's share is checked too).
+func liveStampede(t *testing.T, st testbed.Status, dir string, env []string, more ...string) {
 	start := time.Now()
 	results := filepath.Join(t.TempDir(), "results.json")
 	var stampedeOut bytes.Buffer
-	stampede := exec.Command(localtest.Binary(), "stampede", "--state-dir", dir, "--arms", "none,lock",
+	stampede := exec.Command(localtest.Binary(), append([]string{"stampede", "--state-dir", dir, "--arms", "none,lock",
 		"--warmup", "500ms", "--before", "1s", "--after", "2s", "--rate", "100", "--keys", "200", "--hot-keys", "20",
-		"--clients", "10", "--seed", "5", "--results-dir", t.TempDir(), "--json", results)
+		"--clients", "10", "--seed", "5", "--results-dir", t.TempDir(), "--json", results}, more...)...)
 	stampede.Env = env
 	stampede.Stdout, stampede.Stderr = &stampedeOut, &stampedeOut
 	if err := stampede.Start(); err != nil {
@@ -440,6 +441,9 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	// the trigger annotation marks each arm at the results' fired_at; the
 	// phases', the verdicts' and the loop's series are the results' too
 	courseIsTheResults(t, st.Prometheus, rep.Arms, windows{500 * time.Millisecond, time.Second, 2 * time.Second}, start, end)
+	if slices.Contains(more, "--workers") {
+		workerSharesAreTheResults(t, st.Prometheus, rep.Arms, start, end)
+	}
 	for _, c := range checks {
 		if !strings.Contains(c.q.where, `annotation "Trigger (T)"`) {
 			continue

@@ -119,11 +119,12 @@ redis: {address: %s, key: "item:{key}", pattern: "item:*"}
 }
 
 // unproducedOnStaging are the harness' families the target run does not
-// produce (it has no --escape); judgedAtTheEnd those it sets as the arm is
-// judged, at its end.
+// produce (it has no --escape and no --workers); judgedAtTheEnd those it
+// sets as the arm is judged, at its end.
 var (
-	unproducedOnStaging = map[string]bool{"herdbench_escape_step_rps": true, "herdbench_escape_rps": true}
-	judgedAtTheEnd      = map[string]bool{"herdbench_verdict_timestamp_seconds": true, "herdbench_loop_ratio": true}
+	unproducedOnStaging = map[string]bool{"herdbench_escape_step_rps": true, "herdbench_escape_rps": true,
+		"herdbench_worker_requests_total": true}
+	judgedAtTheEnd = map[string]bool{"herdbench_verdict_timestamp_seconds": true, "herdbench_loop_ratio": true}
 )
 
 // harnessQueriesHaveData runs every dashboard query that reads only the

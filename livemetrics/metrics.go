@@ -31,6 +31,7 @@ type Metrics struct {
 	classHerd     *prometheus.GaugeVec     // arm, class
 	lb            *lbMetrics
 	judged        *judgedMetrics
+	workers       *prometheus.CounterVec // arm, worker, phase
 
 	mu      sync.Mutex
 	series  map[[2]string]*phaseSeries // by arm and phase
@@ -93,7 +94,7 @@ func Families() []Family {
 	return []Family{familyRequests, familyLatency, familyAttempts, familyTrigger, familyRunning,
 		familyClassRequests, familyClassLatency, familyClassHerd,
 		familyLBRequests, familyLBSends, familyLBRetries, familyLBRedispatches, familyLBQueue,
-		familyPhase, familyVerdict, familyLoop, familyEscapeStep, familyEscape}
+		familyPhase, familyVerdict, familyLoop, familyEscapeStep, familyEscape, familyWorkerRequests}
 }
 
 // NewMetrics registers the harness' metrics with reg.
@@ -119,12 +120,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		classHerd: gauge(familyClassHerd),
 		lb:        newLBMetrics(),
 		judged:    newJudgedMetrics(),
+		workers:   newWorkerRequests(),
 		series:    map[[2]string]*phaseSeries{},
 		classes:   map[string][]string{},
 	}
 	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running, m.classRequests, m.classLatency, m.classHerd)
 	reg.MustRegister(m.lb.collectors()...)
 	reg.MustRegister(m.judged.collectors()...)
+	reg.MustRegister(m.workers)
 	return m
 }
 
@@ -176,6 +179,7 @@ func (m *Metrics) Requests(arm, phase string, sum experiment.Summary) {
 		}
 	})
 	s.attempts.Add(float64(sum.Attempts))
+	m.workerShare(arm, phase, sum)
 }
 
 // seriesOf is the arm's and phase's series, made on first use.

@@ -27,6 +27,7 @@ func TestMetricsLint(t *testing.T) {
 	m.Request("none", "after", load.Record{Outcome: load.OK, Latency: 3 * time.Millisecond, Attempts: 1})
 	m.Trigger("none", time.Now())
 	m.LB("none", observe.LBStats{Backend: observe.LBRow{Name: "BACKEND"}, Servers: []observe.LBRow{{Name: "api1"}}})
+	m.Requests("none", "after", experiment.Summary{Outcomes: [load.NumOutcomes]int64{3}, Worker: "1", Latencies: func(func(time.Duration, int64)) {}})
 	m.Phase("none", experiment.PhaseBefore, time.Now())
 	m.EscapeStep("none", 1, 50, time.Now())
 	rps := 25.0
@@ -71,9 +72,9 @@ func TestMetricsLint(t *testing.T) {
 		for _, mt := range mf.GetMetric() {
 			for _, l := range mt.GetLabel() {
 				switch l.GetName() {
-				case "arm", "phase", "outcome", "class", "server", "verdict", "figure":
+				case "arm", "phase", "outcome", "class", "server", "verdict", "figure", "worker":
 				default:
-					t.Errorf("metric %s has label %q; want only arm, phase, outcome, class, server, verdict and figure", mf.GetName(), l.GetName())
+					t.Errorf("metric %s has label %q; want only arm, phase, outcome, class, server, verdict, figure and worker", mf.GetName(), l.GetName())
 				}
 			}
 		}
