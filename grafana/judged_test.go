@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/url"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,32 +108,6 @@ func loopRatios(l *result.Loop) map[string]float64 {
 	} {
 		if f != nil {
 			out[name] = f.Ratio
-		}
-	}
-	return out
-}
-
-// rangeValues runs expr over [start, end] and returns each series'
-// distinct finite values, by its labels' values joined with a space.
-func rangeValues(t *testing.T, prom, expr string, start, end time.Time, labels ...string) map[string][]float64 {
-	t.Helper()
-	var res struct {
-		Result []series `json:"result"`
-	}
-	if err := promAPI(prom, "/api/v1/query_range", url.Values{"query": {expr}, "start": {ts(start)}, "end": {ts(end)}, "step": {"1"}}, &res); err != nil {
-		t.Fatalf("%s: %v", expr, err)
-	}
-	out := map[string][]float64{}
-	for _, s := range res.Result {
-		var key []string
-		for _, l := range labels {
-			key = append(key, s.Metric[l])
-		}
-		k := strings.Join(key, " ")
-		for _, v := range s.finite() {
-			if !slices.Contains(out[k], v) {
-				out[k] = append(out[k], v)
-			}
 		}
 	}
 	return out
