@@ -15,7 +15,7 @@ func courseAnnotations(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilde
 		Annotation(dashboard.NewAnnotationQueryBuilder().Name("Verdict").Datasource(datasource()).
 			Enable(true).Hide(false).IconColor("purple").
 			Expr(`max by (arm, verdict) (herdbench_verdict_timestamp_seconds{arm=~"$arm"}) * 1000`).UseValueForTime(true).Step("1s").
-			TitleFormat("verdict: {{verdict}}").TextFormat("arm {{arm}}: recovered from here, or judged on the rows up to here").TagKeys("arm,verdict"))
+			TitleFormat("verdict: {{verdict}}").TextFormat("arm {{arm}}: at its recovery when recovered, else at the end of its timeline").TagKeys("arm,verdict"))
 }
 
 // judgedPanels are what each arm was judged on: its loop's ratios and,
