@@ -114,6 +114,7 @@ func (a *armRun) run(ctx context.Context) (_ *result.ArmResult, retErr error) {
 	res, err := a.collect(ctx, warm, s0, ld)
 	if err == nil {
 		res.Timing.FillMS = fillTook.Milliseconds()
+		observeJudged(a.env.Observer, a.arm.Name, res)
 	}
 	return res, err
 }
@@ -131,6 +132,7 @@ func (a *armRun) progress(phase string, dbqps float64, reqs int64) {
 		case PhaseAfter:
 			a.since = a.loadStart.Add(a.p.T())
 		}
+		observePhase(a.env.Observer, a.arm.Name, phase, a.since)
 	}
 	if a.env.Progress == nil {
 		return

@@ -17,7 +17,7 @@ import (
 // other way fails here, naming the package that pulls it in.
 func TestTheEngineImportsNothingOfTheTestbed(t *testing.T) {
 	const mod = "github.com/herdbench/herdbench/"
-	engine := []string{"experiment", "sweep", "workers", "triggers", "reporters", "scenario", "gates", "targets", "load", "retry", "observe", "baseline", "service", "predict", "model"}
+	engine := []string{"experiment", "sweep", "workers", "triggers", "reporters", "livemetrics", "scenario", "gates", "targets", "load", "retry", "observe", "baseline", "service", "predict", "model"}
 	for _, pkg := range engine {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", mod+pkg).Output()
 		if err != nil {

@@ -44,6 +44,7 @@ func (e *ending) stepDown(x *escaping, a *armRun, res *result.ArmResult, now, t 
 	if !x.started() {
 		e.decide(after)
 		if x.next(now, t, time.Duration(a.p.After)) {
+			a.observeStep(x, t)
 			return false
 		}
 		return e.escaped(x, a, now, t)
@@ -58,8 +59,12 @@ func (e *ending) stepDown(x *escaping, a *armRun, res *result.ArmResult, now, t 
 	if s := verdict.StepOf(res.Timeline, res.RowHists, b, goodput, cur, to); s.Read == result.StepRecovered {
 		return e.escaped(x, a, now, t)
 	}
-	if to < limitEnd || x.next(now, t, time.Duration(a.p.After)) {
-		return false // still judging this step, or on to the next
+	if to < limitEnd {
+		return false // still judging this step
+	}
+	if x.next(now, t, time.Duration(a.p.After)) {
+		a.observeStep(x, t)
+		return false // on to the next
 	}
 	return e.escaped(x, a, now, t)
 }
@@ -99,6 +104,15 @@ func (x *escaping) next(now, t time.Time, after time.Duration) bool {
 	}
 	x.begun = append(x.begun, result.EscapeStep{Share: share, RPS: rps, StartMS: edge.Sub(t).Milliseconds()})
 	return true
+}
+
+// observeStep tells the observer the step x began last, if it listens
+// for them.
+func (a *armRun) observeStep(x *escaping, t time.Time) {
+	if eo, ok := a.env.Observer.(EscapeObserver); ok {
+		s := x.begun[len(x.begun)-1]
+		eo.EscapeStep(a.arm.Name, len(x.begun), s.RPS, t.Add(time.Duration(s.StartMS)*time.Millisecond))
+	}
 }
 
 // intervalAt is the time between two requests at rps.

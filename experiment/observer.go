@@ -3,13 +3,14 @@ package experiment
 import (
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 	"github.com/herdbench/herdbench/targets"
 )
 
 // Observer watches a run as it happens, such as the harness' live
-// Prometheus metrics (reporters.Metrics). Run calls it from the load's
+// Prometheus metrics (livemetrics.Metrics). Run calls it from the load's
 // goroutines: its methods must be quick and safe for concurrent use. It
 // sees every request the load makes, warmup included, as the results'
 // recorder does; it changes nothing.
@@ -76,6 +77,9 @@ type Summary struct {
 	Attempts int64
 	// Latencies calls each with a latency and how many requests took it
 	Latencies func(each func(latency time.Duration, n int64))
+	// Worker is the index of the worker whose bin they are (--workers),
+	// in decimal; "" when not told
+	Worker string
 }
 
 // Observers is several observers as one: each sees every call, in order.
@@ -188,5 +192,71 @@ func lbSeen(obs Observer, arm string) func(observe.Sample) {
 		if s.LB != nil {
 			lo.LB(arm, *s.LB)
 		}
+	}
+}
+
+// PhaseObserver is an Observer that is told when each phase of an arm
+// begins, with Progress' words (PhaseFill, PhaseWarmup, PhaseBefore,
+// PhaseAfter, PhaseDrain) and the instant it began: the load's phases on
+// its schedule (PhaseAfter at T), the fill and the drain when they began.
+// A phase the arm skips (a warmup of 0) is not told.
+type PhaseObserver interface {
+	Phase(arm, phase string, began time.Time)
+}
+
+// JudgedObserver is an Observer shown each arm's result once it is
+// judged, at the arm's end: its verdict, loop and escape as the results
+// hold them (each run of a repeated arm, not the medians).
+type JudgedObserver interface {
+	Judged(arm string, res *result.ArmResult)
+}
+
+// EscapeObserver is an Observer told each step of an arm's escape
+// (--escape) as the load is stepped down: its number from 1, the rate it
+// sends and the instant on the schedule it begins, a few rows ahead.
+type EscapeObserver interface {
+	EscapeStep(arm string, step int, rps float64, begins time.Time)
+}
+
+var (
+	_ PhaseObserver  = Observers(nil)
+	_ JudgedObserver = Observers(nil)
+	_ EscapeObserver = Observers(nil)
+)
+
+// Phase calls Phase of every observer that has it.
+func (os Observers) Phase(arm, phase string, began time.Time) {
+	for _, o := range os {
+		observePhase(o, arm, phase, began)
+	}
+}
+
+// Judged calls Judged of every observer that has it.
+func (os Observers) Judged(arm string, res *result.ArmResult) {
+	for _, o := range os {
+		observeJudged(o, arm, res)
+	}
+}
+
+// EscapeStep calls EscapeStep of every observer that has it.
+func (os Observers) EscapeStep(arm string, step int, rps float64, begins time.Time) {
+	for _, o := range os {
+		if eo, ok := o.(EscapeObserver); ok {
+			eo.EscapeStep(arm, step, rps, begins)
+		}
+	}
+}
+
+// observePhase tells obs that arm's phase began, if it listens for them.
+func observePhase(obs Observer, arm, phase string, began time.Time) {
+	if po, ok := obs.(PhaseObserver); ok {
+		po.Phase(arm, phase, began)
+	}
+}
+
+// observeJudged shows obs arm's judged result, if it listens for them.
+func observeJudged(obs Observer, arm string, res *result.ArmResult) {
+	if jo, ok := obs.(JudgedObserver); ok {
+		jo.Judged(arm, res)
 	}
 }

@@ -2,6 +2,7 @@ package experiment_test
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -42,6 +44,22 @@ type observation struct {
 	arms     []string // "name start", "name end" in order
 	triggers map[string]time.Time
 	records  map[string][]load.Record // arm/phase -> records
+	phases   map[string][]string      // arm -> its phases in the order told
+	began    map[string]time.Time     // "arm phase" -> when it began, as told
+	judged   map[string]result.ArmResult
+}
+
+func (o *observation) Phase(arm, phase string, began time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.phases[arm] = append(o.phases[arm], phase)
+	o.began[arm+" "+phase] = began
+}
+
+func (o *observation) Judged(arm string, res *result.ArmResult) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.judged[arm] = *res
 }
 
 func (o *observation) Arm(name string, running bool) {
@@ -76,8 +94,9 @@ func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 		Timeout: herd.Duration(time.Second), Warmup: herd.Duration(200 * time.Millisecond),
 		Before: herd.Duration(time.Second), After: herd.Duration(time.Second), Seed: 3,
 	}
-	obs := &observation{triggers: map[string]time.Time{}, records: map[string][]load.Record{}}
-	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg, Observer: obs})
+	obs := &observation{triggers: map[string]time.Time{}, records: map[string][]load.Record{}, phases: map[string][]string{},
+		began: map[string]time.Time{}, judged: map[string]result.ArmResult{}}
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg, Observer: Observers{obs}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +108,18 @@ func TestObserverSeesWhatTheResultsCount(t *testing.T) {
 			t.Errorf("%s: Trigger at %v; want the results' fired_at %v", a.Name, at, a.Trigger.FiredAt)
 		}
 		T := a.T // the planned T, which files requests; the trigger fires just after it
+		// each phase told once, in order; the load's at their instants on the schedule
+		if want := []string{PhaseFill, PhaseWarmup, PhaseBefore, PhaseAfter, PhaseDrain}; !slices.Equal(obs.phases[a.Name], want) {
+			t.Errorf("%s: phases told %v; want %v", a.Name, obs.phases[a.Name], want)
+		}
+		for phase, at := range map[string]time.Time{PhaseWarmup: T.Add(-time.Duration(p.Before + p.Warmup)), PhaseBefore: T.Add(-time.Duration(p.Before)), PhaseAfter: T} {
+			if got := obs.began[a.Name+" "+phase]; !got.Equal(at) {
+				t.Errorf("%s: phase %s told as begun at T%+v; want T%+v", a.Name, phase, got.Sub(T), at.Sub(T))
+			}
+		}
+		if j := obs.judged[a.Name]; j.Verdict != a.Verdict || !reflect.DeepEqual(j.Loop, a.Loop) || j.Verdict == "" {
+			t.Errorf("%s: judged verdict %q, loop %+v; want the results' %q, %+v", a.Name, j.Verdict, j.Loop, a.Verdict, a.Loop)
+		}
 		end := T.Add(time.Duration(p.After))
 		var requests, ok, attempts int64
 		for _, r := range obs.records[a.Name+"/"+PhaseAfter] {

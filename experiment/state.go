@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -108,7 +109,14 @@ func (r *Recorder) State() RecorderState {
 // Merge adds st to r: counts add up, histograms merge. It refuses a state
 // of another T or window, or whose histograms were recorded with other
 // settings, and then changes nothing.
-func (r *Recorder) Merge(st RecorderState) error {
+func (r *Recorder) Merge(st RecorderState) error { return r.merge("", st) }
+
+// MergeBin merges b's state as Merge does; the observer's summaries of its
+// requests name b's worker.
+func (r *Recorder) MergeBin(b Bin) error { return r.merge(strconv.Itoa(b.Worker), b.State) }
+
+// merge is Merge of worker's st ("": none told).
+func (r *Recorder) merge(worker string, st RecorderState) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !st.T.Equal(r.t) || st.Before != r.t.Sub(r.from) || st.After != r.end.Sub(r.t) {
@@ -162,7 +170,9 @@ func (r *Recorder) Merge(st RecorderState) error {
 	if r.observer != nil {
 		for _, ph := range Phases {
 			if l, ok := st.Phases[ph]; ok {
-				r.observer(ph, summary(l, phases[ph]))
+				sum := summary(l, phases[ph])
+				sum.Worker = worker
+				r.observer(ph, sum)
 			}
 		}
 	}

@@ -72,9 +72,9 @@ func bars(title, description, unit string, w uint32, ts ...target) *bargauge.Pan
 
 // board is a herdbench dashboard: read-only (provisioned), refreshed every
 // 5 s over the last 15 minutes, with the $datasource and $arm variables and
-// T marked on every panel.
+// T, each arm's phases and its verdict marked on every panel.
 func board(uid, title, description string) *dashboard.DashboardBuilder {
-	return dashboard.NewDashboardBuilder(title).Uid(uid).Description(description).Tags([]string{"herdbench"}).
+	return courseAnnotations(dashboard.NewDashboardBuilder(title).Uid(uid).Description(description).Tags([]string{"herdbench"}).
 		Readonly().Tooltip(dashboard.DashboardCursorSyncCrosshair).Timezone("browser").Refresh("5s").
 		Time("now-15m", "now").FiscalYearStartMonth(0).LiveNow(false).WeekStart("").
 		WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").Label("Data source").Type("prometheus").
@@ -88,7 +88,7 @@ func board(uid, title, description string) *dashboard.DashboardBuilder {
 		Annotation(dashboard.NewAnnotationQueryBuilder().Name("Trigger (T)").Datasource(datasource()).
 			Enable(true).Hide(false).IconColor("red").
 			Expr(`max by (arm) (herdbench_trigger_timestamp_seconds{arm=~"$arm"}) * 1000`).UseValueForTime(true).Step("1s").
-			TitleFormat("T: trigger fired").TextFormat("arm {{arm}}").TagKeys("arm"))
+			TitleFormat("T: trigger fired").TextFormat("arm {{arm}}").TagKeys("arm")))
 }
 
 // labelVariable is a multi-value variable of label's values on metric,

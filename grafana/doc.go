@@ -11,6 +11,8 @@
 // Its tests hold the committed files to that output, decode every
 // dashboard strictly with the SDK, check every query's metrics and labels
 // against the families herdbench registers, and run every panel's PromQL
-// against Prometheus scraping a live local testbed during a stampede, and
-// a target file's run (classes, HAProxy) served with --metrics-addr.
+// against Prometheus scraping a live local testbed during a stampede sent
+// by two workers, and a target file's run (classes, HAProxy) served with
+// --metrics-addr; what Prometheus scraped of each arm's phases, verdict,
+// loop and workers' shares is held to the same run's results file.
 package grafana

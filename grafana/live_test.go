@@ -1,26 +1,23 @@
 package grafana
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/livemetrics"
 	"github.com/herdbench/herdbench/testbed"
 	"github.com/herdbench/herdbench/testbed/compose/composetest"
 	"github.com/herdbench/herdbench/testbed/local"
@@ -37,79 +34,6 @@ func herdbench(t *testing.T, args ...string) string {
 		t.Fatalf("herdbench %s: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
 	}
 	return stdout
-}
-
-// sampleNames returns the names of the samples in a Prometheus text
-// exposition, as queries name them (histograms' _bucket, _sum, _count).
-func sampleNames(r io.Reader) map[string]bool {
-	names := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if i := strings.IndexAny(line, "{ "); i > 0 {
-			names[line[:i]] = true
-		}
-	}
-	return names
-}
-
-func scrapeNames(url string) (map[string]bool, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return sampleNames(resp.Body), nil
-}
-
-// promAPI calls Prometheus' HTTP API and decodes its data.
-func promAPI(base, path string, params url.Values, data any) error {
-	resp, err := http.Get(base + path + "?" + params.Encode())
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Status string          `json:"status"`
-		Error  string          `json:"error"`
-		Data   json.RawMessage `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return fmt.Errorf("%s: %s: %w", path, resp.Status, err)
-	}
-	if body.Status != "success" {
-		return fmt.Errorf("%s: %s", path, body.Error)
-	}
-	return json.Unmarshal(body.Data, data)
-}
-
-// series is one series of a query result, instant or range.
-type series struct {
-	Metric map[string]string `json:"metric"`
-	Value  []any             `json:"value"`
-	Values [][]any           `json:"values"`
-}
-
-// finite returns the series' values that are numbers.
-func (s series) finite() []float64 {
-	var out []float64
-	for _, v := range append(s.Values, s.Value) {
-		if len(v) != 2 {
-			continue
-		}
-		str, _ := v[1].(string)
-		if f, err := strconv.ParseFloat(str, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // Every panel, annotation and variable of every dashboard returns data from
@@ -135,7 +59,7 @@ func TestDashboardsShowALiveStampede(t *testing.T) {
 	}
 
 	localtest.Measures(t) // the stampede makes load; the up does not
-	liveStampede(t, st, dir, nil)
+	liveStampede(t, st, dir, nil, "--workers", localWorkers(t, 2))
 
 	// Prometheus and the exporters belong to the supervisor: down stops them
 	herdbench(t, "testbed", "down", "--state-dir", dir)
@@ -187,14 +111,15 @@ func TestDashboardsShowALiveStampedeOnDocker(t *testing.T) {
 // liveStampede runs a short stampede of two arms on the testbed in dir,
 // which serves its live metrics where its Prometheus scrapes them, and
 // checks that every scraped job is up and every dashboard query returns
-// data. env is the stampede's environment (nil: this process').
-func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
+// data. env is the stampede's environment (nil: this process'); more are
+// its further arguments (--workers: each worker's share is checked too).
+func liveStampede(t *testing.T, st testbed.Status, dir string, env []string, more ...string) {
 	start := time.Now()
 	results := filepath.Join(t.TempDir(), "results.json")
 	var stampedeOut bytes.Buffer
-	stampede := exec.Command(localtest.Binary(), "stampede", "--state-dir", dir, "--arms", "none,lock",
+	stampede := exec.Command(localtest.Binary(), append([]string{"stampede", "--state-dir", dir, "--arms", "none,lock",
 		"--warmup", "500ms", "--before", "1s", "--after", "2s", "--rate", "100", "--keys", "200", "--hot-keys", "20",
-		"--clients", "10", "--seed", "5", "--results-dir", t.TempDir(), "--json", results)
+		"--clients", "10", "--seed", "5", "--results-dir", t.TempDir(), "--json", results}, more...)...)
 	stampede.Env = env
 	stampede.Stdout, stampede.Stderr = &stampedeOut, &stampedeOut
 	if err := stampede.Start(); err != nil {
@@ -297,14 +222,7 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	if err := <-exited; err != nil {
 		t.Fatalf("stampede: %v\n%s", err, stampedeOut.String())
 	}
-	var rep struct {
-		Arms []struct {
-			Name    string `json:"name"`
-			Trigger struct {
-				FiredAt time.Time `json:"fired_at"`
-			} `json:"trigger"`
-		} `json:"arms"`
-	}
+	var rep struct{ Arms []result.ArmResult }
 	b, err := os.ReadFile(results)
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +232,9 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	}
 	firedAt := map[string]float64{}
 	for _, a := range rep.Arms {
-		firedAt[a.Name] = float64(a.Trigger.FiredAt.UnixNano()) / 1e6
+		if a.Trigger.FiredAt != nil {
+			firedAt[a.Name] = float64(a.Trigger.FiredAt.UnixNano()) / 1e6
+		}
 	}
 
 	// every query of every dashboard, until each has data or the deadline
@@ -330,9 +250,11 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 	}
 	var checks, noData []*check
 	harness := map[string]bool{}
-	for _, f := range reporters.Families() {
+	for _, f := range livemetrics.Families() {
 		harness[f.Name], harness[f.Name+"_bucket"] = true, true
 	}
+	// set as each arm is judged, at its end, after the harness was read
+	known["herdbench_verdict_timestamp_seconds"], known["herdbench_loop_ratio"] = true, true
 	for _, d := range loadDashboards(t) {
 		for _, q := range d.queries() {
 			e, err := expand(q.expr, vars)
@@ -424,8 +346,8 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 		}
 	}
 
-	// a panel of what this run did not produce (request classes on the
-	// testbed) shows no data, never a zero
+	// a panel of what this run did not produce (request classes, the load
+	// balancer, the escape on the testbed) shows no data, never a zero
 	for _, c := range noData {
 		var res struct {
 			Result []series `json:"result"`
@@ -439,9 +361,14 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 		t.Errorf("no panel of what a testbed run does not produce (request classes); want them checked for no data")
 	}
 
-	// the trigger annotation marks each arm at the results' fired_at
+	// the trigger annotation marks each arm at the results' fired_at; the
+	// phases', the verdicts' and the loop's series are the results' too
+	courseIsTheResults(t, st.Prometheus, rep.Arms, windows{500 * time.Millisecond, time.Second, 2 * time.Second}, start, end)
+	if slices.Contains(more, "--workers") {
+		workerSharesAreTheResults(t, st.Prometheus, rep.Arms, start, end)
+	}
 	for _, c := range checks {
-		if !strings.Contains(c.q.where, "annotation") {
+		if !strings.Contains(c.q.where, `annotation "Trigger (T)"`) {
 			continue
 		}
 		seen := map[string]bool{}
@@ -459,5 +386,3 @@ func liveStampede(t *testing.T, st testbed.Status, dir string, env []string) {
 		}
 	}
 }
-
-func ts(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64) }

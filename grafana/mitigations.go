@@ -4,7 +4,7 @@ import "github.com/grafana/grafana-foundation-sdk/go/dashboard"
 
 // mitigations is "Mitigations": the arms of a stampede side by side.
 func mitigations() *dashboard.DashboardBuilder {
-	return board("herdbench-mitigations", "Mitigations",
+	return judgedPanels(board("herdbench-mitigations", "Mitigations",
 		"The arms of a stampede side by side: each arm's herd at the database and what its clients saw, T marked in red.").
 		WithPanel(graph("DB queries/s, by the arm running",
 			"pg_stat_statements calls of the item query per second, coloured by the arm whose load was running (herdbench_arm_running): arms run one after another, so each arm's herd is its own stretch of line.",
@@ -34,5 +34,5 @@ func mitigations() *dashboard.DashboardBuilder {
 		WithPanel(bars("Retry amplification after T, by arm",
 			"Attempts / requests from T on, per arm: 1 is no retries.",
 			"none", 6,
-			q(`sum by (arm) (increase(herdbench_attempts_total{arm=~"$arm",phase="after"}[$__range])) / sum by (arm) (increase(herdbench_requests_total{arm=~"$arm",phase="after"}[$__range]))`, "{{arm}}")))
+			q(`sum by (arm) (increase(herdbench_attempts_total{arm=~"$arm",phase="after"}[$__range])) / sum by (arm) (increase(herdbench_requests_total{arm=~"$arm",phase="after"}[$__range]))`, "{{arm}}"))))
 }

@@ -8,7 +8,7 @@ import (
 // overview is "Herd overview": one herd as it happens, at the database,
 // the cache, the replicas and the clients.
 func overview() *dashboard.DashboardBuilder {
-	return lbPanels(classPanels(board("herdbench-overview", "Herd overview",
+	return workerPanels(lbPanels(classPanels(board("herdbench-overview", "Herd overview",
 		"One herd as it happens: the database, the cache, the replicas and the clients, with the trigger instant T marked in red.").
 		WithPanel(graph("DB queries/s",
 			"Item queries Postgres ran, per second: pg_stat_statements calls of the item query by the app's role (the postgres exporter), and the same loads as the replicas count them (herdbench_api_loads_total). A herd is the spike after the red T marker; the two lines agree.",
@@ -68,5 +68,5 @@ func overview() *dashboard.DashboardBuilder {
 			q("sum(rate(herdbench_api_stale_served_total[$__rate_interval]))", "stale served"),
 			q("sum(rate(herdbench_api_lock_waits_total[$__rate_interval]))", "lock waits"),
 			q("sum(rate(herdbench_api_shed_total[$__rate_interval]))", "shed"),
-			q("sum(rate(herdbench_api_early_loads_total[$__rate_interval]))", "early loads")))))
+			q("sum(rate(herdbench_api_early_loads_total[$__rate_interval]))", "early loads"))))))
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/livemetrics"
 	"github.com/herdbench/herdbench/testbed/api"
 	"github.com/herdbench/herdbench/testbed/replica"
 	"github.com/herdbench/herdbench/testbed/scrape"
@@ -217,14 +217,14 @@ var redisExporterMetrics = []string{"redis_keyspace_hits_total", "redis_keyspace
 	"redis_connections_received_total"}
 
 // herdbenchMetrics are the series herdbench exports, from where they are
-// registered: the harness' families (reporters.Families), a replica's
+// registered: the harness' families (livemetrics.Families), a replica's
 // registry (api.MetricFamilies, every mitigation's counters and both
 // databases' pools), the postgres exporter's queries herdbench writes
 // (testbed/scrape), and the redis exporter's few.
 func herdbenchMetrics(t *testing.T) exported {
 	t.Helper()
 	e := exported{}
-	for _, f := range reporters.Families() {
+	for _, f := range livemetrics.Families() {
 		e.add(f.Name, f.Type, f.Labels, scrape.JobHarness)
 	}
 	for _, db := range []string{replica.DBPostgres, replica.DBMariaDB} {

@@ -3,18 +3,21 @@ package grafana
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/livemetrics"
 	"github.com/herdbench/herdbench/observe"
-	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/testbed/cachetest"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -72,10 +75,12 @@ redis: {address: %s, key: "item:{key}", pattern: "item:*"}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	// its /metrics, read while it runs, until every family shows
+	// its /metrics, read while it runs, until every family it serves live
+	// shows: all but the escape's (no --escape), and those set as the arm
+	// is judged at its end, read from Prometheus below
 	want := map[string]bool{}
-	for _, f := range reporters.Families() {
-		want[f.Name] = true
+	for _, f := range livemetrics.Families() {
+		want[f.Name] = !unproducedOnStaging[f.Name] && !judgedAtTheEnd[f.Name]
 	}
 	seen := map[string]bool{}
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -91,9 +96,9 @@ redis: {address: %s, key: "item:{key}", pattern: "item:*"}
 			continue // not serving yet
 		}
 		missing = 0
-		for n := range want {
+		for n, live := range want {
 			seen[n] = seen[n] || names[n] || names[n+"_bucket"]
-			if !seen[n] {
+			if live && !seen[n] {
 				missing++
 			}
 		}
@@ -106,15 +111,30 @@ redis: {address: %s, key: "item:{key}", pattern: "item:*"}
 	end := time.Now().Add(2 * time.Second)
 	harnessQueriesHaveData(t, st.Prometheus, start, end)
 	lbSeriesAreHAProxys(t, st.Prometheus, stats, end)
+	var rep struct{ Arms []result.ArmResult }
+	if b, err := os.ReadFile(results); err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Arms) != 1 {
+		t.Fatalf("results %s: %v, %d arms; want 1", results, err, len(rep.Arms))
+	}
+	courseIsTheResults(t, st.Prometheus, rep.Arms, windows{0, 2 * time.Second, 3 * time.Second}, start, end)
 }
+
+// unproducedOnStaging are the harness' families the target run does not
+// produce (it has no --escape and no --workers); judgedAtTheEnd those it
+// sets as the arm is judged, at its end.
+var (
+	unproducedOnStaging = map[string]bool{"herdbench_escape_step_rps": true, "herdbench_escape_rps": true,
+		"herdbench_worker_requests_total": true}
+	judgedAtTheEnd = map[string]bool{"herdbench_verdict_timestamp_seconds": true, "herdbench_loop_ratio": true}
+)
 
 // harnessQueriesHaveData runs every dashboard query that reads only the
 // harness' own series (those a staging run serves) on prom over
-// [start, end], until each returns a finite value or a deadline.
+// [start, end], until each returns a finite value or a deadline; one on a
+// family the run does not produce (unproducedOnStaging) returns no series.
 func harnessQueriesHaveData(t *testing.T, prom string, start, end time.Time) {
 	t.Helper()
 	harness := map[string]bool{}
-	for _, f := range reporters.Families() {
+	for _, f := range livemetrics.Families() {
 		harness[f.Name], harness[f.Name+"_bucket"] = true, true
 	}
 	vars := grafanaVars(end.Sub(start).Round(time.Second) + time.Second)
@@ -129,7 +149,10 @@ func harnessQueriesHaveData(t *testing.T, prom string, start, end time.Time) {
 			if err != nil {
 				t.Fatalf("%s: %v", q.where, err)
 			}
-			if !strings.Contains(q.where, "annotation") && allOf(names, harness) {
+			switch {
+			case slices.ContainsFunc(names, func(n string) bool { return unproducedOnStaging[n] }):
+				noData(t, prom, q.where, e, start, end)
+			case !strings.Contains(q.where, "annotation") && allOf(names, harness):
 				pending[e] = q.where
 			}
 		}
@@ -168,6 +191,17 @@ func harnessQueriesHaveData(t *testing.T, prom string, start, end time.Time) {
 			return
 		case <-time.After(250 * time.Millisecond):
 		}
+	}
+}
+
+// noData fails t unless expr returns no series over [start, end].
+func noData(t *testing.T, prom, where, expr string, start, end time.Time) {
+	t.Helper()
+	var res struct {
+		Result []series `json:"result"`
+	}
+	if err := promAPI(prom, "/api/v1/query_range", url.Values{"query": {expr}, "start": {ts(start)}, "end": {ts(end)}, "step": {"1"}}, &res); err != nil || len(res.Result) > 0 {
+		t.Errorf("%s: %s returned %d series, %v; want none for a run that does not produce it", where, expr, len(res.Result), err)
 	}
 }
 

@@ -16,8 +16,5 @@
 //	if err := reporters.Markdown(os.Stdout, rep); err != nil { ... }
 //	if err := reporters.HTML(f, []*experiment.Report{rep}); err != nil { ... }
 //
-// Metrics are the harness' own live Prometheus metrics, which a stampede
-// serves on loopback (--metrics-addr) while it runs: requests by outcome,
-// latency from the intended send time, attempts, and the trigger instant,
-// labelled by arm and phase only.
+// The harness' live Prometheus metrics are package livemetrics.
 package reporters

@@ -141,7 +141,7 @@ func (f *binFollower) take(b experiment.Bin) error {
 		f.pastCut.Add(b.State.Records) // the cut reached it late: past the arm's end
 		return nil
 	}
-	if err := f.rec.Merge(b.State); err != nil {
+	if err := f.rec.MergeBin(b); err != nil {
 		return badBin{fmt.Errorf("bin %d (row %d): %w", b.Seq, b.Row, err)}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/livemetrics"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/testbed/localtest"
 	"github.com/herdbench/herdbench/testbed/replica"
@@ -94,7 +95,7 @@ func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
 		Before: herd.Duration(time.Second), After: herd.Duration(30 * time.Second), AfterAuto: true, Seed: 11,
 	}
 	live := &liveCounts{reg: prometheus.NewRegistry()}
-	env := experiment.Env{Target: tg.Target, Subject: tg, Observer: reporters.NewMetrics(live.reg),
+	env := experiment.Env{Target: tg.Target, Subject: tg, Observer: livemetrics.NewMetrics(live.reg),
 		Generator: workers.NewController(strings.Split(urls(ws), ","), binaryVersion(t), nil, ""),
 		Progress: func(pr experiment.Progress) {
 			if pr.Phase == experiment.PhaseAfter { // PhaseStarted is T on the schedule
@@ -127,6 +128,23 @@ func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
 	}
 	if intended != a.Load.Intended+pastCut {
 		t.Errorf("the workers intended %d, %d of them past the cut; the arm %d", intended, pastCut, a.Load.Intended)
+	}
+	// each worker's share, live: the requests its merged bins held from
+	// T - before on, its own intended less those past the cut, and all
+	// of them the merged herdbench_requests_total
+	shares := gatheredBy(t, live.reg, "herdbench_worker_requests_total", "worker", "before", "after")
+	merged := gatheredBy(t, live.reg, "herdbench_requests_total", "arm", "warmup", "before", "after")
+	var all float64
+	for _, n := range gatheredBy(t, live.reg, "herdbench_worker_requests_total", "worker", "warmup", "before", "after") {
+		all += n
+	}
+	for _, w := range a.Workers.Each {
+		if got, want := shares[strconv.Itoa(w.Index)], float64(w.Load.Intended-w.PastCut); got != want {
+			t.Errorf("worker %d: herdbench_worker_requests_total %g from T - before on; want its load.intended %d less past_cut %d", w.Index, got, w.Load.Intended, w.PastCut)
+		}
+	}
+	if len(shares) != 3 || all != merged[a.Name] {
+		t.Errorf("workers' shares %v, %g in all; want 3 workers' adding up to the merged herdbench_requests_total %g", shares, all, merged[a.Name])
 	}
 	// live: the progress line and the metrics counted the workers'
 	// requests as they came, at least half of those due by then (the
@@ -242,6 +260,32 @@ func TestWorkersSweep(t *testing.T) {
 	if a := probed[1].Runs[0].Result; a.Aborted == nil || a.Aborted.Gate != "verdict == metastable" {
 		t.Errorf("40 hot keys: aborted %+v; want stopped by verdict == metastable", a.Aborted)
 	}
+}
+
+// gatheredBy sums metric's counters in reg of the given phases by the
+// value of label.
+func gatheredBy(t *testing.T, reg *prometheus.Registry, metric, label string, phases ...string) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != metric {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if slices.Contains(phases, l["phase"]) {
+				out[l[label]] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
 }
 
 func fmtMS(p *int64) any {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/plan"
-	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/livemetrics"
 )
 
 // liveMetrics serves the harness' live metrics while a stampede runs: at
@@ -21,7 +21,7 @@ func liveMetrics(stderr io.Writer, addr string, st plan.Opened) (experiment.Obse
 	if addr == "" {
 		return nil, func() {}, nil
 	}
-	srv, err := reporters.ServeMetrics(addr)
+	srv, err := livemetrics.ServeMetrics(addr)
 	switch {
 	case err != nil && explicit:
 		return nil, nil, fmt.Errorf("--metrics-addr: %w", err)

@@ -7,7 +7,7 @@ import (
 	"github.com/herdbench/herdbench/cmd/herdbench/testbedcmd"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/livemetrics"
 )
 
 // prepare is every check stampede, run and sweep make before anything
@@ -47,7 +47,7 @@ func prepare(ctx context.Context, opts *stampedeOptions, more func(plan.Plan) er
 func reachProblems(plan plan.Plan, opts stampedeOptions) herd.FieldErrors {
 	var bad herd.FieldErrors
 	if opts.MetricsAddr != "" {
-		if err := reporters.CheckLoopback(opts.MetricsAddr); err != nil {
+		if err := livemetrics.CheckLoopback(opts.MetricsAddr); err != nil {
 			bad = append(bad, fieldErr("metrics_addr", err))
 		}
 	}

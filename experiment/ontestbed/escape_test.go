@@ -3,8 +3,11 @@ package ontestbed_test
 import (
 	"context"
 	"math"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	. "github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/experiment/arm"
@@ -12,6 +15,8 @@ import (
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/livemetrics"
+	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/testbed/local"
 	"github.com/herdbench/herdbench/testbed/localtest"
@@ -63,12 +68,15 @@ func TestEscapeOnTheTestbed(t *testing.T) {
 		Before: herd.Duration(3 * time.Second), After: herd.Duration(60 * time.Second), AfterAuto: true, Seed: 7,
 		Escape: &verdict.Escape{Shares: verdict.DefaultEscape.Shares, Limit: herd.Duration(limit)},
 	}
-	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg})
+	reg := prometheus.NewRegistry()
+	steps := &stepsScraped{reg: reg}
+	rep, err := Run(context.Background(), p, Env{Target: tg.Target, Subject: tg, Observer: Observers{livemetrics.NewMetrics(reg), steps}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := rep.Arms[0]
 	e := a.Escape
+	defer steps.areTheResults(t, a)
 	for _, s := range e.Steps {
 		t.Logf("step %g req/s from T%+.1fs to T%+.1fs: offered %g/s, goodput %g/s, attempts %g/s, db %g q/s: %s (back after %v ms)",
 			s.RPS, float64(s.StartMS)/1000, float64(s.EndMS)/1000, s.OfferedRPS, s.GoodputRPS, s.AttemptsRPS, s.DBQPS, s.Read, intOf(s.RecoveryMS))
@@ -102,6 +110,64 @@ func TestEscapeOnTheTestbed(t *testing.T) {
 	if last := e.Steps[len(e.Steps)-1]; last.Read != result.StepRecovered || a.Loop == nil || a.Loop.HeldBy == "" {
 		t.Errorf("last step read %s, loop %+v; want recovered (the arm ends there), and the loop of the stuck rows naming what held it", last.Read, a.Loop)
 	}
+}
+
+// stepsScraped reads the live metrics' escape series each time a step is
+// scheduled, after the metrics took it (Observers calls them in order).
+type stepsScraped struct {
+	reg    *prometheus.Registry
+	mu     sync.Mutex
+	rps    []float64   // herdbench_escape_step_rps as each step was scheduled
+	begins []time.Time // the instant each step begins, as told
+}
+
+func (*stepsScraped) Arm(string, bool)                    {}
+func (*stepsScraped) Request(string, string, load.Record) {}
+func (*stepsScraped) Trigger(string, time.Time)           {}
+
+func (s *stepsScraped) EscapeStep(arm string, _ int, _ float64, begins time.Time) {
+	v, _ := gathered(s.reg, "herdbench_escape_step_rps", arm)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rps, s.begins = append(s.rps, v), append(s.begins, begins)
+}
+
+// areTheResults checks the escape's live series against a's results: the
+// rate each step was scraped at, its instant, and the escape load.
+func (s *stepsScraped) areTheResults(t *testing.T, a result.ArmResult) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.rps) != len(a.Escape.Steps) {
+		t.Fatalf("herdbench_escape_step_rps took %v; want the results' %d steps", s.rps, len(a.Escape.Steps))
+	}
+	for i, st := range a.Escape.Steps {
+		if at := a.T.Add(time.Duration(st.StartMS) * time.Millisecond); s.rps[i] != st.RPS || !s.begins[i].Equal(at) {
+			t.Errorf("step %d: herdbench_escape_step_rps %g, told to begin at T%+v; want the results' %g at T%+v", i, s.rps[i], s.begins[i].Sub(a.T), st.RPS, at.Sub(a.T))
+		}
+	}
+	v, ok := gathered(s.reg, "herdbench_escape_rps", a.Name)
+	if got := a.Escape.RPS; (got != nil) != ok || (ok && v != *got) {
+		t.Errorf("herdbench_escape_rps = %g (present %v); want the results' escape.rps %v", v, ok, floatOf(got))
+	}
+}
+
+// gathered is metric's value for arm in reg, and whether it has one.
+func gathered(reg *prometheus.Registry, metric, arm string) (float64, bool) {
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != metric {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "arm" && l.GetValue() == arm {
+					return m.GetGauge().GetValue(), true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 func floatOf(v *float64) any {

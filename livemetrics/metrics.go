@@ -1,17 +1,11 @@
-package reporters
+package livemetrics
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/load"
@@ -36,6 +30,8 @@ type Metrics struct {
 	classLatency  *prometheus.HistogramVec // arm, phase, class
 	classHerd     *prometheus.GaugeVec     // arm, class
 	lb            *lbMetrics
+	judged        *judgedMetrics
+	workers       *prometheus.CounterVec // arm, worker, phase
 
 	mu      sync.Mutex
 	series  map[[2]string]*phaseSeries // by arm and phase
@@ -97,7 +93,8 @@ var (
 func Families() []Family {
 	return []Family{familyRequests, familyLatency, familyAttempts, familyTrigger, familyRunning,
 		familyClassRequests, familyClassLatency, familyClassHerd,
-		familyLBRequests, familyLBSends, familyLBRetries, familyLBRedispatches, familyLBQueue}
+		familyLBRequests, familyLBSends, familyLBRetries, familyLBRedispatches, familyLBQueue,
+		familyPhase, familyVerdict, familyLoop, familyEscapeStep, familyEscape, familyWorkerRequests}
 }
 
 // NewMetrics registers the harness' metrics with reg.
@@ -122,11 +119,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, familyClassLatency.Labels),
 		classHerd: gauge(familyClassHerd),
 		lb:        newLBMetrics(),
+		judged:    newJudgedMetrics(),
+		workers:   newWorkerRequests(),
 		series:    map[[2]string]*phaseSeries{},
 		classes:   map[string][]string{},
 	}
 	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running, m.classRequests, m.classLatency, m.classHerd)
 	reg.MustRegister(m.lb.collectors()...)
+	reg.MustRegister(m.judged.collectors()...)
+	reg.MustRegister(m.workers)
 	return m
 }
 
@@ -178,6 +179,7 @@ func (m *Metrics) Requests(arm, phase string, sum experiment.Summary) {
 		}
 	})
 	s.attempts.Add(float64(sum.Attempts))
+	m.workerShare(arm, phase, sum)
 }
 
 // seriesOf is the arm's and phase's series, made on first use.
@@ -223,74 +225,5 @@ func (m *Metrics) Classes(arm string, names []string, herd int) {
 
 // Trigger records T for the arm.
 func (m *Metrics) Trigger(arm string, at time.Time) {
-	m.trigger.WithLabelValues(arm).Set(float64(at.UnixNano()) / 1e9)
-}
-
-// MetricsServer serves the harness' metrics on a loopback address while a
-// stampede runs.
-type MetricsServer struct {
-	*Metrics
-	addr string
-	srv  *http.Server
-	done chan struct{}
-}
-
-// ServeMetrics serves a new registry's Metrics at http://addr/metrics.
-// addr must be a loopback address (see CheckLoopback); port 0 picks a free
-// one, which Addr tells.
-func ServeMetrics(addr string) (*MetricsServer, error) {
-	if err := CheckLoopback(addr); err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("serve metrics: %w", err)
-	}
-	reg := prometheus.NewRegistry()
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	s := &MetricsServer{
-		Metrics: NewMetrics(reg),
-		addr:    ln.Addr().String(),
-		srv:     &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},
-		done:    make(chan struct{}),
-	}
-	go func() {
-		defer close(s.done)
-		_ = s.srv.Serve(ln)
-	}()
-	return s, nil
-}
-
-// Addr is the host:port the metrics are served on.
-func (s *MetricsServer) Addr() string { return s.addr }
-
-// Close stops serving.
-func (s *MetricsServer) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	<-s.done
-	return err
-}
-
-// CheckLoopback accepts host:port where host is a loopback address
-// (127.0.0.0/8, ::1) or localhost and port a number: the harness exposes
-// its figures to this machine only.
-func CheckLoopback(addr string) error {
-	accepted := "accepted: 127.0.0.1:PORT, [::1]:PORT or localhost:PORT; port 0 picks a free one"
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%v (%s)", err, accepted)
-	}
-	if p, err := strconv.ParseUint(port, 10, 16); err != nil || (port != "0" && p == 0) {
-		return fmt.Errorf("%q: port %q is not a number from 0 to 65535 (%s)", addr, port, accepted)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%q is not a loopback address (%s)", addr, accepted)
-	}
-	return nil
+	m.trigger.WithLabelValues(arm).Set(unix(at))
 }

@@ -1,4 +1,4 @@
-package reporters
+package livemetrics
 
 import (
 	"io"
@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/observe"
 )
@@ -25,6 +27,12 @@ func TestMetricsLint(t *testing.T) {
 	m.Request("none", "after", load.Record{Outcome: load.OK, Latency: 3 * time.Millisecond, Attempts: 1})
 	m.Trigger("none", time.Now())
 	m.LB("none", observe.LBStats{Backend: observe.LBRow{Name: "BACKEND"}, Servers: []observe.LBRow{{Name: "api1"}}})
+	m.Requests("none", "after", experiment.Summary{Outcomes: [load.NumOutcomes]int64{3}, Worker: "1", Latencies: func(func(time.Duration, int64)) {}})
+	m.Phase("none", experiment.PhaseBefore, time.Now())
+	m.EscapeStep("none", 1, 50, time.Now())
+	rps := 25.0
+	m.Judged("none", &result.ArmResult{Verdict: result.Metastable, Loop: &result.Loop{AttemptsPerRequest: &result.LoopFigure{Ratio: 3}},
+		Escape: &result.EscapeResult{RPS: &rps}})
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +72,9 @@ func TestMetricsLint(t *testing.T) {
 		for _, mt := range mf.GetMetric() {
 			for _, l := range mt.GetLabel() {
 				switch l.GetName() {
-				case "arm", "phase", "outcome", "class", "server":
+				case "arm", "phase", "outcome", "class", "server", "verdict", "figure", "worker":
 				default:
-					t.Errorf("metric %s has label %q; want only arm, phase, outcome, class and server", mf.GetName(), l.GetName())
+					t.Errorf("metric %s has label %q; want only arm, phase, outcome, class, server, verdict, figure and worker", mf.GetName(), l.GetName())
 				}
 			}
 		}
@@ -268,8 +276,29 @@ func TestServeMetrics(t *testing.T) {
 	if want := `herdbench_requests_total{arm="lock",outcome="shed",phase="after"} 1`; resp.StatusCode != 200 || !strings.Contains(string(body), want) {
 		t.Errorf("GET /metrics = %s:\n%s\nwant a line %q", resp.Status, body, want)
 	}
-	if err := s.Close(); err != nil {
-		t.Errorf("Close() = %v", err)
+	// set after the last scrape, just before the end: Close waits for a
+	// scrape to have it
+	s.Phase("lock", "drain", time.Unix(1700000000, 0))
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	var last string
+	for waiting := true; waiting; {
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Errorf("Close() = %v", err)
+			}
+			waiting = false
+		case <-time.After(20 * time.Millisecond):
+			if resp, err := http.Get("http://" + s.Addr() + "/metrics"); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				last = string(b)
+			}
+		}
+	}
+	if want := `herdbench_phase_timestamp_seconds{arm="lock",phase="drain"} 1.7e+09`; !strings.Contains(last, want) {
+		t.Errorf("the last scrape while closing:\n%s\nwant a line %q", last, want)
 	}
 	if _, err := http.Get("http://" + s.Addr() + "/metrics"); err == nil {
 		t.Errorf("GET /metrics after Close succeeded; want the server gone")

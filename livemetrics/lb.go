@@ -1,4 +1,4 @@
-package reporters
+package livemetrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
