@@ -42,9 +42,10 @@ type Controller struct {
 	Version string   // herdbench's; every worker must run the same
 	Hosts   []string // the checked target's hosts beyond loopback
 	Client  *http.Client
-	// Vegeta: the workers stream what vegeta's results hold of each
-	// request too (-o vegeta), at a few dozen bytes more a record
-	Vegeta bool
+	// VegetaFile: each worker writes its requests as vegeta's results to
+	// VegetaFile(VegetaFile, its index), under its working directory
+	// (-o vegeta); "": none
+	VegetaFile string
 
 	mu   sync.Mutex
 	arms int
@@ -81,7 +82,8 @@ type prepared struct {
 func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experiment.Prepared, error) {
 	c.mu.Lock()
 	c.arms++
-	run := fmt.Sprintf("%s-%d-%s", c.run, c.arms, job.Arm) // the arm's name, for the workers' logs
+	arm := c.arms
+	run := fmt.Sprintf("%s-%d-%s", c.run, arm, job.Arm) // the arm's name, for the workers' logs
 	c.mu.Unlock()
 	n := len(c.URLs)
 	p := &prepared{c: c, run: run, job: job, workers: make([]worker, n), heard: make([]atomic.Int64, n)}
@@ -98,7 +100,10 @@ func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experimen
 			cfg.MaxWorkers = uint64(share(int(job.Load.MaxWorkers), n, i))
 		}
 		s := Share{Run: run, Version: c.Version, Index: i, Of: n, Reference: c.URLs[0], Load: cfg, Space: job.Space,
-			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Live: job.Live, Hosts: c.Hosts, Vegeta: c.Vegeta}
+			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Live: job.Live, Hosts: c.Hosts}
+		if c.VegetaFile != "" {
+			s.Vegeta = &VegetaOut{File: c.VegetaFile, Series: c.run, Arm: job.Arm, First: arm == 1}
+		}
 		if job.Burst > 0 { // a share each, the remainder to the first; none when fewer clients than workers
 			s.Burst, s.HotKeys = job.Burst/n, job.HotKeys
 			if i < job.Burst%n {
@@ -133,12 +138,11 @@ func (p *prepared) Lead() time.Duration { return StartMargin }
 func (*Controller) SendsBursts() bool { return true }
 
 // Run starts every worker at start on its own clock, merges their bins
-// into rec as they come in (with -o vegeta, files their records through
-// file as they stream in), passes the arm's cut on, and waits for their
+// into rec as they come in, passes the arm's cut on, and waits for their
 // results. A worker that refuses the start, dies or restarts fails
 // the arm, named; when ctx ends, the workers are stopped and what they
 // recorded is filed.
-func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.Recorder, file func(load.Record)) (*result.Workers, error) {
+func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.Recorder, _ func(load.Record)) (*result.Workers, error) {
 	for i := range p.heard {
 		p.heard[i].Store(start.UnixNano())
 	}
@@ -161,23 +165,10 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 	defer cutting.Wait()
 	defer close(ended)
 	pastCut := make([]atomic.Int64, len(p.workers))
-	var follow func(ctx context.Context, i int) (int64, error)
-	if p.c.Vegeta { // the records stream, for vegeta's results
-		follow = func(ctx context.Context, i int) (int64, error) {
-			return p.follow(ctx, i, t, func(r load.Record) {
-				if at, ok := p.job.Cut.When(); ok && r.Intended.After(at) {
-					pastCut[i].Add(1) // the cut reached it late: past the arm's end
-					return
-				}
-				file(r)
-			}, &p.heard[i])
-		}
-	} else {
-		filed := make([]atomic.Int64, len(p.workers))
-		follow = func(ctx context.Context, i int) (int64, error) {
-			f := &binFollower{p: p, i: i, rec: rec, t: t, seen: map[[2]int64]bool{}, filed: filed, pastCut: &pastCut[i]}
-			return p.followBins(ctx, f)
-		}
+	filed := make([]atomic.Int64, len(p.workers))
+	follow := func(ctx context.Context, i int) (int64, error) {
+		f := &binFollower{p: p, i: i, rec: rec, t: t, seen: map[[2]int64]bool{}, filed: filed, pastCut: &pastCut[i]}
+		return p.followBins(ctx, f)
 	}
 	results, streamed, err := p.gather(ctx, start, follow)
 	if err != nil {
@@ -185,13 +176,11 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 	}
 	for i, res := range results {
 		if streamed[i] != res.State.Records {
-			return nil, fmt.Errorf("%s: sent %d requests' records or bins, and its recorder filed %d: each must be filed once", p.workers[i], streamed[i], res.State.Records)
+			return nil, fmt.Errorf("%s: sent %d requests in its bins, and its recorder filed %d: each must be filed once", p.workers[i], streamed[i], res.State.Records)
 		}
 	}
-	if !p.c.Vegeta {
-		if err := p.checkBins(rec, results, pastCut); err != nil {
-			return nil, err
-		}
+	if err := p.checkBins(rec, results, pastCut); err != nil {
+		return nil, err
 	}
 	ws, err := p.merge(results)
 	if err == nil {
@@ -202,7 +191,7 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 	return ws, err
 }
 
-// gather follows every worker's bins or records (follow, by its index)
+// gather follows every worker's bins (follow, by its index)
 // until its share ends, then takes its result. The results are taken
 // also once ctx ends (the workers stop and answer with what they
 // recorded); one worker lost ends the others.

@@ -45,9 +45,9 @@ type Share struct {
 	// Hosts the worker may send to beyond loopback (the controller's
 	// checked target); the worker's own --allow-host bounds them
 	Hosts []string `json:"hosts,omitempty"`
-	// Vegeta: stream each record with what vegeta's results hold of it
-	// (method, URL, error, bytes), for the controller's -o vegeta
-	Vegeta bool `json:"vegeta,omitempty"`
+	// Vegeta: write the share's requests as vegeta's results into a file
+	// of this worker's own (-o vegeta); nil: none
+	Vegeta *VegetaOut `json:"vegeta,omitempty"`
 }
 
 // Ready is a worker's answer to a Share: it can start.

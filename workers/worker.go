@@ -33,10 +33,11 @@ type Worker struct {
 	refused atomic.Int64      // calls refused for want of the token
 	tap     func(load.Record) // sees every record the worker files; nil: none (the exactness test's)
 
-	boot string
-	mu   sync.Mutex
-	job  *job
-	used chan struct{} // a request came in: the idle timer starts again
+	boot   string
+	mu     sync.Mutex
+	job    *job
+	vegeta *vegetaOut    // the file of -o vegeta, open across a run's arms; nil: none
+	used   chan struct{} // a request came in: the idle timer starts again
 }
 
 // job is the share the worker holds.
@@ -48,9 +49,9 @@ type job struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed with res set
 	res     Result
-	stream  stream   // its records, until the controller takes them (-o vegeta)
-	binned  binned   // its bins, until the controller takes them
-	cut     load.Cut // the controller's cut, when the arm ends early
+	binned  binned         // its bins, until the controller takes them
+	vegeta  *vegetaRecords // its requests as vegeta's results (-o vegeta); nil: none
+	cut     load.Cut       // the controller's cut, when the arm ends early
 	tap     func(load.Record)
 }
 
@@ -75,7 +76,6 @@ func (w *Worker) Handler() http.Handler {
 	mux.HandleFunc("POST "+pathStart, w.start)
 	mux.HandleFunc("GET "+pathResult, w.result)
 	mux.HandleFunc("POST /v1/stop", w.stop)
-	mux.HandleFunc("GET "+pathRecords, w.records)
 	mux.HandleFunc("GET "+pathBins, w.bins)
 	mux.HandleFunc("POST "+pathCut, w.cut)
 	// a call refused for want of the token does not keep an idle worker
@@ -114,6 +114,9 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, idle time.Duration)
 		w.mu.Lock()
 		if w.job != nil && w.job.cancel != nil {
 			w.job.cancel()
+		}
+		if err := w.closeVegeta(); err != nil {
+			w.Log.Warn("vegeta results", "error", err)
 		}
 		w.mu.Unlock()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -168,7 +171,15 @@ func (w *Worker) prepare(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	vo, err := w.vegetaFor(s)
+	if err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
 	j := &job{share: s, cfg: cfg, done: make(chan struct{})}
+	if vo != nil {
+		j.vegeta = &vegetaRecords{v: vo, arm: s.Vegeta.Arm, cut: &j.cut}
+	}
 	if s.Burst > 0 {
 		armed, err := (&triggers.Burst{Clients: s.Burst}).Prepare(r.Context(), burstEnv(s, cfg))
 		if err != nil {
@@ -243,9 +254,9 @@ func (w *Worker) start(rw http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	j.started, j.cancel = true, cancel
-	j.stream.mu.Lock()
-	j.stream.t, j.stream.vegeta = s.T, j.share.Vegeta
-	j.stream.mu.Unlock()
+	if v := j.vegeta; v != nil {
+		v.from, v.t, v.end = s.T.Add(-j.share.Before), s.T, s.T.Add(j.share.After)
+	}
 	j.binned.mu.Lock()
 	j.binned.binner = experiment.NewBinner(s.Run, j.share.Index, j.share.Of, s.T, j.share.Before, j.share.After, j.share.Critical, j.share.Live)
 	j.binned.mu.Unlock()
@@ -286,13 +297,10 @@ func (j *job) run(ctx context.Context, s Start, sending func()) {
 		if j.tap != nil {
 			j.tap(r)
 		}
-		if sh.Vegeta {
-			j.stream.add(r)
-		} else {
-			j.binned.binner.Add(r)
-		}
+		j.binned.binner.Add(r)
+		j.vegeta.add(r)
 	})
-	err = errors.Join(err, <-burst)
+	err = errors.Join(err, <-burst, j.vegeta.flush())
 	j.res.State, j.res.FirstLag = rec.State(), firstLag
 	if err != nil {
 		j.res.Error = err.Error()

@@ -23,6 +23,13 @@ func workerProblems(opts stampedeOptions, plan plan.Plan) herd.FieldErrors {
 	if opts.Workers == "" {
 		return bad
 	}
+	for _, o := range opts.Outputs {
+		if f, ok := strings.CutPrefix(o, vegetaFormat+"="); ok && f != "" {
+			if err := workers.CheckVegetaFile(f); err != nil {
+				bad.Add("output", "%v", err)
+			}
+		}
+	}
 	if plan.Escape != nil {
 		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
 	}
