@@ -278,6 +278,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	if a.ending != nil {
 		a.ending.heard = heard
 	}
+	a.ending.leadOf(gen)
 	// the load's schedule starts a moment from now, once everything below
 	// is ready, so that T falls on it
 	loadStart := time.Now().Add(gen.Lead())

@@ -75,6 +75,8 @@ type prepared struct {
 	job     experiment.Job
 	workers []worker
 	heard   []atomic.Int64 // each worker's records are filed up to this instant (Unix ns)
+	stepMu  sync.Mutex
+	stepErr error // an escape step that did not reach every worker
 }
 
 // Prepare gives every worker its stripe of job and waits until each is
@@ -139,8 +141,8 @@ func (*Controller) SendsBursts() bool { return true }
 
 // Run starts every worker at start on its own clock, merges their bins
 // into rec as they come in, passes the arm's cut on, and waits for their
-// results. A worker that refuses the start, dies or restarts fails
-// the arm, named; when ctx ends, the workers are stopped and what they
+// results; with --escape, it passes each step on (steps.go). A worker
+// that refuses the start or a step, dies or restarts fails the arm, named; when ctx ends, the workers are stopped and what they
 // recorded is filed.
 func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.Recorder, _ func(load.Record)) (*result.Workers, error) {
 	for i := range p.heard {
@@ -162,6 +164,9 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 	ended := make(chan struct{})
 	var cutting sync.WaitGroup
 	cutting.Go(func() { p.passCut(ended) })
+	if p.job.Steps != nil {
+		cutting.Go(func() { p.passSteps(ended) })
+	}
 	defer cutting.Wait()
 	defer close(ended)
 	pastCut := make([]atomic.Int64, len(p.workers))
@@ -171,7 +176,7 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 		return p.followBins(ctx, f)
 	}
 	results, streamed, err := p.gather(ctx, start, follow)
-	if err != nil {
+	if err := errors.Join(p.stepError(), err); err != nil {
 		return nil, err
 	}
 	for i, res := range results {

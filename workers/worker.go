@@ -52,6 +52,7 @@ type job struct {
 	binned  binned         // its bins, until the controller takes them
 	vegeta  *vegetaRecords // its requests as vegeta's results (-o vegeta); nil: none
 	cut     load.Cut       // the controller's cut, when the arm ends early
+	steps   load.Steps     // the controller's escape steps (steps.go)
 	tap     func(load.Record)
 }
 
@@ -78,6 +79,7 @@ func (w *Worker) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/stop", w.stop)
 	mux.HandleFunc("GET "+pathBins, w.bins)
 	mux.HandleFunc("POST "+pathCut, w.cut)
+	mux.HandleFunc("POST "+pathStep, w.step)
 	// a call refused for want of the token does not keep an idle worker
 	// alive: the idle timer starts again only on the calls guard lets in
 	return w.guard(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -280,7 +282,7 @@ func (j *job) run(ctx context.Context, s Start, sending func()) {
 	first, firstLag := ^uint64(0), time.Duration(0)
 	cfg := j.cfg
 	cfg.Start = s.Start
-	cfg.Cut = &j.cut
+	cfg.Cut, cfg.Steps = &j.cut, &j.steps
 	burst := make(chan error, 1)
 	if j.burst != nil {
 		go func() { burst <- j.release(ctx, s.T) }()

@@ -32,7 +32,6 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "--bogus", "x"}, "after --: run: unknown flag: --bogus"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "http://x"}, `--allow-host: "http://x" is not a host name`},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--worker-cpu", "-1"}, `--worker-cpu: "-1" is not above 0`},
-		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--yes", "--escape", "on"}, "--escape: the controller sends through the workers the manifests give it"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--name", strings.Repeat("a", 62)}, "would not be a DNS label: must be no more than 63 characters (accepted: a name of at most 51 characters"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--name", "1herd"}, "(accepted: a name of at most 51 characters that starts with a letter"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--worker-cpu", "1e9"}, `--worker-cpu: "1e9" is not above 0 and at most 64 (accepted: a CPU quantity such as 1 or 500m, up to 64 cores)`},
