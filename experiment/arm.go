@@ -292,7 +292,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	}
 	rec := NewRecorder(t, time.Duration(p.Before), time.Duration(p.After), cl.Critical > 0)
 	rec.liveOn = len(p.Abort) > 0 // only stop conditions read the live window
-	rec.fileClasses(len(a.tg.Classes))
+	rec.FileClasses(len(a.tg.Classes))
 	observeBins(rec, a.env.Observer, a.arm.Name)
 	ld := &loaded{t: t, rec: rec, sampler: observe.Start(ctx, a.sampled(), observe.DefaultInterval), ending: a.ending}
 	// a stop condition that holds ends the load and the trigger, which

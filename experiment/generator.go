@@ -83,7 +83,7 @@ type inProcess struct{}
 func (inProcess) Prepare(_ context.Context, job Job) (Prepared, error) {
 	c := job.Load
 	c.Source = job.Space.Source(job.Seed)
-	c.Classes = loadClasses(job.Classes, job.Seed)
+	c.Classes = LoadClasses(job.Classes, job.Seed)
 	c.Cut, c.Steps = job.Cut, job.Steps
 	return localLoad{c}, nil
 }

@@ -101,7 +101,7 @@ func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experimen
 		if job.Load.MaxWorkers > 0 {
 			cfg.MaxWorkers = uint64(share(int(job.Load.MaxWorkers), n, i))
 		}
-		s := Share{Run: run, Version: c.Version, Index: i, Of: n, Reference: c.URLs[0], Load: cfg, Space: job.Space,
+		s := Share{Run: run, Version: c.Version, Index: i, Of: n, Reference: c.URLs[0], Load: cfg, Space: job.Space, Classes: job.Classes,
 			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Live: job.Live, Hosts: c.Hosts}
 		if c.VegetaFile != "" {
 			s.Vegeta = &VegetaOut{File: c.VegetaFile, Series: c.run, Arm: job.Arm, First: arm == 1}
@@ -247,6 +247,7 @@ func (p *prepared) merge(results []Result) (*result.Workers, error) {
 	for i, res := range results {
 		w := p.workers[i]
 		own := experiment.NewRecorder(res.State.T, res.State.Before, res.State.After, res.State.Critical != nil)
+		own.FileClasses(len(res.State.Classes))
 		if err := own.Merge(res.State); err != nil {
 			return nil, fmt.Errorf("%s: %w", w, err)
 		}
@@ -290,6 +291,7 @@ func (p *prepared) checkBins(rec *experiment.Recorder, results []Result, pastCut
 	}
 	st := results[0].State
 	whole := experiment.NewRecorder(st.T, st.Before, st.After, st.Critical != nil)
+	whole.FileClasses(len(st.Classes))
 	for i, res := range results {
 		if err := whole.Merge(res.State); err != nil {
 			return fmt.Errorf("%s: its recorder: %w", p.workers[i], err)

@@ -32,6 +32,7 @@ type Share struct {
 	Reference string            `json:"reference"` // worker 0's URL, whose clock the offsets are against
 	Load      load.Config       `json:"load"`      // Stripe and Stripes set, Start not yet
 	Space     *targets.KeySpace `json:"space,omitempty"`
+	Classes   []targets.Class   `json:"classes,omitempty"` // the target's classes of requests; none: Load.Request alone
 	Seed      uint64            `json:"seed"`
 	Before    time.Duration     `json:"before"`
 	After     time.Duration     `json:"after"`

@@ -157,6 +157,7 @@ func (w *Worker) prepare(rw http.ResponseWriter, r *http.Request) {
 	}
 	cfg := s.Load
 	cfg.Source = s.Space.Source(s.Seed)
+	cfg.Classes = experiment.LoadClasses(s.Classes, s.Seed)
 	if err := cfg.Validate(); err != nil {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
@@ -261,6 +262,7 @@ func (w *Worker) start(rw http.ResponseWriter, r *http.Request) {
 	}
 	j.binned.mu.Lock()
 	j.binned.binner = experiment.NewBinner(s.Run, j.share.Index, j.share.Of, s.T, j.share.Before, j.share.After, j.share.Critical, j.share.Live)
+	j.binned.binner.FileClasses(len(j.share.Classes))
 	j.binned.mu.Unlock()
 	j.tap = w.tap
 	w.mu.Unlock()
@@ -279,6 +281,7 @@ func (j *job) run(ctx context.Context, s Start, sending func()) {
 	defer j.cancel()
 	sh := j.share
 	rec := experiment.NewRecorder(s.T, sh.Before, sh.After, sh.Critical)
+	rec.FileClasses(len(sh.Classes))
 	first, firstLag := ^uint64(0), time.Duration(0)
 	cfg := j.cfg
 	cfg.Start = s.Start
