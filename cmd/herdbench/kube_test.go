@@ -126,6 +126,8 @@ func TestWorkersTakeEveryFeature(t *testing.T) {
 		{"stampede", "--after", "auto:20s"},
 		{"stampede", "--abort-on", "http.drop_rate > 50%", "--abort-on", "verdict == metastable"},
 		{"sweep", "--trigger", "expire", "--vary", "hot_keys=4..40", "--after", "auto:6s", "--abort-on", "verdict == metastable"},
+		{"stampede", "--after", "auto:60s", "--escape", "on"},
+		{"stampede", "-o", "vegeta=vegeta/results.bin"},
 	} {
 		args = append(args, "--workers", "http://127.0.0.1:1", "--dry-run", "--state-dir", t.TempDir())
 		var out, errb bytes.Buffer
@@ -145,6 +147,7 @@ func TestKubeLeavesToThePodWhatItsFilesDecide(t *testing.T) {
 		{"run", "/config/s.yaml", "--target", "http://svc:8080/items/{key}", "--yes"},
 		{"stampede", "--target", "/config/t.yaml", "--outage", "5s", "--yes"},
 		{"stampede", "--target", "/config/./t.yaml", "--yes"},
+		{"stampede", "--target", "/config/t.yaml", "--after", "auto:60s", "--escape", "on", "--yes"},
 		{"run", "/config/s.yaml", "-o", "html=x.html", "--json", "/work/r.json", "--results-dir", "r", "--yes"},
 	} {
 		args := append([]string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--allow-host", "svc", "--"}, after...)
