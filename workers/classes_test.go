@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/targets"
@@ -90,5 +92,21 @@ func TestBinsCarryEachRequestClass(t *testing.T) {
 	}
 	if all := n[0] + n[1]; all != st.Intended || n[1] < all/4-3 || n[1] > all/4+3 {
 		t.Errorf("classes' requests %d + %d; want the arm's %d, a quarter of them browse's within 3", n[0], n[1], st.Intended)
+	}
+}
+
+// A worker refuses a class of vegeta targets whose whole URLs leave
+// loopback for a host it was not allowed, as it refuses such an endpoint;
+// allowed on both sides (the worker's --allow-host, the controller's
+// checked target), it takes it.
+func TestAWorkerChecksAClassesVegetaTargets(t *testing.T) {
+	classes := []targets.Class{{Name: "items", Weight: 1}, {Name: "browse", Weight: 1, Vegeta: []vegeta.Target{{Method: "GET", URL: "http://10.0.0.9:8080/browse"}}}}
+	s := Share{Load: load.Config{Targets: []string{"http://127.0.0.1:8080"}}, Classes: classes}
+	if err := NewWorker("test", nil, "").check(s); err == nil || !strings.Contains(err.Error(), "host 10.0.0.9 is not loopback and not allowed on this worker") {
+		t.Errorf("check(a class's vegeta target on 10.0.0.9) = %v; want it refused, naming the host", err)
+	}
+	s.Hosts = []string{"10.0.0.9"}
+	if err := NewWorker("test", []string{"10.0.0.9"}, "").check(s); err != nil {
+		t.Errorf("check(the same, allowed on both sides) = %v; want nil", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,10 +203,17 @@ func (w *Worker) prepare(rw http.ResponseWriter, r *http.Request) {
 }
 
 // check refuses a share that sends beyond loopback to a host this worker
-// was not allowed, or to one the controller did not check.
+// was not allowed, or to one the controller did not check: the load's
+// endpoints, and a request class's vegeta targets, whose URLs are whole.
 func (w *Worker) check(s Share) error {
 	var errs []error
-	for _, t := range s.Load.Targets {
+	urls := slices.Clone(s.Load.Targets)
+	for _, c := range s.Classes {
+		for _, v := range c.Vegeta {
+			urls = append(urls, v.URL)
+		}
+	}
+	for _, t := range urls {
 		u, err := url.Parse(t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("target %q: %w", t, err))
