@@ -52,7 +52,7 @@ func TestAnEscapeStepReachesEveryWorker(t *testing.T) {
 	lead := p.(experiment.StepLeader).StepLead(400)
 	stepped := make(chan time.Time, 1)
 	go func() { // once T has passed: the next edge far enough ahead
-		time.Sleep(time.Until(tt))
+		load.SleepUntil(context.Background(), tt) // the step is set at an instant of the schedule, not on a condition
 		now := time.Now()
 		edge := tt.Add(now.Sub(tt).Truncate(result.RowWidth) + result.RowWidth)
 		for edge.Before(now.Add(lead + result.RowWidth)) {
@@ -102,7 +102,7 @@ func TestALateStepFailsTheArm(t *testing.T) {
 	start := time.Now().Add(p.Lead())
 	tt := start.Add(before)
 	go func() {
-		time.Sleep(time.Until(tt))
+		load.SleepUntil(context.Background(), tt) // the step is set at an instant of the schedule, not on a condition
 		// 1 ms ahead: each worker paces its stripe 5 ms ahead at 400 req/s
 		_ = steps.Step(time.Now().Add(time.Millisecond), 100)
 	}()
