@@ -22,8 +22,8 @@ import (
 // so the arm's recorder, merged from the bins, has the per-class figures
 // one recorder fed every request would have (every count, row and
 // histogram of each class), the bystander's 503s (one in five) its own;
-// each class's share of the requests is its weight's, within one request
-// a worker (each mixes its own stripe).
+// each class's share of the requests is its weight's (a request never
+// sent has no class: within one a worker).
 func TestBinsCarryEachRequestClass(t *testing.T) {
 	var browsed atomic.Int64
 	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

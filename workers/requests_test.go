@@ -16,8 +16,8 @@ import (
 // A target file of two request classes (three to one) run from three
 // worker processes: the arm has each class's figures (requests.CLASS.*),
 // as from one machine. They add up to the arm's requests; each class's
-// share is its weight's, within one request a worker (each worker mixes
-// its own stripe); and the bystander's 503s (one in five of its requests,
+// share is its weight's (within one a worker: a request never sent has
+// no class, and two sent at once may swap theirs); and the bystander's 503s (one in five of its requests,
 // counted by the service itself) are its own, shed (503): its ok answers are the
 // service's 200s to it, the herd's class all ok.
 func TestWorkersSendATargetsRequestClasses(t *testing.T) {
