@@ -78,7 +78,9 @@ func (p *prepared) passSteps(done <-chan struct{}) {
 		list := steps.List()
 		for ; sent < len(list); sent++ {
 			st := list[sent]
-			ctx, cancel := context.WithTimeout(context.Background(), StartMargin)
+			// a worker that has not answered a margin after the step's
+			// instant hangs; one that gets it late says so itself
+			ctx, cancel := context.WithDeadline(context.Background(), st.At.Add(StartMargin))
 			err := each(len(p.workers), func(i int) error {
 				w := p.workers[i]
 				if err := p.c.post(ctx, w.url+pathStep, StepAt{Run: p.run, Boot: w.ready.Boot, At: st.At, Rate: st.Rate}, nil); err != nil {
