@@ -280,6 +280,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	if a.ending != nil {
 		a.ending.heard = heard
 	}
+	a.ending.leadOf(gen)
 	// the load's schedule starts a moment from now, once everything below
 	// is ready, so that T falls on it
 	loadStart := time.Now().Add(gen.Lead())
@@ -293,7 +294,7 @@ func (a *armRun) load(ctx context.Context, tenv triggers.Env, fire fireFunc) (*l
 	}
 	rec := NewRecorder(t, time.Duration(p.Before), time.Duration(p.After), cl.Critical > 0)
 	rec.liveOn = len(p.Abort) > 0 // only stop conditions read the live window
-	rec.fileClasses(len(a.tg.Classes))
+	rec.FileClasses(len(a.tg.Classes))
 	observeBins(rec, a.env.Observer, a.arm.Name)
 	ld := &loaded{t: t, rec: rec, sampler: observe.Start(ctx, a.sampled(), observe.DefaultInterval), ending: a.ending}
 	// a stop condition that holds ends the load and the trigger, which

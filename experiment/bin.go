@@ -66,6 +66,7 @@ type Binner struct {
 	after    time.Duration
 	critical bool
 	live     bool
+	classes  int // request classes counted apart (FileClasses)
 
 	mu    sync.Mutex
 	open  map[int64]*Recorder // by row: filed since the last Seal
@@ -83,6 +84,14 @@ func NewBinner(run string, worker, stripes int, t time.Time, before, after time.
 		critical: critical, live: live, open: map[int64]*Recorder{}, parts: map[int64]int{}}
 }
 
+// FileClasses makes each bin count each of n request classes on its own
+// (Recorder.FileClasses); before the first Add.
+func (b *Binner) FileClasses(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.classes = n
+}
+
 // Add files rec into its row's open bin.
 func (b *Binner) Add(rec load.Record) {
 	b.mu.Lock()
@@ -95,6 +104,7 @@ func (b *Binner) Add(rec load.Record) {
 			r, b.free = b.free[n-1], b.free[:n-1]
 		} else {
 			r = NewRecorder(b.t, b.before, b.after, b.critical)
+			r.FileClasses(b.classes)
 			r.liveOn = b.live
 			r.phases = map[string]*liveBucket{}
 		}
@@ -169,6 +179,9 @@ func (r *Recorder) reset() {
 	for _, b := range r.phases {
 		b.hist.Reset()
 		*b = liveBucket{hist: b.hist}
+	}
+	for _, c := range r.classes {
+		c.reset()
 	}
 }
 

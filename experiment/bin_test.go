@@ -10,13 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/load"
+	"github.com/herdbench/herdbench/targets"
 )
 
 // Bins sealed at random instants by three striped workers, sent as JSON and
 // merged in any order, make the recorder one recorder of every request
-// makes: every count equal, the live window equal, each histogram bucket for
-// bucket; and the percentiles they give are within LatencyBound of the
+// makes: every count equal, the live window equal, each request class's
+// figures equal, each histogram bucket for bucket; and the percentiles they give are within LatencyBound of the
 // exact ones, read from every latency.
 func TestBinsMergeToOneRecorder(t *testing.T) {
 	const seed, workers = 11, 3
@@ -26,9 +30,11 @@ func TestBinsMergeToOneRecorder(t *testing.T) {
 	before, after := 2*time.Second, 3*time.Second
 	one := NewRecorder(T, before, after, true)
 	one.liveOn = true
+	one.FileClasses(2)
 	var binners [workers]*Binner
 	for i := range binners {
 		binners[i] = NewBinner("run-1", i, workers, T, before, after, true, true)
+		binners[i].FileClasses(2)
 	}
 	var bins []Bin
 	seal := func(i int) {
@@ -48,7 +54,7 @@ func TestBinsMergeToOneRecorder(t *testing.T) {
 	var exact []int64 // every latency from T, in µs as recorded
 	for k := range uint64(8000) {
 		intended := T.Add(-3*time.Second + time.Duration(k+1)*750*time.Microsecond) // warmup, before, after, past the end
-		rec := load.Record{Seq: k, Intended: intended, Outcome: outcomes[rng.IntN(len(outcomes))], Critical: k%7 == 0}
+		rec := load.Record{Seq: k, Intended: intended, Outcome: outcomes[rng.IntN(len(outcomes))], Critical: k%7 == 0, Class: rng.IntN(2)}
 		if rec.Outcome != load.Unsent {
 			rec.Left = intended.Add(time.Duration(rng.ExpFloat64() * float64(300*time.Microsecond)))
 			rec.Latency = time.Duration(rng.ExpFloat64() * float64(40*time.Millisecond))
@@ -75,6 +81,7 @@ func TestBinsMergeToOneRecorder(t *testing.T) {
 	rng.Shuffle(len(bins), func(i, j int) { bins[i], bins[j] = bins[j], bins[i] })
 	merged := NewRecorder(T, before, after, true)
 	merged.liveOn = true
+	merged.FileClasses(2)
 	for _, b := range bins {
 		if err := merged.Merge(b.State); err != nil {
 			t.Fatalf("merge bin %d of worker %d: %v", b.Seq, b.Worker, err)
@@ -92,8 +99,19 @@ func TestBinsMergeToOneRecorder(t *testing.T) {
 	if got, want := merged.retries(), one.retries(); got != want {
 		t.Errorf("retries of the merged bins: %+v; want %+v", got, want)
 	}
-	if got, want := merged.State(), one.State(); !reflect.DeepEqual(got, want) {
-		t.Errorf("state of the merged bins differs from one recorder's (rows %d, want %d; live %d, want %d)", len(got.Rows), len(want.Rows), len(got.Live), len(want.Live))
+	if got, want := merged.State(), one.State(); !reflect.DeepEqual(got, want) || len(got.Classes) != 2 {
+		t.Errorf("state of the merged bins differs from one recorder's (rows %d, want %d; live %d, want %d; classes %d, want 2)",
+			len(got.Rows), len(want.Rows), len(got.Live), len(want.Live), len(got.Classes))
+	}
+	p := plan.Plan{Before: herd.Duration(before), After: herd.Duration(after)}
+	zero := int64(0)
+	classes := result.ClassesOf([]targets.Class{{Name: "items", Weight: 1, Herd: true}, {Name: "browse", Weight: 1}})
+	figures := func(r *Recorder) map[string]*result.RequestFigures {
+		rows, hists := timeline(p, T, nil, r)
+		return r.requestFigures(classes, &result.ArmResult{Timeline: rows, RowHists: hists, Trigger: result.TriggerResult{EndedMS: &zero}})
+	}
+	if got, want := figures(merged), figures(one); !reflect.DeepEqual(got, want) || want["browse"] == nil || want["browse"].Requests == 0 {
+		t.Errorf("request classes' figures of the merged bins:\n%+v\nwant one recorder's:\n%+v", got["browse"], want["browse"])
 	}
 	// the recorder's percentiles against the exact ones
 	slices.Sort(exact)

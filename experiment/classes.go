@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"time"
 
@@ -11,9 +13,9 @@ import (
 	"github.com/herdbench/herdbench/targets"
 )
 
-// loadClasses are cs as the load sends them, each bystander's keys seeded
+// LoadClasses are cs as the load sends them, each bystander's keys seeded
 // apart from the herd's (seed) and from each other's.
-func loadClasses(cs []targets.Class, seed uint64) []load.Class {
+func LoadClasses(cs []targets.Class, seed uint64) []load.Class {
 	out := make([]load.Class, len(cs))
 	for i, c := range cs {
 		out[i] = c.Load(seed + uint64(i) + 1)
@@ -29,8 +31,11 @@ type classRec struct {
 	outcomes map[load.Outcome]int64
 }
 
-// fileClasses makes the recorder count each of n classes on its own.
-func (r *Recorder) fileClasses(n int) {
+// FileClasses makes the recorder count each of n request classes on its
+// own (a target's requests:, Record.Class); fewer than two: one class,
+// nothing apart. A recorder a worker's bins are merged into files as
+// many as the worker's.
+func (r *Recorder) FileClasses(n int) {
 	if n < 2 {
 		return
 	}
@@ -140,4 +145,87 @@ func (r *Report) classNames() []string {
 		names[i] = c.Name
 	}
 	return names
+}
+
+// ClassesState is one request class's share of a RecorderState, by its
+// index in the target's requests: (Record.Class): what requestFigures
+// reads of it, as the recorder files it.
+type ClassesState struct {
+	Rows     map[int64]RowState     `json:"rows"`     // requests, ok, unsent, latency (RowDigits)
+	Latency  string                 `json:"latency"`  // from T
+	Baseline string                 `json:"baseline"` // [T - before, T)
+	Outcomes map[load.Outcome]int64 `json:"outcomes"` // from T
+}
+
+// state is c as it travels.
+func (c *classRec) state() ClassesState {
+	st := ClassesState{Rows: make(map[int64]RowState, len(c.rows)), Latency: encode(c.after), Baseline: encode(c.baseline),
+		Outcomes: maps.Clone(c.outcomes)}
+	for i, row := range c.rows {
+		st.Rows[i] = RowState{Requests: row.requests, OK: row.ok, Unsent: row.unsent, Latency: encode(row.hist)}
+	}
+	return st
+}
+
+// classesDecoded are a state's classes' histograms, decoded before any
+// is added (Merge).
+type classesDecoded struct {
+	after, baseline *hdrhistogram.PackedHistogram
+	rows            map[int64]*hdrhistogram.PackedHistogram
+}
+
+// decodeClasses decodes st's classes for r, or says why they do not
+// merge: another number of classes, or a histogram that does not decode.
+func (r *Recorder) decodeClasses(st []ClassesState) ([]classesDecoded, error) {
+	if len(st) != len(r.classes) {
+		return nil, fmt.Errorf("%d request classes counted apart; want %d, this recorder's", len(st), len(r.classes))
+	}
+	var errs []error
+	dec := func(what string, s string, like *hdrhistogram.Histogram) *hdrhistogram.PackedHistogram {
+		h, err := decode(s, like)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		}
+		return h
+	}
+	out := make([]classesDecoded, len(st))
+	for i, c := range st {
+		out[i] = classesDecoded{after: dec(fmt.Sprintf("class %d latency", i), c.Latency, r.classes[i].after),
+			baseline: dec(fmt.Sprintf("class %d baseline", i), c.Baseline, r.classes[i].baseline), rows: map[int64]*hdrhistogram.PackedHistogram{}}
+		for j, row := range c.Rows {
+			out[i].rows[j] = dec(fmt.Sprintf("class %d timeline row %d", i, j), row.Latency, rowLike)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// addClasses adds st's classes, decoded as d, to r's.
+func (r *Recorder) addClasses(st []ClassesState, d []classesDecoded) {
+	for i, c := range st {
+		mine := r.classes[i]
+		mergeInto(mine.after, d[i].after)
+		mergeInto(mine.baseline, d[i].baseline)
+		for o, n := range c.Outcomes {
+			mine.outcomes[o] += n
+		}
+		for j, row := range c.Rows {
+			x := mine.rows[j]
+			if x == nil {
+				x = &clientRow{hist: result.NewHist(RowDigits)}
+				mine.rows[j] = x
+			}
+			x.requests += row.Requests
+			x.ok += row.OK
+			x.unsent += row.Unsent
+			mergeInto(x.hist, d[i].rows[j])
+		}
+	}
+}
+
+// reset empties c, its histograms kept, for another bin.
+func (c *classRec) reset() {
+	clear(c.rows)
+	clear(c.outcomes)
+	c.after.Reset()
+	c.baseline.Reset()
 }

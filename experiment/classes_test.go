@@ -19,7 +19,7 @@ func TestEachClassIsCountedAndJudgedOnItsOwn(t *testing.T) {
 	T := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	before, after := 2*time.Second, 6*time.Second
 	r := NewRecorder(T, before, after, false)
-	r.fileClasses(2)
+	r.FileClasses(2)
 	for at := -before; at < after; at += 5 * time.Millisecond { // 200 req/s a class
 		hr := load.Record{Intended: T.Add(at), Latency: 10 * time.Millisecond, Outcome: load.OK, Class: 0}
 		if at >= 0 { // from T the herd's class is stuck: every request times out

@@ -17,6 +17,9 @@ type escaping struct {
 	plan  verdict.Escape
 	rate  float64    // the arm's: the rate that tipped it
 	steps load.Steps // the load's schedule's
+	// lead is how long before its instant a step from a rate must be
+	// set (StepLeader); nil: one interval of the rate, the pacer's lead
+	lead  func(rps float64) time.Duration
 	begun []result.EscapeStep
 	over  bool
 }
@@ -77,8 +80,8 @@ func (e *ending) escaped(x *escaping, a *armRun, now, t time.Time) bool {
 }
 
 // next begins the next step at a row's edge far enough ahead that no
-// request due after it was paced yet (an interval of the current rate and
-// a row), a moment before the edge, so the row from the edge holds the
+// request due after it was paced yet (the generator's lead at the current
+// rate, and a row), a moment before the edge, so the row from the edge holds the
 // new rate's requests alone. It says whether it did: false when no step
 // is left, or none fits before the schedule's end (T + after).
 func (x *escaping) next(now, t time.Time, after time.Duration) bool {
@@ -90,8 +93,12 @@ func (x *escaping) next(now, t time.Time, after time.Duration) bool {
 	if i > 0 {
 		cur = x.begun[i-1].RPS
 	}
+	lead := intervalAt(cur)
+	if x.lead != nil {
+		lead = x.lead(cur)
+	}
 	edge := t.Add(now.Sub(t).Truncate(result.RowWidth) + result.RowWidth)
-	for edge.Before(now.Add(intervalAt(cur) + result.RowWidth)) {
+	for edge.Before(now.Add(lead + result.RowWidth)) {
 		edge = edge.Add(result.RowWidth)
 	}
 	if !edge.Before(t.Add(after)) {
@@ -112,6 +119,14 @@ func (a *armRun) observeStep(x *escaping, t time.Time) {
 	if eo, ok := a.env.Observer.(EscapeObserver); ok {
 		s := x.begun[len(x.begun)-1]
 		eo.EscapeStep(a.arm.Name, len(x.begun), s.RPS, t.Add(time.Duration(s.StartMS)*time.Millisecond))
+	}
+}
+
+// leadOf takes how far ahead gen needs a step set, when it says
+// (StepLeader); nil e or no escape: nothing to take.
+func (e *ending) leadOf(gen Prepared) {
+	if l, ok := gen.(StepLeader); ok && e != nil && e.escape != nil {
+		e.escape.lead = l.StepLead
 	}
 }
 

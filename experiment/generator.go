@@ -67,13 +67,23 @@ type Prepared interface {
 	Run(ctx context.Context, start, t time.Time, rec *Recorder, each func(load.Record)) (*result.Workers, error)
 }
 
+// StepLeader is a Prepared load whose escape steps (Job.Steps) must be
+// set further ahead of their instants than one interval of the rate, the
+// pacer's own lead: the workers get each step in a message, and each
+// paces its stripe, every Nth request of the schedule.
+type StepLeader interface {
+	// StepLead is how long before its instant a step down from rps
+	// requests a second must be set.
+	StepLead(rps float64) time.Duration
+}
+
 // inProcess sends the load from this process.
 type inProcess struct{}
 
 func (inProcess) Prepare(_ context.Context, job Job) (Prepared, error) {
 	c := job.Load
 	c.Source = job.Space.Source(job.Seed)
-	c.Classes = loadClasses(job.Classes, job.Seed)
+	c.Classes = LoadClasses(job.Classes, job.Seed)
 	c.Cut, c.Steps = job.Cut, job.Steps
 	return localLoad{c}, nil
 }

@@ -42,6 +42,9 @@ type RecorderState struct {
 	// Phases is a bin's requests by phase (PhaseWarmup, PhaseBefore,
 	// PhaseAfter), for the observer of the recorder it is merged into
 	Phases map[string]LiveState `json:"phases,omitempty"`
+	// Classes are each request class's own, by Record.Class; only a
+	// recorder of a target's several classes keeps them (FileClasses)
+	Classes []ClassesState `json:"classes,omitempty"`
 }
 
 // LiveState is one completion row of the live window.
@@ -93,6 +96,9 @@ func (r *Recorder) State() RecorderState {
 			st.Live = map[int64]LiveState{}
 		}
 		st.Live[b.at] = LiveState{Outcomes: slices.Clone(b.outcomes[:]), Attempts: b.attempts, Latency: encode(b.hist)}
+	}
+	for _, c := range r.classes {
+		st.Classes = append(st.Classes, c.state())
 	}
 	for ph, b := range r.phases {
 		if b.hist.TotalCount() == 0 {
@@ -158,10 +164,12 @@ func (r *Recorder) merge(worker string, st RecorderState) error {
 	if st.Critical != nil {
 		crit = dec("critical", st.Critical.Latency, r.critical.hist)
 	}
-	if err := errors.Join(errs...); err != nil {
+	classes, err := r.decodeClasses(st.Classes)
+	if err := errors.Join(append(errs, err)...); err != nil {
 		return err
 	}
 	r.addCounts(st, after, baseline, lag, rows, crit)
+	r.addClasses(st.Classes, classes)
 	if r.liveOn {
 		for i, l := range st.Live {
 			r.mergeLive(i, l, live[i])

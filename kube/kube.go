@@ -115,6 +115,9 @@ func (s Spec) workerJob() *batchv1.Job {
 	cpu := resource.MustParse(s.WorkerCPU)
 	c := corev1.Container{
 		Name: "worker", Image: s.Image, Args: args,
+		// -o vegeta: each worker writes its own results under its working
+		// directory, an emptyDir kept until the pod is deleted
+		WorkingDir: WorkDir, VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: WorkDir}},
 		Ports: []corev1.ContainerPort{{Name: "api", ContainerPort: WorkerPort}},
 		Env:   []corev1.EnvVar{s.tokenEnv()}, // every call must carry it
 		// the Service lists a worker once it listens: the controller waits
@@ -136,7 +139,8 @@ func (s Spec) workerJob() *batchv1.Job {
 			BackoffLimit:   new(int32(0)), // a restarted worker never rejoins a herd in flight
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: s.labels("worker")},
-				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c}},
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c},
+					Volumes: []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}},
 			},
 		},
 	}

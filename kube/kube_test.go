@@ -73,6 +73,12 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if p := wc.ReadinessProbe; p == nil || p.TCPSocket == nil || p.HTTPGet != nil {
 		t.Errorf("worker readiness %+v; want a TCP probe (the API's calls need the token)", p)
 	}
+	// -o vegeta: a worker writes its own file under its working directory
+	vols := ws.Template.Spec.Volumes
+	if wc.WorkingDir != WorkDir || len(wc.VolumeMounts) != 1 || wc.VolumeMounts[0].MountPath != WorkDir || wc.VolumeMounts[0].ReadOnly ||
+		len(vols) != 1 || vols[0].Name != wc.VolumeMounts[0].Name || vols[0].EmptyDir == nil {
+		t.Errorf("worker working dir %q, mounts %+v, volumes %+v; want %s, a writable emptyDir", wc.WorkingDir, wc.VolumeMounts, vols, WorkDir)
+	}
 	// and the check can fail
 	bad := bytes.Replace(docs[1], []byte("completionMode:"), []byte("completionMod:"), 1)
 	if err := yaml.UnmarshalStrict(bad, &batchv1.Job{}); err == nil {

@@ -56,15 +56,23 @@ func validateClasses(cs []Class) error {
 // its weight of them, spread out rather than in blocks, so a class's share
 // of any 100 ms row of the timeline is its share of the rate, not only on
 // average. No randomness: the same mix in every arm.
+//
+// A generator that sends a stripe of the schedule (a worker: every
+// stripes-th request from the stripe-th) takes the stripe-th of every
+// stripes picks, so the stripes' mixes together are the one sequence one
+// generator picks, and each class's count over the workers is one
+// machine's. Each hit then costs stripes picks of the weights.
 type mixer struct {
-	mu      sync.Mutex
-	weights []int
-	current []int
-	total   int
+	mu              sync.Mutex
+	weights         []int
+	current         []int
+	total           int
+	stripe, stripes int
 }
 
-func newMixer(cs []Class) *mixer {
-	m := &mixer{weights: make([]int, len(cs)), current: make([]int, len(cs))}
+// newMixer mixes cs for stripe of stripes (0 of 1: the whole schedule).
+func newMixer(cs []Class, stripe, stripes int) *mixer {
+	m := &mixer{weights: make([]int, len(cs)), current: make([]int, len(cs)), stripe: stripe, stripes: max(stripes, 1)}
 	for i, c := range cs {
 		m.weights[i] = c.Weight
 		m.total += c.Weight
@@ -72,10 +80,21 @@ func newMixer(cs []Class) *mixer {
 	return m
 }
 
-// next is the class of the next hit.
+// next is the class of the next hit of the stripe.
 func (m *mixer) next() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	mine := 0
+	for i := range m.stripes {
+		if c := m.pick(); i == m.stripe {
+			mine = c
+		}
+	}
+	return mine
+}
+
+// pick is the class of the schedule's next hit; m.mu is held.
+func (m *mixer) pick() int {
 	best := 0
 	for i, w := range m.weights {
 		m.current[i] += w

@@ -83,7 +83,7 @@ func TestAMixSendsEachClassItsShare(t *testing.T) {
 // The mixer gives each class its weight in every run of the weights'
 // total, spread out.
 func TestTheMixerIsSmooth(t *testing.T) {
-	m := newMixer([]Class{{Weight: 5}, {Weight: 1}, {Weight: 1}})
+	m := newMixer([]Class{{Weight: 5}, {Weight: 1}, {Weight: 1}}, 0, 1)
 	var seq []int
 	for range 14 {
 		seq = append(seq, m.next())
@@ -152,6 +152,20 @@ func TestAClassOfVegetaTargets(t *testing.T) {
 	for _, r := range recs.recs {
 		if r.Class == 1 && !strings.Contains(r.URL, "/browse") && !strings.Contains(r.URL, "/search") {
 			t.Errorf("a browse record went to %s", r.URL)
+		}
+	}
+}
+
+// Three stripes' mixers, each taking its stripe's hits, pick together the
+// sequence one mixer picks for the whole schedule: hit k of the schedule
+// is stripe k mod 3's (k div 3)-th, and its class is the same.
+func TestStripesMixAsOneSchedule(t *testing.T) {
+	cs := []Class{{Weight: 5}, {Weight: 2}, {Weight: 1}}
+	one := newMixer(cs, 0, 1)
+	stripes := []*mixer{newMixer(cs, 0, 3), newMixer(cs, 1, 3), newMixer(cs, 2, 3)}
+	for k := range 100 {
+		if got, want := stripes[k%3].next(), one.next(); got != want {
+			t.Fatalf("hit %d: stripe %d picks class %d; want %d, the whole schedule's", k, k%3, got, want)
 		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 type Steps struct {
 	mu    sync.Mutex                // serializes Step
 	steps atomic.Pointer[[]Stepped] // in time order; read without the lock
+	added chan struct{}             // closed at the next Step; nil until Added asks
 }
 
 // Stepped is one step: from At on, the schedule sends Rate requests a second.
@@ -48,7 +49,26 @@ func (s *Steps) Step(at time.Time, rate float64) error {
 	}
 	next := append(old[:len(old):len(old)], Stepped{At: at, Rate: rate})
 	s.steps.Store(&next)
+	if s.added != nil {
+		close(s.added)
+		s.added = nil
+	}
 	return nil
+}
+
+// Added is closed at the next Step: read List after taking it, and a step
+// set meanwhile closes it. It lets a caller pass the steps on, such as to
+// workers sending the schedule. Nil (never) for a nil Steps.
+func (s *Steps) Added() <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.added == nil {
+		s.added = make(chan struct{})
+	}
+	return s.added
 }
 
 // List is the steps set so far, in time order; nil for a nil Steps.

@@ -79,6 +79,34 @@ func TestStepRefuses(t *testing.T) {
 	}
 }
 
+// Added is closed by the next step set, not by a refused one, and a new
+// one is taken for the step after: what passes the steps on to workers.
+func TestAddedSaysAStepWasSet(t *testing.T) {
+	var st Steps
+	closed := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	at := time.Unix(1000, 0)
+	added := st.Added()
+	if err := st.Step(at, 0); err == nil || closed(added) {
+		t.Fatalf("a refused step: Step = %v, Added closed %v; want an error, and Added open", err, closed(added))
+	}
+	if err := st.Step(at, 50); err != nil || !closed(added) {
+		t.Fatalf("Step(%s, 50) = %v, Added closed %v; want nil, and Added closed", at, err, closed(added))
+	}
+	if next := st.Added(); closed(next) {
+		t.Error("Added after a step is closed already; want open until the next")
+	}
+	if (*Steps)(nil).Added() != nil {
+		t.Error("a nil Steps' Added is not nil; want never")
+	}
+}
+
 // vegeta's attacker sends a stepped schedule: every record's intended
 // instant is the schedule's for its number, and the requests fall in
 // each step as its rate says (200 req/s for 300 ms, then 50 req/s for

@@ -52,7 +52,7 @@ func newTargeter(c Config) vegeta.Targeter {
 	}
 	t := &targeter{}
 	if len(classes) > 1 {
-		t.mix = newMixer(classes)
+		t.mix = newMixer(classes, c.Stripe, c.Stripes)
 	}
 	for i, cl := range classes {
 		ct := classTarget{req: cl.Request.orDefault(), header: c.Header.Clone()}

@@ -29,7 +29,6 @@ import (
 // filed, each once. A bin of another run, arm or worker, one sent twice or
 // out of its order, or one that does not decode fails the arm naming the
 // worker: nothing is merged that the worker did not send for this arm.
-// With -o vegeta the workers stream their records instead (stream.go).
 
 const pathBins = "/v1/bins" // GET ?run=ID&boot=B&since=N: the bins sealed from the Nth on
 

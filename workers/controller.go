@@ -42,9 +42,10 @@ type Controller struct {
 	Version string   // herdbench's; every worker must run the same
 	Hosts   []string // the checked target's hosts beyond loopback
 	Client  *http.Client
-	// Vegeta: the workers stream what vegeta's results hold of each
-	// request too (-o vegeta), at a few dozen bytes more a record
-	Vegeta bool
+	// VegetaFile: each worker writes its requests as vegeta's results to
+	// VegetaFile(VegetaFile, its index), under its working directory
+	// (-o vegeta); "": none
+	VegetaFile string
 
 	mu   sync.Mutex
 	arms int
@@ -74,6 +75,8 @@ type prepared struct {
 	job     experiment.Job
 	workers []worker
 	heard   []atomic.Int64 // each worker's records are filed up to this instant (Unix ns)
+	stepMu  sync.Mutex
+	stepErr error // an escape step that did not reach every worker
 }
 
 // Prepare gives every worker its stripe of job and waits until each is
@@ -81,7 +84,8 @@ type prepared struct {
 func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experiment.Prepared, error) {
 	c.mu.Lock()
 	c.arms++
-	run := fmt.Sprintf("%s-%d-%s", c.run, c.arms, job.Arm) // the arm's name, for the workers' logs
+	arm := c.arms
+	run := fmt.Sprintf("%s-%d-%s", c.run, arm, job.Arm) // the arm's name, for the workers' logs
 	c.mu.Unlock()
 	n := len(c.URLs)
 	p := &prepared{c: c, run: run, job: job, workers: make([]worker, n), heard: make([]atomic.Int64, n)}
@@ -97,8 +101,11 @@ func (c *Controller) Prepare(ctx context.Context, job experiment.Job) (experimen
 		if job.Load.MaxWorkers > 0 {
 			cfg.MaxWorkers = uint64(share(int(job.Load.MaxWorkers), n, i))
 		}
-		s := Share{Run: run, Version: c.Version, Index: i, Of: n, Reference: c.URLs[0], Load: cfg, Space: job.Space,
-			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Live: job.Live, Hosts: c.Hosts, Vegeta: c.Vegeta}
+		s := Share{Run: run, Version: c.Version, Index: i, Of: n, Reference: c.URLs[0], Load: cfg, Space: job.Space, Classes: job.Classes,
+			Seed: job.Seed + uint64(i), Before: job.Before, After: job.After, Critical: job.Critical, Live: job.Live, Hosts: c.Hosts}
+		if c.VegetaFile != "" {
+			s.Vegeta = &VegetaOut{File: c.VegetaFile, Series: c.run, Arm: job.Arm, First: arm == 1}
+		}
 		if job.Burst > 0 { // a share each, the remainder to the first; none when fewer clients than workers
 			s.Burst, s.HotKeys = job.Burst/n, job.HotKeys
 			if i < job.Burst%n {
@@ -133,12 +140,11 @@ func (p *prepared) Lead() time.Duration { return StartMargin }
 func (*Controller) SendsBursts() bool { return true }
 
 // Run starts every worker at start on its own clock, merges their bins
-// into rec as they come in (with -o vegeta, files their records through
-// file as they stream in), passes the arm's cut on, and waits for their
-// results. A worker that refuses the start, dies or restarts fails
-// the arm, named; when ctx ends, the workers are stopped and what they
+// into rec as they come in, passes the arm's cut on, and waits for their
+// results; with --escape, it passes each step on (steps.go). A worker
+// that refuses the start or a step, dies or restarts fails the arm, named; when ctx ends, the workers are stopped and what they
 // recorded is filed.
-func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.Recorder, file func(load.Record)) (*result.Workers, error) {
+func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.Recorder, _ func(load.Record)) (*result.Workers, error) {
 	for i := range p.heard {
 		p.heard[i].Store(start.UnixNano())
 	}
@@ -158,40 +164,28 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 	ended := make(chan struct{})
 	var cutting sync.WaitGroup
 	cutting.Go(func() { p.passCut(ended) })
+	if p.job.Steps != nil {
+		cutting.Go(func() { p.passSteps(ended) })
+	}
 	defer cutting.Wait()
 	defer close(ended)
 	pastCut := make([]atomic.Int64, len(p.workers))
-	var follow func(ctx context.Context, i int) (int64, error)
-	if p.c.Vegeta { // the records stream, for vegeta's results
-		follow = func(ctx context.Context, i int) (int64, error) {
-			return p.follow(ctx, i, t, func(r load.Record) {
-				if at, ok := p.job.Cut.When(); ok && r.Intended.After(at) {
-					pastCut[i].Add(1) // the cut reached it late: past the arm's end
-					return
-				}
-				file(r)
-			}, &p.heard[i])
-		}
-	} else {
-		filed := make([]atomic.Int64, len(p.workers))
-		follow = func(ctx context.Context, i int) (int64, error) {
-			f := &binFollower{p: p, i: i, rec: rec, t: t, seen: map[[2]int64]bool{}, filed: filed, pastCut: &pastCut[i]}
-			return p.followBins(ctx, f)
-		}
+	filed := make([]atomic.Int64, len(p.workers))
+	follow := func(ctx context.Context, i int) (int64, error) {
+		f := &binFollower{p: p, i: i, rec: rec, t: t, seen: map[[2]int64]bool{}, filed: filed, pastCut: &pastCut[i]}
+		return p.followBins(ctx, f)
 	}
 	results, streamed, err := p.gather(ctx, start, follow)
-	if err != nil {
+	if err := errors.Join(p.stepError(), err); err != nil {
 		return nil, err
 	}
 	for i, res := range results {
 		if streamed[i] != res.State.Records {
-			return nil, fmt.Errorf("%s: sent %d requests' records or bins, and its recorder filed %d: each must be filed once", p.workers[i], streamed[i], res.State.Records)
+			return nil, fmt.Errorf("%s: sent %d requests in its bins, and its recorder filed %d: each must be filed once", p.workers[i], streamed[i], res.State.Records)
 		}
 	}
-	if !p.c.Vegeta {
-		if err := p.checkBins(rec, results, pastCut); err != nil {
-			return nil, err
-		}
+	if err := p.checkBins(rec, results, pastCut); err != nil {
+		return nil, err
 	}
 	ws, err := p.merge(results)
 	if err == nil {
@@ -202,7 +196,7 @@ func (p *prepared) Run(ctx context.Context, start, t time.Time, rec *experiment.
 	return ws, err
 }
 
-// gather follows every worker's bins or records (follow, by its index)
+// gather follows every worker's bins (follow, by its index)
 // until its share ends, then takes its result. The results are taken
 // also once ctx ends (the workers stop and answer with what they
 // recorded); one worker lost ends the others.
@@ -253,6 +247,7 @@ func (p *prepared) merge(results []Result) (*result.Workers, error) {
 	for i, res := range results {
 		w := p.workers[i]
 		own := experiment.NewRecorder(res.State.T, res.State.Before, res.State.After, res.State.Critical != nil)
+		own.FileClasses(len(res.State.Classes))
 		if err := own.Merge(res.State); err != nil {
 			return nil, fmt.Errorf("%s: %w", w, err)
 		}
@@ -296,6 +291,7 @@ func (p *prepared) checkBins(rec *experiment.Recorder, results []Result, pastCut
 	}
 	st := results[0].State
 	whole := experiment.NewRecorder(st.T, st.Before, st.After, st.Critical != nil)
+	whole.FileClasses(len(st.Classes))
 	for i, res := range results {
 		if err := whole.Merge(res.State); err != nil {
 			return fmt.Errorf("%s: its recorder: %w", p.workers[i], err)

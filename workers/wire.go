@@ -32,6 +32,7 @@ type Share struct {
 	Reference string            `json:"reference"` // worker 0's URL, whose clock the offsets are against
 	Load      load.Config       `json:"load"`      // Stripe and Stripes set, Start not yet
 	Space     *targets.KeySpace `json:"space,omitempty"`
+	Classes   []targets.Class   `json:"classes,omitempty"` // the target's classes of requests; none: Load.Request alone
 	Seed      uint64            `json:"seed"`
 	Before    time.Duration     `json:"before"`
 	After     time.Duration     `json:"after"`
@@ -45,9 +46,9 @@ type Share struct {
 	// Hosts the worker may send to beyond loopback (the controller's
 	// checked target); the worker's own --allow-host bounds them
 	Hosts []string `json:"hosts,omitempty"`
-	// Vegeta: stream each record with what vegeta's results hold of it
-	// (method, URL, error, bytes), for the controller's -o vegeta
-	Vegeta bool `json:"vegeta,omitempty"`
+	// Vegeta: write the share's requests as vegeta's results into a file
+	// of this worker's own (-o vegeta); nil: none
+	Vegeta *VegetaOut `json:"vegeta,omitempty"`
 }
 
 // Ready is a worker's answer to a Share: it can start.

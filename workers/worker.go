@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,10 +34,11 @@ type Worker struct {
 	refused atomic.Int64      // calls refused for want of the token
 	tap     func(load.Record) // sees every record the worker files; nil: none (the exactness test's)
 
-	boot string
-	mu   sync.Mutex
-	job  *job
-	used chan struct{} // a request came in: the idle timer starts again
+	boot   string
+	mu     sync.Mutex
+	job    *job
+	vegeta *vegetaOut    // the file of -o vegeta, open across a run's arms; nil: none
+	used   chan struct{} // a request came in: the idle timer starts again
 }
 
 // job is the share the worker holds.
@@ -48,9 +50,10 @@ type job struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed with res set
 	res     Result
-	stream  stream   // its records, until the controller takes them (-o vegeta)
-	binned  binned   // its bins, until the controller takes them
-	cut     load.Cut // the controller's cut, when the arm ends early
+	binned  binned         // its bins, until the controller takes them
+	vegeta  *vegetaRecords // its requests as vegeta's results (-o vegeta); nil: none
+	cut     load.Cut       // the controller's cut, when the arm ends early
+	steps   load.Steps     // the controller's escape steps (steps.go)
 	tap     func(load.Record)
 }
 
@@ -75,9 +78,9 @@ func (w *Worker) Handler() http.Handler {
 	mux.HandleFunc("POST "+pathStart, w.start)
 	mux.HandleFunc("GET "+pathResult, w.result)
 	mux.HandleFunc("POST /v1/stop", w.stop)
-	mux.HandleFunc("GET "+pathRecords, w.records)
 	mux.HandleFunc("GET "+pathBins, w.bins)
 	mux.HandleFunc("POST "+pathCut, w.cut)
+	mux.HandleFunc("POST "+pathStep, w.step)
 	// a call refused for want of the token does not keep an idle worker
 	// alive: the idle timer starts again only on the calls guard lets in
 	return w.guard(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -114,6 +117,9 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener, idle time.Duration)
 		w.mu.Lock()
 		if w.job != nil && w.job.cancel != nil {
 			w.job.cancel()
+		}
+		if err := w.closeVegeta(); err != nil {
+			w.Log.Warn("vegeta results", "error", err)
 		}
 		w.mu.Unlock()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -152,6 +158,7 @@ func (w *Worker) prepare(rw http.ResponseWriter, r *http.Request) {
 	}
 	cfg := s.Load
 	cfg.Source = s.Space.Source(s.Seed)
+	cfg.Classes = experiment.LoadClasses(s.Classes, s.Seed)
 	if err := cfg.Validate(); err != nil {
 		http.Error(rw, err.Error(), http.StatusBadRequest)
 		return
@@ -168,7 +175,15 @@ func (w *Worker) prepare(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	vo, err := w.vegetaFor(s)
+	if err != nil {
+		http.Error(rw, err.Error(), http.StatusBadRequest)
+		return
+	}
 	j := &job{share: s, cfg: cfg, done: make(chan struct{})}
+	if vo != nil {
+		j.vegeta = &vegetaRecords{v: vo, arm: s.Vegeta.Arm, cut: &j.cut}
+	}
 	if s.Burst > 0 {
 		armed, err := (&triggers.Burst{Clients: s.Burst}).Prepare(r.Context(), burstEnv(s, cfg))
 		if err != nil {
@@ -188,10 +203,17 @@ func (w *Worker) prepare(rw http.ResponseWriter, r *http.Request) {
 }
 
 // check refuses a share that sends beyond loopback to a host this worker
-// was not allowed, or to one the controller did not check.
+// was not allowed, or to one the controller did not check: the load's
+// endpoints, and a request class's vegeta targets, whose URLs are whole.
 func (w *Worker) check(s Share) error {
 	var errs []error
-	for _, t := range s.Load.Targets {
+	urls := slices.Clone(s.Load.Targets)
+	for _, c := range s.Classes {
+		for _, v := range c.Vegeta {
+			urls = append(urls, v.URL)
+		}
+	}
+	for _, t := range urls {
 		u, err := url.Parse(t)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("target %q: %w", t, err))
@@ -243,11 +265,12 @@ func (w *Worker) start(rw http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	j.started, j.cancel = true, cancel
-	j.stream.mu.Lock()
-	j.stream.t, j.stream.vegeta = s.T, j.share.Vegeta
-	j.stream.mu.Unlock()
+	if v := j.vegeta; v != nil {
+		v.from, v.t, v.end = s.T.Add(-j.share.Before), s.T, s.T.Add(j.share.After)
+	}
 	j.binned.mu.Lock()
 	j.binned.binner = experiment.NewBinner(s.Run, j.share.Index, j.share.Of, s.T, j.share.Before, j.share.After, j.share.Critical, j.share.Live)
+	j.binned.binner.FileClasses(len(j.share.Classes))
 	j.binned.mu.Unlock()
 	j.tap = w.tap
 	w.mu.Unlock()
@@ -266,10 +289,11 @@ func (j *job) run(ctx context.Context, s Start, sending func()) {
 	defer j.cancel()
 	sh := j.share
 	rec := experiment.NewRecorder(s.T, sh.Before, sh.After, sh.Critical)
+	rec.FileClasses(len(sh.Classes))
 	first, firstLag := ^uint64(0), time.Duration(0)
 	cfg := j.cfg
 	cfg.Start = s.Start
-	cfg.Cut = &j.cut
+	cfg.Cut, cfg.Steps = &j.cut, &j.steps
 	burst := make(chan error, 1)
 	if j.burst != nil {
 		go func() { burst <- j.release(ctx, s.T) }()
@@ -286,13 +310,10 @@ func (j *job) run(ctx context.Context, s Start, sending func()) {
 		if j.tap != nil {
 			j.tap(r)
 		}
-		if sh.Vegeta {
-			j.stream.add(r)
-		} else {
-			j.binned.binner.Add(r)
-		}
+		j.binned.binner.Add(r)
+		j.vegeta.add(r)
 	})
-	err = errors.Join(err, <-burst)
+	err = errors.Join(err, <-burst, j.vegeta.flush())
 	j.res.State, j.res.FirstLag = rec.State(), firstLag
 	if err != nil {
 		j.res.Error = err.Error()

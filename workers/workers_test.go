@@ -40,13 +40,20 @@ func startWorkers(t *testing.T, n int) []*workerProc {
 // (nil: this process's).
 func startWorkersEnv(t *testing.T, n int, env []string) []*workerProc {
 	t.Helper()
+	return startWorkersIn(t, n, env, "")
+}
+
+// startWorkersIn is startWorkersEnv with dir as the workers' working
+// directory ("": this process's).
+func startWorkersIn(t *testing.T, n int, env []string, dir string) []*workerProc {
+	t.Helper()
 	ws := make([]*workerProc, n)
 	listening := make([]chan string, n)
 	for i := range ws {
 		// the worker binds a port of its own and says which: a port found
 		// free here and passed on could be taken again before it binds
 		cmd := exec.Command(localtest.Binary(), "worker", "--listen", "127.0.0.1:0")
-		cmd.Env = env
+		cmd.Env, cmd.Dir = env, dir
 		pr, pw := io.Pipe()
 		cmd.Stderr = pw
 		if err := cmd.Start(); err != nil {

@@ -115,9 +115,6 @@ func planProblems(opts stampedeOptions, url *targets.Target, byDefault bool) her
 	opts.Plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
 	bad = append(bad, problems...)
 	bad = append(bad, zeroRepeat(opts.Plan)...)
-	if opts.Plan.Escape != nil { // as the stampede refuses it beside --workers, which the manifests set
-		bad.Add("escape", "the controller sends through the workers the manifests give it, and their schedules step down only on this machine's pacer (accepted: off; measure the escape load with stampede --escape from one machine)")
-	}
 	checked := herd.Fields(opts.Plan.Validate())
 	if url != nil {
 		checked = herd.Fields(opts.Plan.ValidateFor(service.Kind{Svc: url}.Describe()))

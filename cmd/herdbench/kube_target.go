@@ -10,6 +10,7 @@ import (
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/kube"
 	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/workers"
 )
 
 // controllerTarget refuses a controller's --target its pod cannot reach,
@@ -72,6 +73,9 @@ func podOutputs(opts stampedeOptions) herd.FieldErrors {
 	for _, o := range outs {
 		if readOnlyInPod(o.path) {
 			bad = append(bad, &herd.FieldError{Field: "output", Elem: o.format + "=" + o.path, Msg: inConfigDir(o.path)})
+		}
+		if o.format == vegetaFormat && o.path != "" && workers.CheckVegetaFile(o.path) != nil { // the worker pods write it
+			bad.Add("output", "%v", workers.CheckVegetaFile(o.path))
 		}
 	}
 	for _, f := range []struct{ field, path string }{{"json", opts.JSONFile}, {"results_dir", opts.ResultsDir}} {

@@ -11,6 +11,7 @@ import (
 	"github.com/herdbench/herdbench/experiment"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/reporters"
+	"github.com/herdbench/herdbench/workers"
 )
 
 // output is one -o: a format, to stdout or a file.
@@ -69,11 +70,15 @@ func tableOnStdout(outs []output) bool {
 	return slices.Contains(outs, output{format: "table"})
 }
 
-// outputFiles lists the files outs write.
-func outputFiles(outs []output) []string {
+// outputFiles lists the files outs write; byWorkers: vegeta's results
+// are the workers' files (workers.VegetaFile).
+func outputFiles(outs []output, byWorkers bool) []string {
 	var files []string
 	for _, o := range outs {
-		if o.path != "" {
+		switch {
+		case o.format == vegetaFormat && byWorkers:
+			files = append(files, workers.VegetaFile(o.path, 0)+" and on (each worker's own, under its working directory)")
+		case o.path != "":
 			files = append(files, o.path)
 		}
 	}
@@ -99,17 +104,22 @@ func checkVegeta(outs []output) herd.FieldErrors {
 	return errs
 }
 
-// wantsVegeta says whether outs write vegeta's results: with workers,
-// their records then carry what vegeta's results hold.
-func wantsVegeta(outs []output) bool {
-	return slices.ContainsFunc(outs, func(o output) bool { return o.format == vegetaFormat })
+// vegetaFile is the file of -o vegeta=FILE; "": none.
+func vegetaFile(outs []output) string {
+	for _, o := range outs {
+		if o.format == vegetaFormat {
+			return o.path
+		}
+	}
+	return ""
 }
 
 // vegetaResults opens the file of -o vegeta=FILE, if any, as an observer
-// of the run; done flushes and closes it. No such output: nil.
-func vegetaResults(outs []output) (obs *reporters.VegetaResults, done func() error, err error) {
+// of the run; done flushes and closes it. No such output, or workers
+// writing their own: nil.
+func vegetaResults(outs []output, byWorkers bool) (obs *reporters.VegetaResults, done func() error, err error) {
 	for _, o := range outs {
-		if o.format != vegetaFormat {
+		if o.format != vegetaFormat || byWorkers {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Dir(o.path), 0o755); err != nil {

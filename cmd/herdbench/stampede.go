@@ -334,7 +334,7 @@ func stampedeRun(ctx context.Context, stdout, stderr io.Writer, opts stampedeOpt
 // failed or was interrupted (1, with partial results).
 func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOptions, o plan.Opened, p plan.Plan, outs []output) error {
 	target, sub := o.Target, o.Subject
-	gen, err := workersFor(ctx, opts, target, wantsVegeta(outs))
+	gen, err := workersFor(ctx, opts, target, vegetaFile(outs))
 	if err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 		return err
 	}
 	defer stopMetrics()
-	vr, vegetaDone, err := vegetaResults(outs)
+	vr, vegetaDone, err := vegetaResults(outs, gen != nil)
 	if err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	if err := writeOutputs(stdout, outs, []*experiment.Report{rep}); err != nil {
 		return errors.Join(runErr, err)
 	}
-	fmt.Fprintf(hw, "results   %s\n", strings.Join(append([]string{saved}, outputFiles(outs)...), ", "))
+	fmt.Fprintf(hw, "results   %s\n", strings.Join(append([]string{saved}, outputFiles(outs, gen != nil)...), ", "))
 	if runErr == nil && !rep.Passed() {
 		return gatesFailed{rep.Failures()}
 	}

@@ -265,7 +265,7 @@ func checkExtremes(plan plan.Plan, extremes [][]sweep.Setting, tg *targets.Targe
 // so far). o says where the live metrics are served by default.
 func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOptions, o plan.Opened, sw sweep.Sweep, gates []sweep.Gate, outs []output) error {
 	target, sub := o.Target, o.Subject
-	gen, err := workersFor(ctx, opts.stampedeOptions, target, false)
+	gen, err := workersFor(ctx, opts.stampedeOptions, target, "")
 	if err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 	if err := writeSweepOutputs(stdout, outs, res); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "results   %s\n", strings.Join(append([]string{saved}, outputFiles(outs)...), ", "))
+	fmt.Fprintf(stderr, "results   %s\n", strings.Join(append([]string{saved}, outputFiles(outs, false)...), ", "))
 	switch {
 	case runErr != nil && ctx.Err() != nil:
 		return fmt.Errorf("interrupted: partial results (%d of %d arms begun) in %s", len(res.Arms), len(sw.Plan.Arms), saved)

@@ -93,8 +93,9 @@ docs/distributed.md has the whole path, Kubernetes included.`,
 
 // workersFor is the generator of --workers, nil without: the controller of
 // the workers it names, sending only to the target's checked hosts;
-// vegeta: their records carry what vegeta's results hold (-o vegeta).
-func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Target, vegeta bool) (experiment.Generator, error) {
+// vegeta: each writes its requests as vegeta's results to a file of its
+// own named after it (-o vegeta=FILE; "": none).
+func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Target, vegeta string) (experiment.Generator, error) {
 	if opts.Workers == "" {
 		return nil, nil
 	}
@@ -119,7 +120,7 @@ func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Targe
 		return nil, cli.UsageError{Err: err}
 	}
 	c := workers.NewController(urls, herdbenchVersion(), hosts, token)
-	c.Vegeta = vegeta
+	c.VegetaFile = vegeta
 	return c, nil
 }
 

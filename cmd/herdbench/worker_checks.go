@@ -13,8 +13,8 @@ import (
 )
 
 // workerProblems are those of --workers and what goes with it: its form,
-// its reach and token, and what the workers cannot do (an escape, a
-// target's classes of requests, gates on their figures without them).
+// its reach and token, its vegeta file, and gates on the workers'
+// figures without them.
 func workerProblems(opts stampedeOptions, plan plan.Plan) herd.FieldErrors {
 	bad := herd.Fields(workers.Check(opts.Workers, opts.WorkerCount))
 	bad = append(bad, workersReach(opts.Workers, opts.chosen)...) // before the token: no token makes it reach
@@ -23,12 +23,12 @@ func workerProblems(opts stampedeOptions, plan plan.Plan) herd.FieldErrors {
 	if opts.Workers == "" {
 		return bad
 	}
-	if plan.Escape != nil {
-		bad.Add("escape", "with --workers: the workers' schedules step down only on this machine's pacer (accepted: off, or no --workers)")
-	}
-	if tg, _ := opts.target(); tg != nil && len(tg.Classes) > 0 {
-		bad.Add("workers", "%s sends %d classes of requests (requests:), and the workers send one (accepted: no --workers, or a target of one request)",
-			tg.Name, len(tg.Classes))
+	for _, o := range opts.Outputs {
+		if f, ok := strings.CutPrefix(o, vegetaFormat+"="); ok && f != "" {
+			if err := workers.CheckVegetaFile(f); err != nil {
+				bad.Add("output", "%v", err)
+			}
+		}
 	}
 	return bad
 }
