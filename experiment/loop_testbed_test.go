@@ -2,6 +2,7 @@ package experiment_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
@@ -68,6 +70,43 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 		t.Errorf("verdicts %s (held by %q), %s (held by %q); want recovered (none), metastable held by its loop's furthest figure %q",
 			quiet.Verdict, quiet.Loop.HeldBy, cold.Verdict, cold.Loop.HeldBy, HeldBy(cold.Loop))
 	}
+	heldToTheEnd(t, quiet)
+	if cold.RelapseFromTMS != nil || cold.RecoveryMS != nil {
+		t.Errorf("arm canceled: recovery %v, relapse %v from T; want neither: never back in band", deref(cold.RecoveryMS), deref(cold.RelapseFromTMS))
+	}
 	t.Logf("none: %v of %+v; canceled: %v of %+v, %s, depth %v, trend %v, held by %q", sum(quiet), quiet.API, sum(cold), cold.API,
 		cold.Verdict, FmtF(cold.Depth), FmtF(cold.Trend), cold.Loop.HeldBy)
+}
+
+// heldToTheEnd checks a recovered arm's recovery against its own rows,
+// hold by hold, through the band's first-hold reading (Recovered): from
+// the row of its recovery to its last hold, each hold is back in band, and
+// the hold that ends at a relapse before it was not.
+func heldToTheEnd(t *testing.T, a result.ArmResult) {
+	t.Helper()
+	b, _, ok := verdict.BandOfResult(&a)
+	if !ok || a.RecoveryFromTMS == nil {
+		t.Fatalf("arm %s: verdict %s, recovery from T %v; want a recovery", a.Name, a.Verdict, deref(a.RecoveryFromTMS))
+	}
+	rows, hists, hold := a.Timeline, a.RowHists, int(verdict.RecoveryHold/result.RowWidth)
+	held := 0
+	for i := range rows {
+		if rows[i].TMS < *a.RecoveryFromTMS || i+hold > len(rows) {
+			continue
+		}
+		if at, ok := b.Recovered(rows[i:i+hold], hists[i:i+hold], rows[i].TMS); !ok || at != rows[i].TMS {
+			t.Errorf("arm %s, recovered at T+%d ms: the hold from T+%d ms is out of band; want every hold to the end within it", a.Name, *a.RecoveryFromTMS, rows[i].TMS)
+		}
+		held++
+	}
+	if r := a.RelapseFromTMS; r != nil {
+		i := slices.IndexFunc(rows, func(x result.Row) bool { return x.TMS == *r }) - hold + 1
+		if i < 0 || *r >= *a.RecoveryFromTMS {
+			t.Fatalf("arm %s: relapse at T+%d ms; want a row a hold into the arm, before its recovery at T+%d ms", a.Name, *r, *a.RecoveryFromTMS)
+		}
+		if _, ok := b.Recovered(rows[i:i+hold], hists[i:i+hold], rows[i].TMS); ok {
+			t.Errorf("arm %s: the hold that ends at its relapse, T+%d ms, is within band; want it out", a.Name, *r)
+		}
+	}
+	t.Logf("arm %s: recovered at T+%d ms, %d holds in band from there to the end, relapse %v", a.Name, *a.RecoveryFromTMS, held, deref(a.RelapseFromTMS))
 }

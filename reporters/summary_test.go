@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -128,4 +129,31 @@ func TestTableSaysTheDrainsShare(t *testing.T) {
 	if !strings.Contains(b.String(), want) || strings.Count(b.String(), "drain ") != 1 {
 		t.Errorf("table lacks, or repeats, %q:\n%s", want, b.String())
 	}
+}
+
+// The recovery cell says when an arm relapsed: alone when it never came
+// back to stay, beside the recovery that held when it did.
+func TestRecoveryCellSaysTheRelapse(t *testing.T) {
+	ms := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		a    result.ArmResult
+		want string
+	}{
+		{result.ArmResult{RecoveryMS: ms(700)}, "700.0ms"},
+		{result.ArmResult{}, "not recovered"},
+		{result.ArmResult{Verdict: result.Relapsed, RelapseFromTMS: ms(3500)}, "relapsed at T+3.5s"},
+		{result.ArmResult{Verdict: result.Recovered, RecoveryMS: ms(5500), RelapseFromTMS: ms(3500)}, "5.5s (relapsed at T+3.5s)"},
+		{result.ArmResult{RelapseFromTMS: ms(3500), Aborted: &result.Abort{}}, "aborted"},
+	} {
+		if got := recoveryString(c.a); got != c.want {
+			t.Errorf("recoveryString(recovery %s, relapse %s) = %q; want %q", fmtPtr(c.a.RecoveryMS), fmtPtr(c.a.RelapseFromTMS), got, c.want)
+		}
+	}
+}
+
+func fmtPtr(v *int64) string {
+	if v == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*v, 10)
 }

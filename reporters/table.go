@@ -255,8 +255,12 @@ func recoveryString(a result.ArmResult) string {
 	switch {
 	case a.Aborted != nil:
 		return "aborted"
+	case a.RecoveryMS == nil && a.RelapseFromTMS != nil:
+		return "relapsed at T+" + msString(float64(*a.RelapseFromTMS))
 	case a.RecoveryMS == nil:
 		return "not recovered"
+	case a.RelapseFromTMS != nil: // back again after a relapse
+		return msString(float64(*a.RecoveryMS)) + " (relapsed at T+" + msString(float64(*a.RelapseFromTMS)) + ")"
 	}
 	return msString(float64(*a.RecoveryMS))
 }

@@ -49,7 +49,7 @@ type ArmResult struct {
 	Burst    *triggers.BurstResult      `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
 	Writes   *WriteFigures              `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
 	Windows  *Windows                   `json:"windows"`          // before, during and after the trigger: offered, attempts and goodput per second (windows.go)
-	// Verdict is recovered, recovering, metastable or overloaded
+	// Verdict is recovered, relapsed, recovering, metastable or overloaded
 	// (verdict.go; docs/stampede.md, "The verdict"); degraded in a v1 file
 	Verdict string `json:"verdict"`
 	// Depth is the goodput of the arm's last hold as a share of the
@@ -73,7 +73,11 @@ type ArmResult struct {
 	// from T; null: not recovered
 	RecoveryMS      *int64 `json:"recovery_ms"`
 	RecoveryFromTMS *int64 `json:"recovery_from_t_ms"`
-	Aborted         *Abort `json:"aborted"` // null: the arm ran to its end
+	// RelapseFromTMS is when the arm, back within its band after the
+	// trigger's end, first fell out of it again, from T: the last row of
+	// the first hold out of band after one within it; null: it never did
+	RelapseFromTMS *int64 `json:"relapse_from_t_ms,omitempty"`
+	Aborted        *Abort `json:"aborted"` // null: the arm ran to its end
 	// Warnings are what could not be read after the arm was measured (the
 	// target's Prometheus, the replicas' counters): the figures above stand
 	Warnings []string `json:"warnings,omitempty"`
