@@ -157,3 +157,23 @@ func fmtPtr(v *int64) string {
 	}
 	return strconv.FormatInt(*v, 10)
 }
+
+// The table says how long each arm's database stayed above its baseline's
+// work, from db.above_baseline_ms, and when that lasted to the arm's end.
+func TestAboveBaselineLine(t *testing.T) {
+	ms := func(v int64) *int64 { return &v }
+	rows := []result.Row{{TMS: 0}, {TMS: 1900}} // the after window ends at T+2 s
+	rep := &experiment.Report{Arms: []result.ArmResult{
+		{Name: "none", DB: &result.DB{AboveBaselineMS: ms(2000)}, Timeline: rows},
+		{Name: "lock", DB: &result.DB{AboveBaselineMS: ms(1000)}, Timeline: rows},
+		{Name: "swr", DB: &result.DB{AboveBaselineMS: ms(0)}, Timeline: rows},
+		{Name: "old file", DB: &result.DB{}},
+	}}
+	want := "above its baseline's db q/s from T: none 2s (to the end), lock 1s, swr 0s"
+	if got := aboveBaseline(rep); got != want {
+		t.Errorf("aboveBaseline = %q; want %q", got, want)
+	}
+	if got := aboveBaseline(&experiment.Report{Arms: rep.Arms[3:]}); got != "" {
+		t.Errorf("aboveBaseline(no arm with the figure) = %q; want nothing", got)
+	}
+}

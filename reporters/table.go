@@ -89,6 +89,9 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	for _, s := range drained(rep) {
 		fmt.Fprintln(w, "drain     "+s)
 	}
+	if s := aboveBaseline(rep); s != "" {
+		fmt.Fprintln(w, "db work   "+s)
+	}
 	for _, d := range details(rep) {
 		fmt.Fprintln(w)
 		if err := columns(w, d.head, d.rows); err != nil {
@@ -235,6 +238,31 @@ func drained(rep *experiment.Report) []string {
 			a.Name, thousands(a.DB.DrainQueries), thousands(a.DB.Queries), pct(a.DB.DrainShare), msString(float64(a.Timing.DrainMS))))
 	}
 	return out
+}
+
+// aboveBaseline says how long from T each arm's database stayed above its
+// baseline's work (db.above_baseline_ms), "to the end" when its last
+// second was; nothing when no arm has the figure.
+func aboveBaseline(rep *experiment.Report) string {
+	var out []string
+	for _, a := range rep.Arms {
+		if a.DB == nil || a.DB.AboveBaselineMS == nil {
+			continue
+		}
+		ms, n := *a.DB.AboveBaselineMS, len(a.Timeline)
+		s := a.Name + " " + msString(float64(ms))
+		if ms == 0 {
+			s = a.Name + " 0s"
+		}
+		if ms > 0 && n > 0 && ms == a.Timeline[n-1].TMS+result.RowWidth.Milliseconds() {
+			s += " (to the end)"
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "above its baseline's db q/s from T: " + strings.Join(out, ", ")
 }
 
 func versus(v, base int64) string {

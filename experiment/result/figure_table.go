@@ -43,6 +43,7 @@ var ArmFigures = figure.Decl[ArmResult]{
 		figure.RateOf("baseline_qps", func(d *DB) *float64 { return &d.BaselineQPS }),
 		figure.CountOf("peak_connections", func(d *DB) *int64 { return &d.PeakConnections }),
 		figure.CountOf("new_connections", func(d *DB) *int64 { return &d.NewConnections }),
+		figure.Opt("above_baseline_ms", figure.Duration, "ms", func(d *DB) **int64 { return &d.AboveBaselineMS }).OmitEmpty(),
 	}),
 	figure.Nullable("cache", func(a *ArmResult) **Cache { return &a.Cache }, figure.Decl[Cache]{
 		figure.CountOf("hits", func(c *Cache) *int64 { return &c.Hits }),

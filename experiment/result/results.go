@@ -159,6 +159,10 @@ type DB struct {
 	BaselineQPS     float64 `json:"baseline_qps"`     // mean over the before window
 	PeakConnections int64   `json:"peak_connections"` // most backends of the app role at once
 	NewConnections  int64   `json:"new_connections"`  // backends started after T (still open when sampled); MySQL: connections the user opened after T
+	// AboveBaselineMS is how long from T the database's work stayed above
+	// its baseline's, from the timeline's rows (AboveBaseline); null when
+	// read from a file without it
+	AboveBaselineMS *int64 `json:"above_baseline_ms,omitempty"`
 }
 
 // Cache figures are Redis INFO, or Memcached stats, deltas from T to the end.
