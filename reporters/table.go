@@ -86,11 +86,8 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
 	}
-	for _, s := range drained(rep) {
-		fmt.Fprintln(w, "drain     "+s)
-	}
-	if s := aboveBaseline(rep); s != "" {
-		fmt.Fprintln(w, "db work   "+s)
+	for _, l := range dbLines(rep) {
+		fmt.Fprintf(w, "%-10s%s\n", l.label, l.text)
 	}
 	for _, d := range details(rep) {
 		fmt.Fprintln(w)
@@ -236,6 +233,22 @@ func drained(rep *experiment.Report) []string {
 		}
 		out = append(out, fmt.Sprintf("%s: %s of %s db queries after T (%s) came in the %s drain, after the load's end",
 			a.Name, thousands(a.DB.DrainQueries), thousands(a.DB.Queries), pct(a.DB.DrainShare), msString(float64(a.Timing.DrainMS))))
+	}
+	return out
+}
+
+// dbLine is a line under the arms' table about their database: the
+// table, the Markdown and the HTML each show it with its label.
+type dbLine struct{ label, text string }
+
+// dbLines are the drain's lines, then the db work line.
+func dbLines(rep *experiment.Report) []dbLine {
+	var out []dbLine
+	for _, s := range drained(rep) {
+		out = append(out, dbLine{"drain", s})
+	}
+	if s := aboveBaseline(rep); s != "" {
+		out = append(out, dbLine{"db work", s})
 	}
 	return out
 }
