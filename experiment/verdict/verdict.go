@@ -39,9 +39,11 @@ func SettleOf(client, service time.Duration) time.Duration {
 
 // Judge gives res its verdict, its depth and trend, its recovery, counted
 // from the trigger's end (recovery_ms) and from T (recovery_from_t_ms),
-// and its relapse (relapse_from_t_ms), from its timeline, its windows, the end of its
-// settle (res.SettledMS: the trigger's end plus res.SettleMS, or
-// MetastableSettle without one) and its before window's p99.
+// and its relapse (relapse_from_t_ms), from its timeline, its windows,
+// the end of its settle (res.SettledMS: the trigger's end plus
+// res.SettleMS, or MetastableSettle without one) and its before window's
+// p99. A recovery holds to the timeline's end; a return that did not is a
+// relapse (course).
 func Judge(res *result.ArmResult, baselineP99 float64) {
 	res.Verdict, res.RecoveryMS, res.RecoveryFromTMS, res.RelapseFromTMS, res.Depth, res.Trend = result.Recovering, nil, nil, nil, nil, nil
 	before := res.Windows.Before
