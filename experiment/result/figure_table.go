@@ -192,6 +192,7 @@ var requestFigures = figure.Decl[RequestFigures]{
 	figure.MillisOf("max_ms", func(r *RequestFigures) *float64 { return &r.MaxMS }),
 	figure.MillisOf("baseline_p99_ms", func(r *RequestFigures) *float64 { return &r.BaselineP99MS }),
 	figure.Opt("recovery_ms", figure.Duration, "ms", func(r *RequestFigures) **int64 { return &r.RecoveryMS }),
+	figure.Opt("relapse_from_t_ms", figure.Duration, "ms", func(r *RequestFigures) **int64 { return &r.RelapseFromTMS }).OmitEmpty(),
 	figure.NullWhen("timeline", func(r *RequestFigures) bool { return r.Timeline == nil }),
 }
 
