@@ -91,7 +91,10 @@ func TestVerdictRelapse(t *testing.T) {
 		{"out 1 s, then back to the end", synthetic(good, 6000, relapse(down, 2500, good)), result.Recovered, at(2000), at(2500), at(1500)},
 		{"one late row in the arm's last second", synthetic(good, 6000, relapse(good, 5500, blip)), result.Relapsed, nil, nil, at(5500)},
 		{"one late row, then a whole hold back", synthetic(good, 6000, func(tms int64) result.Row {
-			return map[bool]result.Row{true: blip, false: relapse(good, 6000, good)(tms)}[tms == 3000]
+			if tms == 3000 {
+				return blip
+			}
+			return until(500, down, good)(tms)
 		}), result.Recovered, at(2600), at(3100), at(3000)},
 	} {
 		res := judged(c.rows, &ended, nil)
