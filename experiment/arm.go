@@ -259,7 +259,7 @@ func (a *armRun) job(cl arm.Clients) Job {
 		Request: a.tg.Request, Header: header, Query: query,
 		Keys: p.Keys, Zipf: p.Zipf, Seed: p.Seed, Timeout: time.Duration(p.Timeout),
 		Clients: cl.Count, Retry: cl.Retry, Budget: cl.Budget, Throttle: cl.Throttle,
-		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical, ShedStatuses: a.tg.ShedStatuses,
+		Hedge: cl.Hedge, Breaker: cl.Breaker, Critical: cl.Critical, ShedStatuses: a.tg.ShedStatuses, FailStatuses: a.tg.FailStatuses,
 	}, Space: a.tg.Space, Classes: a.tg.Classes, Seed: p.Seed, Before: time.Duration(p.Before), After: time.Duration(p.After), Critical: cl.Critical > 0,
 		Live: len(p.Abort) > 0, Burst: a.splitBurst(), HotKeys: a.hot}
 }

@@ -191,7 +191,8 @@ func (e *ending) cutAfter(t time.Time) (time.Duration, bool) {
 
 // judgeOn is the rows of res an arm that ended on its verdict is judged
 // on, the rows it was decided on, then puts the whole timeline back: the
-// rows after them change nothing of a recovery found before, and would
+// rows after them are the cut's, not the arm's (a recovery held to the
+// rows it was decided on, as the rule asks of the arm's end), and would
 // shift the last hold a metastable arm was stopped on.
 func (e *ending) judgeOn(res *result.ArmResult) {
 	rows, hists := res.Timeline, res.RowHists

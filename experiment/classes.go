@@ -120,7 +120,7 @@ func judgeClass(f *result.RequestFigures, res *result.ArmResult, c *classRec) {
 	}
 	cr.Windows = result.WindowsOf(cr.Timeline, res.Trigger.EndedMS)
 	verdict.Judge(cr, f.BaselineP99MS)
-	f.Verdict, f.RecoveryMS = cr.Verdict, cr.RecoveryMS
+	f.Verdict, f.RecoveryMS, f.RelapseFromTMS = cr.Verdict, cr.RecoveryMS, cr.RelapseFromTMS
 }
 
 // GatePaths are the number and word paths a gate may name on r: every

@@ -2,6 +2,7 @@ package experiment_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/testbed/replica"
 )
@@ -64,10 +66,86 @@ func TestLoopFromTheReplicasCounters(t *testing.T) {
 	if l := cold.Loop; l == nil || l.Counts["load_errors"] == nil || l.Counts["load_errors"].After <= 0 || l.Counts["new_conns"].After <= 0 {
 		t.Errorf("arm canceled: loop %+v; want failed loads and new connections after the trigger", l)
 	}
-	if quiet.Verdict != result.Recovered || cold.Verdict != result.Metastable || cold.Loop.HeldBy == "" || cold.Loop.HeldBy != HeldBy(cold.Loop) || quiet.Loop.HeldBy != "" {
-		t.Errorf("verdicts %s (held by %q), %s (held by %q); want recovered (none), metastable held by its loop's furthest figure %q",
+	if (quiet.Verdict != result.Recovered && quiet.Verdict != result.Relapsed) || cold.Verdict != result.Metastable || cold.Loop.HeldBy == "" || cold.Loop.HeldBy != HeldBy(cold.Loop) || quiet.Loop.HeldBy != "" {
+		t.Errorf("verdicts %s (held by %q), %s (held by %q); want recovered (none; relapsed on a late second), metastable held by its loop's furthest figure %q",
 			quiet.Verdict, quiet.Loop.HeldBy, cold.Verdict, cold.Loop.HeldBy, HeldBy(cold.Loop))
+	}
+	heldToTheEnd(t, quiet)
+	aboveBaselineFromRows(t, quiet)
+	aboveBaselineFromRows(t, cold)
+	if cold.RelapseFromTMS != nil || cold.RecoveryMS != nil {
+		t.Errorf("arm canceled: recovery %v, relapse %v from T; want neither: never back in band", deref(cold.RecoveryMS), deref(cold.RelapseFromTMS))
 	}
 	t.Logf("none: %v of %+v; canceled: %v of %+v, %s, depth %v, trend %v, held by %q", sum(quiet), quiet.API, sum(cold), cold.API,
 		cold.Verdict, FmtF(cold.Depth), FmtF(cold.Trend), cold.Loop.HeldBy)
+}
+
+// heldToTheEnd checks a recovered or relapsed arm's verdict against its
+// own rows, hold by hold, through the band's first-hold reading
+// (Recovered): a recovered arm's holds are each in band from the row of
+// its recovery to its last; a relapsed arm's last hold is out of band; the
+// hold that ends at a relapse is out of band, and one before it was in.
+// On a busy machine a late second (a p99 over the band) is a relapse too,
+// so the quiet arm may read either; the rows say which.
+func heldToTheEnd(t *testing.T, a result.ArmResult) {
+	t.Helper()
+	b, _, ok := verdict.BandOfResult(&a)
+	rows, hists, hold := a.Timeline, a.RowHists, int(verdict.RecoveryHold/result.RowWidth)
+	in := func(i int) bool { _, ok := b.Recovered(rows[i:i+hold], hists[i:i+hold], rows[i].TMS); return ok }
+	switch {
+	case !ok || len(rows) < hold:
+		t.Fatalf("arm %s: no band or hold to judge", a.Name)
+	case a.Verdict == result.Recovered:
+		for i := range rows {
+			if rows[i].TMS >= *a.RecoveryFromTMS && i+hold <= len(rows) && !in(i) {
+				t.Errorf("arm %s, recovered at T+%d ms: the hold from T+%d ms is out of band; want every hold to the end within it", a.Name, *a.RecoveryFromTMS, rows[i].TMS)
+			}
+		}
+	case a.Verdict == result.Relapsed:
+		if in(len(rows) - hold) {
+			t.Errorf("arm %s: relapsed, its last hold within band; want it out", a.Name)
+		}
+	default:
+		t.Fatalf("arm %s: verdict %s; want recovered, or relapsed on a late second", a.Name, a.Verdict)
+	}
+	if r := a.RelapseFromTMS; r != nil {
+		i := slices.IndexFunc(rows, func(x result.Row) bool { return x.TMS == *r }) - hold + 1
+		back := false
+		for j := 0; j < i; j++ {
+			back = back || (rows[j].TMS >= 0 && in(j))
+		}
+		if i < 1 || in(i) || !back {
+			t.Errorf("arm %s: relapse at T+%d ms; want the hold that ends there out of band, and one before it in", a.Name, *r)
+		}
+	}
+	t.Logf("arm %s: %s, recovery from T %v ms, relapse %v", a.Name, a.Verdict, deref(a.RecoveryFromTMS), deref(a.RelapseFromTMS))
+}
+
+// aboveBaselineFromRows checks db.above_baseline_ms against a's rows: the
+// second from T that ends there averaged at least the threshold over the
+// baseline's DB q/s, and every whole second after it less.
+func aboveBaselineFromRows(t *testing.T, a result.ArmResult) {
+	t.Helper()
+	if a.DB == nil || a.DB.AboveBaselineMS == nil {
+		t.Fatalf("arm %s: db %+v; want db.above_baseline_ms", a.Name, a.DB)
+	}
+	limit := max(a.DB.BaselineQPS*result.AboveBaselineRatio, a.DB.BaselineQPS+result.AboveBaselineFloor)
+	ms, seconds := *a.DB.AboveBaselineMS, map[int64][]float64{}
+	for _, r := range a.Timeline {
+		if r.TMS >= 0 {
+			seconds[r.TMS/1000] = append(seconds[r.TMS/1000], r.DBQPS)
+		}
+	}
+	for s, qps := range seconds {
+		var sum float64
+		for _, q := range qps {
+			sum += q
+		}
+		above, end := sum/float64(len(qps)) >= limit, s*1000+int64(len(qps))*result.RowWidth.Milliseconds()
+		if end == ms && !above || end > ms && above {
+			t.Errorf("arm %s: db.above_baseline_ms %d; the second from T+%d s averaged %.1f q/s against the baseline's %.1f (above from %.1f)",
+				a.Name, ms, s, sum/float64(len(qps)), a.DB.BaselineQPS, limit)
+		}
+	}
+	t.Logf("arm %s: above its baseline's %.1f db q/s for %d ms from T", a.Name, a.DB.BaselineQPS, ms)
 }

@@ -49,6 +49,8 @@ func summarize(p plan.Plan, arm arm.Arm, t time.Time, s0, sT, end observe.Sample
 	}
 
 	res.Timeline, res.RowHists = timeline(p, t, samples, rec)
+	above := result.AboveBaseline(res.Timeline, res.DB.BaselineQPS)
+	res.DB.AboveBaselineMS = &above
 	res.BaselineP99 = result.Millis(rec.baseline.ValueAtQuantile(99)) // judge reads it
 	return res
 }

@@ -47,9 +47,60 @@ func TestVerdictRule(t *testing.T) {
 			res.Aborted = &result.Abort{}
 			verdict.Judge(res, 5)
 		}
-		if res.Verdict != c.want || !sameMS(res.RecoveryMS, c.fromEnd) || !sameMS(res.RecoveryFromTMS, c.fromT) {
-			t.Errorf("%s: verdict %s, recovery %s from the end, %s from T; want %s, %s, %s", c.name,
-				res.Verdict, fmtMS(res.RecoveryMS), fmtMS(res.RecoveryFromTMS), c.want, fmtMS(c.fromEnd), fmtMS(c.fromT))
+		if res.Verdict != c.want || !sameMS(res.RecoveryMS, c.fromEnd) || !sameMS(res.RecoveryFromTMS, c.fromT) || res.RelapseFromTMS != nil {
+			t.Errorf("%s: verdict %s, recovery %s from the end, %s from T, relapse %s; want %s, %s, %s, no relapse", c.name,
+				res.Verdict, fmtMS(res.RecoveryMS), fmtMS(res.RecoveryFromTMS), fmtMS(res.RelapseFromTMS), c.want, fmtMS(c.fromEnd), fmtMS(c.fromT))
+		}
+	}
+}
+
+// A recovery holds to the arm's end, or the arm relapsed: rows back in
+// band at the trigger's end (T+500 ms), then out of it from T+1.5 s. The
+// relapse is the row that took a hold out of band; a return that holds
+// to the end is the recovery, a relapse before it kept.
+func TestVerdictRelapse(t *testing.T) {
+	good := result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 5}
+	down := result.Row{Requests: 10, OK: 0, Attempts: 10, DBQPS: 200, P99MS: 1000}
+	useless := result.Row{Requests: 10, OK: 1, Attempts: 50, DBQPS: 3, P99MS: 1000}
+	blip := result.Row{Requests: 10, OK: 10, Attempts: 10, DBQPS: 10, P99MS: 40} // one late answer: over 5 ms + 20
+	// back from 500 ms, b from 1.5 s, c from `from`
+	relapse := func(b result.Row, from int64, c result.Row) func(int64) result.Row {
+		return func(tms int64) result.Row {
+			switch {
+			case tms < 500:
+				return down
+			case tms < 1500:
+				return good
+			case tms < from:
+				return b
+			}
+			return c
+		}
+	}
+	at := func(ms int64) *int64 { return &ms }
+	ended := int64(500)
+	for _, c := range []struct {
+		name                     string
+		rows                     []result.Row
+		want                     string
+		fromEnd, fromT, relapsed *int64
+	}{
+		{"held to the end", synthetic(good, 6000, until(500, down, good)), result.Recovered, at(0), at(500), nil},
+		{"out again to the end", synthetic(good, 3000, relapse(down, 3000, down)), result.Relapsed, nil, nil, at(1500)},
+		{"out again and stuck", synthetic(good, 6000, relapse(useless, 6000, useless)), result.Relapsed, nil, nil, at(1500)},
+		{"out 1 s, then back to the end", synthetic(good, 6000, relapse(down, 2500, good)), result.Recovered, at(2000), at(2500), at(1500)},
+		{"one late row in the arm's last second", synthetic(good, 6000, relapse(good, 5500, blip)), result.Relapsed, nil, nil, at(5500)},
+		{"one late row, then a whole hold back", synthetic(good, 6000, func(tms int64) result.Row {
+			if tms == 3000 {
+				return blip
+			}
+			return until(500, down, good)(tms)
+		}), result.Recovered, at(2600), at(3100), at(3000)},
+	} {
+		res := judged(c.rows, &ended, nil)
+		if res.Verdict != c.want || !sameMS(res.RecoveryMS, c.fromEnd) || !sameMS(res.RecoveryFromTMS, c.fromT) || !sameMS(res.RelapseFromTMS, c.relapsed) {
+			t.Errorf("%s: verdict %s, recovery %s from the end, %s from T, relapse %s; want %s, %s, %s, %s", c.name, res.Verdict,
+				fmtMS(res.RecoveryMS), fmtMS(res.RecoveryFromTMS), fmtMS(res.RelapseFromTMS), c.want, fmtMS(c.fromEnd), fmtMS(c.fromT), fmtMS(c.relapsed))
 		}
 	}
 }

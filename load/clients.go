@@ -32,7 +32,7 @@ type herd struct {
 	hits    hits          // the hits under way, by vegeta's Seq
 	share   float64       // of requests marked critical
 	bound   time.Duration // one request's, its retries included (Config.Bound)
-	shed    Shedding      // the statuses that mean shedding
+	shed    Statuses      // what the target's statuses mean: shedding, failures
 	timeout time.Duration // per attempt
 	targets []string      // replica base URLs: a hedge goes to the next one
 	hedge   time.Duration // 0: off
@@ -85,7 +85,7 @@ func newHerd(c Config, s *schedule) *herd {
 		hits:    hits{m: map[uint64]*hit{}},
 		share:   c.Critical,
 		bound:   c.Bound(),
-		shed:    c.ShedStatuses,
+		shed:    Statuses{Shed: c.ShedStatuses, Fail: c.FailStatuses},
 		timeout: c.Timeout,
 		targets: c.Targets,
 		hedge:   c.Hedge.Delay,

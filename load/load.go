@@ -40,6 +40,9 @@ type Config struct {
 	// ShedStatuses are the statuses that mean the service shed the load
 	// (outcome Shed); empty: DefaultShedStatuses
 	ShedStatuses Shedding `json:"shed_statuses,omitempty"`
+	// FailStatuses are the 4xx that count as failures (outcome Other);
+	// any other 4xx is an answer (Status4xx)
+	FailStatuses []int `json:"fail_statuses,omitempty"`
 	// Critical is the share of requests marked critical (the X-Priority
 	// header), chosen by a fixed hash of the request's sequence number
 	Critical float64

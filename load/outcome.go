@@ -15,7 +15,7 @@ const (
 	Conn                       // connection refused, reset or closed
 	Error5xx                   // a 5xx other than 503
 	Shed                       // 429 or 503 (Config.ShedStatuses): the service refused the load
-	Other                      // any other status: a 3xx, or a 4xx the target counts as a failure (Shedding's Fail)
+	Other                      // any other status: a 3xx, or a 4xx the target counts as a failure (Statuses' Fail)
 	Throttled                  // refused by the client itself (adaptive throttling): never sent
 	BreakerOpen                // refused by the client's own open circuit breaker: never sent
 	Unsent                     // never sent: the generator was still behind its schedule LateGrace after the load ended
@@ -76,6 +76,23 @@ func (s Shedding) Classify(code int, err string) Outcome {
 	default:
 		return Other
 	}
+}
+
+// Statuses is what a target's statuses mean: those it sheds the load with
+// (Shed), and the 4xx it counts as failures (Fail: outcome Other, a drop,
+// not retried); any other 4xx is Status4xx, an answer.
+type Statuses struct {
+	Shed Shedding
+	Fail []int
+}
+
+// Classify is Shedding's, with a 4xx that s.Fail names a failure (Other).
+func (s Statuses) Classify(code int, err string) Outcome {
+	o := s.Shed.Classify(code, err)
+	if o == Status4xx && slices.Contains(s.Fail, code) {
+		return Other
+	}
+	return o
 }
 
 // Answered says whether o is an answer the service meant, not a failure

@@ -94,7 +94,8 @@ type htmlReport struct {
 	Note      string       // what a repeated run's figures are, under the summary
 	Details   []htmlDetail // the layers and writes tables, when some arm has them
 	Verdict   *verdictLine
-	Warnings  []string // the generator was the bottleneck, or late at the p99
+	DBLines   [][2]string // label and text: the drain's share, how long the db worked above its baseline
+	Warnings  []string    // the generator was the bottleneck, or late at the p99
 	Aborted   []abortItem
 	Gates     []gateRow
 	Failed    int
@@ -214,6 +215,9 @@ func newHTMLReport(id string, rep *experiment.Report) (htmlReport, error) {
 	}
 	if fewest, fastest, dropped, ok := best(rep); ok {
 		r.Verdict = &verdictLine{fewest.Name, thousands(fewest.DB.Queries), fastest.Name, msString(fastest.HTTP.P99MS), sentence(droppedNote(dropped))}
+	}
+	for _, l := range dbLines(rep) {
+		r.DBLines = append(r.DBLines, [2]string{l.label, l.text})
 	}
 	for _, w := range []string{saturation(rep), lateness(rep)} {
 		if w != "" {

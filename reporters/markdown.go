@@ -40,6 +40,9 @@ func Markdown(w io.Writer, rep *experiment.Report) error {
 		}
 		fmt.Fprint(b, "\n\n")
 	}
+	for _, l := range dbLines(rep) {
+		fmt.Fprintf(b, "**%s:** %s.\n\n", l.label, mdText(l.text))
+	}
 
 	for _, d := range details(rep) {
 		fmt.Fprintf(b, "%s:\n\n", d.intro)

@@ -62,7 +62,7 @@ func TestReadJSONFileRefusesResultsNoRunWrites(t *testing.T) {
 		{"a verdict no run gives", func(_ map[string]any, a []map[string]any) { a[0]["verdict"] = "bogus" },
 			`r.json: arms[0].verdict: "bogus" is not a verdict (accepted: recovered, metastable, overloaded, degraded)`},
 		{"a v2 file's verdict is v2's", func(r map[string]any, _ []map[string]any) { r["schema"] = result.Schema },
-			`r.json: arms[0].verdict: "degraded" is not a verdict (accepted: recovered, metastable, overloaded, recovering)`},
+			`r.json: arms[0].verdict: "degraded" is not a verdict (accepted: recovered, relapsed, metastable, overloaded, recovering)`},
 		{"a ratio above 1", func(_ map[string]any, a []map[string]any) { obj(a[0], "http")["drop_rate"] = 1.5 },
 			"r.json: arms[0].http.drop_rate: 1.5 out of range (accepted: 0 to 1: a ratio)"},
 		{"a ratio below 0", func(_ map[string]any, a []map[string]any) { obj(a[0], "http")["drop_rate"] = -0.2 },

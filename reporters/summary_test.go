@@ -2,6 +2,7 @@ package reporters
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,24 +109,86 @@ func TestTableRowsKeepTheirColumns(t *testing.T) {
 }
 
 // A drain that added DB queries is a line under the summary, its share
-// db.drain_share; without one the table is what it was (the golden).
+// db.drain_share, in the table, the Markdown and the HTML alike, and so is
+// how long the database worked above its baseline; without them each is
+// what it was (the goldens).
 func TestTableSaysTheDrainsShare(t *testing.T) {
 	rep := loadReport(t, fixture)
 	var plain strings.Builder
 	if err := Table(&plain, rep); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(plain.String(), "drain") {
-		t.Errorf("a run whose drains added nothing says drain:\n%s", plain.String())
+	if strings.Contains(plain.String(), "drain") || strings.Contains(plain.String(), "db work") {
+		t.Errorf("a run whose drains added nothing, without db.above_baseline_ms, says drain or db work:\n%s", plain.String())
 	}
+	above := int64(11000)
 	rep.Arms[0].DB.Queries, rep.Arms[0].DB.DrainQueries, rep.Arms[0].DB.DrainShare = 2539, 1234, 0.486
-	rep.Arms[0].Timing.DrainMS = 11040
-	var b strings.Builder
-	if err := Table(&b, rep); err != nil {
+	rep.Arms[0].Timing.DrainMS, rep.Arms[0].DB.AboveBaselineMS = 11040, &above
+	drain := "none: 1,234 of 2,539 db queries after T (48.60%) came in the 11.04s drain, after the load's end"
+	work := "above its baseline's db q/s from T: none 11s"
+	var text, md strings.Builder
+	if err := Table(&text, rep); err != nil {
 		t.Fatal(err)
 	}
-	want := "drain     none: 1,234 of 2,539 db queries after T (48.60%) came in the 11.04s drain, after the load's end\n"
-	if !strings.Contains(b.String(), want) || strings.Count(b.String(), "drain ") != 1 {
-		t.Errorf("table lacks, or repeats, %q:\n%s", want, b.String())
+	if err := Markdown(&md, rep); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := renderHTML(t, rep)
+	esc := func(s string) string { return strings.ReplaceAll(s, "'", "&#39;") }
+	for _, c := range []struct{ format, out, drain, work string }{
+		{"table", text.String(), "drain     " + drain + "\n", "db work   " + work + "\n"},
+		{"markdown", md.String(), "**drain:** " + drain + ".\n", "**db work:** " + work + ".\n"},
+		{"html", page, "<strong>drain:</strong> " + esc(drain) + ".</p>", "<strong>db work:</strong> " + esc(work) + ".</p>"},
+	} {
+		if !strings.Contains(c.out, c.drain) || strings.Count(c.out, "drain:") > 1 || !strings.Contains(c.out, c.work) {
+			t.Errorf("%s lacks, or repeats,\n  %q\nor lacks\n  %q\nin\n%s", c.format, c.drain, c.work, c.out)
+		}
+	}
+}
+
+// The recovery cell says when an arm relapsed: alone when it never came
+// back to stay, beside the recovery that held when it did.
+func TestRecoveryCellSaysTheRelapse(t *testing.T) {
+	ms := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		a    result.ArmResult
+		want string
+	}{
+		{result.ArmResult{RecoveryMS: ms(700)}, "700.0ms"},
+		{result.ArmResult{}, "not recovered"},
+		{result.ArmResult{Verdict: result.Relapsed, RelapseFromTMS: ms(3500)}, "relapsed at T+3.5s"},
+		{result.ArmResult{Verdict: result.Recovered, RecoveryMS: ms(5500), RelapseFromTMS: ms(3500)}, "5.5s (relapsed at T+3.5s)"},
+		{result.ArmResult{RelapseFromTMS: ms(3500), Aborted: &result.Abort{}}, "aborted"},
+	} {
+		if got := recoveryString(c.a); got != c.want {
+			t.Errorf("recoveryString(recovery %s, relapse %s) = %q; want %q", fmtPtr(c.a.RecoveryMS), fmtPtr(c.a.RelapseFromTMS), got, c.want)
+		}
+	}
+}
+
+func fmtPtr(v *int64) string {
+	if v == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+// The table says how long each arm's database stayed above its baseline's
+// work, from db.above_baseline_ms, and when that lasted to the arm's end.
+func TestAboveBaselineLine(t *testing.T) {
+	ms := func(v int64) *int64 { return &v }
+	rows := []result.Row{{TMS: 0}, {TMS: 1900}} // the after window ends at T+2 s
+	rep := &experiment.Report{Arms: []result.ArmResult{
+		{Name: "none", DB: &result.DB{AboveBaselineMS: ms(2000)}, Timeline: rows},
+		{Name: "lock", DB: &result.DB{AboveBaselineMS: ms(1000)}, Timeline: rows},
+		{Name: "swr", DB: &result.DB{AboveBaselineMS: ms(0)}, Timeline: rows},
+		{Name: "old file", DB: &result.DB{}},
+	}}
+	want := "above its baseline's db q/s from T: none 2s (to the end), lock 1s, swr 0s"
+	if got := aboveBaseline(rep); got != want {
+		t.Errorf("aboveBaseline = %q; want %q", got, want)
+	}
+	if got := aboveBaseline(&experiment.Report{Arms: rep.Arms[3:]}); got != "" {
+		t.Errorf("aboveBaseline(no arm with the figure) = %q; want nothing", got)
 	}
 }

@@ -219,7 +219,7 @@ type heatCell struct {
 
 // verdictColors are the heat map's: the verdicts from good to bad.
 var verdictColors = map[string]string{
-	result.Recovered: "#b7e4c7", result.Recovering: "#ffe8a3", result.Degraded: "#ffe8a3", result.Overloaded: "#d7b8f3", result.Metastable: "#f4a3a3",
+	result.Recovered: "#b7e4c7", result.Recovering: "#ffe8a3", result.Relapsed: "#f8c9a0", result.Degraded: "#ffe8a3", result.Overloaded: "#d7b8f3", result.Metastable: "#f4a3a3",
 }
 
 // heatMap lays arm's cells out: rows the first axis' values, columns the

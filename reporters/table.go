@@ -86,8 +86,8 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	if s := verdict(rep); s != "" {
 		fmt.Fprintln(w, s)
 	}
-	for _, s := range drained(rep) {
-		fmt.Fprintln(w, "drain     "+s)
+	for _, l := range dbLines(rep) {
+		fmt.Fprintf(w, "%-10s%s\n", l.label, l.text)
 	}
 	for _, d := range details(rep) {
 		fmt.Fprintln(w)
@@ -237,6 +237,47 @@ func drained(rep *experiment.Report) []string {
 	return out
 }
 
+// dbLine is a line under the arms' table about their database: the
+// table, the Markdown and the HTML each show it with its label.
+type dbLine struct{ label, text string }
+
+// dbLines are the drain's lines, then the db work line.
+func dbLines(rep *experiment.Report) []dbLine {
+	var out []dbLine
+	for _, s := range drained(rep) {
+		out = append(out, dbLine{"drain", s})
+	}
+	if s := aboveBaseline(rep); s != "" {
+		out = append(out, dbLine{"db work", s})
+	}
+	return out
+}
+
+// aboveBaseline says how long from T each arm's database stayed above its
+// baseline's work (db.above_baseline_ms), "to the end" when its last
+// second was; nothing when no arm has the figure.
+func aboveBaseline(rep *experiment.Report) string {
+	var out []string
+	for _, a := range rep.Arms {
+		if a.DB == nil || a.DB.AboveBaselineMS == nil {
+			continue
+		}
+		ms, n := *a.DB.AboveBaselineMS, len(a.Timeline)
+		s := a.Name + " " + msString(float64(ms))
+		if ms == 0 {
+			s = a.Name + " 0s"
+		}
+		if ms > 0 && n > 0 && ms == a.Timeline[n-1].TMS+result.RowWidth.Milliseconds() {
+			s += " (to the end)"
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "above its baseline's db q/s from T: " + strings.Join(out, ", ")
+}
+
 func versus(v, base int64) string {
 	switch {
 	case base == 0 && v == 0:
@@ -255,8 +296,12 @@ func recoveryString(a result.ArmResult) string {
 	switch {
 	case a.Aborted != nil:
 		return "aborted"
+	case a.RecoveryMS == nil && a.RelapseFromTMS != nil:
+		return "relapsed at T+" + msString(float64(*a.RelapseFromTMS))
 	case a.RecoveryMS == nil:
 		return "not recovered"
+	case a.RelapseFromTMS != nil: // back again after a relapse
+		return msString(float64(*a.RecoveryMS)) + " (relapsed at T+" + msString(float64(*a.RelapseFromTMS)) + ")"
 	}
 	return msString(float64(*a.RecoveryMS))
 }

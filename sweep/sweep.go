@@ -336,7 +336,7 @@ func atText(at []Setting) string {
 func AtText(at []Setting) string { return atText(at) }
 
 // severity orders verdicts for majority's ties: the worse first.
-var severity = []string{result.Metastable, result.Overloaded, result.Recovering, result.Degraded, result.Recovered}
+var severity = []string{result.Metastable, result.Relapsed, result.Overloaded, result.Recovering, result.Degraded, result.Recovered}
 
 // majority is the runs' most common verdict, a tie to the worse.
 func majority(runs []Run) string {

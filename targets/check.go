@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/load"
 	"github.com/herdbench/herdbench/stores/postgres"
 	"github.com/herdbench/herdbench/triggers"
 )
@@ -69,7 +70,7 @@ func (f *File) check(env func(string) (string, bool), later bool) herd.FieldErro
 	c.empties()
 	c.limits()
 	c.plan()
-	c.shedStatuses()
+	c.statuses()
 	return c.errs
 }
 
@@ -88,19 +89,29 @@ func (c *checker) plan() {
 	}
 }
 
-// shedStatuses checks the statuses that mean shedding: each a 4xx or 5xx,
-// once.
-func (c *checker) shedStatuses() {
-	seen := map[int]bool{}
-	for i, code := range c.f.ShedStatuses {
-		path := fmt.Sprintf("shed_statuses[%d]", i)
-		switch {
-		case code < 400 || code > 599:
-			c.bad(path, "%d (accepted: an HTTP status from 400 to 599, such as 429 or 503)", code)
-		case seen[code]:
-			c.bad(path, "%d twice (accepted: each status once)", code)
+// statuses checks the statuses that mean shedding and those that count as
+// failures: each a 4xx or 5xx, once; a failure status none of the shed
+// statuses (theirs, or load's default), which are failures already.
+func (c *checker) statuses() {
+	shed := load.Shedding(c.f.ShedStatuses)
+	for _, l := range []struct {
+		key     string
+		codes   []int
+		example string
+	}{{"shed_statuses", c.f.ShedStatuses, "429 or 503"}, {"fail_statuses", c.f.FailStatuses, "404 or 410"}} {
+		seen := map[int]bool{}
+		for i, code := range l.codes {
+			path := fmt.Sprintf("%s[%d]", l.key, i)
+			switch {
+			case code < 400 || code > 599:
+				c.bad(path, "%d (accepted: an HTTP status from 400 to 599, such as %s)", code, l.example)
+			case seen[code]:
+				c.bad(path, "%d twice (accepted: each status once)", code)
+			case l.key == "fail_statuses" && shed.Classify(code, "") == load.Shed:
+				c.bad(path, "%d is a shed status, a failure already (accepted: a status shed_statuses, or its default 429 and 503, leaves out)", code)
+			}
+			seen[code] = true
 		}
-		seen[code] = true
 	}
 }
 

@@ -47,6 +47,9 @@ type File struct {
 	// ShedStatuses are the statuses that mean the service refused the load
 	// (outcome shed); empty: 429 and 503. Another 5xx is an error.
 	ShedStatuses []int `yaml:"shed_statuses"`
+	// FailStatuses are the 4xx that count as failures (a drop, as a 5xx);
+	// any other 4xx is an answer: the service has no such thing
+	FailStatuses []int `yaml:"fail_statuses"`
 
 	// Needed are the ${VAR}s a dry run's read found not set
 	// (ReadFileForDryRun): the run needs them; empty otherwise

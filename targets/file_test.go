@@ -341,3 +341,30 @@ func TestADryRunNeedsTheVariablesLater(t *testing.T) {
 		t.Errorf("the run's read: %v; want the variable refused at its line", err)
 	}
 }
+
+// fail_statuses says which 4xx count as failures: each a 4xx or 5xx, once,
+// and none a shed status (a failure already), refused at its line
+// otherwise; the target carries them to the load.
+func TestFailStatuses(t *testing.T) {
+	const base = "endpoints: [http://127.0.0.1:1]\nrequest: {path: \"/{key}\"}\nkeys: {list: [a]}\n"
+	f, err := ParseFile([]byte(base+"fail_statuses: [404, 410]\n"), "t.yaml", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FromFile(f).FailStatuses; len(got) != 2 || got[0] != 404 || got[1] != 410 {
+		t.Errorf("FailStatuses = %v; want [404 410]", got)
+	}
+	_, err = ParseFile([]byte(base+"fail_statuses: [404, 302, 404, 429]\n"), "t.yaml", env(nil))
+	for _, want := range []string{
+		"t.yaml:4: fail_statuses[1]: 302 (accepted: an HTTP status from 400 to 599, such as 404 or 410)",
+		"t.yaml:4: fail_statuses[2]: 404 twice",
+		"t.yaml:4: fail_statuses[3]: 429 is a shed status",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseFile error lacks\n  %s\nin\n%v", want, err)
+		}
+	}
+	if _, err := ParseFile([]byte(base+"shed_statuses: [503]\nfail_statuses: [429]\n"), "t.yaml", env(nil)); err != nil {
+		t.Errorf("fail_statuses: [429] beside shed_statuses: [503] = %v; want it taken: 429 is no shed status there", err)
+	}
+}

@@ -89,6 +89,8 @@ type Target struct {
 	// ShedStatuses are the statuses the service sheds load with; empty:
 	// load's default, 429 and 503
 	ShedStatuses []int
+	// FailStatuses are the 4xx the service's file counts as failures
+	FailStatuses []int
 	Abort        []string          // stop conditions the target file adds
 	Hosts        map[string]string // every host the target touches -> where it is declared
 	Allow        []string          // hosts besides loopback that may be touched
@@ -134,7 +136,7 @@ func FromFile(f *File) *Target {
 	classes, herd := classesOf(f)
 	t := &Target{Kind: KindFile, Name: f.doc.Name, Endpoints: f.Endpoints, Space: &f.Keys,
 		Request: herd, Classes: classes,
-		Header: http.Header{}, Prometheus: f.Prometheus, HAProxy: f.HAProxy, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort, ShedStatuses: f.ShedStatuses,
+		Header: http.Header{}, Prometheus: f.Prometheus, HAProxy: f.HAProxy, Arms: f.Arms, Limits: f.Limits, Abort: f.Abort, ShedStatuses: f.ShedStatuses, FailStatuses: f.FailStatuses,
 		Hosts: f.Hosts(), Allow: f.Allow, file: f}
 	for k, v := range f.Headers {
 		t.Header.Set(k, v)

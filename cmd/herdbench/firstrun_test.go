@@ -133,8 +133,9 @@ func TestFirstRunOnMemcachedAndMariaDB(t *testing.T) {
 		Arms []struct {
 			Warm struct{ Queries int64 } `json:"warm"`
 			DB   struct {
-				Queries      int64 `json:"queries"`
-				QueriesTotal int64 `json:"queries_total"`
+				Queries         int64  `json:"queries"`
+				QueriesTotal    int64  `json:"queries_total"`
+				AboveBaselineMS *int64 `json:"above_baseline_ms"`
 			} `json:"db"`
 		} `json:"arms"`
 	}
@@ -152,6 +153,12 @@ func TestFirstRunOnMemcachedAndMariaDB(t *testing.T) {
 	if a.DB.Queries < 20 || a.Warm.Queries+a.DB.QueriesTotal != after-before {
 		t.Errorf("db.queries %d, warm %d + total %d; MariaDB counted %d: want most of the 30 hot pages reloaded after T (20 or more), and the counts equal",
 			a.DB.Queries, a.Warm.Queries, a.DB.QueriesTotal, after-before)
+	}
+	// the table says how long MariaDB worked above its baseline, as the results do
+	if ms := a.DB.AboveBaselineMS; ms == nil || !strings.Contains(stdout, "db work   above its baseline's db q/s from T: ") {
+		t.Errorf("db.above_baseline_ms %v; want it in the results and a db work line in the table\n%s", ms, stdout)
+	} else {
+		t.Logf("db.above_baseline_ms %d", *ms)
 	}
 	herdWithoutAKey(t, env, told)
 }

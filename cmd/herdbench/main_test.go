@@ -118,8 +118,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"stampede", "--state-dir", empty, "--gate", "layers.end_to_end < 2"}, exitUsage, `--gate: "layers.end_to_end < 2": layers.end_to_end is a figure of the edge tier, and the local testbed the run would start in ` +
 			empty + " (3 replicas, 10000 items, one tier) has none (accepted: a path outside edge.* and layers.*, or a testbed started with --tiers 2, by testbed up or by the run)"},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "edge.counters.attempts < 2"}, exitUsage, "edge.counters.attempts is a figure of the edge tier"},
-		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "verdict == sunny"}, exitUsage, `--gate: "verdict == sunny": unknown verdict "sunny" (accepted: recovered, metastable, overloaded, recovering)`},
-		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "verdict > 1"}, exitUsage, `--gate: "verdict > 1": verdict is a word (accepted: == or != one of recovered, metastable, overloaded, recovering)`},
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "verdict == sunny"}, exitUsage, `--gate: "verdict == sunny": unknown verdict "sunny" (accepted: recovered, relapsed, metastable, overloaded, recovering)`},
+		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--gate", "verdict > 1"}, exitUsage, `--gate: "verdict > 1": verdict is a word (accepted: == or != one of recovered, relapsed, metastable, overloaded, recovering)`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--after", "soon"}, exitUsage, `invalid argument "soon" for "--after" flag: "soon" is neither a duration such as 8s nor auto or auto:MAX such as auto:30s`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--after", "auto:1m:2"}, exitUsage, `"auto:1m:2": auto's MAX is not a duration (accepted: auto, or auto:MAX such as auto:30s)`},
 		{[]string{"stampede", "--dry-run", "--state-dir", empty, "--abort-on", "verdict == recovering"}, exitUsage, `--abort-on: "verdict == recovering": unknown verdict "recovering" (accepted: recovered, metastable, overloaded)`},

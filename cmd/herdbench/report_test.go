@@ -74,7 +74,7 @@ func TestReportExitCodes(t *testing.T) {
 		{"a v1 file has no recovering", []string{"report", clean, "--gate", "verdict != recovering"}, exitUsage, "",
 			`unknown verdict "recovering" (accepted: recovered, metastable, overloaded, degraded)`},
 		{"a v2 file has no degraded", []string{"report", v2, "--gate", "verdict != degraded"}, exitUsage, "",
-			`unknown verdict "degraded" (accepted: recovered, metastable, overloaded, recovering)`},
+			`unknown verdict "degraded" (accepted: recovered, relapsed, metastable, overloaded, recovering)`},
 		{"a v2 file's words", []string{"report", v2, "--gate", "verdict == recovering"}, exitOK,
 			"verdict == recovering   none            recovering   pass", ""},
 		{"a schema of neither", []string{"report", results(t, func(r *experiment.Report) { r.Schema = "herdbench.results/v0" })}, exitUsage, "",

@@ -32,6 +32,9 @@ type RequestFigures struct {
 	BaselineP99MS float64 `json:"baseline_p99_ms"`
 	Verdict       string  `json:"verdict"`
 	RecoveryMS    *int64  `json:"recovery_ms"` // from the trigger's end; null: not recovered
+	// RelapseFromTMS is when the class, back in band, first fell out again
+	// (the arm's relapse_from_t_ms, on its own rows); null: it never did
+	RelapseFromTMS *int64 `json:"relapse_from_t_ms,omitempty"`
 	// Timeline is the class's rows, as the arm's (t_ms from T)
 	Timeline []ClassRow `json:"timeline"`
 }

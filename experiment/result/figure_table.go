@@ -51,6 +51,7 @@ var ArmFigures = figure.Decl[ArmResult]{
 		figure.RateOf("baseline_qps", func(d *DB) *float64 { return &d.BaselineQPS }),
 		figure.CountOf("peak_connections", func(d *DB) *int64 { return &d.PeakConnections }),
 		figure.CountOf("new_connections", func(d *DB) *int64 { return &d.NewConnections }),
+		figure.Opt("above_baseline_ms", figure.Duration, "ms", func(d *DB) **int64 { return &d.AboveBaselineMS }).OmitEmpty(),
 	}),
 	figure.Nullable("cache", func(a *ArmResult) **Cache { return &a.Cache }, figure.Decl[Cache]{
 		figure.CountOf("hits", func(c *Cache) *int64 { return &c.Hits }),
@@ -134,6 +135,7 @@ var ArmFigures = figure.Decl[ArmResult]{
 	}).OmitEmpty(),
 	figure.Opt("recovery_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryMS }),
 	figure.Opt("recovery_from_t_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryFromTMS }),
+	figure.Opt("relapse_from_t_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.RelapseFromTMS }).OmitEmpty(),
 	figure.Nullable("aborted", func(a *ArmResult) **Abort { return &a.Aborted }, figure.Decl[Abort]{
 		figure.MillisOf("at_ms", func(a *Abort) *int64 { return &a.AtMS }),
 	}),
@@ -204,6 +206,7 @@ var requestFigures = figure.Decl[RequestFigures]{
 	figure.MillisOf("max_ms", func(r *RequestFigures) *float64 { return &r.MaxMS }),
 	figure.MillisOf("baseline_p99_ms", func(r *RequestFigures) *float64 { return &r.BaselineP99MS }),
 	figure.Opt("recovery_ms", figure.Duration, "ms", func(r *RequestFigures) **int64 { return &r.RecoveryMS }),
+	figure.Opt("relapse_from_t_ms", figure.Duration, "ms", func(r *RequestFigures) **int64 { return &r.RelapseFromTMS }).OmitEmpty(),
 	figure.NullWhen("timeline", func(r *RequestFigures) bool { return r.Timeline == nil }),
 }
 

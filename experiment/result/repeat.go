@@ -39,9 +39,9 @@ func (s Spread) Overlaps(o Spread) bool {
 }
 
 // verdictRank orders the verdicts from worst, to break a tie between the
-// most common ones: metastable, recovering (degraded, in v1 files),
-// overloaded, recovered.
-var verdictRank = []string{Metastable, Recovering, Degraded, Overloaded, Recovered}
+// most common ones: metastable, relapsed, recovering (degraded, in v1
+// files), overloaded, recovered.
+var verdictRank = []string{Metastable, Relapsed, Recovering, Degraded, Overloaded, Recovered}
 
 // Aggregate is one arm of several runs (in run order): every number its
 // runs' median, each with its spread, the most common verdict, and every
@@ -56,7 +56,7 @@ var verdictRank = []string{Metastable, Recovering, Degraded, Overloaded, Recover
 // closest to the medians, each figure's distance scaled by its spread,
 // the earliest on a tie (marked Representative in Runs). The verdict is the
 // most common over the runs; a tie goes to the worst, in the order
-// metastable, recovering, overloaded, recovered; loop.held_by is named
+// metastable, relapsed, recovering, overloaded, recovered; loop.held_by is named
 // from the medians when it is metastable. Load.Saturated holds when it
 // held in any run.
 func Aggregate(runs []ArmResult) (ArmResult, error) {

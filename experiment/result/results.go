@@ -49,7 +49,7 @@ type ArmResult struct {
 	Burst    *triggers.BurstResult      `json:"burst,omitempty"`  // the release spread of the burst trigger's clients, or of the writes trigger's burst
 	Writes   *WriteFigures              `json:"writes,omitempty"` // the writes trigger's: what the write herd cost
 	Windows  *Windows                   `json:"windows"`          // before, during and after the trigger: offered, attempts and goodput per second (windows.go)
-	// Verdict is recovered, recovering, metastable or overloaded
+	// Verdict is recovered, relapsed, recovering, metastable or overloaded
 	// (verdict.go; docs/stampede.md, "The verdict"); degraded in a v1 file
 	Verdict string `json:"verdict"`
 	// Depth is the goodput of the arm's last hold as a share of the
@@ -73,7 +73,11 @@ type ArmResult struct {
 	// from T; null: not recovered
 	RecoveryMS      *int64 `json:"recovery_ms"`
 	RecoveryFromTMS *int64 `json:"recovery_from_t_ms"`
-	Aborted         *Abort `json:"aborted"` // null: the arm ran to its end
+	// RelapseFromTMS is when the arm, back within its band after the
+	// trigger's end, first fell out of it again, from T: the last row of
+	// the first hold out of band after one within it; null: it never did
+	RelapseFromTMS *int64 `json:"relapse_from_t_ms,omitempty"`
+	Aborted        *Abort `json:"aborted"` // null: the arm ran to its end
 	// Warnings are what could not be read after the arm was measured (the
 	// target's Prometheus, the replicas' counters): the figures above stand
 	Warnings []string `json:"warnings,omitempty"`
@@ -178,6 +182,10 @@ type DB struct {
 	BaselineQPS     float64 `json:"baseline_qps"`     // mean over the before window
 	PeakConnections int64   `json:"peak_connections"` // most backends of the app role at once
 	NewConnections  int64   `json:"new_connections"`  // backends started after T (still open when sampled); MySQL: connections the user opened after T
+	// AboveBaselineMS is how long from T the database's work stayed above
+	// its baseline's, from the timeline's rows (AboveBaseline); null when
+	// read from a file without it
+	AboveBaselineMS *int64 `json:"above_baseline_ms,omitempty"`
 }
 
 // Cache figures are Redis INFO, or Memcached stats, deltas from T to the end.

@@ -37,13 +37,15 @@ func SettleOf(client, service time.Duration) time.Duration {
 	return max(MetastableSettle, client, service)
 }
 
-// Judge gives res its verdict, its depth and trend, and its recovery,
-// counted from the trigger's end (recovery_ms) and from T
-// (recovery_from_t_ms), from its timeline, its windows, the end of its
-// settle (res.SettledMS: the trigger's end plus res.SettleMS, or
-// MetastableSettle without one) and its before window's p99.
+// Judge gives res its verdict, its depth and trend, its recovery, counted
+// from the trigger's end (recovery_ms) and from T (recovery_from_t_ms),
+// and its relapse (relapse_from_t_ms), from its timeline, its windows,
+// the end of its settle (res.SettledMS: the trigger's end plus
+// res.SettleMS, or MetastableSettle without one) and its before window's
+// p99. A recovery holds to the timeline's end; a return that did not is a
+// relapse (course).
 func Judge(res *result.ArmResult, baselineP99 float64) {
-	res.Verdict, res.RecoveryMS, res.RecoveryFromTMS, res.Depth, res.Trend = result.Recovering, nil, nil, nil, nil
+	res.Verdict, res.RecoveryMS, res.RecoveryFromTMS, res.RelapseFromTMS, res.Depth, res.Trend = result.Recovering, nil, nil, nil, nil, nil
 	before := res.Windows.Before
 	if before == nil {
 		return
@@ -62,12 +64,19 @@ func Judge(res *result.ArmResult, baselineP99 float64) {
 		baselineQPS = res.DB.BaselineQPS
 	}
 	b := BandOf(baselineQPS, baselineP99, before.GoodputRPS)
-	if at, ok := b.Recovered(res.Timeline, res.RowHists, end); ok && res.Aborted == nil {
-		fromEnd, fromT := at-end, at
+	c := b.course(res.Timeline, res.RowHists, end)
+	if res.Aborted == nil {
+		res.RelapseFromTMS = c.relapse
+	}
+	if c.held != nil && res.Aborted == nil {
+		fromEnd, fromT := *c.held-end, *c.held
 		res.Verdict, res.RecoveryMS, res.RecoveryFromTMS = result.Recovered, &fromEnd, &fromT
 		return
 	}
-	if b.stuck(res.Timeline, res.RowHists, res.SettledMS(), before) && res.Trend != nil && *res.Trend < TrendTolerance {
+	switch {
+	case res.RelapseFromTMS != nil:
+		res.Verdict = result.Relapsed
+	case b.stuck(res.Timeline, res.RowHists, res.SettledMS(), before) && res.Trend != nil && *res.Trend < TrendTolerance:
 		res.Verdict = result.Metastable
 	}
 }
@@ -122,6 +131,44 @@ func (b band) Recovered(rows []result.Row, hists []*hdrhistogram.Histogram, end 
 		}
 	}
 	return 0, false
+}
+
+// course is how a timeline went from the trigger's end: held, the first
+// row from which every hold to the timeline's end is within band (nil:
+// its last hold is not); relapse, the row that took a hold out of band
+// after the first hold back within it (the last row of that hold), nil
+// when none did.
+type course struct{ held, relapse *int64 }
+
+// course reads rows from end: it came back at the first hold within band,
+// relapsed at the first hold out of it after that, and held from the row
+// after the last hold out of band, when that hold is back within band.
+func (b band) course(rows []result.Row, hists []*hdrhistogram.Histogram, end int64) course {
+	hold := int(RecoveryHold / result.RowWidth)
+	if len(hists) != len(rows) {
+		hists = nil
+	}
+	var c course
+	back := false
+	for i := range rows {
+		if rows[i].TMS < end || i+hold > len(rows) {
+			continue
+		}
+		in := b.holds(rows[i:i+hold], hists, i)
+		switch {
+		case in && c.held == nil:
+			at := rows[i].TMS
+			c.held = &at
+		case !in && c.held != nil:
+			c.held = nil
+			if back && c.relapse == nil {
+				at := rows[i+hold-1].TMS
+				c.relapse = &at
+			}
+		}
+		back = back || in
+	}
+	return c
 }
 
 // stuck says whether the last RecoveryHold of rows, beginning at or after
