@@ -73,7 +73,10 @@ type ArmResult struct {
 	// from T; null: not recovered
 	RecoveryMS      *int64 `json:"recovery_ms"`
 	RecoveryFromTMS *int64 `json:"recovery_from_t_ms"`
-	Aborted         *Abort `json:"aborted"` // null: the arm ran to its end
+	// Model is what the model expects of the arm's fault, beside the
+	// verdict (model.go); absent but on a slowdb run
+	Model   *ModelExpectation `json:"model,omitempty"`
+	Aborted *Abort            `json:"aborted"` // null: the arm ran to its end
 	// Warnings are what could not be read after the arm was measured (the
 	// target's Prometheus, the replicas' counters): the figures above stand
 	Warnings []string `json:"warnings,omitempty"`
