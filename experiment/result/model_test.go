@@ -1,6 +1,10 @@
 package result
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 // The rule of the table's model line: the model and the verdict
 // disagree when it expects a recovery the arm did not make, or a tip the
@@ -40,5 +44,18 @@ func TestModelDisagreesRule(t *testing.T) {
 	}
 	if (*ModelExpectation)(nil).Disagrees(ArmResult{Verdict: Metastable}) {
 		t.Error("an arm without a model disagrees; want not")
+	}
+}
+
+// The model's figures are in the results (and the contract) but no
+// gate's: they are set after the gates are judged.
+func TestModelFiguresAreNoGates(t *testing.T) {
+	if !slices.Contains(SchemaPaths(false), "model.recovery_ms") {
+		t.Error("model.recovery_ms is not a figure of the results; want it declared")
+	}
+	for _, p := range GatePaths() {
+		if strings.HasPrefix(p, "model.") {
+			t.Errorf("gate path %s; want none of the model's", p)
+		}
 	}
 }
