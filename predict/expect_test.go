@@ -56,8 +56,8 @@ func TestExpectSetsTheModelBesideEachVerdict(t *testing.T) {
 	if err := reporters.Table(&out, rep); err != nil {
 		t.Fatal(err)
 	}
-	line := "model     retry-budget=10%: measured recovering (recovery not recovered), but the model expects: recovers (recovery " +
-		reportersMS(*budget.RecoveryMS) + ")\n"
+	line := "model     retry-budget=10%: verdict recovering, recovery not recovered; the model expects recovers, recovery " +
+		reportersMS(*budget.RecoveryMS) + "\n"
 	if !strings.Contains(out.String(), line) || strings.Count(out.String(), "model     ") != 1 {
 		t.Errorf("table:\n%s\nwant one model line, the budget's:\n%s", out.String(), line)
 	}

@@ -95,7 +95,7 @@ func Table(w io.Writer, rep *experiment.Report) error {
 			if m.RecoveryMS != nil {
 				predicted = msString(float64(*m.RecoveryMS))
 			}
-			fmt.Fprintf(w, "model     %s: measured %s (recovery %s), but the model expects: %s (recovery %s)\n",
+			fmt.Fprintf(w, "model     %s: verdict %s, recovery %s; the model expects %s, recovery %s\n",
 				a.Name, a.Verdict, recoveryString(a), *m.Expect, predicted)
 		}
 	}

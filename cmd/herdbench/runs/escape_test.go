@@ -65,7 +65,7 @@ func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
 	if m := a.Model; m == nil || m.Expect == nil || in["workers"] != 2 || in["stuck"] != math.Round(a.Loop.DBQPS.After*10)/10 {
 		t.Errorf("model %+v beside %s (stuck %v q/s); want an expectation from the replica's 2 connections and the arm's loop.db_qps.after, to 0.1",
 			m, a.Verdict, a.Loop.DBQPS)
-	} else if line := strings.Contains(stdout, "model     none: measured "+a.Verdict); line != m.Disagrees(a) {
+	} else if line := strings.Contains(stdout, "model     none: verdict "+a.Verdict); line != m.Disagrees(a) {
 		t.Errorf("model expects %s, measured %s: the table's model line %v; want it exactly when they disagree", *m.Expect, a.Verdict, line)
 	}
 	x, err := os.ReadFile(junit)
