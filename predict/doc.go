@@ -1,8 +1,10 @@
 // Package predict puts the model (package model) beside the
 // measurement: it maps a run's plan and results to the model's inputs,
 // in one place (Of), and sets each swept arm's predicted tipping point
-// beside the one the sweep measured (Sweep), and predicts each arm of a
-// results file for the fault it ran (Results, for herdbench model).
+// beside the one the sweep measured (Sweep), predicts each arm of a
+// results file for the fault it ran (Results, for herdbench model), and
+// sets that prediction beside each arm's verdict after a slowdb run
+// (Expect: arms[].model).
 //
 // The mapping covers the testbed's retry storm: a slowdb fault on the
 // replicas' database pools, plain cache-aside whose loads run on once

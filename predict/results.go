@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/herdbench/herdbench/experiment"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/model"
 	"github.com/herdbench/herdbench/sweep"
@@ -42,41 +44,13 @@ func Results(rep *experiment.Report, pools *Pools) ([]ArmPrediction, error) {
 		return nil, herd.FieldErrors{{Field: "plan.trigger", Msg: "none, and the model predicts a fault's effect " +
 			"(accepted: the results of a run with a trigger: herdbench stampede --trigger slowdb on the testbed measures what it needs)"}}
 	}
-	var fault time.Duration
-	if s, ok := rep.Plan.ChosenTrigger().(triggers.Slowdown); ok {
-		_, fault = s.Slowdown()
-	}
-	// the longest fault the model looks at for the shortest tip: the
-	// sweeps' 8 s, or twice the run's fault when that is longer
-	maxFault := max(model.DefaultOptions.MaxFault, 2*fault)
 	var out []ArmPrediction
 	var problems herd.FieldErrors
 	for i, a := range rep.Arms {
-		runs := a.Runs
-		if len(runs) == 0 {
-			runs = append(runs, a)
-		}
-		ap := ArmPrediction{Name: a.Name, Fault: fault, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS}
-		in, err := Of(rep.Plan, runs, pools, maxFault)
-		ap.Inputs = in.List
-		var r *Refusal
-		switch {
-		case errors.As(err, &r) && r.Missing:
-			problems = append(problems, armProblem(i, a.Name, r.Why))
+		ap, problem := predictArm(rep.Plan, a, pools)
+		if problem != "" {
+			problems = append(problems, armProblem(i, a.Name, problem))
 			continue
-		case err != nil && r != nil:
-			ap.Refused = r.Why
-		case err != nil:
-			problems = append(problems, armProblem(i, a.Name, fmt.Sprintf("the model cannot run on its inputs: %v", err)))
-			continue
-		default:
-			ap.Inputs = append(ap.Inputs, sweep.Input{Name: "fault", Value: ms(fault), Unit: "ms", Source: "plan.trigger_options.slowdb_for"})
-			p, err := model.Predict(in.Service, in.Clients, model.Fault{Slower: in.Slower, Duration: fault}, in.Options)
-			if err != nil {
-				problems = append(problems, armProblem(i, a.Name, fmt.Sprintf("the model cannot run on its inputs: %v", err)))
-				continue
-			}
-			ap.Prediction = &p
 		}
 		out = append(out, ap)
 	}
@@ -84,6 +58,43 @@ func Results(rep *experiment.Report, pools *Pools) ([]ArmPrediction, error) {
 		return out, problems
 	}
 	return out, nil
+}
+
+// predictArm predicts one arm of rep for its fault; a problem when the
+// arm lacks a figure the model needs or the model cannot run on its
+// inputs.
+func predictArm(p plan.Plan, a result.ArmResult, pools *Pools) (ArmPrediction, string) {
+	var fault time.Duration
+	if s, ok := p.ChosenTrigger().(triggers.Slowdown); ok {
+		_, fault = s.Slowdown()
+	}
+	runs := a.Runs
+	if len(runs) == 0 {
+		runs = append(runs, a)
+	}
+	// the longest fault the model looks at for the shortest tip: the
+	// sweeps' 8 s, or twice the run's fault when that is longer
+	maxFault := max(model.DefaultOptions.MaxFault, 2*fault)
+	ap := ArmPrediction{Name: a.Name, Fault: fault, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS}
+	in, err := Of(p, runs, pools, maxFault)
+	ap.Inputs = in.List
+	var r *Refusal
+	switch {
+	case errors.As(err, &r) && r.Missing:
+		return ap, r.Why
+	case err != nil && r != nil:
+		ap.Refused = r.Why
+		return ap, ""
+	case err != nil:
+		return ap, fmt.Sprintf("the model cannot run on its inputs: %v", err)
+	}
+	ap.Inputs = append(ap.Inputs, sweep.Input{Name: "fault", Value: ms(fault), Unit: "ms", Source: "plan.trigger_options.slowdb_for"})
+	pr, err := model.Predict(in.Service, in.Clients, model.Fault{Slower: in.Slower, Duration: fault}, in.Options)
+	if err != nil {
+		return ap, fmt.Sprintf("the model cannot run on its inputs: %v", err)
+	}
+	ap.Prediction = &pr
+	return ap, ""
 }
 
 func armProblem(i int, name, msg string) *herd.FieldError {

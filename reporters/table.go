@@ -89,6 +89,16 @@ func Table(w io.Writer, rep *experiment.Report) error {
 	for _, l := range dbLines(rep) {
 		fmt.Fprintf(w, "%-10s%s\n", l.label, l.text)
 	}
+	for _, a := range rep.Arms {
+		if m := a.Model; m.Disagrees(a) { // the rule: result.ModelExpectation.Disagrees
+			predicted := "none: it tips"
+			if m.RecoveryMS != nil {
+				predicted = msString(float64(*m.RecoveryMS))
+			}
+			fmt.Fprintf(w, "model     %s: verdict %s, recovery %s; the model expects %s, recovery %s\n",
+				a.Name, a.Verdict, recoveryString(a), *m.Expect, predicted)
+		}
+	}
 	for _, d := range details(rep) {
 		fmt.Fprintln(w)
 		if err := columns(w, d.head, d.rows); err != nil {

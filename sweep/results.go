@@ -120,12 +120,7 @@ type Predicted struct {
 
 // Input is one of the model's inputs: its value and which figure of
 // which run (or which setting) it came from.
-type Input struct {
-	Name   string  `json:"name"`
-	Value  float64 `json:"value"`
-	Unit   string  `json:"unit"`
-	Source string  `json:"source"`
-}
+type Input = result.ModelInput
 
 // Bracket is what the probes established: the largest magnitude that
 // survived and the smallest that tipped (null: none did).

@@ -22,6 +22,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/predict"
 	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/scenario"
@@ -377,6 +378,7 @@ func runAndReport(ctx context.Context, stdout, stderr io.Writer, opts stampedeOp
 	if rep == nil {
 		return runErr
 	}
+	predict.Expect(rep, func() *predict.Pools { return poolsOf(ctx, sub) }) // the model beside each verdict
 	saved := filepath.Join(dir, "results.json")
 	if err := reporters.WriteJSONFile(saved, rep); err != nil {
 		return errors.Join(runErr, err)

@@ -136,6 +136,7 @@ var ArmFigures = figure.Decl[ArmResult]{
 	figure.Opt("recovery_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryMS }),
 	figure.Opt("recovery_from_t_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.RecoveryFromTMS }),
 	figure.Opt("relapse_from_t_ms", figure.Duration, "ms", func(a *ArmResult) **int64 { return &a.RelapseFromTMS }).OmitEmpty(),
+	figure.Nullable("model", func(a *ArmResult) **ModelExpectation { return &a.Model }, modelFigures).OmitEmpty(),
 	figure.Nullable("aborted", func(a *ArmResult) **Abort { return &a.Aborted }, figure.Decl[Abort]{
 		figure.MillisOf("at_ms", func(a *Abort) *int64 { return &a.AtMS }),
 	}),

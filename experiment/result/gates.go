@@ -2,14 +2,20 @@ package result
 
 import (
 	"maps"
+	"slices"
+	"strings"
 
 	"github.com/herdbench/herdbench/gates"
 )
 
 // GatePaths lists every path a gate may name: the figures of an arm's
 // results, sorted, with those of every trigger's detail
-// (trigger.detail.lost: the writes trigger's).
-func GatePaths() []string { return SchemaPaths(false) }
+// (trigger.detail.lost: the writes trigger's). The model's (model.*)
+// are none: a prediction, set after the gates are judged, not a
+// measurement.
+func GatePaths() []string {
+	return slices.DeleteFunc(SchemaPaths(false), func(p string) bool { return strings.HasPrefix(p, "model.") })
+}
 
 // GateWords are the word paths a gate may name, each with its words:
 // verdict == recovered.

@@ -77,7 +77,10 @@ type ArmResult struct {
 	// trigger's end, first fell out of it again, from T: the last row of
 	// the first hold out of band after one within it; null: it never did
 	RelapseFromTMS *int64 `json:"relapse_from_t_ms,omitempty"`
-	Aborted        *Abort `json:"aborted"` // null: the arm ran to its end
+	// Model is what the model expects of the arm's fault, beside the
+	// verdict (model.go); absent but on a slowdb run
+	Model   *ModelExpectation `json:"model,omitempty"`
+	Aborted *Abort            `json:"aborted"` // null: the arm ran to its end
 	// Warnings are what could not be read after the arm was measured (the
 	// target's Prometheus, the replicas' counters): the figures above stand
 	Warnings []string `json:"warnings,omitempty"`

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,23 @@ func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q: the escape column and its steps", want)
 		}
+	}
+	// the model's expectation beside the verdict (predict.Expect): the
+	// stuck capacity this metastable arm measured, the pool its replica
+	// said on /healthz, and the table's model line exactly when the two
+	// disagree
+	a := rep.Arms[0]
+	in := map[string]float64{}
+	if a.Model != nil {
+		for _, i := range a.Model.Inputs {
+			in[i.Name] = i.Value
+		}
+	}
+	if m := a.Model; m == nil || m.Expect == nil || in["workers"] != 2 || in["stuck"] != math.Round(a.Loop.DBQPS.After*10)/10 {
+		t.Errorf("model %+v beside %s (stuck %v q/s); want an expectation from the replica's 2 connections and the arm's loop.db_qps.after, to 0.1",
+			m, a.Verdict, a.Loop.DBQPS)
+	} else if line := strings.Contains(stdout, "model     none: verdict "+a.Verdict); line != m.Disagrees(a) {
+		t.Errorf("model expects %s, measured %s: the table's model line %v; want it exactly when they disagree", *m.Expect, a.Verdict, line)
 	}
 	x, err := os.ReadFile(junit)
 	if err != nil {
