@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // RowCounter is one of a subject's counters the timeline reads every row
@@ -48,46 +49,68 @@ type rowTail struct {
 	Replicas   map[string]int64 `json:"replicas,omitempty"`
 }
 
-// MarshalJSON writes r with its counters (each declared one not 0, in the
-// declared order) after the write herd's fields, before the load
-// balancer's.
+// MarshalJSON writes r with its counters (each not 0: the declared ones
+// in their order, then any other by name) after the write herd's fields,
+// before the load balancer's.
 func (r Row) MarshalJSON() ([]byte, error) {
 	type plain Row
 	var kv [][]byte
-	for _, c := range DeclaredRowCounters() {
-		if v := r.Counts[c.Name]; v != 0 {
-			kv = append(kv, fmt.Appendf(nil, "%q:%d", c.Name, v))
+	for _, name := range countNames(r.Counts) {
+		if v := r.Counts[name]; v != 0 {
+			kv = append(kv, fmt.Appendf(nil, "%q:%d", name, v))
 		}
 	}
 	return spliced(plain(r), rowTail{r.LBRequests, r.LBSent, r.LBQueue, r.LBServers, r.LBWeights, r.Replicas}, kv)
 }
 
-// UnmarshalJSON reads a row and the declared counters it holds.
+// UnmarshalJSON reads a row and its counters: every whole number under a
+// name the row's own fields do not take, so a results file reads the
+// same whichever kinds the reading program declares.
 func (r *Row) UnmarshalJSON(b []byte) error {
 	type plain Row
 	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
 		return err
 	}
-	var all map[string]json.RawMessage
+	own, err := plainJSON(plain(*r))
+	if err != nil {
+		return err
+	}
+	var all, known map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
 		return err
 	}
+	if err := json.Unmarshal(own, &known); err != nil {
+		return err
+	}
 	r.Counts = nil
-	for _, c := range DeclaredRowCounters() {
-		raw, ok := all[c.Name]
-		if !ok {
-			continue
-		}
+	for name, raw := range all {
 		var v int64
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("a timeline row's %s: %w", c.Name, err)
+		if _, ok := known[name]; ok || json.Unmarshal(raw, &v) != nil {
+			continue
 		}
 		if r.Counts == nil {
 			r.Counts = map[string]int64{}
 		}
-		r.Counts[c.Name] = v
+		r.Counts[name] = v
 	}
 	return nil
+}
+
+// countNames are the names of counts, the declared ones first in their
+// order, then the others sorted.
+func countNames[V any](counts map[string]V) []string {
+	var out []string
+	for _, c := range DeclaredRowCounters() {
+		out = append(out, c.Name)
+	}
+	var rest []string
+	for name := range counts {
+		if !slices.Contains(out, name) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
 }
 
 // loopTail is a Loop's fields after its counters.
@@ -97,21 +120,23 @@ type loopTail struct {
 }
 
 // MarshalJSON writes l with every declared counter's figure (null where
-// it has none: a subject that does not count it) after db_qps.
+// it has none: a subject that does not count it), then any other it
+// holds, by name, after db_qps.
 func (l Loop) MarshalJSON() ([]byte, error) {
 	type plain Loop
 	var kv [][]byte
-	for _, c := range DeclaredRowCounters() {
-		v, err := json.Marshal(l.Counts[c.Name])
+	for _, name := range countNames(l.Counts) {
+		v, err := json.Marshal(l.Counts[name])
 		if err != nil {
 			return nil, err
 		}
-		kv = append(kv, fmt.Appendf(nil, "%q:%s", c.Name+"_rps", v))
+		kv = append(kv, fmt.Appendf(nil, "%q:%s", name+"_rps", v))
 	}
 	return spliced(plain(l), loopTail{l.MissesRPS, l.HeldBy}, kv)
 }
 
-// UnmarshalJSON reads a loop and its declared counters' figures.
+// UnmarshalJSON reads a loop and its counters' figures: every NAME_rps
+// but misses_rps, whichever kinds the reading program declares.
 func (l *Loop) UnmarshalJSON(b []byte) error {
 	type plain Loop
 	if err := json.Unmarshal(b, (*plain)(l)); err != nil {
@@ -122,18 +147,20 @@ func (l *Loop) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	l.Counts = nil
-	for _, c := range DeclaredRowCounters() {
+	for key, raw := range all {
+		name, ok := strings.CutSuffix(key, "_rps")
+		if !ok || key == "misses_rps" {
+			continue
+		}
 		var f *LoopFigure
-		if raw, ok := all[c.Name+"_rps"]; ok {
-			if err := json.Unmarshal(raw, &f); err != nil {
-				return fmt.Errorf("loop.%s_rps: %w", c.Name, err)
-			}
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return fmt.Errorf("loop.%s: %w", key, err)
 		}
 		if f != nil {
 			if l.Counts == nil {
 				l.Counts = map[string]*LoopFigure{}
 			}
-			l.Counts[c.Name] = f
+			l.Counts[name] = f
 		}
 	}
 	return nil
