@@ -56,6 +56,10 @@ func (a *armRun) collect(ctx context.Context, warm result.Warm, s0 observe.Sampl
 		res.Aborted = &s.Abort
 		res.Timeline = slices.DeleteFunc(res.Timeline, func(r result.Row) bool { return r.TMS > s.AtMS })
 		res.RowHists = res.RowHists[:min(len(res.RowHists), len(res.Timeline))]
+		if res.DB != nil && res.DB.AboveBaselineMS != nil { // of the rows that ran
+			above := result.AboveBaseline(res.Timeline, res.DB.BaselineQPS)
+			res.DB.AboveBaselineMS = &above
+		}
 		res.Load = ld.rec.generator(time.Duration(a.p.Before) + time.Duration(s.AtMS)*time.Millisecond)
 	}
 	res.MissedSamples = missed

@@ -10,7 +10,7 @@ func workerPanels(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 	perWorker := `sum by (arm, worker) (rate(herdbench_worker_requests_total{arm=~"$arm"}[$__rate_interval]))`
 	return b.
 		WithPanel(graph("Requests/s by worker",
-			"Requests each worker of a distributed arm (--workers) filed a second, as the controller merged its bins, every outcome: the merged figures of the other panels are their sum. No data without workers, or with -o vegeta.",
+			"Requests each worker of a distributed arm (--workers) filed a second, as the controller merged its bins, every outcome: the merged figures of the other panels are their sum. No data without workers.",
 			"reqps", 12,
 			q(perWorker, "worker {{worker}} ({{arm}})"))).
 		WithPanel(graph("Each worker's share",

@@ -55,8 +55,12 @@ func (j *judgedMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{j.phase, j.verdict, j.loop, j.escapeStep, j.escape}
 }
 
-// Phase records when the arm's phase began.
+// Phase records when the arm's phase began; a fill begins a run of the
+// arm, whose escape steps replace a previous run's (--repeat).
 func (m *Metrics) Phase(arm, phase string, began time.Time) {
+	if phase == experiment.PhaseFill {
+		m.judged.escapeStep.DeletePartialMatch(prometheus.Labels{"arm": arm})
+	}
 	m.judged.phase.WithLabelValues(arm, phase).Set(unix(began))
 }
 

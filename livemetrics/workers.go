@@ -10,7 +10,7 @@ import (
 // requests of the bins the controller merged from it, the same requests
 // herdbench_requests_total counts merged.
 var familyWorkerRequests = Family{"herdbench_worker_requests_total", "counter",
-	"Requests each worker of a distributed arm (--workers) filed, as the controller merged its bins (every outcome; the same requests herdbench_requests_total counts, merged), by arm, worker (its index in --workers) and phase; none without workers, or with -o vegeta (records streamed, not bins).",
+	"Requests each worker of a distributed arm (--workers) filed, as the controller merged its bins (every outcome; the same requests herdbench_requests_total counts, merged), by arm, worker (its index in --workers) and phase; none without workers.",
 	[]string{"arm", "worker", "phase"}}
 
 func newWorkerRequests() *prometheus.CounterVec {

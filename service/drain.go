@@ -105,7 +105,7 @@ func (s *Subject) lbBusy(_, cur reading) string {
 
 // lbLevel is HAProxy's backend's sessions now, before an arm's fill: the
 // level its drain waits for; -1 without HAProxy, or when its stats page
-// does not answer (the drain then waits for none).
+// does not answer (the drain then waits for its sessions to reach 0).
 func (s *Subject) lbLevel(ctx context.Context) int64 {
 	lb := s.Target.LB(s.backend)
 	if lb == nil {
@@ -134,22 +134,32 @@ func (s *Subject) Drain(ctx context.Context) (*result.DrainWaits, error) {
 		return nil, nil
 	}
 	start := time.Now()
+	limit := cmp.Or(s.Limit, DrainLimit)
+	// a reading that fails (a source slow or down for a moment) holds the
+	// drain as a busy source does, up to the limit: the arm is measured
+	// all the same, with a warning, never thrown away
 	first, err := s.read(ctx)
-	if err != nil {
-		return nil, err
+	for err != nil {
+		if time.Since(start) > limit {
+			return nil, fmt.Errorf("drain: after %s its sources could not be read: %v: %w", limit, err, plan.ErrStillRunning)
+		}
+		if err := sleepCtx(ctx, drainTick); err != nil {
+			return nil, err
+		}
+		first, err = s.read(ctx)
 	}
 	prev := first
-	limit := cmp.Or(s.Limit, DrainLimit)
 	idleSince := make([]time.Time, len(srcs)) // zero: busy at the last reading
 	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(drainTick):
+		if err := sleepCtx(ctx, drainTick); err != nil {
+			return nil, err
 		}
 		cur, err := s.read(ctx)
 		if err != nil {
-			return nil, err
+			if time.Since(start) > limit {
+				return s.waits(srcs, idleSince, start, first, prev), fmt.Errorf("drain: after %s its sources could not be read: %v: %w", limit, err, plan.ErrStillRunning)
+			}
+			continue
 		}
 		var held []string
 		for i, src := range srcs {
@@ -170,6 +180,16 @@ func (s *Subject) Drain(ctx context.Context) (*result.DrainWaits, error) {
 				limit, strings.Join(held, "; "), plan.ErrStillRunning)
 		}
 		prev = cur
+	}
+}
+
+// sleepCtx waits d, or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

@@ -95,16 +95,18 @@ func (c *checker) plan() {
 func (c *checker) statuses() {
 	shed := load.Shedding(c.f.ShedStatuses)
 	for _, l := range []struct {
-		key     string
-		codes   []int
-		example string
-	}{{"shed_statuses", c.f.ShedStatuses, "429 or 503"}, {"fail_statuses", c.f.FailStatuses, "404 or 410"}} {
+		key      string
+		codes    []int
+		top      int // the highest status accepted: a 5xx is a failure already
+		accepted string
+	}{{"shed_statuses", c.f.ShedStatuses, 599, "an HTTP status from 400 to 599, such as 429 or 503"},
+		{"fail_statuses", c.f.FailStatuses, 499, "an HTTP status from 400 to 499, such as 404 or 410: a 5xx is a failure already"}} {
 		seen := map[int]bool{}
 		for i, code := range l.codes {
 			path := fmt.Sprintf("%s[%d]", l.key, i)
 			switch {
-			case code < 400 || code > 599:
-				c.bad(path, "%d (accepted: an HTTP status from 400 to 599, such as %s)", code, l.example)
+			case code < 400 || code > l.top:
+				c.bad(path, "%d (accepted: %s)", code, l.accepted)
 			case seen[code]:
 				c.bad(path, "%d twice (accepted: each status once)", code)
 			case l.key == "fail_statuses" && shed.Classify(code, "") == load.Shed:

@@ -342,7 +342,7 @@ func TestADryRunNeedsTheVariablesLater(t *testing.T) {
 	}
 }
 
-// fail_statuses says which 4xx count as failures: each a 4xx or 5xx, once,
+// fail_statuses says which 4xx count as failures: each a 4xx (a 5xx is a failure already), once,
 // and none a shed status (a failure already), refused at its line
 // otherwise; the target carries them to the load.
 func TestFailStatuses(t *testing.T) {
@@ -354,11 +354,12 @@ func TestFailStatuses(t *testing.T) {
 	if got := FromFile(f).FailStatuses; len(got) != 2 || got[0] != 404 || got[1] != 410 {
 		t.Errorf("FailStatuses = %v; want [404 410]", got)
 	}
-	_, err = ParseFile([]byte(base+"fail_statuses: [404, 302, 404, 429]\n"), "t.yaml", env(nil))
+	_, err = ParseFile([]byte(base+"fail_statuses: [404, 302, 404, 429, 500]\n"), "t.yaml", env(nil))
 	for _, want := range []string{
-		"t.yaml:4: fail_statuses[1]: 302 (accepted: an HTTP status from 400 to 599, such as 404 or 410)",
+		"t.yaml:4: fail_statuses[1]: 302 (accepted: an HTTP status from 400 to 499, such as 404 or 410: a 5xx is a failure already)",
 		"t.yaml:4: fail_statuses[2]: 404 twice",
 		"t.yaml:4: fail_statuses[3]: 429 is a shed status",
+		"t.yaml:4: fail_statuses[4]: 500 (accepted: an HTTP status from 400 to 499, such as 404 or 410: a 5xx is a failure already)",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseFile error lacks\n  %s\nin\n%v", want, err)
