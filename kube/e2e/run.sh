@@ -190,7 +190,7 @@ finish herd-wide
 touch "$OUT/herd-wide.cpu.stop"
 wait "$sampler"
 held herd-wide wide
-check "wide: the controller pod's CPU samples go on past its exit, flat" sampled_past_exit herd-wide
+check "wide: the controller pod's CPU samples go on past its exit (its process gone from the pod's cgroup)" sampled_past_exit herd-wide
 check "wide: the controller's CPU per worker-second, in all and over the arm (to $OUT/figures)" cost herd-wide
 check "wide: after kubectl delete nothing of the run is on the node" gone herd-wide
 
