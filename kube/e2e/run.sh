@@ -108,8 +108,19 @@ finish() { # NAME
   kubectl logs "job/$job" >"$OUT/$name.log" 2>&1
   code=$(kubectl get pods -l job-name="$job" -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}')
   condition=$(kubectl get job "$job" -o jsonpath='{.status.conditions[?(@.status=="True")].type}' | grep -oE 'Complete|Failed' | head -1)
-  sed -n '/^{/,/^}/p' "$OUT/$name.log" >"$OUT/$name.json"
+  stdout_of "$job" >"$OUT/$name.json"
   log "$name: controller exit $code, job $condition"
+}
+
+# stdout_of JOB: what the Job's container wrote to stdout, from its log
+# file on the node, where each line says its stream: kubectl logs mixes
+# stderr in, and a line of stderr once landed inside the results JSON
+stdout_of() {
+  local f
+  f=$(ls /var/lib/herdbench-kube/pod-logs/*_"$1"-*/*/*.log 2>/dev/null | head -1)
+  [[ -n $f ]] || { log "$1: no log file of its pod under /var/lib/herdbench-kube/pod-logs"; return 1; }
+  # TIME STREAM TAG CONTENT; tag P: the line goes on in the next one
+  awk '$2 == "stdout" { tag = $3; sub(/^[^ ]+ [^ ]+ [^ ]+ ?/, ""); printf "%s%s", $0, (tag == "F" ? "\n" : "") }' "$f"
 }
 
 # after kubectl delete: no pod, no container, no sandbox's address, netns or volume of the run
