@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,7 +20,12 @@ import (
 // build of herdbench. A flag of theirs that herdbench comes to refuse (as
 // `-o table -o json` came to be) then fails the suite, not the next
 // bring-up of the node. Each run's controller Job must carry the run's
-// own arguments, and its workers' Job the workers it asks for.
+// own arguments, and its workers' Job the workers it asks for; herd-wide's
+// workers fill the node's CPU, at least 6 of them.
+// nodeMilliCPU is the CPU the e2e node's scheduler places pods in: the
+// machine's 2 cores, the kubelet reserving none (kube/e2e/node.sh).
+const nodeMilliCPU = 2000
+
 func TestKubeE2EManifestsBuild(t *testing.T) {
 	const script = "../../kube/e2e/manifests.sh"
 	env := append(os.Environ(), "HB="+localtest.Binary())
@@ -33,6 +39,7 @@ func TestKubeE2EManifestsBuild(t *testing.T) {
 	if len(runs) < 3 {
 		t.Fatalf("%s lists %q; want run.sh's three runs at least (ok, gate, lost)", script, runs)
 	}
+	wide := false
 	for _, name := range runs {
 		cmd := exec.Command("bash", script, name)
 		cmd.Env = env
@@ -51,17 +58,30 @@ func TestKubeE2EManifestsBuild(t *testing.T) {
 			}
 		}
 		workers, controller := jobs[name+"-workers"], jobs[name+"-controller"]
-		if workers.Spec.Completions == nil || *workers.Spec.Completions != 3 {
-			t.Errorf("%s: no workers' Job %s-workers of 3 pods in\n%s", name, name, out)
-		}
-		if len(controller.Spec.Template.Spec.Containers) != 1 {
-			t.Errorf("%s: no controller's Job %s-controller in\n%s", name, name, out)
+		if len(controller.Spec.Template.Spec.Containers) != 1 || len(workers.Spec.Template.Spec.Containers) != 1 || workers.Spec.Completions == nil {
+			t.Errorf("%s: no controller's Job %s-controller or workers' Job %s-workers in\n%s", name, name, name, out)
 			continue
 		}
 		args := controller.Spec.Template.Spec.Containers[0].Args
+		pods := int(*workers.Spec.Completions)
+		if c := slices.Index(args, "--worker-count"); c < 0 || c+1 == len(args) || args[c+1] != strconv.Itoa(pods) {
+			t.Errorf("%s: the controller runs %q; want --worker-count %d, the workers' Job's pods", name, args, pods)
+		}
+		cpu := workers.Spec.Template.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
+		if name == "herd-wide" {
+			wide = true
+			if pods < 6 || int64(pods)*cpu > nodeMilliCPU || int64(pods+1)*cpu <= nodeMilliCPU {
+				t.Errorf("herd-wide: %d workers of %dm CPU; want as many as the node's %dm hold, at least 6 (#51.5)", pods, cpu, nodeMilliCPU)
+			}
+		} else if pods != 3 {
+			t.Errorf("%s: %d worker pods; want 3, as run.sh checks", name, pods)
+		}
 		o := slices.Index(args, "-o")
 		if !slices.Contains(args, "--after") || o < 0 || o+1 == len(args) || args[o+1] != "json" || slices.Contains(args[o+1:], "-o") {
 			t.Errorf("%s: the controller runs %q; want the run's own --after and the results JSON on stdout, which run.sh reads", name, args)
 		}
+	}
+	if !wide {
+		t.Errorf("%s lists %q; want herd-wide, the run of as many worker pods as the node holds", script, runs)
 	}
 }

@@ -9,10 +9,13 @@
 # node's bridge address, 10.244.0.1:1828{1,2,3}, which the pods reach (they
 # cannot reach the host's loopback); the target file lists those three.
 #
-# Runs, each three worker pods and the controller Job from `herdbench kube`:
+# Runs, each worker pods (three but in wide) and the controller Job from
+# `herdbench kube`:
 #   ok    a burst stampede: exit 0, the Job Complete, the report in the
 #         controller's log, the plan's request total the workers' sum, the
 #         start skew across pods;
+#   wide  the same across as many worker pods as the node holds (10), and
+#         the controller's CPU per worker-second, from its pod's cgroup;
 #   gate  the same with a gate that fails: exit 99, the Job Failed;
 #   lost  a worker pod deleted mid-arm: exit 1, the arm ended naming it;
 # and after each run's `kubectl delete`, nothing of it on the node.
@@ -26,8 +29,11 @@ eval "$(node env)"
 CACHE=${HERDBENCH_KUBE_CACHE:-/var/cache/herdbench-kube}
 OUT=${OUT:-/var/tmp/herdbench-kube-run}
 HB=$CACHE/bin/herdbench
-# IMAGE, BRIDGE_IP, RATE, the runs and manifests NAME
+# IMAGE, BRIDGE_IP, RATE, the runs, run_args NAME and manifests NAME
 source "$here/manifests.sh"
+# functions of the wide run: the node's CPU, the controller's cost
+source "$here/cost.sh"
+ARM_S=3 # each run's arm: before 1 s + after 2 s (the warmup is not the arm's)
 
 mkdir -p "$OUT"
 pass=0 fail=0
@@ -102,8 +108,19 @@ finish() { # NAME
   kubectl logs "job/$job" >"$OUT/$name.log" 2>&1
   code=$(kubectl get pods -l job-name="$job" -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}')
   condition=$(kubectl get job "$job" -o jsonpath='{.status.conditions[?(@.status=="True")].type}' | grep -oE 'Complete|Failed' | head -1)
-  sed -n '/^{/,/^}/p' "$OUT/$name.log" >"$OUT/$name.json"
+  stdout_of "$job" >"$OUT/$name.json"
   log "$name: controller exit $code, job $condition"
+}
+
+# stdout_of JOB: what the Job's container wrote to stdout, from its log
+# file on the node, where each line says its stream: kubectl logs mixes
+# stderr in, and a line of stderr once landed inside the results JSON
+stdout_of() {
+  local f
+  f=$(ls /var/lib/herdbench-kube/pod-logs/*_"$1"-*/*/*.log 2>/dev/null | head -1)
+  [[ -n $f ]] || { log "$1: no log file of its pod under /var/lib/herdbench-kube/pod-logs"; return 1; }
+  # TIME STREAM TAG CONTENT; tag P: the line goes on in the next one
+  awk '$2 == "stdout" { tag = $3; sub(/^[^ ]+ [^ ]+ [^ ]+ ?/, ""); printf "%s%s", $0, (tag == "F" ? "\n" : "") }' "$f"
 }
 
 # after kubectl delete: no pod, no container, no sandbox's address, netns or volume of the run
@@ -139,25 +156,54 @@ node_leftovers() {
   } | tr '\n' ' ' | sed 's/ *$//'
 }
 
-# --- ok: exit 0, the report, the totals, the skew ------------------------
+# --- ok and wide: exit 0, the report, the totals, the skew ---------------
+# held NAME LABEL: the run NAME's stampede held: exit 0 and Complete, the
+# report from its workers, the plan's total the workers' sum, every request
+# an outcome; its start skew across pods to $OUT/figures
+held() {
+  local name=$1 label=$2 json=$OUT/$1.json workers cpu args
+  run_args "$name"
+  check "$label: the controller exits 0 and the Job is Complete (exit $code, $condition)" test "$code" = 0 -a "$condition" = Complete
+  check "$label: the report (the results JSON) is in the controller's log, from $workers workers" \
+    test "$(jq '.arms[0].workers.each | length' "$json" 2>/dev/null)" = "$workers"
+  local intended sum want=$((RATE * ARM_S))
+  intended=$(jq '.arms[0].load.intended' "$json" 2>/dev/null)
+  sum=$(jq '[.arms[0].workers.each[].load.intended] | add' "$json" 2>/dev/null)
+  check "$label: the plan's request total ($want) is load.intended ($intended) and the workers' sum ($sum)" \
+    test "$intended" = "$want" -a "$sum" = "$want"
+  local requests outcomes
+  requests=$(jq '.arms[0].http.requests' "$json" 2>/dev/null)
+  outcomes=$(jq '.arms[0].http | .ok + ([.errors | (.timeout, .conn, ."5xx", .shed, .other, .throttled, .client_breaker, .unsent)] | add)' "$json" 2>/dev/null)
+  check "$label: http.requests ($requests) is the 2 s after T at $RATE req/s, every one an outcome ($outcomes)" \
+    test "$requests" = $((RATE * 2)) -a "$outcomes" = "$requests"
+  local skew p99
+  skew=$(jq -r '.arms[0].workers.start_skew_max_ms' "$json" 2>/dev/null)
+  p99=$(jq -r '.arms[0].workers.start_skew_p99_ms' "$json" 2>/dev/null)
+  log "$label: $workers pods, start skew max $skew ms, p99 $p99 ms"
+  echo "$name pods $workers skew_max_ms $skew skew_p99_ms $p99" >>"$OUT/figures"
+}
+
 apply herd-ok || exit 1
 finish herd-ok
-check "ok: the controller exits 0 and the Job is Complete (exit $code, $condition)" test "$code" = 0 -a "$condition" = Complete
-check "ok: the report (the results JSON) is in the controller's log, from 3 workers" \
-  test "$(jq '.arms[0].workers.each | length' "$OUT/herd-ok.json" 2>/dev/null)" = 3
-intended=$(jq '.arms[0].load.intended' "$OUT/herd-ok.json" 2>/dev/null)
-sum=$(jq '[.arms[0].workers.each[].load.intended] | add' "$OUT/herd-ok.json" 2>/dev/null)
-want=$((RATE * 3)) # before 1 s + after 2 s at RATE (the warmup is not the arm's)
-check "ok: the plan's request total ($want) is load.intended ($intended) and the workers' sum ($sum)" \
-  test "$intended" = "$want" -a "$sum" = "$want"
-requests=$(jq '.arms[0].http.requests' "$OUT/herd-ok.json" 2>/dev/null)
-outcomes=$(jq '.arms[0].http | .ok + ([.errors | (.timeout, .conn, ."5xx", .shed, .other, .throttled, .client_breaker, .unsent)] | add)' "$OUT/herd-ok.json" 2>/dev/null)
-check "ok: http.requests ($requests) is the 2 s after T at $RATE req/s, every one an outcome ($outcomes)" \
-  test "$requests" = $((RATE * 2)) -a "$outcomes" = "$requests"
-skew=$(jq -r '.arms[0].workers.start_skew_max_ms' "$OUT/herd-ok.json" 2>/dev/null)
-log "ok: start skew max $skew ms"
-echo "skew_ms $skew" >>"$OUT/figures"
+held herd-ok ok
 check "ok: after kubectl delete nothing of the run is on the node" gone herd-ok
+
+# wide: as many worker pods as the node holds, and what the controller
+# spent on them, from its pod's cgroup on this host
+run_args herd-wide
+check "wide: the node's allocatable CPU ($(allocatable)m) holds $workers workers of $cpu and no more" \
+  fits "$workers" "$cpu"
+rm -f "$OUT/herd-wide.cpu.stop"
+apply herd-wide || exit 1
+cpu_samples herd-wide &
+sampler=$!
+finish herd-wide
+touch "$OUT/herd-wide.cpu.stop"
+wait "$sampler"
+held herd-wide wide
+check "wide: the controller pod's CPU samples go on past its exit (its process gone from the pod's cgroup)" sampled_past_exit herd-wide
+check "wide: the controller's CPU per worker-second, in all and over the arm (to $OUT/figures)" cost herd-wide
+check "wide: after kubectl delete nothing of the run is on the node" gone herd-wide
 
 # --- gate: exit 99 -------------------------------------------------------
 apply herd-gate || exit 1
