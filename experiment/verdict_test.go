@@ -89,13 +89,20 @@ func TestVerdictRelapse(t *testing.T) {
 		{"out again to the end", synthetic(good, 3000, relapse(down, 3000, down)), result.Relapsed, nil, nil, at(1500)},
 		{"out again and stuck", synthetic(good, 6000, relapse(useless, 6000, useless)), result.Relapsed, nil, nil, at(1500)},
 		{"out 1 s, then back to the end", synthetic(good, 6000, relapse(down, 2500, good)), result.Recovered, at(2000), at(2500), at(1500)},
-		{"one late row in the arm's last second", synthetic(good, 6000, relapse(good, 5500, blip)), result.Relapsed, nil, nil, at(5500)},
-		{"one late row, then a whole hold back", synthetic(good, 6000, func(tms int64) result.Row {
+		{"late rows in the arm's last half second: no relapse", synthetic(good, 6000, relapse(good, 5500, blip)), result.Recovered, at(0), at(500), nil},
+		{"late rows in the arm's last 1.5 s", synthetic(good, 6000, relapse(good, 4500, blip)), result.Relapsed, nil, nil, at(4500)},
+		{"one late row mid-arm: no relapse", synthetic(good, 6000, func(tms int64) result.Row {
 			if tms == 3000 {
 				return blip
 			}
 			return until(500, down, good)(tms)
-		}), result.Recovered, at(2600), at(3100), at(3000)},
+		}), result.Recovered, at(0), at(500), nil},
+		{"late for half a second mid-arm, then back", synthetic(good, 6000, func(tms int64) result.Row {
+			if tms >= 3000 && tms < 3600 {
+				return blip
+			}
+			return until(500, down, good)(tms)
+		}), result.Recovered, at(3100), at(3600), at(3000)},
 	} {
 		res := judged(c.rows, &ended, nil)
 		if res.Verdict != c.want || !sameMS(res.RecoveryMS, c.fromEnd) || !sameMS(res.RecoveryFromTMS, c.fromT) || !sameMS(res.RelapseFromTMS, c.relapsed) {

@@ -134,39 +134,50 @@ func (b band) Recovered(rows []result.Row, hists []*hdrhistogram.Histogram, end 
 }
 
 // course is how a timeline went from the trigger's end: held, the first
-// row from which every hold to the timeline's end is within band (nil:
-// its last hold is not); relapse, the row that took a hold out of band
-// after the first hold back within it (the last row of that hold), nil
-// when none did.
+// row from which no stretch of holds out of band as long as RelapseSpan
+// follows (nil: none such); relapse, the row that took the first such
+// stretch out of band after a hold back within it (the last row of its
+// first hold), nil when none did.
 type course struct{ held, relapse *int64 }
 
 // course reads rows from end: it came back at the first hold within band,
-// relapsed at the first hold out of it after that, and held from the row
-// after the last hold out of band, when that hold is back within band.
+// relapsed when, after that, holds beginning over RelapseSpan in a row
+// were all out of band, and held from the first hold back within band
+// after the last such stretch. One late row takes out of band at most the
+// RecoveryHold of holds that hold it, which is shorter: a blip is not a
+// relapse, a stretch of half a second or more of late rows is.
 func (b band) course(rows []result.Row, hists []*hdrhistogram.Histogram, end int64) course {
 	hold := int(RecoveryHold / result.RowWidth)
+	run := int(RelapseSpan / result.RowWidth)
 	if len(hists) != len(rows) {
 		hists = nil
 	}
 	var c course
 	back := false
+	out, outFrom := 0, 0 // the holds out of band in a row, and the first of them
 	for i := range rows {
 		if rows[i].TMS < end || i+hold > len(rows) {
 			continue
 		}
-		in := b.holds(rows[i:i+hold], hists, i)
-		switch {
-		case in && c.held == nil:
-			at := rows[i].TMS
-			c.held = &at
-		case !in && c.held != nil:
+		if b.holds(rows[i:i+hold], hists, i) {
+			if c.held == nil {
+				at := rows[i].TMS
+				c.held = &at
+			}
+			back, out = true, 0
+			continue
+		}
+		if out == 0 {
+			outFrom = i
+		}
+		out++
+		if out == run && back {
 			c.held = nil
-			if back && c.relapse == nil {
-				at := rows[i+hold-1].TMS
+			if c.relapse == nil {
+				at := rows[outFrom+hold-1].TMS
 				c.relapse = &at
 			}
 		}
-		back = back || in
 	}
 	return c
 }
@@ -258,7 +269,12 @@ func rates(rows []result.Row) result.Window {
 // baseline (the before window): at most 50% above it, or a floor for small
 // baselines, whichever is larger.
 const (
-	RecoveryHold     = time.Second
+	RecoveryHold = time.Second
+	// RelapseSpan is how long, in a row, holds must begin out of band for
+	// an arm back in band to have relapsed: longer than the RecoveryHold
+	// of holds one late row takes out of band, so a blip on a busy machine
+	// is not a relapse
+	RelapseSpan      = 3 * RecoveryHold / 2
 	recoveryRatio    = 1.5
 	recoveryQPSFloor = 20 // q/s: one query in a 100 ms row is 10 q/s
 	recoveryP99Floor = 20 // ms
