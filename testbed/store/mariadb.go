@@ -106,7 +106,7 @@ func (m MariaDB) Start(ctx context.Context, h Host, bins Programs, port int) (st
 	}
 	data := filepath.Join(dir, "data")
 	if err := h.Run(ctx, dir, nil, append([]string{bins["mariadb-install-db"], "--no-defaults", "--datadir=" + data,
-		"--auth-root-authentication-method=normal", "--skip-test-db"}, asUser...)...); err != nil {
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir=" + dir}, asUser...)...); err != nil {
 		return "", "", err
 	}
 	socket := filepath.Join(dir, "mysqld.sock")

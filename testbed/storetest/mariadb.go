@@ -56,7 +56,7 @@ func StartMariaDBWith(t testing.TB, options ...string) *MariaDB {
 		asUser = []string{"--user=mysql"}
 	}
 	cmd := exec.Command(install, append([]string{"--no-defaults", "--datadir=" + data,
-		"--auth-root-authentication-method=normal", "--skip-test-db"}, asUser...)...)
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir=" + dir}, asUser...)...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mariadb-install-db: %v\n%s", err, tail(string(out), 3000))
