@@ -319,7 +319,10 @@ prometheus: {url: %q, series: {loads: "sum(herdbench_api_loads_total)", requests
 	}
 	w, rateAfter := rep.Arms[0].Timing.Drain, requestRate()
 	t.Logf("drain %d ms: %+v; Prometheus' request rate %g before the run, %g after", rep.Arms[0].Timing.DrainMS, w, rateBefore, rateAfter)
-	if w == nil || w.PrometheusMS == nil || w.HeldBy != "prometheus" || rep.Arms[0].Timing.DrainTimedOut || rateAfter > rateBefore {
+	// the series held the drain until it was back; on a busy machine the
+	// cache's commands may hold it longer still (held_by: cache, seen in CI)
+	if w == nil || w.PrometheusMS == nil || *w.PrometheusMS <= 0 || *w.PrometheusMS > rep.Arms[0].Timing.DrainMS ||
+		rep.Arms[0].Timing.DrainTimedOut || rateAfter > rateBefore {
 		t.Errorf("timing.drain %+v, timed out %v; Prometheus' request rate %g before the run, %g after: want the drain held by the series until it was back",
 			w, rep.Arms[0].Timing.DrainTimedOut, rateBefore, rateAfter)
 	}
