@@ -56,10 +56,7 @@ func (a *armRun) collect(ctx context.Context, warm result.Warm, s0 observe.Sampl
 		res.Aborted = &s.Abort
 		res.Timeline = slices.DeleteFunc(res.Timeline, func(r result.Row) bool { return r.TMS > s.AtMS })
 		res.RowHists = res.RowHists[:min(len(res.RowHists), len(res.Timeline))]
-		if res.DB != nil && res.DB.AboveBaselineMS != nil { // of the rows that ran
-			above := result.AboveBaseline(res.Timeline, res.DB.BaselineQPS)
-			res.DB.AboveBaselineMS = &above
-		}
+		aboveOfRowsThatRan(res)
 		res.Load = ld.rec.generator(time.Duration(a.p.Before) + time.Duration(s.AtMS)*time.Millisecond)
 	}
 	res.MissedSamples = missed
@@ -224,4 +221,13 @@ func (a *armRun) caughtUp(ctx context.Context, s0, end observe.Sample) bool {
 		return true
 	}
 	return end.Calls-s0.Calls >= loader.Loads(c)
+}
+
+// aboveOfRowsThatRan sets db.above_baseline_ms again from the timeline
+// once a stopped arm's rows after its stop are cut.
+func aboveOfRowsThatRan(res *result.ArmResult) {
+	if res.DB != nil && res.DB.AboveBaselineMS != nil {
+		above := result.AboveBaseline(res.Timeline, res.DB.BaselineQPS)
+		res.DB.AboveBaselineMS = &above
+	}
 }
