@@ -113,7 +113,7 @@ func checkKube(s kube.Spec) error {
 			bad.Add("allow-host", "%v", err)
 		}
 	}
-	bad = append(bad, controllerProblems(s.Args, s.AllowHosts)...)
+	bad = append(bad, controllerProblems(s)...)
 	if len(bad) > 0 {
 		return cli.UsageError{Err: bad}
 	}

@@ -1,18 +1,16 @@
 package main
 
 import (
+	"context"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/herdbench/herdbench/cmd/herdbench/cli"
-	"github.com/herdbench/herdbench/gates"
 	"github.com/herdbench/herdbench/herd"
-	"github.com/herdbench/herdbench/service"
-	"github.com/herdbench/herdbench/targets"
+	"github.com/herdbench/herdbench/kube"
 	"github.com/herdbench/herdbench/triggers"
 )
 
@@ -23,7 +21,8 @@ import (
 // A run's scenario file is in the ConfigMap: of a run, only what its
 // command line sets is checked, each value alone, since the file may set
 // the rest.
-func controllerProblems(args, allow []string) herd.FieldErrors {
+func controllerProblems(s kube.Spec) herd.FieldErrors {
+	args := s.Args
 	var bad herd.FieldErrors
 	switch {
 	case args[0] != "stampede" && args[0] != "run":
@@ -52,49 +51,32 @@ func controllerProblems(args, allow []string) herd.FieldErrors {
 	if isRun {
 		bad = append(bad, inConfigMap("run's scenario file", fs.Arg(0))...)
 	}
-	return append(bad, controllerChecks(opts, fs, isRun, allow)...)
+	return append(bad, controllerChecks(opts, fs, isRun, s)...)
 }
 
 // controllerChecks are the problems of the controller's flags, parsed
-// into opts, as stampede's (or run's) own checks find them: its target
-// (controllerTarget), the options the stampede drops on a service, and
-// its plan; one problem per value, told as the value the user gave.
-func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, allow []string) herd.FieldErrors {
+// into opts: the stampede's own (prepare, the path stampede, run and
+// sweep share), on the subject its pod will name (inPod), and the outputs
+// its pod cannot write; one problem per value, told as the value the user
+// gave.
+func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, s kube.Spec) herd.FieldErrors {
 	opts.TestbedSet = changed(fs, startFlags)
+	opts.ArmsSet = fs.Changed("arms")
 	opts.TriggerSet = triggerFlagsSet(fs, opts.Plan)
 	opts.PlanSet = planFlagsSet(fs)
-	var checked herd.FieldErrors
-	var url *targets.Target
-	if !isRun || fs.Changed("target") { // a run's may be its scenario's
-		url, checked = controllerTarget(opts.Target, allow)
-	}
-	// a target file's keys: and trigger: are read in the pod
-	targetFile := opts.Target != "testbed" && !strings.Contains(opts.Target, "://")
-	switch {
-	case url != nil: // the testbed's options, a key space without {key}
-		_, refused := service.Kind{Svc: url}.Plan(opts.given(nil))
-		checked = append(checked, refused...)
-	case targetFile:
-		checked = append(checked, service.TestbedOnly(opts.given(nil), opts.Target)...)
-	}
-	checked = append(checked, planProblems(opts, url, !isRun)...)
-	checked = append(checked, podOutputs(opts)...)
-	var bad herd.FieldErrors
-	for _, e := range checked {
-		// a run's scenario may set what its command line does not, and
-		// the other value of a relation between two
-		if !isRun || (e.Other == nil && (e.Field == "" || fs.Changed(cli.FlagOf(e.Field)))) {
-			bad = append(bad, e)
-		}
-	}
-	// the trigger the options are for: --trigger's, or else the default,
-	// unless a scenario or target file may name its own
-	if fs.Changed("trigger") || !(isRun || targetFile) {
-		bad = append(bad, idleTriggerOptions(opts.Plan, opts.TriggerSet, bad)...)
-	}
-	bad = bad.Blame(opts.userSet).FirstPerField()
+	opts.DryRun = true // nothing is contacted: the pod opens the target
+	opts.kinds = []kindOf{podKind(isRun, fs, s.AllowHosts)}
+	// the workers as the manifests give them; their token is the Secret's
+	opts.Workers, opts.podToken = s.WorkersAddr(), true
+	// the pod's directories, not this machine's (podOutputs checks them)
+	results := opts.ResultsDir
+	opts.StateDir, opts.ResultsDir = "", ""
+	_, _, err := prepare(context.Background(), &opts, nil)
+	bad := herd.Fields(cli.UnwrapUsage(err))
+	opts.ResultsDir = results
+	bad = append(bad, podOutputs(opts)...)
 	// every target a pod reaches is off its loopback (controllerTarget)
-	if cmd := "stampede"; !opts.Yes && (isRun || url != nil || targetFile) {
+	if cmd := "stampede"; !opts.Yes && (isRun || opts.Target != "testbed") {
 		if isRun {
 			cmd = "run"
 		}
@@ -103,29 +85,13 @@ func controllerChecks(opts stampedeOptions, fs *pflag.FlagSet, isRun bool, allow
 	return bad
 }
 
-// planProblems are those of the plan the controller's flags make, as the
-// stampede checks them (buildPlan): the gates, --repeat 0, and the plan's
-// validation, against url when --target is one (its trigger among them:
-// the default's, when byDefault says no scenario may name another). A
-// target file's plan and arms are the ConfigMap's, checked in the pod.
-func planProblems(opts stampedeOptions, url *targets.Target, byDefault bool) herd.FieldErrors {
-	var bad, problems herd.FieldErrors
-	opts.Plan.Gates, problems = gates.ParseAll(opts.Gates, "gates")
-	bad = append(bad, problems...)
-	opts.Plan.Abort, problems = gates.ParseAll(opts.Abort, "abort_on")
-	bad = append(bad, problems...)
-	bad = append(bad, zeroRepeat(opts.Plan)...)
-	checked := herd.Fields(opts.Plan.Validate())
-	if url != nil {
-		checked = herd.Fields(opts.Plan.ValidateFor(service.Kind{Svc: url}.Describe()))
-		if byDefault && !opts.TriggerSet["trigger"] {
-			checked = service.AtURLDefaultTrigger(checked, opts.Plan, url)
+// without is bad but the problems of drop, told alike.
+func without(bad, drop herd.FieldErrors) herd.FieldErrors {
+	var out herd.FieldErrors
+	for _, e := range bad {
+		if !slices.ContainsFunc(drop, func(d *herd.FieldError) bool { return d.Error() == e.Error() }) {
+			out = append(out, e)
 		}
 	}
-	for _, e := range checked {
-		if e.Field != "arms" { // a file's, or a URL's baseline, as the pod's run sets them
-			bad = append(bad, e)
-		}
-	}
-	return bad
+	return out
 }

@@ -69,6 +69,12 @@ func TestKubeAndWorkersRefuseBadInput(t *testing.T) {
 		{[]string{"kube", "--image", "i", "--configmap", "Bad_Name"}, `--configmap: "Bad_Name": a lowercase RFC 1123 subdomain`},
 		{[]string{"kube", "--image", "bad image", "--configmap", "c"}, `--image: "bad image": invalid reference format (accepted: the herdbench image the cluster pulls, [REGISTRY/]REPOSITORY[:TAG][@DIGEST] with a lower-case repository`},
 		{[]string{"kube", "--image", "UPPER/Img:1", "--configmap", "c"}, `--image: "UPPER/Img:1": invalid reference format: repository name (Img) must be lowercase`},
+		// the stampede's own checks (prepare), as the pod's would refuse them
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst", "--arms", "lock", "--yes"}, "--arms: lock: not an arm of http://svc:8080/items/{key}"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "run", "/config/s.yaml", "--target", "http://svc:8080/items/{key}", "--yes"}, "--allow-host: svc, the host of --target after --, is not listed"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--metrics-addr", "0.0.0.0:9090", "--yes"}, `--metrics-addr: "0.0.0.0:9090" is not a loopback address`},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "-o", "html=a.html", "-o", "markdown=a.html", "--yes"}, "a.html is written twice, by html and by markdown"},
+		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml", "--ttl", "-1s", "--yes"}, "--ttl: a knob of the bundled testbed's replicas"},
 		// a pod has no terminal to confirm the hosts on
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--", "stampede", "--target", "/config/t.yaml"}, "--yes: not given after --, and the controller's pod has no terminal to ask on: stampede would refuse to send to the target's hosts, which in a pod are never loopback (accepted: --yes after --, once you have read the hosts the plan touches, as stampede --dry-run with the same flags prints them)"},
 		{[]string{"kube", "--image", "i", "--configmap", "c", "--allow-host", "svc", "--", "stampede", "--target", "http://svc:8080/items/{key}", "--trigger", "burst"}, "--yes: not given after --"},
@@ -149,6 +155,10 @@ func TestKubeLeavesToThePodWhatItsFilesDecide(t *testing.T) {
 		{"stampede", "--target", "/config/./t.yaml", "--yes"},
 		{"stampede", "--target", "/config/t.yaml", "--after", "auto:60s", "--escape", "on", "--yes"},
 		{"run", "/config/s.yaml", "-o", "html=x.html", "--json", "/work/r.json", "--results-dir", "r", "--yes"},
+		// a gate on the workers' figures: the manifests give it its workers
+		{"stampede", "--target", "/config/t.yaml", "--gate", "workers.start_skew_p99_ms < 5", "--yes"},
+		// the pod's directories, not this machine's
+		{"stampede", "--target", "/config/t.yaml", "--results-dir", "/proc/version", "--state-dir", "/proc/version", "--yes"},
 	} {
 		args := append([]string{"kube", "--image", "reg/herdbench:v1", "--configmap", "c", "--allow-host", "svc", "--"}, after...)
 		var out, errb bytes.Buffer

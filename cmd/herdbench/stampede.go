@@ -62,6 +62,9 @@ type stampedeOptions struct {
 	kinds  []kindOf  // the kinds of subject --target may name
 	chosen plan.Kind // what --target names, once resolved (resolveTarget); nil when it could not be
 	bedErr error     // why the testbed it names cannot be had as asked, told with the plan's problems
+	// the workers' token is a Kubernetes Secret's, in the controller pod's
+	// environment: kube checks a controller's command line, not this machine's
+	podToken bool
 
 	// A scenario file's arms, when it has some and --arms was not given;
 	// its settings' places for errors.

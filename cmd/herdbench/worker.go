@@ -128,6 +128,9 @@ func workersFor(ctx context.Context, opts stampedeOptions, target *targets.Targe
 // (it would do nothing), or a token that cannot be read or is too short.
 func workerTokenProblems(opts stampedeOptions) herd.FieldErrors {
 	var bad herd.FieldErrors
+	if opts.podToken {
+		return nil
+	}
 	switch tok, err := workers.ReadToken(opts.WorkerToken); {
 	case opts.WorkerToken != "" && opts.Workers == "":
 		bad.Add("worker_token_file", "without --workers it would do nothing (accepted: with --workers, or left out)")

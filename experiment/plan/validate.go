@@ -217,8 +217,12 @@ func (p Plan) triggerOptionsBad(errs herd.FieldErrors) bool {
 // own: each arm sets what the subject takes, the trigger has what it
 // needs of the target, the load keeps to the target's caps, and no gate
 // or stop condition reads a figure the target does not let herdbench
-// observe.
+// observe. With no target (nil: one only the run will read, as a
+// controller's pod does its file), it is the plan's own checks.
 func (p Plan) ValidateFor(tg *targets.Target, sub Subject) error {
+	if tg == nil {
+		return p.Validate()
+	}
 	errs := herd.Fields(p.Validate())
 	if c, ok := sub.(ArmChecker); ok {
 		errs = append(errs, p.CheckArms(c)...)
