@@ -44,11 +44,8 @@ var (
 )
 
 func newJudgedMetrics() *judgedMetrics {
-	gauge := func(f Family) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: f.Help}, f.Labels)
-	}
-	return &judgedMetrics{phase: gauge(familyPhase), verdict: gauge(familyVerdict), loop: gauge(familyLoop),
-		escapeStep: gauge(familyEscapeStep), escape: gauge(familyEscape)}
+	return &judgedMetrics{phase: familyPhase.gauge(), verdict: familyVerdict.gauge(), loop: familyLoop.gauge(),
+		escapeStep: familyEscapeStep.gauge(), escape: familyEscape.gauge()}
 }
 
 func (j *judgedMetrics) collectors() []prometheus.Collector {

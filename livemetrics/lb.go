@@ -39,13 +39,8 @@ type lbMetrics struct {
 var _ experiment.LBObserver = (*Metrics)(nil)
 
 func newLBMetrics() *lbMetrics {
-	counter := func(f Family) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: f.Help}, f.Labels)
-	}
-	return &lbMetrics{requests: counter(familyLBRequests), sends: counter(familyLBSends), retries: counter(familyLBRetries),
-		redispatches: counter(familyLBRedispatches),
-		queue:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: familyLBQueue.Name, Help: familyLBQueue.Help}, familyLBQueue.Labels),
-		last:         map[string]observe.LBStats{}}
+	return &lbMetrics{requests: familyLBRequests.counter(), sends: familyLBSends.counter(), retries: familyLBRetries.counter(),
+		redispatches: familyLBRedispatches.counter(), queue: familyLBQueue.gauge(), last: map[string]observe.LBStats{}}
 }
 
 func (l *lbMetrics) collectors() []prometheus.Collector {

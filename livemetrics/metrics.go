@@ -89,6 +89,17 @@ var (
 		[]string{"arm"}}
 )
 
+// counter, gauge and histogram are f's collector, not yet registered.
+func (f Family) counter() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: f.Help}, f.Labels)
+}
+func (f Family) gauge() *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: f.Help}, f.Labels)
+}
+func (f Family) histogram() *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: f.Name, Help: f.Help, Buckets: LatencyBuckets}, f.Labels)
+}
+
 // Families are the metric families NewMetrics registers.
 func Families() []Family {
 	return []Family{familyRequests, familyLatency, familyAttempts, familyTrigger, familyRunning,
@@ -99,30 +110,20 @@ func Families() []Family {
 
 // NewMetrics registers the harness' metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	counter := func(f Family) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: f.Help}, f.Labels)
-	}
-	gauge := func(f Family) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: f.Help}, f.Labels)
-	}
 	m := &Metrics{
-		requests: counter(familyRequests),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: familyLatency.Name, Help: familyLatency.Help, Buckets: LatencyBuckets,
-		}, familyLatency.Labels),
-		attempts:      counter(familyAttempts),
-		trigger:       gauge(familyTrigger),
-		running:       gauge(familyRunning),
-		classRequests: counter(familyClassRequests),
-		classLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: familyClassLatency.Name, Help: familyClassLatency.Help, Buckets: LatencyBuckets,
-		}, familyClassLatency.Labels),
-		classHerd: gauge(familyClassHerd),
-		lb:        newLBMetrics(),
-		judged:    newJudgedMetrics(),
-		workers:   newWorkerRequests(),
-		series:    map[[2]string]*phaseSeries{},
-		classes:   map[string][]string{},
+		requests:      familyRequests.counter(),
+		latency:       familyLatency.histogram(),
+		attempts:      familyAttempts.counter(),
+		trigger:       familyTrigger.gauge(),
+		running:       familyRunning.gauge(),
+		classRequests: familyClassRequests.counter(),
+		classLatency:  familyClassLatency.histogram(),
+		classHerd:     familyClassHerd.gauge(),
+		lb:            newLBMetrics(),
+		judged:        newJudgedMetrics(),
+		workers:       familyWorkerRequests.counter(),
+		series:        map[[2]string]*phaseSeries{},
+		classes:       map[string][]string{},
 	}
 	reg.MustRegister(m.requests, m.latency, m.attempts, m.trigger, m.running, m.classRequests, m.classLatency, m.classHerd)
 	reg.MustRegister(m.lb.collectors()...)

@@ -1,10 +1,6 @@
 package livemetrics
 
-import (
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/herdbench/herdbench/experiment"
-)
+import "github.com/herdbench/herdbench/experiment"
 
 // familyWorkerRequests is each worker's share of a distributed arm: the
 // requests of the bins the controller merged from it, the same requests
@@ -12,11 +8,6 @@ import (
 var familyWorkerRequests = Family{"herdbench_worker_requests_total", "counter",
 	"Requests each worker of a distributed arm (--workers) filed, as the controller merged its bins (every outcome; the same requests herdbench_requests_total counts, merged), by arm, worker (its index in --workers) and phase; none without workers.",
 	[]string{"arm", "worker", "phase"}}
-
-func newWorkerRequests() *prometheus.CounterVec {
-	f := familyWorkerRequests
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: f.Help}, f.Labels)
-}
 
 // workerShare counts a worker's summarised requests as its own, when the
 // summary names one.

@@ -153,17 +153,6 @@ type Setting struct {
 // Where is Path with its file and line, for errors: "s.yaml:7: load.rate".
 func (s Setting) Where(file string) string { return fmt.Sprintf("%s:%d: %s", file, s.Line, s.Path) }
 
-// WhereValue is where the element of a list that holds value is, or Where
-// when none does: "s.yaml:9: gates[1]".
-func (s Setting) WhereValue(file, value string) string {
-	for i, v := range s.Values {
-		if v == value && i < len(s.Lines) {
-			return fmt.Sprintf("%s:%d: %s[%d]", file, s.Lines[i], s.Path, i)
-		}
-	}
-	return s.Where(file)
-}
-
 // Vocabulary is what a scenario file may name besides its own keys: the
 // triggers and their options (nil: triggers.Default()), and the knobs of
 // what the arms run on (the testbed's: testbed/subject.Knobs).

@@ -122,16 +122,6 @@ func (r *Registry) Down(ctx context.Context, name, dir string, timeout time.Dura
 	return p.Down(ctx, dir, timeout)
 }
 
-// Restarter restarts the parts of the running testbed st describes,
-// through the provider that started it.
-func (r *Registry) Restarter(st Status) (Restarter, error) {
-	p, err := r.Get(st.Provider)
-	if err != nil {
-		return nil, fmt.Errorf("restart the testbed's parts: %w", err)
-	}
-	return p.Restarter(st), nil
-}
-
 // Choose returns the provider o.Provider names. Auto picks the first
 // that is Available, and says which on o.Log, and why.
 func (r *Registry) Choose(ctx context.Context, o Options) (Provider, error) {

@@ -1,6 +1,7 @@
 package triggers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,10 +90,5 @@ func (*Expire) Fire(ctx context.Context, env Env) (Fired, error) {
 // entries it removed, and its own record.
 func (d *ExpireDetail) add(t Touched) {
 	d.Keys, d.KeysRemoved = t.Keys, d.KeysRemoved+t.Removed
-	if t.Memcached != nil {
-		d.Memcached = t.Memcached
-	}
-	if t.HTTPCache != nil {
-		d.HTTPCache = t.HTTPCache
-	}
+	d.Memcached, d.HTTPCache = cmp.Or(t.Memcached, d.Memcached), cmp.Or(t.HTTPCache, d.HTTPCache)
 }

@@ -94,13 +94,6 @@ func (*Flush) Fire(ctx context.Context, env Env) (Fired, error) {
 // were limited to), and its own record.
 func (d *FlushDetail) add(t Touched) {
 	d.KeysFlushed += t.Removed
-	if t.Pattern != "" {
-		d.Pattern = t.Pattern
-	}
-	if t.Memcached != nil {
-		d.Memcached = t.Memcached
-	}
-	if t.HTTPCache != nil {
-		d.HTTPCache = t.HTTPCache
-	}
+	d.Pattern = cmp.Or(t.Pattern, d.Pattern)
+	d.Memcached, d.HTTPCache = cmp.Or(t.Memcached, d.Memcached), cmp.Or(t.HTTPCache, d.HTTPCache)
 }

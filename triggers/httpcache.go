@@ -114,17 +114,6 @@ var cacheAnswers = figure.Decl[CacheAnswers]{
 	figure.Nullable("command", func(a *CacheAnswers) **Outcome { return &a.Command }, outcome).OmitEmpty(),
 }
 
-// Purged is how many invalidations the cache accepted: answered 2xx.
-func (a CacheAnswers) Purged() int64 {
-	var n int64
-	for s, c := range a.Statuses {
-		if strings.HasPrefix(s, "2") {
-			n += c
-		}
-	}
-	return n
-}
-
 // purgeConcurrency bounds the invalidations in flight at once.
 const purgeConcurrency = 32
 

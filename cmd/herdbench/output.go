@@ -147,17 +147,20 @@ func vegetaResults(outs []output, byWorkers bool) (obs *reporters.VegetaResults,
 // writeOutputs renders reps once per output (vegeta's results are written
 // while the run goes).
 func writeOutputs(stdout io.Writer, outs []output, reps []*experiment.Report) error {
+	outs = slices.DeleteFunc(slices.Clone(outs), func(o output) bool { return o.format == vegetaFormat })
+	return renderEach(stdout, outs, func(w io.Writer, format string) error { return reporters.Render(w, format, reps) })
+}
+
+// renderEach renders once per output, with render, to stdout or its file.
+func renderEach(stdout io.Writer, outs []output, render func(w io.Writer, format string) error) error {
 	for _, o := range outs {
-		if o.format == vegetaFormat {
-			continue
-		}
 		if o.path == "" {
-			if err := reporters.Render(stdout, o.format, reps); err != nil {
+			if err := render(stdout, o.format); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := writeFile(o.path, func(w io.Writer) error { return reporters.Render(w, o.format, reps) }); err != nil {
+		if err := writeFile(o.path, func(w io.Writer) error { return render(w, o.format) }); err != nil {
 			return fmt.Errorf("-o %s=%s: %w", o.format, o.path, err)
 		}
 	}

@@ -299,7 +299,7 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 	if err := reporters.WriteSweepJSONFile(saved, res); err != nil {
 		return err
 	}
-	if err := writeSweepOutputs(stdout, outs, res); err != nil {
+	if err := renderEach(stdout, outs, func(w io.Writer, format string) error { return reporters.RenderSweep(w, format, res) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "results   %s\n", strings.Join(append([]string{saved}, outputFiles(outs, false)...), ", "))
@@ -316,22 +316,6 @@ func sweepAndReport(ctx context.Context, stdout, stderr io.Writer, opts sweepOpt
 			}
 		}
 		return gatesFailed{why}
-	}
-	return nil
-}
-
-// writeSweepOutputs renders the results once per output.
-func writeSweepOutputs(stdout io.Writer, outs []output, res *sweep.Results) error {
-	for _, o := range outs {
-		if o.path == "" {
-			if err := reporters.RenderSweep(stdout, o.format, res); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := writeFile(o.path, func(w io.Writer) error { return reporters.RenderSweep(w, o.format, res) }); err != nil {
-			return fmt.Errorf("-o %s=%s: %w", o.format, o.path, err)
-		}
 	}
 	return nil
 }

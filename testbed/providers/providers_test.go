@@ -20,15 +20,22 @@ func TestDefaultRegistersLocalThenDocker(t *testing.T) {
 // docker); a local one through its supervisor's control API.
 func TestRestarterFollowsTheProvider(t *testing.T) {
 	reg := Default()
-	docker, err := reg.Restarter(testbed.Status{Provider: compose.Name, StateDir: "/s"})
+	restarter := func(st testbed.Status) (testbed.Restarter, error) {
+		p, err := reg.Get(st.Provider)
+		if err != nil {
+			return nil, err
+		}
+		return (&testbed.Running{Status: st, Provider: p}).Restarter(), nil
+	}
+	docker, err := restarter(testbed.Status{Provider: compose.Name, StateDir: "/s"})
 	if r, ok := docker.(compose.Restarter); err != nil || !ok || r.StateDir != "/s" {
 		t.Errorf("Restarter(docker) = %#v, %v; want compose.Restarter{StateDir: /s}", docker, err)
 	}
-	loc, err := reg.Restarter(testbed.Status{Provider: local.Name, Control: "http://127.0.0.1:1"})
+	loc, err := restarter(testbed.Status{Provider: local.Name, Control: "http://127.0.0.1:1"})
 	if r, ok := loc.(local.Control); err != nil || !ok || r.URL != "http://127.0.0.1:1" {
 		t.Errorf("Restarter(local) = %#v, %v; want local.Control{URL: http://127.0.0.1:1}", loc, err)
 	}
-	if _, err := reg.Restarter(testbed.Status{Provider: "k8s"}); err == nil {
+	if _, err := restarter(testbed.Status{Provider: "k8s"}); err == nil {
 		t.Error("Restarter(k8s) = nil error; want the provider unknown")
 	}
 }
