@@ -20,6 +20,13 @@ type Options struct {
 	// EscapeAfter is how long after the fault's end a stuck service's
 	// load is cut, for its escape load
 	EscapeAfter time.Duration
+	// DBPerAttempt is the database's queries an attempt before the
+	// fault, as a run measures it (db.baseline_qps over
+	// windows.before.attempts_rps: the cache answers the others): the
+	// verdict's band is around the database's q/s before the fault,
+	// while the pool drains a backlog at its capacity, whatever the
+	// cache; 0: every attempt a query
+	DBPerAttempt float64
 }
 
 // DefaultOptions are the sweeps' of docs/metastability.md: 3 s before

@@ -17,10 +17,14 @@ const RowWidth = 100 * time.Millisecond
 // the time they were begun, has its p99 within Ratio of the baseline's
 // (or P99Floor above it) and the database's mean queries a second
 // within Ratio of the baseline's (or QPSFloor above it), and after which
-// no run of holds out of band lasts Relapse. The baseline is the model's
-// own over the Hold before the fault; its p99 holds no noise (the
-// model's healthy request takes the pool's work exactly), where the
-// measured one holds the loaded machine's.
+// no run of holds out of band lasts Relapse. The baseline is the
+// model's own over the Options' Lead before the fault, as the verdict's
+// is the before window ([T - before, T)): its p99 holds the requests
+// begun just before the fault whose replies the fault held (a measured
+// one holds fewer when the fault begins a little after T, as slowdb's
+// toxic does, added by a call to toxiproxy's API), and no noise of a
+// loaded machine; its database q/s are the model's attempts a second
+// times Options.DBPerAttempt.
 //
 // A Band with Goodput set reads "back" by the goodput alone, as a
 // simulation's "collapsed" is (Brooker's): from the first step at which
@@ -91,14 +95,17 @@ func recovery(tr Trace, o Options) (time.Duration, bool) {
 		return goodputRecovery(tr, b)
 	}
 	hold, row := max(1, steps(b.Hold)), max(1, steps(RowWidth))
-	from := max(0, tr.Start-hold)
+	from := max(0, tr.Start-steps(o.Lead))
 	p99 := p99Of(tr, from, tr.Start)
-	if p99 == math.MaxInt {
+	if p99 == math.MaxInt || tr.Start <= from {
 		return 0, false
 	}
 	var qps float64
 	for s := from; s < tr.Start; s++ {
 		qps += tr.Started[s] / float64(tr.Start-from)
+	}
+	if o.DBPerAttempt > 0 {
+		qps *= o.DBPerAttempt
 	}
 	p99Max := int(math.Max(b.Ratio*float64(p99), float64(p99+steps(b.P99Floor))))
 	qpsMax := math.Max(b.Ratio*qps, qps+b.QPSFloor)
