@@ -9,13 +9,16 @@
 //
 //   - Fluid (fluid.go, predict.go): the attempts in flight as a
 //     deterministic flow, stepped every 10 ms. A Service serves them
-//     (a FIFO pool of Workers, each attempt Work long, that gives up a
-//     wait longer than its Deadline and then completes only Stuck a
-//     second; or, Brooker's, a server whose latency grows with the
-//     attempts in flight), Clients send them (an offered Rate, a
-//     Timeout, Retries with an optional backoff and full jitter, a
-//     retry budget), and a Fault slows the service or raises the rate
-//     for a while. Predict answers the four questions. This is the
+//     (a FIFO pool of Workers, each held by its attempt until the reply,
+//     Work later, that gives up a wait longer than its Deadline and then
+//     completes only Stuck a second; or, Brooker's, a server whose
+//     latency grows with the attempts in flight), Clients send them (an
+//     offered Rate, a Timeout, Retries with an optional backoff and full
+//     jitter, a retry budget), and a Fault slows the service's replies
+//     (held until the fault ends at the latest, as slowdb's toxic holds
+//     them) or raises the rate for a while. Predict answers the four
+//     questions, reading "back" by the verdict's band (reading.go), as
+//     the measured recovery_ms it is set beside is read. This is the
 //     model herdbench puts beside its measurements: it solves the
 //     testbed's sizes (hundreds of requests a second, thousands in
 //     flight) in milliseconds.

@@ -77,6 +77,11 @@ type Trace struct {
 	Attempts   []float64 // attempts a second they sent (requests and retries)
 	Goodput    []float64 // attempts a second answered within the timeout
 	InFlight   []float64 // attempts waiting in the pool's queue, or in flight on Brooker's server
+	Started    []float64 // attempts a second the service began: the database's queries
+	GaveUp     []float64 // attempts a second the pool gave up past its deadline
+	// First[s][k]: of the requests a second begun at step s, those
+	// answered on their first attempt k steps later (nil: none were)
+	First [][]float64
 }
 
 // Check names the first input the model cannot run on, and what it
@@ -133,6 +138,7 @@ type state struct {
 	retry    [][]float64 // retry[t][k]: attempts numbered k due at step t
 	queue    []int       // the pool's FIFO: cohorts not yet started
 	inFlight float64
+	busy     float64 // the pool's workers holding an attempt
 }
 
 func steps(d time.Duration) int { return int(math.Round(float64(d) / float64(Step))) }
@@ -143,7 +149,8 @@ func (r run) Run() Trace {
 	start := steps(r.lead)
 	end := start + steps(r.f.Duration)
 	n := end + steps(r.tail)
-	tr := Trace{Start: start, End: end, Offered: make([]float64, n), Attempts: make([]float64, n), Goodput: make([]float64, n), InFlight: make([]float64, n)}
+	tr := Trace{Start: start, End: end, Offered: make([]float64, n), Attempts: make([]float64, n), Goodput: make([]float64, n),
+		InFlight: make([]float64, n), Started: make([]float64, n), GaveUp: make([]float64, n), First: make([][]float64, n)}
 	st := &state{run: r, n: n, sentAt: make([][]int, n+1), due: make([][]int, n+1), retry: make([][]float64, n+1)}
 	timeout := max(1, steps(r.c.Timeout))
 	for t := range n {
@@ -161,9 +168,13 @@ func (r run) Run() Trace {
 		}
 		tr.Offered[t], tr.Attempts[t] = rate, st.send(t, rate*dt)/dt
 		if r.s.PerInFlight > 0 {
-			st.admit(t, work)
+			tr.Started[t] = st.admit(t, work) / dt
 		} else {
-			st.serve(t, work)
+			for _, i := range st.due[t] { // their workers are free for this step's
+				st.busy -= st.all[i].amount
+			}
+			started, gaveUp := st.serve(t, tr.replyAt(t, r.s.Work, r.f.Slower, n))
+			tr.Started[t], tr.GaveUp[t] = started/dt, gaveUp/dt
 		}
 		for _, i := range st.due[t] {
 			c := &st.all[i]
@@ -173,6 +184,9 @@ func (r run) Run() Trace {
 			if t-c.sent <= timeout && !c.settled {
 				tr.Goodput[t] += c.amount / dt
 				c.settled = true
+				if c.attempt == 0 {
+					tr.answered(c.sent, t-c.sent, timeout, c.amount/dt)
+				}
 			}
 		}
 		if s := t - timeout; s >= 0 {
@@ -186,6 +200,15 @@ func (r run) Run() Trace {
 		tr.InFlight[t] = st.inFlight
 	}
 	return tr
+}
+
+// answered files requests a second begun at step s and answered on
+// their first attempt k steps later.
+func (tr Trace) answered(s, k, timeout int, rate float64) {
+	if tr.First[s] == nil {
+		tr.First[s] = make([]float64, timeout+1)
+	}
+	tr.First[s][k] += rate
 }
 
 // add files a cohort.
@@ -220,52 +243,72 @@ func (st *state) send(t int, requests float64) float64 {
 }
 
 // admit starts the step's attempts on Brooker's server: each takes work
-// plus PerInFlight for every attempt in flight.
-func (st *state) admit(t int, work time.Duration) {
+// plus PerInFlight for every attempt in flight. It returns the attempts
+// started.
+func (st *state) admit(t int, work time.Duration) float64 {
+	var started float64
 	for _, i := range st.sentAt[t] {
 		lat := work + time.Duration(st.inFlight*float64(st.s.PerInFlight))
 		at := min(st.n, t+max(1, steps(lat)))
 		st.due[at] = append(st.due[at], i)
 		st.inFlight += st.all[i].amount
+		started += st.all[i].amount
 	}
+	return started
 }
 
-// serve queues the step's attempts in the pool and starts the oldest, up
-// to its capacity for the step; a wait longer than the deadline is given
-// up (its client fails then, if it has not yet), and while the pool gives
-// waits up it completes only Stuck a second.
-func (st *state) serve(t int, work time.Duration) {
+// replyAt is the step at which an attempt the pool starts at step t is
+// answered: the database replies work later, and a reply sent while the
+// fault is on is held slower more (slowdb's latency toxic, on every
+// Postgres reply), or until the fault ends, the sooner: removing the
+// toxic releases every reply it holds (toxiproxy v2.12.0, embedded in
+// the testbed: ToxicLink.RemoveToxic flushes the toxic's buffer, and
+// LatencyToxic.Pipe passes its current reply on at once when
+// interrupted). A reply sent before the fault is not held.
+func (tr Trace) replyAt(t int, work, slower time.Duration, n int) int {
+	at := t + max(1, steps(work))
+	if at >= tr.Start && at < tr.End {
+		at = min(at+steps(slower), tr.End)
+	}
+	return min(n, at)
+}
+
+// serve queues the step's attempts in the pool and starts the oldest on
+// its free workers, each answered at step at; a wait longer than the
+// deadline is given up (its client fails then, if it has not yet), and
+// while the pool gives waits up it completes only Stuck a second. It
+// returns the attempts started, and those given up.
+func (st *state) serve(t, at int) (started, gaveUp float64) {
 	for _, i := range st.sentAt[t] {
 		st.queue = append(st.queue, i)
 		st.inFlight += st.all[i].amount
 	}
-	capacity := st.s.Workers / work.Seconds()
+	budget := st.s.Workers - st.busy
 	if st.s.Deadline > 0 {
 		limit := steps(st.s.Deadline)
-		gaveUp := false
 		for len(st.queue) > 0 && t-st.all[st.queue[0]].sent > limit {
 			c := &st.all[st.queue[0]]
 			st.inFlight -= c.amount
-			gaveUp = true
+			gaveUp += c.amount
 			if !c.settled {
 				c.settled = true
 				st.retryLater(t, *c)
 			}
 			st.queue = st.queue[1:]
 		}
-		if gaveUp && st.s.Stuck > 0 {
-			capacity = st.s.Stuck
+		if gaveUp > 0 && st.s.Stuck > 0 {
+			budget = min(budget, st.s.Stuck*Step.Seconds())
 		}
 	}
-	budget := capacity * Step.Seconds()
-	at := min(st.n, t+max(1, steps(work)))
-	for len(st.queue) > 0 && budget > 0 {
+	busy := st.busy
+	for len(st.queue) > 0 && budget > 1e-12 {
 		head := st.queue[0]
 		c := st.all[head]
 		if c.amount <= budget {
 			budget -= c.amount
 			st.due[at] = append(st.due[at], head)
 			st.inFlight -= c.amount
+			st.busy += c.amount
 			st.queue = st.queue[1:]
 			continue
 		}
@@ -275,8 +318,10 @@ func (st *state) serve(t int, work time.Duration) {
 		st.due[at] = append(st.due[at], st.add(part))
 		st.all[head].amount -= budget
 		st.inFlight -= budget
+		st.busy += budget
 		budget = 0
 	}
+	return st.busy - busy, gaveUp
 }
 
 // retryLater schedules a failed attempt's retry, spread over its

@@ -21,7 +21,7 @@ func brookerClients(b Backoff) Clients {
 }
 
 var brookerOptions = Options{Lead: 20 * time.Second, Horizon: 55 * time.Second, MaxFault: 20 * time.Second,
-	Band: 0.9, Window: time.Second, EscapeAfter: 10 * time.Second}
+	Band: Band{Hold: time.Second, Goodput: 0.9}, EscapeAfter: 10 * time.Second}
 
 // TestBrookerCollapse: sim.py states its finding in its header: "the
 // simple combination of timeout and retry, even with backoff, leads to
@@ -70,8 +70,10 @@ func storm(rate float64) Clients { return Clients{Rate: rate, Timeout: time.Seco
 // 120 to 600 req/s here. docs/metastability.md's map measured 100 req/s
 // back after every fault up to 4 s and 200 and 300 req/s stuck after
 // 4 s; its repeat-3 sweeps tipped 300 req/s at 1.756 s and 200 req/s at
-// 2.708 s. The model: the band, the same map, and tips within 25% of
-// the sweeps' (1.67 s and 2.29 s when written).
+// 2.708 s, and on 2026-12-03 a 2.5 s fault at 200 req/s left every one
+// of three runs not back within 20 s ("The model", 08:03 UTC). The
+// model: the band, the same map, and tips within 25% of the sweeps'
+// (1.74 s and 2.40 s when written).
 func TestBronsonBandForTheRetryStorm(t *testing.T) {
 	o := DefaultOptions
 	p, err := Predict(testbed, storm(300), Fault{Duration: 4 * time.Second, Slower: slowdb.Slower}, o)
@@ -85,7 +87,8 @@ func TestBronsonBandForTheRetryStorm(t *testing.T) {
 		rate float64
 		d    time.Duration
 		tips bool
-	}{{100, 4 * time.Second, false}, {200, 4 * time.Second, true}, {300, 4 * time.Second, true}, {300, time.Second, false}} {
+	}{{100, 4 * time.Second, false}, {200, 4 * time.Second, true}, {300, 4 * time.Second, true}, {300, time.Second, false},
+		{200, 2500 * time.Millisecond, true}} {
 		f := slowdb
 		f.Duration = c.d
 		if tips, _ := Tips(testbed, storm(c.rate), f, o); tips != c.tips {
@@ -105,7 +108,7 @@ func TestBronsonBandForTheRetryStorm(t *testing.T) {
 
 // TestBudgetMovesTheTip: the repeat-3 sweep tipped retry-budget=10% at
 // 6.442 s where no budget tipped at 1.756 s; the model moves it the
-// same way (6.12 s when written), within 25%.
+// same way (6.16 s when written), within 25%.
 func TestBudgetMovesTheTip(t *testing.T) {
 	c := storm(300)
 	c.Budget = 0.1

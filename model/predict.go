@@ -14,21 +14,26 @@ type Options struct {
 	Horizon time.Duration
 	// MaxFault is the longest fault ShortestTip looks at
 	MaxFault time.Duration
-	// Band: back once the goodput over the last Window is at least Band
-	// × the offered rate, and stays so to the horizon (the verdict's
-	// 90%)
-	Band   float64
-	Window time.Duration
+	// Band: the verdict's rule for back (reading.go), by which the
+	// recovery after the fault's end is read
+	Band Band
 	// EscapeAfter is how long after the fault's end a stuck service's
 	// load is cut, for its escape load
 	EscapeAfter time.Duration
+	// DBPerAttempt is the database's queries an attempt before the
+	// fault, as a run measures it (db.baseline_qps over
+	// windows.before.attempts_rps: the cache answers the others): the
+	// verdict's band is around the database's q/s before the fault,
+	// while the pool drains a backlog at its capacity, whatever the
+	// cache; 0: every attempt a query
+	DBPerAttempt float64
 }
 
 // DefaultOptions are the sweeps' of docs/metastability.md: 3 s before
-// the fault, 20 s after it, faults up to 8 s, the verdict's 90% band
-// over 1 s, the load cut 10 s after the fault.
+// the fault, 20 s after it, faults up to 8 s, the verdict's band, the
+// load cut 10 s after the fault.
 var DefaultOptions = Options{Lead: 3 * time.Second, Horizon: 20 * time.Second, MaxFault: 8 * time.Second,
-	Band: 0.9, Window: time.Second, EscapeAfter: 10 * time.Second}
+	Band: VerdictBand, EscapeAfter: 10 * time.Second}
 
 // Prediction is what the model says of a fault.
 type Prediction struct {
@@ -59,7 +64,7 @@ func Predict(s Service, c Clients, f Fault, o Options) (Prediction, error) {
 	var p Prediction
 	p.BandHigh = s.Capacity()
 	p.BandLow = p.BandHigh / float64(1+c.Retries)
-	back, ok := recovery(run{s: s, c: c, f: f, lead: o.Lead, tail: o.Horizon}.Run(), c.Rate, o)
+	back, ok := recovery(run{s: s, c: c, f: f, lead: o.Lead, tail: o.Horizon}.Run(), o)
 	p.Tips = !ok
 	if ok {
 		ms := back.Milliseconds()
@@ -81,7 +86,7 @@ func Predict(s Service, c Clients, f Fault, o Options) (Prediction, error) {
 // Tips says whether fault f tips the service, and when not, how long
 // after the fault's end it is back.
 func Tips(s Service, c Clients, f Fault, o Options) (tips bool, back time.Duration) {
-	back, ok := recovery(run{s: s, c: c, f: f, lead: o.Lead, tail: o.Horizon}.Run(), c.Rate, o)
+	back, ok := recovery(run{s: s, c: c, f: f, lead: o.Lead, tail: o.Horizon}.Run(), o)
 	return !ok, back
 }
 
@@ -122,7 +127,7 @@ func EscapeRate(s Service, c Clients, f Fault, o Options) (float64, bool) {
 		r := run{s: s, c: c, f: f, lead: o.Lead, tail: o.EscapeAfter + o.Horizon}
 		r.escapeAt = steps(o.Lead+f.Duration+o.EscapeAfter) + 1
 		r.escapeRate = rate
-		_, ok := recovery(r.Run(), rate, o)
+		_, ok := recovery(r.Run(), o)
 		return ok
 	}
 	if tips, _ := Tips(s, c, f, o); !tips || !back(c.Rate/100) {
@@ -138,31 +143,4 @@ func EscapeRate(s Service, c Clients, f Fault, o Options) (float64, bool) {
 		}
 	}
 	return c.Rate * float64(lo) / 100, true
-}
-
-// recovery reads a trace: the time from the fault's end until the
-// goodput over the last window is at least band × rate and stays so to
-// the end; false when it is not by then.
-func recovery(tr Trace, rate float64, o Options) (time.Duration, bool) {
-	w := max(1, steps(o.Window))
-	n := len(tr.Goodput)
-	sum := 0.0
-	back := -1
-	for t := range n {
-		sum += tr.Goodput[t]
-		if t >= w {
-			sum -= tr.Goodput[t-w]
-		}
-		in := t >= w-1 && sum/float64(w) >= o.Band*min(rate, tr.Offered[t])
-		switch {
-		case in && back < 0:
-			back = t
-		case !in:
-			back = -1
-		}
-	}
-	if back < 0 || back > n-w {
-		return 0, false
-	}
-	return time.Duration(max(0, back-tr.End)) * Step, true
 }

@@ -136,12 +136,14 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 	if share < MinDBPerAttempt {
 		return in, refuse("%.2f database queries an attempt before the trigger: the cache answers most attempts, and the model is the pool's (it needs %.1f)", share, MinDBPerAttempt)
 	}
-	add("db_per_attempt", round(share, 2), "queries", fmt.Sprintf("db.baseline_qps / windows.before.attempts_rps, the median of %d runs (checked, not used)", n))
+	share = round(share, 2)
+	add("db_per_attempt", share, "queries", fmt.Sprintf("db.baseline_qps / windows.before.attempts_rps, the median of %d runs (checked; the verdict's band is around the q/s it gives)", n))
 	if err := stuckOf(&in, runs); err != nil {
 		return in, err
 	}
 	in.Options = model.DefaultOptions
 	in.Options.Lead, in.Options.Horizon, in.Options.MaxFault = time.Duration(p.Before), time.Duration(p.After), maxFault
+	in.Options.DBPerAttempt = share
 	return in, model.Check(in.Service, in.Clients, model.Fault{Slower: in.Slower})
 }
 

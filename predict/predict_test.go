@@ -84,8 +84,8 @@ func TestTheMappingReadsTheRetryStorm(t *testing.T) {
 	if in.Service != wantS || in.Clients != wantC || in.Slower != 500*time.Millisecond {
 		t.Errorf("inputs %+v, %+v, slower %v; want %+v, %+v, 500ms", in.Service, in.Clients, in.Slower, wantS, wantC)
 	}
-	if o := in.Options; o.Lead != 3*time.Second || o.Horizon != 20*time.Second || o.MaxFault != 8*time.Second {
-		t.Errorf("options %+v; want the plan's before (3s) and after (20s), and the axis' TO (8s)", o)
+	if o := in.Options; o.Lead != 3*time.Second || o.Horizon != 20*time.Second || o.MaxFault != 8*time.Second || o.DBPerAttempt != 0.86 {
+		t.Errorf("options %+v; want the plan's before (3s) and after (20s), the axis' TO (8s), and the runs' 0.86 queries an attempt", o)
 	}
 	got := map[string]sweep.Input{}
 	for _, i := range in.List {

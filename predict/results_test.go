@@ -65,7 +65,7 @@ func TestResultsPredictsEachArmOfARealRun(t *testing.T) {
 	s := model.Service{Workers: 4, Work: 50 * time.Millisecond, Deadline: 5 * time.Second, Stuck: 74.1}
 	c := model.Clients{Rate: 40, Timeout: time.Second, Retries: 4}
 	o := model.DefaultOptions
-	o.Lead, o.Horizon = time.Second, 6*time.Second
+	o.Lead, o.Horizon, o.DBPerAttempt = time.Second, 6*time.Second, 0.98
 	want, err := model.Predict(s, c, model.Fault{Slower: 500 * time.Millisecond, Duration: 3 * time.Second}, o)
 	if err != nil {
 		t.Fatal(err)

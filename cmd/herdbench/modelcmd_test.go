@@ -30,7 +30,7 @@ func TestModelPredictsFromARealResultsFile(t *testing.T) {
 		t.Fatalf("herdbench model = exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{
-		"arm none:\n  the run's fault (3s) tips it:  yes\n  shortest tipping fault:        1.67s\n",
+		"arm none:\n  the run's fault (3s) tips it:  yes\n  shortest tipping fault:        1.74s\n",
 		"the run measured:              recovering, recovery none (recovery_ms null)",
 		"workers         4 connections  --db-pool 4 × environment.replicas 1",
 		"deadline        5000 ms        --db-timeout 5s",
