@@ -154,6 +154,23 @@ type LookAsideTimeline struct {
 	Dropped, Cut int
 }
 
+// key draws an id from Zipf(s) over 1..Keys by its cumulative weights:
+// the distribution of the generator's draws (math/rand/v2's Zipf), at a
+// tenth of their cost.
+func (s *laSim) key() int {
+	u := s.src.Float64() * s.cdf[len(s.cdf)-1]
+	lo, hi := 0, len(s.cdf)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if s.cdf[mid] < u {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo + 1
+}
+
 // laSim is one run in progress.
 type laSim struct {
 	la      LookAside
@@ -163,8 +180,9 @@ type laSim struct {
 	running laEnds
 	flights [][]*laLoad // singleflight: [replica][key]; lock: [0][key]
 	tl      *LookAsideTimeline
-	zipf    *rand.Zipf
-	next    int // the next request's number
+	src     *rand.Rand
+	cdf     []float64 // cdf[i]: the weight of ids 1..i+1, id^-Zipf each
+	next    int       // the next request's number
 	total   int
 }
 
@@ -183,9 +201,14 @@ func (la LookAside) Simulate(hot int, seed uint64) LookAsideTimeline {
 // horizon.
 func (la LookAside) Run(hot int, seed uint64) LookAsideVerdict {
 	s := la.newSim(hot, seed)
-	// a row's requests are all answered, and their loads ended, by its
-	// end plus the longest a load lasts and its reconnect
-	return la.judge(s.tl, func(j time.Duration) { s.advance((j + la.DBTimeout + la.Reconnect).Seconds()) })
+	// the judge at j reads the rows sent by j less the timeout; their
+	// loads have ended, and given their connections back, by then plus
+	// the longest a load lasts and its reconnect
+	last := la.DBTimeout
+	if la.Canceled {
+		last = min(la.Timeout, la.DBTimeout)
+	}
+	return la.judge(s.tl, func(j time.Duration) { s.advance((j - la.Timeout + last + la.Reconnect).Seconds()) })
 }
 
 func (la LookAside) newSim(hot int, seed uint64) *laSim {
@@ -202,8 +225,13 @@ func (la LookAside) newSim(hot int, seed uint64) *laSim {
 	for i := range s.flights {
 		s.flights[i] = make([]*laLoad, la.Keys+1)
 	}
-	src := rand.New(rand.NewPCG(seed, 0x6c6f6f6b61736964)) // "lookasid"
-	s.zipf = rand.NewZipf(src, la.Zipf, 1, uint64(la.Keys-1))
+	s.src = rand.New(rand.NewPCG(seed, 0x6c6f6f6b61736964)) // "lookasid"
+	s.cdf = make([]float64, la.Keys)
+	total := 0.0
+	for i := range s.cdf {
+		total += math.Pow(float64(i+1), -la.Zipf)
+		s.cdf[i] = total
+	}
 	s.total = int(la.Rate * la.Horizon.Seconds())
 	return s
 }
@@ -216,7 +244,7 @@ func (s *laSim) advance(t float64) {
 			break
 		}
 		s.until(at)
-		s.request(at, int(s.zipf.Uint64())+1, s.next%s.la.Replicas)
+		s.request(at, s.key(), s.next%s.la.Replicas)
 	}
 	s.until(t)
 }

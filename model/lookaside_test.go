@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,17 +158,29 @@ func TestLookAsideStuckStateIsTheMeasuredOne(t *testing.T) {
 // TestLookAsideLockRefillsEveryKey: with the fleet's lock and every key
 // expired at 1,000 req/s, the testbed refilled the cache with 921 queries
 // for 1,000 keys and came back in 13.8 s (docs/metastability.md, "A
-// look-aside cache", 2026-11-25, v1's rule, the arm run 20 s).
+// look-aside cache", 2026-11-25, one run, v1's rule, the arm run 20 s).
+// The model's loads are held to 25% (the median of 9 runs) and its
+// coming back within the 20 s (a majority); its recovery, by v2's band,
+// is only logged: the rules differ (the doc's "Where it misses").
 func TestLookAsideLockRefillsEveryKey(t *testing.T) {
 	la := sweepBed(1000, LookAsideLock)
-	tl := la.Simulate(1000, la.Seed)
-	back, ok := la.Back(tl)
-	t.Logf("lock, 1,000 keys: %d loads (measured 921), back %v (measured 13.8 s)", tl.Loads, back)
-	if !near(float64(tl.Loads), 921, 0.25) {
-		t.Errorf("lock: %d loads; measured 921: want within 25%%", tl.Loads)
+	var loads []int
+	var backs []time.Duration
+	for seed := uint64(1); seed <= 9; seed++ {
+		tl := la.Simulate(1000, seed)
+		loads = append(loads, tl.Loads)
+		if back, ok := la.Back(tl); ok {
+			backs = append(backs, back)
+		}
 	}
-	if !ok || !near(back.Seconds(), 13.8, 0.25) {
-		t.Errorf("lock: back %v, %v; measured 13.8 s: want within 25%%", back, ok)
+	slices.Sort(loads)
+	slices.Sort(backs)
+	t.Logf("lock, 1,000 keys, 9 runs: loads %v (measured 921), back in %d: %v (measured 13.8 s by v1's rule)", loads, len(backs), backs)
+	if !near(float64(loads[4]), 921, 0.25) {
+		t.Errorf("lock: %d loads (median of 9); measured 921: want within 25%%", loads[4])
+	}
+	if len(backs) < 5 {
+		t.Errorf("lock: %d of 9 runs back within 20 s; the measured one was back in 13.8 s: want a majority", len(backs))
 	}
 }
 
