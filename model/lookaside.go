@@ -155,8 +155,9 @@ type LookAsideTimeline struct {
 }
 
 // key draws an id from Zipf(s) over 1..Keys by its cumulative weights:
-// the distribution of the generator's draws (math/rand/v2's Zipf), at a
-// tenth of their cost.
+// the distribution of the generator's draws (math/rand/v2's Zipf),
+// without that sampler's exp and log, which took more than half of a
+// bisection's time (a CPU profile of BenchmarkLookAsideTippingPoint).
 func (s *laSim) key() int {
 	u := s.src.Float64() * s.cdf[len(s.cdf)-1]
 	lo, hi := 0, len(s.cdf)-1
