@@ -4,8 +4,9 @@
 // takes to come back after a fault that does not, and the escape load
 // of one that does.
 //
-// It holds two models, each pure computation (no clock, no randomness,
-// no I/O):
+// It holds three models, each pure computation (no clock, no I/O; the
+// one that draws keys draws them from a seed it is given, so every
+// function is a function of its arguments):
 //
 //   - Fluid (fluid.go, predict.go): the attempts in flight as a
 //     deterministic flow, stepped every 10 ms. A Service serves them
@@ -31,6 +32,15 @@
 //     deterministic; its state space (queue × orbit) is too large for
 //     the testbed's sizes, which is why the fluid model is the one
 //     herdbench predicts with (docs/metastability.md, "The model").
+//   - LookAside (lookaside.go, lookaside_verdict.go): the look-aside
+//     cache's herd, the testbed's cache-aside replicas under the expire
+//     trigger, run one request at a time: keys drawn from Zipf(s) with a
+//     seeded source, each replica's FIFO pool of db_pool connections,
+//     loads that die with their requests (abandoned_load: canceled) or
+//     run on, and the strategies none, singleflight and lock. Each run
+//     is judged by the verdict's rule of results v2, as a sweep's probe
+//     is; TippingPoint bisects the hot keys that tip it
+//     (BenchmarkLookAsideTippingPoint: 0.31 to 0.41 s at 2,000 req/s).
 //
 // Guarantees: every function is a function of its arguments; a bad
 // input (a capacity of 0, a negative rate) is an error naming the
