@@ -64,6 +64,13 @@ func sweepLookAside(t *testing.T, seed int) float64 {
 			}
 		}
 	}
+	// the look-aside model's tipping point beside it, from the runs that
+	// tipped (docs/metastability.md, "The look-aside cache's herd")
+	if p := a.Predicted; p == nil || p.State == sweep.PredictedRefused || !strings.Contains(stdout, "predicted") {
+		t.Errorf("predicted %+v; want the look-aside model's tipping point beside the measured one:\n%s", p, stdout)
+	} else {
+		t.Logf("predicted %s (%d inputs)", p.Text, len(p.Inputs))
+	}
 	if pids := local.Processes(dir); len(pids) > 0 {
 		t.Errorf("processes left after the sweeps: %v", pids)
 	}

@@ -1,0 +1,124 @@
+package predict
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/model"
+	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/sweep"
+)
+
+// LookAsideRuns are the model's runs a probe, each its own draw of keys,
+// the majority deciding (docs/metastability.md, "The look-aside cache's
+// herd": 15 where a sweep's probe is the majority of up to 3, as the
+// model's runs cost milliseconds).
+const LookAsideRuns = 15
+
+// LookAsideOf maps an expire plan p on the testbed, the runs of one of
+// its arms and the testbed's pools to the look-aside model's inputs, each
+// with its source; a *Refusal when the model does not cover the arm.
+func LookAsideOf(p plan.Plan, runs []result.ArmResult, pools *Pools) (model.LookAside, []sweep.Input, error) {
+	var list []sweep.Input
+	add := func(name string, v float64, unit, source string) {
+		list = append(list, sweep.Input{Name: name, Value: v, Unit: unit, Source: source})
+	}
+	switch {
+	case p.Trigger != "expire":
+		return model.LookAside{}, nil, refuse("the look-aside model's trigger is expire; this one is %s", p.Trigger)
+	case pools == nil:
+		return model.LookAside{}, nil, refuse("the service's database pools and their deadline are unknown: herdbench reads them on the testbed only")
+	case pools.Connections <= 0 || pools.DBTimeout <= 0 || pools.Replicas <= 0:
+		return model.LookAside{}, nil, refuse("a replica's /healthz did not say its db_pool or db_timeout_ms (a testbed started before it did: restart it)")
+	case len(runs) == 0:
+		return model.LookAside{}, nil, missing("no run of the arm to read its config and clients from")
+	}
+	r0 := runs[0]
+	if err := noRetries(r0.Clients); err != nil {
+		return model.LookAside{}, nil, err
+	}
+	var cfg replicaConfig
+	if err := json.Unmarshal(r0.Config, &cfg); len(r0.Config) == 0 || err != nil {
+		return model.LookAside{}, nil, missing("the arm's run has no replicas' config (arms[].config) to read its query cost from")
+	}
+	switch {
+	case cfg.Strategy != model.LookAsideNone && cfg.Strategy != model.LookAsideSingleflight && cfg.Strategy != model.LookAsideLock:
+		return model.LookAside{}, nil, refuse("strategy %s: the look-aside model's are none, singleflight and lock", cfg.Strategy)
+	case cfg.DBRetry.Kind != "" && cfg.DBRetry.Kind != retry.None:
+		return model.LookAside{}, nil, refuse("db_retry %s: the replicas' own retries are not modelled", cfg.DBRetry)
+	case r0.Edge != nil:
+		return model.LookAside{}, nil, refuse("a second tier (edge replicas): not modelled")
+	}
+	la := model.LookAside{Rate: float64(p.Rate), Keys: p.Keys, Zipf: p.Zipf, Replicas: pools.Replicas,
+		Pool: pools.Connections / pools.Replicas, Cost: time.Duration(cfg.QueryCost), DBTimeout: pools.DBTimeout,
+		Timeout: time.Duration(p.Timeout), Canceled: cfg.AbandonedLoad == "canceled", Strategy: cfg.Strategy,
+		Horizon: time.Duration(p.After), Runs: LookAsideRuns, Seed: p.Seed}
+	add("rate", la.Rate, "req/s", "plan.rate")
+	add("keys", float64(la.Keys), "count", "plan.keys")
+	add("zipf", la.Zipf, "exponent", "plan.zipf")
+	add("timeout", ms(la.Timeout), "ms", "plan.timeout")
+	add("replicas", float64(la.Replicas), "count", "the replicas that answered /healthz")
+	add("pool", float64(la.Pool), "connections", "db_pool of each replica's /healthz")
+	add("work", ms(la.Cost), "ms", "the arm's config.query_cost")
+	add("deadline", ms(la.DBTimeout), "ms", "db_timeout_ms of the replicas' /healthz, the longest")
+	canceled := 0.0
+	if la.Canceled {
+		canceled = 1
+	}
+	add("canceled", canceled, "bool", "the arm's config.abandoned_load: "+cfg.AbandonedLoad)
+	add("horizon", ms(la.Horizon), "ms", "plan.after")
+	reconnect, n := median(runs, func(r result.ArmResult) (float64, bool) {
+		if r.Verdict == result.Recovered || r.Loop == nil || r.Loop.Counts["new_conns"] == nil {
+			return 0, false
+		}
+		if after := r.Loop.Counts["new_conns"].After; after > 0 {
+			return float64(pools.Connections) / after, true
+		}
+		return 0, true // no connection reopened: a query cut costs none
+	})
+	if n == 0 {
+		return la, list, missing("no run of the arm tipped, so none measured how fast a stuck pool reopens its connections (loop.new_conns_rps.after): a run whose expiry tips it does (more --hot-keys, or a sweep whose TO tips it)")
+	}
+	la.Reconnect = time.Duration(reconnect * float64(time.Second)).Round(time.Millisecond)
+	add("reconnect", ms(la.Reconnect), "ms", fmt.Sprintf("the pools' connections / loop.new_conns_rps.after, the median of the %d runs that did not recover", n))
+	return la, list, la.Check()
+}
+
+// noRetries refuses clients the look-aside model does not have: it sends
+// each request once.
+func noRetries(c arm.Clients) error {
+	switch {
+	case c.Retry.Kind != "" && c.Retry.Kind != retry.None:
+		return refuse("retry %s: the look-aside model's clients send each request once", c.Retry)
+	case c.Throttle > 0 || c.Breaker.Failures > 0 || c.Hedge.Delay > 0:
+		return refuse("a client policy (throttle, breaker or hedge): not modelled")
+	}
+	return nil
+}
+
+// lookAsideArm is a hot_keys sweep's arm beside the look-aside model's
+// tipping point.
+func lookAsideArm(res *sweep.Results, runs []result.ArmResult, pools *Pools, p *sweep.Predicted) *sweep.Predicted {
+	la, list, err := LookAsideOf(res.Plan, runs, pools)
+	p.Inputs = list
+	if err != nil {
+		p.Note = noteOf(err)
+		return p
+	}
+	tip, found, err := la.TippingPoint()
+	switch {
+	case err != nil:
+		p.Note = "the model refused its inputs: " + err.Error()
+		return p
+	case !found || float64(tip) > res.Vary.To:
+		p.State, p.Text = sweep.PredictedNone, "none"
+		return p
+	}
+	v := float64(tip)
+	p.State, p.Value, p.Text = sweep.PredictedFound, &v, sweep.Format(v, res.Vary.Unit)
+	return p
+}

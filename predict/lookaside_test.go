@@ -1,0 +1,115 @@
+package predict
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herdbench/herdbench/experiment/arm"
+	"github.com/herdbench/herdbench/experiment/plan"
+	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/herd"
+	"github.com/herdbench/herdbench/model"
+	"github.com/herdbench/herdbench/retry"
+	"github.com/herdbench/herdbench/sweep"
+	"github.com/herdbench/herdbench/triggers"
+)
+
+// The look-aside cache of docs/metastability.md: 1,000 keys, 200 ms a
+// query, loads that die with their requests, 1,000 req/s with a 1 s
+// timeout and no retries; expire swept over hot_keys 10..1000.
+const lookAsideConfig = `{"strategy":"none","ttl":"60s","query_cost":"200ms","abandoned_load":"canceled","db_retry":"none"}`
+
+func lookAsidePlan() plan.Plan {
+	return plan.Plan{Arms: []arm.Arm{{Name: "none"}}, Trigger: "expire", Triggers: triggers.Default(), Rate: 1000,
+		Keys: 1000, Zipf: 1.1, Seed: 7, Timeout: herd.Duration(time.Second), Before: herd.Duration(3 * time.Second),
+		After: herd.Duration(20 * time.Second)}
+}
+
+// lookAsideRun is one run as the results hold it; when it did not
+// recover, its pools reopened 176 connections a second after the
+// expiry: the 2026-11-25 run's 3,458 over 20 s (173 ms a connection).
+func lookAsideRun(verdict string) result.ArmResult {
+	r := result.ArmResult{Name: "none", Config: json.RawMessage(lookAsideConfig), Verdict: verdict,
+		Loop: &result.Loop{Counts: map[string]*result.LoopFigure{"new_conns": {After: 0}}}}
+	if verdict != result.Recovered {
+		r.Loop.Counts["new_conns"].After = 3458.0 / 20
+	}
+	return r
+}
+
+func lookAsideSweep(tip float64) *sweep.Results {
+	v := tip
+	return &sweep.Results{Plan: lookAsidePlan(), Vary: &sweep.Axis{Name: sweep.HotKeys, From: 10, To: 1000, Unit: sweep.Count},
+		Arms: []sweep.ArmSweep{{Name: "none", Tipping: &sweep.Tipping{State: sweep.TipFound, Value: &v},
+			Probed: []sweep.Probe{{Runs: []sweep.Run{{Result: lookAsideRun(result.Recovered)}}},
+				{Runs: []sweep.Run{{Result: lookAsideRun(result.Metastable)}}}}}}}
+}
+
+// An expire sweep of hot_keys on the testbed gets the look-aside model's
+// tipping point beside its measured one, from the plan, the arm's config,
+// the pools and the reconnect its stuck runs measured, each input with
+// its source.
+func TestAHotKeysSweepGetsTheLookAsideModel(t *testing.T) {
+	res := lookAsideSweep(237)
+	Sweep(res, stormPools)
+	p := res.Arms[0].Predicted
+	if p == nil || p.State != sweep.PredictedFound || p.Value == nil || p.VsMeasured == nil {
+		t.Fatalf("predicted = %+v; want a tipping point beside the measured 237", p)
+	}
+	la := model.LookAside{Rate: 1000, Keys: 1000, Zipf: 1.1, Replicas: 3, Pool: 10, Cost: 200 * time.Millisecond,
+		DBTimeout: 5 * time.Second, Timeout: time.Second, Canceled: true, Strategy: model.LookAsideNone,
+		Reconnect: 173 * time.Millisecond, Horizon: 20 * time.Second, Runs: LookAsideRuns, Seed: 7}
+	want, found, err := la.TippingPoint()
+	if err != nil || !found || *p.Value != float64(want) {
+		t.Errorf("predicted %v; the model on the same inputs: %d, %v, %v", *p.Value, want, found, err)
+	}
+	sources := map[string]string{}
+	for _, in := range p.Inputs {
+		sources[in.Name] = in.Source
+	}
+	for name, src := range map[string]string{"rate": "plan.rate", "pool": "db_pool", "work": "config.query_cost",
+		"canceled": "abandoned_load: canceled", "reconnect": "loop.new_conns_rps.after"} {
+		if !strings.Contains(sources[name], src) {
+			t.Errorf("input %s: source %q; want it naming %s", name, sources[name], src)
+		}
+	}
+}
+
+// What the look-aside model does not cover is refused with a note, no
+// number: clients that retry, a strategy it does not have, and an arm no
+// run of which tipped, which measured no reconnect.
+func TestTheLookAsideModelRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*sweep.Results)
+		want   string
+	}{
+		{"retries", func(r *sweep.Results) {
+			eachRun(r, func(a *result.ArmResult) { a.Clients.Retry = retry.Policy{Kind: retry.Immediate, Retries: 4} })
+		}, "send each request once"},
+		{"xfetch", func(r *sweep.Results) {
+			eachRun(r, func(a *result.ArmResult) {
+				a.Config = json.RawMessage(strings.Replace(lookAsideConfig, `"strategy":"none"`, `"strategy":"xfetch"`, 1))
+			})
+		}, "strategy xfetch"},
+		{"never tipped", func(r *sweep.Results) {
+			eachRun(r, func(a *result.ArmResult) { a.Verdict = result.Recovered })
+		}, "no run of the arm tipped"},
+		{"a service", nil, "herdbench reads them on the testbed only"},
+	} {
+		res := lookAsideSweep(237)
+		pools := stormPools
+		if tc.change != nil {
+			tc.change(res)
+		} else {
+			pools = nil
+		}
+		Sweep(res, pools)
+		p := res.Arms[0].Predicted
+		if p.State != sweep.PredictedRefused || p.Value != nil || !strings.Contains(p.Note, tc.want) {
+			t.Errorf("%s: predicted %+v; want refused, naming %q", tc.name, p, tc.want)
+		}
+	}
+}
