@@ -135,6 +135,7 @@ func stampede(t *testing.T, ws []*workerProc, args ...string) (experiment.Report
 // reported and small on loopback; the trigger fired once, by the
 // controller.
 func TestThreeWorkersMakeOneHerd(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)
@@ -199,6 +200,7 @@ func TestThreeWorkersMakeOneHerd(t *testing.T) {
 // connections it opened before: the arm's burst is every client, each
 // answered, with the spread over all of them.
 func TestWorkersSplitTheBurst(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)
@@ -222,6 +224,7 @@ func TestWorkersSplitTheBurst(t *testing.T) {
 // A worker killed mid-arm invalidates the arm: the run ends, names the
 // worker, and writes what it measured as partial results; nothing hangs.
 func TestKilledWorkerGivesAPartialReport(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)
