@@ -20,6 +20,13 @@ import (
 	"github.com/herdbench/herdbench/workers"
 )
 
+// The tests that start worker processes run in parallel (t.Parallel), as
+// experiment/ontestbed's do: each waits mostly on its workers, servers
+// and load windows, go test runs -parallel of them at once (GOMAXPROCS:
+// two on the project's machine), and what each measures takes one of
+// machinelock.Seats, shared with every other package's load tests, so the
+// machine is no busier than before and the package no longer runs its
+// longest tests one after another.
 func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 
 // workerProc is one `herdbench worker` process on loopback.
