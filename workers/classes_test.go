@@ -25,7 +25,6 @@ import (
 // each class's share of the requests is its weight's (a request never
 // sent has no class: within one a worker).
 func TestBinsCarryEachRequestClass(t *testing.T) {
-	t.Parallel()
 	var browsed atomic.Int64
 	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/browse") && browsed.Add(1)%5 == 0 {

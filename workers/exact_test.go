@@ -35,7 +35,6 @@ func serve(t *testing.T, h http.Handler) string {
 // and max are within experiment.LatencyBound of the exact ones, read from
 // every request's latency.
 func TestBinsOfThreeWorkersAreExact(t *testing.T) {
-	t.Parallel()
 	const seed = 5
 	t.Logf("seed %d", seed)
 	var mu sync.Mutex

@@ -21,7 +21,6 @@ import (
 // counted by the service itself) are its own, shed (503): its ok answers are the
 // service's 200s to it, the herd's class all ok.
 func TestWorkersSendATargetsRequestClasses(t *testing.T) {
-	t.Parallel()
 	localtest.Require(t)
 	var browsed, browseOK atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

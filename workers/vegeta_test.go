@@ -27,7 +27,6 @@ import (
 // service answers 503 to one request in ten). Two arms append to one
 // file a worker, one gob stream that vegeta reads whole.
 func TestWorkersWriteVegetaResults(t *testing.T) {
-	t.Parallel()
 	localtest.Require(t)
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
