@@ -17,6 +17,7 @@ import (
 // controller with the right one runs the arm, and one without fails it
 // naming the refusal.
 func TestWorkersTakeOnlyCallsWithTheirToken(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	const token = "0123456789abcdef0123456789abcdef"
 	withToken := append(os.Environ(), workers.TokenEnv+"="+token)

@@ -17,6 +17,7 @@ import (
 // its rate, every worker's stripe stepped (a stripe left at the old rate
 // would offer more).
 func TestWorkersFindTheEscapeLoad(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)

@@ -82,6 +82,7 @@ func (l *liveCounts) progressed(p experiment.Progress, rate int, from time.Time,
 // cut, none unsent, every record filed once), and the progress line and
 // the live metrics counted the workers' requests while the load ran.
 func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)
@@ -163,6 +164,7 @@ func TestWorkersEndAnArmOnItsVerdict(t *testing.T) {
 // long before its after window's end (exit 99, as any stop condition).
 // Before T, --metrics-addr already counts the workers' requests.
 func TestWorkersStopOnAFigure(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)
@@ -223,6 +225,7 @@ func TestWorkersStopOnAFigure(t *testing.T) {
 // the trigger), stopped at T+7.0 to 7.4 s here: MAX leaves room for a
 // busy machine.
 func TestWorkersSweep(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)

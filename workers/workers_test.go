@@ -20,6 +20,17 @@ import (
 	"github.com/herdbench/herdbench/workers"
 )
 
+// The tests that take a seat run in parallel (t.Parallel), as
+// experiment/ontestbed's do: each waits mostly on its workers, servers
+// and load windows, go test runs -parallel of them at once (GOMAXPROCS:
+// two on the project's machine), and what each measures takes one of
+// machinelock.Seats, shared with every other package's load tests, so the
+// machine is no busier than before and the package no longer runs its
+// longest tests one after another. Before them, one at a time: the tests
+// that take no seat, whose claims are exact counts of requests answered
+// (items' ok equal to its requests once failed beside them, 672 of 675 on
+// a busy machine), and TestThreeWorkersMakeOneHerd, whose start skew is a
+// tight bound.
 func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 
 // workerProc is one `herdbench worker` process on loopback.
@@ -134,6 +145,10 @@ func stampede(t *testing.T, ws []*workerProc, args ...string) (experiment.Report
 // are the plan's, every one intended counted once; the start skew is
 // reported and small on loopback; the trigger fired once, by the
 // controller.
+//
+// It runs before the parallel tests, not beside them: its start skew is a
+// bound of 50 ms, and beside this package's other worker processes on a
+// busy machine one run measured 676 ms (2026-12-03).
 func TestThreeWorkersMakeOneHerd(t *testing.T) {
 	localtest.Require(t)
 	localtest.Measures(t)
@@ -199,6 +214,7 @@ func TestThreeWorkersMakeOneHerd(t *testing.T) {
 // connections it opened before: the arm's burst is every client, each
 // answered, with the spread over all of them.
 func TestWorkersSplitTheBurst(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)
@@ -222,6 +238,7 @@ func TestWorkersSplitTheBurst(t *testing.T) {
 // A worker killed mid-arm invalidates the arm: the run ends, names the
 // worker, and writes what it measured as partial results; nothing hangs.
 func TestKilledWorkerGivesAPartialReport(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	ws := startWorkers(t, 3)

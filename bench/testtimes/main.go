@@ -1,13 +1,15 @@
 // Command testtimes says where a test suite's time goes, from the output of
 // `go test -json`: each package's wall time, and its slowest top-level
-// tests with how long each waited for the machine lock (the line
-// internal/machinelock logs) and how long it ran once it held it.
+// tests with how long each waited for the machine lock and a seat (the
+// lines internal/machinelock logs) and how long it ran once it held them.
 //
 //	go test -json ./... > tests.json
 //	go run ./bench/testtimes -top 30 tests.json
 //
 // A test's elapsed time in go test's output includes its waits for the
-// locks; "ran" is the elapsed time less those waits. The time tests held
+// locks and for a seat; "ran" is the elapsed time less those waits, and a
+// sharer's "held" is the time it held its seat (machinelock.Seats: 3 by
+// default), the part that counts against the machine. The time tests held
 // the machine alone is serial: no -p makes the suite shorter than it; the
 // time they held it shared runs beside other packages' tests.
 // docs/performance.md has the suite's figures.
@@ -50,6 +52,8 @@ type test struct {
 	elapsed   float64 // seconds, as go test reports it
 	waited    float64 // seconds waiting for the machine and engine locks
 	held      float64 // seconds holding the machine, alone or shared
+	shareHeld float64 // seconds holding the shared lock, its seat's wait included
+	seated    bool    // it logged a seat's hold (older logs have none)
 	locked    bool    // it held the machine
 	alone     bool    // alone (machinelock.Take), not shared
 	result    string  // pass, fail, skip
@@ -62,7 +66,7 @@ type pkg struct {
 	result      string
 }
 
-var lockLine = regexp.MustCompile(`(machinelock|sharelock|enginelock): (waited|held) ([0-9.]+)s`)
+var lockLine = regexp.MustCompile(`(machinelock|sharelock|enginelock|seat): (waited|held) ([0-9.]+)s`)
 
 func main() {
 	top := flag.Int("top", 25, "how many of the slowest tests to list")
@@ -159,12 +163,20 @@ func read(in io.Reader) (map[string]*pkg, map[string]*test, error) {
 				t.held += d
 				t.locked, t.alone = true, true
 			case m[1] == "sharelock":
-				t.held += d
+				t.shareHeld += d
 				t.locked = true
+			case m[1] == "seat":
+				t.held += d
+				t.seated = true
 			}
 		}
 		if e.Test == top && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
 			t.elapsed, t.result = e.Elapsed, e.Action
+		}
+	}
+	for _, t := range tests {
+		if !t.alone && !t.seated {
+			t.held = t.shareHeld // a log from before the seats
 		}
 	}
 	return pkgs, tests, sc.Err()
@@ -187,7 +199,7 @@ func write(w io.Writer, pkgs map[string]*pkg, tests map[string]*test, top int) {
 			shared += t.held
 		}
 	}
-	fmt.Fprintf(w, "suite: %.0f s from the first package event to the last; tests held the machine alone %.0f s, shared %.0f s\n\n",
+	fmt.Fprintf(w, "suite: %.0f s from the first package event to the last; tests held the machine alone %.0f s, a seat beside others %.0f s\n\n",
 		span(pkgs).Seconds(), alone, shared)
 	fmt.Fprintln(w, "| package | wall | share of all packages' wall | its tests ran | result |\n|---|---|---|---|---|")
 	for _, p := range ps {
@@ -199,7 +211,7 @@ func write(w io.Writer, pkgs map[string]*pkg, tests map[string]*test, top int) {
 	slices.SortFunc(ts, func(a, b *test) int {
 		return cmp.Compare(b.elapsed-b.waited, a.elapsed-a.waited)
 	})
-	fmt.Fprintln(w, "\n| test | ran | of which it held the machine | waited for a lock | result |\n|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| test | ran | of which it held the machine | waited for a lock or a seat | result |\n|---|---|---|---|---|")
 	for _, t := range ts[:min(top, len(ts))] {
 		held, wait := "-", "-"
 		if t.locked {

@@ -21,6 +21,7 @@ import (
 // one of the testbed's two replicas, as two frontends of one load
 // balancer would be, by the replicas' own request counters.
 func TestAnArmSendsToItsOwnEndpoints(t *testing.T) {
+	t.Parallel()
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000})
 	st := tb.Status()
 	cfg := replica.DefaultConfig

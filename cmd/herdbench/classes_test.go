@@ -28,6 +28,7 @@ import (
 // a class's seconds reads the class's own rows; every report format
 // carries the classes.
 func TestATargetsRequestClassesAreCountedApart(t *testing.T) {
+	t.Parallel()
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000})
 	st := tb.Status()
 	localtest.Measures(t)

@@ -22,6 +22,11 @@ import (
 
 // The tests drive the built binary: exit codes and detaching are
 // properties of the real process.
+//
+// The tests that measure on a testbed of their own run in parallel
+// (t.Parallel), as experiment/ontestbed's do: what each measures takes
+// one of machinelock.Seats, shared with every other package's load tests,
+// so the machine is no busier; the others run one at a time before them.
 func TestMain(m *testing.M) { os.Exit(localtest.Main(m)) }
 
 // herdbench runs the binary and returns its exit code and output.

@@ -19,6 +19,7 @@ import (
 // its own time, the fill's included, the live figures, and the run's
 // elapsed and remaining time; the line is gone before the table.
 func TestProgressOnATerminal(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	localtest.Measures(t)
 	dir := stateDir(t)

@@ -37,6 +37,7 @@ func readResults(t *testing.T, path string) experiment.Report {
 }
 
 func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
@@ -75,6 +76,7 @@ func TestStampedeStartsAndStopsItsTestbed(t *testing.T) {
 // Postgres' own mean time of the item query (the stampede's default, 200ms,
 // would show as a mean of 200ms or more).
 func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
 	if code, stdout, stderr := herdbench(t, "testbed", "up", "--state-dir", dir, "--replicas", "1", "--items", "500", "--query-cost", "20ms"); code != exitOK {
@@ -130,6 +132,7 @@ func TestStampedeUsesARunningTestbedAndLeavesIt(t *testing.T) {
 }
 
 func TestStampedeCtrlCWritesPartialResultsAndStopsEverything(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
@@ -198,6 +201,7 @@ func httpGetJSON(url string) (map[string]any, error) {
 // (pg_stat_statements): a batch holds at least one like, and 300 likes
 // arriving at once never leave in 300 batches.
 func TestArmsCompareWriteStrategies(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()

@@ -81,6 +81,7 @@ func TestStampedeRefusesKeysBeyondTheItems(t *testing.T) {
 // A stampede starts what testbed up can: with --tiers 2 the edges, which
 // the clients attack, and stops everything at the end.
 func TestStampedeStartsTwoTiers(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()
@@ -111,6 +112,7 @@ func TestStampedeStartsTwoTiers(t *testing.T) {
 // counts (each load one item query), its cache figures Memcached's, the
 // results name both servers' versions, and nothing is left after it.
 func TestStampedeOnMemcachedAndMariaDB(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := stateDir(t), t.TempDir()

@@ -37,6 +37,7 @@ func vegetaCLI(t *testing.T) string {
 // the share of them that were answered ok, one in ten being a 503 here;
 // its percentiles are herdbench's, from the intended send time.
 func TestVegetaReportReadsARun(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

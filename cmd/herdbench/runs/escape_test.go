@@ -19,6 +19,7 @@ import (
 // by stampede, its escape load in the results, the table's column and
 // steps, a JUnit property, and a gate on its share as a percentage.
 func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := clitest.StateDir(t), t.TempDir()

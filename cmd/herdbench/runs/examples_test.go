@@ -19,6 +19,7 @@ import (
 // Every example runs, its gates checked, on one testbed; flags given on the
 // command line override the file (a short timeline here).
 func TestExamplesRun(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	examples, err := filepath.Glob("../../../examples/*.yaml")
 	if err != nil || len(examples) == 0 {
@@ -94,6 +95,7 @@ func TestExamplesRun(t *testing.T) {
 // examples/cascade.yaml runs on a two-tier testbed as its header says:
 // every arm runs with its own edge policy, and has its layers.
 func TestCascadeExampleRuns(t *testing.T) {
+	t.Parallel()
 	localtest.Require(t)
 	dir := clitest.StateDir(t)
 	if code, stdout, stderr := clitest.Run(t, nil, "testbed", "up", "--state-dir", dir, "--replicas", "2", "--tiers", "2", "--edge-timeout", "500ms"); code != clitest.ExitOK {

@@ -34,6 +34,7 @@ import (
 // clients' own, by their records. The same outage behind HAProxy with
 // retries 0 is the comparison: no retries, one attempt a request.
 func TestALoadBalancersRetriesAreCounted(t *testing.T) {
+	t.Parallel()
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 10000})
 	st := tb.Status()
 	cfg := replica.DefaultConfig

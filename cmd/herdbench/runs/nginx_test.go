@@ -24,6 +24,7 @@ import (
 // (exit 99) on the one without. The examples' fixed addresses are the
 // test's own: nginx's and Redis' free ports.
 func TestGateOnNginxInFrontOfAService(t *testing.T) {
+	t.Parallel()
 	tb := localtest.Start(t, local.Config{Replicas: 2, Items: 1000})
 	st := tb.Status()
 	cfg := replica.DefaultConfig

@@ -17,6 +17,7 @@ import (
 // its run's own escape.rps (the figure the stampede test ties to the
 // testbed), in the sweep's results and its table.
 func TestSweepEscapeFromTheCommandLine(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, out := clitest.StateDir(t), t.TempDir()

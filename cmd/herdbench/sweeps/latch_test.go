@@ -122,6 +122,7 @@ func sweepArgsAfter(after, target, results string, extra ...string) []string {
 // fails: herdbench sweep end to end, the built binary against a server on
 // loopback.
 func TestSweepBracketsAKnownTippingPoint(t *testing.T) {
+	t.Parallel()
 	const limit = 30
 	s, target := sweepTarget(t, limit)
 	localtest.Measures(t) // its verdicts read latencies: not beside an exclusive test
@@ -255,6 +256,7 @@ func TestSweepDryRun(t *testing.T) {
 // Ctrl-C ends the sweep where it is: the results found so far are
 // written, marked partial and interrupted, and the exit is the stampede's.
 func TestSweepCtrlCWritesPartialResults(t *testing.T) {
+	t.Parallel()
 	s, target := sweepTarget(t, 30)
 	localtest.Measures(t)
 	results := t.TempDir()

@@ -26,6 +26,7 @@ import (
 // quiet one; how close two seeds come is the quiet machine's figure
 // above, not a claim a busy one keeps.
 func TestSweepFindsALookAsideCachesTippingPointOnTheTestbed(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	if tip := sweepLookAside(t, 5); tip > 2*13 {
@@ -87,6 +88,7 @@ func sweepLookAside(t *testing.T, seed int) float64 {
 // table and the JSON: how close it falls is docs/metastability.md's
 // table, from the repeat-3 sweeps.
 func TestSweepShowsThePredictionBesideTheMeasuredTip(t *testing.T) {
+	t.Parallel()
 	localtest.Measures(t)
 	localtest.Require(t)
 	dir, results := clitest.StateDir(t), t.TempDir()
