@@ -35,13 +35,13 @@ const (
 )
 
 // LookAsideP99Band is how far over the baseline's p99 a request is
-// slow: the verdict's band (50% over it, or 20 ms, whichever is larger)
-// over a baseline of cache hits, a few milliseconds.
-const LookAsideP99Band = 20 * time.Millisecond
+// slow: the verdict's band (50% over it, or its floor, whichever is
+// larger) over a baseline of cache hits, a few milliseconds: the floor.
+var LookAsideP99Band = VerdictBand.P99Floor
 
 // LookAsideRow is the width of a row of the model's timeline: the
-// results' 100 ms.
-const LookAsideRow = 100 * time.Millisecond
+// results' (RowWidth).
+const LookAsideRow = RowWidth
 
 // LookAside is the testbed under the expire trigger: its load, its
 // replicas and pools, and a strategy.

@@ -20,12 +20,16 @@ type LookAsideVerdict struct {
 	Goodput  float64       // the last hold judged: its goodput over the rate
 }
 
-const (
-	laHoldRows    = int(time.Second / LookAsideRow)             // a hold: 1 s of rows
-	laRelapseRows = int(1500 * time.Millisecond / LookAsideRow) // a relapse: 1.5 s of holds out of band in a row
-	laTrendRows   = 3 * laHoldRows                              // the trend's 3 s
-	laJudgeEvery  = 500 * time.Millisecond
+// The verdict's hold, relapse and database floor are VerdictBand's, the
+// constants experiment/verdict's test holds the model's to.
+var (
+	laHoldRows    = int(VerdictBand.Hold / LookAsideRow)                   // a hold: 1 s of rows
+	laRelapseRows = int(VerdictBand.Relapse / LookAsideRow)                // a relapse: 1.5 s of holds out of band in a row
+	laTrendRows   = 3 * laHoldRows                                         // the trend's 3 s
+	laHoldQueries = int(VerdictBand.QPSFloor * VerdictBand.Hold.Seconds()) // over a baseline of 0 q/s: 20 q/s for a hold
 )
+
+const laJudgeEvery = 500 * time.Millisecond
 
 // Judge applies the verdict's rule to tl. The baseline is the cache's
 // before T: every request answered, at a hit's latency, and no database
@@ -89,7 +93,7 @@ func (la LookAside) band(tl *LookAsideTimeline, r int) bool {
 	for i := r; i < r+laHoldRows; i++ {
 		sent, ok, slow, db = sent+tl.Sent[i], ok+tl.OK[i], slow+tl.Slow[i], db+tl.DB[i]
 	}
-	return float64(ok) >= 0.9*la.Rate-1 && slow <= sent/100 && db <= 20
+	return float64(ok) >= 0.9*la.Rate-1 && slow <= sent/100 && db <= laHoldQueries
 }
 
 // laRecovered is the first row whose hold, among the holds of the first
