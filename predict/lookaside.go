@@ -71,6 +71,9 @@ func LookAsideOf(p plan.Plan, runs []result.ArmResult, pools *Pools) (model.Look
 	}
 	add("canceled", canceled, "bool", "the arm's config.abandoned_load: "+cfg.AbandonedLoad)
 	add("horizon", ms(la.Horizon), "ms", "plan.after")
+	if least := la.Settle() + model.VerdictBand.Hold; la.Horizon < least {
+		return la, list, refuse("--after %v is shorter than the verdict's settle time and a hold (%v): the model judges a run as the verdict does, and could not call it stuck (accepted: --after %v or more, or auto:%v)", la.Horizon, least, least, least)
+	}
 	reconnect, n := median(runs, func(r result.ArmResult) (float64, bool) {
 		if r.Verdict == result.Recovered || r.Loop == nil || r.Loop.Counts["new_conns"] == nil {
 			return 0, false

@@ -2,8 +2,6 @@ package predict
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +97,8 @@ func TestTheLookAsideModelRefuses(t *testing.T) {
 		{"never tipped", func(r *sweep.Results) {
 			eachRun(r, func(a *result.ArmResult) { a.Verdict = result.Recovered })
 		}, "no run of the arm tipped"},
+		{"a short horizon", func(r *sweep.Results) { r.Plan.After = herd.Duration(4 * time.Second) },
+			"--after 4s is shorter than the verdict's settle time and a hold (6s)"},
 		{"a service", nil, "herdbench reads them on the testbed only"},
 	} {
 		res := lookAsideSweep(237)
@@ -122,14 +122,7 @@ func TestTheLookAsideModelRefuses(t *testing.T) {
 // hot keys, within 25% of the measured 133, its reconnect (372 ms) read
 // from stuck runs the sweep's --abort-on cut at the settle time.
 func TestTheLookAsideSweepBesideTheModel(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "lookaside", "la1000.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res sweep.Results
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readSweep(t, "lookaside", "la1000.json")
 	Sweep(&res, stormPools)
 	a := res.Arms[0]
 	p := a.Predicted

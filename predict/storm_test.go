@@ -32,14 +32,7 @@ func TestTheRetryStormSweepsBesideTheModel(t *testing.T) {
 		{"r100-noretry", 8000, sweep.PredictedRefused, 0},
 		{"r100-budget", 8000, sweep.PredictedRefused, 0},
 	} {
-		b, err := os.ReadFile(filepath.Join("testdata", "storm", c.file+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res sweep.Results
-		if err := json.Unmarshal(b, &res); err != nil {
-			t.Fatalf("%s: %v", c.file, err)
-		}
+		res := readSweep(t, "storm", c.file+".json")
 		res.Vary.To = c.to
 		Sweep(&res, stormPools)
 		a := res.Arms[0]
@@ -54,4 +47,18 @@ func TestTheRetryStormSweepsBesideTheModel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readSweep is a sweep's results file of testdata.
+func readSweep(t *testing.T, path ...string) sweep.Results {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{"testdata"}, path...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res sweep.Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("%s: %v", filepath.Join(path...), err)
+	}
+	return res
 }
