@@ -15,17 +15,34 @@ import (
 // usually take.
 const lowestPort = 20000
 
+// heldRoom is how many ports at the top of the range below the ephemeral
+// one are kept for held ports: those a testbed picks and leaves unbound
+// for a time, the harness' (a later stampede's --metrics-addr binds it)
+// and the proxies' (closed while an outage lasts). A part that listens at
+// once picks below them, so another testbed starting meanwhile cannot
+// take a held port for one of its parts.
+const heldRoom = 2000
+
 // listenFree listens on a free loopback port below the kernel's ephemeral
 // range (net.ipv4.ip_local_port_range), where no outgoing connection of any
-// process takes its local port. A port picked from the ephemeral range, as
-// ":0" does, can be taken between the pick and the part's own listen, or
-// while a proxy is closed for an outage, by any connection a load opens
-// meanwhile; below the range only another picker can take it. It falls
-// back to any free port when the range leaves no room.
-func listenFree() (net.Listener, error) {
-	if hi := ephemeralLow(); hi > lowestPort+100 {
+// process takes its local port: a part's port below the held ports, a held
+// port among them. A port picked from the ephemeral range, as ":0" does,
+// can be taken between the pick and the part's own listen, or while a
+// proxy is closed for an outage, by any connection a load opens meanwhile;
+// below the range only another picker can take it. It falls back to any
+// free port when the range leaves no room.
+func listenFree(held bool) (net.Listener, error) {
+	lo, hi := lowestPort, ephemeralLow()
+	if hi-lo > 2*heldRoom {
+		if held {
+			lo = hi - heldRoom
+		} else {
+			hi -= heldRoom
+		}
+	}
+	if hi > lo+100 {
 		for range 64 {
-			port := lowestPort + rand.IntN(hi-lowestPort)
+			port := lo + rand.IntN(hi-lo)
 			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 				return l, nil
 			}
@@ -39,8 +56,8 @@ func listenFree() (net.Listener, error) {
 }
 
 // freePort is listenFree's port, released for a part to listen on.
-func freePort() (int, error) {
-	l, err := listenFree()
+func freePort(held bool) (int, error) {
+	l, err := listenFree(held)
 	if err != nil {
 		return 0, err
 	}
@@ -105,7 +122,7 @@ func (c Config) pickPorts() (Ports, error) {
 		if *port != 0 {
 			continue
 		}
-		l, err := listenFree()
+		l, err := listenFree(port == &p.Harness)
 		if err != nil {
 			return p, err
 		}

@@ -95,11 +95,11 @@ func (tb *Testbed) startProxy(ctx context.Context, port int, upstreams map[strin
 }
 
 // add starts a proxy named name in front of upstream (host:port) and
-// returns where it listens: a port of its own below the ephemeral range,
+// returns where it listens: a held port of its own below the ephemeral range,
 // since an outage closes the proxy's listener and reopens it on the same
 // port later.
 func (ps *proxyServer) add(name, upstream string) (string, error) {
-	port, err := freePort()
+	port, err := freePort(true)
 	if err != nil {
 		return "", err
 	}
