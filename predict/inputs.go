@@ -28,6 +28,20 @@ type Pools struct {
 	PoolSource, DeadlineSource string
 }
 
+// sources are where Connections and DBTimeout were read: PoolSource and
+// DeadlineSource, or the replicas' own /healthz (pool, and its
+// db_timeout_ms, the longest).
+func (p *Pools) sources(pool string) (string, string) {
+	deadline := "db_timeout_ms of the replicas' /healthz, the longest"
+	if p.PoolSource != "" {
+		pool = p.PoolSource
+	}
+	if p.DeadlineSource != "" {
+		deadline = p.DeadlineSource
+	}
+	return pool, deadline
+}
+
 // MinDBPerAttempt is the share of the clients' attempts that must reach
 // the database before the trigger (db.baseline_qps over the before
 // window's attempts_rps): the model is the pool's, and a cache that
@@ -79,7 +93,7 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 		in.List = append(in.List, sweep.Input{Name: name, Value: v, Unit: unit, Source: source})
 	}
 	if p.Trigger != "slowdb" {
-		return in, refuse("the model's fault is slowdb's; this trigger is %s", p.Trigger)
+		return in, refuse("the models' faults are slowdb's (the retry storm's model) and expire's (the look-aside model's); this trigger is %s", p.Trigger)
 	}
 	if pools == nil {
 		return in, refuse("the service's database pools and their deadline are unknown: herdbench reads them on the testbed only")
@@ -109,14 +123,7 @@ func Of(p plan.Plan, runs []result.ArmResult, pools *Pools, maxFault time.Durati
 		return in, refuse("a second tier (edge replicas): not modelled")
 	}
 	in.Service = model.Service{Workers: float64(pools.Connections), Work: time.Duration(cfg.QueryCost), Deadline: pools.DBTimeout}
-	poolSource, deadlineSource := fmt.Sprintf("db_pool of each replica's /healthz, summed over %d", pools.Replicas),
-		"db_timeout_ms of the replicas' /healthz, the longest"
-	if pools.PoolSource != "" {
-		poolSource = pools.PoolSource
-	}
-	if pools.DeadlineSource != "" {
-		deadlineSource = pools.DeadlineSource
-	}
+	poolSource, deadlineSource := pools.sources(fmt.Sprintf("db_pool of each replica's /healthz, summed over %d", pools.Replicas))
 	add("workers", in.Service.Workers, "connections", poolSource)
 	add("work", ms(in.Service.Work), "ms", "the arm's config.query_cost")
 	add("capacity", in.Service.Capacity(), "q/s", "workers / work")

@@ -3,6 +3,7 @@ package predict
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/herdbench/herdbench/experiment/arm"
@@ -23,6 +24,13 @@ const LookAsideRuns = 15
 // its arms and the testbed's pools to the look-aside model's inputs, each
 // with its source; a *Refusal when the model does not cover the arm.
 func LookAsideOf(p plan.Plan, runs []result.ArmResult, pools *Pools) (model.LookAside, []sweep.Input, error) {
+	return lookAsideOf(p, runs, nil, pools)
+}
+
+// lookAsideOf is LookAsideOf, the reconnect lent by the first of others
+// (the same run's other arms: the same pools) that tipped, when no run of
+// runs did.
+func lookAsideOf(p plan.Plan, runs []result.ArmResult, others []result.ArmResult, pools *Pools) (model.LookAside, []sweep.Input, error) {
 	var list []sweep.Input
 	add := func(name string, v float64, unit, source string) {
 		list = append(list, sweep.Input{Name: name, Value: v, Unit: unit, Source: source})
@@ -62,9 +70,13 @@ func LookAsideOf(p plan.Plan, runs []result.ArmResult, pools *Pools) (model.Look
 	add("zipf", la.Zipf, "exponent", "plan.zipf")
 	add("timeout", ms(la.Timeout), "ms", "plan.timeout")
 	add("replicas", float64(la.Replicas), "count", "the replicas that answered /healthz")
-	add("pool", float64(la.Pool), "connections", "db_pool of each replica's /healthz")
+	poolSource, deadlineSource := pools.sources("db_pool of each replica's /healthz")
+	if pools.PoolSource != "" {
+		poolSource += fmt.Sprintf(", over the %d replicas", la.Replicas)
+	}
+	add("pool", float64(la.Pool), "connections", poolSource)
 	add("work", ms(la.Cost), "ms", "the arm's config.query_cost")
-	add("deadline", ms(la.DBTimeout), "ms", "db_timeout_ms of the replicas' /healthz, the longest")
+	add("deadline", ms(la.DBTimeout), "ms", deadlineSource)
 	canceled := 0.0
 	if la.Canceled {
 		canceled = 1
@@ -74,7 +86,76 @@ func LookAsideOf(p plan.Plan, runs []result.ArmResult, pools *Pools) (model.Look
 	if least := la.Settle() + model.VerdictBand.Hold; la.Horizon < least {
 		return la, list, refuse("--after %v is shorter than the verdict's settle time and a hold (%v): the model judges a run as the verdict does, and could not call it stuck (accepted: --after %v or more, or auto:%v)", la.Horizon, least, least, least)
 	}
-	reconnect, n := median(runs, func(r result.ArmResult) (float64, bool) {
+	reconnect, n := reconnectOf(runs, pools)
+	source := fmt.Sprintf("the pools' connections / loop.new_conns_rps.after, the median of the %d runs that did not recover", n)
+	for _, o := range others {
+		if n > 0 {
+			break
+		}
+		if reconnect, n = reconnectOf(runsOf(o), pools); n > 0 {
+			source = fmt.Sprintf("the pools' connections / loop.new_conns_rps.after, the median of the %d runs of arm %s that did not recover (lent: the same pools; no run of this arm tipped)", n, o.Name)
+		}
+	}
+	if n == 0 {
+		return la, list, missing("no run of the arm tipped, so none measured how fast a stuck pool reopens its connections (loop.new_conns_rps.after): a run whose expiry tips it does (more --hot-keys, or a sweep whose TO tips it)")
+	}
+	la.Reconnect = time.Duration(reconnect * float64(time.Second)).Round(time.Millisecond)
+	add("reconnect", ms(la.Reconnect), "ms", source)
+	return la, list, la.Check()
+}
+
+// LookAsidePrediction is the look-aside model's answer for an expire
+// run's arm: whether the expiry of its hot keys tips it (the majority of
+// LookAsideRuns runs), the recovery from T when it does not (their
+// median, as the arm's recovery_ms: expire's fault ends at T), and the
+// fewest hot keys whose expiry tips it.
+type LookAsidePrediction struct {
+	HotKeys    int
+	Tips       bool
+	RecoveryMS *int64
+	// TippingHotKeys: nil when not even every key's expiry tips it, or
+	// not looked for (Expect)
+	TippingHotKeys *int
+}
+
+// predictLookAside predicts arm i of an expire run's arms by the
+// look-aside model, a reconnect lent by another arm when none of its runs
+// tipped; its tipping point too when tipping is set (a bisection of some
+// 150 model runs, which Expect leaves out).
+func predictLookAside(p plan.Plan, arms []result.ArmResult, i int, pools *Pools, tipping bool) (ArmPrediction, string) {
+	a := arms[i]
+	ap := ArmPrediction{Name: a.Name, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS}
+	others := append(slices.Clone(arms[:i]), arms[i+1:]...)
+	la, list, err := lookAsideOf(p, runsOf(a), others, pools)
+	ap.Inputs = list
+	if problem, stop := refusal(&ap, err); stop {
+		return ap, problem
+	}
+	ap.Inputs = append(ap.Inputs, sweep.Input{Name: "hot keys", Value: float64(p.HotKeys), Unit: "count", Source: "plan.hot_keys"})
+	tips, back, _ := la.Probe(p.HotKeys)
+	lp := &LookAsidePrediction{HotKeys: p.HotKeys, Tips: tips}
+	if !tips {
+		ms := back.Milliseconds()
+		lp.RecoveryMS = &ms
+	}
+	if tipping {
+		tip, found, err := la.TippingPoint()
+		if err != nil {
+			return ap, fmt.Sprintf("the model cannot run on its inputs: %v", err)
+		}
+		if found {
+			lp.TippingHotKeys = &tip
+		}
+	}
+	ap.LookAside = lp
+	return ap, ""
+}
+
+// reconnectOf is the median, over the runs that did not recover, of how
+// long a stuck pool takes to reopen a connection: its connections over
+// the new ones a second after T; n is how many runs it read.
+func reconnectOf(runs []result.ArmResult, pools *Pools) (float64, int) {
+	return median(runs, func(r result.ArmResult) (float64, bool) {
 		if r.Verdict == result.Recovered || r.Loop == nil || r.Loop.Counts["new_conns"] == nil {
 			return 0, false
 		}
@@ -83,12 +164,14 @@ func LookAsideOf(p plan.Plan, runs []result.ArmResult, pools *Pools) (model.Look
 		}
 		return 0, true // no connection reopened: a query cut costs none
 	})
-	if n == 0 {
-		return la, list, missing("no run of the arm tipped, so none measured how fast a stuck pool reopens its connections (loop.new_conns_rps.after): a run whose expiry tips it does (more --hot-keys, or a sweep whose TO tips it)")
+}
+
+// runsOf is an arm's runs: its repeats, or the arm itself.
+func runsOf(a result.ArmResult) []result.ArmResult {
+	if len(a.Runs) == 0 {
+		return []result.ArmResult{a}
 	}
-	la.Reconnect = time.Duration(reconnect * float64(time.Second)).Round(time.Millisecond)
-	add("reconnect", ms(la.Reconnect), "ms", fmt.Sprintf("the pools' connections / loop.new_conns_rps.after, the median of the %d runs that did not recover", n))
-	return la, list, la.Check()
+	return a.Runs
 }
 
 // noRetries refuses clients the look-aside model does not have: it sends

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/herdbench/herdbench/experiment/result"
 	"github.com/herdbench/herdbench/herd"
 	"github.com/herdbench/herdbench/model"
+	"github.com/herdbench/herdbench/reporters"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/sweep"
 	"github.com/herdbench/herdbench/triggers"
@@ -136,5 +138,83 @@ func TestTheLookAsideSweepBesideTheModel(t *testing.T) {
 		if in.Name == "reconnect" && in.Value != 372 {
 			t.Errorf("reconnect %v ms; want 372, the pools' 30 connections over the stuck runs' median 80.67 new a second", in.Value)
 		}
+	}
+}
+
+// testdata/lookaside/stampede400.json is a real stampede on the local
+// testbed (2026-12-03, 12:09 UTC): 3 replicas of 10 connections, 1,000
+// req/s over 1,000 keys, 200 ms a query, loads canceled with their
+// requests, 400 hot keys expired, arms none (metastable) and
+// singleflight (recovered after 8.59 s); its timelines and the model's
+// expectations it was written with are left out.
+const lookAsideStampede = "testdata/lookaside/stampede400.json"
+
+// herdbench model's reading of an expire run is the look-aside model's:
+// whether the run's hot keys tip each arm, the fewest that do (the
+// model's own bisection on the same inputs), the recovery from T; an arm
+// no run of which tipped borrows its reconnect from one of the same run
+// that did, and says so.
+func TestResultsPredictAnExpireRunByTheLookAsideModel(t *testing.T) {
+	rep := readResults(t, lookAsideStampede)
+	arms, err := Results(rep, stormPools)
+	if err != nil || len(arms) != 2 {
+		t.Fatalf("Results = %d arms, %v; want none and singleflight", len(arms), err)
+	}
+	for i, ap := range arms {
+		p := ap.LookAside
+		if p == nil || ap.Prediction != nil || p.HotKeys != 400 {
+			t.Fatalf("arm %s: %+v; want the look-aside model's answer for 400 hot keys", ap.Name, ap)
+		}
+		la, _, err := lookAsideOf(rep.Plan, runsOf(rep.Arms[i]), rep.Arms[:1], stormPools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tips, _, _ := la.Probe(400)
+		tip, found, _ := la.TippingPoint()
+		if p.Tips != tips || !found || p.TippingHotKeys == nil || *p.TippingHotKeys != tip || (p.RecoveryMS == nil) != tips {
+			t.Errorf("arm %s: %+v; the model on the same inputs: tips %v, tipping point %d (%v)", ap.Name, p, tips, tip, found)
+		}
+		in := inputsByName(ap.Inputs)
+		if in["hot keys"].Source != "plan.hot_keys" || in["reconnect"].Value != 348 {
+			t.Errorf("arm %s inputs %+v; want hot keys from plan.hot_keys, reconnect 348 ms (30 connections / 86.2 new a second)", ap.Name, ap.Inputs)
+		}
+		lent := strings.Contains(in["reconnect"].Source, "of arm none that did not recover (lent")
+		if lent != (ap.Name == "singleflight") {
+			t.Errorf("arm %s reconnect source %q; want it lent by arm none only for singleflight", ap.Name, in["reconnect"].Source)
+		}
+	}
+	if *arms[0].LookAside.TippingHotKeys >= 400 || !arms[0].LookAside.Tips {
+		t.Errorf("none: %+v; want it tipped by its 400 keys, as measured (metastable)", arms[0].LookAside)
+	}
+}
+
+// A stampede's expire arm carries the look-aside model's expectation
+// beside its verdict, with no tipping point looked for (Expect).
+func TestExpectBesideAnExpireRun(t *testing.T) {
+	rep := readResults(t, lookAsideStampede)
+	Expect(rep, func() *Pools { return stormPools })
+	for _, a := range rep.Arms {
+		m := a.Model
+		if m == nil || m.Expect == nil || m.ShortestTipMS != nil || len(m.Inputs) == 0 {
+			t.Fatalf("arm %s: model %+v; want an expectation with its inputs, no shortest tip", a.Name, m)
+		}
+	}
+	if none := rep.Arms[0]; *none.Model.Expect != result.ModelTips || none.Model.Disagrees(none) {
+		t.Errorf("none: expect %s beside %s; want tips, agreeing", *none.Model.Expect, none.Verdict)
+	}
+	// singleflight came back after 8.59 s, near its boundary, where the
+	// model tips it (from 316 keys): the table says they disagree
+	var out bytes.Buffer
+	if err := reporters.Table(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	line := "model     singleflight: verdict recovered, recovery 8.59s; the model expects tips, recovery none: it tips\n"
+	if !strings.Contains(out.String(), line) || strings.Count(out.String(), "model     ") != 1 {
+		t.Errorf("table:\n%s\nwant one model line, singleflight's:\n%s", out.String(), line)
+	}
+	rep = readResults(t, lookAsideStampede)
+	Expect(rep, func() *Pools { return nil })
+	if m := rep.Arms[0].Model; m == nil || m.Expect != nil || !strings.Contains(m.Why, "testbed only") {
+		t.Errorf("on a service: model %+v; want no expectation, and why", m)
 	}
 }

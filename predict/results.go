@@ -20,9 +20,12 @@ import (
 type ArmPrediction struct {
 	Name       string
 	Fault      time.Duration     // the run's fault: slowdb_for
-	Prediction *model.Prediction // nil when refused
-	Refused    string            // why the model does not cover the arm
-	Inputs     []sweep.Input
+	Prediction *model.Prediction // nil when refused, or an expire run's
+	// LookAside is the look-aside model's answer for an expire run's
+	// arm; nil when refused, or a slowdb run's
+	LookAside *LookAsidePrediction
+	Refused   string // why the model does not cover the arm
+	Inputs    []sweep.Input
 	// Verdict and RecoveryMS are what the run measured, to set beside
 	// the prediction: the arm's verdict and recovery_ms (from the
 	// fault's end, as the model's)
@@ -47,7 +50,7 @@ func Results(rep *experiment.Report, pools *Pools) ([]ArmPrediction, error) {
 	var out []ArmPrediction
 	var problems herd.FieldErrors
 	for i, a := range rep.Arms {
-		ap, problem := predictArm(rep.Plan, a, pools)
+		ap, problem := predictArm(rep.Plan, rep.Arms, i, pools)
 		if problem != "" {
 			problems = append(problems, armProblem(i, a.Name, problem))
 			continue
@@ -63,30 +66,24 @@ func Results(rep *experiment.Report, pools *Pools) ([]ArmPrediction, error) {
 // predictArm predicts one arm of rep for its fault; a problem when the
 // arm lacks a figure the model needs or the model cannot run on its
 // inputs.
-func predictArm(p plan.Plan, a result.ArmResult, pools *Pools) (ArmPrediction, string) {
+func predictArm(p plan.Plan, arms []result.ArmResult, i int, pools *Pools) (ArmPrediction, string) {
+	if p.Trigger == "expire" {
+		return predictLookAside(p, arms, i, pools, true)
+	}
+	a := arms[i]
 	var fault time.Duration
 	if s, ok := p.ChosenTrigger().(triggers.Slowdown); ok {
 		_, fault = s.Slowdown()
 	}
-	runs := a.Runs
-	if len(runs) == 0 {
-		runs = append(runs, a)
-	}
+	runs := runsOf(a)
 	// the longest fault the model looks at for the shortest tip: the
 	// sweeps' 8 s, or twice the run's fault when that is longer
 	maxFault := max(model.DefaultOptions.MaxFault, 2*fault)
 	ap := ArmPrediction{Name: a.Name, Fault: fault, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS}
 	in, err := Of(p, runs, pools, maxFault)
 	ap.Inputs = in.List
-	var r *Refusal
-	switch {
-	case errors.As(err, &r) && r.Missing:
-		return ap, r.Why
-	case err != nil && r != nil:
-		ap.Refused = r.Why
-		return ap, ""
-	case err != nil:
-		return ap, fmt.Sprintf("the model cannot run on its inputs: %v", err)
+	if problem, stop := refusal(&ap, err); stop {
+		return ap, problem
 	}
 	ap.Inputs = append(ap.Inputs, sweep.Input{Name: "fault", Value: ms(fault), Unit: "ms", Source: "plan.trigger_options.slowdb_for"})
 	pr, err := model.Predict(in.Service, in.Clients, model.Fault{Slower: in.Slower, Duration: fault}, in.Options)
@@ -95,6 +92,23 @@ func predictArm(p plan.Plan, a result.ArmResult, pools *Pools) (ArmPrediction, s
 	}
 	ap.Prediction = &pr
 	return ap, ""
+}
+
+// refusal sorts a mapping's error: a figure missing or inputs the model
+// cannot run on (a problem, returned), or an arm it does not cover
+// (ap.Refused); stop when there was an error.
+func refusal(ap *ArmPrediction, err error) (problem string, stop bool) {
+	var r *Refusal
+	switch {
+	case err == nil:
+		return "", false
+	case errors.As(err, &r) && r.Missing:
+		return r.Why, true
+	case r != nil:
+		ap.Refused = r.Why
+		return "", true
+	}
+	return fmt.Sprintf("the model cannot run on its inputs: %v", err), true
 }
 
 func armProblem(i int, name, msg string) *herd.FieldError {

@@ -31,7 +31,10 @@ func newModelCmd(stdout io.Writer) *cobra.Command {
 --trigger slowdb, and print what the model (docs/metastability.md, "The
 model") predicts for each arm: whether the run's fault tips the service, the
 shortest fault that tips it, the recovery after the fault's end and the
-escape load; and every input it used, with its source in the file.
+escape load; and every input it used, with its source in the file. With
+--trigger expire, the look-aside model ("The look-aside cache's herd"):
+whether the run's hot keys tip it, the fewest that do, and the recovery
+from T.
 
 No results file holds the replicas' database pools: give the testbed's
 --db-pool and --db-timeout as it ran (their defaults are the testbed's).
@@ -86,6 +89,10 @@ func writePredictions(w io.Writer, file string, arms []predict.ArmPrediction) {
 	fmt.Fprintf(w, "The model's predictions from %s (docs/metastability.md, \"The model\")\n", file)
 	for _, a := range arms {
 		fmt.Fprintf(w, "\narm %s:\n", a.Name)
+		if a.LookAside != nil {
+			writeLookAside(w, a)
+			continue
+		}
 		if a.Prediction == nil {
 			fmt.Fprintf(w, "  not modelled: %s\n", a.Refused)
 			writeInputs(w, a.Inputs)
@@ -108,6 +115,26 @@ func writePredictions(w io.Writer, file string, arms []predict.ArmPrediction) {
 		fmt.Fprintf(w, "  the run measured:              %s, recovery %s\n", a.Verdict, msOr(a.RecoveryMS, "none (recovery_ms null)"))
 		writeInputs(w, a.Inputs)
 	}
+}
+
+// writeLookAside prints the look-aside model's answer for an expire
+// run's arm.
+func writeLookAside(w io.Writer, a predict.ArmPrediction) {
+	p := a.LookAside
+	tips := "no"
+	if p.Tips {
+		tips = "yes"
+	}
+	tip := "none up to every key"
+	if p.TippingHotKeys != nil {
+		tip = fmt.Sprintf("%d", *p.TippingHotKeys)
+	}
+	fmt.Fprintf(w, "  the run's %d hot keys tip it:  %s\n", p.HotKeys, tips)
+	fmt.Fprintf(w, "  fewest hot keys that tip it:   %s\n", tip)
+	fmt.Fprintf(w, "  recovery from T:               %s\n", msOr(p.RecoveryMS, "none: it tips"))
+	fmt.Fprintf(w, "  escape load:                   not modelled (the look-aside model's load is the run's)\n")
+	fmt.Fprintf(w, "  the run measured:              %s, recovery %s\n", a.Verdict, msOr(a.RecoveryMS, "none (recovery_ms null)"))
+	writeInputs(w, a.Inputs)
 }
 
 func writeInputs(w io.Writer, in []sweep.Input) {

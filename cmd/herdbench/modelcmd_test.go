@@ -46,3 +46,27 @@ func TestModelPredictsFromARealResultsFile(t *testing.T) {
 		t.Errorf("lock's section gives a number:\n%s", lock)
 	}
 }
+
+// herdbench model on a real expire stampede (predict/testdata/lookaside/
+// stampede400.json: 3 replicas of 10 connections) prints the look-aside
+// model's answer for each arm beside what the run measured, and the
+// reconnect singleflight borrowed from none.
+func TestModelPredictsAnExpireRun(t *testing.T) {
+	code, stdout, stderr := herdbench(t, "model", "../../predict/testdata/lookaside/stampede400.json", "--db-pool", "10")
+	if code != exitOK {
+		t.Fatalf("herdbench model = exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"arm none:\n  the run's 400 hot keys tip it:  yes\n  fewest hot keys that tip it:   102\n  recovery from T:               none: it tips\n",
+		"  the run measured:              metastable, recovery none (recovery_ms null)\n",
+		"arm singleflight:\n  the run's 400 hot keys tip it:  yes\n",
+		"  the run measured:              recovered, recovery 8.592s\n",
+		"pool       10 connections  --db-pool 10 × environment.replicas 3, over the 3 replicas",
+		"deadline   5000 ms         --db-timeout 5s",
+		"of arm none that did not recover (lent: the same pools; no run of this arm tipped)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("herdbench model printed\n%s\nwant it to contain %q", stdout, want)
+		}
+	}
+}

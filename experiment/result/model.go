@@ -11,7 +11,7 @@ const (
 
 // ModelExpectation is what the model (package model) expects of an arm
 // for the fault it ran, beside its verdict; set after the run by
-// predict.Expect, on a slowdb run only (absent otherwise).
+// predict.Expect, on a slowdb or expire run only (absent otherwise).
 type ModelExpectation struct {
 	// Expect is ModelTips or ModelRecovers; null when the model gives
 	// none: the arm is one it does not cover, or lacks a figure it needs
