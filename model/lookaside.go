@@ -185,6 +185,35 @@ type laSim struct {
 	cdf     []float64 // cdf[i]: the weight of ids 1..i+1, id^-Zipf each
 	next    int       // the next request's number
 	total   int
+	pace    []laPace // the rate's schedule, by time: the rate, then the escape's steps
+}
+
+// laPace is a part of the load's schedule: from instant from (seconds
+// from T), request n0 and those after it, evenly spaced at rate.
+type laPace struct {
+	from float64
+	n0   int
+	rate float64
+}
+
+// at is the intended instant of request n: evenly spaced at its part's
+// rate (vegeta's constant pacer, load.Steps).
+func (s *laSim) at(n int) float64 {
+	i := len(s.pace) - 1
+	for i > 0 && s.pace[i].n0 > n {
+		i--
+	}
+	p := s.pace[i]
+	return p.from + float64(n-p.n0)/p.rate
+}
+
+// stepDown sets the load to rate from instant from: the requests up to
+// it keep their pace, and the count to the horizon follows the new one.
+func (s *laSim) stepDown(from, rate float64) {
+	last := s.pace[len(s.pace)-1]
+	n0 := last.n0 + int(math.Ceil((from-last.from)*last.rate-1e-9))
+	s.pace = append(s.pace, laPace{from: from, n0: n0, rate: rate})
+	s.total = n0 + int((s.la.Horizon.Seconds()-from)*rate)
 }
 
 // Simulate runs the herd of hot expired keys with the draw of seed, from
@@ -234,13 +263,14 @@ func (la LookAside) newSim(hot int, seed uint64) *laSim {
 		s.cdf[i] = total
 	}
 	s.total = int(la.Rate * la.Horizon.Seconds())
+	s.pace = []laPace{{rate: la.Rate}}
 	return s
 }
 
 // advance sends the requests due before t and ends the loads due by t.
 func (s *laSim) advance(t float64) {
 	for ; s.next < s.total; s.next++ {
-		at := float64(s.next) / s.la.Rate
+		at := s.at(s.next)
 		if at >= t {
 			break
 		}

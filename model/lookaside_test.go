@@ -272,3 +272,85 @@ func BenchmarkLookAsideTippingPoint(b *testing.B) {
 		lookAsideTip(b, la)
 	}
 }
+
+// The look-aside cache's escapes measured with --escape on at 1,000
+// req/s (docs/metastability.md, "The escape load" and "With a
+// mitigation": one run each, 2026-11-29, --after auto:90s), beside the
+// model's, each the median of 15 runs at either reconnect measured on
+// this testbed (173 ms on 2026-11-25, 348 ms on 2026-12-03; the runs of
+// 2026-11-29 kept none). Tolerance: the measured step, or the one below
+// it. The model's figures are pinned, so the doc's table stays true:
+// three of the eight on the measured step, seven within tolerance, and
+// lock's at 348 ms two steps below; where it misses the step, the model
+// is stuck longer than the runs were, never shorter.
+func TestLookAsideEscapesBesideTheMeasured(t *testing.T) {
+	shares := []float64{0.75, 0.5, 0.25, 0.1} // --escape on's steps, each up to 10 s
+	exact, within := 0, 0
+	for _, c := range []struct {
+		strategy string
+		hot      int
+		measured float64
+		model    [2]float64 // at 173 ms and 348 ms
+	}{
+		{LookAsideNone, 400, 0.25, [2]float64{0.1, 0.1}},           // metastable, misses x885; back at 250 req/s
+		{LookAsideSingleflight, 400, 0.75, [2]float64{0.75, 0.75}}, // metastable by its p99; back at 750 req/s
+		{LookAsideSingleflight, 1000, 0.1, [2]float64{0.1, 0}},     // misses x1691; back at 100 req/s
+		{LookAsideLock, 1000, 0.75, [2]float64{0.5, 0.25}},         // by p99 and DB work alone; back at 750 req/s
+	} {
+		for k, reconnect := range []time.Duration{173 * time.Millisecond, 348 * time.Millisecond} {
+			la := sweepBed(1000, c.strategy)
+			la.Reconnect, la.Horizon = reconnect, 90*time.Second
+			got := la.EscapeProbe(c.hot, shares, 10*time.Second)
+			if got == nil || *got != c.model[k] {
+				t.Errorf("%s, %d hot keys, reconnect %v: the model's escape %v; want %v, as docs/metastability.md's table says", c.strategy, c.hot, reconnect, got, c.model[k])
+				continue
+			}
+			i := slices.Index(shares, c.measured)
+			below := 0.0 // none found: below every step
+			if i+1 < len(shares) {
+				below = shares[i+1]
+			}
+			if *got == c.measured {
+				exact++
+			}
+			if *got == c.measured || *got == below {
+				within++
+			}
+			t.Logf("%s, %d hot keys, reconnect %v: measured back at %v of the rate, the model at %v", c.strategy, c.hot, reconnect, c.measured, *got)
+		}
+	}
+	if exact != 3 || within != 7 {
+		t.Errorf("%d of 8 on the measured step, %d on it or the one below; the table says 3 and 7", exact, within)
+	}
+}
+
+// The escape's steps pace the load as the generator's schedule does:
+// each row before a step holds the rate's share of requests, each row of
+// the step the step's (within one: a request due on a row's edge may
+// fall in the row before, as the model's rows are cut in floating
+// point), and each part its whole count.
+func TestLookAsideStepsPaceTheLoad(t *testing.T) {
+	la := sweepBed(1000, LookAsideNone)
+	la.Horizon = 8 * time.Second
+	s := la.newSim(400, 1)
+	s.stepDown(3, 750)
+	s.stepDown(5.5, 100)
+	s.advance(math.Inf(1))
+	sums := map[int]int{}
+	for r, n := range s.tl.Sent {
+		want, part := 100, 0 // 1,000 req/s, 100 ms rows
+		switch {
+		case r >= 55:
+			want, part = 10, 2
+		case r >= 30:
+			want, part = 75, 1
+		}
+		sums[part] += n
+		if n < want-1 || n > want+1 {
+			t.Errorf("row %d (T+%v): %d requests; want %d", r, time.Duration(r)*LookAsideRow, n, want)
+		}
+	}
+	if sums[0] != 3000 || sums[1] != 1875 || sums[2] != 250 || s.next != 5125 {
+		t.Errorf("requests a part %v, %d in all; want 3,000, 1,875 and 250, 5,125", sums, s.next)
+	}
+}

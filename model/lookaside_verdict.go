@@ -88,12 +88,16 @@ func (la LookAside) Back(tl LookAsideTimeline) (time.Duration, bool) {
 }
 
 // band: the hold that begins at row r is within the verdict's band.
-func (la LookAside) band(tl *LookAsideTimeline, r int) bool {
+func (la LookAside) band(tl *LookAsideTimeline, r int) bool { return la.bandAt(tl, r, la.Rate) }
+
+// bandAt is band with the goodput's bound at rate: an escape's step's
+// (its share of the rate).
+func (la LookAside) bandAt(tl *LookAsideTimeline, r int, rate float64) bool {
 	sent, ok, slow, db := 0, 0, 0, 0
 	for i := r; i < r+laHoldRows; i++ {
 		sent, ok, slow, db = sent+tl.Sent[i], ok+tl.OK[i], slow+tl.Slow[i], db+tl.DB[i]
 	}
-	return float64(ok) >= 0.9*la.Rate-1 && slow <= sent/100 && db <= laHoldQueries
+	return float64(ok) >= 0.9*rate-1 && slow <= sent/100 && db <= laHoldQueries
 }
 
 // laRecovered is the first row whose hold, among the holds of the first

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/herdbench/herdbench/experiment/arm"
 	"github.com/herdbench/herdbench/experiment/plan"
 	"github.com/herdbench/herdbench/experiment/result"
+	"github.com/herdbench/herdbench/experiment/verdict"
 	"github.com/herdbench/herdbench/model"
 	"github.com/herdbench/herdbench/retry"
 	"github.com/herdbench/herdbench/sweep"
@@ -116,6 +118,11 @@ type LookAsidePrediction struct {
 	// TippingHotKeys: nil when not even every key's expiry tips it, or
 	// not looked for (Expect)
 	TippingHotKeys *int
+	// EscapeRPS: the highest step of the plan's --escape (on's when it
+	// had none) at which the model's runs stuck at the run's hot keys
+	// come back, their median (0: none down to the last step); nil when
+	// the model does not stick there, or not looked for (Expect)
+	EscapeRPS *float64
 }
 
 // predictLookAside predicts arm i of an expire run's arms by the
@@ -146,6 +153,16 @@ func predictLookAside(p plan.Plan, arms []result.ArmResult, i int, pools *Pools,
 		if found {
 			lp.TippingHotKeys = &tip
 		}
+		esc, source := verdict.DefaultEscape, "--escape on's (the plan had none)"
+		if p.Escape != nil {
+			esc, source = *p.Escape, "plan.escape"
+		}
+		ap.Inputs = append(ap.Inputs, sweep.Input{Name: "escape steps", Value: float64(len(esc.Shares)), Unit: "steps",
+			Source: fmt.Sprintf("%s: %s of the rate, each up to %v", source, percents(esc.Shares), time.Duration(esc.Limit))})
+		if share := la.EscapeProbe(p.HotKeys, esc.Shares, time.Duration(esc.Limit)); share != nil {
+			rps := *share * la.Rate
+			lp.EscapeRPS = &rps
+		}
 	}
 	ap.LookAside = lp
 	return ap, ""
@@ -172,6 +189,15 @@ func runsOf(a result.ArmResult) []result.ArmResult {
 		return []result.ArmResult{a}
 	}
 	return a.Runs
+}
+
+// percents writes shares as --escape does: 75%,50%.
+func percents(shares []float64) string {
+	out := make([]string, len(shares))
+	for i, sh := range shares {
+		out[i] = fmt.Sprintf("%g%%", 100*sh)
+	}
+	return strings.Join(out, ",")
 }
 
 // noRetries refuses clients the look-aside model does not have: it sends

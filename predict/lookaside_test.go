@@ -3,6 +3,7 @@ package predict
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,8 +175,13 @@ func TestResultsPredictAnExpireRunByTheLookAsideModel(t *testing.T) {
 		if p.Tips != tips || !found || p.TippingHotKeys == nil || *p.TippingHotKeys != tip || (p.RecoveryMS == nil) != tips {
 			t.Errorf("arm %s: %+v; the model on the same inputs: tips %v, tipping point %d (%v)", ap.Name, p, tips, tip, found)
 		}
+		// the plan had no --escape: on's steps
+		share := la.EscapeProbe(400, []float64{0.75, 0.5, 0.25, 0.1}, 10*time.Second)
+		if share == nil || p.EscapeRPS == nil || *p.EscapeRPS != *share*1000 {
+			t.Errorf("arm %s: escape %v; the model on the same inputs down --escape on's steps: %v of 1,000 req/s", ap.Name, p.EscapeRPS, share)
+		}
 		in := inputsByName(ap.Inputs)
-		if in["hot keys"].Source != "plan.hot_keys" || in["reconnect"].Value != 348 {
+		if in["hot keys"].Source != "plan.hot_keys" || in["reconnect"].Value != 348 || !strings.Contains(in["escape steps"].Source, "75%,50%,25%,10% of the rate, each up to 10s") {
 			t.Errorf("arm %s inputs %+v; want hot keys from plan.hot_keys, reconnect 348 ms (30 connections / 86.2 new a second)", ap.Name, ap.Inputs)
 		}
 		lent := strings.Contains(in["reconnect"].Source, "of arm none that did not recover (lent")
@@ -183,8 +189,8 @@ func TestResultsPredictAnExpireRunByTheLookAsideModel(t *testing.T) {
 			t.Errorf("arm %s reconnect source %q; want it lent by arm none only for singleflight", ap.Name, in["reconnect"].Source)
 		}
 	}
-	if *arms[0].LookAside.TippingHotKeys >= 400 || !arms[0].LookAside.Tips {
-		t.Errorf("none: %+v; want it tipped by its 400 keys, as measured (metastable)", arms[0].LookAside)
+	if none := arms[0].LookAside; *none.TippingHotKeys >= 400 || !none.Tips || *none.EscapeRPS != 100 {
+		t.Errorf("none: %+v; want it tipped by its 400 keys, as measured (metastable), back at 100 req/s", none)
 	}
 }
 
@@ -195,7 +201,7 @@ func TestExpectBesideAnExpireRun(t *testing.T) {
 	Expect(rep, func() *Pools { return stormPools })
 	for _, a := range rep.Arms {
 		m := a.Model
-		if m == nil || m.Expect == nil || m.ShortestTipMS != nil || len(m.Inputs) == 0 {
+		if m == nil || m.Expect == nil || m.ShortestTipMS != nil || len(m.Inputs) == 0 || slices.ContainsFunc(m.Inputs, func(i result.ModelInput) bool { return i.Name == "escape steps" }) {
 			t.Fatalf("arm %s: model %+v; want an expectation with its inputs, no shortest tip", a.Name, m)
 		}
 	}

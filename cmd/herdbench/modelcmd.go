@@ -33,8 +33,8 @@ model") predicts for each arm: whether the run's fault tips the service, the
 shortest fault that tips it, the recovery after the fault's end and the
 escape load; and every input it used, with its source in the file. With
 --trigger expire, the look-aside model ("The look-aside cache's herd"):
-whether the run's hot keys tip it, the fewest that do, and the recovery
-from T.
+whether the run's hot keys tip it, the fewest that do, the recovery
+from T, and the escape load down the run's --escape steps (on's when none).
 
 No results file holds the replicas' database pools: give the testbed's
 --db-pool and --db-timeout as it ran (their defaults are the testbed's).
@@ -132,7 +132,13 @@ func writeLookAside(w io.Writer, a predict.ArmPrediction) {
 	fmt.Fprintf(w, "  the run's %d hot keys tip it:  %s\n", p.HotKeys, tips)
 	fmt.Fprintf(w, "  fewest hot keys that tip it:   %s\n", tip)
 	fmt.Fprintf(w, "  recovery from T:               %s\n", msOr(p.RecoveryMS, "none: it tips"))
-	fmt.Fprintf(w, "  escape load:                   not modelled (the look-aside model's load is the run's)\n")
+	escape := "none: the model's runs do not stick at the run's hot keys"
+	if e := p.EscapeRPS; e != nil && *e > 0 {
+		escape = fmt.Sprintf("%g req/s", *e)
+	} else if e != nil {
+		escape = "none down to the last step"
+	}
+	fmt.Fprintf(w, "  escape load:                   %s\n", escape)
 	fmt.Fprintf(w, "  the run measured:              %s, recovery %s\n", a.Verdict, msOr(a.RecoveryMS, "none (recovery_ms null)"))
 	writeInputs(w, a.Inputs)
 }

@@ -57,12 +57,13 @@ func TestModelPredictsAnExpireRun(t *testing.T) {
 		t.Fatalf("herdbench model = exit %d\n%s", code, stderr)
 	}
 	for _, want := range []string{
-		"arm none:\n  the run's 400 hot keys tip it:  yes\n  fewest hot keys that tip it:   102\n  recovery from T:               none: it tips\n",
+		"arm none:\n  the run's 400 hot keys tip it:  yes\n  fewest hot keys that tip it:   102\n  recovery from T:               none: it tips\n  escape load:                   100 req/s\n",
 		"  the run measured:              metastable, recovery none (recovery_ms null)\n",
 		"arm singleflight:\n  the run's 400 hot keys tip it:  yes\n",
+		"  escape load:                   750 req/s\n",
 		"  the run measured:              recovered, recovery 8.592s\n",
-		"pool       10 connections  --db-pool 10 × environment.replicas 3, over the 3 replicas",
-		"deadline   5000 ms         --db-timeout 5s",
+		"pool          10 connections  --db-pool 10 × environment.replicas 3, over the 3 replicas",
+		"deadline      5000 ms         --db-timeout 5s",
 		"of arm none that did not recover (lent: the same pools; no run of this arm tipped)",
 	} {
 		if !strings.Contains(stdout, want) {
