@@ -224,3 +224,30 @@ func TestExpectBesideAnExpireRun(t *testing.T) {
 		t.Errorf("on a service: model %+v; want no expectation, and why", m)
 	}
 }
+
+// An arm that tipped with fewer loads (singleflight) cut fewer queries
+// and reopened fewer connections: its own connections over new ones a
+// second (2,370 ms) is a looser bound on a reconnect than none's of the
+// same pools (269 ms), and the least is the one taken, its source naming
+// the arm (testdata/lookaside/escape400.json, a real run with --escape
+// on: none and singleflight stuck, lock back).
+func TestTheReconnectIsTheLeastOfTheRunsArms(t *testing.T) {
+	rep := readResults(t, "testdata/lookaside/escape400.json")
+	if own, n := reconnectOf(runsOf(rep.Arms[1]), stormPools); n != 1 || own < 2 {
+		t.Fatalf("singleflight's own bound %v s of %d runs; want over 2 s from its one stuck run", own, n)
+	}
+	arms, err := Results(rep, stormPools)
+	if err != nil || len(arms) != 3 {
+		t.Fatalf("Results = %d arms, %v", len(arms), err)
+	}
+	for _, a := range arms {
+		in := inputsByName(a.Inputs)["reconnect"]
+		lent := strings.Contains(in.Source, "of arm none that did not recover (lent: the same pools, the least of the run's arms)")
+		if in.Value != 269 || lent == (a.Name == "none") {
+			t.Errorf("arm %s: reconnect %v ms from %q; want 269, none's own, lent to the others", a.Name, in.Value, in.Source)
+		}
+	}
+	if e := arms[1].LookAside.EscapeRPS; e == nil || *e != 750 || *rep.Arms[1].Escape.RPS != 750 {
+		t.Errorf("singleflight's escape %v beside the measured %v; want 750 beside 750", e, rep.Arms[1].Escape.RPS)
+	}
+}

@@ -31,6 +31,7 @@ type ArmPrediction struct {
 	// fault's end, as the model's)
 	Verdict    string
 	RecoveryMS *int64
+	Escape     *result.EscapeResult // the run's, with --escape
 }
 
 // Results predicts, for each arm of a stampede's (or run's) results, the
@@ -79,7 +80,7 @@ func predictArm(p plan.Plan, arms []result.ArmResult, i int, pools *Pools) (ArmP
 	// the longest fault the model looks at for the shortest tip: the
 	// sweeps' 8 s, or twice the run's fault when that is longer
 	maxFault := max(model.DefaultOptions.MaxFault, 2*fault)
-	ap := ArmPrediction{Name: a.Name, Fault: fault, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS}
+	ap := ArmPrediction{Name: a.Name, Fault: fault, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS, Escape: a.Escape}
 	in, err := Of(p, runs, pools, maxFault)
 	ap.Inputs = in.List
 	if problem, stop := refusal(&ap, err); stop {

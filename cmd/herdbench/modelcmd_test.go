@@ -64,7 +64,27 @@ func TestModelPredictsAnExpireRun(t *testing.T) {
 		"  the run measured:              recovered, recovery 8.592s\n",
 		"pool          10 connections  --db-pool 10 × environment.replicas 3, over the 3 replicas",
 		"deadline      5000 ms         --db-timeout 5s",
-		"of arm none that did not recover (lent: the same pools; no run of this arm tipped)",
+		"of arm none that did not recover (lent: the same pools, the least of the run's arms)",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("herdbench model printed\n%s\nwant it to contain %q", stdout, want)
+		}
+	}
+}
+
+// On a run with --escape (predict/testdata/lookaside/escape400.json:
+// 2026-12-03, 12:55 UTC, the same testbed and load, arms none,
+// singleflight and lock, --after auto:90s --escape on), each arm's
+// predicted escape stands beside the one it measured.
+func TestModelSetsTheEscapeBesideTheMeasured(t *testing.T) {
+	code, stdout, stderr := herdbench(t, "model", "../../predict/testdata/lookaside/escape400.json")
+	if code != exitOK {
+		t.Fatalf("herdbench model = exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"  escape load:                   100 req/s\n  the run measured:              metastable, recovery none (recovery_ms null), escape 500 req/s\n",
+		"  escape load:                   750 req/s\n  the run measured:              metastable, recovery none (recovery_ms null), escape 750 req/s\n",
+		"  the run measured:              recovered, recovery 4.888s\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("herdbench model printed\n%s\nwant it to contain %q", stdout, want)
