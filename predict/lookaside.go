@@ -93,10 +93,10 @@ func lookAsideOf(p plan.Plan, runs []result.ArmResult, others []result.ArmResult
 	reconnect, n := reconnectOf(runs, pools)
 	source := fmt.Sprintf("the pools' connections / loop.new_conns_rps.after, the median of the %d runs that did not recover", n)
 	for _, o := range others {
-		// each figure is an upper bound on a reconnect's cost (a
-		// connection reopens at most once a reconnect), tightest where
-		// the most queries were cut: the least of the run's arms, the
-		// same pools
+		// each figure is an upper bound on a reconnect's cost (the time
+		// between two openings of one connection, a reconnect and the
+		// cut query's own run among it), tightest where the most
+		// queries were cut: the least of the run's arms, the same pools
 		if r, m := reconnectOf(runsOf(o), pools); m > 0 && (n == 0 || r < reconnect) {
 			reconnect, n = r, m
 			source = fmt.Sprintf("the pools' connections / loop.new_conns_rps.after, the median of the %d runs of arm %s that did not recover (lent: the same pools, the least of the run's arms)", m, o.Name)
@@ -130,9 +130,10 @@ type LookAsidePrediction struct {
 }
 
 // predictLookAside predicts arm i of an expire run's arms by the
-// look-aside model, a reconnect lent by another arm when none of its runs
-// tipped; its tipping point too when tipping is set (a bisection of some
-// 150 model runs, which Expect leaves out).
+// look-aside model, its reconnect the least of the run's arms'
+// (lookAsideOf); its tipping point and escape too when tipping is set (a
+// bisection of some 150 model runs and 15 escapes, which Expect leaves
+// out).
 func predictLookAside(p plan.Plan, arms []result.ArmResult, i int, pools *Pools, tipping bool) (ArmPrediction, string) {
 	a := arms[i]
 	ap := ArmPrediction{Name: a.Name, Verdict: a.Verdict, RecoveryMS: a.RecoveryMS, Escape: a.Escape}
