@@ -30,10 +30,7 @@ import (
 func TestDockerTestbed(t *testing.T) {
 	composetest.Require(t)
 	st, dir := up(t)
-	// what follows measures, the up does not: the default stampede (four
-	// arms of the default load) and the Ctrl-C hold the machine alone, the
-	// triggers' short runs a seat beside other tests, as the local
-	// testbed's (experiment/ontestbed TestFaultTriggers)
+	localtest.Exclusive(t) // what follows measures; the up does not
 
 	// status: filled as the local provider fills it, from the engine
 	if st.Provider != compose.Name || len(st.API) != 3 || st.API[0] != "http://127.0.0.1:18081" ||
@@ -69,18 +66,9 @@ func TestDockerTestbed(t *testing.T) {
 	}
 	defer tg.Close()
 
-	t.Run("the default stampede keeps its invariants", func(t *testing.T) {
-		localtest.Exclusive(t)
-		defaultStampede(t, dir, tg)
-	})
-	t.Run("triggers", func(t *testing.T) {
-		localtest.Measures(t)
-		everyTrigger(t, tg, st.Toxiproxy)
-	})
-	t.Run("Ctrl-C during a stampede", func(t *testing.T) {
-		localtest.Exclusive(t)
-		interruptStampede(t, dir, st)
-	})
+	t.Run("the default stampede keeps its invariants", func(t *testing.T) { defaultStampede(t, dir, tg) })
+	t.Run("triggers", func(t *testing.T) { everyTrigger(t, tg, st.Toxiproxy) })
+	t.Run("Ctrl-C during a stampede", func(t *testing.T) { interruptStampede(t, dir, st) })
 
 	herdbench(t, "testbed", "down", "--state-dir", dir)
 	if left := leftovers(t, compose.DefaultProject); len(left) > 0 {
