@@ -243,7 +243,7 @@ func Up(ctx context.Context, cfg Config) (_ testbed.Status, err error) {
 		if err != nil {
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
-			_, _ = st.run(dctx, nil, "down", "-v", "--remove-orphans")
+			st.downToNothing(dctx)
 			_ = os.Remove(statePath(dir))
 		}
 	}()
@@ -398,6 +398,27 @@ func Down(ctx context.Context, dir string) error {
 		return err
 	}
 	return os.Remove(statePath(dir))
+}
+
+// downToNothing runs `docker compose down` until the engine holds no
+// container of the project, or ctx ends: an up cut short (Ctrl-C) may
+// leave a create the engine was still carrying out, which lands after a
+// first down has listed what to remove.
+func (st state) downToNothing(ctx context.Context) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, _ = st.run(ctx, nil, "down", "-v", "--remove-orphans")
+		out, err := st.run(ctx, nil, "ps", "-a", "-q")
+		if err != nil || strings.TrimSpace(string(out)) == "" {
+			return // nothing left, or nothing more it can say
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 func firstLine(b []byte) string {
