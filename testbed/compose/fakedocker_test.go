@@ -42,7 +42,10 @@ case $sub in
       if [[ $a == restart ]]; then after=1; fi
     done;;
   config) cat "$FAKE_DIR/services";;
+  down) touch "$FAKE_DIR/downed";;
   ps)
+    # after a down, the project holds no container, as the engine says
+    if [[ -e $FAKE_DIR/downed && " ${args[*]} " == *" -q "* ]]; then exit 0; fi
     n=$(( $(cat "$FAKE_DIR/ps-count" 2>/dev/null || echo 0) + 1 ))
     echo $n > "$FAKE_DIR/ps-count"
     if [[ -e $FAKE_DIR/ps-$n.json ]]; then cat "$FAKE_DIR/ps-$n.json"; else cat "$FAKE_DIR/ps.json"; fi;;

@@ -160,8 +160,9 @@ func TestUpTearsDownWhatFailed(t *testing.T) {
 		t.Errorf("Up with postgres unhealthy = %v; want an error naming postgres and how to read its logs", err)
 	}
 	calls := f.calls(t)
-	if last := calls[len(calls)-1]; last != "docker compose -f FILE -p herdbench down -v --remove-orphans" {
-		t.Errorf("last call = %q; want down -v --remove-orphans", last)
+	if n := len(calls); n < 2 || calls[n-2] != "docker compose -f FILE -p herdbench down -v --remove-orphans" ||
+		calls[n-1] != "docker compose -f FILE -p herdbench ps -a -q" {
+		t.Errorf("last calls = %q; want down -v --remove-orphans, then ps -a -q finding nothing left", calls[max(0, len(calls)-2):])
 	}
 	if Recorded(dir) {
 		t.Errorf("a failed Up left its state file")
