@@ -112,7 +112,7 @@ func writePredictions(w io.Writer, file string, arms []predict.ArmPrediction) {
 		}
 		fmt.Fprintf(w, "  escape load:                   %s\n", escape)
 		fmt.Fprintf(w, "  Bronson's band:                %.0f to %.0f req/s\n", p.BandLow, p.BandHigh)
-		fmt.Fprintf(w, "  the run measured:              %s, recovery %s%s\n", a.Verdict, msOr(a.RecoveryMS, "none (recovery_ms null)"), measuredEscape(a))
+		writeMeasured(w, a)
 		writeInputs(w, a.Inputs)
 	}
 }
@@ -139,20 +139,22 @@ func writeLookAside(w io.Writer, a predict.ArmPrediction) {
 		escape = "none down to the last step"
 	}
 	fmt.Fprintf(w, "  escape load:                   %s\n", escape)
-	fmt.Fprintf(w, "  the run measured:              %s, recovery %s%s\n", a.Verdict, msOr(a.RecoveryMS, "none (recovery_ms null)"), measuredEscape(a))
+	writeMeasured(w, a)
 	writeInputs(w, a.Inputs)
 }
 
-// measuredEscape is the run's escape beside the model's, for a run with
-// --escape whose arm stepped down.
-func measuredEscape(a predict.ArmPrediction) string {
+// writeMeasured prints what the run measured of arm a, beside the model:
+// its verdict, recovery and, with --escape, its escape.
+func writeMeasured(w io.Writer, a predict.ArmPrediction) {
+	escape := ""
 	switch e := a.Escape; {
 	case e == nil || e.StartMS == nil:
-		return ""
 	case e.RPS == nil:
-		return ", escape none down to its last step"
+		escape = ", escape none down to its last step"
+	default:
+		escape = fmt.Sprintf(", escape %g req/s", *e.RPS)
 	}
-	return fmt.Sprintf(", escape %g req/s", *a.Escape.RPS)
+	fmt.Fprintf(w, "  the run measured:              %s, recovery %s%s\n", a.Verdict, msOr(a.RecoveryMS, "none (recovery_ms null)"), escape)
 }
 
 func writeInputs(w io.Writer, in []sweep.Input) {

@@ -52,11 +52,7 @@ func TestModelPredictsFromARealResultsFile(t *testing.T) {
 // model's answer for each arm beside what the run measured, and the
 // reconnect singleflight borrowed from none.
 func TestModelPredictsAnExpireRun(t *testing.T) {
-	code, stdout, stderr := herdbench(t, "model", "../../predict/testdata/lookaside/stampede400.json", "--db-pool", "10")
-	if code != exitOK {
-		t.Fatalf("herdbench model = exit %d\n%s", code, stderr)
-	}
-	for _, want := range []string{
+	modelPrints(t, []string{"../../predict/testdata/lookaside/stampede400.json", "--db-pool", "10"},
 		"arm none:\n  the run's 400 hot keys tip it:  yes\n  fewest hot keys that tip it:   102\n  recovery from T:               none: it tips\n  escape load:                   100 req/s\n",
 		"  the run measured:              metastable, recovery none (recovery_ms null)\n",
 		"arm singleflight:\n  the run's 400 hot keys tip it:  yes\n",
@@ -65,11 +61,7 @@ func TestModelPredictsAnExpireRun(t *testing.T) {
 		"pool          10 connections  --db-pool 10 × environment.replicas 3, over the 3 replicas",
 		"deadline      5000 ms         --db-timeout 5s",
 		"of arm none that did not recover (lent: the same pools, the least of the run's arms)",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("herdbench model printed\n%s\nwant it to contain %q", stdout, want)
-		}
-	}
+	)
 }
 
 // On a run with --escape (predict/testdata/lookaside/escape400.json:
@@ -77,15 +69,22 @@ func TestModelPredictsAnExpireRun(t *testing.T) {
 // singleflight and lock, --after auto:90s --escape on), each arm's
 // predicted escape stands beside the one it measured.
 func TestModelSetsTheEscapeBesideTheMeasured(t *testing.T) {
-	code, stdout, stderr := herdbench(t, "model", "../../predict/testdata/lookaside/escape400.json")
-	if code != exitOK {
-		t.Fatalf("herdbench model = exit %d\n%s", code, stderr)
-	}
-	for _, want := range []string{
+	modelPrints(t, []string{"../../predict/testdata/lookaside/escape400.json"},
 		"  escape load:                   100 req/s\n  the run measured:              metastable, recovery none (recovery_ms null), escape 500 req/s\n",
 		"  escape load:                   750 req/s\n  the run measured:              metastable, recovery none (recovery_ms null), escape 750 req/s\n",
 		"  the run measured:              recovered, recovery 4.888s\n",
-	} {
+	)
+}
+
+// modelPrints runs herdbench model with args and fails t unless it exits
+// 0 and prints each of wants.
+func modelPrints(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	code, stdout, stderr := herdbench(t, append([]string{"model"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("herdbench model = exit %d\n%s", code, stderr)
+	}
+	for _, want := range wants {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("herdbench model printed\n%s\nwant it to contain %q", stdout, want)
 		}
