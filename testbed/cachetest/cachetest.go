@@ -146,8 +146,9 @@ func HAProxyQueued(t testing.TB, origins []string, maxconn int) (base, stats str
 
 // HAProxyLogged is HAProxy that also logs a line a request on its
 // standard output, the file log names: "herdbench-request rc=N
-// status=S", N its retries (%rc, "+" first when one was redispatched), S
-// the status it answered. It is HAProxy's second account of its retries,
+// status=S srv=V", N its retries (%rc, "+" first when one was
+// redispatched), S the status it answered, V the server it ended on
+// (<NOSRV> when it reached none). It is HAProxy's second account of its retries,
 // beside its stats page's.
 func HAProxyLogged(t testing.TB, origins []string, retries int) (base, stats, log string) {
 	t.Helper()
