@@ -71,7 +71,7 @@ func modelRun(stdout io.Writer, opts modelOptions) error {
 			DeadlineSource: fmt.Sprintf("--db-timeout %v", opts.DBTimeout)}
 	}
 	arms, err := predict.Results(rep, pools)
-	reporters.Predictions(stdout, opts.File, arms)
+	predict.Write(stdout, opts.File, arms)
 	if fe := herd.Fields(err); len(fe) > 0 {
 		for _, e := range fe {
 			e.File = opts.File

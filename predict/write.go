@@ -1,17 +1,16 @@
-package reporters
+package predict
 
 import (
 	"fmt"
 	"io"
 	"text/tabwriter"
 
-	"github.com/herdbench/herdbench/predict"
 	"github.com/herdbench/herdbench/sweep"
 )
 
-// Predictions prints, for herdbench model, each arm's prediction, or why none, and the
-// inputs it used.
-func Predictions(w io.Writer, file string, arms []predict.ArmPrediction) {
+// Write prints, for herdbench model, each arm's prediction from file, or
+// why none, and the inputs it used.
+func Write(w io.Writer, file string, arms []ArmPrediction) {
 	fmt.Fprintf(w, "The model's predictions from %s (docs/metastability.md, \"The model\")\n", file)
 	for _, a := range arms {
 		fmt.Fprintf(w, "\narm %s:\n", a.Name)
@@ -45,7 +44,7 @@ func Predictions(w io.Writer, file string, arms []predict.ArmPrediction) {
 
 // writeLookAside prints the look-aside model's answer for an expire
 // run's arm.
-func writeLookAside(w io.Writer, a predict.ArmPrediction) {
+func writeLookAside(w io.Writer, a ArmPrediction) {
 	p := a.LookAside
 	tips := "no"
 	if p.Tips {
@@ -71,7 +70,7 @@ func writeLookAside(w io.Writer, a predict.ArmPrediction) {
 
 // writeMeasured prints what the run measured of arm a, beside the model:
 // its verdict, recovery and, with --escape, its escape.
-func writeMeasured(w io.Writer, a predict.ArmPrediction) {
+func writeMeasured(w io.Writer, a ArmPrediction) {
 	escape := ""
 	switch e := a.Escape; {
 	case e == nil || e.StartMS == nil:
