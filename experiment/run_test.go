@@ -165,11 +165,14 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	// busy machine, loads queued in the pools may still finish in the
 	// drain, which db.queries counts and no row holds: then the rows are
 	// only a lower share of it)
-	var fromRows, lastRows float64
+	var fromRows, lastRows, edgeRow float64
 	tl := byName[replica.None].Timeline
 	for i, r := range tl {
 		if r.TMS >= 0 {
 			fromRows += r.DBQPS * result.RowWidth.Seconds()
+		}
+		if r.TMS == 0 {
+			edgeRow = r.DBQPS * result.RowWidth.Seconds()
 		}
 		if i >= len(tl)-5 {
 			lastRows += r.DBQPS * result.RowWidth.Seconds()
@@ -178,10 +181,13 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	q := float64(byName[replica.None].DB.Queries)
 	// the rows from T start at the sample on T's row edge, pg_stat_statements
 	// at T's own snapshot: on a loaded machine the two are apart by a few
-	// loads (93.2 rows against 85 once, at a load average of 14)
+	// loads (93.2 rows against 85 once, at a load average of 14); and a
+	// sampler running late leaves the part before T of the interval that
+	// spans T in no row from T: at most one row's width at that interval's
+	// rate, which T's row holds (52.2 rows from T against 66 once in CI)
 	over := lastRows == 0 // no load in the window's last half second
-	if fromRows > 1.15*q+5 || over && fromRows < 0.8*q {
-		t.Errorf("none: the timeline's db_qps after T add up to %.1f queries (%.1f in the last 5 rows); db.queries (pg_stat_statements) = %v", fromRows, lastRows, q)
+	if fromRows > 1.15*q+5 || over && fromRows+edgeRow < 0.8*q {
+		t.Errorf("none: the timeline's db_qps after T add up to %.1f queries (%.1f in the last 5 rows, %.1f in T's); db.queries (pg_stat_statements) = %v", fromRows, lastRows, edgeRow, q)
 	}
 	if !over {
 		t.Logf("none: the herd still loaded in the window's last rows (%.1f queries); the rows' %.1f of db.queries %v are a lower bound", lastRows, fromRows, q)
