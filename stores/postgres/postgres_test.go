@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -70,6 +71,12 @@ func (h host) Items() int { return 10 }
 // owner's pool. Without the binaries the test skips, and fails with CI.
 func start(t *testing.T) (string, *postgres.DB) {
 	t.Helper()
+	return startOn(t, host{t, proctest.WorkDir(t, "postgres")})
+}
+
+// startOn is start through h.
+func startOn(t *testing.T, h store.Host) (string, *postgres.DB) {
+	t.Helper()
 	bins, err := store.Postgres{}.Find()
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -81,7 +88,7 @@ func start(t *testing.T) (string, *postgres.DB) {
 	_, p, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(p)
 	ctx := context.Background()
-	dsn, _, err := store.Postgres{}.Start(ctx, host{t, proctest.WorkDir(t, "postgres")}, bins, port)
+	dsn, _, err := store.Postgres{}.Start(ctx, h, bins, port)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,5 +170,36 @@ func TestConnsKillsTheRolesConnections(t *testing.T) {
 	d, err = (&postgres.Conns{DB: own, Role: store.Superuser}).Kill(ctx)
 	if err != nil || *d.ConnectionsReset < 1 || own.Ping(ctx) != nil {
 		t.Errorf("Kill of its own role = %+v, %v; want the other pool's, its own session spared", d, err)
+	}
+}
+
+// recording is a host that notes the programs it runs.
+type recording struct {
+	host
+	ran *[]string
+}
+
+func (h recording) Run(ctx context.Context, dir string, cred *syscall.Credential, argv ...string) error {
+	*h.ran = append(*h.ran, filepath.Base(argv[0]))
+	return h.host.Run(ctx, dir, cred, argv...)
+}
+
+// A testbed's cluster is a copy of a template initdb made once: a second
+// start runs no initdb, only the copy, and each cluster is its own (a
+// table made in one is not in the other).
+func TestAClusterIsACopyOfOneTemplate(t *testing.T) {
+	var first, second []string
+	_, a := startOn(t, recording{host{t, proctest.WorkDir(t, "postgres")}, &first})
+	_, b := startOn(t, recording{host{t, proctest.WorkDir(t, "postgres")}, &second})
+	if !slices.Equal(second, []string{"cp"}) || first[len(first)-1] != "cp" {
+		t.Errorf("programs run: %v for the first start, %v for the second; want the template's initdb at most once, then one copy each", first, second)
+	}
+	ctx := context.Background()
+	if _, err := a.Exec(ctx, "CREATE TABLE only_in_a (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	var inB *string
+	if err := b.QueryRow(ctx, "SELECT to_regclass('only_in_a')::text").Scan(&inB); err != nil || inB != nil {
+		t.Errorf("the second cluster has the first's new table: %v, %v; want each its own", inB, err)
 	}
 }

@@ -102,7 +102,7 @@ func postgresBinDir() string {
 	return ""
 }
 
-// Start creates a cluster with initdb, starts postgres on port with
+// Start creates a cluster (initdb's, copied: newCluster), starts postgres on port with
 // pg_stat_statements preloaded, creates the extension, the app role and
 // the items. As root, postgres (which refuses root) runs as one of
 // pgUsers, who owns its directory.
@@ -115,8 +115,7 @@ func (p Postgres) Start(ctx context.Context, h Host, bins Programs, port int) (s
 	if err != nil {
 		return "", "", err
 	}
-	if err := h.Run(ctx, dir, cred, bins["initdb"], "-D", dir, "-U", Superuser,
-		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
+	if err := newCluster(ctx, h, bins["initdb"], dir, cred); err != nil {
 		return "", "", err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
