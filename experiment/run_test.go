@@ -137,18 +137,20 @@ func TestOneHotKeyAcrossArms(t *testing.T) {
 	// request reads the cache exactly once, so the keyspace reads after T
 	// match the requests intended after T, give or take those in flight at
 	// T and at the end. A busy machine's replicas may not have read the
-	// cache yet for the requests of the window's last rows when it ends
-	// (398 reads of 450 requests once): those rows' requests may be short
-	// too, and no more
+	// cache yet for the requests still in flight when the window ends (398
+	// reads of 450 requests once, 316 once in CI): those of the window's
+	// last rows, as far back as the arm's p99 reaches (300 ms at least),
+	// may be short too, and no more
 	for _, name := range []string{replica.None, replica.Singleflight} {
 		a := byName[name]
 		reads, reqs := a.Cache.Hits+a.Cache.Misses, a.HTTP.Requests
+		back := max(3, int(math.Ceil(a.HTTP.P99MS/float64(result.RowWidth.Milliseconds())))+1)
 		var late int64
-		for _, r := range a.Timeline[max(0, len(a.Timeline)-3):] {
+		for _, r := range a.Timeline[max(0, len(a.Timeline)-back):] {
 			late += r.Requests
 		}
 		if d := reads - reqs; d < -reqs/20-5-late || d > reqs/20+5 {
-			t.Errorf("%s: Redis keyspace reads after T = %d; clients sent %d requests after T, %d of them in the last 3 rows", name, reads, reqs, late)
+			t.Errorf("%s: Redis keyspace reads after T = %d; clients sent %d requests after T, %d of them in the last %d rows (p99 %.0f ms)", name, reads, reqs, late, back, a.HTTP.P99MS)
 		}
 	}
 	// pg_stat_activity against the sampled peak: the pools stay open
