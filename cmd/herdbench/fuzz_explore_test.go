@@ -17,7 +17,7 @@ import (
 
 // The fuzzers' seeds run in every `go test`, and `go test -fuzz` runs one
 // fuzzer at a time, for as long as it is told: CI runs the README's
-// `go test -p 4 ./...`, which explores nothing. These tests run the fuzzers'
+// `go test -p 4 -timeout 20m ./...`, which explores nothing. These tests run the fuzzers'
 // checks (checkCommandLine, checkScenarioFile, checkTargetFile) over
 // inputs drawn from a seeded random source, for a bounded time each:
 // exploreCI under CI, exploreLocal elsewhere. The seed is logged, and

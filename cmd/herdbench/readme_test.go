@@ -9,7 +9,7 @@ import (
 )
 
 // testCommand is the README's test command, which .ci/run must run exactly.
-const testCommand = "go test -p 4 ./..."
+const testCommand = "go test -p 4 -timeout 20m ./..."
 
 func TestCIRunsTheREADMETestCommand(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
