@@ -63,9 +63,14 @@ func TestCascadeMultipliesLayerByLayer(t *testing.T) {
 		}
 		byName[a.Name] = l
 		t.Logf("%s: %+v; edge %+v", a.Name, *l, a.Edge.Counters)
-		// each layer received what the layer above sent, counted on both sides
-		if l.Edge != l.ClientAttempts || l.API != l.EdgeAttempts {
-			t.Errorf("%s: at A %d, the clients sent %d; at B %d, A sent %d; want each pair equal", a.Name, l.Edge, l.ClientAttempts, l.API, l.EdgeAttempts)
+		// each layer received what the layer above sent, counted on both
+		// sides; but for attempts A canceled (its client gone) before B's
+		// handler counted them, which a saturated CI machine showed once
+		// (B 2760 of A's 2795, with 912 canceled)
+		canceled := a.Edge.Counters.Outcomes["canceled"]
+		if l.Edge != l.ClientAttempts || l.API > l.EdgeAttempts || l.EdgeAttempts-l.API > canceled {
+			t.Errorf("%s: at A %d, the clients sent %d; at B %d, A sent %d (%d canceled); want the first pair equal, and B short of A by canceled attempts at most",
+				a.Name, l.Edge, l.ClientAttempts, l.API, l.EdgeAttempts, canceled)
 		}
 		if l.API != a.API.Value("requests") || l.DBAttempts != a.API.Value("loads")+a.API.Value("load_errors") || l.DBQueries != a.DB.QueriesTotal {
 			t.Errorf("%s: layers %+v; want B's requests %d, B's loads + load errors %d, pg_stat_statements %d", a.Name, *l,
