@@ -85,6 +85,7 @@ func ownersAlone(path string, uid int) bool {
 	return ok && int(st.Uid) == uid
 }
 
+// isFile says whether path is a regular file, not a link.
 func isFile(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode().IsRegular()
