@@ -9,7 +9,7 @@ import (
 
 // --escape from three workers: the retry storm of runs'
 // TestStampedeEscapeFromTheCommandLine (one replica, two pooled
-// connections, 20 req/s, clients retrying four times after 200 ms, a 3 s
+// connections, 20 req/s, clients retrying four times after 300 ms, a 3 s
 // slowdown) sent by three worker processes on loopback. The controller
 // judges the arm stuck on the merged bins, sends each step to every
 // worker, and reads every step on the merged rows: the escape load is
@@ -23,7 +23,7 @@ func TestWorkersFindTheEscapeLoad(t *testing.T) {
 	ws := startWorkers(t, 3)
 	rep, stdout := stampede(t, ws, "--replicas", "1", "--db-pool", "2", "--db-timeout", "1s", "--items", "1000",
 		"--rate", "20", "--keys", "100", "--hot-keys", "100", "--ttl", "10ms", "--query-cost", "50ms",
-		"--timeout", "200ms", "--retry", "immediate:4", "--clients", "10",
+		"--timeout", "300ms", "--retry", "immediate:4", "--clients", "10",
 		"--trigger", "slowdb", "--slowdb-latency", "500ms", "--slowdb-for", "3s", "--arms", "none",
 		"--warmup", "1s", "--before", "3s", "--after", "auto:60s", "--escape", "75%,50%,25%,10%:4s", "--seed", "7")
 	a := rep.Arms[0]

@@ -28,14 +28,18 @@ import (
 // not depend on the machine's speed. One replica with two pooled
 // connections and 50 ms queries (every request a load: a 10 ms TTL) has a
 // capacity of 40 loads a second; 20 req/s use half of it. Clients that
-// give up after 200 ms and retry four times at once send up to 100
+// give up after 300 ms and retry four times at once send up to 100
 // attempts a second, two and a half times the capacity: once a 3 s
 // slowdown of 500 ms a reply has made every request time out, the pool's
 // queue holds a second of waits (the replicas' db-timeout, 1 s), every
 // load that gets a connection has waited longer than its client, and the
 // retries keep the queue full. That is the loop rate < capacity <
 // rate x (1 + retries) predicts, with a margin on both sides: it holds on
-// a slow machine as on a fast one.
+// a slow machine as on a fast one. The timeout leaves a healthy load 250
+// ms of slack over its 50 ms query: with 200 ms (150 ms of slack) a
+// saturated CI machine's stall once timed out enough requests in the
+// before window for their retries to tip the storm before T (a sweep's
+// probe read overloaded).
 //
 // Stepped down, the service comes back only well below the rate that
 // tipped it (hysteresis): at 75% (15 req/s, up to 75 attempts a second)
@@ -64,7 +68,7 @@ func TestEscapeOnTheTestbed(t *testing.T) {
 		Arms: arm.ClientKinds.Arms([]string{replica.None}, replica.FullPatch(cfg)), Trigger: "slowdb",
 		Triggers: TriggerOptions("slowdb_latency", "500ms", "slowdb_for", "3s"),
 		HotKeys:  100, Keys: 100, Zipf: 1.1, Rate: 20, Clients: 10, Retry: four,
-		Timeout: herd.Duration(200 * time.Millisecond), Warmup: herd.Duration(time.Second),
+		Timeout: herd.Duration(300 * time.Millisecond), Warmup: herd.Duration(time.Second),
 		Before: herd.Duration(3 * time.Second), After: herd.Duration(60 * time.Second), AfterAuto: true, Seed: 7,
 		Escape: &verdict.Escape{Shares: verdict.DefaultEscape.Shares, Limit: herd.Duration(limit)},
 	}

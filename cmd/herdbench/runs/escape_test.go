@@ -15,7 +15,7 @@ import (
 
 // --escape from the command line to every report: the retry storm of
 // experiment/ontestbed's TestEscapeOnTheTestbed (one replica, two pooled
-// connections, 20 req/s, clients retrying four times after 200 ms) run
+// connections, 20 req/s, clients retrying four times after 300 ms) run
 // by stampede, its escape load in the results, the table's column and
 // steps, a JUnit property, and a gate on its share as a percentage.
 func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
@@ -27,7 +27,7 @@ func TestStampedeEscapeFromTheCommandLine(t *testing.T) {
 	code, stdout, stderr := clitest.Run(t, nil, "stampede", "--state-dir", dir, "--results-dir", out,
 		"--replicas", "1", "--db-pool", "2", "--db-timeout", "1s", "--items", "1000",
 		"--rate", "20", "--keys", "100", "--hot-keys", "100", "--ttl", "10ms", "--query-cost", "50ms",
-		"--timeout", "200ms", "--retry", "immediate:4", "--clients", "10",
+		"--timeout", "300ms", "--retry", "immediate:4", "--clients", "10",
 		"--trigger", "slowdb", "--slowdb-latency", "500ms", "--slowdb-for", "3s", "--arms", "none",
 		"--warmup", "1s", "--before", "3s", "--after", "auto:60s", "--escape", "75%,50%,25%,10%:4s", "--seed", "7",
 		"--gate", "none:escape.share <= 50%", "-o", "table", "-o", "json="+results, "-o", "junit="+junit)

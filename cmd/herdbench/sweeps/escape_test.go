@@ -24,7 +24,7 @@ func TestSweepEscapeFromTheCommandLine(t *testing.T) {
 	code, stdout, stderr := clitest.Run(t, nil, "sweep", "--state-dir", dir, "--results-dir", out,
 		"--replicas", "1", "--db-pool", "2", "--db-timeout", "1s", "--items", "1000",
 		"--rate", "20", "--keys", "100", "--hot-keys", "100", "--ttl", "10ms", "--query-cost", "50ms",
-		"--timeout", "200ms", "--retry", "immediate:4", "--clients", "10",
+		"--timeout", "300ms", "--retry", "immediate:4", "--clients", "10",
 		"--trigger", "slowdb", "--slowdb-latency", "500ms", "--grid", "slowdb_for=3s", "--arms", "none",
 		"--warmup", "1s", "--before", "3s", "--after", "auto:60s", "--escape", "75%,50%,25%,10%:4s", "--repeat", "1", "--seed", "7")
 	t.Logf("%s%s", stdout, stderr)
