@@ -32,7 +32,7 @@ func TestWorkersFindTheEscapeLoad(t *testing.T) {
 		t.Fatalf("escape %+v; want the arm judged stuck on the workers' bins and stepped down\n%s", e, stdout)
 	}
 	if e.RPS == nil {
-		t.Errorf("escape: no load the service came back at after %d steps; want one (the 25%% step's 5 req/s is under its capacity)", len(e.Steps))
+		t.Errorf("escape: no load the service came back at after %d steps; want one (the 25%% and 10%% steps, 5 and 2 req/s, are under its capacity)", len(e.Steps))
 	}
 	rows := map[int64]result.Row{}
 	for _, r := range a.Timeline {
